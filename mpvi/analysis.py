@@ -1,0 +1,119 @@
+"""Errors, convergence orders, invariants, symplecticity and linear stability.
+
+Norm convention (axioms2024 Sec. 6.4, as Table 2 supports it): the error of a trajectory
+in q (or p) is  ||e||_inf = max_j |q_j - q_ex(t_j)|_2, the largest *Euclidean* norm of
+the error vector over all nodes j = 0..N.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .schemes import get_scheme
+
+
+def node_errors(ctx, values, reference):
+    """Euclidean norm of ``values[j] - reference[j]`` for every row j."""
+    return np.array([ctx.norm2(v - r) for v, r in zip(values, reference)], dtype=ctx.dtype)
+
+
+def error_norms(traj, exact):
+    """``{'q': max_j |q_j - q_ex(t_j)|_2, 'p': ...}`` against an exact solution object with
+    ``q(t)`` and ``p(t)`` taking an array of times."""
+    ctx = traj.ctx
+    return {"q": max(node_errors(ctx, traj.q, exact.q(traj.t))),
+            "p": max(node_errors(ctx, traj.p, exact.p(traj.t)))}
+
+
+def fit_order(ctx, hs, errors):
+    """Least-squares slope of log(error) against log(h): the convergence order."""
+    if len(hs) != len(errors) or len(hs) < 2:
+        raise ValueError("fit_order needs at least two (h, error) pairs of equal count")
+    if any(not e > 0 for e in errors):
+        raise ValueError("fit_order needs positive errors (an error of 0 has no logarithm)")
+    x = [ctx.log(ctx.num(h)) for h in hs]
+    y = [ctx.log(e) for e in errors]
+    xm = ctx.fsum(x) / len(x)
+    ym = ctx.fsum(y) / len(y)
+    return ctx.fsum((a - xm) * (b - ym) for a, b in zip(x, y)) / ctx.fsum((a - xm) ** 2 for a in x)
+
+
+def energy(system, traj):
+    """H(q_j, p_j) at every node."""
+    return np.array([system.energy(q, p) for q, p in zip(traj.q, traj.p)], dtype=traj.ctx.dtype)
+
+
+def relative_energy_error(system, traj):
+    """|H_j - H_0| / |H_0| at every node."""
+    H = energy(system, traj)
+    return np.array([abs(x - H[0]) / abs(H[0]) for x in H], dtype=traj.ctx.dtype)
+
+
+# ----- Proposition 7: the conserved quadratic form ---------------------------------------
+
+def quadratic_form_matrices(X, Y, ctx):
+    """xi = (X + Y)^-1 and zeta = (X^-1 + Y^-1)^-1 (axioms2024 Prop. 7, eq. 42)."""
+    return ctx.inv(X + Y), ctx.inv(ctx.inv(X) + ctx.inv(Y))
+
+
+def simpson_phi(system, h, ctx):
+    """The quadratic form phi(p, q) = 1/2 p^T xi_s p + 1/2 q^T zeta_s q conserved by
+    Simpson's scheme (Prop. 7 with X_s, Y_s of eq. 31; Sec. 6.3).  Returns a function
+    ``phi(q, p)``."""
+    from .schemes.simpson import simpson_XY
+    xi, zeta = quadratic_form_matrices(*simpson_XY(system, ctx.num(h), ctx), ctx)
+
+    def phi(q, p):
+        return (p @ (xi @ p) + q @ (zeta @ q)) / 2
+    return phi
+
+
+# ----- symplecticity -------------------------------------------------------------------
+
+def one_step_matrix(scheme, system, h, ctx, **options):
+    """The 2n x 2n matrix Phi of a linear one-step map acting on eta = (p, q)
+    (axioms2024 eq. 12, 32), obtained by stepping the unit vectors."""
+    stepper = get_scheme(scheme).prepare(system, h, ctx, **options)
+    n = system.n
+    phi = ctx.zeros((2 * n, 2 * n))
+    eye = ctx.eye(2 * n)
+    for k in range(2 * n):
+        q1, p1, _ = stepper(eye[k, n:], eye[k, :n])
+        phi[:n, k], phi[n:, k] = p1, q1
+    return phi
+
+
+def canonical_J(n, ctx):
+    """J = [[0, -I], [I, 0]] of axioms2024 eq. (33)."""
+    eye, zero = ctx.eye(n), ctx.zeros((n, n))
+    return np.block([[zero, -eye], [eye, zero]])
+
+
+def symplecticity_defect(scheme, system, h, ctx, **options):
+    """Frobenius norm of Phi^T J Phi - J (eq. 33)."""
+    phi = one_step_matrix(scheme, system, h, ctx, **options)
+    J = canonical_J(system.n, ctx)
+    return ctx.norm_fro(phi.T @ J @ phi - J)
+
+
+# ----- linear stability ---------------------------------------------------------------
+
+def stability_scan(scheme, omega_h, ctx):
+    """Spectral radius of the one-step matrix on the scalar oscillator q'' + q = 0
+    (M = 1, K = 1, so h = omega h) for each value of omega h.
+
+    Returns rows ``(omega_h, rho, half_trace, stable)`` where ``stable`` means
+    rho <= 1 + sqrt(eps) and the eigenvalues are distinct (a double eigenvalue on the unit
+    circle is a Jordan block: linear growth).  Simpson's proven bound is not enforced here.
+    """
+    from .systems.linear import LinearSystem
+    osc = LinearSystem([[1]], [[1]], ctx, name="scalar oscillator")
+    tol = ctx.sqrt(ctx.eps)
+    rows = []
+    for wh in omega_h:
+        wh = ctx.num(wh)
+        phi = one_step_matrix(scheme, osc, wh, ctx, check_stability=False)
+        lam = ctx.eigvals(phi)
+        rho = max(abs(z) for z in lam)
+        distinct = abs(lam[0] - lam[1]) > tol
+        rows.append((wh, rho, (phi[0, 0] + phi[1, 1]) / 2, bool(rho <= 1 + tol and distinct)))
+    return rows

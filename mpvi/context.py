@@ -1,0 +1,381 @@
+"""Number contexts: the one place numbers come from.
+
+Every scheme, system, exact solution and analysis routine in mpvi is written once
+against a *context* object ``ctx``.  Two are provided:
+
+``MPContext(dps=64)``
+    mpmath numbers at ``dps`` significant decimal digits.  Each instance owns a
+    *private* ``mpmath.MPContext``, so the global ``mpmath.mp`` precision is never read
+    nor changed: two contexts at 64 and 80 digits can be used side by side.
+    Vectors and matrices are numpy arrays of ``dtype=object`` holding that context's
+    ``mpf`` numbers, so ``A @ x``, ``x + y``, ``2 * x`` work as for floats.
+
+``FPContext()``
+    IEEE float64 with numpy arrays, for quick runs and cross-checks.
+
+The context owns: conversion (:meth:`num` accepts ints, strings, ``Fraction``,
+``Decimal`` and its own numbers; a Python ``float`` is refused by the mp context
+because it would silently cap the precision at 53 bits), constants, elementary
+functions (scalar or element-wise), small dense linear algebra (solve, inverse,
+Cholesky, symmetric generalized eigenproblem), norms, ``eps`` and a scoped precision
+change (:meth:`MPContext.workdps`).
+"""
+from __future__ import annotations
+
+import contextlib
+import math
+from decimal import Decimal
+from fractions import Fraction
+
+import mpmath
+import numpy as np
+
+
+class PrecisionError(TypeError):
+    """A number that would lose precision was handed to a context."""
+
+
+class SingularMatrixError(ArithmeticError):
+    """A linear solve met a (numerically) singular matrix."""
+
+
+class NotPositiveDefiniteError(ArithmeticError):
+    """A Cholesky factorization met a matrix that is not symmetric positive definite."""
+
+
+class Context:
+    """Behaviour shared by the mp and fp contexts (see module docstring)."""
+
+    name = "abstract"
+    is_mp = False
+
+    # ----- construction -------------------------------------------------------------
+    def vector(self, values):
+        return np.array([self.num(v) for v in values], dtype=self.dtype)
+
+    def matrix(self, rows):
+        rows = [list(r) for r in rows]
+        if not rows or any(len(r) != len(rows[0]) for r in rows):
+            raise ValueError(f"matrix rows must be non-empty and of equal length, got {rows!r}")
+        return np.array([[self.num(v) for v in r] for r in rows], dtype=self.dtype)
+
+    def zeros(self, shape):
+        z = np.empty(shape, dtype=self.dtype)
+        z[...] = self.zero
+        return z
+
+    def eye(self, n):
+        e = self.zeros((n, n))
+        for i in range(n):
+            e[i, i] = self.one
+        return e
+
+    def asarray(self, x):
+        """Convert a (nested) sequence or array of numbers into this context's array."""
+        a = np.asarray(x, dtype=object)
+        out = np.empty(a.shape, dtype=self.dtype)
+        for idx in np.ndindex(a.shape):
+            out[idx] = self.num(a[idx])
+        return out
+
+    # ----- norms --------------------------------------------------------------------
+    def norm2(self, v):
+        """Euclidean norm of a vector."""
+        return self.sqrt(self.fsum(x * x for x in np.ravel(v)))
+
+    def norm_inf(self, v):
+        """Max-abs norm of a vector or of all entries of a matrix."""
+        return max((abs(x) for x in np.ravel(v)), default=self.zero)
+
+    def norm_fro(self, a):
+        """Frobenius norm of a matrix (the Euclidean norm of its entries)."""
+        return self.norm2(a)
+
+    # ----- linear algebra -----------------------------------------------------------
+    def solve(self, a, b):
+        """Solve ``a x = b`` (b a vector or a matrix) by Gaussian elimination with
+        partial pivoting.  A pivot below ``n * eps * max|a|`` raises
+        :class:`SingularMatrixError`."""
+        a = np.array(a, dtype=self.dtype)
+        b = np.array(b, dtype=self.dtype)
+        n = a.shape[0]
+        if a.shape != (n, n) or b.shape[0] != n:
+            raise ValueError(f"solve: shapes {a.shape} and {b.shape} do not fit")
+        vec = b.ndim == 1
+        if vec:
+            b = b.reshape(n, 1)
+        scale = self.norm_inf(a)
+        if scale == 0:
+            raise SingularMatrixError("solve: the matrix is zero")
+        tiny = n * self.eps * scale
+        for k in range(n):
+            piv = max(range(k, n), key=lambda i: abs(a[i, k]))
+            if abs(a[piv, k]) <= tiny:
+                raise SingularMatrixError(
+                    f"solve: matrix is singular to working precision "
+                    f"(pivot {self.to_str(abs(a[piv, k]), 5)} at column {k}, "
+                    f"threshold n*eps*max|a| = {self.to_str(tiny, 5)})")
+            if piv != k:
+                a[[k, piv]] = a[[piv, k]]
+                b[[k, piv]] = b[[piv, k]]
+            for i in range(k + 1, n):
+                f = a[i, k] / a[k, k]
+                if f != 0:
+                    a[i, k:] = a[i, k:] - f * a[k, k:]
+                    b[i] = b[i] - f * b[k]
+        x = self.zeros(b.shape)
+        for i in range(n - 1, -1, -1):
+            x[i] = (b[i] - a[i, i + 1:] @ x[i + 1:]) / a[i, i]
+        return x[:, 0] if vec else x
+
+    def inv(self, a):
+        return self.solve(a, self.eye(np.shape(a)[0]))
+
+    def cholesky(self, a, name="matrix"):
+        """Lower-triangular ``L`` with ``a = L L^T``; raises
+        :class:`NotPositiveDefiniteError` (naming ``name``) otherwise."""
+        a = np.array(a, dtype=self.dtype)
+        n = a.shape[0]
+        low = self.zeros((n, n))
+        for j in range(n):
+            d = a[j, j] - self.fsum(low[j, k] ** 2 for k in range(j))
+            if not d > 0:
+                raise NotPositiveDefiniteError(
+                    f"{name} is not positive definite (Cholesky pivot {j} is "
+                    f"{self.to_str(d, 5)} <= 0)")
+            low[j, j] = self.sqrt(d)
+            for i in range(j + 1, n):
+                low[i, j] = (a[i, j] - self.fsum(low[i, k] * low[j, k] for k in range(j))) / low[j, j]
+        return low
+
+    def check_symmetric(self, a, name="matrix"):
+        """Raise ``ValueError`` unless ``a`` is square and symmetric to ``n*eps`` relative."""
+        a = np.asarray(a)
+        if a.ndim != 2 or a.shape[0] != a.shape[1]:
+            raise ValueError(f"{name} must be a square matrix, got shape {a.shape}")
+        tol = a.shape[0] * self.eps * max(self.norm_inf(a), self.one)
+        asym = self.norm_inf(a - a.T)
+        if asym > tol:
+            raise ValueError(f"{name} is not symmetric: max |a_ij - a_ji| = {self.to_str(asym, 5)}")
+
+    def eigh_generalized(self, k, m):
+        """Solve ``k v = lam m v`` for symmetric ``k`` and symmetric positive-definite
+        ``m``.  Returns ``(lam, V)`` with eigenvalues ascending and ``V^T m V = I``."""
+        low = self.cholesky(m, "mass matrix")
+        linv = self.inv(low)
+        c = linv @ k @ linv.T
+        c = (c + c.T) / 2
+        lam, q = self._eigh(c)
+        v = linv.T @ q
+        return lam, v
+
+    def spectral_radius(self, a):
+        return max(abs(z) for z in self.eigvals(a))
+
+    # ----- output -------------------------------------------------------------------
+    def to_float(self, x):
+        return np.asarray(x, dtype=float) if isinstance(x, np.ndarray) else float(x)
+
+
+class MPContext(Context):
+    """mpmath at ``dps`` significant digits, in a private mpmath context."""
+
+    is_mp = True
+    dtype = object
+
+    def __init__(self, dps=64):
+        if not isinstance(dps, int) or dps < 1:
+            raise ValueError(f"dps must be a positive integer, got {dps!r}")
+        self._m = mpmath.MPContext()
+        self._m.dps = dps
+        self.zero = self._m.zero
+        self.one = self._m.one
+        self._vec = {}
+
+    # precision ---------------------------------------------------------------------
+    @property
+    def name(self):
+        return f"mp{self.dps}"
+
+    @property
+    def dps(self):
+        return self._m.dps
+
+    @property
+    def prec(self):
+        return self._m.prec
+
+    @property
+    def eps(self):
+        return self._m.eps
+
+    @contextlib.contextmanager
+    def workdps(self, dps):
+        """Temporarily change this context's precision (restored on exit)."""
+        with self._m.workdps(dps):
+            yield self
+
+    def with_dps(self, dps):
+        """A new independent context at ``dps`` digits."""
+        return MPContext(dps)
+
+    # numbers -----------------------------------------------------------------------
+    @property
+    def pi(self):
+        return +self._m.pi
+
+    def num(self, x):
+        m = self._m
+        if isinstance(x, m.mpf):
+            return x
+        if isinstance(x, bool):
+            raise TypeError("a bool is not a number for mpvi")
+        if isinstance(x, (int, np.integer)):
+            return m.mpf(int(x))
+        if isinstance(x, Fraction):
+            return m.mpf(x.numerator) / x.denominator
+        if isinstance(x, (str, Decimal)):
+            try:
+                return m.mpf(str(x).strip())
+            except ValueError:
+                raise ValueError(f"cannot read a number from {x!r}") from None
+        if isinstance(x, mpmath.mpf):
+            # an mpf of another context: keep its bits (they are exact), re-home it
+            return m.mpf(x)
+        if isinstance(x, (float, np.floating)):
+            raise PrecisionError(
+                f"refusing float {x!r} in a {self.dps}-digit context: it carries only 53 bits."
+                " Pass a string ('0.1'), an int or a fractions.Fraction instead.")
+        raise TypeError(f"cannot convert {type(x).__name__} {x!r} to a number")
+
+    def fsum(self, terms):
+        return self._m.fsum(terms)
+
+    def _elementwise(self, name):
+        f = getattr(self._m, name)
+        if name not in self._vec:
+            self._vec[name] = np.frompyfunc(f, 1, 1)
+        vf = self._vec[name]
+
+        def apply(x):
+            return vf(x) if isinstance(x, np.ndarray) else f(x)
+        return apply
+
+    def sqrt(self, x):
+        return self._elementwise("sqrt")(x)
+
+    def cos(self, x):
+        return self._elementwise("cos")(x)
+
+    def sin(self, x):
+        return self._elementwise("sin")(x)
+
+    def exp(self, x):
+        return self._elementwise("exp")(x)
+
+    def log(self, x):
+        return self._elementwise("log")(x)
+
+    def log10(self, x):
+        return self._elementwise("log10")(x)
+
+    def atan2(self, y, x):
+        return self._m.atan2(y, x)
+
+    def csqrt(self, x):
+        """Complex square root (for eigenvalues)."""
+        return self._m.sqrt(self._m.mpc(x))
+
+    def to_str(self, x, digits=None):
+        """Full-precision decimal string (``digits`` significant digits, default dps)."""
+        return self._m.nstr(x, digits or self.dps, min_fixed=1, max_fixed=0, strip_zeros=False)
+
+    # linear algebra ----------------------------------------------------------------
+    def _to_mpmatrix(self, a):
+        return self._m.matrix([[self.num(v) for v in row] for row in a])
+
+    def _eigh(self, c):
+        e, q = self._m.eigsy(self._to_mpmatrix(c))
+        n = c.shape[0]
+        lam = np.array([e[i] for i in range(n)], dtype=object)
+        qa = np.array([[q[i, j] for j in range(n)] for i in range(n)], dtype=object)
+        order = sorted(range(n), key=lambda i: lam[i])
+        return lam[order], qa[:, order]
+
+    def eigvals(self, a):
+        a = np.asarray(a)
+        if a.shape == (2, 2):
+            tr = a[0, 0] + a[1, 1]
+            det = a[0, 0] * a[1, 1] - a[0, 1] * a[1, 0]
+            s = self.csqrt(tr * tr - 4 * det)
+            return [(tr + s) / 2, (tr - s) / 2]
+        e = self._m.eig(self._to_mpmatrix(a), left=False, right=False)
+        return list(e)
+
+
+class FPContext(Context):
+    """IEEE double precision with numpy."""
+
+    name = "fp"
+    is_mp = False
+    dtype = float
+    dps = 15
+    zero = 0.0
+    one = 1.0
+    eps = float(np.finfo(float).eps)
+    pi = math.pi
+
+    @contextlib.contextmanager
+    def workdps(self, dps):
+        raise NotImplementedError("the float64 context has a fixed precision")
+
+    def num(self, x):
+        if isinstance(x, bool):
+            raise TypeError("a bool is not a number for mpvi")
+        if isinstance(x, (int, float, np.integer, np.floating, Fraction, Decimal, mpmath.mpf)):
+            return float(x)
+        if isinstance(x, str):
+            try:
+                return float(x)
+            except ValueError:
+                raise ValueError(f"cannot read a number from {x!r}") from None
+        raise TypeError(f"cannot convert {type(x).__name__} {x!r} to a number")
+
+    def fsum(self, terms):
+        return math.fsum(terms)
+
+    sqrt = staticmethod(np.sqrt)
+    cos = staticmethod(np.cos)
+    sin = staticmethod(np.sin)
+    exp = staticmethod(np.exp)
+    log = staticmethod(np.log)
+    log10 = staticmethod(np.log10)
+    atan2 = staticmethod(np.arctan2)
+
+    def csqrt(self, x):
+        return np.sqrt(complex(x))
+
+    def to_str(self, x, digits=None):
+        return f"{float(x):.{(digits or 17) - 1}e}"
+
+    def _eigh(self, c):
+        return np.linalg.eigh(np.asarray(c, dtype=float))
+
+    def eigvals(self, a):
+        return list(np.linalg.eigvals(np.asarray(a, dtype=float)))
+
+
+mp = MPContext(64)
+"""The reference context: 64 significant digits."""
+
+fp = FPContext()
+"""The float64 context."""
+
+
+def get_context(name="mp", dps=64):
+    """``get_context('mp', 80)`` or ``get_context('fp')``; raises ``ValueError`` otherwise."""
+    if name == "mp":
+        return MPContext(dps)
+    if name == "fp":
+        return FPContext()
+    raise ValueError(f"unknown number context {name!r}: choose 'mp' or 'fp'")

@@ -1,0 +1,8 @@
+"""Integration schemes, one module per scheme, all in the registry ``SCHEMES``."""
+from .base import SCHEMES, Scheme, StabilityError, State, get_scheme, register
+from .newmark import newmark
+from .rk4 import rk4
+from .simpson import simpson, simpson_v1
+
+__all__ = ["SCHEMES", "Scheme", "StabilityError", "State", "get_scheme", "register",
+           "newmark", "rk4", "simpson", "simpson_v1"]

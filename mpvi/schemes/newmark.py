@@ -1,0 +1,36 @@
+"""Newmark's variational scheme for M q'' + K q = 0  (axioms2024, Sec. 2, eqs. 10-12).
+
+Discrete Lagrangian (midpoint quadrature, centred difference):
+
+    L_d(q_l, q_r) = h/2 ((q_r - q_l)/h)^T M ((q_r - q_l)/h) - h/2 ((q_l + q_r)/2)^T K ((q_l + q_r)/2).
+
+Discrete Euler-Lagrange equations with p_j = -dL_d/dq_l(q_j, q_j+1), p_j+1 = dL_d/dq_r
+(eqs. 7-9):
+
+    (p_j+1 - p_j)/h = -K (q_j + q_j+1)/2,     (p_j + p_j+1)/2 = M (q_j+1 - q_j)/h,
+
+i.e. A_n eta_j+1 = B_n eta_j with eta = (p, q), X_n = 2M/h, Y_n = hK/2 (eq. 11), and
+eta_j+1 = Phi_n eta_j, Phi_n = A_n^-1 B_n (eq. 12).  Second order, symplectic,
+unconditionally stable, and it conserves H exactly (it is the implicit midpoint rule
+for a linear system).
+"""
+from .base import Scheme, check_step, pq_block_stepper, prop1_matrices, register, require_linear
+
+
+def newmark_XY(system, h):
+    """X_n = 2M/h, Y_n = hK/2 of eq. (11)."""
+    return 2 * system.M / h, h * system.K / 2
+
+
+def prepare(system, h, ctx, check_stability=True):
+    """``check_stability`` is accepted for a uniform interface; there is no bound to check."""
+    require_linear(system, "newmark")
+    h = check_step(h, ctx)
+    X, Y = newmark_XY(system, h)
+    A, B = prop1_matrices(X, Y, ctx)
+    return pq_block_stepper(ctx.solve(A, B), system.n)
+
+
+newmark = register(Scheme(
+    name="newmark", label="Newmark", order=2, symplectic=True, implicit=True,
+    reference="axioms2024 eqs. (10)-(12)", prepare=prepare, doc=__doc__))

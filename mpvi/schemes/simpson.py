@@ -1,0 +1,113 @@
+"""Simpson's variational integrator for M q'' + K q = 0  (axioms2024, Sec. 3).
+
+Quadratic finite-element interpolation on [t_j, t_j+1] through (q_l, q_m, q_r) =
+(q_j, q_j+1/2, q_j+1) (eqs. 13-14), Gear's derivatives g_l, g_m, g_r (eq. 15), and
+Simpson's rule for the action (eq. 1):
+
+    L_h(q_l, q_m, q_r) = h/2 [1/6 g_l^T M g_l + 2/3 g_m^T M g_m + 1/6 g_r^T M g_r]
+                       - h/2 [1/6 q_l^T K q_l + 2/3 q_m^T K q_m + 1/6 q_r^T K q_r].
+
+Discrete Euler-Lagrange equations: dL_h/dq_m = 0 (eq. 18), p_j = -dL_h/dq_l (eq. 22),
+p_j+1 = dL_h/dq_r (eq. 24), equivalently (eq. 25)
+
+    M 4 (q_j - 2 q_j+1/2 + q_j+1)/h^2 + K q_j+1/2 = 0,
+    (p_j+1 - p_j)/h = -K (q_j/6 + 2/3 q_j+1/2 + q_j+1/6),
+    (p_j + p_j+1)/2 = (M - h^2 K/12) (q_j+1 - q_j)/h.
+
+Variant 1 (``simpson_v1``, eqs. 26-29) solves for (q_j+1/2, p_j+1, q_j+1) with
+A_sigma, B_sigma of eq. (28) and keeps the midpoint.  Variant 2 (``simpson``, eqs.
+30-32) eliminates q_j+1/2 = 1/2 L^-1 (q_j + q_j+1), L = I - h^2/8 M^-1 K, and reads
+A_s eta_j+1 = B_s eta_j with X_s = 2M/h - hK/6, Y_s = h/3 (K L^-1 + K/2) (eq. 31).
+Both give the same nodes.  Order 4, symplectic for omega_max h < 2 sqrt 2 (eq. 40, a
+sufficient condition; the exact stability set of the scalar oscillator is
+(0, 2 sqrt 2) U (2 sqrt 3, 2 sqrt 6), see ``mpvi.analysis.stability_scan``).
+
+Preparing a Simpson step checks eq. (40) and raises :class:`StabilityError` when
+omega_max h >= 2 sqrt 2, unless ``check_stability=False``.
+"""
+import numpy as np
+
+from .base import (Scheme, StabilityError, check_step, pq_block_stepper, prop1_matrices,
+                   register, require_linear)
+
+
+def check_simpson_stability(system, h, ctx):
+    """Raise :class:`StabilityError` if omega_max h >= 2 sqrt 2 (axioms2024 eq. 40)."""
+    wh = system.omega_max() * h
+    bound = 2 * ctx.sqrt(ctx.num(2))
+    if not wh < bound:
+        raise StabilityError(
+            f"Simpson's scheme needs omega_max h < 2 sqrt(2) = {ctx.to_str(bound, 8)} "
+            f"(axioms2024 eq. 40); here omega_max = {ctx.to_str(system.omega_max(), 8)}, "
+            f"h = {ctx.to_str(h, 8)}, omega_max h = {ctx.to_str(wh, 8)}.  Reduce h below "
+            f"{ctx.to_str(bound / system.omega_max(), 8)}, or pass check_stability=False "
+            "to study the scheme beyond its proven bound.")
+
+
+def simpson_L(system, h, ctx):
+    """L = I - h^2/8 M^-1 K (eq. 26)."""
+    return ctx.eye(system.n) - h * h / 8 * (system.Minv @ system.K)
+
+
+def simpson_XY(system, h, ctx):
+    """X_s = 2M/h - hK/6 and Y_s = h/3 (K L^-1 + K/2) of eq. (31)."""
+    K = system.K
+    KLinv = ctx.solve(simpson_L(system, h, ctx).T, K.T).T     # K L^-1
+    return 2 * system.M / h - h * K / 6, h / 3 * (KLinv + K / 2)
+
+
+def _setup(system, h, ctx, check_stability, name):
+    require_linear(system, name)
+    h = check_step(h, ctx)
+    if check_stability:
+        check_simpson_stability(system, h, ctx)
+    return h
+
+
+def prepare_v2(system, h, ctx, check_stability=True):
+    h = _setup(system, h, ctx, check_stability, "simpson")
+    A, B = prop1_matrices(*simpson_XY(system, h, ctx), ctx)
+    return pq_block_stepper(ctx.solve(A, B), system.n)
+
+
+def sigma_matrices(system, h, ctx):
+    """A_sigma (3n x 3n) on (q_j+1/2, p_j+1, q_j+1) and B_sigma (3n x 2n) on
+    eta_j = (p_j, q_j), eq. (28).  (Eq. 27 prints B_sigma eta_j+1; it acts on eta_j.)"""
+    n = system.n
+    eye, zero = ctx.eye(n), ctx.zeros((n, n))
+    K = system.K
+    X = 2 * system.M / h - h * K / 6
+    A = np.block([[simpson_L(system, h, ctx), zero, -eye / 2],
+                  [zero, eye, -X],
+                  [2 * h / 3 * K, eye, h / 6 * K]])
+    B = np.block([[zero, eye / 2],
+                  [-eye, -X],
+                  [eye, -h / 6 * K]])
+    return A, B
+
+
+def prepare_v1(system, h, ctx, check_stability=True):
+    h = _setup(system, h, ctx, check_stability, "simpson_v1")
+    n = system.n
+    psi = ctx.solve(*sigma_matrices(system, h, ctx))          # eq. (29)
+    mq, mp = psi[:n, :n], psi[:n, n:]
+    pp, pq = psi[n:2 * n, :n], psi[n:2 * n, n:]
+    qp, qq = psi[2 * n:, :n], psi[2 * n:, n:]
+
+    def stepper(q, p):
+        return qp @ p + qq @ q, pp @ p + pq @ q, mq @ p + mp @ q
+    stepper.phi = psi[n:, :]
+    return stepper
+
+
+simpson = register(Scheme(
+    name="simpson", label="Simpson", order=4, symplectic=True, implicit=True,
+    reference="axioms2024 eqs. (30)-(32) (variant 2, midpoint eliminated)",
+    prepare=prepare_v2, doc=__doc__))
+
+simpson_v1 = register(Scheme(
+    name="simpson_v1", label="Simpson (variant 1)", order=4, symplectic=True, implicit=True,
+    reference="axioms2024 eqs. (26)-(29) (variant 1, internal midpoint kept)",
+    prepare=prepare_v1, stage_name="q_mid", doc=__doc__))
+
+__all__ = ["simpson", "simpson_v1", "check_simpson_stability", "simpson_XY", "StabilityError"]

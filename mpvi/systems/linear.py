@@ -1,0 +1,109 @@
+"""Linear mechanical systems  M q'' + K q = 0  (axioms2024, eqs. 3 and 48).
+
+Lagrangian  L = 1/2 q'^T M q' - 1/2 q^T K q  with constant symmetric positive-definite
+M and K; momentum p = M q'; Hamiltonian  H(p, q) = 1/2 p^T M^-1 p + 1/2 q^T K q
+(axioms2024, Sec. 6.3).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+
+class LinearSystem:
+    """``M q'' + K q = 0`` in a number context.
+
+    ``M`` and ``K`` are nested sequences of numbers the context can read exactly
+    (ints, strings, Fractions, or the context's own numbers).  Both are validated:
+    square, same size, symmetric, positive definite; a violation raises ``ValueError``
+    naming the matrix.
+    """
+
+    is_linear = True
+
+    def __init__(self, M, K, ctx, name="linear system"):
+        self.ctx = ctx
+        self.name = name
+        self.M = ctx.asarray(M)
+        self.K = ctx.asarray(K)
+        for label, a in (("mass matrix M", self.M), ("stiffness matrix K", self.K)):
+            ctx.check_symmetric(a, label)
+        if self.M.shape != self.K.shape:
+            raise ValueError(f"M has shape {self.M.shape} but K has shape {self.K.shape}")
+        for label, a in (("mass matrix M", self.M), ("stiffness matrix K", self.K)):
+            try:
+                ctx.cholesky(a, label)
+            except ArithmeticError as exc:
+                raise ValueError(str(exc)) from None
+        self.n = self.M.shape[0]
+        self.Minv = ctx.inv(self.M)
+        self._modes = None
+
+    # ----- modal data ---------------------------------------------------------------
+    def modes(self):
+        """``(omega, V)``: eigenfrequencies ascending and M-orthonormal mode shapes,
+        ``K V = M V diag(omega^2)``, ``V^T M V = I``."""
+        if self._modes is None:
+            w2, v = self.ctx.eigh_generalized(self.K, self.M)
+            self._modes = (self.ctx.sqrt(w2), v)
+        return self._modes
+
+    def omega_max(self):
+        """Largest eigenfrequency, the omega_max of axioms2024 eq. (40)."""
+        return self.modes()[0][-1]
+
+    # ----- mechanics ----------------------------------------------------------------
+    def force(self, q):
+        """Generalized force -dV/dq = -K q."""
+        return -(self.K @ q)
+
+    def hamiltonian_rhs(self, q, p):
+        """First-order system (q', p') = (M^-1 p, -K q)."""
+        return self.Minv @ p, -(self.K @ q)
+
+    def energy(self, q, p):
+        """H(p, q) = 1/2 p^T M^-1 p + 1/2 q^T K q  (axioms2024, Sec. 6.3)."""
+        return (p @ (self.Minv @ p) + q @ (self.K @ q)) / 2
+
+    def exact(self, q0, p0):
+        """The exact solution through (q0, p0) at context precision."""
+        return ModalSolution(self, q0, p0)
+
+
+class ModalSolution:
+    """Exact solution of ``M q'' + K q = 0`` by modal decomposition.
+
+    With ``K V = M V diag(w^2)`` and ``V^T M V = I``, modal coordinates
+    ``a = V^T M q0`` and ``b = diag(1/w) V^T p0`` give
+    ``q(t) = V (a cos wt + b sin wt)`` and ``p(t) = M q'(t) = M V diag(w)(-a sin wt + b cos wt)``.
+    This is the general form of axioms2024 eq. (51) for any (M, K, q0, p0).
+    """
+
+    def __init__(self, system, q0, p0):
+        ctx = system.ctx
+        self.system = system
+        self.ctx = ctx
+        self.omega, self.V = system.modes()
+        q0 = ctx.asarray(q0)
+        p0 = ctx.asarray(p0)
+        self.a = self.V.T @ (system.M @ q0)
+        self.b = (self.V.T @ p0) / self.omega
+        self.MV = system.M @ self.V
+
+    def _cs(self, t):
+        wt = self.omega * self.ctx.num(t) if not isinstance(t, np.ndarray) else np.outer(t, self.omega)
+        return self.ctx.cos(wt), self.ctx.sin(wt)
+
+    def q(self, t):
+        """q(t); ``t`` a number or a 1-D array (then one row per time)."""
+        c, s = self._cs(t)
+        return (self.a * c + self.b * s) @ self.V.T
+
+    def p(self, t):
+        """p(t) = M q'(t); ``t`` a number or a 1-D array."""
+        c, s = self._cs(t)
+        return ((self.b * c - self.a * s) * self.omega) @ self.MV.T
+
+    def qddot(self, t):
+        """q''(t), for checking the ODE."""
+        c, s = self._cs(t)
+        return (-(self.a * c + self.b * s) * self.omega ** 2) @ self.V.T
