@@ -1,0 +1,105 @@
+"""The ``mpvi`` command: list, run and diff the reproductions."""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+from . import __version__
+
+
+def _ids(args, reps, parser):
+    if args.all and args.ids:
+        parser.error("give reproduction ids or --all, not both")
+    if not args.all and not args.ids:
+        parser.error("give at least one reproduction id, or --all (see `mpvi list`)")
+    ids = list(reps) if args.all else args.ids
+    unknown = [i for i in ids if i not in reps]
+    if unknown:
+        parser.error(f"unknown reproduction id(s): {', '.join(unknown)}; "
+                     f"known ids: {', '.join(reps)}")
+    return ids
+
+
+def cmd_list(args, reps, parser):
+    print(f"{'id':<24} {'paper':<11} {'item':<9} {'runtime (64 digits)':<22} title")
+    for r in reps.values():
+        print(f"{r.id:<24} {r.paper:<11} {r.item:<9} {r.runtime:<22} {r.title}")
+    return 0
+
+
+def cmd_run(args, reps, parser):
+    from .repro import execute
+    ids = _ids(args, reps, parser)
+    t0 = time.perf_counter()
+    for k, rid in enumerate(ids, 1):
+        print(f"[{k}/{len(ids)}] {rid}", file=sys.stderr, flush=True)
+        execute(reps[rid], args.context, args.dps, args.quick, args.out)
+    print(f"ran {len(ids)} reproduction(s) in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
+    return 0
+
+
+def cmd_diff(args, reps, parser):
+    from .published import diff, format_rows
+    from .repro import default_out_dir
+    ids = _ids(args, reps, parser)
+    rows = diff(ids, args.out or default_out_dir())
+    if not rows:
+        print("no published values for: " + ", ".join(ids))
+        return 0
+    print(format_rows(rows))
+    counts = {}
+    for r in rows:
+        counts[r.status] = counts.get(r.status, 0) + 1
+    print("\n" + ", ".join(f"{n} {s}" for s, n in sorted(counts.items())))
+    bad = counts.get("MISMATCH", 0) + counts.get("MISSING", 0)
+    return 1 if bad else 0
+
+
+def build_parser():
+    from .repro import add_run_options
+    ap = argparse.ArgumentParser(
+        prog="mpvi",
+        description="Reproduce the figures and tables of the mpvi papers at 64 digits "
+                    "(or any precision) and diff every published number.",
+        epilog="Examples: mpvi list | mpvi run axioms2024_tab02 | mpvi run --all --quick | "
+               "mpvi diff --all")
+    ap.add_argument("--version", action="version", version=f"mpvi {__version__}")
+    sub = ap.add_subparsers(dest="command", metavar="{list,run,diff}")
+    sub.required = True
+    p_list = sub.add_parser("list", help="list every reproduction with its paper, item and runtime")
+    p_list.set_defaults(func=cmd_list)
+    p_run = sub.add_parser("run", help="run reproductions, writing CSV + PNG + provenance JSON")
+    p_run.add_argument("ids", nargs="*", help="reproduction ids (see `mpvi list`)")
+    p_run.add_argument("--all", action="store_true", help="run every reproduction")
+    add_run_options(p_run)
+    p_run.set_defaults(func=cmd_run)
+    p_diff = sub.add_parser("diff", help="compare published numbers with reproduced ones; "
+                                         "exit 1 on any MISMATCH or MISSING value")
+    p_diff.add_argument("ids", nargs="*", help="reproduction ids")
+    p_diff.add_argument("--all", action="store_true", help="every reproduction")
+    p_diff.add_argument("--out", type=Path, default=None,
+                        help="where the reproductions wrote their files (default figures/)")
+    p_diff.set_defaults(func=cmd_diff)
+    return ap
+
+
+def main(argv=None):
+    from .published import PublishedDataError
+    from .repro import all_reproductions
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    sub = parser._subparsers._group_actions[0].choices[args.command]
+    try:
+        return args.func(args, all_reproductions(), sub)
+    except PublishedDataError as exc:
+        print(f"mpvi: malformed data: {exc}", file=sys.stderr)
+        return 2
+    except (ValueError, TypeError, ArithmeticError, OSError) as exc:
+        print(f"mpvi: error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

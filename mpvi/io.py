@@ -1,0 +1,101 @@
+"""Atomic output files and provenance.
+
+Every file mpvi writes goes to a temporary file in the target directory first and is
+then renamed over the target (``os.replace``), so a crash never leaves a half-written
+CSV, PNG or JSON behind.
+"""
+from __future__ import annotations
+
+import contextlib
+import datetime
+import json
+import os
+import platform
+import subprocess
+import tempfile
+from pathlib import Path
+
+
+@contextlib.contextmanager
+def atomic_path(path):
+    """Yield a temporary path next to ``path``; on success rename it to ``path``,
+    on failure delete it and leave ``path`` untouched."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    os.close(fd)
+    try:
+        yield Path(tmp)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+
+
+def write_text(path, text):
+    with atomic_path(path) as tmp:
+        tmp.write_text(text, encoding="utf-8")
+
+
+def write_csv(df, path):
+    with atomic_path(path) as tmp:
+        df.to_csv(tmp, index=False)
+
+
+def write_json(obj, path):
+    write_text(path, json.dumps(obj, indent=2, sort_keys=False, default=str) + "\n")
+
+
+def save_figure(fig, path, dpi=120):
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, dpi=dpi, format=Path(path).suffix.lstrip(".") or "png",
+                    bbox_inches="tight")
+
+
+def project_root():
+    """The source checkout containing this package (with pyproject.toml), or None."""
+    here = Path(__file__).resolve().parent.parent
+    return here if (here / "pyproject.toml").exists() and (here / "reproductions").is_dir() else None
+
+
+def git_commit():
+    root = project_root()
+    if root is None:
+        return "unknown (not a source checkout)"
+    try:
+        out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True,
+                             text=True, timeout=10)
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],
+                               cwd=root, capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return "unknown (git not available)"
+    if out.returncode != 0:
+        return "unknown (not a git checkout)"
+    return out.stdout.strip() + (" (with uncommitted changes)" if dirty.stdout.strip() else "")
+
+
+def provenance(ctx, params, wall_time_s=None, extra=None):
+    """A JSON-able record of how a result was produced."""
+    import mpmath
+    import numpy
+
+    from . import __version__
+    rec = {
+        "mpvi_version": __version__,
+        "git_commit": git_commit(),
+        "context": ctx.name,
+        "digits": ctx.dps,
+        "parameters": params,
+        "created_utc": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "python": platform.python_version(),
+        "mpmath": mpmath.__version__,
+        "mpmath_backend": mpmath.libmp.BACKEND,
+        "numpy": numpy.__version__,
+        "machine": platform.machine(),
+    }
+    if wall_time_s is not None:
+        rec["wall_time_s"] = round(wall_time_s, 3)
+    if extra:
+        rec.update(extra)
+    return rec

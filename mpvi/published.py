@@ -1,0 +1,209 @@
+"""Published numbers as data, and the diff against reproduced values.
+
+``reproductions/published/<paper>_<item>.csv`` holds what a paper printed, exactly:
+
+    id,key,quantity,printed,compare,tolerance,source
+
+* ``id``: the reproduction that produces the value; ``key``: the value's name in that
+  reproduction's JSON sidecar; ``quantity``: human description;
+* ``printed``: the number as printed (decimal string, no thin spaces);
+* ``compare``: ``digit`` (match within one unit in the last printed digit; the
+  default for printed tables), ``abs`` (|reproduced - printed| <= tolerance),
+  ``log10`` (|log10 reproduced - log10 printed| <= tolerance, for "about 1e-3" claims),
+  ``magnitude`` (same decade: floor(log10 reproduced) = floor(log10 printed), for "in the
+  order of 1e-3"), ``max`` (reproduced <= printed + tolerance), ``min`` (reproduced >=
+  printed - tolerance);
+* ``tolerance``: required except for ``digit``; ``source``: where it is printed.
+
+``reproductions/discrepancies.csv`` (``id,key,errata,reason``) lists the published
+values we do not reproduce and why; each ``errata`` tag (e.g. ``[E4]``) must appear in
+``reproductions/ERRATA.md``.  A mismatch listed there is ``known``; any other is
+``MISMATCH``.
+"""
+from __future__ import annotations
+
+import csv
+import json
+import math
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+from pathlib import Path
+
+COLUMNS = ["id", "key", "quantity", "printed", "compare", "tolerance", "source"]
+COMPARES = {"digit", "abs", "log10", "magnitude", "max", "min"}
+KNOWN_COLUMNS = ["id", "key", "errata", "reason"]
+
+
+class PublishedDataError(ValueError):
+    """A published-values or discrepancies file is malformed."""
+
+
+def reproductions_dir():
+    import reproductions
+    return Path(reproductions.__path__[0])
+
+
+def _decimal(text, where):
+    try:
+        d = Decimal(text.strip())
+    except (InvalidOperation, AttributeError):
+        raise PublishedDataError(f"{where}: {text!r} is not a number") from None
+    if not d.is_finite():
+        raise PublishedDataError(f"{where}: {text!r} is not a finite number")
+    return d
+
+
+@dataclass
+class PublishedValue:
+    id: str
+    key: str
+    quantity: str
+    printed: str
+    compare: str
+    tolerance: str
+    source: str
+    where: str
+
+    def check(self, reproduced: str):
+        """(ok, relative difference) for a reproduced number string."""
+        p = Decimal(self.printed)
+        r = Decimal(reproduced)
+        rel = abs(r - p) / abs(p) if p != 0 else abs(r - p)
+        if self.compare == "digit":
+            unit = Decimal(1).scaleb(p.as_tuple().exponent)
+            ok = abs(r - p) <= unit
+        elif self.compare == "magnitude":
+            ok = r > 0 and p > 0 and r.adjusted() == p.adjusted()
+        else:
+            tol = Decimal(self.tolerance)
+            if self.compare == "abs":
+                ok = abs(r - p) <= tol
+            elif self.compare == "log10":
+                ok = r > 0 and abs(math.log10(r) - math.log10(p)) <= float(tol)
+            elif self.compare == "max":
+                ok = r <= p + tol
+            else:
+                ok = r >= p - tol
+        return ok, rel
+
+
+def _read_csv(path, columns):
+    path = Path(path)
+    try:
+        with open(path, newline="", encoding="utf-8") as f:
+            rows = list(csv.reader(f))
+    except OSError as exc:
+        raise PublishedDataError(f"cannot read {path}: {exc}") from None
+    if not rows or rows[0] != columns:
+        raise PublishedDataError(f"{path}: the header must be {','.join(columns)}, "
+                                 f"found {','.join(rows[0]) if rows else 'an empty file'}")
+    out = []
+    for n, row in enumerate(rows[1:], start=2):
+        if not row:
+            continue
+        if len(row) != len(columns):
+            raise PublishedDataError(f"{path}, line {n}: expected {len(columns)} fields, "
+                                     f"found {len(row)}")
+        out.append((f"{path.name}, line {n}", dict(zip(columns, row))))
+    return out
+
+
+def load_published(path):
+    values = []
+    seen = set()
+    for where, r in _read_csv(path, COLUMNS):
+        if r["compare"] not in COMPARES:
+            raise PublishedDataError(f"{where}: compare must be one of {sorted(COMPARES)}, "
+                                     f"found {r['compare']!r}")
+        _decimal(r["printed"], where)
+        if r["compare"] not in ("digit", "magnitude"):
+            if _decimal(r["tolerance"], where) < 0:
+                raise PublishedDataError(f"{where}: negative tolerance")
+        if (r["id"], r["key"]) in seen:
+            raise PublishedDataError(f"{where}: duplicate key {r['key']!r} for {r['id']}")
+        seen.add((r["id"], r["key"]))
+        values.append(PublishedValue(where=where, **r))
+    return values
+
+
+def load_all_published(directory=None):
+    directory = Path(directory) if directory else reproductions_dir() / "published"
+    values = []
+    for path in sorted(directory.glob("*.csv")):
+        values.extend(load_published(path))
+    return values
+
+
+def load_known(path=None, errata=None):
+    base = reproductions_dir()
+    path = Path(path) if path else base / "discrepancies.csv"
+    errata = Path(errata) if errata else base / "ERRATA.md"
+    if not path.exists():
+        return {}
+    text = errata.read_text(encoding="utf-8") if errata.exists() else ""
+    known = {}
+    for where, r in _read_csv(path, KNOWN_COLUMNS):
+        if r["errata"] not in text:
+            raise PublishedDataError(f"{where}: errata tag {r['errata']!r} does not appear "
+                                     f"in {errata}")
+        known[(r["id"], r["key"])] = r
+    return known
+
+
+@dataclass
+class DiffRow:
+    value: PublishedValue
+    reproduced: str | None
+    rel: Decimal | None
+    status: str
+    reason: str = ""
+
+
+def diff(ids, out_dir, published=None, known=None):
+    """Compare every published value of the reproductions ``ids`` with the values in
+    ``<out_dir>/<paper>/<id>.json``."""
+    published = load_all_published() if published is None else published
+    known = load_known() if known is None else known
+    from .repro import get_reproduction, output_paths
+    rows = []
+    for rid in ids:
+        rep = get_reproduction(rid)
+        mine = [v for v in published if v.id == rid]
+        jpath = output_paths(rep, out_dir)["json"]
+        values = {}
+        if jpath.exists():
+            try:
+                values = json.loads(jpath.read_text(encoding="utf-8")).get("values", {})
+            except json.JSONDecodeError as exc:
+                raise PublishedDataError(f"{jpath} is not valid JSON ({exc}); rerun "
+                                         f"`mpvi run {rid}`") from None
+        for v in mine:
+            rep_value = values.get(v.key)
+            if rep_value is None:
+                rows.append(DiffRow(v, None, None, "MISSING",
+                                    f"not in {jpath.name}: run `mpvi run {rid}` (without --quick)"))
+                continue
+            ok, rel = v.check(rep_value)
+            if ok:
+                rows.append(DiffRow(v, rep_value, rel, "match"))
+            elif (rid, v.key) in known:
+                k = known[(rid, v.key)]
+                rows.append(DiffRow(v, rep_value, rel, "known", f"{k['errata']} {k['reason']}"))
+            else:
+                rows.append(DiffRow(v, rep_value, rel, "MISMATCH"))
+    return rows
+
+
+def format_rows(rows):
+    lines = [f"{'id':<20} {'key':<28} {'printed':>12} {'reproduced':>14} {'rel.diff':>9}  status"]
+    for r in rows:
+        rep = "-" if r.reproduced is None else _short(r.reproduced)
+        rel = "-" if r.rel is None else f"{float(r.rel):.1e}"
+        lines.append(f"{r.value.id:<20} {r.value.key:<28} {r.value.printed:>12} {rep:>14} "
+                     f"{rel:>9}  {r.status}{'  ' + r.reason if r.reason else ''}")
+    return "\n".join(lines)
+
+
+def _short(text):
+    d = Decimal(text)
+    return f"{d:.6g}" if d != 0 else "0"

@@ -1,0 +1,75 @@
+"""Shared set-up of the axioms2024 reproductions: the Table 1 problem, time in units of
+t_bar, and the plot styles.  See mpvi/systems/double_pendulum.py for the conventions
+(m1 = 1 kg, g = 9.81 m/s^2, t_bar = 2 pi/omega0 = 1 s) and reproductions/ERRATA.md for
+the evidence behind them."""
+from __future__ import annotations
+
+from fractions import Fraction
+
+from mpvi import integrate, linearized_double_pendulum
+from mpvi.studies import exact_frame, trajectory_frame, uniform_times
+
+PAPER = "axioms2024"
+STYLE = {
+    "exact": dict(color="black", lw=1.4, label="exact"),
+    "newmark": dict(color="tab:blue", marker="s", ms=3.5, lw=0.9, label="Newmark"),
+    "rk4": dict(color="tab:green", marker="^", ms=3.5, lw=0.9, label="RK4"),
+    "simpson": dict(color="tab:red", marker="o", ms=3.5, lw=0.9, label="Simpson"),
+}
+
+
+def problem(ctx):
+    """The linearized double pendulum with Table 1 data."""
+    return linearized_double_pendulum(ctx)
+
+
+def step(ctx, prob, h_tbar):
+    """h = h_tbar * t_bar with h_tbar a string or Fraction in units of t_bar."""
+    return ctx.num(Fraction(h_tbar)) * prob.tbar
+
+
+def steps(T_tbar, h_tbar):
+    n = Fraction(T_tbar) / Fraction(h_tbar)
+    if n.denominator != 1:
+        raise ValueError(f"T = {T_tbar} t_bar is not a whole number of steps h = {h_tbar} t_bar")
+    return int(n)
+
+
+def run_methods(run, prob, methods, T_tbar, h_tbar, fine=400):
+    """Integrate each method over [0, T] with step h; returns (frame, trajectories).
+
+    The frame holds the nodes of every method plus the exact solution on ``fine``
+    uniform intervals, times in seconds (t_bar = 1 s)."""
+    ctx = run.ctx
+    h = step(ctx, prob, h_tbar)
+    n = steps(T_tbar, h_tbar)
+    frames, trajs = [exact_frame(prob.exact(), uniform_times(ctx, ctx.num(Fraction(T_tbar)) * prob.tbar, fine), ctx)], {}
+    for m in methods:
+        run.progress(f"{m}: {n} steps of h = {h_tbar} t_bar")
+        trajs[m] = integrate(prob.system, m, prob.q0, prob.p0, h, n, ctx)
+        frames.append(trajectory_frame(trajs[m], m))
+    import pandas as pd
+    return pd.concat(frames, ignore_index=True), trajs
+
+
+def curves(df, column):
+    """{method: (t, values)} as floats, for plotting."""
+    out = {}
+    for m, g in df.groupby("method", sort=False):
+        out[m] = (g["t"].astype(float).to_numpy(), g[column].astype(float).to_numpy())
+    return out
+
+
+def plot_time_series(df, columns, ylabels, title, T_tbar):
+    import matplotlib.pyplot as plt
+    fig, axes = plt.subplots(len(columns), 1, figsize=(7.5, 2.6 * len(columns)), sharex=True)
+    for ax, col, yl in zip(axes, columns, ylabels):
+        for m, (t, y) in curves(df, col).items():
+            ax.plot(t, y, **STYLE[m])
+        ax.set_ylabel(yl)
+        ax.grid(alpha=0.3)
+    axes[-1].set_xlabel(r"$t$ [$\bar t$]")
+    axes[-1].set_xlim(0, float(Fraction(T_tbar)))
+    axes[0].legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), fontsize=8, ncol=4, frameon=False)
+    fig.suptitle(title, fontsize=10, y=1.02)
+    return fig

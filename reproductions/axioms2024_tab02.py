@@ -1,0 +1,75 @@
+"""axioms2024 Table 2: ||e||_inf of p and q for T = 1, 10, 100, 1000 t_bar with 10, 20
+and 40 meshes per t_bar, and the least-squares convergence orders, for Newmark, RK4
+and Simpson.
+
+Conventions (found from the table itself, see ERRATA.md [E1]-[E2]): t_bar = 2 pi/omega0
+= 1 s, m1 = 1 kg, g = 9.81 m/s^2, ||e||_inf = max over nodes j = 0..N of the Euclidean
+norm of the error vector, N = total number of steps.  The CSV is long format:
+T,method,variable,N,error,order (T in t_bar; order repeated on its group's rows).
+
+Run: ``mpvi run axioms2024_tab02`` or ``python reproductions/axioms2024_tab02.py``.
+"""
+import pandas as pd
+
+from mpvi.repro import Output, Reproduction, script_main
+from mpvi.studies import convergence_study, numstr
+
+from reproductions._axioms2024 import PAPER, STYLE, problem
+
+PARAMS = {"T_tbar": [1, 10, 100, 1000], "meshes_per_tbar": [10, 20, 40],
+          "methods": ["newmark", "rk4", "simpson"]}
+QUICK = {"T_tbar": [1, 10, 100]}
+
+
+def compute(run):
+    ctx, p = run.ctx, run.params
+    prob = problem(ctx)
+    rows = []
+    for T in p["T_tbar"]:
+        Ns = [k * T for k in p["meshes_per_tbar"]]
+        rows += convergence_study(prob.system, prob.exact(), prob.q0, prob.p0, p["methods"],
+                                  ctx.num(T) * prob.tbar, Ns, ctx, progress=run.progress,
+                                  label=f"T = {T} t_bar, ")
+        for r in rows:
+            r.setdefault("T_tbar", T)
+    df = pd.DataFrame({"T": [r["T_tbar"] for r in rows],
+                       "method": [r["method"] for r in rows],
+                       "variable": [r["variable"] for r in rows],
+                       "N": [r["N"] for r in rows],
+                       "error": [numstr(ctx, r["error"]) for r in rows],
+                       "order": [numstr(ctx, r["order"]) for r in rows]})
+    values = {}
+    for r in rows:
+        values[f"T={r['T_tbar']} {r['method']} {r['variable']} N={r['N']}"] = numstr(ctx, r["error"])
+        values[f"T={r['T_tbar']} {r['method']} {r['variable']} order"] = numstr(ctx, r["order"])
+    return Output(tables={"": df}, values=values)
+
+
+def plot(out, p):
+    import matplotlib.pyplot as plt
+    df = out.tables[""]
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4.2), sharey=True)
+    markers = {1: "o", 10: "s", 100: "^", 1000: "D"}
+    for ax, var in zip(axes, "pq"):
+        for (T, m), g in df[df["variable"] == var].groupby(["T", "method"], sort=False):
+            st = STYLE[m]
+            ax.loglog(g["N"] / T, g["error"].astype(float), color=st["color"],
+                      marker=markers.get(T, "o"), ms=4, lw=0.9,
+                      label=f"{st['label']}, T = {T}" + r" $\bar t$")
+        ax.set_xlabel(r"meshes per $\bar t$")
+        ax.set_title(f"$\\|e\\|_\\infty$ of {var}", fontsize=9)
+        ax.grid(alpha=0.3, which="both")
+    axes[0].set_ylabel(r"$\max_j |e_j|_2$")
+    axes[1].legend(fontsize=6, ncol=2, loc="lower left")
+    fig.suptitle("axioms2024 Table 2: error norms against simulation length", fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+REPRODUCTION = Reproduction(
+    id="axioms2024_tab02", paper=PAPER, item="Table 2",
+    title="error norms and orders for T = 1..1000 periods",
+    runtime="~1 min", params=PARAMS, quick=QUICK, compute=compute, plot=plot)
+
+if __name__ == "__main__":
+    raise SystemExit(script_main(REPRODUCTION))
