@@ -58,7 +58,7 @@ def quadratic_form_matrices(X, Y, ctx):
 def simpson_phi(system, h, ctx):
     """The quadratic form phi(p, q) = 1/2 p^T xi_s p + 1/2 q^T zeta_s q conserved by
     Simpson's scheme (Prop. 7 with X_s, Y_s of eq. 31; Sec. 6.3).  Returns a function
-    ``phi(q, p)``."""
+    ``phi(q, p)``.  Note xi_s ~ (h/2) M^-1, so phi ~ (h/2) H: (2/h) phi -> H as h -> 0."""
     from .schemes.simpson import simpson_XY
     xi, zeta = quadratic_form_matrices(*simpson_XY(system, ctx.num(h), ctx), ctx)
 

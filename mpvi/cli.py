@@ -53,6 +53,9 @@ def cmd_diff(args, reps, parser):
     for r in rows:
         counts[r.status] = counts.get(r.status, 0) + 1
     print("\n" + ", ".join(f"{n} {s}" for s, n in sorted(counts.items())))
+    if counts.get("skipped"):
+        print(f"{counts['skipped']} value(s) skipped by --quick runs: run those reproductions "
+              "without --quick to check them")
     bad = counts.get("MISMATCH", 0) + counts.get("MISSING", 0)
     return 1 if bad else 0
 
@@ -76,7 +79,8 @@ def build_parser():
     add_run_options(p_run)
     p_run.set_defaults(func=cmd_run)
     p_diff = sub.add_parser("diff", help="compare published numbers with reproduced ones; "
-                                         "exit 1 on any MISMATCH or MISSING value")
+                                         "exit 1 on any MISMATCH or MISSING value "
+                                         "(values a --quick run skipped are listed, not failed)")
     p_diff.add_argument("ids", nargs="*", help="reproduction ids")
     p_diff.add_argument("--all", action="store_true", help="every reproduction")
     p_diff.add_argument("--out", type=Path, default=None,

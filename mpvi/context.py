@@ -29,6 +29,7 @@ from fractions import Fraction
 
 import mpmath
 import numpy as np
+from mpmath.ctx_mp_python import _mpf as _any_mpf  # base class of every mpmath context's mpf
 
 
 class PrecisionError(TypeError):
@@ -239,9 +240,9 @@ class MPContext(Context):
                 return m.mpf(str(x).strip())
             except ValueError:
                 raise ValueError(f"cannot read a number from {x!r}") from None
-        if isinstance(x, mpmath.mpf):
-            # an mpf of another context: keep its bits (they are exact), re-home it
-            return m.mpf(x)
+        if isinstance(x, _any_mpf):
+            # an mpf of another mpmath context: keep its bits (they are exact), re-home it
+            return m.mpf(x._mpf_)
         if isinstance(x, (float, np.floating)):
             raise PrecisionError(
                 f"refusing float {x!r} in a {self.dps}-digit context: it carries only 53 bits."
@@ -332,7 +333,7 @@ class FPContext(Context):
     def num(self, x):
         if isinstance(x, bool):
             raise TypeError("a bool is not a number for mpvi")
-        if isinstance(x, (int, float, np.integer, np.floating, Fraction, Decimal, mpmath.mpf)):
+        if isinstance(x, (int, float, np.integer, np.floating, Fraction, Decimal, _any_mpf)):
             return float(x)
         if isinstance(x, str):
             try:

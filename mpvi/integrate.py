@@ -54,7 +54,7 @@ def integrate(system, scheme, q0, p0, h, n, ctx, progress=None, **options):
     :class:`Progress`).
     """
     scheme = get_scheme(scheme)
-    if not isinstance(n, (int, np.integer)) or n < 1:
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
         raise ValueError(f"the number of steps must be a positive integer, got {n!r}")
     h = check_step(h, ctx)
     t0 = time.perf_counter()

@@ -18,7 +18,8 @@
 ``reproductions/discrepancies.csv`` (``id,key,errata,reason``) lists the published
 values we do not reproduce and why; each ``errata`` tag (e.g. ``[E4]``) must appear in
 ``reproductions/ERRATA.md``.  A mismatch listed there is ``known``; any other is
-``MISMATCH``.
+``MISMATCH``.  A value absent from a ``--quick`` run is ``skipped`` (reported, not a
+failure); absent otherwise it is ``MISSING`` (a failure).
 """
 from __future__ import annotations
 
@@ -170,18 +171,23 @@ def diff(ids, out_dir, published=None, known=None):
         rep = get_reproduction(rid)
         mine = [v for v in published if v.id == rid]
         jpath = output_paths(rep, out_dir)["json"]
-        values = {}
+        record = {}
         if jpath.exists():
             try:
-                values = json.loads(jpath.read_text(encoding="utf-8")).get("values", {})
+                record = json.loads(jpath.read_text(encoding="utf-8"))
             except json.JSONDecodeError as exc:
                 raise PublishedDataError(f"{jpath} is not valid JSON ({exc}); rerun "
                                          f"`mpvi run {rid}`") from None
+        values = record.get("values", {})
         for v in mine:
             rep_value = values.get(v.key)
             if rep_value is None:
-                rows.append(DiffRow(v, None, None, "MISSING",
-                                    f"not in {jpath.name}: run `mpvi run {rid}` (without --quick)"))
+                if record.get("quick"):
+                    rows.append(DiffRow(v, None, None, "skipped",
+                                        f"not computed by the --quick run: `mpvi run {rid}`"))
+                else:
+                    rows.append(DiffRow(v, None, None, "MISSING",
+                                        f"no value in {jpath}: run `mpvi run {rid}`"))
                 continue
             ok, rel = v.check(rep_value)
             if ok:

@@ -90,6 +90,8 @@ class ModalSolution:
         self.MV = system.M @ self.V
 
     def _cs(self, t):
+        if isinstance(t, (list, tuple)):
+            t = self.ctx.asarray(t)
         wt = self.omega * self.ctx.num(t) if not isinstance(t, np.ndarray) else np.outer(t, self.omega)
         return self.ctx.cos(wt), self.ctx.sin(wt)
 

@@ -1,0 +1,275 @@
+"""Tests of the number contexts (mpvi.context)."""
+from decimal import Decimal
+from fractions import Fraction
+
+import mpmath
+import numpy as np
+import pytest
+
+import mpvi
+from mpvi import FPContext, MPContext, fp, integrate, linearized_double_pendulum
+from mpvi.context import NotPositiveDefiniteError, PrecisionError, SingularMatrixError
+
+# An independent 120-digit mpmath context, used only to compare numbers that live in
+# different mpvi contexts (mpf bits are exact, so re-homing them here loses nothing).
+REF = mpmath.MPContext()
+REF.dps = 120
+
+
+def ref_diff(a, b):
+    """max |a_i - b_i| evaluated at 120 digits, for arrays from any two contexts."""
+    return max(abs(REF.mpf(x) - REF.mpf(y)) for x, y in zip(np.ravel(a), np.ravel(b)))
+
+
+# A small SPD test problem built from exact rationals.
+M3 = [[4, 1, Fraction(1, 2)], [1, 3, Fraction(1, 3)], [Fraction(1, 2), Fraction(1, 3), 2]]
+K3 = [[5, -1, 0], [-1, 4, Fraction(1, 7)], [0, Fraction(1, 7), 3]]
+
+
+# ----- independence of contexts and of the global mpmath precision ----------------------
+
+def test_contexts_are_independent_and_leave_global_mp_alone():
+    before = mpmath.mp.dps
+    c64, c80 = MPContext(64), MPContext(80)
+    assert mpmath.mp.dps == before
+    assert (c64.dps, c80.dps) == (64, 80)
+    assert c64.name == "mp64" and c80.name == "mp80"
+    assert c64.eps > c80.eps > 0
+    # eps really is the context's unit roundoff: 2^(1 - prec)
+    assert c64.eps == mpmath.ldexp(1, 1 - c64.prec)
+
+    third64 = c64.num(1) / 3
+    third80 = c80.num(1) / 3
+    # each third is correctly rounded at its own precision
+    exact = REF.mpf(1) / 3
+    assert abs(REF.mpf(third64) - exact) <= c64.eps
+    assert abs(REF.mpf(third80) - exact) <= c80.eps
+    assert abs(REF.mpf(third64) - exact) > c80.eps      # 64 digits really is coarser
+    assert mpmath.mp.dps == before
+
+    with c64.workdps(90):
+        assert c64.dps == 90
+        assert c80.dps == 80
+        assert mpmath.mp.dps == before
+        x = c64.num(1) / 3
+        assert abs(REF.mpf(x) - exact) < REF.mpf(10) ** -88
+    assert c64.dps == 64
+    assert c80.dps == 80
+    assert mpmath.mp.dps == before
+
+    # the module-level reference context is 64 digits and also untouched
+    assert mpvi.mp.dps == 64
+    assert mpmath.mp.dps == before
+
+
+def test_workdps_restores_on_exception():
+    before = mpmath.mp.dps
+    c = MPContext(40)
+    with pytest.raises(RuntimeError):
+        with c.workdps(100):
+            raise RuntimeError("boom")
+    assert c.dps == 40
+    assert mpmath.mp.dps == before
+
+
+def test_fp_context_has_fixed_precision():
+    with pytest.raises(NotImplementedError):
+        with fp.workdps(30):
+            pass
+    assert fp.eps == np.finfo(float).eps
+
+
+def test_bad_dps_and_get_context():
+    for bad in (0, -3, 2.5, "64"):
+        with pytest.raises(ValueError):
+            MPContext(bad)
+    assert isinstance(mpvi.get_context("mp", 80), MPContext)
+    assert mpvi.get_context("mp", 80).dps == 80
+    assert isinstance(mpvi.get_context("fp"), FPContext)
+    with pytest.raises(ValueError, match="'mp' or 'fp'"):
+        mpvi.get_context("quad")
+
+
+# ----- precision is real -------------------------------------------------------------
+
+def _final_q(ctx):
+    """Simpson, linearized double pendulum, 200 steps of h = tbar/20: final q."""
+    dp = linearized_double_pendulum(ctx)
+    traj = integrate(dp.system, "simpson", dp.q0, dp.p0, dp.tbar / 20, 200, ctx)
+    return traj.q[-1]
+
+
+def test_precision_is_real():
+    before = mpmath.mp.dps
+    c64, c80, c30 = MPContext(64), MPContext(80), MPContext(30)
+    q64, q80, q30, qfp = _final_q(c64), _final_q(c80), _final_q(c30), _final_q(fp)
+    assert mpmath.mp.dps == before
+
+    d64 = ref_diff(q64, q80)
+    assert d64 < 1e-58                   # 64 digits carried through 200 steps
+    assert d64 > 0                       # ... and 80 digits really differ from 64
+    assert ref_diff(q64, qfp) > 1e-20    # the mp64 result is not a float64 result
+    d30 = ref_diff(q30, q80)
+    assert 1e-40 < d30 < 1e-26           # 30 digits: ~1e-30, not 64 and not 15
+    dfp = ref_diff(qfp, q80)
+    assert 1e-17 < dfp < 1e-11           # float64: ~1e-14
+
+    # the numbers themselves are of the right kind
+    assert all(isinstance(x, c64._m.mpf) for x in q64)
+    assert qfp.dtype == float
+
+
+# ----- num() ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("dps", [30, 64])
+def test_num_accepts_exact_inputs(dps):
+    c = MPContext(dps)
+    tenth = REF.mpf(1) / 10
+    for x in ("0.1", " 0.1 ", Fraction(1, 10), Decimal("0.1")):
+        v = c.num(x)
+        assert isinstance(v, c._m.mpf)
+        assert abs(REF.mpf(v) - tenth) <= c.eps * tenth    # correctly rounded 1/10
+    assert c.num(7) == 7 and isinstance(c.num(7), c._m.mpf)
+    assert c.num(np.int64(-3)) == -3
+    big = 10 ** 25 + 1
+    assert REF.mpf(c.num(big)) == big          # ints are exact up to the precision
+    x = c.num("0.1")
+    assert c.num(x) is x                       # own numbers pass through
+
+
+def test_num_refuses_float_in_mp():
+    c = MPContext(64)
+    for bad in (0.1, np.float64(0.1), 1.0):
+        with pytest.raises(PrecisionError) as info:
+            c.num(bad)
+        assert isinstance(info.value, TypeError)
+    with pytest.raises(TypeError):
+        c.num(True)
+    with pytest.raises(TypeError):
+        c.num([1, 2])
+    # the same float is fine in the float context
+    assert fp.num(0.1) == 0.1
+    assert fp.num("0.1") == 0.1
+    assert fp.num(Fraction(1, 10)) == 0.1
+    assert fp.num(3) == 3.0
+
+
+@pytest.mark.parametrize("ctx", [MPContext(64), fp], ids=["mp64", "fp"])
+def test_num_bad_string(ctx):
+    for s in ("abc", "1e", "0.1.2"):
+        with pytest.raises(ValueError) as info:
+            ctx.num(s)
+        assert repr(s) in str(info.value)
+
+
+def test_num_rehomes_mpf_of_another_context():
+    """MPContext.num documents: 'an mpf of another context: keep its bits (they are
+    exact), re-home it'."""
+    c64, c80 = MPContext(64), MPContext(80)
+    x80 = c80.num(1) / 3
+    x64 = c64.num(x80)
+    assert isinstance(x64, c64._m.mpf)
+    assert abs(REF.mpf(x64) - REF.mpf(1) / 3) <= c64.eps
+    # and the global mpmath.mp numbers are accepted too
+    assert c64.num(mpmath.mpf(3)) == 3
+
+
+def test_fp_num_accepts_mp_numbers():
+    """FPContext.num lists mpmath.mpf among its accepted inputs; the numbers of an
+    MPContext (e.g. mpvi.mp) must convert to the nearest float."""
+    c64 = MPContext(64)
+    assert abs(fp.num(c64.num(1) / 3) - 1 / 3) <= fp.eps
+    assert fp.num(mpvi.mp.pi) == np.pi
+
+
+# ----- linear algebra --------------------------------------------------------------------
+
+@pytest.mark.parametrize("ctx", [MPContext(64), MPContext(30), fp], ids=["mp64", "mp30", "fp"])
+def test_solve_and_inv_known_results(ctx):
+    A = ctx.matrix([[2, 1, 1], [1, 3, 2], [1, 0, 0]])
+    b = ctx.vector([4, 5, 6])
+    Ainv_exact = [[0, 0, 1], [-2, 1, 3], [3, -1, -5]]       # det A = -1
+    x_exact = [6, 15, -23]
+    tol = 100 * ctx.eps * 23
+    x = ctx.solve(A, b)
+    assert max(abs(xi - ei) for xi, ei in zip(x, x_exact)) < tol
+    Ainv = ctx.inv(A)
+    assert ctx.norm_inf(Ainv - ctx.asarray(Ainv_exact)) < tol
+    assert ctx.norm_inf(A @ Ainv - ctx.eye(3)) < tol
+    # a matrix right-hand side
+    X = ctx.solve(A, ctx.asarray([[4, 1], [5, 0], [6, 0]]))
+    assert ctx.norm_inf(X[:, 0] - ctx.asarray(x_exact)) < tol
+    assert ctx.norm_inf(X[:, 1] - ctx.asarray([0, -2, 3])) < tol
+    # a pivoting case (zero leading entry) with an exact answer
+    P = ctx.matrix([[0, 1], [1, 0]])
+    y = ctx.solve(P, ctx.vector([2, 3]))
+    assert list(y) == [3, 2]
+    # the mp solve is at context precision, not float precision
+    if ctx.is_mp:
+        H = ctx.matrix([[Fraction(1, i + j + 1) for j in range(3)] for i in range(3)])
+        z = ctx.solve(H, ctx.vector([1, 0, 0]))
+        assert ctx.norm_inf(z - ctx.asarray([9, -36, 30])) < 1e4 * ctx.eps * 36
+
+
+@pytest.mark.parametrize("ctx", [MPContext(64), fp], ids=["mp64", "fp"])
+def test_singular_and_not_pd(ctx):
+    with pytest.raises(SingularMatrixError):
+        ctx.solve(ctx.matrix([[1, 2], [2, 4]]), ctx.vector([1, 1]))
+    with pytest.raises(SingularMatrixError):
+        ctx.inv(ctx.zeros((2, 2)))
+    with pytest.raises(SingularMatrixError):
+        ctx.inv(ctx.matrix([[1, 2, 3], [4, 5, 6], [7, 8, 9]]))
+    # singular in exact arithmetic, but the rounded entries leave a pivot ~eps, not 0
+    with pytest.raises(SingularMatrixError, match="working precision"):
+        ctx.solve(ctx.matrix([[1, Fraction(1, 3)], [Fraction(1, 3), Fraction(1, 9)]]),
+                  ctx.vector([1, 1]))
+    with pytest.raises(ValueError):
+        ctx.solve(ctx.eye(2), ctx.vector([1, 2, 3]))
+    with pytest.raises(NotPositiveDefiniteError, match="my matrix"):
+        ctx.cholesky(ctx.matrix([[1, 2], [2, 1]]), "my matrix")
+    with pytest.raises(NotPositiveDefiniteError):
+        ctx.cholesky(ctx.matrix([[1, 0], [0, 0]]))
+    with pytest.raises(NotPositiveDefiniteError):
+        ctx.cholesky(ctx.matrix([[-1]]))
+    # and a PD one factors correctly
+    A = ctx.asarray(M3)
+    L = ctx.cholesky(A)
+    assert all(L[i, j] == 0 for i in range(3) for j in range(i + 1, 3))
+    assert ctx.norm_inf(L @ L.T - A) < 10 * 3 * ctx.eps * ctx.norm_inf(A)
+
+
+@pytest.mark.parametrize("ctx", [MPContext(64), MPContext(30), fp], ids=["mp64", "mp30", "fp"])
+def test_eigh_generalized(ctx):
+    M = ctx.asarray(M3)
+    K = ctx.asarray(K3)
+    n = 3
+    lam, V = ctx.eigh_generalized(K, M)
+    scale = ctx.norm_inf(K) + ctx.norm_inf(M)
+    tol = 10 * n * ctx.eps * scale
+    assert ctx.norm_inf(V.T @ M @ V - ctx.eye(n)) < tol
+    assert ctx.norm_inf(K @ V - (M @ V) * lam) < tol
+    assert lam[0] < lam[1] < lam[2]
+    # the eigenvalues are the roots of det(K - lam M)
+    for l in lam:
+        D = K - l * M
+        det = (D[0, 0] * (D[1, 1] * D[2, 2] - D[1, 2] * D[2, 1])
+               - D[0, 1] * (D[1, 0] * D[2, 2] - D[1, 2] * D[2, 0])
+               + D[0, 2] * (D[1, 0] * D[2, 1] - D[1, 1] * D[2, 0]))
+        assert abs(det) < 100 * ctx.eps * scale ** 3
+    # the three contexts agree on the eigenvalues to float precision
+    lam_fp, _ = fp.eigh_generalized(fp.asarray(K3), fp.asarray(M3))
+    assert max(abs(float(a) - b) for a, b in zip(lam, lam_fp)) < 10 * fp.eps * 3
+
+
+def test_check_symmetric():
+    c = MPContext(64)
+    c.check_symmetric(c.asarray(M3), "M")
+    with pytest.raises(ValueError, match="not symmetric"):
+        c.check_symmetric(c.matrix([[1, 2], [3, 1]]), "Q")
+    with pytest.raises(ValueError, match="square"):
+        c.check_symmetric(c.matrix([[1, 2, 3], [2, 1, 0]]), "Q")
+    # an asymmetry at the 1e-40 level is real at 64 digits ...
+    with pytest.raises(ValueError):
+        c.check_symmetric(c.matrix([[1, "1e-40"], [0, 1]]), "Q")
+    # ... but not in float64
+    fp.check_symmetric(fp.matrix([[1, 1e-40], [0, 1]]), "Q")
