@@ -73,3 +73,22 @@ def plot_time_series(df, columns, ylabels, title, T_tbar):
     axes[0].legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), fontsize=8, ncol=4, frameon=False)
     fig.suptitle(title, fontsize=10, y=1.02)
     return fig
+
+
+def time_series_reproduction(rid, item, title, params, columns, ylabels, runtime):
+    """A Reproduction that plots ``columns`` of exact and numerical trajectories against
+    time (Figs. 2-4): ``params`` holds T_tbar, h_tbar and methods."""
+    from mpvi.repro import Output, Reproduction
+
+    def compute(run):
+        p = run.params
+        df, _ = run_methods(run, problem(run.ctx), p["methods"], p["T_tbar"], p["h_tbar"])
+        return Output(tables={"": df})
+
+    def plot(out, p):
+        return plot_time_series(out.tables[""], columns, ylabels,
+                                f"axioms2024 {item}: {title} (h = {p['h_tbar']}" + r" $\bar t$)",
+                                p["T_tbar"])
+
+    return Reproduction(id=rid, paper=PAPER, item=item, title=title, runtime=runtime,
+                        params=params, compute=compute, plot=plot)
