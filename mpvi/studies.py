@@ -2,6 +2,7 @@
 trajectories as tables, convergence tables with fitted orders."""
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 from .analysis import error_norms, fit_order
@@ -41,7 +42,7 @@ def exact_frame(exact, times, ctx, method="exact"):
 
 def uniform_times(ctx, T, k):
     """k + 1 equally spaced times on [0, T]."""
-    return __import__("numpy").array([ctx.num(T) * j / k for j in range(k + 1)], dtype=ctx.dtype)
+    return np.array([ctx.num(T) * j / k for j in range(k + 1)], dtype=ctx.dtype)
 
 
 def convergence_study(system, exact, q0, p0, schemes, T, Ns, ctx, progress=None, label=""):
@@ -53,15 +54,13 @@ def convergence_study(system, exact, q0, p0, schemes, T, Ns, ctx, progress=None,
     """
     rows = []
     for method in schemes:
-        get_scheme(method)
+        get_scheme(method)          # fail on an unknown name before any work is done
     errs = {(m, v): [] for m in schemes for v in "pq"}
     hs = []
     for N in Ns:
         h = ctx.num(T) / N
         hs.append(h)
-        t = [j * h for j in range(N + 1)]
-        import numpy as np
-        t = np.array(t, dtype=ctx.dtype)
+        t = np.array([j * h for j in range(N + 1)], dtype=ctx.dtype)
         qex, pex = exact.q(t), exact.p(t)
         for m in schemes:
             if progress:
