@@ -72,12 +72,12 @@ def build_parser():
     sub = ap.add_subparsers(dest="command", metavar="{list,run,diff}")
     sub.required = True
     p_list = sub.add_parser("list", help="list every reproduction with its paper, item and runtime")
-    p_list.set_defaults(func=cmd_list)
+    p_list.set_defaults(func=cmd_list, parser=p_list)
     p_run = sub.add_parser("run", help="run reproductions, writing CSV + PNG + provenance JSON")
     p_run.add_argument("ids", nargs="*", help="reproduction ids (see `mpvi list`)")
     p_run.add_argument("--all", action="store_true", help="run every reproduction")
     add_run_options(p_run)
-    p_run.set_defaults(func=cmd_run)
+    p_run.set_defaults(func=cmd_run, parser=p_run)
     p_diff = sub.add_parser("diff", help="compare published numbers with reproduced ones; "
                                          "exit 1 on any MISMATCH or MISSING value "
                                          "(values a --quick run skipped are listed, not failed)")
@@ -85,7 +85,7 @@ def build_parser():
     p_diff.add_argument("--all", action="store_true", help="every reproduction")
     p_diff.add_argument("--out", type=Path, default=None,
                         help="where the reproductions wrote their files (default figures/)")
-    p_diff.set_defaults(func=cmd_diff)
+    p_diff.set_defaults(func=cmd_diff, parser=p_diff)
     return ap
 
 
@@ -94,9 +94,8 @@ def main(argv=None):
     from .repro import all_reproductions
     parser = build_parser()
     args = parser.parse_args(argv)
-    sub = parser._subparsers._group_actions[0].choices[args.command]
     try:
-        return args.func(args, all_reproductions(), sub)
+        return args.func(args, all_reproductions(), args.parser)
     except PublishedDataError as exc:
         print(f"mpvi: malformed data: {exc}", file=sys.stderr)
         return 2
