@@ -116,7 +116,9 @@ def load_published(path):
         if r["compare"] not in COMPARES:
             raise PublishedDataError(f"{where}: compare must be one of {sorted(COMPARES)}, "
                                      f"found {r['compare']!r}")
-        _decimal(r["printed"], where)
+        printed = _decimal(r["printed"], where)
+        if r["compare"] in ("log10", "magnitude") and not printed > 0:
+            raise PublishedDataError(f"{where}: compare {r['compare']} needs a positive printed value")
         if r["compare"] not in ("digit", "magnitude"):
             if _decimal(r["tolerance"], where) < 0:
                 raise PublishedDataError(f"{where}: negative tolerance")

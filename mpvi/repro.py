@@ -39,7 +39,6 @@ class Output:
     tables: dict
     values: dict = field(default_factory=dict)
     extra: dict = field(default_factory=dict)
-    data: object = None  # anything the plot needs beyond the tables
 
 
 @dataclass

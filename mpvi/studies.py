@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .analysis import error_norms, fit_order
+from .analysis import fit_order, sup_errors
 from .integrate import Progress, integrate
 from .schemes import get_scheme
 
@@ -15,29 +15,23 @@ def numstr(ctx, x):
     return ctx.to_str(x)
 
 
-def trajectory_frame(traj, method=None, ctx=None):
+def state_frame(ctx, times, Q, P, method):
     """Long-format table: t, method, q1..qn, p1..pn (full-precision strings)."""
-    ctx = ctx or traj.ctx
-    n = traj.q.shape[1]
-    data = {"t": [numstr(ctx, t) for t in traj.t], "method": method or traj.scheme}
-    for i in range(n):
-        data[f"q{i + 1}"] = [numstr(ctx, x) for x in traj.q[:, i]]
-    for i in range(n):
-        data[f"p{i + 1}"] = [numstr(ctx, x) for x in traj.p[:, i]]
+    data = {"t": [numstr(ctx, t) for t in times], "method": method}
+    for name, X in (("q", Q), ("p", P)):
+        for i in range(X.shape[1]):
+            data[f"{name}{i + 1}"] = [numstr(ctx, x) for x in X[:, i]]
     return pd.DataFrame(data)
+
+
+def trajectory_frame(traj, method=None):
+    """The nodes of a trajectory as a :func:`state_frame`."""
+    return state_frame(traj.ctx, traj.t, traj.q, traj.p, method or traj.scheme)
 
 
 def exact_frame(exact, times, ctx, method="exact"):
-    """The exact solution sampled at ``times`` in the layout of :func:`trajectory_frame`."""
-    Q = exact.q(times)
-    P = exact.p(times)
-    n = Q.shape[1]
-    data = {"t": [numstr(ctx, t) for t in times], "method": method}
-    for i in range(n):
-        data[f"q{i + 1}"] = [numstr(ctx, x) for x in Q[:, i]]
-    for i in range(n):
-        data[f"p{i + 1}"] = [numstr(ctx, x) for x in P[:, i]]
-    return pd.DataFrame(data)
+    """The exact solution sampled at ``times`` as a :func:`state_frame`."""
+    return state_frame(ctx, times, exact.q(times), exact.p(times), method)
 
 
 def uniform_times(ctx, T, k):
@@ -67,7 +61,7 @@ def convergence_study(system, exact, q0, p0, schemes, T, Ns, ctx, progress=None,
                 progress(f"{label}{m}: N = {N}, h = {ctx.to_str(h, 6)}")
             bar = Progress(f"{m} N={N}", N) if N >= 20000 else None
             traj = integrate(system, m, q0, p0, h, N, ctx, progress=bar)
-            e = error_norms(traj, _Sampled(t, qex, pex))
+            e = sup_errors(traj, qex, pex)
             errs[(m, "p")].append(e["p"])
             errs[(m, "q")].append(e["q"])
     for m in schemes:
@@ -77,16 +71,3 @@ def convergence_study(system, exact, q0, p0, schemes, T, Ns, ctx, progress=None,
                 rows.append({"T": T, "method": m, "variable": v, "N": N, "h": h,
                              "error": e, "order": order})
     return rows
-
-
-class _Sampled:
-    """An 'exact solution' already evaluated on the trajectory's grid."""
-
-    def __init__(self, t, q, p):
-        self._t, self._q, self._p = t, q, p
-
-    def q(self, t):
-        return self._q
-
-    def p(self, t):
-        return self._p

@@ -27,11 +27,10 @@ def compute(run):
     rows = []
     for T in p["T_tbar"]:
         Ns = [k * T for k in p["meshes_per_tbar"]]
-        rows += convergence_study(prob.system, prob.exact(), prob.q0, prob.p0, p["methods"],
-                                  ctx.num(T) * prob.tbar, Ns, ctx, progress=run.progress,
-                                  label=f"T = {T} t_bar, ")
-        for r in rows:
-            r.setdefault("T_tbar", T)
+        new = convergence_study(prob.system, prob.exact(), prob.q0, prob.p0, p["methods"],
+                                ctx.num(T) * prob.tbar, Ns, ctx, progress=run.progress,
+                                label=f"T = {T} t_bar, ")
+        rows += [dict(r, T_tbar=T) for r in new]
     df = pd.DataFrame({"T": [r["T_tbar"] for r in rows],
                        "method": [r["method"] for r in rows],
                        "variable": [r["variable"] for r in rows],

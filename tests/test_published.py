@@ -53,6 +53,7 @@ def test_other_comparisons():
     (HEADER + "a,b,c,1.0,approx,,s\n", "compare must be one of"),
     (HEADER + "a,b,c,1.0,abs,,s\n", "is not a number"),
     (HEADER + "a,b,c,1.0,abs,-1,s\n", "negative tolerance"),
+    (HEADER + "a,b,c,0,magnitude,,s\n", "needs a positive printed value"),
     (HEADER + "a,b,c,1.0,digit,,s\na,b,c,2.0,digit,,s\n", "duplicate key"),
     ("", "empty file"),
 ])
