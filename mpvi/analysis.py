@@ -82,7 +82,7 @@ def one_step_matrix(scheme, system, h, ctx, **options):
     phi = ctx.zeros((2 * n, 2 * n))
     eye = ctx.eye(2 * n)
     for k in range(2 * n):
-        q1, p1, _ = stepper(eye[k, n:], eye[k, :n])
+        q1, p1, _ = stepper(eye[k, n:], eye[k, :n], None)
         phi[:n, k], phi[n:, k] = p1, q1
     return phi
 

@@ -122,8 +122,8 @@ class Context:
             for i in range(k + 1, n):
                 f = a[i, k] / a[k, k]
                 if f != 0:
-                    a[i, k:] = a[i, k:] - f * a[k, k:]
-                    b[i] = b[i] - f * b[k]
+                    a[i, k:] = a[i, k:] - a[k, k:] * f
+                    b[i] = b[i] - b[k] * f
         x = self.zeros(b.shape)
         for i in range(n - 1, -1, -1):
             x[i] = (b[i] - a[i, i + 1:] @ x[i + 1:]) / a[i, i]

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .newton import NewtonError
 from .schemes import get_scheme
 from .schemes.base import check_step
 
@@ -49,6 +50,9 @@ class Progress:
 def integrate(system, scheme, q0, p0, h, n, ctx, progress=None, **options):
     """Apply ``scheme`` ``n`` times with step ``h`` from (q0, p0).
 
+    Implicit nonlinear schemes record Newton statistics in ``stats["newton"]``
+    (solves, mean/max iterations, max final residual); a step whose Newton iteration
+    fails raises :class:`mpvi.newton.NewtonError` naming the step index j and time t_j.
     ``options`` go to the scheme's ``prepare`` (e.g. ``check_stability=False`` for
     Simpson).  ``progress`` is called with the step index now and then (see
     :class:`Progress`).
@@ -67,7 +71,11 @@ def integrate(system, scheme, q0, p0, h, n, ctx, progress=None, **options):
     Q[0], P[0] = q, p
     S = None
     for j in range(n):
-        q, p, stage = stepper(q, p)
+        t = j * h
+        try:
+            q, p, stage = stepper(q, p, t)
+        except NewtonError as e:
+            raise e.at(j, t) from None
         Q[j + 1], P[j + 1] = q, p
         if stage is not None:
             if S is None:
@@ -77,4 +85,7 @@ def integrate(system, scheme, q0, p0, h, n, ctx, progress=None, **options):
             progress(j)
     t = np.array([j * h for j in range(n + 1)], dtype=ctx.dtype)
     stats = {"wall_time_s": time.perf_counter() - t0, "steps": n}
+    newton = getattr(stepper, "newton_stats", None)
+    if newton is not None:
+        stats["newton"] = newton.summary()
     return Trajectory(scheme=scheme.name, ctx=ctx, h=h, t=t, q=Q, p=P, stage=S, stats=stats)

@@ -38,8 +38,9 @@ def test_registry():
 
 # ----- convergence orders --------------------------------------------------------------
 
-@pytest.mark.parametrize("name", sorted(SCHEMES))
+@pytest.mark.parametrize("name", sorted(n for n in SCHEMES if n != "gbs"))
 def test_convergence_order(name):
+    """(The order-32 GBS reference reaches round-off at these h; tested in test_ode.)"""
     ctx = MPContext(30)
     dp = linearized_double_pendulum(ctx)
     ex = dp.exact()

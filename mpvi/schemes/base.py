@@ -4,7 +4,8 @@ A scheme is a pure one-step map.  ``scheme.step(system, state, h, ctx)`` returns
 ``(new_state, info)``.  Because everything that depends only on (system, h) -- a matrix
 factorization for the linear schemes -- must not be redone at every step,
 ``scheme.prepare(system, h, ctx)`` returns the same map as a callable
-``stepper(q, p) -> (q_new, p_new, stage)`` with that work hoisted out; the driver uses it.
+``stepper(q, p, t) -> (q_new, p_new, stage)`` with that work hoisted out; the driver uses it
+(t, the time of (q, p), matters only for time-dependent forces).
 ``stage`` is the internal state the scheme keeps (Simpson's midpoint q_{j+1/2}) or None.
 """
 from __future__ import annotations
@@ -36,10 +37,10 @@ class Scheme:
     stage_name: str | None = None
     doc: str = field(default="", repr=False)
 
-    def step(self, system, state, h, ctx, **options):
-        """One step from ``state`` (a :class:`State` or a (q, p) pair)."""
+    def step(self, system, state, h, ctx, t=None, **options):
+        """One step from ``state`` (a :class:`State` or a (q, p) pair) at time ``t``."""
         q, p = state
-        q1, p1, stage = self.prepare(system, h, ctx, **options)(ctx.asarray(q), ctx.asarray(p))
+        q1, p1, stage = self.prepare(system, h, ctx, **options)(ctx.asarray(q), ctx.asarray(p), t)
         info = {} if stage is None else {self.stage_name: stage}
         return State(q1, p1), info
 
@@ -81,7 +82,7 @@ def pq_block_stepper(phi, n):
     """Stepper for a linear one-step map (p', q') = phi (p, q), phi a 2n x 2n array."""
     pp, pq, qp, qq = phi[:n, :n], phi[:n, n:], phi[n:, :n], phi[n:, n:]
 
-    def stepper(q, p):
+    def stepper(q, p, t=None):
         return qp @ p + qq @ q, pp @ p + pq @ q, None
     stepper.phi = phi
     return stepper

@@ -1,32 +1,40 @@
 """Classical fourth-order Runge-Kutta on the first-order Hamiltonian system.
 
-    y = (q, p),  y' = f(y) = (dH/dp, -dH/dq)   (for M q'' + K q = 0: (M^-1 p, -K q)),
+    y = (q, p),  y' = f(t, y) = (dH/dp, -dH/dq)   (for M q'' + K q = 0: (M^-1 p, -K q)),
     k1 = f(y), k2 = f(y + h/2 k1), k3 = f(y + h/2 k2), k4 = f(y + h k3),
     y_j+1 = y_j + h/6 (k1 + 2 k2 + 2 k3 + k4)
 
-(axioms2024 Sec. 6, "RK4", after its ref. [3]).  Explicit, order 4, not symplectic.
-The system provides ``hamiltonian_rhs(q, p) -> (q', p')``.
+(axioms2024 Sec. 6 and top2025 Secs. 3-4, "RK4").  Explicit, order 4, not symplectic.
+The system provides ``hamiltonian_rhs(q, p, t) -> (q', p')`` (t matters only for forces);
+the step itself is :func:`mpvi.ode.rk4_step`.
 """
+import numpy as np
+
+from ..ode import rk4_step
 from .base import Scheme, check_step, register
+
+
+def hamiltonian_field(system):
+    """f(t, y) for y = (q, p) concatenated."""
+    n = system.dof if hasattr(system, "dof") else system.n
+
+    def f(t, y):
+        dq, dp = system.hamiltonian_rhs(y[:n], y[n:], t)
+        return np.concatenate([dq, dp])
+    return f, n
 
 
 def prepare(system, h, ctx, check_stability=True):
     """``check_stability`` is accepted for a uniform interface; there is no bound to check."""
     h = check_step(h, ctx)
-    f = system.hamiltonian_rhs
-    half = h / 2
-    sixth = h / 6
+    f, n = hamiltonian_field(system)
 
-    def stepper(q, p):
-        a1, b1 = f(q, p)
-        a2, b2 = f(q + half * a1, p + half * b1)
-        a3, b3 = f(q + half * a2, p + half * b2)
-        a4, b4 = f(q + h * a3, p + h * b3)
-        return (q + sixth * (a1 + 2 * (a2 + a3) + a4),
-                p + sixth * (b1 + 2 * (b2 + b3) + b4), None)
+    def stepper(q, p, t=None):
+        y = rk4_step(f, ctx.zero if t is None else t, np.concatenate([q, p]), h)
+        return y[:n], y[n:], None
     return stepper
 
 
 rk4 = register(Scheme(
     name="rk4", label="RK4", order=4, symplectic=False, implicit=False,
-    reference="axioms2024 Sec. 6 (classical RK4)", prepare=prepare, doc=__doc__))
+    reference="axioms2024 Sec. 6; top2025 Secs. 3-4 (classical RK4)", prepare=prepare, doc=__doc__))

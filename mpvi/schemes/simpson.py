@@ -1,4 +1,8 @@
-"""Simpson's variational integrator for M q'' + K q = 0  (axioms2024, Sec. 3).
+"""Simpson's variational integrator (axioms2024 Sec. 3 for M q'' + K q = 0; top2025 Sec. 2).
+
+For a nonlinear :class:`mpvi.mechanics.LagrangianSystem` the ``simpson`` scheme solves the
+discrete Euler-Lagrange equations of top2025 eqs. (6), (8), (13), (14) by Newton's method
+(see :mod:`mpvi.schemes.variational`); the rest of this docstring is the linear form.
 
 Quadratic finite-element interpolation on [t_j, t_j+1] through (q_l, q_m, q_r) =
 (q_j, q_j+1/2, q_j+1) (eqs. 13-14), Gear's derivatives g_l, g_m, g_r (eq. 15), and
@@ -29,6 +33,7 @@ import numpy as np
 
 from .base import (Scheme, StabilityError, check_step, pq_block_stepper, prop1_matrices,
                    register, require_linear)
+from .variational import SIMPSON, prepare_rule
 
 
 def check_simpson_stability(system, h, ctx):
@@ -70,6 +75,14 @@ def prepare_v2(system, h, ctx, check_stability=True):
     return pq_block_stepper(ctx.solve(A, B), system.n)
 
 
+def prepare(system, h, ctx, check_stability=True):
+    """Linear systems: variant 2 (eqs. 30-32).  Nonlinear :class:`LagrangianSystem`:
+    the Newton form of top2025 App. A (:mod:`mpvi.schemes.variational`), midpoint kept."""
+    if getattr(system, "is_linear", False):
+        return prepare_v2(system, h, ctx, check_stability)
+    return prepare_rule(SIMPSON, system, h, ctx, check_stability)
+
+
 def sigma_matrices(system, h, ctx):
     """A_sigma (3n x 3n) on (q_j+1/2, p_j+1, q_j+1) and B_sigma (3n x 2n) on
     eta_j = (p_j, q_j), eq. (28).  (Eq. 27 prints B_sigma eta_j+1; it acts on eta_j.)"""
@@ -94,7 +107,7 @@ def prepare_v1(system, h, ctx, check_stability=True):
     pp, pq = psi[n:2 * n, :n], psi[n:2 * n, n:]
     qp, qq = psi[2 * n:, :n], psi[2 * n:, n:]
 
-    def stepper(q, p):
+    def stepper(q, p, t=None):
         return qp @ p + qq @ q, pp @ p + pq @ q, mq @ p + mp @ q
     stepper.phi = psi[n:, :]
     return stepper
@@ -102,8 +115,8 @@ def prepare_v1(system, h, ctx, check_stability=True):
 
 simpson = register(Scheme(
     name="simpson", label="Simpson", order=4, symplectic=True, implicit=True,
-    reference="axioms2024 eqs. (30)-(32) (variant 2, midpoint eliminated)",
-    prepare=prepare_v2, doc=__doc__))
+    reference="axioms2024 eqs. (30)-(32) (linear, variant 2); top2025 Sec. 2, App. A (nonlinear)",
+    prepare=prepare, stage_name="q_mid", doc=__doc__))
 
 simpson_v1 = register(Scheme(
     name="simpson_v1", label="Simpson (variant 1)", order=4, symplectic=True, implicit=True,

@@ -85,4 +85,51 @@ def linearized_double_pendulum(ctx, m1=1, mu_r=1, omega0=None, g="9.81",
                                 tbar=2 * ctx.pi / omega0, omega0=omega0, mu_r=mu_r)
 
 
-__all__ = ["LinearDoublePendulum", "linearized_double_pendulum"]
+
+@dataclass
+class NonlinearDoublePendulum:
+    """top2025 Sec. 3: the system, Table 1 initial data and the constants used."""
+
+    system: object
+    q0: np.ndarray
+    p0: np.ndarray
+    length: object
+    g: object
+    omega0: object
+
+
+def nonlinear_double_pendulum(ctx, m1=1, m2=1, g="9.81", omega0=None, length=None,
+                              q0=None, p0=(0, 0), force=None):
+    """The nonlinear double pendulum of top2025 Sec. 3 (Table 1 values by default).
+
+    q = (q1, q2) are the absolute rod angles from the downward vertical:
+
+        M(q) = [[(m1 + m2) l1^2, m2 l1 l2 cos(q1 - q2)], [m2 l1 l2 cos(q1 - q2), m2 l2^2]],
+        V(q) = -(m1 + m2) g l1 cos q1 - m2 g l2 cos q2.
+
+    Table 1 prints l1 = l2 = l = g/omega0, which has the unit m/s, not m.  We take
+    l = g / omega0^2 (omega0 = sqrt(g/l) = 2 pi s^-1 is then the pendulum frequency, as in
+    axioms2024 whose linearization this is; reproductions/ERRATA.md [E13]); pass
+    ``length`` to override.  q(0) = (pi/4, pi/3), p(0) = 0.  ``force(t, q, v)`` is an
+    optional sympy generalized force (see :class:`mpvi.mechanics.LagrangianSystem`).
+    """
+    import sympy as sp
+    from ..mechanics import LagrangianSystem
+
+    g_ = ctx.num(g)
+    w0 = 2 * ctx.pi if omega0 is None else ctx.num(omega0)
+    ell = g_ / w0 ** 2 if length is None else ctx.num(length)
+    q1, q2 = sp.symbols("q1 q2")
+    M1, M2, G, L1, L2 = sp.symbols("m1 m2 g l1 l2", positive=True)
+    c = M2 * L1 * L2 * sp.cos(q1 - q2)
+    M = sp.Matrix([[(M1 + M2) * L1 ** 2, c], [c, M2 * L2 ** 2]])
+    V = -M1 * G * L1 * sp.cos(q1) - M2 * G * (L1 * sp.cos(q1) + L2 * sp.cos(q2))
+    params = {M1: ctx.num(m1), M2: ctx.num(m2), G: g_, L1: ell, L2: ell}
+    system = LagrangianSystem("double pendulum", [q1, q2], M, V, params, ctx, force=force)
+    q0 = np.array([ctx.pi / 4, ctx.pi / 3], dtype=ctx.dtype) if q0 is None else ctx.asarray(q0)
+    return NonlinearDoublePendulum(system=system, q0=q0, p0=ctx.asarray(p0), length=ell,
+                                   g=g_, omega0=w0)
+
+
+__all__ = ["LinearDoublePendulum", "linearized_double_pendulum", "NonlinearDoublePendulum",
+           "nonlinear_double_pendulum"]

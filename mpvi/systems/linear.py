@@ -56,8 +56,8 @@ class LinearSystem:
         """Generalized force -dV/dq = -K q."""
         return -(self.K @ q)
 
-    def hamiltonian_rhs(self, q, p):
-        """First-order system (q', p') = (M^-1 p, -K q)."""
+    def hamiltonian_rhs(self, q, p, t=None):
+        """First-order system (q', p') = (M^-1 p, -K q); autonomous, t is ignored."""
         return self.Minv @ p, -(self.K @ q)
 
     def energy(self, q, p):

@@ -1,0 +1,30 @@
+"""Gragg-Bulirsch-Stoer extrapolation as a reference scheme (order 2 * levels, default 32).
+
+One step of size h is the extrapolated explicit midpoint rule of :func:`mpvi.ode.gbs_step`
+on y = (q, p).  Not symplectic; used where no exact solution exists (the double
+pendulum of top2025 Sec. 3, the precession of the top), at step sizes where its error is
+below 1e-55 (checked by halving h in the tests and in the reproductions).
+"""
+import numpy as np
+
+from ..ode import gbs_step
+from .base import Scheme, check_step, register
+from .rk4 import hamiltonian_field
+
+
+def prepare(system, h, ctx, check_stability=True, levels=16):
+    h = check_step(h, ctx)
+    if not isinstance(levels, int) or levels < 1:
+        raise ValueError(f"levels must be a positive integer, got {levels!r}")
+    f, n = hamiltonian_field(system)
+
+    def stepper(q, p, t=None):
+        y = gbs_step(f, ctx.zero if t is None else t, np.concatenate([q, p]), h, levels, ctx)
+        return y[:n], y[n:], None
+    return stepper
+
+
+gbs = register(Scheme(
+    name="gbs", label="GBS reference", order=32, symplectic=False, implicit=False,
+    reference="Hairer-Norsett-Wanner, Solving ODEs I, Sec. II.9 (reference solutions)",
+    prepare=prepare, doc=__doc__))

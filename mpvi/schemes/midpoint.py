@@ -1,0 +1,32 @@
+"""Implicit midpoint variational integrator for nonlinear systems (top2025 App. B).
+
+Discrete Lagrangian (one midpoint node):
+
+    L_d(q_l, q) = h L((q_l + q)/2, (q - q_l)/h)
+                = h/2 g^T M(q_m) g - h V(q_m),   q_m = (q_l + q)/2,  g = (q - q_l)/h,
+
+discrete Euler-Lagrange equations p_j = -dL_d/dq_l, p_j+1 = dL_d/dq, i.e. (eqs. 18as)
+
+    (p_j+1 - p_j)/h = 1/2 g^T dM(q_m) g - grad V(q_m),   (p_j+1 + p_j)/2 = M(q_m) g.
+
+(The printed eq. (18asb) evaluates M without its argument and the printed F_q omits the
+M(q_m)(q - q_j) term; see reproductions/ERRATA.md.)  Order 2, symplectic, symmetric.
+Newton's method solves for q_j+1 (:mod:`mpvi.schemes.variational`); p_j+1 is explicit.
+For a linear system M q'' + K q = 0 it coincides with Newmark's average-acceleration
+scheme
+(a linear system is run through :func:`mpvi.mechanics.from_linear`).
+"""
+from ..mechanics import from_linear
+from .base import Scheme, register
+from .variational import MIDPOINT, prepare_rule
+
+
+def prepare(system, h, ctx, check_stability=True):
+    if getattr(system, "is_linear", False):
+        system = from_linear(system)
+    return prepare_rule(MIDPOINT, system, h, ctx, check_stability)
+
+
+midpoint = register(Scheme(
+    name="midpoint", label="Implicit midpoint", order=2, symplectic=True, implicit=True,
+    reference="top2025 App. B, eqs. (18as)", prepare=prepare, doc=__doc__))

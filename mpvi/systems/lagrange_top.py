@@ -1,0 +1,118 @@
+"""The Lagrange (heavy symmetric) top of top2025 Sec. 4, complete and reduced.
+
+Complete system (eqs. (16)-(18s)), ZXZ Euler angles q = (phi, theta, psi):
+
+    T = 1/2 I3 (psi' + phi' cos theta)^2 + 1/2 I (phi'^2 sin^2 theta + theta'^2),
+    M(q) = [[I sin^2 th + I3 cos^2 th, 0, I3 cos th], [0, I, 0], [I3 cos th, 0, I3]],
+    V = m_top g l cos theta,
+
+with the conserved momenta p_phi = p[0], p_psi = p[2] (phi and psi are cyclic).
+
+Reduced system (eqs. (18ad)-(18af), (18aq)), y = (phi, theta, xi = theta'):
+
+    phi' = (p_phi - p_psi cos th) / (I sin^2 th),   theta' = xi,
+    xi'  = (A + phi'^2 cos th - (p_psi / I) phi') sin th,    A = m_top g l / I.
+
+Parameter sets: :func:`table3_top` (looping motion, Sec. 4.2) and :func:`table6_top`
+(cusps, Sec. 4.3).  The exact nutation (eq. (18aa)) is in
+:mod:`mpvi.systems.lagrange_top_exact`.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import sympy as sp
+
+from ..mechanics import LagrangianSystem
+from ..ode import FirstOrderSystem
+
+PHI, THETA, PSI = sp.symbols("phi theta psi")
+_I, _I3, _M, _G, _L = sp.symbols("I I3 m_top g ell", positive=True)
+
+
+def top_system(ctx, m_top, I, I3, ell, g, force=None):
+    """The complete Lagrange top as a :class:`LagrangianSystem` (parameters via ctx.num)."""
+    c, s = sp.cos(THETA), sp.sin(THETA)
+    M = sp.Matrix([[_I * s ** 2 + _I3 * c ** 2, 0, _I3 * c], [0, _I, 0], [_I3 * c, 0, _I3]])
+    V = _M * _G * _L * c
+    params = {_M: m_top, _I: I, _I3: I3, _G: g, _L: ell}
+    return LagrangianSystem("Lagrange top", [PHI, THETA, PSI], M, V, params, ctx, force=force)
+
+
+@dataclass
+class LagrangeTop:
+    """A top, its initial state and parameters (all context numbers)."""
+
+    system: LagrangianSystem
+    q0: np.ndarray
+    qdot0: np.ndarray
+    p0: np.ndarray
+    params: dict
+
+    @property
+    def ctx(self):
+        return self.system.ctx
+
+    def conserved_momenta(self, p):
+        """(p_phi, p_psi) of a momentum vector (eq. (18s))."""
+        return p[0], p[2]
+
+    def reduced(self):
+        """The reduced first-order system (18ad)-(18af) with this top's constants."""
+        return reduced_top(self.ctx, self.params, self.p0[0], self.p0[2])
+
+    def reduced_state0(self):
+        """(phi0, theta0, xi0 = theta'0)."""
+        return np.array([self.q0[0], self.q0[1], self.qdot0[1]], dtype=self.ctx.dtype)
+
+    def nutation(self):
+        """The exact nutation (Weierstrass p solution of eq. (18aa))."""
+        from .lagrange_top_exact import LagrangeTopNutation
+        P = self.params
+        return LagrangeTopNutation(self.ctx, m_top=P["m_top"], I=P["I"], I3=P["I3"],
+                                   ell=P["ell"], g=P["g"], theta0=self.q0[1],
+                                   phidot0=self.qdot0[0], thetadot0=self.qdot0[1],
+                                   psidot0=self.qdot0[2])
+
+
+def make_top(ctx, m_top, I, I3, ell, g, q0, qdot0, force=None):
+    P = {"m_top": ctx.num(m_top), "I": ctx.num(I), "I3": ctx.num(I3), "ell": ctx.num(ell),
+         "g": ctx.num(g)}
+    system = top_system(ctx, P["m_top"], P["I"], P["I3"], P["ell"], P["g"], force=force)
+    q0 = ctx.asarray(q0)
+    qdot0 = ctx.asarray(qdot0)
+    return LagrangeTop(system=system, q0=q0, qdot0=qdot0, p0=system.momentum(q0, qdot0), params=P)
+
+
+def table3_top(ctx, g="9.81"):
+    """Table 3 (looping motion): m_top = 0.1 kg, I = 0.002329969592394382 kg m^2,
+    I3 = 0.000125 kg m^2, l = 0.15 m, q0 = (0, pi/3, 0), q'0 = (9.2, 0, 252) rad/s.
+    g is not printed in Sec. 4; 9.81 (Sec. 3's value) reproduces the printed nutation
+    period 1.84671 s (reproductions/ERRATA.md)."""
+    return make_top(ctx, "0.1", "0.002329969592394382", "0.000125", "0.15", g,
+                    (0, ctx.pi / 3, 0), ("9.2", 0, 252))
+
+
+def table6_top(ctx, g="9.81"):
+    """Table 6 (cusps): m_top = 1, I = 1, I3 = 2, l = 4 pi^2 / g (so A = m g l / I =
+    4 pi^2 for any g), q0 = (0, pi/6, 0), q'0 = (0, 0, 2 pi)."""
+    g_ = ctx.num(g)
+    return make_top(ctx, 1, 1, 2, 4 * ctx.pi ** 2 / g_, g_, (0, ctx.pi / 6, 0),
+                    (0, 0, 2 * ctx.pi))
+
+
+def reduced_top(ctx, params, p_phi, p_psi):
+    """First-order reduced top (eqs. (18ad)-(18af); (18aq) for Table 6)."""
+    I = params["I"]
+    A = params["m_top"] * params["g"] * params["ell"] / I
+    k = p_psi / I
+    sin, cos = ctx._m.sin if ctx.is_mp else np.sin, ctx._m.cos if ctx.is_mp else np.cos
+
+    def rhs(t, y):
+        th, xi = y[1], y[2]
+        s, c = sin(th), cos(th)
+        phidot = (p_phi - p_psi * c) / (I * s * s)
+        return np.array([phidot, xi, (A + phidot * phidot * c - k * phidot) * s], dtype=ctx.dtype)
+    return FirstOrderSystem(name="reduced Lagrange top", rhs=rhs, dim=3, ctx=ctx,
+                            labels=("phi", "theta", "xi"))
