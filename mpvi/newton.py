@@ -78,6 +78,7 @@ class NewtonStats:
         n = len(self.iterations)
         return {
             "solves": n,
+            "total_iterations": sum(self.iterations),
             "mean_iterations": sum(self.iterations) / n,
             "max_iterations": max(self.iterations),
             "min_iterations": min(self.iterations),

@@ -69,9 +69,38 @@ class Run:
         self.quick = quick
         self.stream = stream if stream is not None else sys.stderr
         self._t0 = time.perf_counter()
+        self.newton = {}
 
     def progress(self, message):
         print(f"  [{time.perf_counter() - self._t0:7.1f} s] {message}", file=self.stream, flush=True)
+
+    def integrate(self, system, scheme, q0, p0, h, n, **options):
+        """:func:`mpvi.integrate` with progress for long runs; Newton statistics of every
+        implicit run are pooled per scheme into the provenance (``newton``)."""
+        from .integrate import Progress, integrate
+        bar = Progress(f"{get_scheme_name(scheme)} n={n}", n, self.stream) if n >= 5000 else None
+        traj = integrate(system, scheme, q0, p0, h, n, self.ctx, progress=bar, **options)
+        s = traj.stats.get("newton")
+        if s and s.get("solves"):
+            pool = self.newton.setdefault(traj.scheme, {"solves": 0, "iterations": 0,
+                                                        "max_iterations": 0, "max_residual": 0.0})
+            pool["solves"] += s["solves"]
+            pool["iterations"] += s["total_iterations"]
+            pool["max_iterations"] = max(pool["max_iterations"], s["max_iterations"])
+            pool["max_residual"] = max(pool["max_residual"], s["max_residual"])
+        return traj
+
+    def newton_summary(self):
+        """Per scheme: Newton solves (= steps), mean and max iterations per step, and the
+        largest final residual norm over all steps of this reproduction."""
+        return {m: {"steps": s["solves"], "mean_iterations_per_step": s["iterations"] / s["solves"],
+                    "max_iterations": s["max_iterations"], "max_final_residual": s["max_residual"],
+                    "context_eps": float(self.ctx.eps)}
+                for m, s in self.newton.items()}
+
+
+def get_scheme_name(scheme):
+    return getattr(scheme, "name", scheme)
 
 
 def default_out_dir():
@@ -129,8 +158,11 @@ def execute(rep, context="mp", dps=64, quick=False, out_dir=None, stream=None):
     fig = rep.plot(out, params)
     io.save_figure(fig, paths["png"])
     plt.close(fig)
+    extra = dict(out.extra)
+    if run.newton:
+        extra["newton"] = run.newton_summary()
     record = io.provenance(ctx, params, wall, {"reproduction": rep.id, "paper": rep.paper,
-                                               "item": rep.item, "quick": quick, **out.extra})
+                                               "item": rep.item, "quick": quick, **extra})
     record["values"] = out.values
     io.write_json(record, paths["json"])
     run.progress(f"{rep.id}: done in {wall:.1f} s -> {paths['csv'].parent}")
