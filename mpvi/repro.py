@@ -80,15 +80,19 @@ class Run:
         from .integrate import Progress, integrate
         bar = Progress(f"{get_scheme_name(scheme)} n={n}", n, self.stream) if n >= 5000 else None
         traj = integrate(system, scheme, q0, p0, h, n, self.ctx, progress=bar, **options)
-        s = traj.stats.get("newton")
-        if s and s.get("solves"):
-            pool = self.newton.setdefault(traj.scheme, {"solves": 0, "iterations": 0,
-                                                        "max_iterations": 0, "max_residual": 0.0})
-            pool["solves"] += s["solves"]
-            pool["iterations"] += s["total_iterations"]
-            pool["max_iterations"] = max(pool["max_iterations"], s["max_iterations"])
-            pool["max_residual"] = max(pool["max_residual"], s["max_residual"])
+        self.add_newton(traj.scheme, traj.stats.get("newton"))
         return traj
+
+    def add_newton(self, scheme, summary):
+        """Pool one trajectory's Newton summary (``traj.stats["newton"]``) under ``scheme``."""
+        if not summary or not summary.get("solves"):
+            return
+        pool = self.newton.setdefault(scheme, {"solves": 0, "iterations": 0,
+                                               "max_iterations": 0, "max_residual": 0.0})
+        pool["solves"] += summary["solves"]
+        pool["iterations"] += summary["total_iterations"]
+        pool["max_iterations"] = max(pool["max_iterations"], summary["max_iterations"])
+        pool["max_residual"] = max(pool["max_residual"], summary["max_residual"])
 
     def newton_summary(self):
         """Per scheme: Newton solves (= steps), mean and max iterations per step, and the

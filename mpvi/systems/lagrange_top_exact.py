@@ -1,0 +1,220 @@
+"""Exact nutation of the Lagrange top (top2025, Sec. 4.1-4.2, eqs. 16-18s, 18aa, Table 3).
+
+The heavy symmetric top in ZXZ Euler angles q = (φ, θ, ψ) (paper eqs. 16-17):
+
+    T = ½ I3 (ψ̇ + φ̇ cosθ)² + ½ I (φ̇² sin²θ + θ̇²),   V = m_top g ℓ cosθ ≡ I m cosθ,
+
+m = m_top g ℓ / I.  φ and ψ are cyclic; the conserved momenta (eq. 18s) and energy are
+
+    p_φ = I3 (ψ̇ + φ̇ cosθ) cosθ + I φ̇ sin²θ,   p_ψ = I3 (ψ̇ + φ̇ cosθ),   E = T + V.
+
+Eliminating φ̇ = (p_φ − p_ψ cosθ)/(I sin²θ) (eq. 18af) and ψ̇ + φ̇ cosθ = p_ψ/I3 from E
+leaves, with ``c = E − p_ψ²/(2 I3)``,
+
+    c = ½ I θ̇² + (p_φ − p_ψ cosθ)²/(2 I sin²θ) + I m cosθ,
+
+which is the paper's constant c (printed below eq. 18aa with sin²θ; at t = 0 it is
+sin²θ0).  For u = cosθ, u̇ = −sinθ θ̇ and 1 − u² = sin²θ give the cubic
+
+    u̇² = f(u) = (2/I)(c − I m u)(1 − u²) − (p_φ − p_ψ u)²/I²
+              = 2m u³ − (2c/I + p_ψ²/I²) u² + 2(p_φ p_ψ/I² − m) u + 2c/I − p_φ²/I².
+
+With u = (2/m) P + b and b = (2 I c + p_ψ²)/(6 I² m) (the shift that removes the u²
+term) one gets P'² = 4P³ − g2 P − g3, with g2 = −(m/2) f'(b) and g3 = −(m²/4) f(b): P is
+the Weierstrass function ℘ of those invariants.  f(±1) = −(p_φ ∓ p_ψ)²/I² ≤ 0 and
+f(+∞) = +∞, so the roots are u_min < u_max in [−1, 1] and a third one > 1; they are
+(2/m) e_j + b with e3 → u_min, e2 → u_max, e1 → the third.  On the line t + ω3, ℘ is real
+and oscillates between e3 and e2, hence (eq. 18aa, corrected; see below)
+
+    cosθ(t) = (2/m) ℘(t + t0 + ω3) + b,    b = (2 I c + p_ψ²)/(6 I² m),
+
+with the phase t0 fixed by θ(0) = θ0 and the sign of θ̇(0) (t0 = 0 when θ̇0 = 0 and θ0
+is the largest nutation angle, as for Table 3).  The nutation period is the real period
+2ω1 of ℘.
+
+Differences from the printed eq. (18aa) (evidence in tests/test_lagrange_top_exact.py):
+
+* the constant is printed (2Ic + p_ψ²)/(6Im); it must be divided by I once more,
+  (2Ic + p_ψ²)/(6I²m).  The printed form has units of kg m² (cosθ is a number) and gives
+  cosθ(0) ≈ −0.332 instead of cos(π/3) = 0.5 for Table 3;
+* sin²θ in the definition of c is sin²θ0 (with sin²θ(t) the "constant" would vary);
+* t + ω3 holds only when θ0 is a turning point with θ0 the largest angle; otherwise a
+  phase t0 enters.
+
+Table 3 does not print g (ERRATA [E12]).  g = 9.81 m/s² (the value the same paper prints for its double
+pendulum, Table 1) gives the period 2ω1 = 1.847238981508925884056232208398876635488 s,
+g = 9.80665 gives 1.827537611090097805648472355157705134436 s; the paper prints
+t̄ = 1.84671 s.  Neither g reproduces it.  The period is very sensitive to I
+(dt̄/dI ≈ −1.7e4 s per kg m²): with the printed g = 9.81 and I rounded to 0.00233 the
+period is 1.846708477 s, which rounds to the printed 1.84671.  We keep the printed
+I = 0.002329969592394382 and g = 9.81 (:func:`mpvi.systems.lagrange_top.table3_top`).
+"""
+from __future__ import annotations
+
+from ..elliptic import Weierstrass
+
+SETUP_GUARD_DIGITS = 20
+"""Extra digits for the constants (momenta, invariants, roots, half-periods, phase).  The
+period is ill-conditioned near looping motions (Table 3: a relative change of 1e-65 in the
+coefficients of f moves it by ~1e-61); with the guard the constants are exact to the
+context precision for inputs given as strings, ints or fractions."""
+
+QUADRATURE_GUARD_DIGITS = 20
+"""Extra digits for :meth:`LagrangeTopNutation.period_quadrature` (f(u) cancels near the
+turning points)."""
+
+
+class LagrangeTopNutation:
+    """The exact nutation θ(t) of the Lagrange top for given parameters and initial data.
+
+    Parameters (ints, strings, ``Fraction`` or numbers of ``ctx``; floats are refused):
+    ``m_top`` [kg], ``I`` = I1 = I2 and ``I3`` [kg m²], ``ell`` = ℓ [m], ``g`` [m s⁻²],
+    ``theta0`` in (0, π) [rad], ``phi_dot0``, ``theta_dot0``, ``psi_dot0`` [rad s⁻¹].
+    φ0 and ψ0 do not enter the nutation.
+
+    Attributes: ``m`` (m_top g ℓ / I), ``p_phi``, ``p_psi`` (eq. 18s), ``energy`` (T + V),
+    ``c`` (E − p_ψ²/(2 I3), the constant below eq. 18aa), ``coefficients`` of f
+    (highest degree first), ``b`` (shift of eq. 18aa), ``g2``, ``g3``, ``wp`` (the
+    :class:`~mpvi.elliptic.Weierstrass` function), ``roots`` = (u_min, u_max, u_3) of f,
+    ``t0`` (phase), ``period`` (2ω1, the nutation period).  They are computed and kept
+    with ``SETUP_GUARD_DIGITS`` extra digits; the methods return numbers at the context
+    precision.  θ̇, φ̇ and ψ̇ divide by sinθ, which vanishes only if u_max = 1
+    (p_φ = p_ψ: the axis passes through the vertical).
+    """
+
+    def __init__(self, ctx, *, m_top, I, I3, ell, g, theta0, phi_dot0, theta_dot0, psi_dot0):
+        self.ctx = ctx
+        with ctx.workdps(ctx.dps + SETUP_GUARD_DIGITS):
+            self._setup(m_top, I, I3, ell, g, theta0, phi_dot0, theta_dot0, psi_dot0)
+
+    def _setup(self, m_top, I, I3, ell, g, theta0, phi_dot0, theta_dot0, psi_dot0):
+        ctx, mp, num = self.ctx, self.ctx._m, self.ctx.num
+        self.m_top, self.I, self.I3, self.ell, self.g = (num(x) for x in (m_top, I, I3, ell, g))
+        self.theta0, self.phi_dot0, self.theta_dot0, self.psi_dot0 = (
+            num(x) for x in (theta0, phi_dot0, theta_dot0, psi_dot0))
+        for name in ("m_top", "I", "I3", "ell", "g"):
+            if not getattr(self, name) > 0:
+                raise ValueError(f"{name} must be positive, got {ctx.to_str(getattr(self, name), 10)}")
+        if not 0 < self.theta0 < ctx.pi:
+            raise ValueError(f"theta0 must lie in (0, pi) (Euler angles are singular at 0 and pi), "
+                             f"got {ctx.to_str(self.theta0, 10)}")
+        I, I3 = self.I, self.I3
+        u0, s0 = mp.cos(self.theta0), mp.sin(self.theta0)
+
+        self.m = self.m_top * self.g * self.ell / I
+        spin = self.psi_dot0 + self.phi_dot0 * u0                       # ψ̇ + φ̇ cosθ
+        self.p_psi = I3 * spin
+        self.p_phi = self.p_psi * u0 + I * self.phi_dot0 * s0 ** 2
+        kinetic = (I3 * spin ** 2 + I * (self.phi_dot0 ** 2 * s0 ** 2 + self.theta_dot0 ** 2)) / 2
+        self.energy = kinetic + I * self.m * u0                         # eqs. (16), (17)
+        self.c = (I * self.theta_dot0 ** 2 / 2
+                  + (self.p_phi - self.p_psi * u0) ** 2 / (2 * I * s0 ** 2) + I * self.m * u0)
+
+        m, c, pp, ps = self.m, self.c, self.p_phi, self.p_psi
+        self.coefficients = (2 * m, -(2 * c / I + ps ** 2 / I ** 2),
+                             2 * (pp * ps / I ** 2 - m), 2 * c / I - pp ** 2 / I ** 2)
+        self.b = (2 * I * c + ps ** 2) / (6 * I ** 2 * m)
+        self.g2 = -m * self.f_prime(self.b) / 2
+        self.g3 = -m ** 2 * self.f(self.b) / 4
+        try:
+            self.wp = Weierstrass(ctx, self.g2, self.g3)
+        except ValueError as err:
+            raise ValueError("f(u) has a double root: the nutation is degenerate (steady "
+                             "precession, or the motion that tends to the upright top)") from err
+        w = self.wp
+        self.roots = tuple(2 * e / m + self.b for e in (w.e3, w.e2, w.e1))
+        self.period = w.period
+        self.t0 = self._phase(u0, -s0 * self.theta_dot0)
+
+    # ----- the cubic ---------------------------------------------------------------
+    def f(self, u):
+        """f(u) with u̇² = f(u), u = cosθ (module docstring)."""
+        a3, a2, a1, a0 = self.coefficients
+        return ((a3 * u + a2) * u + a1) * u + a0
+
+    def f_prime(self, u):
+        """f'(u)."""
+        a3, a2, a1, _ = self.coefficients
+        return (3 * a3 * u + 2 * a2) * u + a1
+
+    def _phase(self, u0, udot0):
+        """t0 with cosθ(0) = u0 and d cosθ/dt(0) = udot0.
+
+        ℘(t + ω3) = e3 + (e2 − e3) sn²(λt), λ = √(e1 − e3), and
+        ℘'(t + ω3) = 2 (e2 − e3) λ sn cn dn.  With A = sn² (from u0) and B = sn cn dn
+        (from udot0), the amplitude am(λ t0) = atan2(sn, cn) is taken from the better
+        conditioned pair: sn = B/(cn dn) when A ≤ ½ (near the turning point u_min, where
+        A alone fixes t0 only to √eps), cn = B/(sn dn) otherwise.  λ t0 = F(am | k²).
+        """
+        mp, w = self.ctx._m, self.wp
+        lam = mp.sqrt(w.e1 - w.e3)
+        a = (self.m * (u0 - self.b) / 2 - w.e3) / (w.e2 - w.e3)
+        a = min(max(a, self.ctx.zero), self.ctx.one)      # rounding may leave [0, 1]
+        bb = self.m * udot0 / (4 * (w.e2 - w.e3) * lam)   # sn cn dn
+        dn = mp.sqrt(1 - w.k2 * a)
+        if 2 * a <= 1:
+            cn = mp.sqrt(1 - a)
+            sn = bb / (cn * dn)
+        else:
+            sn = mp.sqrt(a)
+            cn = bb / (sn * dn)
+        return mp.ellipf(mp.atan2(sn, cn), w.k2) / lam
+
+    # ----- the solution ----------------------------------------------------------------
+    def cos_theta(self, t):
+        """cosθ(t) = (2/m) ℘(t + t0 + ω3) + b (eq. 18aa, corrected)."""
+        return 2 * self.wp.p_shifted(self.ctx.num(t) + self.t0) / self.m + self.b
+
+    def cos_theta_dot(self, t):
+        """d cosθ/dt = (2/m) ℘'(t + t0 + ω3)."""
+        return 2 * self.wp.p_dp_shifted(self.ctx.num(t) + self.t0)[1] / self.m
+
+    def theta(self, t):
+        """θ(t) = acos(cosθ(t)) in (0, π)."""
+        return self.ctx._m.acos(self.cos_theta(t))
+
+    def theta_dot(self, t):
+        """θ̇(t) = −(d cosθ/dt)/sinθ."""
+        p, dp = self.wp.p_dp_shifted(self.ctx.num(t) + self.t0)
+        u = 2 * p / self.m + self.b
+        return -2 * dp / (self.m * self.ctx.sqrt(1 - u * u))
+
+    def phi_dot(self, t):
+        """Precession rate φ̇ = (p_φ − p_ψ cosθ)/(I sin²θ) (eq. 18af)."""
+        u = self.cos_theta(t)
+        return (self.p_phi - self.p_psi * u) / (self.I * (1 - u * u))
+
+    def psi_dot(self, t):
+        """Spin rate ψ̇ = p_ψ/I3 − φ̇ cosθ (eq. 18s)."""
+        u = self.cos_theta(t)
+        return self.p_psi / self.I3 - (self.p_phi - self.p_psi * u) * u / (self.I * (1 - u * u))
+
+    # ----- independent check of the period ----------------------------------------------
+    def period_quadrature(self):
+        """2 ∫_{u_min}^{u_max} du / √f(u), computed without ℘.
+
+        The roots of f come from ``polyroots`` and f is evaluated from its coefficients,
+        with ``QUADRATURE_GUARD_DIGITS`` extra digits.  The substitution
+        u = u_min + (u_max − u_min) sin²s turns the integrand into the smooth
+        2 (u_max − u_min) sin s cos s / √f(u(s)) on [0, π/2], integrated by Gauss-Legendre
+        on four panels (the integrand has a complex singularity near s = π/2, at the third
+        root of f).
+        """
+        ctx, mp = self.ctx, self.ctx._m
+        with mp.workdps(ctx.dps + QUADRATURE_GUARD_DIGITS):
+            roots = sorted(mp.re(r) for r in mp.polyroots(self.coefficients, extraprec=2 * mp.prec))
+            u_min, u_max = roots[0], roots[1]
+            width = u_max - u_min
+
+            def integrand(s):
+                sn, cs = mp.sin(s), mp.cos(s)
+                return 2 * width * sn * cs / mp.sqrt(self.f(u_min + width * sn ** 2))
+
+            value = 2 * mp.quad(integrand, mp.linspace(0, mp.pi / 2, 5), method="gauss-legendre")
+        return +value
+
+    def __repr__(self):
+        s = self.ctx.to_str
+        return (f"LagrangeTopNutation(period={s(self.period, 15)}, u_min={s(self.roots[0], 15)}, "
+                f"u_max={s(self.roots[1], 15)}, dps={self.ctx.dps})")
+
