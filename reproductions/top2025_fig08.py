@@ -1,0 +1,54 @@
+"""top2025 Fig. 8: nutation theta(t) over one period for implicit midpoint, RK4 and
+Simpson at h = 0.05 t_bar against the exact solution (18aa).
+
+The caption says h = 0.05 without a unit; Sec. 4.1 says step sizes are expressed as
+portions of the nutation period t_bar, so h = 0.05 t_bar (20 steps per period) -- the
+same h as the first column of Tables 4-5 (ERRATA [E31]).  Recorded: each method's
+max |theta_n - theta_ex(t_n)|.  Paper: "Simpson's solution correctly follows the exact one".
+
+Run: ``mpvi run top2025_fig08`` or ``python reproductions/top2025_fig08.py``.
+"""
+import pandas as pd
+
+from mpvi.repro import Output, Reproduction, script_main
+from mpvi.studies import numstr
+
+from reproductions._top2025 import PAPER, STYLE, loop_methods_run, series_frame, sup
+
+PARAMS = {"periods": 1, "N_per_period": 20, "exact_samples": 400}
+QUICK = {"exact_samples": 100}
+
+
+def compute(run):
+    ctx, p = run.ctx, run.params
+    lt, res = loop_methods_run(run, p["periods"], p["N_per_period"])
+    df = series_frame(ctx, res, ["theta"])
+    k = p["exact_samples"]
+    ts = [lt.tbar * p["periods"] * j / k for j in range(k + 1)]
+    exact = pd.DataFrame({"t": [numstr(ctx, t) for t in ts],
+                          "theta_exact": [numstr(ctx, x) for x in lt.theta_exact(ts)]})
+    values = {f"{m} theta max abs error": numstr(ctx, sup(tr.q[:, 1] - lt.theta_exact(tr.t)))
+              for m, (tr, _) in res.items()}
+    values.update({f"{m} theta max rel error": numstr(ctx, sup(e["theta"])) for m, (_, e) in res.items()})
+    return Output(tables={"": df, "exact": exact}, values=values,
+                  extra={"h_tbar": f"1/{p['N_per_period']}", "tbar_s": numstr(ctx, lt.tbar)})
+
+
+def plot(out, p):
+    import matplotlib.pyplot as plt
+    df, ex = out.tables[""], out.tables["exact"]
+    fig, ax = plt.subplots(figsize=(7, 4.3))
+    ax.plot(ex["t"].astype(float), ex["theta_exact"].astype(float), **STYLE["exact"])
+    for m, g in df.groupby("method", sort=False):
+        ax.plot(g["t"].astype(float), g["theta"].astype(float), marker="o", ms=3, **STYLE[m])
+    ax.set_xlabel("t [s]"); ax.set_ylabel(r"$\theta$ [rad]"); ax.grid(alpha=0.3); ax.legend(fontsize=8)
+    ax.set_title(rf"top2025 Fig. 8: nutation over one period, h = $\bar t$/{p['N_per_period']}", fontsize=10)
+    return fig
+
+
+REPRODUCTION = Reproduction(
+    id="top2025_fig08", paper=PAPER, item="Fig. 8", title="nutation over one period vs the exact solution",
+    runtime="~2 s", params=PARAMS, quick=QUICK, compute=compute, plot=plot)
+
+if __name__ == "__main__":
+    raise SystemExit(script_main(REPRODUCTION))
