@@ -81,14 +81,6 @@ def sup(values):
     return max(abs(v) for v in values)
 
 
-def successive_orders(ctx, errors):
-    """log2(e_k / e_k+1) for step sizes halving; '' for the first."""
-    out = [None]
-    for a, b in zip(errors, errors[1:]):
-        out.append(ctx._m.log(a / b, 2) if ctx.is_mp else np.log2(a / b))
-    return out
-
-
 _LONG_RUNS = {}
 
 
@@ -166,7 +158,7 @@ def long_run_table(run, variable):
             errs = [ctx.num(r[variable]) for r in mine]
             hs = [tbar_num / r["N"] for r in mine]
             ls = fit_order(ctx, hs, errs)
-            for r, e, o in zip(mine, errs, successive_orders(ctx, errs)):
+            for r, e, o in zip(mine, errs, [None] + successive_orders(ctx, errs)):
                 out.append({"T": T, "method": m, "N": r["N"] * T, "h_tbar": f"1/{r['N']}",
                             "error": ctx.to_str(e), "order": "" if o is None else ctx.to_str(o),
                             "ls_order": ctx.to_str(ls),
