@@ -166,6 +166,17 @@ def long_run_table(run, variable):
                                if variable == "H" else {})})
                 values[f"T={T} {m} {variable} h=1/{r['N']}"] = ctx.to_str(e)
             values[f"T={T} {m} {variable} order"] = ctx.to_str(ls)
+            if variable == "H":
+                for k in ("p_phi", "p_psi"):
+                    values[f"T={T} {m} max rel {k} error"] = ctx.to_str(max(ctx.num(r[k]) for r in mine))
+    # growth of the error with the simulation length (same h): bounded or drifting
+    first, last = p["T_tbar"][0], p["T_tbar"][-1]
+    for m in p["methods"]:
+        for N in p["N_per_period"]:
+            e0, e1 = (ctx.num(next(r[variable] for r in rows
+                                   if r["T"] == T and r["method"] == m and r["N"] == N))
+                      for T in (first, last))
+            values[f"{m} {variable} growth T={last}/T={first} h=1/{N}"] = ctx.to_str(e1 / e0)
     return pd.DataFrame(out), values, {"tbar_s": tbar}
 
 
