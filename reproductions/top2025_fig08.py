@@ -30,6 +30,9 @@ def compute(run):
     values = {f"{m} theta max abs error": numstr(ctx, sup(tr.q[:, 1] - lt.theta_exact(tr.t)))
               for m, (tr, _) in res.items()}
     values.update({f"{m} theta max rel error": numstr(ctx, sup(e["theta"])) for m, (_, e) in res.items()})
+    for m in ("midpoint", "rk4"):
+        values[f"simpson/{m} theta error ratio"] = numstr(
+            ctx, ctx.num(values["simpson theta max abs error"]) / ctx.num(values[f"{m} theta max abs error"]))
     return Output(tables={"": df, "exact": exact}, values=values,
                   extra={"h_tbar": f"1/{p['N_per_period']}", "tbar_s": numstr(ctx, lt.tbar)})
 

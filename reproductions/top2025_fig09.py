@@ -25,6 +25,8 @@ def compute(run):
         values[f"{m} max |e_H|"] = numstr(ctx, sup(e["H"]))
         values[f"{m} e_H growth"] = numstr(ctx, growth(e["H"]))
         values[f"{m} final e_H"] = numstr(ctx, e["H"][-1])
+    for m in ("midpoint", "rk4"):
+        values[f"simpson/{m} max |e_H| ratio"] = numstr(ctx, sup(res["simpson"][1]["H"]) / sup(res[m][1]["H"]))
     return Output(tables={"": series_frame(ctx, res, ["H"])}, values=values,
                   extra={"h_tbar": f"1/{p['N_per_period']}"})
 
