@@ -9,8 +9,8 @@ discrete Euler-Lagrange equations p_j = -dL_d/dq_l, p_j+1 = dL_d/dq, i.e. (eqs. 
 
     (p_j+1 - p_j)/h = 1/2 g^T dM(q_m) g - grad V(q_m),   (p_j+1 + p_j)/2 = M(q_m) g.
 
-(The printed eq. (18asb) evaluates M without its argument and the printed F_q omits the
-M(q_m)(q - q_j) term; see reproductions/ERRATA.md.)  Order 2, symplectic, symmetric.
+(The printed App. B gives p_j+1 = -dL_d/dq with the wrong sign and an F_q without the
+M(q_m)(q - q_j) term: reproductions/ERRATA.md [E25].)  Order 2, symplectic, symmetric.
 Newton's method solves for q_j+1 (:mod:`mpvi.schemes.variational`); p_j+1 is explicit.
 For a linear system M q'' + K q = 0 it coincides with Newmark's average-acceleration
 scheme

@@ -25,8 +25,8 @@ Derivatives, with (P, G, L_vv, B, A) the derivatives of L at node k (see
     d2L_d/dq_i dq_j = sum_k w_k (h a_ki a_kj A_k + a_ki c_kj B_k + c_ki a_kj B_k^T
                                   + c_ki c_kj / h L_vv,k),
 
-which is the Newton Jacobian (derived here; the printed one of App. A has index typos,
-see reproductions/ERRATA.md).  The tests check both against finite differences.
+which is the Newton Jacobian (derived here; the printed one of App. A has index typos and
+a -1/2 for -h/2, and its F_q doubles the h-terms: reproductions/ERRATA.md [E20]-[E24]).  The tests check both against finite differences.
 
 Rules
 -----
