@@ -217,17 +217,14 @@ GBS_LEVELS = 16
 """GBS extrapolation depth for the references (order 2 * 16 = 32, mpvi.ode)."""
 
 
-def cusp_nutation(ctx):
-    """Exact nutation (Weierstrass solution) of the Table 6 top: ``.period`` (2 omega_1),
-    ``.roots`` = (cos theta_max, cos theta_min, third root).  Built directly from
-    :class:`LagrangeTopNutation` with the top's parameters and initial rates (the
-    ``LagrangeTop.nutation()`` shortcut passes keyword names the class does not take)."""
-    from mpvi.systems.lagrange_top_exact import LagrangeTopNutation
-    top = cusp_top(ctx)
-    P = top.params
-    return LagrangeTopNutation(ctx, m_top=P["m_top"], I=P["I"], I3=P["I3"], ell=P["ell"],
-                               g=P["g"], theta0=top.q0[1], phi_dot0=top.qdot0[0],
-                               theta_dot0=top.qdot0[1], psi_dot0=top.qdot0[2])
+def cusp_exact(ctx):
+    """(nutation period 2 omega_1, theta_max) of the Table 6 top from the exact Weierstrass
+    solution, as numbers of ``ctx``.  Computed at the context's precision; for float64
+    (whose fixed precision the Weierstrass setup cannot raise) at 30 digits, then rounded."""
+    from mpvi import MPContext
+    mp = ctx if ctx.is_mp else MPContext(30)
+    nut = cusp_top(mp).nutation()
+    return ctx.num(+nut.period), ctx.num(mp._m.acos(nut.roots[0]))
 
 
 def frac(text):
@@ -278,7 +275,7 @@ def tip_path(ctx, phi, theta):
     return x, y, z
 
 
-def turning_points(ctx, system, traj, which="min", levels=GBS_LEVELS, max_iter=40):
+def turning_points(ctx, system, traj, which="min", levels=GBS_LEVELS, max_iter=20):
     """Turning points of the nutation on a reduced trajectory (y = (phi, theta, xi)).
 
     A sign change of xi = theta' between nodes j and j+1 (``which='min'``: - to +, a
@@ -296,14 +293,16 @@ def turning_points(ctx, system, traj, which="min", levels=GBS_LEVELS, max_iter=4
         t, y0 = traj.t[j], traj.y[j]
         H = traj.t[j + 1] - t
         d = -a / f(t, y0)[2]
-        y, fy, it = y0, f(t, y0), 0
+        last = None
         for it in range(1, max_iter + 1):
             y = _gbs_step(f, t, y0, d, levels, ctx)
-            fy = f(t + d, y)
-            delta = y[2] / fy[2]
+            delta = y[2] / f(t + d, y)[2]
             d -= delta
-            if abs(delta) <= 64 * ctx.eps * H:
+            # quadratic convergence down to the noise of the GBS step (~1e-57 at 64
+            # digits): stop at the round-off level or once the updates stop halving
+            if abs(delta) <= 64 * ctx.eps * H or (last is not None and abs(delta) > last / 2):
                 break
+            last = abs(delta)
         y = _gbs_step(f, t, y0, d, levels, ctx)
         fy = f(t + d, y)
         out.append({"j": j, "t": t + d, "y": y, "rhs": fy, "iterations": it})
@@ -318,3 +317,264 @@ def successive_orders(ctx, errors, factor=2):
 # =====================================================================================
 # end of the reduced-top block
 # =====================================================================================
+
+
+# ======================================================================================
+# Double pendulum, Sec. 3: Figs. 2-5 and Table 2 (top2025_fig02 .. top2025_fig05,
+# top2025_tab02).  Everything between this banner and the matching "end" banner belongs
+# to those five scripts.
+# ======================================================================================
+from fractions import Fraction as _Fraction
+
+import numpy as _np
+
+from mpvi.repro import Output as _Output, Reproduction as _Reproduction
+
+#: Figs. 2-3 (shared so that the expensive references are computed once per process).
+#: The paper's step h = 0.1 s over 10 s; references: GBS of order 64 (levels = 32) at
+#: H = 0.05 s, whose error (< 1e-50) is shown by a second run at H/2, and the paper's own
+#: reference, RK4 at h = 1e-5 s, sampled every ``plot_dt`` for the gray curve.
+STATES_PARAMS = {"T": "10", "h": "0.1", "methods": list(METHODS),
+                 "gbs_H": "0.05", "gbs_levels": 32, "rk4_ref_h": "1e-5", "plot_dt": "0.01",
+                 "deviation_threshold": "1e-2"}
+#: quick: GBS of order 20 at H = 0.1 s (error ~1e-11), RK4 reference at h = 5e-3 s
+#: (error ~1e-6) instead of 1e-5 s -- both far below the 1e-2 deviation threshold.
+STATES_QUICK = {"gbs_H": "0.1", "gbs_levels": 10, "rk4_ref_h": "5e-3"}
+
+
+def n_steps(T, h):
+    """The number of steps of size h (decimal strings or Fractions) in [0, T]."""
+    n = _Fraction(str(T)) / _Fraction(str(h))
+    if n.denominator != 1:
+        raise ValueError(f"T = {T} is not a whole number of steps h = {h}")
+    return int(n)
+
+
+def run_methods(run, prob, methods, T, h, label=""):
+    """{method: Trajectory} of each method over [0, T] at step h (decimal strings)."""
+    ctx, n = run.ctx, n_steps(T, h)
+    out = {}
+    for m in methods:
+        run.progress(f"{label}{m}: {n} steps of h = {h} s")
+        out[m] = run.integrate(prob.system, m, prob.q0, prob.p0, ctx.num(h), n)
+    return out
+
+
+def energy_error(system, traj):
+    """Signed relative energy error e_H = (H_n - H_0)/H_0 at every node (Sec. 3.2.2)."""
+    from mpvi.analysis import energy
+    H = energy(system, traj)
+    return _np.array([(x - H[0]) / H[0] for x in H], dtype=traj.ctx.dtype)
+
+
+def energy_error_norm(system, traj):
+    """||e_H||_inf = sup_n |H_n - H_0| / |H_0| (Sec. 3.2.2)."""
+    from mpvi.analysis import relative_energy_error
+    return max(relative_energy_error(system, traj))
+
+
+def log2_ratio(ctx, e_coarse, e_fine):
+    """Order between two runs whose steps differ by a factor 2."""
+    return ctx.log(e_coarse / e_fine) / ctx.log(ctx.num(2))
+
+
+_REFERENCES = {}
+
+
+def pendulum_reference(run, prob, p):
+    """The references of Figs. 2-3, computed once per (context, parameters) in a process.
+
+    Returns a dict: ``gbs`` (Trajectory at step gbs_H), ``gbs_check`` ({'q', 'p'}: max
+    over the nodes of |GBS(H) - GBS(H/2)|_2, the error estimate of the reference),
+    ``rk4_t``, ``rk4_q``, ``rk4_p`` (RK4 at rk4_ref_h sampled every plot_dt), and
+    ``rk4_vs_gbs`` ({'q', 'p'}: max over the nodes t = k h of |RK4 - GBS|_2).
+    """
+    from mpvi.analysis import sup_errors
+    ctx = run.ctx
+    keys = ("T", "h", "gbs_H", "gbs_levels", "rk4_ref_h", "plot_dt")
+    key = (ctx.name,) + tuple(str(p[k]) for k in keys)
+    if key in _REFERENCES:
+        run.progress("references: computed earlier in this process, reused")
+        return dict(_REFERENCES[key], from_cache=True)
+    T, H, lv = p["T"], p["gbs_H"], p["gbs_levels"]
+    n = n_steps(T, H)
+    run.progress(f"reference: GBS order {2 * lv}, {n} steps of H = {H} s")
+    gbs = run.integrate(prob.system, "gbs", prob.q0, prob.p0, ctx.num(H), n, levels=lv)
+    run.progress(f"reference check: GBS order {2 * lv}, {2 * n} steps of H/2")
+    half = run.integrate(prob.system, "gbs", prob.q0, prob.p0, ctx.num(H) / 2, 2 * n, levels=lv)
+    check = sup_errors(gbs, half.q[::2], half.p[::2])
+    # The paper's reference, RK4 at a small step, kept only every plot_dt (chunks of
+    # plot_dt/rk4_ref_h steps; the state carries over exactly, so this is one long run).
+    hf, dt = p["rk4_ref_h"], p["plot_dt"]
+    chunk, k = n_steps(dt, hf), n_steps(T, dt)
+    run.progress(f"reference: RK4, {chunk * k} steps of h = {hf} s (kept every {dt} s)")
+    q, pp = ctx.asarray(prob.q0), ctx.asarray(prob.p0)
+    Q, P = [q], [pp]
+    for j in range(k):
+        tr = run.integrate(prob.system, "rk4", q, pp, ctx.num(hf), chunk)
+        q, pp = tr.q[-1], tr.p[-1]
+        Q.append(q)
+        P.append(pp)
+        if (j + 1) % max(1, k // 10) == 0:
+            run.progress(f"  RK4 reference: t = {ctx.to_str((j + 1) * ctx.num(dt), 4)} s")
+    rq, rp = _np.array(Q, dtype=ctx.dtype), _np.array(P, dtype=ctx.dtype)
+    s_ref, s_gbs = n_steps(p["h"], dt), n_steps(p["h"], H)
+    from mpvi.analysis import node_errors
+    rk4_vs = {"q": max(node_errors(ctx, rq[::s_ref], gbs.q[::s_gbs])),
+              "p": max(node_errors(ctx, rp[::s_ref], gbs.p[::s_gbs]))}
+    ref = {"gbs": gbs, "gbs_check": check, "rk4_t": _np.array([j * ctx.num(dt) for j in range(k + 1)],
+                                                             dtype=ctx.dtype),
+           "rk4_q": rq, "rk4_p": rp, "rk4_vs_gbs": rk4_vs}
+    _REFERENCES[key] = ref
+    return dict(ref, from_cache=False)
+
+
+def _first_time_above(ctx, t, dev, level):
+    for tj, d in zip(t, dev):
+        if d > level:
+            return tj
+    return None
+
+
+def pendulum_states(run, var):
+    """Figs. 2 (var = 'q') and 3 (var = 'p'): the methods at step h against the references.
+
+    Tables: '' (long format t, method, <var>1, <var>2: the methods at their nodes, the GBS
+    reference at its nodes and the RK4 reference every plot_dt) and 'deviation' (t,
+    method, |x_j - x_GBS(t_j)|_2 at the nodes t_j = j h, including both references).
+    Values: per method the max deviation over [0, T], relative to max_j |x_GBS(t_j)|_2,
+    the first time the relative deviation exceeds ``deviation_threshold``, its ratio to
+    Simpson's, and the reference checks.
+    """
+    import pandas as pd
+    from mpvi.analysis import node_errors
+    from mpvi.studies import numstr, state_frame, trajectory_frame
+    ctx, p = run.ctx, run.params
+    prob = double_pendulum(ctx)
+    ref = pendulum_reference(run, prob, p)
+    trajs = run_methods(run, prob, p["methods"], p["T"], p["h"])
+    gbs = ref["gbs"]
+    stride = n_steps(p["h"], p["gbs_H"])
+    X_ref = getattr(gbs, var)[::stride]
+    scale = max(ctx.norm2(x) for x in X_ref)
+    level = ctx.num(p["deviation_threshold"])
+    cols = ["t", "method", f"{var}1", f"{var}2"]
+    frames = [trajectory_frame(tr, m)[cols] for m, tr in trajs.items()]
+    frames.append(trajectory_frame(gbs, "reference_gbs")[cols])
+    frames.append(state_frame(ctx, ref["rk4_t"], ref["rk4_q"], ref["rk4_p"], "reference_rk4")[cols])
+    t_nodes = gbs.t[::stride]
+    devs = {m: node_errors(ctx, getattr(tr, var), X_ref) for m, tr in trajs.items()}
+    s_ref = n_steps(p["h"], p["plot_dt"])
+    devs[f"reference_rk4 h={p['rk4_ref_h']}"] = node_errors(ctx, ref[f"rk4_{var}"][::s_ref], X_ref)
+    dev_df = pd.concat([pd.DataFrame({"t": [numstr(ctx, t) for t in t_nodes], "method": m,
+                                      "deviation": [numstr(ctx, d) for d in dv]})
+                        for m, dv in devs.items()], ignore_index=True)
+    values = {}
+    for m in trajs:
+        mx = max(devs[m])
+        values[f"{m} max deviation {var}"] = numstr(ctx, mx)
+        values[f"{m} relative deviation {var}"] = numstr(ctx, mx / scale)
+        t_first = _first_time_above(ctx, t_nodes, devs[m], level * scale)
+        if t_first is not None:
+            values[f"{m} first deviation time {var}"] = numstr(ctx, t_first)
+    for m in trajs:
+        if m != "simpson" and "simpson" in trajs:
+            values[f"{m}/simpson deviation ratio {var}"] = numstr(
+                ctx, max(devs[m]) / max(devs["simpson"]))
+    values[f"reference gbs halving difference {var}"] = numstr(ctx, ref["gbs_check"][var])
+    values[f"reference rk4 h={p['rk4_ref_h']} vs gbs {var}"] = numstr(ctx, ref["rk4_vs_gbs"][var])
+    extra = {"reference": {
+        "used_for_deviations": f"GBS, order {2 * p['gbs_levels']}, H = {p['gbs_H']} s",
+        "gbs_max_difference_H_vs_H/2": {v: numstr(ctx, ref["gbs_check"][v]) for v in "qp"},
+        f"rk4_h={p['rk4_ref_h']}_max_difference_vs_gbs_at_nodes_h={p['h']}":
+            {v: numstr(ctx, ref["rk4_vs_gbs"][v]) for v in "qp"},
+        "reused_from_earlier_run_in_process": ref["from_cache"]},
+        "deviation_scale_max_norm_of_reference": numstr(ctx, scale),
+        "quick": run.quick}
+    return _Output(tables={"": pd.concat(frames, ignore_index=True), "deviation": dev_df},
+                   values=values, extra=extra)
+
+
+def plot_states(out, p, var, item):
+    """Paper style: one panel per coordinate, reference in light gray."""
+    import matplotlib.pyplot as plt
+    df = out.tables[""]
+    unit = "rad" if var == "q" else r"kg m$^2$ s$^{-1}$"
+    fig, axes = plt.subplots(2, 1, figsize=(7.5, 5.4), sharex=True)
+    ref_label = f"reference (RK4, h = {p['rk4_ref_h']} s)"
+    for ax, i in zip(axes, (1, 2)):
+        g = df[df["method"] == "reference_rk4"]
+        ax.plot(g["t"].astype(float), g[f"{var}{i}"].astype(float),
+                **dict(STYLE["reference"], label=ref_label))
+        for m in p["methods"]:
+            g = df[df["method"] == m]
+            ax.plot(g["t"].astype(float), g[f"{var}{i}"].astype(float), **dict(STYLE[m], lw=1.1))
+        ax.set_ylabel(f"${var}^{i}$ [{unit}]" if var == "q" else f"$p_{i}$ [{unit}]")
+        ax.grid(alpha=0.3)
+    axes[-1].set_xlabel("$t$ [s]")
+    axes[-1].set_xlim(0, float(p["T"]))
+    axes[0].legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), fontsize=8, ncol=4,
+                   frameon=False)
+    v = out.values
+    note = ", ".join(f"{STYLE[m]['label']} {float(v[f'{m} relative deviation {var}']):.1e}"
+                     for m in p["methods"])
+    fig.suptitle(f"top2025 {item}: double pendulum, h = {p['h']} s\n"
+                 f"max deviation from GBS reference / max|{var}|: {note}", fontsize=9, y=1.04)
+    return fig
+
+
+def states_reproduction(rid, item, var, title, runtime, params, quick):
+    """The Reproduction of Fig. 2 (var 'q') or Fig. 3 (var 'p'); ``params`` and ``quick``
+    should be STATES_PARAMS and STATES_QUICK for the references to be shared."""
+    return _Reproduction(id=rid, paper=PAPER, item=item, title=title, runtime=runtime,
+                         params=params, quick=quick,
+                         compute=lambda run: pendulum_states(run, var),
+                         plot=lambda out, p: plot_states(out, p, var, item))
+
+
+def energy_convergence(run, prob, methods, T, Ns, label=""):
+    """||e_H||_inf over [0, T] (T a decimal string) for every method and h = T/N, N in Ns.
+
+    Returns rows ``{method, N, h, error, order_step, order}`` (context numbers; h exact
+    as T/N): ``order_step`` is the slope log(e_{i-1}/e_i) / log(h_{i-1}/h_i) against the
+    previous (larger) step (None for the first), ``order`` the least-squares slope over
+    all Ns (:func:`mpvi.analysis.fit_order`), repeated on the method's rows."""
+    from mpvi.analysis import fit_order
+    ctx = run.ctx
+    Tf = _Fraction(str(T))
+    rows = []
+    for m in methods:
+        hs, errs = [], []
+        for N in Ns:
+            h = ctx.num(Tf / N)
+            run.progress(f"{label}{m}: N = {N}, h = {ctx.to_str(h, 6)} s")
+            traj = run.integrate(prob.system, m, prob.q0, prob.p0, h, N)
+            hs.append(h)
+            errs.append(energy_error_norm(prob.system, traj))
+        order = fit_order(ctx, hs, errs) if len(Ns) > 1 else None
+        for i, (N, h, e) in enumerate(zip(Ns, hs, errs)):
+            step = None if i == 0 else ctx.log(errs[i - 1] / e) / ctx.log(hs[i - 1] / h)
+            rows.append({"method": m, "N": N, "h": h, "error": e, "order_step": step,
+                         "order": order})
+    return rows
+
+
+def orders_frame(ctx, rows, first=()):
+    """A convergence table (rows of :func:`energy_convergence`) as full-precision strings;
+    ``first``: (column, value) pairs put in front (e.g. ("T", 10))."""
+    import pandas as pd
+    from mpvi.studies import numstr
+
+    def s(x):
+        return "" if x is None else numstr(ctx, x)
+    data = {c: v for c, v in first}
+    data.update({"method": [r["method"] for r in rows], "N": [r["N"] for r in rows],
+                 "h": [s(r["h"]) for r in rows], "error": [s(r["error"]) for r in rows],
+                 "order_step": [s(r["order_step"]) for r in rows],
+                 "order": [s(r["order"]) for r in rows]})
+    return pd.DataFrame(data)
+
+
+# ======================================================================================
+# end of the double-pendulum block
+# ======================================================================================

@@ -1,0 +1,190 @@
+"""top2025 Fig. 13: implicit midpoint, RK4 and Simpson at h = 0.1 s against the reference
+solution of the reduced top, over one second (Table 6 cusp motion, Sec. 4.3.1).
+
+What the paper shows.  "Several methods compared against the reference solution over
+one second for h = 0.1.  The reference solution is given by the RK4 method applied to the
+reduced model (equations (18aq)) ... at h = 1e-5.  The Simpson integrator is applied to
+the complete model (equations (18)-(18s)) and correctly follows the reference solution."
+The text (Sec. 4.3.1) adds that the RK4 numbers of this section are RK4 on the *reduced*
+system, and: "Even if RK4 solves the reduced system, Simpson tracks the reference
+solution with more precision for an equal step size."
+
+What we compute (T = 1 s, h = 0.1 s, 64 digits):
+
+* implicit midpoint (App. B) and Simpson (App. A) on the complete system q = (phi, theta,
+  psi), RK4 on the complete system and RK4 on the reduced system (18aq);
+* the paper's reference: RK4 on the reduced system at h_ref = 1e-5 s (1e5 steps; the
+  quick set uses h_ref = 1e-4 s, 1e4 steps);
+* an independent reference: GBS extrapolation of order 32 on the reduced system at
+  H = 1/200 s, with its convergence shown by halving (H = 1/100 s against 1/200 s: the
+  error of the 1/100 s run, ~1e-55; the quick set: 1/25 against 1/50, ~1e-36), and GBS
+  on the complete system (Hamiltonian form) at the same H.
+
+Recorded values: each method's max_n |theta_n - theta_ref(t_n)| (and phi) over the 11
+nodes, against the RK4 reference and against GBS; the ratios RK4/Simpson and
+midpoint/Simpson; the accuracy of the paper's reference, max |RK4(h_ref) - GBS| on the
+GBS nodes; GBS convergence; max |GBS_reduced - GBS_complete| (theta, phi).
+
+Finding (beyond the paper): RK4 on the complete system and RK4 on the reduced system give
+the same nodes to rounding (~1e-64).  A Runge-Kutta method conserves the linear invariants
+p_phi, p_psi exactly and commutes with the linear change of variables p_theta = I xi, and
+(phi, theta, p_theta) do not depend on psi, so the complete-system RK4 *is* the reduced-
+system RK4.  The same holds for GBS, which is why GBS_reduced - GBS_complete at equal H
+is only rounding (~1e-59: 64-digit rounding amplified by the extrapolation tableau); the
+halving check (H against 2H) measures the discretization error of the 2H run.  "Even if
+RK4 solves the reduced system" therefore gives RK4 no advantage over RK4 on the complete
+system.
+
+Published claims compared (reproductions/published/top2025_reduced.csv): Simpson is more
+precise than RK4 (reduced) at h = 0.1 (ratio >= 1); Simpson "correctly follows" the
+reference, read as a maximum deviation below 1 % of the nutation amplitude
+theta_max - theta_0 (about a line width at the figure's scale; our reading, the paper
+gives no number).
+
+Run: ``mpvi run top2025_fig13`` or ``python reproductions/top2025_fig13.py``.
+"""
+import pandas as pd
+
+from mpvi.repro import Output, Reproduction, script_main
+from mpvi.studies import numstr
+
+from reproductions._top2025 import (GBS_LEVELS, METHODS, PAPER, STYLE, cusp_exact,
+                                    cusp_top, frac, integrate_reduced, max_abs_diff, steps,
+                                    stride)
+
+PARAMS = {"T": "1", "h": "1/10", "methods": METHODS, "h_ref": "1/100000",
+          "gbs_H": "1/200", "gbs_levels": GBS_LEVELS, "plot_dt": "1/1000"}
+QUICK = {"h_ref": "1/10000", "gbs_H": "1/50"}
+
+
+def compute(run):
+    ctx, p = run.ctx, run.params
+    top = cusp_top(ctx)
+    T, h, h_ref, H = frac(p["T"]), frac(p["h"]), frac(p["h_ref"]), frac(p["gbs_H"])
+    n, n_ref, n_gbs = steps(T, h), steps(T, h_ref), steps(T, H)
+    lev = p["gbs_levels"]
+
+    # --- the methods at h -------------------------------------------------------------
+    runs = {}          # name -> (system, theta nodes, phi nodes)
+    for m in p["methods"]:
+        run.progress(f"{m} on the complete system, h = {p['h']} s, {n} steps")
+        tr = run.integrate(top.system, m, top.q0, top.p0, ctx.num(h), n)
+        runs[m] = ("complete", tr.q[:, 1], tr.q[:, 0])
+    run.progress(f"rk4 on the reduced system, h = {p['h']} s")
+    tr = integrate_reduced(run, top, "rk4", h, n)
+    runs["rk4 reduced"] = ("reduced", tr.y[:, 1], tr.y[:, 0])
+
+    # --- references ----------------------------------------------------------------
+    run.progress(f"reference: rk4 on the reduced system, h_ref = {p['h_ref']} s, {n_ref} steps")
+    ref = integrate_reduced(run, top, "rk4", h_ref, n_ref)
+    run.progress(f"GBS (levels {lev}) on the reduced system, H = {p['gbs_H']} and 2H")
+    gbs = integrate_reduced(run, top, "gbs", H, n_gbs, levels=lev)
+    gbs2 = integrate_reduced(run, top, "gbs", 2 * H, n_gbs // 2, levels=lev)
+    run.progress(f"GBS (levels {lev}) on the complete system, H = {p['gbs_H']} s")
+    gbs_c = run.integrate(top.system, "gbs", top.q0, top.p0, ctx.num(H), n_gbs, levels=lev)
+
+    s_ref, s_gbs, s_rg = stride(h, h_ref), stride(h, H), stride(H, h_ref)
+    ref_th, ref_ph = ref.y[::s_ref, 1], ref.y[::s_ref, 0]
+    gbs_th, gbs_ph = gbs.y[::s_gbs, 1], gbs.y[::s_gbs, 0]
+    amplitude = cusp_exact(ctx)[1] - top.q0[1]     # exact theta_max - theta0 (Weierstrass)
+
+    dev_rows, values = [], {}
+    dev = {}
+    for name, (system, th, ph) in runs.items():
+        d_ref, d_gbs, d_phi = max_abs_diff(th, ref_th), max_abs_diff(th, gbs_th), max_abs_diff(ph, ref_ph)
+        dev[name] = d_ref
+        dev_rows.append({"method": name.split()[0], "system": system, "h": p["h"],
+                         "max_dtheta_vs_rk4_ref": numstr(ctx, d_ref),
+                         "max_dtheta_vs_gbs": numstr(ctx, d_gbs),
+                         "max_dphi_vs_rk4_ref": numstr(ctx, d_phi)})
+        key = name if name != "rk4" else "rk4 complete"
+        values[f"{key} max dtheta"] = numstr(ctx, d_ref)
+        values[f"{key} max dtheta vs gbs"] = numstr(ctx, d_gbs)
+        values[f"{key} max dphi"] = numstr(ctx, d_phi)
+    values["rk4 reduced / simpson"] = numstr(ctx, dev["rk4 reduced"] / dev["simpson"])
+    values["midpoint / simpson"] = numstr(ctx, dev["midpoint"] / dev["simpson"])
+    values["simpson max dtheta / amplitude"] = numstr(ctx, dev["simpson"] / amplitude)
+    values["nutation amplitude"] = numstr(ctx, amplitude)
+    values["rk4 complete vs reduced h=0.1"] = numstr(
+        ctx, max(max_abs_diff(runs["rk4"][1], runs["rk4 reduced"][1]),
+                 max_abs_diff(runs["rk4"][2], runs["rk4 reduced"][2])))
+
+    checks = {
+        "rk4 ref vs gbs theta": max_abs_diff(ref.y[::s_rg, 1], gbs.y[:, 1]),
+        "rk4 ref vs gbs phi": max_abs_diff(ref.y[::s_rg, 0], gbs.y[:, 0]),
+        "gbs halving theta": max_abs_diff(gbs2.y[:, 1], gbs.y[::2, 1]),
+        "gbs halving phi": max_abs_diff(gbs2.y[:, 0], gbs.y[::2, 0]),
+        "gbs reduced vs complete theta": max_abs_diff(gbs.y[:, 1], gbs_c.q[:, 1]),
+        "gbs reduced vs complete phi": max_abs_diff(gbs.y[:, 0], gbs_c.q[:, 0]),
+        "gbs reduced vs complete xi": max_abs_diff(gbs.y[:, 2], gbs_c.p[:, 1] / top.params["I"]),
+    }
+    values.update({k: numstr(ctx, v) for k, v in checks.items()})
+    check_rows = [{"quantity": k, "value": numstr(ctx, v)} for k, v in checks.items()]
+
+    # --- long table: reference (sampled every plot_dt) and each method at its nodes ------
+    s_plot = stride(frac(p["plot_dt"]), h_ref) if frac(p["plot_dt"]) >= h_ref else 1
+    rows = {"t": [], "method": [], "system": [], "theta": [], "phi": [], "dtheta": []}
+
+    def add(t, name, system, th, ph, ref_at):
+        for tj, a, b, r in zip(t, th, ph, ref_at):
+            rows["t"].append(numstr(ctx, tj)); rows["method"].append(name)
+            rows["system"].append(system); rows["theta"].append(numstr(ctx, a))
+            rows["phi"].append(numstr(ctx, b)); rows["dtheta"].append(numstr(ctx, a - r))
+    add(ref.t[::s_plot], "reference rk4", "reduced", ref.y[::s_plot, 1], ref.y[::s_plot, 0],
+        ref.y[::s_plot, 1])
+    t_nodes = [ctx.num(h) * j for j in range(n + 1)]
+    for name, (system, th, ph) in runs.items():
+        add(t_nodes, name.split()[0], system, th, ph, ref_th)
+    df = pd.DataFrame(rows)
+    return Output(tables={"": df, "deviations": pd.DataFrame(dev_rows),
+                          "reference_checks": pd.DataFrame(check_rows)},
+                  values=values,
+                  extra={"reference": f"RK4 on the reduced system (18aq), h = {p['h_ref']} s",
+                         "gbs": f"order {2 * lev}, H = {p['gbs_H']} s (and 2H for the halving check)"})
+
+
+def plot(out, p):
+    import matplotlib.pyplot as plt
+    import numpy as np
+    df = out.tables[""]
+    fig, axes = plt.subplots(3, 1, figsize=(7, 9.5), sharex=True,
+                             gridspec_kw={"height_ratios": [3, 2, 2]})
+    ref = df[df["method"] == "reference rk4"]
+    tr = ref["t"].astype(float)
+    for ax, var in zip(axes[:2], ("theta", "phi")):
+        ax.plot(tr, ref[var].astype(float), **dict(STYLE["reference"],
+                label=f"reference: RK4, reduced, h = {p['h_ref']}"))
+    for (m, system), g in df[df["method"] != "reference rk4"].groupby(["method", "system"], sort=False):
+        if m == "rk4" and system == "complete":
+            continue          # identical to RK4 on the reduced system to ~1e-64 (docstring)
+        label = STYLE[m]["label"] + (" (reduced = complete)" if m == "rk4" else " (complete)")
+        style = dict(STYLE[m], label=label, marker="o", ms=3)
+        t = g["t"].astype(float)
+        axes[0].plot(t, g["theta"].astype(float), **style)
+        axes[1].plot(t, g["phi"].astype(float), **style)
+        axes[2].semilogy(t[1:], np.abs(g["dtheta"].astype(float))[1:], **style)
+    axes[0].set_ylabel(r"$\theta$ [rad]")
+    axes[1].set_ylabel(r"$\varphi$ [rad]")
+    axes[2].set_ylabel(r"$|\theta_n - \theta_{ref}(t_n)|$")
+    axes[2].set_xlabel("t [s]")
+    for ax in axes:
+        ax.grid(alpha=0.3, which="both")
+    axes[0].legend(fontsize=7)
+    v = out.values
+    axes[0].set_title(f"top2025 Fig. 13: h = {p['h']} s, Table 6 top; max |dtheta|: Simpson "
+                      f"{float(v['simpson max dtheta']):.2e}, RK4 {float(v['rk4 reduced max dtheta']):.2e}, "
+                      f"midpoint {float(v['midpoint max dtheta']):.2e}", fontsize=8)
+    axes[2].set_title(f"reference accuracy: max |RK4(h_ref) - GBS| = "
+                      f"{float(v['rk4 ref vs gbs theta']):.1e}; GBS halving "
+                      f"{float(v['gbs halving theta']):.1e}", fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+REPRODUCTION = Reproduction(
+    id="top2025_fig13", paper=PAPER, item="Fig. 13",
+    title="theta(t) at h = 0.1 s: midpoint, RK4, Simpson vs RK4 reference (h = 1e-5) and GBS",
+    runtime="~40 s", params=PARAMS, quick=QUICK, compute=compute, plot=plot)
+
+if __name__ == "__main__":
+    raise SystemExit(script_main(REPRODUCTION))
