@@ -31,6 +31,8 @@ import numpy as np
 import sympy as sp
 from sympy.printing.pycode import MpmathPrinter
 
+from .context import PrecisionError
+
 
 class _ContextPrinter(MpmathPrinter):
     """Prints ``sin(x)``, ``mpf(1)/mpf(3)`` with bare names, bound later to a context."""
@@ -63,8 +65,16 @@ def compile_exprs(args, exprs, ctx):
                        printer=_ContextPrinter, cse=True)
 
 
-def _flat(m):
-    return list(sp.Matrix(m)) if not isinstance(m, list) else m
+def _refuse_floats(name, ctx, *exprs):
+    """A float literal (sympy Float) in an expression carries 53 bits: refuse it in mp."""
+    if not ctx.is_mp:
+        return
+    floats = sorted({str(f) for e in exprs for f in sp.sympify(e).atoms(sp.Float)})
+    if floats:
+        raise PrecisionError(
+            f"{name}: float literal(s) {', '.join(floats)} in M, V or F would cap a "
+            f"{ctx.dps}-digit computation at 53 bits; write sp.Rational(1, 10) or make it a "
+            "parameter with a string value ('0.1')")
 
 
 class LagrangianSystem:
@@ -98,6 +108,7 @@ class LagrangianSystem:
         if sp.simplify(M - M.T) != sp.zeros(n, n):
             raise ValueError(f"{name}: mass matrix M(q) is not symmetric")
         V = sp.sympify(potential)
+        _refuse_floats(name, ctx, M, V)
         self.mass_expr, self.potential_expr = M, V
         self.param_symbols = list(params)
         self.param_values = tuple(ctx.num(params[s]) for s in self.param_symbols)
@@ -138,6 +149,7 @@ class LagrangianSystem:
                 raise ValueError(f"{name}: symbols {sorted(map(str, extra))} in F are not "
                                  "t, coordinates, velocities or parameters")
             self.force_expr = F
+            _refuse_floats(name, ctx, F)
             Fq = [sp.diff(F[g], x[d]) for g in range(n) for d in range(n)]
             Fv = [sp.diff(F[g], v[d]) for g in range(n) for d in range(n)]
             self._force = compile_exprs([t, x, v, par], list(F), ctx)

@@ -21,10 +21,11 @@ from .base import Scheme, register
 from .variational import MIDPOINT, prepare_rule
 
 
-def prepare(system, h, ctx, check_stability=True):
+def prepare(system, h, ctx, check_stability=True, newton=None):
+    """``newton``: options for :func:`mpvi.newton.solve` (max_iter, rtol, scale)."""
     if getattr(system, "is_linear", False):
         system = from_linear(system)
-    return prepare_rule(MIDPOINT, system, h, ctx, check_stability)
+    return prepare_rule(MIDPOINT, system, h, ctx, check_stability, newton)
 
 
 midpoint = register(Scheme(

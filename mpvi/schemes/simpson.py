@@ -75,12 +75,15 @@ def prepare_v2(system, h, ctx, check_stability=True):
     return pq_block_stepper(ctx.solve(A, B), system.n)
 
 
-def prepare(system, h, ctx, check_stability=True):
+def prepare(system, h, ctx, check_stability=True, newton=None):
     """Linear systems: variant 2 (eqs. 30-32).  Nonlinear :class:`LagrangianSystem`:
-    the Newton form of top2025 App. A (:mod:`mpvi.schemes.variational`), midpoint kept."""
+    the Newton form of top2025 App. A (:mod:`mpvi.schemes.variational`), midpoint kept;
+    ``newton`` = options for :func:`mpvi.newton.solve` (max_iter, rtol, scale)."""
     if getattr(system, "is_linear", False):
+        if newton:
+            raise ValueError("the linear Simpson scheme is explicit in closed form: no Newton options")
         return prepare_v2(system, h, ctx, check_stability)
-    return prepare_rule(SIMPSON, system, h, ctx, check_stability)
+    return prepare_rule(SIMPSON, system, h, ctx, check_stability, newton)
 
 
 def sigma_matrices(system, h, ctx):

@@ -168,12 +168,17 @@ class DiscreteLagrangian:
         return (grad, hess) if full else grad
 
 
-def prepare_rule(rule, system, h, ctx, check_stability=True):
+def prepare_rule(rule, system, h, ctx, check_stability=True, newton=None):
     """Stepper ``(q, p, t) -> (q1, p1, internal points or None)`` for a nonlinear system.
 
     ``check_stability`` is accepted for the uniform interface; a nonlinear system has no
-    a-priori step bound (Newton reports a failed step instead).
+    a-priori step bound (Newton reports a failed step instead).  ``newton`` is a dict of
+    options for :func:`mpvi.newton.solve` (``max_iter``, ``rtol``, ``scale``).
     """
+    newton = dict(newton or {})
+    unknown = set(newton) - {"max_iter", "rtol", "scale"}
+    if unknown:
+        raise ValueError(f"unknown Newton option(s) {sorted(unknown)}; use max_iter, rtol, scale")
     h = check_step(h, ctx)
     Ld = DiscreteLagrangian(system, rule, h, ctx)
     n, s = system.dof, rule.internal
@@ -210,7 +215,7 @@ def prepare_rule(rule, system, h, ctx, check_stability=True):
             J = np.block([[hess[i, j] for j in cols] for i in rows])
             return r, J
 
-        X = newton_solve(fun, np.concatenate(guess), ctx, stats=stats, what=rule.name)
+        X = newton_solve(fun, np.concatenate(guess), ctx, stats=stats, what=rule.name, **newton)
         pts = split(X)
         q1 = pts[-1]
         p1 = last["grad"][s + 1]

@@ -1,0 +1,218 @@
+"""Tests of Newton's method (mpvi.newton) and of its use by the implicit schemes."""
+import numpy as np
+import pytest
+import sympy as sp
+
+import mpvi.newton
+from mpvi import MPContext, fp, integrate
+from mpvi.mechanics import LagrangianSystem
+from mpvi.newton import NewtonError, NewtonStats, solve, tolerance
+from mpvi.systems.double_pendulum import nonlinear_double_pendulum
+from mpvi.systems.lagrange_top import table3_top
+
+C64 = MPContext(64)
+CONTEXTS = [C64, fp]
+IDS = ["mp64", "fp"]
+
+
+def circle_hyperbola(ctx, calls=None):
+    """F(x, y) = (x^2 + y^2 - 4, x y - 1); root x = (sqrt 6 + sqrt 2)/2, y = 1/x."""
+    def fun(X, jacobian):
+        x, y = X
+        r = np.array([x * x + y * y - 4, x * y - 1], dtype=ctx.dtype)
+        if calls is not None and jacobian:
+            calls.append(X.copy())
+        if not jacobian:
+            return r
+        return r, np.array([[2 * x, 2 * y], [y, x]], dtype=ctx.dtype)
+    s6, s2 = ctx.sqrt(ctx.num(6)), ctx.sqrt(ctx.num(2))
+    root = np.array([(s6 + s2) / 2, (s6 - s2) / 2], dtype=ctx.dtype)
+    return fun, root
+
+
+def test_tolerance_is_1024_eps():
+    assert tolerance(C64) == 1024 * C64.eps
+    assert 1e-62 < tolerance(C64) < 1e-61
+    assert tolerance(fp) == 1024 * fp.eps
+    assert 2e-13 < tolerance(fp) < 3e-13
+
+
+@pytest.mark.parametrize("ctx", CONTEXTS, ids=IDS)
+def test_converges_to_round_off(ctx):
+    fun, root = circle_hyperbola(ctx)
+    stats = NewtonStats()
+    x = solve(fun, ctx.asarray([2, "0.5"]), ctx, stats=stats)
+    res = ctx.norm_inf(fun(x, False))
+    err = ctx.norm_inf(x - root)
+    if ctx.is_mp:
+        assert res <= 1e-60 and err <= 1e-60
+    else:
+        assert res <= 1e-13 and err <= 1e-13
+    # stats: one solve, a small iteration count, and the residual *at the returned point*
+    assert len(stats.iterations) == len(stats.residuals) == 1
+    assert 1 <= stats.iterations[0] <= (8 if ctx.is_mp else 6)
+    assert stats.residuals[0] == res
+    summary = stats.summary()
+    assert summary["solves"] == 1
+    assert summary["total_iterations"] == summary["max_iterations"] == stats.iterations[0]
+    assert summary["max_residual"] == float(res)
+
+
+def test_convergence_is_quadratic():
+    """The error at least squares (up to a modest constant) from one iterate to the next,
+    down to round-off: 64 digits from an error of 0.1 in at most 8 iterations."""
+    calls = []
+    fun, root = circle_hyperbola(C64, calls)
+    x = solve(fun, C64.asarray([2, "0.5"]), C64)
+    errs = [C64.norm_inf(X - root) for X in calls] + [C64.norm_inf(x - root)]
+    assert errs[0] > 0.01
+    assert len(calls) <= 8
+    big = [e for e in errs if e > 1e-30]
+    assert len(big) >= 4
+    for e0, e1 in zip(big, big[1:] + [errs[len(big)]]):
+        assert e1 <= 2 * e0 ** 2, (e0, e1)           # quadratic, with constant <= 2
+    assert errs[-1] <= 1e-62
+
+
+def test_the_convergence_test_is_relative_to_rtol():
+    fun, root = circle_hyperbola(C64)
+    stats = NewtonStats()
+    x = solve(fun, C64.asarray([2, "0.5"]), C64, rtol="1e-20", stats=stats)
+    err = C64.norm_inf(x - root)
+    assert err < 1e-20
+    full = NewtonStats()
+    solve(fun, C64.asarray([2, "0.5"]), C64, stats=full)
+    assert stats.iterations[0] < full.iterations[0]
+
+
+@pytest.mark.parametrize("ctx", CONTEXTS, ids=IDS)
+def test_no_real_root_raises_with_iterations_and_residual(ctx):
+    def fun(x, jacobian):
+        r = x * x + 1
+        return (r, np.array([[2 * x[0]]], dtype=ctx.dtype)) if jacobian else r
+    with pytest.raises(NewtonError) as info:
+        solve(fun, ctx.asarray(["0.5"]), ctx, what="x^2 + 1")
+    e = info.value
+    assert e.iterations == mpvi.newton.DEFAULT_MAX_ITER == 50
+    assert e.residual >= 1                     # |x^2 + 1| >= 1 for every real x
+    msg = str(e)
+    assert "after 50 iterations" in msg
+    assert f"residual {float(e.residual):.3e}" in msg
+    assert "x^2 + 1" in msg and "no convergence" in msg
+    assert e.step is None and e.t is None
+    with pytest.raises(NewtonError, match="after 7 iterations"):
+        solve(fun, ctx.asarray(["0.5"]), ctx, max_iter=7)
+
+
+@pytest.mark.parametrize("ctx", CONTEXTS, ids=IDS)
+def test_singular_jacobian_raises(ctx):
+    def fun(x, jacobian):                       # J = 0 at the start x = 0
+        r = x * x - 1
+        return (r, np.array([[2 * x[0]]], dtype=ctx.dtype)) if jacobian else r
+    with pytest.raises(NewtonError, match="singular") as info:
+        solve(fun, ctx.asarray([0]), ctx)
+    assert info.value.iterations == 1
+    assert info.value.residual == 1
+    assert "after 1 iterations" in str(info.value)
+
+    def rank_one(X, jacobian):                  # the two equations coincide
+        r = np.array([X[0] * X[1] - 1, X[0] * X[1] - 1], dtype=ctx.dtype)
+        return (r, np.array([[X[1], X[0]], [X[1], X[0]]], dtype=ctx.dtype)) if jacobian else r
+    with pytest.raises(NewtonError, match="singular Jacobian"):
+        solve(rank_one, ctx.asarray([2, 3]), ctx)
+
+
+def test_non_finite_update_raises():
+    def fun(x, jacobian):
+        r = C64.asarray([C64._m.inf])
+        return (r, C64.asarray([[1]])) if jacobian else r
+    with pytest.raises(NewtonError, match="non-finite"):
+        solve(fun, C64.asarray([0]), C64)
+
+
+def test_error_location_is_added_by_at():
+    e = NewtonError("boom", residual=C64.num("0.25"), iterations=3, what="simpson")
+    assert str(e) == "Newton failed (simpson): boom [after 3 iterations, residual 2.500e-01]"
+    assert e.at(7, C64.num("1.5")) is e
+    assert (e.step, e.t) == (7, C64.num("1.5"))
+    assert str(e) == ("Newton failed (simpson, step 7, t = 1.500e+00): boom "
+                      "[after 3 iterations, residual 2.500e-01]")
+
+
+# ----- inside integrate -----------------------------------------------------------------
+
+def blow_up_system(ctx):
+    """A free particle (M = 1, V = 0) pushed by F = t v^2.  The midpoint step j reads
+    p_j - g + (h/2) tau g^2 = 0 (tau = t_j + h/2, g = (q_j+1 - q_j)/h): it has a real
+    solution iff 1 - 2 h tau p_j >= 0, which fails once t p has grown enough, i.e. at a
+    known step j > 0."""
+    q = sp.Symbol("q")
+    return LagrangianSystem("blow-up", [q], sp.Matrix([[1]]), 0, {}, ctx,
+                            force=lambda t, x, v: sp.Matrix([t * v[0] ** 2]))
+
+
+def test_integrate_reports_the_failing_step_and_time():
+    ctx = C64
+    s = blow_up_system(ctx)
+    h = ctx.num(1) / 4
+    with pytest.raises(NewtonError) as info:
+        integrate(s, "midpoint", [0], [1], h, 40, ctx)
+    e = info.value
+    j = e.step
+    assert j is not None and j > 0
+    assert e.t == j * h
+    assert f"step {j}, t = {float(j * h):.3e}" in str(e)
+    assert "midpoint" in str(e) and f"after {e.iterations} iterations" in str(e)
+    # the steps before j succeed, and at step j the equation really has no real root
+    traj = integrate(s, "midpoint", [0], [1], h, j, ctx)
+    disc = [1 - 2 * h * (t + h / 2) * p[0] for t, p in zip(traj.t, traj.p)]
+    assert all(d > 0 for d in disc[:-1])
+    assert disc[-1] < 0
+    # Simpson meets the same wall, also at a step > 0 (its index and time are reported)
+    with pytest.raises(NewtonError, match=r"simpson, step [1-9]\d*, t = ") as info:
+        integrate(s, "simpson", [0], [1], h, 40, ctx)
+    assert info.value.t == info.value.step * h
+
+
+def test_integrate_reports_a_failure_at_the_first_step():
+    """An absurd step (h = 50 s) for the double pendulum: Simpson's Newton iteration fails."""
+    dp = nonlinear_double_pendulum(C64)
+    with pytest.raises(NewtonError) as info:
+        integrate(dp.system, "simpson", dp.q0, dp.p0, 50, 3, C64)
+    e = info.value
+    assert (e.step, e.t) == (0, 0)
+    assert "simpson, step 0, t = 0.000e+00" in str(e)
+
+
+@pytest.mark.parametrize("scheme", ["simpson", "midpoint"])
+def test_newton_statistics_of_a_top_run(scheme):
+    """Table 3 top, h = t_bar / 20 over one nutation period t_bar = 1.84671 s."""
+    top = table3_top(C64)
+    h = C64.num("1.84671") / 20
+    traj = integrate(top.system, scheme, top.q0, top.p0, h, 20, C64)
+    st = traj.stats["newton"]
+    assert st["solves"] == traj.stats["steps"] == 20
+    assert 1 <= st["mean_iterations"] <= 10
+    assert st["min_iterations"] >= 1 and st["max_iterations"] <= 10
+    assert st["total_iterations"] == round(st["mean_iterations"] * 20)
+    assert st["max_residual"] <= 1e-58
+
+
+def test_explicit_schemes_have_no_newton_statistics():
+    dp = nonlinear_double_pendulum(C64)
+    traj = integrate(dp.system, "rk4", dp.q0, dp.p0, "0.01", 3, C64)
+    assert "newton" not in traj.stats
+
+
+def test_newton_options_reach_the_solver_through_integrate():
+    """``newton=dict(max_iter=...)`` is passed to every Newton solve of the scheme."""
+    from mpvi.systems.lagrange_top import table3_top
+    ctx = MPContext(64)
+    top = table3_top(ctx)
+    h = ctx.num("1.8472389815") / 20
+    with pytest.raises(NewtonError, match=r"step 0.*after 2 iterations"):
+        integrate(top.system, "simpson", top.q0, top.p0, h, 3, ctx, newton={"max_iter": 2})
+    traj = integrate(top.system, "midpoint", top.q0, top.p0, h, 3, ctx, newton={"max_iter": 20})
+    assert traj.stats["newton"]["solves"] == 3
+    with pytest.raises(ValueError, match="unknown Newton option"):
+        integrate(top.system, "simpson", top.q0, top.p0, h, 3, ctx, newton={"maxiter": 2})
