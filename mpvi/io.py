@@ -17,6 +17,12 @@ from pathlib import Path
 
 
 @contextlib.contextmanager
+def _umask():
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 def atomic_path(path):
     """Yield a temporary path next to ``path``; on success rename it to ``path``,
     on failure delete it and leave ``path`` untouched."""
@@ -26,6 +32,7 @@ def atomic_path(path):
     os.close(fd)
     try:
         yield Path(tmp)
+        os.chmod(tmp, 0o666 & ~_umask())      # mkstemp makes 0600; give the usual mode
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):

@@ -327,8 +327,14 @@ def successive_orders(ctx, errors, factor=2):
 from fractions import Fraction as _Fraction
 
 import numpy as _np
+import pandas as _pd
 
+from mpvi.analysis import (energy as _energy, fit_order as _fit_order, node_errors as _node_errors,
+                           relative_energy_error as _relative_energy_error,
+                           sup_errors as _sup_errors)
 from mpvi.repro import Output as _Output, Reproduction as _Reproduction
+from mpvi.studies import numstr as _numstr, state_frame as _state_frame, \
+    trajectory_frame as _trajectory_frame
 
 #: Figs. 2-3 (shared so that the expensive references are computed once per process).
 #: The paper's step h = 0.1 s over 10 s; references: GBS of order 64 (levels = 32) at
@@ -362,20 +368,13 @@ def run_methods(run, prob, methods, T, h, label=""):
 
 def energy_error(system, traj):
     """Signed relative energy error e_H = (H_n - H_0)/H_0 at every node (Sec. 3.2.2)."""
-    from mpvi.analysis import energy
-    H = energy(system, traj)
+    H = _energy(system, traj)
     return _np.array([(x - H[0]) / H[0] for x in H], dtype=traj.ctx.dtype)
 
 
 def energy_error_norm(system, traj):
     """||e_H||_inf = sup_n |H_n - H_0| / |H_0| (Sec. 3.2.2)."""
-    from mpvi.analysis import relative_energy_error
-    return max(relative_energy_error(system, traj))
-
-
-def log2_ratio(ctx, e_coarse, e_fine):
-    """Order between two runs whose steps differ by a factor 2."""
-    return ctx.log(e_coarse / e_fine) / ctx.log(ctx.num(2))
+    return max(_relative_energy_error(system, traj))
 
 
 _REFERENCES = {}
@@ -389,7 +388,6 @@ def pendulum_reference(run, prob, p):
     ``rk4_t``, ``rk4_q``, ``rk4_p`` (RK4 at rk4_ref_h sampled every plot_dt), and
     ``rk4_vs_gbs`` ({'q', 'p'}: max over the nodes t = k h of |RK4 - GBS|_2).
     """
-    from mpvi.analysis import sup_errors
     ctx = run.ctx
     keys = ("T", "h", "gbs_H", "gbs_levels", "rk4_ref_h", "plot_dt")
     key = (ctx.name,) + tuple(str(p[k]) for k in keys)
@@ -402,7 +400,7 @@ def pendulum_reference(run, prob, p):
     gbs = run.integrate(prob.system, "gbs", prob.q0, prob.p0, ctx.num(H), n, levels=lv)
     run.progress(f"reference check: GBS order {2 * lv}, {2 * n} steps of H/2")
     half = run.integrate(prob.system, "gbs", prob.q0, prob.p0, ctx.num(H) / 2, 2 * n, levels=lv)
-    check = sup_errors(gbs, half.q[::2], half.p[::2])
+    check = _sup_errors(gbs, half.q[::2], half.p[::2])
     # The paper's reference, RK4 at a small step, kept only every plot_dt (chunks of
     # plot_dt/rk4_ref_h steps; the state carries over exactly, so this is one long run).
     hf, dt = p["rk4_ref_h"], p["plot_dt"]
@@ -419,12 +417,11 @@ def pendulum_reference(run, prob, p):
             run.progress(f"  RK4 reference: t = {ctx.to_str((j + 1) * ctx.num(dt), 4)} s")
     rq, rp = _np.array(Q, dtype=ctx.dtype), _np.array(P, dtype=ctx.dtype)
     s_ref, s_gbs = n_steps(p["h"], dt), n_steps(p["h"], H)
-    from mpvi.analysis import node_errors
-    rk4_vs = {"q": max(node_errors(ctx, rq[::s_ref], gbs.q[::s_gbs])),
-              "p": max(node_errors(ctx, rp[::s_ref], gbs.p[::s_gbs]))}
-    ref = {"gbs": gbs, "gbs_check": check, "rk4_t": _np.array([j * ctx.num(dt) for j in range(k + 1)],
-                                                             dtype=ctx.dtype),
-           "rk4_q": rq, "rk4_p": rp, "rk4_vs_gbs": rk4_vs}
+    rk4_vs = {"q": max(_node_errors(ctx, rq[::s_ref], gbs.q[::s_gbs])),
+              "p": max(_node_errors(ctx, rp[::s_ref], gbs.p[::s_gbs]))}
+    rk4_t = _np.array([j * ctx.num(dt) for j in range(k + 1)], dtype=ctx.dtype)
+    ref = {"gbs": gbs, "gbs_check": check, "rk4_t": rk4_t, "rk4_q": rq, "rk4_p": rp,
+           "rk4_vs_gbs": rk4_vs}
     _REFERENCES[key] = ref
     return dict(ref, from_cache=False)
 
@@ -446,9 +443,6 @@ def pendulum_states(run, var):
     the first time the relative deviation exceeds ``deviation_threshold``, its ratio to
     Simpson's, and the reference checks.
     """
-    import pandas as pd
-    from mpvi.analysis import node_errors
-    from mpvi.studies import numstr, state_frame, trajectory_frame
     ctx, p = run.ctx, run.params
     prob = double_pendulum(ctx)
     ref = pendulum_reference(run, prob, p)
@@ -459,39 +453,40 @@ def pendulum_states(run, var):
     scale = max(ctx.norm2(x) for x in X_ref)
     level = ctx.num(p["deviation_threshold"])
     cols = ["t", "method", f"{var}1", f"{var}2"]
-    frames = [trajectory_frame(tr, m)[cols] for m, tr in trajs.items()]
-    frames.append(trajectory_frame(gbs, "reference_gbs")[cols])
-    frames.append(state_frame(ctx, ref["rk4_t"], ref["rk4_q"], ref["rk4_p"], "reference_rk4")[cols])
+    frames = [_trajectory_frame(tr, m)[cols] for m, tr in trajs.items()]
+    frames.append(_trajectory_frame(gbs, "reference_gbs")[cols])
+    frames.append(_state_frame(ctx, ref["rk4_t"], ref["rk4_q"], ref["rk4_p"],
+                               "reference_rk4")[cols])
     t_nodes = gbs.t[::stride]
-    devs = {m: node_errors(ctx, getattr(tr, var), X_ref) for m, tr in trajs.items()}
+    devs = {m: _node_errors(ctx, getattr(tr, var), X_ref) for m, tr in trajs.items()}
     s_ref = n_steps(p["h"], p["plot_dt"])
-    devs[f"reference_rk4 h={p['rk4_ref_h']}"] = node_errors(ctx, ref[f"rk4_{var}"][::s_ref], X_ref)
-    dev_df = pd.concat([pd.DataFrame({"t": [numstr(ctx, t) for t in t_nodes], "method": m,
-                                      "deviation": [numstr(ctx, d) for d in dv]})
-                        for m, dv in devs.items()], ignore_index=True)
+    devs[f"reference_rk4 h={p['rk4_ref_h']}"] = _node_errors(ctx, ref[f"rk4_{var}"][::s_ref], X_ref)
+    dev_df = _pd.concat([_pd.DataFrame({"t": [_numstr(ctx, t) for t in t_nodes], "method": m,
+                                       "deviation": [_numstr(ctx, d) for d in dv]})
+                         for m, dv in devs.items()], ignore_index=True)
     values = {}
     for m in trajs:
         mx = max(devs[m])
-        values[f"{m} max deviation {var}"] = numstr(ctx, mx)
-        values[f"{m} relative deviation {var}"] = numstr(ctx, mx / scale)
+        values[f"{m} max deviation {var}"] = _numstr(ctx, mx)
+        values[f"{m} relative deviation {var}"] = _numstr(ctx, mx / scale)
         t_first = _first_time_above(ctx, t_nodes, devs[m], level * scale)
         if t_first is not None:
-            values[f"{m} first deviation time {var}"] = numstr(ctx, t_first)
+            values[f"{m} first deviation time {var}"] = _numstr(ctx, t_first)
     for m in trajs:
         if m != "simpson" and "simpson" in trajs:
-            values[f"{m}/simpson deviation ratio {var}"] = numstr(
+            values[f"{m}/simpson deviation ratio {var}"] = _numstr(
                 ctx, max(devs[m]) / max(devs["simpson"]))
-    values[f"reference gbs halving difference {var}"] = numstr(ctx, ref["gbs_check"][var])
-    values[f"reference rk4 h={p['rk4_ref_h']} vs gbs {var}"] = numstr(ctx, ref["rk4_vs_gbs"][var])
+    values[f"reference gbs halving difference {var}"] = _numstr(ctx, ref["gbs_check"][var])
+    values[f"reference rk4 h={p['rk4_ref_h']} vs gbs {var}"] = _numstr(ctx, ref["rk4_vs_gbs"][var])
     extra = {"reference": {
         "used_for_deviations": f"GBS, order {2 * p['gbs_levels']}, H = {p['gbs_H']} s",
-        "gbs_max_difference_H_vs_H/2": {v: numstr(ctx, ref["gbs_check"][v]) for v in "qp"},
+        "gbs_max_difference_H_vs_H/2": {v: _numstr(ctx, ref["gbs_check"][v]) for v in "qp"},
         f"rk4_h={p['rk4_ref_h']}_max_difference_vs_gbs_at_nodes_h={p['h']}":
-            {v: numstr(ctx, ref["rk4_vs_gbs"][v]) for v in "qp"},
+            {v: _numstr(ctx, ref["rk4_vs_gbs"][v]) for v in "qp"},
         "reused_from_earlier_run_in_process": ref["from_cache"]},
-        "deviation_scale_max_norm_of_reference": numstr(ctx, scale),
+        "deviation_scale_max_norm_of_reference": _numstr(ctx, scale),
         "quick": run.quick}
-    return _Output(tables={"": pd.concat(frames, ignore_index=True), "deviation": dev_df},
+    return _Output(tables={"": _pd.concat(frames, ignore_index=True), "deviation": dev_df},
                    values=values, extra=extra)
 
 
@@ -539,7 +534,6 @@ def energy_convergence(run, prob, methods, T, Ns, label=""):
     as T/N): ``order_step`` is the slope log(e_{i-1}/e_i) / log(h_{i-1}/h_i) against the
     previous (larger) step (None for the first), ``order`` the least-squares slope over
     all Ns (:func:`mpvi.analysis.fit_order`), repeated on the method's rows."""
-    from mpvi.analysis import fit_order
     ctx = run.ctx
     Tf = _Fraction(str(T))
     rows = []
@@ -551,7 +545,7 @@ def energy_convergence(run, prob, methods, T, Ns, label=""):
             traj = run.integrate(prob.system, m, prob.q0, prob.p0, h, N)
             hs.append(h)
             errs.append(energy_error_norm(prob.system, traj))
-        order = fit_order(ctx, hs, errs) if len(Ns) > 1 else None
+        order = _fit_order(ctx, hs, errs) if len(Ns) > 1 else None
         for i, (N, h, e) in enumerate(zip(Ns, hs, errs)):
             step = None if i == 0 else ctx.log(errs[i - 1] / e) / ctx.log(hs[i - 1] / h)
             rows.append({"method": m, "N": N, "h": h, "error": e, "order_step": step,
@@ -562,17 +556,14 @@ def energy_convergence(run, prob, methods, T, Ns, label=""):
 def orders_frame(ctx, rows, first=()):
     """A convergence table (rows of :func:`energy_convergence`) as full-precision strings;
     ``first``: (column, value) pairs put in front (e.g. ("T", 10))."""
-    import pandas as pd
-    from mpvi.studies import numstr
-
     def s(x):
-        return "" if x is None else numstr(ctx, x)
+        return "" if x is None else _numstr(ctx, x)
     data = {c: v for c, v in first}
     data.update({"method": [r["method"] for r in rows], "N": [r["N"] for r in rows],
                  "h": [s(r["h"]) for r in rows], "error": [s(r["error"]) for r in rows],
                  "order_step": [s(r["order_step"]) for r in rows],
                  "order": [s(r["order"]) for r in rows]})
-    return pd.DataFrame(data)
+    return _pd.DataFrame(data)
 
 
 # ======================================================================================

@@ -1,9 +1,10 @@
-"""Gragg-Bulirsch-Stoer extrapolation as a reference scheme (order 2 * levels, default 32).
+"""Gragg-Bulirsch-Stoer extrapolation as a reference scheme (order 2 * levels, default 32;
+see :mod:`mpvi.ode` for the levels and steps a 1e-55 reference needs).
 
 One step of size h is the extrapolated explicit midpoint rule of :func:`mpvi.ode.gbs_step`
 on y = (q, p).  Not symplectic; used where no exact solution exists (the double
-pendulum of top2025 Sec. 3, the precession of the top), at step sizes where its error is
-below 1e-55 (checked by halving h in the tests and in the reproductions).
+pendulum of top2025 Sec. 3, the reduced top), with levels and h such that its error is
+below 1e-50 (checked by halving h in the tests and in the reproductions).
 """
 import numpy as np
 
