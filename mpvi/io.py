@@ -16,13 +16,13 @@ import tempfile
 from pathlib import Path
 
 
-@contextlib.contextmanager
 def _umask():
     mask = os.umask(0)
     os.umask(mask)
     return mask
 
 
+@contextlib.contextmanager
 def atomic_path(path):
     """Yield a temporary path next to ``path``; on success rename it to ``path``,
     on failure delete it and leave ``path`` untouched."""

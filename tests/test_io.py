@@ -35,3 +35,14 @@ def test_provenance_records_context_and_parameters():
     assert rec["context"] == "mp50" and rec["digits"] == 50
     assert rec["parameters"] == {"h": "1/10"} and rec["wall_time_s"] == 1.235
     assert rec["git_commit"] and rec["mpvi_version"]
+
+
+def test_atomic_write_gives_the_usual_file_mode(tmp_path):
+    """mkstemp creates 0600 files; outputs get 0666 minus the umask like any file."""
+    import os
+    from mpvi.io import write_text
+    target = tmp_path / "x.txt"
+    write_text(target, "hello")
+    mask = os.umask(0)
+    os.umask(mask)
+    assert target.stat().st_mode & 0o777 == 0o666 & ~mask
