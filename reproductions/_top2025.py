@@ -180,6 +180,29 @@ def long_run_table(run, variable):
     return pd.DataFrame(out), values, {"tbar_s": tbar}
 
 
+LONG_RUN_PARAMS = {"T_tbar": [1, 10, 100, 1000], "N_per_period": [20, 40, 80], "methods": METHODS}
+LONG_RUN_QUICK = {"T_tbar": [1, 10]}
+
+
+def long_run_reproduction(number, variable, what):
+    """The Reproduction of Table 4 (variable 'theta') or Table 5 ('H'): both are views of
+    :func:`long_run_study`, so ``mpvi run top2025_tab04 top2025_tab05`` integrates once."""
+    from mpvi.repro import Output, Reproduction
+
+    def compute(run):
+        df, values, extra = long_run_table(run, variable)
+        return Output(tables={"": df}, values=values, extra=extra)
+
+    other = 9 - number
+    return Reproduction(
+        id=f"top2025_tab0{number}", paper=PAPER, item=f"Table {number}",
+        title=f"{what} for T = 1..1000 nutation periods",
+        runtime=f"~28 min (shared with Table {other} when run together)",
+        params=LONG_RUN_PARAMS, quick=LONG_RUN_QUICK, compute=compute,
+        plot=lambda out, p: plot_long_run_table(
+            out, p, variable, f"top2025 Table {number}: {what} against simulation length"))
+
+
 def plot_long_run_table(out, p, variable, title):
     import matplotlib.pyplot as plt
     df = out.tables[""]

@@ -10,26 +10,11 @@ three h.  Both Tables 4 and 5 come from the same runs (computed once per process
 
 Run: ``mpvi run top2025_tab04`` or ``python reproductions/top2025_tab04.py``.
 """
-from mpvi.repro import Output, Reproduction, script_main
+from mpvi.repro import script_main
 
-from reproductions._top2025 import METHODS, PAPER, long_run_table, plot_long_run_table
+from reproductions._top2025 import long_run_reproduction
 
-PARAMS = {"T_tbar": [1, 10, 100, 1000], "N_per_period": [20, 40, 80], "methods": METHODS}
-QUICK = {"T_tbar": [1, 10]}
-
-
-def compute(run):
-    df, values, extra = long_run_table(run, "theta")
-    return Output(tables={"": df}, values=values, extra=extra)
-
-
-def plot(out, p):
-    return plot_long_run_table(out, p, "theta", "top2025 Table 4: nutation error norms against simulation length")
-
-
-REPRODUCTION = Reproduction(
-    id="top2025_tab04", paper=PAPER, item="Table 4", title="nutation error norms for T = 1..1000 nutation periods",
-    runtime="~25 min (shared with Table 5)", params=PARAMS, quick=QUICK, compute=compute, plot=plot)
+REPRODUCTION = long_run_reproduction(4, "theta", "nutation error norms")
 
 if __name__ == "__main__":
     raise SystemExit(script_main(REPRODUCTION))

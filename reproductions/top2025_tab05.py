@@ -11,26 +11,11 @@ p_phi and p_psi over each run (the variational schemes conserve them to round-of
 
 Run: ``mpvi run top2025_tab05`` or ``python reproductions/top2025_tab05.py``.
 """
-from mpvi.repro import Output, Reproduction, script_main
+from mpvi.repro import script_main
 
-from reproductions._top2025 import METHODS, PAPER, long_run_table, plot_long_run_table
+from reproductions._top2025 import long_run_reproduction
 
-PARAMS = {"T_tbar": [1, 10, 100, 1000], "N_per_period": [20, 40, 80], "methods": METHODS}
-QUICK = {"T_tbar": [1, 10]}
-
-
-def compute(run):
-    df, values, extra = long_run_table(run, "H")
-    return Output(tables={"": df}, values=values, extra=extra)
-
-
-def plot(out, p):
-    return plot_long_run_table(out, p, "H", "top2025 Table 5: energy error norms against simulation length")
-
-
-REPRODUCTION = Reproduction(
-    id="top2025_tab05", paper=PAPER, item="Table 5", title="energy error norms for T = 1..1000 nutation periods",
-    runtime="~25 min (shared with Table 4)", params=PARAMS, quick=QUICK, compute=compute, plot=plot)
+REPRODUCTION = long_run_reproduction(5, "H", "energy error norms")
 
 if __name__ == "__main__":
     raise SystemExit(script_main(REPRODUCTION))
