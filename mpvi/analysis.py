@@ -42,6 +42,19 @@ def fit_order(ctx, hs, errors):
     return ctx.fsum((a - xm) * (b - ym) for a, b in zip(x, y)) / ctx.fsum((a - xm) ** 2 for a in x)
 
 
+def central_differences(f, x, ctx, delta):
+    """Central differences ``out[g, ...] = (f(x + delta e_g) - f(x - delta e_g))[...] / (2 delta)``
+    of an array-valued f, for checking generated derivatives (evaluate f in a context with
+    more digits than the one being checked)."""
+    out = []
+    for g in range(len(x)):
+        e = ctx.zeros(len(x))
+        e[g] = delta
+        out.append((np.asarray(f(x + e), dtype=object) - np.asarray(f(x - e), dtype=object))
+                   / (2 * delta))
+    return np.array(out, dtype=object)
+
+
 def energy(system, traj):
     """H(q_j, p_j) at every node."""
     return np.array([system.energy(q, p) for q, p in zip(traj.q, traj.p)], dtype=traj.ctx.dtype)

@@ -12,6 +12,7 @@ import pytest
 import sympy as sp
 
 from mpvi import LinearSystem, MPContext, fp, integrate, linearized_double_pendulum
+from mpvi.analysis import central_differences
 from mpvi.context import PrecisionError, SingularMatrixError
 from mpvi.mechanics import LagrangianSystem, from_linear
 from mpvi.systems.double_pendulum import nonlinear_double_pendulum
@@ -87,15 +88,9 @@ def points(name):
 
 # ----- helpers ---------------------------------------------------------------------------
 
-def fd(f, x, ctx=HI, delta=DELTA):
-    """Central differences: ``out[g, ...] = d f(x)[...] / d x^g``."""
-    out = []
-    for g in range(len(x)):
-        e = ctx.zeros(len(x))
-        e[g] = delta
-        out.append((np.asarray(f(x + e), dtype=object) - np.asarray(f(x - e), dtype=object))
-                   / (2 * delta))
-    return np.array(out, dtype=object)
+def fd(f, x):
+    """Central differences at 120 digits: ``out[g, ...] = d f(x)[...] / d x^g``."""
+    return central_differences(f, x, HI, DELTA)
 
 
 def exact(a):
