@@ -89,14 +89,23 @@ def simpson_phi(system, h, ctx):
 
 def one_step_matrix(scheme, system, h, ctx, **options):
     """The 2n x 2n matrix Phi of a linear one-step map acting on eta = (p, q)
-    (axioms2024 eq. 12, 32), obtained by stepping the unit vectors."""
-    stepper = get_scheme(scheme).prepare(system, h, ctx, **options)
-    n = system.n
+    (axioms2024 eq. 12, 32), obtained by stepping the unit vectors (a (q, v) method is
+    composed with the Legendre map p = M v at both ends)."""
+    method = get_scheme(scheme)
+    stepper = method.prepare(system, h, ctx, **options)
+    n = system.dof
     phi = ctx.zeros((2 * n, 2 * n))
     eye = ctx.eye(2 * n)
+    t = ctx.zero
     for k in range(2 * n):
-        q1, p1, _ = stepper(eye[k, n:], eye[k, :n], None)
-        phi[:n, k], phi[n:, k] = p1, q1
+        q, p = eye[k, n:], eye[k, :n]
+        if method.state == "qp":
+            r = stepper(t, q, p)
+            p1 = r.y
+        else:
+            r = stepper(t, q, system.velocity(q, p, t))
+            p1 = system.momentum(r.q, r.y, t + h)
+        phi[:n, k], phi[n:, k] = p1, r.q
     return phi
 
 
@@ -109,7 +118,7 @@ def canonical_J(n, ctx):
 def symplecticity_defect(scheme, system, h, ctx, **options):
     """Frobenius norm of Phi^T J Phi - J (eq. 33)."""
     phi = one_step_matrix(scheme, system, h, ctx, **options)
-    J = canonical_J(system.n, ctx)
+    J = canonical_J(system.dof, ctx)
     return ctx.norm_fro(phi.T @ J @ phi - J)
 
 

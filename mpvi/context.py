@@ -177,6 +177,32 @@ class Context:
     def to_float(self, x):
         return np.asarray(x, dtype=float) if isinstance(x, np.ndarray) else float(x)
 
+    def dump(self, x):
+        """A decimal string that :meth:`num` reads back to exactly the same number (more
+        digits than :meth:`to_str`: ``repr_digits``), for caches and checkpoints."""
+        return self.to_str(x, self.repr_digits)
+
+    # ----- checks -------------------------------------------------------------------
+    def all_finite(self, values):
+        """True if every entry of a number or (nested) array is finite (no nan, no inf)."""
+        return all(self.isfinite(x) for x in np.ravel(np.asarray(values, dtype=object)))
+
+    # ----- generated code -------------------------------------------------------------
+    GENERATED_FUNCTIONS = ("sin", "cos", "tan", "exp", "log", "sqrt", "atan", "atan2", "sinh",
+                           "cosh", "tanh", "asin", "acos")
+
+    def namespace(self):
+        """Names that code generated from sympy expressions may call (``sin``, ``mpf``,
+        ``pi``, ...), bound to this context: evaluated at its precision, never at a
+        global one (see :func:`mpvi.mechanics.compile_exprs`)."""
+        lib = self._lib
+        ns = {name: getattr(lib, name) for name in self.GENERATED_FUNCTIONS}
+        ns.update(mpf=self._lib_mpf, pi=self.pi, E=self.exp(self.one), fabs=abs, sign=self._sign)
+        return ns
+
+    def _sign(self, x):
+        return self.one if x > 0 else (-self.one if x < 0 else self.zero)
+
 
 class MPContext(Context):
     """mpmath at ``dps`` significant digits, in a private mpmath context."""
@@ -192,6 +218,29 @@ class MPContext(Context):
         self.zero = self._m.zero
         self.one = self._m.one
         self._vec = {}
+        self._lib = self._m
+        self._lib_mpf = self._m.mpf
+        for name in self.SPECIAL_FUNCTIONS:
+            setattr(self, name, getattr(self._m, name))
+
+    SPECIAL_FUNCTIONS = ("acos", "asin", "atan", "tan", "sinh", "cosh", "tanh", "jtheta",
+                         "ellipk", "ellipf", "polyroots", "quad", "diff", "re", "im", "nint",
+                         "mpc", "linspace", "isfinite", "findroot", "factorial")
+    """mpmath functions offered at this context's precision (scalar arguments): the
+    special functions of the Weierstrass solution (``jtheta``, ``ellipk``, ``ellipf``),
+    complex numbers (``mpc``, ``re``, ``im``), ``polyroots``, ``quad``, ``diff`` (for
+    derivative checks), ``isfinite``."""
+
+    @property
+    def repr_digits(self):
+        return mpmath.libmp.repr_dps(self.prec)
+
+    def is_number(self, x):
+        """True if ``x`` is a real number of this very context."""
+        return isinstance(x, self._m.mpf)
+
+    def is_complex(self, x):
+        return isinstance(x, self._m.mpc)
 
     # precision ---------------------------------------------------------------------
     @property
@@ -342,8 +391,21 @@ class FPContext(Context):
                 raise ValueError(f"cannot read a number from {x!r}") from None
         raise TypeError(f"cannot convert {type(x).__name__} {x!r} to a number")
 
+    repr_digits = 17
+    _lib = math
+    _lib_mpf = float
+
     def fsum(self, terms):
         return math.fsum(terms)
+
+    def isfinite(self, x):
+        return math.isfinite(x)
+
+    def is_number(self, x):
+        return isinstance(x, float)
+
+    def is_complex(self, x):
+        return isinstance(x, complex)
 
     sqrt = staticmethod(np.sqrt)
     cos = staticmethod(np.cos)
@@ -352,6 +414,10 @@ class FPContext(Context):
     log = staticmethod(np.log)
     log10 = staticmethod(np.log10)
     atan2 = staticmethod(np.arctan2)
+    acos = staticmethod(np.arccos)
+    asin = staticmethod(np.arcsin)
+    atan = staticmethod(np.arctan)
+    tan = staticmethod(np.tan)
 
     def csqrt(self, x):
         return np.sqrt(complex(x))

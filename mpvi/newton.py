@@ -73,17 +73,23 @@ class NewtonStats:
         self.residuals.append(residual)
 
     def summary(self):
-        if not self.iterations:
-            return {"solves": 0}
-        n = len(self.iterations)
-        return {
-            "solves": n,
-            "total_iterations": sum(self.iterations),
-            "mean_iterations": sum(self.iterations) / n,
-            "max_iterations": max(self.iterations),
-            "min_iterations": min(self.iterations),
-            "max_residual": float(max(abs(r) for r in self.residuals)),
-        }
+        return summarize(self.iterations, self.residuals)
+
+
+def summarize(iterations, residuals):
+    """Solves, total/mean/max/min iterations and the largest final residual norm of a
+    sequence of Newton solves (``{"solves": 0}`` for none)."""
+    if not iterations:
+        return {"solves": 0}
+    n = len(iterations)
+    return {
+        "solves": n,
+        "total_iterations": sum(iterations),
+        "mean_iterations": sum(iterations) / n,
+        "max_iterations": max(iterations),
+        "min_iterations": min(iterations),
+        "max_residual": float(max(abs(r) for r in residuals)),
+    }
 
 
 def tolerance(ctx):
@@ -91,14 +97,35 @@ def tolerance(ctx):
     return ctx.eps * 1024
 
 
-def solve(fun, x0, ctx, *, scale=None, rtol=None, max_iter=DEFAULT_MAX_ITER, stats=None,
-          what=""):
-    """Solve F(x) = 0 by Newton's method from ``x0``; returns x.
+OPTIONS = ("max_iter", "rtol", "scale")
+"""The Newton options a scheme accepts (``integrate(..., newton={...})``)."""
+
+
+def check_options(newton):
+    """The Newton options dict, validated (``ValueError`` naming unknown keys)."""
+    newton = dict(newton or {})
+    unknown = set(newton) - set(OPTIONS)
+    if unknown:
+        raise ValueError(f"unknown Newton option(s) {sorted(unknown)}; use {', '.join(OPTIONS)}")
+    return newton
+
+
+def solve(fun, x0, ctx, *, stats=None, **options):
+    """Solve F(x) = 0 by Newton's method from ``x0``; returns x (see :func:`solve_info`).
+    ``stats`` (a :class:`NewtonStats`) receives (iterations, final residual norm)."""
+    x, iterations, residual = solve_info(fun, x0, ctx, **options)
+    if stats is not None:
+        stats.record(iterations, residual)
+    return x
+
+
+def solve_info(fun, x0, ctx, *, scale=None, rtol=None, max_iter=DEFAULT_MAX_ITER, what=""):
+    """Solve F(x) = 0 by Newton's method from ``x0``; returns (x, iterations, final
+    residual norm).
 
     ``fun(x, True)`` returns (F(x), dF/dx) and ``fun(x, False)`` returns F(x) (context
     arrays; one call gives both because the schemes share the work).  ``scale`` is the
     magnitude below which ||x|| is not used to relativize the update (default 1).
-    ``stats`` (a :class:`NewtonStats`) receives (iterations, final residual norm).
     """
     rtol = tolerance(ctx) if rtol is None else ctx.num(rtol)
     scale = ctx.one if scale is None else scale
@@ -113,23 +140,15 @@ def solve(fun, x0, ctx, *, scale=None, rtol=None, max_iter=DEFAULT_MAX_ITER, sta
                               iterations=it, what=what) from None
         x = x + dx
         previous, dn = dn, ctx.norm_inf(dx)
-        if not _finite(dn, ctx):
+        if not ctx.isfinite(dn):
             raise NewtonError("the iteration produced a non-finite value", iterations=it, what=what)
         xn = max(ctx.norm_inf(x), scale)
         bound = rtol * xn
         # quadratic convergence: the next update would be about dn^3 / previous^2
         if dn <= bound or (previous is not None and 2 * dn <= previous
                            and dn ** 3 <= ctx.eps * xn * previous ** 2):
-            rn = ctx.norm_inf(fun(x, False))
-            if stats is not None:
-                stats.record(it, rn)
-            return x
+            return x, it, ctx.norm_inf(fun(x, False))
     raise NewtonError(f"no convergence to the relative tolerance {_short(rtol)} "
                       f"(last update {_short(dn)})", residual=ctx.norm_inf(fun(x, False)),
                       iterations=max_iter, what=what)
 
-
-def _finite(x, ctx):
-    if ctx.is_mp:
-        return ctx._m.isfinite(x)
-    return x == x and abs(x) != float("inf")

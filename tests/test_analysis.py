@@ -150,7 +150,7 @@ def test_error_norms_zero_for_exact_data(c64):
                  for q, t in zip(traj.q, traj.t))
     assert abs(err["q"] - manual) < 100 * c64.eps * manual
     traj.q = ex.q(traj.t)
-    traj.p = ex.p(traj.t)
+    traj.y = ex.p(traj.t)
     err = mpvi.error_norms(traj, ex)
     assert err["q"] == 0 and err["p"] == 0
 

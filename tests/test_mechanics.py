@@ -14,7 +14,7 @@ import sympy as sp
 from mpvi import LinearSystem, MPContext, fp, integrate, linearized_double_pendulum
 from mpvi.analysis import central_differences
 from mpvi.context import PrecisionError, SingularMatrixError
-from mpvi.mechanics import LagrangianSystem, from_linear
+from mpvi.mechanics import LagrangianSystem
 from mpvi.systems.double_pendulum import nonlinear_double_pendulum
 from mpvi.systems.lagrange_top import table3_top, table6_top
 
@@ -55,8 +55,8 @@ SYSTEMS = {
     "double_pendulum": lambda ctx: nonlinear_double_pendulum(ctx).system,
     "top_table3": lambda ctx: table3_top(ctx).system,
     "top_table6": lambda ctx: table6_top(ctx).system,
-    "from_linear_3dof": lambda ctx: from_linear(LinearSystem(M3, K3, ctx, name="3-dof")),
-    "from_linear_double_pendulum": lambda ctx: from_linear(linearized_double_pendulum(ctx).system),
+    "from_linear_3dof": lambda ctx: (LinearSystem(M3, K3, ctx, name="3-dof")),
+    "from_linear_double_pendulum": lambda ctx: (linearized_double_pendulum(ctx).system),
     "damped_double_pendulum": lambda ctx: nonlinear_double_pendulum(
         ctx, force=lambda t, q, v: -DAMPING * v).system,
     "forced_oscillator": forced_oscillator,

@@ -75,7 +75,7 @@ class Case:
         self.p0 = self.sys.momentum(self.q0, CTX.asarray(qdot0))
         n = self.sys.dof
         tr = integrate(self.sys, "simpson", self.q0, self.p0, self.h, 1, CTX)
-        self.simpson = dict(ql=tr.q[0], pj=tr.p[0], qm=tr.stage[0], p=tr.p[1], q=tr.q[1])
+        self.simpson = dict(ql=tr.q[0], pj=tr.p[0], qm=tr.internal[0, 0], p=tr.p[1], q=tr.q[1])
         tr = integrate(self.sys, "midpoint", self.q0, self.p0, self.h, 1, CTX)
         self.midpoint = dict(ql=tr.q[0], pj=tr.p[0], p=tr.p[1], q=tr.q[1])
         # a generic point (not a solution) for identities and Jacobians
@@ -461,8 +461,8 @@ def test_eq9_discrete_euler_lagrange_two_steps(case):
     """(9) = (12): dL_d/dq_r(q_j-1, q_j-1/2, q_j) + dL_d/dq_l(q_j, q_j+1/2, q_j+1) = 0 on
     two steps of the scheme."""
     tr = integrate(case.sys, "simpson", case.q0, case.p0, case.h, 2, CTX)
-    first = dict(ql=tr.q[0], qm=tr.stage[0], q=tr.q[1])
-    second = dict(ql=tr.q[1], qm=tr.stage[1], q=tr.q[2])
+    first = dict(ql=tr.q[0], qm=tr.internal[0, 0], q=tr.q[1])
+    second = dict(ql=tr.q[1], qm=tr.internal[1, 0], q=tr.q[2])
     a, b = _grad_Ld(case, first, "q"), _grad_Ld(case, second, "ql")
     assert inf(a + b) <= AGREE * inf(a)
 
@@ -641,7 +641,7 @@ def test_printed_Fq_changes_the_solution_and_order(case):
     for k in (1, 2, 4):
         h = case.h / k
         tr = integrate(case.sys, "simpson", case.q0, case.p0, h, 1, CTX)
-        sol = np.concatenate([tr.stage[0], tr.p[1], tr.q[1]])
+        sol = np.concatenate([tr.internal[0, 0], tr.p[1], tr.q[1]])
         x, n_it = newton_simpson(case, PRINTED, lambda S, a: S.jacobian_exact(*a, k=CTX.one),
                                  _guess(case, h), h=h)
         assert n_it is not None
@@ -939,7 +939,7 @@ def report():
         for hs in ("0.2", "0.1", "0.05", "0.01", "0.001"):
             h = CTX.num(hs)
             tr = integrate(cs.sys, "simpson", cs.q0, cs.p0, h, 1, CTX)
-            sol_h = np.concatenate([tr.stage[0], tr.p[1], tr.q[1]])
+            sol_h = np.concatenate([tr.internal[0, 0], tr.p[1], tr.q[1]])
             out = []
             for J in (lambda S, a: S.jacobian_corrected(*a), lambda S, a: S.jacobian_printed(*a)):
                 hist = []

@@ -10,7 +10,7 @@ import sympy as sp
 
 from mpvi import MPContext, fit_order, get_scheme, integrate, linearized_double_pendulum
 from mpvi.analysis import central_differences, energy
-from mpvi.mechanics import LagrangianSystem, from_linear
+from mpvi.mechanics import LagrangianSystem
 from mpvi.schemes.variational import MIDPOINT, SIMPSON, DiscreteLagrangian
 from mpvi.systems.double_pendulum import nonlinear_double_pendulum
 from mpvi.systems.lagrange_top import table3_top
@@ -67,7 +67,7 @@ def system(name, ctx):
 
 def points(name, rule, ctx):
     pts = POINTS[system(name, C64).dof]
-    pts = pts if rule.internal else [pts[0], pts[-1]]
+    pts = pts if (len(rule.basis) - 2) else [pts[0], pts[-1]]
     return [ctx.asarray(p) for p in pts]
 
 
@@ -144,7 +144,7 @@ def test_gradient_against_finite_differences(name, rule):
     pts_lo, pts_hi = points(name, rule, C64), points(name, rule, HI)
     t = C64.num(T_START)
     grad = Ld_lo.gradient(pts_lo, t)
-    assert len(grad) == rule.internal + 2
+    assert len(grad) == (len(rule.basis) - 2) + 2
     force = (hand_discrete_force(lo, rule, pts_lo, C64.num(H_STEP), t, C64) if lo.has_force
              else [C64.zeros(lo.dof)] * len(grad))
     for i, (g, f) in enumerate(zip(grad, force)):
@@ -163,7 +163,7 @@ def test_hessian_blocks_against_finite_differences(name, rule):
     pts_lo, pts_hi = points(name, rule, C64), points(name, rule, HI)
     t_lo, t_hi = C64.num(T_START), HI.num(T_START)
     grad, hess = Ld_lo.gradient(pts_lo, t_lo, full=True)
-    npts = rule.internal + 2
+    npts = (len(rule.basis) - 2) + 2
     assert set(hess) == {(i, j) for i in range(npts) for j in range(npts)}
     plain = Ld_lo.gradient(pts_lo, t_lo)
     for a, b in zip(grad, plain):
@@ -187,7 +187,7 @@ def test_newton_jacobian_of_the_stepper(name, rule):
     """The stepper's residual r(X) = (dL_d/dq_1..s + f_1..s, p_j + dL_d/dq_0 + f_0) in the
     unknowns X = (q_1..q_s, q_j+1), with the Jacobian assembled from the blocks
     rows = (1..s, 0), cols = (1..s+1) of ``gradient(full=True)`` as prepare_rule does."""
-    s = rule.internal
+    s = (len(rule.basis) - 2)
     rows, cols = list(range(1, s + 1)) + [0], list(range(1, s + 2))
     lo, hi = system(name, C64), system(name, HI)
     Ld_lo = DiscreteLagrangian(lo, rule, C64.num(H_STEP), C64)
@@ -221,15 +221,17 @@ def test_a_step_solves_the_discrete_euler_lagrange_equations(name, scheme):
     q0 = points(name, SIMPSON, C64)[0]
     p0 = s.momentum(q0, C64.asarray(["0.4", "-0.3", "2.5"][:s.dof]))
     h, t = C64.num("0.05"), C64.num(T_START)
-    q1, p1, stage = get_scheme(scheme).prepare(s, h, C64)(q0, p0, t)
-    pts = [q0] + ([stage] if rule.internal else []) + [q1]
+    r = get_scheme(scheme).prepare(s, h, C64)(t, q0, p0)
+    q1, p1, stage = r.q, r.y, r.internal
+    internal = len(rule.basis) - 2
+    pts = [q0] + (list(stage) if internal else []) + [q1]
     grad = DiscreteLagrangian(s, rule, h, C64).gradient(pts, t)
     scale = C64.norm_inf(p0)
     for g in grad[1:-1]:                                          # internal points
         assert C64.norm_inf(g) <= 1e-60 * scale
     assert C64.norm_inf(p0 + grad[0]) <= 1e-60 * scale           # eq. (13)
     assert C64.norm_inf(p1 - grad[-1]) <= 1e-62 * scale          # eq. (14)
-    assert (stage is None) == (rule.internal == 0)
+    assert (stage is None) == (internal == 0)
 
 
 # ----- the linear special case --------------------------------------------------------------
@@ -238,12 +240,12 @@ def test_nonlinear_simpson_on_a_linear_system_is_the_closed_form():
     dp = linearized_double_pendulum(C64)
     h, n = dp.tbar / 10, 20
     closed = integrate(dp.system, "simpson", dp.q0, dp.p0, h, n, C64)
-    newton = integrate(from_linear(dp.system), "simpson", dp.q0, dp.p0, h, n, C64)
+    newton = integrate(dp.system, "lobatto", dp.q0, dp.p0, h, n, C64, points=3)   # = Simpson's L_d
     v1 = integrate(dp.system, "simpson_v1", dp.q0, dp.p0, h, n, C64)
     assert "newton" in newton.stats and "newton" not in closed.stats
     assert C64.norm_inf(closed.q - newton.q) <= 1e-55
     assert C64.norm_inf(closed.p - newton.p) <= 1e-55
-    assert C64.norm_inf(v1.stage - newton.stage) <= 1e-55        # the same midpoint
+    assert C64.norm_inf(v1.internal - newton.internal) <= 1e-55        # the same midpoint
     assert C64.norm_inf(closed.q[-1] - closed.q[0]) > 0.1        # something happened
 
 
@@ -255,7 +257,7 @@ def test_midpoint_on_a_linear_system_is_newmark():
     assert mid.stats["newton"]["solves"] == n
     assert C64.norm_inf(nm.q - mid.q) <= 1e-55
     assert C64.norm_inf(nm.p - mid.p) <= 1e-55
-    assert mid.stage is None
+    assert mid.internal is None
 
 
 # ----- orders ---------------------------------------------------------------------------
@@ -288,16 +290,16 @@ def test_energy_error_order(problem, scheme):
         errs.append(e)
         hs.append(T / N)
         if scheme == "simpson":
-            assert traj.stage.shape == (N, prob.system.dof)
+            assert traj.internal.shape == (N, 1, prob.system.dof)
         else:
-            assert traj.stage is None
+            assert traj.internal is None
     expected, tol = (4, 0.2) if scheme == "simpson" else (2, 0.1)
     assert_order(ctx, hs, errs, expected, tol, (problem, scheme))
     assert errs[-1] < (1e-6 if scheme == "simpson" else 1e-4)
 
 
 def test_simpson_keeps_its_internal_midpoint():
-    """traj.stage[j] is q_j+1/2: close to the node 2j+1 of a run with h/2, at order 4."""
+    """traj.internal[j, 0] is q_j+1/2: close to the node 2j+1 of a run with h/2, at order 4."""
     ctx = C32
     dp = nonlinear_double_pendulum(ctx)
     diffs = []
@@ -305,8 +307,8 @@ def test_simpson_keeps_its_internal_midpoint():
         h = ctx.num(1) / (2 * N)
         a = integrate(dp.system, "simpson", dp.q0, dp.p0, 2 * h, N, ctx)
         b = integrate(dp.system, "simpson", dp.q0, dp.p0, h, 2 * N, ctx)
-        assert a.stage.shape == (N, 2)
-        diffs.append(max(ctx.norm_inf(a.stage[j] - b.q[2 * j + 1]) for j in range(N)))
+        assert a.internal.shape == (N, 1, 2)
+        diffs.append(max(ctx.norm_inf(a.internal[j, 0] - b.q[2 * j + 1]) for j in range(N)))
     assert diffs[1] < 1e-5
     assert 3.5 < ctx.log(diffs[0] / diffs[1]) / ctx.log(2) < 4.5
 
@@ -344,7 +346,8 @@ def one_step_jacobian(scheme, sysf, q0, p0, h, ctx, delta):
         e[i] = delta
         ends = []
         for z in (z0 + e, z0 - e):
-            q1, p1, _ = stepper(z[:n].copy(), z[n:].copy(), ctx.zero)
+            r = stepper(ctx.zero, z[:n].copy(), z[n:].copy())
+            q1, p1 = r.q, r.y
             ends.append(np.concatenate([q1, p1]))
         cols.append((ends[0] - ends[1]) / (2 * delta))
     return np.array(cols, dtype=object).T

@@ -1,10 +1,13 @@
-"""Integration schemes, one module per scheme, all in the registry ``SCHEMES``."""
-from .base import SCHEMES, Scheme, StabilityError, State, get_scheme, register
+"""Integration methods, one module per method, all in the registry ``SCHEMES``
+(see :mod:`mpvi.schemes.base` for the method contract)."""
+from .base import SCHEMES, Method, StabilityError, State, StepResult, get_scheme, register
 from .gbs import gbs
+from .lobatto import lobatto
 from .midpoint import midpoint
 from .newmark import newmark
+from .newmark_family import newmark_family
 from .rk4 import rk4
 from .simpson import simpson, simpson_v1
 
-__all__ = ["SCHEMES", "Scheme", "StabilityError", "State", "get_scheme", "register",
-           "gbs", "midpoint", "newmark", "rk4", "simpson", "simpson_v1"]
+__all__ = ["SCHEMES", "Method", "StabilityError", "State", "StepResult", "get_scheme", "register",
+           "gbs", "lobatto", "midpoint", "newmark", "newmark_family", "rk4", "simpson", "simpson_v1"]

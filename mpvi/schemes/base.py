@@ -1,19 +1,33 @@
-"""Scheme metadata, the registry, and the step-function protocol.
+"""The method contract, the registry, and the helpers shared by the schemes.
 
-A scheme is a pure one-step map.  ``scheme.step(system, state, h, ctx)`` returns
-``(new_state, info)``.  Because everything that depends only on (system, h) -- a matrix
-factorization for the linear schemes -- must not be redone at every step,
-``scheme.prepare(system, h, ctx)`` returns the same map as a callable
-``stepper(q, p, t) -> (q_new, p_new, stage)`` with that work hoisted out; the driver uses it
-(t, the time of (q, p), matters only for time-dependent forces).
-``stage`` is the internal state the scheme keeps (Simpson's midpoint q_{j+1/2}) or None.
+A **method** (:class:`Method`) is metadata plus a ``prepare`` function:
+
+* ``state``: the state it carries between steps, ``"qp"`` (positions, momenta) or
+  ``"qv"`` (positions, velocities); the driver converts initial data and results
+  through the system's Legendre map (:func:`mpvi.integrate.integrate`);
+* ``params``: its parameters with their defaults (Newmark's beta and gamma, the number
+  of Lobatto points, ...); ``order`` and ``symplectic`` are values or functions of them;
+* ``reference`` (paper and equations), ``implicit``, ``internal`` (the name of the
+  internal data a step returns, e.g. Simpson's midpoint ``"q_mid"``).
+
+``method.prepare(system, h, ctx, **params_and_options)`` returns a **stepper**: a pure
+function ``stepper(t, q, y, carry=None) -> StepResult`` from the state (q, y) at time t
+(y = p or v, as ``state`` says) to the state at t + h.  Work that depends only on
+(system, h) -- a factorization, the coefficients of a quadrature -- is done once in
+``prepare``.  :class:`StepResult` holds the new state, the step's internal data (any
+shape, or None), its Newton iterations and final residual (None for explicit steps), and
+a ``carry``: what the next step may use to start faster (the previous step's trial
+function for an extrapolated Newton guess).  The driver passes each step's carry to the
+next; the result does not depend on anything else, so a step can be recomputed alone.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, NamedTuple
+from typing import Any, Callable, NamedTuple
 
 import numpy as np
+
+STATE_KINDS = {"qp": "positions and momenta (q, p)", "qv": "positions and velocities (q, v)"}
 
 
 class StabilityError(ValueError):
@@ -25,50 +39,89 @@ class State(NamedTuple):
     p: np.ndarray
 
 
+class StepResult(NamedTuple):
+    """One step's result: new state (q, y), internal data, Newton statistics, carry."""
+
+    q: np.ndarray
+    y: np.ndarray
+    internal: Any = None
+    iterations: int | None = None
+    residual: Any = None
+    carry: Any = None
+
+
 @dataclass(frozen=True)
-class Scheme:
+class Method:
     name: str
     label: str
-    order: int
-    symplectic: bool
+    state: str
+    order: Any                       # int, or a function of the parameters dict
+    symplectic: Any                  # bool, or a function of the parameters dict
     implicit: bool
     reference: str
     prepare: Callable = field(repr=False)
-    stage_name: str | None = None
+    params: dict = field(default_factory=dict)
+    internal: str | None = None
     doc: str = field(default="", repr=False)
 
+    def __post_init__(self):
+        if self.state not in STATE_KINDS:
+            raise ValueError(f"method {self.name!r}: state must be one of {sorted(STATE_KINDS)}, "
+                             f"got {self.state!r}")
+
+    def parameters(self, **given):
+        """The method's parameters: defaults updated by ``given`` (unknown names refused)."""
+        unknown = set(given) - set(self.params)
+        if unknown:
+            known = ", ".join(sorted(self.params)) or "none"
+            raise ValueError(f"method {self.name!r} has no parameter(s) {sorted(unknown)}; "
+                             f"its parameters: {known}")
+        return {**self.params, **given}
+
+    def order_for(self, **params):
+        return self.order(self.parameters(**params)) if callable(self.order) else self.order
+
+    def symplectic_for(self, **params):
+        s = self.symplectic
+        return bool(s(self.parameters(**params)) if callable(s) else s)
+
     def step(self, system, state, h, ctx, t=None, **options):
-        """One step from ``state`` (a :class:`State` or a (q, p) pair) at time ``t``."""
-        q, p = state
-        q1, p1, stage = self.prepare(system, h, ctx, **options)(ctx.asarray(q), ctx.asarray(p), t)
-        info = {} if stage is None else {self.stage_name: stage}
-        return State(q1, p1), info
+        """One step from ``state`` (a (q, y) pair in this method's state kind) at time
+        ``t``; returns ``(State-like (q, y), info)`` with ``info`` holding the internal
+        data under :attr:`internal` and the Newton statistics."""
+        q, y = state
+        r = self.prepare(system, h, ctx, **options)(
+            ctx.zero if t is None else ctx.num(t), ctx.asarray(q), ctx.asarray(y))
+        info = {} if r.internal is None else {self.internal or "internal": r.internal}
+        if r.iterations is not None:
+            info["newton_iterations"], info["newton_residual"] = r.iterations, r.residual
+        return State(r.q, r.y), info
 
 
-SCHEMES: dict[str, Scheme] = {}
+SCHEMES: dict[str, Method] = {}
 
 
-def register(scheme: Scheme) -> Scheme:
-    if scheme.name in SCHEMES:
-        raise ValueError(f"scheme {scheme.name!r} registered twice")
-    SCHEMES[scheme.name] = scheme
-    return scheme
+def register(method: Method) -> Method:
+    if method.name in SCHEMES:
+        raise ValueError(f"scheme {method.name!r} registered twice")
+    SCHEMES[method.name] = method
+    return method
 
 
-def get_scheme(name) -> Scheme:
-    if isinstance(name, Scheme):
+def get_scheme(name) -> Method:
+    if isinstance(name, Method):
         return name
     try:
         return SCHEMES[name]
-    except KeyError:
+    except (KeyError, TypeError):
         raise ValueError(f"unknown scheme {name!r}; known schemes: {', '.join(sorted(SCHEMES))}") from None
 
 
 def check_step(h, ctx):
     """Validate a step size; returns it as a context number."""
     h = ctx.num(h)
-    if not h > 0:
-        raise ValueError(f"the step size h must be positive, got {ctx.to_str(h, 10)}")
+    if not (ctx.isfinite(h) and h > 0):
+        raise ValueError(f"the step size h must be a positive finite number, got {ctx.to_str(h, 10)}")
     return h
 
 
@@ -82,8 +135,8 @@ def pq_block_stepper(phi, n):
     """Stepper for a linear one-step map (p', q') = phi (p, q), phi a 2n x 2n array."""
     pp, pq, qp, qq = phi[:n, :n], phi[:n, n:], phi[n:, :n], phi[n:, n:]
 
-    def stepper(q, p, t=None):
-        return qp @ p + qq @ q, pp @ p + pq @ q, None
+    def stepper(t, q, p, carry=None):
+        return StepResult(qp @ p + qq @ q, pp @ p + pq @ q)
     stepper.phi = phi
     return stepper
 

@@ -9,7 +9,7 @@ below 1e-50 (checked by halving h in the tests and in the reproductions).
 import numpy as np
 
 from ..ode import gbs_step
-from .base import Scheme, check_step, register
+from .base import Method, StepResult, check_step, register
 from .rk4 import hamiltonian_field
 
 
@@ -19,13 +19,14 @@ def prepare(system, h, ctx, check_stability=True, levels=16):
         raise ValueError(f"levels must be a positive integer, got {levels!r}")
     f, n = hamiltonian_field(system)
 
-    def stepper(q, p, t=None):
-        y = gbs_step(f, ctx.zero if t is None else t, np.concatenate([q, p]), h, levels, ctx)
-        return y[:n], y[n:], None
+    def stepper(t, q, p, carry=None):
+        y = gbs_step(f, t, np.concatenate([q, p]), h, levels, ctx)
+        return StepResult(y[:n], y[n:])
     return stepper
 
 
-gbs = register(Scheme(
-    name="gbs", label="GBS reference", order=32, symplectic=False, implicit=False,
+gbs = register(Method(
+    name="gbs", label="GBS reference", state="qp", order=lambda p: 2 * p["levels"],
+    symplectic=False, implicit=False, params={"levels": 16},
     reference="Hairer-Norsett-Wanner, Solving ODEs I, Sec. II.9 (reference solutions)",
     prepare=prepare, doc=__doc__))

@@ -13,21 +13,18 @@ discrete Euler-Lagrange equations p_j = -dL_d/dq_l, p_j+1 = dL_d/dq, i.e. (eqs. 
 M(q_m)(q - q_j) term: reproductions/ERRATA.md [E25].)  Order 2, symplectic, symmetric.
 Newton's method solves for q_j+1 (:mod:`mpvi.schemes.variational`); p_j+1 is explicit.
 For a linear system M q'' + K q = 0 it coincides with Newmark's average-acceleration
-scheme
-(a linear system is run through :func:`mpvi.mechanics.from_linear`).
+scheme.
 """
-from ..mechanics import from_linear
-from .base import Scheme, register
+from .base import Method, register
 from .variational import MIDPOINT, prepare_rule
 
 
 def prepare(system, h, ctx, check_stability=True, newton=None):
-    """``newton``: options for :func:`mpvi.newton.solve` (max_iter, rtol, scale)."""
-    if getattr(system, "is_linear", False):
-        system = from_linear(system)
-    return prepare_rule(MIDPOINT, system, h, ctx, check_stability, newton)
+    """``newton``: options for :func:`mpvi.newton.solve` (max_iter, rtol, scale);
+    ``check_stability`` is accepted for a uniform interface (no a-priori bound)."""
+    return prepare_rule(MIDPOINT, system, h, ctx, newton)
 
 
-midpoint = register(Scheme(
-    name="midpoint", label="Implicit midpoint", order=2, symplectic=True, implicit=True,
-    reference="top2025 App. B, eqs. (18as)", prepare=prepare, doc=__doc__))
+midpoint = register(Method(
+    name="midpoint", label="Implicit midpoint", state="qp", order=2, symplectic=True,
+    implicit=True, reference="top2025 App. B, eqs. (18as)", prepare=prepare, doc=__doc__))

@@ -14,7 +14,7 @@ eta_j+1 = Phi_n eta_j, Phi_n = A_n^-1 B_n (eq. 12).  Second order, symplectic,
 unconditionally stable, and it conserves H exactly (it is the implicit midpoint rule
 for a linear system).
 """
-from .base import Scheme, check_step, pq_block_stepper, prop1_matrices, register, require_linear
+from .base import Method, check_step, pq_block_stepper, prop1_matrices, register, require_linear
 
 
 def newmark_XY(system, h):
@@ -28,9 +28,9 @@ def prepare(system, h, ctx, check_stability=True):
     h = check_step(h, ctx)
     X, Y = newmark_XY(system, h)
     A, B = prop1_matrices(X, Y, ctx)
-    return pq_block_stepper(ctx.solve(A, B), system.n)
+    return pq_block_stepper(ctx.solve(A, B), system.dof)
 
 
-newmark = register(Scheme(
-    name="newmark", label="Newmark", order=2, symplectic=True, implicit=True,
+newmark = register(Method(
+    name="newmark", label="Newmark", state="qp", order=2, symplectic=True, implicit=True,
     reference="axioms2024 eqs. (10)-(12)", prepare=prepare, doc=__doc__))

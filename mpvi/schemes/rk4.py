@@ -11,12 +11,12 @@ the step itself is :func:`mpvi.ode.rk4_step`.
 import numpy as np
 
 from ..ode import rk4_step
-from .base import Scheme, check_step, register
+from .base import Method, StepResult, check_step, register
 
 
 def hamiltonian_field(system):
     """f(t, y) for y = (q, p) concatenated."""
-    n = system.dof if hasattr(system, "dof") else system.n
+    n = system.dof
 
     def f(t, y):
         dq, dp = system.hamiltonian_rhs(y[:n], y[n:], t)
@@ -29,12 +29,12 @@ def prepare(system, h, ctx, check_stability=True):
     h = check_step(h, ctx)
     f, n = hamiltonian_field(system)
 
-    def stepper(q, p, t=None):
-        y = rk4_step(f, ctx.zero if t is None else t, np.concatenate([q, p]), h)
-        return y[:n], y[n:], None
+    def stepper(t, q, p, carry=None):
+        y = rk4_step(f, t, np.concatenate([q, p]), h)
+        return StepResult(y[:n], y[n:])
     return stepper
 
 
-rk4 = register(Scheme(
-    name="rk4", label="RK4", order=4, symplectic=False, implicit=False,
+rk4 = register(Method(
+    name="rk4", label="RK4", state="qp", order=4, symplectic=False, implicit=False,
     reference="axioms2024 Sec. 6; top2025 Secs. 3-4 (classical RK4)", prepare=prepare, doc=__doc__))

@@ -26,12 +26,13 @@ Both give the same nodes.  Order 4, symplectic for omega_max h < 2 sqrt 2 (eq. 4
 sufficient condition; the exact stability set of the scalar oscillator is
 (0, 2 sqrt 2) U (2 sqrt 3, 2 sqrt 6), see ``mpvi.analysis.stability_scan``).
 
+The internal data of a step (``traj.internal[j]``, shape (1, dof)) is q_{j+1/2}.
 Preparing a Simpson step checks eq. (40) and raises :class:`StabilityError` when
 omega_max h >= 2 sqrt 2, unless ``check_stability=False``.
 """
 import numpy as np
 
-from .base import (Scheme, StabilityError, check_step, pq_block_stepper, prop1_matrices,
+from .base import (Method, StabilityError, StepResult, check_step, pq_block_stepper, prop1_matrices,
                    register, require_linear)
 from .variational import SIMPSON, prepare_rule
 
@@ -51,7 +52,7 @@ def check_simpson_stability(system, h, ctx):
 
 def simpson_L(system, h, ctx):
     """L = I - h^2/8 M^-1 K (eq. 26)."""
-    return ctx.eye(system.n) - h * h / 8 * (system.Minv @ system.K)
+    return ctx.eye(system.dof) - h * h / 8 * (system.Minv @ system.K)
 
 
 def simpson_XY(system, h, ctx):
@@ -72,7 +73,7 @@ def _setup(system, h, ctx, check_stability, name):
 def prepare_v2(system, h, ctx, check_stability=True):
     h = _setup(system, h, ctx, check_stability, "simpson")
     A, B = prop1_matrices(*simpson_XY(system, h, ctx), ctx)
-    return pq_block_stepper(ctx.solve(A, B), system.n)
+    return pq_block_stepper(ctx.solve(A, B), system.dof)
 
 
 def prepare(system, h, ctx, check_stability=True, newton=None):
@@ -83,13 +84,13 @@ def prepare(system, h, ctx, check_stability=True, newton=None):
         if newton:
             raise ValueError("the linear Simpson scheme is explicit in closed form: no Newton options")
         return prepare_v2(system, h, ctx, check_stability)
-    return prepare_rule(SIMPSON, system, h, ctx, check_stability, newton)
+    return prepare_rule(SIMPSON, system, h, ctx, newton)
 
 
 def sigma_matrices(system, h, ctx):
     """A_sigma (3n x 3n) on (q_j+1/2, p_j+1, q_j+1) and B_sigma (3n x 2n) on
     eta_j = (p_j, q_j), eq. (28).  (Eq. 27 prints B_sigma eta_j+1; it acts on eta_j.)"""
-    n = system.n
+    n = system.dof
     eye, zero = ctx.eye(n), ctx.zeros((n, n))
     K = system.K
     X = 2 * system.M / h - h * K / 6
@@ -104,26 +105,26 @@ def sigma_matrices(system, h, ctx):
 
 def prepare_v1(system, h, ctx, check_stability=True):
     h = _setup(system, h, ctx, check_stability, "simpson_v1")
-    n = system.n
+    n = system.dof
     psi = ctx.solve(*sigma_matrices(system, h, ctx))          # eq. (29)
     mq, mp = psi[:n, :n], psi[:n, n:]
     pp, pq = psi[n:2 * n, :n], psi[n:2 * n, n:]
     qp, qq = psi[2 * n:, :n], psi[2 * n:, n:]
 
-    def stepper(q, p, t=None):
-        return qp @ p + qq @ q, pp @ p + pq @ q, mq @ p + mp @ q
+    def stepper(t, q, p, carry=None):
+        return StepResult(qp @ p + qq @ q, pp @ p + pq @ q, (mq @ p + mp @ q).reshape(1, n))
     stepper.phi = psi[n:, :]
     return stepper
 
 
-simpson = register(Scheme(
-    name="simpson", label="Simpson", order=4, symplectic=True, implicit=True,
+simpson = register(Method(
+    name="simpson", label="Simpson", state="qp", order=4, symplectic=True, implicit=True,
     reference="axioms2024 eqs. (30)-(32) (linear, variant 2); top2025 Sec. 2, App. A (nonlinear)",
-    prepare=prepare, stage_name="q_mid", doc=__doc__))
+    prepare=prepare, internal="q_mid", doc=__doc__))
 
-simpson_v1 = register(Scheme(
-    name="simpson_v1", label="Simpson (variant 1)", order=4, symplectic=True, implicit=True,
-    reference="axioms2024 eqs. (26)-(29) (variant 1, internal midpoint kept)",
-    prepare=prepare_v1, stage_name="q_mid", doc=__doc__))
+simpson_v1 = register(Method(
+    name="simpson_v1", label="Simpson (variant 1)", state="qp", order=4, symplectic=True,
+    implicit=True, reference="axioms2024 eqs. (26)-(29) (variant 1, internal midpoint kept)",
+    prepare=prepare_v1, internal="q_mid", doc=__doc__))
 
 __all__ = ["simpson", "simpson_v1", "check_simpson_stability", "simpson_XY", "StabilityError"]

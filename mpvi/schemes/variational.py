@@ -1,39 +1,46 @@
-"""Galerkin-quadrature variational integrators for nonlinear Lagrangian systems.
+"""One engine for every trial-function scheme: discrete action (variational) or weighted
+residual (Galerkin / Petrov-Galerkin) on one step.
 
-One engine for every scheme whose discrete Lagrangian is a quadrature of L over a
-polynomial interpolant (top2025 Sec. 2, App. A and B):
+A :class:`Discretization` is a trial basis and a quadrature rule
+(:mod:`mpvi.quadrature`): on [t_j, t_j + h] the trajectory is
+x(t_j + tau h) = sum_i phi_i(tau) h^(d_i) c_i, and at the quadrature nodes tau_k
 
-    L_d(q_0, ..., q_{s+1}) = h sum_k w_k L(x_k, g_k),
-    x_k = sum_i a_ki q_i,   g_k = (1/h) sum_i c_ki q_i,
+    x_k = sum_i a_ki c_i,   g_k = x'(t_k) = sum_i b_ki c_i,   x''(t_k) = sum_i e_ki c_i,
 
-with q_0 = q_j (left), q_1..q_s internal points, q_{s+1} = q_{j+1} (right).  The forced
-discrete Euler-Lagrange equations (Lagrange-d'Alembert; Marsden & West 2001, Sec. 3.2)
-with the discrete force  f_i = h sum_k w_k a_ki F(t_j + tau_k h, x_k, g_k)  are
+a_ki = phi_i(tau_k) h^(d_i), b_ki = phi_i'(tau_k) h^(d_i - 1), e_ki = phi_i''(tau_k) h^(d_i - 2).
 
-    dL_d/dq_i + f_i = 0              for each internal point i = 1..s,
-    p_j + dL_d/dq_0 + f_0 = 0,                                        (top2025 eq. (13))
-    p_{j+1} = dL_d/dq_{s+1} + f_{s+1},                                (top2025 eq. (14))
+**Variational** (:class:`VariationalMethod`): the discrete action
 
-Newton (:mod:`mpvi.newton`) solves the first two groups for (q_1..q_s, q_{j+1}); p_{j+1}
-is then explicit.  This is the same solution as the paper's Newton on (q_m, p, q): p
-enters its equations linearly, so eliminating it changes nothing but the size.
+    S_d(c) = h sum_k w_k L(t_k, x_k, g_k)
 
-Derivatives, with (P, G, L_vv, B, A) the derivatives of L at node k (see
-:mod:`mpvi.mechanics`):
+with the discrete forces f_i = h sum_k w_k a_ki F(t_k, x_k, g_k) (the virtual work of F
+along the trial variation: Lagrange-d'Alembert, Marsden & West 2001 Sec. 3.2; hermite
+eqs. (19)-(23)); the equations are dS_d/dc_e + f_e = 0 for the chosen slots e, with the
+momentum p_j added on the equation of the left end for (q, p) methods (top2025 eq. (13)),
+and p_{j+1} = dS_d/dc_right + f_right (eq. (14)).  Derivatives, with (P, G, L_vv, B, A) the
+derivatives of L at node k (:mod:`mpvi.mechanics`) and G including F:
 
-    dL_d/dq_i      = sum_k w_k (h a_ki G_k + c_ki P_k),
-    d2L_d/dq_i dq_j = sum_k w_k (h a_ki a_kj A_k + a_ki c_kj B_k + c_ki a_kj B_k^T
-                                  + c_ki c_kj / h L_vv,k),
+    dS_d/dc_i      = sum_k w_k (h a_ki G_k + h b_ki P_k),
+    d2S_d/dc_i dc_j = sum_k w_k h (a_ki a_kj A_k + a_ki b_kj B_k + b_ki a_kj B_k^T
+                                   + b_ki b_kj L_vv,k),
 
-which is the Newton Jacobian (derived here; the printed one of App. A has index typos and
-a -1/2 for -h/2, and its F_q doubles the h-terms: reproductions/ERRATA.md [E20]-[E24]).  The tests check both against finite differences.
+which is the Newton Jacobian (derived here; the printed one of top2025 App. A has index
+typos and a -1/2 for -h/2, and its F_q doubles the h-terms: reproductions/ERRATA.md
+[E20]-[E24]).  The tests check both against finite differences.
 
-Rules
------
-``SIMPSON`` (top2025 eqs. (3)-(6)): P2 interpolation on (q_j, q_{j+1/2}, q_{j+1}),
-  Simpson weights (1/6, 2/3, 1/6) at the three points, Gear velocities
-  g_l = (-3 q_l + 4 q_m - q)/h,  g_m = (q - q_l)/h,  g = (q_l - 4 q_m + 3 q)/h.
-``MIDPOINT`` (App. B): x = (q_l + q)/2, g = (q - q_l)/h, one node of weight 1.
+**Galerkin** (:class:`GalerkinMethod`): with the residual of the equations of motion
+R(t, x, x', x'') = d/dt dL/dv - dL/dq - F and test functions psi_m(tau),
+
+    h sum_k w_k psi_m(tau_k) R(t_k, x_k, g_k, x''_k) = 0,     m = 1..(number of unknowns),
+
+(hermite eq. (26)); test functions equal to the trial functions give Bubnov-Galerkin,
+others Petrov-Galerkin.
+
+Newton (:mod:`mpvi.newton`) solves for the unknown slots; its first guess is the previous
+step's trial function extrapolated to this step (the ``carry``), or, on a first step,
+x(t_j) + v_j (t - t_j).  Instances: ``SIMPSON`` (top2025 Sec. 2: P2 through q_j,
+q_{j+1/2}, q_{j+1} with Simpson's rule = 3-point Lobatto), ``MIDPOINT`` (App. B: P1 with
+the 1-point Gauss rule), :func:`lobatto` (any number of points; Lobatto IIIA-IIIB).
 """
 from __future__ import annotations
 
@@ -42,186 +49,305 @@ from fractions import Fraction as Fr
 
 import numpy as np
 
-from ..newton import NewtonStats, solve as newton_solve
-from .base import check_step
+from ..newton import check_options, solve_info
+from ..quadrature import Basis, Quadrature, gauss_legendre, gauss_lobatto, is_zero, lagrange_basis, to_context
+from .base import StepResult, check_step
 
 
 @dataclass(frozen=True)
-class QuadratureRule:
-    """Coefficients of a discrete Lagrangian (see module doc); exact rationals."""
+class Discretization:
+    """A trial basis and a quadrature rule: the data of one step of a trial-function scheme."""
 
     name: str
-    internal: int            # s, number of internal points
-    point_tau: tuple         # times of q_0..q_{s+1} as fractions of h
-    a: tuple                 # a[k][i]
-    c: tuple                 # c[k][i]
-    w: tuple                 # w[k]
-    tau: tuple               # node times as fractions of h
-
-    def extrapolation(self):
-        """Weights E[u][i]: unknown point u (= internal..., right) from the previous
-        step's points (times point_tau - 1) by Lagrange interpolation."""
-        old = [t - 1 for t in self.point_tau]
-        new = self.point_tau[1:]
-        E = []
-        for t in new:
-            row = []
-            for i, ti in enumerate(old):
-                li = Fr(1)
-                for m, tm in enumerate(old):
-                    if m != i:
-                        li *= (t - tm) / (ti - tm)
-                row.append(li)
-            E.append(tuple(row))
-        return tuple(E)
+    basis: Basis
+    quadrature: Quadrature
 
 
-SIMPSON = QuadratureRule(
-    name="simpson", internal=1, point_tau=(Fr(0), Fr(1, 2), Fr(1)),
-    a=((1, 0, 0), (0, 1, 0), (0, 0, 1)),
-    c=((-3, 4, -1), (-1, 0, 1), (1, -4, 3)),
-    w=(Fr(1, 6), Fr(2, 3), Fr(1, 6)),
-    tau=(Fr(0), Fr(1, 2), Fr(1)))
+def lagrange_discretization(name, points, quadrature):
+    return Discretization(name, lagrange_basis(tuple(Fr(p) for p in points)), quadrature)
 
-MIDPOINT = QuadratureRule(
-    name="midpoint", internal=0, point_tau=(Fr(0), Fr(1)),
-    a=((Fr(1, 2), Fr(1, 2)),), c=((-1, 1),), w=(Fr(1),), tau=(Fr(1, 2),))
+
+SIMPSON = lagrange_discretization("simpson", (0, Fr(1, 2), 1), gauss_lobatto(3))
+MIDPOINT = lagrange_discretization("midpoint", (0, 1), gauss_legendre(1))
+
+
+def lobatto(points):
+    """The Lobatto variational integrator with ``points`` points: P_(points-1) trial
+    functions through equispaced points, ``points``-point Gauss-Lobatto quadrature; order
+    2 (points - 1) (Marsden & West 2001, Sec. 2.6; Hairer-Lubich-Wanner VI.6)."""
+    if not isinstance(points, int) or points < 2:
+        raise ValueError(f"a Lobatto scheme needs at least 2 points, got {points!r}")
+    return lagrange_discretization(f"lobatto{points}", [Fr(i, points - 1) for i in range(points)],
+                                   gauss_lobatto(points))
+
+
+class StepTables:
+    """The coefficients of a discretization for one step size h, at context precision."""
+
+    def __init__(self, disc, h, ctx, second_derivatives=False):
+        basis, quad = disc.basis, disc.quadrature
+        self.h, self.ctx, self.nslots = h, ctx, len(basis)
+        slots = range(len(basis))
+        d = [s.derivative for s in basis.slots]
+
+        def scaled(exact, k):
+            """An exact coefficient times h^k as a context number."""
+            x = to_context(exact, ctx)
+            if k == 0:
+                return x
+            if k == -1:
+                return x / h
+            return x * h ** k if k > 0 else x / h ** (-k)
+        w = quad.weights
+        self.hw = [h * to_context(x, ctx) for x in w]
+        self.tau_h = [to_context(x, ctx) * h for x in quad.nodes]
+        self.x_terms, self.g_terms, self.G_terms, self.P_terms, self.e_terms = [], [], [], [], []
+        for k, tau in enumerate(quad.nodes):
+            a = [basis.value(i, tau) for i in slots]
+            b = [basis.value(i, tau, 1) for i in slots]
+            av = [(i, scaled(a[i], d[i])) for i in slots if not is_zero(a[i])]
+            self.x_terms.append(av)
+            self.g_terms.append([(i, scaled(b[i], d[i] - 1)) for i in slots if not is_zero(b[i])])
+            self.G_terms.append([(i, self.hw[k] * x) for i, x in av])
+            self.P_terms.append([(i, scaled(w[k] * b[i], d[i])) for i in slots if not is_zero(b[i])])
+            if second_derivatives:
+                e = [basis.value(i, tau, 2) for i in slots]
+                self.e_terms.append([(i, scaled(e[i], d[i] - 2)) for i in slots if not is_zero(e[i])])
+        # extrapolation: slot u of the next step from this step's coefficients,
+        # c_u = sum_i phi_i^(r_u)(1 + tau_u) h^(d_i - r_u) c_i
+        self.extrapolation = [[scaled(basis.value(i, 1 + u.tau, u.derivative), d[i] - u.derivative)
+                               for i in slots] for u in basis.slots]
+
+    def nodes(self, coeffs):
+        xs = [sum(coeffs[i] * a for i, a in terms) for terms in self.x_terms]
+        gs = [sum(coeffs[i] * c for i, c in terms) for terms in self.g_terms]
+        return xs, gs
+
+    def node_times(self, t):
+        return [t + th for th in self.tau_h]
 
 
 class DiscreteLagrangian:
-    """L_d of a rule for one system and step h, with its gradient and Hessian."""
+    """S_d of a discretization for one system and step h, with its gradient and Hessian
+    (see the module doc); ``coeffs`` are the slot coefficient vectors."""
 
-    def __init__(self, system, rule, h, ctx):
-        self.system, self.rule, self.h, self.ctx = system, rule, h, ctx
-        num = ctx.num
-        npts = self.npts = rule.internal + 2
-        nodes = range(len(rule.w))
-        hw = [h * num(x) for x in rule.w]
-        self.hw = hw
-        a = [[num(x) for x in row] for row in rule.a]
-        ch = [[num(x) / h for x in row] for row in rule.c]
-        # x_k = sum a_ki q_i,  g_k = sum (c_ki / h) q_i   (nonzero terms only)
-        self.x_terms = [[(i, a[k][i]) for i in range(npts) if rule.a[k][i]] for k in nodes]
-        self.g_terms = [[(i, ch[k][i]) for i in range(npts) if rule.c[k][i]] for k in nodes]
-        # dL_d/dq_i += h w_k a_ki G_k + w_k c_ki P_k
-        self.G_terms = [[(i, hw[k] * a[k][i]) for i in range(npts) if rule.a[k][i]] for k in nodes]
-        self.P_terms = [[(i, num(rule.w[k] * rule.c[k][i])) for i in range(npts) if rule.c[k][i]]
-                        for k in nodes]
-        self.tau_h = [num(x) * h for x in rule.tau]
+    def __init__(self, system, disc, h, ctx):
+        self.system, self.disc, self.h, self.ctx = system, disc, h, ctx
+        self.tables = StepTables(disc, h, ctx)
+        self.npts = self.tables.nslots
 
-    def _nodes(self, pts):
-        xs = [sum(pts[i] * a for i, a in terms) for terms in self.x_terms]
-        gs = [sum(pts[i] * c for i, c in terms) for terms in self.g_terms]
-        return xs, gs
+    def value(self, coeffs, t=None):
+        """S_d(c) (for tests)."""
+        tb, sys = self.tables, self.system
+        xs, gs = tb.nodes(coeffs)
+        ts = tb.node_times(self.ctx.zero if t is None else t)
+        return sum(hw * sys.lagrangian(x, g, tk) for hw, x, g, tk in zip(tb.hw, xs, gs, ts))
 
-    def value(self, pts):
-        """L_d(q_0, ..., q_{s+1}) (for tests)."""
-        xs, gs = self._nodes(pts)
-        return sum(hw * self.system.lagrangian(x, g) for hw, x, g in zip(self.hw, xs, gs))
-
-    def gradient(self, pts, t=None, full=False, rows=None, cols=None):
-        """[dL_d/dq_i + f_i for each point i]; with ``full`` also the Hessian blocks
-        H[i][j] = d(dL_d/dq_i + f_i)/dq_j for i in ``rows``, j in ``cols`` (default all)."""
-        sys, ctx = self.system, self.ctx
-        xs, gs = self._nodes(pts)
+    def gradient(self, coeffs, t=None, full=False, rows=None, cols=None):
+        """[dS_d/dc_i + f_i for each slot i]; with ``full`` also the Hessian blocks
+        H[i][j] = d(dS_d/dc_i + f_i)/dc_j for i in ``rows``, j in ``cols`` (default all)."""
+        sys, ctx, tb = self.system, self.ctx, self.tables
+        xs, gs = tb.nodes(coeffs)
         n = sys.dof
         grad = [ctx.zeros(n) for _ in range(self.npts)]
         if full:
             rows = range(self.npts) if rows is None else rows
             cols = range(self.npts) if cols is None else cols
             hess = {(i, j): ctx.zeros((n, n)) for i in rows for j in cols}
+        timed = sys.has_force or sys.time_dependent
         for k, (x, g) in enumerate(zip(xs, gs)):
+            tk = (t if t is not None else ctx.zero) + tb.tau_h[k] if timed else None
             if full:
-                P, G, Pv, Gv, Gx = sys.node_derivatives(x, g)
+                P, G, Pv, Gv, Gx = sys.node_derivatives(x, g, tk)
                 Px = Gv.T                      # dP_g/dx^d = d2L/dv^g dx^d = B[d, g]
             else:
-                P, G = sys.node_gradient(x, g)
+                P, G = sys.node_gradient(x, g, tk)
             if sys.has_force:                  # G + F: the force acts where dL/dq does
-                tk = (t if t is not None else ctx.zero) + self.tau_h[k]
                 if full:
                     F, Fq, Fv = sys.force_derivatives(tk, x, g)
                     Gx, Gv = Gx + Fq, Gv + Fv
                 else:
                     F = sys.force(tk, x, g)
                 G = G + F
-            for i, coef in self.G_terms[k]:
+            for i, coef in tb.G_terms[k]:
                 grad[i] = grad[i] + G * coef
-            for i, coef in self.P_terms[k]:
+            for i, coef in tb.P_terms[k]:
                 grad[i] = grad[i] + P * coef
             if not full:
                 continue
-            # d/dq_j of (G_k, P_k) = (Gx a_kj + Gv c_kj/h, Px a_kj + Pv c_kj/h)
-            for i, coef in self.G_terms[k]:
-                for j, a in self.x_terms[k]:
-                    if (i, j) in hess:
-                        hess[i, j] = hess[i, j] + Gx * (coef * a)
-                for j, c in self.g_terms[k]:
-                    if (i, j) in hess:
-                        hess[i, j] = hess[i, j] + Gv * (coef * c)
-            for i, coef in self.P_terms[k]:
-                for j, a in self.x_terms[k]:
-                    if (i, j) in hess:
-                        hess[i, j] = hess[i, j] + Px * (coef * a)
-                for j, c in self.g_terms[k]:
-                    if (i, j) in hess:
-                        hess[i, j] = hess[i, j] + Pv * (coef * c)
+            # d/dc_j of (G_k, P_k) = (Gx a_kj + Gv b_kj, Px a_kj + Pv b_kj)
+            for terms, dx, dv in ((tb.G_terms[k], Gx, Gv), (tb.P_terms[k], Px, Pv)):
+                for i, coef in terms:
+                    for j, a in tb.x_terms[k]:
+                        if (i, j) in hess:
+                            hess[i, j] = hess[i, j] + dx * (coef * a)
+                    for j, c in tb.g_terms[k]:
+                        if (i, j) in hess:
+                            hess[i, j] = hess[i, j] + dv * (coef * c)
         return (grad, hess) if full else grad
 
 
-def prepare_rule(rule, system, h, ctx, check_stability=True, newton=None):
-    """Stepper ``(q, p, t) -> (q1, p1, internal points or None)`` for a nonlinear system.
+class _TrialStepper:
+    """What the variational and Galerkin steppers share: slots, the first guess, the
+    split of the Newton vector, the output."""
 
-    ``check_stability`` is accepted for the uniform interface; a nonlinear system has no
-    a-priori step bound (Newton reports a failed step instead).  ``newton`` is a dict of
-    options for :func:`mpvi.newton.solve` (``max_iter``, ``rtol``, ``scale``).
-    """
-    newton = dict(newton or {})
-    unknown = set(newton) - {"max_iter", "rtol", "scale"}
-    if unknown:
-        raise ValueError(f"unknown Newton option(s) {sorted(unknown)}; use max_iter, rtol, scale")
-    h = check_step(h, ctx)
-    Ld = DiscreteLagrangian(system, rule, h, ctx)
-    n, s = system.dof, rule.internal
-    E = [[ctx.num(x) for x in row] for row in rule.extrapolation()]
-    start = [ctx.num(x) * h for x in rule.point_tau[1:]]
-    stats = NewtonStats()
-    memo = {}
+    def __init__(self, method, system, h, ctx, newton):
+        self.method, self.system, self.ctx = method, system, ctx
+        self.h = check_step(h, ctx)
+        self.newton = check_options(newton)
+        slots = method.disc.basis.slots
+        self.slots = slots
+        self.known = [i for i, s in enumerate(slots) if s.tau == 0 and s.derivative <= method.known_derivative]
+        self.unknown = [i for i in range(len(slots)) if i not in self.known]
+        self.q1 = slots.index((Fr(1), 0))
+        self.v1 = slots.index((Fr(1), 1)) if (Fr(1), 1) in slots else None
+        self.start = {i: ctx.num(s.tau) * self.h for i, s in enumerate(slots) if s.derivative == 0}
+        self.n = system.dof
 
-    rows = list(range(1, s + 1)) + [0]       # equations: internal points, then p_j
-    cols = list(range(1, s + 2))             # unknowns: internal points, then q_j+1
+    def first_guess(self, t, q, y, carry):
+        """Unknown coefficients from the previous step (carry) or from x + v (t - t_j)."""
+        if carry is not None:
+            E = self.tables.extrapolation
+            return [sum(x * e for e, x in zip(E[u], carry)) for u in self.unknown]
+        v = y if self.method.state == "qv" else self.system.velocity(q, y, t)
+        guess = []
+        for u in self.unknown:
+            s = self.slots[u]
+            guess.append(q + v * self.start[u] if s.derivative == 0 else
+                         (v if s.derivative == 1 else self.ctx.zeros(self.n)))
+        return guess
 
-    def split(X):
-        return [X[u * n:(u + 1) * n] for u in range(s + 1)]
+    def split(self, X):
+        n = self.n
+        return [X[k * n:(k + 1) * n] for k in range(len(self.unknown))]
 
-    def stepper(q, p, t=None):
-        prev = memo.get("points")
-        if prev is not None and prev[-1] is q:
-            guess = [sum(x * e for e, x in zip(row, prev)) for row in E]
-        else:
-            v = system.velocity(q, p)
-            guess = [q + v * dt for dt in start]
+    def assemble(self, known, X):
+        coeffs = [None] * len(self.slots)
+        for i, c in zip(self.known, known):
+            coeffs[i] = c
+        for i, c in zip(self.unknown, self.split(X)):
+            coeffs[i] = c
+        return coeffs
+
+    def known_values(self, q, y):
+        return [q] if len(self.known) == 1 else [q, y]
+
+    def __call__(self, t, q, y, carry=None):
+        known = self.known_values(q, y)
+        guess = self.first_guess(t, q, y, carry)
+        fun, output = self.equations(t, q, y, known)
+        X, iterations, residual = solve_info(fun, np.concatenate(guess), self.ctx,
+                                             what=self.method.disc.name, **self.newton)
+        coeffs = self.assemble(known, X)
+        y1 = output() if self.method.state == "qp" else coeffs[self.v1]
+        internal = [coeffs[i] for i in self.unknown if i != self.q1 and i != self.v1]
+        return StepResult(coeffs[self.q1], y1, np.array(internal, dtype=object) if internal else None,
+                          iterations, residual, coeffs)
+
+
+class _VariationalStepper(_TrialStepper):
+    def __init__(self, method, system, h, ctx, newton):
+        super().__init__(method, system, h, ctx, newton)
+        self.Ld = DiscreteLagrangian(system, method.disc, self.h, ctx)
+        self.tables = self.Ld.tables
+        self.rows = [e for e, _ in method.equations]
+        self.momentum = [m for _, m in method.equations]
+
+    def equations(self, t, q, y, known):
+        Ld, rows, cols, s = self.Ld, self.rows, self.unknown, self
         last = {}
 
         def fun(X, jacobian):
-            pts = [q] + split(X)
+            coeffs = s.assemble(known, X)
             if jacobian:
-                grad, hess = Ld.gradient(pts, t, full=True, rows=rows, cols=cols)
+                grad, hess = Ld.gradient(coeffs, t, full=True, rows=rows, cols=cols)
             else:
-                grad = Ld.gradient(pts, t)
+                grad = Ld.gradient(coeffs, t)
             last["grad"] = grad
-            r = np.concatenate(grad[1:s + 1] + [p + grad[0]])
+            r = np.concatenate([y + grad[e] if m else grad[e] for e, m in zip(rows, s.momentum)])
             if not jacobian:
                 return r
-            J = np.block([[hess[i, j] for j in cols] for i in rows])
-            return r, J
+            return r, np.block([[hess[i, j] for j in cols] for i in rows])
+        return fun, lambda: last["grad"][s.q1]
 
-        X = newton_solve(fun, np.concatenate(guess), ctx, stats=stats, what=rule.name, **newton)
-        pts = split(X)
-        q1 = pts[-1]
-        p1 = last["grad"][s + 1]
-        memo["points"] = [q] + pts
-        stage = np.concatenate(pts[:-1]) if s else None
-        return q1, p1, stage
 
-    stepper.newton_stats = stats
-    return stepper
+class _GalerkinStepper(_TrialStepper):
+    def __init__(self, method, system, h, ctx, newton):
+        super().__init__(method, system, h, ctx, newton)
+        self.tables = tb = StepTables(method.disc, self.h, ctx, second_derivatives=True)
+        quad = method.disc.quadrature
+        if len(method.tests) != len(self.unknown):
+            raise ValueError(f"{method.disc.name}: {len(method.tests)} test functions for "
+                             f"{len(self.unknown)} unknown coefficient vectors")
+        # h w_k psi_m(tau_k)
+        self.weights = [[hw * to_context(psi(tau), ctx) for hw, tau in zip(tb.hw, quad.nodes)]
+                        for psi in method.tests]
+
+    def equations(self, t, q, y, known):
+        sys, ctx, tb, s = self.system, self.ctx, self.tables, self
+        n, cols = self.n, self.unknown
+        ts = tb.node_times(t)
+
+        def fun(X, jacobian):
+            coeffs = s.assemble(known, X)
+            xs, gs = tb.nodes(coeffs)
+            acc = [sum(coeffs[i] * e for i, e in terms) for terms in tb.e_terms]
+            r = [ctx.zeros(n) for _ in s.weights]
+            J = [[ctx.zeros((n, n)) for _ in cols] for _ in s.weights]
+            for k, (x, g, a) in enumerate(zip(xs, gs, acc)):
+                R, Rx, Rv, Ra = sys.residual_derivatives(ts[k], x, g, a)
+                dR = {}
+                for terms, D in ((tb.x_terms[k], Rx), (tb.g_terms[k], Rv), (tb.e_terms[k], Ra)):
+                    for j, c in terms:
+                        dR[j] = dR[j] + D * c if j in dR else D * c
+                for m, wm in enumerate(s.weights):
+                    r[m] = r[m] + R * wm[k]
+                    if jacobian:
+                        for col, j in enumerate(cols):
+                            if j in dR:
+                                J[m][col] = J[m][col] + dR[j] * wm[k]
+            r = np.concatenate(r)
+            return (r, np.block(J)) if jacobian else r
+        return fun, None
+
+
+@dataclass(frozen=True)
+class VariationalMethod:
+    """A variational scheme as data: its discretization, which state derivatives are
+    known at the left end (0: q only, for (q, p) methods; 1: q and v), and its equations
+    as (slot, add the momentum p_j) pairs."""
+
+    disc: Discretization
+    state: str
+    equations: tuple
+    known_derivative: int = 0
+
+    def prepare(self, system, h, ctx, newton=None):
+        return _VariationalStepper(self, system, h, ctx, newton)
+
+
+@dataclass(frozen=True)
+class GalerkinMethod:
+    """A weighted-residual scheme as data: discretization, test functions psi_m(tau)
+    (callables on exact numbers), state (q, v) known at the left end."""
+
+    disc: Discretization
+    tests: tuple
+    state: str = "qv"
+    known_derivative: int = 1
+
+    def prepare(self, system, h, ctx, newton=None):
+        return _GalerkinStepper(self, system, h, ctx, newton)
+
+
+def lagrange_variational(disc):
+    """The (q, p) variational scheme of a Lagrange discretization: unknowns are the
+    internal points and q_{j+1}; equations dS_d/dq_i + f_i = 0 at the internal points and
+    p_j + dS_d/dq_j + f_j = 0 (top2025 eqs. (13)-(14))."""
+    s = len(disc.basis) - 2
+    return VariationalMethod(disc, "qp", tuple((i, False) for i in range(1, s + 1)) + ((0, True),))
+
+
+def prepare_rule(disc, system, h, ctx, newton=None):
+    """Stepper of the Lagrange variational scheme of ``disc`` (see :func:`lagrange_variational`)."""
+    return lagrange_variational(disc).prepare(system, h, ctx, newton)

@@ -2,14 +2,20 @@
 
 Lagrangian  L = 1/2 q'^T M q' - 1/2 q^T K q  with constant symmetric positive-definite
 M and K; momentum p = M q'; Hamiltonian  H(p, q) = 1/2 p^T M^-1 p + 1/2 q^T K q
-(axioms2024, Sec. 6.3).
+(axioms2024, Sec. 6.3).  A :class:`LinearSystem` is a
+:class:`mpvi.mechanics.LagrangianSystem` (M and K enter as its parameters), so every
+scheme runs on it; the linear schemes (Newmark, Simpson's closed forms) use M and K
+directly, and the Legendre map, energy and Hamiltonian field use the matrix formulas.
 """
 from __future__ import annotations
 
 import numpy as np
+import sympy as sp
+
+from ..mechanics import LagrangianSystem
 
 
-class LinearSystem:
+class LinearSystem(LagrangianSystem):
     """``M q'' + K q = 0`` in a number context.
 
     ``M`` and ``K`` are nested sequences of numbers the context can read exactly
@@ -26,6 +32,9 @@ class LinearSystem:
         self.M = ctx.asarray(M)
         self.K = ctx.asarray(K)
         for label, a in (("mass matrix M", self.M), ("stiffness matrix K", self.K)):
+            if not ctx.all_finite(a):
+                raise ValueError(f"{name}: {label} has a non-finite entry")
+        for label, a in (("mass matrix M", self.M), ("stiffness matrix K", self.K)):
             ctx.check_symmetric(a, label)
         if self.M.shape != self.K.shape:
             raise ValueError(f"M has shape {self.M.shape} but K has shape {self.K.shape}")
@@ -34,9 +43,23 @@ class LinearSystem:
                 ctx.cholesky(a, label)
             except ArithmeticError as exc:
                 raise ValueError(str(exc)) from None
-        self.n = self.M.shape[0]
+        n = self.M.shape[0]
         self.Minv = ctx.inv(self.M)
         self._modes = None
+        q = sp.symbols(f"q0:{n}")
+        params = {}
+
+        def entries(mat, letter):
+            sym = sp.zeros(n, n)
+            for i in range(n):
+                for j in range(i, n):
+                    s = sp.Symbol(f"{letter}{i}_{j}")
+                    params[s] = mat[i, j]
+                    sym[i, j] = sym[j, i] = s
+            return sym
+        Ms, Ks = entries(self.M, "m"), entries(self.K, "k")
+        qv = sp.Matrix(q)
+        super().__init__(name, q, Ms, (qv.T * Ks * qv)[0, 0] / 2, params, ctx)
 
     # ----- modal data ---------------------------------------------------------------
     def modes(self):
@@ -51,18 +74,30 @@ class LinearSystem:
         """Largest eigenfrequency, the omega_max of axioms2024 eq. (40)."""
         return self.modes()[0][-1]
 
-    # ----- mechanics ----------------------------------------------------------------
-    def force(self, q):
-        """Generalized force -dV/dq = -K q."""
-        return -(self.K @ q)
+    # ----- mechanics (matrix formulas) --------------------------------------------------
+    def mass(self, q=None, v=None, t=None):
+        return self.M
+
+    def velocity(self, q, p, t=None):
+        """v = M^-1 p."""
+        return self.Minv @ p
 
     def hamiltonian_rhs(self, q, p, t=None):
         """First-order system (q', p') = (M^-1 p, -K q); autonomous, t is ignored."""
         return self.Minv @ p, -(self.K @ q)
 
-    def energy(self, q, p):
+    def acceleration(self, t, q, v):
+        """a = -M^-1 K q."""
+        return -(self.Minv @ (self.K @ q))
+
+    def hamiltonian(self, q, p, t=None):
         """H(p, q) = 1/2 p^T M^-1 p + 1/2 q^T K q  (axioms2024, Sec. 6.3)."""
         return (p @ (self.Minv @ p) + q @ (self.K @ q)) / 2
+
+    energy = hamiltonian
+
+    def check_state(self, t, q):
+        """M is constant and was checked positive definite at construction."""
 
     def exact(self, q0, p0):
         """The exact solution through (q0, p0) at context precision."""

@@ -1,0 +1,162 @@
+"""Trial bases and quadrature rules on one step, exact, converted at context precision.
+
+On a step [t_j, t_j + h] with t = t_j + tau h, tau in [0, 1], a trial function is
+
+    x(t_j + tau h) = sum_i phi_i(tau) h^(d_i) c_i,
+
+with one coefficient vector c_i per *slot* (tau_i, d_i): the d_i-th derivative of x at
+t_j + tau_i h.  Lagrange bases have slots (tau_i, 0) (positions at points);  Hermite
+bases of degree 2n - 1 have slots (0, d), (1, d), d = 0..n-1 (position, velocity, ...
+at both ends; the factor h^d keeps the polynomials free of h).  The polynomials phi_i
+have exact rational coefficients.
+
+Quadrature rules on [0, 1] (Gauss-Legendre, Gauss-Lobatto with any number of nodes) are
+exact sympy numbers: rationals where they are rational (the midpoint and Simpson rules),
+algebraic numbers otherwise.  :func:`to_context` turns an exact number into a context
+number, correctly rounded (rationals exactly as ``ctx.num(Fraction)``, irrationals from
+``ctx.dps + GUARD_DIGITS`` digits) -- never a typed decimal.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+from functools import lru_cache
+from typing import NamedTuple
+
+import sympy as sp
+
+GUARD_DIGITS = 20
+_TAU = sp.Symbol("tau")
+
+
+class Slot(NamedTuple):
+    tau: Fraction        # where on the step, as a fraction of h
+    derivative: int      # which derivative of x the coefficient is (0: position)
+
+
+@dataclass(frozen=True)
+class Basis:
+    """Polynomials phi_i(tau) (exact rational coefficients, lowest degree first) and the
+    slot each coefficient stands for."""
+
+    name: str
+    coeffs: tuple
+    slots: tuple
+
+    def poly(self, i):
+        return sum(sp.Rational(c) * _TAU ** k for k, c in enumerate(self.coeffs[i]))
+
+    def value(self, i, tau, derivative=0):
+        """phi_i^(derivative)(tau), exact (tau exact)."""
+        return sp.diff(self.poly(i), _TAU, derivative).subs(_TAU, tau)
+
+    def __len__(self):
+        return len(self.slots)
+
+
+def _coeffs(poly):
+    p = sp.Poly(sp.expand(poly), _TAU)
+    return tuple(Fraction(int(c.p), int(c.q)) for c in reversed(p.all_coeffs()))
+
+
+@lru_cache(maxsize=None)
+def lagrange_basis(points):
+    """Lagrange polynomials through ``points`` (fractions of h, increasing, first 0 and
+    last 1): slots (tau_i, 0)."""
+    pts = [sp.Rational(Fraction(p)) for p in points]
+    if len(pts) < 2 or pts[0] != 0 or pts[-1] != 1 or any(b <= a for a, b in zip(pts, pts[1:])):
+        raise ValueError(f"Lagrange points must increase from 0 to 1, got {points!r}")
+    coeffs = []
+    for i, ti in enumerate(pts):
+        li = sp.Integer(1)
+        for m, tm in enumerate(pts):
+            if m != i:
+                li *= (_TAU - tm) / (ti - tm)
+        coeffs.append(_coeffs(li))
+    name = "lagrange(" + ", ".join(str(p) for p in pts) + ")"
+    return Basis(name, tuple(coeffs), tuple(Slot(Fraction(str(p)), 0) for p in pts))
+
+
+@lru_cache(maxsize=None)
+def hermite_basis(n):
+    """Hermite polynomials of degree 2n - 1: phi for slots (0, d) and (1, d), d < n, with
+    phi_(e, d)^(k)(e') = [e = e'][k = d] for k < n (n = 2: the cubic Hermite basis)."""
+    if not isinstance(n, int) or n < 1:
+        raise ValueError(f"the Hermite order n must be a positive integer, got {n!r}")
+    deg = 2 * n - 1
+    cs = sp.symbols(f"c0:{deg + 1}")
+    generic = sum(c * _TAU ** k for k, c in enumerate(cs))
+    slots = [Slot(Fraction(e), d) for e in (0, 1) for d in range(n)]
+    coeffs = []
+    for target in slots:
+        eqs = [sp.diff(generic, _TAU, s.derivative).subs(_TAU, s.tau) - (1 if s == target else 0)
+               for s in slots]
+        sol = sp.solve(eqs, cs, dict=True)[0]
+        coeffs.append(_coeffs(generic.subs(sol)))
+    return Basis(f"hermite{deg}", tuple(coeffs), tuple(slots))
+
+
+@dataclass(frozen=True)
+class Quadrature:
+    """Nodes tau_k in [0, 1] and weights w_k (sum 1), exact sympy numbers."""
+
+    name: str
+    nodes: tuple
+    weights: tuple
+    degree: int          # polynomials up to this degree are integrated exactly
+
+
+def _legendre(k):
+    x = sp.Symbol("x")
+    return sp.legendre(k, x), x
+
+
+def _roots(poly, x):
+    return sorted(sp.Poly(poly, x).all_roots(), key=lambda r: sp.N(r, 30))
+
+
+@lru_cache(maxsize=None)
+def gauss_legendre(k):
+    """k-point Gauss-Legendre rule on [0, 1] (exact for degree 2k - 1)."""
+    if not isinstance(k, int) or k < 1:
+        raise ValueError(f"Gauss-Legendre needs a positive number of nodes, got {k!r}")
+    P, x = _legendre(k)
+    dP = sp.diff(P, x)
+    nodes, weights = [], []
+    for r in _roots(P, x):
+        nodes.append((r + 1) / 2)
+        weights.append(sp.simplify(1 / ((1 - r ** 2) * dP.subs(x, r) ** 2)))
+    return Quadrature(f"gauss-legendre{k}", tuple(nodes), tuple(weights), 2 * k - 1)
+
+
+@lru_cache(maxsize=None)
+def gauss_lobatto(k):
+    """k-point Gauss-Lobatto rule on [0, 1] with both ends as nodes (exact for degree
+    2k - 3); k = 3 is Simpson's rule."""
+    if not isinstance(k, int) or k < 2:
+        raise ValueError(f"Gauss-Lobatto needs at least two nodes, got {k!r}")
+    P, x = _legendre(k - 1)
+    inner = _roots(sp.diff(P, x), x) if k > 2 else []
+    xs = [sp.Integer(-1)] + inner + [sp.Integer(1)]
+    nodes = [(r + 1) / 2 for r in xs]
+    weights = [sp.simplify(sp.Integer(1) / (k * (k - 1) * P.subs(x, r) ** 2)) for r in xs]
+    return Quadrature(f"gauss-lobatto{k}", tuple(nodes), tuple(weights), 2 * k - 3)
+
+
+def is_zero(value):
+    """Exact test (sympy numbers; radicals are expanded first)."""
+    return sp.expand(value) == 0
+
+
+@lru_cache(maxsize=4096)
+def _digits(value, digits):
+    return str(sp.N(value, digits))
+
+
+def to_context(value, ctx):
+    """An exact sympy number as a number of ``ctx`` (rationals exactly as fractions)."""
+    value = (sp.Rational(value.numerator, value.denominator) if isinstance(value, Fraction)
+             else sp.sympify(value))
+    if value.is_Rational:
+        return ctx.num(Fraction(int(value.p), int(value.q)))
+    return ctx.num(_digits(value, ctx.dps + GUARD_DIGITS))
