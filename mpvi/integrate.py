@@ -138,11 +138,11 @@ def integrate(system, scheme, q0, p0, h, n, ctx, progress=None, *, t0=None, v0=N
         except NewtonError as e:
             raise e.at(j, t) from None
         except SingularMatrixError as e:
-            raise IntegrationError(f"{method.name}: step {j} at t = {ctx.to_str(t, 10)}: {e}") from None
+            raise IntegrationError(f"{method.name}: step {j} at t = {float(t):.10g}: {e}") from None
         q, y, carry = r.q, r.y, r.carry
         if not (ctx.all_finite(q) and ctx.all_finite(y)):
-            raise IntegrationError(f"{method.name}: step {j} at t = {ctx.to_str(t, 10)} produced "
-                                   f"a non-finite state (h = {ctx.to_str(h, 10)} too large?)")
+            raise IntegrationError(f"{method.name}: step {j} at t = {float(t):.10g} produced "
+                                   f"a non-finite state (h = {float(h):.10g} too large?)")
         Q[j + 1], Y[j + 1] = q, y
         if r.internal is not None:
             internal.append(r.internal)

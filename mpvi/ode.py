@@ -107,9 +107,18 @@ def integrate_ode(system, method, y0, h, n, ctx, levels=16, progress=None, t0=No
     return OdeTrajectory(method=method, ctx=ctx, h=h, t=times, y=Y, stats=stats)
 
 
+def hamiltonian_field(system):
+    """f(t, y) = (q', p') of a mechanical system for y = (q, p) concatenated, and dof."""
+    n = system.dof
+
+    def f(t, y):
+        dq, dp = system.hamiltonian_rhs(y[:n], y[n:], t)
+        return np.concatenate([dq, dp])
+    return f, n
+
+
 def hamiltonian_ode(system):
     """The first-order form y = (q, p), y' = (q', p') of a mechanical system."""
-    from .schemes.rk4 import hamiltonian_field
     rhs, n = hamiltonian_field(system)
     names = getattr(system, "coord_names", [f"q{i}" for i in range(n)])
     return FirstOrderSystem(name=f"{getattr(system, 'name', 'system')} (Hamiltonian form)",

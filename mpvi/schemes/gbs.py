@@ -8,9 +8,8 @@ below 1e-50 (checked by halving h in the tests and in the reproductions).
 """
 import numpy as np
 
-from ..ode import gbs_step
+from ..ode import gbs_step, hamiltonian_field
 from .base import Method, StepResult, check_step, register
-from .rk4 import hamiltonian_field
 
 
 def prepare(system, h, ctx, check_stability=True, levels=16):

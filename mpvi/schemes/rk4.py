@@ -10,18 +10,8 @@ the step itself is :func:`mpvi.ode.rk4_step`.
 """
 import numpy as np
 
-from ..ode import rk4_step
+from ..ode import hamiltonian_field, rk4_step
 from .base import Method, StepResult, check_step, register
-
-
-def hamiltonian_field(system):
-    """f(t, y) for y = (q, p) concatenated."""
-    n = system.dof
-
-    def f(t, y):
-        dq, dp = system.hamiltonian_rhs(y[:n], y[n:], t)
-        return np.concatenate([dq, dp])
-    return f, n
 
 
 def prepare(system, h, ctx, check_stability=True):

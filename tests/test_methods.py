@@ -1,0 +1,260 @@
+"""The method contract on new methods: Lobatto-4 (order 6), (q, v)-state methods and
+forced, time-dependent systems started at t0 != 0 against an exact solution, the Galerkin
+side of the engine (cubic Hermite trial functions, Legendre test functions), and the
+driver's errors for bad input."""
+from fractions import Fraction
+
+import numpy as np
+import pytest
+import sympy as sp
+
+from mpvi import MPContext, SCHEMES, fit_order, integrate
+from mpvi.integrate import IntegrationError
+from mpvi.mechanics import TIME, LagrangianSystem
+from mpvi.quadrature import gauss_legendre, gauss_lobatto, hermite_basis, to_context
+from mpvi.schemes.base import Method
+from mpvi.schemes.variational import (Discretization, DiscreteLagrangian, GalerkinMethod,
+                                      VariationalMethod)
+
+C64 = MPContext(64)
+
+
+def pendulum(ctx):
+    th = sp.Symbol("theta")
+    return LagrangianSystem("pendulum", [th], sp.Matrix([[1]]), -sp.cos(th), {}, ctx)
+
+
+def test_lobatto4_is_order_6_on_the_nonlinear_pendulum_at_64_digits():
+    """Errors at T = 4 against an order-32 GBS reference (error < 1e-45 here)."""
+    s, T = pendulum(C64), C64.num(4)
+    q0, p0 = ["1.2"], ["0"]
+    ref = integrate(s, "gbs", q0, p0, T / 80, 80, C64, levels=16)
+    check = integrate(s, "gbs", q0, p0, T / 160, 160, C64, levels=16)
+    assert abs(ref.q[-1][0] - check.q[-1][0]) < 1e-45
+    hs, errs = [], []
+    for N in (20, 40, 80):
+        tr = integrate(s, "lobatto", q0, p0, T / N, N, C64)
+        assert tr.internal.shape == (N, 2, 1)                 # two internal points per step
+        hs.append(T / N)
+        errs.append(max(abs(tr.q[-1][0] - ref.q[-1][0]), abs(tr.p[-1][0] - ref.p[-1][0])))
+    order = fit_order(C64, hs, errs)
+    assert abs(order - 6) < 0.2, order
+    assert SCHEMES["lobatto"].order_for() == 6 and SCHEMES["lobatto"].order_for(points=5) == 8
+
+
+def test_lobatto3_is_simpson():
+    """Three Lobatto points give Simpson's discrete Lagrangian: the same run to the last bit."""
+    s = pendulum(C64)
+    a = integrate(s, "simpson", ["1"], ["0.5"], C64.num("0.1"), 20, C64)
+    b = integrate(s, "lobatto", ["1"], ["0.5"], C64.num("0.1"), 20, C64, points=3)
+    assert C64.norm_inf(a.q - b.q) == 0 and C64.norm_inf(a.p - b.p) == 0
+
+
+def test_quadrature_rules_are_exact_to_their_degree_at_context_precision():
+    for rule in [gauss_legendre(k) for k in (1, 3, 5)] + [gauss_lobatto(k) for k in (2, 4, 6)]:
+        w = [to_context(x, C64) for x in rule.weights]
+        tau = [to_context(x, C64) for x in rule.nodes]
+        for d in range(rule.degree + 1):
+            got = C64.fsum(wk * tk ** d for wk, tk in zip(w, tau))
+            assert abs(got - C64.one / (d + 1)) < 10 * C64.eps, (rule.name, d)
+        d = rule.degree + 1
+        assert abs(C64.fsum(wk * tk ** d for wk, tk in zip(w, tau)) - C64.one / (d + 1)) > 1e-10
+
+
+# ----- a forced, time-dependent system from t0 != 0 against its exact solution ----------------
+
+K, C, A, W = 4, Fraction(3, 10), Fraction(7, 10), Fraction(13, 10)
+
+
+def driven_oscillator(ctx):
+    """q'' + c q' + k q = A cos(w t): L = v^2/2 - k q^2/2, F = -c v + A cos(w t)."""
+    q = sp.Symbol("q")
+    k, c, a, w = sp.symbols("k c A w", positive=True)
+    return LagrangianSystem("driven damped oscillator", [q], sp.Matrix([[1]]), k * q ** 2 / 2,
+                            {k: K, c: C, a: A, w: W}, ctx,
+                            force=lambda t, x, v: sp.Matrix([-c * v[0] + a * sp.cos(w * t)]))
+
+
+def exact_driven(ctx, t0, q0, v0):
+    """q(t) = e^(-c (t - t0)/2) (C1 cos wd (t - t0) + C2 sin wd (t - t0)) + P cos wt + Q sin wt."""
+    k, c, a, w = (ctx.num(x) for x in (K, C, A, W))
+    det = (k - w * w) ** 2 + (c * w) ** 2
+    P, Q = a * (k - w * w) / det, a * c * w / det
+    wd = ctx.sqrt(k - c * c / 4)
+    qp0 = P * ctx.cos(w * t0) + Q * ctx.sin(w * t0)
+    vp0 = w * (Q * ctx.cos(w * t0) - P * ctx.sin(w * t0))
+    C1 = q0 - qp0
+    C2 = (v0 - vp0 + c / 2 * C1) / wd
+
+    def q(t):
+        s = t - t0
+        return (ctx.exp(-c * s / 2) * (C1 * ctx.cos(wd * s) + C2 * ctx.sin(wd * s))
+                + P * ctx.cos(w * t) + Q * ctx.sin(w * t))
+    return q
+
+
+def test_the_exact_driven_solution_solves_its_ode_and_initial_data():
+    t0, q0, v0 = C64.num("1.5"), C64.num("0.8"), C64.num("-0.4")
+    q = exact_driven(C64, t0, q0, v0)
+    k, c, a, w = (C64.num(x) for x in (K, C, A, W))
+    assert abs(q(t0) - q0) < 1e-62 and abs(C64.diff(q, t0) - v0) < 1e-55
+    for t in ("1.5", "2.7", "4.0"):
+        t = C64.num(t)
+        res = C64.diff(q, t, 2) + c * C64.diff(q, t) + k * q(t) - a * C64.cos(w * t)
+        assert abs(res) < 1e-50
+
+
+@pytest.mark.parametrize("method, options, order", [
+    ("newmark_family", {}, 2), ("newmark_family", {"beta": "0.3025", "gamma": "0.6"}, 1),
+    ("midpoint", {}, 2), ("simpson", {}, 4), ("lobatto", {}, 6), ("rk4", {}, 4)])
+def test_forced_system_from_t0_against_the_exact_solution(method, options, order):
+    """(q, v) methods get v0, (q, p) methods p0 (= v0 here); every method starts at
+    t0 = 3/2, where the drive's phase matters: a driver that started the clock at 0
+    would be off by O(1)."""
+    s = driven_oscillator(C64)
+    t0, q0, v0, T = C64.num("1.5"), C64.num("0.8"), C64.num("-0.4"), C64.num(2)
+    q = exact_driven(C64, t0, q0, v0)
+    m = SCHEMES[method]
+    assert m.order_for(**options) == order
+    hs, errs = [], []
+    for N in (20, 40, 80):
+        tr = integrate(s, method, [q0], None, T / N, N, C64, t0=t0, v0=[v0], **options)
+        assert tr.state == m.state and abs(tr.t[-1] - (t0 + T)) < 1e-60
+        errs.append(max(abs(x[0] - q(t)) for x, t in zip(tr.q, tr.t)))
+        hs.append(T / N)
+        assert C64.norm_inf(tr.p - tr.v) <= 1e-60        # p = v for this Lagrangian
+    assert abs(fit_order(C64, hs, errs) - order) < 0.15
+
+
+def test_newmark_family_on_a_linear_system_is_axioms2024_newmark():
+    from mpvi import linearized_double_pendulum
+    dp = linearized_double_pendulum(C64)
+    a = integrate(dp.system, "newmark", dp.q0, dp.p0, dp.tbar / 10, 20, C64)
+    b = integrate(dp.system, "newmark_family", dp.q0, dp.p0, dp.tbar / 10, 20, C64)
+    assert b.state == "qv"
+    assert C64.norm_inf(a.q - b.q) < 1e-60 and C64.norm_inf(a.p - b.p) < 1e-60
+
+
+# ----- the Galerkin side of the engine ---------------------------------------------------------
+
+HERMITE3 = Discretization("hermite3", hermite_basis(2), gauss_legendre(4))
+
+
+def as_method(name, spec):
+    return Method(name=name, label=name, state="qv", order=4, symplectic=False, implicit=True,
+                  reference="engine test", prepare=lambda system, h, ctx, newton=None:
+                  spec.prepare(system, h, ctx, newton))
+
+
+def test_cubic_hermite_petrov_galerkin_is_order_4_on_the_forced_system():
+    """Trial: cubic Hermite through (q0, v0, q1, v1); tests 1 and 2 tau - 1 (hermite eq. 26)."""
+    spec = GalerkinMethod(HERMITE3, (lambda x: sp.Integer(1), lambda x: 2 * x - 1))
+    s = driven_oscillator(C64)
+    t0, q0, v0, T = C64.num("1.5"), C64.num("0.8"), C64.num("-0.4"), C64.num(2)
+    q = exact_driven(C64, t0, q0, v0)
+    hs, errs = [], []
+    for N in (20, 40, 80):
+        tr = integrate(s, as_method("hermite_galerkin", spec), [q0], None, T / N, N, C64, t0=t0, v0=[v0])
+        errs.append(max(abs(x[0] - q(t)) for x, t in zip(tr.q, tr.t)))
+        hs.append(T / N)
+    assert abs(fit_order(C64, hs, errs) - 4) < 0.15
+
+
+def test_cubic_hermite_variational_step_solves_its_equations():
+    """hermite eqs. (24)-(25): dS_d/dv0 + g- = 0 and dS_d/dv1 + g+ = 0 at the computed (q1, v1)."""
+    spec = VariationalMethod(HERMITE3, "qv", ((1, False), (3, False)), known_derivative=1)
+    s = driven_oscillator(C64)
+    t, q0, v0, h = C64.num("1.5"), C64.asarray(["0.8"]), C64.asarray(["-0.4"]), C64.num("0.1")
+    r = spec.prepare(s, h, C64)(t, q0, v0)
+    grad = DiscreteLagrangian(s, HERMITE3, h, C64).gradient([q0, v0, r.q, r.y], t)
+    assert C64.norm_inf(grad[1]) < 1e-60 and C64.norm_inf(grad[3]) < 1e-60
+    assert C64.norm_inf(grad[0]) > 1e-3          # the other two are not equations
+
+
+# ----- bad input --------------------------------------------------------------------------------
+
+def test_nan_or_infinite_initial_state_is_refused():
+    s = pendulum(C64)
+    for q0, p0, what in ((["nan"], ["0"], "initial position q0"), (["1"], ["inf"], "initial momentum p0")):
+        with pytest.raises(ValueError, match=f"{what} has a non-finite entry"):
+            integrate(s, "simpson", q0, p0, C64.num("0.1"), 3, C64)
+    with pytest.raises(ValueError, match="initial velocity v0 has a non-finite entry"):
+        integrate(s, "newmark_family", ["1"], None, C64.num("0.1"), 3, C64, v0=["-inf"])
+
+
+def test_wrong_length_initial_state_is_refused():
+    s = pendulum(C64)
+    with pytest.raises(ValueError, match=r"initial position q0 must be a vector of 1 numbers \(theta\), got shape \(2,\)"):
+        integrate(s, "rk4", ["1", "2"], ["0"], C64.num("0.1"), 3, C64)
+    with pytest.raises(ValueError, match="exactly one of the initial momentum p0 and velocity v0"):
+        integrate(s, "rk4", ["1"], None, C64.num("0.1"), 3, C64)
+
+
+def test_bad_step_options_and_parameters_are_refused():
+    s = pendulum(C64)
+    with pytest.raises(ValueError, match="positive finite"):
+        integrate(s, "simpson", ["1"], ["0"], C64.num("inf"), 3, C64)
+    with pytest.raises(ValueError, match="takes no option"):
+        integrate(s, "simpson", ["1"], ["0"], C64.num("0.1"), 3, C64, points=4)
+    with pytest.raises(ValueError, match="at least 2 points"):
+        integrate(s, "lobatto", ["1"], ["0"], C64.num("0.1"), 3, C64, points=1)
+
+
+def test_singular_mass_matrix_mid_run_names_the_step_and_time():
+    """L = (1 - t) v^2 / 2: the mass vanishes at t = 1; RK4's last stage of the step from
+    t = 0.75 (h = 1/4) meets it."""
+    x, v = sp.symbols("x v")
+    s = LagrangianSystem.from_lagrangian("fading mass", [x], [v], (1 - TIME) * v ** 2 / 2, {}, C64)
+    with pytest.raises(IntegrationError, match=r"rk4: step 3 at t = 0\.75: fading mass: the mass "
+                                               r"matrix is singular at q = \(.*\): solve: the matrix is zero"):
+        integrate(s, "rk4", ["0"], ["1"], Fraction(1, 4), 6, C64)
+
+
+def test_a_mass_matrix_that_is_not_positive_definite_at_q0_is_refused():
+    x = sp.Symbol("x")
+    s = LagrangianSystem("bad mass", [x], sp.Matrix([[x]]), 0, {}, C64)
+    with pytest.raises(ValueError, match="bad mass: the mass matrix at the initial point is not positive definite"):
+        integrate(s, "midpoint", ["-1"], ["0"], C64.num("0.1"), 3, C64)
+
+
+# ----- layering -----------------------------------------------------------------------------------
+
+def test_no_import_cycle_inside_mpvi():
+    """Every import between mpvi modules, module-level or inside a function, forms a DAG."""
+    import ast
+    from pathlib import Path
+    root = Path(__file__).resolve().parent.parent / "mpvi"
+    mods = {".".join(p.relative_to(root.parent).with_suffix("").parts).replace(".__init__", ""): p
+            for p in root.rglob("*.py")}
+    graph = {}
+    for name, path in mods.items():
+        pkg = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        deps = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom):
+                base = pkg
+                for _ in range(max(node.level - 1, 0)):
+                    base = base.rpartition(".")[0]
+                target = (f"{base}.{node.module}" if node.module else base) if node.level else node.module
+                for alias in node.names:
+                    full = f"{target}.{alias.name}"
+                    deps.add(full if full in mods else target)
+            elif isinstance(node, ast.Import):
+                deps.update(a.name for a in node.names)
+        graph[name] = {d for d in deps if d in mods and d != name}
+    # a package importing its own submodules (mpvi/__init__ re-exports) is not a cycle
+    state = {}
+
+    def visit(n, stack):
+        state[n] = 1
+        for d in graph[n]:
+            if d.startswith(n + "."):
+                continue
+            if state.get(d) == 1:
+                raise AssertionError(" -> ".join(stack + [n, d]))
+            if d not in state:
+                visit(d, stack + [n])
+        state[n] = 2
+    for n in graph:
+        if n not in state:
+            visit(n, [])
