@@ -377,7 +377,9 @@ class FPContext(Context):
 
     @contextlib.contextmanager
     def workdps(self, dps):
-        raise NotImplementedError("the float64 context has a fixed precision")
+        raise PrecisionError(f"the float64 context has a fixed precision (53 bits); a "
+                             f"computation asking for {dps} working digits needs an mp context")
+        yield self
 
     def num(self, x):
         if isinstance(x, bool):

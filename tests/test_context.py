@@ -73,7 +73,7 @@ def test_workdps_restores_on_exception():
 
 
 def test_fp_context_has_fixed_precision():
-    with pytest.raises(NotImplementedError):
+    with pytest.raises(PrecisionError, match="fixed precision .53 bits.*needs an mp context"):
         with fp.workdps(30):
             pass
     assert fp.eps == np.finfo(float).eps
