@@ -225,7 +225,8 @@ class MPContext(Context):
 
     SPECIAL_FUNCTIONS = ("acos", "asin", "atan", "tan", "sinh", "cosh", "tanh", "jtheta",
                          "ellipk", "ellipf", "polyroots", "quad", "diff", "re", "im", "nint",
-                         "mpc", "linspace", "isfinite", "findroot", "factorial")
+                         "mpc", "linspace", "isfinite", "findroot", "factorial",
+                         "ellipfun")
     """mpmath functions offered at this context's precision (scalar arguments): the
     special functions of the Weierstrass solution (``jtheta``, ``ellipk``, ``ellipf``),
     complex numbers (``mpc``, ``re``, ``im``), ``polyroots``, ``quad``, ``diff`` (for

@@ -31,8 +31,9 @@ tests/test_lagrange_top_exact.py, including against Arb's ``acb_elliptic_p``):
       ℘(t + ω3)  = e3 + (π/(2ω1))² θ2² θ3² θ1(v)² / θ4(v)²,
       ℘'(t + ω3) = 2 (π/(2ω1))³ θ2² θ3² θ4² θ1(v) θ2(v) θ3(v) / θ4(v)³.
 
-Every number comes from the context's private mpmath context ``ctx._m``; nothing reads
-or changes the global ``mpmath.mp``.
+Every number and function comes from the context (``ctx.jtheta``, ``ctx.ellipk``,
+``ctx.mpc``, ``ctx.sqrt``, ``ctx.pi``, ``ctx.workdps``, ...), evaluated at its precision;
+nothing reads or changes the global ``mpmath.mp``.
 """
 from __future__ import annotations
 
@@ -49,12 +50,11 @@ def _require_mp(ctx):
 
 def _complex_arg(ctx, z):
     """``z`` as a number of ``ctx`` (an ``mpc`` stays complex); floats are refused."""
-    m = ctx._m
-    if isinstance(z, m.mpc):
+    if ctx.is_complex(z):
         return z
     if isinstance(z, complex):
         raise PrecisionError(f"refusing complex float {z!r} in a {ctx.dps}-digit context: "
-                             "build it from context numbers, e.g. ctx._m.mpc('0.1', '0.2')")
+                             "build it from context numbers, e.g. ctx.mpc('0.1', '0.2')")
     return ctx.num(z)
 
 
@@ -77,7 +77,6 @@ class Weierstrass:
     def __init__(self, ctx, g2=None, g3=None, roots=None):
         _require_mp(ctx)
         self.ctx = ctx
-        m = ctx._m
         if roots is not None:
             if g2 is not None or g3 is not None:
                 raise ValueError("give either the invariants (g2, g3) or the roots, not both")
@@ -93,20 +92,20 @@ class Weierstrass:
         self.e1, self.e2, self.e3 = e1, e2, e3
 
         # half-periods (DLMF §23.6(ii))
-        sqrt_e13 = m.sqrt(e1 - e3)
+        sqrt_e13 = ctx.sqrt(e1 - e3)
         self.k2 = (e2 - e3) / (e1 - e3)
-        kk = m.ellipk(self.k2)
-        kp = m.ellipk(1 - self.k2)
+        kk = ctx.ellipk(self.k2)
+        kp = ctx.ellipk(1 - self.k2)
         self.omega1 = kk / sqrt_e13
-        self.omega3 = m.mpc(0, kp / sqrt_e13)
-        self.tau = m.mpc(0, kp / kk)
-        self.nome = m.exp(-m.pi * kp / kk)
+        self.omega3 = ctx.mpc(0, kp / sqrt_e13)
+        self.tau = ctx.mpc(0, kp / kk)
+        self.nome = ctx.exp(-ctx.pi * kp / kk)
         self.period = 2 * self.omega1
 
         # theta constants and the prefactors of the theta forms (module docstring)
         q = self.nome
-        th2, th3, th4 = (m.jtheta(j, 0, q) for j in (2, 3, 4))
-        self._v_scale = m.pi / (2 * self.omega1)          # v = π z / (2 ω1)
+        th2, th3, th4 = (ctx.jtheta(j, 0, q) for j in (2, 3, 4))
+        self._v_scale = ctx.pi / (2 * self.omega1)         # v = π z / (2 ω1)
         self._c_p = (self._v_scale * th2 * th3) ** 2
         self._c_dp = 2 * self._v_scale ** 3 * (th2 * th3 * th4) ** 2
 
@@ -129,7 +128,7 @@ class Weierstrass:
         """Roots of ``4x³ − g2 x − g3`` by the trigonometric (Viète) form of Cardano:
         ``e_j = √(g2/3) cos((φ − 2πj)/3)``, ``φ = acos(3√3 g3 / g2^(3/2))``, j = 0, 1, 2,
         evaluated with ``GUARD_DIGITS`` extra digits."""
-        ctx, m = self.ctx, self._m
+        ctx = self.ctx
         disc = g2 ** 3 - 27 * g3 ** 2
         resolution = 16 * ctx.eps * (abs(g2) ** 3 + 27 * g3 ** 2)
         if not disc > resolution:
@@ -140,22 +139,18 @@ class Weierstrass:
                 f"beyond rounding: "
                 f"4x^3 - g2 x - g3 has {kind}, not three real distinct roots "
                 f"(g2 = {ctx.to_str(g2, 10)}, g3 = {ctx.to_str(g3, 10)})")
-        with m.workdps(ctx.dps + GUARD_DIGITS):
-            r = m.sqrt(g2 / 3)
-            phi = m.acos(3 * m.sqrt(3) * g3 / (g2 * m.sqrt(g2)))
-            roots = [r * m.cos((phi - 2 * m.pi * j) / 3) for j in (0, 1, 2)]
+        with ctx.workdps(ctx.dps + GUARD_DIGITS):
+            r = ctx.sqrt(g2 / 3)
+            phi = ctx.acos(3 * ctx.sqrt(3) * g3 / (g2 * ctx.sqrt(g2)))
+            roots = [r * ctx.cos((phi - 2 * ctx.pi * j) / 3) for j in (0, 1, 2)]
         return tuple(+e for e in roots)                   # round to working precision
-
-    @property
-    def _m(self):
-        return self.ctx._m
 
     # ----- evaluation ----------------------------------------------------------------
     def _reduce(self, z):
         """``z`` moved into the period cell ``|Re z| ≤ ω1, |Im z| ≤ |ω3|``."""
-        m = self._m
-        n1 = m.nint(m.re(z) / self.period)
-        n3 = m.nint(m.im(z) / (2 * m.im(self.omega3)))
+        ctx = self.ctx
+        n1 = ctx.nint(ctx.re(z) / self.period)
+        n3 = ctx.nint(ctx.im(z) / (2 * ctx.im(self.omega3)))
         return z - 2 * (n1 * self.omega1 + n3 * self.omega3)
 
     def _v(self, z):
@@ -166,31 +161,31 @@ class Weierstrass:
 
     def p(self, z):
         """``℘(z)`` for real or complex ``z`` (theta form, module docstring)."""
-        m = self._m
+        jtheta = self.ctx.jtheta
         v, q = self._v(z), self.nome
-        return self.e3 + self._c_p * (m.jtheta(4, v, q) / m.jtheta(1, v, q)) ** 2
+        return self.e3 + self._c_p * (jtheta(4, v, q) / jtheta(1, v, q)) ** 2
 
     def dp(self, z):
         """``℘'(z)`` for real or complex ``z``."""
-        m = self._m
+        jtheta = self.ctx.jtheta
         v, q = self._v(z), self.nome
-        num = m.jtheta(2, v, q) * m.jtheta(3, v, q) * m.jtheta(4, v, q)
-        return -self._c_dp * num / m.jtheta(1, v, q) ** 3
+        num = jtheta(2, v, q) * jtheta(3, v, q) * jtheta(4, v, q)
+        return -self._c_dp * num / jtheta(1, v, q) ** 3
 
     def p_shifted(self, t):
         """``℘(t + ω3)`` for real ``t``: real, in ``[e3, e2]``, period ``2ω1``;
         ``℘(ω3) = e3`` and ``℘(ω1 + ω3) = e2``.  Equal to
         ``e3 + (e2 − e3) sn²(t √(e1 − e3), k²)`` (module docstring)."""
-        m = self._m
+        jtheta = self.ctx.jtheta
         v, q = self._v_scale * self.ctx.num(t), self.nome
-        return self.e3 + self._c_p * (m.jtheta(1, v, q) / m.jtheta(4, v, q)) ** 2
+        return self.e3 + self._c_p * (jtheta(1, v, q) / jtheta(4, v, q)) ** 2
 
     def p_dp_shifted(self, t):
         """``(℘(t + ω3), ℘'(t + ω3))`` for real ``t``, both real, from one set of four
         theta values."""
-        m = self._m
+        jtheta = self.ctx.jtheta
         v, q = self._v_scale * self.ctx.num(t), self.nome
-        th1, th2, th3, th4 = (m.jtheta(j, v, q) for j in (1, 2, 3, 4))
+        th1, th2, th3, th4 = (jtheta(j, v, q) for j in (1, 2, 3, 4))
         ratio = th1 / th4
         return (self.e3 + self._c_p * ratio ** 2,
                 self._c_dp * ratio * th2 * th3 / th4 ** 2)

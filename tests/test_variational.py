@@ -399,7 +399,7 @@ class DampedOscillatorSolution:
         return -c.exp(-g * t) * (wd + g * g / wd) * c.sin(wd * t)
 
     def ode_residual(self, t):
-        d = self.ctx._m.diff
+        d = self.ctx.diff
         return d(self.q, t, 2) + self.ctx.num("0.5") * d(self.q, t) + 4 * self.q(t)
 
 
@@ -419,7 +419,7 @@ class ForcedOscillatorSolution:
         return -2 * (1 - self.B) * c.sin(2 * t) - self.B * c.sin(t)
 
     def ode_residual(self, t):
-        d = self.ctx._m.diff
+        d = self.ctx.diff
         return d(self.q, t, 2) + 4 * self.q(t) - self.ctx.cos(t) / 2
 
 
@@ -436,14 +436,14 @@ def test_forced_oscillator_exact_solution_solves_its_ode(case):
     for t in ("0", "0.7", "2.3"):
         t = ctx.num(t)
         assert abs(sol.ode_residual(t)) < 1e-55
-        assert abs(ctx._m.diff(sol.q, t) - sol.p(t)) < 1e-55          # p = m q', m = 1
+        assert abs(ctx.diff(sol.q, t) - sol.p(t)) < 1e-55          # p = m q', m = 1
     assert abs(sol.q(ctx.zero) - 1) < 1e-63 and sol.p(ctx.zero) == 0
     # and the system's own vector field agrees with the ODE along the solution
     s = FORCED[case][0](ctx)
     t = ctx.num("0.9")
     dq, dp = s.hamiltonian_rhs(ctx.asarray([sol.q(t)]), ctx.asarray([sol.p(t)]), t)
     assert abs(dq[0] - sol.p(t)) < 1e-60
-    assert abs(dp[0] - ctx._m.diff(sol.p, t)) < 1e-55
+    assert abs(dp[0] - ctx.diff(sol.p, t)) < 1e-55
 
 
 FORCED_ORDERS = {"simpson": (4, 0.2, (10, 20, 40)), "midpoint": (2, 0.1, (20, 40, 80)),

@@ -108,7 +108,7 @@ def reduced_top(ctx, params, p_phi, p_psi):
     I = params["I"]
     A = params["m_top"] * params["g"] * params["ell"] / I
     k = p_psi / I
-    sin, cos = ctx._m.sin if ctx.is_mp else np.sin, ctx._m.cos if ctx.is_mp else np.cos
+    sin, cos = ctx.sin, ctx.cos
 
     def rhs(t, y):
         th, xi = y[1], y[2]

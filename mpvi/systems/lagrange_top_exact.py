@@ -88,7 +88,7 @@ class LagrangeTopNutation:
             self._setup(m_top, I, I3, ell, g, theta0, phi_dot0, theta_dot0, psi_dot0)
 
     def _setup(self, m_top, I, I3, ell, g, theta0, phi_dot0, theta_dot0, psi_dot0):
-        ctx, mp, num = self.ctx, self.ctx._m, self.ctx.num
+        ctx, num = self.ctx, self.ctx.num
         self.m_top, self.I, self.I3, self.ell, self.g = (num(x) for x in (m_top, I, I3, ell, g))
         self.theta0, self.phi_dot0, self.theta_dot0, self.psi_dot0 = (
             num(x) for x in (theta0, phi_dot0, theta_dot0, psi_dot0))
@@ -99,7 +99,7 @@ class LagrangeTopNutation:
             raise ValueError(f"theta0 must lie in (0, pi) (Euler angles are singular at 0 and pi), "
                              f"got {ctx.to_str(self.theta0, 10)}")
         I, I3 = self.I, self.I3
-        u0, s0 = mp.cos(self.theta0), mp.sin(self.theta0)
+        u0, s0 = ctx.cos(self.theta0), ctx.sin(self.theta0)
 
         self.m = self.m_top * self.g * self.ell / I
         spin = self.psi_dot0 + self.phi_dot0 * u0                       # ψ̇ + φ̇ cosθ
@@ -146,19 +146,19 @@ class LagrangeTopNutation:
         conditioned pair: sn = B/(cn dn) when A ≤ ½ (near the turning point u_min, where
         A alone fixes t0 only to √eps), cn = B/(sn dn) otherwise.  λ t0 = F(am | k²).
         """
-        mp, w = self.ctx._m, self.wp
-        lam = mp.sqrt(w.e1 - w.e3)
+        ctx, w = self.ctx, self.wp
+        lam = ctx.sqrt(w.e1 - w.e3)
         a = (self.m * (u0 - self.b) / 2 - w.e3) / (w.e2 - w.e3)
-        a = min(max(a, self.ctx.zero), self.ctx.one)      # rounding may leave [0, 1]
+        a = min(max(a, ctx.zero), ctx.one)                # rounding may leave [0, 1]
         bb = self.m * udot0 / (4 * (w.e2 - w.e3) * lam)   # sn cn dn
-        dn = mp.sqrt(1 - w.k2 * a)
+        dn = ctx.sqrt(1 - w.k2 * a)
         if 2 * a <= 1:
-            cn = mp.sqrt(1 - a)
+            cn = ctx.sqrt(1 - a)
             sn = bb / (cn * dn)
         else:
-            sn = mp.sqrt(a)
+            sn = ctx.sqrt(a)
             cn = bb / (sn * dn)
-        return mp.ellipf(mp.atan2(sn, cn), w.k2) / lam
+        return ctx.ellipf(ctx.atan2(sn, cn), w.k2) / lam
 
     # ----- the solution ----------------------------------------------------------------
     def cos_theta(self, t):
@@ -171,7 +171,7 @@ class LagrangeTopNutation:
 
     def theta(self, t):
         """θ(t) = acos(cosθ(t)) in (0, π)."""
-        return self.ctx._m.acos(self.cos_theta(t))
+        return self.ctx.acos(self.cos_theta(t))
 
     def theta_dot(self, t):
         """θ̇(t) = −(d cosθ/dt)/sinθ."""
@@ -200,17 +200,17 @@ class LagrangeTopNutation:
         on four panels (the integrand has a complex singularity near s = π/2, at the third
         root of f).
         """
-        ctx, mp = self.ctx, self.ctx._m
-        with mp.workdps(ctx.dps + QUADRATURE_GUARD_DIGITS):
-            roots = sorted(mp.re(r) for r in mp.polyroots(self.coefficients, extraprec=2 * mp.prec))
+        ctx = self.ctx
+        with ctx.workdps(ctx.dps + QUADRATURE_GUARD_DIGITS):
+            roots = sorted(ctx.re(r) for r in ctx.polyroots(self.coefficients, extraprec=2 * ctx.prec))
             u_min, u_max = roots[0], roots[1]
             width = u_max - u_min
 
             def integrand(s):
-                sn, cs = mp.sin(s), mp.cos(s)
-                return 2 * width * sn * cs / mp.sqrt(self.f(u_min + width * sn ** 2))
+                sn, cs = ctx.sin(s), ctx.cos(s)
+                return 2 * width * sn * cs / ctx.sqrt(self.f(u_min + width * sn ** 2))
 
-            value = 2 * mp.quad(integrand, mp.linspace(0, mp.pi / 2, 5), method="gauss-legendre")
+            value = 2 * ctx.quad(integrand, ctx.linspace(0, ctx.pi / 2, 5), method="gauss-legendre")
         return +value
 
     def __repr__(self):
