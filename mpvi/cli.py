@@ -8,6 +8,23 @@ from pathlib import Path
 
 from . import __version__
 
+RUN_EPILOG = """\
+Outputs go to figures/ (full runs) or quick-figures/ (--quick) at the root of the source
+checkout unless --out is given; the directory is created and checked writable before any
+computation.  Studies (the references of Figs. 2-3, the long runs of Tables 4-5,
+convergence sweeps) are cached on disk, keyed by their parameters, the context and the
+mpvi version: a second reproduction using the same study, or a rerun, reads it back
+(--cache DIR, --no-cache; use --no-cache after changing the numerical code).  The JSON
+provenance records from_cache and the wall time of the original computation.
+
+Each id either runs, is refused, or fails; the run always goes on with the next id:
+  <id>: refused in <context>: <reason>   the reproduction declared, before computing,
+                                         that it cannot run in that number context
+  <id>: error: <Type>: <message>         any other error, on one line
+Refusals and failures are listed again at the end.  Exit status: 0 if every id ran,
+1 if any id failed, 3 if none failed but some were refused (nothing was computed for
+them), 2 for a bad option, an unwritable --out or --cache, or malformed published data."""
+
 
 def _ids(args, reps, parser):
     if args.all and args.ids:
@@ -30,21 +47,47 @@ def cmd_list(args, reps, parser):
 
 
 def cmd_run(args, reps, parser):
-    from .repro import execute
+    from .io import check_writable
+    from .repro import Refused, default_out_dir, execute, one_line, open_cache
     ids = _ids(args, reps, parser)
+    out = args.out or default_out_dir(args.quick)
+    check_writable(out, "output directory")
+    cache = open_cache(args)
     t0 = time.perf_counter()
+    ran, refused, failed = [], [], []
     for k, rid in enumerate(ids, 1):
         print(f"[{k}/{len(ids)}] {rid}", file=sys.stderr, flush=True)
-        execute(reps[rid], args.context, args.dps, args.quick, args.out)
-    print(f"ran {len(ids)} reproduction(s) in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
-    return 0
+        try:
+            execute(reps[rid], args.context, args.dps, args.quick, out, cache=cache)
+            ran.append(rid)
+        except Refused as exc:
+            print(exc, file=sys.stderr, flush=True)
+            refused.append(rid)
+        except Exception as exc:            # one line per failing id, then the next id
+            print(f"{rid}: error: {type(exc).__name__}: {one_line(exc)}", file=sys.stderr,
+                  flush=True)
+            failed.append(rid)
+    print(f"ran {len(ran)} of {len(ids)} reproduction(s) in {time.perf_counter() - t0:.1f} s "
+          f"-> {out}", file=sys.stderr)
+    if refused:
+        print(f"refused in {args.context}: {', '.join(refused)}", file=sys.stderr)
+    if failed:
+        print(f"failed: {', '.join(failed)}", file=sys.stderr)
+    return 1 if failed else (3 if refused else 0)
 
 
 def cmd_diff(args, reps, parser):
-    from .published import diff, format_rows
+    from .published import describe_outputs, diff, format_rows
     from .repro import default_out_dir
     ids = _ids(args, reps, parser)
-    rows = diff(ids, args.out or default_out_dir())
+    if args.out:
+        out, origin = args.out, "--out"
+    elif args.quick:
+        out, origin = default_out_dir(True), "quick results, --quick"
+    else:
+        out, origin = default_out_dir(False), "full results, the default; --quick for quick-figures/"
+    print(f"mpvi diff: {out} ({origin}); outputs found: {describe_outputs(ids, out)}")
+    rows = diff(ids, out)
     if not rows:
         print("no published values for: " + ", ".join(ids))
         return 0
@@ -67,13 +110,14 @@ def build_parser():
         description="Reproduce the figures and tables of the mpvi papers at 64 digits "
                     "(or any precision) and diff every published number.",
         epilog="Examples: mpvi list | mpvi run axioms2024_tab02 | mpvi run --all --quick | "
-               "mpvi diff --all")
+               "mpvi diff --all --quick | mpvi diff --all")
     ap.add_argument("--version", action="version", version=f"mpvi {__version__}")
     sub = ap.add_subparsers(dest="command", metavar="{list,run,diff}")
     sub.required = True
     p_list = sub.add_parser("list", help="list every reproduction with its paper, item and runtime")
     p_list.set_defaults(func=cmd_list, parser=p_list)
-    p_run = sub.add_parser("run", help="run reproductions, writing CSV + PNG + provenance JSON")
+    p_run = sub.add_parser("run", help="run reproductions, writing CSV + PNG + provenance JSON",
+                           epilog=RUN_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     p_run.add_argument("ids", nargs="*", help="reproduction ids (see `mpvi list`)")
     p_run.add_argument("--all", action="store_true", help="run every reproduction")
     add_run_options(p_run)
@@ -83,15 +127,20 @@ def build_parser():
                                          "(values a --quick run skipped are listed, not failed)")
     p_diff.add_argument("ids", nargs="*", help="reproduction ids")
     p_diff.add_argument("--all", action="store_true", help="every reproduction")
+    p_diff.add_argument("--quick", action="store_true",
+                        help="compare the outputs of --quick runs (quick-figures/) instead of "
+                             "the full results (figures/)")
     p_diff.add_argument("--out", type=Path, default=None,
-                        help="where the reproductions wrote their files (default figures/)")
+                        help="where the reproductions wrote their files (overrides the "
+                             "default figures/ or, with --quick, quick-figures/)")
     p_diff.set_defaults(func=cmd_diff, parser=p_diff)
     return ap
 
 
 def main(argv=None):
+    from .io import DirectoryError
     from .published import PublishedDataError
-    from .repro import all_reproductions
+    from .repro import PluginError, all_reproductions
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
@@ -99,6 +148,12 @@ def main(argv=None):
     except PublishedDataError as exc:
         print(f"mpvi: malformed data: {exc}", file=sys.stderr)
         return 2
+    except (DirectoryError, PluginError) as exc:
+        print(f"mpvi: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("mpvi: interrupted", file=sys.stderr)
+        return 130
     except (ValueError, TypeError, ArithmeticError, OSError) as exc:
         print(f"mpvi: error: {type(exc).__name__}: {exc}", file=sys.stderr)
         return 2

@@ -40,6 +40,25 @@ def atomic_path(path):
         raise
 
 
+class DirectoryError(OSError):
+    """An output or cache directory cannot be created or written to."""
+
+
+def check_writable(directory, what="directory"):
+    """Create ``directory`` if needed, then write and remove a probe file in it; raise
+    :class:`DirectoryError` naming the directory and the OS error if that fails.  Returns
+    the directory as a Path."""
+    directory = Path(directory)
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(dir=directory, prefix=".mpvi-probe.", suffix=".tmp")
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        raise DirectoryError(f"cannot write to the {what} {directory}: {exc}") from None
+    return directory
+
+
 def write_text(path, text):
     with atomic_path(path) as tmp:
         tmp.write_text(text, encoding="utf-8")

@@ -1,6 +1,8 @@
 """Published numbers as data, and the diff against reproduced values.
 
-``reproductions/published/<paper>_<item>.csv`` holds what a paper printed, exactly:
+Every reproduction package (:func:`mpvi.repro.reproduction_packages`; this project's is
+``reproductions/``) holds in ``published/<paper>_<item>.csv`` what a paper printed,
+exactly:
 
     id,key,quantity,printed,compare,tolerance,source
 
@@ -15,9 +17,9 @@
   printed - tolerance);
 * ``tolerance``: required except for ``digit``; ``source``: where it is printed.
 
-``reproductions/discrepancies.csv`` (``id,key,errata,reason``) lists the published
-values we do not reproduce and why; each ``errata`` tag (e.g. ``[E4]``) must appear in
-``reproductions/ERRATA.md``.  A mismatch listed there is ``known``; any other is
+The package's ``discrepancies.csv`` (``id,key,errata,reason``) lists the published values
+we do not reproduce and why; each ``errata`` tag (e.g. ``[E4]``) must appear in the
+package's ``ERRATA.md``.  A mismatch listed there is ``known``; any other is
 ``MISMATCH``.  A value absent from a ``--quick`` run is ``skipped`` (reported, not a
 failure); absent otherwise it is ``MISSING`` (a failure).
 """
@@ -37,11 +39,6 @@ KNOWN_COLUMNS = ["id", "key", "errata", "reason"]
 
 class PublishedDataError(ValueError):
     """A published-values or discrepancies file is malformed."""
-
-
-def reproductions_dir():
-    import reproductions
-    return Path(reproductions.__path__[0])
 
 
 def _decimal(text, where):
@@ -130,17 +127,38 @@ def load_published(path):
 
 
 def load_all_published(directory=None):
-    directory = Path(directory) if directory else reproductions_dir() / "published"
-    values = []
-    for path in sorted(directory.glob("*.csv")):
-        values.extend(load_published(path))
+    """Every published value in ``directory`` (``*.csv``), by default in the ``published/``
+    directories of all reproduction packages."""
+    if directory is not None:
+        directories = [Path(directory)]
+    else:
+        from .repro import reproduction_packages
+        directories = [pkg.published for pkg in reproduction_packages()]
+    values, seen = [], set()
+    for d in directories:
+        for path in sorted(d.glob("*.csv")):
+            for v in load_published(path):
+                if (v.id, v.key) in seen:
+                    raise PublishedDataError(f"{v.where}: duplicate key {v.key!r} for {v.id}")
+                seen.add((v.id, v.key))
+                values.append(v)
     return values
 
 
 def load_known(path=None, errata=None):
-    base = reproductions_dir()
-    path = Path(path) if path else base / "discrepancies.csv"
-    errata = Path(errata) if errata else base / "ERRATA.md"
+    """``{(id, key): row}`` of the known discrepancies in ``path`` (tags checked against
+    ``errata``), by default those of all reproduction packages (each checked against its
+    own ERRATA.md)."""
+    if path is not None:
+        return _load_known(Path(path), Path(errata) if errata else Path(path).parent / "ERRATA.md")
+    from .repro import reproduction_packages
+    known = {}
+    for pkg in reproduction_packages():
+        known.update(_load_known(pkg.discrepancies, pkg.errata))
+    return known
+
+
+def _load_known(path, errata):
     if not path.exists():
         return {}
     text = errata.read_text(encoding="utf-8") if errata.exists() else ""
@@ -167,10 +185,13 @@ def diff(ids, out_dir, published=None, known=None):
     ``<out_dir>/<paper>/<id>.json``."""
     published = load_all_published() if published is None else published
     known = load_known() if known is None else known
-    from .repro import get_reproduction, output_paths
+    from .repro import all_reproductions, output_paths
+    reps = all_reproductions()
     rows = []
     for rid in ids:
-        rep = get_reproduction(rid)
+        if rid not in reps:
+            raise KeyError(f"unknown reproduction id {rid!r}; known ids: {', '.join(reps)}")
+        rep = reps[rid]
         mine = [v for v in published if v.id == rid]
         jpath = output_paths(rep, out_dir)["json"]
         record = {}
@@ -200,6 +221,26 @@ def diff(ids, out_dir, published=None, known=None):
             else:
                 rows.append(DiffRow(v, rep_value, rel, "MISMATCH"))
     return rows
+
+
+def describe_outputs(ids, out_dir):
+    """What ``<out_dir>`` holds for ``ids``: e.g. '24 of full runs' or '3 of quick runs,
+    1 of full runs, 2 missing' (from the ``quick`` flag of each JSON record)."""
+    from .repro import all_reproductions, output_paths
+    reps = all_reproductions()
+    counts = {"of full runs": 0, "of quick runs": 0, "unreadable": 0, "missing": 0}
+    for rid in ids:
+        jpath = output_paths(reps[rid], out_dir)["json"]
+        if not jpath.exists():
+            counts["missing"] += 1
+            continue
+        try:
+            quick = json.loads(jpath.read_text(encoding="utf-8")).get("quick")
+        except (OSError, ValueError, AttributeError):
+            counts["unreadable"] += 1
+            continue
+        counts["of quick runs" if quick else "of full runs"] += 1
+    return ", ".join(f"{n} {what}" for what, n in counts.items() if n) or "nothing"
 
 
 def format_rows(rows):

@@ -1,24 +1,37 @@
 """The reproduction framework.
 
-A reproduction script ``reproductions/<paper>_<item>.py`` defines ``REPRODUCTION``, a
-:class:`Reproduction`: a parameter set (``params``, with smaller ``quick`` overrides), a
-``compute(run)`` function that calls the library and returns an :class:`Output`, and a
-``plot(output, params)`` function that returns a matplotlib figure.  :func:`execute`
-does the rest: number context, progress, timing, and the atomic writing of
+Reproductions live in installed *reproduction packages*: packages that declare an entry
+point in the group ``mpvi.reproductions`` (this project's ``reproductions/`` does so in
+pyproject.toml: ``mpvi-papers = "reproductions"``).  mpvi never imports such a package by
+name; :func:`reproduction_packages` finds them through the entry points.  A package holds
+one script per figure or table, ``<paper>_<item>.py``, and next to them (at the
+package's ``ROOT``, default its directory) ``published/*.csv``, ``ERRATA.md`` and
+``discrepancies.csv`` (see :mod:`mpvi.published`).
+
+A script defines ``REPRODUCTION``, a :class:`Reproduction`: a parameter set (``params``,
+with smaller ``quick`` overrides), a ``compute(run)`` function that calls the library and
+returns an :class:`Output`, a ``plot(output, params)`` function that returns a matplotlib
+figure and, optionally, ``refuse(ctx)``: the reason it cannot run in a number context
+(checked before any computation).  :func:`execute` does the rest: number context,
+progress, timing, studies from the cache, and the atomic writing of
 
     <out>/<paper>/<id>.csv    the main table (64-digit numbers as full-precision strings)
     <out>/<paper>/<id>_<name>.csv   further tables, if any
     <out>/<paper>/<id>.png    the plot
-    <out>/<paper>/<id>.json   provenance (version, git commit, context, digits,
-                              parameters, wall time) and the values compared by ``mpvi diff``
+    <out>/<paper>/<id>.json   provenance (version, git commit, context, digits, parameters,
+                              wall time, studies and whether they came from the cache)
+                              and the values compared by ``mpvi diff``
 
-Each script also runs on its own: ``python reproductions/axioms2024_fig02.py --help``.
+``<out>`` is ``figures/`` of the source checkout for full runs and ``quick-figures/`` for
+``--quick`` runs, so quick runs never overwrite the committed full results.  Each script
+also runs on its own: ``python reproductions/axioms2024_fig02.py --help``.
 """
 from __future__ import annotations
 
 import argparse
 import copy
 import importlib
+import importlib.metadata
 import pkgutil
 import sys
 import time
@@ -26,15 +39,79 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from . import cache as _cache
 from . import io
 from .context import get_context
+from .studies import Recorder
+
+ENTRY_POINT_GROUP = "mpvi.reproductions"
+"""Entry point group of the reproduction packages."""
+
+
+class PluginError(RuntimeError):
+    """No reproduction package is installed, or one is broken."""
+
+
+class Refused(Exception):
+    """A reproduction declared that it cannot run in the requested number context."""
+
+    def __init__(self, rid, context, reason):
+        super().__init__(f"{rid}: refused in {context}: {reason}")
+        self.rid, self.context, self.reason = rid, context, reason
+
+
+@dataclass(frozen=True)
+class ReproductionPackage:
+    """An installed package of reproduction scripts: the entry point ``name``, the
+    importable ``module`` and ``root``, the directory of its data files."""
+
+    name: str
+    module: str
+    root: Path
+
+    @property
+    def published(self):
+        return self.root / "published"
+
+    @property
+    def errata(self):
+        return self.root / "ERRATA.md"
+
+    @property
+    def discrepancies(self):
+        return self.root / "discrepancies.csv"
+
+
+def reproduction_packages():
+    """The installed reproduction packages (entry point group ``mpvi.reproductions``),
+    sorted by entry point name."""
+    packages, seen = [], set()
+    for ep in sorted(importlib.metadata.entry_points(group=ENTRY_POINT_GROUP),
+                     key=lambda e: (e.name, e.value)):
+        if (ep.name, ep.value) in seen:
+            continue
+        seen.add((ep.name, ep.value))
+        try:
+            module = ep.load()
+        except Exception as exc:            # any import error of a plugin, named
+            raise PluginError(f"reproduction package {ep.name!r} ({ep.value}) cannot be "
+                              f"imported: {type(exc).__name__}: {exc}") from None
+        if not hasattr(module, "__path__"):
+            raise PluginError(f"reproduction package {ep.name!r}: {ep.value} is not a package")
+        root = Path(getattr(module, "ROOT", module.__path__[0]))
+        packages.append(ReproductionPackage(ep.name, module.__name__, root))
+    if not packages:
+        raise PluginError(f"no reproduction package is installed (entry point group "
+                          f"{ENTRY_POINT_GROUP!r}); install mpvi from its source checkout: "
+                          f"pip install -e .")
+    return packages
 
 
 @dataclass
 class Output:
     """What a reproduction computed: ``tables`` (name -> DataFrame; '' is the main
     table), ``values`` (key -> number string, compared by ``mpvi diff``), and
-    ``extra`` provenance entries (e.g. the T used, Newton statistics)."""
+    ``extra`` provenance entries (e.g. the T used)."""
 
     tables: dict
     values: dict = field(default_factory=dict)
@@ -43,6 +120,10 @@ class Output:
 
 @dataclass
 class Reproduction:
+    """One figure or table: ``params`` (with ``quick`` overrides), ``compute(run)`` ->
+    :class:`Output`, ``plot(output, params)`` -> figure, and ``refuse(ctx)`` -> the reason
+    it cannot run in context ``ctx`` (None: it can; see :func:`needs_mp`)."""
+
     id: str
     paper: str
     item: str
@@ -52,6 +133,7 @@ class Reproduction:
     compute: Callable
     plot: Callable
     quick: dict = field(default_factory=dict)
+    refuse: Callable | None = None
 
     def parameters(self, quick=False):
         p = copy.deepcopy(self.params)
@@ -59,71 +141,84 @@ class Reproduction:
             p.update(copy.deepcopy(self.quick))
         return p
 
+    def refusal(self, ctx):
+        """Why this reproduction cannot run in ``ctx``, or None."""
+        return self.refuse(ctx) if self.refuse is not None else None
 
-class Run:
-    """Handed to ``compute``: the context, the parameters and a progress printer."""
 
-    def __init__(self, ctx, params, quick, stream=None):
-        self.ctx = ctx
+def needs_mp(reason):
+    """A ``refuse`` hook for a reproduction that cannot run in float64: it refuses every
+    context that is not an mp context, giving ``reason``."""
+    return lambda ctx: None if ctx.is_mp else reason
+
+
+class Run(Recorder):
+    """Handed to ``compute``: the context, the parameters, progress lines,
+    :meth:`integrate` (Newton statistics pooled into the provenance) and :meth:`study`
+    (a study of :mod:`mpvi.studies`, through the cache if one is given)."""
+
+    def __init__(self, ctx, params, quick, stream=None, cache=None):
+        super().__init__(ctx, stream=stream)
         self.params = params
         self.quick = quick
-        self.stream = stream if stream is not None else sys.stderr
+        self.cache = cache
+        self.studies = []
         self._t0 = time.perf_counter()
-        self.newton = {}
 
     def progress(self, message):
         print(f"  [{time.perf_counter() - self._t0:7.1f} s] {message}", file=self.stream, flush=True)
 
-    def integrate(self, system, scheme, q0, p0, h, n, **options):
-        """:func:`mpvi.integrate` with progress for long runs; Newton statistics of every
-        implicit run are pooled per scheme into the provenance (``newton``)."""
-        from .integrate import Progress, integrate
-        bar = Progress(f"{get_scheme_name(scheme)} n={n}", n, self.stream) if n >= 5000 else None
-        traj = integrate(system, scheme, q0, p0, h, n, self.ctx, progress=bar, **options)
-        self.add_newton(traj.scheme, traj.stats.get("newton"))
-        return traj
-
-    def add_newton(self, scheme, summary):
-        """Pool one trajectory's Newton summary (``traj.stats["newton"]``) under ``scheme``."""
-        if not summary or not summary.get("solves"):
-            return
-        pool = self.newton.setdefault(scheme, {"solves": 0, "iterations": 0,
-                                               "max_iterations": 0, "max_residual": 0.0})
-        pool["solves"] += summary["solves"]
-        pool["iterations"] += summary["total_iterations"]
-        pool["max_iterations"] = max(pool["max_iterations"], summary["max_iterations"])
-        pool["max_residual"] = max(pool["max_residual"], summary["max_residual"])
+    def study(self, study, params):
+        """``study(params, ctx)`` through this run's cache; its Newton statistics are pooled
+        into this run's and its provenance (wall time of the original computation,
+        ``from_cache``) recorded.  Returns the study's value."""
+        result = study(params, self.ctx, cache=self.cache, progress=self.progress,
+                       stream=self.stream)
+        self.newton.extend(result.newton)
+        self.studies.append(result.provenance())
+        return result.value
 
     def newton_summary(self):
         """Per scheme: Newton solves (= steps), mean and max iterations per step, and the
         largest final residual norm over all steps of this reproduction."""
+        pool = {}
+        for scheme, s in self.newton:
+            p = pool.setdefault(scheme, {"solves": 0, "iterations": 0, "max_iterations": 0,
+                                         "max_residual": 0.0})
+            p["solves"] += s["solves"]
+            p["iterations"] += s["total_iterations"]
+            p["max_iterations"] = max(p["max_iterations"], s["max_iterations"])
+            p["max_residual"] = max(p["max_residual"], s["max_residual"])
         return {m: {"steps": s["solves"], "mean_iterations_per_step": s["iterations"] / s["solves"],
                     "max_iterations": s["max_iterations"], "max_final_residual": s["max_residual"],
                     "context_eps": float(self.ctx.eps)}
-                for m, s in self.newton.items()}
+                for m, s in pool.items()}
 
 
-def get_scheme_name(scheme):
-    return getattr(scheme, "name", scheme)
-
-
-def default_out_dir():
-    root = io.project_root()
-    return (root / "figures") if root is not None else Path.cwd() / "figures"
+def default_out_dir(quick=False):
+    """``figures/`` (full runs) or ``quick-figures/`` (``--quick``) at the root of the
+    source checkout, or of the working directory outside one."""
+    root = io.project_root() or Path.cwd()
+    return root / ("quick-figures" if quick else "figures")
 
 
 def all_reproductions():
-    """``{id: Reproduction}`` for every module of the ``reproductions`` package."""
-    import reproductions
+    """``{id: Reproduction}`` for every script of every installed reproduction package."""
     found = {}
-    for mod in sorted(pkgutil.iter_modules(reproductions.__path__), key=lambda m: m.name):
-        if mod.name.startswith("_"):
-            continue
-        module = importlib.import_module(f"reproductions.{mod.name}")
-        rep = getattr(module, "REPRODUCTION", None)
-        if isinstance(rep, Reproduction):
+    for pkg in reproduction_packages():
+        module = importlib.import_module(pkg.module)
+        for mod in sorted(pkgutil.iter_modules(module.__path__), key=lambda m: m.name):
+            if mod.name.startswith("_"):
+                continue
+            script = importlib.import_module(f"{pkg.module}.{mod.name}")
+            rep = getattr(script, "REPRODUCTION", None)
+            if not isinstance(rep, Reproduction):
+                continue
             if rep.id != mod.name:
-                raise RuntimeError(f"reproductions/{mod.name}.py declares id {rep.id!r}")
+                raise PluginError(f"{pkg.module}/{mod.name}.py declares id {rep.id!r}")
+            if rep.id in found:
+                raise PluginError(f"reproduction id {rep.id!r} is defined twice (package "
+                                  f"{pkg.name!r} and an earlier one)")
             found[rep.id] = rep
     return found
 
@@ -141,21 +236,30 @@ def output_paths(rep, out_dir):
             "json": base / f"{rep.id}.json"}
 
 
-def execute(rep, context="mp", dps=64, quick=False, out_dir=None, stream=None):
-    """Run one reproduction and write its files atomically; returns the paths."""
+def execute(rep, context="mp", dps=64, quick=False, out_dir=None, stream=None, cache=None):
+    """Run one reproduction and write its files atomically; returns the paths.
+
+    ``out_dir`` defaults to :func:`default_out_dir`; ``cache`` is a
+    :class:`mpvi.cache.DiskCache` for the studies, or None (compute them).  Raises
+    :class:`Refused` before any computation if the reproduction cannot run in the
+    context, and ``OSError`` if the output directory is not writable."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     ctx = get_context(context, dps)
+    reason = rep.refusal(ctx)
+    if reason:
+        raise Refused(rep.id, ctx.name, reason)
+    paths = output_paths(rep, out_dir or default_out_dir(quick))
+    io.check_writable(paths["dir"], "output directory")
     params = rep.parameters(quick)
-    run = Run(ctx, params, quick, stream)
+    run = Run(ctx, params, quick, stream, cache)
     run.progress(f"{rep.id}: {rep.item} of {rep.paper} in context {ctx.name}"
                  f"{' (quick)' if quick else ''}")
     t0 = time.perf_counter()
     out = rep.compute(run)
     wall = time.perf_counter() - t0
-    paths = output_paths(rep, out_dir or default_out_dir())
     for name, df in out.tables.items():
         target = paths["csv"] if name == "" else paths["dir"] / f"{rep.id}_{name}.csv"
         io.write_csv(df, target)
@@ -165,6 +269,12 @@ def execute(rep, context="mp", dps=64, quick=False, out_dir=None, stream=None):
     extra = dict(out.extra)
     if run.newton:
         extra["newton"] = run.newton_summary()
+    extra["from_cache"] = any(s["from_cache"] for s in run.studies)
+    if run.studies:
+        extra["studies"] = run.studies
+        cached = [s["wall_time_s"] for s in run.studies if s["from_cache"]]
+        if cached:
+            extra["cached_wall_time_s"] = round(sum(cached), 3)
     record = io.provenance(ctx, params, wall, {"reproduction": rep.id, "paper": rep.paper,
                                                "item": rep.item, "quick": quick, **extra})
     record["values"] = out.values
@@ -173,16 +283,47 @@ def execute(rep, context="mp", dps=64, quick=False, out_dir=None, stream=None):
     return paths
 
 
+def open_cache(args):
+    """The cache of ``--cache DIR`` / ``--no-cache`` (default :func:`mpvi.cache.default_directory`),
+    checked writable; None with ``--no-cache``."""
+    if args.no_cache:
+        return None
+    directory = args.cache or _cache.default_directory()
+    return _cache.DiskCache(io.check_writable(directory, "cache directory"))
+
+
 def script_main(rep, argv=None):
-    """Command line of a single reproduction script."""
+    """Command line of a single reproduction script (exit status 0, 1 on an error, 2 on a
+    bad option or an unwritable --out/--cache, 3 if it refuses the context)."""
     ap = argparse.ArgumentParser(
         prog=f"python reproductions/{rep.id}.py",
         description=f"{rep.item} of {rep.paper}: {rep.title}. Writes <out>/{rep.paper}/{rep.id}"
-                    ".csv, .png and .json (provenance). Expected run time: " + rep.runtime)
+                    ".csv, .png and .json (provenance). Expected run time: " + rep.runtime,
+        epilog="Exit status: 0 done, 1 error, 2 bad option or unwritable --out/--cache, "
+               "3 refused (the reproduction cannot run in the requested context).")
     add_run_options(ap)
     args = ap.parse_args(argv)
-    execute(rep, args.context, args.dps, args.quick, args.out)
+    out = args.out or default_out_dir(args.quick)
+    try:
+        io.check_writable(out, "output directory")
+        cache = open_cache(args)
+    except OSError as exc:
+        print(f"{ap.prog}: {exc}", file=sys.stderr)
+        return 2
+    try:
+        execute(rep, args.context, args.dps, args.quick, out, cache=cache)
+    except Refused as exc:
+        print(exc, file=sys.stderr)
+        return 3
+    except Exception as exc:                 # one line, not a traceback
+        print(f"{rep.id}: error: {type(exc).__name__}: {one_line(exc)}", file=sys.stderr)
+        return 1
     return 0
+
+
+def one_line(exc):
+    """An exception's message on one line."""
+    return " ".join(str(exc).split()) or "(no message)"
 
 
 def add_run_options(ap):
@@ -191,9 +332,17 @@ def add_run_options(ap):
     ap.add_argument("--context", choices=["mp", "fp"], default="mp",
                     help="number context: mp (mpmath, --dps digits) or fp (float64); default mp")
     ap.add_argument("--quick", action="store_true",
-                    help="smaller parameter set (fewer steps) for a fast check")
+                    help="smaller parameter set (fewer steps) for a fast check; written to "
+                         "quick-figures/ unless --out is given")
     ap.add_argument("--out", type=Path, default=None,
-                    help="output directory (default: figures/ of the source checkout)")
+                    help="output directory (default: figures/ of the source checkout, "
+                         "quick-figures/ with --quick); checked writable before computing")
+    group = ap.add_mutually_exclusive_group()
+    group.add_argument("--cache", type=Path, default=None, metavar="DIR",
+                       help="cache directory of the shared studies (default: .mpvi-cache/ "
+                            "of the source checkout, else ~/.cache/mpvi)")
+    group.add_argument("--no-cache", action="store_true",
+                       help="compute every study, neither reading nor writing the cache")
 
 
 def positive_int(text):

@@ -1,14 +1,55 @@
-"""Building blocks of numerical studies, shared by the reproduction scripts:
-trajectories as tables, convergence tables with fitted orders."""
+"""Numerical studies shared by the reproductions, as pure functions of their parameters.
+
+Building blocks:
+
+* tables of states (:func:`state_frame`, :func:`trajectory_frame`, :func:`exact_frame`);
+* exact step counts (:func:`steps`: T/h as a ``Fraction``, refusing a fractional count);
+* :class:`Recorder`: what a study computes with -- the context, progress lines, and
+  :meth:`Recorder.integrate`, which keeps every implicit run's Newton statistics;
+* :func:`convergence_sweep` and :func:`convergence_rows`: errors of several methods over
+  a list of steps, least-squares and successive orders.
+
+Studies (:class:`Study`): functions of (parameters, context) only, called as
+``study(params, ctx, cache=..., progress=...)``.  Their results go through the
+lossless cache encoding of :mod:`mpvi.cache` whether or not a cache is used, so a result
+read from the cache is bit for bit the one computed.  They return a
+:class:`StudyResult` (value, Newton statistics, wall time of the computation, whether it
+came from the cache):
+
+* :data:`linear_pendulum_convergence` -- axioms2024 Table 1 problem against its exact
+  solution (Fig. 8, Table 2);
+* :data:`pendulum_energy_convergence` -- ||e_H||_inf of the nonlinear double pendulum of
+  top2025 (Fig. 4, Table 2);
+* :data:`pendulum_reference` -- the GBS and RK4 references of top2025 Figs. 2-3;
+* :data:`top_long_runs` -- the Table 3 top over up to 1000 nutation periods (top2025
+  Tables 4-5).
+"""
 from __future__ import annotations
+
+import datetime
+import functools
+import sys
+import time
+from dataclasses import dataclass, field
+from fractions import Fraction
 
 import numpy as np
 import pandas as pd
 
-from .analysis import fit_order, sup_errors
+from . import cache as _cache
+from . import io
+from .analysis import energy, fit_order, node_errors, relative_energy_error, sup_errors
+from .context import MPContext, fp
 from .integrate import Progress, integrate
 from .schemes import get_scheme
+from .systems.double_pendulum import linearized_double_pendulum, nonlinear_double_pendulum
+from .systems.lagrange_top import table3_top
 
+PROGRESS_STEPS = 5000
+"""Runs of at least this many steps print a progress line now and then."""
+
+
+# ----- tables ----------------------------------------------------------------------------
 
 def numstr(ctx, x):
     """A number as a full-precision string (all ``ctx.dps`` digits)."""
@@ -39,35 +80,393 @@ def uniform_times(ctx, T, k):
     return np.array([ctx.num(T) * j / k for j in range(k + 1)], dtype=ctx.dtype)
 
 
-def convergence_study(system, exact, q0, p0, schemes, T, Ns, ctx, progress=None, label=""):
-    """Errors max_j |x_j - x_ex(t_j)|_2 (x = q, p) of every scheme for N = Ns steps on
-    [0, T], and the least-squares order over the Ns.
+# ----- exact step counts, norms, orders ----------------------------------------------------
 
-    Returns a list of dict rows ``{T, method, variable, N, h, error, order}`` (numbers in
-    the context) and the exact solution is evaluated once per N and shared by the schemes.
-    """
+def fraction(x):
+    """A time or step given exactly ('1/10', '1e-5', '10', 10 or a Fraction) as a Fraction;
+    a float is refused (it is not the decimal it prints as)."""
+    if isinstance(x, Fraction):
+        return x
+    if isinstance(x, bool) or not isinstance(x, (str, int, np.integer)):
+        raise TypeError(f"give a time or step as a string, int or Fraction, not "
+                        f"{type(x).__name__} {x!r}")
+    try:
+        return Fraction(str(x))
+    except ValueError:
+        raise ValueError(f"cannot read an exact number from {x!r}") from None
+
+
+def steps(T, h):
+    """The number of steps of size ``h`` in [0, T], computed exactly (see :func:`fraction`);
+    also the stride between two nested grids (``steps(coarse_h, fine_h)``).  Raises
+    ``ValueError`` if h does not divide T or either is not positive."""
+    T_, h_ = fraction(T), fraction(h)
+    if h_ <= 0 or T_ <= 0:
+        raise ValueError(f"T = {T} and h = {h} must be positive")
+    n = T_ / h_
+    if n.denominator != 1:
+        raise ValueError(f"T = {T} is not a whole number of steps h = {h} (T/h = {n})")
+    return int(n)
+
+
+def sup_norm(values):
+    """max |x| over a sequence."""
+    return max(abs(v) for v in values)
+
+
+def successive_orders(ctx, errors, factor=2):
+    """alpha_k = log_factor(e_k / e_{k+1}) for step sizes divided by ``factor``."""
+    lf = ctx.log(ctx.num(factor))
+    return [ctx.log(e0 / e1) / lf for e0, e1 in zip(errors[:-1], errors[1:])]
+
+
+def energy_error(system, traj):
+    """Signed relative energy error e_H = (H_n - H_0)/H_0 at every node."""
+    H = energy(system, traj)
+    return np.array([(x - H[0]) / H[0] for x in H], dtype=traj.ctx.dtype)
+
+
+def energy_error_norm(system, traj):
+    """||e_H||_inf = sup_n |H_n - H_0| / |H_0|."""
+    return max(relative_energy_error(system, traj))
+
+
+# ----- the recorder and studies ------------------------------------------------------------
+
+class Recorder:
+    """What a study computes with: the context ``ctx``, :meth:`progress` lines and
+    :meth:`integrate`, which records the Newton statistics of every implicit run in
+    ``newton`` (a list of ``(scheme, traj.stats["newton"])``)."""
+
+    def __init__(self, ctx, progress=None, stream=None):
+        self.ctx = ctx
+        self.stream = stream if stream is not None else sys.stderr
+        self._progress = progress
+        self.newton = []
+
+    def progress(self, message):
+        if self._progress is not None:
+            self._progress(message)
+
+    def integrate(self, system, scheme, q0, p0, h, n, **options):
+        """:func:`mpvi.integrate` in this context, with a progress bar for long runs."""
+        name = getattr(scheme, "name", scheme)
+        bar = Progress(f"{name} n={n}", n, self.stream) if n >= PROGRESS_STEPS else None
+        traj = integrate(system, scheme, q0, p0, h, n, self.ctx, progress=bar, **options)
+        self.record_newton(traj.scheme, traj.stats.get("newton"))
+        return traj
+
+    def record_newton(self, scheme, summary):
+        """Keep one run's Newton summary (runs without Newton solves are skipped)."""
+        if summary and summary.get("solves"):
+            self.newton.append((scheme, dict(summary)))
+
+
+@dataclass
+class StudyResult:
+    """A study's ``value`` with how it was obtained: the Newton statistics of its runs,
+    the wall time, UTC date and git commit of the computation (of the original one when
+    the value came from the cache), ``from_cache`` and the cache file (None without a
+    cache)."""
+
+    name: str
+    value: object
+    newton: list = field(default_factory=list)
+    wall_time_s: float = 0
+    computed_utc: str = ""
+    from_cache: bool = False
+    cache_file: str | None = None
+    git_commit: str = ""
+
+    def provenance(self):
+        return {"study": self.name, "from_cache": self.from_cache,
+                "wall_time_s": round(self.wall_time_s, 3), "computed_utc": self.computed_utc,
+                "computed_at_commit": self.git_commit, "cache_file": self.cache_file}
+
+
+class Study:
+    """A pure function of (parameters, context), cached on disk.
+
+    ``compute(recorder, params)`` does the work; call the study as
+    ``study(params, ctx, cache=None, progress=None, stream=None)``.  ``params`` must be
+    JSON data (strings, ints, lists, dicts); ``cache`` is a :class:`mpvi.cache.DiskCache`
+    or None.  The value is always passed through the lossless cache encoding, so a cached
+    and a computed result are identical."""
+
+    def __init__(self, name, compute):
+        self.name = name
+        self.compute = compute
+        functools.update_wrapper(self, compute)
+
+    def __repr__(self):
+        return f"<study {self.name}>"
+
+    def __call__(self, params, ctx, *, cache=None, progress=None, stream=None):
+        ident = _cache.identity(self.name, params, ctx)
+        say = progress or (lambda message: None)
+        if cache is not None:
+            hit = self._load(cache, ident, ctx)
+            if hit is not None:
+                say(f"{self.name}: from the cache {hit.cache_file} (computed "
+                    f"{hit.computed_utc} in {hit.wall_time_s:.1f} s)")
+                return hit
+        rec = Recorder(ctx, progress, stream)
+        created, commit = _utc_now(), io.git_commit()
+        t0 = time.perf_counter()
+        value = self.compute(rec, ident["parameters"])
+        wall = time.perf_counter() - t0
+        data = _cache.encode(ctx, value, self.name)
+        path = None
+        if cache is not None:
+            path = str(cache.store(ident, {"computed_utc": created, "git_commit": commit,
+                                           "wall_time_s": wall, "newton": rec.newton,
+                                           "value": data}))
+        return StudyResult(self.name, _cache.decode(ctx, data), rec.newton, wall, created,
+                           False, path, commit)
+
+    def _load(self, cache, ident, ctx):
+        entry = cache.load(ident)
+        if entry is None:
+            return None
+        try:
+            value = _cache.decode(ctx, entry["value"])
+            newton = [(scheme, dict(summary)) for scheme, summary in entry["newton"]]
+            return StudyResult(self.name, value, newton, float(entry["wall_time_s"]),
+                               str(entry["computed_utc"]), True, str(cache.path(ident)),
+                               str(entry["git_commit"]))
+        except (KeyError, TypeError, ValueError):
+            return None          # a damaged entry is a miss: recomputed and replaced
+
+
+def study(name):
+    """Decorator: ``@study("name")`` turns ``compute(recorder, params)`` into a
+    :class:`Study`."""
+    return lambda compute: Study(name, compute)
+
+
+def _utc_now():
+    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+
+
+# ----- convergence sweeps --------------------------------------------------------------------
+
+def convergence_sweep(rec, system, q0, p0, methods, grid, measure, reference=None, label="",
+                      unit=""):
+    """Errors of every method at every step of ``grid`` (a list of (h, n): n steps of
+    size h from (q0, p0)).
+
+    ``measure(traj, ref)`` returns ``{variable: error}``; ``reference(h, n)``, if given,
+    is evaluated once per step and handed to ``measure`` for every method (e.g. an exact
+    solution on the nodes).  Returns ``{(method, variable): [error per grid step]}``."""
+    for m in methods:
+        get_scheme(m)          # fail on an unknown name before any work is done
+    errs = {}
+    for h, n in grid:
+        ref = reference(h, n) if reference is not None else None
+        for m in methods:
+            rec.progress(f"{label}{m}: N = {n}, h = {rec.ctx.to_str(h, 6)}{unit}")
+            traj = rec.integrate(system, m, q0, p0, h, n)
+            for v, e in measure(traj, ref).items():
+                errs.setdefault((m, v), []).append(e)
+    return errs
+
+
+def convergence_rows(ctx, methods, variables, grid, errs):
+    """Rows ``{method, variable, N, h, error, order_step, order}`` of a
+    :func:`convergence_sweep`, per method and variable in grid order: ``order`` is the
+    least-squares slope of log e against log h over the grid (None for a single step),
+    ``order_step`` the slope log(e_{i-1}/e_i) / log(h_{i-1}/h_i) against the previous
+    step (None for the first)."""
     rows = []
-    for method in schemes:
-        get_scheme(method)          # fail on an unknown name before any work is done
-    errs = {(m, v): [] for m in schemes for v in "pq"}
-    hs = []
-    for N in Ns:
-        h = ctx.num(T) / N
-        hs.append(h)
-        t = np.array([j * h for j in range(N + 1)], dtype=ctx.dtype)
-        qex, pex = exact.q(t), exact.p(t)
-        for m in schemes:
-            if progress:
-                progress(f"{label}{m}: N = {N}, h = {ctx.to_str(h, 6)}")
-            bar = Progress(f"{m} N={N}", N) if N >= 20000 else None
-            traj = integrate(system, m, q0, p0, h, N, ctx, progress=bar)
-            e = sup_errors(traj, qex, pex)
-            errs[(m, "p")].append(e["p"])
-            errs[(m, "q")].append(e["q"])
-    for m in schemes:
-        for v in "pq":
-            order = fit_order(ctx, hs, errs[(m, v)])
-            for N, h, e in zip(Ns, hs, errs[(m, v)]):
-                rows.append({"T": T, "method": m, "variable": v, "N": N, "h": h,
-                             "error": e, "order": order})
+    hs = [h for h, _ in grid]
+    for m in methods:
+        for v in variables:
+            e = errs[(m, v)]
+            order = fit_order(ctx, hs, e) if len(grid) > 1 else None
+            for i, ((h, n), err) in enumerate(zip(grid, e)):
+                step = None if i == 0 else ctx.log(e[i - 1] / err) / ctx.log(hs[i - 1] / h)
+                rows.append({"method": m, "variable": v, "N": n, "h": h, "error": err,
+                             "order_step": step, "order": order})
     return rows
+
+
+@study("linear_pendulum_convergence")
+def linear_pendulum_convergence(rec, params):
+    """axioms2024's linearized double pendulum (Table 1) against its exact solution:
+    ||e||_inf = max_j |x_j - x_ex(t_j)|_2 for x = p, q, every method in
+    ``params["methods"]`` and N in ``params["N"]`` steps over T = ``params["T_tbar"]``
+    t_bar; :func:`convergence_rows` (h in seconds)."""
+    ctx = rec.ctx
+    prob = linearized_double_pendulum(ctx)
+    exact = prob.exact()
+    T = ctx.num(params["T_tbar"]) * prob.tbar
+    grid = [(ctx.num(T) / N, N) for N in params["N"]]
+
+    def reference(h, n):
+        t = np.array([j * h for j in range(n + 1)], dtype=ctx.dtype)
+        return exact.q(t), exact.p(t)
+
+    def measure(traj, ref):
+        e = sup_errors(traj, *ref)
+        return {"p": e["p"], "q": e["q"]}
+
+    errs = convergence_sweep(rec, prob.system, prob.q0, prob.p0, params["methods"], grid,
+                             measure, reference, label=f"T = {params['T_tbar']} t_bar, ")
+    return convergence_rows(ctx, params["methods"], ["p", "q"], grid, errs)
+
+
+@study("pendulum_energy_convergence")
+def pendulum_energy_convergence(rec, params):
+    """top2025's nonlinear double pendulum (Table 1): ||e_H||_inf over [0, T] (T =
+    ``params["T"]`` s, a decimal string) for every method and h = T/N, N in
+    ``params["N"]`` (h exact as T/N); :func:`convergence_rows` with variable 'H'."""
+    ctx = rec.ctx
+    prob = nonlinear_double_pendulum(ctx)
+    T = fraction(params["T"])
+    grid = [(ctx.num(T / N), N) for N in params["N"]]
+    errs = convergence_sweep(
+        rec, prob.system, prob.q0, prob.p0, params["methods"], grid,
+        lambda traj, ref: {"H": energy_error_norm(prob.system, traj)},
+        label=f"T = {params['T']} s, ", unit=" s")
+    return convergence_rows(ctx, params["methods"], ["H"], grid, errs)
+
+
+# ----- top2025 Figs. 2-3: the references of the double pendulum ------------------------------
+
+@study("pendulum_reference")
+def pendulum_reference(rec, params):
+    """The references of top2025 Figs. 2-3 on the nonlinear double pendulum over [0, T].
+
+    Parameters (decimal strings, and an int): ``T``, ``h`` (the methods' step, whose
+    nodes the RK4 reference is compared on), ``gbs_H``, ``gbs_levels``, ``rk4_ref_h``,
+    ``plot_dt``.  Returns a dict: ``gbs_t``, ``gbs_q``, ``gbs_p`` (GBS of order
+    2 gbs_levels at step gbs_H), ``gbs_check`` ({'q', 'p'}: max over the nodes of
+    |GBS(H) - GBS(H/2)|_2, the error estimate of the reference), ``rk4_t``, ``rk4_q``,
+    ``rk4_p`` (RK4 at rk4_ref_h kept every plot_dt) and ``rk4_vs_gbs`` ({'q', 'p'}: max
+    over the nodes t = k h of |RK4 - GBS|_2)."""
+    ctx, p = rec.ctx, params
+    prob = nonlinear_double_pendulum(ctx)
+    T, H, lv = p["T"], p["gbs_H"], p["gbs_levels"]
+    n = steps(T, H)
+    rec.progress(f"reference: GBS order {2 * lv}, {n} steps of H = {H} s")
+    gbs = rec.integrate(prob.system, "gbs", prob.q0, prob.p0, ctx.num(H), n, levels=lv)
+    rec.progress(f"reference check: GBS order {2 * lv}, {2 * n} steps of H/2")
+    half = rec.integrate(prob.system, "gbs", prob.q0, prob.p0, ctx.num(H) / 2, 2 * n, levels=lv)
+    check = sup_errors(gbs, half.q[::2], half.p[::2])
+    # The paper's reference, RK4 at a small step, kept only every plot_dt (chunks of
+    # plot_dt/rk4_ref_h steps; the state carries over exactly, so this is one long run).
+    hf, dt = p["rk4_ref_h"], p["plot_dt"]
+    chunk, k = steps(dt, hf), steps(T, dt)
+    rec.progress(f"reference: RK4, {chunk * k} steps of h = {hf} s (kept every {dt} s)")
+    q, pp = ctx.asarray(prob.q0), ctx.asarray(prob.p0)
+    Q, P = [q], [pp]
+    for j in range(k):
+        tr = rec.integrate(prob.system, "rk4", q, pp, ctx.num(hf), chunk)
+        q, pp = tr.q[-1], tr.p[-1]
+        Q.append(q)
+        P.append(pp)
+        if (j + 1) % max(1, k // 10) == 0:
+            rec.progress(f"  RK4 reference: t = {ctx.to_str((j + 1) * ctx.num(dt), 4)} s")
+    rq, rp = np.array(Q, dtype=ctx.dtype), np.array(P, dtype=ctx.dtype)
+    s_ref, s_gbs = steps(p["h"], dt), steps(p["h"], H)
+    rk4_vs = {"q": max(node_errors(ctx, rq[::s_ref], gbs.q[::s_gbs])),
+              "p": max(node_errors(ctx, rp[::s_ref], gbs.p[::s_gbs]))}
+    rk4_t = np.array([j * ctx.num(dt) for j in range(k + 1)], dtype=ctx.dtype)
+    return {"gbs_t": gbs.t, "gbs_q": gbs.q, "gbs_p": gbs.p, "gbs_check": check,
+            "rk4_t": rk4_t, "rk4_q": rq, "rk4_p": rp, "rk4_vs_gbs": rk4_vs}
+
+
+# ----- top2025 Sec. 4.2: the Table 3 top and its exact nutation ------------------------------
+
+def reference_context(ctx):
+    """The context exact references are computed in: ``ctx`` itself for mp, and for
+    float64 (whose fixed precision the Weierstrass setup cannot raise) an mp context with
+    twice float64's round-trip digits, so that each value converted to float64 is
+    correctly rounded."""
+    return ctx if ctx.is_mp else MPContext(2 * fp.repr_digits)
+
+
+class RoundedNutation:
+    """An exact nutation computed in an mp context, read in another context (float64):
+    ``period``, ``roots``, ``theta(t)`` and ``phi_dot(t)`` take and return numbers of
+    ``ctx`` (times are converted exactly)."""
+
+    def __init__(self, nutation, ctx):
+        self.exact, self.ctx = nutation, ctx
+        self.period = ctx.num(nutation.period)
+        self.roots = tuple(ctx.num(r) for r in nutation.roots)
+
+    def _time(self, t):
+        return self.exact.ctx.num(Fraction(float(t)))
+
+    def theta(self, t):
+        return self.ctx.num(self.exact.theta(self._time(t)))
+
+    def phi_dot(self, t):
+        return self.ctx.num(self.exact.phi_dot(self._time(t)))
+
+
+def exact_nutation(top, factory):
+    """The exact nutation of ``top`` (built by ``factory(ctx)``) in the top's context: the
+    top's own for mp, a :class:`RoundedNutation` from :func:`reference_context` otherwise."""
+    ctx = top.ctx
+    if ctx.is_mp:
+        return top.nutation()
+    return RoundedNutation(factory(reference_context(ctx)).nutation(), ctx)
+
+
+class LoopingTop:
+    """The Table 3 top (looping motion) with its exact nutation; time unit t_bar = the
+    nutation period, steps h = t_bar / N; errors as defined in top2025 Sec. 4.2.2."""
+
+    def __init__(self, ctx):
+        self.ctx = ctx
+        self.top = table3_top(ctx)
+        self.system = self.top.system
+        self.nutation = exact_nutation(self.top, table3_top)
+        self.tbar = self.nutation.period
+        self.H0 = self.system.hamiltonian(self.top.q0, self.top.p0)
+
+    def run(self, rec, method, N_per_period, periods):
+        """``rec.integrate`` over ``periods`` nutation periods with h = t_bar / N."""
+        h = self.tbar / N_per_period
+        return rec.integrate(self.system, method, self.top.q0, self.top.p0, h,
+                             N_per_period * periods)
+
+    def theta_exact(self, times):
+        return np.array([self.nutation.theta(t) for t in times], dtype=self.ctx.dtype)
+
+    def errors(self, traj):
+        """Node-wise e_theta = (theta - theta_ex)/theta_ex, e_H = (H - H0)/H0 and the
+        relative errors of p_phi, p_psi (signed; sup norms are their max |.|)."""
+        ctx, S = self.ctx, self.system
+        th_ex = self.theta_exact(traj.t)
+        e_th = (traj.q[:, 1] - th_ex) / th_ex
+        e_H = np.array([(S.hamiltonian(q, p) - self.H0) / self.H0 for q, p in zip(traj.q, traj.p)],
+                       dtype=ctx.dtype)
+        p0 = self.top.p0
+        e_pphi = (traj.p[:, 0] - p0[0]) / p0[0]
+        e_ppsi = (traj.p[:, 2] - p0[2]) / p0[2]
+        return {"theta": e_th, "H": e_H, "p_phi": e_pphi, "p_psi": e_ppsi}
+
+
+@study("top_long_runs")
+def top_long_runs(rec, params):
+    """The runs behind top2025 Tables 4 and 5: sup norms of e_theta, e_H, and the relative
+    errors of p_phi, p_psi (:meth:`LoopingTop.errors`) for T in ``params["T_tbar"]``
+    nutation periods, h = t_bar/N for N in ``params["N_per_period"]`` and every method
+    in ``params["methods"]``.
+
+    Returns ``{"rows": [{T, method, N, theta, H, p_phi, p_psi}], "tbar": t_bar}`` with the
+    norms and t_bar as full-precision strings (``ctx.to_str``)."""
+    ctx = rec.ctx
+    lt = LoopingTop(ctx)
+    rows = []
+    for T in params["T_tbar"]:
+        for m in params["methods"]:
+            for N in params["N_per_period"]:
+                rec.progress(f"{m}: T = {T} t_bar, h = t_bar/{N} ({N * T} steps)")
+                e = lt.errors(lt.run(rec, m, N, T))
+                rows.append({"T": T, "method": m, "N": N,
+                             **{k: ctx.to_str(sup_norm(v)) for k, v in e.items()}})
+    return {"rows": rows, "tbar": ctx.to_str(lt.tbar)}

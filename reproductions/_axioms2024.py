@@ -6,8 +6,10 @@ from __future__ import annotations
 
 from fractions import Fraction
 
+import pandas as pd
+
 from mpvi import integrate, linearized_double_pendulum
-from mpvi.studies import exact_frame, trajectory_frame, uniform_times
+from mpvi.studies import exact_frame, steps, trajectory_frame, uniform_times
 
 PAPER = "axioms2024"
 STYLE = {
@@ -28,13 +30,6 @@ def step(ctx, prob, h_tbar):
     return ctx.num(Fraction(h_tbar)) * prob.tbar
 
 
-def steps(T_tbar, h_tbar):
-    n = Fraction(T_tbar) / Fraction(h_tbar)
-    if n.denominator != 1:
-        raise ValueError(f"T = {T_tbar} t_bar is not a whole number of steps h = {h_tbar} t_bar")
-    return int(n)
-
-
 def run_methods(run, prob, methods, T_tbar, h_tbar, fine=400):
     """Integrate each method over [0, T] with step h; returns (frame, trajectories).
 
@@ -48,7 +43,6 @@ def run_methods(run, prob, methods, T_tbar, h_tbar, fine=400):
         run.progress(f"{m}: {n} steps of h = {h_tbar} t_bar")
         trajs[m] = integrate(prob.system, m, prob.q0, prob.p0, h, n, ctx)
         frames.append(trajectory_frame(trajs[m], m))
-    import pandas as pd
     return pd.concat(frames, ignore_index=True), trajs
 
 

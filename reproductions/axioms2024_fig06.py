@@ -12,9 +12,9 @@ import pandas as pd
 
 from mpvi import integrate, relative_energy_error
 from mpvi.repro import Output, Reproduction, script_main
-from mpvi.studies import numstr
+from mpvi.studies import numstr, steps
 
-from reproductions._axioms2024 import PAPER, STYLE, problem, step, steps
+from reproductions._axioms2024 import PAPER, STYLE, problem, step
 
 PARAMS = {"T_tbar": "10", "h_tbar": ["1/10", "1/100"], "methods": ["rk4", "newmark", "simpson"]}
 QUICK = {"T_tbar": "4"}

@@ -12,9 +12,9 @@ import pandas as pd
 
 from mpvi import fp, integrate, simpson_phi
 from mpvi.repro import Output, Reproduction, script_main
-from mpvi.studies import numstr
+from mpvi.studies import numstr, steps
 
-from reproductions._axioms2024 import PAPER, problem, step, steps
+from reproductions._axioms2024 import PAPER, problem, step
 
 PARAMS = {"T_tbar": "10", "h_tbar": ["1/10", "1/100"]}
 QUICK = {"T_tbar": "4"}

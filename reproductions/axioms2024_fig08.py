@@ -11,7 +11,7 @@ Run: ``mpvi run axioms2024_fig08`` or ``python reproductions/axioms2024_fig08.py
 import pandas as pd
 
 from mpvi.repro import Output, Reproduction, script_main
-from mpvi.studies import convergence_study, numstr
+from mpvi.studies import linear_pendulum_convergence, numstr
 
 from reproductions._axioms2024 import PAPER, STYLE, problem
 
@@ -23,9 +23,8 @@ QUICK = {"N": [10, 25, 63, 160, 400, 1000]}
 def compute(run):
     ctx, p = run.ctx, run.params
     prob = problem(ctx)
-    T = ctx.num(p["T_tbar"]) * prob.tbar
-    rows = convergence_study(prob.system, prob.exact(), prob.q0, prob.p0, p["methods"], T,
-                             p["N"], ctx, progress=run.progress)
+    rows = run.study(linear_pendulum_convergence,
+                     {"T_tbar": p["T_tbar"], "N": p["N"], "methods": p["methods"]})
     df = pd.DataFrame({"method": [r["method"] for r in rows],
                        "variable": [r["variable"] for r in rows],
                        "N": [r["N"] for r in rows],

@@ -12,9 +12,9 @@ Run: ``mpvi run axioms2024_tab02`` or ``python reproductions/axioms2024_tab02.py
 import pandas as pd
 
 from mpvi.repro import Output, Reproduction, script_main
-from mpvi.studies import convergence_study, numstr
+from mpvi.studies import linear_pendulum_convergence, numstr
 
-from reproductions._axioms2024 import PAPER, STYLE, problem
+from reproductions._axioms2024 import PAPER, STYLE
 
 PARAMS = {"T_tbar": [1, 10, 100, 1000], "meshes_per_tbar": [10, 20, 40],
           "methods": ["newmark", "rk4", "simpson"]}
@@ -23,13 +23,10 @@ QUICK = {"T_tbar": [1, 10, 100]}
 
 def compute(run):
     ctx, p = run.ctx, run.params
-    prob = problem(ctx)
     rows = []
     for T in p["T_tbar"]:
         Ns = [k * T for k in p["meshes_per_tbar"]]
-        new = convergence_study(prob.system, prob.exact(), prob.q0, prob.p0, p["methods"],
-                                ctx.num(T) * prob.tbar, Ns, ctx, progress=run.progress,
-                                label=f"T = {T} t_bar, ")
+        new = run.study(linear_pendulum_convergence, {"T_tbar": T, "N": Ns, "methods": p["methods"]})
         rows += [dict(r, T_tbar=T) for r in new]
     df = pd.DataFrame({"T": [r["T_tbar"] for r in rows],
                        "method": [r["method"] for r in rows],

@@ -6,8 +6,8 @@ the reference curve in light gray, RK4 at h = 1e-5 s.  "Early on, the Implicit m
 and RK4 (at h = 1e-1) deviate from the reference curve", while "the Simpson curves
 correctly follow the reference curve across the simulation time window of 10 s".
 
-Parameters (``STATES_PARAMS`` of reproductions/_top2025.py, shared with Fig. 3 so the
-references are computed once per process): Table 1 data with l = g/omega0^2 (ERRATA
+Parameters (``STATES_PARAMS`` of reproductions/_top2025_pendulum.py, shared with Fig. 3
+so the references are one study, computed once and read from the cache by the other): Table 1 data with l = g/omega0^2 (ERRATA
 [E13]), T = 10 s, h = 0.1 s, 64 digits.  Two references:
 * GBS extrapolation of order 64 (levels = 32) at H = 0.05 s.  Its error is measured by a
   second run at H/2: max |GBS(H) - GBS(H/2)| is ~1e-52 (recorded as
@@ -28,7 +28,7 @@ Run: ``mpvi run top2025_fig02`` or ``python reproductions/top2025_fig02.py``.
 """
 from mpvi.repro import script_main
 
-from reproductions._top2025 import STATES_PARAMS, STATES_QUICK, states_reproduction
+from reproductions._top2025_pendulum import STATES_PARAMS, STATES_QUICK, states_reproduction
 
 PARAMS = dict(STATES_PARAMS)
 QUICK = dict(STATES_QUICK)

@@ -27,8 +27,10 @@ Run: ``mpvi run top2025_fig04`` or ``python reproductions/top2025_fig04.py``.
 from mpvi.repro import Output, Reproduction, script_main
 from mpvi.studies import numstr
 
-from reproductions._top2025 import (METHODS, PAPER, STYLE, double_pendulum, energy_convergence,
-                                    orders_frame)
+from mpvi.studies import pendulum_energy_convergence
+
+from reproductions._top2025 import METHODS, PAPER, STYLE
+from reproductions._top2025_pendulum import orders_frame
 
 PARAMS = {"T": "10", "N": [100, 160, 250, 400, 630, 1000, 1600, 2500, 4000, 6300, 10000],
           "methods": list(METHODS)}
@@ -37,7 +39,8 @@ QUICK = {"N": [400, 800]}
 
 def compute(run):
     ctx, p = run.ctx, run.params
-    rows = energy_convergence(run, double_pendulum(ctx), p["methods"], p["T"], p["N"])
+    rows = run.study(pendulum_energy_convergence,
+                     {"T": p["T"], "N": p["N"], "methods": p["methods"]})
     values = {}
     for m in p["methods"]:
         mine = [r for r in rows if r["method"] == m]

@@ -23,10 +23,10 @@ Run: ``mpvi run top2025_fig05`` or ``python reproductions/top2025_fig05.py``.
 import pandas as pd
 
 from mpvi.repro import Output, Reproduction, script_main
-from mpvi.studies import numstr
+from mpvi.studies import energy_error, numstr
 
-from reproductions._top2025 import (METHODS, PAPER, STYLE, double_pendulum, energy_error,
-                                    run_methods)
+from reproductions._top2025 import METHODS, PAPER, STYLE
+from reproductions._top2025_pendulum import double_pendulum, run_methods
 
 PARAMS = {"T": "10", "h": "0.1", "methods": list(METHODS)}
 QUICK = {}

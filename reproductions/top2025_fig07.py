@@ -13,9 +13,9 @@ import numpy as np
 import pandas as pd
 
 from mpvi.repro import Output, Reproduction, script_main
-from mpvi.studies import numstr
+from mpvi.studies import LoopingTop, numstr, sup_norm
 
-from reproductions._top2025 import PAPER, LoopTop, sup
+from reproductions._top2025 import PAPER
 
 PARAMS = {"periods": 5, "N_per_period": 100, "method": "simpson", "exact_samples_per_period": 200}
 QUICK = {"periods": 2, "N_per_period": 40}
@@ -23,7 +23,7 @@ QUICK = {"periods": 2, "N_per_period": 40}
 
 def compute(run):
     ctx, p = run.ctx, run.params
-    lt = LoopTop(ctx)
+    lt = LoopingTop(ctx)
     traj = lt.run(run, p["method"], p["N_per_period"], p["periods"])
     th_ex = lt.theta_exact(traj.t)
     phi, th = traj.q[:, 0], traj.q[:, 1]
@@ -43,7 +43,7 @@ def compute(run):
               "phidot min": numstr(ctx, min(phidot)), "phidot max": numstr(ctx, max(phidot)),
               "theta max - theta0": numstr(ctx, max(thetas) - lt.top.q0[1]),
               "theta min": numstr(ctx, min(thetas)),
-              "simpson theta max abs error": numstr(ctx, sup(th - th_ex))}
+              "simpson theta max abs error": numstr(ctx, sup_norm(th - th_ex))}
     extra = {"tbar_s": numstr(ctx, lt.tbar), "integrator": p["method"]}
     return Output(tables={"": df}, values=values, extra=extra)
 

@@ -8,49 +8,33 @@ dissipation).
 
 Run: ``mpvi run top2025_fig09`` or ``python reproductions/top2025_fig09.py``.
 """
-from mpvi.repro import Output, Reproduction, script_main
-from mpvi.studies import numstr
+from mpvi.repro import script_main
+from mpvi.studies import numstr, sup_norm
 
-from reproductions._top2025 import PAPER, STYLE, growth, loop_methods_run, series_frame, sup
+from reproductions._top2025_top import growth, series_reproduction
 
 PARAMS = {"periods": 10, "N_per_period": 20}
 QUICK = {"periods": 4}
 
 
-def compute(run):
-    ctx, p = run.ctx, run.params
-    lt, res = loop_methods_run(run, p["periods"], p["N_per_period"])
+def summarize(ctx, res):
     values = {}
     for m, (_, e) in res.items():
-        values[f"{m} max |e_H|"] = numstr(ctx, sup(e["H"]))
+        values[f"{m} max |e_H|"] = numstr(ctx, sup_norm(e["H"]))
         values[f"{m} e_H growth"] = numstr(ctx, growth(e["H"]))
         values[f"{m} final e_H"] = numstr(ctx, e["H"][-1])
     for m in ("midpoint", "rk4"):
-        values[f"simpson/{m} max |e_H| ratio"] = numstr(ctx, sup(res["simpson"][1]["H"]) / sup(res[m][1]["H"]))
-    return Output(tables={"": series_frame(ctx, res, ["H"])}, values=values,
-                  extra={"h_tbar": f"1/{p['N_per_period']}"})
+        values[f"simpson/{m} max |e_H| ratio"] = numstr(
+            ctx, sup_norm(res["simpson"][1]["H"]) / sup_norm(res[m][1]["H"]))
+    return values
 
 
-def plot(out, p):
-    import matplotlib.pyplot as plt
-    df = out.tables[""]
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
-    for m, g in df.groupby("method", sort=False):
-        t, e = g["t"].astype(float), g["H"].astype(float)
-        axes[0].plot(t, e, **STYLE[m])
-        axes[1].semilogy(t[1:], abs(e[1:]), **STYLE[m])
-    axes[0].set_ylabel(r"$e_H = (H - H_0)/H_0$"); axes[1].set_ylabel(r"$|e_H|$")
-    for ax in axes:
-        ax.set_xlabel("t [s]"); ax.grid(alpha=0.3); ax.legend(fontsize=8)
-    fig.suptitle(rf"top2025 Fig. 9: relative energy error over {p['periods']} periods, "
-                 rf"h = $\bar t$/{p['N_per_period']}", fontsize=10)
-    fig.tight_layout()
-    return fig
-
-
-REPRODUCTION = Reproduction(
-    id="top2025_fig09", paper=PAPER, item="Fig. 9", title="relative energy error over 10 nutation periods",
-    runtime="~5 s", params=PARAMS, quick=QUICK, compute=compute, plot=plot)
+REPRODUCTION = series_reproduction(
+    "top2025_fig09", "Fig. 9", "relative energy error over 10 nutation periods", ["H"],
+    summarize, panels=[("H", False, r"$e_H = (H - H_0)/H_0$", None),
+                       ("H", True, r"$|e_H|$", None)],
+    heading="relative energy error over {periods} periods",
+    runtime="~5 s", params=PARAMS, quick=QUICK)
 
 if __name__ == "__main__":
     raise SystemExit(script_main(REPRODUCTION))

@@ -14,9 +14,9 @@ import pandas as pd
 
 from mpvi.analysis import fit_order
 from mpvi.repro import Output, Reproduction, script_main
-from mpvi.studies import numstr
+from mpvi.studies import LoopingTop, numstr, sup_norm
 
-from reproductions._top2025 import METHODS, PAPER, STYLE, LoopTop, sup
+from reproductions._top2025 import METHODS, PAPER, STYLE
 
 PARAMS = {"N": [20, 28, 40, 57, 80, 113, 160, 226, 320, 453, 640, 905, 1280], "fit_from_N": 80}
 QUICK = {"N": [20, 40, 80, 160, 320]}
@@ -24,13 +24,13 @@ QUICK = {"N": [20, 40, 80, 160, 320]}
 
 def compute(run):
     ctx, p = run.ctx, run.params
-    lt = LoopTop(ctx)
+    lt = LoopingTop(ctx)
     rows = []
     for m in METHODS:
         for N in p["N"]:
             run.progress(f"{m}: one period, h = t_bar/{N}")
             e = lt.errors(lt.run(run, m, N, 1))
-            rows.append({"method": m, "N": N, "theta": sup(e["theta"]), "H": sup(e["H"])})
+            rows.append({"method": m, "N": N, "theta": sup_norm(e["theta"]), "H": sup_norm(e["H"])})
     values, orders = {}, []
     for m in METHODS:
         mine = [r for r in rows if r["method"] == m]

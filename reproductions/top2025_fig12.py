@@ -43,10 +43,11 @@ Run: ``mpvi run top2025_fig12`` or ``python reproductions/top2025_fig12.py``.
 import pandas as pd
 
 from mpvi.repro import Output, Reproduction, script_main
-from mpvi.studies import numstr
+from mpvi.studies import fraction, numstr, steps
 
-from reproductions._top2025 import (GBS_LEVELS, PAPER, cusp_exact, cusp_top, frac,
-                                    integrate_reduced, steps, tip_path, turning_points)
+from reproductions._top2025 import PAPER
+from reproductions._top2025_reduced import (GBS_LEVELS, cusp_exact, cusp_top, integrate_reduced,
+                                            tip_path, turning_points)
 
 PARAMS = {"T": "4", "H": "1/200", "gbs_levels": GBS_LEVELS}
 QUICK = {"T": "2", "H": "1/100"}
@@ -56,7 +57,7 @@ def compute(run):
     ctx, p = run.ctx, run.params
     top = cusp_top(ctx)
     red = top.reduced()
-    T, H = frac(p["T"]), frac(p["H"])
+    T, H = fraction(p["T"]), fraction(p["H"])
     n = steps(T, H)
     run.progress(f"reduced top, GBS (levels {p['gbs_levels']}) H = {p['H']} s, {n} steps")
     traj = integrate_reduced(run, top, "gbs", H, n, levels=p["gbs_levels"])

@@ -46,11 +46,11 @@ Run: ``mpvi run top2025_fig13`` or ``python reproductions/top2025_fig13.py``.
 import pandas as pd
 
 from mpvi.repro import Output, Reproduction, script_main
-from mpvi.studies import numstr
+from mpvi.studies import fraction, numstr, steps
 
-from reproductions._top2025 import (GBS_LEVELS, METHODS, PAPER, STYLE, cusp_exact,
-                                    cusp_top, frac, integrate_reduced, max_abs_diff, steps,
-                                    stride)
+from reproductions._top2025 import METHODS, PAPER, STYLE
+from reproductions._top2025_reduced import (GBS_LEVELS, cusp_exact, cusp_top, integrate_reduced,
+                                            max_abs_diff)
 
 PARAMS = {"T": "1", "h": "1/10", "methods": METHODS, "h_ref": "1/100000",
           "gbs_H": "1/200", "gbs_levels": GBS_LEVELS, "plot_dt": "1/1000"}
@@ -60,7 +60,7 @@ QUICK = {"h_ref": "1/10000", "gbs_H": "1/50"}
 def compute(run):
     ctx, p = run.ctx, run.params
     top = cusp_top(ctx)
-    T, h, h_ref, H = frac(p["T"]), frac(p["h"]), frac(p["h_ref"]), frac(p["gbs_H"])
+    T, h, h_ref, H = (fraction(p[k]) for k in ("T", "h", "h_ref", "gbs_H"))
     n, n_ref, n_gbs = steps(T, h), steps(T, h_ref), steps(T, H)
     lev = p["gbs_levels"]
 
@@ -83,7 +83,7 @@ def compute(run):
     run.progress(f"GBS (levels {lev}) on the complete system, H = {p['gbs_H']} s")
     gbs_c = run.integrate(top.system, "gbs", top.q0, top.p0, ctx.num(H), n_gbs, levels=lev)
 
-    s_ref, s_gbs, s_rg = stride(h, h_ref), stride(h, H), stride(H, h_ref)
+    s_ref, s_gbs, s_rg = steps(h, h_ref), steps(h, H), steps(H, h_ref)
     ref_th, ref_ph = ref.y[::s_ref, 1], ref.y[::s_ref, 0]
     gbs_th, gbs_ph = gbs.y[::s_gbs, 1], gbs.y[::s_gbs, 0]
     amplitude = cusp_exact(ctx)[1] - top.q0[1]     # exact theta_max - theta0 (Weierstrass)
@@ -122,7 +122,7 @@ def compute(run):
     check_rows = [{"quantity": k, "value": numstr(ctx, v)} for k, v in checks.items()]
 
     # --- long table: reference (sampled every plot_dt) and each method at its nodes ------
-    s_plot = stride(frac(p["plot_dt"]), h_ref) if frac(p["plot_dt"]) >= h_ref else 1
+    s_plot = steps(fraction(p["plot_dt"]), h_ref) if fraction(p["plot_dt"]) >= h_ref else 1
     rows = {"t": [], "method": [], "system": [], "theta": [], "phi": [], "dtheta": []}
 
     def add(t, name, system, th, ph, ref_at):

@@ -38,11 +38,10 @@ import pandas as pd
 
 from mpvi.analysis import fit_order
 from mpvi.repro import Output, Reproduction, script_main
-from mpvi.studies import numstr
+from mpvi.studies import fraction, numstr, steps, successive_orders
 
-from reproductions._top2025 import (GBS_LEVELS, PAPER, STYLE, cusp_top, frac,
-                                    integrate_reduced, max_abs_diff, steps, stride,
-                                    successive_orders)
+from reproductions._top2025 import PAPER, STYLE
+from reproductions._top2025_reduced import GBS_LEVELS, cusp_top, integrate_reduced, max_abs_diff
 
 PARAMS = {"T": "1", "h0": "1/10", "halvings": 6, "gbs_levels": GBS_LEVELS}
 QUICK = {"halvings": 4}
@@ -51,7 +50,7 @@ QUICK = {"halvings": 4}
 def compute(run):
     ctx, p = run.ctx, run.params
     top = cusp_top(ctx)
-    T, h0, lev = frac(p["T"]), frac(p["h0"]), p["gbs_levels"]
+    T, h0, lev = fraction(p["T"]), fraction(p["h0"]), p["gbs_levels"]
     hs = [h0 / 2 ** k for k in range(p["halvings"] + 1)]
     H = hs[-1]
     n_gbs = steps(T, H)
@@ -66,7 +65,7 @@ def compute(run):
         run.progress(f"h = {h} s ({n} steps): simpson (complete), rk4 (reduced)")
         sim = run.integrate(top.system, "simpson", top.q0, top.p0, ctx.num(h), n)
         rk = integrate_reduced(run, top, "rk4", h, n)
-        ref = gbs.y[::stride(h, H), 1]
+        ref = gbs.y[::steps(h, H), 1]
         eps.append(max_abs_diff(sim.q[:, 1], rk.y[:, 1]))
         e_sim.append(max_abs_diff(sim.q[:, 1], ref))
         e_rk4.append(max_abs_diff(rk.y[:, 1], ref))

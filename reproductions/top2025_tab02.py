@@ -34,10 +34,10 @@ Run: ``mpvi run top2025_tab02`` or ``python reproductions/top2025_tab02.py``.
 import pandas as pd
 
 from mpvi.repro import Output, Reproduction, script_main
-from mpvi.studies import numstr
+from mpvi.studies import numstr, pendulum_energy_convergence, steps
 
-from reproductions._top2025 import (METHODS, PAPER, STYLE, double_pendulum, energy_convergence,
-                                    n_steps, orders_frame)
+from reproductions._top2025 import METHODS, PAPER, STYLE
+from reproductions._top2025_pendulum import orders_frame
 
 PARAMS = {"T": ["1", "10", "100", "1000"], "h": ["0.1", "0.05", "0.025"],
           "methods": list(METHODS)}
@@ -47,11 +47,10 @@ FULL_T = PARAMS["T"]
 
 def compute(run):
     ctx, p = run.ctx, run.params
-    prob = double_pendulum(ctx)
     frames, values, orders, errors = [], {}, {}, {}
     for T in p["T"]:
-        Ns = [n_steps(T, h) for h in p["h"]]
-        rows = energy_convergence(run, prob, p["methods"], T, Ns, label=f"T = {T} s, ")
+        Ns = [steps(T, h) for h in p["h"]]
+        rows = run.study(pendulum_energy_convergence, {"T": T, "N": Ns, "methods": p["methods"]})
         frames.append(orders_frame(ctx, rows, first=[("T", T)]))
         for r in rows:
             h = p["h"][Ns.index(r["N"])]

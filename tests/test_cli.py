@@ -1,14 +1,27 @@
-"""The mpvi command line: list, run, diff and their errors."""
+"""The mpvi command line: list, run and diff, their output directories and their errors."""
 import json
+import time
 
+import pandas as pd
 import pytest
 
+import mpvi.io
+import mpvi.repro
 from mpvi.cli import main
-from mpvi.repro import all_reproductions
+from mpvi.repro import Output, Reproduction, all_reproductions, needs_mp
 
 AXIOMS = ["axioms2024_fig02", "axioms2024_fig03", "axioms2024_fig04", "axioms2024_fig05",
           "axioms2024_fig06", "axioms2024_fig07", "axioms2024_fig08", "axioms2024_tab02",
           "axioms2024_stability"]
+
+
+@pytest.fixture
+def project(tmp_path, monkeypatch):
+    """A stand-in source checkout: default output and cache directories go below it."""
+    root = tmp_path / "checkout"
+    root.mkdir()
+    monkeypatch.setattr(mpvi.io, "project_root", lambda: root)
+    return root
 
 
 def test_every_axioms2024_item_has_a_script():
@@ -28,6 +41,7 @@ def test_list(capsys):
     (["run", "--all", "axioms2024_fig02"], "not both"),
     (["run", "axioms2024_fig02", "--dps", "0"], "positive integer"),
     (["run", "axioms2024_fig02", "--context", "quad"], "invalid choice"),
+    (["run", "axioms2024_fig02", "--cache", "x", "--no-cache"], "not allowed with"),
     (["diff", "nope"], "unknown reproduction id"),
     (["frobnicate"], "invalid choice"),
 ])
@@ -39,16 +53,138 @@ def test_bad_arguments_exit_2_with_a_message(capsys, argv, message):
 
 
 def test_run_writes_csv_png_json_and_diff_reports(tmp_path, capsys):
-    assert main(["run", "axioms2024_fig08", "--quick", "--dps", "30", "--out", str(tmp_path)]) == 0
+    assert main(["run", "axioms2024_fig08", "--quick", "--dps", "30", "--out", str(tmp_path),
+                 "--no-cache"]) == 0
     d = tmp_path / "axioms2024"
     for ext in ("csv", "png", "json"):
         assert (d / f"axioms2024_fig08.{ext}").stat().st_size > 0
     rec = json.loads((d / "axioms2024_fig08.json").read_text())
     assert rec["context"] == "mp30" and rec["quick"] is True and rec["wall_time_s"] > 0
     assert rec["parameters"]["N"] == [10, 25, 63, 160, 400, 1000]
+    assert rec["from_cache"] is False and rec["studies"][0]["cache_file"] is None
     capsys.readouterr()
     assert main(["diff", "axioms2024_fig08", "--out", str(tmp_path)]) == 0
     assert "3 match" in capsys.readouterr().out
+
+
+def test_quick_runs_write_to_quick_figures_and_full_runs_to_figures(project, capsys):
+    assert main(["run", "axioms2024_fig02", "--quick", "--dps", "20"]) == 0
+    assert (project / "quick-figures" / "axioms2024" / "axioms2024_fig02.csv").exists()
+    assert not (project / "figures").exists()
+    assert (project / ".mpvi-cache").is_dir()          # the default cache of a checkout
+    assert main(["run", "axioms2024_fig02", "--dps", "20", "--no-cache"]) == 0
+    rec = json.loads((project / "figures" / "axioms2024" / "axioms2024_fig02.json").read_text())
+    assert rec["quick"] is False
+    assert "-> " + str(project / "figures") in capsys.readouterr().err
+
+
+def test_diff_first_line_names_the_directory_and_the_kind_of_outputs(project, tmp_path, capsys):
+    assert main(["run", "axioms2024_fig08", "--quick", "--dps", "30", "--no-cache"]) == 0
+    capsys.readouterr()
+    assert main(["diff", "axioms2024_fig08", "--quick"]) == 0
+    first = capsys.readouterr().out.splitlines()[0]
+    assert str(project / "quick-figures") in first and "--quick" in first
+    assert "1 of quick runs" in first
+    assert main(["diff", "axioms2024_fig08"]) == 1                # no full run: MISSING
+    first = capsys.readouterr().out.splitlines()[0]
+    assert str(project / "figures") in first and "full results" in first and "1 missing" in first
+    assert main(["diff", "axioms2024_fig08", "--quick", "--out", str(tmp_path / "x")]) == 1
+    first = capsys.readouterr().out.splitlines()[0]
+    assert str(tmp_path / "x") in first and "--out" in first
+
+
+@pytest.mark.parametrize("option", ["--out", "--cache"])
+def test_an_unwritable_directory_is_refused_before_any_computation(tmp_path, capsys, option):
+    blocker = tmp_path / "a_file"
+    blocker.write_text("not a directory\n")
+    target = blocker / "sub"
+    t0 = time.perf_counter()
+    # Table 2 at 64 digits would take about a minute: the check must come first
+    assert main(["run", "axioms2024_tab02", option, str(target)]
+                + (["--out", str(tmp_path / "out")] if option == "--cache" else [])) == 2
+    assert time.perf_counter() - t0 < 5
+    err = capsys.readouterr().err.strip()
+    what = "output" if option == "--out" else "cache"
+    assert len(err.splitlines()) == 1
+    assert err.startswith(f"mpvi: cannot write to the {what} directory {target}: ")
+    assert "Not a directory" in err                 # the OS error
+    assert not (tmp_path / "out" / "axioms2024").exists()
+
+
+def test_a_script_checks_its_out_directory_too(tmp_path, capsys):
+    blocker = tmp_path / "a_file"
+    blocker.write_text("x")
+    rep = all_reproductions()["axioms2024_tab02"]
+    assert mpvi.repro.script_main(rep, ["--out", str(blocker / "sub")]) == 2
+    assert f"cannot write to the output directory {blocker / 'sub'}" in capsys.readouterr().err
+
+
+def _table(run):
+    return Output(tables={"": pd.DataFrame({"x": [run.ctx.to_str(run.ctx.one)]})})
+
+
+def _plot(out, params):
+    import matplotlib.pyplot as plt
+    fig, ax = plt.subplots()
+    ax.plot([0, 1], [0, 1])
+    return fig
+
+
+def _fake(rid, compute, refuse=None):
+    return Reproduction(id=rid, paper="fake", item="Fig. 0", title="t", runtime="0 s",
+                        params={}, compute=compute, plot=_plot, refuse=refuse)
+
+
+@pytest.fixture
+def fakes(monkeypatch):
+    """Three reproductions: one refuses float64, one fails, one runs."""
+    computed = []
+
+    def never(run):
+        computed.append("refuser")
+        raise AssertionError("a refusing reproduction must not compute")
+
+    def boom(run):
+        raise ZeroDivisionError("boom\n  on a second line")
+
+    reps = {"a_refuses": _fake("a_refuses", never, needs_mp("its claim is checked to 1e-55, "
+                                                             "below float64 round-off")),
+            "b_fails": _fake("b_fails", boom),
+            "c_runs": _fake("c_runs", _table)}
+    monkeypatch.setattr(mpvi.repro, "all_reproductions", lambda: reps)
+    return computed
+
+
+def test_fp_refusal_and_errors_are_one_line_each_and_the_run_goes_on(fakes, tmp_path, capsys):
+    status = main(["run", "--all", "--context", "fp", "--out", str(tmp_path), "--no-cache"])
+    err = capsys.readouterr().err
+    assert status == 1                                   # b_fails failed
+    assert "Traceback" not in err
+    lines = err.splitlines()
+    assert "a_refuses: refused in fp: its claim is checked to 1e-55, below float64 round-off" in lines
+    assert "b_fails: error: ZeroDivisionError: boom on a second line" in lines
+    assert (tmp_path / "fake" / "c_runs.csv").exists()   # the run went on after both
+    assert "refused in fp: a_refuses" in lines and "failed: b_fails" in lines
+    assert fakes == []                                   # refused before computing
+
+
+def test_refusals_alone_exit_3_and_mp_runs_them(fakes, tmp_path, capsys):
+    assert main(["run", "a_refuses", "c_runs", "--context", "fp", "--out", str(tmp_path),
+                 "--no-cache"]) == 3
+    assert main(["run", "c_runs", "--context", "fp", "--out", str(tmp_path), "--no-cache"]) == 0
+    assert fakes == []
+    assert main(["run", "a_refuses", "--out", str(tmp_path), "--no-cache"]) == 1
+    assert fakes == ["refuser"]                          # in mp it does compute
+
+
+def test_the_loop_top_runs_in_float64(tmp_path, capsys):
+    """Figs. 7-11 and Tables 4-5 take the exact nutation from a 34-digit mp context."""
+    assert main(["run", "top2025_fig08", "--quick", "--context", "fp", "--out", str(tmp_path),
+                 "--no-cache"]) == 0
+    rec = json.loads((tmp_path / "top2025" / "top2025_fig08.json").read_text())
+    assert rec["context"] == "fp"
+    assert float(rec["values"]["simpson theta max abs error"]) < 1e-2
+    assert float(rec["values"]["simpson/rk4 theta error ratio"]) < 1
 
 
 def test_diff_without_a_run_reports_missing_and_exits_1(tmp_path, capsys):
@@ -62,3 +198,11 @@ def test_diff_on_corrupt_json_names_the_file(tmp_path, capsys):
     (d / "axioms2024_fig08.json").write_text("{half")
     assert main(["diff", "axioms2024_fig08", "--out", str(tmp_path)]) == 2
     assert "axioms2024_fig08.json is not valid JSON" in capsys.readouterr().err
+
+
+def test_no_reproduction_package_is_a_one_line_error(monkeypatch, capsys):
+    import importlib.metadata
+    monkeypatch.setattr(importlib.metadata, "entry_points", lambda **kw: [])
+    assert main(["list"]) == 2
+    err = capsys.readouterr().err
+    assert "no reproduction package is installed" in err and "mpvi.reproductions" in err

@@ -5,7 +5,8 @@ import json
 import pytest
 
 from mpvi.published import (PublishedDataError, PublishedValue, diff, load_all_published,
-                            load_known, load_published, reproductions_dir)
+                            load_known, load_published)
+from mpvi.repro import reproduction_packages
 
 HEADER = "id,key,quantity,printed,compare,tolerance,source\n"
 
@@ -69,7 +70,7 @@ def test_every_known_discrepancy_is_explained_in_errata_and_names_a_published_va
     published = {(v.id, v.key) for v in load_all_published()}
     assert known, "discrepancies.csv should not be empty"
     assert set(known) <= published
-    errata = (reproductions_dir() / "ERRATA.md").read_text()
+    errata = "".join(pkg.errata.read_text() for pkg in reproduction_packages())
     for k in known.values():
         assert f"### {k['errata']}" in errata
 
@@ -104,7 +105,9 @@ def test_diff_statuses(tmp_path):
 
 
 def test_published_files_parse_as_plain_csv():
-    for path in (reproductions_dir() / "published").glob("*.csv"):
+    paths = [p for pkg in reproduction_packages() for p in pkg.published.glob("*.csv")]
+    assert paths
+    for path in paths:
         with open(path, newline="") as f:
             rows = list(csv.reader(f))
         assert all(len(r) == 7 for r in rows)

@@ -4,7 +4,8 @@ Each script runs with its quick parameters into a temporary directory and its va
 checked against the paper's claims (reproductions/published/top2025_pendulum.csv) and
 against what we found where the paper is not reproduced (ERRATA [E14]-[E16]):
 * Figs. 2-3: Simpson follows the reference, midpoint and RK4 deviate early; both
-  references agree (GBS halving, RK4 against GBS) and are computed once for both figures;
+  references agree (GBS halving, RK4 against GBS) and are one cached study, which the
+  figure run second reads from the cache (tests/test_studies.py checks the bytes);
 * Fig. 4: orders 2 (midpoint), 4 (Simpson), above 4 for RK4, whose energy error converges
   at order 5;
 * Fig. 5: RK4's energy error grows, the symplectic ones stay bounded, Simpson's is the
@@ -20,10 +21,9 @@ from decimal import Decimal
 import pandas as pd
 import pytest
 
+from mpvi.cache import DiskCache
 from mpvi.published import diff, load_all_published
 from mpvi.repro import execute
-
-from reproductions._top2025 import n_steps
 
 IDS = ["top2025_fig02", "top2025_fig03", "top2025_fig04", "top2025_fig05", "top2025_tab02"]
 REPS = {rid: importlib.import_module(f"reproductions.{rid}").REPRODUCTION for rid in IDS}
@@ -34,11 +34,14 @@ FULL_ONLY = {"reference rk4 h=1e-5 vs gbs q", "reference rk4 h=1e-5 vs gbs p", "
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
-    """Quick runs of the five scripts (fig02 before fig03, which reuses its references)."""
+    """Quick runs of the five scripts with a cache; fig03 runs before fig02, which reads
+    the references fig03 computed from the cache."""
     out = tmp_path_factory.mktemp("figures")
+    cache = DiskCache(tmp_path_factory.mktemp("cache"))
     res = {}
-    for rid in IDS:
-        paths = execute(REPS[rid], "mp", DPS, True, out, stream=open("/dev/null", "w"))
+    for rid in ["top2025_fig03", "top2025_fig02"] + IDS[2:]:
+        paths = execute(REPS[rid], "mp", DPS, True, out, stream=open("/dev/null", "w"),
+                        cache=cache)
         res[rid] = (paths, json.loads(paths["json"].read_text()))
     res["out"] = out
     return res
@@ -46,13 +49,6 @@ def runs(tmp_path_factory):
 
 def values(runs, rid):
     return {k: Decimal(v) for k, v in runs[rid][1]["values"].items()}
-
-
-def test_n_steps_refuses_a_fractional_count():
-    assert n_steps("10", "0.1") == 100 and n_steps("1000", "0.025") == 40000
-    assert n_steps("0.01", "1e-5") == 1000
-    with pytest.raises(ValueError):
-        n_steps("1", "0.3")
 
 
 def test_every_script_writes_its_outputs(runs):
@@ -82,12 +78,14 @@ def test_states_simpson_follows_the_reference_midpoint_and_rk4_do_not(runs, rid,
 
 def test_states_references_are_computed_once(runs):
     rec2, rec3 = runs["top2025_fig02"][1], runs["top2025_fig03"][1]
-    assert rec2["reference"]["reused_from_earlier_run_in_process"] is False
-    assert rec3["reference"]["reused_from_earlier_run_in_process"] is True
+    (s3,), (s2,) = rec3["studies"], rec2["studies"]
+    assert s3["study"] == s2["study"] == "pendulum_reference"
+    assert (s3["from_cache"], s2["from_cache"]) == (False, True) and rec2["from_cache"] is True
+    assert s2["wall_time_s"] == s3["wall_time_s"] and s2["cache_file"] == s3["cache_file"]
     key = "gbs_max_difference_H_vs_H/2"
     assert rec2["reference"][key] == rec3["reference"][key]
     # the implicit methods' Newton statistics are in both provenances (methods rerun)
-    assert set(rec3["newton"]) == {"midpoint", "simpson"}
+    assert set(rec3["newton"]) == set(rec2["newton"]) == {"midpoint", "simpson"}
 
 
 def test_fig04_orders(runs):

@@ -16,7 +16,7 @@ from mpvi import MPContext
 from mpvi.published import load_all_published
 from mpvi.repro import execute
 
-from reproductions._top2025 import cusp_top
+from reproductions._top2025_reduced import cusp_top
 
 IDS = ["top2025_fig12", "top2025_fig13", "top2025_fig14"]
 # imported one by one (not all_reproductions()): these tests do not depend on other scripts

@@ -1,27 +1,32 @@
 """The top2025 Lagrange-top reproductions (Figs. 7-11, Tables 4-5) and the committed
-top2025 outputs: files, Newton statistics in the provenance, and a clean diff.
+top2025 outputs.
 
-The committed outputs are read from git (``git show HEAD:figures/...``), so that a local
-``mpvi run --all --quick``, which overwrites figures/ with quick outputs, does not hide
-or break them; outside a git checkout the files on disk are used."""
+Short computations check the scripts (quick runs, a tiny Table 4/5 pair).  The committed
+full runs in figures/top2025/ are read directly (quick runs write to quick-figures/, so
+they never replace them) and checked for internal consistency: every order recomputed
+from the CSV's own error columns, every compared value found in the CSV it summarizes,
+64 digits, Newton statistics, and a clean diff against the published claims."""
 import json
-import subprocess
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
 from mpvi import MPContext
+from mpvi.analysis import fit_order
+from mpvi.cache import DiskCache
 from mpvi.published import diff
 from mpvi.repro import Run, all_reproductions, execute
+from mpvi.studies import successive_orders
 
 REPS = all_reproductions()
 TOP = [r for r in REPS if r.startswith("top2025")]
-ROOT = Path(__file__).resolve().parents[1]
+FIGURES = Path(__file__).resolve().parents[1] / "figures" / "top2025"
 # reproductions that run Simpson (Newton) on a mechanical system
 USES_SIMPSON = {"top2025_fig02", "top2025_fig03", "top2025_fig04", "top2025_fig05", "top2025_tab02",
                 "top2025_fig07", "top2025_fig08", "top2025_fig09", "top2025_fig10", "top2025_fig11",
                 "top2025_fig13", "top2025_fig14", "top2025_tab04", "top2025_tab05"}
+CTX = MPContext(64)
 
 
 @pytest.mark.parametrize("rid", ["top2025_fig07", "top2025_fig08", "top2025_fig09", "top2025_fig10"])
@@ -45,14 +50,17 @@ def test_fig11_quick_orders(tmp_path):
         assert abs(float(values[f"rk4 {var} order"]) - 4) < 0.5
 
 
-def test_tables_4_and_5_share_one_computation():
-    """tab05 after tab04 with the same parameters reuses the runs and still reports the
-    Newton statistics; p_phi and p_psi are conserved to round-off by the variational schemes."""
+def test_tables_4_and_5_share_one_computation(tmp_path):
+    """tab05 after tab04 with the same parameters reads the runs from the cache and still
+    reports the Newton statistics; p_phi and p_psi are conserved to round-off by the
+    variational schemes."""
     params = {"T_tbar": [1, 2], "N_per_period": [10, 20], "methods": ["midpoint", "rk4", "simpson"]}
-    ctx = MPContext(64)
-    r4, r5 = Run(ctx, params, False), Run(ctx, params, False)
+    ctx, cache = MPContext(64), DiskCache(tmp_path)
+    null = open("/dev/null", "w")
+    r4, r5 = Run(ctx, params, False, null, cache), Run(ctx, params, False, null, cache)
     out4 = REPS["top2025_tab04"].compute(r4)
     out5 = REPS["top2025_tab05"].compute(r5)
+    assert [s["from_cache"] for s in r4.studies + r5.studies] == [False, True]
     assert r4.newton_summary() == r5.newton_summary()
     assert r5.newton_summary()["simpson"]["steps"] == (10 + 20) * 3
     df = out5.tables[""]
@@ -64,32 +72,97 @@ def test_tables_4_and_5_share_one_computation():
     assert float(out5.values["T=1 simpson H order"]) > 3.5
 
 
-def committed(relpath):
-    """Bytes of ``relpath`` as committed at HEAD (the file on disk outside git)."""
-    try:
-        return subprocess.run(["git", "show", f"HEAD:{relpath}"], cwd=ROOT, check=True,
-                              capture_output=True).stdout
-    except (OSError, subprocess.CalledProcessError):
-        return (ROOT / relpath).read_bytes()
+# ----- the committed full runs, read from figures/top2025/ --------------------------------
+
+def committed(rid, suffix=""):
+    """The committed JSON record and main CSV (or the ``_suffix`` table) of ``rid``."""
+    record = json.loads((FIGURES / f"{rid}.json").read_text(encoding="utf-8"))
+    table = pd.read_csv(FIGURES / f"{rid}{suffix}.csv", dtype=str, keep_default_na=False)
+    return record, table
 
 
 @pytest.mark.parametrize("rid", TOP)
 def test_committed_outputs_are_full_64_digit_runs(rid):
-    rec = json.loads(committed(f"figures/top2025/{rid}.json"))
-    assert rec["digits"] == 64 and rec["quick"] is False
+    rec = json.loads((FIGURES / f"{rid}.json").read_text(encoding="utf-8"))
+    assert rec["reproduction"] == rid and rec["digits"] == 64 and rec["quick"] is False
+    assert rec["parameters"] == REPS[rid].parameters(quick=False)
     for suffix in (".csv", ".png"):
-        assert len(committed(f"figures/top2025/{rid}{suffix}")) > 1000
+        assert (FIGURES / f"{rid}{suffix}").stat().st_size > 1000
     if rid in USES_SIMPSON:
         s = rec["newton"]["simpson"]
         assert s["steps"] > 0 and 1 <= s["mean_iterations_per_step"] <= 10
         assert s["max_final_residual"] < 1e-58     # every step converged at 64 digits
 
 
-def test_committed_outputs_diff_clean(tmp_path):
-    (tmp_path / "top2025").mkdir()
-    for rid in TOP:
-        (tmp_path / "top2025" / f"{rid}.json").write_bytes(committed(f"figures/top2025/{rid}.json"))
-    rows = diff(TOP, tmp_path)
+@pytest.mark.parametrize("rid, variable", [("top2025_tab04", "theta"), ("top2025_tab05", "H")])
+def test_committed_long_run_orders_follow_from_their_own_errors(rid, variable):
+    """Tables 4-5: the successive and least-squares orders, the compared values and the
+    growth ratios recomputed from the CSV's error column (to the last digit)."""
+    rec, df = committed(rid)
+    values, s = rec["values"], CTX.to_str
+    tbar = CTX.num(rec["tbar_s"])
+    assert rec["parameters"]["T_tbar"] == [1, 10, 100, 1000]
+    for (T, m), g in df.groupby(["T", "method"], sort=False):
+        N = [int(h.split("/")[1]) for h in g["h_tbar"]]
+        assert [int(n) for n in g["N"]] == [n * int(T) for n in N]
+        errs = [CTX.num(e) for e in g["error"]]
+        ls = fit_order(CTX, [tbar / n for n in N], errs)
+        assert set(g["ls_order"]) == {s(ls)}
+        assert list(g["order"]) == [""] + [s(o) for o in successive_orders(CTX, errs)]
+        assert values[f"T={T} {m} {variable} order"] == s(ls)
+        for n, e in zip(N, g["error"]):
+            assert values[f"T={T} {m} {variable} h=1/{n}"] == e
+        if variable == "H":
+            for k in ("p_phi", "p_psi"):
+                assert values[f"T={T} {m} max rel {k} error"] == \
+                    s(max(CTX.num(x) for x in g[f"{k}_rel_error"]))
+    errors = {(r.T, r.method, r.h_tbar): CTX.num(r.error) for r in df.itertuples()}
+    for m in ("midpoint", "rk4", "simpson"):
+        for n in (20, 40, 80):
+            ratio = errors[("1000", m, f"1/{n}")] / errors[("1", m, f"1/{n}")]
+            assert values[f"{m} {variable} growth T=1000/T=1 h=1/{n}"] == s(ratio)
+
+
+def test_committed_fig11_orders_follow_from_its_errors():
+    """Fig. 11: the orders (all h, and N >= fit_from_N) refitted from the CSV's errors
+    agree with the orders table and the compared values (the CSV keeps 64 digits of
+    errors and steps, so to about 60 digits)."""
+    rec, df = committed("top2025_fig11")
+    _, orders = committed("top2025_fig11", "_orders")
+    cut = rec["parameters"]["fit_from_N"]
+    tol = CTX.num("1e-58")
+    for o in orders.itertuples():
+        g = df[(df["method"] == o.method) & (df["variable"] == o.variable)]
+        hs = [CTX.num(h) for h in g["h_tbar"]]
+        errs = [CTX.num(e) for e in g["error"]]
+        tail = [(h, e) for h, e, n in zip(hs, errs, g["N"]) if int(n) >= cut]
+        all_h = fit_order(CTX, hs, errs)
+        asym = fit_order(CTX, [h for h, _ in tail], [e for _, e in tail])
+        assert abs(all_h - CTX.num(o.order_all_h)) < tol
+        assert abs(asym - CTX.num(getattr(o, f"order_N_ge_{cut}"))) < tol
+        assert rec["values"][f"{o.method} {o.variable} order all h"] == o.order_all_h
+        assert rec["values"][f"{o.method} {o.variable} order"] == getattr(o, f"order_N_ge_{cut}")
+    assert len(orders) == 6 and len(df) == 3 * 2 * len(rec["parameters"]["N"])
+
+
+@pytest.mark.parametrize("rid, keys", [("top2025_fig09", ["max |e_H|", "final e_H"]),
+                                       ("top2025_fig10", ["max rel p_phi error",
+                                                          "max rel p_psi error"])])
+def test_committed_series_values_are_those_of_their_csv(rid, keys):
+    """Figs. 9-10: the compared maxima and final values are those of the CSV's series."""
+    rec, df = committed(rid)
+    periods, N = rec["parameters"]["periods"], rec["parameters"]["N_per_period"]
+    for m, g in df.groupby("method", sort=False):
+        assert len(g) == periods * N + 1
+        for key in keys:
+            column = "H" if "e_H" in key else key.split()[2]
+            series = [CTX.num(x) for x in g[column]]
+            expect = series[-1] if key.startswith("final") else max(abs(x) for x in series)
+            assert rec["values"][f"{m} {key}"] == CTX.to_str(expect), (m, key)
+
+
+def test_committed_outputs_diff_clean():
+    rows = diff(TOP, FIGURES.parent)
     bad = [(r.value.key, r.status) for r in rows if r.status in ("MISMATCH", "MISSING", "skipped")]
     assert not bad, bad
-    assert any(r.status == "match" for r in rows)
+    assert sum(r.status == "match" for r in rows) > 50

@@ -1,0 +1,151 @@
+"""top2025 Sec. 3, the nonlinear double pendulum (Table 1, l = g/omega0^2, ERRATA [E13]):
+Figs. 2-5 and Table 2.  The studies themselves (references, energy convergence) are in
+:mod:`mpvi.studies`; this module turns them into the figures' tables and plots."""
+import pandas as pd
+
+from mpvi.analysis import node_errors
+from mpvi.repro import Output, Reproduction
+from mpvi.studies import numstr, pendulum_reference, state_frame, steps, trajectory_frame
+from mpvi.systems.double_pendulum import nonlinear_double_pendulum
+
+from reproductions._top2025 import METHODS, PAPER, STYLE
+
+#: Figs. 2-3 (the same parameters, so that the expensive references are one cached
+#: study).  The paper's step h = 0.1 s over 10 s; references: GBS of order 64 (levels =
+#: 32) at H = 0.05 s, whose error (< 1e-50) is shown by a second run at H/2, and the
+#: paper's own reference, RK4 at h = 1e-5 s, sampled every ``plot_dt`` for the gray curve.
+STATES_PARAMS = {"T": "10", "h": "0.1", "methods": list(METHODS),
+                 "gbs_H": "0.05", "gbs_levels": 32, "rk4_ref_h": "1e-5", "plot_dt": "0.01",
+                 "deviation_threshold": "1e-2"}
+#: quick: GBS of order 20 at H = 0.1 s (error ~1e-11), RK4 reference at h = 5e-3 s
+#: (error ~1e-6) instead of 1e-5 s -- both far below the 1e-2 deviation threshold.
+STATES_QUICK = {"gbs_H": "0.1", "gbs_levels": 10, "rk4_ref_h": "5e-3"}
+#: the parameters of :func:`mpvi.studies.pendulum_reference`
+REFERENCE_KEYS = ("T", "h", "gbs_H", "gbs_levels", "rk4_ref_h", "plot_dt")
+
+
+def double_pendulum(ctx):
+    """Table 1 double pendulum (l = g / omega0^2, see ERRATA [E13])."""
+    return nonlinear_double_pendulum(ctx)
+
+
+def run_methods(run, prob, methods, T, h, label=""):
+    """{method: Trajectory} of each method over [0, T] at step h (decimal strings)."""
+    ctx, n = run.ctx, steps(T, h)
+    out = {}
+    for m in methods:
+        run.progress(f"{label}{m}: {n} steps of h = {h} s")
+        out[m] = run.integrate(prob.system, m, prob.q0, prob.p0, ctx.num(h), n)
+    return out
+
+
+def _first_time_above(t, dev, level):
+    for tj, d in zip(t, dev):
+        if d > level:
+            return tj
+    return None
+
+
+def pendulum_states(run, var):
+    """Figs. 2 (var = 'q') and 3 (var = 'p'): the methods at step h against the references.
+
+    Tables: '' (long format t, method, <var>1, <var>2: the methods at their nodes, the GBS
+    reference at its nodes and the RK4 reference every plot_dt) and 'deviation' (t,
+    method, |x_j - x_GBS(t_j)|_2 at the nodes t_j = j h, including both references).
+    Values: per method the max deviation over [0, T], relative to max_j |x_GBS(t_j)|_2,
+    the first time the relative deviation exceeds ``deviation_threshold``, its ratio to
+    Simpson's, and the reference checks.
+    """
+    ctx, p = run.ctx, run.params
+    prob = double_pendulum(ctx)
+    ref = run.study(pendulum_reference, {k: p[k] for k in REFERENCE_KEYS})
+    trajs = run_methods(run, prob, p["methods"], p["T"], p["h"])
+    stride = steps(p["h"], p["gbs_H"])
+    X_ref = ref[f"gbs_{var}"][::stride]
+    scale = max(ctx.norm2(x) for x in X_ref)
+    level = ctx.num(p["deviation_threshold"])
+    cols = ["t", "method", f"{var}1", f"{var}2"]
+    frames = [trajectory_frame(tr, m)[cols] for m, tr in trajs.items()]
+    frames.append(state_frame(ctx, ref["gbs_t"], ref["gbs_q"], ref["gbs_p"], "reference_gbs")[cols])
+    frames.append(state_frame(ctx, ref["rk4_t"], ref["rk4_q"], ref["rk4_p"],
+                              "reference_rk4")[cols])
+    t_nodes = ref["gbs_t"][::stride]
+    devs = {m: node_errors(ctx, getattr(tr, var), X_ref) for m, tr in trajs.items()}
+    s_ref = steps(p["h"], p["plot_dt"])
+    devs[f"reference_rk4 h={p['rk4_ref_h']}"] = node_errors(ctx, ref[f"rk4_{var}"][::s_ref], X_ref)
+    dev_df = pd.concat([pd.DataFrame({"t": [numstr(ctx, t) for t in t_nodes], "method": m,
+                                      "deviation": [numstr(ctx, d) for d in dv]})
+                        for m, dv in devs.items()], ignore_index=True)
+    values = {}
+    for m in trajs:
+        mx = max(devs[m])
+        values[f"{m} max deviation {var}"] = numstr(ctx, mx)
+        values[f"{m} relative deviation {var}"] = numstr(ctx, mx / scale)
+        t_first = _first_time_above(t_nodes, devs[m], level * scale)
+        if t_first is not None:
+            values[f"{m} first deviation time {var}"] = numstr(ctx, t_first)
+    for m in trajs:
+        if m != "simpson" and "simpson" in trajs:
+            values[f"{m}/simpson deviation ratio {var}"] = numstr(
+                ctx, max(devs[m]) / max(devs["simpson"]))
+    values[f"reference gbs halving difference {var}"] = numstr(ctx, ref["gbs_check"][var])
+    values[f"reference rk4 h={p['rk4_ref_h']} vs gbs {var}"] = numstr(ctx, ref["rk4_vs_gbs"][var])
+    extra = {"reference": {
+        "used_for_deviations": f"GBS, order {2 * p['gbs_levels']}, H = {p['gbs_H']} s",
+        "gbs_max_difference_H_vs_H/2": {v: numstr(ctx, ref["gbs_check"][v]) for v in "qp"},
+        f"rk4_h={p['rk4_ref_h']}_max_difference_vs_gbs_at_nodes_h={p['h']}":
+            {v: numstr(ctx, ref["rk4_vs_gbs"][v]) for v in "qp"}},
+        "deviation_scale_max_norm_of_reference": numstr(ctx, scale),
+        "quick": run.quick}
+    return Output(tables={"": pd.concat(frames, ignore_index=True), "deviation": dev_df},
+                  values=values, extra=extra)
+
+
+def plot_states(out, p, var, item):
+    """Paper style: one panel per coordinate, reference in light gray."""
+    import matplotlib.pyplot as plt
+    df = out.tables[""]
+    unit = "rad" if var == "q" else r"kg m$^2$ s$^{-1}$"
+    fig, axes = plt.subplots(2, 1, figsize=(7.5, 5.4), sharex=True)
+    ref_label = f"reference (RK4, h = {p['rk4_ref_h']} s)"
+    for ax, i in zip(axes, (1, 2)):
+        g = df[df["method"] == "reference_rk4"]
+        ax.plot(g["t"].astype(float), g[f"{var}{i}"].astype(float),
+                **dict(STYLE["reference"], label=ref_label))
+        for m in p["methods"]:
+            g = df[df["method"] == m]
+            ax.plot(g["t"].astype(float), g[f"{var}{i}"].astype(float), **dict(STYLE[m], lw=1.1))
+        ax.set_ylabel(f"${var}^{i}$ [{unit}]" if var == "q" else f"$p_{i}$ [{unit}]")
+        ax.grid(alpha=0.3)
+    axes[-1].set_xlabel("$t$ [s]")
+    axes[-1].set_xlim(0, float(p["T"]))
+    axes[0].legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), fontsize=8, ncol=4,
+                   frameon=False)
+    v = out.values
+    note = ", ".join(f"{STYLE[m]['label']} {float(v[f'{m} relative deviation {var}']):.1e}"
+                     for m in p["methods"])
+    fig.suptitle(f"top2025 {item}: double pendulum, h = {p['h']} s\n"
+                 f"max deviation from GBS reference / max|{var}|: {note}", fontsize=9, y=1.04)
+    return fig
+
+
+def states_reproduction(rid, item, var, title, runtime, params, quick):
+    """The Reproduction of Fig. 2 (var 'q') or Fig. 3 (var 'p'); ``params`` and ``quick``
+    should be STATES_PARAMS and STATES_QUICK for the references to be shared."""
+    return Reproduction(id=rid, paper=PAPER, item=item, title=title, runtime=runtime,
+                        params=params, quick=quick,
+                        compute=lambda run: pendulum_states(run, var),
+                        plot=lambda out, p: plot_states(out, p, var, item))
+
+
+def orders_frame(ctx, rows, first=()):
+    """A convergence table (rows of :func:`mpvi.studies.pendulum_energy_convergence`) as
+    full-precision strings; ``first``: (column, value) pairs put in front (e.g. ("T", 10))."""
+    def s(x):
+        return "" if x is None else numstr(ctx, x)
+    data = {c: v for c, v in first}
+    data.update({"method": [r["method"] for r in rows], "N": [r["N"] for r in rows],
+                 "h": [s(r["h"]) for r in rows], "error": [s(r["error"]) for r in rows],
+                 "order_step": [s(r["order_step"]) for r in rows],
+                 "order": [s(r["order"]) for r in rows]})
+    return pd.DataFrame(data)

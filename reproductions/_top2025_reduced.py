@@ -1,0 +1,99 @@
+"""top2025 Sec. 4.3, the cusp motion of the Table 6 top (eqs. 18ab-18aq): Figs. 12-14.
+
+The reduced system y = (phi, theta, xi = theta') is a first-order ODE, not a mechanical
+system, so it is integrated with :func:`mpvi.ode.integrate_ode` (RK4 or GBS); the
+complete system (phi, theta, psi) always goes through ``run.integrate`` (Newton
+statistics).  Step sizes are kept as exact fractions in the parameter sets so that the
+nodes of two runs are matched by an integer stride (:func:`mpvi.studies.steps`).
+"""
+from fractions import Fraction
+
+from mpvi.integrate import Progress
+from mpvi.ode import gbs_step, integrate_ode
+from mpvi.studies import PROGRESS_STEPS, reference_context
+from mpvi.systems.lagrange_top import table6_top
+
+GBS_LEVELS = 16
+"""GBS extrapolation depth for the references (order 2 * 16 = 32, mpvi.ode)."""
+
+GBS_PROGRESS_STEPS = 100
+"""Reduced GBS runs of at least this many steps print progress (a GBS step of order 32
+costs about as much as a few hundred RK4 steps)."""
+
+
+def cusp_top(ctx):
+    """Table 6 top (cusps) -- complete system; ``.reduced()`` gives eqs. (18aq)."""
+    return table6_top(ctx)
+
+
+def cusp_exact(ctx):
+    """(nutation period 2 omega_1, theta_max) of the Table 6 top from the exact Weierstrass
+    solution, as numbers of ``ctx``: computed at the context's precision, or for float64
+    in :func:`mpvi.studies.reference_context` and rounded."""
+    mp = reference_context(ctx)
+    nut = cusp_top(mp).nutation()
+    return ctx.num(+nut.period), ctx.num(mp.acos(nut.roots[0]))
+
+
+def integrate_reduced(run, top, method, h, n, levels=GBS_LEVELS):
+    """``integrate_ode`` of the reduced system (18aq) from (phi0, theta0, xi0), with a
+    progress line for long runs.  ``h`` is a Fraction or a context number."""
+    ctx = run.ctx
+    hh = ctx.num(h) if isinstance(h, Fraction) else h
+    heavy = n >= (PROGRESS_STEPS if method == "rk4" else GBS_PROGRESS_STEPS)
+    bar = Progress(f"reduced {method} n={n}", n, run.stream) if heavy else None
+    return integrate_ode(top.reduced(), method, top.reduced_state0(), hh, n, ctx,
+                         levels=levels, progress=bar)
+
+
+def max_abs_diff(a, b):
+    """max_j |a_j - b_j| over two equally long sequences."""
+    if len(a) != len(b):
+        raise ValueError(f"sequences of different length ({len(a)} and {len(b)})")
+    return max(abs(x - y) for x, y in zip(a, b))
+
+
+def tip_path(ctx, phi, theta):
+    """Tip of the unit symmetry axis in the fixed frame (ZXZ Euler angles, Fig. 6): the
+    body z axis is (sin th sin phi, -sin th cos phi, cos th); returns lists x, y, z."""
+    x, y, z = [], [], []
+    for f, th in zip(phi, theta):
+        s = ctx.sin(th)
+        x.append(s * ctx.sin(f))
+        y.append(-s * ctx.cos(f))
+        z.append(ctx.cos(th))
+    return x, y, z
+
+
+def turning_points(ctx, system, traj, which="min", levels=GBS_LEVELS, max_iter=20):
+    """Turning points of the nutation on a reduced trajectory (y = (phi, theta, xi)).
+
+    A sign change of xi = theta' between nodes j and j+1 (``which='min'``: - to +, a
+    smallest theta, i.e. the highest point of the axis; ``'max'``: + to -) is refined by
+    Newton's method on the time offset d: xi(t_j + d) = 0, where y(t_j + d) is one GBS
+    step of size d from node j and d xi/dt is the right-hand side.  Returns a list of dicts
+    {j, t, y, rhs, iterations}: y and rhs = (phi', theta', xi') at the turning point."""
+    f = system.rhs
+    out = []
+    for j in range(len(traj.t) - 1):
+        a, b = traj.y[j][2], traj.y[j + 1][2]
+        hit = (a < 0 <= b) if which == "min" else (a > 0 >= b)
+        if not hit:
+            continue
+        t, y0 = traj.t[j], traj.y[j]
+        H = traj.t[j + 1] - t
+        d = -a / f(t, y0)[2]
+        last = None
+        for it in range(1, max_iter + 1):
+            y = gbs_step(f, t, y0, d, levels, ctx)
+            delta = y[2] / f(t + d, y)[2]
+            d -= delta
+            # quadratic convergence down to the noise of the GBS step (~1e-57 at 64
+            # digits): stop at the round-off level or once the updates stop halving
+            if abs(delta) <= 64 * ctx.eps * H or (last is not None and abs(delta) > last / 2):
+                break
+            last = abs(delta)
+        y = gbs_step(f, t, y0, d, levels, ctx)
+        fy = f(t + d, y)
+        out.append({"j": j, "t": t + d, "y": y, "rhs": fy, "iterations": it})
+    return out

@@ -1,0 +1,166 @@
+"""top2025 Sec. 4.2, the Lagrange top with looping motion (Table 3): Figs. 7-11 and
+Tables 4-5.
+
+Time unit: t_bar = the exact nutation period 2 omega_1 of the Weierstrass solution
+(1.847239 s for Table 3 with g = 9.81; the paper prints 1.84671 s, see ERRATA [E12]).
+Steps are h = t_bar / N, so T = k t_bar is reached exactly after k N steps.  The top, its
+exact nutation and errors are :class:`mpvi.studies.LoopingTop`; the long runs of Tables
+4-5 are the cached study :func:`mpvi.studies.top_long_runs`.
+"""
+import pandas as pd
+
+from mpvi.analysis import fit_order
+from mpvi.repro import Output, Reproduction
+from mpvi.studies import LoopingTop, successive_orders, sup_norm, top_long_runs
+
+from reproductions._top2025 import METHODS, PAPER, STYLE
+
+LONG_RUN_PARAMS = {"T_tbar": [1, 10, 100, 1000], "N_per_period": [20, 40, 80], "methods": METHODS}
+LONG_RUN_QUICK = {"T_tbar": [1, 10]}
+
+
+def loop_methods_run(run, periods, N_per_period, methods=METHODS):
+    """The three methods on the Table 3 top over ``periods`` periods at h = t_bar/N:
+    (LoopingTop, {method: (trajectory, node errors)})."""
+    lt = LoopingTop(run.ctx)
+    res = {}
+    for m in methods:
+        run.progress(f"{m}: {periods} periods at h = t_bar/{N_per_period}")
+        traj = lt.run(run, m, N_per_period, periods)
+        res[m] = (traj, lt.errors(traj))
+    return lt, res
+
+
+def series_frame(ctx, res, keys):
+    """Long table t, method, <key>... of node errors (full-precision strings)."""
+    frames = []
+    for m, (traj, err) in res.items():
+        d = {"t": [ctx.to_str(t) for t in traj.t], "method": m}
+        for k in keys:
+            d[k] = [ctx.to_str(x) for x in (traj.q[:, 1] if k == "theta" else err[k])]
+        frames.append(pd.DataFrame(d))
+    return pd.concat(frames, ignore_index=True)
+
+
+def growth(values):
+    """max |.| over the second half of a run / max |.| over the first half."""
+    n = len(values) // 2
+    first = sup_norm(values[1:n + 1])
+    return sup_norm(values[n:]) / first if first != 0 else None
+
+
+ZERO_FLOOR = 1e-70
+"""Exact zeros (RK4's momenta) are drawn at this level on a log axis."""
+
+
+def series_reproduction(rid, item, title, keys, summarize, panels, heading, runtime,
+                        params, quick):
+    """A Reproduction of node errors over several nutation periods (Figs. 9 and 10): the
+    three methods at h = t_bar/N over ``params["periods"]`` periods, the CSV columns
+    ``keys`` of :meth:`LoopingTop.errors`, ``summarize(ctx, res)`` -> the values, and one
+    plot panel per ``panels`` entry ``(key, log, ylabel, title)`` (log: |error| on a log
+    axis from the first step on, exact zeros drawn at ZERO_FLOOR; else the signed error)."""
+
+    def compute(run):
+        ctx, p = run.ctx, run.params
+        _, res = loop_methods_run(run, p["periods"], p["N_per_period"])
+        return Output(tables={"": series_frame(ctx, res, keys)}, values=summarize(ctx, res),
+                      extra={"h_tbar": f"1/{p['N_per_period']}"})
+
+    def plot(out, p):
+        import matplotlib.pyplot as plt
+        df = out.tables[""]
+        fig, axes = plt.subplots(1, len(panels), figsize=(11, 4.2))
+        for ax, (key, log, ylabel, ptitle) in zip(axes, panels):
+            for m, g in df.groupby("method", sort=False):
+                t, e = g["t"].astype(float), g[key].astype(float)
+                if log:
+                    ax.semilogy(t[1:], abs(e[1:]).clip(lower=ZERO_FLOOR), **STYLE[m])
+                else:
+                    ax.plot(t, e, **STYLE[m])
+            if ylabel:
+                ax.set_ylabel(ylabel)
+            if ptitle:
+                ax.set_title(ptitle, fontsize=9)
+            ax.set_xlabel("t [s]"); ax.grid(alpha=0.3); ax.legend(fontsize=8)
+        fig.suptitle(f"top2025 {item}: {heading.format(**p)}, " + rf"h = $\bar t$/{p['N_per_period']}",
+                     fontsize=10)
+        fig.tight_layout()
+        return fig
+
+    return Reproduction(id=rid, paper=PAPER, item=item, title=title, runtime=runtime,
+                        params=params, quick=quick, compute=compute, plot=plot)
+
+
+def long_run_table(run, variable):
+    """Table 4 (variable 'theta') or 5 ('H') in long format with successive and
+    least-squares orders, from :func:`mpvi.studies.top_long_runs`; returns (DataFrame,
+    values, extra)."""
+    ctx, p = run.ctx, run.params
+    study = run.study(top_long_runs, {k: p[k] for k in ("T_tbar", "N_per_period", "methods")})
+    rows, tbar = study["rows"], study["tbar"]
+    tbar_num = ctx.num(tbar)
+    out, values = [], {}
+    for T in p["T_tbar"]:
+        for m in p["methods"]:
+            mine = [r for r in rows if r["T"] == T and r["method"] == m]
+            errs = [ctx.num(r[variable]) for r in mine]
+            hs = [tbar_num / r["N"] for r in mine]
+            ls = fit_order(ctx, hs, errs)
+            for r, e, o in zip(mine, errs, [None] + successive_orders(ctx, errs)):
+                out.append({"T": T, "method": m, "N": r["N"] * T, "h_tbar": f"1/{r['N']}",
+                            "error": ctx.to_str(e), "order": "" if o is None else ctx.to_str(o),
+                            "ls_order": ctx.to_str(ls),
+                            **({"p_phi_rel_error": r["p_phi"], "p_psi_rel_error": r["p_psi"]}
+                               if variable == "H" else {})})
+                values[f"T={T} {m} {variable} h=1/{r['N']}"] = ctx.to_str(e)
+            values[f"T={T} {m} {variable} order"] = ctx.to_str(ls)
+            if variable == "H":
+                for k in ("p_phi", "p_psi"):
+                    values[f"T={T} {m} max rel {k} error"] = ctx.to_str(max(ctx.num(r[k]) for r in mine))
+    # growth of the error with the simulation length (same h): bounded or drifting
+    first, last = p["T_tbar"][0], p["T_tbar"][-1]
+    for m in p["methods"]:
+        for N in p["N_per_period"]:
+            e0, e1 = (ctx.num(next(r[variable] for r in rows
+                                   if r["T"] == T and r["method"] == m and r["N"] == N))
+                      for T in (first, last))
+            values[f"{m} {variable} growth T={last}/T={first} h=1/{N}"] = ctx.to_str(e1 / e0)
+    return pd.DataFrame(out), values, {"tbar_s": tbar}
+
+
+def long_run_reproduction(number, variable, what):
+    """The Reproduction of Table 4 (variable 'theta') or Table 5 ('H'): both are views of
+    the cached study :func:`mpvi.studies.top_long_runs`, so the second one to run reads
+    the first one's runs from the cache."""
+
+    def compute(run):
+        df, values, extra = long_run_table(run, variable)
+        return Output(tables={"": df}, values=values, extra=extra)
+
+    other = 9 - number
+    return Reproduction(
+        id=f"top2025_tab0{number}", paper=PAPER, item=f"Table {number}",
+        title=f"{what} for T = 1..1000 nutation periods",
+        runtime=f"~28 min (shared with Table {other} through the cache)",
+        params=LONG_RUN_PARAMS, quick=LONG_RUN_QUICK, compute=compute,
+        plot=lambda out, p: plot_long_run_table(
+            out, p, variable, f"top2025 Table {number}: {what} against simulation length"))
+
+
+def plot_long_run_table(out, p, variable, title):
+    import matplotlib.pyplot as plt
+    df = out.tables[""]
+    fig, ax = plt.subplots(figsize=(7, 4.6))
+    markers = {1: "o", 10: "s", 100: "^", 1000: "D"}
+    for (T, m), g in df.groupby(["T", "method"], sort=False):
+        st = STYLE[m]
+        per = g["N"] / T
+        ax.loglog(1 / per, g["error"].astype(float), color=st["color"], ls=st["ls"],
+                  marker=markers.get(T, "o"), ms=4,
+                  label=f"{st['label']}, T = {T}" + r" $\bar t$" + f" (order {float(g['ls_order'].iloc[0]):.2f})")
+    ax.set_xlabel(r"$h$ [$\bar t$]")
+    ax.set_ylabel(r"$\|e_\theta\|_\infty$" if variable == "theta" else r"$\|e_H\|_\infty$")
+    ax.grid(alpha=0.3, which="both"); ax.legend(fontsize=6, ncol=2)
+    ax.set_title(title, fontsize=10)
+    return fig
