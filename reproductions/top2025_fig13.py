@@ -85,7 +85,7 @@ def compute(run):
 
     s_ref, s_gbs, s_rg = steps(h, h_ref), steps(h, H), steps(H, h_ref)
     ref_th, ref_ph = ref.y[::s_ref, 1], ref.y[::s_ref, 0]
-    gbs_th, gbs_ph = gbs.y[::s_gbs, 1], gbs.y[::s_gbs, 0]
+    gbs_th = gbs.y[::s_gbs, 1]
     amplitude = cusp_exact(ctx)[1] - top.q0[1]     # exact theta_max - theta0 (Weierstrass)
 
     dev_rows, values = [], {}

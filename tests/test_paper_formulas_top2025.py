@@ -641,7 +641,6 @@ def test_printed_Fq_changes_the_solution_and_order(case):
     for k in (1, 2, 4):
         h = case.h / k
         tr = integrate(case.sys, "simpson", case.q0, case.p0, h, 1, CTX)
-        sol = np.concatenate([tr.internal[0, 0], tr.p[1], tr.q[1]])
         x, n_it = newton_simpson(case, PRINTED, lambda S, a: S.jacobian_exact(*a, k=CTX.one),
                                  _guess(case, h), h=h)
         assert n_it is not None

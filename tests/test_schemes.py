@@ -1,7 +1,6 @@
 """Tests of the integration schemes and the driver."""
 from fractions import Fraction
 
-import mpmath
 import numpy as np
 import pytest
 
