@@ -293,19 +293,22 @@ class _GalerkinStepper(_TrialStepper):
             xs, gs = tb.nodes(coeffs)
             acc = [sum(coeffs[i] * e for i, e in terms) for terms in tb.e_terms]
             r = [ctx.zeros(n) for _ in s.weights]
-            J = [[ctx.zeros((n, n)) for _ in cols] for _ in s.weights]
+            J = [[ctx.zeros((n, n)) for _ in cols] for _ in s.weights] if jacobian else None
             for k, (x, g, a) in enumerate(zip(xs, gs, acc)):
                 R, Rx, Rv, Ra = sys.residual_derivatives(ts[k], x, g, a)
-                dR = {}
-                for terms, D in ((tb.x_terms[k], Rx), (tb.g_terms[k], Rv), (tb.e_terms[k], Ra)):
-                    for j, c in terms:
-                        dR[j] = dR[j] + D * c if j in dR else D * c
                 for m, wm in enumerate(s.weights):
                     r[m] = r[m] + R * wm[k]
-                    if jacobian:
-                        for col, j in enumerate(cols):
-                            if j in dR:
-                                J[m][col] = J[m][col] + dR[j] * wm[k]
+                if not jacobian:
+                    continue
+                dR = {}                        # dR_k/dc_j for the unknown slots j
+                for terms, D in ((tb.x_terms[k], Rx), (tb.g_terms[k], Rv), (tb.e_terms[k], Ra)):
+                    for j, c in terms:
+                        if j in cols:
+                            dR[j] = dR[j] + D * c if j in dR else D * c
+                for m, wm in enumerate(s.weights):
+                    for col, j in enumerate(cols):
+                        if j in dR:
+                            J[m][col] = J[m][col] + dR[j] * wm[k]
             r = np.concatenate(r)
             return (r, np.block(J)) if jacobian else r
         return fun, None
