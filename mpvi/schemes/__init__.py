@@ -2,6 +2,7 @@
 (see :mod:`mpvi.schemes.base` for the method contract)."""
 from .base import SCHEMES, Method, StabilityError, State, StepResult, get_scheme, register
 from .gbs import gbs
+from .hermite import hermite_galerkin, hermite_variational
 from .lobatto import lobatto
 from .midpoint import midpoint
 from .newmark import newmark
@@ -10,4 +11,4 @@ from .rk4 import rk4
 from .simpson import simpson, simpson_v1
 
 __all__ = ["SCHEMES", "Method", "StabilityError", "State", "StepResult", "get_scheme", "register",
-           "gbs", "lobatto", "midpoint", "newmark", "newmark_family", "rk4", "simpson", "simpson_v1"]
+           "gbs", "hermite_galerkin", "hermite_variational", "lobatto", "midpoint", "newmark", "newmark_family", "rk4", "simpson", "simpson_v1"]
