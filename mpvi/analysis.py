@@ -109,6 +109,38 @@ def one_step_matrix(scheme, system, h, ctx, **options):
     return phi
 
 
+def one_step_jacobian(scheme, make_system, h, q, p, ctx, t=0, **options):
+    """The Jacobian d(p_1, q_1)/d(p_0, q_0) of one step of a method on a nonlinear system
+    at the point (q, p), by central differences in a context with 2 dps + 10 digits and
+    increments 10^-(dps/2 + 5): truncation ~10^-(dps + 10), rounding ~10^-(1.5 dps + 5),
+    so the result is correct to the precision of ``ctx``.  ``make_system(context)``
+    builds the system in a given context (the same one at two precisions); a (q, v)
+    method is composed with the Legendre map at both ends."""
+    from .context import MPContext
+    if not ctx.is_mp:
+        raise ValueError("one_step_jacobian differentiates at a higher precision: it needs an mp context")
+    hi = MPContext(2 * ctx.dps + 10)
+    system = make_system(hi)
+    method = get_scheme(scheme)
+    h, t = hi.num(h), hi.num(t)
+    stepper = method.prepare(system, h, hi, **options)
+    n = system.dof
+
+    def phi(eta):
+        p0, q0 = eta[:n], eta[n:]
+        if method.state == "qp":
+            r = stepper(t, q0, p0)
+            p1 = r.y
+        else:
+            r = stepper(t, q0, system.velocity(q0, p0, t))
+            p1 = system.momentum(r.q, r.y, t + h)
+        return np.concatenate([p1, r.q])
+    eta = np.concatenate([hi.asarray([hi.num(x) for x in p]), hi.asarray([hi.num(x) for x in q])])
+    delta = hi.num(10) ** -(ctx.dps // 2 + 5)
+    D = central_differences(phi, eta, hi, delta)          # D[g, i] = d phi_i / d eta_g
+    return ctx.asarray([[ctx.num(D[g, i]) for g in range(2 * n)] for i in range(2 * n)])
+
+
 def canonical_J(n, ctx):
     """J = [[0, -I], [I, 0]] of axioms2024 eq. (33)."""
     eye, zero = ctx.eye(n), ctx.zeros((n, n))
@@ -116,21 +148,26 @@ def canonical_J(n, ctx):
 
 
 def symplecticity_defect(scheme, system, h, ctx, **options):
-    """Frobenius norm of Phi^T J Phi - J (eq. 33)."""
-    phi = one_step_matrix(scheme, system, h, ctx, **options)
-    J = canonical_J(system.dof, ctx)
+    """Frobenius norm of Phi^T J Phi - J (eq. 33) of a linear one-step map."""
+    return matrix_defect(one_step_matrix(scheme, system, h, ctx, **options), ctx)
+
+
+def matrix_defect(phi, ctx):
+    """||Phi^T J Phi - J||_F for a 2n x 2n Jacobian on (p, q)."""
+    J = canonical_J(phi.shape[0] // 2, ctx)
     return ctx.norm_fro(phi.T @ J @ phi - J)
 
 
 # ----- linear stability ---------------------------------------------------------------
 
-def stability_scan(scheme, omega_h, ctx):
+def stability_scan(scheme, omega_h, ctx, **options):
     """Spectral radius of the one-step matrix on the scalar oscillator q'' + q = 0
     (M = 1, K = 1, so h = omega h) for each value of omega h.
 
     Returns rows ``(omega_h, rho, half_trace, stable)`` where ``stable`` means
     rho <= 1 + sqrt(eps) and the eigenvalues are distinct (a double eigenvalue on the unit
     circle is a Jordan block: linear growth).  Simpson's proven bound is not enforced here.
+    ``options`` go to the method (e.g. ``hermite_n=3``).
     """
     from .systems.linear import LinearSystem
     osc = LinearSystem([[1]], [[1]], ctx, name="scalar oscillator")
@@ -138,7 +175,7 @@ def stability_scan(scheme, omega_h, ctx):
     rows = []
     for wh in omega_h:
         wh = ctx.num(wh)
-        phi = one_step_matrix(scheme, osc, wh, ctx, check_stability=False)
+        phi = one_step_matrix(scheme, osc, wh, ctx, check_stability=False, **options)
         lam = ctx.eigvals(phi)
         rho = max(abs(z) for z in lam)
         distinct = abs(lam[0] - lam[1]) > tol

@@ -14,8 +14,13 @@ exactly:
   ``log10`` (|log10 reproduced - log10 printed| <= tolerance, for "about 1e-3" claims),
   ``magnitude`` (same decade: floor(log10 reproduced) = floor(log10 printed), for "in the
   order of 1e-3"), ``max`` (reproduced <= printed + tolerance), ``min`` (reproduced >=
-  printed - tolerance);
-* ``tolerance``: required except for ``digit``; ``source``: where it is printed.
+  printed - tolerance), ``symbolic`` (a printed formula: ``printed`` and the reproduced
+  value are sympy expressions, e.g. ``(7*z**4-192*z**2+420)/(2*z**4+18*z**2+420)``,
+  with every symbol positive; equal when their difference cancels to 0, or, for
+  expressions with radicals, when it vanishes to 40 digits at 12 rational sample
+  points -- :func:`formulas_equal`);
+* ``tolerance``: required except for ``digit``, ``magnitude`` and ``symbolic``;
+  ``source``: where it is printed.
 
 The package's ``discrepancies.csv`` (``id,key,errata,reason``) lists the published values
 we do not reproduce and why; each ``errata`` tag (e.g. ``[E4]``) must appear in the
@@ -33,7 +38,8 @@ from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
 COLUMNS = ["id", "key", "quantity", "printed", "compare", "tolerance", "source"]
-COMPARES = {"digit", "abs", "log10", "magnitude", "max", "min"}
+COMPARES = {"digit", "abs", "log10", "magnitude", "max", "min", "symbolic"}
+UNTOLERANCED = {"digit", "magnitude", "symbolic"}
 KNOWN_COLUMNS = ["id", "key", "errata", "reason"]
 
 
@@ -63,7 +69,10 @@ class PublishedValue:
     where: str
 
     def check(self, reproduced: str):
-        """(ok, relative difference) for a reproduced number string."""
+        """(ok, relative difference) for a reproduced number string (for ``symbolic``:
+        (ok, None) for a reproduced formula)."""
+        if self.compare == "symbolic":
+            return formulas_equal(self.printed, reproduced), None
         p = Decimal(self.printed)
         r = Decimal(reproduced)
         rel = abs(r - p) / abs(p) if p != 0 else abs(r - p)
@@ -113,10 +122,13 @@ def load_published(path):
         if r["compare"] not in COMPARES:
             raise PublishedDataError(f"{where}: compare must be one of {sorted(COMPARES)}, "
                                      f"found {r['compare']!r}")
-        printed = _decimal(r["printed"], where)
-        if r["compare"] in ("log10", "magnitude") and not printed > 0:
-            raise PublishedDataError(f"{where}: compare {r['compare']} needs a positive printed value")
-        if r["compare"] not in ("digit", "magnitude"):
+        if r["compare"] == "symbolic":
+            parse_formula(r["printed"], where)
+        else:
+            printed = _decimal(r["printed"], where)
+            if r["compare"] in ("log10", "magnitude") and not printed > 0:
+                raise PublishedDataError(f"{where}: compare {r['compare']} needs a positive printed value")
+        if r["compare"] not in UNTOLERANCED:
             if _decimal(r["tolerance"], where) < 0:
                 raise PublishedDataError(f"{where}: negative tolerance")
         if (r["id"], r["key"]) in seen:
@@ -248,11 +260,46 @@ def format_rows(rows):
     for r in rows:
         rep = "-" if r.reproduced is None else _short(r.reproduced)
         rel = "-" if r.rel is None else f"{float(r.rel):.1e}"
-        lines.append(f"{r.value.id:<20} {r.value.key:<28} {r.value.printed:>12} {rep:>14} "
+        lines.append(f"{r.value.id:<20} {r.value.key:<28} {_short(r.value.printed):>12} {rep:>14} "
                      f"{rel:>9}  {r.status}{'  ' + r.reason if r.reason else ''}")
     return "\n".join(lines)
 
 
 def _short(text):
-    d = Decimal(text)
+    try:
+        d = Decimal(text)
+    except InvalidOperation:                 # a formula
+        return text if len(text) <= 12 else text[:9] + "..."
     return f"{d:.6g}" if d != 0 else "0"
+
+
+def parse_formula(text, where="formula"):
+    """A printed or reproduced formula as a sympy expression with positive symbols."""
+    import sympy as sp
+    try:
+        expr = sp.sympify(text, rational=True)
+    except (sp.SympifyError, SyntaxError, TypeError) as exc:
+        raise PublishedDataError(f"{where}: {text!r} is not a formula sympy can read ({exc})") from None
+    return expr.subs({s: sp.Symbol(s.name, positive=True) for s in expr.free_symbols})
+
+
+def formulas_equal(printed, reproduced, samples=12, digits=40):
+    """Whether two formulas are the same function of their (positive) symbols: the
+    difference cancels to 0 (rational functions: a proof), or it vanishes to ``digits``
+    digits at ``samples`` rational points (radicals)."""
+    import sympy as sp
+    p, r = parse_formula(printed, "printed"), parse_formula(reproduced, "reproduced")
+    if p == r:                               # also oo, which has no difference
+        return True
+    d = sp.cancel(sp.together(p - r))
+    if d == 0:
+        return True
+    if not (p.has(sp.Pow) and any(not e.exp.is_Integer for e in (p - r).atoms(sp.Pow))):
+        return False                         # a nonzero rational function
+    syms = sorted(d.free_symbols, key=lambda s: s.name)
+    for k in range(1, samples + 1):
+        point = {s: sp.Rational(37 * k + 5 * j, 29) for j, s in enumerate(syms)}
+        scale = max(1, abs(sp.N(p.subs(point), digits + 10)))
+        if abs(sp.N(d.subs(point), digits + 10)) > scale * sp.Rational(1, 10 ** digits):
+            return False
+    return True

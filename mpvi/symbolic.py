@@ -1,0 +1,159 @@
+"""Exact linear analysis of trial-function methods: the one-step map of a method on the
+harmonic oscillator, derived with sympy from the method's own declaration.
+
+For L = 1/2 v^2 - 1/2 omega^2 q^2 (hermite eq. (32)) every method of
+:mod:`mpvi.schemes.variational` is linear: its equations, written with the method's trial
+basis (exact rational polynomials, :mod:`mpvi.quadrature`), its equation slots or test
+functions, and its quadrature rule, are linear in the unknown coefficients.  This module
+writes them symbolically and solves them exactly, giving the map
+
+    (y_(j+1), q_(j+1)) = Phi(h, omega) (y_j, q_j),       y = v (state "qv") or p (= v here)
+
+and, with omega = 1 and h = z = omega dt, the amplification matrix A(z) of hermite
+eq. (35) acting on (v, omega q) (Phi depends on h and omega only through z: a test
+checks it).  The integrals are the method's quadrature rule; when that rule is exact for
+the integrand (the Hermite methods: degree <= 2 (2n - 1)), the integral is taken exactly
+instead, which is the same number without summing over algebraic nodes.
+
+:func:`stable_intervals` gives the complete set of z > 0 where A(z) is power bounded
+(eigenvalues on the unit circle and distinct), with exact endpoints.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import sympy as sp
+
+from .quadrature import _TAU
+
+Z = sp.Symbol("z", positive=True)
+DT = sp.Symbol("Delta_t", positive=True)
+OMEGA = sp.Symbol("omega", positive=True)
+
+
+def _integrate(expr, quad):
+    """int_0^1 expr(tau) dtau by the quadrature rule, exactly (the exact integral when
+    the rule is exact for this polynomial, the weighted sum over the exact nodes otherwise)."""
+    expr = sp.expand(expr)
+    degree = sp.Poly(expr, _TAU).degree() if expr.has(_TAU) else 0
+    if degree <= quad.degree:
+        return sp.integrate(expr, (_TAU, 0, 1))
+    return sp.nsimplify(sum(w * expr.subs(_TAU, x) for x, w in zip(quad.nodes, quad.weights)))
+
+
+def oscillator_map(spec, h=DT, omega=OMEGA):
+    """The exact one-step map of a :class:`~mpvi.schemes.variational.VariationalMethod` or
+    :class:`~mpvi.schemes.variational.GalerkinMethod` on L = v^2/2 - omega^2 q^2/2, as a
+    2 x 2 sympy Matrix on (y, q) (y = v or p, equal for this Lagrangian)."""
+    from .schemes.variational import GalerkinMethod
+    basis, quad = spec.disc.basis, spec.disc.quadrature
+    slots = basis.slots
+    c = sp.symbols(f"c0:{len(slots)}")
+    x = sum(basis.poly(i) * h ** s.derivative * c[i] for i, s in enumerate(slots))
+    xdot = sp.diff(x, _TAU) / h
+    q0, y0 = sp.symbols("q0 y0")
+    known = {i: (q0 if s.derivative == 0 else y0) for i, s in enumerate(slots)
+             if s.tau == 0 and s.derivative <= spec.known_derivative}
+    if isinstance(spec, GalerkinMethod):
+        residual = sp.diff(x, _TAU, 2) / h ** 2 + omega ** 2 * x
+        eqs = [h * _integrate(residual * psi(_TAU), quad) for psi in spec.tests]
+    else:
+        S = h * _integrate(xdot ** 2 / 2 - omega ** 2 * x ** 2 / 2, quad)
+        eqs = [sp.diff(S, c[e]) + (y0 if momentum else 0) for e, momentum in spec.equations]
+    unknown = [c[i] for i in range(len(slots)) if i not in known]
+    eqs = [e.subs({c[i]: v for i, v in known.items()}) for e in eqs]
+    sol = sp.solve(eqs, unknown, dict=True)
+    if len(sol) != 1:
+        raise ArithmeticError(f"{spec.disc.name}: the step equations have no unique solution")
+    sol = {**sol[0], **{c[i]: v for i, v in known.items()}}
+    q1 = sol[c[slots.index((1, 0))]]
+    if spec.state == "qv":
+        y1 = sol[c[slots.index((1, 1))]]
+    else:
+        S_q1 = sp.diff(S, c[slots.index((1, 0))])
+        y1 = S_q1.subs(sol)
+    rows = [y1, q1]
+    return sp.Matrix([[sp.factor(sp.cancel(sp.diff(r, v))) for v in (y0, q0)] for r in rows])
+
+
+def amplification_matrix(spec):
+    """A(z) of hermite eq. (35): the map on (v, omega q) with z = omega dt."""
+    return oscillator_map(spec, h=Z, omega=sp.Integer(1))
+
+
+@dataclass(frozen=True)
+class Interval:
+    """An open interval (lo, hi) of z, hi = sympy oo for an unbounded one."""
+
+    lo: sp.Expr
+    hi: sp.Expr
+
+    def exact(self):
+        return f"{sp.sstr(self.lo)} .. {sp.sstr(self.hi)}"
+
+
+def _positive_roots(expr):
+    """Exact positive real roots of the numerator of a rational function of Z, as
+    radicals where sympy finds them (factors even in Z are solved for w = Z^2 first)."""
+    num = sp.numer(sp.together(expr))
+    w = sp.Dummy("w", positive=True)
+    roots = set()
+    for factor, _ in sp.factor_list(num, Z)[1]:
+        if not factor.has(Z):
+            continue
+        even = sp.expand(factor.subs(Z, -Z) - factor) == 0
+        poly = sp.Poly(factor.subs(Z, sp.sqrt(w)) if even else factor, w if even else Z)
+        found = sp.roots(poly)
+        if sum(found.values()) < poly.degree():
+            found = dict.fromkeys(poly.real_roots(), 1)
+        for r in found:
+            if r.is_real and r.is_positive:
+                roots.add(sp.radsimp(sp.sqrtdenest(sp.sqrt(r) if even else r)))
+    return roots
+
+
+def stable_intervals(A):
+    """The complete set of z > 0 where A(z) (det A = 1) is stable: |tr A| < 2 (distinct
+    eigenvalues on the unit circle).  Returns the maximal open intervals between the
+    exact roots of tr A = +-2 and the poles of A, each tested at an exact interior point.
+    An endpoint with tr A = +-2 is a double eigenvalue; it is stable only if A = +-I
+    there, which :func:`endpoint_is_identity` reports."""
+    tr = sp.cancel(A.trace())
+    cuts = _positive_roots(tr - 2) | _positive_roots(tr + 2)
+    for entry in A:
+        cuts |= _positive_roots(1 / entry) if entry != 0 else set()
+    cuts = sorted(cuts, key=lambda r: sp.N(r, 50))
+    edges = [sp.Integer(0)] + cuts + [sp.oo]
+    out = []
+    for lo, hi in zip(edges, edges[1:]):
+        mid = (lo + hi) / 2 if hi != sp.oo else lo + 1
+        mid = sp.nsimplify(sp.N(mid, 30), rational=True)
+        if abs(tr.subs(Z, mid)) < 2:
+            if out and out[-1].hi == lo and endpoint_is_identity(A, lo):
+                out[-1] = Interval(out[-1].lo, hi)
+            else:
+                out.append(Interval(lo, hi))
+    return out
+
+
+def endpoint_is_identity(A, z):
+    """Whether A(z) = +-I (a double eigenvalue that is not a Jordan block)."""
+    Az = A.subs(Z, z).applyfunc(sp.simplify)
+    return Az == sp.eye(2) or Az == -sp.eye(2)
+
+
+def eigenvalues(A):
+    """(lambda_+, lambda_-) = tr/2 +- sqrt(tr^2/4 - det), simplified."""
+    tr, det = sp.cancel(A.trace()), sp.cancel(A.det())
+    disc = sp.factor(sp.cancel(tr ** 2 / 4 - det))
+    return tuple(sp.together(tr / 2 + s * sp.sqrt(disc)) for s in (1, -1))
+
+
+def spectral_radius(A, z, digits):
+    """max |lambda| of A at a number z, evaluated with ``digits`` digits."""
+    Az = A.subs(Z, sp.nsimplify(z, rational=True))
+    tr, det = sp.N(Az.trace(), digits), sp.N(Az.det(), digits)
+    disc = tr ** 2 / 4 - det
+    if disc >= 0:
+        return max(abs(tr / 2 + sp.sqrt(disc)), abs(tr / 2 - sp.sqrt(disc)))
+    return sp.sqrt(det)

@@ -1,0 +1,89 @@
+"""hermite Sec. 4.1: the complete linear stability sets of the one-step methods, derived
+exactly from the methods' own equations.
+
+For L = 1/2 q'^2 - 1/2 omega^2 q^2 (eq. 32) each method maps (v_j, omega q_j) to
+(v_j+1, omega q_j+1) by an amplification matrix A(z), z = omega dt (eq. 35).  mpvi derives
+A(z) with sympy from the trial basis, the equations (variational: dS_d/dv0 = dS_d/dv1 = 0,
+eqs. 24-25) or test functions (Galerkin: 1 and 2 tau - 1, eq. 26) and the quadrature of
+each method (:mod:`mpvi.symbolic`), checks det A = 1, and finds *every* interval of z > 0
+on which |tr A| < 2 (eigenvalues distinct on the unit circle), with exact endpoints: the
+roots of tr A = +-2.  The paper states only the first limits (sqrt(28/3), sqrt(10)) and
+the gaps above them; the sets end at sqrt(42) and sqrt(60) (= 2 sqrt 15).  Beyond the
+paper: the n = 3 methods (eqs. 27-31), the midpoint VI of item 3 and Simpson's VI (the
+comparison integrator of Fig. 5).
+
+Outputs: ``hermite_stability.csv`` (method, z_from, z_to, exact: one row per stable
+interval, open at both ends, z_to = inf for an unbounded one), ``hermite_stability_formulas.csv``
+(A(z), eigenvalues, det A, endpoints), and a chart of the intervals.  Compared
+(reproductions/published/hermite_analysis.csv): the printed A(z) entries, eigenvalues
+and stability limits, symbolically.  Disagreements: ERRATA [E36]-[E38].
+
+Run: ``mpvi run hermite_stability`` or ``python reproductions/hermite_stability.py``.
+"""
+import pandas as pd
+import sympy as sp
+
+from mpvi.repro import Output, Reproduction, script_main
+
+from reproductions._hermite import PAPER
+from reproductions._hermite_analysis import ANALYSED, derived, formula, trace_det
+
+PARAMS = {"methods": list(ANALYSED)}
+QUICK = {"methods": ["hermite_variational", "hermite_galerkin", "midpoint"]}
+
+
+def endpoint(ctx, x):
+    return "inf" if x == sp.oo else ctx.to_str(ctx.num(str(sp.N(x, ctx.dps + 20))), ctx.dps)
+
+
+def compute(run):
+    ctx = run.ctx
+    rows, formulas, values = [], [], {}
+    for name in run.params["methods"]:
+        run.progress(f"{name}: deriving A(z) from the method's equations")
+        A, lams, intervals = derived(name)
+        tr, det = trace_det(name)
+        entries = {"A11": A[0, 0], "A12": A[0, 1], "A21": A[1, 0], "A22": A[1, 1],
+                   "lambda+": lams[0], "lambda-": lams[1], "det A": det, "trace A": tr}
+        for key, expr in entries.items():
+            formulas.append({"method": name, "quantity": key, "formula": formula(expr)})
+            values[f"{name} {key}"] = formula(expr)
+        for k, iv in enumerate(intervals, start=1):
+            rows.append({"method": name, "z_from": endpoint(ctx, iv.lo), "z_to": endpoint(ctx, iv.hi),
+                         "exact": f"({sp.sstr(iv.lo)}, {sp.sstr(iv.hi)})"})
+            values[f"{name} stable interval {k} from"] = sp.sstr(iv.lo)
+            values[f"{name} stable interval {k} to"] = sp.sstr(iv.hi)
+        values[f"{name} stable intervals"] = str(len(intervals))
+    return Output(tables={"": pd.DataFrame(rows), "formulas": pd.DataFrame(formulas)}, values=values)
+
+
+def plot(out, p):
+    import matplotlib.pyplot as plt
+    df = out.tables[""]
+    methods = list(dict.fromkeys(df["method"]))
+    fig, ax = plt.subplots(figsize=(8.5, 0.6 * len(methods) + 1.4))
+    zmax = 21
+    for y, m in enumerate(reversed(methods)):
+        ax.hlines(y, 0, zmax, color="tab:red", lw=6, alpha=0.25)
+        for _, r in df[df["method"] == m].iterrows():
+            hi = zmax if r["z_to"] == "inf" else float(r["z_to"])
+            ax.hlines(y, float(r["z_from"]), hi, color="tab:green", lw=6)
+            if r["z_to"] != "inf":
+                ax.text(hi, y + 0.22, r["exact"].split(", ")[1].rstrip(")"), fontsize=6, ha="center")
+    ax.set_yticks(range(len(methods)))
+    ax.set_yticklabels([ANALYSED[m][3] for m in reversed(methods)], fontsize=8)
+    ax.set_xlim(0, zmax)
+    ax.set_xlabel(r"$z = \omega\,\Delta t$")
+    ax.set_title("Stable (green) and unstable (red) z of each method, derived exactly "
+                 "(hermite Sec. 4.1)", fontsize=9)
+    fig.tight_layout()
+    return fig
+
+
+REPRODUCTION = Reproduction(
+    id="hermite_stability", paper=PAPER, item="Sec. 4.1 (stability intervals)",
+    title="complete stable sets of z = omega dt, exact endpoints",
+    runtime="~10 s", params=PARAMS, quick=QUICK, compute=compute, plot=plot)
+
+if __name__ == "__main__":
+    raise SystemExit(script_main(REPRODUCTION))
