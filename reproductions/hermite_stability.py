@@ -65,11 +65,12 @@ def plot(out, p):
     zmax = 21
     for y, m in enumerate(reversed(methods)):
         ax.hlines(y, 0, zmax, color="tab:red", lw=6, alpha=0.25)
-        for _, r in df[df["method"] == m].iterrows():
+        for k, (_, r) in enumerate(df[df["method"] == m].iterrows()):
             hi = zmax if r["z_to"] == "inf" else float(r["z_to"])
             ax.hlines(y, float(r["z_from"]), hi, color="tab:green", lw=6)
             if r["z_to"] != "inf":
-                ax.text(hi, y + 0.22, r["exact"].split(", ")[1].rstrip(")"), fontsize=6, ha="center")
+                ax.text(hi, y + (0.2 if k % 2 == 0 else -0.32), r["exact"][1:-1].split(", ")[1],
+                        fontsize=6, ha="center")
     ax.set_yticks(range(len(methods)))
     ax.set_yticklabels([ANALYSED[m][3] for m in reversed(methods)], fontsize=8)
     ax.set_xlim(0, zmax)

@@ -78,6 +78,7 @@ def compute(run):
 
 def plot(out, p):
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import NullFormatter
     df = out.tables[""]
     fig, axes = plt.subplots(1, len(p["points"]), figsize=(11, 4.2), sharey=True)
     for ax, (q, v) in zip(axes, p["points"]):
@@ -88,6 +89,7 @@ def plot(out, p):
             ax.loglog(g["dt"].astype(float), y, marker="o" if m.endswith("n3") else "s", ms=4,
                       color=st["color"], ls=":" if m.endswith("n3") else "-", label=ANALYSED[m][3])
         ax.set_xlabel(r"$\Delta t$")
+        ax.xaxis.set_minor_formatter(NullFormatter())
         ax.set_title(f"double well, one step from (q, v) = ({q}, {v})", fontsize=9)
         ax.grid(alpha=0.3, which="both")
     axes[0].set_ylabel(r"$\|\Phi^T J \Phi - J\|_F$ (64 digits)")

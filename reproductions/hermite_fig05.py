@@ -1,0 +1,139 @@
+"""hermite Fig. 5: maximum errors in q, v and energy against dt on the double well, for the
+one-step variational method, the one-step Galerkin method and the variational integrator
+on a quadratic trajectory with one interior point, with fitted orders.
+
+**The comparison integrator.** Sec. 5.1: "a quadratic trajectory over one time step in the
+discrete mechanics framework by introducing an interior point [9]", two coupled nonlinear
+equations per step.  In mpvi's terms that is the Galerkin variational integrator with P2
+trial functions through q_j, q_j+1/2, q_j+1 (Marsden & West 2001, Sec. 2.6) -- with
+Simpson's rule for the action it is mpvi's ``simpson`` (top2025 App. A = Lobatto IIIA-IIIB,
+order 4, symplectic); its unknowns are exactly the two of the text (q_j+1/2, q_j+1).  The
+paper does not name its quadrature; a 2-point Gauss rule gives another order-4 symplectic
+scheme with the same structure, so the claims below do not depend on that choice.
+
+**What is measured.** The paper prints neither q(0), T nor the dt values of Fig. 5 (ERRATA
+[E62]).  Used: the Fig. 3 initial state q(0) = 0.74, q'(0) = 0, T = 10, dt = 0.2 ... 0.0125;
+errors against the exact elliptic solution (:func:`mpvi.systems.double_well.double_well_exact`):
+max_j |q_j - q(t_j)|, max_j |v_j - v(t_j)|, max_j |E_j - E_0|.  For the variational
+integrator, whose state is (q, p), v is the discrete Legendre map p/m; as a second candidate
+for what the paper plotted, ``simpson_trajectory_v`` takes v as the slope of the step's
+quadratic at its right end, v_j+1 = (q_j - 4 q_j+1/2 + 3 q_j+1)/dt (with q_j+1/2 the
+solved interior point); as a third, ``simpson_midstep_energy`` keeps v = p/m but takes the
+energy at the interior points, E_j+1/2 = 1/2 m ((q_j+1 - q_j)/dt)^2 + V(q_j+1/2) (the
+slope of the quadratic at its midpoint).  The claims (text of Sec. 5.1): orders 2/4/4 in q and v and 2/4/2
+in energy (variational / Galerkin / VI), compared in reproductions/published/hermite_fig05.csv
+with a tolerance of 0.3 on the least-squares slope.
+
+Run: ``mpvi run hermite_fig05`` or ``python reproductions/hermite_fig05.py``.
+"""
+from fractions import Fraction
+
+import pandas as pd
+
+from mpvi import fit_order
+from mpvi.repro import Output, Reproduction, script_main
+from mpvi.studies import numstr, steps, successive_orders
+from mpvi.systems.double_well import double_well, double_well_exact
+
+from reproductions._hermite import PAPER, STYLE
+
+PARAMS = {"q0": "0.74", "v0": "0", "T": 10, "dt": ["0.2", "0.1", "0.05", "0.025", "0.0125"],
+          "methods": ["hermite_variational", "hermite_galerkin", "simpson"]}
+QUICK = {"T": 2, "dt": ["0.2", "0.1", "0.05"]}
+
+VARIABLES = ("q", "v", "energy")
+CANDIDATE = "simpson_trajectory_v"
+MID_ENERGY = "simpson_midstep_energy"
+
+
+def trajectory_slope_v(traj):
+    """v_j+1 = (q_j - 4 q_j+1/2 + 3 q_j+1)/h: the slope of the step's quadratic at its right end."""
+    v = [traj.v[0]]
+    for j in range(traj.steps):
+        v.append((traj.q[j] - 4 * traj.internal[j][0] + 3 * traj.q[j + 1]) / traj.h)
+    return v
+
+
+def midstep_energy(system, traj):
+    """E at the interior points: 1/2 m g^2 + V(q_j+1/2) with g = (q_j+1 - q_j)/h, the
+    slope of the step's quadratic at its midpoint."""
+    out = []
+    for j in range(traj.steps):
+        qm, g = traj.internal[j][0], (traj.q[j + 1] - traj.q[j]) / traj.h
+        out.append(system.energy(qm, system.momentum(qm, g)))
+    return out
+
+
+def compute(run):
+    ctx, p = run.ctx, run.params
+    system = double_well(ctx)
+    exact = double_well_exact(ctx, p["q0"], p["v0"])
+    rows, errs = [], {}
+    for dt in p["dt"]:
+        h, n = ctx.num(Fraction(dt)), steps(p["T"], dt)
+        ts = [h * j for j in range(n + 1)]
+        q_ex, v_ex = exact.q(ts), exact.v(ts)
+        for method in p["methods"]:
+            run.progress(f"{method}: dt = {dt}, {n} steps")
+            kw = {"v0": [p["v0"]]} if method.startswith("hermite") else {}
+            p0 = None if kw else [ctx.num(p["v0"])]
+            tr = run.integrate(system, method, [p["q0"]], p0, h, n, **kw)
+            candidates = [(method, list(tr.v))]
+            if method == "simpson":
+                candidates += [(CANDIDATE, trajectory_slope_v(tr)), (MID_ENERGY, list(tr.v))]
+            for name, vs in candidates:
+                E = [system.energy(q, system.momentum(q, v)) for q, v in zip(tr.q, vs)]
+                if name == MID_ENERGY:
+                    E = E[:1] + midstep_energy(system, tr)
+                e = {"q": max(abs(x[0] - y[0]) for x, y in zip(tr.q, q_ex)),
+                     "v": max(abs(x[0] - y[0]) for x, y in zip(vs, v_ex)),
+                     "energy": max(abs(x - E[0]) for x in E)}
+                for var in VARIABLES:
+                    errs.setdefault((name, var), []).append(e[var])
+                rows.append({"method": name, "dt": dt, **{f"max_error_{v}": numstr(ctx, e[v]) for v in VARIABLES}})
+    values = {}
+    hs = [ctx.num(Fraction(dt)) for dt in p["dt"]]
+    for (name, var), e in errs.items():
+        values[f"{name} order {var}"] = ctx.to_str(fit_order(ctx, hs, e), 4)
+        values[f"{name} successive orders {var}"] = " ".join(ctx.to_str(a, 3) for a in successive_orders(ctx, e))
+        values[f"{name} max error {var} at dt={p['dt'][-1]}"] = numstr(ctx, e[-1])
+    return Output(tables={"": pd.DataFrame(rows)}, values=values,
+                  extra={"T": p["T"], "initial_state": [p["q0"], p["v0"]]})
+
+
+def plot(out, p):
+    import matplotlib.pyplot as plt
+    from matplotlib.ticker import NullFormatter
+    df = out.tables[""]
+    fig, axes = plt.subplots(1, 3, figsize=(13, 5.2))
+    style = dict(STYLE)
+    style[CANDIDATE] = {"color": "tab:olive", "ls": ":", "label": "VI, v = slope of the quadratic at t_j+1"}
+    style[MID_ENERGY] = {"color": "tab:cyan", "ls": "--", "label": "VI, energy at the interior point"}
+    for ax, var, title in zip(axes, VARIABLES, ("(a) configuration", "(b) velocity", "(c) energy")):
+        for m, g in df.groupby("method", sort=False):
+            st = style[m]
+            o = out.values[f"{m} order {var}"]
+            ax.loglog(g["dt"].astype(float), g[f"max_error_{var}"].astype(float), marker="o", ms=4,
+                      color=st["color"], ls=st["ls"], label=st["label"])
+            last = g.iloc[0]
+            ax.annotate(f"{float(o):.2f}", (float(last["dt"]), float(last[f"max_error_{var}"])),
+                        textcoords="offset points", xytext=(4, -3), fontsize=7, color=st["color"])
+        ax.set_xlabel(r"$\Delta t$")
+        ax.xaxis.set_minor_formatter(NullFormatter())
+        ax.set_title(f"{title} (fitted orders at the right)", fontsize=9)
+        ax.grid(alpha=0.3, which="both")
+    axes[0].set_ylabel("maximum error over [0, T]")
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=3, fontsize=8)
+    fig.suptitle(f"Double well, q(0) = {p['q0']}, T = {p['T']}: convergence (hermite Fig. 5)", fontsize=10)
+    fig.tight_layout(rect=(0, 0.1, 1, 1))
+    return fig
+
+
+REPRODUCTION = Reproduction(
+    id="hermite_fig05", paper=PAPER, item="Fig. 5",
+    title="maximum errors in q, v, energy against dt; fitted orders",
+    runtime="~3 min", params=PARAMS, quick=QUICK, compute=compute, plot=plot)
+
+if __name__ == "__main__":
+    raise SystemExit(script_main(REPRODUCTION))
