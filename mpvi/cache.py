@@ -69,12 +69,27 @@ def source_fingerprint():
     return digest.hexdigest()
 
 
-def identity(name, params, ctx):
-    """What a cache entry is keyed on."""
+@lru_cache(maxsize=None)
+def directory_fingerprint(directory):
+    """SHA-256 over the .py files of one directory (the package of a study defined
+    outside mpvi, so that a change of any helper it imports from there counts)."""
+    digest = hashlib.sha256()
+    for path in sorted(Path(directory).glob("*.py")):
+        digest.update(path.name.encode("utf-8") + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def identity(name, params, ctx, module_file=None):
+    """What a cache entry is keyed on: the study's name and parameters, the context, mpvi's
+    version and source, and the source files next to the module that defines the study (a
+    study in a reproduction package is recomputed when that package's code changes)."""
     from . import __version__
-    return {"function": name, "parameters": plain(params), "context": ctx.name,
-            "digits": ctx.dps, "mpvi_version": __version__, "source": source_fingerprint(),
-            "format": FORMAT}
+    ident = {"function": name, "parameters": plain(params), "context": ctx.name,
+             "digits": ctx.dps, "mpvi_version": __version__, "source": source_fingerprint(),
+             "format": FORMAT}
+    if module_file is not None:
+        ident["module_source"] = directory_fingerprint(str(Path(module_file).resolve().parent))
+    return ident
 
 
 def key(ident):

@@ -40,6 +40,8 @@ from pathlib import Path
 COLUMNS = ["id", "key", "quantity", "printed", "compare", "tolerance", "source"]
 COMPARES = {"digit", "abs", "log10", "magnitude", "max", "min", "symbolic"}
 UNTOLERANCED = {"digit", "magnitude", "symbolic"}
+HOW = {"magnitude": "(same decade as printed)", "symbolic": "(same formula as printed)"}
+"""What a match means, printed after it, for the comparisons that are not numeric differences."""
 KNOWN_COLUMNS = ["id", "key", "errata", "reason"]
 
 
@@ -226,7 +228,7 @@ def diff(ids, out_dir, published=None, known=None):
                 continue
             ok, rel = v.check(rep_value)
             if ok:
-                rows.append(DiffRow(v, rep_value, rel, "match"))
+                rows.append(DiffRow(v, rep_value, rel, "match", HOW.get(v.compare, "")))
             elif (rid, v.key) in known:
                 k = known[(rid, v.key)]
                 rows.append(DiffRow(v, rep_value, rel, "known", f"{k['errata']} {k['reason']}"))

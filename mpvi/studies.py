@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import datetime
 import functools
+import inspect
 import sys
 import time
 from dataclasses import dataclass, field
@@ -202,7 +203,7 @@ class Study:
         return f"<study {self.name}>"
 
     def __call__(self, params, ctx, *, cache=None, progress=None, stream=None):
-        ident = _cache.identity(self.name, params, ctx)
+        ident = _cache.identity(self.name, params, ctx, inspect.getsourcefile(self.compute))
         say = progress or (lambda message: None)
         if cache is not None:
             hit = self._load(cache, ident, ctx)

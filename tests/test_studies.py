@@ -155,3 +155,18 @@ def test_reproductions_are_found_through_the_entry_point():
     assert (pkg.root / "ERRATA.md").exists() and pkg.discrepancies.exists()
     assert sorted(pkg.published.glob("*.csv"))
     assert {"axioms2024_fig02", "top2025_tab05"} <= set(REPS)
+
+
+def test_a_study_outside_mpvi_is_keyed_on_the_code_next_to_it(tmp_path):
+    """A study defined in a reproduction package is recomputed when any module of that
+    package changes, not only when mpvi changes."""
+    from mpvi.cache import identity
+    a, b = tmp_path / "a", tmp_path / "b"
+    for d, helper in ((a, "X = 1\n"), (b, "X = 2\n")):
+        d.mkdir()
+        (d / "study.py").write_text("def compute(rec, p):\n    return X\n")
+        (d / "helpers.py").write_text(helper)
+    ctx = MPContext(20)
+    ka, kb = (identity("s", {"n": 1}, ctx, d / "study.py") for d in (a, b))
+    assert ka["module_source"] != kb["module_source"]
+    assert ka == identity("s", {"n": 1}, ctx, a / "study.py")

@@ -1,5 +1,8 @@
 """Mechanical systems, one module per system (see README: adding a system)."""
+from .aeroelastic import aeroelastic_section, flutter_speed
 from .double_pendulum import LinearDoublePendulum, linearized_double_pendulum
+from .double_well import double_well, double_well_exact, duffing
 from .linear import LinearSystem, ModalSolution
 
-__all__ = ["LinearSystem", "ModalSolution", "LinearDoublePendulum", "linearized_double_pendulum"]
+__all__ = ["LinearSystem", "ModalSolution", "LinearDoublePendulum", "linearized_double_pendulum",
+           "double_well", "double_well_exact", "duffing", "aeroelastic_section", "flutter_speed"]

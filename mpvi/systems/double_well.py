@@ -201,4 +201,4 @@ def double_well_exact(ctx, q0, v0=0, m=1):
     return DoubleWellExact(ctx, q0, v0, m)
 
 
-__all__ = ["double_well", "duffing", "DoubleWellExact", "double_well_exact"]
+__all__ = ["DoubleWellExact", "double_well", "double_well_exact", "duffing"]

@@ -1,0 +1,442 @@
+"""hermite Sec. 5.3: the nonlinear aeroelastic section (Figs. 9-12), shared by
+hermite_fig09 .. hermite_fig12.
+
+The system is :mod:`mpvi.systems.aeroelastic` (eqs. (42)-(46) corrected, ERRATA [E50],
+[E51]) with the candidate NATA parameter set (an assumption, ERRATA [E53]).  The paper
+studies the section at U = 0.9 U_f, U_f the linear flutter speed, from
+(h, h', alpha, alpha') = (0.01, 0, 0.1, 0), and states neither the time step nor the
+span (ERRATA [E54]):
+
+* time step dt = 0.01 s (no direct evidence for another value; about 37 steps per period
+  of the limit cycle); a scan repeats both methods at dt = 0.005 and 0.02 s
+  (``dt_scan``) to show how the energy errors scale;
+* span T = 10 s: the benchmark's pitch amplitude changes by less than 1e-3 (relative)
+  per cycle from t = 6.43 s on ("the LCO is established", the criterion
+  ``lco_tolerance``), leaving about 9 cycles of the established limit cycle;
+* benchmark: mpvi's ``gbs`` (order 2 levels = 32) at the same step dt, so that it has a
+  value at every node of the methods; its error is estimated by a second run at dt/2
+  (``gbs check``, about 2e-47 for the positions).
+
+The cached study :data:`aeroelastic_runs` computes everything once for the four scripts:
+the flutter speed, the benchmark and its check, both Hermite methods (cubic, n = 2), the
+turning points of the benchmark (alpha' = 0, h' = 0, each found to full precision by
+Newton's method on a GBS step from the preceding node), the limit-cycle measures, and a
+run from a small perturbation (0.001, 0, 0.01, 0) that shows the origin attracts small
+motions at the same speed (the LCO is subcritical).
+
+Energy: E = 1/2 v^T M v + V(q) of the corrected Lagrangian (42) (kinetic + potential).
+The energy error of a method is E_method(t_j) - E_benchmark(t_j) at the nodes (absolute,
+in J); in the CSV the benchmark's own ``energy_error`` column is its error
+estimate E_gbs(dt) - E_gbs(dt/2).
+"""
+import numpy as np
+import pandas as pd
+
+from mpvi.analysis import energy
+from mpvi.newton import tolerance
+from mpvi.ode import gbs_step, hamiltonian_field
+from mpvi.studies import fraction, numstr, steps, study
+from mpvi.systems.aeroelastic import (DEFAULT_PARAMETERS, aeroelastic_section, flutter_speed,
+                                      max_real_part)
+
+from reproductions._hermite import METHODS, PAPER, STYLE
+
+BENCHMARK = "benchmark"
+
+PARAMS = {
+    "section": {k: (list(v) if isinstance(v, tuple) else v) for k, v in DEFAULT_PARAMETERS.items()},
+    "U_over_Uf": "0.9",
+    "q0": ["0.01", "0.1"], "v0": ["0", "0"],
+    "T": "10", "dt": "0.01",
+    "methods": METHODS,
+    "gbs_levels": 16,
+    "lco_tolerance": "1e-3",
+    "small_q0": ["0.001", "0.01"], "small_levels": 8,
+    "dt_scan": ["0.005", "0.02"],
+}
+"""The full parameter set (module docstring)."""
+
+QUICK = {"T": "4", "dt": "0.02", "gbs_levels": 8, "small_levels": 6, "dt_scan": ["0.04"]}
+"""Coarser and shorter: the limit cycle is not yet established at T = 4 s, so the
+LCO-phase values are absent from quick runs (``mpvi diff --quick`` reports them skipped)."""
+
+RUNTIME = "~3 min for the first of hermite_fig09..12 (shared study), seconds for the others"
+
+STUDY_KEYS = tuple(PARAMS)
+
+
+def study_params(p):
+    return {k: p[k] for k in STUDY_KEYS}
+
+
+# ----- turning points of the benchmark ------------------------------------------------------
+
+def turning_point(system, t, y, dt, component, levels, ctx, max_iter=60):
+    """The time tau in (0, dt] after node (t, y = (q, p)) where the velocity of coordinate
+    ``component`` vanishes, by Newton's method on tau with a GBS step of size tau from the
+    node (derivative: the acceleration); returns (t + tau, q(t + tau)).  The first guess is
+    the linear interpolation of the velocity between the nodes; the iteration stops when
+    the step is below 2^10 eps dt or, once below sqrt(eps) dt, no longer halves (the
+    velocity is then zero to the rounding errors of the GBS step, about 1e-62 at 64
+    digits)."""
+    f, n = hamiltonian_field(system)
+    tol = tolerance(ctx) * dt
+    floor = ctx.sqrt(ctx.eps) * dt
+
+    def state(tau):
+        z = y if tau == 0 else gbs_step(f, t, y, tau, levels, ctx)
+        q, p = z[:n], z[n:]
+        v = system.velocity(q, p)
+        return q, v
+
+    _, v0 = state(ctx.zero)
+    z1 = gbs_step(f, t, y, dt, levels, ctx)
+    v1 = system.velocity(z1[:n], z1[n:])
+    tau = dt * v0[component] / (v0[component] - v1[component])
+    prev = None
+    for _ in range(max_iter):
+        q, v = state(tau)
+        a = system.acceleration(t + tau, q, v)
+        step = v[component] / a[component]
+        tau = tau - step
+        # converged: the step is below the tolerance, or it has stopped shrinking at the
+        # level of the rounding errors of the GBS step (after quadratic convergence)
+        if abs(step) <= tol or (prev is not None and prev <= floor and 2 * abs(step) >= prev):
+            q, _ = state(tau)
+            return t + tau, q
+        prev = abs(step)
+    raise ArithmeticError(f"turning point of {system.coord_names[component]} after t = "
+                          f"{ctx.to_str(t, 8)}: Newton did not converge in {max_iter} iterations")
+
+
+def turning_points(system, traj, component, levels, ctx, window=None):
+    """Maxima and minima of coordinate ``component`` along a (q, p) trajectory: a list of
+    (kind, t, value) with kind 'max' (velocity + -> -) or 'min' (- -> +) between nodes,
+    refined by :func:`turning_point`; ``window`` = (t_start, t_end) restricts the nodes."""
+    V = traj.v[:, component]
+    out = []
+    for j in range(len(traj.t) - 1):
+        if window is not None and not (window[0] <= traj.t[j] and traj.t[j + 1] <= window[1]):
+            continue
+        if V[j] > 0 >= V[j + 1]:
+            kind = "max"
+        elif V[j] < 0 <= V[j + 1]:
+            kind = "min"
+        else:
+            continue
+        y = np.concatenate([traj.q[j], traj.p[j]])
+        t, q = turning_point(system, traj.t[j], y, traj.t[j + 1] - traj.t[j], component, levels, ctx)
+        out.append((kind, t, q[component]))
+    return out
+
+
+def lco_cycles(points, ctx):
+    """Pitch cycles between successive maxima: a list of dicts t_start, t_end, max (at the
+    start), min, amplitude (max_next - min)/2 and the relative change of the amplitude
+    from the previous cycle (None for the first)."""
+    maxima = [(t, x) for k, t, x in points if k == "max"]
+    cycles = []
+    for (t0, x0), (t1, x1) in zip(maxima[:-1], maxima[1:]):
+        mins = [x for k, t, x in points if k == "min" and t0 < t < t1]
+        if not mins:
+            continue
+        lo = min(mins)
+        amp = (x1 - lo) / 2
+        change = abs(amp - cycles[-1]["amplitude"]) / amp if cycles else None
+        cycles.append({"t_start": t0, "t_end": t1, "max": x1, "min": lo, "amplitude": amp,
+                       "change": change})
+    return cycles
+
+
+def lco_onset(cycles, tol):
+    """Start of the first cycle from which every per-cycle relative amplitude change is
+    below ``tol`` (the LCO is established); None if the last change is not."""
+    onset = None
+    for c in cycles:
+        if c["change"] is None or c["change"] >= tol:
+            onset = None
+        elif onset is None:
+            onset = c["t_start"]
+    return onset
+
+
+# ----- the study ------------------------------------------------------------------------------
+
+@study("hermite_aeroelastic")
+def aeroelastic_runs(rec, params):
+    """hermite Sec. 5.3 runs (module docstring).  Returns a dict: ``U_f``, ``omega_f``,
+    ``U``, ``max_real_part_at_U``, ``t``, per method (``benchmark`` and each Hermite
+    method) ``q``, ``v``, ``energy``, ``energy_error``; ``gbs_check`` ({'q', 'p'}: max
+    over the nodes of |GBS(dt) - GBS(dt/2)|); ``newton`` (per method max_residual as a
+    string, max_iterations); ``alpha_points``, ``h_points`` (turning points of the
+    benchmark, h only over the last pitch cycle); ``small`` (max |alpha| over the last
+    second of the small-perturbation run and its initial alpha); ``dt_scan``: for each
+    method and step d of ``params["dt_scan"]`` (multiples of dt/2) the nodes ``t`` and the
+    energy error against the dt/2 benchmark run."""
+    ctx, p = rec.ctx, params
+    rec.progress("flutter speed (eigenvalues of the linearization, 64 digits)")
+    U_f, omega_f = flutter_speed(p["section"], ctx)
+    U = U_f * ctx.num(fraction(p["U_over_Uf"]))
+    sec = aeroelastic_section(ctx, U, p["section"], p["q0"], p["v0"])
+    S = sec.system
+    dt, n, lv = ctx.num(fraction(p["dt"])), steps(p["T"], p["dt"]), p["gbs_levels"]
+    rec.progress(f"U_f = {ctx.to_str(U_f, 12)} m/s, U = {p['U_over_Uf']} U_f; benchmark: GBS "
+                 f"order {2 * lv}, {n} steps of {p['dt']} s")
+    bench = rec.integrate(S, "gbs", sec.q0, None, dt, n, v0=sec.v0, levels=lv)
+    rec.progress(f"benchmark check: GBS order {2 * lv}, {2 * n} steps of {p['dt']}/2 s")
+    half = rec.integrate(S, "gbs", sec.q0, None, dt / 2, 2 * n, v0=sec.v0, levels=lv)
+    Eb = energy(S, bench)
+    Eh_all = energy(S, half)
+    Eh = Eh_all[::2]
+    out = {"U_f": U_f, "omega_f": omega_f, "U": U, "max_real_part_at_U": max_real_part(U, ctx, p["section"]),
+           "t": bench.t,
+           "gbs_check": {"q": ctx.norm_inf(bench.q - half.q[::2]), "p": ctx.norm_inf(bench.p - half.p[::2])},
+           BENCHMARK: {"q": bench.q, "v": bench.v, "energy": Eb, "energy_error": Eb - Eh},
+           "newton": {}}
+    for m in p["methods"]:
+        rec.progress(f"{m}: {n} steps of {p['dt']} s")
+        tr = rec.integrate(S, m, sec.q0, None, dt, n, v0=sec.v0)
+        E = energy(S, tr)
+        out[m] = {"q": tr.q, "v": tr.v, "energy": E, "energy_error": E - Eb}
+        nw = tr.stats["newton"]
+        out["newton"][m] = {"max_residual": repr(nw["max_residual"]),
+                            "max_iterations": nw["max_iterations"],
+                            "mean_iterations": repr(nw["mean_iterations"])}
+    out["dt_scan"] = {}
+    for d in p["dt_scan"]:
+        stride = steps(d, fraction(p["dt"]) / 2)
+        ref = Eh_all[::stride]
+        nd = steps(p["T"], d)
+        for m in p["methods"]:
+            rec.progress(f"time-step scan: {m}, {nd} steps of {d} s")
+            tr = rec.integrate(S, m, sec.q0, None, ctx.num(fraction(d)), nd, v0=sec.v0)
+            out["dt_scan"][f"{m} dt={d}"] = {"t": tr.t, "energy_error": energy(S, tr) - ref}
+    rec.progress("turning points of the benchmark (Newton on GBS steps)")
+    apts = turning_points(S, bench, 1, lv, ctx)
+    out["alpha_points"] = [[k, t, x] for k, t, x in apts]
+    cycles = lco_cycles(apts, ctx)
+    window = (cycles[-1]["t_start"], cycles[-1]["t_end"]) if cycles else (bench.t[0], bench.t[-1])
+    out["h_points"] = [[k, t, x] for k, t, x in turning_points(S, bench, 0, lv, ctx, window)]
+    rec.progress(f"small perturbation {p['small_q0']} at rest: GBS order {2 * p['small_levels']}")
+    small = rec.integrate(S, "gbs", ctx.asarray(p["small_q0"]), None, dt, n, v0=sec.v0,
+                          levels=p["small_levels"])
+    last = [abs(x) for t, x in zip(small.t, small.q[:, 1]) if t >= small.t[-1] - 1]
+    out["small"] = {"alpha_last_second": max(last), "alpha0": ctx.num(p["small_q0"][1])}
+    return out
+
+
+# ----- tables and values --------------------------------------------------------------------
+
+def frame(ctx, res, methods):
+    """Long table t, method, h, hdot, alpha, alphadot, energy, energy_error of ``methods``
+    (full-precision strings)."""
+    t = [numstr(ctx, x) for x in res["t"]]
+    frames = []
+    for m in methods:
+        r = res[m]
+        frames.append(pd.DataFrame({
+            "t": t, "method": m,
+            "h": [numstr(ctx, x) for x in r["q"][:, 0]], "hdot": [numstr(ctx, x) for x in r["v"][:, 0]],
+            "alpha": [numstr(ctx, x) for x in r["q"][:, 1]],
+            "alphadot": [numstr(ctx, x) for x in r["v"][:, 1]],
+            "energy": [numstr(ctx, x) for x in r["energy"]],
+            "energy_error": [numstr(ctx, x) for x in r["energy_error"]]}))
+    return pd.concat(frames, ignore_index=True)
+
+
+def lco_summary(ctx, res, tol):
+    """The limit-cycle measures of the benchmark: cycles, onset, last-cycle values."""
+    apts = [tuple(x) for x in res["alpha_points"]]
+    cycles = lco_cycles(apts, ctx)
+    onset = lco_onset(cycles, ctx.num(tol))
+    return cycles, onset
+
+
+def lco_errors(errors, times, onset):
+    """|energy error| at the nodes t >= onset."""
+    return [abs(e) for e, x in zip(errors, times) if x >= onset]
+
+
+def median(xs):
+    """The median of a list of numbers (the mean of the middle two for an even count)."""
+    ys = sorted(xs)
+    k = len(ys) // 2
+    return ys[k] if len(ys) % 2 else (ys[k - 1] + ys[k]) / 2
+
+
+def values(ctx, res, p):
+    """Every value the four scripts record (the same set in each JSON)."""
+    two_pi = 2 * ctx.pi
+    v = {"U_f": numstr(ctx, res["U_f"]), "flutter omega": numstr(ctx, res["omega_f"]),
+         "flutter frequency Hz": numstr(ctx, res["omega_f"] / two_pi),
+         "U": numstr(ctx, res["U"]), "U/U_f": p["U_over_Uf"],
+         "largest real part at U": numstr(ctx, res["max_real_part_at_U"]),
+         "gbs check q": numstr(ctx, res["gbs_check"]["q"]),
+         "gbs check p": numstr(ctx, res["gbs_check"]["p"]),
+         "benchmark max energy error estimate": numstr(ctx, ctx.norm_inf(res[BENCHMARK]["energy_error"])),
+         "small perturbation alpha ratio": numstr(ctx, res["small"]["alpha_last_second"] / res["small"]["alpha0"])}
+    E = res[BENCHMARK]["energy"]
+    t = res["t"]
+    cycles, onset = lco_summary(ctx, res, p["lco_tolerance"])
+    v["energy E0"] = numstr(ctx, E[0])
+    k_min = min(range(len(E)), key=lambda j: E[j] if onset is None or t[j] <= onset else E[0])
+    v["energy initial drop"] = numstr(ctx, (E[0] - E[k_min]) / E[0])
+    v["energy rise after the drop"] = numstr(ctx, (max(E[k_min:]) - E[k_min]) / E[0])
+    v["cycles"] = str(len(cycles))
+    for m in p["methods"]:
+        err = res[m]["energy_error"]
+        v[f"{m} max energy error"] = numstr(ctx, ctx.norm_inf(err))
+        v[f"{m} max Newton residual"] = res["newton"][m]["max_residual"]
+        v[f"{m} max Newton iterations"] = str(res["newton"][m]["max_iterations"])
+        v[f"{m} mean Newton iterations"] = res["newton"][m]["mean_iterations"]
+        v[f"{m} max position deviation"] = numstr(ctx, ctx.norm_inf(res[m]["q"] - res[BENCHMARK]["q"]))
+    for key, r in res["dt_scan"].items():
+        v[f"{key} max energy error"] = numstr(ctx, ctx.norm_inf(r["energy_error"]))
+    if onset is not None:            # the LCO is established (lco_onset): its measures
+        last = cycles[-1]
+        v["LCO last cycle relative amplitude change"] = numstr(ctx, last["change"])
+        period = last["t_end"] - last["t_start"]
+        hp = [x for _, _, x in res["h_points"]]
+        v.update({
+            "LCO onset t": numstr(ctx, onset),
+            "LCO amplitude alpha": numstr(ctx, last["amplitude"]),
+            "LCO alpha max": numstr(ctx, last["max"]), "LCO alpha min": numstr(ctx, last["min"]),
+            "LCO amplitude h": numstr(ctx, (max(hp) - min(hp)) / 2),
+            "LCO h max": numstr(ctx, max(hp)), "LCO h min": numstr(ctx, min(hp)),
+            "LCO period": numstr(ctx, period),
+            "LCO omega": numstr(ctx, two_pi / period),
+            "LCO frequency Hz": numstr(ctx, 1 / period),
+        })
+        for m in p["methods"]:
+            err = lco_errors(res[m]["energy_error"], t, onset)
+            v[f"{m} max energy error LCO"] = numstr(ctx, max(err))
+            v[f"{m} median energy error LCO"] = numstr(ctx, median(err))
+        for key, r in res["dt_scan"].items():
+            err = lco_errors(r["energy_error"], r["t"], onset)
+            v[f"{key} max energy error LCO"] = numstr(ctx, max(err))
+            v[f"{key} median energy error LCO"] = numstr(ctx, median(err))
+        ratio = (ctx.num(v[f"{p['methods'][0]} max energy error LCO"])
+                 / ctx.num(v[f"{p['methods'][1]} max energy error LCO"]))
+        v[f"{p['methods'][0]}/{p['methods'][1]} energy error ratio LCO"] = numstr(ctx, ratio)
+    return v
+
+
+def extra(ctx, res, p):
+    return {"dt_s": p["dt"], "T_s": p["T"], "U_over_Uf": p["U_over_Uf"],
+            "U_f_m_per_s": numstr(ctx, res["U_f"]), "benchmark": f"gbs, levels {p['gbs_levels']}",
+            "parameter_set": "NATA candidate (ERRATA [E53])"}
+
+
+def compute_for(methods):
+    """A ``compute(run)`` writing the long table of ``methods`` (+ the benchmark)."""
+    def compute(run):
+        from mpvi.repro import Output
+        ctx, p = run.ctx, run.params
+        res = run.study(aeroelastic_runs, study_params(p))
+        return Output(tables={"": frame(ctx, res, list(methods) + [BENCHMARK])},
+                      values=values(ctx, res, p), extra=extra(ctx, res, p))
+    return compute
+
+
+# ----- plots ------------------------------------------------------------------------------------
+
+BENCH_STYLE = dict(STYLE["reference"], label="benchmark (GBS)")
+
+
+def _columns(df, method):
+    g = df[df["method"] == method]
+    return {c: g[c].astype(float).to_numpy() for c in ("t", "h", "hdot", "alpha", "alphadot",
+                                                       "energy", "energy_error")}
+
+
+def onset_of(out):
+    x = out.values.get("LCO onset t")
+    return float(x) if x is not None else None
+
+
+def hermite_dense(t, x, v, k=8):
+    """For display: the cubic Hermite interpolant of nodal values x and derivatives v
+    (floats) at k points per step, and its derivative -- between the nodes, the one-step
+    methods' own C^1 trajectory (hermite eq. (17))."""
+    dt = np.diff(t)
+    tau = np.linspace(0, 1, k, endpoint=False)[None, :]
+    x0, x1, v0, v1, d = x[:-1, None], x[1:, None], v[:-1, None], v[1:, None], dt[:, None]
+    n1, n2, n3, n4 = 2 * tau**3 - 3 * tau**2 + 1, tau**3 - 2 * tau**2 + tau, -2 * tau**3 + 3 * tau**2, tau**3 - tau**2
+    d1, d2, d3, d4 = 6 * tau**2 - 6 * tau, 3 * tau**2 - 4 * tau + 1, -6 * tau**2 + 6 * tau, 3 * tau**2 - 2 * tau
+    xs = x0 * n1 + v0 * d * n2 + x1 * n3 + v1 * d * n4
+    vs = (x0 * d1 + x1 * d3) / d + v0 * d2 + v1 * d4
+    return np.append(xs.ravel(), x[-1]), np.append(vs.ravel(), v[-1])
+
+
+def phase_portrait_plot(out, p, method, item):
+    """Fig. 9 / 10: (a) plunge h vs h', (b) pitch alpha vs alpha', method vs benchmark;
+    curves drawn through the nodes with :func:`hermite_dense`."""
+    import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
+    df = out.tables[""]
+    b, m = _columns(df, BENCHMARK), _columns(df, method)
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.8))
+    panels = (("h", "hdot", "(a) plunge", r"plunge $h$ [m]", r"$\dot h$ [m/s]"),
+              ("alpha", "alphadot", "(b) pitch", r"pitch $\alpha$ [rad]", r"$\dot\alpha$ [rad/s]"))
+    for ax, (x, y, title, xl, yl) in zip(axes, panels):
+        ax.plot(*hermite_dense(b["t"], b[x], b[y]), **BENCH_STYLE)
+        ax.plot(*hermite_dense(m["t"], m[x], m[y]), lw=0.8,
+                **{k: v for k, v in STYLE[method].items() if k != "lw"})
+        ax.plot(b[x][:1], b[y][:1], "ko", ms=5, label="initial state")
+        ax.set_xlabel(xl); ax.set_ylabel(yl); ax.set_title(title, fontsize=10)
+        ax.xaxis.set_major_locator(MaxNLocator(6))
+        ax.grid(alpha=0.3)
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=3, fontsize=9, frameon=False)
+    fig.suptitle(f"hermite {item}: subcritical LCO, {STYLE[method]['label']} vs benchmark; "
+                 f"U = {p['U_over_Uf']} U_f = {float(out.values['U']):.4f} m/s, "
+                 f"dt = {p['dt']} s, t in [0, {p['T']}] s", fontsize=10)
+    fig.tight_layout(rect=(0, 0.06, 1, 1))
+    return fig
+
+
+def energy_plot(out, p):
+    """Fig. 11: total energy against time, both methods and the benchmark."""
+    import matplotlib.pyplot as plt
+    df = out.tables[""]
+    fig, ax = plt.subplots(figsize=(8, 4.4))
+    b = _columns(df, BENCHMARK)
+    ax.plot(b["t"], b["energy"], **BENCH_STYLE)
+    for m in p["methods"]:
+        c = _columns(df, m)
+        ax.plot(c["t"], c["energy"], lw=1.0, **{k: v for k, v in STYLE[m].items() if k != "lw"})
+    onset = onset_of(out)
+    if onset is not None:
+        ax.axvline(onset, color="k", lw=0.8, ls=":", label=f"LCO established (t = {onset:.2f} s)")
+    ax.set_xlabel("t [s]"); ax.set_ylabel("total energy E [J]")
+    ax.grid(alpha=0.3); ax.legend(fontsize=8)
+    ax.set_title(f"hermite Fig. 11: energy of the aeroelastic section, U = {p['U_over_Uf']} U_f, "
+                 f"dt = {p['dt']} s", fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+def energy_error_plot(out, p):
+    """Fig. 12: |E_method - E_benchmark| against time on a log axis."""
+    import matplotlib.pyplot as plt
+    df = out.tables[""]
+    fig, ax = plt.subplots(figsize=(8, 4.4))
+    for m in p["methods"]:
+        c = _columns(df, m)
+        ax.semilogy(c["t"][1:], abs(c["energy_error"][1:]), lw=0.9,
+                    **{k: v for k, v in STYLE[m].items() if k != "lw"})
+    est = float(out.values["benchmark max energy error estimate"])
+    ax.plot([], [], " ", label=f"benchmark error estimate max|E(dt) - E(dt/2)| = {est:.1e} J")
+    onset = onset_of(out)
+    if onset is not None:
+        ax.axvline(onset, color="k", lw=0.8, ls=":", label=f"LCO established (t = {onset:.2f} s)")
+    ax.set_xlabel("t [s]"); ax.set_ylabel(r"$|E_{method}(t) - E_{benchmark}(t)|$ [J]")
+    ax.grid(alpha=0.3, which="both"); ax.legend(fontsize=8, loc="lower right")
+    ax.set_title(f"hermite Fig. 12: energy error, U = {p['U_over_Uf']} U_f, dt = {p['dt']} s",
+                 fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+__all__ = ["PAPER", "PARAMS", "QUICK", "RUNTIME", "aeroelastic_runs", "compute_for",
+           "phase_portrait_plot", "energy_plot", "energy_error_plot"]

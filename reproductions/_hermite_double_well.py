@@ -1,0 +1,192 @@
+"""hermite Sec. 5.1: the particle in a double-well potential (eqs. 38-39), Figs. 3 and 4.
+
+m = 1, q'(0) = 0, q(0) = 0.74 (Fig. 3) or 0.995 (Fig. 4), Delta t = 0.1 (all printed).
+The span is not printed; we take T = 100 (1000 steps; ERRATA [E40]).
+
+Compared, on the nodes t_j = j Delta t:
+
+* ``hermite_variational`` (eqs. 18-25) and ``hermite_galerkin`` (eq. 26), cubic Hermite;
+* ``reference``: the benchmark, mpvi's GBS extrapolation of order 2 gbs_levels = 32 at
+  H = Delta t in the run's context (the paper does not say what its benchmark is);
+* ``exact``: the Jacobi elliptic solution q = A dn(A t, k), k^2 = 2 - 1/A^2
+  (:class:`mpvi.systems.double_well.DoubleWellExact`); the benchmark's distance to it is
+  recorded.
+
+The energy error is absolute, E(t_j) - E(0) with E = 1/2 m q'^2 + 1/2 (q^4 - q^2): the
+paper's printed magnitudes are absolute (relative to |E(0)| = 0.0049 for q(0) = 0.995
+they would be 200 times larger).  "Around 10^-k" (Sec. 5.1 text) is compared in two
+readings, both as "the same decade" (``magnitude``): the level of the error curve
+(time mean of |E - E0| over the run) and its peak (max |E - E0|); see ERRATA [E42].
+
+The runs of one initial condition are the cached study :func:`double_well_runs`.
+"""
+
+import pandas as pd
+
+from mpvi.studies import numstr, steps, study
+
+from reproductions._hermite import METHODS, PAPER, STYLE
+
+PARAMS = {"q0": None, "v0": "0", "m": "1", "h": "0.1", "T": "100", "gbs_levels": 16}
+QUICK = {"T": "10"}
+STUDY_KEYS = ("q0", "v0", "m", "h", "T", "gbs_levels")
+
+
+def energies(system, traj_q, traj_v):
+    """E at every node from (q, v) (p = M v through the system)."""
+    return [system.energy(q, system.momentum(q, v)) for q, v in zip(traj_q, traj_v)]
+
+
+def col(a):
+    """The first column of a trajectory array as a 1-D array (one coordinate)."""
+    return a[:, 0].copy()
+
+
+@study("hermite_double_well_runs")
+def double_well_runs(rec, params):
+    """Both Hermite methods, the GBS benchmark and the exact solution of the double well
+    (38) from q(0) = ``q0``, q'(0) = ``v0`` with mass ``m`` over [0, T] at step ``h``
+    (decimal strings).  Returns ``{"t", "runs": {name: {"q", "v", "E"}}}`` (1-D arrays on
+    the nodes) with names ``hermite_variational``, ``hermite_galerkin``, ``reference``,
+    ``exact``."""
+    from mpvi.systems.double_well import DoubleWellExact, double_well
+
+    ctx, p = rec.ctx, params
+    S = double_well(ctx, p["m"])
+    n, h = steps(p["T"], p["h"]), ctx.num(p["h"])
+    q0, v0 = [p["q0"]], [p["v0"]]
+    runs = {}
+    for m in METHODS:
+        rec.progress(f"double well q0 = {p['q0']}: {m}, {n} steps of {p['h']}")
+        tr = rec.integrate(S, m, q0, None, h, n, v0=v0)
+        runs[m] = {"q": col(tr.q), "v": col(tr.v)}
+    rec.progress(f"double well q0 = {p['q0']}: benchmark GBS order {2 * p['gbs_levels']}, "
+                 f"{n} steps of {p['h']}")
+    ref = rec.integrate(S, "gbs", q0, None, h, n, v0=v0, levels=p["gbs_levels"])
+    runs["reference"] = {"q": col(ref.q), "v": col(ref.v)}
+    rec.progress(f"double well q0 = {p['q0']}: exact elliptic solution on the nodes")
+    ex = DoubleWellExact(ctx, p["q0"], p["v0"], p["m"])
+    runs["exact"] = {"q": col(ex.q(ref.t)), "v": col(ex.v(ref.t))}
+    for r in runs.values():
+        r["E"] = ctx.asarray(energies(S, r["q"].reshape(-1, 1), r["v"].reshape(-1, 1)))
+    return {"t": ref.t, "runs": runs, "period": ex.period if ex.period is not None else ""}
+
+
+NAMES = METHODS + ["reference", "exact"]
+
+
+def sup(values):
+    return max(abs(x) for x in values)
+
+
+def growth(values):
+    """max |.| over the second half of the nodes / max |.| over the first half (after
+    t = 0): about 1 for a bounded error, > 1 for a drift."""
+    k = len(values) // 2
+    return sup(values[k:]) / sup(values[1:k + 1])
+
+
+def orbit_distance(system, q, v, dE):
+    """Distance of each node (q_j, v_j) from the exact orbit E(q, v) = E0 in the phase
+    plane, to first order: |E_j - E0| / |grad E(q_j, v_j)|, grad E = (V'(q), m v).  In one
+    degree of freedom the orbits are the energy levels, so this is what a phase portrait
+    shows (valid while it is small against the orbit's radius of curvature; the orbits
+    of Figs. 3-4 stay away from the saddle q = v = 0 where grad E vanishes)."""
+    ctx = system.ctx
+    out = []
+    for x, u, e in zip(q, v, dE):
+        xv, uv = ctx.vector([x]), ctx.vector([u])
+        g = system.grad_potential(xv)[0]
+        pm = system.momentum(xv, uv)[0]
+        out.append(abs(e) / ctx.sqrt(g * g + pm * pm))
+    return out
+
+
+def double_well_output(run):
+    """The table, values and provenance of Fig. 3 or 4 (parameters of ``run``)."""
+    from mpvi.repro import Output
+
+    from mpvi.systems.double_well import double_well
+
+    ctx, p = run.ctx, run.params
+    S = double_well(ctx, p["m"])
+    res = run.study(double_well_runs, {k: p[k] for k in STUDY_KEYS})
+    t, runs = res["t"], res["runs"]
+    E0 = runs["exact"]["E"][0]
+    ex = runs["exact"]
+    frames, values = [], {}
+    amplitude = sup(ex["q"])
+    for name in NAMES:
+        r = runs[name]
+        dE = [e - E0 for e in r["E"]]
+        frames.append(pd.DataFrame({
+            "t": [numstr(ctx, x) for x in t], "method": name,
+            "q": [numstr(ctx, x) for x in r["q"]], "v": [numstr(ctx, x) for x in r["v"]],
+            "energy": [numstr(ctx, x) for x in r["E"]],
+            "energy_error": [numstr(ctx, x) for x in dE]}))
+        values[f"{name} max abs energy error"] = numstr(ctx, sup(dE))
+        if name == "exact":
+            continue
+        values[f"{name} mean abs energy error"] = numstr(
+            ctx, ctx.fsum(abs(x) for x in dE[1:]) / (len(dE) - 1))
+        values[f"{name} max abs q error"] = numstr(ctx, sup(r["q"] - ex["q"]))
+        values[f"{name} max abs v error"] = numstr(ctx, sup(r["v"] - ex["v"]))
+        values[f"{name} relative q deviation"] = numstr(ctx, sup(r["q"] - ex["q"]) / amplitude)
+        values[f"{name} relative orbit deviation"] = numstr(
+            ctx, sup(orbit_distance(S, r["q"], r["v"], dE)) / amplitude)
+        if name in METHODS:
+            values[f"{name} energy error growth"] = numstr(ctx, growth(dE))
+    values["variational/galerkin max energy error ratio"] = numstr(
+        ctx, ctx.num(values["hermite_variational max abs energy error"])
+        / ctx.num(values["hermite_galerkin max abs energy error"]))
+    for m, s in run.newton_summary().items():
+        values[f"{m} newton max final residual"] = f"{s['max_final_residual']:.3e}"
+        values[f"{m} newton max iterations"] = str(s["max_iterations"])
+    values["exact energy"] = numstr(ctx, E0)
+    if res["period"] != "":
+        values["exact period"] = numstr(ctx, res["period"])
+    extra = {"steps": steps(p["T"], p["h"]),
+             "benchmark": f"gbs, order {2 * p['gbs_levels']}, H = {p['h']}",
+             "energy_error": "absolute, E(t) - E(0)",
+             "span_T": p["T"] + " (not printed in the paper)"}
+    return Output(tables={"": pd.concat(frames, ignore_index=True)}, values=values, extra=extra)
+
+
+def double_well_plot(out, p, item):
+    """(a) phase portrait q-v of both methods over the benchmark, (b) |E(t) - E(0)| of both
+    methods on a log axis (the exact and benchmark curves sit at the round-off level)."""
+    import matplotlib.pyplot as plt
+    df = out.tables[""]
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11.5, 4.6))
+    for name in ["reference"] + METHODS[::-1]:
+        g = df[df["method"] == name]
+        ax1.plot(g["q"].astype(float), g["v"].astype(float), **STYLE[name])
+    ax1.set_xlabel(r"$q$"); ax1.set_ylabel(r"$\dot q$"); ax1.grid(alpha=0.3); ax1.legend(fontsize=8)
+    ax1.set_title("(a) phase portrait", fontsize=10)
+    for name in METHODS:
+        g = df[df["method"] == name].iloc[1:]
+        ax2.semilogy(g["t"].astype(float), g["energy_error"].astype(float).abs(), lw=0.9,
+                     **{k: v for k, v in STYLE[name].items() if k != "lw"})
+    v = out.values
+    ax2.set_xlabel(r"$t$"); ax2.set_ylabel(r"$|E(t) - E(0)|$"); ax2.grid(alpha=0.3, which="both")
+    ax2.legend(fontsize=8, loc="lower right")
+    ev, eg = (float(v[f"{m} max abs energy error"]) for m in METHODS)
+    ax2.set_title(f"(b) energy error (max: variational {ev:.1e}, Galerkin {eg:.1e})", fontsize=10)
+    fig.suptitle(f"hermite {item}: double well (38), q(0) = {p['q0']}, " + r"$\dot q(0)$" +
+                 f" = {p['v0']}, m = {p['m']}, " + r"$\Delta t$" + f" = {p['h']}, T = {p['T']} "
+                 f"(benchmark: GBS order {2 * p['gbs_levels']}; its distance to the exact "
+                 f"solution: {float(v['reference max abs q error']):.0e})", fontsize=9.5)
+    fig.tight_layout()
+    return fig
+
+
+def double_well_reproduction(number, q0, runtime):
+    """The Reproduction of Fig. ``number`` (q(0) = ``q0``)."""
+    from mpvi.repro import Reproduction
+
+    item = f"Fig. {number}"
+    return Reproduction(
+        id=f"hermite_fig0{number}", paper=PAPER, item=item,
+        title=f"double well, q(0) = {q0}: phase portrait and energy error of both one-step methods",
+        runtime=runtime, params={**PARAMS, "q0": q0}, quick=QUICK,
+        compute=double_well_output, plot=lambda out, p: double_well_plot(out, p, item))
