@@ -98,15 +98,18 @@ def one_step_matrix(scheme, system, h, ctx, **options):
     eye = ctx.eye(2 * n)
     t = ctx.zero
     for k in range(2 * n):
-        q, p = eye[k, n:], eye[k, :n]
-        if method.state == "qp":
-            r = stepper(t, q, p)
-            p1 = r.y
-        else:
-            r = stepper(t, q, system.velocity(q, p, t))
-            p1 = system.momentum(r.q, r.y, t + h)
-        phi[:n, k], phi[n:, k] = p1, r.q
+        phi[:n, k], phi[n:, k] = step_pq(method, stepper, system, t, h, eye[k, n:], eye[k, :n])
     return phi
+
+
+def step_pq(method, stepper, system, t, h, q, p):
+    """One step from (q, p) to (p_1, q_1): a (q, v) method is composed with the Legendre
+    map at both ends."""
+    if method.state == "qp":
+        r = stepper(t, q, p)
+        return r.y, r.q
+    r = stepper(t, q, system.velocity(q, p, t))
+    return system.momentum(r.q, r.y, t + h), r.q
 
 
 def one_step_jacobian(scheme, make_system, h, q, p, ctx, t=0, **options):
@@ -127,14 +130,7 @@ def one_step_jacobian(scheme, make_system, h, q, p, ctx, t=0, **options):
     n = system.dof
 
     def phi(eta):
-        p0, q0 = eta[:n], eta[n:]
-        if method.state == "qp":
-            r = stepper(t, q0, p0)
-            p1 = r.y
-        else:
-            r = stepper(t, q0, system.velocity(q0, p0, t))
-            p1 = system.momentum(r.q, r.y, t + h)
-        return np.concatenate([p1, r.q])
+        return np.concatenate(step_pq(method, stepper, system, t, h, eta[n:], eta[:n]))
     eta = np.concatenate([hi.asarray([hi.num(x) for x in p]), hi.asarray([hi.num(x) for x in q])])
     delta = hi.num(10) ** -(ctx.dps // 2 + 5)
     D = central_differences(phi, eta, hi, delta)          # D[g, i] = d phi_i / d eta_g

@@ -29,7 +29,9 @@ from reproductions._hermite_analysis import ANALYSED, trace_det
 PARAMS = {"panels": [{"methods": ["hermite_galerkin", "hermite_variational"], "z_max": 9, "points": 900},
                      {"methods": ["hermite_galerkin_n3", "hermite_variational_n3"], "z_max": 21, "points": 1050}],
           "check_every": 30}
-QUICK = {"check_every": 150}
+QUICK = {"panels": [{"methods": ["hermite_galerkin", "hermite_variational"], "z_max": 9, "points": 180},
+                    {"methods": ["hermite_galerkin_n3", "hermite_variational_n3"], "z_max": 21, "points": 210}],
+         "check_every": 30}
 
 
 def compute(run):
