@@ -147,13 +147,3 @@ def eigenvalues(A):
     tr, det = sp.cancel(A.trace()), sp.cancel(A.det())
     disc = sp.factor(sp.cancel(tr ** 2 / 4 - det))
     return tuple(sp.together(tr / 2 + s * sp.sqrt(disc)) for s in (1, -1))
-
-
-def spectral_radius(A, z, digits):
-    """max |lambda| of A at a number z, evaluated with ``digits`` digits."""
-    Az = A.subs(Z, sp.nsimplify(z, rational=True))
-    tr, det = sp.N(Az.trace(), digits), sp.N(Az.det(), digits)
-    disc = tr ** 2 / 4 - det
-    if disc >= 0:
-        return max(abs(tr / 2 + sp.sqrt(disc)), abs(tr / 2 - sp.sqrt(disc)))
-    return sp.sqrt(det)

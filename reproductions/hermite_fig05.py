@@ -36,6 +36,7 @@ from mpvi.studies import numstr, steps, successive_orders
 from mpvi.systems.double_well import double_well, double_well_exact
 
 from reproductions._hermite import PAPER, STYLE
+from reproductions._hermite_double_well import energies
 
 PARAMS = {"q0": "0.74", "v0": "0", "T": 10, "dt": ["0.2", "0.1", "0.05", "0.025", "0.0125"],
           "methods": ["hermite_variational", "hermite_galerkin", "simpson"]}
@@ -82,7 +83,7 @@ def compute(run):
             if method == "simpson":
                 candidates += [(CANDIDATE, trajectory_slope_v(tr)), (MID_ENERGY, list(tr.v))]
             for name, vs in candidates:
-                E = [system.energy(q, system.momentum(q, v)) for q, v in zip(tr.q, vs)]
+                E = energies(system, tr.q, vs)
                 if name == MID_ENERGY:
                     E = E[:1] + midstep_energy(system, tr)
                 e = {"q": max(abs(x[0] - y[0]) for x, y in zip(tr.q, q_ex)),
