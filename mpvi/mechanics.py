@@ -384,6 +384,14 @@ class LagrangianSystem:
         vals = self._acceleration_parts(self._t(t), q, v, self.param_values)
         return self._solve_mass(self._arr(vals[:n * n], (n, n)), self._arr(vals[n * n:], (n,)), q)
 
+    def acceleration_derivatives(self, t, q, v):
+        """(A, dA/dq, dA/dv) at (t, q, v): A as :meth:`acceleration`, its derivatives from
+        G(t, q, v, A(t, q, v)) = 0 by implicit differentiation, dA/dq = -G_a^-1 G_q and
+        dA/dv = -G_a^-1 G_v (rows index A)."""
+        a = self.acceleration(t, q, v)
+        _, Gq, Gv, Ga = self.residual_derivatives(t, q, v, a)
+        return a, -self._solve_mass(Ga, Gq, q), -self._solve_mass(Ga, Gv, q)
+
     def hamiltonian(self, q, p, t=None):
         """H = p^T v - L at v = velocity(q, p); for the M, V form 1/2 p^T M(q)^-1 p + V(q)
         (top2025 eq. (15))."""

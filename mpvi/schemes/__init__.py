@@ -3,12 +3,17 @@
 from .base import SCHEMES, Method, StabilityError, State, StepResult, get_scheme, register
 from .gbs import gbs
 from .hermite import hermite_galerkin, hermite_variational
+from .implicit_midpoint import implicit_midpoint
 from .lobatto import lobatto
 from .midpoint import midpoint
+from .mutze import mutze, mutze_parabolic_el, mutze_variation
 from .newmark import newmark
 from .newmark_family import newmark_family
+from .rk2 import rk2
 from .rk4 import rk4
 from .simpson import simpson, simpson_v1
 
 __all__ = ["SCHEMES", "Method", "StabilityError", "State", "StepResult", "get_scheme", "register",
-           "gbs", "hermite_galerkin", "hermite_variational", "lobatto", "midpoint", "newmark", "newmark_family", "rk4", "simpson", "simpson_v1"]
+           "gbs", "hermite_galerkin", "hermite_variational", "implicit_midpoint", "lobatto", "midpoint",
+           "mutze", "mutze_parabolic_el", "mutze_variation", "newmark", "newmark_family", "rk2", "rk4",
+           "simpson", "simpson_v1"]

@@ -1,0 +1,269 @@
+"""Mutze's one-step integrators on parabolic paths (U. Mutze, "A Simple Variational
+Integrator for General Holonomic Mechanical Systems", Secs. 3-6).
+
+One step of length h = 2 tau from the state (x, v) at time t follows the parabolic path
+q(t + s) = x + v s + a s^2/2, s in [0, 2 tau] (eq. 18); the methods differ only in the
+equation that fixes the acceleration parameter a, after which (eq. 74)
+
+    v_new = v + 2 tau a,        x_new = x + tau (v + v_new).
+
+The system enters through L(t, x, v) and F(t, x, v) (any number of degrees of freedom):
+its guiding force G(t, x, v, a) = L_vv a + L_vx v + L_vt - L_x - F (eqs. 10-11) and its
+acceleration A(t, x, v), the a with G = 0 (eq. 15), both from
+:class:`mpvi.mechanics.LagrangianSystem`.
+
+``mutze`` -- the **g-family** (eq. 72, equivalently eq. 76):
+
+    G(t + tau, x + v tau + a tau^2 g, v + a tau, a) = 0,
+
+solved by ``solver``:
+
+* ``"newton"`` (default): Newton's method on eq. (72) at the context's precision, started
+  from a_0 = A(t + tau, x + v tau, v);
+* ``"explicit"``: one linear solve, exact when eq. (72) is affine in a -- for g = 0 that
+  is the paper's eq. (79), A linear in v (eq. 89 for the damped oscillator); the method
+  checks the affinity symbolically and refuses otherwise;
+* ``"iterate"``: the paper's iteration (80) with ``iterations`` rounds, ``variant``
+  ``"damped"`` (a_{n+1} = (a_* + a_**)/2) or ``"simple"`` (a_{n+1} = a_*);
+  ``iterations=0`` is a = a_0, first order when A depends on v.
+
+g = 0 is the **direct midpoint method** (eqs. 77-78); g = 1 is the implicit midpoint rule
+(eqs. 83, 85) -- checked step for step against :mod:`mpvi.schemes.implicit_midpoint`.
+For L = v.v/2 - V(x), F = 0, g = 0 is the position Verlet method (drift tau, kick 2 tau,
+drift tau), hence symplectic there; for general L it is not, and the registry says
+``symplectic=False``.  Order 2 (1 for zero iterations).
+
+``mutze_variation`` -- the **midpoint variation method** (eqs. 54/57): D_tau S = 0 with
+S = S_L + S_F (eqs. 39, 46, 53) and D_tau = 3/(2 tau^3) (tau grad_v - grad_a) (eq. 37).
+
+``mutze_parabolic_el`` -- the **Euler-Lagrange equation for parabolic paths** (eq. 44):
+D_tau S_L + W_F = 0 with W_F = int_0^{2 tau} sigma(s) F ds, sigma(s) = 3 s (2 tau - s) /
+(4 tau^3) (eqs. 32, 41).
+
+For these two, the integrands over s in [0, 2 tau] and their derivatives in a are derived
+symbolically from the system's L and F once (``prepare``) and integrated by ``nodes``-point
+Gauss-Legendre quadrature at context precision: exact for polynomial integrands of degree
+<= 2 nodes - 1 (a Lagrangian quadratic in (x, v) and F affine in v give degree <= 6, so
+the default 4 nodes is exact for the damped oscillator); a is solved by Newton from a_0.
+For the damped oscillator both give eq. (90) -- :func:`parabolic_acceleration` derives
+this exactly.
+"""
+from __future__ import annotations
+
+import numpy as np
+import sympy as sp
+
+from ..mechanics import TIME
+from ..newton import check_options, solve_info
+from ..quadrature import gauss_legendre, to_context
+from .base import Method, StepResult, check_step, register
+
+SOLVERS = ("newton", "explicit", "iterate")
+VARIANTS = ("damped", "simple")
+TAU = sp.Symbol("tau", positive=True)
+S = sp.Symbol("s", nonnegative=True)
+
+
+def _number(value, name, ctx):
+    try:
+        return ctx.num(value)
+    except (TypeError, ValueError) as exc:
+        raise type(exc)(f"parameter {name}: {exc}") from None
+
+
+def _g_symbolic(g):
+    """g as an exact sympy number when it was given exactly (int, Fraction, decimal str)."""
+    try:
+        return sp.Rational(str(g))
+    except (TypeError, ValueError):
+        return None
+
+
+def _affine_in_a(system, g):
+    """True when G(t + tau, x + v tau + a tau^2 g, v + a tau, a) is affine in a (exactly,
+    by sympy), so that one linear solve gives the exact a (eq. 79 for g = 0)."""
+    n = system.dof
+    x, v = system.coords, system.velocity_symbols
+    a = sp.symbols(f"a0:{n}")
+    Lvv, r = system._motion_exprs()
+    gs = _g_symbolic(g)
+    gs = sp.Symbol("g") if gs is None else gs
+    shift = {x[i]: x[i] + v[i] * TAU + a[i] * TAU ** 2 * gs for i in range(n)}
+    shift.update({v[i]: v[i] + a[i] * TAU for i in range(n)})
+    for row in range(n):
+        G = sum(Lvv[row][d] * a[d] for d in range(n)) - r[row]
+        G = G.xreplace(shift)
+        for i in range(n):
+            for j in range(i, n):
+                if sp.simplify(sp.diff(G, a[i], a[j])) != 0:
+                    return False
+    return True
+
+
+def prepare_g(system, h, ctx, g=0, solver="newton", iterations=1, variant="damped",
+              newton=None, check_stability=True):
+    """Stepper of the g-family (module doc).  ``g`` a number the context reads exactly
+    (int, str, Fraction; ``"0.68"``); ``newton``: options of :func:`mpvi.newton.solve`;
+    ``check_stability`` is accepted for a uniform interface (no a-priori bound)."""
+    h = check_step(h, ctx)
+    tau = h / 2
+    if solver not in SOLVERS:
+        raise ValueError(f"mutze: unknown solver {solver!r}; use one of {', '.join(SOLVERS)}")
+    if variant not in VARIANTS:
+        raise ValueError(f"mutze: unknown iteration variant {variant!r}; use one of {', '.join(VARIANTS)}")
+    if isinstance(iterations, bool) or not isinstance(iterations, (int, np.integer)) or iterations < 0:
+        raise ValueError(f"mutze: iterations must be a non-negative integer, got {iterations!r}")
+    gc = _number(g, "g", ctx)
+    newton = check_options(newton)
+    if solver == "explicit" and not _affine_in_a(system, g):
+        raise ValueError(f"mutze: solver='explicit' needs eq. (72) affine in a (for g = 0: A "
+                         f"linear in v, eq. 79); {system.name!r} is not -- use solver='newton' "
+                         "or 'iterate'")
+    tau2g = tau * tau * gc
+    n = system.dof
+
+    def A(tm, xm, v, a):
+        return system.acceleration(tm, xm + a * tau2g, v + a * tau)
+
+    def stepper(t, x, v, carry=None):
+        tm, xm = t + tau, x + v * tau
+        a0 = system.acceleration(tm, xm, v)
+        its = res = None
+        if solver == "iterate":
+            a = a0
+            for _ in range(iterations):
+                a1 = A(tm, xm, v, a)
+                a = a1 if variant == "simple" else (a1 + A(tm, xm, v, a1)) / 2
+        elif solver == "explicit":
+            G0, Gx, Gv, Ga = system.residual_derivatives(tm, xm, v, ctx.zeros(n))
+            a = ctx.solve(Ga + Gv * tau + Gx * tau2g, -G0)
+        else:
+            def fun(a, jacobian):
+                G, Gx, Gv, Ga = system.residual_derivatives(tm, xm + a * tau2g, v + a * tau, a)
+                return (G, Ga + Gv * tau + Gx * tau2g) if jacobian else G
+            a, its, res = solve_info(fun, a0, ctx, what="mutze: eq. (72)", **newton)
+        v1 = v + a * h
+        return StepResult(x + (v + v1) * tau, v1, a, its, res)
+    return stepper
+
+
+def _g_order(p):
+    return 1 if p["solver"] == "iterate" and p["iterations"] == 0 else 2
+
+
+mutze = register(Method(
+    name="mutze", label="Mutze g-family", state="qv",
+    params={"g": 0, "solver": "newton", "iterations": 1, "variant": "damped"},
+    order=_g_order, symplectic=False, implicit=True, internal="a",
+    reference="mutze eqs. (72)-(80); g = 0: direct midpoint method (77)-(79)",
+    prepare=prepare_g, doc=__doc__))
+
+
+# ----- action-based methods: eqs. (44) and (54) ----------------------------------------------
+
+KINDS = {"variation": "midpoint variation method, eq. (54)",
+         "parabolic_el": "Euler-Lagrange equation for parabolic paths, eq. (44)"}
+
+
+def action_integrand(L, F, x, v, a, t=TIME, kind="variation"):
+    """The integrand over s in [0, 2 tau] of the small step equation of motion ``kind``
+    as sympy expressions (one per coordinate), from a Lagrangian ``L`` in the symbols
+    t, ``x``, ``v`` and a force column ``F``; ``a`` are the acceleration symbols.
+
+    The parabolic path is X = x + v s + a s^2/2, V = v + a s (eq. 18).  With
+    K = L(t + s, X, V) + (s/2)(s - 2 tau) a.F(t + s, X, V) (eqs. 46, 66) the midpoint
+    variation method's integrand is 3/(2 tau^3) (tau d/dv - d/da) K (eqs. 37, 54);
+    the parabolic Euler-Lagrange integrand is 3/(2 tau^3) (tau d/dv - d/da) L(...) +
+    sigma(s) F(...) (eqs. 41, 44)."""
+    if kind not in KINDS:
+        raise ValueError(f"unknown small step equation {kind!r}; use one of {', '.join(KINDS)}")
+    n = len(x)
+    path = {x[i]: x[i] + v[i] * S + a[i] * S ** 2 / 2 for i in range(n)}
+    path.update({v[i]: v[i] + a[i] * S for i in range(n)})
+    path[t] = t + S
+    Lp = sp.sympify(L).xreplace(path)
+    Fp = [sp.sympify(F[i]).xreplace(path) for i in range(n)]
+    sigma = 3 * S * (2 * TAU - S) / (4 * TAU ** 3)
+    D = 3 / (2 * TAU ** 3)
+    if kind == "variation":
+        K = Lp + S * (S - 2 * TAU) / 2 * sum(a[i] * Fp[i] for i in range(n))
+        return [D * (TAU * sp.diff(K, v[i]) - sp.diff(K, a[i])) for i in range(n)]
+    return [D * (TAU * sp.diff(Lp, v[i]) - sp.diff(Lp, a[i])) + sigma * Fp[i] for i in range(n)]
+
+
+def parabolic_acceleration(L, F, x, v, t=TIME, kind="variation"):
+    """The acceleration a solving eq. (54) (``kind="variation"``) or eq. (44)
+    (``"parabolic_el"``) by exact integration over [0, 2 tau] -- for one degree of
+    freedom and integrands sympy integrates in closed form (e.g. the damped oscillator,
+    eq. 87, where both give eq. 90).  Returns a sympy expression in t, x, v, tau."""
+    a = sp.symbols(f"a0:{len(x)}")
+    eqs = [sp.integrate(sp.expand(e), (S, 0, 2 * TAU)) for e in action_integrand(L, F, x, v, a, t, kind)]
+    sol = sp.solve(eqs, a, dict=True)
+    if len(sol) != 1:
+        raise ValueError(f"eq. {'(54)' if kind == 'variation' else '(44)'}: expected one "
+                         f"solution for a, found {len(sol)}")
+    return [sp.factor(sol[0][ai]) for ai in a] if len(a) > 1 else sp.factor(sol[0][a[0]])
+
+
+def _compiled_action(system, kind):
+    """The integrand of ``kind`` and its a-Jacobian, compiled once per system."""
+    cache = system.__dict__.setdefault("_pieces", {})
+    if ("mutze", kind) in cache:
+        return cache["mutze", kind]
+    n = system.dof
+    a = list(sp.symbols(f"a0:{n}"))
+    x, v = system.coords, system.velocity_symbols
+    R = action_integrand(system.lagrangian_expr, list(system.force_expr), x, v, a, TIME, kind)
+    J = [sp.diff(R[i], a[j]) for i in range(n) for j in range(n)]
+    cache["mutze", kind] = system._compile([TIME, x, v, a, S, TAU, system.param_symbols], R + J)
+    return cache["mutze", kind]
+
+
+def prepare_action(kind):
+    def prepare(system, h, ctx, nodes=4, newton=None, check_stability=True):
+        """Stepper of the small step equation ``kind`` with ``nodes``-point Gauss-Legendre
+        quadrature on [0, 2 tau] (module doc); ``check_stability`` is accepted for a
+        uniform interface."""
+        h = check_step(h, ctx)
+        tau = h / 2
+        if getattr(system, "lagrangian_expr", None) is None:
+            raise TypeError(f"{KINDS[kind]} needs a system with a symbolic Lagrangian "
+                            f"(mpvi.mechanics.LagrangianSystem); got {system!r}")
+        if isinstance(nodes, bool) or not isinstance(nodes, (int, np.integer)) or nodes < 1:
+            raise ValueError(f"nodes must be a positive integer, got {nodes!r}")
+        newton = check_options(newton)
+        rule = gauss_legendre(int(nodes))
+        ss = [to_context(z, ctx) * h for z in rule.nodes]
+        ws = [to_context(w, ctx) * h for w in rule.weights]
+        f = _compiled_action(system, kind)
+        n = system.dof
+        params = system.param_values
+
+        def stepper(t, x, v, carry=None):
+            def fun(a, jacobian):
+                R, J = ctx.zeros(n), ctx.zeros((n, n))
+                for s, w in zip(ss, ws):
+                    vals = f(t, x, v, a, s, tau, params)
+                    R = R + np.array(vals[:n], dtype=ctx.dtype) * w
+                    if jacobian:
+                        J = J + np.array(vals[n:], dtype=ctx.dtype).reshape(n, n) * w
+                return (R, J) if jacobian else R
+            a0 = system.acceleration(t + tau, x + v * tau, v)
+            a, its, res = solve_info(fun, a0, ctx, what=f"mutze: {KINDS[kind]}", **newton)
+            v1 = v + a * h
+            return StepResult(x + (v + v1) * tau, v1, a, its, res)
+        return stepper
+    return prepare
+
+
+mutze_variation = register(Method(
+    name="mutze_variation", label="Midpoint variation method", state="qv", params={"nodes": 4},
+    order=2, symplectic=False, implicit=True, internal="a",
+    reference="mutze eqs. (54)/(57) with S = S_L + S_F (39, 46, 53)",
+    prepare=prepare_action("variation"), doc=__doc__))
+
+mutze_parabolic_el = register(Method(
+    name="mutze_parabolic_el", label="Euler-Lagrange eq. for parabolic paths", state="qv",
+    params={"nodes": 4}, order=2, symplectic=False, implicit=True, internal="a",
+    reference="mutze eq. (44) with S_L, W_F (39, 41)",
+    prepare=prepare_action("parabolic_el"), doc=__doc__))

@@ -1,0 +1,43 @@
+"""Explicit second-order Runge-Kutta methods on (x, v)' = (v, A(t, x, v)) (mutze eqs.
+81-82, Sec. 7 "the Runge Kutta method of second order").
+
+``variant="midpoint"`` (default; the explicit midpoint rule, Hairer, Norsett & Wanner
+II.1 (1.7)):  y_new = y + h f(t + h/2, y + (h/2) f(t, y));
+``variant="heun"`` (Heun's method, the trapezoidal predictor-corrector):
+y_new = y + (h/2) (f(t, y) + f(t + h, y + h f(t, y))).
+
+The paper does not say which second-order Runge-Kutta method it used; both are here and
+the mutze reproductions report both (reproductions/ERRATA.md).
+"""
+import numpy as np
+
+from .base import Method, StepResult, check_step, register
+
+VARIANTS = ("midpoint", "heun")
+
+
+def prepare(system, h, ctx, variant="midpoint", check_stability=True):
+    """``check_stability`` is accepted for a uniform interface (no a-priori bound)."""
+    h = check_step(h, ctx)
+    if variant not in VARIANTS:
+        raise ValueError(f"rk2: unknown variant {variant!r}; use one of {', '.join(VARIANTS)}")
+    half = h / 2
+
+    def f(t, x, v):
+        return v, system.acceleration(t, x, v)
+
+    def stepper(t, x, v, carry=None):
+        dx, dv = f(t, x, v)
+        if variant == "midpoint":
+            mx, mv = f(t + half, x + dx * half, v + dv * half)
+            return StepResult(x + mx * h, v + mv * h)
+        ex, ev = f(t + h, x + dx * h, v + dv * h)
+        return StepResult(x + (dx + ex) * half, v + (dv + ev) * half)
+    return stepper
+
+
+rk2 = register(Method(
+    name="rk2", label="RK2", state="qv", order=2, symplectic=False, implicit=False,
+    params={"variant": "midpoint"},
+    reference="mutze Sec. 7 (second-order Runge-Kutta; explicit midpoint or Heun)",
+    prepare=prepare, doc=__doc__))

@@ -1,0 +1,90 @@
+"""The damped harmonic oscillator of the mutze paper (Sec. 7) with its exact flow, and a
+damped, driven pendulum (a nonlinear forced system for measured orders).
+
+Damped oscillator (mutze eqs. 87-91), coordinate x:
+
+    L = m v^2/2 - k x^2/2,   F = -b v,   G = m a + b v + k x,   A = -(k x + b v)/m,
+
+m x'' + b x' + k x = 0.  With rho = b/(2m) and omega = sqrt(k/m - rho^2) (k/m > rho^2:
+oscillating; b < 0 is anti-damping) the general solution is e^(-rho t) cos(omega t +
+phi), and the exact flow from (x0, v0) is
+
+    x(t) = e^(-rho t) (x0 cos omega t + (v0 + rho x0)/omega sin omega t),
+    v(t) = e^(-rho t) (v0 cos omega t - (omega x0 + rho (v0 + rho x0)/omega) sin omega t).
+
+The complex amplitude s_c = x - i (v + rho x)/omega (Sec. 7) evolves as
+s_c(t) = e^((-rho + i omega) t) s_c(0), which makes the interaction picture (eq. 92)
+one multiplication: :meth:`DampedOscillatorExact.interaction`.
+
+Damped driven pendulum: L = v^2/2 + w0^2 cos x, F = -c v + f cos(W t), so that
+x'' = -w0^2 sin x - c x' + f cos(W t): A depends on v and t.
+"""
+from __future__ import annotations
+
+import sympy as sp
+
+from ..mechanics import LagrangianSystem
+
+
+def damped_oscillator(ctx, m=1, k=1, b=0):
+    """The damped harmonic oscillator (eq. 87) with mass ``m``, stiffness ``k`` and
+    damping ``b`` (negative: anti-damping); numbers the context reads exactly or context
+    numbers.  ``energy`` is the mechanical energy m v^2/2 + k x^2/2."""
+    x = sp.Symbol("x")
+    ms, ks, bs = sp.symbols("m k b")
+    if not ctx.num(m) > 0 or not ctx.num(k) > 0:
+        raise ValueError(f"damped oscillator: m and k must be positive, got m = {m!r}, k = {k!r}")
+    return LagrangianSystem("damped oscillator", [x], sp.Matrix([[ms]]), ks * x ** 2 / 2,
+                            {ms: m, ks: k, bs: b}, ctx,
+                            force=lambda t, q, v: sp.Matrix([-bs * v[0]]))
+
+
+class DampedOscillatorExact:
+    """Exact flow of m x'' + b x' + k x = 0 (module doc); ``rho``, ``omega``."""
+
+    def __init__(self, ctx, m=1, k=1, b=0):
+        self.ctx = ctx
+        m, k, b = ctx.num(m), ctx.num(k), ctx.num(b)
+        self.rho = b / (2 * m)
+        w2 = k / m - self.rho ** 2
+        if not w2 > 0:
+            raise ValueError("damped oscillator: k/m <= (b/2m)^2, the motion does not oscillate")
+        self.omega = ctx.sqrt(w2)
+
+    def flow(self, t, x0, v0):
+        """(x(t), v(t)) from (x0, v0) at time 0."""
+        ctx, r, w = self.ctx, self.rho, self.omega
+        e, c, s = ctx.exp(-r * t), ctx.cos(w * t), ctx.sin(w * t)
+        y0 = (v0 + r * x0) / w
+        return e * (x0 * c + y0 * s), e * (v0 * c - (w * x0 + r * y0) * s)
+
+    def amplitude(self, x, v):
+        """The complex amplitude s_c = x - i (v + rho x)/omega (mutze Sec. 7) as its real
+        and imaginary parts."""
+        return x, -(v + self.rho * x) / self.omega
+
+    def interaction(self, t, x, v):
+        """s_int(t)_c for the state (x, v) reached at time t (eq. 92): the complex amplitude
+        of Phi_exact(-t)(x, v), which is e^((rho - i omega) t) s_c; (real, imaginary)."""
+        ctx = self.ctx
+        re, im = self.amplitude(x, v)
+        e, c, s = ctx.exp(self.rho * t), ctx.cos(self.omega * t), ctx.sin(self.omega * t)
+        return e * (re * c + im * s), e * (im * c - re * s)
+
+    def polar(self, re, im):
+        """(|s|, arg s) of a complex amplitude given as (real, imaginary)."""
+        return self.ctx.sqrt(re * re + im * im), self.ctx.atan2(im, re)
+
+
+def damped_pendulum(ctx, w0=1, damping="1/5", force="1/2", drive="2/3"):
+    """The damped driven pendulum x'' = -w0^2 sin x - c x' + f cos(W t) (module doc)."""
+    x = sp.Symbol("x")
+    v = sp.Symbol("v")
+    w, c, f, W = sp.symbols("w0 c f W")
+    return LagrangianSystem.from_lagrangian(
+        "damped driven pendulum", [x], [v], v ** 2 / 2 + w ** 2 * sp.cos(x),
+        {w: w0, c: damping, f: force, W: drive}, ctx,
+        force=lambda t, q, vv: sp.Matrix([-c * vv[0] + f * sp.cos(W * t)]))
+
+
+__all__ = ["damped_oscillator", "DampedOscillatorExact", "damped_pendulum"]
