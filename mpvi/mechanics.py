@@ -339,7 +339,9 @@ class LagrangianSystem:
 
     def residual_derivatives(self, t, x, v, a):
         """R = L_vv a + L_vq v + L_vt - L_q - F (zero along a motion) and dR/dx, dR/dv,
-        dR/da at (t, x, v, a): the weighted-residual (Galerkin) equations use them."""
+        dR/da at (t, x, v, a): the weighted-residual (Galerkin) equations use them.  R is
+        Mutze's guiding force G(t, x, v, a) (mutze eqs. 10-11), the equation of the
+        g-family (eq. 72)."""
         n = self.dof
         vals = self._residual_full(self._t(t), x, v, a, self.param_values)
         m = n * n
@@ -378,8 +380,8 @@ class LagrangianSystem:
         return solve(fun, zero, ctx, what=f"{self.name}: velocity from momentum")
 
     def acceleration(self, t, q, v):
-        """a = q'' from L_vv a = L_q + F - L_vq v - L_vt at (t, q, v), solved at context
-        precision; a singular L_vv raises :class:`SingularMatrixError` naming the point."""
+        """a = q'' from L_vv a = L_q + F - L_vq v - L_vt at (t, q, v) (mutze eq. 15), solved
+        at context precision; a singular L_vv raises :class:`SingularMatrixError` naming the point."""
         n = self.dof
         vals = self._acceleration_parts(self._t(t), q, v, self.param_values)
         return self._solve_mass(self._arr(vals[:n * n], (n, n)), self._arr(vals[n * n:], (n,)), q)
