@@ -1,0 +1,404 @@
+"""Mutze's quantum direct midpoint rule (Sec. 6, eq. 86) for a particle on a 1-D grid.
+
+The paper (Sec. 6, "Informal remark on quantum and field dynamics") applies the direct
+midpoint method -- the g = 0 member of the family (72), with the acceleration of eq. (78),
+a = A(t + tau, x + v tau, v) when A does not depend on v, and the update (74)
+x <- x + 2 tau v + 2 tau^2 a, v <- v + 2 tau a -- to the second-order equation
+
+    psi'' = -(1/hbar^2) H^2 psi,
+
+which every solution of i hbar psi' = H psi satisfies (eq. 86):
+
+    a              := -(1/hbar^2) H_{t+tau}^2 (psi_t + tau psi'_t)
+    psi_{t+2 tau}  := psi_t + 2 tau psi'_t + 2 tau^2 a
+    psi'_{t+2 tau} := psi'_t + 2 tau a,          psi'_0 := H_0 psi_0 / (i hbar).
+
+Here H = -(hbar^2 / 2m) D2 + V on N interior points x_j = j dx (j = 1..N) with Dirichlet
+ends x_0 = 0, x_{N+1} = L = (N+1) dx; D2 is the 3-point Laplacian, so H is a real
+symmetric tridiagonal matrix (diagonal hbar^2/(m dx^2) + V_j, off-diagonal
+-hbar^2/(2 m dx^2)), applied as a stencil, never built.  The potential is
+time-independent, so H_{t+tau} = H.  Since H is real, the real and imaginary parts of psi
+evolve under the same real linear map; states are stored as real pairs X = [Re psi,
+Im psi] of shape (2, N) -- numpy object arrays of the context's mpf, or float64 arrays.
+
+**Stability** (:func:`amplification_matrix`, :func:`stability_bound`).  On an eigenvector
+of H with eigenvalue lambda, omega = lambda / hbar, the scheme is the g = 0 map of the
+scalar test equation x'' = -omega^2 x: with z = (omega tau)^2
+
+    M = [[1 - 2 z, 2 tau (1 - z)], [-2 tau omega^2, 1 - 2 z]],   det M = 1,
+    tr M = 2 (1 - 2 z),
+
+stable (bounded powers, eigenvalues exp(+-i theta), cos theta = 1 - 2 z distinct on the
+unit circle) iff 0 < omega tau < 1; at omega tau = 1 M is a Jordan block (-1 double),
+linear growth.  The grid's spectral radius is bounded by Gershgorin:
+rho(H) <= 2 hbar^2/(m dx^2) + max V (V >= 0), so :meth:`Particle.check_tau` refuses
+tau >= hbar / rho_Gershgorin.  (The map is position Verlet with step 2 tau.)
+
+**Conserved quadratic form** (:func:`invariant_form`).  M^T Q M = Q has the one-parameter
+family of solutions Q ~ diag(omega^2, 1 - omega^2 tau^2): per mode
+omega^2 |x|^2 + (1 - omega^2 tau^2) |v|^2 is invariant, hence for any function f(H) the
+form <psi|f(H) H^2/hbar^2|psi> + <psi'|f(H)(1 - tau^2 H^2/hbar^2)|psi'> is conserved
+exactly by eq. (86).  Computed here (:meth:`Particle.observe`):
+
+* ``Q``  (f = 1): ||H psi||^2/hbar^2 + ||psi'||^2 - tau^2 ||H psi'||^2/hbar^2;
+* ``Nbar`` (f = hbar^2 H^-2 / 2): (||psi||^2 + hbar^2 ||H^-1 psi'||^2 - tau^2 ||psi'||^2) / 2,
+  which is the long-time mean of the norm (one tridiagonal solve; H must be
+  nonsingular -- here V >= 0 makes H positive definite).
+
+**Why the norm does not come back** (:func:`closed_form`).  With the Schroedinger initial
+velocity psi'_0 = -i omega psi_0 a mode c_k is not an eigenvector of M (the forward one
+has psi' = -i omega psi / sqrt(1 - z)); it splits into a forward and a small backward
+wave, c_k(n) = c_k(0) (alpha e^{-i n theta} + beta e^{+i n theta}), alpha, beta =
+(1 +- sqrt(1 - z)) / 2, and exactly
+
+    ||psi_n||^2 = sum_k |c_k|^2 [1 - (z_k / 2)(1 - cos 2 n theta_k)],
+    <psi_n|H|psi_n> = sum_k lambda_k |c_k|^2 [1 - (z_k / 2)(1 - cos 2 n theta_k)].
+
+The norm equals its initial value only where all cos 2 n theta_k = 1 (n = 0); its time mean
+is Nbar = N0 - tau^2 ||H psi_0||^2 / (2 hbar^2) -- a shift of O(tau^2 <H^2>), independent
+of the arithmetic's precision.  Since 2 n theta_k = 2 t lambda_k / hbar (1 + O(z)), the
+deviation is, to leading order,
+
+    ||psi(t)||^2 - N0 ~ -(tau^2 / 2 hbar^2) [||H psi_0||^2 - Re <H psi_0| exp(-2 i H t / hbar) |H psi_0>]:
+
+it depends on the autocorrelation of the initial state at the *doubled* time 2t, not on
+whether the packet is in a violent phase at time t; it returns towards 0 only at
+(partial) revivals of psi_0 at time 2t.  (Started instead from the forward eigenvector,
+psi'_0 = H (1 - tau^2 H^2/hbar^2)^(-1/2) psi_0 / (i hbar), eq. (86) multiplies every mode by
+exp(-i theta_k) and conserves norm and energy exactly -- tests/test_mutze_quantum.py.)
+
+**Exact reference** (:class:`ChebyshevPropagator`): exp(-i H t / hbar) psi by the Chebyshev
+expansion exp(-i x A) = J_0(x) + 2 sum_k (-i)^k J_k(x) T_k(A), A = (H - c)/r with the
+Gershgorin interval [c - r, c + r], truncated when |J_k| < eps 1e-10 beyond k > x; the
+spectral data (eigenvalues lambda_k and weights |c_k|^2 of psi_0) by mpmath's implicit QL
+(``tridiag_eigen``, EISPACK imtql2) on the tridiagonal H, with the eigenvector matrix
+multiplied into the 2 x N row block of psi_0 (no N x N matrix).  The eigenvalues and the
+Bessel coefficients J_k are computed in a private mpmath context at the number context's
+precision plus ``GUARD_BITS``; the Chebyshev recurrence runs in the number context.
+"""
+from __future__ import annotations
+
+import mpmath
+import numpy as np
+import sympy as sp
+from mpmath.matrices import eigen_symmetric as _eigen_symmetric
+
+GUARD_BITS = 24
+"""Extra bits of the private mpmath context of the spectral data and Bessel coefficients."""
+
+# --------------------------------------------------------------------------------------
+# the scalar test equation x'' = -omega^2 x (exact, sympy)
+# --------------------------------------------------------------------------------------
+OMEGA, TAU = sp.symbols("omega tau", positive=True)
+
+
+def amplification_matrix():
+    """The g = 0 step (eqs. 74, 78) on x'' = -omega^2 x as a matrix acting on (x, v):
+    a = -omega^2 (x + tau v), x <- x + 2 tau v + 2 tau^2 a, v <- v + 2 tau a."""
+    x, v = sp.symbols("x v")
+    a = -OMEGA ** 2 * (x + TAU * v)
+    new = [sp.expand(x + 2 * TAU * v + 2 * TAU ** 2 * a), sp.expand(v + 2 * TAU * a)]
+    return sp.Matrix([[sp.diff(e, x), sp.diff(e, v)] for e in new])
+
+
+def stability_bound():
+    """``(sup, interval)``: the set of r = omega tau > 0 for which the powers of
+    :func:`amplification_matrix` stay bounded, derived from det M = 1 and
+    |tr M| < 2 (eigenvalues distinct on the unit circle); ``sup`` is its supremum (1).
+    Raises ``ArithmeticError`` if det M != 1 (then the criterion would not apply)."""
+    M = amplification_matrix()
+    if sp.simplify(M.det() - 1) != 0:
+        raise ArithmeticError(f"det M = {sp.factor(M.det())} is not 1: |tr M| < 2 is not the "
+                              "stability criterion")
+    r = sp.Symbol("r", positive=True)
+    half_trace = sp.simplify((M.trace() / 2).subs(OMEGA, r / TAU))
+    interval = sp.solve_univariate_inequality(sp.Abs(half_trace) < 1, r, relational=False)
+    interval = interval.intersect(sp.Interval.open(0, sp.oo))
+    return interval.sup, interval
+
+
+def invariant_form():
+    """The symmetric Q (up to a factor) with M^T Q M = Q for :func:`amplification_matrix`,
+    normalised to Q[0, 0] = omega^2: diag(omega^2, 1 - omega^2 tau^2)."""
+    M = amplification_matrix()
+    q11, q12, q22 = sp.symbols("q11 q12 q22")
+    Q = sp.Matrix([[q11, q12], [q12, q22]])
+    eqs = [e for e in (M.T * Q * M - Q) if e != 0]
+    sol = sp.solve(eqs, [q12, q22], dict=True)
+    if len(sol) != 1:
+        raise ArithmeticError(f"M^T Q M = Q has no unique one-parameter solution: {sol}")
+    return sp.simplify(Q.subs(sol[0]).subs(q11, OMEGA ** 2))
+
+
+# --------------------------------------------------------------------------------------
+# the particle on the grid
+# --------------------------------------------------------------------------------------
+class Particle:
+    """H = -(hbar^2/2m) D2 + V on ``n`` interior points x_j = j dx (Dirichlet ends), in the
+    number context ``ctx`` (mp: object arrays of its mpf; fp: float64).  ``potential`` is a
+    callable x -> V(x) (x a context number; returns something ``ctx.num`` reads or a
+    context number), V >= 0 required (H positive definite, see :meth:`solve`).
+    ``dx``, ``hbar``, ``mass``: strings, ints or Fractions."""
+
+    def __init__(self, ctx, n, dx="1", hbar="1", mass="1", potential=None):
+        if not isinstance(n, int) or n < 3:
+            raise ValueError(f"the grid needs n >= 3 interior points, got {n!r}")
+        self.ctx, self.n = ctx, n
+        self.dx, self.hbar, self.mass = ctx.num(dx), ctx.num(hbar), ctx.num(mass)
+        for name in ("dx", "hbar", "mass"):
+            if not getattr(self, name) > 0:
+                raise ValueError(f"{name} must be positive, got {getattr(self, name)}")
+        self.x = ctx.asarray([j for j in range(1, n + 1)]) * self.dx
+        self.length = (n + 1) * self.dx
+        if potential is None:
+            self.V = ctx.zeros(n)
+        else:
+            self.V = ctx.asarray([potential(xj) for xj in self.x])
+        if min(self.V) < 0:
+            raise ValueError("the potential must be >= 0 (H positive definite: the invariant "
+                             "Nbar needs H^-1 and the Gershgorin bound assumes V >= 0)")
+        kin = self.hbar ** 2 / (self.mass * self.dx ** 2)
+        self.diag = kin + self.V
+        self.off = -kin / 2
+        # Thomas factorisation of H (symmetric positive definite: no pivoting needed)
+        self._piv = [self.diag[0]]
+        for i in range(1, n):
+            self._piv.append(self.diag[i] - self.off * self.off / self._piv[i - 1])
+
+    # ---- H and its bounds ----------------------------------------------------------
+    def H(self, p):
+        """H applied as a 3-point stencil along the last axis (Dirichlet: psi_0 = psi_{N+1} = 0)."""
+        q = self.diag * p
+        q[..., 1:] += self.off * p[..., :-1]
+        q[..., :-1] += self.off * p[..., 1:]
+        return q
+
+    def gershgorin(self):
+        """(lo, hi): every eigenvalue of H lies in [lo, hi] (Gershgorin discs; end rows have
+        one neighbour)."""
+        r = abs(self.off)
+        radii = [r if i in (0, self.n - 1) else 2 * r for i in range(self.n)]
+        return (min(d - s for d, s in zip(self.diag, radii)),
+                max(d + s for d, s in zip(self.diag, radii)))
+
+    def omega_max(self):
+        """Gershgorin bound of the spectral radius of Omega = H / hbar."""
+        lo, hi = self.gershgorin()
+        return max(abs(lo), abs(hi)) / self.hbar
+
+    def check_tau(self, tau):
+        """Refuse (``ValueError``) a half step tau outside the stability region
+        omega tau < 1 of :func:`stability_bound` for omega = the Gershgorin bound of H/hbar."""
+        tau = self.ctx.num(tau)
+        if not tau > 0:
+            raise ValueError(f"tau must be positive, got {self.ctx.to_str(tau, 6)}")
+        r = tau * self.omega_max()
+        if not r < 1:
+            raise ValueError(
+                f"tau = {self.ctx.to_str(tau, 6)} is beyond the stability bound of eq. (86): "
+                f"tau * omega_max = {self.ctx.to_str(r, 6)} >= 1 (omega_max <= "
+                f"{self.ctx.to_str(self.omega_max(), 6)} by Gershgorin, 2 hbar/(m dx^2) + max V/hbar); "
+                f"need tau < {self.ctx.to_str(1 / self.omega_max(), 6)}")
+        return tau
+
+    def solve(self, b):
+        """H^-1 b along the last axis (Thomas algorithm)."""
+        n, off, piv = self.n, self.off, self._piv
+        y = np.empty_like(b)
+        y[..., 0] = b[..., 0]
+        for i in range(1, n):
+            y[..., i] = b[..., i] - off / piv[i - 1] * y[..., i - 1]
+        out = np.empty_like(b)
+        out[..., n - 1] = y[..., n - 1] / piv[n - 1]
+        for i in range(n - 2, -1, -1):
+            out[..., i] = (y[..., i] - off * out[..., i + 1]) / piv[i]
+        return out
+
+    # ---- inner products --------------------------------------------------------------
+    def dot(self, a, b):
+        """Re <a|b> = dx sum a.b over real pairs."""
+        return self.dx * self.ctx.fsum(np.ravel(a * b))
+
+    def norm2(self, a):
+        return self.dot(a, a)
+
+    # ---- states ------------------------------------------------------------------------
+    def gaussian(self, x0, sigma, k0):
+        """exp(-(x - x0)^2/(4 sigma^2) + i k0 x), normalised (dx-weighted), as a real pair."""
+        ctx = self.ctx
+        x0, sigma, k0 = ctx.num(x0), ctx.num(sigma), ctx.num(k0)
+        env = ctx.exp(-(self.x - x0) ** 2 / (4 * sigma ** 2))
+        X = np.array([env * ctx.cos(k0 * self.x), env * ctx.sin(k0 * self.x)], dtype=ctx.dtype)
+        return X / ctx.sqrt(self.norm2(X))
+
+    def box(self, x0, width, k0):
+        """A sharp-edged state: exp(i k0 x) on |x - x0| <= width/2, 0 elsewhere, normalised."""
+        ctx = self.ctx
+        x0, width, k0 = ctx.num(x0), ctx.num(width), ctx.num(k0)
+        inside = np.array([abs(xj - x0) <= width / 2 for xj in self.x])
+        if not inside.any():
+            raise ValueError("the box state holds no grid point")
+        env = ctx.zeros(self.n)
+        env[inside] = ctx.one
+        X = np.array([env * ctx.cos(k0 * self.x), env * ctx.sin(k0 * self.x)], dtype=ctx.dtype)
+        return X / ctx.sqrt(self.norm2(X))
+
+    def schroedinger_velocity(self, X):
+        """psi' = H psi / (i hbar) as a real pair: (H Im psi, -H Re psi) / hbar."""
+        HX = self.H(X)
+        return np.array([HX[1], -HX[0]], dtype=X.dtype) / self.hbar
+
+    # ---- eq. (86) ----------------------------------------------------------------------
+    def step(self, X, V, tau):
+        """One step of eq. (86) (time-independent H): a = -H^2 (psi + tau psi') / hbar^2,
+        psi <- psi + 2 tau psi' + 2 tau^2 a, psi' <- psi' + 2 tau a."""
+        a = -self.H(self.H(X + tau * V)) / self.hbar ** 2
+        return X + 2 * tau * V + 2 * tau * tau * a, V + 2 * tau * a
+
+    def observe(self, X, V, tau):
+        """norm ||psi||^2, unnormalised energy <psi|H|psi>, energy <H> = that / norm, the
+        relative Schroedinger residual ||psi' - H psi/(i hbar)|| / ||H psi / hbar||, and the
+        invariants Q and Nbar (module docstring)."""
+        hb = self.hbar
+        HX, HV = self.H(X), self.H(V)
+        norm = self.norm2(X)
+        eu = self.dot(X, HX)
+        S = np.array([HX[1], -HX[0]], dtype=X.dtype) / hb
+        res = self.ctx.sqrt(self.norm2(V - S) / self.norm2(S))
+        vv = self.norm2(V)
+        Q = self.norm2(HX) / hb ** 2 + vv - tau ** 2 * self.norm2(HV) / hb ** 2
+        Y = self.solve(V)
+        nbar = (norm + hb ** 2 * self.norm2(Y) - tau ** 2 * vv) / 2
+        return {"norm": norm, "energy_unnorm": eu, "energy": eu / norm, "residual": res,
+                "Q": Q, "Nbar": nbar}
+
+    def mass_in(self, X, mask):
+        """Fraction of ||psi||^2 on the grid points of ``mask``."""
+        sel = X[:, mask]
+        return self.ctx.fsum(np.ravel(sel * sel)) / self.ctx.fsum(np.ravel(X * X))
+
+
+def to_fp(particle):
+    """The float64 copy of an mp particle (numbers rounded once)."""
+    from mpvi.context import fp
+    p = Particle.__new__(Particle)
+    p.ctx, p.n = fp, particle.n
+    f = float                                  # rounding to float64 is the point
+    p.dx, p.hbar, p.mass = f(particle.dx), f(particle.hbar), f(particle.mass)
+    p.x = np.array([f(v) for v in particle.x])
+    p.length = f(particle.length)
+    p.V = np.array([f(v) for v in particle.V])
+    p.diag = np.array([f(v) for v in particle.diag])
+    p.off = f(particle.off)
+    p._piv = [f(v) for v in particle._piv]
+    return p
+
+
+# --------------------------------------------------------------------------------------
+# spectral data, closed form, exact reference (mp only)
+# --------------------------------------------------------------------------------------
+def _private_mp(ctx):
+    if not ctx.is_mp:
+        raise ValueError("the spectral data and the exact reference need an mp context")
+    m = mpmath.MPContext()
+    m.prec = ctx.prec + GUARD_BITS
+    return m
+
+
+def spectral_data(particle, X0):
+    """``(lam, w)``: the eigenvalues of H (ascending) and the weights w_k = |c_k|^2 of psi_0
+    (dx-weighted, sum w_k = ||psi_0||^2), by implicit QL on the tridiagonal H with the
+    eigenvector matrix multiplied into the 2 x N block [Re psi_0; Im psi_0]."""
+    ctx = particle.ctx
+    m = _private_mp(ctx)
+    n = particle.n
+    d = [m.mpf(v) for v in particle.diag]
+    e = [m.mpf(particle.off)] * (n - 1) + [m.zero]
+    z = m.matrix(2, n)
+    for r in range(2):
+        for j in range(n):
+            z[r, j] = m.mpf(X0[r, j])
+    _eigen_symmetric.tridiag_eigen(m, d, e, z)
+    lam = ctx.asarray([ctx.num(v) for v in d])
+    w = ctx.asarray([ctx.num(particle.dx * (z[0, k] ** 2 + z[1, k] ** 2)) for k in range(n)])
+    return lam, w
+
+
+def closed_form(particle, lam, w, tau, steps):
+    """``(norm, energy_unnorm)`` after ``steps`` steps of eq. (86) from psi'_0 = H psi_0/(i hbar),
+    exactly (module docstring): sum_k w_k (lambda_k) [1 - (z_k/2)(1 - cos 2 n theta_k)],
+    z_k = (tau lambda_k / hbar)^2, cos theta_k = 1 - 2 z_k."""
+    ctx = particle.ctx
+    fac = []
+    for lk in lam:
+        zk = (tau * lk / particle.hbar) ** 2
+        theta = ctx.acos(1 - 2 * zk)
+        fac.append(1 - zk / 2 * (1 - ctx.cos(2 * steps * theta)))
+    norm = ctx.fsum(wk * f for wk, f in zip(w, fac))
+    eu = ctx.fsum(lk * wk * f for lk, wk, f in zip(lam, w, fac))
+    return norm, eu
+
+
+def bessel_coefficients(ctx, x):
+    """J_k(x), k = 0, 1, ..., K, at the context's precision (private mpmath context with
+    guard bits), K the first order beyond x with |J_K|, |J_{K+1}| < eps 1e-10."""
+    m = _private_mp(ctx)
+    xm = m.mpf(x)
+    tol = m.mpf(ctx.eps) * m.mpf(10) ** -10
+    out, k = [], 0
+    while True:
+        j = m.besselj(k, xm)
+        out.append(ctx.num(j))
+        if k > xm and abs(j) < tol and len(out) > 1 and abs(out[-2]) < tol:
+            return out
+        k += 1
+
+
+class ChebyshevPropagator:
+    """psi -> exp(-i H t / hbar) psi for a fixed t (mp only): the Chebyshev expansion of the
+    module docstring, applied by stencils (three-term recurrence)."""
+
+    def __init__(self, particle, t):
+        ctx = particle.ctx
+        self.p, self.ctx = particle, ctx
+        lo, hi = particle.gershgorin()
+        self.c, self.r = (lo + hi) / 2, (hi - lo) / 2
+        self.xarg = self.r * ctx.num(t) / particle.hbar
+        self.J = bessel_coefficients(ctx, self.xarg)
+        self.phase = self.c * ctx.num(t) / particle.hbar
+        self.cos_ph, self.sin_ph = ctx.cos(self.phase), ctx.sin(self.phase)
+
+    def terms(self):
+        return len(self.J)
+
+    def __call__(self, X):
+        p = self.p
+        d2 = 2 * (p.diag - self.c) / self.r          # B = 2 A = 2 (H - c) / r as a stencil
+        o2 = 2 * p.off / self.r
+
+        def B(Y):
+            q = d2 * Y
+            q[..., 1:] += o2 * Y[..., :-1]
+            q[..., :-1] += o2 * Y[..., 1:]
+            return q
+
+        S = self.J[0] * X
+        T_prev, T = X, B(X) / 2
+        for k in range(1, len(self.J)):
+            if k > 1:
+                T_prev, T = T, B(T) - T_prev
+            c = 2 * self.J[k]
+            # S += c (-i)^k T on real pairs: -i (u, w) = (w, -u)
+            if k % 4 == 1:
+                S[0] += c * T[1]
+                S[1] -= c * T[0]
+            elif k % 4 == 2:
+                S -= c * T
+            elif k % 4 == 3:
+                S[0] -= c * T[1]
+                S[1] += c * T[0]
+            else:
+                S += c * T
+        # times exp(-i c t / hbar): (u + i w)(cos - i sin)
+        cp, sp_ = self.cos_ph, self.sin_ph
+        return np.array([S[0] * cp + S[1] * sp_, S[1] * cp - S[0] * sp_], dtype=X.dtype)
