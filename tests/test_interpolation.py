@@ -26,20 +26,10 @@ from mpvi.interpolation import (
     smooth_step_pair,
 )
 from mpvi.repro import execute, get_reproduction
+from reproductions.mutze_interpolation import random_data
 
 MP = MPContext(64)
 TOL = MP.num(10) ** -60
-
-
-def _random_data(seed, m, dim=None):
-    rng = random.Random(seed)
-    xs, x = [], Fraction(rng.randint(-50, 50), 7)
-    for _ in range(m):
-        xs.append(x)
-        x += Fraction(rng.randint(1, 100), 37)
-    shape = (lambda: Fraction(rng.randint(-1000, 1000), 313)) if dim is None else \
-        (lambda: [Fraction(rng.randint(-1000, 1000), 313) for _ in range(dim)])
-    return xs, [shape() for _ in range(m)]
 
 
 # ----------------------------------------------------------------------- the smooth step
@@ -158,7 +148,7 @@ def test_quadrature_refuses_float64():
 
 # ----------------------------------------------------------------------- the interpolant
 def test_reproduces_data_and_two_term_sum_equals_the_papers_full_sum():
-    xs, ys = _random_data(7, 15)
+    xs, ys = random_data(7, 15)
     f = SmoothInterpolant(xs, ys, ctx=MP)
     for x, y in zip(xs, ys):
         assert abs(f(x) - MP.num(y)) <= TOL
@@ -190,7 +180,7 @@ def test_exact_for_lines_everywhere_and_for_parabolas_inside():
 
 def test_locality_no_initializing_run():
     """Changing y_j changes f only on ]x_(j-2), x_(j+2)[ (only f_(j-1), f_j, f_(j+1) use it)."""
-    xs, ys = _random_data(11, 12)
+    xs, ys = random_data(11, 12)
     j = 6
     ys2 = list(ys)
     ys2[j] += 5
@@ -207,7 +197,7 @@ def test_locality_no_initializing_run():
 
 
 def test_vector_values_are_componentwise():
-    xs, ys = _random_data(5, 9, dim=3)
+    xs, ys = random_data(5, 9, dim=3)
     f = SmoothInterpolant(xs, ys, ctx=MP)
     assert f.dim == 3
     comps = [SmoothInterpolant(xs, [y[i] for y in ys], ctx=MP) for i in range(3)]
@@ -226,7 +216,7 @@ def test_vector_values_are_componentwise():
 
 def test_one_sided_derivatives_match_at_knots_unlike_a_cubic_spline():
     from reproductions.mutze_interpolation import NaturalCubicSpline
-    xs, ys = _random_data(13, 8)
+    xs, ys = random_data(13, 8)
     f = SmoothInterpolant(xs, ys, ctx=MP)
     s = NaturalCubicSpline([MP.num(x) for x in xs], [MP.num(y) for y in ys], MP)
     d = MP.num(10) ** -30
@@ -258,7 +248,7 @@ def test_two_points_give_the_line_and_default_p():
 
 
 def test_float64_context_agrees_with_mp():
-    xs, ys = _random_data(17, 10)
+    xs, ys = random_data(17, 10)
     f = SmoothInterpolant([float(x) for x in xs], [float(y) for y in ys], ctx=fp)
     g = SmoothInterpolant(xs, ys, ctx=MP)
     with warnings.catch_warnings(), np.errstate(over="raise", invalid="raise", divide="raise", under="ignore"):

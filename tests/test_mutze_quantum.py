@@ -44,6 +44,19 @@ def test_invariant_form():
     assert sp.simplify(M.T * Q * M - Q) == sp.zeros(2, 2)
 
 
+def _dense_h(ctx, p, guard_bits):
+    """H as a dense mpmath matrix from the particle's stencil, in a private context of
+    the number context's precision plus ``guard_bits``."""
+    m = mpmath.MPContext()
+    m.prec = ctx.prec + guard_bits
+    H = m.matrix(p.n, p.n)
+    for i in range(p.n):
+        H[i, i] = m.mpf(p.diag[i])
+        if i + 1 < p.n:
+            H[i, i + 1] = H[i + 1, i] = m.mpf(p.off)
+    return m, H
+
+
 # ---- eq. (86) against an independent dense-matrix implementation ------------------------
 def _dense_reference(ctx, particle, psi0, tau, steps):
     """Eq. (86) literally with complex vectors and a dense H built from its definition."""
@@ -108,13 +121,7 @@ def test_gershgorin_bounds_the_spectrum():
     assert lo <= min(lam) and max(lam) <= hi
     assert abs(ctx.fsum(w) - p.norm2(X)) < 10 * ctx.eps
     # eigenvalues against mpmath's dense eigsy
-    m = mpmath.MPContext()
-    m.prec = ctx.prec
-    H = m.matrix(p.n, p.n)
-    for i in range(p.n):
-        H[i, i] = m.mpf(p.diag[i])
-        if i + 1 < p.n:
-            H[i, i + 1] = H[i + 1, i] = m.mpf(p.off)
+    m, H = _dense_h(ctx, p, 0)
     E = sorted(m.eigsy(H, eigvals_only=True))
     assert max(abs(a - ctx.num(b)) for a, b in zip(lam, E)) < 100 * ctx.eps
 
@@ -185,13 +192,7 @@ def test_chebyshev_reference_against_dense_expm():
     X = p.gaussian("2", "0.6", "0.9")
     t = ctx.num("1.7")
     Y = mq.ChebyshevPropagator(p, t)(X)
-    m = mpmath.MPContext()
-    m.prec = ctx.prec + 20
-    H = m.matrix(p.n, p.n)
-    for i in range(p.n):
-        H[i, i] = m.mpf(p.diag[i])
-        if i + 1 < p.n:
-            H[i, i + 1] = H[i + 1, i] = m.mpf(p.off)
+    m, H = _dense_h(ctx, p, 20)
     U = m.expm(-m.mpc(0, 1) * H * m.mpf(t) / m.mpf(p.hbar))
     psi = U * m.matrix([m.mpc(m.mpf(X[0, j]), m.mpf(X[1, j])) for j in range(p.n)])
     err = max(abs(m.mpc(m.mpf(Y[0, j]), m.mpf(Y[1, j])) - psi[j]) for j in range(p.n))
@@ -221,13 +222,7 @@ def test_forward_eigenvector_start_conserves_norm_exactly():
     p = _small(ctx, n=8)
     tau = p.check_tau("0.1")
     X = p.gaussian("2", "0.6", "1.3")
-    m = mpmath.MPContext()
-    m.prec = ctx.prec + 20
-    H = m.matrix(p.n, p.n)
-    for i in range(p.n):
-        H[i, i] = m.mpf(p.diag[i])
-        if i + 1 < p.n:
-            H[i, i + 1] = H[i + 1, i] = m.mpf(p.off)
+    m, H = _dense_h(ctx, p, 20)
     E, U = m.eigsy(H)
     hb, t = m.mpf(p.hbar), m.mpf(tau)
     F = U * m.diag([E[k] / hb / m.sqrt(1 - (t * E[k] / hb) ** 2) for k in range(p.n)]) * U.T

@@ -9,7 +9,6 @@ y_new = y + (h/2) (f(t, y) + f(t + h, y + h f(t, y))).
 The paper does not say which second-order Runge-Kutta method it used; both are here and
 the mutze reproductions report both (reproductions/ERRATA.md).
 """
-import numpy as np
 
 from .base import Method, StepResult, check_step, register
 
