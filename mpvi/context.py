@@ -288,7 +288,7 @@ class MPContext(Context):
         if isinstance(x, (str, Decimal)):
             try:
                 return m.mpf(str(x).strip())
-            except ValueError:
+            except (ValueError, ZeroDivisionError):
                 raise ValueError(f"cannot read a number from {x!r}") from None
         if isinstance(x, _any_mpf):
             # an mpf of another mpmath context: keep its bits (they are exact), re-home it
@@ -391,6 +391,10 @@ class FPContext(Context):
             try:
                 return float(x)
             except ValueError:
+                pass
+            try:                        # "p/q", as the mp context reads it (correctly rounded)
+                return float(Fraction(x.strip()))
+            except (ValueError, ZeroDivisionError):
                 raise ValueError(f"cannot read a number from {x!r}") from None
         raise TypeError(f"cannot convert {type(x).__name__} {x!r} to a number")
 

@@ -81,7 +81,7 @@ def errors(ctx, exact, t, x, v, x0, v0):
     for tj, xj, vj in zip(t, x, v):
         r, phi = exact.polar(*exact.interaction(tj, xj, vj))
         d = phi - phi0
-        d = d - turn * ctx.nint((d - last) / turn)
+        d = d - turn * round(ctx.to_float((d - last) / turn))   # an integer: any context
         last = d
         amp.append((r - r0) / r0)
         phase.append(d * 180 / ctx.pi)

@@ -152,11 +152,14 @@ def test_num_refuses_float_in_mp():
     assert fp.num("0.1") == 0.1
     assert fp.num(Fraction(1, 10)) == 0.1
     assert fp.num(3) == 3.0
+    # rational strings, as the mp context reads them, correctly rounded
+    assert fp.num("1/5") == 0.2 and fp.num(" -7/10 ") == -0.7
+    assert MPContext(64).num("1/5") == MPContext(64).num(1) / 5
 
 
 @pytest.mark.parametrize("ctx", [MPContext(64), fp], ids=["mp64", "fp"])
 def test_num_bad_string(ctx):
-    for s in ("abc", "1e", "0.1.2"):
+    for s in ("abc", "1e", "0.1.2", "1/0", "1/2/3"):
         with pytest.raises(ValueError) as info:
             ctx.num(s)
         assert repr(s) in str(info.value)

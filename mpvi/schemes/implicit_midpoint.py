@@ -27,6 +27,7 @@ def prepare(system, h, ctx, newton=None, check_stability=True):
     newton = check_options(newton)
     n = system.dof
     eye = ctx.eye(2 * n)
+    half_eye = ctx.eye(n) * half
 
     def stepper(t, x, v, carry=None):
         tm = t + half
@@ -38,7 +39,7 @@ def prepare(system, h, ctx, newton=None, check_stability=True):
                 return Y - y - np.concatenate([V, system.acceleration(tm, X, V)]) * half
             a, ax, av = system.acceleration_derivatives(tm, X, V)
             J = eye.copy()
-            J[:n, n:] = J[:n, n:] - ctx.eye(n) * half
+            J[:n, n:] = J[:n, n:] - half_eye
             J[n:, :n] = J[n:, :n] - ax * half
             J[n:, n:] = J[n:, n:] - av * half
             return Y - y - np.concatenate([V, a]) * half, J

@@ -75,33 +75,25 @@ def _number(value, name, ctx):
         raise type(exc)(f"parameter {name}: {exc}") from None
 
 
-def _g_symbolic(g):
-    """g as an exact sympy number when it was given exactly (int, Fraction, decimal str)."""
-    try:
-        return sp.Rational(str(g))
-    except (TypeError, ValueError):
-        return None
-
-
-def _affine_in_a(system, g):
+def _affine_in_a(system, g_is_zero):
     """True when G(t + tau, x + v tau + a tau^2 g, v + a tau, a) is affine in a (exactly,
-    by sympy), so that one linear solve gives the exact a (eq. 79 for g = 0)."""
-    n = system.dof
-    x, v = system.coords, system.velocity_symbols
-    a = sp.symbols(f"a0:{n}")
-    Lvv, r = system._motion_exprs()
-    gs = _g_symbolic(g)
-    gs = sp.Symbol("g") if gs is None else gs
-    shift = {x[i]: x[i] + v[i] * TAU + a[i] * TAU ** 2 * gs for i in range(n)}
-    shift.update({v[i]: v[i] + a[i] * TAU for i in range(n)})
-    for row in range(n):
-        G = sum(Lvv[row][d] * a[d] for d in range(n)) - r[row]
-        G = G.xreplace(shift)
-        for i in range(n):
-            for j in range(i, n):
-                if sp.simplify(sp.diff(G, a[i], a[j])) != 0:
-                    return False
-    return True
+    by sympy), so that one linear solve gives the exact a: for g = 0 that is eq. (79) (A
+    linear in v); for g != 0 it is checked with g a symbol, so it holds for every g.
+    Decided once per system."""
+    cache = system.__dict__.setdefault("_pieces", {})
+    key = ("mutze affine", g_is_zero)
+    if key not in cache:
+        n = system.dof
+        x, v = system.coords, system.velocity_symbols
+        a = sp.symbols(f"a0:{n}")
+        g = 0 if g_is_zero else sp.Symbol("g")
+        Lvv, r = system._motion_exprs()
+        shift = {x[i]: x[i] + v[i] * TAU + a[i] * TAU ** 2 * g for i in range(n)}
+        shift.update({v[i]: v[i] + a[i] * TAU for i in range(n)})
+        G = [(sum(Lvv[row][d] * a[d] for d in range(n)) - r[row]).xreplace(shift) for row in range(n)]
+        cache[key] = all(sp.simplify(sp.diff(Gr, a[i], a[j])) == 0
+                         for Gr in G for i in range(n) for j in range(i, n))
+    return cache[key]
 
 
 def prepare_g(system, h, ctx, g=0, solver="newton", iterations=1, variant="damped",
@@ -119,7 +111,7 @@ def prepare_g(system, h, ctx, g=0, solver="newton", iterations=1, variant="dampe
         raise ValueError(f"mutze: iterations must be a non-negative integer, got {iterations!r}")
     gc = _number(g, "g", ctx)
     newton = check_options(newton)
-    if solver == "explicit" and not _affine_in_a(system, g):
+    if solver == "explicit" and not _affine_in_a(system, gc == 0):
         raise ValueError(f"mutze: solver='explicit' needs eq. (72) affine in a (for g = 0: A "
                          f"linear in v, eq. 79); {system.name!r} is not -- use solver='newton' "
                          "or 'iterate'")
