@@ -8,17 +8,28 @@ import pytest
 
 import mpvi
 from mpvi import FPContext, MPContext, fp, integrate, linearized_double_pendulum
-from mpvi.context import NotPositiveDefiniteError, PrecisionError, SingularMatrixError
+from mpvi.context import (GMPContext, NotPositiveDefiniteError, PrecisionError,
+                          SingularMatrixError, _mpfr_to_mpmath)
 
 # An independent 120-digit mpmath context, used only to compare numbers that live in
-# different mpvi contexts (mpf bits are exact, so re-homing them here loses nothing).
+# different mpvi contexts (mpf and mpfr bits are exact, so re-homing them here loses nothing).
 REF = mpmath.MPContext()
 REF.dps = 120
+
+# The arbitrary-precision contexts: the mpmath reference and the gmpy2 fast context pass
+# the same tests.
+ARB = [MPContext, GMPContext]
+ARB_IDS = ["mp", "gmp"]
+
+
+def R(x):
+    """x at 120 digits, from an mpf of any context, an mpfr, an int or a float."""
+    return _mpfr_to_mpmath(x, REF) if isinstance(x, type(GMPContext(5).num(0))) else REF.mpf(x)
 
 
 def ref_diff(a, b):
     """max |a_i - b_i| evaluated at 120 digits, for arrays from any two contexts."""
-    return max(abs(REF.mpf(x) - REF.mpf(y)) for x, y in zip(np.ravel(a), np.ravel(b)))
+    return max(abs(R(x) - R(y)) for x, y in zip(np.ravel(a), np.ravel(b)))
 
 
 # A small SPD test problem built from exact rationals.
@@ -28,23 +39,25 @@ K3 = [[5, -1, 0], [-1, 4, Fraction(1, 7)], [0, Fraction(1, 7), 3]]
 
 # ----- independence of contexts and of the global mpmath precision ----------------------
 
-def test_contexts_are_independent_and_leave_global_mp_alone():
+@pytest.mark.parametrize("C", ARB, ids=ARB_IDS)
+def test_contexts_are_independent_and_leave_global_mp_alone(C):
     before = mpmath.mp.dps
-    c64, c80 = MPContext(64), MPContext(80)
+    c64, c80 = C(64), C(80)
     assert mpmath.mp.dps == before
     assert (c64.dps, c80.dps) == (64, 80)
-    assert c64.name == "mp64" and c80.name == "mp80"
+    assert c64.name == f"{ARB_IDS[ARB.index(C)]}64" and c80.name == f"{ARB_IDS[ARB.index(C)]}80"
     assert c64.eps > c80.eps > 0
-    # eps really is the context's unit roundoff: 2^(1 - prec)
-    assert c64.eps == mpmath.ldexp(1, 1 - c64.prec)
+    # eps really is the context's unit roundoff: 2^(1 - prec), mpmath's prec for the dps
+    assert R(c64.eps) == mpmath.ldexp(1, 1 - c64.prec)
+    assert c64.prec == MPContext(64).prec
 
     third64 = c64.num(1) / 3
     third80 = c80.num(1) / 3
     # each third is correctly rounded at its own precision
     exact = REF.mpf(1) / 3
-    assert abs(REF.mpf(third64) - exact) <= c64.eps
-    assert abs(REF.mpf(third80) - exact) <= c80.eps
-    assert abs(REF.mpf(third64) - exact) > c80.eps      # 64 digits really is coarser
+    assert abs(R(third64) - exact) <= R(c64.eps)
+    assert abs(R(third80) - exact) <= R(c80.eps)
+    assert abs(R(third64) - exact) > R(c80.eps)      # 64 digits really is coarser
     assert mpmath.mp.dps == before
 
     with c64.workdps(90):
@@ -52,7 +65,7 @@ def test_contexts_are_independent_and_leave_global_mp_alone():
         assert c80.dps == 80
         assert mpmath.mp.dps == before
         x = c64.num(1) / 3
-        assert abs(REF.mpf(x) - exact) < REF.mpf(10) ** -88
+        assert abs(R(x) - exact) < REF.mpf(10) ** -88
     assert c64.dps == 64
     assert c80.dps == 80
     assert mpmath.mp.dps == before
@@ -62,9 +75,10 @@ def test_contexts_are_independent_and_leave_global_mp_alone():
     assert mpmath.mp.dps == before
 
 
-def test_workdps_restores_on_exception():
+@pytest.mark.parametrize("C", ARB, ids=ARB_IDS)
+def test_workdps_restores_on_exception(C):
     before = mpmath.mp.dps
-    c = MPContext(40)
+    c = C(40)
     with pytest.raises(RuntimeError):
         with c.workdps(100):
             raise RuntimeError("boom")
@@ -86,7 +100,12 @@ def test_bad_dps_and_get_context():
     assert isinstance(mpvi.get_context("mp", 80), MPContext)
     assert mpvi.get_context("mp", 80).dps == 80
     assert isinstance(mpvi.get_context("fp"), FPContext)
-    with pytest.raises(ValueError, match="'mp' or 'fp'"):
+    assert isinstance(mpvi.get_context("gmp", 80), GMPContext)
+    assert mpvi.get_context("gmp", 80).dps == 80
+    for bad in (0, 2.5):
+        with pytest.raises(ValueError):
+            GMPContext(bad)
+    with pytest.raises(ValueError, match="gmp, mp, fp"):
         mpvi.get_context("quad")
 
 
@@ -99,10 +118,11 @@ def _final_q(ctx):
     return traj.q[-1]
 
 
-def test_precision_is_real():
+@pytest.mark.parametrize("C", ARB, ids=ARB_IDS)
+def test_precision_is_real(C):
     before = mpmath.mp.dps
-    c64, c80, c30 = MPContext(64), MPContext(80), MPContext(30)
-    q64, q80, q30, qfp = _final_q(c64), _final_q(c80), _final_q(c30), _final_q(fp)
+    c64, c80, c30 = C(64), C(80), C(30)
+    q64, q30, qfp, q80 = _final_q(c64), _final_q(c30), _final_q(fp), _final_q(c80)
     assert mpmath.mp.dps == before
 
     d64 = ref_diff(q64, q80)
@@ -121,24 +141,27 @@ def test_precision_is_real():
 
 # ----- num() ---------------------------------------------------------------------------
 
+@pytest.mark.parametrize("C", ARB, ids=ARB_IDS)
 @pytest.mark.parametrize("dps", [30, 64])
-def test_num_accepts_exact_inputs(dps):
-    c = MPContext(dps)
+def test_num_accepts_exact_inputs(dps, C):
+    c = C(dps)
     tenth = REF.mpf(1) / 10
     for x in ("0.1", " 0.1 ", Fraction(1, 10), Decimal("0.1")):
         v = c.num(x)
         assert c.is_number(v)
-        assert abs(REF.mpf(v) - tenth) <= c.eps * tenth    # correctly rounded 1/10
+        assert abs(R(v) - tenth) <= R(c.eps) * tenth    # correctly rounded 1/10
     assert c.num(7) == 7 and c.is_number(c.num(7))
     assert c.num(np.int64(-3)) == -3
     big = 10 ** 25 + 1
-    assert REF.mpf(c.num(big)) == big          # ints are exact up to the precision
+    assert R(c.num(big)) == big          # ints are exact up to the precision
+    assert c.num("-7/10") == c.num(-7) / 10
     x = c.num("0.1")
     assert c.num(x) is x                       # own numbers pass through
 
 
-def test_num_refuses_float_in_mp():
-    c = MPContext(64)
+@pytest.mark.parametrize("C", ARB, ids=ARB_IDS)
+def test_num_refuses_float_in_mp(C):
+    c = C(64)
     for bad in (0.1, np.float64(0.1), 1.0):
         with pytest.raises(PrecisionError) as info:
             c.num(bad)
@@ -157,7 +180,7 @@ def test_num_refuses_float_in_mp():
     assert MPContext(64).num("1/5") == MPContext(64).num(1) / 5
 
 
-@pytest.mark.parametrize("ctx", [MPContext(64), fp], ids=["mp64", "fp"])
+@pytest.mark.parametrize("ctx", [MPContext(64), GMPContext(64), fp], ids=["mp64", "gmp64", "fp"])
 def test_num_bad_string(ctx):
     for s in ("abc", "1e", "0.1.2", "1/0", "1/2/3"):
         with pytest.raises(ValueError) as info:
@@ -177,6 +200,49 @@ def test_num_rehomes_mpf_of_another_context():
     assert c64.num(mpmath.mpf(3)) == 3
 
 
+def test_numbers_convert_exactly_between_mp_and_gmp():
+    """A number of either arbitrary-precision context enters the other with its bits."""
+    m, g = MPContext(64), GMPContext(64)
+    for s in ("0.1", "-1/3", "1e-300", "123456789.123456789"):
+        assert R(g.num(m.num(s))) == R(m.num(s))
+        assert R(m.num(g.num(s))) == R(g.num(s))
+        assert R(m.num(s)) - R(g.num(s)) == 0       # both correctly rounded: the same bits
+    assert fp.num(g.num(1) / 3) == 1 / 3
+
+
+def test_gmp_context_pickles_and_keeps_its_precision_per_call():
+    import pickle
+    g64, g80 = GMPContext(64), GMPContext(80)
+    assert pickle.loads(pickle.dumps(g64)).dps == 64
+    x = g64.num(1) / 3
+    assert pickle.loads(pickle.dumps(x)) == x
+    # every method call makes its own precision the thread's: alternating contexts works
+    a80 = g80.num(1) / 3
+    a64 = g64.num(1) / 3
+    assert abs(R(a80) - REF.mpf(1) / 3) <= R(g80.eps) < R(g64.eps)
+    assert a64 == x
+
+
+@pytest.mark.parametrize("C", ARB, ids=ARB_IDS)
+def test_special_functions_agree(C):
+    """The mpmath-delegated functions of the gmp context equal the mp context's."""
+    c, m = C(64), MPContext(64)
+    q, z = c.num("0.1"), c.num("0.3")
+    # (mpmath may return a few guard bits more than its precision; the gmp context rounds)
+    assert ref_diff([c.jtheta(1, z, q)], [m.jtheta(1, m.num("0.3"), m.num("0.1"))]) <= R(c.eps)
+    assert ref_diff([c.ellipk(c.num("1/2"))], [m.ellipk(m.num("1/2"))]) <= R(c.eps)
+    assert abs(R(c.quad(lambda t: c.sin(t), [0, c.pi])) - 2) < 100 * R(c.eps)
+    root = c.findroot(lambda t: c.cos(t) - t, c.num(1))
+    assert c.is_number(root) and abs(R(c.cos(root) - root)) < 10 * R(c.eps)
+    w = c.csqrt(c.num(-4))
+    assert c.is_complex(w) and c.re(w) == 0 and c.im(w) == 2
+    for name in ("sin", "cos", "exp", "log", "sqrt", "atan", "tan", "sinh", "cosh", "tanh"):
+        x = c.num("0.7")
+        assert abs(R(getattr(c, name)(x)) - getattr(REF, name)(REF.mpf(7) / 10)) <= 2 * R(c.eps)
+    assert abs(R(c.atan2(c.num(1), c.num(-1))) - 3 * REF.pi / 4) <= 2 * R(c.eps)
+    assert c.to_str(c.num(1) / 3) == m.to_str(m.num(1) / 3)
+
+
 def test_fp_num_accepts_mp_numbers():
     """FPContext.num lists mpmath.mpf among its accepted inputs; the numbers of an
     MPContext (e.g. mpvi.mp) must convert to the nearest float."""
@@ -187,7 +253,8 @@ def test_fp_num_accepts_mp_numbers():
 
 # ----- linear algebra --------------------------------------------------------------------
 
-@pytest.mark.parametrize("ctx", [MPContext(64), MPContext(30), fp], ids=["mp64", "mp30", "fp"])
+@pytest.mark.parametrize("ctx", [MPContext(64), MPContext(30), GMPContext(64), GMPContext(30), fp],
+                         ids=["mp64", "mp30", "gmp64", "gmp30", "fp"])
 def test_solve_and_inv_known_results(ctx):
     A = ctx.matrix([[2, 1, 1], [1, 3, 2], [1, 0, 0]])
     b = ctx.vector([4, 5, 6])
@@ -214,7 +281,7 @@ def test_solve_and_inv_known_results(ctx):
         assert ctx.norm_inf(z - ctx.asarray([9, -36, 30])) < 1e4 * ctx.eps * 36
 
 
-@pytest.mark.parametrize("ctx", [MPContext(64), fp], ids=["mp64", "fp"])
+@pytest.mark.parametrize("ctx", [MPContext(64), GMPContext(64), fp], ids=["mp64", "gmp64", "fp"])
 def test_singular_and_not_pd(ctx):
     with pytest.raises(SingularMatrixError):
         ctx.solve(ctx.matrix([[1, 2], [2, 4]]), ctx.vector([1, 1]))
@@ -241,7 +308,8 @@ def test_singular_and_not_pd(ctx):
     assert ctx.norm_inf(L @ L.T - A) < 10 * 3 * ctx.eps * ctx.norm_inf(A)
 
 
-@pytest.mark.parametrize("ctx", [MPContext(64), MPContext(30), fp], ids=["mp64", "mp30", "fp"])
+@pytest.mark.parametrize("ctx", [MPContext(64), MPContext(30), GMPContext(64), GMPContext(30), fp],
+                         ids=["mp64", "mp30", "gmp64", "gmp30", "fp"])
 def test_eigh_generalized(ctx):
     M = ctx.asarray(M3)
     K = ctx.asarray(K3)
@@ -264,8 +332,9 @@ def test_eigh_generalized(ctx):
     assert max(abs(float(a) - b) for a, b in zip(lam, lam_fp)) < 10 * fp.eps * 3
 
 
-def test_check_symmetric():
-    c = MPContext(64)
+@pytest.mark.parametrize("C", ARB, ids=ARB_IDS)
+def test_check_symmetric(C):
+    c = C(64)
     c.check_symmetric(c.asarray(M3), "M")
     with pytest.raises(ValueError, match="not symmetric"):
         c.check_symmetric(c.matrix([[1, 2], [3, 1]]), "Q")

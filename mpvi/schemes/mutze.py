@@ -57,6 +57,7 @@ from __future__ import annotations
 import numpy as np
 import sympy as sp
 
+from .. import kernels
 from ..mechanics import TIME
 from ..newton import check_options, solve_info
 from ..quadrature import gauss_legendre, to_context
@@ -121,6 +122,9 @@ def prepare_g(system, h, ctx, g=0, solver="newton", iterations=1, variant="dampe
     def A(tm, xm, v, a):
         return system.acceleration(tm, xm + a * tau2g, v + a * tau)
 
+    if solver == "newton" and ctx.kernels:
+        return _g_kernel_stepper(system, h, ctx, tau, tau2g, newton)
+
     def stepper(t, x, v, carry=None):
         tm, xm = t + tau, x + v * tau
         a0 = system.acceleration(tm, xm, v)
@@ -138,6 +142,40 @@ def prepare_g(system, h, ctx, g=0, solver="newton", iterations=1, variant="dampe
                 G, Gx, Gv, Ga = system.residual_derivatives(tm, xm + a * tau2g, v + a * tau, a)
                 return (G, Ga + Gv * tau + Gx * tau2g) if jacobian else G
             a, its, res = solve_info(fun, a0, ctx, what="mutze: eq. (72)", **newton)
+        v1 = v + a * h
+        return StepResult(x + (v + v1) * tau, v1, a, its, res)
+    return stepper
+
+
+def _g_kernel_stepper(system, h, ctx, tau, tau2g, newton):
+    """The Newton solve of eq. (72) with a generated kernel (:mod:`mpvi.kernels`): the
+    residual G(t_m, x_m + a tau^2 g, v + a tau, a) in the unknown a, its a-Jacobian by
+    sympy; one kernel per system for every h and g (tau, tau^2 g are inputs)."""
+    n, params = system.dof, system.param_values
+
+    def build():
+        a = sp.symbols(f"a0:{n}", cls=sp.Dummy)
+        tm, tv, tg = sp.symbols("t_m tau tau2g", cls=sp.Dummy)
+        xm = sp.symbols(f"xm0:{n}", cls=sp.Dummy)
+        v = sp.symbols(f"vv0:{n}", cls=sp.Dummy)
+        Lvv, r = system._motion_exprs()
+        shift = {system.coords[i]: xm[i] + a[i] * tg for i in range(n)}
+        shift.update({system.velocity_symbols[i]: v[i] + a[i] * tv for i in range(n)})
+        shift[TIME] = tm
+        G = [(sum(Lvv[row][d] * a[d] for d in range(n)) - r[row]).xreplace(shift)
+             for row in range(n)]
+        return kernels.Kernel(a, [tm, *xm, *v, tv, tg], system.param_symbols, G, ctx)
+    kernel = kernels.cached_kernel(system, ("mutze g",), build)
+
+    def stepper(t, x, v, carry=None):
+        ctx.activate()
+        tm = t + tau
+        xm = [xi + vi * tau for xi, vi in zip(x, v)]
+        vl = list(v)
+        a0 = kernels.acceleration(system, tm, xm, vl)
+        a, its, res = kernels.newton(kernel, a0, [tm, *xm, *vl, tau, tau2g], params, ctx,
+                                     what="mutze: eq. (72)", **newton)
+        a = np.array(a, dtype=object)
         v1 = v + a * h
         return StepResult(x + (v + v1) * tau, v1, a, its, res)
     return stepper
@@ -215,6 +253,41 @@ def _compiled_action(system, kind):
     return cache["mutze", kind]
 
 
+def _action_kernel_stepper(system, kind, h, ctx, tau, ss, ws, newton):
+    """The quadrature of eq. (54) or (44) as one generated kernel (:mod:`mpvi.kernels`):
+    sum_k w_k R(t, x, v, a, s_k, tau) with the nodes s_k and weights w_k as inputs, so one
+    kernel per (system, kind, number of nodes) serves every h."""
+    n, params, m = system.dof, system.param_values, len(ss)
+
+    def build():
+        a = sp.symbols(f"a0:{n}", cls=sp.Dummy)
+        x = sp.symbols(f"x0:{n}", cls=sp.Dummy)
+        v = sp.symbols(f"vv0:{n}", cls=sp.Dummy)
+        t, tv = sp.symbols("t tau", cls=sp.Dummy)
+        s = sp.symbols(f"s0:{m}", cls=sp.Dummy)
+        w = sp.symbols(f"w0:{m}", cls=sp.Dummy)
+        R = action_integrand(system.lagrangian_expr, list(system.force_expr), system.coords,
+                             system.velocity_symbols, list(a), TIME, kind)
+        base = dict(zip(system.coords, x))
+        base.update(zip(system.velocity_symbols, v))
+        base.update({TIME: t, TAU: tv})
+        res = [sum(wk * Ri.xreplace({**base, S: sk}) for sk, wk in zip(s, w)) for Ri in R]
+        return kernels.Kernel(a, [t, *x, *v, tv, *s, *w], system.param_symbols, res, ctx)
+    kernel = kernels.cached_kernel(system, ("mutze", kind, m), build)
+    tail = [tau, *ss, *ws]
+
+    def stepper(t, x, v, carry=None):
+        ctx.activate()
+        xl, vl = list(x), list(v)
+        a0 = kernels.acceleration(system, t + tau, [xi + vi * tau for xi, vi in zip(xl, vl)], vl)
+        a, its, res = kernels.newton(kernel, a0, [t, *xl, *vl, *tail], params, ctx,
+                                     what=f"mutze: {KINDS[kind]}", **newton)
+        a = np.array(a, dtype=object)
+        v1 = v + a * h
+        return StepResult(x + (v + v1) * tau, v1, a, its, res)
+    return stepper
+
+
 def prepare_action(kind):
     def prepare(system, h, ctx, nodes=4, newton=None, check_stability=True):
         """Stepper of the small step equation ``kind`` with ``nodes``-point Gauss-Legendre
@@ -234,6 +307,9 @@ def prepare_action(kind):
         f = _compiled_action(system, kind)
         n = system.dof
         params = system.param_values
+
+        if ctx.kernels:
+            return _action_kernel_stepper(system, kind, h, ctx, tau, ss, ws, newton)
 
         def stepper(t, x, v, carry=None):
             def fun(a, jacobian):

@@ -48,7 +48,9 @@ from dataclasses import dataclass
 from fractions import Fraction as Fr
 
 import numpy as np
+import sympy as sp
 
+from .. import kernels
 from ..newton import check_options, solve_info
 from ..quadrature import Basis, Quadrature, gauss_legendre, gauss_lobatto, is_zero, lagrange_basis, to_context
 from .base import StepResult, check_step
@@ -203,6 +205,63 @@ class _TrialStepper:
         self.v1 = slots.index((Fr(1), 1)) if (Fr(1), 1) in slots else None
         self.start = {i: ctx.num(s.tau) * self.h for i, s in enumerate(slots) if s.derivative == 0}
         self.n = system.dof
+        self.kernel = None                 # set by the subclass when ctx.kernels
+
+    # ----- the generated-kernel path (mpvi.kernels) -------------------------------------------
+    def _symbols(self):
+        """sympy symbols of one step: the unknowns X (flat), the known slot vectors, and
+        the coefficient vectors c_i of every slot (known or unknown) as sympy Matrices."""
+        n = self.n
+        X = sp.symbols(f"X0:{len(self.unknown) * n}", cls=sp.Dummy)
+        known = [sp.symbols(f"k{i}_0:{n}", cls=sp.Dummy) for i in self.known]
+        coeffs = [None] * len(self.slots)
+        for i, c in zip(self.known, known):
+            coeffs[i] = sp.Matrix(c)
+        for k, i in enumerate(self.unknown):
+            coeffs[i] = sp.Matrix(X[k * n:(k + 1) * n])
+        return X, [s for c in known for s in c], coeffs
+
+    @staticmethod
+    def _table_symbols(prefix, table, values):
+        """Symbols for the nonzero entries of a (node -> [(slot, number)]) table, with
+        their numbers appended to ``values``; returns node -> [(slot, symbol)]."""
+        out = []
+        for k, terms in enumerate(table):
+            row = []
+            for i, x in terms:
+                sym = sp.Dummy(f"{prefix}{k}_{i}")
+                values.append(x)
+                row.append((i, sym))
+            out.append(row)
+        return out
+
+    @staticmethod
+    def _structure(*tables):
+        return tuple(tuple(tuple(i for i, _ in terms) for terms in table) for table in tables)
+
+    def _node_subs(self, coeffs, xt, gt, k, times):
+        """xreplace map of the system's symbols at node k: q -> x_k, v -> g_k, t -> t_k."""
+        sys = self.system
+        x = sum((coeffs[i] * a for i, a in xt[k]), sp.zeros(self.n, 1))
+        g = sum((coeffs[i] * c for i, c in gt[k]), sp.zeros(self.n, 1))
+        m = dict(zip(sys.coords, x))
+        m.update(zip(sys.velocity_symbols, g))
+        m[sys.time_symbol] = times[k]
+        return m
+
+    def kernel_step(self, t, q, y, carry, known, outputs):
+        """One step by the generated kernel: Newton on lists, results as context arrays."""
+        ctx = self.ctx.activate()
+        guess = self.first_guess(t, q, y, carry)
+        X0 = [x for g in guess for x in g]
+        K = self.kernel_inputs(t, q, y, known)
+        X, iterations, residual = kernels.newton(self.kernel, X0, K, self.system.param_values,
+                                                 ctx, what=self.method.disc.name, **self.newton)
+        X = np.array(X, dtype=object)
+        coeffs = self.assemble(known, X)
+        y1 = (np.array(self.kernel.outputs(list(X), K, self.system.param_values), dtype=object)
+              if outputs else coeffs[self.v1])
+        return X, iterations, residual, coeffs, y1
 
     def first_guess(self, t, q, y, carry):
         """Unknown coefficients from the previous step (carry) or from x + v (t - t_j)."""
@@ -234,12 +293,16 @@ class _TrialStepper:
 
     def __call__(self, t, q, y, carry=None):
         known = self.known_values(q, y)
-        guess = self.first_guess(t, q, y, carry)
-        fun, output = self.equations(t, q, y, known)
-        X, iterations, residual = solve_info(fun, np.concatenate(guess), self.ctx,
-                                             what=self.method.disc.name, **self.newton)
-        coeffs = self.assemble(known, X)
-        y1 = output() if self.method.state == "qp" else coeffs[self.v1]
+        if self.kernel is not None:
+            X, iterations, residual, coeffs, y1 = self.kernel_step(
+                t, q, y, carry, known, self.method.state == "qp")
+        else:
+            guess = self.first_guess(t, q, y, carry)
+            fun, output = self.equations(t, q, y, known)
+            X, iterations, residual = solve_info(fun, np.concatenate(guess), self.ctx,
+                                                 what=self.method.disc.name, **self.newton)
+            coeffs = self.assemble(known, X)
+            y1 = output() if self.method.state == "qp" else coeffs[self.v1]
         internal = [coeffs[i] for i in self.unknown if i != self.q1 and i != self.v1]
         return StepResult(coeffs[self.q1], y1, np.array(internal, dtype=object) if internal else None,
                           iterations, residual, coeffs)
@@ -252,6 +315,52 @@ class _VariationalStepper(_TrialStepper):
         self.tables = self.Ld.tables
         self.rows = [e for e, _ in method.equations]
         self.momentum = [m for _, m in method.equations]
+        if getattr(ctx, "kernels", False):
+            self._prepare_kernel()
+
+    def _prepare_kernel(self):
+        """The residual of :meth:`equations` as sympy expressions, compiled once per
+        (system, structure of the discretization) by :mod:`mpvi.kernels`; the table
+        numbers of this h are inputs."""
+        tb, sys = self.tables, self.system
+        self.timed = sys.has_force or sys.time_dependent
+        tables = (tb.x_terms, tb.g_terms, tb.G_terms, tb.P_terms)
+        self._K_tail = tail = []
+        syms = [self._table_symbols(p, table, tail) for p, table in zip("agGP", tables)]
+        key = ("variational", self._structure(*tables), tuple(self.known), tuple(self.unknown),
+               tuple(self.rows), tuple(self.momentum), self.q1, self.method.state, self.timed)
+        self.kernel = kernels.cached_kernel(sys, key, lambda: self._build_kernel(*syms))
+
+    def _build_kernel(self, xt, gt, Gt, Pt):
+        sys, n = self.system, self.n
+        X, known, coeffs = self._symbols()
+        y = list(sp.symbols(f"y0:{n}", cls=sp.Dummy)) if any(self.momentum) else []
+        times = (list(sp.symbols(f"t0:{len(xt)}", cls=sp.Dummy)) if self.timed
+                 else [sp.Integer(0)] * len(xt))
+        G = sp.Matrix(sys._G) + sys.force_expr
+        P = sp.Matrix(sys._P)
+        grad = {}
+        for k in range(len(xt)):
+            m = self._node_subs(coeffs, xt, gt, k, times)
+            Gk, Pk = G.xreplace(m), P.xreplace(m)
+            for terms, D in ((Gt[k], Gk), (Pt[k], Pk)):
+                for i, c in terms:
+                    grad[i] = grad.get(i, sp.zeros(n, 1)) + D * c
+        res = []
+        for e, mom in zip(self.rows, self.momentum):
+            res.extend((sp.Matrix(y) + grad[e]) if mom else grad[e])
+        out = list(grad[self.q1]) if self.method.state == "qp" else ()
+        K = known + y + (times if self.timed else []) + [
+            sym for table in (xt, gt, Gt, Pt) for terms in table for _, sym in terms]
+        return kernels.Kernel(X, K, sys.param_symbols, res, self.ctx, out)
+
+    def kernel_inputs(self, t, q, y, known):
+        K = [x for c in known for x in c]
+        if any(self.momentum):
+            K.extend(y)
+        if self.timed:
+            K.extend(self.tables.node_times(t))
+        return K + self._K_tail
 
     def equations(self, t, q, y, known):
         Ld, rows, cols, s = self.Ld, self.rows, self.unknown, self
@@ -282,6 +391,40 @@ class _GalerkinStepper(_TrialStepper):
         # h w_k psi_m(tau_k)
         self.weights = [[hw * to_context(psi(tau), ctx) for hw, tau in zip(tb.hw, quad.nodes)]
                         for psi in method.tests]
+        if getattr(ctx, "kernels", False):
+            self._prepare_kernel()
+
+    def _prepare_kernel(self):
+        """The weighted residual of :meth:`equations` as sympy expressions, compiled once
+        per (system, structure) by :mod:`mpvi.kernels`; weights and tables are inputs."""
+        tb, sys = self.tables, self.system
+        tables = (tb.x_terms, tb.g_terms, tb.e_terms)
+        weights = [list(enumerate(w)) for w in self.weights]
+        self._K_tail = tail = []
+        syms = [self._table_symbols(p, table, tail) for p, table in zip("age", tables)]
+        wsyms = self._table_symbols("w", weights, tail)
+        key = ("galerkin", self._structure(*tables, weights), tuple(self.known),
+               tuple(self.unknown))
+        self.kernel = kernels.cached_kernel(sys, key, lambda: self._build_kernel(*syms, wsyms))
+
+    def _build_kernel(self, xt, gt, et, wt):
+        sys, n = self.system, self.n
+        X, known, coeffs = self._symbols()
+        times = list(sp.symbols(f"t0:{len(xt)}", cls=sp.Dummy))
+        Lvv, r = sys._motion_exprs()
+        res = [sp.zeros(n, 1) for _ in wt]
+        for k in range(len(xt)):
+            m = self._node_subs(coeffs, xt, gt, k, times)
+            acc = sum((coeffs[i] * e for i, e in et[k]), sp.zeros(n, 1))
+            R = sp.Matrix(Lvv).xreplace(m) * acc - sp.Matrix(r).xreplace(m)
+            for mm, w in enumerate(wt):
+                res[mm] += R * w[k][1]
+        K = known + times + [sym for table in (xt, gt, et, wt) for terms in table
+                             for _, sym in terms]
+        return kernels.Kernel(X, K, sys.param_symbols, [e for v in res for e in v], self.ctx)
+
+    def kernel_inputs(self, t, q, y, known):
+        return [x for c in known for x in c] + self.tables.node_times(t) + self._K_tail
 
     def equations(self, t, q, y, known):
         sys, ctx, tb, s = self.system, self.ctx, self.tables, self

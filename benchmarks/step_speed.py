@@ -1,0 +1,109 @@
+"""Time per step of every implicit method at 64 digits: the mpmath reference context
+against the fast context (gmpy2 numbers + generated kernels), measured in one run.
+
+    python benchmarks/step_speed.py            # a table for every implicit method
+    python benchmarks/step_speed.py --json     # one JSON object for Simpson on the top
+
+For each method: ms per step in the reference context (``mp``: mpmath numbers, residual
+and Jacobian assembled with numpy object arrays) and in the fast context (``gmp``: gmpy2
+``mpfr`` numbers, one generated common-subexpression-eliminated kernel per (system,
+method), Newton on plain lists), the speedup, the mean Newton iterations per step of
+both, and ``max_rel_diff``: the largest relative difference between the two states after
+``--steps`` steps (one kernel generation per method is timed separately and reported as
+``kernel_build_s``; it is paid once per process, not per step).  The machine is noisy:
+the ratio of two timings taken in the same run is what means something.
+"""
+import argparse
+import json
+import sys
+import time
+
+from mpvi import get_context, integrate
+from mpvi.systems.damped import damped_pendulum
+from mpvi.systems.lagrange_top import table3_top
+
+T_BAR = "1.8472389815089258840562322083988766"   # nutation period of the Table 3 top (s)
+
+# (label, system, scheme, params): every implicit method of mpvi
+CASES = [
+    ("simpson", "top", "simpson", {}),
+    ("midpoint", "top", "midpoint", {}),
+    ("lobatto4", "top", "lobatto", {"points": 4}),
+    ("hermite_variational", "top", "hermite_variational", {}),
+    ("hermite_galerkin", "top", "hermite_galerkin", {}),
+    ("implicit_midpoint", "top", "implicit_midpoint", {}),
+    ("mutze (direct midpoint)", "top", "mutze", {}),
+    ("mutze_variation", "damped pendulum", "mutze_variation", {}),
+    ("mutze_parabolic_el", "damped pendulum", "mutze_parabolic_el", {}),
+]
+
+
+def problem(ctx, name):
+    """(system, q0, y0 keyword, h) of a benchmark problem in context ``ctx``."""
+    if name == "top":
+        top = table3_top(ctx)
+        return top.system, top.q0, {"p0": top.p0}, ctx.num(T_BAR) / 20
+    pend = damped_pendulum(ctx)
+    return pend, ctx.vector(["1/2"]), {"p0": None, "v0": ctx.vector([0])}, ctx.num("1/10")
+
+
+def run(ctx, system_name, scheme, params, steps):
+    """(seconds per step excluding the first step, mean Newton iterations, final q, kernel
+    build seconds).  The first step pays the one-off kernel generation."""
+    system, q0, y0, h = problem(ctx, system_name)
+    t0 = time.perf_counter()
+    first = integrate(system, scheme, q0, y0.get("p0"), h, 1, ctx, v0=y0.get("v0"), **params)
+    build = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    traj = integrate(system, scheme, q0, y0.get("p0"), h, steps, ctx, v0=y0.get("v0"), **params)
+    per_step = (time.perf_counter() - t0) / steps
+    newton = traj.stats.get("newton", {})
+    del first
+    return per_step, newton.get("mean_iterations"), traj.q[-1], max(build - per_step, 0.0)
+
+
+def rel_diff(ref, a, b):
+    """max_i |a_i - b_i| / |a_i| at the reference context's precision."""
+    return max(abs(ref.num(x) - ref.num(y)) / abs(ref.num(x)) for x, y in zip(a, b) if x != 0)
+
+
+def measure(label, system_name, scheme, params, steps, dps):
+    mp, gmp = get_context("mp", dps), get_context("gmp", dps)
+    t_ref, it_ref, q_ref, _ = run(mp, system_name, scheme, params, steps)
+    t_fast, it_fast, q_fast, build = run(gmp, system_name, scheme, params, steps)
+    return {"method": label, "system": system_name, "dps": dps, "steps": steps,
+            "reference_ms": 1e3 * t_ref, "fast_ms": 1e3 * t_fast, "speedup": t_ref / t_fast,
+            "newton_iterations": {"reference": it_ref, "fast": it_fast},
+            "max_rel_diff": float(rel_diff(mp, q_ref, q_fast)), "kernel_build_s": build}
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0],
+                                 epilog="Example: python benchmarks/step_speed.py --json")
+    ap.add_argument("--json", action="store_true",
+                    help="print one JSON object for the Simpson step of the Lagrange top")
+    ap.add_argument("--steps", type=int, default=200, help="steps per timing (default 200)")
+    ap.add_argument("--dps", type=int, default=64, help="significant digits (default 64)")
+    args = ap.parse_args(argv)
+    if args.steps < 1 or args.dps < 1:
+        ap.error("--steps and --dps must be positive")
+    if args.json:
+        print(json.dumps(measure(*CASES[0], args.steps, args.dps), indent=1))
+        return 0
+    print(f"{args.steps} steps per timing, {args.dps} digits; reference = mpmath context, "
+          "fast = gmpy2 context with generated kernels")
+    print(f"{'method':<25} {'system':<16} {'ref ms':>8} {'fast ms':>8} {'speedup':>8} "
+          f"{'Newton it (ref, fast)':>22} {'max rel diff':>13} {'build s':>8}")
+    for case in CASES:
+        print(f"  ... {case[0]}", file=sys.stderr, flush=True)
+        r = measure(*case, args.steps, args.dps)
+        it = r["newton_iterations"]
+        its = "-" if it["reference"] is None else f"{it['reference']:.3f}, {it['fast']:.3f}"
+        print(f"{r['method']:<25} {r['system']:<16} {r['reference_ms']:>8.3f} {r['fast_ms']:>8.3f} "
+              f"{r['speedup']:>8.2f} {its:>22} {r['max_rel_diff']:>13.2e} {r['kernel_build_s']:>8.2f}",
+              flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,180 @@
+"""Generated Newton kernels: residual and Jacobian of one implicit step in one function.
+
+The reference path of an implicit scheme (:mod:`mpvi.schemes.variational`,
+:mod:`mpvi.schemes.mutze`) evaluates the system's derivatives node by node and assembles
+the Newton residual and Jacobian with numpy object arrays: clear, checked against finite
+differences, and slow at 64 digits (most of the time goes into Python-level array
+bookkeeping, not into arithmetic).  A *kernel* is the same computation written out once,
+symbolically:
+
+1. the scheme states its residual as sympy expressions in the unknowns ``X``, in the
+   step's numeric inputs ``K`` (known state, the coefficients of its tables, node times)
+   and in the system's parameters ``P``;
+2. sympy differentiates the residual with respect to ``X`` (the Jacobian), eliminates
+   common subexpressions of residual and Jacobian together (``cse``) and ``lambdify``
+   prints one Python function calling the context's own functions
+   (:meth:`mpvi.context.Context.namespace`);
+3. Newton (:func:`newton`) runs on plain lists with a small dense solver
+   (:func:`solve_dense`) at context precision, with the stopping rule of
+   :func:`mpvi.newton.solve_info`, so the iteration counts are those of the reference path.
+
+A kernel depends on the system (its expressions and its context) and on the *structure*
+of the scheme (which table entries are nonzero), never on the step size: the numbers
+enter through ``K``.  Kernels are built once and cached on the system
+(``system._pieces``), so a sweep over step sizes builds each kernel once.
+
+Which path a context takes is its attribute ``kernels``: True for the gmpy2 context
+(``get_context("gmp")``), False for the mpmath reference and float64.  Setting it on an
+instance (``ctx.kernels = True``) runs the kernels in that context; the tests use this to
+check kernel against reference in the same context.
+"""
+from __future__ import annotations
+
+from itertools import chain
+
+import numpy as np
+import sympy as sp
+
+from .context import SingularMatrixError
+from .mechanics import compile_exprs
+from .newton import DEFAULT_MAX_ITER, NewtonError, _short, tolerance
+
+
+class Kernel:
+    """``both(X, K, P)`` -> residual followed by the Jacobian's rows (flat list) and
+    ``residual(X, K, P)`` -> residual, generated from sympy expressions; ``outputs(X, K, P)``
+    -> further expressions of the converged step (e.g. the new momentum), if any."""
+
+    def __init__(self, X, K, P, residual, ctx, outputs=()):
+        self.n = len(X)
+        if len(residual) != self.n:
+            raise ValueError(f"a kernel needs as many equations as unknowns, got "
+                             f"{len(residual)} and {self.n}")
+        jac = [sp.diff(r, x) for r in residual for x in X]
+        args = [list(X), list(K), list(P)]
+        self.both = compile_exprs(args, list(residual) + jac, ctx)
+        self.residual = compile_exprs(args, list(residual), ctx)
+        self.outputs = compile_exprs(args, list(outputs), ctx) if outputs else None
+
+
+def cached_kernel(system, key, build):
+    """The kernel ``key`` of ``system`` (built by ``build()`` on first use)."""
+    cache = system.__dict__.setdefault("_pieces", {})
+    key = ("kernel",) + tuple(key)
+    if key not in cache:
+        cache[key] = build()
+    return cache[key]
+
+
+def solve_dense(a, b, ctx):
+    """Solve ``a x = b`` for lists (``a`` a list of rows, consumed) by Gaussian elimination
+    with partial pivoting, at context precision.  The pivot threshold is that of
+    :meth:`mpvi.context.Context.solve` (``n eps max|a|``): below it
+    :class:`SingularMatrixError` is raised."""
+    n = len(b)
+    b = list(b)
+    scale = max(map(abs, chain.from_iterable(a)))
+    if scale == 0:
+        raise SingularMatrixError("solve: the matrix is zero")
+    tiny = n * ctx.eps * scale
+    for k in range(n):
+        column = [abs(a[i][k]) for i in range(k, n)]
+        big = max(column)
+        piv = k + column.index(big)
+        if big <= tiny:
+            raise SingularMatrixError(
+                f"solve: matrix is singular to working precision (pivot "
+                f"{ctx.to_str(big, 5)} at column {k}, threshold n*eps*max|a| = "
+                f"{ctx.to_str(tiny, 5)})")
+        if piv != k:
+            a[k], a[piv] = a[piv], a[k]
+            b[k], b[piv] = b[piv], b[k]
+        rk, pk = a[k], a[k][k]
+        for i in range(k + 1, n):
+            ri = a[i]
+            f = ri[k] / pk
+            if f != 0:
+                for j in range(k + 1, n):
+                    ri[j] -= f * rk[j]
+                b[i] -= f * b[k]
+    x = [None] * n
+    for i in range(n - 1, -1, -1):
+        ri = a[i]
+        s = b[i]
+        for j in range(i + 1, n):
+            s -= ri[j] * x[j]
+        x[i] = s / ri[i]
+    return x
+
+
+def newton(kernel, X, K, P, ctx, *, scale=None, rtol=None, max_iter=DEFAULT_MAX_ITER, what=""):
+    """Newton's method on lists with ``kernel``; returns (X, iterations, final residual
+    norm) with the stopping rule of :func:`mpvi.newton.solve_info` (update below
+    ``rtol max(|X|, scale)``, or a contracting iteration whose predicted next update is
+    below eps), so both paths take the same iterations."""
+    rtol = tolerance(ctx) if rtol is None else ctx.num(rtol)
+    scale = ctx.one if scale is None else scale
+    n, eps = kernel.n, ctx.eps
+    dn = None
+    for it in range(1, max_iter + 1):
+        out = kernel.both(X, K, P)
+        jac = [out[n + i * n:n + (i + 1) * n] for i in range(n)]
+        try:
+            dx = solve_dense(jac, [-r for r in out[:n]], ctx)
+        except SingularMatrixError as e:
+            raise NewtonError(f"singular Jacobian ({e})", residual=max(abs(r) for r in out[:n]),
+                              iterations=it, what=what) from None
+        X = [x + d for x, d in zip(X, dx)]
+        previous, dn = dn, max(map(abs, dx))
+        if not ctx.isfinite(dn):
+            raise NewtonError("the iteration produced a non-finite value", iterations=it, what=what)
+        xn = max(max(map(abs, X)), scale)
+        if dn <= rtol * xn or (previous is not None and 2 * dn <= previous
+                               and dn ** 3 <= eps * xn * previous ** 2):
+            return X, it, max(map(abs, kernel.residual(X, K, P)))
+    raise NewtonError(f"no convergence to the relative tolerance {_short(rtol)} "
+                      f"(last update {_short(dn)})",
+                      residual=max(abs(r) for r in kernel.residual(X, K, P)),
+                      iterations=max_iter, what=what)
+
+
+# ----- list-based pieces of the explicit parts ------------------------------------------------
+
+def acceleration(system, t, q, v):
+    """a = q'' (as :meth:`mpvi.mechanics.LagrangianSystem.acceleration`) on lists: the
+    system's compiled L_vv and right-hand side, then :func:`solve_dense`."""
+    n, ctx = system.dof, system.ctx
+    vals = system._acceleration_parts(t, q, v, system.param_values)
+    rows = [vals[i * n:(i + 1) * n] for i in range(n)]
+    try:
+        return solve_dense(rows, vals[n * n:], ctx)
+    except SingularMatrixError:             # the reference path raises, naming the point
+        return list(system.acceleration(t, np.array(q, dtype=object), np.array(v, dtype=object)))
+
+
+def hamiltonian_field(system):
+    """f(t, y) = (q', p') for y = (q, p) (numpy in and out, as
+    :func:`mpvi.ode.hamiltonian_field`) with v = M(q)^-1 p by :func:`solve_dense` and
+    dL/dq + F from one generated function; None when the system is not of the M, V form
+    (the velocity then needs Newton: the reference field is used)."""
+    if getattr(system, "mass_expr", None) is None:
+        return None
+    n, ctx = system.dof, system.ctx
+
+    def build():
+        G = [g + f for g, f in zip(system._G, system.force_expr)]
+        return compile_exprs(system._txvp, G, ctx)
+    force = cached_kernel(system, ("hamiltonian field",), build)
+    mass = system._mass
+    params = system.param_values
+
+    def f(t, y):
+        ctx.activate()
+        q, p = list(y[:n]), list(y[n:])
+        m = mass(q, params)
+        try:
+            v = solve_dense([m[i * n:(i + 1) * n] for i in range(n)], p, ctx)
+        except SingularMatrixError:
+            return np.concatenate(system.hamiltonian_rhs(y[:n], y[n:], t))  # raises, naming q
+        return np.array(v + force(t, q, v, params), dtype=object)
+    return f

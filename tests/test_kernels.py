@@ -1,0 +1,94 @@
+"""Generated Newton kernels (mpvi.kernels) against the assembled reference path.
+
+Both paths run in the same mpmath context (``ctx.kernels`` chooses), so any difference is
+the kernel's: they must take the same Newton iterations and agree to a few units of eps
+per step.  The gmp context (kernels on by default) is compared with the mp reference too.
+"""
+import numpy as np
+import pytest
+
+from mpvi import get_context, integrate
+from mpvi.context import MPContext, SingularMatrixError
+from mpvi.kernels import solve_dense
+from mpvi.systems.damped import damped_pendulum
+from mpvi.systems.lagrange_top import table3_top
+
+T_BAR = "1.8472389815089258840562322083988766"
+
+# (scheme, params): every implicit scheme that has a kernel
+IMPLICIT = [("simpson", {}), ("midpoint", {}), ("lobatto", {"points": 4}),
+            ("hermite_variational", {}), ("hermite_variational", {"hermite_n": 3}),
+            ("hermite_galerkin", {}), ("hermite_galerkin", {"hermite_n": 3}),
+            ("implicit_midpoint", {}), ("mutze", {}), ("mutze", {"g": "3/5"}),
+            ("mutze_variation", {}), ("mutze_parabolic_el", {})]
+IDS = [f"{s}{''.join(f'-{k}{v}' for k, v in p.items())}" for s, p in IMPLICIT]
+
+
+def _top_run(ctx, scheme, params, steps):
+    top = table3_top(ctx)
+    return integrate(top.system, scheme, top.q0, top.p0, ctx.num(T_BAR) / 20, steps, ctx, **params)
+
+
+def _pendulum_run(ctx, scheme, params, steps):
+    """A forced, time-dependent system: the kernels' node-time inputs are used."""
+    pend = damped_pendulum(ctx)
+    return integrate(pend, scheme, ctx.vector(["1/2"]), None, ctx.num("1/10"), steps, ctx,
+                     v0=ctx.vector([0]), **params)
+
+
+def _compare(a, b, ctx, steps):
+    for key in ("total_iterations", "max_iterations"):
+        assert a.stats["newton"][key] == b.stats["newton"][key]
+    scale = max(abs(x) for x in np.ravel(a.q)) + 1
+    diff = max(abs(x - y) for x, y in zip(np.ravel(a.q), np.ravel(b.q)))
+    # a few eps per step: round-off of two different evaluation orders, nothing more
+    assert diff <= 100 * steps * ctx.eps * scale, (float(diff), float(ctx.eps))
+    assert diff < ctx.num(10) ** (-55)
+
+
+@pytest.mark.parametrize("scheme,params", IMPLICIT, ids=IDS)
+def test_kernel_equals_reference_path_in_the_same_context(scheme, params):
+    ref, fast = MPContext(64), MPContext(64)
+    fast.kernels = True
+    steps = 8
+    if params.get("hermite_n", 2) == 2:   # degree 5 on the 3-dof top: a 40 s kernel build
+        _compare(_top_run(ref, scheme, params, steps), _top_run(fast, scheme, params, steps),
+                 ref, steps)
+    _compare(_pendulum_run(ref, scheme, params, steps), _pendulum_run(fast, scheme, params, steps),
+             ref, steps)
+
+
+@pytest.mark.parametrize("scheme,params", [("simpson", {}), ("hermite_galerkin", {}), ("mutze", {})],
+                         ids=["simpson", "hermite_galerkin", "mutze"])
+def test_gmp_context_agrees_with_the_mp_reference(scheme, params):
+    mp, gmp = get_context("mp", 64), get_context("gmp", 64)
+    assert gmp.kernels and not mp.kernels
+    a, b = _top_run(mp, scheme, params, 10), _top_run(gmp, scheme, params, 10)
+    assert a.stats["newton"]["mean_iterations"] == b.stats["newton"]["mean_iterations"]
+    for x, y in zip(np.ravel(a.q), np.ravel(b.q)):
+        assert gmp.is_number(y)
+        assert abs(x - mp.num(y)) <= 1000 * mp.eps * (abs(x) + 1)
+
+
+def test_kernels_run_at_the_context_precision():
+    """A 30-digit and an 80-digit gmp run differ at 1e-30, not at 1e-64 or 1e-15."""
+    q30 = _top_run(get_context("gmp", 30), "simpson", {}, 5).q[-1]
+    q80 = _top_run(get_context("gmp", 80), "simpson", {}, 5).q[-1]
+    q64 = _top_run(get_context("gmp", 64), "simpson", {}, 5).q[-1]
+    ref = MPContext(100)
+    d30 = max(abs(ref.num(a) - ref.num(b)) for a, b in zip(q30, q80))
+    d64 = max(abs(ref.num(a) - ref.num(b)) for a, b in zip(q64, q80))
+    assert 1e-33 < d30 < 1e-26
+    assert 0 < d64 < 1e-60
+
+
+@pytest.mark.parametrize("name", ["mp", "gmp", "fp"])
+def test_solve_dense(name):
+    ctx = get_context(name, 64)
+    a = [[ctx.num(x) for x in row] for row in ([2, 1, 1], [1, 3, 2], [1, 0, 0])]
+    x = solve_dense([list(r) for r in a], [ctx.num(v) for v in (4, 5, 6)], ctx)
+    assert max(abs(u - v) for u, v in zip(x, (6, 15, -23))) < 100 * ctx.eps * 23
+    with pytest.raises(SingularMatrixError, match="singular to working precision"):
+        solve_dense([[ctx.num(1), ctx.num(2)], [ctx.num(2), ctx.num(4)]], [ctx.one, ctx.one], ctx)
+    with pytest.raises(SingularMatrixError, match="zero"):
+        solve_dense([[ctx.zero]], [ctx.one], ctx)
