@@ -36,7 +36,7 @@ import numpy as np
 import sympy as sp
 
 from .context import SingularMatrixError
-from .mechanics import compile_exprs
+from .mechanics import TIME as TIME_SYMBOL, compile_exprs
 from .newton import DEFAULT_MAX_ITER, NewtonError, _short, tolerance
 
 
@@ -152,29 +152,64 @@ def acceleration(system, t, q, v):
         return list(system.acceleration(t, np.array(q, dtype=object), np.array(v, dtype=object)))
 
 
+SYMBOLIC_INVERSE_DOF = 3
+"""Up to this many degrees of freedom the Hamiltonian field solves M v = p symbolically
+(adjugate over determinant, CSE'd with the rest); beyond, :func:`solve_dense`."""
+
+
 def hamiltonian_field(system):
     """f(t, y) = (q', p') for y = (q, p) (numpy in and out, as
-    :func:`mpvi.ode.hamiltonian_field`) with v = M(q)^-1 p by :func:`solve_dense` and
-    dL/dq + F from one generated function; None when the system is not of the M, V form
-    (the velocity then needs Newton: the reference field is used)."""
+    :func:`mpvi.ode.hamiltonian_field`): v = M(q)^-1 p and p' = dL/dq(q, v) + F(t, q, v)
+    from one generated function.  Up to :data:`SYMBOLIC_INVERSE_DOF` degrees of freedom
+    v = adj(M) p / det M is part of the generated code; the step falls back to the
+    reference field (which raises :class:`SingularMatrixError` naming q) when
+    |det M| <= n eps prod_i sum_j |M_ij| (Hadamard's bound), i.e. when M is singular to
+    working precision.  None when the system is not of the M, V form (its velocity needs
+    Newton: the reference field is used)."""
     if getattr(system, "mass_expr", None) is None:
         return None
     n, ctx = system.dof, system.ctx
+    params = system.param_values
+    symbolic = n <= SYMBOLIC_INVERSE_DOF
 
     def build():
+        p = sp.symbols(f"p0:{n}", cls=sp.Dummy)
         G = [g + f for g, f in zip(system._G, system.force_expr)]
-        return compile_exprs(system._txvp, G, ctx)
-    force = cached_kernel(system, ("hamiltonian field",), build)
+        if not symbolic:
+            return compile_exprs(system._txvp, G, ctx)
+        M = sp.Matrix(system.mass_expr)
+        det = M.det(method="berkowitz")
+        v = list(M.adjugate() * sp.Matrix(p) / det)
+        Gv = [g.xreplace(dict(zip(system.velocity_symbols, v))) for g in G]
+        return compile_exprs([TIME_SYMBOL, system.coords, p, system.param_symbols],
+                             [det] + list(M) + v + Gv, ctx)
+    fun = cached_kernel(system, ("hamiltonian field", symbolic), build)
     mass = system._mass
-    params = system.param_values
+    eps_n = n * ctx.eps
 
-    def f(t, y):
+    def reference(t, y):
+        return np.concatenate(system.hamiltonian_rhs(y[:n], y[n:], t))   # raises, naming q
+
+    def f_symbolic(t, y):
+        ctx.activate()
+        try:
+            out = fun(t, list(y[:n]), list(y[n:]), params)
+        except ZeroDivisionError:                # mpmath raises where MPFR gives inf
+            return reference(t, y)
+        bound = eps_n
+        for i in range(n):
+            bound *= sum(map(abs, out[1 + i * n:1 + (i + 1) * n]))
+        if not abs(out[0]) > bound:
+            return reference(t, y)
+        return np.array(out[1 + n * n:], dtype=object)
+
+    def f_dense(t, y):
         ctx.activate()
         q, p = list(y[:n]), list(y[n:])
         m = mass(q, params)
         try:
             v = solve_dense([m[i * n:(i + 1) * n] for i in range(n)], p, ctx)
         except SingularMatrixError:
-            return np.concatenate(system.hamiltonian_rhs(y[:n], y[n:], t))  # raises, naming q
-        return np.array(v + force(t, q, v, params), dtype=object)
-    return f
+            return reference(t, y)
+        return np.array(v + fun(t, q, v, params), dtype=object)
+    return f_symbolic if symbolic else f_dense

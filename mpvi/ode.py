@@ -108,8 +108,15 @@ def integrate_ode(system, method, y0, h, n, ctx, levels=16, progress=None, t0=No
 
 
 def hamiltonian_field(system):
-    """f(t, y) = (q', p') of a mechanical system for y = (q, p) concatenated, and dof."""
+    """f(t, y) = (q', p') of a mechanical system for y = (q, p) concatenated, and dof.
+    In a context with ``kernels`` (the gmp context) the field of
+    :func:`mpvi.kernels.hamiltonian_field` (lists, one generated function) is used."""
     n = system.dof
+    if getattr(getattr(system, "ctx", None), "kernels", False):
+        from .kernels import hamiltonian_field as generated
+        f = generated(system)
+        if f is not None:
+            return f, n
 
     def f(t, y):
         dq, dp = system.hamiltonian_rhs(y[:n], y[n:], t)

@@ -92,3 +92,27 @@ def test_solve_dense(name):
         solve_dense([[ctx.num(1), ctx.num(2)], [ctx.num(2), ctx.num(4)]], [ctx.one, ctx.one], ctx)
     with pytest.raises(SingularMatrixError, match="zero"):
         solve_dense([[ctx.zero]], [ctx.one], ctx)
+
+
+@pytest.mark.parametrize("scheme", ["rk4", "gbs"])
+def test_generated_hamiltonian_field_equals_the_reference(scheme):
+    """RK4 and GBS take the generated field (symbolic M^-1 p) when ctx.kernels."""
+    ref, fast = MPContext(64), MPContext(64)
+    fast.kernels = True
+    steps = 20 if scheme == "rk4" else 2
+    a, b = _top_run(ref, scheme, {}, steps), _top_run(fast, scheme, {}, steps)
+    diff = max(abs(x - y) for x, y in zip(np.ravel(a.q), np.ravel(b.q)))
+    assert 0 <= diff < 1e-58
+    assert b.q.shape == a.q.shape
+
+
+def test_generated_field_names_a_singular_mass_matrix():
+    """At theta = 0 the top's mass matrix is singular: the generated field hands over to
+    the reference field, whose error names the point."""
+    from mpvi.kernels import hamiltonian_field
+    ctx = MPContext(30)
+    ctx.kernels = True
+    top = table3_top(ctx)
+    f = hamiltonian_field(top.system)
+    with pytest.raises(SingularMatrixError, match="mass matrix is singular at q"):
+        f(ctx.zero, np.concatenate([ctx.vector([0, 0, 0]), top.p0]))
