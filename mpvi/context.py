@@ -74,6 +74,13 @@ class Context:
         """Make this context's precision current (needed by gmpy2 only); returns it."""
         return self
 
+    @property
+    def key(self):
+        """What caches of context numbers and generated code are keyed by: the context
+        itself (an mpmath context's numbers and functions are its own); the gmp and fp
+        contexts by name, since all instances of one precision share their numbers."""
+        return self
+
     # ----- construction -------------------------------------------------------------
     def vector(self, values):
         return np.array([self.num(v) for v in values], dtype=self.dtype)
@@ -488,6 +495,10 @@ class GMPContext(MPContext):
     def with_dps(self, dps):
         return GMPContext(dps)
 
+    @property
+    def key(self):
+        return self.name
+
     def __reduce__(self):
         return GMPContext, (self.dps,)
 
@@ -660,6 +671,7 @@ class FPContext(Context):
         raise TypeError(f"cannot convert {type(x).__name__} {x!r} to a number")
 
     repr_digits = 17
+    key = "fp"
     _lib = math
     _lib_mpf = float
 

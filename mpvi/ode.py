@@ -114,9 +114,9 @@ def hamiltonian_field(system):
     n = system.dof
     if getattr(getattr(system, "ctx", None), "kernels", False):
         from .kernels import hamiltonian_field as generated
-        f = generated(system)
-        if f is not None:
-            return f, n
+        g = generated(system)
+        if g is not None:
+            return (lambda t, y: np.array(g(t, list(y)), dtype=object)), n
 
     def f(t, y):
         dq, dp = system.hamiltonian_rhs(y[:n], y[n:], t)

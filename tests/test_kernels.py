@@ -115,4 +115,4 @@ def test_generated_field_names_a_singular_mass_matrix():
     top = table3_top(ctx)
     f = hamiltonian_field(top.system)
     with pytest.raises(SingularMatrixError, match="mass matrix is singular at q"):
-        f(ctx.zero, np.concatenate([ctx.vector([0, 0, 0]), top.p0]))
+        f(ctx.zero, [*ctx.vector([0, 0, 0]), *top.p0])

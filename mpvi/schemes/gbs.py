@@ -8,6 +8,7 @@ below 1e-50 (checked by halving h in the tests and in the reproductions).
 """
 import numpy as np
 
+from .. import kernels
 from ..ode import gbs_step, hamiltonian_field
 from .base import Method, StepResult, check_step, register
 
@@ -16,6 +17,15 @@ def prepare(system, h, ctx, check_stability=True, levels=16):
     h = check_step(h, ctx)
     if not isinstance(levels, int) or levels < 1:
         raise ValueError(f"levels must be a positive integer, got {levels!r}")
+    g = kernels.hamiltonian_field(system) if ctx.kernels else None
+    if g is not None:                 # the generated field, on lists (mpvi.kernels)
+        n = system.dof
+
+        def stepper(t, q, p, carry=None):
+            ctx.activate()
+            y = kernels.gbs_step(g, t, [*q, *p], h, levels, ctx)
+            return StepResult(np.array(y[:n], dtype=object), np.array(y[n:], dtype=object))
+        return stepper
     f, n = hamiltonian_field(system)
 
     def stepper(t, q, p, carry=None):

@@ -10,6 +10,7 @@ the step itself is :func:`mpvi.ode.rk4_step`.
 """
 import numpy as np
 
+from .. import kernels
 from ..ode import hamiltonian_field, rk4_step
 from .base import Method, StepResult, check_step, register
 
@@ -17,6 +18,15 @@ from .base import Method, StepResult, check_step, register
 def prepare(system, h, ctx, check_stability=True):
     """``check_stability`` is accepted for a uniform interface; there is no bound to check."""
     h = check_step(h, ctx)
+    g = kernels.hamiltonian_field(system) if ctx.kernels else None
+    if g is not None:                 # the generated field, on lists (mpvi.kernels)
+        n = system.dof
+
+        def stepper(t, q, p, carry=None):
+            ctx.activate()
+            y = kernels.rk4_step(g, t, [*q, *p], h)
+            return StepResult(np.array(y[:n], dtype=object), np.array(y[n:], dtype=object))
+        return stepper
     f, n = hamiltonian_field(system)
 
     def stepper(t, q, p, carry=None):

@@ -46,6 +46,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction as Fr
+from functools import lru_cache
 
 import numpy as np
 import sympy as sp
@@ -83,42 +84,79 @@ def lobatto(points):
                                    gauss_lobatto(points))
 
 
+@lru_cache(maxsize=None)
+def _exact_tables(disc, second_derivatives):
+    """The exact (sympy) coefficients of a discretization, independent of h and of the
+    context: per node k the values phi_i(tau_k), phi_i'(tau_k), w_k phi_i'(tau_k) (and
+    phi_i''(tau_k)), None where exactly zero; the extrapolation values.  Computed once per
+    discretization (at Gauss nodes, algebraic numbers make this the costly part)."""
+    basis, quad = disc.basis, disc.quadrature
+    slots = range(len(basis))
+
+    def nz(x):
+        return None if is_zero(x) else x
+    rows = []
+    for w, tau in zip(quad.weights, quad.nodes):
+        a = [nz(basis.value(i, tau)) for i in slots]
+        b = [nz(basis.value(i, tau, 1)) for i in slots]
+        wb = [None if x is None else w * x for x in b]
+        e = [nz(basis.value(i, tau, 2)) for i in slots] if second_derivatives else None
+        rows.append((a, b, wb, e))
+    ext = [[basis.value(i, 1 + u.tau, u.derivative) for i in slots] for u in basis.slots]
+    return tuple(quad.weights), tuple(quad.nodes), rows, ext
+
+
+_CONTEXT_TABLES = {}
+
+
+def _context_tables(disc, second_derivatives, ctx):
+    """:func:`_exact_tables` as numbers of ``ctx`` (cached per context, see
+    :attr:`mpvi.context.Context.key`)."""
+    key = (disc, second_derivatives, ctx.key)
+    if key not in _CONTEXT_TABLES:
+        w, nodes, rows, ext = _exact_tables(disc, second_derivatives)
+
+        def conv(values):
+            return None if values is None else [None if x is None else to_context(x, ctx)
+                                                for x in values]
+        _CONTEXT_TABLES[key] = ([to_context(x, ctx) for x in w], [to_context(x, ctx) for x in nodes],
+                                [tuple(conv(v) for v in row) for row in rows],
+                                [conv(r) for r in ext])
+    return _CONTEXT_TABLES[key]
+
+
 class StepTables:
     """The coefficients of a discretization for one step size h, at context precision."""
 
     def __init__(self, disc, h, ctx, second_derivatives=False):
-        basis, quad = disc.basis, disc.quadrature
+        basis = disc.basis
         self.h, self.ctx, self.nslots = h, ctx, len(basis)
-        slots = range(len(basis))
         d = [s.derivative for s in basis.slots]
 
-        def scaled(exact, k):
-            """An exact coefficient times h^k as a context number."""
-            x = to_context(exact, ctx)
+        def scaled(x, k):
+            """A context coefficient times h^k."""
             if k == 0:
                 return x
             if k == -1:
                 return x / h
             return x * h ** k if k > 0 else x / h ** (-k)
-        w = quad.weights
-        self.hw = [h * to_context(x, ctx) for x in w]
-        self.tau_h = [to_context(x, ctx) * h for x in quad.nodes]
+        w, nodes, rows, ext = _context_tables(disc, second_derivatives, ctx)
+        self.hw = [h * x for x in w]
+        self.tau_h = [x * h for x in nodes]
         self.x_terms, self.g_terms, self.G_terms, self.P_terms, self.e_terms = [], [], [], [], []
-        for k, tau in enumerate(quad.nodes):
-            a = [basis.value(i, tau) for i in slots]
-            b = [basis.value(i, tau, 1) for i in slots]
-            av = [(i, scaled(a[i], d[i])) for i in slots if not is_zero(a[i])]
+        for k, (a, b, wb, e) in enumerate(rows):
+            av = [(i, scaled(x, d[i])) for i, x in enumerate(a) if x is not None]
             self.x_terms.append(av)
-            self.g_terms.append([(i, scaled(b[i], d[i] - 1)) for i in slots if not is_zero(b[i])])
+            self.g_terms.append([(i, scaled(x, d[i] - 1)) for i, x in enumerate(b) if x is not None])
             self.G_terms.append([(i, self.hw[k] * x) for i, x in av])
-            self.P_terms.append([(i, scaled(w[k] * b[i], d[i])) for i in slots if not is_zero(b[i])])
+            self.P_terms.append([(i, scaled(x, d[i])) for i, x in enumerate(wb) if x is not None])
             if second_derivatives:
-                e = [basis.value(i, tau, 2) for i in slots]
-                self.e_terms.append([(i, scaled(e[i], d[i] - 2)) for i in slots if not is_zero(e[i])])
+                self.e_terms.append([(i, scaled(x, d[i] - 2)) for i, x in enumerate(e)
+                                     if x is not None])
         # extrapolation: slot u of the next step from this step's coefficients,
         # c_u = sum_i phi_i^(r_u)(1 + tau_u) h^(d_i - r_u) c_i
-        self.extrapolation = [[scaled(basis.value(i, 1 + u.tau, u.derivative), d[i] - u.derivative)
-                               for i in slots] for u in basis.slots]
+        self.extrapolation = [[scaled(x, d[i] - u.derivative) for i, x in enumerate(row)]
+                              for u, row in zip(basis.slots, ext)]
 
     def nodes(self, coeffs):
         xs = [sum(coeffs[i] * a for i, a in terms) for terms in self.x_terms]
