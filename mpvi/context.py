@@ -75,6 +75,13 @@ class Context:
         return self
 
     @property
+    def precision_name(self):
+        """The precision without the backend: 'mp64' for 64 digits in the mpmath or the
+        gmpy2 context, 'fp' for float64.  Labels in outputs use it, so a result does not
+        depend on which backend computed it."""
+        return f"mp{self.dps}" if self.is_mp else "fp"
+
+    @property
     def key(self):
         """What caches of context numbers and generated code are keyed by: the context
         itself (an mpmath context's numbers and functions are its own); the gmp and fp
@@ -600,8 +607,23 @@ class GMPContext(MPContext):
         if isinstance(x, np.ndarray):
             return [self._to_m(v) for v in x]
         if callable(x) and not isinstance(x, type):
-            return lambda *args: self._to_m(x(*(self._from_m(a) for a in args)))
+            return self._callback(x)
         return x
+
+    def _callback(self, f):
+        """``f`` (a function of this context's numbers) as a function mpmath can call:
+        it runs at mpmath's *current* working precision, which ``diff``, ``quad`` and
+        ``findroot`` raise above the context's (a finite difference step would otherwise
+        round away)."""
+        def call(*args):
+            old = self._g.precision
+            self._g.precision = self._m.prec
+            self.activate()
+            try:
+                return self._to_m(f(*(self._from_m(a) for a in args)))
+            finally:
+                self._g.precision = old
+        return call
 
     def _from_m(self, x):
         """Numbers of the private mpmath context (and containers) as gmpy2 numbers."""

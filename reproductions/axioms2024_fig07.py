@@ -22,24 +22,24 @@ QUICK = {"T_tbar": "4"}
 
 def compute(run):
     p = run.params
-    contexts = [run.ctx] if run.ctx.name == "fp" else [fp, run.ctx]
+    contexts = [run.ctx] if run.not ctx.is_mp else [fp, run.ctx]
     rows, values = [], {}
     for ctx in contexts:
         prob = problem(ctx)
         for h_tbar in p["h_tbar"]:
             h = step(ctx, prob, h_tbar)
             n = steps(p["T_tbar"], h_tbar)
-            run.progress(f"simpson in {ctx.name}: {n} steps of h = {h_tbar} t_bar")
+            run.progress(f"simpson in {ctx.precision_name}: {n} steps of h = {h_tbar} t_bar")
             traj = integrate(prob.system, "simpson", prob.q0, prob.p0, h, n, ctx)
             phi = simpson_phi(prob.system, h, ctx)
             vals = [phi(q, pp) for q, pp in zip(traj.q, traj.p)]
             err = [abs(v - vals[0]) for v in vals]
-            rows.append(pd.DataFrame({"context": ctx.name, "h_tbar": h_tbar,
+            rows.append(pd.DataFrame({"context": ctx.precision_name, "h_tbar": h_tbar,
                                       "t": [numstr(ctx, t) for t in traj.t],
                                       "phi": [numstr(ctx, v) for v in vals],
                                       "abs_error": [numstr(ctx, e) for e in err]}))
-            values[f"{ctx.name} max abs error h={h_tbar}"] = numstr(ctx, max(err))
-            values[f"{ctx.name} max rel error h={h_tbar}"] = numstr(ctx, max(err) / abs(vals[0]))
+            values[f"{ctx.precision_name} max abs error h={h_tbar}"] = numstr(ctx, max(err))
+            values[f"{ctx.precision_name} max rel error h={h_tbar}"] = numstr(ctx, max(err) / abs(vals[0]))
     return Output(tables={"": pd.concat(rows, ignore_index=True)}, values=values,
                   extra={"T_tbar_used": p["T_tbar"]})
 

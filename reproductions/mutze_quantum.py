@@ -338,15 +338,15 @@ def compute(run):
         dens = density if sc["name"] == "gauss" else None
         mp_rec, fp_rec, info = scenario(run, pm, pf, sc, p, tau, dens)
         summaries[sc["name"]] = (mp_rec, fp_rec, info)
-        rows += rows_of(mp_rec, sc["name"], ctx.name, ctx) + rows_of(fp_rec, sc["name"], "fp", fp)
+        rows += rows_of(mp_rec, sc["name"], ctx.precision_name, ctx) + rows_of(fp_rec, sc["name"], "fp", fp)
         name = sc["name"]
         values[f"{name} predicted mean norm dev"] = ctx.to_str(info["offset"], 12)
         values[f"{name} tau lambda at <H>"] = ctx.to_str(tau * info["E0"] / pm.hbar, 6)
-        summarize(ctx, name, ctx.name, mp_rec, ctx.eps, values, info["offset"])
+        summarize(ctx, name, ctx.precision_name, mp_rec, ctx.eps, values, info["offset"])
         summarize(fp, name, "fp", fp_rec, fp.eps, values, info["offset"])
         gap = max(r["closed_form_gap"] for r in mp_rec)
-        values[f"{name} {ctx.name} max |norm - closed form| / N0"] = ctx.to_str(gap, 3)
-        values[f"{name} max |norm dev fp - norm dev {ctx.name}|"] = fp.to_str(
+        values[f"{name} {ctx.precision_name} max |norm - closed form| / N0"] = ctx.to_str(gap, 3)
+        values[f"{name} max |norm dev fp - norm dev {ctx.precision_name}|"] = fp.to_str(
             max(abs(a["norm_dev"] - float(b["norm_dev"])) for a, b in zip(fp_rec, mp_rec)), 3)
     # beyond the bound: float64 from the gauss state at tau = factor / rho(H) (true spectral
     # radius from the 64-digit eigenvalues; the Gershgorin check is bypassed on purpose)
