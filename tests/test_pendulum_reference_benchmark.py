@@ -1,0 +1,81 @@
+"""benchmarks/pendulum_reference.py on short, cheap settings (a few seconds): the heyoka
+equations of motion agree with mpvi's, numbers pass between the codes bit for bit, the
+report's fields, the exit status on a missed target, and the path without heyoka.py."""
+import importlib.util
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from mpvi import get_context
+from mpvi.systems.double_pendulum import nonlinear_double_pendulum
+
+PATH = Path(__file__).resolve().parents[1] / "benchmarks" / "pendulum_reference.py"
+CHEAP = ["--dps", "30", "--T", "0.2", "--gbs-H", "0.1", "--gbs-levels", "8",
+         "--target", "1e-12", "--json"]
+
+
+@pytest.fixture(scope="module")
+def bench():
+    spec = importlib.util.spec_from_file_location("pendulum_reference", PATH)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def heyoka():
+    return pytest.importorskip("heyoka")
+
+
+def test_numbers_pass_bit_for_bit(bench, heyoka):
+    ctx = get_context("mp", 40)
+    for x in (ctx.pi / 7, ctx.num("9.81"), -ctx.eps, ctx.num(1) / 3):
+        r = bench.to_real(ctx, x)
+        assert r.prec == ctx.prec
+        assert bench.from_real(ctx, r) == x
+
+
+def test_heyoka_equations_match_mpvi(bench, heyoka):
+    ctx = get_context("mp", 40)
+    system = nonlinear_double_pendulum(ctx).system
+    equations, qs, vs = bench.heyoka_equations(system)
+    assert [str(lhs) for lhs, _ in equations] == [str(x) for x in qs + vs]
+    pars = [bench.to_real(ctx, x) for x in system.param_values]
+    fn = bench.acceleration_cfunc(system, equations, qs, vs)
+    states = bench.random_states(ctx, system.dof, 4)
+    worst = bench.check_equations(system, fn, np.array(pars, dtype=heyoka.real), states)
+    assert worst <= bench.CHECK_ULPS * ctx.eps
+    # a wrong parameter (g doubled) must be caught
+    pars[[str(s) for s in system.param_symbols].index("g")] *= 2
+    with pytest.raises(ArithmeticError, match="do not integrate the same system"):
+        bench.check_equations(system, fn, np.array(pars, dtype=heyoka.real), states)
+
+
+def test_report_and_agreement(bench, heyoka, capsys):
+    assert bench.main(CHEAP) == 0
+    rep = json.loads(capsys.readouterr().out)
+    assert rep["prec_bits"] == get_context("mp", 30).prec
+    assert rep["heyoka"]["prec_bits"] == rep["prec_bits"]
+    assert rep["target_met"] is True
+    assert max(rep["mpvi"]["error_estimate"].values()) <= rep["target"]
+    assert max(rep["agreement"].values()) <= rep["target"]
+    assert rep["ratio"] == pytest.approx(rep["mpvi"]["time_s"] / rep["heyoka"]["time_s"])
+    assert rep["mpvi"]["steps"] == 2 and rep["mpvi"]["rhs_evaluations"] == 2 * (1 + 8 ** 2)
+
+
+def test_missed_target_exits_1(bench, heyoka, capsys):
+    args = CHEAP[:CHEAP.index("--gbs-levels")] + ["--gbs-levels", "2", "--json"]
+    assert bench.main(args) == 1
+    assert "NOT met" in capsys.readouterr().err
+
+
+def test_without_heyoka(bench, monkeypatch, capsys):
+    monkeypatch.setattr(bench, "heyoka", None)
+    assert bench.main(CHEAP + ["--no-check"]) == 0
+    out = capsys.readouterr()
+    rep = json.loads(out.out)
+    assert rep["heyoka"] is None and rep["ratio"] is None
+    assert "pip install heyoka" in rep["heyoka_missing"] and "pip install heyoka" in out.err
+    assert rep["mpvi"]["time_s"] > 0
