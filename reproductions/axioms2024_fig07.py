@@ -22,7 +22,7 @@ QUICK = {"T_tbar": "4"}
 
 def compute(run):
     p = run.params
-    contexts = [run.ctx] if run.not ctx.is_mp else [fp, run.ctx]
+    contexts = [run.ctx] if not run.ctx.is_mp else [fp, run.ctx]
     rows, values = [], {}
     for ctx in contexts:
         prob = problem(ctx)
