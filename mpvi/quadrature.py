@@ -122,11 +122,21 @@ def gauss_legendre(k):
         raise ValueError(f"Gauss-Legendre needs a positive number of nodes, got {k!r}")
     P, x = _legendre(k)
     dP = sp.diff(P, x)
+    # the weight on [0, 1], 1 / ((1 - r^2) P'(r)^2) (half the weight on [-1, 1]), as a
+    # polynomial in the root r of degree < k (exact; much faster than simplifying a root
+    # expression)
+    w = _reciprocal_mod((1 - x ** 2) * dP ** 2, P, x)
     nodes, weights = [], []
     for r in _roots(P, x):
         nodes.append((r + 1) / 2)
-        weights.append(sp.simplify(1 / ((1 - r ** 2) * dP.subs(x, r) ** 2)))
+        weights.append(w.subs(x, r))
     return Quadrature(f"gauss-legendre{k}", tuple(nodes), tuple(weights), 2 * k - 1)
+
+
+def _reciprocal_mod(d, p, x):
+    """The polynomial q of degree < deg p with q d = 1 modulo p (p squarefree, d prime to
+    p): 1/d(r) = q(r) at every root r of p."""
+    return sp.rem(sp.invert(sp.expand(d), p, x), p, x)
 
 
 @lru_cache(maxsize=None)
@@ -136,10 +146,15 @@ def gauss_lobatto(k):
     if not isinstance(k, int) or k < 2:
         raise ValueError(f"Gauss-Lobatto needs at least two nodes, got {k!r}")
     P, x = _legendre(k - 1)
-    inner = _roots(sp.diff(P, x), x) if k > 2 else []
+    dP = sp.diff(P, x)
+    inner = _roots(dP, x) if k > 2 else []
+    # the weight on [0, 1], 1 / (k (k - 1) P(r)^2) (half the weight on [-1, 1]): at the
+    # ends P(+-1)^2 = 1, at the inner nodes (roots of P') a polynomial in r (_reciprocal_mod)
+    w = _reciprocal_mod(k * (k - 1) * P ** 2, dP, x) if k > 2 else None
+    end = sp.Rational(1, k * (k - 1))
     xs = [sp.Integer(-1)] + inner + [sp.Integer(1)]
     nodes = [(r + 1) / 2 for r in xs]
-    weights = [sp.simplify(sp.Integer(1) / (k * (k - 1) * P.subs(x, r) ** 2)) for r in xs]
+    weights = [end] + [w.subs(x, r) for r in inner] + [end]
     return Quadrature(f"gauss-lobatto{k}", tuple(nodes), tuple(weights), 2 * k - 3)
 
 
