@@ -74,6 +74,12 @@ class Context:
         """Make this context's precision current (needed by gmpy2 only); returns it."""
         return self
 
+    def to_mpmath(self, x, m):
+        """The number ``x`` of this context as an mpf of the mpmath context ``m`` (exact up
+        to ``m``'s precision): for code that calls mpmath directly.  (``m.mpf(x)`` cannot
+        read a gmpy2 number.)"""
+        return _mpfr_to_mpmath(x, m) if isinstance(x, _mpfr_type) else m.mpf(x)
+
     @property
     def precision_name(self):
         """The precision without the backend: 'mp64' for 64 digits in the mpmath or the

@@ -312,12 +312,12 @@ def spectral_data(particle, X0):
     ctx = particle.ctx
     m = _private_mp(ctx)
     n = particle.n
-    d = [m.mpf(v) for v in particle.diag]
-    e = [m.mpf(particle.off)] * (n - 1) + [m.zero]
+    d = [ctx.to_mpmath(v, m) for v in particle.diag]
+    e = [ctx.to_mpmath(particle.off, m)] * (n - 1) + [m.zero]
     z = m.matrix(2, n)
     for r in range(2):
         for j in range(n):
-            z[r, j] = m.mpf(X0[r, j])
+            z[r, j] = ctx.to_mpmath(X0[r, j], m)
     _eigen_symmetric.tridiag_eigen(m, d, e, z)
     lam = ctx.asarray([ctx.num(v) for v in d])
     w = ctx.asarray([ctx.num(particle.dx * (z[0, k] ** 2 + z[1, k] ** 2)) for k in range(n)])
@@ -343,8 +343,8 @@ def bessel_coefficients(ctx, x):
     """J_k(x), k = 0, 1, ..., K, at the context's precision (private mpmath context with
     guard bits), K the first order beyond x with |J_K|, |J_{K+1}| < eps 1e-10."""
     m = _private_mp(ctx)
-    xm = m.mpf(x)
-    tol = m.mpf(ctx.eps) * m.mpf(10) ** -10
+    xm = ctx.to_mpmath(x, m)
+    tol = ctx.to_mpmath(ctx.eps, m) * m.mpf(10) ** -10
     out, k = [], 0
     while True:
         j = m.besselj(k, xm)
