@@ -16,6 +16,10 @@ Files are written atomically (:func:`mpvi.io.atomic_path`).  A file that cannot 
 or whose identity differs from the one asked for is a miss: the study is recomputed and
 the file replaced.
 
+In a parallel run (:mod:`mpvi.parallel`) only the parent process writes to the cache: a
+reproduction computed in a worker process sees a :class:`TaskCache` (the entries of its
+parallel tasks, the cache directory to read, and the entries it computes, sent back).
+
 The default directory is ``.mpvi-cache/`` at the root of a source checkout, else
 ``~/.cache/mpvi`` (:func:`default_directory`).  The key includes the SHA-256 of every
 source file of the ``mpvi`` package (:func:`source_fingerprint`), so a change of the
@@ -167,3 +171,47 @@ class DiskCache:
         path = self.path(ident)
         io.write_json(dict(entry, identity=ident), path)
         return path
+
+    def origin(self, ident):
+        """(from_cache, file) of the entry :meth:`load` returns for ``ident``."""
+        return True, str(self.path(ident))
+
+
+class TaskCache:
+    """The cache seen by a reproduction computed in a worker process (:mod:`mpvi.parallel`).
+
+    It holds the entries of the studies computed for the reproduction by parallel tasks
+    (or read from the cache by the parent process): ``prefetched`` maps :func:`key` to
+    ``(entry, from_cache, cache_file)``.  Other studies are read from ``disk`` (a
+    :class:`DiskCache` of the parent's cache directory, if the worker can see it; None
+    for none) or computed; the entries computed here are kept in ``new`` (key ->
+    ``(identity, entry)``) for the parent process to store: workers never write to the
+    cache, so a worker on another machine needs no shared disk."""
+
+    def __init__(self, prefetched, disk=None):
+        self.prefetched = dict(prefetched)
+        self.disk = disk
+        self.new = {}
+
+    def __repr__(self):
+        return f"TaskCache({len(self.prefetched)} prefetched, disk={self.disk!r})"
+
+    def load(self, ident):
+        k = key(ident)
+        if k in self.prefetched:
+            return self.prefetched[k][0]
+        if k in self.new:
+            return self.new[k][1]
+        return self.disk.load(ident) if self.disk is not None else None
+
+    def origin(self, ident):
+        k = key(ident)
+        if k in self.prefetched:
+            return self.prefetched[k][1], self.prefetched[k][2]
+        return True, (str(self.disk.path(ident)) if self.disk is not None else None)
+
+    def store(self, ident, entry):
+        """Keep ``entry`` for the parent process; returns the file it will be stored in
+        (None without a cache directory)."""
+        self.new[key(ident)] = (ident, entry)
+        return self.disk.path(ident) if self.disk is not None else None

@@ -13,9 +13,16 @@ Outputs go to figures/ (full runs) or quick-figures/ (--quick) at the root of th
 checkout unless --out is given; the directory is created and checked writable before any
 computation.  Studies (the references of Figs. 2-3, the long runs of Tables 4-5,
 convergence sweeps) are cached on disk, keyed by their parameters, the context and the
-mpvi version: a second reproduction using the same study, or a rerun, reads it back
-(--cache DIR, --no-cache; use --no-cache after changing the numerical code).  The JSON
-provenance records from_cache and the wall time of the original computation.
+mpvi version and a fingerprint of its source: a second reproduction using the same
+study, or a rerun, reads it back (--cache DIR, --no-cache).  The JSON provenance records
+from_cache and the wall time of the original computation.
+
+Parallel runs: --jobs N computes on N worker processes of this machine, --scheduler
+ADDRESS on a Dask cluster (tcp://host:8786; "local" starts one here with --jobs workers,
+default one per CPU; needs the dask extra: pip install -e '.[dask]').  The independent
+runs the reproductions declare (step sizes, spans, methods) are computed first, the
+most expensive first, then each reproduction's tables and plot; one line per finished
+unit.  The files are the same bytes as those of a serial run.
 
 Each id either runs, is refused, or fails; the run always goes on with the next id:
   <id>: refused in <context>: <reason>   the reproduction declared, before computing,
@@ -48,12 +55,44 @@ def cmd_list(args, reps, parser):
 
 def cmd_run(args, reps, parser):
     from .io import check_writable
-    from .repro import Refused, default_out_dir, execute, one_line, open_cache
+    from .repro import default_out_dir, open_cache
     ids = _ids(args, reps, parser)
+    if args.jobs is not None and args.scheduler not in (None, "local"):
+        parser.error("--jobs sets the worker processes of this machine (a pool, or "
+                     "--scheduler local); a Dask scheduler at an address has its own workers")
     out = args.out or default_out_dir(args.quick)
     check_writable(out, "output directory")
     cache = open_cache(args)
     t0 = time.perf_counter()
+    if args.scheduler is not None or (args.jobs or 1) > 1:
+        from .parallel import ExecutorError, make_executor, run_parallel
+        try:
+            executor = make_executor(args.jobs, args.scheduler)
+        except ExecutorError as exc:
+            print(f"mpvi: {exc}", file=sys.stderr)
+            return 2
+        try:
+            ran, refused, failed = run_parallel(reps, ids, executor, args.context, args.dps,
+                                                args.quick, out, cache)
+        except BaseException:
+            executor.close(cancel=True)
+            raise
+        executor.close()
+    else:
+        ran, refused, failed = _run_serially(args, reps, ids, out, cache)
+    print(f"ran {len(ran)} of {len(ids)} reproduction(s) in {time.perf_counter() - t0:.1f} s "
+          f"-> {out}", file=sys.stderr)
+    if refused:
+        print(f"refused in {args.context}: {', '.join(refused)}", file=sys.stderr)
+    if failed:
+        print(f"failed: {', '.join(failed)}", file=sys.stderr)
+    return 1 if failed else (3 if refused else 0)
+
+
+def _run_serially(args, reps, ids, out, cache):
+    """Each id in turn in this process (progress lines as they come); (ran, refused,
+    failed)."""
+    from .repro import Refused, execute, one_line
     ran, refused, failed = [], [], []
     for k, rid in enumerate(ids, 1):
         print(f"[{k}/{len(ids)}] {rid}", file=sys.stderr, flush=True)
@@ -67,13 +106,7 @@ def cmd_run(args, reps, parser):
             print(f"{rid}: error: {type(exc).__name__}: {one_line(exc)}", file=sys.stderr,
                   flush=True)
             failed.append(rid)
-    print(f"ran {len(ran)} of {len(ids)} reproduction(s) in {time.perf_counter() - t0:.1f} s "
-          f"-> {out}", file=sys.stderr)
-    if refused:
-        print(f"refused in {args.context}: {', '.join(refused)}", file=sys.stderr)
-    if failed:
-        print(f"failed: {', '.join(failed)}", file=sys.stderr)
-    return 1 if failed else (3 if refused else 0)
+    return ran, refused, failed
 
 
 def cmd_diff(args, reps, parser):
@@ -104,7 +137,7 @@ def cmd_diff(args, reps, parser):
 
 
 def build_parser():
-    from .repro import add_run_options
+    from .repro import add_run_options, positive_int
     ap = argparse.ArgumentParser(
         prog="mpvi",
         description="Reproduce the figures and tables of the mpvi papers at 64 digits "
@@ -121,6 +154,14 @@ def build_parser():
     p_run.add_argument("ids", nargs="*", help="reproduction ids (see `mpvi list`)")
     p_run.add_argument("--all", action="store_true", help="run every reproduction")
     add_run_options(p_run)
+    p_run.add_argument("--jobs", type=positive_int, default=None, metavar="N",
+                       help="compute on N worker processes of this machine (default: serially, "
+                            "in this process); with --scheduler local, the number of Dask "
+                            "workers")
+    p_run.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                       help="compute on a Dask cluster: the address of its scheduler "
+                            "(tcp://host:8786), or 'local' to start one on this machine; "
+                            "needs the dask extra (pip install -e '.[dask]')")
     p_run.set_defaults(func=cmd_run, parser=p_run)
     p_diff = sub.add_parser("diff", help="compare published numbers with reproduced ones; "
                                          "exit 1 on any MISMATCH or MISSING value "

@@ -12,8 +12,11 @@ A script defines ``REPRODUCTION``, a :class:`Reproduction`: a parameter set (``p
 with smaller ``quick`` overrides), a ``compute(run)`` function that calls the library and
 returns an :class:`Output`, a ``plot(output, params)`` function that returns a matplotlib
 figure and, optionally, ``refuse(ctx)``: the reason it cannot run in a number context
-(checked before any computation).  :func:`execute` does the rest: number context,
-progress, timing, studies from the cache, and the atomic writing of
+(checked before any computation), and ``tasks(params)``: the independent studies
+``compute`` will ask for (:class:`mpvi.studies.Task`), which ``mpvi run --jobs N`` /
+``--scheduler`` (:mod:`mpvi.parallel`) computes side by side before ``compute`` runs.
+:func:`execute` does the rest: number context, progress, timing, studies from the
+cache, and the atomic writing of
 
     <out>/<paper>/<id>.csv    the main table (64-digit numbers as full-precision strings)
     <out>/<paper>/<id>_<name>.csv   further tables, if any
@@ -25,6 +28,11 @@ progress, timing, studies from the cache, and the atomic writing of
 ``<out>`` is ``figures/`` of the source checkout for full runs and ``quick-figures/`` for
 ``--quick`` runs, so quick runs never overwrite the committed full results.  Each script
 also runs on its own: ``python reproductions/axioms2024_fig02.py --help``.
+
+:func:`execute` is :func:`render` (compute and plot: the files as bytes, the values and
+provenance entries as JSON data) followed by :func:`write_outputs`; a parallel run calls
+:func:`render` in a worker process and :func:`write_outputs` in the parent, so its files
+are the same bytes as those of a serial run.
 """
 from __future__ import annotations
 
@@ -32,6 +40,8 @@ import argparse
 import copy
 import importlib
 import importlib.metadata
+import io as _io
+import json
 import pkgutil
 import sys
 import time
@@ -42,7 +52,7 @@ from typing import Callable
 from . import cache as _cache
 from . import io
 from .context import get_context
-from .studies import Recorder
+from .studies import Recorder, Task
 
 ENTRY_POINT_GROUP = "mpvi.reproductions"
 """Entry point group of the reproduction packages."""
@@ -121,8 +131,12 @@ class Output:
 @dataclass
 class Reproduction:
     """One figure or table: ``params`` (with ``quick`` overrides), ``compute(run)`` ->
-    :class:`Output`, ``plot(output, params)`` -> figure, and ``refuse(ctx)`` -> the reason
-    it cannot run in context ``ctx`` (None: it can; see :func:`needs_mp`)."""
+    :class:`Output`, ``plot(output, params)`` -> figure, ``refuse(ctx)`` -> the reason
+    it cannot run in context ``ctx`` (None: it can; see :func:`needs_mp`), and
+    ``tasks(params)`` -> the :class:`mpvi.studies.Task` list of the studies ``compute``
+    will ask for through ``run.study`` (see :meth:`declared_tasks`).  ``module`` is the
+    importable module that defines ``REPRODUCTION`` (set by :func:`all_reproductions`;
+    a worker process finds the reproduction through it)."""
 
     id: str
     paper: str
@@ -134,6 +148,8 @@ class Reproduction:
     plot: Callable
     quick: dict = field(default_factory=dict)
     refuse: Callable | None = None
+    tasks: Callable | None = None
+    module: str | None = field(default=None, compare=False)
 
     def parameters(self, quick=False):
         p = copy.deepcopy(self.params)
@@ -144,6 +160,23 @@ class Reproduction:
     def refusal(self, ctx):
         """Why this reproduction cannot run in ``ctx``, or None."""
         return self.refuse(ctx) if self.refuse is not None else None
+
+    def declared_tasks(self, params):
+        """The studies ``compute`` will ask for with ``params``, as a list of
+        :class:`mpvi.studies.Task`: from ``tasks``, or else from ``compute.tasks`` (a
+        compute function made by a helper shared by several scripts carries the tasks for
+        all of them).  Declaring a task is an optimisation only: a study that is not
+        declared is computed by ``compute`` itself, and one that is declared but not
+        asked for is wasted work."""
+        declare = self.tasks if self.tasks is not None else getattr(self.compute, "tasks", None)
+        if declare is None:
+            return []
+        tasks = list(declare(params))
+        for t in tasks:
+            if not isinstance(t, Task):
+                raise TypeError(f"{self.id}: tasks() must return mpvi.studies.Task objects, "
+                                f"not {type(t).__name__}")
+        return tasks
 
 
 def needs_mp(reason):
@@ -219,6 +252,7 @@ def all_reproductions():
             if rep.id in found:
                 raise PluginError(f"reproduction id {rep.id!r} is defined twice (package "
                                   f"{pkg.name!r} and an earlier one)")
+            rep.module = script.__name__
             found[rep.id] = rep
     return found
 
@@ -236,36 +270,47 @@ def output_paths(rep, out_dir):
             "json": base / f"{rep.id}.json"}
 
 
-def execute(rep, context="mp", dps=64, quick=False, out_dir=None, stream=None, cache=None):
-    """Run one reproduction and write its files atomically; returns the paths.
+@dataclass
+class Rendered:
+    """A computed reproduction, ready to be written: ``files`` (file name -> bytes: the
+    CSVs and the PNG), ``values`` (compared by ``mpvi diff``) and ``extra`` (provenance
+    entries) as JSON data, and the wall time of ``compute``.  Only bytes and JSON data, so
+    that it can come back from a worker process unchanged."""
 
-    ``out_dir`` defaults to :func:`default_out_dir`; ``cache`` is a
-    :class:`mpvi.cache.DiskCache` for the studies, or None (compute them).  Raises
-    :class:`Refused` before any computation if the reproduction cannot run in the
-    context, and ``OSError`` if the output directory is not writable."""
+    id: str
+    files: dict
+    values: dict
+    extra: dict
+    wall_time_s: float
+
+
+def json_data(x):
+    """``x`` as it will read back from its JSON file (numbers of a context become the
+    strings :func:`mpvi.io.write_json` writes)."""
+    return json.loads(json.dumps(x, default=str))
+
+
+def render(rep, ctx, params, quick, stream=None, cache=None):
+    """Compute and plot ``rep`` with ``params`` in ``ctx``: a :class:`Rendered`.  Studies go
+    through ``cache`` (a :class:`mpvi.cache.DiskCache`, a :class:`mpvi.cache.TaskCache`
+    or None); progress lines go to ``stream`` (stderr)."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    ctx = get_context(context, dps)
-    reason = rep.refusal(ctx)
-    if reason:
-        raise Refused(rep.id, ctx.name, reason)
-    paths = output_paths(rep, out_dir or default_out_dir(quick))
-    io.check_writable(paths["dir"], "output directory")
-    params = rep.parameters(quick)
     run = Run(ctx, params, quick, stream, cache)
     run.progress(f"{rep.id}: {rep.item} of {rep.paper} in context {ctx.name}"
                  f"{' (quick)' if quick else ''}")
     t0 = time.perf_counter()
     out = rep.compute(run)
     wall = time.perf_counter() - t0
-    for name, df in out.tables.items():
-        target = paths["csv"] if name == "" else paths["dir"] / f"{rep.id}_{name}.csv"
-        io.write_csv(df, target)
+    files = {(f"{rep.id}.csv" if name == "" else f"{rep.id}_{name}.csv"):
+             df.to_csv(index=False).encode("utf-8") for name, df in out.tables.items()}
     fig = rep.plot(out, params)
-    io.save_figure(fig, paths["png"])
+    png = _io.BytesIO()
+    fig.savefig(png, dpi=120, format="png", bbox_inches="tight")
     plt.close(fig)
+    files[f"{rep.id}.png"] = png.getvalue()
     extra = dict(out.extra)
     if run.newton:
         extra["newton"] = run.newton_summary()
@@ -275,11 +320,44 @@ def execute(rep, context="mp", dps=64, quick=False, out_dir=None, stream=None, c
         cached = [s["wall_time_s"] for s in run.studies if s["from_cache"]]
         if cached:
             extra["cached_wall_time_s"] = round(sum(cached), 3)
-    record = io.provenance(ctx, params, wall, {"reproduction": rep.id, "paper": rep.paper,
-                                               "item": rep.item, "quick": quick, **extra})
-    record["values"] = out.values
+    return Rendered(rep.id, files, json_data(out.values), json_data(extra), wall)
+
+
+def write_outputs(rep, rendered, ctx, params, quick, out_dir, extra=None):
+    """Write the files of a :class:`Rendered` and its provenance JSON (``extra``: further
+    entries) atomically into ``out_dir``; returns the paths (:func:`output_paths`)."""
+    paths = output_paths(rep, out_dir)
+    for name, data in rendered.files.items():
+        with io.atomic_path(paths["dir"] / name) as tmp:
+            tmp.write_bytes(data)
+    record = io.provenance(ctx, params, rendered.wall_time_s,
+                           {"reproduction": rep.id, "paper": rep.paper, "item": rep.item,
+                            "quick": quick, **rendered.extra, **(extra or {})})
+    record["values"] = rendered.values
     io.write_json(record, paths["json"])
-    run.progress(f"{rep.id}: done in {wall:.1f} s -> {paths['csv'].parent}")
+    return paths
+
+
+def execute(rep, context="mp", dps=64, quick=False, out_dir=None, stream=None, cache=None):
+    """Run one reproduction and write its files atomically; returns the paths.
+
+    ``out_dir`` defaults to :func:`default_out_dir`; ``cache`` is a
+    :class:`mpvi.cache.DiskCache` for the studies, or None (compute them).  Raises
+    :class:`Refused` before any computation if the reproduction cannot run in the
+    context, and ``OSError`` if the output directory is not writable."""
+    t0 = time.perf_counter()
+    ctx = get_context(context, dps)
+    reason = rep.refusal(ctx)
+    if reason:
+        raise Refused(rep.id, ctx.name, reason)
+    paths = output_paths(rep, out_dir or default_out_dir(quick))
+    io.check_writable(paths["dir"], "output directory")
+    params = rep.parameters(quick)
+    rendered = render(rep, ctx, params, quick, stream, cache)
+    write_outputs(rep, rendered, ctx, params, quick, out_dir or default_out_dir(quick))
+    print(f"  [{time.perf_counter() - t0:7.1f} s] {rep.id}: done in {rendered.wall_time_s:.1f} s "
+          f"-> {paths['csv'].parent}", file=stream if stream is not None else sys.stderr,
+          flush=True)
     return paths
 
 
@@ -329,8 +407,9 @@ def one_line(exc):
 def add_run_options(ap):
     ap.add_argument("--dps", type=positive_int, default=64,
                     help="significant digits of the mp context (default 64)")
-    ap.add_argument("--context", choices=["mp", "fp"], default="mp",
-                    help="number context: mp (mpmath, --dps digits) or fp (float64); default mp")
+    ap.add_argument("--context", choices=["gmp", "mp", "fp"], default="mp",
+                    help="number context: gmp (gmpy2, --dps digits), mp (mpmath, --dps digits) "
+                         "or fp (float64); default mp")
     ap.add_argument("--quick", action="store_true",
                     help="smaller parameter set (fewer steps) for a fast check; written to "
                          "quick-figures/ unless --out is given")

@@ -14,20 +14,25 @@ Studies (:class:`Study`): functions of (parameters, context) only, called as
 lossless cache encoding of :mod:`mpvi.cache` whether or not a cache is used, so a result
 read from the cache is bit for bit the one computed.  They return a
 :class:`StudyResult` (value, Newton statistics, wall time of the computation, whether it
-came from the cache):
+came from the cache).  A study pickles by reference (its module and name), so that
+``mpvi run --jobs N`` / ``--scheduler`` (:mod:`mpvi.parallel`) can compute it in another
+process: a reproduction declares the studies it will ask for as :class:`Task` objects.
+A sweep (several spans, steps, methods) is one study per independent run, so that the
+runs can be computed side by side; cheap code combines them afterwards.
 
 * :data:`linear_pendulum_convergence` -- axioms2024 Table 1 problem against its exact
-  solution (Fig. 8, Table 2);
-* :data:`pendulum_energy_convergence` -- ||e_H||_inf of the nonlinear double pendulum of
-  top2025 (Fig. 4, Table 2);
+  solution (Fig. 8), and :data:`linear_pendulum_errors`, one step size of it (Table 2);
+* :data:`pendulum_energy_error` -- ||e_H||_inf of the nonlinear double pendulum of
+  top2025, one method, span and step (Fig. 4, Table 2);
 * :data:`pendulum_reference` -- the GBS and RK4 references of top2025 Figs. 2-3;
-* :data:`top_long_runs` -- the Table 3 top over up to 1000 nutation periods (top2025
-  Tables 4-5).
+* :data:`top_long_run` -- the Table 3 top over up to 1000 nutation periods, one method and
+  step (top2025 Tables 4-5).
 """
 from __future__ import annotations
 
 import datetime
 import functools
+import importlib
 import inspect
 import sys
 import time
@@ -191,8 +196,11 @@ class Study:
     ``compute(recorder, params)`` does the work; call the study as
     ``study(params, ctx, cache=None, progress=None, stream=None)``.  ``params`` must be
     JSON data (strings, ints, lists, dicts); ``cache`` is a :class:`mpvi.cache.DiskCache`
-    or None.  The value is always passed through the lossless cache encoding, so a cached
-    and a computed result are identical."""
+    (or any object with its ``load``, ``store`` and ``origin``) or None.  The value is
+    always passed through the lossless cache encoding, so a cached and a computed result
+    are identical.  A study pickles by reference (module and name of ``compute``), so it
+    must be defined at the top level of an importable module to be computed in another
+    process."""
 
     def __init__(self, name, compute):
         self.name = name
@@ -202,47 +210,101 @@ class Study:
     def __repr__(self):
         return f"<study {self.name}>"
 
+    def __reduce__(self):
+        return (study_by_reference, (self.compute.__module__, self.compute.__qualname__,
+                                     self.name))
+
+    def identity(self, params, ctx):
+        """The cache identity of ``study(params, ctx)`` (:func:`mpvi.cache.identity`)."""
+        return _cache.identity(self.name, params, ctx, inspect.getsourcefile(self.compute))
+
     def __call__(self, params, ctx, *, cache=None, progress=None, stream=None):
-        ident = _cache.identity(self.name, params, ctx, inspect.getsourcefile(self.compute))
+        ident = self.identity(params, ctx)
         say = progress or (lambda message: None)
         if cache is not None:
             hit = self._load(cache, ident, ctx)
             if hit is not None:
-                say(f"{self.name}: from the cache {hit.cache_file} (computed "
+                origin = "from the cache" if hit.from_cache else "computed by a parallel task,"
+                say(f"{self.name}: {origin} {hit.cache_file or ''} (computed "
                     f"{hit.computed_utc} in {hit.wall_time_s:.1f} s)")
                 return hit
+        entry = self.compute_entry(ident["parameters"], ctx, progress, stream)
+        entry["git_commit"] = io.git_commit()
+        path = cache.store(ident, entry) if cache is not None else None
+        return self.result(ctx, entry, False, None if path is None else str(path))
+
+    def compute_entry(self, params, ctx, progress=None, stream=None):
+        """Compute the study, without any cache: its cache entry without the git commit
+        (``computed_utc``, ``wall_time_s``, ``newton``, and ``value`` in the lossless
+        encoding), JSON data that can be sent between processes.  ``params`` must be in
+        the form of the cache identity (:func:`mpvi.cache.plain`)."""
         rec = Recorder(ctx, progress, stream)
-        created, commit = _utc_now(), io.git_commit()
+        created = _utc_now()
         t0 = time.perf_counter()
-        value = self.compute(rec, ident["parameters"])
+        value = self.compute(rec, params)
         wall = time.perf_counter() - t0
-        data = _cache.encode(ctx, value, self.name)
-        path = None
-        if cache is not None:
-            path = str(cache.store(ident, {"computed_utc": created, "git_commit": commit,
-                                           "wall_time_s": wall, "newton": rec.newton,
-                                           "value": data}))
-        return StudyResult(self.name, _cache.decode(ctx, data), rec.newton, wall, created,
-                           False, path, commit)
+        return {"computed_utc": created, "wall_time_s": wall, "newton": rec.newton,
+                "value": _cache.encode(ctx, value, self.name)}
+
+    def result(self, ctx, entry, from_cache, cache_file):
+        """The :class:`StudyResult` of a cache entry (decoded in ``ctx``); raises
+        ``KeyError``, ``TypeError`` or ``ValueError`` on a malformed entry."""
+        value = _cache.decode(ctx, entry["value"])
+        newton = [(scheme, dict(summary)) for scheme, summary in entry["newton"]]
+        return StudyResult(self.name, value, newton, float(entry["wall_time_s"]),
+                           str(entry["computed_utc"]), from_cache, cache_file,
+                           str(entry.get("git_commit", "")))
 
     def _load(self, cache, ident, ctx):
         entry = cache.load(ident)
         if entry is None:
             return None
+        from_cache, where = cache.origin(ident)
         try:
-            value = _cache.decode(ctx, entry["value"])
-            newton = [(scheme, dict(summary)) for scheme, summary in entry["newton"]]
-            return StudyResult(self.name, value, newton, float(entry["wall_time_s"]),
-                               str(entry["computed_utc"]), True, str(cache.path(ident)),
-                               str(entry["git_commit"]))
+            return self.result(ctx, entry, from_cache, where)
         except (KeyError, TypeError, ValueError):
             return None          # a damaged entry is a miss: recomputed and replaced
+
+
+def study_by_reference(module, qualname, name):
+    """The study ``name`` defined as ``qualname`` in ``module`` (how a pickled
+    :class:`Study` is found again in another process)."""
+    obj = importlib.import_module(module)
+    for part in qualname.split("."):
+        obj = getattr(obj, part, None)
+    if not isinstance(obj, Study) or obj.name != name:
+        raise LookupError(f"study {name!r}: {module}.{qualname} is not that study (a study "
+                          f"computed in another process must be defined at the top level "
+                          f"of an importable module)")
+    return obj
 
 
 def study(name):
     """Decorator: ``@study("name")`` turns ``compute(recorder, params)`` into a
     :class:`Study`."""
     return lambda compute: Study(name, compute)
+
+
+@dataclass(frozen=True)
+class Task:
+    """One study a reproduction will ask for, ``study(params, ctx)``, declared before
+    ``compute`` runs (``Reproduction.tasks``) so that ``mpvi run --jobs N`` can compute
+    the independent studies side by side.  ``label`` names the task in progress lines and
+    errors (default: the study's name and parameters); ``cost`` estimates its run time
+    in seconds at 64 digits on one core (only the order matters: the longest tasks are
+    started first)."""
+
+    study: Study
+    params: dict
+    label: str = ""
+    cost: float = 0
+
+    def describe(self):
+        if self.label:
+            return self.label
+        shown = " ".join(f"{k}={v}" for k, v in self.params.items()
+                         if isinstance(v, (str, int)) and len(str(v)) <= 12)
+        return f"{self.study.name} {shown}".strip()
 
 
 def _utc_now():
@@ -291,17 +353,20 @@ def convergence_rows(ctx, methods, variables, grid, errs):
     return rows
 
 
-@study("linear_pendulum_convergence")
-def linear_pendulum_convergence(rec, params):
-    """axioms2024's linearized double pendulum (Table 1) against its exact solution:
-    ||e||_inf = max_j |x_j - x_ex(t_j)|_2 for x = p, q, every method in
-    ``params["methods"]`` and N in ``params["N"]`` steps over T = ``params["T_tbar"]``
-    t_bar; :func:`convergence_rows` (h in seconds)."""
+def linear_pendulum_grid(ctx, prob, T_tbar, N):
+    """The step (h, n) of ``n = N`` steps over T = ``T_tbar`` t_bar on axioms2024's
+    linearized double pendulum ``prob``."""
+    T = ctx.num(T_tbar) * prob.tbar
+    return ctx.num(T) / N, N
+
+
+def _linear_pendulum_sweep(rec, params, grid_Ns):
+    """:func:`convergence_sweep` of axioms2024's linearized double pendulum against its
+    exact solution: ``{(method, variable): [error per N]}`` for variables p and q."""
     ctx = rec.ctx
     prob = linearized_double_pendulum(ctx)
     exact = prob.exact()
-    T = ctx.num(params["T_tbar"]) * prob.tbar
-    grid = [(ctx.num(T) / N, N) for N in params["N"]]
+    grid = [linear_pendulum_grid(ctx, prob, params["T_tbar"], N) for N in grid_Ns]
 
     def reference(h, n):
         t = np.array([j * h for j in range(n + 1)], dtype=ctx.dtype)
@@ -313,23 +378,49 @@ def linear_pendulum_convergence(rec, params):
 
     errs = convergence_sweep(rec, prob.system, prob.q0, prob.p0, params["methods"], grid,
                              measure, reference, label=f"T = {params['T_tbar']} t_bar, ")
-    return convergence_rows(ctx, params["methods"], ["p", "q"], grid, errs)
+    return grid, errs
 
 
-@study("pendulum_energy_convergence")
-def pendulum_energy_convergence(rec, params):
+@study("linear_pendulum_convergence")
+def linear_pendulum_convergence(rec, params):
+    """axioms2024's linearized double pendulum (Table 1) against its exact solution:
+    ||e||_inf = max_j |x_j - x_ex(t_j)|_2 for x = p, q, every method in
+    ``params["methods"]`` and N in ``params["N"]`` steps over T = ``params["T_tbar"]``
+    t_bar; :func:`convergence_rows` (h in seconds)."""
+    grid, errs = _linear_pendulum_sweep(rec, params, params["N"])
+    return convergence_rows(rec.ctx, params["methods"], ["p", "q"], grid, errs)
+
+
+@study("linear_pendulum_errors")
+def linear_pendulum_errors(rec, params):
+    """One step size of :data:`linear_pendulum_convergence`: ``{method: {"p": e, "q":
+    e}}`` for N = ``params["N"]`` steps over T = ``params["T_tbar"]`` t_bar (the exact
+    solution on the nodes is computed once for all methods).  :func:`convergence_rows`
+    of several of them is :data:`linear_pendulum_convergence`'s value."""
+    _, errs = _linear_pendulum_sweep(rec, params, [params["N"]])
+    return {m: {v: errs[(m, v)][0] for v in ("p", "q")} for m in params["methods"]}
+
+
+def pendulum_energy_grid(ctx, T, N):
+    """The step (h, n) = (T/N exactly, N) of top2025's double pendulum runs (T a decimal
+    string)."""
+    return ctx.num(fraction(T) / N), N
+
+
+@study("pendulum_energy_error")
+def pendulum_energy_error(rec, params):
     """top2025's nonlinear double pendulum (Table 1): ||e_H||_inf over [0, T] (T =
-    ``params["T"]`` s, a decimal string) for every method and h = T/N, N in
-    ``params["N"]`` (h exact as T/N); :func:`convergence_rows` with variable 'H'."""
+    ``params["T"]`` s, a decimal string) of ``params["method"]`` at h = T/N, N =
+    ``params["N"]`` (h exact as T/N).  One point of the convergence tables of Fig. 4 and
+    Table 2 (:func:`convergence_rows` with variable 'H')."""
     ctx = rec.ctx
     prob = nonlinear_double_pendulum(ctx)
-    T = fraction(params["T"])
-    grid = [(ctx.num(T / N), N) for N in params["N"]]
     errs = convergence_sweep(
-        rec, prob.system, prob.q0, prob.p0, params["methods"], grid,
+        rec, prob.system, prob.q0, prob.p0, [params["method"]],
+        [pendulum_energy_grid(ctx, params["T"], params["N"])],
         lambda traj, ref: {"H": energy_error_norm(prob.system, traj)},
         label=f"T = {params['T']} s, ", unit=" s")
-    return convergence_rows(ctx, params["methods"], ["H"], grid, errs)
+    return errs[(params["method"], "H")][0]
 
 
 # ----- top2025 Figs. 2-3: the references of the double pendulum ------------------------------
@@ -451,23 +542,17 @@ class LoopingTop:
         return {"theta": e_th, "H": e_H, "p_phi": e_pphi, "p_psi": e_ppsi}
 
 
-@study("top_long_runs")
-def top_long_runs(rec, params):
-    """The runs behind top2025 Tables 4 and 5: sup norms of e_theta, e_H, and the relative
-    errors of p_phi, p_psi (:meth:`LoopingTop.errors`) for T in ``params["T_tbar"]``
-    nutation periods, h = t_bar/N for N in ``params["N_per_period"]`` and every method
-    in ``params["methods"]``.
+@study("top_long_run")
+def top_long_run(rec, params):
+    """One run behind top2025 Tables 4 and 5: sup norms of e_theta, e_H, and the relative
+    errors of p_phi, p_psi (:meth:`LoopingTop.errors`) of ``params["method"]`` over T =
+    ``params["T_tbar"]`` nutation periods at h = t_bar/N, N = ``params["N_per_period"]``.
 
-    Returns ``{"rows": [{T, method, N, theta, H, p_phi, p_psi}], "tbar": t_bar}`` with the
-    norms and t_bar as full-precision strings (``ctx.to_str``)."""
+    Returns ``{"theta", "H", "p_phi", "p_psi", "tbar"}``: the norms and t_bar as
+    full-precision strings (``ctx.to_str``)."""
     ctx = rec.ctx
     lt = LoopingTop(ctx)
-    rows = []
-    for T in params["T_tbar"]:
-        for m in params["methods"]:
-            for N in params["N_per_period"]:
-                rec.progress(f"{m}: T = {T} t_bar, h = t_bar/{N} ({N * T} steps)")
-                e = lt.errors(lt.run(rec, m, N, T))
-                rows.append({"T": T, "method": m, "N": N,
-                             **{k: ctx.to_str(sup_norm(v)) for k, v in e.items()}})
-    return {"rows": rows, "tbar": ctx.to_str(lt.tbar)}
+    T, m, N = params["T_tbar"], params["method"], params["N_per_period"]
+    rec.progress(f"{m}: T = {T} t_bar, h = t_bar/{N} ({N * T} steps)")
+    e = lt.errors(lt.run(rec, m, N, T))
+    return {**{k: ctx.to_str(sup_norm(v)) for k, v in e.items()}, "tbar": ctx.to_str(lt.tbar)}

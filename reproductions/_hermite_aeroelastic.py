@@ -35,7 +35,7 @@ import pandas as pd
 from mpvi.analysis import energy
 from mpvi.newton import tolerance
 from mpvi.ode import gbs_step, hamiltonian_field
-from mpvi.studies import fraction, numstr, steps, study
+from mpvi.studies import Task, fraction, numstr, steps, study
 from mpvi.systems.aeroelastic import (DEFAULT_PARAMETERS, aeroelastic_section, flutter_speed,
                                       max_real_part)
 
@@ -63,10 +63,21 @@ LCO-phase values are absent from quick runs (``mpvi diff --quick`` reports them 
 RUNTIME = "~3 min for the first of hermite_fig09..12 (shared study), seconds for the others"
 
 STUDY_KEYS = tuple(PARAMS)
+STEP_SECONDS = 0.177
+"""Seconds per step of dt of the whole study (benchmark, check, methods, scan, small
+perturbation) at 64 digits on one core of the development machine: its cost hint."""
 
 
 def study_params(p):
     return {k: p[k] for k in STUDY_KEYS}
+
+
+def tasks(p):
+    """The study of Figs. 9-12, a :class:`mpvi.studies.Task` (computed once for the four
+    scripts by ``mpvi run --jobs N``)."""
+    return [Task(aeroelastic_runs, study_params(p),
+                 label=f"hermite_aeroelastic T={p['T']} s dt={p['dt']} s",
+                 cost=steps(p["T"], p["dt"]) * STEP_SECONDS)]
 
 
 # ----- turning points of the benchmark ------------------------------------------------------
@@ -328,13 +339,15 @@ def extra(ctx, res, p):
 
 
 def compute_for(methods):
-    """A ``compute(run)`` writing the long table of ``methods`` (+ the benchmark)."""
+    """A ``compute(run)`` writing the long table of ``methods`` (+ the benchmark); it
+    declares the shared study as its ``tasks`` (:meth:`mpvi.repro.Reproduction.declared_tasks`)."""
     def compute(run):
         from mpvi.repro import Output
         ctx, p = run.ctx, run.params
         res = run.study(aeroelastic_runs, study_params(p))
         return Output(tables={"": frame(ctx, res, list(methods) + [BENCHMARK])},
                       values=values(ctx, res, p), extra=extra(ctx, res, p))
+    compute.tasks = tasks
     return compute
 
 

@@ -22,13 +22,14 @@ E_method(t_j) - E_benchmark(t_j) (absolute, signed in the CSV; |.| in the plot):
 energy the method gains or loses against the benchmark's at the same time.
 
 The benchmark (``reference``) is mpvi's GBS extrapolation of order 2 gbs_levels = 32 at
-H = Delta t, checked by a second run at H/2 (their difference is recorded).  All runs
-for the three delta are the cached study :func:`duffing_runs`, shared by Figs. 6 and 7:
-the second figure to run reads them from the cache.
+H = Delta t, checked by a second run at H/2 (their difference is recorded).  The runs of
+each delta are the cached study :func:`duffing_run` (one per delta, so that a parallel
+run computes them side by side), shared by Figs. 6 and 7: the second figure to run
+reads them from the cache.
 """
 import pandas as pd
 
-from mpvi.studies import numstr, steps, study
+from mpvi.studies import Task, numstr, steps, study
 
 from reproductions._hermite import METHODS, PAPER, STYLE
 from reproductions._hermite_double_well import col, energies, growth, sup
@@ -36,48 +37,64 @@ from reproductions._hermite_double_well import col, energies, growth, sup
 PARAMS = {"alpha": "-1", "beta": "2", "x0": "0", "v0": "1", "deltas": ["0.025", "0.05", "0.1"],
           "h": "0.1", "T": "100", "gbs_levels": 16, "start": "10"}
 QUICK = {"T": "10"}
-STUDY_KEYS = ("alpha", "beta", "x0", "v0", "deltas", "h", "T", "gbs_levels")
+STUDY_KEYS = ("alpha", "beta", "x0", "v0", "h", "T", "gbs_levels")
 NAMES = METHODS + ["reference"]
+STEP_SECONDS = 0.042
+"""Seconds per step of h of one delta's runs (both methods, the benchmark and its check)
+at 64 digits on one core of the development machine: the cost hint of its task."""
 
 
-@study("hermite_duffing_runs")
-def duffing_runs(rec, params):
-    """For every delta in ``params["deltas"]``: both Hermite methods and the GBS benchmark
-    (with its check at half the step) on the damped Duffing oscillator (40)-(41) from
-    x(0) = ``x0``, x'(0) = ``v0`` over [0, T] at step ``h``.  Returns ``{"t",
-    "runs": {delta: {name: {"q", "v", "E"}}}, "check": {delta: {"q", "v"}}}`` (1-D
-    arrays on the nodes; check: max over the nodes of |GBS(h) - GBS(h/2)|)."""
+@study("hermite_duffing_run")
+def duffing_run(rec, params):
+    """For delta = ``params["delta"]``: both Hermite methods and the GBS benchmark (with
+    its check at half the step) on the damped Duffing oscillator (40)-(41) from x(0) =
+    ``x0``, x'(0) = ``v0`` over [0, T] at step ``h``.  Returns ``{"t", "runs": {name:
+    {"q", "v", "E"}}, "check": {"q", "v"}}`` (1-D arrays on the nodes; check: max over
+    the nodes of |GBS(h) - GBS(h/2)|)."""
     from mpvi.systems.double_well import duffing
 
-    ctx, p = rec.ctx, params
+    ctx, p, d = rec.ctx, params, params["delta"]
     n, h = steps(p["T"], p["h"]), ctx.num(p["h"])
     x0, v0, lv = [p["x0"]], [p["v0"]], p["gbs_levels"]
-    runs, check, t = {}, {}, None
-    for d in p["deltas"]:
-        S = duffing(ctx, p["alpha"], p["beta"], d)
-        runs[d] = {}
-        for m in METHODS:
-            rec.progress(f"Duffing delta = {d}: {m}, {n} steps of {p['h']}")
-            tr = rec.integrate(S, m, x0, None, h, n, v0=v0)
-            runs[d][m] = {"q": col(tr.q), "v": col(tr.v)}
-        rec.progress(f"Duffing delta = {d}: benchmark GBS order {2 * lv}, {n} steps of {p['h']} "
-                     f"and {2 * n} of half of it")
-        ref = rec.integrate(S, "gbs", x0, None, h, n, v0=v0, levels=lv)
-        half = rec.integrate(S, "gbs", x0, None, h / 2, 2 * n, v0=v0, levels=lv)
-        runs[d]["reference"] = {"q": col(ref.q), "v": col(ref.v)}
-        check[d] = {"q": sup(ref.q[:, 0] - half.q[::2, 0]), "v": sup(ref.v[:, 0] - half.v[::2, 0])}
-        for r in runs[d].values():
-            r["E"] = ctx.asarray(energies(S, r["q"].reshape(-1, 1), r["v"].reshape(-1, 1)))
-        t = ref.t
-    return {"t": t, "runs": runs, "check": check}
+    S = duffing(ctx, p["alpha"], p["beta"], d)
+    runs = {}
+    for m in METHODS:
+        rec.progress(f"Duffing delta = {d}: {m}, {n} steps of {p['h']}")
+        tr = rec.integrate(S, m, x0, None, h, n, v0=v0)
+        runs[m] = {"q": col(tr.q), "v": col(tr.v)}
+    rec.progress(f"Duffing delta = {d}: benchmark GBS order {2 * lv}, {n} steps of {p['h']} "
+                 f"and {2 * n} of half of it")
+    ref = rec.integrate(S, "gbs", x0, None, h, n, v0=v0, levels=lv)
+    half = rec.integrate(S, "gbs", x0, None, h / 2, 2 * n, v0=v0, levels=lv)
+    runs["reference"] = {"q": col(ref.q), "v": col(ref.v)}
+    check = {"q": sup(ref.q[:, 0] - half.q[::2, 0]), "v": sup(ref.v[:, 0] - half.v[::2, 0])}
+    for r in runs.values():
+        r["E"] = ctx.asarray(energies(S, r["q"].reshape(-1, 1), r["v"].reshape(-1, 1)))
+    return {"t": ref.t, "runs": runs, "check": check}
+
+
+def run_params(p):
+    """The parameters of :func:`duffing_run` for every delta of ``p``."""
+    return [dict({k: p[k] for k in STUDY_KEYS}, delta=d) for d in p["deltas"]]
+
+
+def tasks(p):
+    """One :class:`mpvi.studies.Task` per delta (shared by Figs. 6 and 7)."""
+    return [Task(duffing_run, q, label=f"hermite_duffing_run delta={q['delta']}",
+                 cost=steps(q["T"], q["h"]) * STEP_SECONDS) for q in run_params(p)]
 
 
 def duffing_data(run):
-    """The study's result for ``run``'s parameters, the long table (t, delta, method, q, v,
+    """The runs for ``run``'s parameters (``{"t", "runs": {delta: {name: {"q", "v",
+    "E"}}}, "check": {delta: {"q", "v"}}}``), the long table (t, delta, method, q, v,
     energy, energy_error = E_method - E_benchmark) and the energy errors
     ``{delta: {method: list}}``."""
     ctx, p = run.ctx, run.params
-    res = run.study(duffing_runs, {k: p[k] for k in STUDY_KEYS})
+    res = {"runs": {}, "check": {}}
+    for q in run_params(p):
+        one = run.study(duffing_run, q)
+        res["t"] = one["t"]
+        res["runs"][q["delta"]], res["check"][q["delta"]] = one["runs"], one["check"]
     t = res["t"]
     frames, errors = [], {}
     ts = [numstr(ctx, x) for x in t]
@@ -222,4 +239,4 @@ def _heading(item, p):
 def duffing_reproduction(rid, item, title, compute, plot, runtime):
     from mpvi.repro import Reproduction
     return Reproduction(id=rid, paper=PAPER, item=item, title=title, runtime=runtime,
-                        params=PARAMS, quick=QUICK, compute=compute, plot=plot)
+                        params=PARAMS, quick=QUICK, compute=compute, plot=plot, tasks=tasks)

@@ -5,10 +5,12 @@ import pandas as pd
 
 from mpvi.analysis import node_errors
 from mpvi.repro import Output, Reproduction
-from mpvi.studies import numstr, pendulum_reference, state_frame, steps, trajectory_frame
+from mpvi.studies import (Task, convergence_rows, numstr, pendulum_energy_error,
+                          pendulum_energy_grid, pendulum_reference, state_frame, steps,
+                          trajectory_frame)
 from mpvi.systems.double_pendulum import nonlinear_double_pendulum
 
-from reproductions._top2025 import METHODS, PAPER, STYLE
+from reproductions._top2025 import METHODS, PAPER, STEP_SECONDS, STYLE
 
 #: Figs. 2-3 (the same parameters, so that the expensive references are one cached
 #: study).  The paper's step h = 0.1 s over 10 s; references: GBS of order 64 (levels =
@@ -22,6 +24,15 @@ STATES_PARAMS = {"T": "10", "h": "0.1", "methods": list(METHODS),
 STATES_QUICK = {"gbs_H": "0.1", "gbs_levels": 10, "rk4_ref_h": "5e-3"}
 #: the parameters of :func:`mpvi.studies.pendulum_reference`
 REFERENCE_KEYS = ("T", "h", "gbs_H", "gbs_levels", "rk4_ref_h", "plot_dt")
+
+
+def reference_tasks(p):
+    """The task of Figs. 2-3: the references (:func:`mpvi.studies.pendulum_reference`),
+    whose cost is the RK4 run at ``rk4_ref_h`` (the GBS runs are a fraction of it)."""
+    n = steps(p["T"], p["rk4_ref_h"])
+    return [Task(pendulum_reference, {k: p[k] for k in REFERENCE_KEYS},
+                 label=f"pendulum_reference T={p['T']} s, RK4 {n} steps of {p['rk4_ref_h']} s",
+                 cost=n * STEP_SECONDS["pendulum"]["rk4"])]
 
 
 def double_pendulum(ctx):
@@ -135,11 +146,38 @@ def states_reproduction(rid, item, var, title, runtime, params, quick):
     return Reproduction(id=rid, paper=PAPER, item=item, title=title, runtime=runtime,
                         params=params, quick=quick,
                         compute=lambda run: pendulum_states(run, var),
-                        plot=lambda out, p: plot_states(out, p, var, item))
+                        plot=lambda out, p: plot_states(out, p, var, item),
+                        tasks=reference_tasks)
+
+
+def energy_error_params(T, Ns, methods):
+    """The parameters of :func:`mpvi.studies.pendulum_energy_error` for span ``T`` (a
+    decimal string), every N in ``Ns`` and every method: one independent run each."""
+    return [{"T": T, "N": N, "method": m} for N in Ns for m in methods]
+
+
+def energy_error_tasks(T, Ns, methods):
+    """The :class:`mpvi.studies.Task` list of :func:`energy_convergence`."""
+    return [Task(pendulum_energy_error, q, label=f"pendulum_energy_error T={T} s {q['method']} "
+                                                 f"N={q['N']}",
+                 cost=q["N"] * STEP_SECONDS["pendulum"][q["method"]])
+            for q in energy_error_params(T, Ns, methods)]
+
+
+def energy_convergence(run, T, Ns, methods):
+    """||e_H||_inf of the double pendulum over [0, T] for every method and h = T/N, N in
+    ``Ns`` (one study per run, :func:`mpvi.studies.pendulum_energy_error`), as
+    :func:`mpvi.studies.convergence_rows` with variable 'H'."""
+    ctx = run.ctx
+    errs = {}
+    for q in energy_error_params(T, Ns, methods):
+        errs.setdefault((q["method"], "H"), []).append(run.study(pendulum_energy_error, q))
+    grid = [pendulum_energy_grid(ctx, T, N) for N in Ns]
+    return convergence_rows(ctx, methods, ["H"], grid, errs)
 
 
 def orders_frame(ctx, rows, first=()):
-    """A convergence table (rows of :func:`mpvi.studies.pendulum_energy_convergence`) as
+    """A convergence table (rows of :func:`energy_convergence`) as
     full-precision strings; ``first``: (column, value) pairs put in front (e.g. ("T", 10))."""
     def s(x):
         return "" if x is None else numstr(ctx, x)

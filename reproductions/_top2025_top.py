@@ -4,16 +4,16 @@ Tables 4-5.
 Time unit: t_bar = the exact nutation period 2 omega_1 of the Weierstrass solution
 (1.847239 s for Table 3 with g = 9.81; the paper prints 1.84671 s, see ERRATA [E12]).
 Steps are h = t_bar / N, so T = k t_bar is reached exactly after k N steps.  The top, its
-exact nutation and errors are :class:`mpvi.studies.LoopingTop`; the long runs of Tables
-4-5 are the cached study :func:`mpvi.studies.top_long_runs`.
+exact nutation and errors are :class:`mpvi.studies.LoopingTop`; each long run of Tables
+4-5 (one method, span and step) is the cached study :func:`mpvi.studies.top_long_run`.
 """
 import pandas as pd
 
 from mpvi.analysis import fit_order
 from mpvi.repro import Output, Reproduction
-from mpvi.studies import LoopingTop, successive_orders, sup_norm, top_long_runs
+from mpvi.studies import LoopingTop, Task, successive_orders, sup_norm, top_long_run
 
-from reproductions._top2025 import METHODS, PAPER, STYLE
+from reproductions._top2025 import METHODS, PAPER, STEP_SECONDS, STYLE
 
 LONG_RUN_PARAMS = {"T_tbar": [1, 10, 100, 1000], "N_per_period": [20, 40, 80], "methods": METHODS}
 LONG_RUN_QUICK = {"T_tbar": [1, 10]}
@@ -92,13 +92,31 @@ def series_reproduction(rid, item, title, keys, summarize, panels, heading, runt
                         params=params, quick=quick, compute=compute, plot=plot)
 
 
+def long_run_params(p):
+    """The parameters of :func:`mpvi.studies.top_long_run` for every span, method and step
+    of Tables 4-5, in the order of the tables' rows."""
+    return [{"T_tbar": T, "method": m, "N_per_period": N}
+            for T in p["T_tbar"] for m in p["methods"] for N in p["N_per_period"]]
+
+
+def long_run_tasks(p):
+    """One :class:`mpvi.studies.Task` per long run (shared by Tables 4 and 5)."""
+    return [Task(top_long_run, q, label=f"top_long_run T={q['T_tbar']} t_bar {q['method']} "
+                                        f"h=t_bar/{q['N_per_period']}",
+                 cost=q["T_tbar"] * q["N_per_period"] * STEP_SECONDS["top"][q["method"]])
+            for q in long_run_params(p)]
+
+
 def long_run_table(run, variable):
     """Table 4 (variable 'theta') or 5 ('H') in long format with successive and
-    least-squares orders, from :func:`mpvi.studies.top_long_runs`; returns (DataFrame,
-    values, extra)."""
+    least-squares orders, from the runs :func:`mpvi.studies.top_long_run`; returns
+    (DataFrame, values, extra)."""
     ctx, p = run.ctx, run.params
-    study = run.study(top_long_runs, {k: p[k] for k in ("T_tbar", "N_per_period", "methods")})
-    rows, tbar = study["rows"], study["tbar"]
+    rows = []
+    for q in long_run_params(p):
+        r = run.study(top_long_run, q)
+        rows.append({"T": q["T_tbar"], "method": q["method"], "N": q["N_per_period"], **r})
+    tbar = rows[0]["tbar"]
     tbar_num = ctx.num(tbar)
     out, values = [], {}
     for T in p["T_tbar"]:
@@ -131,8 +149,8 @@ def long_run_table(run, variable):
 
 def long_run_reproduction(number, variable, what):
     """The Reproduction of Table 4 (variable 'theta') or Table 5 ('H'): both are views of
-    the cached study :func:`mpvi.studies.top_long_runs`, so the second one to run reads
-    the first one's runs from the cache."""
+    the same cached runs (:func:`mpvi.studies.top_long_run`), so the second one to run
+    reads the first one's runs from the cache."""
 
     def compute(run):
         df, values, extra = long_run_table(run, variable)
@@ -143,7 +161,7 @@ def long_run_reproduction(number, variable, what):
         id=f"top2025_tab0{number}", paper=PAPER, item=f"Table {number}",
         title=f"{what} for T = 1..1000 nutation periods",
         runtime=f"~28 min (shared with Table {other} through the cache)",
-        params=LONG_RUN_PARAMS, quick=LONG_RUN_QUICK, compute=compute,
+        params=LONG_RUN_PARAMS, quick=LONG_RUN_QUICK, compute=compute, tasks=long_run_tasks,
         plot=lambda out, p: plot_long_run_table(
             out, p, variable, f"top2025 Table {number}: {what} against simulation length"))
 

@@ -12,21 +12,41 @@ Run: ``mpvi run axioms2024_tab02`` or ``python reproductions/axioms2024_tab02.py
 import pandas as pd
 
 from mpvi.repro import Output, Reproduction, script_main
-from mpvi.studies import linear_pendulum_convergence, numstr
+from mpvi.studies import (Task, convergence_rows, linear_pendulum_errors, linear_pendulum_grid,
+                          numstr)
 
-from reproductions._axioms2024 import PAPER, STYLE
+from reproductions._axioms2024 import PAPER, STEP_SECONDS, STYLE, problem
 
 PARAMS = {"T_tbar": [1, 10, 100, 1000], "meshes_per_tbar": [10, 20, 40],
           "methods": ["newmark", "rk4", "simpson"]}
 QUICK = {"T_tbar": [1, 10, 100]}
 
 
+def runs(p):
+    """The parameters of :func:`mpvi.studies.linear_pendulum_errors`: one study per span
+    and step (all methods against the exact solution computed once on its nodes)."""
+    return [{"T_tbar": T, "N": k * T, "methods": p["methods"]}
+            for T in p["T_tbar"] for k in p["meshes_per_tbar"]]
+
+
+def tasks(p):
+    """One :class:`mpvi.studies.Task` per span and step."""
+    return [Task(linear_pendulum_errors, q, label=f"linear_pendulum_errors T={q['T_tbar']} "
+                                                  f"t_bar N={q['N']}",
+                 cost=q["N"] * (STEP_SECONDS["exact"] + sum(STEP_SECONDS[m] for m in p["methods"])))
+            for q in runs(p)]
+
+
 def compute(run):
     ctx, p = run.ctx, run.params
+    prob = problem(ctx)
+    errors = {(q["T_tbar"], q["N"]): run.study(linear_pendulum_errors, q) for q in runs(p)}
     rows = []
     for T in p["T_tbar"]:
         Ns = [k * T for k in p["meshes_per_tbar"]]
-        new = run.study(linear_pendulum_convergence, {"T_tbar": T, "N": Ns, "methods": p["methods"]})
+        errs = {(m, v): [errors[(T, N)][m][v] for N in Ns] for m in p["methods"] for v in "pq"}
+        grid = [linear_pendulum_grid(ctx, prob, T, N) for N in Ns]
+        new = convergence_rows(ctx, p["methods"], ["p", "q"], grid, errs)
         rows += [dict(r, T_tbar=T) for r in new]
     df = pd.DataFrame({"T": [r["T_tbar"] for r in rows],
                        "method": [r["method"] for r in rows],
@@ -65,7 +85,7 @@ def plot(out, p):
 REPRODUCTION = Reproduction(
     id="axioms2024_tab02", paper=PAPER, item="Table 2",
     title="error norms and orders for T = 1..1000 periods",
-    runtime="~1 min", params=PARAMS, quick=QUICK, compute=compute, plot=plot)
+    runtime="~1 min", params=PARAMS, quick=QUICK, compute=compute, plot=plot, tasks=tasks)
 
 if __name__ == "__main__":
     raise SystemExit(script_main(REPRODUCTION))

@@ -27,10 +27,8 @@ Run: ``mpvi run top2025_fig04`` or ``python reproductions/top2025_fig04.py``.
 from mpvi.repro import Output, Reproduction, script_main
 from mpvi.studies import numstr
 
-from mpvi.studies import pendulum_energy_convergence
-
 from reproductions._top2025 import METHODS, PAPER, STYLE
-from reproductions._top2025_pendulum import orders_frame
+from reproductions._top2025_pendulum import energy_convergence, energy_error_tasks, orders_frame
 
 PARAMS = {"T": "10", "N": [100, 160, 250, 400, 630, 1000, 1600, 2500, 4000, 6300, 10000],
           "methods": list(METHODS)}
@@ -39,8 +37,7 @@ QUICK = {"N": [400, 800]}
 
 def compute(run):
     ctx, p = run.ctx, run.params
-    rows = run.study(pendulum_energy_convergence,
-                     {"T": p["T"], "N": p["N"], "methods": p["methods"]})
+    rows = energy_convergence(run, p["T"], p["N"], p["methods"])
     values = {}
     for m in p["methods"]:
         mine = [r for r in rows if r["method"] == m]
@@ -77,7 +74,8 @@ REPRODUCTION = Reproduction(
     id="top2025_fig04", paper=PAPER, item="Fig. 4",
     title="energy error norm against h with least-squares orders",
     runtime="~2.5 min",
-    params=PARAMS, quick=QUICK, compute=compute, plot=plot)
+    params=PARAMS, quick=QUICK, compute=compute, plot=plot,
+    tasks=lambda p: energy_error_tasks(p["T"], p["N"], p["methods"]))
 
 if __name__ == "__main__":
     raise SystemExit(script_main(REPRODUCTION))

@@ -34,10 +34,10 @@ Run: ``mpvi run top2025_tab02`` or ``python reproductions/top2025_tab02.py``.
 import pandas as pd
 
 from mpvi.repro import Output, Reproduction, script_main
-from mpvi.studies import numstr, pendulum_energy_convergence, steps
+from mpvi.studies import numstr, steps
 
 from reproductions._top2025 import METHODS, PAPER, STYLE
-from reproductions._top2025_pendulum import orders_frame
+from reproductions._top2025_pendulum import energy_convergence, energy_error_tasks, orders_frame
 
 PARAMS = {"T": ["1", "10", "100", "1000"], "h": ["0.1", "0.05", "0.025"],
           "methods": list(METHODS)}
@@ -50,7 +50,7 @@ def compute(run):
     frames, values, orders, errors = [], {}, {}, {}
     for T in p["T"]:
         Ns = [steps(T, h) for h in p["h"]]
-        rows = run.study(pendulum_energy_convergence, {"T": T, "N": Ns, "methods": p["methods"]})
+        rows = energy_convergence(run, T, Ns, p["methods"])
         frames.append(orders_frame(ctx, rows, first=[("T", T)]))
         for r in rows:
             h = p["h"][Ns.index(r["N"])]
@@ -71,6 +71,12 @@ def compute(run):
             o = [orders[(T, m)] for T in p["T"]]
             values[f"{m} order spread"] = numstr(ctx, max(o) - min(o))
     return Output(tables={"": pd.concat(frames, ignore_index=True)}, values=values)
+
+
+def tasks(p):
+    """One study per span, step and method (:func:`energy_error_tasks`)."""
+    return [t for T in p["T"] for t in energy_error_tasks(T, [steps(T, h) for h in p["h"]],
+                                                          p["methods"])]
 
 
 def plot(out, p):
@@ -103,7 +109,7 @@ REPRODUCTION = Reproduction(
     id="top2025_tab02", paper=PAPER, item="Table 2",
     title="energy error norm and orders for T = 1..1000 s, h = 0.1, 0.05, 0.025 s",
     runtime="~8 min",
-    params=PARAMS, quick=QUICK, compute=compute, plot=plot)
+    params=PARAMS, quick=QUICK, compute=compute, plot=plot, tasks=tasks)
 
 if __name__ == "__main__":
     raise SystemExit(script_main(REPRODUCTION))

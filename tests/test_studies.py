@@ -3,6 +3,7 @@ from the cache giving byte-identical outputs with the original wall time and New
 statistics, and the layering (the library never imports the reproductions)."""
 import dataclasses
 import json
+import pickle
 import re
 from fractions import Fraction
 from pathlib import Path
@@ -94,6 +95,46 @@ def test_a_study_without_cache_and_a_study_function_of_parameters_only(tmp_path)
     assert s({"x": "1"}, ctx, cache=DiskCache(tmp_path)).from_cache and len(calls) == 3
 
 
+def test_a_study_pickles_by_reference_and_computes_its_entry_in_any_process():
+    """What a parallel run sends to a worker process: the study (by module and name), its
+    parameters and the context's name and digits; what comes back is the cache entry."""
+    clone = pickle.loads(pickle.dumps(linear_pendulum_convergence))
+    assert clone is linear_pendulum_convergence
+    local = Study("local", lambda rec, p: 1)
+    with pytest.raises(Exception, match="local"):
+        pickle.loads(pickle.dumps(local))           # not defined at a module's top level
+    ctx = MPContext(30)
+    entry = linear_pendulum_convergence.compute_entry(SMALL, ctx)
+    assert set(entry) == {"computed_utc", "wall_time_s", "newton", "value"}
+    back = linear_pendulum_convergence.result(ctx, json.loads(json.dumps(entry)), False, None)
+    assert back.value == linear_pendulum_convergence(SMALL, ctx).value
+
+
+def test_a_task_cache_serves_prefetched_entries_then_the_disk_and_keeps_new_ones(tmp_path):
+    """The cache of a reproduction computed in a worker: entries of its parallel tasks,
+    then a cache directory it may read (never write), then its own computations, kept for
+    the parent process to store."""
+    from mpvi.cache import TaskCache, key
+    ctx, disk = MPContext(30), DiskCache(tmp_path)
+    other = dict(SMALL, N=[10])
+    on_disk = linear_pendulum_convergence(other, ctx, cache=disk)
+    ident = linear_pendulum_convergence.identity(SMALL, ctx)
+    entry = dict(linear_pendulum_convergence.compute_entry(SMALL, ctx), git_commit="abc")
+    tc = TaskCache({key(ident): (entry, False, "/somewhere/x.json")}, disk)
+    r = linear_pendulum_convergence(SMALL, ctx, cache=tc)
+    assert (r.from_cache, r.cache_file, r.git_commit) == (False, "/somewhere/x.json", "abc")
+    r = linear_pendulum_convergence(other, ctx, cache=tc)
+    assert r.from_cache and r.cache_file == on_disk.cache_file and tc.new == {}
+    files = sorted(tmp_path.iterdir())
+    new = dict(SMALL, N=[20])
+    r = linear_pendulum_convergence(new, ctx, cache=tc)
+    assert not r.from_cache and sorted(tmp_path.iterdir()) == files     # nothing written
+    ((new_ident, new_entry),) = tc.new.values()
+    assert new_ident == linear_pendulum_convergence.identity(new, ctx)
+    assert r.cache_file == str(disk.path(new_ident))                     # where it will go
+    assert linear_pendulum_convergence.result(ctx, new_entry, False, None).value == r.value
+
+
 def _small(rid, **params):
     rep = REPS[rid]
     return dataclasses.replace(rep, params=dict(rep.params, **params), quick={})
@@ -118,11 +159,14 @@ def test_a_cache_hit_gives_byte_identical_csvs_and_records_the_original_computat
     assert _csvs(p5) == _csvs(fresh) and _csvs(p5)
     assert r5["values"] == rf["values"]
     assert r4["from_cache"] is False and rf["from_cache"] is False
-    assert r5["from_cache"] is True and r5["studies"][0]["from_cache"] is True
-    assert r5["studies"][0]["wall_time_s"] == r4["studies"][0]["wall_time_s"] > 0
-    assert r5["cached_wall_time_s"] == r4["studies"][0]["wall_time_s"]
+    assert r5["from_cache"] is True and len(r5["studies"]) == 2 * 3 * 2   # T x method x N
+    assert all(s["from_cache"] for s in r5["studies"])
+    assert not any(s["from_cache"] for s in r4["studies"])
+    assert [s["wall_time_s"] for s in r5["studies"]] == [s["wall_time_s"] for s in r4["studies"]]
+    assert r5["cached_wall_time_s"] == pytest.approx(sum(s["wall_time_s"] for s in r4["studies"]),
+                                                     abs=1e-2)
     for key in ("cache_file", "computed_utc", "computed_at_commit"):
-        assert r5["studies"][0][key] == r4["studies"][0][key]
+        assert [s[key] for s in r5["studies"]] == [s[key] for s in r4["studies"]]
     assert r5["newton"] == r4["newton"] == rf["newton"]
     assert r5["newton"]["simpson"]["steps"] == (10 + 20) * (1 + 2)
 
