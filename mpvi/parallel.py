@@ -51,7 +51,8 @@ from dataclasses import dataclass, field
 from . import io
 from .cache import DiskCache, TaskCache, key, plain
 from .context import get_context
-from .repro import (Refused, Reproduction, default_out_dir, one_line, output_paths, render,
+from .repro import (DEFAULT_CONTEXT, Refused, Reproduction, default_out_dir, one_line,
+                    output_paths, render,
                     write_outputs)
 
 DASK_MISSING = "install the dask extra: pip install -e '.[dask]'"
@@ -286,7 +287,7 @@ def reproduction_cost(rep, out_dir, quick, study_names):
     return runtime_hint(rep.runtime, quick)
 
 
-def run_parallel(reps, ids, executor, context="mp", dps=64, quick=False, out_dir=None,
+def run_parallel(reps, ids, executor, context=DEFAULT_CONTEXT, dps=64, quick=False, out_dir=None,
                  cache=None, stream=None):
     """Run the reproductions ``ids`` (of ``reps``: id -> Reproduction) on ``executor``
     (module docstring).  Returns ``(ran, refused, failed)``, lists of ids."""

@@ -55,6 +55,11 @@ from .context import get_context
 from .studies import Recorder, Task
 
 ENTRY_POINT_GROUP = "mpvi.reproductions"
+
+DEFAULT_CONTEXT = "gmp"
+"""The number context of the reproductions: gmpy2 numbers with generated kernels.  Every
+committed output also agrees with the mpmath reference context (``--context mp``) to the
+tolerance of ``benchmarks/compare_outputs.py``."""
 """Entry point group of the reproduction packages."""
 
 
@@ -338,7 +343,7 @@ def write_outputs(rep, rendered, ctx, params, quick, out_dir, extra=None):
     return paths
 
 
-def execute(rep, context="mp", dps=64, quick=False, out_dir=None, stream=None, cache=None):
+def execute(rep, context=DEFAULT_CONTEXT, dps=64, quick=False, out_dir=None, stream=None, cache=None):
     """Run one reproduction and write its files atomically; returns the paths.
 
     ``out_dir`` defaults to :func:`default_out_dir`; ``cache`` is a
@@ -407,9 +412,11 @@ def one_line(exc):
 def add_run_options(ap):
     ap.add_argument("--dps", type=positive_int, default=64,
                     help="significant digits of the mp context (default 64)")
-    ap.add_argument("--context", choices=["gmp", "mp", "fp"], default="mp",
-                    help="number context: gmp (gmpy2, --dps digits), mp (mpmath, --dps digits) "
-                         "or fp (float64); default mp")
+    ap.add_argument("--context", choices=["gmp", "mp", "fp"], default=DEFAULT_CONTEXT,
+                    help="number context: gmp (gmpy2 numbers and generated kernels, --dps "
+                         "digits; the default), mp (the mpmath reference, --dps digits) or fp "
+                         "(float64).  gmp and mp outputs agree to 1e-40 relative (numbers "
+                         "below 1e-50 to 1e-50 absolute): benchmarks/compare_outputs.py")
     ap.add_argument("--quick", action="store_true",
                     help="smaller parameter set (fewer steps) for a fast check; written to "
                          "quick-figures/ unless --out is given")

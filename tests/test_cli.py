@@ -59,7 +59,7 @@ def test_run_writes_csv_png_json_and_diff_reports(tmp_path, capsys):
     for ext in ("csv", "png", "json"):
         assert (d / f"axioms2024_fig08.{ext}").stat().st_size > 0
     rec = json.loads((d / "axioms2024_fig08.json").read_text())
-    assert rec["context"] == "mp30" and rec["quick"] is True and rec["wall_time_s"] > 0
+    assert rec["context"] == "gmp30" and rec["quick"] is True and rec["wall_time_s"] > 0
     assert rec["parameters"]["N"] == [10, 25, 63, 160, 400, 1000]
     assert rec["from_cache"] is False and rec["studies"][0]["cache_file"] is None
     capsys.readouterr()
