@@ -48,7 +48,7 @@ def _hoist_rationals(expr, constants):
     stays a square root)."""
     if expr.is_Rational and not expr.is_Integer:
         if expr not in constants:
-            constants[expr] = sp.Dummy("r")
+            constants[expr] = sp.Symbol(f"_r{len(constants)}")
         return constants[expr]
     if expr.is_Pow:
         return sp.Pow(_hoist_rationals(expr.base, constants), expr.exp)
@@ -63,15 +63,23 @@ def generate(arg_groups, exprs, ctx, name="kernel"):
     constants precomputed in the context.  Each argument is a list unpacked into the
     symbols of its group.  (``sympy.lambdify`` does the same but spends most of its time
     re-substituting symbols; on a Hermite kernel this takes 0.3 s instead of 8 s.)"""
+    # Arguments, constants and subexpressions get fixed names (not Dummies, whose sort
+    # keys depend on how many were made before): sympy's canonical order of terms, and so
+    # the order of the generated operations and their rounding, is then the same in every
+    # process -- a run on a worker gives the bytes of a serial run.
     subs, groups = {}, []
-    for group in arg_groups:
-        fresh = [sp.Dummy() for _ in group]
-        subs.update(zip(group, fresh))
-        groups.append(fresh)
+    for g, group in enumerate(arg_groups):
+        fixed = [sp.Symbol(f"_a{g}_{i}") for i in range(len(group))]
+        subs.update(zip(group, fixed))
+        groups.append(fixed)
+    exprs = [sp.sympify(e).xreplace(subs) for e in exprs]
+    free = set().union(*(e.free_symbols for e in exprs)) - set(subs.values())
+    if free:
+        raise ValueError(f"generate {name}: symbols {sorted(map(str, free))} are not "
+                         "arguments (or collide with the generated names _a*, _c*, _r*)")
     constants = {}
-    exprs = [_hoist_rationals(sp.sympify(e).xreplace(subs), constants) for e in exprs]
-    replacements, reduced = sp.cse(exprs, symbols=sp.numbered_symbols("c", cls=sp.Dummy),
-                                   order="none")
+    exprs = [_hoist_rationals(e, constants) for e in exprs]
+    replacements, reduced = sp.cse(exprs, symbols=sp.numbered_symbols("_c"), order="none")
     pr = _ContextPrinter()
     lines = [f"def {name}({', '.join(f'_a{i}' for i in range(len(groups)))}):"]
     for i, group in enumerate(groups):
