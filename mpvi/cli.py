@@ -1,4 +1,4 @@
-"""The ``mpvi`` command: list, run and diff the reproductions."""
+"""The ``mpvi`` command: list, run, diff and report the reproductions."""
 from __future__ import annotations
 
 import argparse
@@ -47,10 +47,51 @@ def _ids(args, reps, parser):
 
 
 def cmd_list(args, reps, parser):
-    print(f"{'id':<24} {'paper':<11} {'item':<9} {'runtime (64 digits)':<22} title")
+    from .published import diff
+    from .report import compute_time, count_statuses
+    results = _results_dir(args)
+    rows = {}
+    for r in diff(list(reps), results):
+        rows.setdefault(r.value.id, []).append(r)
+    table = [("id", "paper", "item", "status", "last run", "title", "expected run time")]
     for r in reps.values():
-        print(f"{r.id:<24} {r.paper:<11} {r.item:<9} {r.runtime:<22} {r.title}")
+        record = _record(r, results)
+        if record is None:
+            status, last = "not run", "-"
+        else:
+            counts = count_statuses(rows.get(r.id, []))
+            status = ", ".join(f"{n} {s}" for s, n in counts.items() if n) or "no printed values"
+            if record.get("quick"):
+                status += " (quick)"
+            last = f"{compute_time([record]):.1f} s, {str(record.get('created_utc', ''))[:10]}"
+        table.append((r.id, r.paper, r.item, status, last, r.title, r.runtime))
+    print(f"results: {results}", file=sys.stderr)
+    print(_aligned(table))
     return 0
+
+
+def _results_dir(args):
+    from .repro import default_out_dir
+    return args.results or default_out_dir(args.quick)
+
+
+def _record(rep, results):
+    """The JSON provenance of ``rep`` in ``results``, or None (not run, or unreadable)."""
+    import json
+    from .repro import output_paths
+    path = output_paths(rep, results)["json"]
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def _aligned(rows):
+    """Rows of strings as text columns as wide as their widest entry (the last column is
+    not padded)."""
+    widths = [max(len(row[k]) for row in rows) for k in range(len(rows[0]) - 1)]
+    return "\n".join(" ".join(c.ljust(w) for c, w in zip(row, widths)) + " " + row[-1]
+                      for row in rows)
 
 
 def cmd_run(args, reps, parser):
@@ -71,9 +112,12 @@ def cmd_run(args, reps, parser):
         except ExecutorError as exc:
             print(f"mpvi: {exc}", file=sys.stderr)
             return 2
+        from .progress import ProgressBar
         try:
-            ran, refused, failed = run_parallel(reps, ids, executor, args.context, args.dps,
-                                                args.quick, out, cache)
+            with ProgressBar(None, "mpvi run") as bar:
+                ran, refused, failed = run_parallel(
+                    reps, ids, executor, args.context, args.dps, args.quick, out, cache,
+                    on_progress=lambda done, total, label: bar.update(done, total, label))
         except BaseException:
             executor.close(cancel=True)
             raise
@@ -90,22 +134,26 @@ def cmd_run(args, reps, parser):
 
 
 def _run_serially(args, reps, ids, out, cache):
-    """Each id in turn in this process (progress lines as they come); (ran, refused,
-    failed)."""
+    """Each id in turn in this process (progress lines as they come, and a progress bar on
+    a terminal); (ran, refused, failed)."""
+    from .progress import ProgressBar
     from .repro import Refused, execute, one_line
     ran, refused, failed = [], [], []
-    for k, rid in enumerate(ids, 1):
-        print(f"[{k}/{len(ids)}] {rid}", file=sys.stderr, flush=True)
-        try:
-            execute(reps[rid], args.context, args.dps, args.quick, out, cache=cache)
-            ran.append(rid)
-        except Refused as exc:
-            print(exc, file=sys.stderr, flush=True)
-            refused.append(rid)
-        except Exception as exc:            # one line per failing id, then the next id
-            print(f"{rid}: error: {type(exc).__name__}: {one_line(exc)}", file=sys.stderr,
-                  flush=True)
-            failed.append(rid)
+    with ProgressBar(len(ids), "mpvi run") as bar:
+        for k, rid in enumerate(ids, 1):
+            print(f"[{k}/{len(ids)}] {rid}", file=sys.stderr, flush=True)
+            bar.update(k - 1, label=rid)
+            try:
+                execute(reps[rid], args.context, args.dps, args.quick, out, cache=cache)
+                ran.append(rid)
+            except Refused as exc:
+                print(exc, file=sys.stderr, flush=True)
+                refused.append(rid)
+            except Exception as exc:            # one line per failing id, then the next id
+                print(f"{rid}: error: {type(exc).__name__}: {one_line(exc)}", file=sys.stderr,
+                      flush=True)
+                failed.append(rid)
+            bar.update(k, label=rid)
     return ran, refused, failed
 
 
@@ -119,35 +167,77 @@ def cmd_diff(args, reps, parser):
         out, origin = default_out_dir(True), "quick results, --quick"
     else:
         out, origin = default_out_dir(False), "full results, the default; --quick for quick-figures/"
-    print(f"mpvi diff: {out} ({origin}); outputs found: {describe_outputs(ids, out)}")
+    text = args.format == "text"
+    print(f"mpvi diff: {out} ({origin}); outputs found: {describe_outputs(ids, out)}",
+          file=sys.stdout if text else sys.stderr)
     rows = diff(ids, out)
-    if not rows:
+    if not text:
+        _write_records(rows, reps, args.format)
+    elif not rows:
         print("no published values for: " + ", ".join(ids))
         return 0
-    print(format_rows(rows))
+    else:
+        print(format_rows(rows))
     counts = {}
     for r in rows:
         counts[r.status] = counts.get(r.status, 0) + 1
-    print("\n" + ", ".join(f"{n} {s}" for s, n in sorted(counts.items())))
+    summary = sys.stdout if text else sys.stderr
+    print("\n" + ", ".join(f"{n} {s}" for s, n in sorted(counts.items())), file=summary)
     if counts.get("skipped"):
         print(f"{counts['skipped']} value(s) skipped by --quick runs: run those reproductions "
-              "without --quick to check them")
+              "without --quick to check them", file=summary)
     bad = counts.get("MISMATCH", 0) + counts.get("MISSING", 0)
     return 1 if bad else 0
 
 
+def _write_records(rows, reps, fmt):
+    """``mpvi diff --format json|csv``: one record per compared value on stdout."""
+    import csv
+    import json
+    from .published import RECORD_FIELDS, records
+    recs = records(rows, reps)
+    if fmt == "json":
+        json.dump(recs, sys.stdout, indent=1, ensure_ascii=False)
+        sys.stdout.write("\n")
+        return
+    writer = csv.DictWriter(sys.stdout, fieldnames=RECORD_FIELDS, lineterminator="\n")
+    writer.writeheader()
+    for r in recs:
+        writer.writerow({**r, "errata": " ".join(r["errata"]),
+                         "rel_diff": "" if r["rel_diff"] is None else repr(r["rel_diff"])})
+
+
+def cmd_report(args, reps, parser):
+    from .report import ReportError, write_report
+    from .repro import project_path
+    results = _results_dir(args)
+    out = args.out or project_path("quick-report" if args.quick else "report")
+    try:
+        index, papers = write_report(results, out, reps, stream=sys.stderr)
+    except ReportError as exc:
+        print(f"mpvi: {exc}", file=sys.stderr)
+        return 2
+    print(index)
+    return 0
+
+
 def build_parser():
+    from .published import RECORD_FIELDS
     from .repro import add_run_options, positive_int
     ap = argparse.ArgumentParser(
         prog="mpvi",
         description="Reproduce the figures and tables of the mpvi papers at 64 digits "
                     "(or any precision) and diff every published number.",
         epilog="Examples: mpvi list | mpvi run axioms2024_tab02 | mpvi run --all --quick | "
-               "mpvi diff --all --quick | mpvi diff --all")
+               "mpvi diff --all --quick | mpvi diff --all | mpvi report")
     ap.add_argument("--version", action="version", version=f"mpvi {__version__}")
-    sub = ap.add_subparsers(dest="command", metavar="{list,run,diff}")
+    sub = ap.add_subparsers(dest="command", metavar="{list,run,diff,report}")
     sub.required = True
-    p_list = sub.add_parser("list", help="list every reproduction with its paper, item and runtime")
+    p_list = sub.add_parser(
+        "list", help="list every reproduction: paper, item, status of its published values "
+                     "and its last measured run time (from figures/, or quick-figures/ with "
+                     "--quick)")
+    _add_results_options(p_list)
     p_list.set_defaults(func=cmd_list, parser=p_list)
     p_run = sub.add_parser("run", help="run reproductions, writing CSV + PNG + provenance JSON",
                            epilog=RUN_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -174,8 +264,37 @@ def build_parser():
     p_diff.add_argument("--out", type=Path, default=None,
                         help="where the reproductions wrote their files (overrides the "
                              "default figures/ or, with --quick, quick-figures/)")
+    p_diff.add_argument("--format", choices=["text", "json", "csv"], default="text",
+                        help="text: an aligned table for reading (default); json: a list with "
+                             "one record per compared value; csv: the same records as rows.  "
+                             "The records have the fields " + ", ".join(RECORD_FIELDS) +
+                             "; numbers are the exact strings.  With json or csv, stdout has "
+                             "only the records (the summary goes to stderr)")
     p_diff.set_defaults(func=cmd_diff, parser=p_diff)
+    p_report = sub.add_parser(
+        "report", help="write a static HTML report of the results (open its index.html in a "
+                       "browser): every figure with its caption, parameters, published and "
+                       "reproduced values, errata and provenance",
+        description="Write a self-contained HTML report (no server, no network: open "
+                    "index.html from disk) of the outputs of `mpvi run`: an overview with "
+                    "one row per paper, one page per paper with every figure or table, and "
+                    "the errata.  It shows the statuses of `mpvi diff`.")
+    _add_results_options(p_report)
+    p_report.add_argument("--out", type=Path, default=None, metavar="DIR",
+                          help="report directory (default: report/ of the source checkout, "
+                               "quick-report/ with --quick); replaced as a whole, and refused "
+                               "if it exists and holds anything but an earlier report")
+    p_report.set_defaults(func=cmd_report, parser=p_report)
     return ap
+
+
+def _add_results_options(p):
+    p.add_argument("--quick", action="store_true",
+                   help="read the outputs of --quick runs (quick-figures/) instead of the "
+                        "full results (figures/)")
+    p.add_argument("--results", type=Path, default=None, metavar="DIR",
+                   help="where the reproductions wrote their files (`mpvi run --out`; "
+                        "overrides figures/ or quick-figures/)")
 
 
 def main(argv=None):

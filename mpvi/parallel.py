@@ -288,9 +288,10 @@ def reproduction_cost(rep, out_dir, quick, study_names):
 
 
 def run_parallel(reps, ids, executor, context=DEFAULT_CONTEXT, dps=64, quick=False, out_dir=None,
-                 cache=None, stream=None):
+                 cache=None, stream=None, on_progress=None):
     """Run the reproductions ``ids`` (of ``reps``: id -> Reproduction) on ``executor``
-    (module docstring).  Returns ``(ran, refused, failed)``, lists of ids."""
+    (module docstring).  ``on_progress(finished, total, label)`` is called as units
+    finish (a progress bar).  Returns ``(ran, refused, failed)``, lists of ids."""
     stream = stream if stream is not None else sys.stderr
     out_dir = out_dir or default_out_dir(quick)
     ctx = get_context(context, dps)
@@ -374,6 +375,8 @@ def run_parallel(reps, ids, executor, context=DEFAULT_CONTEXT, dps=64, quick=Fal
 
     def progress(unit, text):
         say(f"[{finished}/{total}] {unit.label()}: {text}")
+        if on_progress is not None:
+            on_progress(finished, total, unit.label())
 
     def study_done(job, entry):
         entry["git_commit"] = commit

@@ -33,6 +33,7 @@ from __future__ import annotations
 import csv
 import json
 import math
+import re
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
@@ -43,6 +44,17 @@ UNTOLERANCED = {"digit", "magnitude", "symbolic"}
 HOW = {"magnitude": "(same decade as printed)", "symbolic": "(same formula as printed)"}
 """What a match means, printed after it, for the comparisons that are not numeric differences."""
 KNOWN_COLUMNS = ["id", "key", "errata", "reason"]
+STATUSES = ("match", "known", "MISMATCH", "MISSING", "skipped")
+"""Every status of a compared value, in the order they are counted and shown."""
+RECORD_FIELDS = ["id", "paper", "item", "key", "quantity", "printed", "reproduced",
+                 "compare", "tolerance", "rel_diff", "status", "reason", "errata", "source"]
+"""The fields of one compared value in ``mpvi diff --format json|csv`` (:func:`records`)."""
+_TAG = re.compile(r"\[E\d+\]")
+
+
+def errata_tags(text):
+    """The ERRATA tags (``[E4]``) in ``text``, without their brackets, in order."""
+    return [t[1:-1] for t in _TAG.findall(text or "")]
 
 
 class PublishedDataError(ValueError):
@@ -258,13 +270,39 @@ def describe_outputs(ids, out_dir):
 
 
 def format_rows(rows):
-    lines = [f"{'id':<20} {'key':<28} {'printed':>12} {'reproduced':>14} {'rel.diff':>9}  status"]
+    """The rows of :func:`diff` as an aligned text table (columns as wide as their widest
+    entry)."""
+    head = ["id", "key", "printed", "reproduced", "rel.diff", "status"]
+    cells = [[r.value.id, r.value.key, _short(r.value.printed),
+              "-" if r.reproduced is None else _short(r.reproduced),
+              "-" if r.rel is None else f"{float(r.rel):.1e}",
+              r.status + (f"  {r.reason}" if r.reason else "")] for r in rows]
+    widths = [max(len(c[k]) for c in [head, *cells]) for k in range(5)]
+    right = [False, False, True, True, True]
+    return "\n".join(
+        " ".join((c[k].rjust(widths[k]) if right[k] else c[k].ljust(widths[k]))
+                 for k in range(5)) + "  " + c[5]
+        for c in [head, *cells])
+
+
+def records(rows, reps=None):
+    """The rows of :func:`diff` as plain dicts (:data:`RECORD_FIELDS`), one per compared
+    value, for ``mpvi diff --format json|csv``: numbers stay the exact strings of the
+    published CSV and the JSON sidecar; ``rel_diff`` is a float or None."""
+    if reps is None:
+        from .repro import all_reproductions
+        reps = all_reproductions()
+    out = []
     for r in rows:
-        rep = "-" if r.reproduced is None else _short(r.reproduced)
-        rel = "-" if r.rel is None else f"{float(r.rel):.1e}"
-        lines.append(f"{r.value.id:<20} {r.value.key:<28} {_short(r.value.printed):>12} {rep:>14} "
-                     f"{rel:>9}  {r.status}{'  ' + r.reason if r.reason else ''}")
-    return "\n".join(lines)
+        v, rep = r.value, reps.get(r.value.id)
+        out.append({"id": v.id, "paper": rep.paper if rep else None,
+                    "item": rep.item if rep else None, "key": v.key, "quantity": v.quantity,
+                    "printed": v.printed, "reproduced": r.reproduced, "compare": v.compare,
+                    "tolerance": v.tolerance or None,
+                    "rel_diff": None if r.rel is None else float(r.rel), "status": r.status,
+                    "reason": r.reason, "errata": errata_tags(r.reason) if r.status == "known"
+                    else [], "source": v.source})
+    return out
 
 
 def _short(text):

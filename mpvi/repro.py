@@ -233,11 +233,16 @@ class Run(Recorder):
                 for m, s in pool.items()}
 
 
+def project_path(name):
+    """``name`` at the root of the source checkout, or in the working directory outside
+    one."""
+    return (io.project_root() or Path.cwd()) / name
+
+
 def default_out_dir(quick=False):
     """``figures/`` (full runs) or ``quick-figures/`` (``--quick``) at the root of the
     source checkout, or of the working directory outside one."""
-    root = io.project_root() or Path.cwd()
-    return root / ("quick-figures" if quick else "figures")
+    return project_path("quick-figures" if quick else "figures")
 
 
 def all_reproductions():

@@ -1,5 +1,6 @@
 """The mpvi command line: list, run and diff, their output directories and their errors."""
 import json
+import re
 import time
 
 import pandas as pd
@@ -206,3 +207,76 @@ def test_no_reproduction_package_is_a_one_line_error(monkeypatch, capsys):
     assert main(["list"]) == 2
     err = capsys.readouterr().err
     assert "no reproduction package is installed" in err and "mpvi.reproductions" in err
+
+
+def test_diff_json_and_csv_have_one_record_per_compared_value(capsys):
+    import csv
+    import io
+    from mpvi.published import RECORD_FIELDS, diff
+    from mpvi.repro import default_out_dir
+    rows = diff(list(all_reproductions()), default_out_dir(False))
+    assert main(["diff", "--all", "--format", "json"]) == 0
+    captured = capsys.readouterr()
+    records = json.loads(captured.out)                   # stdout is only the JSON
+    assert "match" in captured.err                       # the summary went to stderr
+    assert len(records) == len(rows) > 400
+    assert all(list(r) == RECORD_FIELDS for r in records)
+    assert [(r["id"], r["key"], r["status"]) for r in records] == \
+        [(r.value.id, r.value.key, r.status) for r in rows]
+    known = [r for r in records if r["status"] == "known"]
+    assert known and all(r["errata"] and r["reason"].startswith(f"[{r['errata'][0]}]")
+                         for r in known)
+    assert main(["diff", "--all", "--format", "csv"]) == 0
+    table = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    assert len(table) == len(rows) and list(table[0]) == RECORD_FIELDS
+    assert [r["printed"] for r in table] == [r["printed"] for r in records]
+
+
+def test_diff_columns_stay_aligned_whatever_the_name_lengths():
+    from decimal import Decimal
+    from mpvi.published import DiffRow, PublishedValue, format_rows
+    values = [PublishedValue(rid, key, "q", "1.5", "digit", "", "Table 1", "x")
+              for rid, key in [("a", "k"), ("a_much_longer_reproduction_id", "k"),
+                               ("b", "a key far longer than the twenty-eight characters of old")]]
+    rows = [DiffRow(values[0], "1.52", Decimal("0.01"), "match"),
+            DiffRow(values[1], None, None, "MISSING", "run it"),
+            DiffRow(values[2], "1.4000000000000000000000001", Decimal("0.07"), "MISMATCH")]
+    lines = format_rows(rows).splitlines()
+    starts = {line.index(word) for line, word in zip(lines, ["status", "match", "MISSING",
+                                                             "MISMATCH"])}
+    assert len(starts) == 1
+    keys = {line.index(word) for line, word in zip(lines, ["key", "k", "k", "a key"])}
+    assert len(keys) == 1
+
+
+def test_list_shows_item_status_and_last_run_time(tmp_path, capsys):
+    from mpvi.published import diff
+    from mpvi.repro import default_out_dir
+    assert main(["list"]) == 0
+    lines = {line.split()[0]: line for line in capsys.readouterr().out.splitlines()}
+    statuses = {}
+    for r in diff(["axioms2024_tab02"], default_out_dir(False)):
+        statuses[r.status] = statuses.get(r.status, 0) + 1
+    line = lines["axioms2024_tab02"]
+    assert "Table 2" in line and f"{statuses['match']} match, {statuses['known']} known" in line
+    assert re.search(r"\d+\.\d s, 20\d\d-\d\d-\d\d", line)
+    assert "no printed values" in lines["axioms2024_fig02"]
+    assert main(["list", "--results", str(tmp_path)]) == 0
+    assert "not run" in capsys.readouterr().out
+
+
+def test_progress_bar_only_on_a_terminal(tmp_path, capsys):
+    import io
+    from mpvi.progress import ProgressBar
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+    for stream, shown in [(Terminal(), True), (io.StringIO(), False)]:
+        with ProgressBar(3, "mpvi run", stream=stream) as bar:
+            for k in range(1, 4):
+                bar.update(k, label=f"item {k}")
+        assert ("3/3" in stream.getvalue()) is shown
+        assert (stream.getvalue() == "") is not shown
+    assert main(["run", "axioms2024_fig02", "--quick", "--out", str(tmp_path), "--no-cache"]) == 0
+    assert "\x1b[" not in capsys.readouterr().err        # stderr is not a terminal here

@@ -1,0 +1,388 @@
+"""``mpvi report``: a static HTML report of the reproductions' outputs.
+
+The report reads what ``mpvi run`` wrote (``figures/`` by default, ``quick-figures/`` with
+``--quick``) and writes a self-contained directory: no server, no network, no script;
+``index.html`` opens from disk and the directory can be moved or archived as a whole.
+
+    index.html           one row per paper: figures reproduced, published values matched /
+                         known discrepancies / mismatches / missing / skipped, compute time
+    <paper>.html         every figure or table of the paper: the PNG, a caption (from the
+                         script's docstring) with the parameters, the published values next
+                         to the reproduced ones with their status (the rows of ``mpvi diff``,
+                         :func:`mpvi.published.diff`), links to the ERRATA entries that
+                         explain the differences, the data tables, and the provenance
+                         (mpvi version, commit, context, digits, wall time, Newton
+                         statistics, studies)
+    errata-<package>.html  the package's ERRATA.md, one anchor per [En] tag
+    files/<paper>/       copies of the PNG, CSV and JSON files the pages show and link
+
+The pages are Jinja2 templates (``mpvi/templates/``); Markdown (ERRATA.md, docstrings) is
+rendered by markdown-it-py with raw HTML disabled.  The directory is built next to
+``--out`` and renamed into place, so a failed report never leaves half a report; an
+existing ``--out`` is replaced only if it is empty or an earlier report.
+"""
+from __future__ import annotations
+
+import csv
+import datetime
+import importlib
+import json
+import os
+import re
+import shutil
+import tempfile
+import time
+from dataclasses import dataclass, field
+from decimal import Decimal, InvalidOperation
+from pathlib import Path
+
+from . import __version__, io
+from .published import STATUSES, diff, errata_tags, load_all_published, load_known
+
+MARKER = ".mpvi-report"
+"""File that marks a directory as a report, which a later report may replace."""
+HEAD_ROWS, TAIL_ROWS = 20, 8
+"""A data table longer than HEAD_ROWS + TAIL_ROWS shows its first and last rows only (the
+whole table is the linked CSV)."""
+SHOWN_DIGITS = 12
+"""Significant digits shown for long numbers (the full number is the cell's tooltip)."""
+_ROLE = re.compile(r":(?:func|class|mod|meth|attr|data|obj|ref|math):`")
+_PAPER_HEADING = re.compile(r"^## (\S+) — (.+)$", re.M)
+
+
+class ReportError(OSError):
+    """The report cannot be written where asked (e.g. --out is a directory that is not an
+    earlier report)."""
+
+
+@dataclass
+class Table:
+    """A CSV shown as an HTML table: ``rows`` are the shown rows, ``omitted`` how many
+    between the head and the tail were left out (the whole table is ``file``)."""
+
+    name: str
+    file: str
+    columns: list
+    head: list
+    tail: list
+    omitted: int
+    total: int
+
+
+@dataclass
+class Item:
+    """One reproduction on a paper page."""
+
+    rep: object
+    record: dict | None
+    rows: list
+    errata_page: str
+    caption: str = ""
+    details: str = ""
+    png: str | None = None
+    files: list = field(default_factory=list)
+    tables: list = field(default_factory=list)
+    other_values: list = field(default_factory=list)
+    counts: dict = field(default_factory=dict)
+
+    @property
+    def anchor(self):
+        return self.rep.id
+
+    @property
+    def wall_time(self):
+        return None if self.record is None else self.record.get("wall_time_s")
+
+
+@dataclass
+class Paper:
+    name: str
+    citation: str
+    page: str
+    errata_page: str
+    items: list = field(default_factory=list)
+    compute_time_s: float = 0.0
+
+    @property
+    def counts(self):
+        return count_statuses(r for item in self.items for r in item.rows)
+
+    @property
+    def reproduced(self):
+        return sum(item.record is not None for item in self.items)
+
+    @property
+    def kinds(self):
+        kinds = {("quick" if item.record.get("quick") else "full")
+                 for item in self.items if item.record is not None}
+        return " + ".join(sorted(kinds)) or "-"
+
+
+def count_statuses(rows):
+    """``{status: n}`` over :data:`mpvi.published.STATUSES`, zeros included."""
+    counts = dict.fromkeys(STATUSES, 0)
+    for r in rows:
+        counts[r.status] += 1
+    return counts
+
+
+def short_number(text, digits=SHOWN_DIGITS):
+    """A number string shortened to ``digits`` significant digits (other text unchanged)."""
+    try:
+        d = Decimal(str(text))
+    except (InvalidOperation, ValueError):
+        return str(text)
+    if not d.is_finite() or len(d.as_tuple().digits) <= digits:
+        return str(text)
+    mantissa, e, exponent = f"{d:.{digits}g}".partition("e")
+    if "." in mantissa:
+        mantissa = mantissa.rstrip("0").rstrip(".")
+    return mantissa + e + exponent
+
+
+def _markdown():
+    from markdown_it import MarkdownIt
+    return MarkdownIt("commonmark", {"html": False}).enable(["table", "strikethrough"])
+
+
+def docstring_html(doc):
+    """(caption, rest) of a script docstring as HTML: its first paragraph and the others,
+    with Sphinx roles (``:func:`x```) reduced to code spans."""
+    doc = _ROLE.sub("`", (doc or "").strip())
+    paragraphs = re.split(r"\n\s*\n", doc, maxsplit=1)
+    md = _markdown()
+    first = md.render(paragraphs[0]) if paragraphs[0] else ""
+    rest = md.render(paragraphs[1]) if len(paragraphs) > 1 else ""
+    return first, rest
+
+
+def errata_html(text, tags_with_anchor=None):
+    """ERRATA.md as HTML: each heading gets the id of its first [En] tag (or, for a paper
+    heading ``## <paper> — ...``, the paper name), and every [En] in the text links to its
+    heading.  Returns (html, anchors)."""
+    md = _markdown()
+    tokens = md.parse(text)
+    anchors = set()
+    for i, tok in enumerate(tokens):
+        if tok.type != "heading_open":
+            continue
+        content = tokens[i + 1].content
+        tags = errata_tags(content)
+        paper = _PAPER_HEADING.match(f"{tok.markup} {content}")
+        anchor = tags[0] if tags else (paper.group(1) if paper else None)
+        if anchor and anchor not in anchors:
+            tok.attrSet("id", anchor)
+            anchors.add(anchor)
+    html = md.renderer.render(tokens, md.options, {})
+    html = re.sub(r"\[(E\d+)\]", lambda m: f'<a href="#{m.group(1)}">[{m.group(1)}]</a>'
+                  if m.group(1) in anchors else m.group(0), html)
+    return html, anchors
+
+
+def paper_citations(errata_text):
+    """``{paper: citation}`` from the ERRATA.md headings ``## <paper> — <citation>``."""
+    return {m.group(1): m.group(2).strip() for m in _PAPER_HEADING.finditer(errata_text)}
+
+
+def read_table(path, name, file):
+    with open(path, newline="", encoding="utf-8") as f:
+        rows = list(csv.reader(f))
+    if not rows:
+        return Table(name, file, [], [], [], 0, 0)
+    columns, body = rows[0], rows[1:]
+    if len(body) <= HEAD_ROWS + TAIL_ROWS:
+        return Table(name, file, columns, body, [], 0, len(body))
+    return Table(name, file, columns, body[:HEAD_ROWS], body[-TAIL_ROWS:],
+                 len(body) - HEAD_ROWS - TAIL_ROWS, len(body))
+
+
+def compute_time(records):
+    """Seconds of computation behind ``records`` (JSON provenance): each reproduction's
+    wall time plus each study computed outside it (in a parallel run, or earlier, from
+    the cache) once, even when several reproductions share it."""
+    total, seen = 0.0, set()
+    for rec in records:
+        total += float(rec.get("wall_time_s") or 0)
+        parallel = "executor" in rec
+        for s in rec.get("studies", []):
+            ident = (s.get("study"), s.get("computed_utc"), s.get("computed_at_commit"),
+                     s.get("wall_time_s"))
+            if (parallel or s.get("from_cache")) and ident not in seen:
+                seen.add(ident)
+                total += float(s.get("wall_time_s") or 0)
+    return total
+
+
+def _package_of(rep, packages):
+    for pkg in packages:
+        if rep.module and rep.module.startswith(pkg.module + "."):
+            return pkg
+    return packages[0]
+
+
+def _read_record(path):
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def collect(results, reps=None, packages=None, published=None, known=None):
+    """The papers of the report: a list of :class:`Paper`, each with its :class:`Item`\\ s,
+    from the outputs in ``results``.  Also returns the files to copy: a dict
+    report-relative name -> source path."""
+    from .repro import all_reproductions, output_paths, reproduction_packages
+    reps = all_reproductions() if reps is None else reps
+    packages = reproduction_packages() if packages is None else packages
+    published = load_all_published() if published is None else published
+    known = load_known() if known is None else known
+    rows = diff(list(reps), results, published, known)
+    by_id = {}
+    for r in rows:
+        by_id.setdefault(r.value.id, []).append(r)
+    citations = {}
+    for pkg in packages:
+        if pkg.errata.exists():
+            citations.update(paper_citations(pkg.errata.read_text(encoding="utf-8")))
+    papers, copies = {}, {}
+    for rep in reps.values():
+        pkg = _package_of(rep, packages)
+        errata_page = f"errata-{pkg.name}.html"
+        paper = papers.setdefault(rep.paper, Paper(rep.paper, citations.get(rep.paper, ""),
+                                                   f"{rep.paper}.html", errata_page))
+        paths = output_paths(rep, results)
+        record = _read_record(paths["json"]) if paths["json"].exists() else None
+        item = Item(rep, record, by_id.get(rep.id, []), errata_page)
+        item.counts = count_statuses(item.rows)
+        module = importlib.import_module(rep.module) if rep.module else None
+        item.caption, item.details = docstring_html(getattr(module, "__doc__", ""))
+        folder = f"files/{rep.paper}"
+        if paths["png"].exists():
+            item.png = f"{folder}/{rep.id}.png"
+        others = {r.id for r in reps.values()}
+        csvs = [paths["csv"]] if paths["csv"].exists() else []
+        csvs += sorted(p for p in paths["dir"].glob(f"{rep.id}_*.csv") if p.stem not in others)
+        for path in csvs:
+            name = "" if path == paths["csv"] else path.stem[len(rep.id) + 1:]
+            item.tables.append(read_table(path, name, f"{folder}/{path.name}"))
+        for path in [paths["png"], *csvs, paths["json"]]:
+            if path.exists():
+                copies[f"{folder}/{path.name}"] = path
+                item.files.append(f"{folder}/{path.name}")
+        if record is not None:
+            compared = {r.value.key for r in item.rows}
+            item.other_values = [(k, v) for k, v in record.get("values", {}).items()
+                                 if k not in compared]
+        paper.items.append(item)
+    for paper in papers.values():
+        paper.compute_time_s = compute_time(i.record for i in paper.items if i.record)
+    return list(papers.values()), copies
+
+
+def _environment():
+    import jinja2
+    from markupsafe import Markup
+    env = jinja2.Environment(loader=jinja2.PackageLoader("mpvi", "templates"),
+                             autoescape=jinja2.select_autoescape(["html"]),
+                             undefined=jinja2.StrictUndefined, trim_blocks=True,
+                             lstrip_blocks=True)
+    env.filters["num"] = short_number
+    env.filters["errata_links"] = _errata_links
+    env.filters["compact"] = _compact
+    env.filters["seconds"] = _seconds
+    env.filters["inline_md"] = lambda text: Markup(_markdown().renderInline(text))
+    env.filters["sci"] = lambda x: "-" if x is None else f"{float(x):.1e}"
+    return env
+
+
+def _errata_links(text, page):
+    """``text`` escaped, with each [En] a link to ``page#En``."""
+    from markupsafe import Markup, escape
+    return Markup(re.sub(r"\[(E\d+)\]", lambda m: f'<a class="errata" href="{page}#{m.group(1)}">'
+                         f'[{m.group(1)}]</a>', str(escape(text))))
+
+
+def _compact(value):
+    if isinstance(value, (list, tuple)):
+        return ", ".join(_compact(v) for v in value)
+    if isinstance(value, dict):
+        return json.dumps(value, ensure_ascii=False, default=str)
+    return short_number(value, 16)
+
+
+def _seconds(x):
+    if x is None:
+        return "-"
+    x = float(x)
+    return f"{x:.2f} s" if x < 10 else (f"{x:.0f} s" if x < 120 else f"{x / 60:.1f} min")
+
+
+def _check_out(out):
+    """Refuse an --out that exists and is neither empty nor an earlier report."""
+    if out.exists():
+        if not out.is_dir():
+            raise ReportError(f"--out {out} exists and is not a directory")
+        if any(out.iterdir()) and not (out / MARKER).exists():
+            raise ReportError(f"--out {out} is a directory that is not an mpvi report (no "
+                              f"{MARKER} in it); choose a new or empty directory")
+
+
+def write_report(results, out, reps=None, stream=None):
+    """Write the report of the outputs in ``results`` into the directory ``out``; returns
+    (path of index.html, the papers)."""
+    from .repro import reproduction_packages
+    t0 = time.perf_counter()
+    results, out = Path(results), Path(out).resolve()
+    _check_out(out)
+    if not results.is_dir():
+        raise ReportError(f"no results in {results}: run `mpvi run --all` first "
+                          f"(or `mpvi run --all --quick` and `mpvi report --quick`)")
+    packages = reproduction_packages()
+    papers, copies = collect(results, reps, packages)
+    env = _environment()
+    common = {"version": __version__, "commit": io.git_commit(), "results": str(results),
+              "generated": datetime.datetime.now(datetime.timezone.utc)
+                           .strftime("%Y-%m-%d %H:%M UTC"),
+              "papers": papers, "statuses": STATUSES}
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}.tmp-"))
+    try:
+        pages = {"index.html": env.get_template("index.html").render(
+            **common, title="mpvi reproduction report",
+            total=count_statuses(r for p in papers for i in p.items for r in i.rows),
+            total_time=sum(p.compute_time_s for p in papers))}
+        for paper in papers:
+            pages[paper.page] = env.get_template("paper.html").render(
+                **common, paper=paper, title=f"{paper.name}: mpvi reproduction report")
+        for pkg in packages:
+            text = pkg.errata.read_text(encoding="utf-8") if pkg.errata.exists() else ""
+            html, _ = errata_html(text)
+            pages[f"errata-{pkg.name}.html"] = env.get_template("errata.html").render(
+                **common, package=pkg.name, body=html, title=f"Errata ({pkg.name})")
+        for name, text in pages.items():
+            (tmp / name).write_text(text, encoding="utf-8")
+        for name, source in copies.items():
+            (tmp / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(source, tmp / name)
+        (tmp / MARKER).write_text(f"mpvi {__version__} report of {results}\n", encoding="utf-8")
+        os.chmod(tmp, 0o777 & ~io._umask())
+        _replace_dir(tmp, out)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    if stream is not None:
+        n = sum(len(p.items) for p in papers)
+        print(f"report: {len(papers)} papers, {n} figures and tables, {len(pages)} pages in "
+              f"{time.perf_counter() - t0:.1f} s -> {out / 'index.html'}", file=stream)
+    return out / "index.html", papers
+
+
+def _replace_dir(new, out):
+    """Put the directory ``new`` at ``out`` (an earlier report there is removed)."""
+    old = None
+    if out.exists():
+        old = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}.old-"))
+        os.replace(out, old / "report")
+    os.replace(new, out)
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)

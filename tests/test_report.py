@@ -1,0 +1,191 @@
+"""``mpvi report``: the HTML report shows every compared value with its ``mpvi diff`` status,
+its links and images resolve, and it is written atomically.  (In a browser:
+test_report_browser.py.)"""
+import json
+import re
+from collections import Counter
+from html.parser import HTMLParser
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+import pytest
+
+import mpvi.report
+from mpvi.cli import main
+from mpvi.published import STATUSES, diff
+from mpvi.repro import all_reproductions, default_out_dir
+from mpvi.report import (MARKER, ReportError, errata_html, short_number, write_report)
+
+FIGURES = default_out_dir(False)
+
+
+class Page(HTMLParser):
+    """What a test needs from a page: value rows, overview cells, links, images, ids."""
+
+    def __init__(self):
+        super().__init__()
+        self.values, self.overview, self.links, self.images, self.ids = [], [], [], [], set()
+        self._paper = None
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if "id" in a:
+            self.ids.add(a["id"])
+        if tag == "tr" and "data-status" in a:
+            self.values.append((a["data-id"], a["data-key"], a["data-status"]))
+        if tag == "tr" and "data-paper" in a:
+            self._paper = a["data-paper"]
+        if tag == "td" and self._paper and "data-status" in a:
+            self._cell = a["data-status"]
+        if tag == "a" and "href" in a:
+            self.links.append(a["href"])
+        if tag == "img":
+            self.images.append(a["src"])
+
+    def handle_data(self, data):
+        if getattr(self, "_cell", None):
+            self.overview.append((self._paper, self._cell, int(data)))
+            self._cell = None
+
+    def handle_endtag(self, tag):
+        if tag == "tr":
+            self._paper = None
+
+
+def parse(path):
+    page = Page()
+    page.feed(path.read_text(encoding="utf-8"))
+    return page
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory):
+    """The report of the committed full results (figures/)."""
+    out = tmp_path_factory.mktemp("report") / "report"
+    index, papers = write_report(FIGURES, out)
+    return out, papers
+
+
+def test_every_compared_value_appears_with_its_diff_status(report):
+    out, papers = report
+    reps = all_reproductions()
+    rows = diff(list(reps), FIGURES)
+    assert rows, "figures/ has no compared values"
+    expected = Counter((r.value.id, r.value.key, r.status) for r in rows)
+    shown = Counter()
+    for paper in papers:
+        shown.update(parse(out / paper.page).values)
+    assert shown == expected
+
+
+def test_overview_has_one_row_per_paper_with_the_diff_counts(report):
+    out, papers = report
+    reps = all_reproductions()
+    rows = diff(list(reps), FIGURES)
+    page = parse(out / "index.html")
+    counts = Counter()
+    for r in rows:
+        counts[(reps[r.value.id].paper, r.status)] += 1
+    assert {p for p, _, _ in page.overview} == {r.paper for r in reps.values()}
+    for paper, status, n in page.overview:
+        assert n == counts[(paper, status)], (paper, status)
+    assert {s for _, s, _ in page.overview} == set(STATUSES)
+
+
+def test_links_and_images_resolve_inside_the_report(report):
+    """Every href and src is a relative path to a file of the report, and every #anchor
+    exists on its page (the browser test checks the same by loading the pages)."""
+    out, _ = report
+    pages = {p.name: parse(p) for p in out.glob("*.html")}
+    assert {"index.html", "errata-mpvi-papers.html"} <= set(pages)
+    checked = 0
+    for name, page in pages.items():
+        for ref in page.links + page.images:
+            parts = urlsplit(ref)
+            assert not parts.scheme and not parts.netloc, f"{name}: external link {ref}"
+            target = out / unquote(parts.path) if parts.path else out / name
+            assert target.is_file(), f"{name}: broken link {ref}"
+            if parts.fragment:
+                assert parts.fragment in pages[target.name].ids, f"{name}: no anchor {ref}"
+            checked += 1
+    assert checked > 500
+
+
+def test_known_values_link_their_errata_entries(report):
+    out, papers = report
+    text = "".join((out / p.page).read_text(encoding="utf-8") for p in papers)
+    links = set(re.findall(r'href="errata-mpvi-papers\.html#(E\d+)"', text))
+    assert {"E4", "E14", "E33", "E78"} <= links
+
+
+def test_pages_show_figure_caption_parameters_tables_and_provenance(report):
+    out, _ = report
+    html = (out / "axioms2024.html").read_text(encoding="utf-8")
+    start = html.index('id="axioms2024_tab02"')
+    section = html[start:html.index("</section>", start)]
+    assert '<img src="files/axioms2024/axioms2024_tab02.png"' in section
+    assert "meshes_per_tbar" in section                          # parameters
+    assert '<table class="data">' in section                    # the CSV as a table
+    record = json.loads((FIGURES / "axioms2024" / "axioms2024_tab02.json").read_text())
+    assert record["git_commit"] in section and record["context"] in section
+    top = (out / "top2025.html").read_text(encoding="utf-8")
+    assert '<table class="newton">' in top and "mean iterations per step" in top
+
+
+def test_a_report_of_nothing_run_shows_every_value_missing(tmp_path):
+    (tmp_path / "results").mkdir()
+    index, papers = write_report(tmp_path / "results", tmp_path / "r")
+    statuses = Counter(s for p in papers for _, _, s in parse(tmp_path / "r" / p.page).values)
+    assert set(statuses) == {"MISSING"}
+    assert "not run" in (tmp_path / "r" / "axioms2024.html").read_text(encoding="utf-8")
+
+
+def test_out_must_be_new_empty_or_an_earlier_report(tmp_path):
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "thesis.tex").write_text("keep me")
+    with pytest.raises(ReportError, match="not an mpvi report"):
+        write_report(FIGURES, mine)
+    assert (mine / "thesis.tex").read_text() == "keep me"
+    assert main(["report", "--out", str(mine)]) == 2
+
+
+def test_a_failed_report_leaves_the_earlier_one_untouched(tmp_path, monkeypatch):
+    results = tmp_path / "results"
+    (results / "axioms2024").mkdir(parents=True)
+    out = tmp_path / "r"
+    write_report(results, out)
+    before = sorted(p.name for p in out.iterdir())
+    assert MARKER in before
+
+    def broken(*a, **k):
+        raise OSError("disk full")
+    monkeypatch.setattr(mpvi.report.Path, "write_text", broken)
+    with pytest.raises(OSError, match="disk full"):
+        write_report(results, out)
+    monkeypatch.undo()
+    assert sorted(p.name for p in out.iterdir()) == before
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
+
+
+def test_cli_report_writes_index_and_refuses_missing_results(tmp_path, capsys):
+    assert main(["report", "--results", str(tmp_path / "nothing"),
+                 "--out", str(tmp_path / "r")]) == 2
+    assert "mpvi run --all" in capsys.readouterr().err
+    assert main(["report", "--out", str(tmp_path / "r")]) == 0
+    assert Path(capsys.readouterr().out.strip()) == tmp_path / "r" / "index.html"
+
+
+def test_errata_headings_get_anchors_and_tags_link_to_them():
+    html, anchors = errata_html("## top2025 — A paper\n\n### [E3] A slip\n\nSee [E3] and "
+                                "[E9].\n")
+    assert anchors == {"top2025", "E3"}
+    assert '<h3 id="E3">' in html and '<h2 id="top2025">' in html
+    assert '<a href="#E3">[E3]</a>' in html and "[E9]" in html and 'href="#E9"' not in html
+
+
+def test_short_numbers_keep_the_full_value_short():
+    assert short_number("0.1000000000000000000000000000000000055") == "0.1"
+    assert short_number("-0.0894059079073123456") == "-0.0894059079073"
+    assert short_number("1.234567890123456789e-30") == "1.23456789012e-30"
+    assert short_number("4.11") == "4.11" and short_number("midpoint") == "midpoint"
