@@ -180,8 +180,12 @@ def errata_html(text, tags_with_anchor=None):
 
 
 def paper_citations(errata_text):
-    """``{paper: citation}`` from the ERRATA.md headings ``## <paper> — <citation>``."""
-    return {m.group(1): m.group(2).strip() for m in _PAPER_HEADING.finditer(errata_text)}
+    """``{paper: citation}`` from the ERRATA.md headings ``## <paper> — <citation>`` (the
+    first heading of a paper; later ones name parts of it)."""
+    found = {}
+    for m in _PAPER_HEADING.finditer(errata_text):
+        found.setdefault(m.group(1), m.group(2).strip())
+    return found
 
 
 def read_table(path, name, file):
