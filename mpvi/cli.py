@@ -48,14 +48,15 @@ def _ids(args, reps, parser):
 
 def cmd_list(args, reps, parser):
     from .published import diff
-    from .report import compute_time, count_statuses
+    from .repro import output_paths
+    from .report import compute_time, count_statuses, read_record
     results = _results_dir(args)
     rows = {}
     for r in diff(list(reps), results):
         rows.setdefault(r.value.id, []).append(r)
     table = [("id", "paper", "item", "status", "last run", "title", "expected run time")]
     for r in reps.values():
-        record = _record(r, results)
+        record = read_record(output_paths(r, results)["json"])
         if record is None:
             status, last = "not run", "-"
         else:
@@ -73,17 +74,6 @@ def cmd_list(args, reps, parser):
 def _results_dir(args):
     from .repro import default_out_dir
     return args.results or default_out_dir(args.quick)
-
-
-def _record(rep, results):
-    """The JSON provenance of ``rep`` in ``results``, or None (not run, or unreadable)."""
-    import json
-    from .repro import output_paths
-    path = output_paths(rep, results)["json"]
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
 
 
 def _aligned(rows):

@@ -77,6 +77,7 @@ class Item:
     record: dict | None
     rows: list
     errata_page: str
+    errata_anchors: set = field(default_factory=set)
     caption: str = ""
     details: str = ""
     png: str | None = None
@@ -90,8 +91,15 @@ class Item:
         return self.rep.id
 
     @property
-    def wall_time(self):
-        return None if self.record is None else self.record.get("wall_time_s")
+    def compute_time(self):
+        """The reproduction's wall time plus that of its studies computed outside it
+        (:func:`compute_time`); None if it has not run."""
+        return None if self.record is None else compute_time([self.record])
+
+    @property
+    def studies_time(self):
+        """The part of :attr:`compute_time` spent on studies computed outside it."""
+        return self.compute_time - float(self.record.get("wall_time_s") or 0)
 
 
 @dataclass
@@ -224,7 +232,8 @@ def _package_of(rep, packages):
     return packages[0]
 
 
-def _read_record(path):
+def read_record(path):
+    """A JSON provenance file as a dict, or None if it is missing or unreadable."""
     try:
         return json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -244,26 +253,27 @@ def collect(results, reps=None, packages=None, published=None, known=None):
     by_id = {}
     for r in rows:
         by_id.setdefault(r.value.id, []).append(r)
-    citations = {}
+    citations, anchors = {}, {}
     for pkg in packages:
-        if pkg.errata.exists():
-            citations.update(paper_citations(pkg.errata.read_text(encoding="utf-8")))
+        text = pkg.errata.read_text(encoding="utf-8") if pkg.errata.exists() else ""
+        citations.update(paper_citations(text))
+        anchors[pkg.name] = errata_html(text)[1]
     papers, copies = {}, {}
+    others = set(reps)
     for rep in reps.values():
         pkg = _package_of(rep, packages)
         errata_page = f"errata-{pkg.name}.html"
         paper = papers.setdefault(rep.paper, Paper(rep.paper, citations.get(rep.paper, ""),
                                                    f"{rep.paper}.html", errata_page))
         paths = output_paths(rep, results)
-        record = _read_record(paths["json"]) if paths["json"].exists() else None
-        item = Item(rep, record, by_id.get(rep.id, []), errata_page)
+        record = read_record(paths["json"])
+        item = Item(rep, record, by_id.get(rep.id, []), errata_page, anchors[pkg.name])
         item.counts = count_statuses(item.rows)
         module = importlib.import_module(rep.module) if rep.module else None
         item.caption, item.details = docstring_html(getattr(module, "__doc__", ""))
         folder = f"files/{rep.paper}"
         if paths["png"].exists():
             item.png = f"{folder}/{rep.id}.png"
-        others = {r.id for r in reps.values()}
         csvs = [paths["csv"]] if paths["csv"].exists() else []
         csvs += sorted(p for p in paths["dir"].glob(f"{rep.id}_*.csv") if p.stem not in others)
         for path in csvs:
@@ -299,11 +309,14 @@ def _environment():
     return env
 
 
-def _errata_links(text, page):
-    """``text`` escaped, with each [En] a link to ``page#En``."""
+def _errata_links(text, page, anchors):
+    """``text`` escaped, with each [En] that has an anchor a link to ``page#En``."""
     from markupsafe import Markup, escape
-    return Markup(re.sub(r"\[(E\d+)\]", lambda m: f'<a class="errata" href="{page}#{m.group(1)}">'
-                         f'[{m.group(1)}]</a>', str(escape(text))))
+
+    def link(m):
+        tag = m.group(1)
+        return f'<a class="errata" href="{page}#{tag}">[{tag}]</a>' if tag in anchors else m.group(0)
+    return Markup(re.sub(r"\[(E\d+)\]", link, str(escape(text))))
 
 
 def _compact(value):
