@@ -47,14 +47,14 @@ def _ids(args, reps, parser):
 
 
 def cmd_list(args, reps, parser):
-    from .published import diff
+    from .published import aligned, diff
     from .repro import output_paths
     from .report import compute_time, count_statuses, read_record
     results = _results_dir(args)
     rows = {}
     for r in diff(list(reps), results):
         rows.setdefault(r.value.id, []).append(r)
-    table = [("id", "paper", "item", "status", "last run", "title", "expected run time")]
+    table = [("id", "paper", "item", "status", "last run", "expected run time", "title")]
     for r in reps.values():
         record = read_record(output_paths(r, results)["json"])
         if record is None:
@@ -65,23 +65,15 @@ def cmd_list(args, reps, parser):
             if record.get("quick"):
                 status += " (quick)"
             last = f"{compute_time([record]):.1f} s, {str(record.get('created_utc', ''))[:10]}"
-        table.append((r.id, r.paper, r.item, status, last, r.title, r.runtime))
+        table.append((r.id, r.paper, r.item, status, last, r.runtime, r.title))
     print(f"results: {results}", file=sys.stderr)
-    print(_aligned(table))
+    print(aligned(table))
     return 0
 
 
 def _results_dir(args):
     from .repro import default_out_dir
     return args.results or default_out_dir(args.quick)
-
-
-def _aligned(rows):
-    """Rows of strings as text columns as wide as their widest entry (the last column is
-    not padded)."""
-    widths = [max(len(row[k]) for row in rows) for k in range(len(rows[0]) - 1)]
-    return "\n".join(" ".join(c.ljust(w) for c, w in zip(row, widths)) + " " + row[-1]
-                      for row in rows)
 
 
 def cmd_run(args, reps, parser):

@@ -270,19 +270,22 @@ def describe_outputs(ids, out_dir):
 
 
 def format_rows(rows):
-    """The rows of :func:`diff` as an aligned text table (columns as wide as their widest
-    entry)."""
-    head = ["id", "key", "printed", "reproduced", "rel.diff", "status"]
-    cells = [[r.value.id, r.value.key, _short(r.value.printed),
+    """The rows of :func:`diff` as an aligned text table (:func:`aligned`)."""
+    head = ("id", "key", "printed", "reproduced", "rel.diff", "status")
+    cells = [(r.value.id, r.value.key, _short(r.value.printed),
               "-" if r.reproduced is None else _short(r.reproduced),
               "-" if r.rel is None else f"{float(r.rel):.1e}",
-              r.status + (f"  {r.reason}" if r.reason else "")] for r in rows]
-    widths = [max(len(c[k]) for c in [head, *cells]) for k in range(5)]
-    right = [False, False, True, True, True]
-    return "\n".join(
-        " ".join((c[k].rjust(widths[k]) if right[k] else c[k].ljust(widths[k]))
-                 for k in range(5)) + "  " + c[5]
-        for c in [head, *cells])
+              r.status + (f"  {r.reason}" if r.reason else "")) for r in rows]
+    return aligned([head, *cells], right={2, 3, 4})
+
+
+def aligned(rows, right=()):
+    """Rows of strings as text columns as wide as their widest entry, right-justified for
+    the column indices in ``right``; the last column is not padded."""
+    widths = [max(len(row[k]) for row in rows) for k in range(len(rows[0]) - 1)]
+    return "\n".join(" ".join(c.rjust(w) if k in right else c.ljust(w)
+                               for k, (c, w) in enumerate(zip(row, widths))) + " " + row[-1]
+                      for row in rows)
 
 
 def records(rows, reps=None):

@@ -164,7 +164,7 @@ def docstring_html(doc):
     return first, rest
 
 
-def errata_html(text, tags_with_anchor=None):
+def errata_html(text):
     """ERRATA.md as HTML: each heading gets the id of its first [En] tag (or, for a paper
     heading ``## <paper> — ...``, the paper name), and every [En] in the text links to its
     heading.  Returns (html, anchors)."""
@@ -232,6 +232,15 @@ def _package_of(rep, packages):
     return packages[0]
 
 
+def _errata_text(pkg):
+    return pkg.errata.read_text(encoding="utf-8") if pkg.errata.exists() else ""
+
+
+def package_errata(packages):
+    """``{package name: (html, anchors)}``: each package's ERRATA.md (:func:`errata_html`)."""
+    return {pkg.name: errata_html(_errata_text(pkg)) for pkg in packages}
+
+
 def read_record(path):
     """A JSON provenance file as a dict, or None if it is missing or unreadable."""
     try:
@@ -240,10 +249,11 @@ def read_record(path):
         return None
 
 
-def collect(results, reps=None, packages=None, published=None, known=None):
+def collect(results, reps=None, packages=None, published=None, known=None, errata=None):
     """The papers of the report: a list of :class:`Paper`, each with its :class:`Item`\\ s,
     from the outputs in ``results``.  Also returns the files to copy: a dict
-    report-relative name -> source path."""
+    report-relative name -> source path.  ``errata``: package name -> (html, anchors) of
+    its ERRATA.md (:func:`package_errata`)."""
     from .repro import all_reproductions, output_paths, reproduction_packages
     reps = all_reproductions() if reps is None else reps
     packages = reproduction_packages() if packages is None else packages
@@ -253,11 +263,10 @@ def collect(results, reps=None, packages=None, published=None, known=None):
     by_id = {}
     for r in rows:
         by_id.setdefault(r.value.id, []).append(r)
-    citations, anchors = {}, {}
+    errata = package_errata(packages) if errata is None else errata
+    citations = {}
     for pkg in packages:
-        text = pkg.errata.read_text(encoding="utf-8") if pkg.errata.exists() else ""
-        citations.update(paper_citations(text))
-        anchors[pkg.name] = errata_html(text)[1]
+        citations.update(paper_citations(_errata_text(pkg)))
     papers, copies = {}, {}
     others = set(reps)
     for rep in reps.values():
@@ -267,7 +276,7 @@ def collect(results, reps=None, packages=None, published=None, known=None):
                                                    f"{rep.paper}.html", errata_page))
         paths = output_paths(rep, results)
         record = read_record(paths["json"])
-        item = Item(rep, record, by_id.get(rep.id, []), errata_page, anchors[pkg.name])
+        item = Item(rep, record, by_id.get(rep.id, []), errata_page, errata[pkg.name][1])
         item.counts = count_statuses(item.rows)
         module = importlib.import_module(rep.module) if rep.module else None
         item.caption, item.details = docstring_html(getattr(module, "__doc__", ""))
@@ -355,7 +364,8 @@ def write_report(results, out, reps=None, stream=None):
         raise ReportError(f"no results in {results}: run `mpvi run --all` first "
                           f"(or `mpvi run --all --quick` and `mpvi report --quick`)")
     packages = reproduction_packages()
-    papers, copies = collect(results, reps, packages)
+    errata = package_errata(packages)
+    papers, copies = collect(results, reps, packages, errata=errata)
     env = _environment()
     common = {"version": __version__, "commit": io.git_commit(), "results": str(results),
               "generated": datetime.datetime.now(datetime.timezone.utc)
@@ -372,10 +382,8 @@ def write_report(results, out, reps=None, stream=None):
             pages[paper.page] = env.get_template("paper.html").render(
                 **common, paper=paper, title=f"{paper.name}: mpvi reproduction report")
         for pkg in packages:
-            text = pkg.errata.read_text(encoding="utf-8") if pkg.errata.exists() else ""
-            html, _ = errata_html(text)
             pages[f"errata-{pkg.name}.html"] = env.get_template("errata.html").render(
-                **common, package=pkg.name, body=html, title=f"Errata ({pkg.name})")
+                **common, package=pkg.name, body=errata[pkg.name][0], title=f"Errata ({pkg.name})")
         for name, text in pages.items():
             (tmp / name).write_text(text, encoding="utf-8")
         for name, source in copies.items():
