@@ -14,7 +14,7 @@ import time
 
 import mpmath
 
-from mpvi.repro import all_reproductions, execute
+from mpvi.repro.run import all_reproductions, execute
 
 
 def main():

@@ -11,7 +11,8 @@ q(0) = (pi/4, pi/3), p(0) = 0), integrated over [0, T] = [0, 10 s] to an accurac
 precision:
 
 * **mpvi**: the Gragg-Bulirsch-Stoer extrapolation scheme "gbs", the method top2025's
-  Figs. 2-3 build their reference with (:func:`mpvi.studies.pendulum_reference`), at step
+  Figs. 2-3 build their reference with (``pendulum_reference`` of
+  reproductions/_top2025_pendulum.py), at step
   ``--gbs-H`` with ``--gbs-levels`` levels (order 2 levels), in the number context
   ``--context`` (mp: mpmath; gmp: gmpy2 where mpvi provides it).  Its error is *shown*,
   not assumed: a second run at H/2 (not timed; ``--no-check`` skips it) gives
@@ -58,8 +59,8 @@ from fractions import Fraction
 
 import numpy as np
 
-from mpvi import get_context, integrate
-from mpvi.studies import fraction, steps
+from mpvi import get_context, solve
+from mpvi.repro.studies import fraction, steps
 from mpvi.systems.double_pendulum import nonlinear_double_pendulum
 
 try:
@@ -68,9 +69,8 @@ except ImportError:                        # the benchmark's optional dependency
     heyoka = None
 
 INSTALL_HINT = "pip install heyoka"
-CHUNKS = 10
-"""The GBS runs are done in this many pieces (the state carries over exactly) so that a
-progress line is printed after each tenth of the run."""
+PROGRESS_LINES = 10
+"""A GBS run prints a progress line after each tenth of its steps."""
 CHECK_STATES = 8
 """Random states at which heyoka's equations of motion are compared with mpvi's."""
 CHECK_SEED = 20250
@@ -105,23 +105,23 @@ def default_target(dps):
 # ----- mpvi: the GBS reference ------------------------------------------------------------
 
 def gbs_run(prob, H, n, levels, label):
-    """``n`` GBS steps of size ``H`` (decimal string) from the problem's initial state, in
-    CHUNKS pieces with a progress line after each.  Returns (Q, P, wall seconds)."""
+    """``n`` GBS steps of size ``H`` (decimal string) from the problem's initial state (one
+    :func:`mpvi.solve` run), with a progress line after each tenth of the steps.  Returns
+    (Q, P, wall seconds): the states at every node."""
     ctx = prob.system.ctx
     h = ctx.num(H)
-    bounds = sorted({round(n * k / CHUNKS) for k in range(CHUNKS + 1)})
-    Q, P = [np.asarray(prob.q0)], [np.asarray(prob.p0)]
-    q, p = prob.q0, prob.p0
+    marks = {round(n * k / PROGRESS_LINES) for k in range(1, PROGRESS_LINES + 1)}
+    done = [0]
     start = time.perf_counter()
-    for a, b in zip(bounds, bounds[1:]):
-        tr = integrate(prob.system, "gbs", q, p, h, b - a, ctx, t0=a * h, levels=levels)
-        q, p = tr.q[-1], tr.p[-1]
-        Q.append(tr.q[1:])
-        P.append(tr.p[1:])
-        say(f"  {label}: t = {ctx.to_float(b * h):g} s ({100 * b // n}%), "
-            f"{time.perf_counter() - start:.1f} s")
+
+    def tick(t, q, p):                     # after every step
+        done[0] += 1
+        if done[0] in marks:
+            say(f"  {label}: t = {ctx.to_float(t):g} s ({100 * done[0] // n}%), "
+                f"{time.perf_counter() - start:.1f} s")
+    sol = solve(prob, "gbs", h=h, n=n, levels=levels, callback=tick)
     wall = time.perf_counter() - start
-    return np.vstack(Q), np.vstack(P), wall
+    return sol.q, sol.p, wall
 
 
 def halve(H):

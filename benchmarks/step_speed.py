@@ -19,7 +19,7 @@ import json
 import sys
 import time
 
-from mpvi import get_context, integrate
+from mpvi import Problem, get_context, solve
 from mpvi.systems.damped import damped_pendulum
 from mpvi.systems.lagrange_top import table3_top
 
@@ -40,31 +40,28 @@ CASES = [
 
 
 def problem(ctx, name):
-    """(system, q0, y0 keyword, h) of a benchmark problem in context ``ctx``."""
+    """(problem, h) of a benchmark problem in context ``ctx``."""
     if name == "top":
-        top = table3_top(ctx)
-        return top.system, top.q0, {"p0": top.p0}, ctx.num(T_BAR) / 20
-    pend = damped_pendulum(ctx)
-    return pend, ctx.vector(["1/2"]), {"p0": None, "v0": ctx.vector([0])}, ctx.num("1/10")
+        return table3_top(ctx), ctx.num(T_BAR) / 20
+    return Problem(damped_pendulum(ctx), ["1/2"], v0=[0]), ctx.num("1/10")
 
 
 def run(ctx, system_name, scheme, params, steps, repeats):
     """(seconds per step, best of ``repeats`` runs of ``steps`` steps; mean Newton
     iterations; final q; kernel build seconds).  A first one-step run pays the one-off
     kernel generation, which is reported apart."""
-    system, q0, y0, h = problem(ctx, system_name)
+    prob, h = problem(ctx, system_name)
     t0 = time.perf_counter()
-    integrate(system, scheme, q0, y0.get("p0"), h, 1, ctx, v0=y0.get("v0"), **params)
+    solve(prob, scheme, h=h, n=1, **params)
     build = time.perf_counter() - t0
     best = None
     for _ in range(repeats):
         t0 = time.perf_counter()
-        traj = integrate(system, scheme, q0, y0.get("p0"), h, steps, ctx, v0=y0.get("v0"),
-                         **params)
+        sol = solve(prob, scheme, h=h, n=steps, **params)
         dt = (time.perf_counter() - t0) / steps
         best = dt if best is None else min(best, dt)
-    newton = traj.stats.get("newton", {})
-    return best, newton.get("mean_iterations"), traj.q[-1], max(build - best, 0.0)
+    newton = sol.stats.get("newton", {})
+    return best, newton.get("mean_iterations"), sol.q[-1], max(build - best, 0.0)
 
 
 def rel_diff(ref, a, b):

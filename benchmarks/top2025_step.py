@@ -13,20 +13,20 @@ import time
 
 import mpmath
 
-from mpvi import get_context, integrate
+from mpvi import get_context, solve
 from mpvi.systems.lagrange_top import table3_top
 
 
 def time_scheme(ctx, scheme, steps, repeats):
     top = table3_top(ctx)
     h = ctx.num("1.8472389815089258840562322083988766") / 20    # ~ t_bar / 20
-    best, traj = None, None
+    best, sol = None, None
     for _ in range(repeats):
         t0 = time.perf_counter()
-        traj = integrate(top.system, scheme, top.q0, top.p0, h, steps, ctx)
+        sol = solve(top, scheme, h=h, n=steps)
         dt = time.perf_counter() - t0
         best = dt if best is None else min(best, dt)
-    newton = traj.stats.get("newton", {})
+    newton = sol.stats.get("newton", {})
     return 1e3 * best / steps, newton.get("mean_iterations")
 
 

@@ -6,46 +6,109 @@ the error vector over all nodes j = 0..N.
 """
 from __future__ import annotations
 
+from typing import Any, Callable, Iterable, Sequence
+
 import numpy as np
 
-from .schemes import get_scheme
+from .schemes import get_method
 
 
-def node_errors(ctx, values, reference):
-    """Euclidean norm of ``values[j] - reference[j]`` for every row j."""
+def node_errors(ctx: Any, values: Sequence, reference: Sequence) -> np.ndarray:
+    """Euclidean norm of ``values[j] - reference[j]`` for every row j.
+
+    Parameters
+    ----------
+    ctx : number context
+    values, reference : sequences of vectors (rows) of context numbers
+
+    Returns
+    -------
+    numpy array of the norms
+    """
     return np.array([ctx.norm2(v - r) for v, r in zip(values, reference)], dtype=ctx.dtype)
 
 
-def error_norms(traj, exact):
-    """``{'q': max_j |q_j - q_ex(t_j)|_2, 'p': ...}`` against an exact solution object with
-    ``q(t)`` and ``p(t)`` taking an array of times."""
-    return sup_errors(traj, exact.q(traj.t), exact.p(traj.t))
+def error_norms(sol: Any, exact: Callable | None = None) -> dict:
+    """The largest Euclidean error over the saved points of a solution.
+
+    Parameters
+    ----------
+    sol : Solution
+    exact : callable, optional
+        The exact solution in the protocol of :class:`mpvi.Problem` (t -> (q, p) or
+        (q, v), as the problem was given); default: the problem's own.
+
+    Returns
+    -------
+    dict
+        ``{'q': max_j |q_j - q_ex(t_j)|_2, 'p': ..., 'v': ...}`` (first order: ``{'y': ...}``).
+    """
+    return {k: max(v) for k, v in sol.error(exact).items()}
 
 
-def sup_errors(traj, q_ref, p_ref):
-    """``{'q': max_j |q_j - q_ref[j]|_2, 'p': ...}`` against reference values already
-    sampled on the trajectory's nodes (e.g. one exact evaluation shared by several schemes)."""
-    ctx = traj.ctx
-    return {"q": max(node_errors(ctx, traj.q, q_ref)), "p": max(node_errors(ctx, traj.p, p_ref))}
+def sup_errors(sol: Any, q_ref: Sequence, p_ref: Sequence) -> dict:
+    """The largest Euclidean errors against reference values already sampled on the
+    solution's saved points (e.g. one exact evaluation shared by several methods).
+
+    Parameters
+    ----------
+    sol : Solution
+    q_ref, p_ref : rows of reference positions and momenta, one per saved point
+
+    Returns
+    -------
+    dict
+        ``{'q': max_j |q_j - q_ref[j]|_2, 'p': max_j |p_j - p_ref[j]|_2}``
+    """
+    ctx = sol.ctx
+    return {"q": max(node_errors(ctx, sol.q, q_ref)), "p": max(node_errors(ctx, sol.p, p_ref))}
 
 
-def fit_order(ctx, hs, errors):
-    """Least-squares slope of log(error) against log(h): the convergence order."""
+def fit_order(ctx: Any, hs: Sequence, errors: Sequence) -> Any:
+    """The convergence order: the least-squares slope of log(error) against log|h|.
+
+    Parameters
+    ----------
+    ctx : number context
+    hs : step sizes (negative steps of a backward integration count by |h|)
+    errors : positive errors, one per step size
+
+    Returns
+    -------
+    context number
+
+    Raises
+    ------
+    ValueError
+        Fewer than two pairs, unequal lengths, or an error that is not positive.
+    """
     if len(hs) != len(errors) or len(hs) < 2:
         raise ValueError("fit_order needs at least two (h, error) pairs of equal count")
     if any(not e > 0 for e in errors):
         raise ValueError("fit_order needs positive errors (an error of 0 has no logarithm)")
-    x = [ctx.log(ctx.num(h)) for h in hs]
+    x = [ctx.log(abs(ctx.num(h))) for h in hs]
     y = [ctx.log(e) for e in errors]
     xm = ctx.fsum(x) / len(x)
     ym = ctx.fsum(y) / len(y)
     return ctx.fsum((a - xm) * (b - ym) for a, b in zip(x, y)) / ctx.fsum((a - xm) ** 2 for a in x)
 
 
-def central_differences(f, x, ctx, delta):
-    """Central differences ``out[g, ...] = (f(x + delta e_g) - f(x - delta e_g))[...] / (2 delta)``
-    of an array-valued f, for checking generated derivatives (evaluate f in a context with
-    more digits than the one being checked)."""
+def central_differences(f: Callable, x: Sequence, ctx: Any, delta: Any) -> np.ndarray:
+    """Central differences of an array-valued function, for checking generated derivatives
+    (evaluate f in a context with more digits than the one being checked).
+
+    Parameters
+    ----------
+    f : callable of a vector
+    x : the point (a context vector)
+    ctx : number context
+    delta : the increment
+
+    Returns
+    -------
+    numpy array
+        ``out[g, ...] = (f(x + delta e_g) - f(x - delta e_g))[...] / (2 delta)``
+    """
     out = []
     for g in range(len(x)):
         e = ctx.zeros(len(x))
@@ -55,15 +118,35 @@ def central_differences(f, x, ctx, delta):
     return np.array(out, dtype=object)
 
 
-def energy(system, traj):
-    """H(q_j, p_j) at every node."""
-    return np.array([system.energy(q, p) for q, p in zip(traj.q, traj.p)], dtype=traj.ctx.dtype)
+def energy(system: Any, sol: Any) -> np.ndarray:
+    """The energy H(q_j, p_j) at every saved point.
+
+    Parameters
+    ----------
+    system : the mechanical system (its ``energy``)
+    sol : Solution
+
+    Returns
+    -------
+    numpy array of context numbers
+    """
+    return np.array([system.energy(q, p) for q, p in zip(sol.q, sol.p)], dtype=sol.ctx.dtype)
 
 
-def relative_energy_error(system, traj):
-    """|H_j - H_0| / |H_0| at every node."""
-    H = energy(system, traj)
-    return np.array([abs(x - H[0]) / abs(H[0]) for x in H], dtype=traj.ctx.dtype)
+def relative_energy_error(system: Any, sol: Any) -> np.ndarray:
+    """|H_j - H_0| / |H_0| at every saved point.
+
+    Parameters
+    ----------
+    system : the mechanical system (its ``energy``)
+    sol : Solution
+
+    Returns
+    -------
+    numpy array of context numbers
+    """
+    H = energy(system, sol)
+    return np.array([abs(x - H[0]) / abs(H[0]) for x in H], dtype=sol.ctx.dtype)
 
 
 # ----- Proposition 7: the conserved quadratic form ---------------------------------------
@@ -73,25 +156,26 @@ def quadratic_form_matrices(X, Y, ctx):
     return ctx.inv(X + Y), ctx.inv(ctx.inv(X) + ctx.inv(Y))
 
 
-def simpson_phi(system, h, ctx):
-    """The quadratic form phi(p, q) = 1/2 p^T xi_s p + 1/2 q^T zeta_s q conserved by
-    Simpson's scheme (Prop. 7 with X_s, Y_s of eq. 31; Sec. 6.3).  Returns a function
-    ``phi(q, p)``.  Note xi_s ~ (h/2) M^-1, so phi ~ (h/2) H: (2/h) phi -> H as h -> 0."""
-    from .schemes.simpson import simpson_XY
-    xi, zeta = quadratic_form_matrices(*simpson_XY(system, ctx.num(h), ctx), ctx)
-
-    def phi(q, p):
-        return (p @ (xi @ p) + q @ (zeta @ q)) / 2
-    return phi
-
-
 # ----- symplecticity -------------------------------------------------------------------
 
-def one_step_matrix(scheme, system, h, ctx, **options):
+def one_step_matrix(scheme: Any, system: Any, h: Any, ctx: Any, **options: Any) -> np.ndarray:
     """The 2n x 2n matrix Phi of a linear one-step map acting on eta = (p, q)
-    (axioms2024 eq. 12, 32), obtained by stepping the unit vectors (a (q, v) method is
-    composed with the Legendre map p = M v at both ends)."""
-    method = get_scheme(scheme)
+    (axioms2024 eqs. 12, 32), obtained by stepping the unit vectors (a (q, v) method is
+    composed with the Legendre map p = M v at both ends).
+
+    Parameters
+    ----------
+    scheme : method name or :class:`mpvi.Method`
+    system : a linear system (the map is linear only there)
+    h : the step
+    ctx : number context
+    **options : the method's parameters (and ``check_stability``)
+
+    Returns
+    -------
+    numpy array (2n x 2n)
+    """
+    method = get_method(scheme)
     stepper = method.prepare(system, h, ctx, **options)
     n = system.dof
     phi = ctx.zeros((2 * n, 2 * n))
@@ -112,26 +196,51 @@ def step_pq(method, stepper, system, t, h, q, p):
     return system.momentum(r.q, r.y, t + h), r.q
 
 
-def one_step_jacobian(scheme, make_system, h, q, p, ctx, t=0, **options):
+def one_step_jacobian(scheme: Any, make_system: Callable, h: Any, q: Sequence, p: Sequence,
+                      ctx: Any, t: Any = 0, **options: Any) -> np.ndarray:
     """The Jacobian d(p_1, q_1)/d(p_0, q_0) of one step of a method on a nonlinear system
     at the point (q, p), by central differences in a context with 2 dps + 10 digits and
     increments 10^-(dps/2 + 5): truncation ~10^-(dps + 10), rounding ~10^-(1.5 dps + 5),
-    so the result is correct to the precision of ``ctx``.  ``make_system(context)``
-    builds the system in a given context (the same one at two precisions); a (q, v)
-    method is composed with the Legendre map at both ends."""
+    so the result is correct to the precision of ``ctx``.  A (q, v) method is composed
+    with the Legendre map at both ends.
+
+    Parameters
+    ----------
+    scheme : method name or :class:`mpvi.Method`
+    make_system : callable
+        ``make_system(context)`` builds the system in a given context (the same system at
+        two precisions).
+    h : the step
+    q, p : the point
+    ctx : an mp context (the precision of the result)
+    t : the time of the step
+    **options : the method's parameters
+
+    Returns
+    -------
+    numpy array (2n x 2n) of numbers of ``ctx``
+
+    Raises
+    ------
+    ValueError
+        For the float64 context (it cannot raise its precision).
+    """
     from .context import MPContext
     if not ctx.is_mp:
         raise ValueError("one_step_jacobian differentiates at a higher precision: it needs an mp context")
     hi = MPContext(2 * ctx.dps + 10)
     system = make_system(hi)
-    method = get_scheme(scheme)
-    h, t = hi.num(h), hi.num(t)
+    method = get_method(scheme)
+
+    def up(x):          # a number of ctx keeps its bits (the step ctx takes); exact input stays exact
+        return hi.lift(x) if ctx.is_number(x) else hi.num(x)
+    h, t = up(h), up(t)
     stepper = method.prepare(system, h, hi, **options)
     n = system.dof
 
     def phi(eta):
         return np.concatenate(step_pq(method, stepper, system, t, h, eta[n:], eta[:n]))
-    eta = np.concatenate([hi.asarray([hi.num(x) for x in p]), hi.asarray([hi.num(x) for x in q])])
+    eta = np.concatenate([hi.asarray([up(x) for x in p]), hi.asarray([up(x) for x in q])])
     delta = hi.num(10) ** -(ctx.dps // 2 + 5)
     D = central_differences(phi, eta, hi, delta)          # D[g, i] = d phi_i / d eta_g
     return ctx.asarray([[ctx.num(D[g, i]) for g in range(2 * n)] for i in range(2 * n)])
@@ -143,27 +252,57 @@ def canonical_J(n, ctx):
     return np.block([[zero, -eye], [eye, zero]])
 
 
-def symplecticity_defect(scheme, system, h, ctx, **options):
-    """Frobenius norm of Phi^T J Phi - J (eq. 33) of a linear one-step map."""
+def symplecticity_defect(scheme: Any, system: Any, h: Any, ctx: Any, **options: Any) -> Any:
+    """The symplecticity defect ||Phi^T J Phi - J||_F (axioms2024 eq. 33) of a method's
+    one-step matrix on a linear system.
+
+    Parameters
+    ----------
+    scheme, system, h, ctx, **options : as :func:`one_step_matrix`
+
+    Returns
+    -------
+    context number (about eps for a symplectic method)
+    """
     return matrix_defect(one_step_matrix(scheme, system, h, ctx, **options), ctx)
 
 
-def matrix_defect(phi, ctx):
-    """||Phi^T J Phi - J||_F for a 2n x 2n Jacobian on (p, q)."""
+def matrix_defect(phi: np.ndarray, ctx: Any) -> Any:
+    """||Phi^T J Phi - J||_F of a 2n x 2n Jacobian on (p, q) (e.g. of
+    :func:`one_step_jacobian`).
+
+    Parameters
+    ----------
+    phi : numpy array (2n x 2n)
+    ctx : number context
+
+    Returns
+    -------
+    context number
+    """
     J = canonical_J(phi.shape[0] // 2, ctx)
     return ctx.norm_fro(phi.T @ J @ phi - J)
 
 
 # ----- linear stability ---------------------------------------------------------------
 
-def stability_scan(scheme, omega_h, ctx, **options):
+def stability_scan(scheme: Any, omega_h: Iterable, ctx: Any, **options: Any) -> list:
     """Spectral radius of the one-step matrix on the scalar oscillator q'' + q = 0
-    (M = 1, K = 1, so h = omega h) for each value of omega h.
+    (M = 1, K = 1, so h = omega h) for each value of omega h.  Simpson's proven bound is
+    not enforced here.
 
-    Returns rows ``(omega_h, rho, half_trace, stable)`` where ``stable`` means
-    rho <= 1 + sqrt(eps) and the eigenvalues are distinct (a double eigenvalue on the unit
-    circle is a Jordan block: linear growth).  Simpson's proven bound is not enforced here.
-    ``options`` go to the method (e.g. ``hermite_n=3``).
+    Parameters
+    ----------
+    scheme : method name or :class:`mpvi.Method`
+    omega_h : values of omega h
+    ctx : number context
+    **options : the method's parameters (e.g. ``hermite_n=3``)
+
+    Returns
+    -------
+    list of rows ``(omega_h, rho, half_trace, stable)``
+        ``stable`` means rho <= 1 + sqrt(eps) and distinct eigenvalues (a double
+        eigenvalue on the unit circle is a Jordan block: linear growth).
     """
     from .systems.linear import LinearSystem
     osc = LinearSystem([[1]], [[1]], ctx, name="scalar oscillator")

@@ -38,6 +38,8 @@ import mpmath
 import numpy as np
 from mpmath.ctx_mp_python import _mpf as _any_mpf  # base class of every mpmath context's mpf
 
+from .linalg import NotPositiveDefiniteError, SingularMatrixError, cholesky, solve_dense
+
 try:                                    # optional: the fast context (extra "fast")
     import gmpy2
     _mpfr_type = type(gmpy2.mpfr(0))
@@ -49,15 +51,66 @@ except ImportError:                     # pragma: no cover - gmpy2 is in the tes
 
 
 class PrecisionError(TypeError):
-    """A number that would lose precision was handed to a context."""
+    """A number that would lose precision was handed to mpvi: a float, an mpmath number
+    of another context, a gmpy2 number or a sympy Float of fewer bits than the context.
+    The message names the quantity where the caller knows it."""
 
 
-class SingularMatrixError(ArithmeticError):
-    """A linear solve met a (numerically) singular matrix."""
+class _PrivateMath(mpmath.MPContext):
+    """The private mpmath context of an mpvi context: its numbers are known to carry the
+    precision of that context (numbers of any other mpmath context are not)."""
 
 
-class NotPositiveDefiniteError(ArithmeticError):
-    """A Cholesky factorization met a matrix that is not symmetric positive definite."""
+def _bits_of_mpf(x):
+    """The precision (bits) an mpmath number is known to carry: its mpvi context's, or
+    None for a number of another mpmath context (mpmath.mp or a user's), whose precision
+    at creation cannot be told."""
+    ctx = getattr(x, "context", None)
+    return ctx.prec if isinstance(ctx, _PrivateMath) else None
+
+
+def _sympy_number(x, prec):
+    """A sympy number as an exact Python number (int, Fraction) or as an mpmath mpf tuple
+    of at least ``prec`` bits, or None if ``x`` is not a sympy number.  Integers and
+    rationals are exact; a Float of fewer bits than ``prec`` raises
+    :class:`PrecisionError`; other real constants (pi, sqrt(2), ...) are evaluated with
+    guard digits so that rounding to ``prec`` bits is correct."""
+    import sympy
+    if not isinstance(x, sympy.Basic):
+        return None
+    if x.is_Integer:
+        return int(x)
+    if x.is_Rational:
+        return Fraction(int(x.p), int(x.q))
+    if x.is_Float:
+        if x._prec < prec:
+            raise PrecisionError(f"sympy Float {x} carries {x._prec} bits, fewer than the "
+                                 f"context's {prec}: write it as sympy.Rational or a string")
+        return x._mpf_
+    if x.is_number and x.is_real is not False and not x.free_symbols:
+        value = sympy.Float(x.evalf(mpmath.libmp.prec_to_dps(prec) + 20), prec + 64)
+        if value.is_Float:
+            return value._mpf_
+    raise TypeError(f"cannot convert the sympy expression {x} to a real number")
+
+
+def _refuse_float(x, dps):
+    raise PrecisionError(
+        f"refusing float {x!r} in a {dps}-digit context: it carries only 53 bits."
+        " Pass a string ('0.1'), an int or a fractions.Fraction instead.")
+
+
+def _refuse_other_mpf(x, dps, bits=None):
+    if bits is None:
+        raise PrecisionError(
+            f"refusing the mpmath number {mpmath.nstr(x, 15)} of another context in a "
+            f"{dps}-digit context: mpvi cannot tell at what precision it was computed (an "
+            "mpmath.mpf made at 15 digits carries 53 bits). Pass a string, an int or a "
+            "Fraction, a number of this context, or ctx.lift(x) if you vouch for "
+            "its precision.")
+    raise PrecisionError(f"refusing a number of a {mpmath.libmp.prec_to_dps(bits)}-digit "
+                         f"context ({bits} bits) in a {dps}-digit context: it would cap the "
+                         "result at its own precision")
 
 
 class Context:
@@ -95,6 +148,14 @@ class Context:
         return self
 
     # ----- construction -------------------------------------------------------------
+    def number(self, x, what):
+        """:meth:`num` of ``x``, with any error naming the quantity ``what`` (e.g. "initial
+        momentum p0[1]")."""
+        try:
+            return self.num(x)
+        except (TypeError, ValueError) as exc:
+            raise type(exc)(f"{what}: {exc}") from None
+
     def vector(self, values):
         return np.array([self.num(v) for v in values], dtype=self.dtype)
 
@@ -139,59 +200,23 @@ class Context:
     # ----- linear algebra -----------------------------------------------------------
     def solve(self, a, b):
         """Solve ``a x = b`` (b a vector or a matrix) by Gaussian elimination with
-        partial pivoting.  A pivot below ``n * eps * max|a|`` raises
-        :class:`SingularMatrixError`."""
-        a = np.array(a, dtype=self.dtype)
-        b = np.array(b, dtype=self.dtype)
-        n = a.shape[0]
-        if a.shape != (n, n) or b.shape[0] != n:
+        partial pivoting (:func:`mpvi.linalg.solve_dense`, the one dense solve of mpvi).
+        A pivot below ``n * eps * max|a|`` raises :class:`SingularMatrixError`."""
+        a = np.asarray(a)
+        b = np.asarray(b)
+        n = a.shape[0] if a.ndim else 0
+        if a.ndim != 2 or a.shape != (n, n) or b.ndim not in (1, 2) or b.shape[0] != n:
             raise ValueError(f"solve: shapes {a.shape} and {b.shape} do not fit")
-        vec = b.ndim == 1
-        if vec:
-            b = b.reshape(n, 1)
-        scale = self.norm_inf(a)
-        if scale == 0:
-            raise SingularMatrixError("solve: the matrix is zero")
-        tiny = n * self.eps * scale
-        for k in range(n):
-            piv = max(range(k, n), key=lambda i: abs(a[i, k]))
-            if abs(a[piv, k]) <= tiny:
-                raise SingularMatrixError(
-                    f"solve: matrix is singular to working precision "
-                    f"(pivot {self.to_str(abs(a[piv, k]), 5)} at column {k}, "
-                    f"threshold n*eps*max|a| = {self.to_str(tiny, 5)})")
-            if piv != k:
-                a[[k, piv]] = a[[piv, k]]
-                b[[k, piv]] = b[[piv, k]]
-            for i in range(k + 1, n):
-                f = a[i, k] / a[k, k]
-                if f != 0:
-                    a[i, k:] = a[i, k:] - a[k, k:] * f
-                    b[i] = b[i] - b[k] * f
-        x = self.zeros(b.shape)
-        for i in range(n - 1, -1, -1):
-            x[i] = (b[i] - a[i, i + 1:] @ x[i + 1:]) / a[i, i]
-        return x[:, 0] if vec else x
+        x = solve_dense(a.tolist(), b.tolist(), self)
+        return np.array(x, dtype=self.dtype)
 
     def inv(self, a):
         return self.solve(a, self.eye(np.shape(a)[0]))
 
     def cholesky(self, a, name="matrix"):
-        """Lower-triangular ``L`` with ``a = L L^T``; raises
+        """Lower-triangular ``L`` with ``a = L L^T`` (:func:`mpvi.linalg.cholesky`); raises
         :class:`NotPositiveDefiniteError` (naming ``name``) otherwise."""
-        a = np.array(a, dtype=self.dtype)
-        n = a.shape[0]
-        low = self.zeros((n, n))
-        for j in range(n):
-            d = a[j, j] - self.fsum(low[j, k] ** 2 for k in range(j))
-            if not d > 0:
-                raise NotPositiveDefiniteError(
-                    f"{name} is not positive definite (Cholesky pivot {j} is "
-                    f"{self.to_str(d, 5)} <= 0)")
-            low[j, j] = self.sqrt(d)
-            for i in range(j + 1, n):
-                low[i, j] = (a[i, j] - self.fsum(low[i, k] * low[j, k] for k in range(j))) / low[j, j]
-        return low
+        return np.array(cholesky(np.asarray(a).tolist(), self, name), dtype=self.dtype)
 
     def check_symmetric(self, a, name="matrix"):
         """Raise ``ValueError`` unless ``a`` is square and symmetric to ``n*eps`` relative."""
@@ -241,23 +266,40 @@ class Context:
         global one (see :func:`mpvi.mechanics.compile_exprs`)."""
         lib = self._lib
         ns = {name: getattr(lib, name) for name in self.GENERATED_FUNCTIONS}
+        for name in self.PARTIAL_FUNCTIONS:
+            ns[name] = self._real_valued(ns[name])
         ns.update(mpf=self._lib_mpf, pi=self.pi, E=self.exp(self.one), fabs=abs, sign=self._sign)
         return ns
+
+    PARTIAL_FUNCTIONS = ()
+    """Functions of generated code that must return nan outside their real domain (where
+    the library would return a complex number or raise): a non-finite value is then
+    caught by Newton or the driver and named, instead of a complex number or a raw
+    ``math domain error`` travelling on."""
+
+    def _real_valued(self, f):
+        return f
 
     def _sign(self, x):
         return self.one if x > 0 else (-self.one if x < 0 else self.zero)
 
 
 class MPContext(Context):
-    """mpmath at ``dps`` significant digits, in a private mpmath context."""
+    """mpmath at ``dps`` significant digits, in a private mpmath context: the reference.
+
+    Parameters
+    ----------
+    dps : int, default 64
+        Significant decimal digits (the precision in bits is mpmath's for them).
+    """
 
     is_mp = True
     dtype = object
 
-    def __init__(self, dps=64):
+    def __init__(self, dps: int = 64):
         if not isinstance(dps, int) or dps < 1:
             raise ValueError(f"dps must be a positive integer, got {dps!r}")
-        self._m = mpmath.MPContext()
+        self._m = _PrivateMath()
         self._m.dps = dps
         self.zero = self._m.zero
         self.one = self._m.one
@@ -275,6 +317,17 @@ class MPContext(Context):
     special functions of the Weierstrass solution (``jtheta``, ``ellipk``, ``ellipf``),
     complex numbers (``mpc``, ``re``, ``im``), ``polyroots``, ``quad``, ``diff`` (for
     derivative checks), ``isfinite``."""
+
+    PARTIAL_FUNCTIONS = ("sqrt", "log", "asin", "acos")
+
+    def _real_valued(self, f):
+        m = self._m
+
+        def real(x):
+            r = f(x)
+            return m.nan if isinstance(r, m.mpc) else r
+        real.__name__ = f.__name__
+        return real
 
     @property
     def repr_digits(self):
@@ -323,6 +376,12 @@ class MPContext(Context):
         return +self._m.pi
 
     def num(self, x):
+        """``x`` as a number of this context, exactly or correctly rounded: ints, strings
+        (decimal or 'p/q'), ``Fraction``, ``Decimal``, sympy numbers (Integer and Rational
+        exactly, other constants evaluated to this precision), and numbers of mpvi
+        contexts of at least this precision.  A float, an mpmath number of another
+        context or a gmpy2/mpvi/sympy number of fewer bits raises
+        :class:`PrecisionError`: it would silently cap the result at its own precision."""
         m = self._m
         if isinstance(x, m.mpf):
             return x
@@ -338,15 +397,35 @@ class MPContext(Context):
             except (ValueError, ZeroDivisionError):
                 raise ValueError(f"cannot read a number from {x!r}") from None
         if isinstance(x, _any_mpf):
-            # an mpf of another mpmath context: keep its bits (they are exact), re-home it
-            return m.mpf(x._mpf_)
-        if isinstance(x, _mpfr_type):           # a gmpy2 number: its bits, exactly
+            bits = _bits_of_mpf(x)
+            if bits is None or bits < self.prec:
+                _refuse_other_mpf(x, self.dps, bits)
+            return m.mpf(x._mpf_)                 # its bits, rounded to this precision
+        if isinstance(x, _mpfr_type):
+            if x.precision < self.prec:
+                _refuse_other_mpf(x, self.dps, x.precision)
             return _mpfr_to_mpmath(x, m)
         if isinstance(x, (float, np.floating)):
-            raise PrecisionError(
-                f"refusing float {x!r} in a {self.dps}-digit context: it carries only 53 bits."
-                " Pass a string ('0.1'), an int or a fractions.Fraction instead.")
+            _refuse_float(x, self.dps)
+        value = _sympy_number(x, self.prec)
+        if value is not None:
+            return self.num(value) if not isinstance(value, tuple) else m.mpf(value)
         raise TypeError(f"cannot convert {type(x).__name__} {x!r} to a number")
+
+    def lift(self, x):
+        """A number of any precision -- a float, an mpmath number of any context, a gmpy2
+        number of any precision -- as a number of this context, keeping its bits as they
+        are (rounded only if it has more).  :meth:`num` refuses such numbers because they
+        may carry fewer correct bits than the context; ``lift`` is for the cases where
+        that is known and wanted: comparing results of different precisions, or an
+        mpmath value whose precision you vouch for."""
+        if isinstance(x, _any_mpf):
+            return self._m.mpf(x._mpf_)
+        if isinstance(x, _mpfr_type):
+            return _mpfr_to_mpmath(x, self._m)
+        if isinstance(x, (float, np.floating)):
+            return self._m.mpf(float(x))
+        return self.num(x)
 
     def fsum(self, terms):
         return self._m.fsum(terms)
@@ -441,21 +520,28 @@ class GMPContext(MPContext):
     at the same precision; arguments, callbacks and results are converted exactly.
     Contexts pickle by precision (``pickle`` rebuilds ``GMPContext(dps)``), and so do
     their numbers.
+
+    Parameters
+    ----------
+    dps : int, default 64
+        Significant decimal digits (216 bits for 64).
     """
 
     kernels = True
+    PARTIAL_FUNCTIONS = ()          # MPFR returns nan outside the real domain
     _DELEGATED = ("jtheta", "ellipk", "ellipf", "ellipfun", "polyroots", "quad", "diff",
                   "nint", "findroot", "factorial", "linspace")
 
-    def __init__(self, dps=64):
+    def __init__(self, dps: int = 64):
         if gmpy2 is None:
             raise ImportError("the gmp context needs gmpy2: pip install gmpy2 (mpvi's extra "
                               "'fast': pip install -e '.[fast]')")
         if not isinstance(dps, int) or dps < 1:
             raise ValueError(f"dps must be a positive integer, got {dps!r}")
-        self._m = mpmath.MPContext()            # the delegate for special functions
+        self._m = _PrivateMath()                # the delegate for special functions
         self._m.dps = dps
         self._g = gmpy2.context(precision=self._m.prec)
+        self._own_prec = self._m.prec    # the precision of this context's own numbers
         self._vec = {}
         self._lib = gmpy2
         self._lib_mpf = gmpy2.mpfr       # mpf(2) of generated code: ints, at the current precision
@@ -528,9 +614,20 @@ class GMPContext(MPContext):
         return gmpy2.const_pi()
 
     def num(self, x):
+        """As :meth:`MPContext.num`, for gmpy2 numbers: an ``mpfr`` of this precision is
+        returned as it is, one of more bits is rounded, one of fewer bits raises
+        :class:`PrecisionError` -- except one of the context's own precision while it
+        works at a raised one (inside ``diff``, ``quad``, ``findroot`` or ``workdps``: a
+        parameter captured by the function), which is taken exactly, as
+        :meth:`MPContext.num` takes its own numbers."""
         self.activate()
         if isinstance(x, _mpfr_type):
-            return x
+            p = x.precision
+            if p == self._g.precision:
+                return x
+            if p < self._g.precision and p < self._own_prec:
+                _refuse_other_mpf(x, self.dps, p)
+            return gmpy2.mpfr(x)
         if isinstance(x, bool):
             raise TypeError("a bool is not a number for mpvi")
         if isinstance(x, (int, np.integer)):
@@ -546,15 +643,34 @@ class GMPContext(MPContext):
             except (ValueError, ZeroDivisionError):
                 raise ValueError(f"cannot read a number from {x!r}") from None
         if isinstance(x, _any_mpf):
-            if self._m.isfinite(x):
-                sign, man, exp, _ = x._mpf_
-                return gmpy2.mpfr(gmpy2.mul_2exp(gmpy2.mpz(-man if sign else man), exp))
-            return gmpy2.mpfr(str(x))
+            bits = _bits_of_mpf(x)
+            if bits is None or bits < self.prec:
+                _refuse_other_mpf(x, self.dps, bits)
+            return self._mpf_tuple(x._mpf_)
         if isinstance(x, (float, np.floating)):
-            raise PrecisionError(
-                f"refusing float {x!r} in a {self.dps}-digit context: it carries only 53 bits."
-                " Pass a string ('0.1'), an int or a fractions.Fraction instead.")
+            _refuse_float(x, self.dps)
+        value = _sympy_number(x, self.prec)
+        if value is not None:
+            return self.num(value) if not isinstance(value, tuple) else self._mpf_tuple(value)
         raise TypeError(f"cannot convert {type(x).__name__} {x!r} to a number")
+
+    def _mpf_tuple(self, t):
+        """An mpmath raw tuple (sign, man, exp, bc) as an mpfr, rounded to this precision."""
+        sign, man, exp, _ = t
+        if man or not exp:                       # finite (zero is (0, 0, 0, 0))
+            return gmpy2.mpfr(gmpy2.mul_2exp(gmpy2.mpz(-man if sign else man), exp))
+        return gmpy2.mpfr(mpmath.libmp.to_str(t, 5))     # inf, -inf, nan
+
+    def lift(self, x):
+        """As :meth:`MPContext.lift`."""
+        self.activate()
+        if isinstance(x, _any_mpf):
+            return self._mpf_tuple(x._mpf_)
+        if isinstance(x, _mpfr_type):
+            return gmpy2.mpfr(x)
+        if isinstance(x, (float, np.floating)):
+            return gmpy2.mpfr(float(x))
+        return self.num(x)
 
     def fsum(self, terms):
         self.activate()
@@ -664,7 +780,16 @@ class GMPContext(MPContext):
 
 
 class FPContext(Context):
-    """IEEE double precision with numpy."""
+    """IEEE double precision with numpy: quick runs and cross-checks (the module-level
+    instance is ``mpvi.fp``).
+
+    Attributes
+    ----------
+    eps : float
+        2^-52.
+    dps : int
+        15 (what float64 carries).
+    """
 
     name = "fp"
     is_mp = False
@@ -696,9 +821,28 @@ class FPContext(Context):
                 return float(Fraction(x.strip()))
             except (ValueError, ZeroDivisionError):
                 raise ValueError(f"cannot read a number from {x!r}") from None
+        value = _sympy_number(x, self.prec)
+        if value is not None:
+            return (mpmath.libmp.to_float(value, rnd=mpmath.libmp.round_nearest)
+                    if isinstance(value, tuple) else float(value))
         raise TypeError(f"cannot convert {type(x).__name__} {x!r} to a number")
 
+    def lift(self, x):
+        """As :meth:`MPContext.lift` (every number rounds to float64)."""
+        return self.num(x)
+
+    prec = 53
     repr_digits = 17
+    PARTIAL_FUNCTIONS = ("sqrt", "log", "asin", "acos", "exp", "sinh", "cosh")
+
+    def _real_valued(self, f):
+        def real(x):
+            try:
+                return f(x)
+            except (ValueError, OverflowError):
+                return math.nan
+        real.__name__ = f.__name__
+        return real
     key = "fp"
     _lib = math
     _lib_mpf = float
@@ -751,9 +895,25 @@ CONTEXTS = ("gmp", "mp", "fp")
 """The names :func:`get_context` knows: gmpy2 (fast), mpmath (the reference), float64."""
 
 
-def get_context(name="mp", dps=64):
-    """``get_context('mp', 80)``, ``get_context('gmp', 64)`` or ``get_context('fp')``;
-    raises ``ValueError`` for another name (``ImportError`` for 'gmp' without gmpy2)."""
+def get_context(name: str = "mp", dps: int = 64) -> Context:
+    """A number context by name: ``get_context('gmp', 64)``, ``get_context('mp', 80)`` or
+    ``get_context('fp')``.
+
+    Parameters
+    ----------
+    name : {"gmp", "mp", "fp"}
+    dps : int
+        Significant digits (ignored for "fp").
+
+    Returns
+    -------
+    GMPContext, MPContext or FPContext
+
+    Raises
+    ------
+    ValueError
+        For another name (``ImportError`` for 'gmp' without gmpy2).
+    """
     if name == "mp":
         return MPContext(dps)
     if name == "gmp":

@@ -13,17 +13,17 @@ principle), named parameters and a number context.  The equations of motion are
 
     d/dt dL/dv - dL/dq = F   <=>   L_vv a + L_vq v + L_vt - L_q - F = 0   (a = q'').
 
-sympy generates every derivative from those expressions and ``lambdify`` compiles them
-(with common subexpressions eliminated) into plain Python calling the context's own
-functions (:meth:`mpvi.context.Context.namespace`), so nothing is typed by hand and nothing
-runs at a precision other than the context's.  Parameter values enter as context numbers
-at call time, never as floats.  Compilation is lazy: a function is generated the first
-time a scheme asks for it.
+sympy generates every derivative from those expressions and :mod:`mpvi.codegen` compiles
+them (common subexpressions eliminated) into plain Python calling the context's own
+functions, so nothing is typed by hand and nothing runs at a precision other than the
+context's.  Parameter values enter as context numbers at call time, never as floats.
+Compilation is lazy (a function is generated the first time it is asked for) and shared
+by every system with the same expressions in a context of the same precision.
 
 What a system gives (numeric methods take and return context arrays; ``t`` defaults to 0):
 
 * Legendre map: ``momentum(q, v, t)`` p = dL/dv, ``velocity(q, p, t)`` its inverse (a
-  linear solve when L is quadratic in v, Newton otherwise); ``acceleration(t, q, v)``
+  linear solve when L is quadratic in v, damped Newton otherwise); ``acceleration(t, q, v)``
   (solves L_vv a = L_q + F - L_vq v - L_vt); ``hamiltonian(q, p)`` (= ``energy``) and
   ``hamiltonian_rhs(q, p, t)``;
 * per quadrature node, the derivatives of L the variational schemes use
@@ -33,38 +33,30 @@ What a system gives (numeric methods take and return context arrays; ``t`` defau
   (``residual_derivatives(t, x, v, a)``: R, dR/dx, dR/dv, dR/da);
 * raw pieces of the M, V form for users and tests: ``mass``, ``dmass``, ``d2mass``,
   ``potential``, ``grad_potential``, ``hess_potential``;
-* validation: ``check_state`` (dimension, finiteness, a positive-definite mass matrix at
-  the initial point), with messages naming the quantity.
+* validation: ``check_vector``, ``check_state`` (a positive-definite mass matrix at the
+  initial point (t, q, v)), ``irregularity`` (the cheap test the driver runs after every
+  step: V or L finite, the mass matrix positive definite), ``diagnose`` (what is not finite or singular at a point), with
+  messages naming the quantity.
 
 Hamiltonian view (top2025 eq. (15)): p = M(q) v,  H = 1/2 p^T M^-1 p + V,
 q' = M^-1 p,  p' = G(q, M^-1 p) + F   (since dH/dq = -dL/dq at v = M^-1 p).
+
+Systems pickle (by their expressions and parameter values; compiled functions are made
+again on first use), so a :class:`mpvi.Solution` holding one can be pickled too.
 """
 from __future__ import annotations
 
 from functools import cached_property
+from typing import Any, Callable, Sequence
 
 import numpy as np
 import sympy as sp
-from sympy.printing.pycode import MpmathPrinter
 
-from .context import NotPositiveDefiniteError, PrecisionError, SingularMatrixError
+from .codegen import TIME, compile_exprs
+from .context import PrecisionError
+from .linalg import NotPositiveDefiniteError, SingularMatrixError, is_positive_definite
 
-TIME = sp.Symbol("t")
-"""The time symbol of generated expressions (use it in L(t, q, v) and F(t, q, v))."""
-
-
-class _ContextPrinter(MpmathPrinter):
-    """Prints ``sin(x)``, ``mpf(1)/mpf(3)`` with bare names, bound later to a context."""
-
-    def _module_format(self, fqn, register=True):
-        return fqn.split(".")[-1]
-
-
-def compile_exprs(args, exprs, ctx):
-    """``lambdify`` a flat list of sympy expressions into a function of ``args`` (nested
-    lists of symbols are unpacked) evaluated with ``ctx``'s functions; returns a list."""
-    return sp.lambdify(args, list(exprs), modules=[ctx.namespace()],
-                       printer=_ContextPrinter, cse=True)
+__all__ = ["LagrangianSystem", "TIME"]
 
 
 def _refuse_floats(name, ctx, *exprs):
@@ -83,6 +75,12 @@ def _flat(m):
     return [e for row in m for e in row]
 
 
+_SYMBOLIC: dict = {}
+"""Symbolic derivative blocks per system signature (:meth:`LagrangianSystem.symbolic`)."""
+
+_ACCELERATIONS: list = []
+
+
 class LagrangianSystem:
     """A mechanical system with Lagrangian L(t, q, v) and generalized force F(t, q, v).
 
@@ -94,18 +92,21 @@ class LagrangianSystem:
     name : str
     coords : list of sympy symbols q^1..q^n (their names label the output).
     mass : sympy Matrix M(q) (n x n, symmetric; positive definite where it is used --
-        checked at the integrator's entry by :meth:`check_state`).
+        checked at the initial point and after every step of :func:`mpvi.solve`).
     potential : sympy expression V(q).
     params : dict mapping sympy symbols appearing in M, V, F to values (strings, ints,
-        Fractions or context numbers -- converted by ``ctx.num``, floats refused in mp).
+        Fractions, sympy numbers or context numbers -- converted by ``ctx.num``, floats
+        refused in mp).
     ctx : number context.
     force : optional callable ``force(t, q, v) -> sympy Matrix`` (n x 1) receiving the
         symbols for time, coordinates and velocities (e.g. ``-c * v`` for damping).
     """
 
     is_linear = False
+    first_order = False
 
-    def __init__(self, name, coords, mass, potential, params, ctx, force=None):
+    def __init__(self, name: str, coords: Sequence, mass: Any, potential: Any, params: dict, ctx: Any,
+                 force: Callable | None = None):
         self._init_common(name, coords, None, params, ctx)
         n = self.dof
         M = sp.Matrix(mass)
@@ -118,13 +119,15 @@ class LagrangianSystem:
         self._check_symbols("M or V", M.free_symbols | V.free_symbols, allowed=set(self.coords))
         self.mass_expr, self.potential_expr = M, V
         vv = sp.Matrix(self.velocity_symbols)
-        self._finish((vv.T * M * vv)[0, 0] / 2 - V, force)
+        self._finish((vv.T * M * vv)[0, 0] / 2 - V, self._force_expr(force))
 
     @classmethod
-    def from_lagrangian(cls, name, coords, velocities, lagrangian, params, ctx, force=None):
+    def from_lagrangian(cls, name: str, coords: Sequence, velocities: Sequence, lagrangian: Any,
+                        params: dict, ctx: Any, force: Callable | None = None):
         """A system given by a general Lagrangian L(t, q, v): ``velocities`` are the
         symbols standing for q' in ``lagrangian``; time is :data:`TIME`.  L_vv must be
-        invertible along the motion (checked at the initial point)."""
+        positive definite along the motion (checked at the initial point (t0, q0, v0) and
+        after every step of :func:`mpvi.solve`)."""
         self = cls.__new__(cls)
         self._init_common(name, coords, velocities, params, ctx)
         L = sp.sympify(lagrangian)
@@ -132,7 +135,7 @@ class LagrangianSystem:
         self._check_symbols("L", L.free_symbols,
                             allowed=set(self.coords) | set(self.velocity_symbols) | {TIME})
         self.mass_expr = self.potential_expr = None
-        self._finish(L, force)
+        self._finish(L, self._force_expr(force))
         return self
 
     # ----- construction ------------------------------------------------------------
@@ -150,7 +153,8 @@ class LagrangianSystem:
             raise ValueError(f"{name}: {len(self.velocity_symbols)} velocity symbols for {n} coordinates")
         self.time_symbol = TIME
         self.param_symbols = list(params)
-        self.param_values = tuple(ctx.num(params[s]) for s in self.param_symbols)
+        self.param_values = tuple(ctx.number(params[s], f"{name}: parameter {s}")
+                                  for s in self.param_symbols)
 
     def _check_symbols(self, what, symbols, allowed):
         free = symbols - allowed - set(self.param_symbols)
@@ -158,15 +162,21 @@ class LagrangianSystem:
             raise ValueError(f"{self.name}: symbols {sorted(map(str, free))} in {what} are "
                              "neither coordinates nor parameters")
 
-    def _finish(self, L, force):
+    def _force_expr(self, force):
+        if force is None:
+            return None
+        n = self.dof
+        F = sp.Matrix(force(TIME, sp.Matrix(self.coords), sp.Matrix(self.velocity_symbols)))
+        if F.shape != (n, 1):
+            raise ValueError(f"{self.name}: force must be an {n}x1 column, got {F.shape}")
+        return F
+
+    def _finish(self, L, F):
         n, x, v, t = self.dof, self.coords, self.velocity_symbols, TIME
         self.lagrangian_expr = L
         self.time_dependent = L.has(t)
-        self.has_force = force is not None
-        if force is not None:
-            F = sp.Matrix(force(t, sp.Matrix(x), sp.Matrix(v)))
-            if F.shape != (n, 1):
-                raise ValueError(f"{self.name}: force must be an {n}x1 column, got {F.shape}")
+        self.has_force = F is not None
+        if F is not None:
             extra = F.free_symbols - set(x) - set(v) - {t} - set(self.param_symbols)
             if extra:
                 raise ValueError(f"{self.name}: symbols {sorted(map(str, extra))} in F are not "
@@ -180,9 +190,80 @@ class LagrangianSystem:
         self._P, self._G = P, G
         self._Lvv = [[sp.diff(P[g], v[d]) for d in range(n)] for g in range(n)]
         self.quadratic_in_velocity = not any(e.has(*v) for e in _flat(self._Lvv))
+        mass = self._Lvv if self.mass_expr is None else self.mass_expr.tolist()
+        self.constant_mass = not any(e.has(*x, *v, t) for e in _flat(mass))
+        """True when M (or L_vv) depends on neither q, v nor t: checked once, not after
+        every step."""
 
-    def _compile(self, args, exprs):
-        return compile_exprs(args, exprs, self.ctx)
+    # ----- pickling ------------------------------------------------------------------
+    def __reduce__(self):
+        ctx = self.ctx
+        params = {s: ctx.dump(x) for s, x in zip(self.param_symbols, self.param_values)}
+        force = self.force_expr if self.has_force else None
+        return (_rebuild_system, (type(self), self.name, self.coords, self.velocity_symbols,
+                                  self.mass_expr, self.potential_expr, self.lagrangian_expr,
+                                  params, ctx, force))
+
+    @property
+    def signature(self):
+        """What the system's generated code depends on: its symbolic L, F, symbols and
+        parameter symbols (not their values)."""
+        return (self.lagrangian_expr, tuple(self.force_expr), tuple(self.coords),
+                tuple(self.velocity_symbols), tuple(self.param_symbols))
+
+    def __repr__(self):
+        return (f"<{type(self).__name__} {self.name!r}: {self.dof} dof "
+                f"({', '.join(self.coord_names)}), context {self.ctx.name}>")
+
+    # ----- symbolic pieces (shared by every system with the same expressions) -----------
+    def symbolic(self, what: str):
+        """Symbolic derivative blocks, computed once per system signature:
+
+        * ``"node"``: (P, G + F, dG/dq, dG/dv, dP/dq, dP/dv) with G + F the generalized
+          force at a node and the blocks n x n lists (rows index the component);
+        * ``"residual"``: (R, dR/dq, dR/dv, dR/da) of R = L_vv a - (L_q + F - L_vq v -
+          L_vt) in the acceleration symbols :attr:`acceleration_symbols`;
+        * ``"motion"``: (L_vv, r) with L_vv a = r the equations of motion.
+        """
+        key = (self.signature, what)
+        if key not in _SYMBOLIC:
+            _SYMBOLIC[key] = self._build_symbolic(what)
+        return _SYMBOLIC[key]
+
+    @property
+    def acceleration_symbols(self):
+        """Symbols a^1..a^n for the accelerations in :meth:`symbolic` ("residual"): the
+        same Dummies in every call (they never collide with a user's own symbols)."""
+        while len(_ACCELERATIONS) < self.dof:
+            _ACCELERATIONS.append(sp.Dummy(f"a{len(_ACCELERATIONS)}"))
+        return _ACCELERATIONS[:self.dof]
+
+    def _build_symbolic(self, what):
+        n, x, v = self.dof, self.coords, self.velocity_symbols
+        if what == "node":
+            G = [g + f for g, f in zip(self._G, self.force_expr)]
+            jac = [[[sp.diff(e, s) for s in syms] for e in exprs]
+                   for exprs, syms in ((G, x), (G, v), (self._P, x))]
+            return (self._P, G, *jac, self._Lvv)
+        if what == "motion":
+            r = [self._G[g] + self.force_expr[g]
+                 - sum(sp.diff(self._P[g], x[d]) * v[d] for d in range(n))
+                 - sp.diff(self._P[g], TIME) for g in range(n)]
+            return self._Lvv, r
+        if what == "residual":
+            a = self.acceleration_symbols
+            Lvv, r = self.symbolic("motion")
+            R = [sum(Lvv[g][d] * a[d] for d in range(n)) - r[g] for g in range(n)]
+            return (R, *[[[sp.diff(R[g], s[d]) for d in range(n)] for g in range(n)]
+                         for s in (x, v, a)])
+        raise ValueError(f"unknown symbolic block {what!r}")
+
+    def _motion_exprs(self):
+        return self.symbolic("motion")
+
+    # ----- compiled functions ------------------------------------------------------------
+    def _compile(self, args, exprs, name="system"):
+        return compile_exprs(args, exprs, self.ctx, name)
 
     @property
     def _txvp(self):
@@ -190,53 +271,48 @@ class LagrangianSystem:
 
     @cached_property
     def _node_grad(self):
-        return self._compile(self._txvp, self._P + self._G)
+        return self._compile(self._txvp, self._P + self._G, "node_gradient")
 
     @cached_property
     def _node_full(self):
         n, x, v = self.dof, self.coords, self.velocity_symbols
         B = [[sp.diff(self._G[g], v[d]) for d in range(n)] for g in range(n)]
         A = [[sp.diff(self._G[g], x[d]) for d in range(n)] for g in range(n)]
-        return self._compile(self._txvp, self._P + self._G + _flat(self._Lvv) + _flat(B) + _flat(A))
+        return self._compile(self._txvp, self._P + self._G + _flat(self._Lvv) + _flat(B) + _flat(A),
+                             "node_derivatives")
 
     @cached_property
     def _lagrangian(self):
-        return self._compile(self._txvp, [self.lagrangian_expr])
+        return self._compile(self._txvp, [self.lagrangian_expr], "lagrangian")
 
     @cached_property
     def _force_full(self):
         n, F = self.dof, self.force_expr
         Fq = [sp.diff(F[g], self.coords[d]) for g in range(n) for d in range(n)]
         Fv = [sp.diff(F[g], self.velocity_symbols[d]) for g in range(n) for d in range(n)]
-        return self._compile(self._txvp, list(F) + Fq + Fv)
+        return self._compile(self._txvp, list(F) + Fq + Fv, "force_derivatives")
 
     @cached_property
     def _force(self):
-        return self._compile(self._txvp, list(self.force_expr))
-
-    def _motion_exprs(self):
-        """(L_vv, r) with L_vv a = r the equations of motion: r = L_q + F - L_vq v - L_vt."""
-        n, x, v = self.dof, self.coords, self.velocity_symbols
-        r = [self._G[g] + self.force_expr[g]
-             - sum(sp.diff(self._P[g], x[d]) * v[d] for d in range(n))
-             - sp.diff(self._P[g], TIME) for g in range(n)]
-        return self._Lvv, r
+        return self._compile(self._txvp, list(self.force_expr), "force")
 
     @cached_property
     def _acceleration_parts(self):
-        Lvv, r = self._motion_exprs()
-        return self._compile(self._txvp, _flat(Lvv) + r)
+        Lvv, r = self.symbolic("motion")
+        return self._compile(self._txvp, _flat(Lvv) + r, "acceleration_parts")
 
     @cached_property
     def _residual_full(self):
-        n = self.dof
-        a = list(sp.symbols(f"a0:{n}"))
-        Lvv, r = self._motion_exprs()
-        R = [sum(Lvv[g][d] * a[d] for d in range(n)) - r[g] for g in range(n)]
-        jac = [sp.diff(R[g], s[d]) for s in (self.coords, self.velocity_symbols, a)
-               for g in range(n) for d in range(n)]
-        return self._compile([TIME, self.coords, self.velocity_symbols, a, self.param_symbols],
-                             R + jac)
+        R, Rq, Rv, Ra = self.symbolic("residual")
+        return self._compile([TIME, self.coords, self.velocity_symbols, self.acceleration_symbols,
+                              self.param_symbols], R + _flat(Rq) + _flat(Rv) + _flat(Ra),
+                             "residual_derivatives")
+
+    @cached_property
+    def _mass_txv(self):
+        """M(q) (M, V form) or L_vv(t, q, v) as a function of (t, q, v, params) -> flat list."""
+        mass = self._Lvv if self.mass_expr is None else self.mass_expr.tolist()
+        return self._compile(self._txvp, _flat(mass), "mass")
 
     # ----- raw pieces of the M, V form ------------------------------------------------------
     def _arr(self, values, shape):
@@ -250,51 +326,47 @@ class LagrangianSystem:
     @cached_property
     def _mass(self):
         self._mv_form("M(q)")
-        return self._compile([self.coords, self.param_symbols], list(self.mass_expr))
-
-    @cached_property
-    def _mass_general(self):
-        return self._compile(self._txvp, _flat(self._Lvv))
+        return self._compile([self.coords, self.param_symbols], list(self.mass_expr), "M")
 
     def mass(self, q, v=None, t=None):
         """M(q) (for a general Lagrangian: L_vv(t, q, v), velocity and time default 0)."""
         n = self.dof
         if self.mass_expr is not None:
             return self._arr(self._mass(q, self.param_values), (n, n))
-        ctx = self.ctx
-        v = ctx.zeros(n) if v is None else v
-        return self._arr(self._mass_general(self._t(t), q, v, self.param_values), (n, n))
+        v = self.ctx.zeros(n) if v is None else v
+        return self._arr(self._mass_txv(self._t(t), q, v, self.param_values), (n, n))
 
     def potential(self, q):
         """V(q)."""
-        return self._mv_piece("_potential", [self.potential_expr])(q, self.param_values)[0]
+        return self._mv_piece("potential", [self.potential_expr])(q, self.param_values)[0]
 
     def _mv_piece(self, key, exprs):
-        cache = self.__dict__.setdefault("_pieces", {})
-        if key not in cache:
-            self._mv_form(key.strip("_"))
-            cache[key] = self._compile([self.coords, self.param_symbols], exprs)
-        return cache[key]
+        self._mv_form(key)
+        return self._compile([self.coords, self.param_symbols], exprs, key)
 
     def dmass(self, q):
         """``dM[g, a, b] = d M_ab / d q^g``."""
         n, M = self.dof, self.mass_expr
-        f = self._mv_piece("_dmass", [e for xg in self.coords for e in sp.diff(M, xg)])
+        self._mv_form("dM")
+        f = self._mv_piece("dmass", [e for xg in self.coords for e in sp.diff(M, xg)])
         return self._arr(f(q, self.param_values), (n, n, n))
 
     def d2mass(self, q):
         """``d2M[g, d, a, b] = d^2 M_ab / d q^g d q^d``."""
         n, M, x = self.dof, self.mass_expr, self.coords
-        f = self._mv_piece("_d2mass", [e for xg in x for xd in x for e in sp.diff(M, xd, xg)])
+        self._mv_form("d2M")
+        f = self._mv_piece("d2mass", [e for xg in x for xd in x for e in sp.diff(M, xd, xg)])
         return self._arr(f(q, self.param_values), (n, n, n, n))
 
     def grad_potential(self, q):
-        f = self._mv_piece("_grad_potential", [sp.diff(self.potential_expr, xi) for xi in self.coords])
+        self._mv_form("grad V")
+        f = self._mv_piece("grad_potential", [sp.diff(self.potential_expr, xi) for xi in self.coords])
         return self._arr(f(q, self.param_values), (self.dof,))
 
     def hess_potential(self, q):
+        self._mv_form("hess V")
         V, x = self.potential_expr, self.coords
-        f = self._mv_piece("_hess_potential", [sp.diff(V, a, b) for a in x for b in x])
+        f = self._mv_piece("hess_potential", [sp.diff(V, a, b) for a in x for b in x])
         n = self.dof
         return self._arr(f(q, self.param_values), (n, n))
 
@@ -349,13 +421,15 @@ class LagrangianSystem:
                 self._arr(vals[n + m:n + 2 * m], (n, n)), self._arr(vals[n + 2 * m:], (n, n)))
 
     # ----- Legendre map, acceleration, energy -------------------------------------------
+    def _point(self, q):
+        return ", ".join(self.ctx.to_str(x, 8) for x in q)
+
     def _solve_mass(self, matrix, rhs, q):
         try:
             return self.ctx.solve(matrix, rhs)
         except SingularMatrixError as exc:
-            point = ", ".join(self.ctx.to_str(x, 8) for x in q)
             raise SingularMatrixError(f"{self.name}: the mass matrix is singular at "
-                                      f"q = ({point}): {exc}") from None
+                                      f"q = ({self._point(q)}): {exc}") from None
 
     def momentum(self, q, v, t=None):
         """p = dL/dv (= M(q) v for the M, V form)."""
@@ -363,21 +437,34 @@ class LagrangianSystem:
             return self.mass(q) @ v
         return self.node_gradient(q, v, t)[0]
 
-    def velocity(self, q, p, t=None):
+    def velocity(self, q, p, t=None, guess=None):
         """v with dL/dv(t, q, v) = p (v = M(q)^-1 p for the M, V form); raises
-        :class:`SingularMatrixError` naming the point if the mass matrix is singular."""
+        :class:`SingularMatrixError` naming the point if the mass matrix is singular.
+
+        For a Lagrangian that is not quadratic in v this is damped Newton (the step is
+        halved until the residual is finite and smaller), from ``guess`` or v = 0, then
+        from v = p if L_vv is singular at v = 0; :class:`mpvi.NewtonError` if no start
+        converges."""
         if self.mass_expr is not None:
             return self._solve_mass(self.mass(q), p, q)
         ctx = self.ctx
         zero = ctx.zeros(self.dof)
         if self.quadratic_in_velocity:      # p = L_vv (t, q) v + dL/dv(t, q, 0)
             return self._solve_mass(self.mass(q, zero, t), p - self.momentum(q, zero, t), q)
-        from .newton import solve
+        from .newton import NewtonError, solve_info
 
         def fun(v, jacobian):
             r = self.momentum(q, v, t) - p
             return (r, self.mass(q, v, t)) if jacobian else r
-        return solve(fun, zero, ctx, what=f"{self.name}: velocity from momentum")
+        starts = [np.asarray(guess, dtype=ctx.dtype)] if guess is not None else []
+        starts += [zero, ctx.asarray(p)]
+        what = f"{self.name}: velocity from momentum at q = ({self._point(q)})"
+        for k, start in enumerate(starts):
+            try:
+                return solve_info(fun, start, ctx, what=what, damped=True)[0]
+            except NewtonError:
+                if k == len(starts) - 1:
+                    raise
 
     def acceleration(self, t, q, v):
         """a = q'' from L_vv a = L_q + F - L_vq v - L_vt at (t, q, v) (mutze eq. 15), solved
@@ -414,26 +501,106 @@ class LagrangianSystem:
 
     # ----- validation ----------------------------------------------------------------------
     def check_vector(self, values, label):
-        """``values`` as a context vector of length dof, finite; else ``ValueError`` naming
-        ``label``."""
+        """``values`` as a context vector of length dof, finite; else an error naming
+        ``label`` (``PrecisionError`` for a number that would lose precision)."""
         ctx = self.ctx
-        try:
-            x = ctx.asarray(values)
-        except (TypeError, ValueError) as exc:
-            raise type(exc)(f"{self.name}: {label}: {exc}") from None
-        if x.shape != (self.dof,):
+        if isinstance(values, (str, bytes)) or not hasattr(values, "__len__"):
+            raise ValueError(f"{self.name}: {label} must be a sequence of {self.dof} numbers "
+                             f"({', '.join(self.coord_names)}), got {values!r}")
+        items = list(values) if not isinstance(values, np.ndarray) or values.ndim == 1 else None
+        if items is None or len(items) != self.dof:
+            shape = np.shape(values) if items is None else (len(items),)
             raise ValueError(f"{self.name}: {label} must be a vector of {self.dof} numbers "
-                             f"({', '.join(self.coord_names)}), got shape {x.shape}")
+                             f"({', '.join(self.coord_names)}), got shape {shape}")
+        x = np.array([ctx.number(v, f"{self.name}: {label}[{i}]") for i, v in enumerate(items)],
+                     dtype=ctx.dtype)
         if not ctx.all_finite(x):
             raise ValueError(f"{self.name}: {label} has a non-finite entry (nan or inf): "
                              f"({', '.join(ctx.to_str(e, 8) for e in x)})")
         return x
 
-    def check_state(self, t, q):
+    def mass_rows(self, t, q, v):
+        """M(q) (or L_vv(t, q, v)) as a list of rows, for the checks."""
+        n = self.dof
+        flat = self._mass_txv(self._t(t), q, v, self.param_values)
+        return [flat[i * n:(i + 1) * n] for i in range(n)]
+
+    def check_state(self, t, q, v=None):
         """Validate the initial point of an integration: a positive-definite mass matrix
-        at (t, q) (``ValueError`` naming it otherwise)."""
-        M = self.mass(q) if self.mass_expr is not None else self.mass(q, None, t)
+        (L_vv for a general Lagrangian) at (t, q, v) -- ``ValueError`` naming the pivot
+        otherwise."""
+        ctx = self.ctx
+        v = ctx.zeros(self.dof) if v is None else v
         try:
-            self.ctx.cholesky(M, f"{self.name}: the mass matrix at the initial point")
+            ctx.cholesky(self.mass_rows(t, q, v), f"{self.name}: the mass matrix at the "
+                         f"initial point q = ({self._point(q)})")
         except NotPositiveDefiniteError as exc:
             raise ValueError(str(exc)) from None
+
+    @cached_property
+    def needs_regularity_check(self):
+        """Whether a node can be irregular: False when the mass matrix is constant (checked
+        once) and V (or L) is a polynomial, finite everywhere."""
+        x, v = self.coords, self.velocity_symbols
+        if self.mass_expr is not None:
+            smooth = self.potential_expr.is_polynomial(*x)
+        else:
+            smooth = self.lagrangian_expr.is_polynomial(*x, *v)
+        return not (self.constant_mass and smooth)
+
+    @cached_property
+    def _regularity(self):
+        """[V or L, M or L_vv entries] at (t, q, v): one generated function for the check
+        after every step."""
+        mass = self._Lvv if self.mass_expr is None else self.mass_expr.tolist()
+        first = self.lagrangian_expr if self.mass_expr is None else self.potential_expr
+        return self._compile(self._txvp, [first] + _flat(mass), "regularity")
+
+    def irregularity(self, t, q, v):
+        """None if the system is regular at (t, q, v) -- V (L for a general Lagrangian)
+        finite, the mass matrix (L_vv) finite and positive definite (an LDL^T test without
+        square roots, n^3/6 multiplications) --, else what is wrong.  The check the driver
+        runs after every step (``v`` is not read for the M, V form)."""
+        ctx, n = self.ctx, self.dof
+        vals = self._regularity(self._t(t), q, v, self.param_values)
+        if not ctx.isfinite(vals[0]):
+            what = "potential V" if self.mass_expr is not None else "Lagrangian"
+            return f"the {what} is not finite"
+        rows = [vals[1 + i * n:1 + (i + 1) * n] for i in range(n)]
+        if not all(map(ctx.isfinite, vals[1:])):
+            return "the mass matrix is not finite"
+        if not is_positive_definite(rows):
+            return "the mass matrix is not positive definite"
+        return None
+
+    def diagnose(self, t, q, v):
+        """A sentence naming what is wrong with the system at (t, q, v) -- a non-finite
+        coordinate, potential, Lagrangian or mass matrix, a mass matrix that is not
+        positive definite -- or None if nothing is."""
+        ctx = self.ctx
+        where = f"q = ({self._point(q)})"
+        if not (ctx.all_finite(q) and ctx.all_finite(v)):
+            return f"the state is not finite at {where}"
+        try:
+            if self.mass_expr is not None and not ctx.isfinite(self.potential(q)):
+                return f"the potential V is not finite at {where}"
+            if not ctx.isfinite(self.lagrangian(q, v, self._t(t))):
+                return f"the Lagrangian is not finite at {where}"
+            rows = self.mass_rows(t, q, v)
+        except (ArithmeticError, ValueError, TypeError) as exc:
+            return f"the system cannot be evaluated at {where} ({exc})"
+        if not ctx.all_finite(rows):
+            return f"the mass matrix is not finite at {where}"
+        if not is_positive_definite(rows):
+            return f"the mass matrix is not positive definite at {where}"
+        return None
+
+
+def _rebuild_system(cls, name, coords, velocities, mass, potential, lagrangian, params, ctx,
+                    force):
+    """Unpickle a :class:`LagrangianSystem` (see ``__reduce__``)."""
+    self = cls.__new__(cls)
+    self._init_common(name, coords, velocities, params, ctx)
+    self.mass_expr, self.potential_expr = mass, potential
+    self._finish(lagrangian, force)
+    return self

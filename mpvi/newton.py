@@ -1,40 +1,61 @@
 """Newton's method for the implicit schemes, with tolerances from the number context.
 
-``solve(residual, jacobian, x0, ctx)`` iterates  x <- x - J(x)^-1 F(x)  and stops when the
-update is at the round-off level of the context:
+One implementation, used by the generated-kernel path and by the assembled reference
+path alike: :func:`solve_info` iterates  x <- x - J(x)^-1 F(x)  on plain lists (numpy
+arrays are accepted and returned as such) with the dense solve of :mod:`mpvi.linalg`,
+and stops when the update is at the round-off level of the context:
 
     ||dx||_inf <= tol,    tol = rtol * max(||x||_inf, scale),    rtol = 2^10 * ctx.eps
 
 (about 2e-61 at 64 digits, 2e-13 in float64), or -- saving one iteration -- when the
 iteration is contracting (||dx_k|| <= ||dx_k-1|| / 2) and the quadratic model predicts
-the next update ||dx_k||^3 / ||dx_k-1||^2 <= eps * max(||x||_inf, scale).  The residual at the returned point is
-evaluated (one more F call) and recorded, so the claim is checked, not assumed.  Nothing here is a fixed ``1e-14``.
+the next update ||dx_k||^3 / ||dx_k-1||^2 <= eps * max(||x||_inf, scale).  The residual
+at the returned point is evaluated (one more F call) and returned, so the claim is
+checked, not assumed.  Nothing here is a fixed ``1e-14``.
 
 On failure (iteration limit, a non-finite value, a singular Jacobian) a
-:class:`NewtonError` names the residual norm, the iteration count and -- once the driver
-has added them -- the step index and time.
+:class:`NewtonError` names the residual norm, the iteration count, the likely cause where
+the caller can tell (``diagnose``) and -- once the driver has added them -- the step
+index and time.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from typing import Any, Callable
 
-from .context import SingularMatrixError
+import numpy as np
+
+from .linalg import SingularMatrixError, solve_dense
 
 DEFAULT_MAX_ITER = 50
 
+OPTIONS = ("max_iter", "rtol", "scale")
+"""The Newton options an implicit method accepts (``mpvi.solve(..., newton={...})``)."""
+
 
 class NewtonError(ArithmeticError):
-    """Newton's method did not converge.  Attributes: residual, iterations, step, t."""
+    """Newton's method did not converge.
 
-    def __init__(self, message, residual=None, iterations=None, step=None, t=None, what=""):
+    Attributes
+    ----------
+    residual : norm of the residual at the last iterate (None if not finite)
+    iterations : int
+    step : int or None
+        Index j of the step j -> j+1 (set by the driver).
+    t : its time
+    what : str
+        Which equation.
+    cause : str or None
+        The likely cause, when the caller could tell.
+    """
+
+    def __init__(self, message, residual=None, iterations=None, step=None, t=None, what="",
+                 cause=None):
         self.message, self.residual, self.iterations = message, residual, iterations
-        self.step, self.t, self.what = step, t, what
+        self.step, self.t, self.what, self.cause = step, t, what, cause
         super().__init__(self._text())
 
     def _text(self):
-        where = []
-        if self.what:
-            where.append(self.what)
+        where = [self.what] if self.what else []
         if self.step is not None:
             where.append(f"step {self.step}")
         if self.t is not None:
@@ -45,13 +66,22 @@ class NewtonError(ArithmeticError):
             tail.append(f"after {self.iterations} iterations")
         if self.residual is not None:
             tail.append(f"residual {_short(self.residual)}")
-        return f"{head}: {self.message}" + (f" [{', '.join(tail)}]" if tail else "")
+        text = f"{head}: {self.message}" + (f" [{', '.join(tail)}]" if tail else "")
+        return text + (f"; likely cause: {self.cause}" if self.cause else "")
 
     def at(self, step, t):
         """The same error, located at ``step`` (index j of the step j -> j+1) and time t."""
         self.step, self.t = step, t
         self.args = (self._text(),)
         return self
+
+    def __reduce__(self):
+        return (_rebuild_newton_error, (self.message, self.residual, self.iterations, self.step,
+                                        self.t, self.what, self.cause))
+
+
+def _rebuild_newton_error(*args):
+    return NewtonError(*args)
 
 
 def _short(x):
@@ -61,35 +91,39 @@ def _short(x):
         return str(x)
 
 
-@dataclass
 class NewtonStats:
-    """Per-solve iteration counts and final residuals (kept in ``Trajectory.stats``)."""
+    """Running statistics of Newton solves: count, total / min / max iterations and the
+    largest final residual norm, in O(1) memory however many solves are recorded."""
 
-    iterations: list = field(default_factory=list)
-    residuals: list = field(default_factory=list)
+    __slots__ = ("solves", "total", "min", "max", "max_residual")
+
+    def __init__(self):
+        self.solves, self.total, self.min, self.max, self.max_residual = 0, 0, None, None, None
 
     def record(self, iterations, residual):
-        self.iterations.append(iterations)
-        self.residuals.append(residual)
+        self.solves += 1
+        self.total += iterations
+        self.min = iterations if self.min is None else min(self.min, iterations)
+        self.max = iterations if self.max is None else max(self.max, iterations)
+        r = abs(residual)
+        if self.max_residual is None or r > self.max_residual:
+            self.max_residual = r
 
     def summary(self):
-        return summarize(self.iterations, self.residuals)
+        """``{"solves": 0}``, or solves, total/mean/max/min iterations, max final residual."""
+        if not self.solves:
+            return {"solves": 0}
+        return {"solves": self.solves, "total_iterations": self.total,
+                "mean_iterations": self.total / self.solves, "max_iterations": self.max,
+                "min_iterations": self.min, "max_residual": float(self.max_residual)}
 
 
 def summarize(iterations, residuals):
-    """Solves, total/mean/max/min iterations and the largest final residual norm of a
-    sequence of Newton solves (``{"solves": 0}`` for none)."""
-    if not iterations:
-        return {"solves": 0}
-    n = len(iterations)
-    return {
-        "solves": n,
-        "total_iterations": sum(iterations),
-        "mean_iterations": sum(iterations) / n,
-        "max_iterations": max(iterations),
-        "min_iterations": min(iterations),
-        "max_residual": float(max(abs(r) for r in residuals)),
-    }
+    """:meth:`NewtonStats.summary` of sequences of iteration counts and final residuals."""
+    stats = NewtonStats()
+    for i, r in zip(iterations, residuals):
+        stats.record(i, r)
+    return stats.summary()
 
 
 def tolerance(ctx):
@@ -97,16 +131,18 @@ def tolerance(ctx):
     return ctx.eps * 1024
 
 
-OPTIONS = ("max_iter", "rtol", "scale")
-"""The Newton options a scheme accepts (``integrate(..., newton={...})``)."""
-
-
 def check_options(newton):
     """The Newton options dict, validated (``ValueError`` naming unknown keys)."""
+    if newton is not None and not isinstance(newton, dict):
+        raise TypeError(f"newton options must be a dict with keys among {', '.join(OPTIONS)}, "
+                        f"got {type(newton).__name__}")
     newton = dict(newton or {})
     unknown = set(newton) - set(OPTIONS)
     if unknown:
         raise ValueError(f"unknown Newton option(s) {sorted(unknown)}; use {', '.join(OPTIONS)}")
+    m = newton.get("max_iter", DEFAULT_MAX_ITER)
+    if isinstance(m, bool) or not isinstance(m, (int, np.integer)) or m < 1:
+        raise ValueError(f"Newton option max_iter must be a positive integer, got {m!r}")
     return newton
 
 
@@ -119,36 +155,105 @@ def solve(fun, x0, ctx, *, stats=None, **options):
     return x
 
 
-def solve_info(fun, x0, ctx, *, scale=None, rtol=None, max_iter=DEFAULT_MAX_ITER, what=""):
-    """Solve F(x) = 0 by Newton's method from ``x0``; returns (x, iterations, final
-    residual norm).
+def _norm(values):
+    return max(map(abs, values))
 
-    ``fun(x, True)`` returns (F(x), dF/dx) and ``fun(x, False)`` returns F(x) (context
-    arrays; one call gives both because the schemes share the work).  ``scale`` is the
-    magnitude below which ||x|| is not used to relativize the update (default 1).
+
+def solve_info(fun: Callable, x0, ctx, *, scale=None, rtol=None, max_iter=DEFAULT_MAX_ITER,
+               what: str = "", diagnose: Callable | None = None, damped: bool = False):
+    """Solve F(x) = 0 by Newton's method from ``x0``.
+
+    Parameters
+    ----------
+    fun : callable
+        ``fun(x, True)`` returns (F(x), dF/dx) and ``fun(x, False)`` returns F(x); x, F
+        are sequences of n numbers, dF/dx a sequence of n rows (lists or numpy arrays).
+        ``x`` is passed as a list, or as a numpy array when ``x0`` is one.
+    x0 : sequence
+        The first guess.
+    ctx : number context
+    scale : number, optional
+        The magnitude below which ||x|| is not used to relativize the update (default 1).
+    rtol : number, optional
+        Relative update tolerance (default 2^10 eps).
+    max_iter : int
+    what : str
+        Names the equation in errors.
+    diagnose : callable, optional
+        ``diagnose(x)`` -> a sentence naming the likely cause of a failure at the
+        iterate x (e.g. a non-finite potential there), or None.
+    damped : bool
+        Halve the update until the residual at the new iterate is finite and smaller in
+        norm (at most ``prec`` halvings); for equations whose Newton iteration can leave
+        the domain (a Legendre map near |v| = c).
+
+    Returns
+    -------
+    (x, iterations, final residual norm)
+        x of the type of ``x0``.
     """
     rtol = tolerance(ctx) if rtol is None else ctx.num(rtol)
     scale = ctx.one if scale is None else scale
-    x = x0
+    eps = ctx.eps
+    as_array = isinstance(x0, np.ndarray)
+    dtype = ctx.dtype
+
+    def call(x, jacobian):
+        return fun(np.array(x, dtype=dtype) if as_array else x, jacobian)
+
+    def failure(message, x, residual, iterations):
+        cause = diagnose(np.array(x, dtype=dtype) if as_array else x) if diagnose else None
+        return NewtonError(message, residual=residual, iterations=iterations, what=what,
+                           cause=cause)
+
+    def done(x):
+        r = call(x, False)
+        return (np.array(x, dtype=dtype) if as_array else x), _norm(r)
+
+    x = list(x0)
     dn = None
     for it in range(1, max_iter + 1):
-        r, J = fun(x, True)
+        r, J = call(x, True)
+        rows = J.tolist() if isinstance(J, np.ndarray) else [list(row) for row in J]
         try:
-            dx = ctx.solve(J, -r)
+            dx = solve_dense(rows, [-v for v in r], ctx)
         except SingularMatrixError as e:
-            raise NewtonError(f"singular Jacobian ({e})", residual=ctx.norm_inf(r),
-                              iterations=it, what=what) from None
-        x = x + dx
-        previous, dn = dn, ctx.norm_inf(dx)
+            if not all(ctx.isfinite(v) for row in J for v in row):
+                e = "the Jacobian is not finite at the iterate"
+            raise failure(f"singular Jacobian ({e})" if isinstance(e, Exception) else e,
+                          x, _norm(r), it) from None
+        if damped:
+            dx = _damp(call, x, dx, _norm(r), ctx)
+        x = [a + d for a, d in zip(x, dx)]
+        previous, dn = dn, _norm(dx)
         if not ctx.isfinite(dn):
-            raise NewtonError("the iteration produced a non-finite value", iterations=it, what=what)
-        xn = max(ctx.norm_inf(x), scale)
-        bound = rtol * xn
+            message = ("the residual is not finite at the iterate" if not all(map(ctx.isfinite, r))
+                       else "the iteration produced a non-finite value")
+            raise failure(message, x, None, it)
+        xn = max(_norm(x), scale)
         # quadratic convergence: the next update would be about dn^3 / previous^2
-        if dn <= bound or (previous is not None and 2 * dn <= previous
-                           and dn ** 3 <= ctx.eps * xn * previous ** 2):
-            return x, it, ctx.norm_inf(fun(x, False))
-    raise NewtonError(f"no convergence to the relative tolerance {_short(rtol)} "
-                      f"(last update {_short(dn)})", residual=ctx.norm_inf(fun(x, False)),
-                      iterations=max_iter, what=what)
+        if dn <= rtol * xn or (previous is not None and 2 * dn <= previous
+                               and dn ** 3 <= eps * xn * previous ** 2):
+            x, residual = done(x)
+            return x, it, residual
+    residual = _norm(call(x, False))
+    raise failure(f"no convergence to the relative tolerance {_short(rtol)} "
+                  f"(last update {_short(dn)})", x, residual, max_iter)
 
+
+def _damp(call, x, dx, rnorm, ctx, halvings=64):
+    """The update ``dx`` times the first of 1, 1/2, 1/4, ... for which F(x + dx) is finite
+    and smaller in norm than ``rnorm``; the full update if none is (near convergence the
+    residual stalls at round-off: the stopping rule then decides, never a vanishing
+    damped step)."""
+    half, lam = ctx.one / 2, ctx.one
+    for _ in range(halvings):
+        step = [d * lam for d in dx]
+        try:
+            trial = _norm(call([a + d for a, d in zip(x, step)], False))
+        except (ArithmeticError, ValueError):
+            trial = None
+        if trial is not None and ctx.isfinite(trial) and trial < rnorm:
+            return step
+        lam = lam * half
+    return dx

@@ -1,7 +1,10 @@
-"""First-order systems y' = f(t, y): classical RK4 and a high-order extrapolation reference.
+"""First-order systems y' = f(t, y), and the one RK4 step and the one GBS step of mpvi.
 
-``FirstOrderSystem`` wraps a right-hand side (the reduced Lagrange top of top2025 eqs.
-(18aq), or the Hamiltonian form (q, p)' of a mechanical system via :func:`hamiltonian_ode`).
+:class:`FirstOrderSystem` is a system kind like :class:`mpvi.LagrangianSystem`: a
+:class:`mpvi.Problem` on it is solved by :func:`mpvi.solve` with the explicit methods
+that work on a first-order form (``rk4``, ``gbs``, ``rk2``).  (The reduced Lagrange top of
+top2025 eqs. (18aq) is one.)  A mechanical system's Hamiltonian form (q, p)' is
+:func:`hamiltonian_field`.
 
 ``rk4_step``  -- the classical Runge-Kutta method of order 4.
 ``gbs_step``  -- Gragg-Bulirsch-Stoer extrapolation (Hairer, Norsett & Wanner, *Solving
@@ -20,119 +23,124 @@ rounding is amplified by the Lebesgue constant of the extrapolation (3.6e7 at 24
 2.3e10 at 32, 5.7e11 at 36), so 36 levels at H = 0.05 s give 1.2e-52 at 64 digits but
 1.2e-59 at 90.  Always check by halving H, as the reproductions do.  It is the reference
 for systems without an exact solution.
+
+Both steps work on plain lists of context numbers (the generated field of
+:func:`mpvi.kernels.hamiltonian_field` returns lists; a user's right-hand side returning
+a numpy array is wrapped): one implementation for every path.
 """
 from __future__ import annotations
 
-import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from typing import Any, Callable
 
 import numpy as np
 
 
 @dataclass
 class FirstOrderSystem:
-    """y' = rhs(t, y), y of length ``dim``; ``labels`` name the components."""
+    """A first-order system y' = rhs(t, y), a system kind for :func:`mpvi.solve` (methods
+    ``rk4``, ``gbs``, ``rk2``).
+
+    Parameters
+    ----------
+    name : str
+    rhs : callable
+        ``rhs(t, y)`` takes a time and a numpy array of ``dim`` context numbers and returns
+        a sequence of ``dim`` context numbers.
+    dim : int
+    ctx : number context
+    labels : tuple of str, optional
+        Names of the components (default y1, y2, ...).
+    """
 
     name: str
-    rhs: object
+    rhs: Callable
     dim: int
-    ctx: object
+    ctx: Any
     labels: tuple = ()
 
+    first_order = True
+    is_linear = False
 
-@dataclass
-class OdeTrajectory:
-    method: str
-    ctx: object
-    h: object
-    t: np.ndarray
-    y: np.ndarray
-    stats: dict = field(default_factory=dict)
+    def __post_init__(self):
+        if isinstance(self.dim, bool) or not isinstance(self.dim, (int, np.integer)) or self.dim < 1:
+            raise ValueError(f"{self.name}: dim must be a positive integer, got {self.dim!r}")
+        if not callable(self.rhs):
+            raise TypeError(f"{self.name}: rhs must be callable rhs(t, y)")
+        self.labels = tuple(self.labels) or tuple(f"y{i + 1}" for i in range(self.dim))
+        if len(self.labels) != self.dim:
+            raise ValueError(f"{self.name}: {len(self.labels)} labels for dim = {self.dim}")
+
+    @property
+    def dof(self):
+        return self.dim
+
+    @property
+    def coord_names(self):
+        return list(self.labels)
+
+    def field(self):
+        """The right-hand side on lists: f(t, y_list) -> list."""
+        rhs, dtype = self.rhs, self.ctx.dtype
+        return lambda t, y: list(rhs(t, np.array(y, dtype=dtype)))
+
+    def check_vector(self, values, label):
+        ctx = self.ctx
+        if isinstance(values, (str, bytes)) or not hasattr(values, "__len__") or \
+                np.ndim(values) != 1 or len(values) != self.dim:
+            raise ValueError(f"{self.name}: {label} must be a vector of {self.dim} numbers "
+                             f"({', '.join(self.labels)}), got {values!r}")
+        x = np.array([ctx.number(v, f"{self.name}: {label}[{i}]") for i, v in enumerate(values)],
+                     dtype=ctx.dtype)
+        if not ctx.all_finite(x):
+            raise ValueError(f"{self.name}: {label} has a non-finite entry (nan or inf)")
+        return x
 
 
 def rk4_step(f, t, y, h):
-    """One classical RK4 step of y' = f(t, y)."""
+    """One classical RK4 step of y' = f(t, y) on lists."""
     half = h / 2
     k1 = f(t, y)
-    k2 = f(t + half, y + k1 * half)
-    k3 = f(t + half, y + k2 * half)
-    k4 = f(t + h, y + k3 * h)
-    return y + (k1 + 2 * (k2 + k3) + k4) * (h / 6)
+    k2 = f(t + half, [a + b * half for a, b in zip(y, k1)])
+    k3 = f(t + half, [a + b * half for a, b in zip(y, k2)])
+    k4 = f(t + h, [a + b * h for a, b in zip(y, k3)])
+    h6 = h / 6
+    return [a + (b1 + 2 * (b2 + b3) + b4) * h6 for a, b1, b2, b3, b4 in zip(y, k1, k2, k3, k4)]
 
 
 def gbs_step(f, t, y, H, levels, ctx):
-    """One Gragg-Bulirsch-Stoer step of size H, order 2 * levels (module doc)."""
+    """One Gragg-Bulirsch-Stoer step of size H, order 2 * levels (module doc), on lists."""
     f0 = f(t, y)
     table = []
     seq = [2 * (i + 1) for i in range(levels)]
     for i, n_i in enumerate(seq):
         h = H / n_i
-        z_prev, z = y, y + f0 * h
+        z_prev, z = y, [a + b * h for a, b in zip(y, f0)]
         two_h = 2 * h
         for m in range(1, n_i):
-            z_prev, z = z, z_prev + f(t + m * h, z) * two_h
+            z_prev, z = z, [a + b * two_h for a, b in zip(z_prev, f(t + m * h, z))]
         row = [z]
         for j in range(i):
             ratio = ctx.num(n_i * n_i) / (seq[i - j - 1] * seq[i - j - 1]) - 1
-            row.append(row[j] + (row[j] - table[i - 1][j]) / ratio)
+            row.append([a + (a - b) / ratio for a, b in zip(row[j], table[i - 1][j])])
         table.append(row)
     return table[-1][-1]
 
 
-METHODS = ("rk4", "gbs")
-
-
-def integrate_ode(system, method, y0, h, n, ctx, levels=16, progress=None, t0=None):
-    """``n`` steps of ``method`` ('rk4' or 'gbs') with step ``h`` from y(t0) = y0."""
-    if method not in METHODS:
-        raise ValueError(f"unknown ODE method {method!r}; choose one of {', '.join(METHODS)}")
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
-        raise ValueError(f"the number of steps must be a positive integer, got {n!r}")
-    h = ctx.num(h)
-    if not h > 0:
-        raise ValueError("the step size h must be positive")
-    t0 = ctx.zero if t0 is None else ctx.num(t0)
-    f = system.rhs
-    y = ctx.asarray(y0)
-    if y.shape != (system.dim,):
-        raise ValueError(f"{system.name}: initial state has shape {y.shape}, expected ({system.dim},)")
-    Y = np.empty((n + 1, system.dim), dtype=ctx.dtype)
-    Y[0] = y
-    start = time.perf_counter()
-    for j in range(n):
-        t = t0 + j * h
-        y = rk4_step(f, t, y, h) if method == "rk4" else gbs_step(f, t, y, h, levels, ctx)
-        Y[j + 1] = y
-        if progress is not None and j % 256 == 0:
-            progress(j)
-    times = np.array([t0 + j * h for j in range(n + 1)], dtype=ctx.dtype)
-    stats = {"wall_time_s": time.perf_counter() - start, "steps": n}
-    if method == "gbs":
-        stats["levels"] = levels
-    return OdeTrajectory(method=method, ctx=ctx, h=h, t=times, y=Y, stats=stats)
-
-
 def hamiltonian_field(system):
-    """f(t, y) = (q', p') of a mechanical system for y = (q, p) concatenated, and dof.
-    In a context with ``kernels`` (the gmp context) the field of
-    :func:`mpvi.kernels.hamiltonian_field` (lists, one generated function) is used."""
+    """f(t, y) = (q', p') of a mechanical system for y = (q, p) concatenated, on lists.
+    In a context with ``kernels`` (the gmp context) the generated field of
+    :func:`mpvi.kernels.hamiltonian_field` (one generated function), otherwise the
+    system's reference ``hamiltonian_rhs``."""
     n = system.dof
-    if getattr(getattr(system, "ctx", None), "kernels", False):
+    if getattr(system.ctx, "kernels", False):
         from .kernels import hamiltonian_field as generated
         g = generated(system)
         if g is not None:
-            return (lambda t, y: np.array(g(t, list(y)), dtype=object)), n
+            return g
+    dtype = system.ctx.dtype
 
     def f(t, y):
-        dq, dp = system.hamiltonian_rhs(y[:n], y[n:], t)
-        return np.concatenate([dq, dp])
-    return f, n
-
-
-def hamiltonian_ode(system):
-    """The first-order form y = (q, p), y' = (q', p') of a mechanical system."""
-    rhs, n = hamiltonian_field(system)
-    names = getattr(system, "coord_names", [f"q{i}" for i in range(n)])
-    return FirstOrderSystem(name=f"{getattr(system, 'name', 'system')} (Hamiltonian form)",
-                            rhs=rhs, dim=2 * n, ctx=system.ctx,
-                            labels=tuple(names) + tuple(f"p_{c}" for c in names))
+        dq, dp = system.hamiltonian_rhs(np.array(y[:n], dtype=dtype), np.array(y[n:], dtype=dtype), t)
+        return [*dq, *dp]
+    return f

@@ -1,15 +1,19 @@
 """Shared set-up of the axioms2024 reproductions: the Table 1 problem, time in units of
-t_bar, and the plot styles.  See mpvi/systems/double_pendulum.py for the conventions
-(m1 = 1 kg, g = 9.81 m/s^2, t_bar = 2 pi/omega0 = 1 s) and reproductions/ERRATA.md for
-the evidence behind them."""
+t_bar, the plot styles, and the cached convergence studies of Fig. 8 and Table 2
+(:data:`linear_pendulum_convergence`, :data:`linear_pendulum_errors`).  See
+mpvi/systems/double_pendulum.py for the conventions (m1 = 1 kg, g = 9.81 m/s^2, t_bar =
+2 pi/omega0 = 1 s) and reproductions/ERRATA.md for the evidence behind them."""
 from __future__ import annotations
 
 from fractions import Fraction
 
+import numpy as np
 import pandas as pd
 
-from mpvi import integrate, linearized_double_pendulum
-from mpvi.studies import exact_frame, steps, trajectory_frame, uniform_times
+from mpvi import solve, sup_errors
+from mpvi.repro.studies import (convergence_rows, convergence_sweep, exact_frame, steps, study,
+                                trajectory_frame, uniform_times)
+from mpvi.systems.double_pendulum import linearized_double_pendulum
 
 PAPER = "axioms2024"
 STEP_SECONDS = {"exact": 0.15e-3, "newmark": 0.11e-3, "rk4": 0.27e-3, "simpson": 0.11e-3}
@@ -24,7 +28,8 @@ STYLE = {
 
 
 def problem(ctx):
-    """The linearized double pendulum with Table 1 data."""
+    """The linearized double pendulum with Table 1 data (a :class:`mpvi.Problem` with its
+    exact modal solution)."""
     return linearized_double_pendulum(ctx)
 
 
@@ -34,19 +39,21 @@ def step(ctx, prob, h_tbar):
 
 
 def run_methods(run, prob, methods, T_tbar, h_tbar, fine=400):
-    """Integrate each method over [0, T] with step h; returns (frame, trajectories).
+    """Solve ``prob`` with each method over [0, T] at step h; returns (frame, {method:
+    Solution}).
 
     The frame holds the nodes of every method plus the exact solution on ``fine``
     uniform intervals, times in seconds (t_bar = 1 s)."""
     ctx = run.ctx
     h = step(ctx, prob, h_tbar)
     n = steps(T_tbar, h_tbar)
-    frames, trajs = [exact_frame(prob.exact(), uniform_times(ctx, ctx.num(Fraction(T_tbar)) * prob.tbar, fine), ctx)], {}
+    T = ctx.num(Fraction(T_tbar)) * prob.tbar
+    frames, sols = [exact_frame(prob.exact, uniform_times(ctx, T, fine), ctx)], {}
     for m in methods:
         run.progress(f"{m}: {n} steps of h = {h_tbar} t_bar")
-        trajs[m] = integrate(prob.system, m, prob.q0, prob.p0, h, n, ctx)
-        frames.append(trajectory_frame(trajs[m], m))
-    return pd.concat(frames, ignore_index=True), trajs
+        sols[m] = solve(prob, m, h=h, n=n)
+        frames.append(trajectory_frame(sols[m], m))
+    return pd.concat(frames, ignore_index=True), sols
 
 
 def curves(df, column):
@@ -75,7 +82,7 @@ def plot_time_series(df, columns, ylabels, title, T_tbar):
 def time_series_reproduction(rid, item, title, params, columns, ylabels, runtime):
     """A Reproduction that plots ``columns`` of exact and numerical trajectories against
     time (Figs. 2-4): ``params`` holds T_tbar, h_tbar and methods."""
-    from mpvi.repro import Output, Reproduction
+    from mpvi.repro.run import Output, Reproduction
 
     def compute(run):
         p = run.params
@@ -89,3 +96,56 @@ def time_series_reproduction(rid, item, title, params, columns, ylabels, runtime
 
     return Reproduction(id=rid, paper=PAPER, item=item, title=title, runtime=runtime,
                         params=params, compute=compute, plot=plot)
+
+
+# ----- the convergence studies of Fig. 8 and Table 2 ------------------------------------------
+
+def linear_pendulum_grid(ctx, prob, T_tbar, N):
+    """The step (h, n) of ``n = N`` steps over T = ``T_tbar`` t_bar on axioms2024's
+    linearized double pendulum ``prob``."""
+    T = ctx.num(T_tbar) * prob.tbar
+    return ctx.num(T) / N, N
+
+
+def _linear_pendulum_sweep(rec, params, grid_Ns):
+    """:func:`mpvi.repro.studies.convergence_sweep` of axioms2024's linearized double
+    pendulum against its exact solution: ``{(method, variable): [error per N]}`` for
+    variables p and q."""
+    ctx = rec.ctx
+    prob = problem(ctx)
+    exact = prob.exact
+    grid = [linear_pendulum_grid(ctx, prob, params["T_tbar"], N) for N in grid_Ns]
+
+    def reference(h, n):
+        """The exact solution on the nodes t_j = j h, once for all methods."""
+        t = np.array([j * h for j in range(n + 1)], dtype=ctx.dtype)
+        return exact.q(t), exact.p(t)
+
+    def measure(sol, ref):
+        e = sup_errors(sol, *ref)
+        return {"p": e["p"], "q": e["q"]}
+
+    errs = convergence_sweep(rec, prob, params["methods"], grid, measure, reference,
+                             label=f"T = {params['T_tbar']} t_bar, ")
+    return grid, errs
+
+
+@study("linear_pendulum_convergence")
+def linear_pendulum_convergence(rec, params):
+    """axioms2024's linearized double pendulum (Table 1) against its exact solution:
+    ||e||_inf = max_j |x_j - x_ex(t_j)|_2 for x = p, q, every method in
+    ``params["methods"]`` and N in ``params["N"]`` steps over T = ``params["T_tbar"]``
+    t_bar; :func:`mpvi.repro.studies.convergence_rows` (h in seconds)."""
+    grid, errs = _linear_pendulum_sweep(rec, params, params["N"])
+    return convergence_rows(rec.ctx, params["methods"], ["p", "q"], grid, errs)
+
+
+@study("linear_pendulum_errors")
+def linear_pendulum_errors(rec, params):
+    """One step size of :data:`linear_pendulum_convergence`: ``{method: {"p": e, "q":
+    e}}`` for N = ``params["N"]`` steps over T = ``params["T_tbar"]`` t_bar (the exact
+    solution on the nodes is computed once for all methods).
+    :func:`mpvi.repro.studies.convergence_rows` of several of them is
+    :data:`linear_pendulum_convergence`'s value."""
+    _, errs = _linear_pendulum_sweep(rec, params, [params["N"]])
+    return {m: {v: errs[(m, v)][0] for v in ("p", "q")} for m in params["methods"]}

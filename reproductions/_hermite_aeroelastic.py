@@ -19,8 +19,9 @@ span (ERRATA [E54]):
 
 The cached study :data:`aeroelastic_runs` computes everything once for the four scripts:
 the flutter speed, the benchmark and its check, both Hermite methods (cubic, n = 2), the
-turning points of the benchmark (alpha' = 0, h' = 0, each found to full precision by
-Newton's method on a GBS step from the preceding node), the limit-cycle measures, and a
+turning points of the benchmark (alpha' = 0, h' = 0: events of the benchmark's
+:func:`mpvi.solve`, each located to full precision on its dense output, a GBS step from
+the preceding node), the limit-cycle measures, and a
 run from a small perturbation (0.001, 0, 0.01, 0) that shows the origin attracts small
 motions at the same speed (the LCO is subcritical).
 
@@ -32,10 +33,9 @@ estimate E_gbs(dt) - E_gbs(dt/2).
 import numpy as np
 import pandas as pd
 
+from mpvi import Event
 from mpvi.analysis import energy
-from mpvi.newton import tolerance
-from mpvi.ode import gbs_step, hamiltonian_field
-from mpvi.studies import Task, fraction, numstr, steps, study
+from mpvi.repro.studies import Task, fraction, numstr, steps, study
 from mpvi.systems.aeroelastic import (DEFAULT_PARAMETERS, aeroelastic_section, flutter_speed,
                                       max_real_part)
 
@@ -73,7 +73,7 @@ def study_params(p):
 
 
 def tasks(p):
-    """The study of Figs. 9-12, a :class:`mpvi.studies.Task` (computed once for the four
+    """The study of Figs. 9-12, a :class:`mpvi.repro.studies.Task` (computed once for the four
     scripts by ``mpvi run --jobs N``)."""
     return [Task(aeroelastic_runs, study_params(p),
                  label=f"hermite_aeroelastic T={p['T']} s dt={p['dt']} s",
@@ -82,63 +82,32 @@ def tasks(p):
 
 # ----- turning points of the benchmark ------------------------------------------------------
 
-def turning_point(system, t, y, dt, component, levels, ctx, max_iter=60):
-    """The time tau in (0, dt] after node (t, y = (q, p)) where the velocity of coordinate
-    ``component`` vanishes, by Newton's method on tau with a GBS step of size tau from the
-    node (derivative: the acceleration); returns (t + tau, q(t + tau)).  The first guess is
-    the linear interpolation of the velocity between the nodes; the iteration stops when
-    the step is below 2^10 eps dt or, once below sqrt(eps) dt, no longer halves (the
-    velocity is then zero to the rounding errors of the GBS step, about 1e-62 at 64
-    digits)."""
-    f, n = hamiltonian_field(system)
-    tol = tolerance(ctx) * dt
-    floor = ctx.sqrt(ctx.eps) * dt
-
-    def state(tau):
-        z = y if tau == 0 else gbs_step(f, t, y, tau, levels, ctx)
-        q, p = z[:n], z[n:]
-        v = system.velocity(q, p)
-        return q, v
-
-    _, v0 = state(ctx.zero)
-    z1 = gbs_step(f, t, y, dt, levels, ctx)
-    v1 = system.velocity(z1[:n], z1[n:])
-    tau = dt * v0[component] / (v0[component] - v1[component])
-    prev = None
-    for _ in range(max_iter):
-        q, v = state(tau)
-        a = system.acceleration(t + tau, q, v)
-        step = v[component] / a[component]
-        tau = tau - step
-        # converged: the step is below the tolerance, or it has stopped shrinking at the
-        # level of the rounding errors of the GBS step (after quadratic convergence)
-        if abs(step) <= tol or (prev is not None and prev <= floor and 2 * abs(step) >= prev):
-            q, _ = state(tau)
-            return t + tau, q
-        prev = abs(step)
-    raise ArithmeticError(f"turning point of {system.coord_names[component]} after t = "
-                          f"{ctx.to_str(t, 8)}: Newton did not converge in {max_iter} iterations")
+COORDINATES = ("h", "alpha")
+"""The names of the coordinates q = (h, alpha), as in the events' names."""
 
 
-def turning_points(system, traj, component, levels, ctx, window=None):
-    """Maxima and minima of coordinate ``component`` along a (q, p) trajectory: a list of
-    (kind, t, value) with kind 'max' (velocity + -> -) or 'min' (- -> +) between nodes,
-    refined by :func:`turning_point`; ``window`` = (t_start, t_end) restricts the nodes."""
-    V = traj.v[:, component]
-    out = []
-    for j in range(len(traj.t) - 1):
-        if window is not None and not (window[0] <= traj.t[j] and traj.t[j + 1] <= window[1]):
-            continue
-        if V[j] > 0 >= V[j + 1]:
-            kind = "max"
-        elif V[j] < 0 <= V[j + 1]:
-            kind = "min"
-        else:
-            continue
-        y = np.concatenate([traj.q[j], traj.p[j]])
-        t, q = turning_point(system, traj.t[j], y, traj.t[j + 1] - traj.t[j], component, levels, ctx)
-        out.append((kind, t, q[component]))
-    return out
+def turning_point_events(component):
+    """The events of :func:`mpvi.solve` at the maxima and minima of coordinate
+    ``component``: g(t, q, v) = v[component] falling through zero (direction -1, a
+    maximum) and rising through zero (direction +1, a minimum).  The solver locates each
+    to the context's precision on the run's dense output -- for ``gbs`` one GBS step of
+    the method's order from the preceding node."""
+    name = COORDINATES[component]
+
+    def velocity(t, q, v):
+        return v[component]
+    return [Event(velocity, direction=-1, name=f"{name} max"),
+            Event(velocity, direction=1, name=f"{name} min")]
+
+
+def turning_points(sol, component, window=None):
+    """The maxima and minima of coordinate ``component`` found by the events of
+    :func:`turning_point_events` in the solution ``sol``: a list of (kind, t, value),
+    kind 'max' or 'min', in time order; ``window`` = (t_start, t_end) keeps those with
+    t_start <= t <= t_end."""
+    prefix = f"{COORDINATES[component]} "
+    return [(e.name.removeprefix(prefix), e.t, e.q[component]) for e in sol.events
+            if e.name.startswith(prefix) and (window is None or window[0] <= e.t <= window[1])]
 
 
 def lco_cycles(points, ctx):
@@ -192,10 +161,11 @@ def aeroelastic_runs(rec, params):
     S = sec.system
     dt, n, lv = ctx.num(fraction(p["dt"])), steps(p["T"], p["dt"]), p["gbs_levels"]
     rec.progress(f"U_f = {ctx.to_str(U_f, 12)} m/s, U = {p['U_over_Uf']} U_f; benchmark: GBS "
-                 f"order {2 * lv}, {n} steps of {p['dt']} s")
-    bench = rec.integrate(S, "gbs", sec.q0, None, dt, n, v0=sec.v0, levels=lv)
+                 f"order {2 * lv}, {n} steps of {p['dt']} s, with its turning points")
+    bench = rec.solve(sec, "gbs", h=dt, n=n, levels=lv,
+                      events=turning_point_events(1) + turning_point_events(0))
     rec.progress(f"benchmark check: GBS order {2 * lv}, {2 * n} steps of {p['dt']}/2 s")
-    half = rec.integrate(S, "gbs", sec.q0, None, dt / 2, 2 * n, v0=sec.v0, levels=lv)
+    half = rec.solve(sec, "gbs", h=dt / 2, n=2 * n, levels=lv)
     Eb = energy(S, bench)
     Eh_all = energy(S, half)
     Eh = Eh_all[::2]
@@ -206,10 +176,10 @@ def aeroelastic_runs(rec, params):
            "newton": {}}
     for m in p["methods"]:
         rec.progress(f"{m}: {n} steps of {p['dt']} s")
-        tr = rec.integrate(S, m, sec.q0, None, dt, n, v0=sec.v0)
-        E = energy(S, tr)
-        out[m] = {"q": tr.q, "v": tr.v, "energy": E, "energy_error": E - Eb}
-        nw = tr.stats["newton"]
+        sol = rec.solve(sec, m, h=dt, n=n)
+        E = energy(S, sol)
+        out[m] = {"q": sol.q, "v": sol.v, "energy": E, "energy_error": E - Eb}
+        nw = sol.stats["newton"]
         out["newton"][m] = {"max_residual": repr(nw["max_residual"]),
                             "max_iterations": nw["max_iterations"],
                             "mean_iterations": repr(nw["mean_iterations"])}
@@ -220,17 +190,15 @@ def aeroelastic_runs(rec, params):
         nd = steps(p["T"], d)
         for m in p["methods"]:
             rec.progress(f"time-step scan: {m}, {nd} steps of {d} s")
-            tr = rec.integrate(S, m, sec.q0, None, ctx.num(fraction(d)), nd, v0=sec.v0)
-            out["dt_scan"][f"{m} dt={d}"] = {"t": tr.t, "energy_error": energy(S, tr) - ref}
-    rec.progress("turning points of the benchmark (Newton on GBS steps)")
-    apts = turning_points(S, bench, 1, lv, ctx)
+            sol = rec.solve(sec, m, h=ctx.num(fraction(d)), n=nd)
+            out["dt_scan"][f"{m} dt={d}"] = {"t": sol.t, "energy_error": energy(S, sol) - ref}
+    apts = turning_points(bench, 1)
     out["alpha_points"] = [[k, t, x] for k, t, x in apts]
     cycles = lco_cycles(apts, ctx)
     window = (cycles[-1]["t_start"], cycles[-1]["t_end"]) if cycles else (bench.t[0], bench.t[-1])
-    out["h_points"] = [[k, t, x] for k, t, x in turning_points(S, bench, 0, lv, ctx, window)]
+    out["h_points"] = [[k, t, x] for k, t, x in turning_points(bench, 0, window)]
     rec.progress(f"small perturbation {p['small_q0']} at rest: GBS order {2 * p['small_levels']}")
-    small = rec.integrate(S, "gbs", ctx.asarray(p["small_q0"]), None, dt, n, v0=sec.v0,
-                          levels=p["small_levels"])
+    small = rec.solve(sec.replace(q0=p["small_q0"]), "gbs", h=dt, n=n, levels=p["small_levels"])
     last = [abs(x) for t, x in zip(small.t, small.q[:, 1]) if t >= small.t[-1] - 1]
     out["small"] = {"alpha_last_second": max(last), "alpha0": ctx.num(p["small_q0"][1])}
     return out
@@ -342,7 +310,7 @@ def compute_for(methods):
     """A ``compute(run)`` writing the long table of ``methods`` (+ the benchmark); it
     declares the shared study as its ``tasks`` (:meth:`mpvi.repro.Reproduction.declared_tasks`)."""
     def compute(run):
-        from mpvi.repro import Output
+        from mpvi.repro.run import Output
         ctx, p = run.ctx, run.params
         res = run.study(aeroelastic_runs, study_params(p))
         return Output(tables={"": frame(ctx, res, list(methods) + [BENCHMARK])},
@@ -368,9 +336,11 @@ def onset_of(out):
 
 
 def hermite_dense(t, x, v, k=8):
-    """For display: the cubic Hermite interpolant of nodal values x and derivatives v
-    (floats) at k points per step, and its derivative -- between the nodes, the one-step
-    methods' own C^1 trajectory (hermite eq. (17))."""
+    """A plotting helper on float64 arrays only: the cubic Hermite interpolant of nodal
+    values x and derivatives v at k points per step, and its derivative -- between the
+    nodes, the one-step methods' own C^1 trajectory (hermite eq. (17)).  The plots are
+    drawn from the output table (the nodes as read back from the CSV), where no
+    :class:`mpvi.Solution` and its dense output exist; no computed value goes through it."""
     dt = np.diff(t)
     tau = np.linspace(0, 1, k, endpoint=False)[None, :]
     x0, x1, v0, v1, d = x[:-1, None], x[1:, None], v[:-1, None], v[1:, None], dt[:, None]

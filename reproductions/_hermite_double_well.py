@@ -23,7 +23,7 @@ The runs of one initial condition are the cached study :func:`double_well_runs`.
 
 import pandas as pd
 
-from mpvi.studies import numstr, steps, study
+from mpvi.repro.studies import numstr, steps, study
 
 from reproductions._hermite import METHODS, PAPER, STYLE
 
@@ -32,13 +32,13 @@ QUICK = {"T": "10"}
 STUDY_KEYS = ("q0", "v0", "m", "h", "T", "gbs_levels")
 
 
-def energies(system, traj_q, traj_v):
+def energies(system, qs, vs):
     """E at every node from (q, v) (p = M v through the system)."""
-    return [system.energy(q, system.momentum(q, v)) for q, v in zip(traj_q, traj_v)]
+    return [system.energy(q, system.momentum(q, v)) for q, v in zip(qs, vs)]
 
 
 def col(a):
-    """The first column of a trajectory array as a 1-D array (one coordinate)."""
+    """The first column of a solution's array as a 1-D array (one coordinate)."""
     return a[:, 0].copy()
 
 
@@ -49,23 +49,23 @@ def double_well_runs(rec, params):
     (decimal strings).  Returns ``{"t", "runs": {name: {"q", "v", "E"}}}`` (1-D arrays on
     the nodes) with names ``hermite_variational``, ``hermite_galerkin``, ``reference``,
     ``exact``."""
-    from mpvi.systems.double_well import DoubleWellExact, double_well
+    from mpvi.systems.double_well import double_well_problem
 
     ctx, p = rec.ctx, params
-    S = double_well(ctx, p["m"])
+    problem = double_well_problem(ctx, p["q0"], p["v0"], p["m"])
+    S = problem.system
     n, h = steps(p["T"], p["h"]), ctx.num(p["h"])
-    q0, v0 = [p["q0"]], [p["v0"]]
     runs = {}
     for m in METHODS:
         rec.progress(f"double well q0 = {p['q0']}: {m}, {n} steps of {p['h']}")
-        tr = rec.integrate(S, m, q0, None, h, n, v0=v0)
-        runs[m] = {"q": col(tr.q), "v": col(tr.v)}
+        sol = rec.solve(problem, m, h=h, n=n)
+        runs[m] = {"q": col(sol.q), "v": col(sol.v)}
     rec.progress(f"double well q0 = {p['q0']}: benchmark GBS order {2 * p['gbs_levels']}, "
                  f"{n} steps of {p['h']}")
-    ref = rec.integrate(S, "gbs", q0, None, h, n, v0=v0, levels=p["gbs_levels"])
+    ref = rec.solve(problem, "gbs", h=h, n=n, levels=p["gbs_levels"])
     runs["reference"] = {"q": col(ref.q), "v": col(ref.v)}
     rec.progress(f"double well q0 = {p['q0']}: exact elliptic solution on the nodes")
-    ex = DoubleWellExact(ctx, p["q0"], p["v0"], p["m"])
+    ex = problem.exact
     runs["exact"] = {"q": col(ex.q(ref.t)), "v": col(ex.v(ref.t))}
     for r in runs.values():
         r["E"] = ctx.asarray(energies(S, r["q"].reshape(-1, 1), r["v"].reshape(-1, 1)))
@@ -104,7 +104,7 @@ def orbit_distance(system, q, v, dE):
 
 def double_well_output(run):
     """The table, values and provenance of Fig. 3 or 4 (parameters of ``run``)."""
-    from mpvi.repro import Output
+    from mpvi.repro.run import Output
 
     from mpvi.systems.double_well import double_well
 
@@ -182,7 +182,7 @@ def double_well_plot(out, p, item):
 
 def double_well_reproduction(number, q0, runtime):
     """The Reproduction of Fig. ``number`` (q(0) = ``q0``)."""
-    from mpvi.repro import Reproduction
+    from mpvi.repro.run import Reproduction
 
     item = f"Fig. {number}"
     return Reproduction(

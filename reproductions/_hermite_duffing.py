@@ -29,7 +29,7 @@ reads them from the cache.
 """
 import pandas as pd
 
-from mpvi.studies import Task, numstr, steps, study
+from mpvi.repro.studies import Task, numstr, steps, study
 
 from reproductions._hermite import METHODS, PAPER, STYLE
 from reproductions._hermite_double_well import col, energies, growth, sup
@@ -51,21 +51,23 @@ def duffing_run(rec, params):
     ``x0``, x'(0) = ``v0`` over [0, T] at step ``h``.  Returns ``{"t", "runs": {name:
     {"q", "v", "E"}}, "check": {"q", "v"}}`` (1-D arrays on the nodes; check: max over
     the nodes of |GBS(h) - GBS(h/2)|)."""
+    from mpvi import Problem
     from mpvi.systems.double_well import duffing
 
     ctx, p, d = rec.ctx, params, params["delta"]
     n, h = steps(p["T"], p["h"]), ctx.num(p["h"])
-    x0, v0, lv = [p["x0"]], [p["v0"]], p["gbs_levels"]
+    lv = p["gbs_levels"]
     S = duffing(ctx, p["alpha"], p["beta"], d)
+    problem = Problem(S, [p["x0"]], v0=[p["v0"]])
     runs = {}
     for m in METHODS:
         rec.progress(f"Duffing delta = {d}: {m}, {n} steps of {p['h']}")
-        tr = rec.integrate(S, m, x0, None, h, n, v0=v0)
-        runs[m] = {"q": col(tr.q), "v": col(tr.v)}
+        sol = rec.solve(problem, m, h=h, n=n)
+        runs[m] = {"q": col(sol.q), "v": col(sol.v)}
     rec.progress(f"Duffing delta = {d}: benchmark GBS order {2 * lv}, {n} steps of {p['h']} "
                  f"and {2 * n} of half of it")
-    ref = rec.integrate(S, "gbs", x0, None, h, n, v0=v0, levels=lv)
-    half = rec.integrate(S, "gbs", x0, None, h / 2, 2 * n, v0=v0, levels=lv)
+    ref = rec.solve(problem, "gbs", h=h, n=n, levels=lv)
+    half = rec.solve(problem, "gbs", h=h / 2, n=2 * n, levels=lv)
     runs["reference"] = {"q": col(ref.q), "v": col(ref.v)}
     check = {"q": sup(ref.q[:, 0] - half.q[::2, 0]), "v": sup(ref.v[:, 0] - half.v[::2, 0])}
     for r in runs.values():
@@ -79,7 +81,7 @@ def run_params(p):
 
 
 def tasks(p):
-    """One :class:`mpvi.studies.Task` per delta (shared by Figs. 6 and 7)."""
+    """One :class:`mpvi.repro.studies.Task` per delta (shared by Figs. 6 and 7)."""
     return [Task(duffing_run, q, label=f"hermite_duffing_run delta={q['delta']}",
                  cost=steps(q["T"], q["h"]) * STEP_SECONDS) for q in run_params(p)]
 
@@ -131,7 +133,7 @@ def provenance(run, res):
 
 def trajectory_output(run):
     """Fig. 6: per delta and method, max |x - x_ref| and its ratio to max |x_ref|."""
-    from mpvi.repro import Output
+    from mpvi.repro.run import Output
 
     ctx = run.ctx
     res, df, _ = duffing_data(run)
@@ -159,7 +161,7 @@ def energy_output(run):
     at least twice the start window (not the quick set), its peak at the end (last
     ``start`` time units), growth (second half / first half) and decay (end peak / start
     peak); per method whether the decay is faster for larger delta."""
-    from mpvi.repro import Output
+    from mpvi.repro.run import Output
 
     ctx, p = run.ctx, run.params
     res, df, errors = duffing_data(run)
@@ -237,6 +239,6 @@ def _heading(item, p):
 
 
 def duffing_reproduction(rid, item, title, compute, plot, runtime):
-    from mpvi.repro import Reproduction
+    from mpvi.repro.run import Reproduction
     return Reproduction(id=rid, paper=PAPER, item=item, title=title, runtime=runtime,
                         params=PARAMS, quick=QUICK, compute=compute, plot=plot, tasks=tasks)

@@ -25,7 +25,7 @@ problem, checked in the run).
 """
 from __future__ import annotations
 
-from mpvi.studies import numstr, study
+from mpvi.repro.studies import numstr, study
 
 from reproductions._mutze import PAPER
 
@@ -88,10 +88,11 @@ def errors(ctx, exact, t, x, v, x0, v0):
     return amp, phase
 
 
-def run_method(rec, system, name, x0, v0, h, n):
+def run_method(rec, problem, name, h, n):
+    """(t, x, v) at the nodes of the method ``name`` of :data:`METHODS`."""
     scheme, opts = METHODS[name]
-    tr = rec.integrate(system, scheme, [x0], None, h, n, v0=[v0], **opts)
-    return tr.t, tr.q[:, 0], tr.v[:, 0]
+    sol = rec.solve(problem, scheme, h=h, n=n, **opts)
+    return sol.t, sol.q[:, 0], sol.v[:, 0]
 
 
 @study("mutze_sec7_errors")
@@ -100,15 +101,15 @@ def sec7_errors(rec, params):
     (module doc); also the largest difference between RK2's explicit-midpoint and Heun
     variants.  Returns {"t", "exact_growth", name: {"amplitude", "phase"}}."""
     ctx, p = rec.ctx, params
-    system, exact, h, n, x0, v0 = setup(ctx, p)
+    problem, exact, h, n, x0, v0 = setup(ctx, p)
     out = {}
     for name in METHODS:
         rec.progress(f"Sec. 7 oscillator ({p['period']} period 1): {name}, {n} steps")
-        t, x, v = run_method(rec, system, name, x0, v0, h, n)
+        t, x, v = run_method(rec, problem, name, h, n)
         amp, phase = errors(ctx, exact, t, x, v, x0, v0)
         out[name] = {"amplitude": ctx.asarray(amp), "phase": ctx.asarray(phase)}
         if name == "rk2":
-            heun = rec.integrate(system, "rk2", [x0], None, h, n, v0=[v0], variant="heun")
+            heun = rec.solve(problem, "rk2", h=h, n=n, variant="heun")
             out["rk2_heun_difference"] = max(max(abs(a - b) for a, b in zip(heun.q[:, 0], x)),
                                              max(abs(a - b) for a, b in zip(heun.v[:, 0], v)))
     out["t"] = t
@@ -117,19 +118,24 @@ def sec7_errors(rec, params):
 
 
 def setup(ctx, params):
-    """(system, exact, h, n, x0, v0) of the experiment described by ``params``."""
+    """(problem, exact, h, n, x0, v0) of the experiment described by ``params``: the
+    :class:`mpvi.Problem` from (x0, v0), the exact flow, the step and the number of steps."""
+    from mpvi import Problem
+
     system, exact = oscillator(ctx, params["period"])
     Tp = 2 * ctx.pi / exact.omega if params["period"] == "damped" else ctx.one
-    return (system, exact, Tp / params["steps_per_period"], params["steps_per_period"] * params["periods"],
-            ctx.num(params["x0"]), ctx.num(params["v0"]))
+    x0, v0 = ctx.num(params["x0"]), ctx.num(params["v0"])
+    problem = Problem(system, [x0], v0=[v0])
+    return (problem, exact, Tp / params["steps_per_period"],
+            params["steps_per_period"] * params["periods"], x0, v0)
 
 
 def final_phase(rec, case, g, **opts):
     """Phase error (degrees) after all steps of the g-family (exact solve by default)."""
-    system, exact, h, n, x0, v0 = case
+    problem, exact, h, n, x0, v0 = case
     opts = opts or {"solver": "explicit"}
-    tr = rec.integrate(system, "mutze", [x0], None, h, n, v0=[v0], g=g, **opts)
-    return errors(rec.ctx, exact, tr.t, tr.q[:, 0], tr.v[:, 0], x0, v0)[1][-1]
+    sol = rec.solve(problem, "mutze", h=h, n=n, g=g, **opts)
+    return errors(rec.ctx, exact, sol.t, sol.q[:, 0], sol.v[:, 0], x0, v0)[1][-1]
 
 
 def zero_phase_g(rec, case):

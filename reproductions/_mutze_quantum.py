@@ -319,8 +319,9 @@ def spectral_data(particle, X0):
         for j in range(n):
             z[r, j] = ctx.to_mpmath(X0[r, j], m)
     _eigen_symmetric.tridiag_eigen(m, d, e, z)
-    lam = ctx.asarray([ctx.num(v) for v in d])
-    w = ctx.asarray([ctx.num(particle.dx * (z[0, k] ** 2 + z[1, k] ** 2)) for k in range(n)])
+    # computed in the private context m at ctx.prec + GUARD_BITS bits: lift keeps them
+    lam = ctx.asarray([ctx.lift(v) for v in d])
+    w = ctx.asarray([ctx.lift(particle.dx * (z[0, k] ** 2 + z[1, k] ** 2)) for k in range(n)])
     return lam, w
 
 
@@ -348,7 +349,7 @@ def bessel_coefficients(ctx, x):
     out, k = [], 0
     while True:
         j = m.besselj(k, xm)
-        out.append(ctx.num(j))
+        out.append(ctx.lift(j))                 # m has ctx.prec + GUARD_BITS bits
         if k > xm and abs(j) < tol and len(out) > 1 and abs(out[-2]) < tol:
             return out
         k += 1

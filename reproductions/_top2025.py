@@ -16,7 +16,7 @@ STEP_SECONDS = {
 }
 """Seconds per step of each method at 64 digits on one core of the development machine
 (mpmath with gmpy2; for the top including the exact nutation at every node): the cost
-hints of the parallel tasks (:class:`mpvi.studies.Task`), which only order them."""
+hints of the parallel tasks (:class:`mpvi.repro.studies.Task`), which only order them."""
 
 STYLE = {
     "midpoint": {"color": "tab:blue", "ls": "--", "label": "Implicit midpoint"},

@@ -1,13 +1,13 @@
 """top2025 Sec. 3, the nonlinear double pendulum (Table 1, l = g/omega0^2, ERRATA [E13]):
-Figs. 2-5 and Table 2.  The studies themselves (references, energy convergence) are in
-:mod:`mpvi.studies`; this module turns them into the figures' tables and plots."""
+Figs. 2-5 and Table 2.  The cached studies -- the references of Figs. 2-3
+(:data:`pendulum_reference`) and one energy-error run of Fig. 4 and Table 2
+(:data:`pendulum_energy_error`) -- and what turns them into the figures' tables and plots."""
 import pandas as pd
 
-from mpvi.analysis import node_errors
-from mpvi.repro import Output, Reproduction
-from mpvi.studies import (Task, convergence_rows, numstr, pendulum_energy_error,
-                          pendulum_energy_grid, pendulum_reference, state_frame, steps,
-                          trajectory_frame)
+from mpvi.analysis import node_errors, sup_errors
+from mpvi.repro.run import Output, Reproduction
+from mpvi.repro.studies import (Task, convergence_rows, convergence_sweep, energy_error_norm,
+                                fraction, numstr, state_frame, steps, study, trajectory_frame)
 from mpvi.systems.double_pendulum import nonlinear_double_pendulum
 
 from reproductions._top2025 import METHODS, PAPER, STEP_SECONDS, STYLE
@@ -22,12 +22,12 @@ STATES_PARAMS = {"T": "10", "h": "0.1", "methods": list(METHODS),
 #: quick: GBS of order 20 at H = 0.1 s (error ~1e-11), RK4 reference at h = 5e-3 s
 #: (error ~1e-6) instead of 1e-5 s -- both far below the 1e-2 deviation threshold.
 STATES_QUICK = {"gbs_H": "0.1", "gbs_levels": 10, "rk4_ref_h": "5e-3"}
-#: the parameters of :func:`mpvi.studies.pendulum_reference`
+#: the parameters of :data:`pendulum_reference`
 REFERENCE_KEYS = ("T", "h", "gbs_H", "gbs_levels", "rk4_ref_h", "plot_dt")
 
 
 def reference_tasks(p):
-    """The task of Figs. 2-3: the references (:func:`mpvi.studies.pendulum_reference`),
+    """The task of Figs. 2-3: the references (:data:`pendulum_reference`),
     whose cost is the RK4 run at ``rk4_ref_h`` (the GBS runs are a fraction of it)."""
     n = steps(p["T"], p["rk4_ref_h"])
     return [Task(pendulum_reference, {k: p[k] for k in REFERENCE_KEYS},
@@ -36,19 +36,78 @@ def reference_tasks(p):
 
 
 def double_pendulum(ctx):
-    """Table 1 double pendulum (l = g / omega0^2, see ERRATA [E13])."""
+    """Table 1 double pendulum (l = g / omega0^2, see ERRATA [E13]): a :class:`mpvi.Problem`."""
     return nonlinear_double_pendulum(ctx)
 
 
 def run_methods(run, prob, methods, T, h, label=""):
-    """{method: Trajectory} of each method over [0, T] at step h (decimal strings)."""
+    """{method: Solution} of each method over [0, T] at step h (decimal strings)."""
     ctx, n = run.ctx, steps(T, h)
     out = {}
     for m in methods:
         run.progress(f"{label}{m}: {n} steps of h = {h} s")
-        out[m] = run.integrate(prob.system, m, prob.q0, prob.p0, ctx.num(h), n)
+        out[m] = run.solve(prob, m, h=ctx.num(h), n=n)
     return out
 
+
+# ----- the studies --------------------------------------------------------------------------
+
+def pendulum_energy_grid(ctx, T, N):
+    """The step (h, n) = (T/N exactly, N) of top2025's double pendulum runs (T a decimal
+    string)."""
+    return ctx.num(fraction(T) / N), N
+
+
+@study("pendulum_energy_error")
+def pendulum_energy_error(rec, params):
+    """top2025's nonlinear double pendulum (Table 1): ||e_H||_inf over [0, T] (T =
+    ``params["T"]`` s, a decimal string) of ``params["method"]`` at h = T/N, N =
+    ``params["N"]`` (h exact as T/N).  One point of the convergence tables of Fig. 4 and
+    Table 2 (:func:`mpvi.repro.studies.convergence_rows` with variable 'H')."""
+    ctx = rec.ctx
+    prob = double_pendulum(ctx)
+    errs = convergence_sweep(
+        rec, prob, [params["method"]], [pendulum_energy_grid(ctx, params["T"], params["N"])],
+        lambda sol, ref: {"H": energy_error_norm(prob.system, sol)},
+        label=f"T = {params['T']} s, ", unit=" s")
+    return errs[(params["method"], "H")][0]
+
+
+@study("pendulum_reference")
+def pendulum_reference(rec, params):
+    """The references of top2025 Figs. 2-3 on the nonlinear double pendulum over [0, T].
+
+    Parameters (decimal strings, and an int): ``T``, ``h`` (the methods' step, whose
+    nodes the RK4 reference is compared on), ``gbs_H``, ``gbs_levels``, ``rk4_ref_h``,
+    ``plot_dt``.  Returns a dict: ``gbs_t``, ``gbs_q``, ``gbs_p`` (GBS of order
+    2 gbs_levels at step gbs_H), ``gbs_check`` ({'q', 'p'}: max over the nodes of
+    |GBS(H) - GBS(H/2)|_2, the error estimate of the reference), ``rk4_t``, ``rk4_q``,
+    ``rk4_p`` (RK4 at rk4_ref_h kept every plot_dt) and ``rk4_vs_gbs`` ({'q', 'p'}: max
+    over the nodes t = k h of |RK4 - GBS|_2)."""
+    ctx, p = rec.ctx, params
+    prob = double_pendulum(ctx)
+    T, H, lv = p["T"], p["gbs_H"], p["gbs_levels"]
+    n = steps(T, H)
+    rec.progress(f"reference: GBS order {2 * lv}, {n} steps of H = {H} s")
+    gbs = rec.solve(prob, "gbs", h=ctx.num(H), n=n, levels=lv)
+    rec.progress(f"reference check: GBS order {2 * lv}, {2 * n} steps of H/2")
+    half = rec.solve(prob, "gbs", h=ctx.num(H) / 2, n=2 * n, levels=lv)
+    check = sup_errors(gbs, half.q[::2], half.p[::2])
+    # The paper's reference, RK4 at a small step, kept only every plot_dt (every chunk =
+    # plot_dt/rk4_ref_h steps of one run).
+    hf, dt = p["rk4_ref_h"], p["plot_dt"]
+    chunk, k = steps(dt, hf), steps(T, dt)
+    rec.progress(f"reference: RK4, {chunk * k} steps of h = {hf} s (kept every {dt} s)")
+    rk4 = rec.solve(prob, "rk4", h=ctx.num(hf), n=chunk * k, saveat=chunk)
+    rq, rp = rk4.q, rk4.p
+    s_ref, s_gbs = steps(p["h"], dt), steps(p["h"], H)
+    rk4_vs = {"q": max(node_errors(ctx, rq[::s_ref], gbs.q[::s_gbs])),
+              "p": max(node_errors(ctx, rp[::s_ref], gbs.p[::s_gbs]))}
+    return {"gbs_t": gbs.t, "gbs_q": gbs.q, "gbs_p": gbs.p, "gbs_check": check,
+            "rk4_t": rk4.t, "rk4_q": rq, "rk4_p": rp, "rk4_vs_gbs": rk4_vs}
+
+
+# ----- Figs. 2-3 ------------------------------------------------------------------------------
 
 def _first_time_above(t, dev, level):
     for tj, d in zip(t, dev):
@@ -70,33 +129,33 @@ def pendulum_states(run, var):
     ctx, p = run.ctx, run.params
     prob = double_pendulum(ctx)
     ref = run.study(pendulum_reference, {k: p[k] for k in REFERENCE_KEYS})
-    trajs = run_methods(run, prob, p["methods"], p["T"], p["h"])
+    sols = run_methods(run, prob, p["methods"], p["T"], p["h"])
     stride = steps(p["h"], p["gbs_H"])
     X_ref = ref[f"gbs_{var}"][::stride]
     scale = max(ctx.norm2(x) for x in X_ref)
     level = ctx.num(p["deviation_threshold"])
     cols = ["t", "method", f"{var}1", f"{var}2"]
-    frames = [trajectory_frame(tr, m)[cols] for m, tr in trajs.items()]
+    frames = [trajectory_frame(sol, m)[cols] for m, sol in sols.items()]
     frames.append(state_frame(ctx, ref["gbs_t"], ref["gbs_q"], ref["gbs_p"], "reference_gbs")[cols])
     frames.append(state_frame(ctx, ref["rk4_t"], ref["rk4_q"], ref["rk4_p"],
                               "reference_rk4")[cols])
     t_nodes = ref["gbs_t"][::stride]
-    devs = {m: node_errors(ctx, getattr(tr, var), X_ref) for m, tr in trajs.items()}
+    devs = {m: node_errors(ctx, getattr(sol, var), X_ref) for m, sol in sols.items()}
     s_ref = steps(p["h"], p["plot_dt"])
     devs[f"reference_rk4 h={p['rk4_ref_h']}"] = node_errors(ctx, ref[f"rk4_{var}"][::s_ref], X_ref)
     dev_df = pd.concat([pd.DataFrame({"t": [numstr(ctx, t) for t in t_nodes], "method": m,
                                       "deviation": [numstr(ctx, d) for d in dv]})
                         for m, dv in devs.items()], ignore_index=True)
     values = {}
-    for m in trajs:
+    for m in sols:
         mx = max(devs[m])
         values[f"{m} max deviation {var}"] = numstr(ctx, mx)
         values[f"{m} relative deviation {var}"] = numstr(ctx, mx / scale)
         t_first = _first_time_above(t_nodes, devs[m], level * scale)
         if t_first is not None:
             values[f"{m} first deviation time {var}"] = numstr(ctx, t_first)
-    for m in trajs:
-        if m != "simpson" and "simpson" in trajs:
+    for m in sols:
+        if m != "simpson" and "simpson" in sols:
             values[f"{m}/simpson deviation ratio {var}"] = numstr(
                 ctx, max(devs[m]) / max(devs["simpson"]))
     values[f"reference gbs halving difference {var}"] = numstr(ctx, ref["gbs_check"][var])
@@ -151,13 +210,13 @@ def states_reproduction(rid, item, var, title, runtime, params, quick):
 
 
 def energy_error_params(T, Ns, methods):
-    """The parameters of :func:`mpvi.studies.pendulum_energy_error` for span ``T`` (a
+    """The parameters of :data:`pendulum_energy_error` for span ``T`` (a
     decimal string), every N in ``Ns`` and every method: one independent run each."""
     return [{"T": T, "N": N, "method": m} for N in Ns for m in methods]
 
 
 def energy_error_tasks(T, Ns, methods):
-    """The :class:`mpvi.studies.Task` list of :func:`energy_convergence`."""
+    """The :class:`mpvi.repro.studies.Task` list of :func:`energy_convergence`."""
     return [Task(pendulum_energy_error, q, label=f"pendulum_energy_error T={T} s {q['method']} "
                                                  f"N={q['N']}",
                  cost=q["N"] * STEP_SECONDS["pendulum"][q["method"]])
@@ -166,8 +225,8 @@ def energy_error_tasks(T, Ns, methods):
 
 def energy_convergence(run, T, Ns, methods):
     """||e_H||_inf of the double pendulum over [0, T] for every method and h = T/N, N in
-    ``Ns`` (one study per run, :func:`mpvi.studies.pendulum_energy_error`), as
-    :func:`mpvi.studies.convergence_rows` with variable 'H'."""
+    ``Ns`` (one study per run, :data:`pendulum_energy_error`), as
+    :func:`mpvi.repro.studies.convergence_rows` with variable 'H'."""
     ctx = run.ctx
     errs = {}
     for q in energy_error_params(T, Ns, methods):

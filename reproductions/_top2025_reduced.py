@@ -1,17 +1,21 @@
 """top2025 Sec. 4.3, the cusp motion of the Table 6 top (eqs. 18ab-18aq): Figs. 12-14.
 
-The reduced system y = (phi, theta, xi = theta') is a first-order ODE, not a mechanical
-system, so it is integrated with :func:`mpvi.ode.integrate_ode` (RK4 or GBS); the
-complete system (phi, theta, psi) always goes through ``run.integrate`` (Newton
-statistics).  Step sizes are kept as exact fractions in the parameter sets so that the
-nodes of two runs are matched by an integer stride (:func:`mpvi.studies.steps`).
+The reduced system y = (phi, theta, xi = theta') is a first-order system
+(:class:`mpvi.FirstOrderSystem`), not a mechanical one: its :class:`mpvi.Problem`
+(:func:`reduced_problem`) is solved with RK4 or GBS, and the solution's ``q`` is the
+state y.  Both the complete system (phi, theta, psi) and the reduced one go through
+``run.solve`` (Newton statistics of the implicit runs, progress lines of the long ones).
+Step sizes are kept as exact fractions in the parameter sets so that the nodes of two
+runs are matched by an integer stride (:func:`mpvi.repro.studies.steps`).
 """
 from fractions import Fraction
 
-from mpvi.integrate import Progress
-from mpvi.ode import gbs_step, integrate_ode
-from mpvi.studies import PROGRESS_STEPS, reference_context
+from mpvi import Problem, Progress
+from mpvi.ode import gbs_step
+from mpvi.repro.studies import PROGRESS_STEPS
 from mpvi.systems.lagrange_top import table6_top
+
+from reproductions._top2025_top import reference_context
 
 GBS_LEVELS = 16
 """GBS extrapolation depth for the references (order 2 * 16 = 32, mpvi.ode)."""
@@ -22,28 +26,36 @@ costs about as much as a few hundred RK4 steps)."""
 
 
 def cusp_top(ctx):
-    """Table 6 top (cusps) -- complete system; ``.reduced()`` gives eqs. (18aq)."""
+    """Table 6 top (cusps) -- the complete system's :class:`mpvi.Problem`; ``.reduced()``
+    gives the system of eqs. (18aq)."""
     return table6_top(ctx)
+
+
+def reduced_problem(top):
+    """The :class:`mpvi.Problem` of the reduced system (18aq) of ``top`` from (phi0,
+    theta0, xi0)."""
+    return Problem(top.reduced(), top.reduced_state0())
 
 
 def cusp_exact(ctx):
     """(nutation period 2 omega_1, theta_max) of the Table 6 top from the exact Weierstrass
     solution, as numbers of ``ctx``: computed at the context's precision, or for float64
-    in :func:`mpvi.studies.reference_context` and rounded."""
+    in :func:`reproductions._top2025_top.reference_context` and rounded."""
     mp = reference_context(ctx)
     nut = cusp_top(mp).nutation()
     return ctx.num(+nut.period), ctx.num(mp.acos(nut.roots[0]))
 
 
-def integrate_reduced(run, top, method, h, n, levels=GBS_LEVELS):
-    """``integrate_ode`` of the reduced system (18aq) from (phi0, theta0, xi0), with a
-    progress line for long runs.  ``h`` is a Fraction or a context number."""
+def solve_reduced(run, problem, method, h, n, levels=GBS_LEVELS):
+    """``run.solve`` of the reduced problem (:func:`reduced_problem`) with ``method``
+    ('rk4' or 'gbs' of order 2 ``levels``), with a progress line for long runs.  ``h`` is
+    a Fraction or a context number."""
     ctx = run.ctx
     hh = ctx.num(h) if isinstance(h, Fraction) else h
     heavy = n >= (PROGRESS_STEPS if method == "rk4" else GBS_PROGRESS_STEPS)
-    bar = Progress(f"reduced {method} n={n}", n, run.stream) if heavy else None
-    return integrate_ode(top.reduced(), method, top.reduced_state0(), hh, n, ctx,
-                         levels=levels, progress=bar)
+    bar = Progress(f"reduced {method} n={n}", run.stream) if heavy else None
+    params = {"levels": levels} if method == "gbs" else {}
+    return run.solve(problem, method, h=hh, n=n, progress=bar, **params)
 
 
 def max_abs_diff(a, b):
@@ -65,23 +77,25 @@ def tip_path(ctx, phi, theta):
     return x, y, z
 
 
-def turning_points(ctx, system, traj, which="min", levels=GBS_LEVELS, max_iter=20):
-    """Turning points of the nutation on a reduced trajectory (y = (phi, theta, xi)).
+def turning_points(ctx, system, sol, which="min", levels=GBS_LEVELS, max_iter=20):
+    """Turning points of the nutation on a solution of the reduced system (its state
+    ``sol.q`` is y = (phi, theta, xi)).
 
     A sign change of xi = theta' between nodes j and j+1 (``which='min'``: - to +, a
     smallest theta, i.e. the highest point of the axis; ``'max'``: + to -) is refined by
     Newton's method on the time offset d: xi(t_j + d) = 0, where y(t_j + d) is one GBS
     step of size d from node j and d xi/dt is the right-hand side.  Returns a list of dicts
     {j, t, y, rhs, iterations}: y and rhs = (phi', theta', xi') at the turning point."""
-    f = system.rhs
+    f = system.field()
+    Y = sol.q
     out = []
-    for j in range(len(traj.t) - 1):
-        a, b = traj.y[j][2], traj.y[j + 1][2]
+    for j in range(len(sol.t) - 1):
+        a, b = Y[j][2], Y[j + 1][2]
         hit = (a < 0 <= b) if which == "min" else (a > 0 >= b)
         if not hit:
             continue
-        t, y0 = traj.t[j], traj.y[j]
-        H = traj.t[j + 1] - t
+        t, y0 = sol.t[j], list(Y[j])
+        H = sol.t[j + 1] - t
         d = -a / f(t, y0)[2]
         last = None
         for it in range(1, max_iter + 1):

@@ -4,16 +4,116 @@ Tables 4-5.
 Time unit: t_bar = the exact nutation period 2 omega_1 of the Weierstrass solution
 (1.847239 s for Table 3 with g = 9.81; the paper prints 1.84671 s, see ERRATA [E12]).
 Steps are h = t_bar / N, so T = k t_bar is reached exactly after k N steps.  The top, its
-exact nutation and errors are :class:`mpvi.studies.LoopingTop`; each long run of Tables
-4-5 (one method, span and step) is the cached study :func:`mpvi.studies.top_long_run`.
+exact nutation and errors are :class:`LoopingTop`; each long run of Tables 4-5 (one
+method, span and step) is the cached study :data:`top_long_run`.
 """
+from fractions import Fraction
+
+import numpy as np
 import pandas as pd
 
 from mpvi.analysis import fit_order
-from mpvi.repro import Output, Reproduction
-from mpvi.studies import LoopingTop, Task, successive_orders, sup_norm, top_long_run
+from mpvi.context import MPContext, fp
+from mpvi.repro.run import Output, Reproduction
+from mpvi.repro.studies import Task, study, successive_orders, sup_norm
+from mpvi.systems.lagrange_top import table3_top
 
 from reproductions._top2025 import METHODS, PAPER, STEP_SECONDS, STYLE
+
+
+# ----- the Table 3 top and its exact nutation ------------------------------------------------
+
+def reference_context(ctx):
+    """The context exact references are computed in: ``ctx`` itself for mp, and for
+    float64 (whose fixed precision the Weierstrass setup cannot raise) an mp context with
+    twice float64's round-trip digits, so that each value converted to float64 is
+    correctly rounded."""
+    return ctx if ctx.is_mp else MPContext(2 * fp.repr_digits)
+
+
+class RoundedNutation:
+    """An exact nutation computed in an mp context, read in another context (float64):
+    ``period``, ``roots``, ``theta(t)`` and ``phi_dot(t)`` take and return numbers of
+    ``ctx`` (times are converted exactly)."""
+
+    def __init__(self, nutation, ctx):
+        self.exact, self.ctx = nutation, ctx
+        self.period = ctx.num(nutation.period)
+        self.roots = tuple(ctx.num(r) for r in nutation.roots)
+
+    def _time(self, t):
+        return self.exact.ctx.num(Fraction(float(t)))
+
+    def theta(self, t):
+        return self.ctx.num(self.exact.theta(self._time(t)))
+
+    def phi_dot(self, t):
+        return self.ctx.num(self.exact.phi_dot(self._time(t)))
+
+
+def exact_nutation(top, factory):
+    """The exact nutation of ``top`` (built by ``factory(ctx)``) in the top's context: the
+    top's own for mp, a :class:`RoundedNutation` from :func:`reference_context` otherwise."""
+    ctx = top.ctx
+    if ctx.is_mp:
+        return top.nutation()
+    return RoundedNutation(factory(reference_context(ctx)).nutation(), ctx)
+
+
+class LoopingTop:
+    """The Table 3 top (looping motion) with its exact nutation; time unit t_bar = the
+    nutation period, steps h = t_bar / N; errors as defined in top2025 Sec. 4.2.2.
+    ``top`` is the :class:`mpvi.Problem` (:func:`mpvi.systems.lagrange_top.table3_top`),
+    ``system`` its system, ``nutation`` the exact nutation, ``H0`` the initial energy."""
+
+    def __init__(self, ctx):
+        self.ctx = ctx
+        self.top = table3_top(ctx)
+        self.system = self.top.system
+        self.nutation = exact_nutation(self.top, table3_top)
+        self.tbar = self.nutation.period
+        self.H0 = self.system.hamiltonian(self.top.q0, self.top.p0)
+
+    def run(self, rec, method, N_per_period, periods):
+        """``rec.solve`` of the top over ``periods`` nutation periods with h = t_bar / N."""
+        h = self.tbar / N_per_period
+        return rec.solve(self.top, method, h=h, n=N_per_period * periods)
+
+    def theta_exact(self, times):
+        return np.array([self.nutation.theta(t) for t in times], dtype=self.ctx.dtype)
+
+    def errors(self, sol):
+        """Node-wise e_theta = (theta - theta_ex)/theta_ex, e_H = (H - H0)/H0 and the
+        relative errors of p_phi, p_psi (signed; sup norms are their max |.|) of a
+        :class:`mpvi.Solution`."""
+        ctx, S = self.ctx, self.system
+        th_ex = self.theta_exact(sol.t)
+        e_th = (sol.q[:, 1] - th_ex) / th_ex
+        e_H = np.array([(S.hamiltonian(q, p) - self.H0) / self.H0 for q, p in zip(sol.q, sol.p)],
+                       dtype=ctx.dtype)
+        p0 = self.top.p0
+        e_pphi = (sol.p[:, 0] - p0[0]) / p0[0]
+        e_ppsi = (sol.p[:, 2] - p0[2]) / p0[2]
+        return {"theta": e_th, "H": e_H, "p_phi": e_pphi, "p_psi": e_ppsi}
+
+
+@study("top_long_run")
+def top_long_run(rec, params):
+    """One run behind top2025 Tables 4 and 5: sup norms of e_theta, e_H, and the relative
+    errors of p_phi, p_psi (:meth:`LoopingTop.errors`) of ``params["method"]`` over T =
+    ``params["T_tbar"]`` nutation periods at h = t_bar/N, N = ``params["N_per_period"]``.
+
+    Returns ``{"theta", "H", "p_phi", "p_psi", "tbar"}``: the norms and t_bar as
+    full-precision strings (``ctx.to_str``)."""
+    ctx = rec.ctx
+    lt = LoopingTop(ctx)
+    T, m, N = params["T_tbar"], params["method"], params["N_per_period"]
+    rec.progress(f"{m}: T = {T} t_bar, h = t_bar/{N} ({N * T} steps)")
+    e = lt.errors(lt.run(rec, m, N, T))
+    return {**{k: ctx.to_str(sup_norm(v)) for k, v in e.items()}, "tbar": ctx.to_str(lt.tbar)}
+
+
+# ----- Figs. 8-10: node errors over a few periods ---------------------------------------------
 
 LONG_RUN_PARAMS = {"T_tbar": [1, 10, 100, 1000], "N_per_period": [20, 40, 80], "methods": METHODS}
 LONG_RUN_QUICK = {"T_tbar": [1, 10]}
@@ -21,23 +121,23 @@ LONG_RUN_QUICK = {"T_tbar": [1, 10]}
 
 def loop_methods_run(run, periods, N_per_period, methods=METHODS):
     """The three methods on the Table 3 top over ``periods`` periods at h = t_bar/N:
-    (LoopingTop, {method: (trajectory, node errors)})."""
+    (LoopingTop, {method: (Solution, node errors)})."""
     lt = LoopingTop(run.ctx)
     res = {}
     for m in methods:
         run.progress(f"{m}: {periods} periods at h = t_bar/{N_per_period}")
-        traj = lt.run(run, m, N_per_period, periods)
-        res[m] = (traj, lt.errors(traj))
+        sol = lt.run(run, m, N_per_period, periods)
+        res[m] = (sol, lt.errors(sol))
     return lt, res
 
 
 def series_frame(ctx, res, keys):
     """Long table t, method, <key>... of node errors (full-precision strings)."""
     frames = []
-    for m, (traj, err) in res.items():
-        d = {"t": [ctx.to_str(t) for t in traj.t], "method": m}
+    for m, (sol, err) in res.items():
+        d = {"t": [ctx.to_str(t) for t in sol.t], "method": m}
         for k in keys:
-            d[k] = [ctx.to_str(x) for x in (traj.q[:, 1] if k == "theta" else err[k])]
+            d[k] = [ctx.to_str(x) for x in (sol.q[:, 1] if k == "theta" else err[k])]
         frames.append(pd.DataFrame(d))
     return pd.concat(frames, ignore_index=True)
 
@@ -93,14 +193,14 @@ def series_reproduction(rid, item, title, keys, summarize, panels, heading, runt
 
 
 def long_run_params(p):
-    """The parameters of :func:`mpvi.studies.top_long_run` for every span, method and step
+    """The parameters of :data:`top_long_run` for every span, method and step
     of Tables 4-5, in the order of the tables' rows."""
     return [{"T_tbar": T, "method": m, "N_per_period": N}
             for T in p["T_tbar"] for m in p["methods"] for N in p["N_per_period"]]
 
 
 def long_run_tasks(p):
-    """One :class:`mpvi.studies.Task` per long run (shared by Tables 4 and 5)."""
+    """One :class:`mpvi.repro.studies.Task` per long run (shared by Tables 4 and 5)."""
     return [Task(top_long_run, q, label=f"top_long_run T={q['T_tbar']} t_bar {q['method']} "
                                         f"h=t_bar/{q['N_per_period']}",
                  cost=q["T_tbar"] * q["N_per_period"] * STEP_SECONDS["top"][q["method"]])
@@ -109,7 +209,7 @@ def long_run_tasks(p):
 
 def long_run_table(run, variable):
     """Table 4 (variable 'theta') or 5 ('H') in long format with successive and
-    least-squares orders, from the runs :func:`mpvi.studies.top_long_run`; returns
+    least-squares orders, from the runs :data:`top_long_run`; returns
     (DataFrame, values, extra)."""
     ctx, p = run.ctx, run.params
     rows = []
@@ -149,7 +249,7 @@ def long_run_table(run, variable):
 
 def long_run_reproduction(number, variable, what):
     """The Reproduction of Table 4 (variable 'theta') or Table 5 ('H'): both are views of
-    the same cached runs (:func:`mpvi.studies.top_long_run`), so the second one to run
+    the same cached runs (:data:`top_long_run`), so the second one to run
     reads the first one's runs from the cache."""
 
     def compute(run):

@@ -3,7 +3,7 @@
 Exact, Newmark, RK4 and Simpson (variant 2) over T = 1 t_bar with h = 0.1 t_bar.
 Run: ``mpvi run axioms2024_fig02`` or ``python reproductions/axioms2024_fig02.py`` (``--help`` for options).
 """
-from mpvi.repro import script_main
+from mpvi.repro.run import script_main
 
 from reproductions._axioms2024 import time_series_reproduction
 

@@ -3,7 +3,7 @@
 Exact, Newmark, RK4 and Simpson over T = 10 t_bar with h = 0.1 t_bar.
 Run: ``mpvi run axioms2024_fig03`` or ``python reproductions/axioms2024_fig03.py`` (``--help`` for options).
 """
-from mpvi.repro import script_main
+from mpvi.repro.run import script_main
 
 from reproductions._axioms2024 import time_series_reproduction
 

@@ -3,7 +3,7 @@ exact vs Newmark vs Simpson.
 
 Run: ``mpvi run axioms2024_fig05`` or ``python reproductions/axioms2024_fig05.py``.
 """
-from mpvi.repro import Output, Reproduction, script_main
+from mpvi.repro.run import Output, Reproduction, script_main
 
 from reproductions._axioms2024 import PAPER, STYLE, curves, problem, run_methods
 

@@ -10,9 +10,9 @@ Run: ``mpvi run axioms2024_fig06`` or ``python reproductions/axioms2024_fig06.py
 """
 import pandas as pd
 
-from mpvi import integrate, relative_energy_error
-from mpvi.repro import Output, Reproduction, script_main
-from mpvi.studies import numstr, steps
+from mpvi import relative_energy_error, solve
+from mpvi.repro.run import Output, Reproduction, script_main
+from mpvi.repro.studies import numstr, steps
 
 from reproductions._axioms2024 import PAPER, STYLE, problem, step
 
@@ -28,10 +28,10 @@ def compute(run):
         n = steps(p["T_tbar"], h_tbar)
         for m in p["methods"]:
             run.progress(f"{m}: {n} steps of h = {h_tbar} t_bar")
-            traj = integrate(prob.system, m, prob.q0, prob.p0, step(ctx, prob, h_tbar), n, ctx)
-            err = relative_energy_error(prob.system, traj)
+            sol = solve(prob, m, h=step(ctx, prob, h_tbar), n=n)
+            err = relative_energy_error(prob.system, sol)
             rows.append(pd.DataFrame({"h_tbar": h_tbar, "method": m,
-                                      "t": [numstr(ctx, t) for t in traj.t],
+                                      "t": [numstr(ctx, t) for t in sol.t],
                                       "rel_energy_error": [numstr(ctx, e) for e in err]}))
             peak[(m, h_tbar)] = max(err)
             half = len(err) // 2

@@ -10,9 +10,10 @@ Run: ``mpvi run axioms2024_fig07`` or ``python reproductions/axioms2024_fig07.py
 """
 import pandas as pd
 
-from mpvi import fp, integrate, simpson_phi
-from mpvi.repro import Output, Reproduction, script_main
-from mpvi.studies import numstr, steps
+from mpvi import fp, solve
+from mpvi.schemes.simpson import simpson_phi
+from mpvi.repro.run import Output, Reproduction, script_main
+from mpvi.repro.studies import numstr, steps
 
 from reproductions._axioms2024 import PAPER, problem, step
 
@@ -30,12 +31,12 @@ def compute(run):
             h = step(ctx, prob, h_tbar)
             n = steps(p["T_tbar"], h_tbar)
             run.progress(f"simpson in {ctx.precision_name}: {n} steps of h = {h_tbar} t_bar")
-            traj = integrate(prob.system, "simpson", prob.q0, prob.p0, h, n, ctx)
+            sol = solve(prob, "simpson", h=h, n=n)
             phi = simpson_phi(prob.system, h, ctx)
-            vals = [phi(q, pp) for q, pp in zip(traj.q, traj.p)]
+            vals = [phi(q, pp) for q, pp in zip(sol.q, sol.p)]
             err = [abs(v - vals[0]) for v in vals]
             rows.append(pd.DataFrame({"context": ctx.precision_name, "h_tbar": h_tbar,
-                                      "t": [numstr(ctx, t) for t in traj.t],
+                                      "t": [numstr(ctx, t) for t in sol.t],
                                       "phi": [numstr(ctx, v) for v in vals],
                                       "abs_error": [numstr(ctx, e) for e in err]}))
             values[f"{ctx.precision_name} max abs error h={h_tbar}"] = numstr(ctx, max(err))

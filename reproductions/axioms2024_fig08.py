@@ -10,10 +10,10 @@ Run: ``mpvi run axioms2024_fig08`` or ``python reproductions/axioms2024_fig08.py
 """
 import pandas as pd
 
-from mpvi.repro import Output, Reproduction, script_main
-from mpvi.studies import linear_pendulum_convergence, numstr
+from mpvi.repro.run import Output, Reproduction, script_main
+from mpvi.repro.studies import numstr
 
-from reproductions._axioms2024 import PAPER, STYLE, problem
+from reproductions._axioms2024 import PAPER, STYLE, linear_pendulum_convergence, problem
 
 PARAMS = {"T_tbar": "1", "N": [10, 16, 25, 40, 63, 100, 160, 250, 400, 630, 1000],
           "methods": ["newmark", "rk4", "simpson"]}

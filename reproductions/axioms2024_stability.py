@@ -15,8 +15,8 @@ from fractions import Fraction
 import pandas as pd
 
 from mpvi import stability_scan
-from mpvi.repro import Output, Reproduction, script_main
-from mpvi.studies import numstr
+from mpvi.repro.run import Output, Reproduction, script_main
+from mpvi.repro.studies import numstr
 
 from reproductions._axioms2024 import PAPER, STYLE
 

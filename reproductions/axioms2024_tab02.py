@@ -11,11 +11,11 @@ Run: ``mpvi run axioms2024_tab02`` or ``python reproductions/axioms2024_tab02.py
 """
 import pandas as pd
 
-from mpvi.repro import Output, Reproduction, script_main
-from mpvi.studies import (Task, convergence_rows, linear_pendulum_errors, linear_pendulum_grid,
-                          numstr)
+from mpvi.repro.run import Output, Reproduction, script_main
+from mpvi.repro.studies import Task, convergence_rows, numstr
 
-from reproductions._axioms2024 import PAPER, STEP_SECONDS, STYLE, problem
+from reproductions._axioms2024 import (PAPER, STEP_SECONDS, STYLE, linear_pendulum_errors,
+                                       linear_pendulum_grid, problem)
 
 PARAMS = {"T_tbar": [1, 10, 100, 1000], "meshes_per_tbar": [10, 20, 40],
           "methods": ["newmark", "rk4", "simpson"]}
@@ -23,14 +23,14 @@ QUICK = {"T_tbar": [1, 10, 100]}
 
 
 def runs(p):
-    """The parameters of :func:`mpvi.studies.linear_pendulum_errors`: one study per span
+    """The parameters of :func:`reproductions._axioms2024.linear_pendulum_errors`: one study per span
     and step (all methods against the exact solution computed once on its nodes)."""
     return [{"T_tbar": T, "N": k * T, "methods": p["methods"]}
             for T in p["T_tbar"] for k in p["meshes_per_tbar"]]
 
 
 def tasks(p):
-    """One :class:`mpvi.studies.Task` per span and step."""
+    """One :class:`mpvi.repro.studies.Task` per span and step."""
     return [Task(linear_pendulum_errors, q, label=f"linear_pendulum_errors T={q['T_tbar']} "
                                                   f"t_bar N={q['N']}",
                  cost=q["N"] * (STEP_SECONDS["exact"] + sum(STEP_SECONDS[m] for m in p["methods"])))

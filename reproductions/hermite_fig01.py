@@ -17,8 +17,8 @@ import pandas as pd
 import sympy as sp
 
 from mpvi.quadrature import hermite_basis
-from mpvi.repro import Output, Reproduction, script_main
-from mpvi.studies import numstr
+from mpvi.repro.run import Output, Reproduction, script_main
+from mpvi.repro.studies import numstr
 
 from reproductions._hermite import PAPER
 

@@ -18,9 +18,9 @@ from fractions import Fraction
 import pandas as pd
 
 from mpvi.analysis import stability_scan
-from mpvi.mechanics import compile_exprs
-from mpvi.repro import Output, Reproduction, script_main
-from mpvi.studies import numstr
+from mpvi.codegen import compile_exprs
+from mpvi.repro.run import Output, Reproduction, script_main
+from mpvi.repro.studies import numstr
 from mpvi.symbolic import Z
 
 from reproductions._hermite import PAPER, STYLE

@@ -11,7 +11,7 @@ and study: reproductions/_hermite_double_well.py.
 
 Run: ``mpvi run hermite_fig04`` or ``python reproductions/hermite_fig04.py``.
 """
-from mpvi.repro import script_main
+from mpvi.repro.run import script_main
 
 from reproductions._hermite_double_well import double_well_reproduction
 

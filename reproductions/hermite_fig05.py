@@ -13,7 +13,8 @@ scheme with the same structure, so the claims below do not depend on that choice
 
 **What is measured.** The paper prints neither q(0), T nor the dt values of Fig. 5 (ERRATA
 [E62]).  Used: the Fig. 3 initial state q(0) = 0.74, q'(0) = 0, T = 10, dt = 0.2 ... 0.0125;
-errors against the exact elliptic solution (:func:`mpvi.systems.double_well.double_well_exact`):
+errors against the exact elliptic solution (the problem of
+:func:`mpvi.systems.double_well.double_well_problem`, one for every method and dt):
 max_j |q_j - q(t_j)|, max_j |v_j - v(t_j)|, max_j |E_j - E_0|.  For the variational
 integrator, whose state is (q, p), v is the discrete Legendre map p/m; as a second candidate
 for what the paper plotted, ``simpson_trajectory_v`` takes v as the slope of the step's
@@ -31,9 +32,9 @@ from fractions import Fraction
 import pandas as pd
 
 from mpvi import fit_order
-from mpvi.repro import Output, Reproduction, script_main
-from mpvi.studies import numstr, steps, successive_orders
-from mpvi.systems.double_well import double_well, double_well_exact
+from mpvi.repro.run import Output, Reproduction, script_main
+from mpvi.repro.studies import numstr, steps, successive_orders
+from mpvi.systems.double_well import double_well_problem
 
 from reproductions._hermite import PAPER, STYLE
 from reproductions._hermite_double_well import energies
@@ -47,28 +48,29 @@ CANDIDATE = "simpson_trajectory_v"
 MID_ENERGY = "simpson_midstep_energy"
 
 
-def trajectory_slope_v(traj):
-    """v_j+1 = (q_j - 4 q_j+1/2 + 3 q_j+1)/h: the slope of the step's quadratic at its right end."""
-    v = [traj.v[0]]
-    for j in range(traj.steps):
-        v.append((traj.q[j] - 4 * traj.internal[j][0] + 3 * traj.q[j + 1]) / traj.h)
+def trajectory_slope_v(sol):
+    """v_j+1 = (q_j - 4 q_j+1/2 + 3 q_j+1)/h: the slope of the step's quadratic at its right
+    end (q_j+1/2: Simpson's internal point, ``sol.internal``)."""
+    v = [sol.v[0]]
+    for j in range(sol.steps):
+        v.append((sol.q[j] - 4 * sol.internal[j][0] + 3 * sol.q[j + 1]) / sol.h)
     return v
 
 
-def midstep_energy(system, traj):
+def midstep_energy(system, sol):
     """E at the interior points: 1/2 m g^2 + V(q_j+1/2) with g = (q_j+1 - q_j)/h, the
     slope of the step's quadratic at its midpoint."""
     out = []
-    for j in range(traj.steps):
-        qm, g = traj.internal[j][0], (traj.q[j + 1] - traj.q[j]) / traj.h
+    for j in range(sol.steps):
+        qm, g = sol.internal[j][0], (sol.q[j + 1] - sol.q[j]) / sol.h
         out.append(system.energy(qm, system.momentum(qm, g)))
     return out
 
 
 def compute(run):
     ctx, p = run.ctx, run.params
-    system = double_well(ctx)
-    exact = double_well_exact(ctx, p["q0"], p["v0"])
+    problem = double_well_problem(ctx, p["q0"], p["v0"])
+    system, exact = problem.system, problem.exact
     rows, errs = [], {}
     for dt in p["dt"]:
         h, n = ctx.num(Fraction(dt)), steps(p["T"], dt)
@@ -76,17 +78,15 @@ def compute(run):
         q_ex, v_ex = exact.q(ts), exact.v(ts)
         for method in p["methods"]:
             run.progress(f"{method}: dt = {dt}, {n} steps")
-            kw = {"v0": [p["v0"]]} if method.startswith("hermite") else {}
-            p0 = None if kw else [ctx.num(p["v0"])]
-            tr = run.integrate(system, method, [p["q0"]], p0, h, n, **kw)
-            candidates = [(method, list(tr.v))]
+            sol = run.solve(problem, method, h=h, n=n)
+            candidates = [(method, list(sol.v))]
             if method == "simpson":
-                candidates += [(CANDIDATE, trajectory_slope_v(tr)), (MID_ENERGY, list(tr.v))]
+                candidates += [(CANDIDATE, trajectory_slope_v(sol)), (MID_ENERGY, list(sol.v))]
             for name, vs in candidates:
-                E = energies(system, tr.q, vs)
+                E = energies(system, sol.q, vs)
                 if name == MID_ENERGY:
-                    E = E[:1] + midstep_energy(system, tr)
-                e = {"q": max(abs(x[0] - y[0]) for x, y in zip(tr.q, q_ex)),
+                    E = E[:1] + midstep_energy(system, sol)
+                e = {"q": max(abs(x[0] - y[0]) for x, y in zip(sol.q, q_ex)),
                      "v": max(abs(x[0] - y[0]) for x, y in zip(vs, v_ex)),
                      "energy": max(abs(x - E[0]) for x in E)}
                 for var in VARIABLES:

@@ -9,7 +9,7 @@ max |x_ref| per delta and method.  The runs are shared with hermite_fig07 (cache
 
 Run: ``mpvi run hermite_fig06`` or ``python reproductions/hermite_fig06.py``.
 """
-from mpvi.repro import script_main
+from mpvi.repro.run import script_main
 
 from reproductions._hermite_duffing import duffing_reproduction, trajectory_output, trajectory_plot
 

@@ -12,7 +12,7 @@ shared with hermite_fig06 (cached study).
 
 Run: ``mpvi run hermite_fig07`` or ``python reproductions/hermite_fig07.py``.
 """
-from mpvi.repro import script_main
+from mpvi.repro.run import script_main
 
 from reproductions._hermite_duffing import duffing_reproduction, energy_output, energy_plot
 

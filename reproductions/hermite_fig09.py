@@ -13,7 +13,7 @@ one-step methods capture the subcritical limit cycle oscillations (LCOs) accurat
 
 Run: ``mpvi run hermite_fig09`` or ``python reproductions/hermite_fig09.py``.
 """
-from mpvi.repro import Reproduction, script_main
+from mpvi.repro.run import Reproduction, script_main
 
 from reproductions._hermite_aeroelastic import (PAPER, PARAMS, QUICK, RUNTIME, compute_for,
                                                 phase_portrait_plot)

@@ -11,7 +11,7 @@ established and the rise after it, (max E - min E)/E0.
 
 Run: ``mpvi run hermite_fig11`` or ``python reproductions/hermite_fig11.py``.
 """
-from mpvi.repro import Reproduction, script_main
+from mpvi.repro.run import Reproduction, script_main
 
 from reproductions._hermite import METHODS
 from reproductions._hermite_aeroelastic import (PAPER, PARAMS, QUICK, RUNTIME, compute_for,

@@ -11,7 +11,7 @@ benchmark's while E oscillates over a cycle.
 
 Run: ``mpvi run hermite_fig12`` or ``python reproductions/hermite_fig12.py``.
 """
-from mpvi.repro import Reproduction, script_main
+from mpvi.repro.run import Reproduction, script_main
 
 from reproductions._hermite import METHODS
 from reproductions._hermite_aeroelastic import (PAPER, PARAMS, QUICK, RUNTIME, compute_for,

@@ -23,7 +23,7 @@ Run: ``mpvi run hermite_stability`` or ``python reproductions/hermite_stability.
 import pandas as pd
 import sympy as sp
 
-from mpvi.repro import Output, Reproduction, script_main
+from mpvi.repro.run import Output, Reproduction, script_main
 
 from reproductions._hermite import PAPER
 from reproductions._hermite_analysis import ANALYSED, derived, formula, trace_det

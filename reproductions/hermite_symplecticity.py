@@ -21,8 +21,8 @@ import sympy as sp
 
 from mpvi.analysis import fit_order, matrix_defect, one_step_jacobian
 from mpvi.mechanics import LagrangianSystem
-from mpvi.repro import Output, Reproduction, needs_mp, script_main
-from mpvi.studies import numstr
+from mpvi.repro.run import Output, Reproduction, needs_mp, script_main
+from mpvi.repro.studies import numstr
 from mpvi.symbolic import DT, oscillator_map
 
 from reproductions._hermite import PAPER, STYLE

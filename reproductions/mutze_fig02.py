@@ -11,8 +11,8 @@ iterations more accurate than RK2.
 
 Run: ``mpvi run mutze_fig02`` or ``python reproductions/mutze_fig02.py``.
 """
-from mpvi.repro import Output, Reproduction, script_main
-from mpvi.studies import numstr
+from mpvi.repro.run import Output, Reproduction, script_main
+from mpvi.repro.studies import numstr
 
 from reproductions._mutze_oscillator import METHODS, PAPER, PARAMS, QUICK, long_table, plot_errors, sec7_errors
 

@@ -13,8 +13,8 @@ Run: ``mpvi run mutze_fig03`` or ``python reproductions/mutze_fig03.py``.
 """
 import pandas as pd
 
-from mpvi.repro import Output, Reproduction, script_main
-from mpvi.studies import numstr
+from mpvi.repro.run import Output, Reproduction, script_main
+from mpvi.repro.studies import numstr
 
 from reproductions._mutze_oscillator import (METHODS, PAPER, PARAMS, QUICK, STYLE, g_scan, long_table,
                                              plot_errors, sec7_errors, sensitivity)

@@ -23,9 +23,9 @@ import pandas as pd
 import sympy as sp
 
 from mpvi.analysis import fit_order
-from mpvi.repro import Output, Reproduction, script_main
+from mpvi.repro.run import Output, Reproduction, script_main
 from mpvi.schemes.mutze import TAU, parabolic_acceleration
-from mpvi.studies import numstr, study
+from mpvi.repro.studies import numstr, study
 
 from reproductions._mutze import PAPER
 
@@ -53,24 +53,25 @@ CASES = {
 def pendulum_orders(rec, params):
     """Errors at T of every case of :data:`CASES` for each step (module doc); the GBS
     reference and its halved-step check.  Returns {"errors": {case: [...]}, "ref_check"}."""
+    from mpvi import Problem
     from mpvi.systems.damped import damped_pendulum
 
     ctx, p = rec.ctx, params
-    pend = damped_pendulum(ctx)
+    problem = Problem(damped_pendulum(ctx), [1], v0=[0])
     T = Fraction(p["T"])
     refs = []
     for H in (Fraction(p["gbs_H"]), Fraction(p["gbs_H"]) / 2):
         rec.progress(f"GBS reference, order {2 * p['gbs_levels']}, H = {H}")
-        tr = rec.integrate(pend, "gbs", [1], None, ctx.num(H), int(T / H), v0=[0], levels=p["gbs_levels"])
-        refs.append((tr.q[-1][0], pend.velocity(tr.q[-1], tr.y[-1], ctx.num(T))[0]))
+        sol = rec.solve(problem, "gbs", h=ctx.num(H), n=int(T / H), levels=p["gbs_levels"])
+        refs.append((sol.q[-1][0], sol.v[-1][0]))
     (xr, vr), (x2, v2) = refs
     errors = {}
     for case, (scheme, opts) in CASES.items():
         rec.progress(f"{case}: steps {', '.join(p['steps'])}")
         errs = []
         for h in map(Fraction, p["steps"]):
-            tr = rec.integrate(pend, scheme, [1], None, ctx.num(h), int(T / h), v0=[0], **opts)
-            errs.append(max(abs(tr.q[-1][0] - xr), abs(tr.v[-1][0] - vr)))
+            sol = rec.solve(problem, scheme, h=ctx.num(h), n=int(T / h), **opts)
+            errs.append(max(abs(sol.q[-1][0] - xr), abs(sol.v[-1][0] - vr)))
         errors[case] = ctx.asarray(errs)
     return {"errors": errors, "ref_check": max(abs(xr - x2), abs(vr - v2))}
 
@@ -79,7 +80,7 @@ def pendulum_orders(rec, params):
 def g1_against_midpoint(rec, params):
     """Max difference of x and v between eq. (72) with g = 1 and the implicit midpoint
     rule over ``g1_steps`` steps of 1/10 on the two-degree-of-freedom test system."""
-    from mpvi.mechanics import LagrangianSystem
+    from mpvi import LagrangianSystem, Problem
 
     ctx = rec.ctx
     x, y, u, w = sp.symbols("x y u w")
@@ -88,9 +89,10 @@ def g1_against_midpoint(rec, params):
     system = LagrangianSystem.from_lagrangian(
         "two-dof test system", [x, y], [u, w], L, {}, ctx,
         force=lambda tt, q, v: sp.Matrix([-v[0] ** 3 / 5, sp.sin(tt) / 3 - v[1] / 4]))
+    problem = Problem(system, [1, "1/2"], v0=["1/3", -1])
     h, n = ctx.num(Fraction(1, 10)), params["g1_steps"]
-    a = rec.integrate(system, "mutze", [1, "1/2"], None, h, n, v0=["1/3", -1], g=1)
-    b = rec.integrate(system, "implicit_midpoint", [1, "1/2"], None, h, n, v0=["1/3", -1])
+    a = rec.solve(problem, "mutze", h=h, n=n, g=1)
+    b = rec.solve(problem, "implicit_midpoint", h=h, n=n)
     return max(max(abs(e) for e in (a.q - b.q).ravel()), max(abs(e) for e in (a.v - b.v).ravel()))
 
 

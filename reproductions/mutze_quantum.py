@@ -44,8 +44,8 @@ import numpy as np
 import pandas as pd
 
 from mpvi.context import fp
-from mpvi.repro import Output, Reproduction, needs_mp, script_main
-from mpvi.studies import numstr
+from mpvi.repro.run import Output, Reproduction, needs_mp, script_main
+from mpvi.repro.studies import numstr
 from reproductions._mutze import PAPER
 from reproductions._mutze_quantum import (
     ChebyshevPropagator,

@@ -37,10 +37,10 @@ Measured, at the run's precision (64 digits by default):
   v1 - a tau = v + a tau, so it solves the same equation for a and returns to (x, v)
   (Newton finding the same root); only the truncated iteration (``mutze_iter1``) breaks
   it.  So g = 0 is not symplectic here (position-dependent mass), but symmetric;
-* **robustness** -- every run is integrated in chunks and stopped when it diverges
-  (:func:`integrate_method`); the top's nutation comes down to theta_min = 0.047 rad,
-  near the pole theta = 0 where M(q) is singular: ``min theta`` < 0 means the discrete
-  trajectory went through the pole;
+* **robustness** -- every run is one solve, stopped when it diverges (an energy check
+  every ``check_every`` steps, or a failed step: :func:`guarded_solve`); the top's
+  nutation comes down to theta_min = 0.047 rad, near the pole theta = 0 where M(q) is
+  singular: ``min theta`` < 0 means the discrete trajectory went through the pole;
 * **cost** -- wall time per step of each method in the long energy runs (same run) and
   its ratio to Simpson's: printed and kept in the ``cost`` table and the provenance, not
   in ``values`` (they change from run to run).
@@ -60,19 +60,19 @@ its Newton iteration fails after 35 periods; a step costs ~0.2 Simpson steps.
 
 Run: ``mpvi run mutze_systems`` or ``python reproductions/mutze_systems.py``.
 """
-import time
 from fractions import Fraction
 
 import numpy as np
 import pandas as pd
 
 from mpvi.analysis import fit_order
-from mpvi.repro import Output, Reproduction, script_main
-from mpvi.schemes import get_scheme
-from mpvi.studies import LoopingTop, fraction, numstr, steps
+from mpvi.repro.run import Output, Reproduction, script_main
+from mpvi.repro.studies import fraction, numstr, steps
+from mpvi.schemes import get_method
 from mpvi.systems.double_pendulum import nonlinear_double_pendulum
 
 from reproductions._mutze import PAPER
+from reproductions._top2025_top import LoopingTop
 
 #: key -> (registered method, options)
 METHODS = {
@@ -109,7 +109,7 @@ PARAMS = {
     # second, coarser one shows what happens at top2025's coarsest step)
     "pendulum_energy_T": "100", "pendulum_energy_h": "1/50",
     "top_energy": [{"N": 40, "periods": 100}, {"N": 20, "periods": 40}],
-    "energy_points": 200, "min_periods": 10, "chunk": 8,
+    "energy_points": 200, "min_periods": 10, "check_every": 8,
 }
 QUICK = {
     "pendulum_T": "1", "pendulum_N": [20, 40, 80], "gbs_N": 20, "gbs_levels": 12,
@@ -122,55 +122,65 @@ QUICK = {
 # ----- helpers ---------------------------------------------------------------------------
 
 class GuardedRun:
-    """The nodes of a guarded run: t, q, p (arrays), the relative energy error e_H, the
-    wall time of the integration proper (the drivers' ``stats["wall_time_s"]``, without
-    the Legendre maps and energy checks), and ``diverged`` (None, or the reason and the
-    time it was noticed)."""
+    """The kept points of a guarded run: t, q, p (arrays), the relative energy error e_H,
+    the wall time of the solve (``stats["wall_time_s"]``: the steps and the divergence
+    checks, not the Legendre maps and energy errors computed afterwards), and
+    ``diverged`` (None, or the reason and the time it was noticed)."""
 
     def __init__(self, t, q, p, e, wall, diverged):
         self.t, self.q, self.p, self.e, self.wall, self.diverged = t, q, p, e, wall, diverged
 
 
-def integrate_method(run, system, key, q0, p0, h, n):
-    """``run.integrate`` of METHODS[key] in chunks of ``run.params["chunk"]`` steps,
-    stopped when the run diverges: a relative energy error above 1 at the end of a chunk,
-    or a failed step (Newton, singular matrix, non-finite state); the nodes kept are those
-    before the failing chunk.  mpmath does not
-    overflow, so an unstable explicit method would otherwise grow its exponents without
-    bound, each step slower than the last.  Each chunk starts from the previous one's last
-    state in the method's own variables (q, p) or (q, v).  Returns a :class:`GuardedRun`."""
-    from mpvi.integrate import IntegrationError
-    from mpvi.newton import NewtonError
-    ctx, chunk = run.ctx, run.params["chunk"]
+def guarded_solve(run, problem, key, h, n, saveat=None):
+    """``run.solve`` of METHODS[key] on ``problem`` over n steps of h, one run, stopped when
+    it diverges: a relative energy error above 1 at a check (every ``run.params
+    ["check_every"]``-th node and the last), or a failed step (Newton, singular matrix,
+    non-finite state).  mpmath does not overflow, so an unstable explicit method would
+    otherwise grow its exponents without bound, each step slower than the last.  The
+    points kept are those up to the last node that passed a check (after a failed step,
+    the run is repeated up to that node: a failed solve returns nothing).  ``saveat`` as
+    for :func:`mpvi.solve` (None: every node).  Returns a :class:`GuardedRun`."""
+    from mpvi import IntegrationError, NewtonError
+    ctx, every = run.ctx, run.params["check_every"]
     name, opts = METHODS[key]
-    qv = get_scheme(name).state == "qv"
-    H0 = system.energy(q0, p0)
-    T, Q, P = [ctx.zero], [q0], [p0]
-    q, y = q0, (system.velocity(q0, p0) if qv else p0)
-    done, diverged = 0, None
-    wall, last = 0.0, time.perf_counter()
-    while done < n:
-        k = min(chunk, n - done)
-        try:
-            tr = run.integrate(system, name, q, None if qv else y, h, k, t0=done * h,
-                               v0=y if qv else None, **opts)
-        except (NewtonError, IntegrationError) as exc:
-            diverged = (f"step failed: {type(exc).__name__}: {' '.join(str(exc).split())}",
-                        done * h)
-            break
-        wall += tr.stats["wall_time_s"]
-        if abs(system.energy(tr.q[-1], tr.p[-1]) - H0) > abs(H0):
-            diverged = ("relative energy error above 1", (done + k) * h)
-            break
-        T += list(tr.t[1:])
-        Q += list(tr.q[1:])
-        P += list(tr.p[1:])
-        q, y, done = tr.q[-1], tr.y[-1], done + k
-        if time.perf_counter() - last > 10:
-            last = time.perf_counter()
-            run.progress(f"    {key}: step {done}/{n}")
+    S = problem.system
+    qv = get_method(name).state == "qv"
+    H0 = S.energy(problem.q0, problem.p0)
+    done = {"steps": 0, "passed": 0}           # steps taken; the last node that passed
+
+    def check(t, q, y):
+        """The divergence check after each step; True stops the run."""
+        done["steps"] += 1
+        k = done["steps"]
+        if k % every and k != n:
+            return False
+        p = S.momentum(q, y, t) if qv else y
+        if abs(S.energy(q, p) - H0) > abs(H0):
+            return True
+        done["passed"] = k
+        return False
+
+    diverged = None
+    try:
+        sol = run.solve(problem, name, h=h, n=n, saveat=saveat, callback=check, **opts)
+        if sol.stopped is not None:
+            diverged = ("relative energy error above 1", done["steps"] * h)
+    except (NewtonError, IntegrationError) as exc:
+        diverged = (f"step failed: {type(exc).__name__}: {' '.join(str(exc).split())}",
+                    done["passed"] * h)
+        sol = None
+        if done["passed"]:
+            done["steps"] = 0
+            sol = run.solve(problem, name, h=h, n=done["passed"], saveat=saveat, callback=check,
+                            **opts)
+    if sol is None:                            # no step passed: the initial point only
+        T, Q, P, wall = [problem.t0], [problem.q0], [problem.p0], 0.0
+    else:
+        end = problem.t0 + done["passed"] * h
+        keep = [i for i, t in enumerate(sol.t) if t <= end]
+        T, Q, P, wall = sol.t[keep], sol.q[keep], sol.p[keep], sol.stats["wall_time_s"]
     Qa, Pa = np.array(Q, dtype=ctx.dtype), np.array(P, dtype=ctx.dtype)
-    e = np.array([(system.energy(a, b) - H0) / H0 for a, b in zip(Qa, Pa)], dtype=ctx.dtype)
+    e = np.array([(S.energy(a, b) - H0) / H0 for a, b in zip(Qa, Pa)], dtype=ctx.dtype)
     if diverged is not None:
         run.progress(f"    {key}: diverged at t = {ctx.to_str(diverged[1], 6)} ({diverged[0]})")
     return GuardedRun(np.array(T, dtype=ctx.dtype), Qa, Pa, e, wall, diverged)
@@ -186,7 +196,7 @@ def reversibility_defect(system, key, q0, y0, h, ctx):
     """|(q2, y2) - (q0, -y0)| after one step from (q0, y0) and one from (q1, -y1): zero
     (to rounding) for a method symmetric on a time-reversible system."""
     name, opts = METHODS[key]
-    method = get_scheme(name)
+    method = get_method(name)
     stepper = method.prepare(system, h, ctx, **opts)
     y = y0 if method.state == "qp" else system.velocity(q0, y0)
     r1 = stepper(ctx.zero, q0, y)
@@ -283,8 +293,8 @@ def pendulum_orders(run, prob, values):
     nr, lv = p["gbs_N"], p["gbs_levels"]
     run.progress(f"double pendulum: GBS reference of order {2 * lv}, {nr} and {2 * nr} steps "
                  f"over T = {p['pendulum_T']} s")
-    ref = run.integrate(S, "gbs", prob.q0, prob.p0, ctx.num(T / nr), nr, levels=lv)
-    half = run.integrate(S, "gbs", prob.q0, prob.p0, ctx.num(T / (2 * nr)), 2 * nr, levels=lv)
+    ref = run.solve(prob, "gbs", h=ctx.num(T / nr), n=nr, saveat=nr, levels=lv)
+    half = run.solve(prob, "gbs", h=ctx.num(T / (2 * nr)), n=2 * nr, saveat=2 * nr, levels=lv)
     check = max(ctx.norm2(ref.q[-1] - half.q[-1]), ctx.norm2(ref.p[-1] - half.p[-1]))
     values["double_pendulum reference halving difference"] = numstr(ctx, check)
     q_ref, p_ref = half.q[-1], half.p[-1]
@@ -294,7 +304,7 @@ def pendulum_orders(run, prob, values):
         eq, ep, why = [], [], []
         for N, h in zip(Ns, hs):
             run.progress(f"double pendulum orders: {key}, N = {N}")
-            tr = integrate_method(run, S, key, prob.q0, prob.p0, h, N)
+            tr = guarded_solve(run, prob, key, h, N, saveat=N)
             why.append(diverged_note(ctx, tr))
             eq.append(None if why[-1] else ctx.norm2(tr.q[-1] - q_ref))
             ep.append(None if why[-1] else ctx.norm2(tr.p[-1] - p_ref))
@@ -329,7 +339,7 @@ def top_orders(run, lt, values):
         for N, h in zip(Ns, hs):
             n = int(Tt * N)
             run.progress(f"top orders: {key}, h = t_bar/{N} ({n} steps)")
-            tr = integrate_method(run, lt.system, key, lt.top.q0, lt.top.p0, h, n)
+            tr = guarded_solve(run, lt.top, key, h, n)
             why.append(diverged_note(ctx, tr, lt.tbar))
             eT.append(None if why[-1] else abs(tr.q[-1, 1] - theta_T))
             esup.append(None if why[-1] else
@@ -339,15 +349,15 @@ def top_orders(run, lt, values):
     return rows
 
 
-def energy_study(run, system_key, label, S, q0, p0, h, n, period, values, cost=None,
+def energy_study(run, system_key, label, problem, h, n, period, values, cost=None,
                  extra_fn=None):
-    """Long runs of every method at step h (``label`` names the step in the value keys):
-    energy rows, growth values and, if ``cost`` is a list, cost rows."""
+    """Long runs of every method on ``problem`` at step h (``label`` names the step in the
+    value keys): energy rows, growth values and, if ``cost`` is a list, cost rows."""
     ctx, p = run.ctx, run.params
     rows, walls = [], {}
     for key in p["methods"]:
         run.progress(f"{system_key} energy: {key}, {n} steps of {label}")
-        tr = integrate_method(run, S, key, q0, p0, h, n)
+        tr = guarded_solve(run, problem, key, h, n)
         done = len(tr.t) - 1
         walls[key] = (tr.wall, done)
         pre = f"{system_key} {label} {key} energy"
@@ -408,8 +418,8 @@ def compute(run):
     rows += top_orders(run, lt, values)
 
     nd = steps(p["pendulum_energy_T"], p["pendulum_energy_h"])
-    erows = energy_study(run, "double_pendulum", f"h={p['pendulum_energy_h']}", prob.system,
-                         prob.q0, prob.p0, hd, nd, P, values, cost)
+    erows = energy_study(run, "double_pendulum", f"h={p['pendulum_energy_h']}", prob, hd, nd,
+                         P, values, cost)
     p0 = lt.top.p0
 
     def top_extra(prefix, tr, vals):
@@ -423,9 +433,8 @@ def compute(run):
 
     for i, spec in enumerate(top_runs):
         N, k = spec["N"], spec["periods"]
-        erows += energy_study(run, "top", f"h=t_bar/{N}", lt.system, lt.top.q0, p0,
-                              lt.tbar / N, N * k, lt.tbar, values, cost if i == 0 else None,
-                              top_extra)
+        erows += energy_study(run, "top", f"h=t_bar/{N}", lt.top, lt.tbar / N, N * k, lt.tbar,
+                              values, cost if i == 0 else None, top_extra)
     extra["cost_ms_per_step"] = {f"{c['system']} {c['method']}": c["ms_per_step"] for c in cost}
     extra["cost_ratio_vs_simpson"] = {f"{c['system']} {c['method']}": c["ratio_vs_simpson"]
                                       for c in cost}

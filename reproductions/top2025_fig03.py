@@ -26,7 +26,7 @@ are larger than Simpson's.
 
 Run: ``mpvi run top2025_fig03`` or ``python reproductions/top2025_fig03.py``.
 """
-from mpvi.repro import script_main
+from mpvi.repro.run import script_main
 
 from reproductions._top2025_pendulum import STATES_PARAMS, STATES_QUICK, states_reproduction
 

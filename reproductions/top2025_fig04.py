@@ -24,8 +24,8 @@ largest steps and tends to 5, its order in energy (ERRATA [E16]).
 
 Run: ``mpvi run top2025_fig04`` or ``python reproductions/top2025_fig04.py``.
 """
-from mpvi.repro import Output, Reproduction, script_main
-from mpvi.studies import numstr
+from mpvi.repro.run import Output, Reproduction, script_main
+from mpvi.repro.studies import numstr
 
 from reproductions._top2025 import METHODS, PAPER, STYLE
 from reproductions._top2025_pendulum import energy_convergence, energy_error_tasks, orders_frame

@@ -22,8 +22,8 @@ Run: ``mpvi run top2025_fig05`` or ``python reproductions/top2025_fig05.py``.
 """
 import pandas as pd
 
-from mpvi.repro import Output, Reproduction, script_main
-from mpvi.studies import energy_error, numstr
+from mpvi.repro.run import Output, Reproduction, script_main
+from mpvi.repro.studies import energy_error, numstr
 
 from reproductions._top2025 import METHODS, PAPER, STYLE
 from reproductions._top2025_pendulum import double_pendulum, run_methods
@@ -35,11 +35,11 @@ QUICK = {}
 def compute(run):
     ctx, p = run.ctx, run.params
     prob = double_pendulum(ctx)
-    trajs = run_methods(run, prob, p["methods"], p["T"], p["h"])
+    sols = run_methods(run, prob, p["methods"], p["T"], p["h"])
     frames, values, peak = [], {}, {}
-    for m, tr in trajs.items():
-        e = energy_error(prob.system, tr)
-        frames.append(pd.DataFrame({"t": [numstr(ctx, t) for t in tr.t], "method": m,
+    for m, sol in sols.items():
+        e = energy_error(prob.system, sol)
+        frames.append(pd.DataFrame({"t": [numstr(ctx, t) for t in sol.t], "method": m,
                                     "e_H": [numstr(ctx, x) for x in e]}))
         a = [abs(x) for x in e]
         half = len(a) // 2

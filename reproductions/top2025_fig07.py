@@ -12,10 +12,11 @@ Run: ``mpvi run top2025_fig07`` or ``python reproductions/top2025_fig07.py``.
 import numpy as np
 import pandas as pd
 
-from mpvi.repro import Output, Reproduction, script_main
-from mpvi.studies import LoopingTop, numstr, sup_norm
+from mpvi.repro.run import Output, Reproduction, script_main
+from mpvi.repro.studies import numstr, sup_norm
 
 from reproductions._top2025 import PAPER
+from reproductions._top2025_top import LoopingTop
 
 PARAMS = {"periods": 5, "N_per_period": 100, "method": "simpson", "exact_samples_per_period": 200}
 QUICK = {"periods": 2, "N_per_period": 40}
@@ -24,13 +25,13 @@ QUICK = {"periods": 2, "N_per_period": 40}
 def compute(run):
     ctx, p = run.ctx, run.params
     lt = LoopingTop(ctx)
-    traj = lt.run(run, p["method"], p["N_per_period"], p["periods"])
-    th_ex = lt.theta_exact(traj.t)
-    phi, th = traj.q[:, 0], traj.q[:, 1]
+    sol = lt.run(run, p["method"], p["N_per_period"], p["periods"])
+    th_ex = lt.theta_exact(sol.t)
+    phi, th = sol.q[:, 0], sol.q[:, 1]
     s = ctx.sin(th)
-    df = pd.DataFrame({"t": [numstr(ctx, t) for t in traj.t],
+    df = pd.DataFrame({"t": [numstr(ctx, t) for t in sol.t],
                        "phi": [numstr(ctx, x) for x in phi], "theta": [numstr(ctx, x) for x in th],
-                       "psi": [numstr(ctx, x) for x in traj.q[:, 2]],
+                       "psi": [numstr(ctx, x) for x in sol.q[:, 2]],
                        "theta_exact": [numstr(ctx, x) for x in th_ex],
                        "x": [numstr(ctx, x) for x in s * ctx.sin(phi)],
                        "y": [numstr(ctx, -x) for x in s * ctx.cos(phi)],

@@ -10,8 +10,8 @@ Run: ``mpvi run top2025_fig08`` or ``python reproductions/top2025_fig08.py``.
 """
 import pandas as pd
 
-from mpvi.repro import Output, Reproduction, script_main
-from mpvi.studies import numstr, sup_norm
+from mpvi.repro.run import Output, Reproduction, script_main
+from mpvi.repro.studies import numstr, sup_norm
 
 from reproductions._top2025 import PAPER, STYLE
 from reproductions._top2025_top import loop_methods_run, series_frame
@@ -28,8 +28,8 @@ def compute(run):
     ts = [lt.tbar * p["periods"] * j / k for j in range(k + 1)]
     exact = pd.DataFrame({"t": [numstr(ctx, t) for t in ts],
                           "theta_exact": [numstr(ctx, x) for x in lt.theta_exact(ts)]})
-    values = {f"{m} theta max abs error": numstr(ctx, sup_norm(tr.q[:, 1] - lt.theta_exact(tr.t)))
-              for m, (tr, _) in res.items()}
+    values = {f"{m} theta max abs error": numstr(ctx, sup_norm(sol.q[:, 1] - lt.theta_exact(sol.t)))
+              for m, (sol, _) in res.items()}
     values.update({f"{m} theta max rel error": numstr(ctx, sup_norm(e["theta"])) for m, (_, e) in res.items()})
     for m in ("midpoint", "rk4"):
         values[f"simpson/{m} theta error ratio"] = numstr(

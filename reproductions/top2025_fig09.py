@@ -8,8 +8,8 @@ dissipation).
 
 Run: ``mpvi run top2025_fig09`` or ``python reproductions/top2025_fig09.py``.
 """
-from mpvi.repro import script_main
-from mpvi.studies import numstr, sup_norm
+from mpvi.repro.run import script_main
+from mpvi.repro.studies import numstr, sup_norm
 
 from reproductions._top2025_top import growth, series_reproduction
 

@@ -9,8 +9,8 @@ ERRATA [E32] for what the paper's figure suggests about its RK4.
 
 Run: ``mpvi run top2025_fig10`` or ``python reproductions/top2025_fig10.py``.
 """
-from mpvi.repro import script_main
-from mpvi.studies import numstr, sup_norm
+from mpvi.repro.run import script_main
+from mpvi.repro.studies import numstr, sup_norm
 
 from reproductions._top2025_top import ZERO_FLOOR, series_reproduction
 

@@ -13,10 +13,11 @@ Run: ``mpvi run top2025_fig11`` or ``python reproductions/top2025_fig11.py``.
 import pandas as pd
 
 from mpvi.analysis import fit_order
-from mpvi.repro import Output, Reproduction, script_main
-from mpvi.studies import LoopingTop, numstr, sup_norm
+from mpvi.repro.run import Output, Reproduction, script_main
+from mpvi.repro.studies import numstr, sup_norm
 
 from reproductions._top2025 import METHODS, PAPER, STYLE
+from reproductions._top2025_top import LoopingTop
 
 PARAMS = {"N": [20, 28, 40, 57, 80, 113, 160, 226, 320, 453, 640, 905, 1280], "fit_from_N": 80}
 QUICK = {"N": [20, 40, 80, 160, 320]}

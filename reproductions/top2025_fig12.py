@@ -42,12 +42,12 @@ Run: ``mpvi run top2025_fig12`` or ``python reproductions/top2025_fig12.py``.
 """
 import pandas as pd
 
-from mpvi.repro import Output, Reproduction, script_main
-from mpvi.studies import fraction, numstr, steps
+from mpvi.repro.run import Output, Reproduction, script_main
+from mpvi.repro.studies import fraction, numstr, steps
 
 from reproductions._top2025 import PAPER
-from reproductions._top2025_reduced import (GBS_LEVELS, cusp_exact, cusp_top, integrate_reduced,
-                                            tip_path, turning_points)
+from reproductions._top2025_reduced import (GBS_LEVELS, cusp_exact, cusp_top, reduced_problem,
+                                            solve_reduced, tip_path, turning_points)
 
 PARAMS = {"T": "4", "H": "1/200", "gbs_levels": GBS_LEVELS}
 QUICK = {"T": "2", "H": "1/100"}
@@ -56,20 +56,21 @@ QUICK = {"T": "2", "H": "1/100"}
 def compute(run):
     ctx, p = run.ctx, run.params
     top = cusp_top(ctx)
-    red = top.reduced()
+    reduced = reduced_problem(top)
+    red = reduced.system
     T, H = fraction(p["T"]), fraction(p["H"])
     n = steps(T, H)
     run.progress(f"reduced top, GBS (levels {p['gbs_levels']}) H = {p['H']} s, {n} steps")
-    traj = integrate_reduced(run, top, "gbs", H, n, levels=p["gbs_levels"])
-    phi, theta, xi = traj.y[:, 0], traj.y[:, 1], traj.y[:, 2]
-    phidot = [red.rhs(t, y)[0] for t, y in zip(traj.t, traj.y)]
+    sol = solve_reduced(run, reduced, "gbs", H, n, levels=p["gbs_levels"])
+    phi, theta, xi = sol.q[:, 0], sol.q[:, 1], sol.q[:, 2]
+    phidot = [red.rhs(t, y)[0] for t, y in zip(sol.t, sol.q)]
     x, y, z = tip_path(ctx, phi, theta)
 
     run.progress("exact nutation period (Weierstrass) and the turning points")
     period, theta_max_exact = cusp_exact(ctx)
     theta0 = top.q0[1]
-    tops = turning_points(ctx, red, traj, "min", levels=p["gbs_levels"])
-    bottoms = turning_points(ctx, red, traj, "max", levels=p["gbs_levels"])
+    tops = turning_points(ctx, red, sol, "min", levels=p["gbs_levels"])
+    bottoms = turning_points(ctx, red, sol, "max", levels=p["gbs_levels"])
     cusp_rows = []
     for k, tp in enumerate(tops, start=1):
         cusp_rows.append({"k": k, "t": numstr(ctx, tp["t"]),
@@ -86,7 +87,7 @@ def compute(run):
     if not tops:
         raise RuntimeError("no top turning point found: increase T")
 
-    df = pd.DataFrame({"t": [numstr(ctx, t) for t in traj.t],
+    df = pd.DataFrame({"t": [numstr(ctx, t) for t in sol.t],
                        "phi": [numstr(ctx, v) for v in phi],
                        "theta": [numstr(ctx, v) for v in theta],
                        "xi": [numstr(ctx, v) for v in xi],

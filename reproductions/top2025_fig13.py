@@ -45,12 +45,12 @@ Run: ``mpvi run top2025_fig13`` or ``python reproductions/top2025_fig13.py``.
 """
 import pandas as pd
 
-from mpvi.repro import Output, Reproduction, script_main
-from mpvi.studies import fraction, numstr, steps
+from mpvi.repro.run import Output, Reproduction, script_main
+from mpvi.repro.studies import fraction, numstr, steps
 
 from reproductions._top2025 import METHODS, PAPER, STYLE
-from reproductions._top2025_reduced import (GBS_LEVELS, cusp_exact, cusp_top, integrate_reduced,
-                                            max_abs_diff)
+from reproductions._top2025_reduced import (GBS_LEVELS, cusp_exact, cusp_top, max_abs_diff,
+                                            reduced_problem, solve_reduced)
 
 PARAMS = {"T": "1", "h": "1/10", "methods": METHODS, "h_ref": "1/100000",
           "gbs_H": "1/200", "gbs_levels": GBS_LEVELS, "plot_dt": "1/1000"}
@@ -60,6 +60,7 @@ QUICK = {"h_ref": "1/10000", "gbs_H": "1/50"}
 def compute(run):
     ctx, p = run.ctx, run.params
     top = cusp_top(ctx)
+    reduced = reduced_problem(top)
     T, h, h_ref, H = (fraction(p[k]) for k in ("T", "h", "h_ref", "gbs_H"))
     n, n_ref, n_gbs = steps(T, h), steps(T, h_ref), steps(T, H)
     lev = p["gbs_levels"]
@@ -68,24 +69,24 @@ def compute(run):
     runs = {}          # name -> (system, theta nodes, phi nodes)
     for m in p["methods"]:
         run.progress(f"{m} on the complete system, h = {p['h']} s, {n} steps")
-        tr = run.integrate(top.system, m, top.q0, top.p0, ctx.num(h), n)
-        runs[m] = ("complete", tr.q[:, 1], tr.q[:, 0])
+        sol = run.solve(top, m, h=ctx.num(h), n=n)
+        runs[m] = ("complete", sol.q[:, 1], sol.q[:, 0])
     run.progress(f"rk4 on the reduced system, h = {p['h']} s")
-    tr = integrate_reduced(run, top, "rk4", h, n)
-    runs["rk4 reduced"] = ("reduced", tr.y[:, 1], tr.y[:, 0])
+    sol = solve_reduced(run, reduced, "rk4", h, n)
+    runs["rk4 reduced"] = ("reduced", sol.q[:, 1], sol.q[:, 0])
 
     # --- references ----------------------------------------------------------------
     run.progress(f"reference: rk4 on the reduced system, h_ref = {p['h_ref']} s, {n_ref} steps")
-    ref = integrate_reduced(run, top, "rk4", h_ref, n_ref)
+    ref = solve_reduced(run, reduced, "rk4", h_ref, n_ref)
     run.progress(f"GBS (levels {lev}) on the reduced system, H = {p['gbs_H']} and 2H")
-    gbs = integrate_reduced(run, top, "gbs", H, n_gbs, levels=lev)
-    gbs2 = integrate_reduced(run, top, "gbs", 2 * H, n_gbs // 2, levels=lev)
+    gbs = solve_reduced(run, reduced, "gbs", H, n_gbs, levels=lev)
+    gbs2 = solve_reduced(run, reduced, "gbs", 2 * H, n_gbs // 2, levels=lev)
     run.progress(f"GBS (levels {lev}) on the complete system, H = {p['gbs_H']} s")
-    gbs_c = run.integrate(top.system, "gbs", top.q0, top.p0, ctx.num(H), n_gbs, levels=lev)
+    gbs_c = run.solve(top, "gbs", h=ctx.num(H), n=n_gbs, levels=lev)
 
     s_ref, s_gbs, s_rg = steps(h, h_ref), steps(h, H), steps(H, h_ref)
-    ref_th, ref_ph = ref.y[::s_ref, 1], ref.y[::s_ref, 0]
-    gbs_th = gbs.y[::s_gbs, 1]
+    ref_th, ref_ph = ref.q[::s_ref, 1], ref.q[::s_ref, 0]
+    gbs_th = gbs.q[::s_gbs, 1]
     amplitude = cusp_exact(ctx)[1] - top.q0[1]     # exact theta_max - theta0 (Weierstrass)
 
     dev_rows, values = [], {}
@@ -110,13 +111,13 @@ def compute(run):
                  max_abs_diff(runs["rk4"][2], runs["rk4 reduced"][2])))
 
     checks = {
-        "rk4 ref vs gbs theta": max_abs_diff(ref.y[::s_rg, 1], gbs.y[:, 1]),
-        "rk4 ref vs gbs phi": max_abs_diff(ref.y[::s_rg, 0], gbs.y[:, 0]),
-        "gbs halving theta": max_abs_diff(gbs2.y[:, 1], gbs.y[::2, 1]),
-        "gbs halving phi": max_abs_diff(gbs2.y[:, 0], gbs.y[::2, 0]),
-        "gbs reduced vs complete theta": max_abs_diff(gbs.y[:, 1], gbs_c.q[:, 1]),
-        "gbs reduced vs complete phi": max_abs_diff(gbs.y[:, 0], gbs_c.q[:, 0]),
-        "gbs reduced vs complete xi": max_abs_diff(gbs.y[:, 2], gbs_c.p[:, 1] / top.params["I"]),
+        "rk4 ref vs gbs theta": max_abs_diff(ref.q[::s_rg, 1], gbs.q[:, 1]),
+        "rk4 ref vs gbs phi": max_abs_diff(ref.q[::s_rg, 0], gbs.q[:, 0]),
+        "gbs halving theta": max_abs_diff(gbs2.q[:, 1], gbs.q[::2, 1]),
+        "gbs halving phi": max_abs_diff(gbs2.q[:, 0], gbs.q[::2, 0]),
+        "gbs reduced vs complete theta": max_abs_diff(gbs.q[:, 1], gbs_c.q[:, 1]),
+        "gbs reduced vs complete phi": max_abs_diff(gbs.q[:, 0], gbs_c.q[:, 0]),
+        "gbs reduced vs complete xi": max_abs_diff(gbs.q[:, 2], gbs_c.p[:, 1] / top.params["I"]),
     }
     values.update({k: numstr(ctx, v) for k, v in checks.items()})
     check_rows = [{"quantity": k, "value": numstr(ctx, v)} for k, v in checks.items()]
@@ -130,8 +131,8 @@ def compute(run):
             rows["t"].append(numstr(ctx, tj)); rows["method"].append(name)
             rows["system"].append(system); rows["theta"].append(numstr(ctx, a))
             rows["phi"].append(numstr(ctx, b)); rows["dtheta"].append(numstr(ctx, a - r))
-    add(ref.t[::s_plot], "reference rk4", "reduced", ref.y[::s_plot, 1], ref.y[::s_plot, 0],
-        ref.y[::s_plot, 1])
+    add(ref.t[::s_plot], "reference rk4", "reduced", ref.q[::s_plot, 1], ref.q[::s_plot, 0],
+        ref.q[::s_plot, 1])
     t_nodes = [ctx.num(h) * j for j in range(n + 1)]
     for name, (system, th, ph) in runs.items():
         add(t_nodes, name.split()[0], system, th, ph, ref_th)

@@ -37,11 +37,12 @@ from fractions import Fraction
 import pandas as pd
 
 from mpvi.analysis import fit_order
-from mpvi.repro import Output, Reproduction, script_main
-from mpvi.studies import fraction, numstr, steps, successive_orders
+from mpvi.repro.run import Output, Reproduction, script_main
+from mpvi.repro.studies import fraction, numstr, steps, successive_orders
 
 from reproductions._top2025 import PAPER, STYLE
-from reproductions._top2025_reduced import GBS_LEVELS, cusp_top, integrate_reduced, max_abs_diff
+from reproductions._top2025_reduced import (GBS_LEVELS, cusp_top, max_abs_diff, reduced_problem,
+                                            solve_reduced)
 
 PARAMS = {"T": "1", "h0": "1/10", "halvings": 6, "gbs_levels": GBS_LEVELS}
 QUICK = {"halvings": 4}
@@ -50,25 +51,26 @@ QUICK = {"halvings": 4}
 def compute(run):
     ctx, p = run.ctx, run.params
     top = cusp_top(ctx)
+    reduced = reduced_problem(top)
     T, h0, lev = fraction(p["T"]), fraction(p["h0"]), p["gbs_levels"]
     hs = [h0 / 2 ** k for k in range(p["halvings"] + 1)]
     H = hs[-1]
     n_gbs = steps(T, H)
     run.progress(f"GBS reference (levels {lev}) on the reduced system, H = {H} s and 2H")
-    gbs = integrate_reduced(run, top, "gbs", H, n_gbs, levels=lev)
-    gbs2 = integrate_reduced(run, top, "gbs", 2 * H, n_gbs // 2, levels=lev)
-    gbs_halving = max_abs_diff(gbs2.y[:, 1], gbs.y[::2, 1])
+    gbs = solve_reduced(run, reduced, "gbs", H, n_gbs, levels=lev)
+    gbs2 = solve_reduced(run, reduced, "gbs", 2 * H, n_gbs // 2, levels=lev)
+    gbs_halving = max_abs_diff(gbs2.q[:, 1], gbs.q[::2, 1])
 
     eps, e_sim, e_rk4 = [], [], []
     for h in hs:
         n = steps(T, h)
         run.progress(f"h = {h} s ({n} steps): simpson (complete), rk4 (reduced)")
-        sim = run.integrate(top.system, "simpson", top.q0, top.p0, ctx.num(h), n)
-        rk = integrate_reduced(run, top, "rk4", h, n)
-        ref = gbs.y[::steps(h, H), 1]
-        eps.append(max_abs_diff(sim.q[:, 1], rk.y[:, 1]))
+        sim = run.solve(top, "simpson", h=ctx.num(h), n=n)
+        rk = solve_reduced(run, reduced, "rk4", h, n)
+        ref = gbs.q[::steps(h, H), 1]
+        eps.append(max_abs_diff(sim.q[:, 1], rk.q[:, 1]))
         e_sim.append(max_abs_diff(sim.q[:, 1], ref))
-        e_rk4.append(max_abs_diff(rk.y[:, 1], ref))
+        e_rk4.append(max_abs_diff(rk.q[:, 1], ref))
 
     hnum = [ctx.num(h) for h in hs]
     orders = {name: fit_order(ctx, hnum, e) for name, e in

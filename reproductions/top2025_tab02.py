@@ -33,8 +33,8 @@ Run: ``mpvi run top2025_tab02`` or ``python reproductions/top2025_tab02.py``.
 """
 import pandas as pd
 
-from mpvi.repro import Output, Reproduction, script_main
-from mpvi.studies import numstr, steps
+from mpvi.repro.run import Output, Reproduction, script_main
+from mpvi.repro.studies import numstr, steps
 
 from reproductions._top2025 import METHODS, PAPER, STYLE
 from reproductions._top2025_pendulum import energy_convergence, energy_error_tasks, orders_frame

@@ -12,7 +12,10 @@
 * the limit cycle (float64, RK4, a few seconds of motion): at 0.9 U_f the paper's initial
   state grows onto an LCO while a small perturbation decays (subcritical);
 * both Hermite methods take a few 64-digit steps on the section with converged Newton
-  iterations and stay close to the GBS benchmark.
+  iterations and stay close to the GBS benchmark;
+* the turning points of the benchmark (the events of reproductions/_hermite_aeroelastic.py)
+  alternate between maxima and minima, bound the neighbouring nodes, and agree between two
+  GBS orders to the smaller order's accuracy.
 """
 from fractions import Fraction
 
@@ -20,9 +23,9 @@ import numpy as np
 import pytest
 import sympy as sp
 
-from mpvi import MPContext, fp, integrate
+from mpvi import MPContext, fp, solve
 from mpvi.context import PrecisionError
-from mpvi.mechanics import compile_exprs
+from mpvi.codegen import compile_exprs
 from mpvi.systems.aeroelastic import (DEFAULT_PARAMETERS, NoFlutterError, aeroelastic_section,
                                       flutter_speed, linear_eigenvalues, linear_matrix, max_real_part,
                                       section_parameters, symbolic_model)
@@ -164,10 +167,9 @@ def test_no_flutter_below_the_scanned_speed_is_reported():
 # ----- the limit cycle (float64: a cheap physical check; the figures use 64 digits) -----------
 
 def _rk4_pitch_amplitude(q0, U, T=12, h=Fraction(1, 200)):
-    sec = aeroelastic_section(fp, U)
-    n = int(T / h)
-    tr = integrate(sec.system, "rk4", fp.asarray(q0), None, fp.num(h), n, fp, v0=[0, 0])
-    last = tr.q[tr.t >= T - 1, 1]
+    sec = aeroelastic_section(fp, U, q0=q0)
+    sol = solve(sec, "rk4", h=fp.num(h), n=int(T / h))
+    last = sol.q[sol.t >= T - 1, 1]
     return float(np.max(np.abs(last)))
 
 
@@ -185,13 +187,13 @@ def test_subcritical_limit_cycle_at_nine_tenths_of_the_flutter_speed(flutter):
 def test_hermite_methods_take_converged_64_digit_steps(flutter, method, tol):
     sec = aeroelastic_section(CTX, flutter[0] * CTX.num("0.9"))
     dt, n = CTX.num("0.01"), 5
-    tr = integrate(sec.system, method, sec.q0, None, dt, n, CTX, v0=sec.v0)
-    nw = tr.stats["newton"]
+    sol = solve(sec, method, h=dt, n=n)
+    nw = sol.stats["newton"]
     assert nw["solves"] == n and nw["max_iterations"] <= 6
     assert nw["max_residual"] < 1e-55
-    ref = integrate(sec.system, "gbs", sec.q0, None, dt, n, CTX, v0=sec.v0, levels=8)
-    assert CTX.norm_inf(tr.q - ref.q) < tol
-    assert CTX.norm_inf(tr.v - ref.v) < 100 * tol
+    ref = solve(sec, "gbs", h=dt, n=n, levels=8)
+    assert CTX.norm_inf(sol.q - ref.q) < tol
+    assert CTX.norm_inf(sol.v - ref.v) < 100 * tol
 
 
 def test_more_gauss_legendre_nodes_change_nothing_on_the_section(flutter):
@@ -201,7 +203,34 @@ def test_more_gauss_legendre_nodes_change_nothing_on_the_section(flutter):
     sec = aeroelastic_section(CTX, flutter[0] * CTX.num("0.9"))
     dt, n = CTX.num("0.01"), 10
     for method in ("hermite_variational", "hermite_galerkin"):
-        a = integrate(sec.system, method, sec.q0, None, dt, n, CTX, v0=sec.v0)
-        b = integrate(sec.system, method, sec.q0, None, dt, n, CTX, v0=sec.v0, nodes=12)
+        a = solve(sec, method, h=dt, n=n)
+        b = solve(sec, method, h=dt, n=n, nodes=12)
         scale = CTX.norm_inf(a.v)
         assert CTX.norm_inf(a.q - b.q) <= 20 * CTX.eps and CTX.norm_inf(a.v - b.v) <= 20 * CTX.eps * scale
+
+
+# ----- the turning points of the benchmark (hermite_fig09 .. hermite_fig12) -----------------------
+
+def test_turning_points_of_the_benchmark_are_located_by_events(flutter):
+    from reproductions._hermite_aeroelastic import turning_point_events, turning_points
+    sec = aeroelastic_section(CTX, flutter[0] * CTX.num("0.9"))
+    dt = CTX.num("0.02")
+    events = turning_point_events(1) + turning_point_events(0)
+    runs = [solve(sec, "gbs", h=dt, n=30, levels=lv, events=events) for lv in (6, 8)]
+    alpha = [turning_points(sol, 1) for sol in runs]
+    kinds = [k for k, _, _ in alpha[0]]
+    assert kinds == ["min", "max"]
+    assert [k for k, _, _ in turning_points(runs[0], 0)] == ["min", "max", "min"]
+    sol = runs[0]
+    for (kind, t, x), (kind8, t8, x8) in zip(*alpha):
+        # GBS of order 12 against order 16 at dt = 0.02: both well below 1e-12
+        assert kind == kind8 and abs(t - t8) < 1e-12 and abs(x - x8) < 1e-12
+        j = int(t / dt)
+        assert sol.t[j] < t < sol.t[j + 1]
+        for y in sol.q[j:j + 2, 1]:
+            assert (x > y) if kind == "max" else (x < y)
+        # located to 64 digits on the run's dense output (a GBS substep from node j)
+        assert abs(sol(t).v[1]) < 1e-58 and abs(sol(t).q[1] - x) < 1e-60
+    # a window keeps the points inside it
+    t0, t1 = alpha[0][0][1], alpha[0][1][1]
+    assert [k for k, _, _ in turning_points(sol, 0, (t0, t1))] == ["max"]

@@ -7,9 +7,9 @@ import pandas as pd
 import pytest
 
 import mpvi.io
-import mpvi.repro
-from mpvi.cli import main
-from mpvi.repro import Output, Reproduction, all_reproductions, needs_mp
+import mpvi.repro.run
+from mpvi.repro.cli import main
+from mpvi.repro.run import Output, Reproduction, all_reproductions, needs_mp
 
 AXIOMS = ["axioms2024_fig02", "axioms2024_fig03", "axioms2024_fig04", "axioms2024_fig05",
           "axioms2024_fig06", "axioms2024_fig07", "axioms2024_fig08", "axioms2024_tab02",
@@ -116,7 +116,7 @@ def test_a_script_checks_its_out_directory_too(tmp_path, capsys):
     blocker = tmp_path / "a_file"
     blocker.write_text("x")
     rep = all_reproductions()["axioms2024_tab02"]
-    assert mpvi.repro.script_main(rep, ["--out", str(blocker / "sub")]) == 2
+    assert mpvi.repro.run.script_main(rep, ["--out", str(blocker / "sub")]) == 2
     assert f"cannot write to the output directory {blocker / 'sub'}" in capsys.readouterr().err
 
 
@@ -152,7 +152,7 @@ def fakes(monkeypatch):
                                                              "below float64 round-off")),
             "b_fails": _fake("b_fails", boom),
             "c_runs": _fake("c_runs", _table)}
-    monkeypatch.setattr(mpvi.repro, "all_reproductions", lambda: reps)
+    monkeypatch.setattr(mpvi.repro.run, "all_reproductions", lambda: reps)
     return computed
 
 
@@ -212,8 +212,8 @@ def test_no_reproduction_package_is_a_one_line_error(monkeypatch, capsys):
 def test_diff_json_and_csv_have_one_record_per_compared_value(capsys):
     import csv
     import io
-    from mpvi.published import RECORD_FIELDS, diff
-    from mpvi.repro import default_out_dir
+    from mpvi.repro.published import RECORD_FIELDS, diff
+    from mpvi.repro.run import default_out_dir
     rows = diff(list(all_reproductions()), default_out_dir(False))
     assert main(["diff", "--all", "--format", "json"]) == 0
     captured = capsys.readouterr()
@@ -234,7 +234,7 @@ def test_diff_json_and_csv_have_one_record_per_compared_value(capsys):
 
 def test_diff_columns_stay_aligned_whatever_the_name_lengths():
     from decimal import Decimal
-    from mpvi.published import DiffRow, PublishedValue, format_rows
+    from mpvi.repro.published import DiffRow, PublishedValue, format_rows
     values = [PublishedValue(rid, key, "q", "1.5", "digit", "", "Table 1", "x")
               for rid, key in [("a", "k"), ("a_much_longer_reproduction_id", "k"),
                                ("b", "a key far longer than the twenty-eight characters of old")]]
@@ -250,8 +250,8 @@ def test_diff_columns_stay_aligned_whatever_the_name_lengths():
 
 
 def test_list_shows_item_status_and_last_run_time(tmp_path, capsys):
-    from mpvi.published import diff
-    from mpvi.repro import default_out_dir
+    from mpvi.repro.published import diff
+    from mpvi.repro.run import default_out_dir
     assert main(["list"]) == 0
     lines = {line.split()[0]: line for line in capsys.readouterr().out.splitlines()}
     statuses = {}
@@ -267,7 +267,7 @@ def test_list_shows_item_status_and_last_run_time(tmp_path, capsys):
 
 def test_progress_bar_only_on_a_terminal(tmp_path, capsys):
     import io
-    from mpvi.progress import ProgressBar
+    from mpvi.repro.progress import ProgressBar
 
     class Terminal(io.StringIO):
         def isatty(self):

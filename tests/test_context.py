@@ -7,9 +7,10 @@ import numpy as np
 import pytest
 
 import mpvi
-from mpvi import FPContext, MPContext, fp, integrate, linearized_double_pendulum
+from mpvi import FPContext, MPContext, fp
 from mpvi.context import (GMPContext, NotPositiveDefiniteError, PrecisionError,
                           SingularMatrixError, _mpfr_to_mpmath)
+from mpvi.systems.double_pendulum import linearized_double_pendulum
 
 # An independent 120-digit mpmath context, used only to compare numbers that live in
 # different mpvi contexts (mpf and mpfr bits are exact, so re-homing them here loses nothing).
@@ -114,8 +115,8 @@ def test_bad_dps_and_get_context():
 def _final_q(ctx):
     """Simpson, linearized double pendulum, 200 steps of h = tbar/20: final q."""
     dp = linearized_double_pendulum(ctx)
-    traj = integrate(dp.system, "simpson", dp.q0, dp.p0, dp.tbar / 20, 200, ctx)
-    return traj.q[-1]
+    sol = mpvi.solve(dp, "simpson", h=dp.tbar / 20, n=200)
+    return sol.q[-1]
 
 
 @pytest.mark.parametrize("C", ARB, ids=ARB_IDS)
@@ -188,16 +189,41 @@ def test_num_bad_string(ctx):
         assert repr(s) in str(info.value)
 
 
-def test_num_rehomes_mpf_of_another_context():
-    """MPContext.num documents: 'an mpf of another context: keep its bits (they are
-    exact), re-home it'."""
-    c64, c80 = MPContext(64), MPContext(80)
+@pytest.mark.parametrize("C", ARB, ids=ARB_IDS)
+def test_num_rounds_more_bits_and_refuses_fewer(C):
+    """num() reads a number of an mpvi context of at least its precision (rounded to its
+    own), and refuses what would cap the precision: a number of a context with fewer
+    bits, an mpmath number of another context (global mpmath.mp included: its precision
+    at creation cannot be told), a gmpy2 number or a sympy Float of fewer bits.  lift()
+    takes such a number deliberately and keeps its bits."""
+    import gmpy2
+    import sympy
+    c64, c80 = C(64), C(80)
     x80 = c80.num(1) / 3
-    x64 = c64.num(x80)
+    x64 = c64.num(x80)                          # more bits: rounded
     assert c64.is_number(x64)
-    assert abs(REF.mpf(x64) - REF.mpf(1) / 3) <= c64.eps
-    # and the global mpmath.mp numbers are accepted too
-    assert c64.num(mpmath.mpf(3)) == 3
+    assert abs(R(x64) - REF.mpf(1) / 3) <= R(c64.eps)
+    assert x64 == c64.num(1) / 3                # correctly rounded: the same bits
+    # fewer bits: refused, naming both precisions
+    with pytest.raises(PrecisionError, match="64-digit context.*in a 80-digit context"):
+        c80.num(c64.num(1) / 3)
+    # an mpmath number of another context: refused, pointing to lift
+    for other in (mpmath.mpf(3), REF.mpf(1) / 3):
+        with pytest.raises(PrecisionError, match="another context.*lift"):
+            c64.num(other)
+    # a gmpy2 number of fewer bits than the context
+    with pytest.raises(PrecisionError, match="in a 64-digit context"):
+        c64.num(gmpy2.mpfr("0.1", 53))
+    # a sympy Float of fewer bits is refused; sympy Integer and Rational are exact
+    with pytest.raises(PrecisionError, match="fewer than the context"):
+        c64.num(sympy.Float("0.1", 15))
+    assert c64.num(sympy.Rational(1, 3)) == c64.num(1) / 3
+    assert c64.num(sympy.Integer(-7)) == -7
+    # lift keeps the bits as they are: a lower precision stays lower
+    y = c80.lift(c64.num(1) / 3)
+    assert c80.is_number(y) and R(y) == R(c64.num(1) / 3) and y != c80.num(1) / 3
+    assert c64.lift(mpmath.mpf(3)) == 3 and c64.is_number(c64.lift(mpmath.mpf(3)))
+    assert R(c64.lift(0.1)) == REF.mpf(0.1)     # a float, with its 53 bits
 
 
 def test_numbers_convert_exactly_between_mp_and_gmp():

@@ -14,9 +14,9 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from mpvi import MPContext, fp, integrate
+from mpvi import MPContext, Problem, error_norms, fp, solve
 from mpvi.newton import tolerance
-from mpvi.systems.double_well import DoubleWellExact, double_well, duffing
+from mpvi.systems.double_well import DoubleWellExact, double_well, double_well_problem, duffing
 
 C = MPContext(64)
 TIMES = ["0.37", "1.3", "4.05", "11.7"]
@@ -129,17 +129,14 @@ H = C.num("0.1")
 
 @pytest.mark.parametrize("method", METHODS)
 def test_newton_converges_at_every_step_on_the_double_well(method):
-    S = double_well(C)
     for q0 in ("0.74", "0.995"):
         n = 60
-        tr = integrate(S, method, [q0], None, H, n, C, v0=["0"])
-        st = tr.stats["newton"]
+        sol = solve(double_well_problem(C, q0), method, h=H, n=n)
+        st = sol.stats["newton"]
         assert st["solves"] == n
         assert st["max_iterations"] <= 6
         assert st["max_residual"] < float(tolerance(C))
-        ex = DoubleWellExact(C, q0)
-        err = max(abs(x - y) for x, y in zip(tr.q[:, 0], ex.q(tr.t)[:, 0]))
-        assert err < (1e-2 if method == "hermite_variational" else 1e-4)
+        assert error_norms(sol)["q"] < (1e-2 if method == "hermite_variational" else 1e-4)
 
 
 @pytest.mark.parametrize("system", ["double well", "duffing"])
@@ -151,8 +148,8 @@ def test_more_gauss_legendre_nodes_change_nothing(system, method):
     quadrature change."""
     S = double_well(C) if system == "double well" else duffing(C, -1, 2, "0.1")
     n = 20
-    runs = {k: integrate(S, method, ["0.995"], None, H, n, C, v0=["0"],
-                         **({"nodes": k} if k else {}))
+    problem = Problem(S, ["0.995"], v0=["0"])
+    runs = {k: solve(problem, method, h=H, n=n, **({"nodes": k} if k else {}))
             for k in (None, 12, 5)}
     a, b, c = runs[None], runs[12], runs[5]
 

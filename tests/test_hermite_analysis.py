@@ -17,10 +17,9 @@ import mpmath
 import pytest
 import sympy as sp
 
-from mpvi import MPContext, SCHEMES, fit_order, integrate
+from mpvi import METHODS, LagrangianSystem, MPContext, Problem, fit_order, solve
 from mpvi.analysis import matrix_defect, one_step_jacobian, one_step_matrix, stability_scan
-from mpvi.mechanics import LagrangianSystem
-from mpvi.published import PublishedDataError, formulas_equal, parse_formula
+from mpvi.repro.published import PublishedDataError, formulas_equal, parse_formula
 from mpvi.schemes.hermite import galerkin_spec, variational_spec
 from mpvi.schemes.variational import MIDPOINT, SIMPSON, lagrange_variational
 from mpvi.symbolic import DT, OMEGA, Z, amplification_matrix, oscillator_map, stable_intervals
@@ -68,8 +67,8 @@ def _paper_cubic_step(galerkin, q0, v0, h):
 def test_n2_is_the_cubic_method_of_eqs_17_and_24_26(method):
     q0, v0, h = sp.Rational(74, 100), sp.Rational(1, 10), sp.Rational(1, 10)
     ref = _paper_cubic_step(method == "hermite_galerkin", q0, v0, h)
-    tr = integrate(double_well(C64), method, ["0.74"], None, C64.num("0.1"), 1, C64, v0=["0.1"])
-    assert abs(tr.q[1][0] - ref[0]) < 1e-60 and abs(tr.v[1][0] - ref[1]) < 1e-60
+    sol = solve(Problem(double_well(C64), ["0.74"], v0=["0.1"]), method, h=C64.num("0.1"), n=1)
+    assert abs(sol.q[1][0] - ref[0]) < 1e-60 and abs(sol.v[1][0] - ref[1]) < 1e-60
 
 
 @pytest.mark.parametrize("method,n,steps", [("hermite_variational", 2, (10, 20, 40)),
@@ -80,23 +79,24 @@ def test_measured_orders_are_2n_minus_2_and_4n_minus_4(method, n, steps):
     s = driven_oscillator(C64)
     t0, q0, v0, T = C64.num("1.5"), C64.num("0.8"), C64.num("-0.4"), C64.num(2)
     q = exact_driven(C64, t0, q0, v0)
+    problem = Problem(s, [q0], v0=[v0], t0=t0)
     hs, errs = [], []
     for N in steps:
-        tr = integrate(s, method, [q0], None, T / N, N, C64, t0=t0, v0=[v0], hermite_n=n)
-        assert tr.stats["newton"]["max_residual"] < 1e-60
-        errs.append(max(abs(x[0] - q(t)) for x, t in zip(tr.q, tr.t)))
+        sol = solve(problem, method, h=T / N, n=N, hermite_n=n)
+        assert sol.stats["newton"]["max_residual"] < 1e-60
+        errs.append(max(abs(x[0] - q(t)) for x, t in zip(sol.q, sol.t)))
         hs.append(T / N)
-    expected = SCHEMES[method].order_for(hermite_n=n)
+    expected = METHODS[method].order_for(hermite_n=n)
     assert expected == (2 * n - 2 if method == "hermite_variational" else 4 * n - 4)
     assert abs(fit_order(C64, hs, errs) - expected) < 0.15
 
 
 def test_bad_hermite_parameters_are_refused():
-    s = oscillator(C64)
+    problem = Problem(oscillator(C64), ["1"], v0=["0"])
     with pytest.raises(ValueError, match="needs n >= 2"):
-        integrate(s, "hermite_galerkin", ["1"], None, C64.num("0.1"), 2, C64, v0=["0"], hermite_n=1)
+        solve(problem, "hermite_galerkin", h=C64.num("0.1"), n=2, hermite_n=1)
     with pytest.raises(ValueError, match="nodes must be an integer >= n"):
-        integrate(s, "hermite_variational", ["1"], None, C64.num("0.1"), 2, C64, v0=["0"], nodes=1)
+        solve(problem, "hermite_variational", h=C64.num("0.1"), n=2, nodes=1)
 
 
 # ----- the derived amplification matrices ---------------------------------------------------------

@@ -1,5 +1,5 @@
-"""mpvi.interpolation: Mutze's C-infinity partition-of-unity interpolation (mutze Sec. 2)
-and the p* of footnote 3, checked against independent references (sympy derivatives,
+"""reproductions._mutze_interpolation: Mutze's C-infinity partition-of-unity interpolation
+(mutze Sec. 2) and the p* of footnote 3, checked against independent references (sympy derivatives,
 mpmath finite differences, direct sums over all m terms, a natural cubic spline)."""
 import json
 import random
@@ -12,9 +12,11 @@ import numpy as np
 import pytest
 import sympy as sp
 
-from mpvi import MPContext, fp
+from mpvi import GMPContext, MPContext, fp
 from mpvi.context import PrecisionError
-from mpvi.interpolation import (
+from mpvi.repro.run import execute, get_reproduction
+
+from reproductions._mutze_interpolation import (
     P_OPT,
     SmoothInterpolant,
     optimal_p,
@@ -25,7 +27,6 @@ from mpvi.interpolation import (
     smooth_step_derivatives,
     smooth_step_pair,
 )
-from mpvi.repro import execute, get_reproduction
 from reproductions.mutze_interpolation import random_data
 
 MP = MPContext(64)
@@ -130,7 +131,7 @@ def test_p_star_to_30_digits_stable_under_precision_and_printed_value():
     a = optimal_p(MPContext(50))
     b = optimal_p(MPContext(70), method="gauss-legendre")
     c = MPContext(70)
-    assert abs(c.num(a) - b) <= c.num(10) ** -45
+    assert abs(c.lift(a) - b) <= c.num(10) ** -45          # a: the 50-digit p*, its bits kept
     assert abs(c.num(P_OPT) - b) <= c.num(10) ** -65
     # footnote 3 prints 0.810747...: p* rounded to 6 digits; truncated it would be 0.810746
     assert Decimal(c.to_str(b, 6)) == Decimal("0.810747")
@@ -238,6 +239,23 @@ def test_one_sided_derivatives_match_at_knots_unlike_a_cubic_spline():
         assert abs(sh[2] - sl[2]) <= MP.num(10) ** -25            # spline: C2 ...
         spline_jump3 = max(spline_jump3, abs(sh[3] - sl[3]))
     assert spline_jump3 > MP.num(Fraction(1, 10))                   # ... but not C3
+
+
+def test_quadrature_and_derivatives_run_in_the_gmp_context():
+    """The reproduction's default context: inside quad and diff the gmp context works at a
+    raised precision, where the parameters the integrand and the interpolant captured (p,
+    the data) are numbers of its own nominal precision and must be taken as they are.
+    The results agree with the mp context's."""
+    g, m = GMPContext(30), MPContext(30)
+    one = [c.num(1) for c in (g, m)]
+    J = [second_derivative_norm_squared(x, c, derivative=True) for x, c in zip(one, (g, m))]
+    assert abs(m.num(J[0]) - J[1]) <= m.num(10) ** -25 * abs(J[1])
+    xs, ys = random_data(13, 8)
+    d = []
+    for c in (g, m):
+        f = SmoothInterpolant(xs, ys, ctx=c)
+        d.append(c.diff(f, c.num(xs[3]) + c.num("0.1"), 2))
+    assert abs(m.num(d[0]) - d[1]) <= m.num(10) ** -25 * max(1, abs(d[1]))
 
 
 def test_two_points_give_the_line_and_default_p():

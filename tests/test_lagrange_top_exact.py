@@ -10,7 +10,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from mpvi import MPContext
+from mpvi import GMPContext, MPContext
 from mpvi.context import PrecisionError
 from mpvi.elliptic import Weierstrass
 from mpvi.systems.lagrange_top import table3_top as table3_system
@@ -266,6 +266,27 @@ def test_table3_period_and_the_printed_value(ctx):
     assert ctx.to_str(table3_top(ctx, I="0.00233").period, 6) == "1.84671"
 
 
+def test_the_gmp_context_gives_the_same_nutation(ctx):
+    """A top of the gmp context (the reproductions' default) hands its own 64-digit numbers
+    to the nutation, whose setup runs with guard digits: they are taken as they are (not
+    refused as numbers of fewer bits than the raised precision), and the nutation is the
+    mpmath context's to the 64-digit rounding.  Numbers of fewer bits than the context are
+    still refused."""
+    gmp = GMPContext(64)
+    top_gmp = table3_system(gmp)
+    nut_gmp, nut_mp = top_gmp.nutation(), table3_top(ctx)
+    assert abs(ctx.num(nut_gmp.period) - nut_mp.period) <= ctx.num("1e-62") * nut_mp.period
+    for t in ("0.7", "2.3"):
+        assert abs(ctx.num(nut_gmp.theta(t)) - nut_mp.theta(t)) <= ctx.num("1e-62")
+    P = top_gmp.params
+    base = dict(m_top=P["m_top"], I=P["I"], I3=P["I3"], ell=P["ell"], g=P["g"],
+                phi_dot0=top_gmp.qdot0[0], theta_dot0=top_gmp.qdot0[1], psi_dot0=top_gmp.qdot0[2])
+    with pytest.raises(PrecisionError):
+        LagrangeTopNutation(gmp, theta0=GMPContext(30).num("1"), **base)
+    with pytest.raises(PrecisionError):
+        LagrangeTopNutation(gmp, theta0=1.0, **base)
+
+
 def test_general_initial_data(ctx, tol):
     """θ̇0 ≠ 0 of either sign, θ0 near either turning point: the phase t0 is right."""
     base = dict(m_top="0.1", I="0.002329969592394382", I3="0.000125", ell="0.15", g="9.81",
@@ -303,7 +324,7 @@ def test_evaluation_carries_the_context_precision(ctx):
     eps times the ~1e5 condition number of the period of this near-separatrix (looping)
     motion."""
     top64, top80 = table3_top(ctx), table3_top(MPContext(80))
-    t = ctx.num("0.7")
+    t = "0.7"                                          # read by each at its own precision
     p64, p80 = +top64.period, ctx.num(top80.period)   # +x: rounded to 64 digits
     assert abs(p64 - p80) <= ctx.num("1e-62") * p80
     assert abs(top64.cos_theta(t) - ctx.num(top80.cos_theta(t))) <= ctx.num("1e-62")

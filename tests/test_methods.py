@@ -8,8 +8,7 @@ import numpy as np
 import pytest
 import sympy as sp
 
-from mpvi import MPContext, SCHEMES, fit_order, integrate
-from mpvi.integrate import IntegrationError
+from mpvi import METHODS, IntegrationError, MPContext, Problem, fit_order, solve
 from mpvi.mechanics import TIME, LagrangianSystem
 from mpvi.quadrature import gauss_legendre, gauss_lobatto, hermite_basis, to_context
 from mpvi.schemes.base import Method
@@ -27,26 +26,26 @@ def pendulum(ctx):
 def test_lobatto4_is_order_6_on_the_nonlinear_pendulum_at_64_digits():
     """Errors at T = 4 against an order-32 GBS reference (error < 1e-45 here)."""
     s, T = pendulum(C64), C64.num(4)
-    q0, p0 = ["1.2"], ["0"]
-    ref = integrate(s, "gbs", q0, p0, T / 80, 80, C64, levels=16)
-    check = integrate(s, "gbs", q0, p0, T / 160, 160, C64, levels=16)
+    problem = Problem(s, ["1.2"], p0=["0"])
+    ref = solve(problem, "gbs", h=T / 80, n=80, levels=16)
+    check = solve(problem, "gbs", h=T / 160, n=160, levels=16)
     assert abs(ref.q[-1][0] - check.q[-1][0]) < 1e-45
     hs, errs = [], []
     for N in (20, 40, 80):
-        tr = integrate(s, "lobatto", q0, p0, T / N, N, C64)
-        assert tr.internal.shape == (N, 2, 1)                 # two internal points per step
+        sol = solve(problem, "lobatto", h=T / N, n=N)
+        assert sol.internal.shape == (N, 2, 1)                 # two internal points per step
         hs.append(T / N)
-        errs.append(max(abs(tr.q[-1][0] - ref.q[-1][0]), abs(tr.p[-1][0] - ref.p[-1][0])))
+        errs.append(max(abs(sol.q[-1][0] - ref.q[-1][0]), abs(sol.p[-1][0] - ref.p[-1][0])))
     order = fit_order(C64, hs, errs)
     assert abs(order - 6) < 0.2, order
-    assert SCHEMES["lobatto"].order_for() == 6 and SCHEMES["lobatto"].order_for(points=5) == 8
+    assert METHODS["lobatto"].order_for() == 6 and METHODS["lobatto"].order_for(points=5) == 8
 
 
 def test_lobatto3_is_simpson():
     """Three Lobatto points give Simpson's discrete Lagrangian: the same run to the last bit."""
-    s = pendulum(C64)
-    a = integrate(s, "simpson", ["1"], ["0.5"], C64.num("0.1"), 20, C64)
-    b = integrate(s, "lobatto", ["1"], ["0.5"], C64.num("0.1"), 20, C64, points=3)
+    problem = Problem(pendulum(C64), ["1"], p0=["0.5"])
+    a = solve(problem, "simpson", h="0.1", n=20)
+    b = solve(problem, "lobatto", h="0.1", n=20, points=3)
     assert C64.norm_inf(a.q - b.q) == 0 and C64.norm_inf(a.p - b.p) == 0
 
 
@@ -114,23 +113,24 @@ def test_forced_system_from_t0_against_the_exact_solution(method, options, order
     s = driven_oscillator(C64)
     t0, q0, v0, T = C64.num("1.5"), C64.num("0.8"), C64.num("-0.4"), C64.num(2)
     q = exact_driven(C64, t0, q0, v0)
-    m = SCHEMES[method]
+    problem = Problem(s, [q0], v0=[v0], t0=t0)
+    m = METHODS[method]
     assert m.order_for(**options) == order
     hs, errs = [], []
     for N in (20, 40, 80):
-        tr = integrate(s, method, [q0], None, T / N, N, C64, t0=t0, v0=[v0], **options)
-        assert tr.state == m.state and abs(tr.t[-1] - (t0 + T)) < 1e-60
-        errs.append(max(abs(x[0] - q(t)) for x, t in zip(tr.q, tr.t)))
+        sol = solve(problem, method, h=T / N, n=N, **options)
+        assert sol.state == m.state and abs(sol.t[-1] - (t0 + T)) < 1e-60
+        errs.append(max(abs(x[0] - q(t)) for x, t in zip(sol.q, sol.t)))
         hs.append(T / N)
-        assert C64.norm_inf(tr.p - tr.v) <= 1e-60        # p = v for this Lagrangian
+        assert C64.norm_inf(sol.p - sol.v) <= 1e-60        # p = v for this Lagrangian
     assert abs(fit_order(C64, hs, errs) - order) < 0.15
 
 
 def test_newmark_family_on_a_linear_system_is_axioms2024_newmark():
-    from mpvi import linearized_double_pendulum
+    from mpvi.systems.double_pendulum import linearized_double_pendulum
     dp = linearized_double_pendulum(C64)
-    a = integrate(dp.system, "newmark", dp.q0, dp.p0, dp.tbar / 10, 20, C64)
-    b = integrate(dp.system, "newmark_family", dp.q0, dp.p0, dp.tbar / 10, 20, C64)
+    a = solve(dp, "newmark", h=dp.tbar / 10, n=20)
+    b = solve(dp, "newmark_family", h=dp.tbar / 10, n=20)
     assert b.state == "qv"
     assert C64.norm_inf(a.q - b.q) < 1e-60 and C64.norm_inf(a.p - b.p) < 1e-60
 
@@ -142,7 +142,8 @@ HERMITE3 = Discretization("hermite3", hermite_basis(2), gauss_legendre(4))
 
 def as_method(name, spec):
     return Method(name=name, label=name, state="qv", order=4, symplectic=False, implicit=True,
-                  reference="engine test", prepare=lambda system, h, ctx, newton=None:
+                  reference="engine test",
+                  prepare=lambda system, h, ctx, newton=None, check_stability=True:
                   spec.prepare(system, h, ctx, newton))
 
 
@@ -152,10 +153,12 @@ def test_cubic_hermite_petrov_galerkin_is_order_4_on_the_forced_system():
     s = driven_oscillator(C64)
     t0, q0, v0, T = C64.num("1.5"), C64.num("0.8"), C64.num("-0.4"), C64.num(2)
     q = exact_driven(C64, t0, q0, v0)
+    problem = Problem(s, [q0], v0=[v0], t0=t0)
+    method = as_method("hermite_galerkin", spec)
     hs, errs = [], []
     for N in (20, 40, 80):
-        tr = integrate(s, as_method("hermite_galerkin", spec), [q0], None, T / N, N, C64, t0=t0, v0=[v0])
-        errs.append(max(abs(x[0] - q(t)) for x, t in zip(tr.q, tr.t)))
+        sol = solve(problem, method, h=T / N, n=N)
+        errs.append(max(abs(x[0] - q(t)) for x, t in zip(sol.q, sol.t)))
         hs.append(T / N)
     assert abs(fit_order(C64, hs, errs) - 4) < 0.15
 
@@ -176,28 +179,29 @@ def test_cubic_hermite_variational_step_solves_its_equations():
 def test_nan_or_infinite_initial_state_is_refused():
     s = pendulum(C64)
     for q0, p0, what in ((["nan"], ["0"], "initial position q0"), (["1"], ["inf"], "initial momentum p0")):
-        with pytest.raises(ValueError, match=f"{what} has a non-finite entry"):
-            integrate(s, "simpson", q0, p0, C64.num("0.1"), 3, C64)
-    with pytest.raises(ValueError, match="initial velocity v0 has a non-finite entry"):
-        integrate(s, "newmark_family", ["1"], None, C64.num("0.1"), 3, C64, v0=["-inf"])
+        with pytest.raises(ValueError, match=f"pendulum: {what} has a non-finite entry"):
+            Problem(s, q0, p0=p0)
+    with pytest.raises(ValueError, match="pendulum: initial velocity v0 has a non-finite entry"):
+        Problem(s, ["1"], v0=["-inf"])
 
 
 def test_wrong_length_initial_state_is_refused():
     s = pendulum(C64)
     with pytest.raises(ValueError, match=r"initial position q0 must be a vector of 1 numbers \(theta\), got shape \(2,\)"):
-        integrate(s, "rk4", ["1", "2"], ["0"], C64.num("0.1"), 3, C64)
-    with pytest.raises(ValueError, match="exactly one of the initial momentum p0 and velocity v0"):
-        integrate(s, "rk4", ["1"], None, C64.num("0.1"), 3, C64)
+        Problem(s, ["1", "2"], p0=["0"])
+    for given in ({}, {"p0": ["0"], "v0": ["0"]}):
+        with pytest.raises(ValueError, match="exactly one of the initial momentum p0 and the initial velocity v0"):
+            Problem(s, ["1"], **given)
 
 
 def test_bad_step_options_and_parameters_are_refused():
-    s = pendulum(C64)
-    with pytest.raises(ValueError, match="positive finite"):
-        integrate(s, "simpson", ["1"], ["0"], C64.num("inf"), 3, C64)
-    with pytest.raises(ValueError, match="takes no option"):
-        integrate(s, "simpson", ["1"], ["0"], C64.num("0.1"), 3, C64, points=4)
+    problem = Problem(pendulum(C64), ["1"], p0=["0"])
+    with pytest.raises(ValueError, match="nonzero finite"):
+        solve(problem, "simpson", h=C64.num("inf"), n=3)
+    with pytest.raises(ValueError, match=r"method 'simpson' has no parameter\(s\) \['points'\]"):
+        solve(problem, "simpson", h="0.1", n=3, points=4)
     with pytest.raises(ValueError, match="at least 2 points"):
-        integrate(s, "lobatto", ["1"], ["0"], C64.num("0.1"), 3, C64, points=1)
+        solve(problem, "lobatto", h="0.1", n=3, points=1)
 
 
 def test_singular_mass_matrix_mid_run_names_the_step_and_time():
@@ -207,14 +211,15 @@ def test_singular_mass_matrix_mid_run_names_the_step_and_time():
     s = LagrangianSystem.from_lagrangian("fading mass", [x], [v], (1 - TIME) * v ** 2 / 2, {}, C64)
     with pytest.raises(IntegrationError, match=r"rk4: step 3 at t = 0\.75: fading mass: the mass "
                                                r"matrix is singular at q = \(.*\): solve: the matrix is zero"):
-        integrate(s, "rk4", ["0"], ["1"], Fraction(1, 4), 6, C64)
+        solve(Problem(s, ["0"], p0=["1"]), "rk4", h=Fraction(1, 4), n=6)
 
 
 def test_a_mass_matrix_that_is_not_positive_definite_at_q0_is_refused():
     x = sp.Symbol("x")
     s = LagrangianSystem("bad mass", [x], sp.Matrix([[x]]), 0, {}, C64)
-    with pytest.raises(ValueError, match="bad mass: the mass matrix at the initial point is not positive definite"):
-        integrate(s, "midpoint", ["-1"], ["0"], C64.num("0.1"), 3, C64)
+    with pytest.raises(ValueError, match=r"bad mass: the mass matrix at the initial point q = \(-1\.0+\) "
+                                         "is not positive definite"):
+        Problem(s, ["-1"], p0=["0"])
 
 
 # ----- layering -----------------------------------------------------------------------------------
@@ -269,8 +274,8 @@ def test_declared_symplecticity_is_measured_on_the_pendulum(method, options, sym
     Newmark's average acceleration (the trapezoidal rule) is not, nor is RK4."""
     ctx = MPContext(100)
     s, h = pendulum(ctx), ctx.num("0.3")
-    stepper = SCHEMES[method].prepare(s, h, ctx, **options)
-    assert SCHEMES[method].symplectic_for(**options) is symplectic
+    stepper = METHODS[method].prepare(s, h, ctx, **options)
+    assert METHODS[method].symplectic_for(**options) is symplectic
 
     def step(z):
         r = stepper(ctx.zero, z[:1], z[1:])

@@ -6,12 +6,8 @@ from fractions import Fraction
 import pytest
 import sympy as sp
 
-from mpvi.analysis import fit_order
+from mpvi import LagrangianSystem, NewtonError, Problem, fit_order, get_method, solve
 from mpvi.context import MPContext, PrecisionError
-from mpvi.integrate import integrate
-from mpvi.mechanics import LagrangianSystem
-from mpvi.newton import NewtonError
-from mpvi.schemes import get_scheme
 from mpvi.schemes.mutze import TAU, parabolic_acceleration
 from mpvi.systems.damped import DampedOscillatorExact, damped_oscillator, damped_pendulum
 
@@ -38,15 +34,15 @@ def oscillator(ctx):
 
 
 def test_g1_is_the_implicit_midpoint_rule_step_for_step():
-    system = coupled_system(CTX)
+    problem = Problem(coupled_system(CTX), [1, "1/2"], v0=["1/3", -1])
     h = CTX.num(Fraction(1, 10))
-    a = integrate(system, "mutze", [1, "1/2"], None, h, 25, CTX, v0=["1/3", -1], g=1)
-    b = integrate(system, "implicit_midpoint", [1, "1/2"], None, h, 25, CTX, v0=["1/3", -1])
+    a = solve(problem, "mutze", h=h, n=25, g=1)
+    b = solve(problem, "implicit_midpoint", h=h, n=25)
     dq = max(abs(e) for e in (a.q - b.q).ravel())
-    dv = max(abs(e) for e in (a.y - b.y).ravel())
+    dv = max(abs(e) for e in (a.v - b.v).ravel())
     assert dq < CTX.num(10) ** -58 and dv < CTX.num(10) ** -58
     # and it is not some other second-order method: g = 0 differs at the O(h^3) level
-    c = integrate(system, "mutze", [1, "1/2"], None, h, 25, CTX, v0=["1/3", -1], g=0)
+    c = solve(problem, "mutze", h=h, n=25, g=0)
     assert max(abs(e) for e in (a.q - c.q).ravel()) > CTX.num(10) ** -4
 
 
@@ -56,7 +52,7 @@ def test_explicit_solver_is_eq79_and_eq89():
     tau = h / 2
     x, v = CTX.num("0.7"), CTX.num("-1.3")
     for solver in ("explicit", "newton"):
-        r = get_scheme("mutze").prepare(system, h, CTX, solver=solver)(CTX.zero, CTX.asarray([x]), CTX.asarray([v]))
+        r = get_method("mutze").prepare(system, h, CTX, solver=solver)(CTX.zero, CTX.asarray([x]), CTX.asarray([v]))
         a89 = -(b * v + k * (x + v * tau)) / (m + tau * b)                 # eq. (89)
         assert abs(r.internal[0] - a89) < CTX.num(10) ** -60
         assert abs(r.y[0] - (v + 2 * tau * a89)) < CTX.num(10) ** -60
@@ -65,9 +61,9 @@ def test_explicit_solver_is_eq79_and_eq89():
 
 def test_explicit_solver_refused_when_eq72_is_not_affine():
     pend = damped_pendulum(CTX)
-    get_scheme("mutze").prepare(pend, CTX.num("0.1"), CTX, solver="explicit")      # g = 0: eq. (79) applies
+    get_method("mutze").prepare(pend, CTX.num("0.1"), CTX, solver="explicit")      # g = 0: eq. (79) applies
     with pytest.raises(ValueError, match="affine in a"):
-        get_scheme("mutze").prepare(pend, CTX.num("0.1"), CTX, g="1/2", solver="explicit")
+        get_method("mutze").prepare(pend, CTX.num("0.1"), CTX, g="1/2", solver="explicit")
 
 
 def test_action_methods_give_eq90_symbolically():
@@ -82,28 +78,29 @@ def test_action_methods_give_eq90_symbolically():
 
 def test_action_methods_step_equals_g_three_fifths_on_the_oscillator():
     system, _ = oscillator(CTX)
+    problem = Problem(system, [1], v0=[0])
     h = CTX.num(1) / 32
-    ref = integrate(system, "mutze", [1], None, h, 40, CTX, v0=[0], g="3/5")
+    ref = solve(problem, "mutze", h=h, n=40, g="3/5")
     for name in ("mutze_variation", "mutze_parabolic_el"):
-        tr = integrate(system, name, [1], None, h, 40, CTX, v0=[0])
-        assert max(abs(e) for e in (tr.q - ref.q).ravel()) < CTX.num(10) ** -58, name
+        sol = solve(problem, name, h=h, n=40)
+        assert max(abs(e) for e in (sol.q - ref.q).ravel()) < CTX.num(10) ** -58, name
 
 
 def test_action_methods_differ_when_the_force_is_nonlinear():
     """(44) and (54) agree for the oscillator only: S_F's variation differs from W_F by
     O(tau^2) (eq. 50), which shows for F = -v^3/5."""
-    system = coupled_system(CTX)
+    problem = Problem(coupled_system(CTX), [1, "1/2"], v0=["1/3", -1])
     h = CTX.num(Fraction(1, 10))
-    a = integrate(system, "mutze_variation", [1, "1/2"], None, h, 5, CTX, v0=["1/3", -1])
-    b = integrate(system, "mutze_parabolic_el", [1, "1/2"], None, h, 5, CTX, v0=["1/3", -1])
+    a = solve(problem, "mutze_variation", h=h, n=5)
+    b = solve(problem, "mutze_parabolic_el", h=h, n=5)
     assert max(abs(e) for e in (a.q - b.q).ravel()) > CTX.num(10) ** -8
 
 
 def test_action_quadrature_converges_in_the_node_count():
     """Nonpolynomial integrands: the quadrature error falls fast with the node count."""
-    pend = damped_pendulum(CTX)
+    problem = Problem(damped_pendulum(CTX), [1], v0=[0])
     h = CTX.num(Fraction(1, 4))
-    runs = {k: integrate(pend, "mutze_variation", [1], None, h, 4, CTX, v0=[0], nodes=k) for k in (3, 6, 12)}
+    runs = {k: solve(problem, "mutze_variation", h=h, n=4, nodes=k) for k in (3, 6, 12)}
     d1 = abs(runs[3].q[-1][0] - runs[12].q[-1][0])
     d2 = abs(runs[6].q[-1][0] - runs[12].q[-1][0])
     assert d2 < d1 * CTX.num(10) ** -6
@@ -121,19 +118,20 @@ ORDER_CASES = [
 
 def test_measured_orders_on_the_damped_driven_pendulum():
     ctx = MPContext(30)
-    pend = damped_pendulum(ctx)
+    problem = Problem(damped_pendulum(ctx), [1], v0=[0])
     T = 2
-    ref = integrate(pend, "gbs", [1], None, ctx.num(1) / 4, 4 * T, ctx, v0=[0], levels=12)
-    xr, vr = ref.q[-1][0], pend.velocity(ref.q[-1], ref.y[-1], ctx.num(T))[0]
+    ref = solve(problem, "gbs", h=ctx.num(1) / 4, n=4 * T, levels=12)
+    xr, vr = ref.q[-1][0], ref.v[-1][0]
     hs = [Fraction(1, 2 ** k) for k in range(4, 8)]
     for name, opts, order in ORDER_CASES:
         errs = []
         for h in hs:
-            tr = integrate(pend, name, [1], None, ctx.num(h), int(T / h), ctx, v0=[0], **opts)
-            errs.append(max(abs(tr.q[-1][0] - xr), abs(tr.y[-1][0] - vr)))
+            sol = solve(problem, name, h=ctx.num(h), n=int(T / h), **opts)
+            errs.append(max(abs(sol.q[-1][0] - xr), abs(sol.v[-1][0] - vr)))
         p = fit_order(ctx, hs, errs)
         assert abs(p - order) < ctx.num("0.15"), (name, opts, p)
-        assert get_scheme(name).order_for(**{k: v for k, v in opts.items() if k in get_scheme(name).params}) == order
+        method = get_method(name)
+        assert method.order_for(**{k: v for k, v in opts.items() if k in method.params}) == order
 
 
 def test_64_digits_end_to_end():
@@ -141,10 +139,10 @@ def test_64_digits_end_to_end():
     out = []
     for dps in (64, 80):
         ctx = MPContext(dps)
-        pend = damped_pendulum(ctx)
-        tr = integrate(pend, "mutze", [1], None, ctx.num(Fraction(1, 16)), 32, ctx, v0=[0], g="0.68")
-        out.append(tr.q[-1][0])
-    assert abs(out[0] - CTX.num(str(out[1]))) < CTX.num(10) ** -61
+        sol = solve(Problem(damped_pendulum(ctx), [1], v0=[0]), "mutze", h=ctx.num(Fraction(1, 16)),
+                    n=32, g="0.68")
+        out.append(sol.q[-1][0])
+    assert abs(out[0] - CTX.num(out[1])) < CTX.num(10) ** -61      # the 80-digit value rounded
 
 
 def test_interaction_picture_of_the_exact_flow_is_constant():
@@ -170,7 +168,7 @@ def test_interaction_picture_of_the_exact_flow_is_constant():
 
 def test_bad_input_is_refused_with_the_cause():
     system, _ = oscillator(CTX)
-    prep = get_scheme("mutze").prepare
+    prep = get_method("mutze").prepare
     with pytest.raises(ValueError, match="unknown solver"):
         prep(system, CTX.num(1) / 32, CTX, solver="bisection")
     with pytest.raises(ValueError, match="variant"):
@@ -180,13 +178,14 @@ def test_bad_input_is_refused_with_the_cause():
     with pytest.raises(PrecisionError):
         prep(system, CTX.num(1) / 32, CTX, g=0.68)
     with pytest.raises(ValueError, match="nodes"):
-        get_scheme("mutze_variation").prepare(system, CTX.num(1) / 32, CTX, nodes=0)
-    with pytest.raises(ValueError, match="has no parameter|takes no option"):
-        integrate(system, "mutze", [1], None, CTX.num(1) / 32, 2, CTX, v0=[0], gamma=1)
-    with pytest.raises(NewtonError, match="eq. \\(72\\)"):
-        integrate(system, "mutze", [1], None, CTX.num(1) / 32, 2, CTX, v0=[0], newton={"max_iter": 1})
+        get_method("mutze_variation").prepare(system, CTX.num(1) / 32, CTX, nodes=0)
+    problem = Problem(system, [1], v0=[0])
+    with pytest.raises(ValueError, match="'mutze' has no parameter"):
+        solve(problem, "mutze", h=CTX.num(1) / 32, n=2, gamma=1)
+    with pytest.raises(NewtonError, match="eq. \\(72\\), step 0"):
+        solve(problem, "mutze", h=CTX.num(1) / 32, n=2, newton={"max_iter": 1})
     with pytest.raises(ValueError, match="rk2: unknown variant"):
-        integrate(system, "rk2", [1], None, CTX.num(1) / 32, 2, CTX, v0=[0], variant="ralston")
+        solve(problem, "rk2", h=CTX.num(1) / 32, n=2, variant="ralston")
 
 
 def test_direct_midpoint_is_position_verlet_for_separable_systems():
@@ -195,7 +194,7 @@ def test_direct_midpoint_is_position_verlet_for_separable_systems():
     x, u = sp.symbols("x u")
     system = LagrangianSystem.from_lagrangian("anharmonic", [x], [u], u ** 2 / 2 - x ** 4 / 4 - sp.cos(x), {}, CTX)
     h = CTX.num(Fraction(1, 5))
-    step = get_scheme("mutze").prepare(system, h, CTX, g=0)
+    step = get_method("mutze").prepare(system, h, CTX, g=0)
     hi = CTX.num(10) ** -25
     x0, v0 = CTX.num("0.4"), CTX.num("0.9")
     cols = []

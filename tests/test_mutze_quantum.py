@@ -96,8 +96,10 @@ def test_scheme_equals_eq86_step_by_step():
     for psi, dpsi in ref:
         X, V = p.step(X, V, tau)
         for j in range(p.n):
-            assert abs(X[0, j] - ctx.num(psi[j].real)) < tol and abs(X[1, j] - ctx.num(psi[j].imag)) < tol
-            assert abs(V[0, j] - ctx.num(dpsi[j].real)) < tol and abs(V[1, j] - ctx.num(dpsi[j].imag)) < tol
+            # the reference is computed in an mpmath context of ctx's precision: lift keeps its bits
+            x, v = psi[j], dpsi[j]
+            assert abs(X[0, j] - ctx.lift(x.real)) < tol and abs(X[1, j] - ctx.lift(x.imag)) < tol
+            assert abs(V[0, j] - ctx.lift(v.real)) < tol and abs(V[1, j] - ctx.lift(v.imag)) < tol
 
 
 def test_bad_tau_refused():
@@ -123,7 +125,7 @@ def test_gershgorin_bounds_the_spectrum():
     # eigenvalues against mpmath's dense eigsy
     m, H = _dense_h(ctx, p, 0)
     E = sorted(m.eigsy(H, eigvals_only=True))
-    assert max(abs(a - ctx.num(b)) for a, b in zip(lam, E)) < 100 * ctx.eps
+    assert max(abs(a - ctx.lift(b)) for a, b in zip(lam, E)) < 100 * ctx.eps   # E: ctx.prec bits
 
 
 # ---- invariants, closed form, precision -----------------------------------------------------
@@ -180,9 +182,10 @@ def test_64_digits_carry_64_digits():
         res[dps] = (ctx, X, p.observe(X, V, tau)["norm"])
     c64, X64, n64 = res[64]
     c80, X80, n80 = res[80]
-    diff = max(abs(c80.num(a) - b) for a, b in zip(np.ravel(X64), np.ravel(X80)))
+    # the 64-digit results compared in the 80-digit context: lift keeps their bits
+    diff = max(abs(c80.lift(a) - b) for a, b in zip(np.ravel(X64), np.ravel(X80)))
     assert diff < 10 ** 4 * c64.eps
-    assert abs(c80.num(n64) - n80) < 10 ** 4 * c64.eps
+    assert abs(c80.lift(n64) - n80) < 10 ** 4 * c64.eps
     assert diff > 0                     # the two runs are not accidentally the same computation
 
 
@@ -228,7 +231,9 @@ def test_forward_eigenvector_start_conserves_norm_exactly():
     F = U * m.diag([E[k] / hb / m.sqrt(1 - (t * E[k] / hb) ** 2) for k in range(p.n)]) * U.T
     Fu = F * m.matrix([m.mpf(v) for v in X[0]])
     Fw = F * m.matrix([m.mpf(v) for v in X[1]])
-    V_fwd = ctx.asarray([[ctx.num(Fw[j]) for j in range(p.n)], [ctx.num(-Fu[j]) for j in range(p.n)]])
+    # F is computed in the private context m of ctx.prec + 20 bits: lift keeps them
+    V_fwd = ctx.asarray([[ctx.lift(Fw[j]) for j in range(p.n)],
+                         [ctx.lift(-Fu[j]) for j in range(p.n)]])
     runs = {}
     for name, V in (("forward", V_fwd), ("paper", p.schroedinger_velocity(X))):
         Y, W = X, V
@@ -249,7 +254,7 @@ def test_reproduction_end_to_end_on_a_tiny_grid():
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from mpvi.repro import Run
+    from mpvi.repro.run import Run
     params = REPRODUCTION.parameters(quick=True)
     params.update({"n": 40, "barrier": {"center": "21", "halfwidth": "1", "height": "0.12"},
                    "scenarios": [{"name": "gauss", "kind": "gauss", "x0": "10", "sigma": "3",

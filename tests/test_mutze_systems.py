@@ -4,18 +4,18 @@ Checked at reduced size: the orders on the Lagrange top against the exact nutati
 Mutze g = 0, 4 for Simpson), the reversibility of the Newton-solved g-family on both
 systems (and its loss with the truncated iteration), the divergence guard (the one-iteration
 variant blows up on the top at h = t_bar/20; mpmath never overflows, so without the guard
-the run would not end), the energy-growth measures on synthetic data, and the outputs.
+the run would not end; a failed Newton step keeps the nodes before it), the energy-growth
+measures on synthetic data, and the outputs.
 """
 import io
 
-
 from mpvi.context import MPContext
-from mpvi.repro import Run
-from mpvi.studies import LoopingTop
+from mpvi.repro.run import Run
 from mpvi.systems.double_pendulum import nonlinear_double_pendulum
 
-from reproductions.mutze_systems import (PARAMS, REPRODUCTION, energy_growth,
-                                         integrate_method, reversibility_defect)
+from reproductions._top2025_top import LoopingTop
+from reproductions.mutze_systems import (PARAMS, REPRODUCTION, energy_growth, guarded_solve,
+                                         reversibility_defect)
 
 CTX = MPContext(64)
 
@@ -37,13 +37,49 @@ def test_g_family_is_reversible_on_both_systems_and_the_iteration_is_not():
 
 def test_divergence_guard_stops_the_explicit_iteration_on_the_top():
     lt = LoopingTop(CTX)
-    run = small_run(chunk=8)
-    tr = integrate_method(run, lt.system, "mutze_iter1", lt.top.q0, lt.top.p0, lt.tbar / 20, 40)
+    run = small_run(check_every=8)
+    tr = guarded_solve(run, lt.top, "mutze_iter1", lt.tbar / 20, 40)
     assert tr.diverged is not None and "energy" in tr.diverged[0]
-    assert len(tr.t) < 41 and max(abs(e) for e in tr.e) <= 1
+    # the nodes up to the last check that passed: a multiple of 8 steps, before the failure
+    assert (len(tr.t) - 1) % 8 == 0 and tr.t[-1] < tr.diverged[1]
+    assert tr.diverged[1] == (len(tr.t) - 1 + 8) * (lt.tbar / 20)
+    assert max(abs(e) for e in tr.e) <= 1
     # the Newton-solved method runs through
-    tr = integrate_method(run, lt.system, "mutze", lt.top.q0, lt.top.p0, lt.tbar / 20, 40)
+    tr = guarded_solve(run, lt.top, "mutze", lt.tbar / 20, 40)
     assert tr.diverged is None and len(tr.t) == 41
+    # saveat: every 10th node and the last; the energy errors are those of the full run
+    every = guarded_solve(run, lt.top, "mutze", lt.tbar / 20, 40, saveat=10)
+    assert len(every.t) == 5 and all(a == b for a, b in zip(every.e, tr.e[::10]))
+
+
+def test_a_failed_step_keeps_the_nodes_up_to_the_last_check():
+    """A NewtonError in the 11th step (injected through the callback, which solve calls
+    after every step): the guard reports it at the last check that passed (node 8 with
+    checks every 4 steps) and keeps the nodes 0..8 -- the same nodes as the run up to
+    there, computed again."""
+    from mpvi import NewtonError
+    lt = LoopingTop(CTX)
+    run = small_run(check_every=4)
+    h = lt.tbar / 40
+    real = run.solve
+
+    def failing(problem, method, callback=None, **options):
+        steps = []
+
+        def cb(t, q, y):
+            steps.append(t)
+            if len(steps) == 11:
+                raise NewtonError("injected", residual=1, iterations=50).at(10, t)
+            return callback(t, q, y)
+        return real(problem, method, callback=cb, **options)
+    run.solve = failing
+    tr = guarded_solve(run, lt.top, "simpson", h, 40)
+    reason, t = tr.diverged
+    assert reason.startswith("step failed: NewtonError: Newton failed (step 10") and t == 8 * h
+    assert len(tr.t) == 9 and tr.t[-1] == 8 * h
+    ref = real(lt.top, "simpson", h=h, n=8)
+    assert all(a == b for a, b in zip(tr.q.ravel(), ref.q.ravel()))
+    assert all(a == b for a, b in zip(tr.p.ravel(), ref.p.ravel()))
 
 
 def test_energy_growth_measures():

@@ -3,10 +3,11 @@ import numpy as np
 import pytest
 import sympy as sp
 
+import mpvi
 import mpvi.newton
-from mpvi import MPContext, fp, integrate
+from mpvi import MPContext, Problem, StabilityError, fp
 from mpvi.mechanics import LagrangianSystem
-from mpvi.newton import NewtonError, NewtonStats, solve, tolerance
+from mpvi.newton import NewtonError, NewtonStats, solve, solve_info, tolerance
 from mpvi.systems.double_pendulum import nonlinear_double_pendulum
 from mpvi.systems.lagrange_top import table3_top
 
@@ -42,20 +43,41 @@ def test_converges_to_round_off(ctx):
     fun, root = circle_hyperbola(ctx)
     stats = NewtonStats()
     x = solve(fun, ctx.asarray([2, "0.5"]), ctx, stats=stats)
+    assert isinstance(x, np.ndarray)                # the type of x0
     res = ctx.norm_inf(fun(x, False))
     err = ctx.norm_inf(x - root)
     if ctx.is_mp:
         assert res <= 1e-60 and err <= 1e-60
     else:
         assert res <= 1e-13 and err <= 1e-13
-    # stats: one solve, a small iteration count, and the residual *at the returned point*
-    assert len(stats.iterations) == len(stats.residuals) == 1
-    assert 1 <= stats.iterations[0] <= (8 if ctx.is_mp else 6)
-    assert stats.residuals[0] == res
+    # solve_info: the same iterate, a small iteration count, and the residual *at the
+    # returned point*
+    x2, iterations, residual = solve_info(fun, ctx.asarray([2, "0.5"]), ctx)
+    assert ctx.norm_inf(x2 - x) == 0
+    assert 1 <= iterations <= (8 if ctx.is_mp else 6)
+    assert residual == res
+    # stats: one solve with those iterations and that residual
+    assert stats.solves == 1
+    assert stats.total == stats.min == stats.max == iterations
+    assert stats.max_residual == res
     summary = stats.summary()
     assert summary["solves"] == 1
-    assert summary["total_iterations"] == summary["max_iterations"] == stats.iterations[0]
+    assert summary["total_iterations"] == summary["max_iterations"] == iterations
+    assert summary["min_iterations"] == iterations and summary["mean_iterations"] == iterations
     assert summary["max_residual"] == float(res)
+
+
+def test_newton_statistics_accumulate_in_constant_memory():
+    stats = NewtonStats()
+    assert stats.summary() == {"solves": 0}
+    for it, r in ((3, C64.num("1e-70")), (5, C64.num("-2e-65")), (4, C64.zero)):
+        stats.record(it, r)
+    assert (stats.solves, stats.total, stats.min, stats.max) == (3, 12, 3, 5)
+    assert stats.max_residual == C64.num("2e-65")            # the largest |residual|
+    summary = stats.summary()
+    assert summary["mean_iterations"] == 4 and summary["max_residual"] == float(C64.num("2e-65"))
+    assert mpvi.newton.summarize([3, 5, 4], [C64.num("1e-70"), C64.num("-2e-65"), C64.zero]) == summary
+    assert not hasattr(stats, "__dict__")                   # O(1): no per-solve lists
 
 
 def test_convergence_is_quadratic():
@@ -82,7 +104,7 @@ def test_the_convergence_test_is_relative_to_rtol():
     assert err < 1e-20
     full = NewtonStats()
     solve(fun, C64.asarray([2, "0.5"]), C64, stats=full)
-    assert stats.iterations[0] < full.iterations[0]
+    assert stats.total < full.total
 
 
 @pytest.mark.parametrize("ctx", CONTEXTS, ids=IDS)
@@ -126,8 +148,33 @@ def test_non_finite_update_raises():
     def fun(x, jacobian):
         r = C64.asarray([C64.num("inf")])
         return (r, C64.asarray([[1]])) if jacobian else r
-    with pytest.raises(NewtonError, match="non-finite"):
-        solve(fun, C64.asarray([0]), C64)
+    with pytest.raises(NewtonError) as info:
+        solve(fun, C64.asarray([0]), C64, what="F")
+    assert str(info.value) == ("Newton failed (F): the residual is not finite at the iterate "
+                               "[after 1 iterations]")
+    assert info.value.what == "F" and info.value.iterations == 1
+
+    def bad_jacobian(x, jacobian):
+        r = C64.asarray([x[0] - 1])
+        return (r, C64.asarray([["nan"]])) if jacobian else r
+    with pytest.raises(NewtonError, match=r"Newton failed \(G\): the Jacobian is not finite at the "
+                                          r"iterate \[after 1 iterations, residual 1\.000e\+00\]"):
+        solve(bad_jacobian, C64.asarray([0]), C64, what="G")
+
+
+def test_damped_newton_converges_where_plain_newton_diverges():
+    """F(x) = atan x from x0 = 2: each plain Newton update overshoots farther (|x| grows
+    without bound); halving the update until |F| decreases (damped=True, as the Legendre
+    map uses) converges to the root 0."""
+    ctx = C64
+    def fun(x, jacobian):
+        r = [ctx.atan(x[0])]
+        return (r, [[1 / (1 + x[0] ** 2)]]) if jacobian else r
+    with pytest.raises(NewtonError, match="no convergence"):
+        solve_info(fun, [ctx.num(2)], ctx)
+    x, iterations, residual = solve_info(fun, [ctx.num(2)], ctx, damped=True)
+    assert isinstance(x, list) and abs(x[0]) <= 1e-60 and residual <= 1e-60
+    assert iterations <= 10
 
 
 def test_error_location_is_added_by_at():
@@ -139,7 +186,7 @@ def test_error_location_is_added_by_at():
                       "[after 3 iterations, residual 2.500e-01]")
 
 
-# ----- inside integrate -----------------------------------------------------------------
+# ----- inside solve ---------------------------------------------------------------------
 
 def blow_up_system(ctx):
     """A free particle (M = 1, V = 0) pushed by F = t v^2.  The midpoint step j reads
@@ -151,12 +198,12 @@ def blow_up_system(ctx):
                             force=lambda t, x, v: sp.Matrix([t * v[0] ** 2]))
 
 
-def test_integrate_reports_the_failing_step_and_time():
+def test_solve_reports_the_failing_step_and_time():
     ctx = C64
-    s = blow_up_system(ctx)
+    problem = Problem(blow_up_system(ctx), [0], p0=[1])
     h = ctx.num(1) / 4
     with pytest.raises(NewtonError) as info:
-        integrate(s, "midpoint", [0], [1], h, 40, ctx)
+        mpvi.solve(problem, "midpoint", h=h, n=40)
     e = info.value
     j = e.step
     assert j is not None and j > 0
@@ -164,21 +211,25 @@ def test_integrate_reports_the_failing_step_and_time():
     assert f"step {j}, t = {float(j * h):.3e}" in str(e)
     assert "midpoint" in str(e) and f"after {e.iterations} iterations" in str(e)
     # the steps before j succeed, and at step j the equation really has no real root
-    traj = integrate(s, "midpoint", [0], [1], h, j, ctx)
-    disc = [1 - 2 * h * (t + h / 2) * p[0] for t, p in zip(traj.t, traj.p)]
+    sol = mpvi.solve(problem, "midpoint", h=h, n=j)
+    disc = [1 - 2 * h * (t + h / 2) * p[0] for t, p in zip(sol.t, sol.p)]
     assert all(d > 0 for d in disc[:-1])
     assert disc[-1] < 0
     # Simpson meets the same wall, also at a step > 0 (its index and time are reported)
     with pytest.raises(NewtonError, match=r"simpson, step [1-9]\d*, t = ") as info:
-        integrate(s, "simpson", [0], [1], h, 40, ctx)
+        mpvi.solve(problem, "simpson", h=h, n=40)
     assert info.value.t == info.value.step * h
 
 
-def test_integrate_reports_a_failure_at_the_first_step():
-    """An absurd step (h = 50 s) for the double pendulum: Simpson's Newton iteration fails."""
+def test_solve_reports_a_failure_at_the_first_step():
+    """An absurd step (h = 50 s) for the double pendulum: solve refuses it, and when made
+    to try, Simpson's Newton iteration fails at step 0."""
     dp = nonlinear_double_pendulum(C64)
+    with pytest.raises(StabilityError, match=r"simpson: the step \|h\| = 5\.0+e\+1 is beyond"):
+        mpvi.solve(dp, "simpson", h=50, n=3)
     with pytest.raises(NewtonError) as info:
-        integrate(dp.system, "simpson", dp.q0, dp.p0, 50, 3, C64)
+        # check_stability=False: the test provokes Newton's failure with an absurd step
+        mpvi.solve(dp, "simpson", h=50, n=3, check_stability=False)
     e = info.value
     assert (e.step, e.t) == (0, 0)
     assert "simpson, step 0, t = 0.000e+00" in str(e)
@@ -189,9 +240,9 @@ def test_newton_statistics_of_a_top_run(scheme):
     """Table 3 top, h = t_bar / 20 over one nutation period t_bar = 1.84671 s."""
     top = table3_top(C64)
     h = C64.num("1.84671") / 20
-    traj = integrate(top.system, scheme, top.q0, top.p0, h, 20, C64)
-    st = traj.stats["newton"]
-    assert st["solves"] == traj.stats["steps"] == 20
+    sol = mpvi.solve(top, scheme, h=h, n=20)
+    st = sol.stats["newton"]
+    assert st["solves"] == sol.stats["steps"] == sol.steps == 20
     assert 1 <= st["mean_iterations"] <= 10
     assert st["min_iterations"] >= 1 and st["max_iterations"] <= 10
     assert st["total_iterations"] == round(st["mean_iterations"] * 20)
@@ -200,19 +251,20 @@ def test_newton_statistics_of_a_top_run(scheme):
 
 def test_explicit_schemes_have_no_newton_statistics():
     dp = nonlinear_double_pendulum(C64)
-    traj = integrate(dp.system, "rk4", dp.q0, dp.p0, "0.01", 3, C64)
-    assert "newton" not in traj.stats
+    sol = mpvi.solve(dp, "rk4", h="0.01", n=3)
+    assert "newton" not in sol.stats
+    with pytest.raises(ValueError, match="'rk4' solves no Newton equations"):
+        mpvi.solve(dp, "rk4", h="0.01", n=3, newton={"max_iter": 5})
 
 
-def test_newton_options_reach_the_solver_through_integrate():
+def test_newton_options_reach_the_solver_through_solve():
     """``newton=dict(max_iter=...)`` is passed to every Newton solve of the scheme."""
-    from mpvi.systems.lagrange_top import table3_top
     ctx = MPContext(64)
     top = table3_top(ctx)
     h = ctx.num("1.8472389815") / 20
     with pytest.raises(NewtonError, match=r"step 0.*after 2 iterations"):
-        integrate(top.system, "simpson", top.q0, top.p0, h, 3, ctx, newton={"max_iter": 2})
-    traj = integrate(top.system, "midpoint", top.q0, top.p0, h, 3, ctx, newton={"max_iter": 20})
-    assert traj.stats["newton"]["solves"] == 3
+        mpvi.solve(top, "simpson", h=h, n=3, newton={"max_iter": 2})
+    sol = mpvi.solve(top, "midpoint", h=h, n=3, newton={"max_iter": 20})
+    assert sol.stats["newton"]["solves"] == 3
     with pytest.raises(ValueError, match="unknown Newton option"):
-        integrate(top.system, "simpson", top.q0, top.p0, h, 3, ctx, newton={"maxiter": 2})
+        mpvi.solve(top, "simpson", h=h, n=3, newton={"maxiter": 2})

@@ -8,7 +8,7 @@ here *literally*, and compared at 64 digits with the truth computed independentl
 
 * derivatives of L_d: central finite differences of the printed L_d (eq. (6), itself
   checked against :class:`mpvi.schemes.variational.DiscreteLagrangian`) at 160 digits;
-* "holds at the solution": one step of ``mpvi.integrate(..., "simpson" | "midpoint")``
+* "holds at the solution": one step of ``mpvi.solve(..., "simpson" | "midpoint")``
   gives (q_m, p, q); a printed equation must vanish there, relative to its largest term;
 * printed Jacobian blocks: central finite differences at 160 digits of the printed F
   (and of the corrected F when the printed F is wrong).
@@ -36,7 +36,7 @@ import numpy as np
 import pytest
 import sympy as sp
 
-from mpvi import MPContext, integrate
+from mpvi import MPContext, Problem, solve
 from mpvi.schemes.variational import MIDPOINT, SIMPSON, DiscreteLagrangian
 from mpvi.systems.double_pendulum import nonlinear_double_pendulum
 from mpvi.systems.lagrange_top import table3_top
@@ -61,8 +61,8 @@ def _pendulum(ctx):
 
 
 class Case:
-    """A system, a step h and one step of each scheme from (q0, p0), at 64 digits, plus
-    the same system at 160 digits for finite differences."""
+    """A system, a step h, the problem from (q0, p0) and one step of each scheme, at 64
+    digits, plus the same system at 160 digits for finite differences."""
 
     def __init__(self, name, make, h, qdot0):
         self.name = name
@@ -73,11 +73,12 @@ class Case:
         self.h_fd = CTX_FD.num(h)
         self.q0 = obj.q0
         self.p0 = self.sys.momentum(self.q0, CTX.asarray(qdot0))
+        self.problem = Problem(self.sys, self.q0, p0=self.p0)
         n = self.sys.dof
-        tr = integrate(self.sys, "simpson", self.q0, self.p0, self.h, 1, CTX)
-        self.simpson = dict(ql=tr.q[0], pj=tr.p[0], qm=tr.internal[0, 0], p=tr.p[1], q=tr.q[1])
-        tr = integrate(self.sys, "midpoint", self.q0, self.p0, self.h, 1, CTX)
-        self.midpoint = dict(ql=tr.q[0], pj=tr.p[0], p=tr.p[1], q=tr.q[1])
+        sol = solve(self.problem, "simpson", h=self.h, n=1)
+        self.simpson = dict(ql=sol.q[0], pj=sol.p[0], qm=sol.internal[0, 0], p=sol.p[1], q=sol.q[1])
+        sol = solve(self.problem, "midpoint", h=self.h, n=1)
+        self.midpoint = dict(ql=sol.q[0], pj=sol.p[0], p=sol.p[1], q=sol.q[1])
         # a generic point (not a solution) for identities and Jacobians
         off = [CTX.num(x) for x in ("0.0123", "-0.0217", "0.0171")][:n]
         s = self.simpson
@@ -135,7 +136,10 @@ def resid(pair):
 
 
 def to_ctx(x, ctx):
-    return np.array([ctx.num(v) for v in np.ravel(x)], dtype=object).reshape(np.shape(x))
+    """``x`` in ``ctx``: a 64-digit point taken exactly, as it is, into the 160-digit context
+    of the finite differences (``lift``: its bits are the point), or a 160-digit result
+    rounded to 64 digits."""
+    return np.array([ctx.lift(v) for v in np.ravel(x)], dtype=object).reshape(np.shape(x))
 
 
 class Pieces:
@@ -460,9 +464,9 @@ def test_eq13_left_momentum(case):
 def test_eq9_discrete_euler_lagrange_two_steps(case):
     """(9) = (12): dL_d/dq_r(q_j-1, q_j-1/2, q_j) + dL_d/dq_l(q_j, q_j+1/2, q_j+1) = 0 on
     two steps of the scheme."""
-    tr = integrate(case.sys, "simpson", case.q0, case.p0, case.h, 2, CTX)
-    first = dict(ql=tr.q[0], qm=tr.internal[0, 0], q=tr.q[1])
-    second = dict(ql=tr.q[1], qm=tr.internal[1, 0], q=tr.q[2])
+    sol = solve(case.problem, "simpson", h=case.h, n=2)
+    first = dict(ql=sol.q[0], qm=sol.internal[0, 0], q=sol.q[1])
+    second = dict(ql=sol.q[1], qm=sol.internal[1, 0], q=sol.q[2])
     a, b = _grad_Ld(case, first, "q"), _grad_Ld(case, second, "ql")
     assert inf(a + b) <= AGREE * inf(a)
 
@@ -640,11 +644,11 @@ def test_printed_Fq_changes_the_solution_and_order(case):
     diffs = []
     for k in (1, 2, 4):
         h = case.h / k
-        tr = integrate(case.sys, "simpson", case.q0, case.p0, h, 1, CTX)
+        sol = solve(case.problem, "simpson", h=h, n=1)
         x, n_it = newton_simpson(case, PRINTED, lambda S, a: S.jacobian_exact(*a, k=CTX.one),
                                  _guess(case, h), h=h)
         assert n_it is not None
-        diffs.append(inf(x[-case.sys.dof:] - tr.q[1]))
+        diffs.append(inf(x[-case.sys.dof:] - sol.q[1]))
     r1, r2 = diffs[0] / diffs[1], diffs[1] / diffs[2]
     assert diffs[2] > 1e-12
     # local order 3: ratio 2^3 = 8 per halving (measured 6.9-7.9)
@@ -676,11 +680,11 @@ def test_printed_Fq_scheme_is_second_order():
     the library's Simpson with order 4 (reference: Simpson with 128 steps)."""
     case = get_case("pendulum")
     T = CTX.num("0.4")
-    ref = integrate(case.sys, "simpson", case.q0, case.p0, T / 128, 128, CTX).q[-1]
+    ref = solve(case.problem, "simpson", h=T / 128, n=128).q[-1]
     e_pr, e_si = [], []
     for N in (8, 16):
         e_pr.append(inf(_printed_scheme_run(case, T / N, N) - ref))
-        e_si.append(inf(integrate(case.sys, "simpson", case.q0, case.p0, T / N, N, CTX).q[-1] - ref))
+        e_si.append(inf(solve(case.problem, "simpson", h=T / N, n=N).q[-1] - ref))
     order_pr = CTX.log(e_pr[0] / e_pr[1]) / CTX.log(2)
     order_si = CTX.log(e_si[0] / e_si[1]) / CTX.log(2)
     assert 1.8 < order_pr < 2.2, order_pr
@@ -930,15 +934,15 @@ def report():
         diffs = []
         for k in (1, 2, 4, 8):
             h = cs.h / k
-            tr = integrate(cs.sys, "simpson", cs.q0, cs.p0, h, 1, CTX)
+            sol1 = solve(cs.problem, "simpson", h=h, n=1)
             x, it = newton_simpson(cs, PRINTED, lambda S, a: S.jacobian_exact(*a, k=CTX.one), _guess(cs, h), h=h)
-            diffs.append(inf(x[-cs.sys.dof:] - tr.q[1]))
+            diffs.append(inf(x[-cs.sys.dof:] - sol1.q[1]))
         print("  printed-F step - Simpson step (h, h/2, h/4, h/8):", [f(x) for x in diffs],
               "ratios", [CTX.to_str(diffs[i] / diffs[i + 1], 3) for i in range(3)])
         for hs in ("0.2", "0.1", "0.05", "0.01", "0.001"):
             h = CTX.num(hs)
-            tr = integrate(cs.sys, "simpson", cs.q0, cs.p0, h, 1, CTX)
-            sol_h = np.concatenate([tr.internal[0, 0], tr.p[1], tr.q[1]])
+            sol1 = solve(cs.problem, "simpson", h=h, n=1)
+            sol_h = np.concatenate([sol1.internal[0, 0], sol1.p[1], sol1.q[1]])
             out = []
             for J in (lambda S, a: S.jacobian_corrected(*a), lambda S, a: S.jacobian_printed(*a)):
                 hist = []
@@ -947,10 +951,10 @@ def report():
                 out.append(f"{it} (dist {f(rel(x, sol_h))}, rate {rate and f(rate)})")
             print(f"  h = {hs}: Newton iterations, corrected J: {out[0]}; all printed blocks: {out[1]}")
         T = CTX.num("0.4")
-        ref = integrate(cs.sys, "simpson", cs.q0, cs.p0, T / 256, 256, CTX).q[-1]
+        ref = solve(cs.problem, "simpson", h=T / 256, n=256).q[-1]
         for N in (4, 8, 16, 32):
             e1 = inf(_printed_scheme_run(cs, T / N, N) - ref)
-            e2 = inf(integrate(cs.sys, "simpson", cs.q0, cs.p0, T / N, N, CTX).q[-1] - ref)
+            e2 = inf(solve(cs.problem, "simpson", h=T / N, n=N).q[-1] - ref)
             print(f"  T = 0.4, N = {N}: error printed-F_q scheme {f(e1)}, Simpson {f(e2)}")
         m = cs.midpoint
         Mp = Midpoint(cs.sys, cs.h)

@@ -1,4 +1,4 @@
-"""Parallel runs (mpvi.parallel): a reproduction run serially, on a process pool and on a
+"""Parallel runs (mpvi.repro.parallel): a reproduction run serially, on a process pool and on a
 local Dask cluster writes the same bytes; its study tasks go through the cache; a failing
 task is reported with its name and the others go on; a dying worker does not hang the
 pool; Dask is imported only when asked for."""
@@ -12,12 +12,12 @@ import sys
 import pandas as pd
 import pytest
 
-import mpvi.repro
-from mpvi.cache import DiskCache
-from mpvi.cli import main
-from mpvi.parallel import ProcessExecutor, run_parallel
-from mpvi.repro import Output, Reproduction, all_reproductions, execute
-from mpvi.studies import Task, study
+import mpvi.repro.run
+from mpvi.repro.cache import DiskCache
+from mpvi.repro.cli import main
+from mpvi.repro.parallel import ProcessExecutor, run_parallel
+from mpvi.repro.run import Output, Reproduction, all_reproductions, execute
+from mpvi.repro.studies import Task, study
 
 REPS = all_reproductions()
 RID = "axioms2024_tab02"
@@ -77,7 +77,7 @@ def test_a_process_pool_writes_the_serial_bytes_and_fills_the_cache(serial, tmp_
 
 def test_a_local_dask_cluster_writes_the_serial_bytes(serial, tmp_path):
     pytest.importorskip("distributed", reason="Dask is not installed (pip install -e '.[dask]')")
-    from mpvi.parallel import DaskExecutor
+    from mpvi.repro.parallel import DaskExecutor
     ran, refused, failed, err = parallel(DaskExecutor("local", 2), {RID: small_table2()}, [RID],
                                          tmp_path)
     assert (ran, refused, failed) == ([RID], [], []), err
@@ -157,7 +157,7 @@ def test_a_dying_worker_does_not_hang_the_pool_nor_fail_the_other_units(tmp_path
 
 
 def test_the_command_line_runs_in_parallel_and_reports_failures(monkeypatch, tmp_path, capsys):
-    monkeypatch.setattr(mpvi.repro, "all_reproductions", lambda: dict(list(FAKES.items())[:3]))
+    monkeypatch.setattr(mpvi.repro.run, "all_reproductions", lambda: dict(list(FAKES.items())[:3]))
     assert main(["run", "--all", "--jobs", "2", "--out", str(tmp_path), "--no-cache"]) == 1
     lines = capsys.readouterr().err.splitlines()
     assert "c_compute_fails: error: ValueError: compute failed" in lines
@@ -185,7 +185,7 @@ def test_without_dask_scheduler_says_how_to_install_it(monkeypatch, tmp_path, ca
 
 
 def test_dask_is_imported_only_when_asked_for():
-    code = ("import sys, mpvi.cli, mpvi.parallel; mpvi.cli.build_parser(); "
+    code = ("import sys, mpvi.repro.cli, mpvi.repro.parallel; mpvi.repro.cli.build_parser(); "
             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('dask', 'distributed')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"

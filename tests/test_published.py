@@ -4,9 +4,9 @@ import json
 
 import pytest
 
-from mpvi.published import (PublishedDataError, PublishedValue, diff, load_all_published,
-                            load_known, load_published)
-from mpvi.repro import reproduction_packages
+from mpvi.repro.published import (PublishedDataError, PublishedValue, diff,
+                                  load_all_published, load_known, load_published)
+from mpvi.repro.run import reproduction_packages
 
 HEADER = "id,key,quantity,printed,compare,tolerance,source\n"
 

@@ -10,11 +10,11 @@ from urllib.parse import unquote, urlsplit
 
 import pytest
 
-import mpvi.report
-from mpvi.cli import main
-from mpvi.published import STATUSES, diff
-from mpvi.repro import all_reproductions, default_out_dir
-from mpvi.report import (MARKER, ReportError, errata_html, short_number, write_report)
+import mpvi.repro.report
+from mpvi.repro.cli import main
+from mpvi.repro.published import STATUSES, diff
+from mpvi.repro.run import all_reproductions, default_out_dir
+from mpvi.repro.report import (MARKER, ReportError, errata_html, short_number, write_report)
 
 FIGURES = default_out_dir(False)
 
@@ -160,7 +160,7 @@ def test_a_failed_report_leaves_the_earlier_one_untouched(tmp_path, monkeypatch)
 
     def broken(*a, **k):
         raise OSError("disk full")
-    monkeypatch.setattr(mpvi.report.Path, "write_text", broken)
+    monkeypatch.setattr(mpvi.repro.report.Path, "write_text", broken)
     with pytest.raises(OSError, match="disk full"):
         write_report(results, out)
     monkeypatch.undo()

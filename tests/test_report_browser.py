@@ -13,8 +13,8 @@ from urllib.parse import urldefrag
 
 import pytest
 
-from mpvi.repro import all_reproductions, default_out_dir, project_path
-from mpvi.report import write_report
+from mpvi.repro.run import all_reproductions, default_out_dir, project_path
+from mpvi.repro.report import write_report
 
 CHROMIUM_FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                   "--disable-background-networking", "--disable-component-update",

@@ -11,8 +11,8 @@ import pandas as pd
 import pytest
 
 from mpvi import MPContext
-from mpvi.published import diff, load_all_published
-from mpvi.repro import Run, all_reproductions, execute
+from mpvi.repro.published import diff, load_all_published
+from mpvi.repro.run import Run, all_reproductions, execute
 
 REPS = all_reproductions()
 

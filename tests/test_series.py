@@ -1,4 +1,5 @@
-"""mpvi.series: Mutze's small step action principle (eq. 60) as power series in tau.
+"""reproductions._mutze_series: Mutze's small step action principle (eq. 60) as power
+series in tau.
 
 * DIFF = LHS - RHS has no tau^0 and tau^1 term for general L, F and symbolic g;
 * the harmonic oscillator (with and without damping) singles out g = 3/5;
@@ -15,10 +16,11 @@ import pytest
 import sympy as sp
 
 from mpvi import MPContext
-from mpvi import series as ser
-from mpvi.mechanics import compile_exprs
-from mpvi.series import Word
+from mpvi.codegen import compile_exprs
+
 from reproductions import _mutze_printed as printed
+from reproductions import _mutze_series as ser
+from reproductions._mutze_series import Word
 from reproductions.mutze_theorem60 import (
     chain_rule_check,
     nonlinear_1d,

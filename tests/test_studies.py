@@ -1,6 +1,8 @@
-"""Shared studies (mpvi.studies): exact step counts, the lossless disk cache, studies read
+"""Shared studies (mpvi.repro.studies): exact step counts, the lossless disk cache, studies read
 from the cache giving byte-identical outputs with the original wall time and Newton
-statistics, and the layering (the library never imports the reproductions)."""
+statistics, and the layering (the library never imports the reproductions, and the
+framework knows no paper's system).  The study exercised is one of a reproduction
+package (reproductions/_axioms2024.py), as every study is."""
 import dataclasses
 import json
 import pickle
@@ -12,9 +14,11 @@ import numpy as np
 import pytest
 
 from mpvi import MPContext, fp
-from mpvi.cache import CacheError, DiskCache, decode, encode
-from mpvi.repro import all_reproductions, execute, reproduction_packages
-from mpvi.studies import Study, linear_pendulum_convergence, steps
+from mpvi.repro.cache import CacheError, DiskCache, decode, encode
+from mpvi.repro.run import all_reproductions, execute, reproduction_packages
+from mpvi.repro.studies import Study, steps
+
+from reproductions._axioms2024 import linear_pendulum_convergence
 
 ROOT = Path(__file__).resolve().parents[1]
 REPS = all_reproductions()
@@ -114,7 +118,7 @@ def test_a_task_cache_serves_prefetched_entries_then_the_disk_and_keeps_new_ones
     """The cache of a reproduction computed in a worker: entries of its parallel tasks,
     then a cache directory it may read (never write), then its own computations, kept for
     the parent process to store."""
-    from mpvi.cache import TaskCache, key
+    from mpvi.repro.cache import TaskCache, key
     ctx, disk = MPContext(30), DiskCache(tmp_path)
     other = dict(SMALL, N=[10])
     on_disk = linear_pendulum_convergence(other, ctx, cache=disk)
@@ -193,6 +197,15 @@ def test_no_module_of_the_library_imports_the_reproductions():
     assert offenders == []
 
 
+def test_the_study_framework_imports_no_system():
+    """mpvi.repro.studies is the framework only: the studies of a paper's systems live in
+    its reproduction package."""
+    pattern = re.compile(r"^\s*(from\s+(\.\.|mpvi\.)systems[\s.]|import\s+mpvi\.systems)", re.M)
+    text = (ROOT / "mpvi" / "repro" / "studies.py").read_text(encoding="utf-8")
+    assert pattern.search("from ..systems.lagrange_top import table3_top")     # the pattern works
+    assert not pattern.search(text)
+
+
 def test_reproductions_are_found_through_the_entry_point():
     (pkg,) = [p for p in reproduction_packages() if p.name == "mpvi-papers"]
     assert pkg.module == "reproductions"
@@ -204,7 +217,7 @@ def test_reproductions_are_found_through_the_entry_point():
 def test_a_study_outside_mpvi_is_keyed_on_the_code_next_to_it(tmp_path):
     """A study defined in a reproduction package is recomputed when any module of that
     package changes, not only when mpvi changes."""
-    from mpvi.cache import identity
+    from mpvi.repro.cache import identity
     a, b = tmp_path / "a", tmp_path / "b"
     for d, helper in ((a, "X = 1\n"), (b, "X = 2\n")):
         d.mkdir()

@@ -21,9 +21,9 @@ from decimal import Decimal
 import pandas as pd
 import pytest
 
-from mpvi.cache import DiskCache
-from mpvi.published import diff, load_all_published
-from mpvi.repro import execute
+from mpvi.repro.cache import DiskCache
+from mpvi.repro.published import diff, load_all_published
+from mpvi.repro.run import execute
 
 IDS = ["top2025_fig02", "top2025_fig03", "top2025_fig04", "top2025_fig05", "top2025_tab02"]
 REPS = {rid: importlib.import_module(f"reproductions.{rid}").REPRODUCTION for rid in IDS}

@@ -13,8 +13,8 @@ import pandas as pd
 import pytest
 
 from mpvi import MPContext
-from mpvi.published import load_all_published
-from mpvi.repro import execute
+from mpvi.repro.published import load_all_published
+from mpvi.repro.run import execute
 
 from reproductions._top2025_reduced import cusp_top
 

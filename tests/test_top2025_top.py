@@ -14,10 +14,10 @@ import pytest
 
 from mpvi import MPContext
 from mpvi.analysis import fit_order
-from mpvi.cache import DiskCache
-from mpvi.published import diff
-from mpvi.repro import Run, all_reproductions, execute
-from mpvi.studies import successive_orders
+from mpvi.repro.cache import DiskCache
+from mpvi.repro.published import diff
+from mpvi.repro.run import Run, all_reproductions, execute
+from mpvi.repro.studies import successive_orders
 
 REPS = all_reproductions()
 TOP = [r for r in REPS if r.startswith("top2025")]

@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 import sympy as sp
 
-from mpvi import MPContext, fit_order, get_scheme, integrate, linearized_double_pendulum
+from mpvi import MPContext, Problem, fit_order, get_method, solve
 from mpvi.analysis import central_differences, energy
 from mpvi.mechanics import LagrangianSystem
 from mpvi.schemes.variational import MIDPOINT, SIMPSON, DiscreteLagrangian
-from mpvi.systems.double_pendulum import nonlinear_double_pendulum
+from mpvi.systems.double_pendulum import linearized_double_pendulum, nonlinear_double_pendulum
 from mpvi.systems.lagrange_top import table3_top
 
 C64 = MPContext(64)
@@ -76,8 +76,18 @@ def fd(f, x):
     return central_differences(f, x, HI, DELTA)
 
 
+def lifted(a, ctx):
+    """``a`` as an array of ``ctx`` numbers keeping their bits (``ctx.lift``): 64-digit
+    results are compared with 120-digit finite differences on purpose."""
+    a = np.array(a, dtype=object)
+    out = np.empty(a.shape, dtype=object)
+    for idx in np.ndindex(a.shape):
+        out[idx] = ctx.lift(a[idx])
+    return out
+
+
 def rel_err(value, reference, ctx=HI):
-    v, r = ctx.asarray(value), ctx.asarray(reference)
+    v, r = lifted(value, ctx), lifted(reference, ctx)
     assert v.shape == r.shape
     scale = ctx.norm_inf(r)
     diff = ctx.norm_inf(v - r)
@@ -221,7 +231,7 @@ def test_a_step_solves_the_discrete_euler_lagrange_equations(name, scheme):
     q0 = points(name, SIMPSON, C64)[0]
     p0 = s.momentum(q0, C64.asarray(["0.4", "-0.3", "2.5"][:s.dof]))
     h, t = C64.num("0.05"), C64.num(T_START)
-    r = get_scheme(scheme).prepare(s, h, C64)(t, q0, p0)
+    r = get_method(scheme).prepare(s, h, C64)(t, q0, p0)
     q1, p1, stage = r.q, r.y, r.internal
     internal = len(rule.basis) - 2
     pts = [q0] + (list(stage) if internal else []) + [q1]
@@ -239,9 +249,9 @@ def test_a_step_solves_the_discrete_euler_lagrange_equations(name, scheme):
 def test_nonlinear_simpson_on_a_linear_system_is_the_closed_form():
     dp = linearized_double_pendulum(C64)
     h, n = dp.tbar / 10, 20
-    closed = integrate(dp.system, "simpson", dp.q0, dp.p0, h, n, C64)
-    newton = integrate(dp.system, "lobatto", dp.q0, dp.p0, h, n, C64, points=3)   # = Simpson's L_d
-    v1 = integrate(dp.system, "simpson_v1", dp.q0, dp.p0, h, n, C64)
+    closed = solve(dp, "simpson", h=h, n=n)
+    newton = solve(dp, "lobatto", h=h, n=n, points=3)   # = Simpson's L_d
+    v1 = solve(dp, "simpson_v1", h=h, n=n)
     assert "newton" in newton.stats and "newton" not in closed.stats
     assert C64.norm_inf(closed.q - newton.q) <= 1e-55
     assert C64.norm_inf(closed.p - newton.p) <= 1e-55
@@ -252,8 +262,8 @@ def test_nonlinear_simpson_on_a_linear_system_is_the_closed_form():
 def test_midpoint_on_a_linear_system_is_newmark():
     dp = linearized_double_pendulum(C64)
     h, n = dp.tbar / 10, 20
-    nm = integrate(dp.system, "newmark", dp.q0, dp.p0, h, n, C64)
-    mid = integrate(dp.system, "midpoint", dp.q0, dp.p0, h, n, C64)
+    nm = solve(dp, "newmark", h=h, n=n)
+    mid = solve(dp, "midpoint", h=h, n=n)
     assert mid.stats["newton"]["solves"] == n
     assert C64.norm_inf(nm.q - mid.q) <= 1e-55
     assert C64.norm_inf(nm.p - mid.p) <= 1e-55
@@ -262,10 +272,10 @@ def test_midpoint_on_a_linear_system_is_newmark():
 
 # ----- orders ---------------------------------------------------------------------------
 
-def max_energy_error(prob, scheme, T, N, ctx):
-    traj = integrate(prob.system, scheme, prob.q0, prob.p0, T / N, N, ctx)
-    H = energy(prob.system, traj)
-    return max(abs(x - H[0]) for x in H) / abs(H[0]), traj
+def max_energy_error(prob, scheme, T, N):
+    sol = solve(prob, scheme, h=T / N, n=N)
+    H = energy(prob.system, sol)
+    return max(abs(x - H[0]) for x in H) / abs(H[0]), sol
 
 
 ORDER_CASES = {          # (problem, T, step counts): the asymptotic range, measured
@@ -286,27 +296,27 @@ def test_energy_error_order(problem, scheme):
     Ns = ORDER_CASES[problem, scheme]
     errs, hs = [], []
     for N in Ns:
-        e, traj = max_energy_error(prob, scheme, T, N, ctx)
+        e, sol = max_energy_error(prob, scheme, T, N)
         errs.append(e)
         hs.append(T / N)
         if scheme == "simpson":
-            assert traj.internal.shape == (N, 1, prob.system.dof)
+            assert sol.internal.shape == (N, 1, prob.system.dof)
         else:
-            assert traj.internal is None
+            assert sol.internal is None
     expected, tol = (4, 0.2) if scheme == "simpson" else (2, 0.1)
     assert_order(ctx, hs, errs, expected, tol, (problem, scheme))
     assert errs[-1] < (1e-6 if scheme == "simpson" else 1e-4)
 
 
 def test_simpson_keeps_its_internal_midpoint():
-    """traj.internal[j, 0] is q_j+1/2: close to the node 2j+1 of a run with h/2, at order 4."""
+    """sol.internal[j, 0] is q_j+1/2: close to the node 2j+1 of a run with h/2, at order 4."""
     ctx = C32
     dp = nonlinear_double_pendulum(ctx)
     diffs = []
     for N in (20, 40):
         h = ctx.num(1) / (2 * N)
-        a = integrate(dp.system, "simpson", dp.q0, dp.p0, 2 * h, N, ctx)
-        b = integrate(dp.system, "simpson", dp.q0, dp.p0, h, 2 * N, ctx)
+        a = solve(dp, "simpson", h=2 * h, n=N)
+        b = solve(dp, "simpson", h=h, n=2 * N)
         assert a.internal.shape == (N, 1, 2)
         diffs.append(max(ctx.norm_inf(a.internal[j, 0] - b.q[2 * j + 1]) for j in range(N)))
     assert diffs[1] < 1e-5
@@ -323,21 +333,21 @@ def test_top_conserves_p_phi_and_p_psi(scheme):
     identically (sympy generates a literal 0), so RK4 keeps them *bit for bit*."""
     top = table3_top(C64)
     h = C64.num(TBAR) / 25
-    traj = integrate(top.system, scheme, top.q0, top.p0, h, 50, C64)
+    sol = solve(top, scheme, h=h, n=50)
     for k in (0, 2):
         p0 = top.p0[k]
-        drift = max(abs(p[k] - p0) for p in traj.p)
+        drift = max(abs(p[k] - p0) for p in sol.p)
         assert drift <= 1e-58 * abs(p0), (scheme, k, drift)
         if scheme == "rk4":
             assert drift == 0
     # the non-cyclic momentum p_theta does change
-    assert max(abs(p[1] - top.p0[1]) for p in traj.p) > 1e-4
+    assert max(abs(p[1] - top.p0[1]) for p in sol.p) > 1e-4
 
 
 def one_step_jacobian(scheme, sysf, q0, p0, h, ctx, delta):
     """Phi = d(q1, p1)/d(q0, p0) by central differences in ``ctx``."""
     s = sysf(ctx)
-    stepper = get_scheme(scheme).prepare(s, ctx.num(h), ctx)
+    stepper = get_method(scheme).prepare(s, ctx.num(h), ctx)
     n = len(q0)
     z0 = np.concatenate([ctx.asarray(q0), ctx.asarray(p0)])
     cols = []
@@ -456,15 +466,16 @@ def test_forced_oscillator_convergence(case, scheme):
     """Max error in (q, p) over [0, 3] against the exact solution.  The driven case fails
     unless the time t_j reaches the force (at the right quadrature nodes)."""
     ctx = C32
-    s, sol = FORCED[case][0](ctx), FORCED[case][1](ctx)
+    exact = FORCED[case][1](ctx)
+    problem = Problem(FORCED[case][0](ctx), [1], p0=[0])
     T = ctx.num(3)
     order_expected, tol, Ns = FORCED_ORDERS[scheme]
     hs, errs = [], []
     for N in Ns:
-        traj = integrate(s, scheme, [1], [0], T / N, N, ctx)
-        assert traj.t[-1] == N * (T / N)
-        errs.append(max(max(abs(q[0] - sol.q(t)), abs(p[0] - sol.p(t)))
-                        for t, q, p in zip(traj.t, traj.q, traj.p)))
+        sol = solve(problem, scheme, h=T / N, n=N)
+        assert sol.t[-1] == N * (T / N)
+        errs.append(max(max(abs(q[0] - exact.q(t)), abs(p[0] - exact.p(t)))
+                        for t, q, p in zip(sol.t, sol.q, sol.p)))
         hs.append(T / N)
     assert_order(ctx, hs, errs, order_expected, tol, (case, scheme))
     assert errs[-1] < 1e-2
@@ -484,10 +495,10 @@ def test_damped_double_pendulum_power_balance():
     for scheme in ("simpson", "midpoint"):
         for N in (40, 80):
             h = T / N
-            traj = integrate(s, scheme, dp.q0, dp.p0, h, N, ctx)
-            H = energy(s, traj)
+            sol = solve(dp, scheme, h=h, n=N)
+            H = energy(s, sol)
             assert all(H[j + 1] < H[j] for j in range(N)), scheme
-            vs = [s.velocity(q, p) for q, p in zip(traj.q, traj.p)]
+            vs = [s.velocity(q, p) for q, p in zip(sol.q, sol.p)]
             power = [ctx.num(c) * (v @ v) for v in vs]
             work = h / 3 * (power[0] + power[-1] + 4 * ctx.fsum(power[1:-1:2])
                             + 2 * ctx.fsum(power[2:-1:2]))
@@ -500,6 +511,6 @@ def test_damped_double_pendulum_power_balance():
     assert 3.5 < mismatch["midpoint", 40] / mismatch["midpoint", 80] < 4.5  # order 2
     # the undamped pendulum keeps its energy to the same accuracy: the loss is the force's
     free = nonlinear_double_pendulum(ctx)
-    traj = integrate(free.system, "simpson", free.q0, free.p0, T / 80, 80, ctx)
-    H = energy(free.system, traj)
+    sol = solve(free, "simpson", h=T / 80, n=80)
+    H = energy(free.system, sol)
     assert abs(H[-1] - H[0]) < 1e-5

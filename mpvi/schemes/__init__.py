@@ -1,6 +1,6 @@
-"""Integration methods, one module per method, all in the registry ``SCHEMES``
+"""Integration methods, one module per method, all in the registry ``METHODS``
 (see :mod:`mpvi.schemes.base` for the method contract)."""
-from .base import SCHEMES, Method, StabilityError, State, StepResult, get_scheme, register
+from .base import METHODS, Method, StabilityError, State, StepResult, get_method, register
 from .gbs import gbs
 from .hermite import hermite_galerkin, hermite_variational
 from .implicit_midpoint import implicit_midpoint
@@ -13,7 +13,7 @@ from .rk2 import rk2
 from .rk4 import rk4
 from .simpson import simpson, simpson_v1
 
-__all__ = ["SCHEMES", "Method", "StabilityError", "State", "StepResult", "get_scheme", "register",
+__all__ = ["METHODS", "Method", "StabilityError", "State", "StepResult", "get_method", "register",
            "gbs", "hermite_galerkin", "hermite_variational", "implicit_midpoint", "lobatto", "midpoint",
            "mutze", "mutze_parabolic_el", "mutze_variation", "newmark", "newmark_family", "rk2", "rk4",
            "simpson", "simpson_v1"]

@@ -3,22 +3,32 @@
 A **method** (:class:`Method`) is metadata plus a ``prepare`` function:
 
 * ``state``: the state it carries between steps, ``"qp"`` (positions, momenta) or
-  ``"qv"`` (positions, velocities); the driver converts initial data and results
-  through the system's Legendre map (:func:`mpvi.integrate.integrate`);
+  ``"qv"`` (positions, velocities); :func:`mpvi.solve` converts initial data and results
+  through the system's Legendre map;
 * ``params``: its parameters with their defaults (Newmark's beta and gamma, the number
   of Lobatto points, ...); ``order`` and ``symplectic`` are values or functions of them;
 * ``reference`` (paper and equations), ``implicit``, ``internal`` (the name of the
-  internal data a step returns, e.g. Simpson's midpoint ``"q_mid"``).
+  internal data a step returns, e.g. Simpson's midpoint ``"q_mid"``);
+* ``stability_bound``: the largest omega h for which the method is stable on the
+  harmonic oscillator, where one is known and smaller than pi (a number or a function of
+  the parameters; None otherwise) -- :func:`mpvi.solve` refuses a step beyond
+  min(bound, pi) / rho, rho the spectral radius of the linearized field at the initial
+  state;
+* ``first_order``: whether it also integrates a first-order system y' = f(t, y).
 
-``method.prepare(system, h, ctx, **params_and_options)`` returns a **stepper**: a pure
-function ``stepper(t, q, y, carry=None) -> StepResult`` from the state (q, y) at time t
-(y = p or v, as ``state`` says) to the state at t + h.  Work that depends only on
-(system, h) -- a factorization, the coefficients of a quadrature -- is done once in
-``prepare``.  :class:`StepResult` holds the new state, the step's internal data (any
-shape, or None), its Newton iterations and final residual (None for explicit steps), and
-a ``carry``: what the next step may use to start faster (the previous step's trial
-function for an extrapolated Newton guess).  The driver passes each step's carry to the
-next; the result does not depend on anything else, so a step can be recomputed alone.
+``method.prepare(system, h, ctx, newton=None, check_stability=True, **params)`` returns a
+**stepper**: a pure function ``stepper(t, q, y, carry=None) -> StepResult`` from the state
+(q, y) at time t (y = p or v, as ``state`` says; for a first-order system q is the state
+and y is None) to the state at t + h.  ``h`` may be negative (backward integration).
+Work that depends only on (system, h) -- a factorization, the coefficients of a
+quadrature -- is done once in ``prepare``.  :class:`StepResult` holds the new state, the
+step's internal data (any shape, or None), its Newton iterations and final residual (None
+for explicit steps), and a ``carry``: what the next step may use to start faster (the
+previous step's trial function for an extrapolated Newton guess).  The driver passes each
+step's carry to the next; the result does not depend on anything else, so a step can be
+recomputed alone.  A stepper's ``dense`` attribute names its dense output
+(:mod:`mpvi.dense`): ``"trial"`` (the carry holds the trial coefficients), ``"substep"``,
+or ``"hermite"`` (the default).
 """
 from __future__ import annotations
 
@@ -52,6 +62,31 @@ class StepResult(NamedTuple):
 
 @dataclass(frozen=True)
 class Method:
+    """A registered integration method (module doc: the contract).
+
+    Parameters
+    ----------
+    name, label : str
+        Registry name and display label.
+    state : {"qp", "qv"}
+        The state carried between steps.
+    order, symplectic : value or callable of the parameters dict
+    implicit : bool
+    reference : str
+        Paper and equations.
+    prepare : callable
+        ``prepare(system, h, ctx, newton=None, check_stability=True, **params)`` -> stepper.
+    params : dict
+        Parameters with their defaults.
+    internal : str, optional
+        Name of a step's internal data.
+    doc : str
+    stability_bound : number, callable or None
+        omega h stability bound on the harmonic oscillator.
+    first_order : bool
+        Whether it also integrates first-order systems.
+    """
+
     name: str
     label: str
     state: str
@@ -63,6 +98,8 @@ class Method:
     params: dict = field(default_factory=dict)
     internal: str | None = None
     doc: str = field(default="", repr=False)
+    stability_bound: Any = None      # omega h bound on the oscillator, or f(params), or None
+    first_order: bool = False
 
     def __post_init__(self):
         if self.state not in STATE_KINDS:
@@ -85,6 +122,19 @@ class Method:
         s = self.symplectic
         return bool(s(self.parameters(**params)) if callable(s) else s)
 
+    def stability_bound_for(self, **params):
+        """The method's omega h stability bound on the oscillator for these parameters
+        (an exact sympy number), or None when none below pi is known."""
+        b = self.stability_bound
+        return b(self.parameters(**params)) if callable(b) else b
+
+    @property
+    def takes_newton_options(self):
+        """Whether ``prepare`` accepts Newton options (the implicit methods solved by
+        Newton)."""
+        import inspect
+        return "newton" in inspect.signature(self.prepare).parameters
+
     def step(self, system, state, h, ctx, t=None, **options):
         """One step from ``state`` (a (q, y) pair in this method's state kind) at time
         ``t``; returns ``(State-like (q, y), info)`` with ``info`` holding the internal
@@ -98,30 +148,66 @@ class Method:
         return State(r.q, r.y), info
 
 
-SCHEMES: dict[str, Method] = {}
+METHODS: dict[str, Method] = {}
+"""The registry: every method by name (``mpvi.METHODS``)."""
 
 
 def register(method: Method) -> Method:
-    if method.name in SCHEMES:
-        raise ValueError(f"scheme {method.name!r} registered twice")
-    SCHEMES[method.name] = method
+    """Add a method to the registry :data:`METHODS`.
+
+    Parameters
+    ----------
+    method : Method
+
+    Returns
+    -------
+    Method
+        The same method (so that ``name = register(Method(...))`` reads naturally).
+
+    Raises
+    ------
+    ValueError
+        A name registered twice.
+    """
+    if not isinstance(method, Method):
+        raise TypeError(f"register takes a Method, got {type(method).__name__}")
+    if method.name in METHODS:
+        raise ValueError(f"method {method.name!r} registered twice")
+    METHODS[method.name] = method
     return method
 
 
-def get_scheme(name) -> Method:
+def get_method(name: Any) -> Method:
+    """The :class:`Method` of a registered name.
+
+    Parameters
+    ----------
+    name : str or Method (returned as it is)
+
+    Returns
+    -------
+    Method
+
+    Raises
+    ------
+    ValueError
+        An unknown name, listing the known ones.
+    """
     if isinstance(name, Method):
         return name
     try:
-        return SCHEMES[name]
+        return METHODS[name]
     except (KeyError, TypeError):
-        raise ValueError(f"unknown scheme {name!r}; known schemes: {', '.join(sorted(SCHEMES))}") from None
+        raise ValueError(f"unknown method {name!r}; known methods: "
+                         f"{', '.join(sorted(METHODS))}") from None
 
 
 def check_step(h, ctx):
-    """Validate a step size; returns it as a context number."""
-    h = ctx.num(h)
-    if not (ctx.isfinite(h) and h > 0):
-        raise ValueError(f"the step size h must be a positive finite number, got {ctx.to_str(h, 10)}")
+    """Validate a step size (nonzero and finite; negative integrates backwards); returns it
+    as a context number."""
+    h = ctx.number(h, "step size h")
+    if not (ctx.isfinite(h) and h != 0):
+        raise ValueError(f"the step size h must be a nonzero finite number, got {ctx.to_str(h, 10)}")
     return h
 
 

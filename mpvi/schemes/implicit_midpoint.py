@@ -44,7 +44,8 @@ def prepare(system, h, ctx, newton=None, check_stability=True):
             J[n:, n:] = J[n:, n:] - av * half
             return Y - y - np.concatenate([V, a]) * half, J
         start = y + np.concatenate([v, system.acceleration(t, x, v)]) * half
-        Y, its, res = solve_info(fun, start, ctx, what="implicit midpoint stage", **newton)
+        Y, its, res = solve_info(fun, start, ctx, what="implicit midpoint stage",
+                                 diagnose=lambda Y: system.diagnose(tm, Y[:n], Y[n:]), **newton)
         y1 = Y * 2 - y
         return StepResult(y1[:n], y1[n:], None, its, res)
     return stepper

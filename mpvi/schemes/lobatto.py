@@ -15,6 +15,8 @@ are solved by Newton.  The scheme is the partitioned Lobatto IIIA-IIIB method: o
 2 s - 2, symplectic, symmetric.  s = 3 is Simpson's scheme (top2025 App. A); s = 4 (the
 default) is of order 6.  Internal data of a step: the s - 2 internal points.
 """
+import sympy as sp
+
 from .base import Method, register
 from .variational import lobatto as lobatto_discretization, prepare_rule
 
@@ -25,8 +27,14 @@ def prepare(system, h, ctx, points=4, newton=None, check_stability=True):
     return prepare_rule(lobatto_discretization(points), system, h, ctx, newton)
 
 
+def _stability_bound(p):
+    """omega h bounds on the oscillator: 2 for two points (Stormer-Verlet), 2 sqrt 2 for
+    three (Simpson, eq. 40); none known below pi for more."""
+    return {2: sp.Integer(2), 3: 2 * sp.sqrt(2)}.get(p["points"])
+
+
 lobatto = register(Method(
     name="lobatto", label="Lobatto", state="qp", params={"points": 4},
     order=lambda p: 2 * p["points"] - 2, symplectic=True, implicit=True,
     reference="Marsden & West 2001 Sec. 2.6 (not in the four papers); points = 3 is top2025 App. A",
-    prepare=prepare, internal="internal points", doc=__doc__))
+    prepare=prepare, internal="internal points", doc=__doc__, stability_bound=_stability_bound))

@@ -58,6 +58,7 @@ import numpy as np
 import sympy as sp
 
 from .. import kernels
+from ..codegen import compile_exprs
 from ..mechanics import TIME
 from ..newton import check_options, solve_info
 from ..quadrature import gauss_legendre, to_context
@@ -122,8 +123,13 @@ def prepare_g(system, h, ctx, g=0, solver="newton", iterations=1, variant="dampe
     def A(tm, xm, v, a):
         return system.acceleration(tm, xm + a * tau2g, v + a * tau)
 
+    def diagnose(t, x, v, a):
+        if not ctx.all_finite(a):              # a0 = A(t + tau, x + v tau, v) already failed
+            return system.diagnose(t + tau, x + v * tau, v)
+        return system.diagnose(t + tau, x + v * tau + a * tau2g, v + a * tau)
+
     if solver == "newton" and ctx.kernels:
-        return _g_kernel_stepper(system, h, ctx, tau, tau2g, newton)
+        return _g_kernel_stepper(system, h, ctx, tau, tau2g, newton, diagnose)
 
     def stepper(t, x, v, carry=None):
         tm, xm = t + tau, x + v * tau
@@ -141,30 +147,32 @@ def prepare_g(system, h, ctx, g=0, solver="newton", iterations=1, variant="dampe
             def fun(a, jacobian):
                 G, Gx, Gv, Ga = system.residual_derivatives(tm, xm + a * tau2g, v + a * tau, a)
                 return (G, Ga + Gv * tau + Gx * tau2g) if jacobian else G
-            a, its, res = solve_info(fun, a0, ctx, what="mutze: eq. (72)", **newton)
+            a, its, res = solve_info(fun, a0, ctx, what="mutze: eq. (72)",
+                                     diagnose=lambda a: diagnose(t, x, v, a), **newton)
         v1 = v + a * h
         return StepResult(x + (v + v1) * tau, v1, a, its, res)
     return stepper
 
 
-def _g_kernel_stepper(system, h, ctx, tau, tau2g, newton):
+def _g_kernel_stepper(system, h, ctx, tau, tau2g, newton, diagnose):
     """The Newton solve of eq. (72) with a generated kernel (:mod:`mpvi.kernels`): the
-    residual G(t_m, x_m + a tau^2 g, v + a tau, a) in the unknown a, its a-Jacobian by
-    sympy; one kernel per system for every h and g (tau, tau^2 g are inputs)."""
+    residual G(t_m, X, V, a) at X = x_m + a tau^2 g, V = v + a tau (stages) and its
+    a-Jacobian G_a + tau G_v + tau^2 g G_q by the chain rule; one kernel per system for
+    every h and g (tau, tau^2 g are inputs)."""
     n, params = system.dof, system.param_values
 
     def build():
-        a = sp.symbols(f"a0:{n}", cls=sp.Dummy)
+        a = kernels.node_symbols("a", n)
         tm, tv, tg = sp.symbols("t_m tau tau2g", cls=sp.Dummy)
-        xm = sp.symbols(f"xm0:{n}", cls=sp.Dummy)
-        v = sp.symbols(f"vv0:{n}", cls=sp.Dummy)
-        Lvv, r = system._motion_exprs()
-        shift = {system.coords[i]: xm[i] + a[i] * tg for i in range(n)}
-        shift.update({system.velocity_symbols[i]: v[i] + a[i] * tv for i in range(n)})
-        shift[TIME] = tm
-        G = [(sum(Lvv[row][d] * a[d] for d in range(n)) - r[row]).xreplace(shift)
-             for row in range(n)]
-        return kernels.Kernel(a, [tm, *xm, *v, tv, tg], system.param_symbols, G, ctx)
+        xm = kernels.node_symbols("xm", n)
+        v = kernels.node_symbols("vv", n)
+        X, V = kernels.node_symbols("X", n), kernels.node_symbols("V", n)
+        stages = [(X[i], xm[i] + a[i] * tg) for i in range(n)] + \
+                 [(V[i], v[i] + a[i] * tv) for i in range(n)]
+        R, Rq, Rv, Ra = kernels.at_node(system, list(system.symbolic("residual")), X, V, tm, a)
+        jac = [[Ra[r][c] + tv * Rv[r][c] + tg * Rq[r][c] for c in range(n)] for r in range(n)]
+        return kernels.Kernel(a, [tm, *xm, *v, tv, tg], system.param_symbols, R, ctx,
+                              jacobian=jac, stages=stages)
     kernel = kernels.cached_kernel(system, ("mutze g",), build)
 
     def stepper(t, x, v, carry=None):
@@ -173,12 +181,25 @@ def _g_kernel_stepper(system, h, ctx, tau, tau2g, newton):
         xm = [xi + vi * tau for xi, vi in zip(x, v)]
         vl = list(v)
         a0 = kernels.acceleration(system, tm, xm, vl)
-        a, its, res = kernels.newton(kernel, a0, [tm, *xm, *vl, tau, tau2g], params, ctx,
-                                     what="mutze: eq. (72)", **newton)
+        a, its, res = kernel.solve(a0, [tm, *xm, *vl, tau, tau2g], params, ctx,
+                                   what="mutze: eq. (72)",
+                                   diagnose=lambda a: diagnose(t, x, v, np.array(a, dtype=object)),
+                                   **newton)
         a = np.array(a, dtype=object)
         v1 = v + a * h
         return StepResult(x + (v + v1) * tau, v1, a, its, res)
     return stepper
+
+
+def _g_stability_bound(p):
+    """On the oscillator the g-family (solved exactly) has the amplification matrix of
+    trace 2 (1 - 2 s^2 / (1 + g s^2)) and determinant 1, s = omega tau: stable for
+    omega h < 2 / sqrt(1 - g) when g < 1 (2 for the direct midpoint method), for every h
+    when g >= 1.  A finite iteration (80) is another method: no bound is claimed."""
+    if p["solver"] == "iterate":
+        return None
+    g = sp.Rational(str(p["g"]))
+    return 2 / sp.sqrt(1 - g) if g < 1 else None
 
 
 def _g_order(p):
@@ -190,7 +211,7 @@ mutze = register(Method(
     params={"g": 0, "solver": "newton", "iterations": 1, "variant": "damped"},
     order=_g_order, symplectic=False, implicit=True, internal="a",
     reference="mutze eqs. (72)-(80); g = 0: direct midpoint method (77)-(79)",
-    prepare=prepare_g, doc=__doc__))
+    prepare=prepare_g, doc=__doc__, stability_bound=_g_stability_bound))
 
 
 # ----- action-based methods: eqs. (44) and (54) ----------------------------------------------
@@ -239,40 +260,92 @@ def parabolic_acceleration(L, F, x, v, t=TIME, kind="variation"):
     return [sp.factor(sol[0][ai]) for ai in a] if len(a) > 1 else sp.factor(sol[0][a[0]])
 
 
-def _compiled_action(system, kind):
-    """The integrand of ``kind`` and its a-Jacobian, compiled once per system."""
-    cache = system.__dict__.setdefault("_pieces", {})
-    if ("mutze", kind) in cache:
-        return cache["mutze", kind]
+_ACTION: dict = {}
+
+
+def _action_symbolic(system, kind):
+    """The integrand R of ``kind`` and its a-Jacobian J, by the chain rule on node symbols:
+    returns (X, V, R, J) with R, J sympy expressions in the path's position and velocity
+    X, V (symbols), the accelerations a, s, tau, t and the parameters.  With K as in
+    :func:`action_integrand` written at (t + s, X, V), and X = x + v s + a s^2/2,
+    V = v + a s, the total derivatives are dK/dv = s K_X + K_V and
+    dK/da = s^2/2 K_X + s K_V + (explicit a-dependence of K), and
+    dR/da_j = R_a_j + s^2/2 R_X_j + s R_V_j: only derivatives of the system's own L and F
+    are taken, never of the path-substituted integrand (:func:`action_integrand` is the same
+    integrand written out; the tests check that the two agree).  Derived once per system
+    signature."""
+    key = (system.signature, kind)
+    if key not in _ACTION:
+        n = system.dof
+        a = system.acceleration_symbols
+        X = [sp.Dummy(f"X{i}") for i in range(n)]
+        V = [sp.Dummy(f"V{i}") for i in range(n)]
+        node = dict(zip(system.coords, X))
+        node.update(zip(system.velocity_symbols, V))
+        node[TIME] = TIME + S
+        L = system.lagrangian_expr.xreplace(node)
+        F = [f.xreplace(node) for f in system.force_expr]
+        K = L + S * (S - 2 * TAU) / 2 * sum(ai * Fi for ai, Fi in zip(a, F)) if kind == "variation" else L
+        D = 3 / (2 * TAU ** 3)
+        sigma = 3 * S * (2 * TAU - S) / (4 * TAU ** 3)
+        R = []
+        for i in range(n):
+            KX, KV = sp.diff(K, X[i]), sp.diff(K, V[i])
+            dv = S * KX + KV
+            da = S ** 2 / 2 * KX + S * KV + sp.diff(K, a[i])
+            R.append(D * (TAU * dv - da) + (sigma * F[i] if kind == "parabolic_el" else 0))
+        J = [[sp.diff(Ri, a[j]) + S ** 2 / 2 * sp.diff(Ri, X[j]) + S * sp.diff(Ri, V[j])
+              for j in range(n)] for Ri in R]
+        _ACTION[key] = (X, V, R, J)
+    return _ACTION[key]
+
+
+def _path_stages(system, X, V, x, v, a, s):
+    """Stages X = x + v s + a s^2/2, V = v + a s (the parabolic path at s)."""
     n = system.dof
-    a = list(sp.symbols(f"a0:{n}"))
-    x, v = system.coords, system.velocity_symbols
-    R = action_integrand(system.lagrangian_expr, list(system.force_expr), x, v, a, TIME, kind)
-    J = [sp.diff(R[i], a[j]) for i in range(n) for j in range(n)]
-    cache["mutze", kind] = system._compile([TIME, x, v, a, S, TAU, system.param_symbols], R + J)
-    return cache["mutze", kind]
+    return ([(X[i], x[i] + v[i] * s + a[i] * s ** 2 / 2) for i in range(n)]
+            + [(V[i], v[i] + a[i] * s) for i in range(n)])
 
 
-def _action_kernel_stepper(system, kind, h, ctx, tau, ss, ws, newton):
+def _compiled_action(system, kind):
+    """The integrand of ``kind`` and its a-Jacobian as one compiled function of
+    (t, x, v, a, s, tau, parameters)."""
+    X, V, R, J = _action_symbolic(system, kind)
+    x, v, a = system.coords, system.velocity_symbols, system.acceleration_symbols
+    return compile_exprs([TIME, x, v, a, S, TAU, system.param_symbols],
+                         R + [e for row in J for e in row], system.ctx, f"mutze_{kind}",
+                         stages=_path_stages(system, X, V, x, v, a, S))
+
+
+def _action_kernel_stepper(system, kind, h, ctx, tau, ss, ws, newton, diagnose):
     """The quadrature of eq. (54) or (44) as one generated kernel (:mod:`mpvi.kernels`):
-    sum_k w_k R(t, x, v, a, s_k, tau) with the nodes s_k and weights w_k as inputs, so one
-    kernel per (system, kind, number of nodes) serves every h."""
+    sum_k w_k R(t, X_k, V_k, a, s_k, tau) and sum_k w_k J(...), the path values X_k, V_k at
+    the nodes s_k as stages, nodes and weights as inputs, so one kernel per (system, kind,
+    number of nodes) serves every h."""
     n, params, m = system.dof, system.param_values, len(ss)
 
     def build():
-        a = sp.symbols(f"a0:{n}", cls=sp.Dummy)
-        x = sp.symbols(f"x0:{n}", cls=sp.Dummy)
-        v = sp.symbols(f"vv0:{n}", cls=sp.Dummy)
+        a = kernels.node_symbols("a", n)
+        x = kernels.node_symbols("x", n)
+        v = kernels.node_symbols("vv", n)
         t, tv = sp.symbols("t tau", cls=sp.Dummy)
         s = sp.symbols(f"s0:{m}", cls=sp.Dummy)
         w = sp.symbols(f"w0:{m}", cls=sp.Dummy)
-        R = action_integrand(system.lagrangian_expr, list(system.force_expr), system.coords,
-                             system.velocity_symbols, list(a), TIME, kind)
-        base = dict(zip(system.coords, x))
-        base.update(zip(system.velocity_symbols, v))
-        base.update({TIME: t, TAU: tv})
-        res = [sum(wk * Ri.xreplace({**base, S: sk}) for sk, wk in zip(s, w)) for Ri in R]
-        return kernels.Kernel(a, [t, *x, *v, tv, *s, *w], system.param_symbols, res, ctx)
+        X, V, R, J = _action_symbolic(system, kind)
+        stages, res = [], [sp.Integer(0)] * n
+        jac = [[sp.Integer(0)] * n for _ in range(n)]
+        for k, (sk, wk) in enumerate(zip(s, w)):
+            Xk, Vk = kernels.node_symbols(f"X{k}_", n), kernels.node_symbols(f"V{k}_", n)
+            stages += _path_stages(system, Xk, Vk, x, v, a, sk)
+            sub = dict(zip(X, Xk))
+            sub.update(zip(V, Vk))
+            sub.update(zip(system.acceleration_symbols, a))
+            sub.update({TIME: t, TAU: tv, S: sk})
+            res = [r + wk * Ri.xreplace(sub) for r, Ri in zip(res, R)]
+            jac = [[c + wk * Jij.xreplace(sub) for c, Jij in zip(row, Jrow)]
+                   for row, Jrow in zip(jac, J)]
+        return kernels.Kernel(a, [t, *x, *v, tv, *s, *w], system.param_symbols, res, ctx,
+                              jacobian=jac, stages=stages)
     kernel = kernels.cached_kernel(system, ("mutze", kind, m), build)
     tail = [tau, *ss, *ws]
 
@@ -280,8 +353,10 @@ def _action_kernel_stepper(system, kind, h, ctx, tau, ss, ws, newton):
         ctx.activate()
         xl, vl = list(x), list(v)
         a0 = kernels.acceleration(system, t + tau, [xi + vi * tau for xi, vi in zip(xl, vl)], vl)
-        a, its, res = kernels.newton(kernel, a0, [t, *xl, *vl, *tail], params, ctx,
-                                     what=f"mutze: {KINDS[kind]}", **newton)
+        a, its, res = kernel.solve(a0, [t, *xl, *vl, *tail], params, ctx,
+                                   what=f"mutze: {KINDS[kind]}",
+                                   diagnose=lambda a: diagnose(t, x, v, np.array(a, dtype=object)),
+                                   **newton)
         a = np.array(a, dtype=object)
         v1 = v + a * h
         return StepResult(x + (v + v1) * tau, v1, a, its, res)
@@ -304,12 +379,19 @@ def prepare_action(kind):
         rule = gauss_legendre(int(nodes))
         ss = [to_context(z, ctx) * h for z in rule.nodes]
         ws = [to_context(w, ctx) * h for w in rule.weights]
+        def diagnose(t, x, v, a):
+            """The first node of the parabolic path where the system is not regular."""
+            for s in ss:
+                found = system.diagnose(t + s, x + v * s + a * (s * s / 2), v + a * s)
+                if found:
+                    return found
+            return None
+
+        if ctx.kernels:
+            return _action_kernel_stepper(system, kind, h, ctx, tau, ss, ws, newton, diagnose)
         f = _compiled_action(system, kind)
         n = system.dof
         params = system.param_values
-
-        if ctx.kernels:
-            return _action_kernel_stepper(system, kind, h, ctx, tau, ss, ws, newton)
 
         def stepper(t, x, v, carry=None):
             def fun(a, jacobian):
@@ -321,7 +403,8 @@ def prepare_action(kind):
                         J = J + np.array(vals[n:], dtype=ctx.dtype).reshape(n, n) * w
                 return (R, J) if jacobian else R
             a0 = system.acceleration(t + tau, x + v * tau, v)
-            a, its, res = solve_info(fun, a0, ctx, what=f"mutze: {KINDS[kind]}", **newton)
+            a, its, res = solve_info(fun, a0, ctx, what=f"mutze: {KINDS[kind]}",
+                                     diagnose=lambda a: diagnose(t, x, v, a), **newton)
             v1 = v + a * h
             return StepResult(x + (v + v1) * tau, v1, a, its, res)
         return stepper

@@ -19,6 +19,8 @@ beta = 1/4, gamma = 1/2 it gives axioms2024's Newmark scheme (``newmark``, eqs. 
 """
 from fractions import Fraction
 
+import sympy as sp
+
 from ..newton import check_options, solve_info
 from .base import Method, StepResult, check_step, register
 
@@ -50,13 +52,24 @@ def prepare(system, h, ctx, beta=Fraction(1, 4), gamma=Fraction(1, 2), newton=No
         def fun(a1, jacobian):
             R, Rq, Rv, Ra = system.residual_derivatives(t1, q_pred + a1 * bh2, v_pred + a1 * gh, a1)
             return (R, Rq * bh2 + Rv * gh + Ra) if jacobian else R
-        a1, iterations, residual = solve_info(fun, a0, ctx, what="newmark_family", **newton)
+        a1, iterations, residual = solve_info(
+            fun, a0, ctx, what="newmark_family", **newton,
+            diagnose=lambda a1: system.diagnose(t1, q_pred + a1 * bh2, v_pred + a1 * gh))
         return StepResult(q_pred + a1 * bh2, v_pred + a1 * gh, a1, iterations, residual, a1)
     return stepper
 
 
 def _params(p):
     return _exact(p["beta"], "beta"), _exact(p["gamma"], "gamma")
+
+
+def _stability_bound(p):
+    """omega h < 1/sqrt(gamma/2 - beta) on the undamped oscillator for gamma >= 1/2 and
+    beta < gamma/2 (2 for Stormer-Verlet); unconditional (None) for beta >= gamma/2."""
+    beta, gamma = _params(p)
+    if gamma < Fraction(1, 2) or 2 * beta >= gamma:
+        return None
+    return 1 / sp.sqrt(sp.Rational(gamma) / 2 - sp.Rational(beta))
 
 
 newmark_family = register(Method(
@@ -66,4 +79,4 @@ newmark_family = register(Method(
     symplectic=lambda p: _params(p) == (0, Fraction(1, 2)), implicit=True,
     reference="Newmark 1959; Kane, Marsden, Ortiz & West 2000 (axioms2024 eqs. 10-12 for "
               "beta = 1/4, gamma = 1/2 on linear systems)",
-    prepare=prepare, internal="acceleration", doc=__doc__))
+    prepare=prepare, internal="acceleration", doc=__doc__, stability_bound=_stability_bound))

@@ -10,6 +10,8 @@ The paper does not say which second-order Runge-Kutta method it used; both are h
 the mutze reproductions report both (reproductions/ERRATA.md).
 """
 
+import numpy as np
+
 from .base import Method, StepResult, check_step, register
 
 VARIANTS = ("midpoint", "heun")
@@ -21,6 +23,8 @@ def prepare(system, h, ctx, variant="midpoint", check_stability=True):
     if variant not in VARIANTS:
         raise ValueError(f"rk2: unknown variant {variant!r}; use one of {', '.join(VARIANTS)}")
     half = h / 2
+    if system.first_order:
+        return _first_order(system, h, ctx, variant)
 
     def f(t, x, v):
         return v, system.acceleration(t, x, v)
@@ -35,8 +39,24 @@ def prepare(system, h, ctx, variant="midpoint", check_stability=True):
     return stepper
 
 
+def _first_order(system, h, ctx, variant):
+    """The same two variants on y' = f(t, y) of a first-order system."""
+    f, half, dtype = system.field(), h / 2, ctx.dtype
+
+    def stepper(t, y, _=None, carry=None):
+        y = list(y)
+        k1 = f(t, y)
+        if variant == "midpoint":
+            k2 = f(t + half, [a + b * half for a, b in zip(y, k1)])
+            return StepResult(np.array([a + b * h for a, b in zip(y, k2)], dtype=dtype), None)
+        k2 = f(t + h, [a + b * h for a, b in zip(y, k1)])
+        return StepResult(np.array([a + (b + c) * half for a, b, c in zip(y, k1, k2)],
+                                   dtype=dtype), None)
+    return stepper
+
+
 rk2 = register(Method(
     name="rk2", label="RK2", state="qv", order=2, symplectic=False, implicit=False,
     params={"variant": "midpoint"},
     reference="mutze Sec. 7 (second-order Runge-Kutta; explicit midpoint or Heun)",
-    prepare=prepare, doc=__doc__))
+    prepare=prepare, doc=__doc__, first_order=True))

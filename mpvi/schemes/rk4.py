@@ -4,37 +4,46 @@
     k1 = f(y), k2 = f(y + h/2 k1), k3 = f(y + h/2 k2), k4 = f(y + h k3),
     y_j+1 = y_j + h/6 (k1 + 2 k2 + 2 k3 + k4)
 
-(axioms2024 Sec. 6 and top2025 Secs. 3-4, "RK4").  Explicit, order 4, not symplectic.
-The system provides ``hamiltonian_rhs(q, p, t) -> (q', p')`` (t matters only for forces);
-the step itself is :func:`mpvi.ode.rk4_step`.
+(axioms2024 Sec. 6 and top2025 Secs. 3-4, "RK4").  Explicit, order 4, not symplectic;
+stable on the harmonic oscillator for omega h <= 2 sqrt 2.  The field is the system's
+Hamiltonian field (:func:`mpvi.ode.hamiltonian_field`: generated in the gmp context), or
+the right-hand side of a first-order system; the step itself is :func:`mpvi.ode.rk4_step`.
+Dense output: cubic Hermite interpolation of (q, v) (order 4, as the method).
 """
 import numpy as np
+import sympy as sp
 
-from .. import kernels
 from ..ode import hamiltonian_field, rk4_step
 from .base import Method, StepResult, check_step, register
 
 
-def prepare(system, h, ctx, check_stability=True):
-    """``check_stability`` is accepted for a uniform interface; there is no bound to check."""
-    h = check_step(h, ctx)
-    g = kernels.hamiltonian_field(system) if ctx.kernels else None
-    if g is not None:                 # the generated field, on lists (mpvi.kernels)
-        n = system.dof
+def explicit_stepper(system, ctx, one_step):
+    """A stepper applying ``one_step(f, t, y)`` (y a list) to the Hamiltonian field of a
+    mechanical system on y = (q, p), or to the right-hand side of a first-order system."""
+    dtype = ctx.dtype
+    if system.first_order:
+        f = system.field()
 
-        def stepper(t, q, p, carry=None):
+        def stepper(t, y, _=None, carry=None):
             ctx.activate()
-            y = kernels.rk4_step(g, t, [*q, *p], h)
-            return StepResult(np.array(y[:n], dtype=object), np.array(y[n:], dtype=object))
+            return StepResult(np.array(one_step(f, t, list(y)), dtype=dtype), None)
         return stepper
-    f, n = hamiltonian_field(system)
+    f, n = hamiltonian_field(system), system.dof
 
     def stepper(t, q, p, carry=None):
-        y = rk4_step(f, t, np.concatenate([q, p]), h)
-        return StepResult(y[:n], y[n:])
+        ctx.activate()
+        y = one_step(f, t, [*q, *p])
+        return StepResult(np.array(y[:n], dtype=dtype), np.array(y[n:], dtype=dtype))
     return stepper
+
+
+def prepare(system, h, ctx, check_stability=True):
+    """``check_stability`` is checked by :func:`mpvi.solve` (omega h <= 2 sqrt 2)."""
+    h = check_step(h, ctx)
+    return explicit_stepper(system, ctx, lambda f, t, y: rk4_step(f, t, y, h))
 
 
 rk4 = register(Method(
     name="rk4", label="RK4", state="qp", order=4, symplectic=False, implicit=False,
-    reference="axioms2024 Sec. 6; top2025 Secs. 3-4 (classical RK4)", prepare=prepare, doc=__doc__))
+    reference="axioms2024 Sec. 6; top2025 Secs. 3-4 (classical RK4)", prepare=prepare,
+    doc=__doc__, stability_bound=2 * sp.sqrt(2), first_order=True))

@@ -31,6 +31,7 @@ Preparing a Simpson step checks eq. (40) and raises :class:`StabilityError` when
 omega_max h >= 2 sqrt 2, unless ``check_stability=False``.
 """
 import numpy as np
+import sympy as sp
 
 from .base import (Method, StabilityError, StepResult, check_step, pq_block_stepper, prop1_matrices,
                    register, require_linear)
@@ -39,7 +40,7 @@ from .variational import SIMPSON, prepare_rule
 
 def check_simpson_stability(system, h, ctx):
     """Raise :class:`StabilityError` if omega_max h >= 2 sqrt 2 (axioms2024 eq. 40)."""
-    wh = system.omega_max() * h
+    wh = system.omega_max() * abs(h)
     bound = 2 * ctx.sqrt(ctx.num(2))
     if not wh < bound:
         raise StabilityError(
@@ -87,6 +88,19 @@ def prepare(system, h, ctx, check_stability=True, newton=None):
     return prepare_rule(SIMPSON, system, h, ctx, newton)
 
 
+def simpson_phi(system, h, ctx):
+    """The quadratic form phi(p, q) = 1/2 p^T xi_s p + 1/2 q^T zeta_s q conserved by
+    Simpson's scheme on a linear system (axioms2024 Prop. 7 with X_s, Y_s of eq. 31; Sec.
+    6.3).  Returns a function ``phi(q, p)``.  Note xi_s ~ (h/2) M^-1, so phi ~ (h/2) H:
+    (2/h) phi -> H as h -> 0."""
+    from ..analysis import quadratic_form_matrices
+    xi, zeta = quadratic_form_matrices(*simpson_XY(system, ctx.num(h), ctx), ctx)
+
+    def phi(q, p):
+        return (p @ (xi @ p) + q @ (zeta @ q)) / 2
+    return phi
+
+
 def sigma_matrices(system, h, ctx):
     """A_sigma (3n x 3n) on (q_j+1/2, p_j+1, q_j+1) and B_sigma (3n x 2n) on
     eta_j = (p_j, q_j), eq. (28).  (Eq. 27 prints B_sigma eta_j+1; it acts on eta_j.)"""
@@ -120,11 +134,12 @@ def prepare_v1(system, h, ctx, check_stability=True):
 simpson = register(Method(
     name="simpson", label="Simpson", state="qp", order=4, symplectic=True, implicit=True,
     reference="axioms2024 eqs. (30)-(32) (linear, variant 2); top2025 Sec. 2, App. A (nonlinear)",
-    prepare=prepare, internal="q_mid", doc=__doc__))
+    prepare=prepare, internal="q_mid", doc=__doc__, stability_bound=2 * sp.sqrt(2)))
 
 simpson_v1 = register(Method(
     name="simpson_v1", label="Simpson (variant 1)", state="qp", order=4, symplectic=True,
     implicit=True, reference="axioms2024 eqs. (26)-(29) (variant 1, internal midpoint kept)",
-    prepare=prepare_v1, internal="q_mid", doc=__doc__))
+    prepare=prepare_v1, internal="q_mid", doc=__doc__, stability_bound=2 * sp.sqrt(2)))
 
-__all__ = ["simpson", "simpson_v1", "check_simpson_stability", "simpson_XY", "StabilityError"]
+__all__ = ["simpson", "simpson_v1", "check_simpson_stability", "simpson_XY", "simpson_phi",
+           "StabilityError"]

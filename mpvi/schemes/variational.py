@@ -52,6 +52,7 @@ import numpy as np
 import sympy as sp
 
 from .. import kernels
+from ..dense import TrialBasis
 from ..newton import check_options, solve_info
 from ..quadrature import Basis, Quadrature, gauss_legendre, gauss_lobatto, is_zero, lagrange_basis, to_context
 from .base import StepResult, check_step
@@ -244,19 +245,39 @@ class _TrialStepper:
         self.start = {i: ctx.num(s.tau) * self.h for i, s in enumerate(slots) if s.derivative == 0}
         self.n = system.dof
         self.kernel = None                 # set by the subclass when ctx.kernels
+        self.trial_basis = TrialBasis.of(method.disc.basis, ctx)
+
+    dense = "trial"
+    """Dense output: the step's trial function (:mod:`mpvi.dense`); the carry of a step
+    is its coefficient vectors."""
+
+    def diagnose(self, t, known, X):
+        """The likely cause of a Newton failure at the iterate X: what is not finite or
+        singular at the first quadrature node where something is (None if nothing is)."""
+        try:
+            coeffs = self.assemble(known, np.asarray(X))
+            xs, gs = self.tables.nodes(coeffs)
+            times = self.tables.node_times(t)
+        except (ArithmeticError, ValueError, TypeError):
+            return None
+        for k, (x, g, tk) in enumerate(zip(xs, gs, times)):
+            found = self.system.diagnose(tk, np.asarray(x, dtype=object), np.asarray(g, dtype=object))
+            if found:
+                return f"at quadrature node {k} of the step: {found}"
+        return None
 
     # ----- the generated-kernel path (mpvi.kernels) -------------------------------------------
     def _symbols(self):
         """sympy symbols of one step: the unknowns X (flat), the known slot vectors, and
-        the coefficient vectors c_i of every slot (known or unknown) as sympy Matrices."""
+        the coefficient vectors c_i of every slot (known or unknown) as lists."""
         n = self.n
         X = sp.symbols(f"X0:{len(self.unknown) * n}", cls=sp.Dummy)
         known = [sp.symbols(f"k{i}_0:{n}", cls=sp.Dummy) for i in self.known]
         coeffs = [None] * len(self.slots)
         for i, c in zip(self.known, known):
-            coeffs[i] = sp.Matrix(c)
+            coeffs[i] = list(c)
         for k, i in enumerate(self.unknown):
-            coeffs[i] = sp.Matrix(X[k * n:(k + 1) * n])
+            coeffs[i] = list(X[k * n:(k + 1) * n])
         return X, [s for c in known for s in c], coeffs
 
     @staticmethod
@@ -277,15 +298,37 @@ class _TrialStepper:
     def _structure(*tables):
         return tuple(tuple(tuple(i for i, _ in terms) for terms in table) for table in tables)
 
-    def _node_subs(self, coeffs, xt, gt, k, times):
-        """xreplace map of the system's symbols at node k: q -> x_k, v -> g_k, t -> t_k."""
-        sys = self.system
-        x = sum((coeffs[i] * a for i, a in xt[k]), sp.zeros(self.n, 1))
-        g = sum((coeffs[i] * c for i, c in gt[k]), sp.zeros(self.n, 1))
-        m = dict(zip(sys.coords, x))
-        m.update(zip(sys.velocity_symbols, g))
-        m[sys.time_symbol] = times[k]
-        return m
+    def _node_stages(self, coeffs, k, tables, stages):
+        """Node symbols of node k, one vector per (node -> [(slot, coefficient symbol)])
+        table (values x_k, derivatives x'_k, ...), defined by stages appended to
+        ``stages`` as linear combinations of the slot coefficient vectors."""
+        out = []
+        for name, table in tables:
+            syms = kernels.node_symbols(f"{name}{k}_", self.n)
+            for d, sym in enumerate(syms):
+                stages.append((sym, sum((coeffs[i][d] * c for i, c in table[k]), sp.Integer(0))))
+            out.append(syms)
+        return out
+
+    def _jacobian_blocks(self, rows, blocks):
+        """The Newton Jacobian as rows of expressions from ``blocks`` {(row slot, unknown
+        slot): n x n expressions} in the order of the residual (rows) and X (unknowns)."""
+        n, zero = self.n, sp.Integer(0)
+        jac = []
+        for e in rows:
+            for r in range(n):
+                jac.append([blocks[e, j][r][c] if (e, j) in blocks else zero
+                            for j in self.unknown for c in range(n)])
+        return jac
+
+    @staticmethod
+    def _add_block(blocks, key, scale, matrix):
+        """blocks[key] += scale * matrix (n x n nested lists of expressions)."""
+        add = [[scale * x for x in row] for row in matrix]
+        if key in blocks:
+            blocks[key] = [[a + b for a, b in zip(r1, r2)] for r1, r2 in zip(blocks[key], add)]
+        else:
+            blocks[key] = add
 
     def kernel_step(self, t, q, y, carry, known, outputs):
         """One step by the generated kernel: Newton on lists, results as context arrays."""
@@ -293,8 +336,9 @@ class _TrialStepper:
         guess = self.first_guess(t, q, y, carry)
         X0 = [x for g in guess for x in g]
         K = self.kernel_inputs(t, q, y, known)
-        X, iterations, residual = kernels.newton(self.kernel, X0, K, self.system.param_values,
-                                                 ctx, what=self.method.disc.name, **self.newton)
+        X, iterations, residual = self.kernel.solve(
+            X0, K, self.system.param_values, ctx, what=self.method.disc.name,
+            diagnose=lambda X: self.diagnose(t, known, np.array(X, dtype=object)), **self.newton)
         X = np.array(X, dtype=object)
         coeffs = self.assemble(known, X)
         y1 = (np.array(self.kernel.outputs(list(X), K, self.system.param_values), dtype=object)
@@ -338,7 +382,9 @@ class _TrialStepper:
             guess = self.first_guess(t, q, y, carry)
             fun, output = self.equations(t, q, y, known)
             X, iterations, residual = solve_info(fun, np.concatenate(guess), self.ctx,
-                                                 what=self.method.disc.name, **self.newton)
+                                                 what=self.method.disc.name,
+                                                 diagnose=lambda X: self.diagnose(t, known, X),
+                                                 **self.newton)
             coeffs = self.assemble(known, X)
             y1 = output() if self.method.state == "qp" else coeffs[self.v1]
         internal = [coeffs[i] for i in self.unknown if i != self.q1 and i != self.v1]
@@ -370,27 +416,41 @@ class _VariationalStepper(_TrialStepper):
         self.kernel = kernels.cached_kernel(sys, key, lambda: self._build_kernel(*syms))
 
     def _build_kernel(self, xt, gt, Gt, Pt):
+        """Residual dS_d/dc_e + f_e (+ p_j) and its Jacobian by the chain rule (module doc):
+        d(G_k, P_k)/dc_j = (G_q a_kj + G_v b_kj, P_q a_kj + P_v b_kj), with the system's
+        symbolic second derivatives at node symbols x_k, g_k defined by stages."""
         sys, n = self.system, self.n
         X, known, coeffs = self._symbols()
         y = list(sp.symbols(f"y0:{n}", cls=sp.Dummy)) if any(self.momentum) else []
         times = (list(sp.symbols(f"t0:{len(xt)}", cls=sp.Dummy)) if self.timed
-                 else [sp.Integer(0)] * len(xt))
-        G = sp.Matrix(sys._G) + sys.force_expr
-        P = sp.Matrix(sys._P)
-        grad = {}
+                 else [None] * len(xt))
+        P, G, Gq, Gv, Pq, Pv = sys.symbolic("node")
+        rows, unknown = set(self.rows), set(self.unknown)
+        stages, grad, blocks = [], {}, {}
+        zero = [sp.Integer(0)] * n
         for k in range(len(xt)):
-            m = self._node_subs(coeffs, xt, gt, k, times)
-            Gk, Pk = G.xreplace(m), P.xreplace(m)
-            for terms, D in ((Gt[k], Gk), (Pt[k], Pk)):
+            xk, gk = self._node_stages(coeffs, k, (("x", xt), ("g", gt)), stages)
+            Pk, Gk, Gqk, Gvk, Pqk, Pvk = kernels.at_node(sys, [P, G, Gq, Gv, Pq, Pv], xk, gk,
+                                                         times[k])
+            for terms, D, Dq, Dv in ((Gt[k], Gk, Gqk, Gvk), (Pt[k], Pk, Pqk, Pvk)):
                 for i, c in terms:
-                    grad[i] = grad.get(i, sp.zeros(n, 1)) + D * c
+                    grad[i] = [a + c * b for a, b in zip(grad.get(i, zero), D)]
+                    if i not in rows:
+                        continue
+                    for j, a in xt[k]:
+                        if j in unknown:
+                            self._add_block(blocks, (i, j), c * a, Dq)
+                    for j, b in gt[k]:
+                        if j in unknown:
+                            self._add_block(blocks, (i, j), c * b, Dv)
         res = []
         for e, mom in zip(self.rows, self.momentum):
-            res.extend((sp.Matrix(y) + grad[e]) if mom else grad[e])
+            res.extend([yi + gi for yi, gi in zip(y, grad[e])] if mom else grad[e])
         out = list(grad[self.q1]) if self.method.state == "qp" else ()
         K = known + y + (times if self.timed else []) + [
             sym for table in (xt, gt, Gt, Pt) for terms in table for _, sym in terms]
-        return kernels.Kernel(X, K, sys.param_symbols, res, self.ctx, out)
+        return kernels.Kernel(X, K, sys.param_symbols, res, self.ctx, out,
+                              jacobian=self._jacobian_blocks(self.rows, blocks), stages=stages)
 
     def kernel_inputs(self, t, q, y, known):
         K = [x for c in known for x in c]
@@ -446,20 +506,30 @@ class _GalerkinStepper(_TrialStepper):
         self.kernel = kernels.cached_kernel(sys, key, lambda: self._build_kernel(*syms, wsyms))
 
     def _build_kernel(self, xt, gt, et, wt):
+        """Weighted residual sum_k w_mk R(t_k, x_k, x'_k, x''_k) and its Jacobian by the chain
+        rule, dR_k/dc_j = R_q a_kj + R_v b_kj + R_a e_kj, at node symbols defined by stages."""
         sys, n = self.system, self.n
         X, known, coeffs = self._symbols()
         times = list(sp.symbols(f"t0:{len(xt)}", cls=sp.Dummy))
-        Lvv, r = sys._motion_exprs()
-        res = [sp.zeros(n, 1) for _ in wt]
+        R, Rq, Rv, Ra = sys.symbolic("residual")
+        unknown = set(self.unknown)
+        stages, blocks = [], {}
+        res = [[sp.Integer(0)] * n for _ in wt]
         for k in range(len(xt)):
-            m = self._node_subs(coeffs, xt, gt, k, times)
-            acc = sum((coeffs[i] * e for i, e in et[k]), sp.zeros(n, 1))
-            R = sp.Matrix(Lvv).xreplace(m) * acc - sp.Matrix(r).xreplace(m)
-            for mm, w in enumerate(wt):
-                res[mm] += R * w[k][1]
+            xk, gk, ek = self._node_stages(coeffs, k, (("x", xt), ("g", gt), ("e", et)), stages)
+            Rk, Rqk, Rvk, Rak = kernels.at_node(sys, [R, Rq, Rv, Ra], xk, gk, times[k], ek)
+            for m, w in enumerate(wt):
+                wk = w[k][1]
+                res[m] = [r + wk * x for r, x in zip(res[m], Rk)]
+                for terms, D in ((xt[k], Rqk), (gt[k], Rvk), (et[k], Rak)):
+                    for j, c in terms:
+                        if j in unknown:
+                            self._add_block(blocks, (m, j), wk * c, D)
         K = known + times + [sym for table in (xt, gt, et, wt) for terms in table
                              for _, sym in terms]
-        return kernels.Kernel(X, K, sys.param_symbols, [e for v in res for e in v], self.ctx)
+        return kernels.Kernel(X, K, sys.param_symbols, [e for v in res for e in v], self.ctx,
+                              jacobian=self._jacobian_blocks(range(len(wt)), blocks),
+                              stages=stages)
 
     def kernel_inputs(self, t, q, y, known):
         return [x for c in known for x in c] + self.tables.node_times(t) + self._K_tail

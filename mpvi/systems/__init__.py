@@ -2,9 +2,9 @@
 from .aeroelastic import aeroelastic_section, flutter_speed
 from .damped import DampedOscillatorExact, damped_oscillator, damped_pendulum
 from .double_pendulum import LinearDoublePendulum, linearized_double_pendulum
-from .double_well import double_well, double_well_exact, duffing
+from .double_well import double_well, double_well_exact, double_well_problem, duffing
 from .linear import LinearSystem, ModalSolution
 
 __all__ = ["LinearSystem", "ModalSolution", "LinearDoublePendulum", "linearized_double_pendulum",
-           "double_well", "double_well_exact", "duffing", "aeroelastic_section", "flutter_speed",
+           "double_well", "double_well_exact", "double_well_problem", "duffing", "aeroelastic_section", "flutter_speed",
            "damped_oscillator", "DampedOscillatorExact", "damped_pendulum"]

@@ -79,7 +79,9 @@ from functools import lru_cache
 import numpy as np
 import sympy as sp
 
-from ..mechanics import LagrangianSystem, compile_exprs
+from ..codegen import compile_exprs
+from ..mechanics import LagrangianSystem
+from ..problem import Problem
 
 DEFAULT_PARAMETERS = {
     "b": "0.135", "a": "-0.6847", "m_T": "12.387", "m_W": "2.049", "x_cg": "0.0873",
@@ -235,17 +237,14 @@ def symbolic_model(n_stiffness=3):
 
 # ----- the system -----------------------------------------------------------------------------
 
-@dataclass
-class AeroelasticSection:
-    """The section at one speed: ``system`` (a :class:`LagrangianSystem`, state q = (h,
-    alpha)), ``U`` (a context number), the checked parameters ``params`` (Fractions,
-    derived ones included), and the paper's initial state ``q0``, ``v0``."""
+class AeroelasticSection(Problem):
+    """The section at one speed: a :class:`mpvi.Problem` (``system``, state q = (h, alpha),
+    the paper's initial state ``q0``, ``v0``) with ``U`` (a context number) and the checked
+    parameters ``params`` (Fractions, derived ones included)."""
 
-    system: LagrangianSystem
-    U: object
-    params: dict
-    q0: np.ndarray
-    v0: np.ndarray
+    def __init__(self, system, U, params, q0, v0):
+        self.U, self.params = U, params
+        super().__init__(system, q0, v0=v0, name=system.name)
 
     def energy(self, q, v):
         """Total mechanical energy 1/2 v^T M v + V(q) of the corrected Lagrangian (42)."""
@@ -289,7 +288,7 @@ def aeroelastic_section(ctx, U, params=None, q0=None, v0=None, equations="correc
                               _param_table(p, U, model), ctx, force=force)
     q0 = ctx.asarray(PAPER_INITIAL_STATE["q0"] if q0 is None else q0)
     v0 = ctx.asarray(PAPER_INITIAL_STATE["v0"] if v0 is None else v0)
-    return AeroelasticSection(system=system, U=U, params=p, q0=q0, v0=v0)
+    return AeroelasticSection(system, U, p, q0, v0)
 
 
 # ----- linear stability -----------------------------------------------------------------------

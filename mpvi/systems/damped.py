@@ -58,6 +58,17 @@ class DampedOscillatorExact:
         y0 = (v0 + r * x0) / w
         return e * (x0 * c + y0 * s), e * (v0 * c - (w * x0 + r * y0) * s)
 
+    def solution(self, x0, v0, t0=0):
+        """The exact solution through (x0, v0) at time t0 in mpvi's protocol: a callable
+        t -> (x(t), v(t)) (vectors of one entry) for a problem given with v0."""
+        ctx = self.ctx
+        x0, v0, t0 = ctx.num(x0), ctx.num(v0), ctx.num(t0)
+
+        def exact(t):
+            x, v = self.flow(ctx.num(t) - t0, x0, v0)
+            return ctx.vector([x]), ctx.vector([v])
+        return exact
+
     def amplitude(self, x, v):
         """The complex amplitude s_c = x - i (v + rho x)/omega (mutze Sec. 7) as its real
         and imaginary parts."""

@@ -17,26 +17,20 @@ reproductions/ERRATA.md, "axioms2024: conventions behind Table 2"):
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 import numpy as np
 
+from ..problem import Problem
 from .linear import LinearSystem
 
 
-@dataclass
-class LinearDoublePendulum:
-    """The axioms2024 test problem: system, Table 1 initial data, time unit and the
-    paper's closed-form exact solution."""
+class LinearDoublePendulum(Problem):
+    """The axioms2024 test problem: a :class:`mpvi.Problem` (system, Table 1 initial data,
+    the exact modal solution as ``exact``) with the time unit ``tbar``, ``omega0``,
+    ``mu_r`` and the paper's closed-form solution."""
 
-    system: LinearSystem
-    q0: np.ndarray
-    p0: np.ndarray
-    tbar: object
-    omega0: object
-    mu_r: object
-
-    def exact(self):
-        return self.system.exact(self.q0, self.p0)
+    def __init__(self, system, q0, p0, tbar, omega0, mu_r):
+        self.tbar, self.omega0, self.mu_r = tbar, omega0, mu_r
+        super().__init__(system, q0, p0=p0, exact=system.exact(q0, p0), name=system.name)
 
     def frequencies(self):
         """(omega1, omega2) of eq. (49): omega0 sqrt(1 + mu_r +- sqrt(mu_r (1 + mu_r)))."""
@@ -81,21 +75,17 @@ def linearized_double_pendulum(ctx, m1=1, mu_r=1, omega0=None, g="9.81",
     K = [[(m1 + m2) * g * length, 0], [0, m2 * g * length]]
     system = LinearSystem(M, K, ctx, name="linearized double pendulum")
     q0 = np.array([ctx.zero, ctx.pi / 6], dtype=ctx.dtype) if q0 is None else ctx.asarray(q0)
-    return LinearDoublePendulum(system=system, q0=q0, p0=ctx.asarray(p0),
-                                tbar=2 * ctx.pi / omega0, omega0=omega0, mu_r=mu_r)
+    return LinearDoublePendulum(system, q0, ctx.asarray(p0), 2 * ctx.pi / omega0, omega0, mu_r)
 
 
 
-@dataclass
-class NonlinearDoublePendulum:
-    """top2025 Sec. 3: the system, Table 1 initial data and the constants used."""
+class NonlinearDoublePendulum(Problem):
+    """top2025 Sec. 3: a :class:`mpvi.Problem` (system, Table 1 initial data) with the
+    constants used (``length``, ``g``, ``omega0``)."""
 
-    system: object
-    q0: np.ndarray
-    p0: np.ndarray
-    length: object
-    g: object
-    omega0: object
+    def __init__(self, system, q0, p0, length, g, omega0):
+        self.length, self.g, self.omega0 = length, g, omega0
+        super().__init__(system, q0, p0=p0, name=system.name)
 
 
 def nonlinear_double_pendulum(ctx, m1=1, m2=1, g="9.81", omega0=None, length=None,
@@ -127,8 +117,7 @@ def nonlinear_double_pendulum(ctx, m1=1, m2=1, g="9.81", omega0=None, length=Non
     params = {M1: ctx.num(m1), M2: ctx.num(m2), G: g_, L1: ell, L2: ell}
     system = LagrangianSystem("double pendulum", [q1, q2], M, V, params, ctx, force=force)
     q0 = np.array([ctx.pi / 4, ctx.pi / 3], dtype=ctx.dtype) if q0 is None else ctx.asarray(q0)
-    return NonlinearDoublePendulum(system=system, q0=q0, p0=ctx.asarray(p0), length=ell,
-                                   g=g_, omega0=w0)
+    return NonlinearDoublePendulum(system, q0, ctx.asarray(p0), ell, g_, w0)
 
 
 __all__ = ["LinearDoublePendulum", "linearized_double_pendulum", "NonlinearDoublePendulum",

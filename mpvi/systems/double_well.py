@@ -47,6 +47,7 @@ import sympy as sp
 
 from ..context import MPContext
 from ..mechanics import LagrangianSystem
+from ..problem import Problem
 
 
 def double_well(ctx, m=1):
@@ -177,6 +178,11 @@ class DoubleWellExact:
         out = np.array(vals, dtype=self.ctx.dtype)
         return out.reshape(len(vals), 1) if many else out
 
+    def __call__(self, t):
+        """(q(t), q'(t)) at one time: the exact solution in mpvi's protocol for a problem
+        given with v0 (:func:`double_well_problem`)."""
+        return self.q(t), self.v(t)
+
     def q(self, t):
         """q(t); ``t`` a number or a 1-D array (then one row per time)."""
         return self._eval(t, 0)
@@ -201,4 +207,11 @@ def double_well_exact(ctx, q0, v0=0, m=1):
     return DoubleWellExact(ctx, q0, v0, m)
 
 
-__all__ = ["DoubleWellExact", "double_well", "double_well_exact", "duffing"]
+def double_well_problem(ctx, q0, v0=0, m=1):
+    """The double well (38) from q(0) = ``q0``, q'(0) = ``v0`` as a :class:`mpvi.Problem`
+    with its exact solution (:class:`DoubleWellExact`)."""
+    return Problem(double_well(ctx, m), [q0], v0=[v0], exact=DoubleWellExact(ctx, q0, v0, m),
+                   name="double well")
+
+
+__all__ = ["DoubleWellExact", "double_well", "double_well_exact", "double_well_problem", "duffing"]

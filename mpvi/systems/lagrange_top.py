@@ -19,13 +19,12 @@ Parameter sets: :func:`table3_top` (looping motion, Sec. 4.2) and :func:`table6_
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 import sympy as sp
 
 from ..mechanics import LagrangianSystem
 from ..ode import FirstOrderSystem
+from ..problem import Problem
 
 PHI, THETA, PSI = sp.symbols("phi theta psi")
 _I, _I3, _M, _G, _L = sp.symbols("I I3 m_top g ell", positive=True)
@@ -40,19 +39,18 @@ def top_system(ctx, m_top, I, I3, ell, g, force=None):
     return LagrangianSystem("Lagrange top", [PHI, THETA, PSI], M, V, params, ctx, force=force)
 
 
-@dataclass
-class LagrangeTop:
-    """A top, its initial state and parameters (all context numbers)."""
+class LagrangeTop(Problem):
+    """A top: a :class:`mpvi.Problem` given with the initial angular velocities q'0
+    (``qdot0``, = ``v0``; ``p0`` follows), with the top's constants ``params`` (context
+    numbers m_top, I, I3, ell, g)."""
 
-    system: LagrangianSystem
-    q0: np.ndarray
-    qdot0: np.ndarray
-    p0: np.ndarray
-    params: dict
+    def __init__(self, system, q0, qdot0, params):
+        self.params = params
+        super().__init__(system, q0, v0=qdot0, name=system.name)
 
     @property
-    def ctx(self):
-        return self.system.ctx
+    def qdot0(self):
+        return self.v0
 
     def conserved_momenta(self, p):
         """(p_phi, p_psi) of a momentum vector (eq. (18s))."""
@@ -80,9 +78,7 @@ def make_top(ctx, m_top, I, I3, ell, g, q0, qdot0, force=None):
     P = {"m_top": ctx.num(m_top), "I": ctx.num(I), "I3": ctx.num(I3), "ell": ctx.num(ell),
          "g": ctx.num(g)}
     system = top_system(ctx, P["m_top"], P["I"], P["I3"], P["ell"], P["g"], force=force)
-    q0 = ctx.asarray(q0)
-    qdot0 = ctx.asarray(qdot0)
-    return LagrangeTop(system=system, q0=q0, qdot0=qdot0, p0=system.momentum(q0, qdot0), params=P)
+    return LagrangeTop(system, ctx.asarray(q0), ctx.asarray(qdot0), P)
 
 
 def table3_top(ctx, g="9.81", I="0.002329969592394382"):

@@ -84,11 +84,19 @@ class LagrangeTopNutation:
 
     def __init__(self, ctx, *, m_top, I, I3, ell, g, theta0, phi_dot0, theta_dot0, psi_dot0):
         self.ctx = ctx
+        # numbers of the context are exact inputs: checked at its precision here (fewer bits
+        # are refused), then kept as they are with the guard digits, where ctx.num would
+        # refuse them as numbers of fewer bits than the raised precision (gmp context)
+        args = [ctx.num(x) if ctx.is_number(x) else x
+                for x in (m_top, I, I3, ell, g, theta0, phi_dot0, theta_dot0, psi_dot0)]
         with ctx.workdps(ctx.dps + SETUP_GUARD_DIGITS):
-            self._setup(m_top, I, I3, ell, g, theta0, phi_dot0, theta_dot0, psi_dot0)
+            self._setup(*args)
 
     def _setup(self, m_top, I, I3, ell, g, theta0, phi_dot0, theta_dot0, psi_dot0):
-        ctx, num = self.ctx, self.ctx.num
+        ctx = self.ctx
+
+        def num(x):
+            return ctx.lift(x) if ctx.is_number(x) else ctx.num(x)
         self.m_top, self.I, self.I3, self.ell, self.g = (num(x) for x in (m_top, I, I3, ell, g))
         self.theta0, self.phi_dot0, self.theta_dot0, self.psi_dot0 = (
             num(x) for x in (theta0, phi_dot0, theta_dot0, psi_dot0))

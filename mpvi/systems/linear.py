@@ -9,6 +9,8 @@ directly, and the Legendre map, energy and Hamiltonian field use the matrix form
 """
 from __future__ import annotations
 
+from typing import Any, Sequence
+
 import numpy as np
 import sympy as sp
 
@@ -18,15 +20,18 @@ from ..mechanics import LagrangianSystem
 class LinearSystem(LagrangianSystem):
     """``M q'' + K q = 0`` in a number context.
 
-    ``M`` and ``K`` are nested sequences of numbers the context can read exactly
-    (ints, strings, Fractions, or the context's own numbers).  Both are validated:
-    square, same size, symmetric, positive definite; a violation raises ``ValueError``
-    naming the matrix.
+    Parameters
+    ----------
+    M, K : nested sequences of numbers the context reads exactly (ints, strings,
+        Fractions, sympy numbers, the context's own numbers); both are validated: square,
+        same size, symmetric, positive definite (``ValueError`` naming the matrix).
+    ctx : number context
+    name : str
     """
 
     is_linear = True
 
-    def __init__(self, M, K, ctx, name="linear system"):
+    def __init__(self, M: Sequence, K: Sequence, ctx: Any, name: str = "linear system"):
         self.ctx = ctx
         self.name = name
         self.M = ctx.asarray(M)
@@ -96,8 +101,13 @@ class LinearSystem(LagrangianSystem):
 
     energy = hamiltonian
 
-    def check_state(self, t, q):
+    def check_state(self, t, q, v=None):
         """M is constant and was checked positive definite at construction."""
+
+    def __reduce__(self):
+        d = self.ctx.dump
+        return (_linear_system, ([[d(x) for x in r] for r in self.M], [[d(x) for x in r] for r in self.K],
+                                 self.ctx, self.name))
 
     def exact(self, q0, p0):
         """The exact solution through (q0, p0) at context precision."""
@@ -111,6 +121,9 @@ class ModalSolution:
     ``a = V^T M q0`` and ``b = diag(1/w) V^T p0`` give
     ``q(t) = V (a cos wt + b sin wt)`` and ``p(t) = M q'(t) = M V diag(w)(-a sin wt + b cos wt)``.
     This is the general form of axioms2024 eq. (51) for any (M, K, q0, p0).
+
+    The instance is the exact solution in mpvi's protocol: ``sol(t)`` -> (q(t), p(t)) for a
+    problem given with p0 (:class:`mpvi.Problem`).
     """
 
     def __init__(self, system, q0, p0):
@@ -118,11 +131,19 @@ class ModalSolution:
         self.system = system
         self.ctx = ctx
         self.omega, self.V = system.modes()
-        q0 = ctx.asarray(q0)
-        p0 = ctx.asarray(p0)
+        q0 = self.q0 = ctx.asarray(q0)
+        p0 = self.p0 = ctx.asarray(p0)
         self.a = self.V.T @ (system.M @ q0)
         self.b = (self.V.T @ p0) / self.omega
         self.MV = system.M @ self.V
+
+    def __call__(self, t):
+        """(q(t), p(t)) at one time ``t``."""
+        return self.q(t), self.p(t)
+
+    def __reduce__(self):
+        d = self.ctx.dump
+        return _modal_solution, (self.system, [d(x) for x in self.q0], [d(x) for x in self.p0])
 
     def _cs(self, t):
         if isinstance(t, (list, tuple)):
@@ -144,3 +165,11 @@ class ModalSolution:
         """q''(t), for checking the ODE."""
         c, s = self._cs(t)
         return (-(self.a * c + self.b * s) * self.omega ** 2) @ self.V.T
+
+
+def _linear_system(M, K, ctx, name):
+    return LinearSystem(M, K, ctx, name)
+
+
+def _modal_solution(system, q0, p0):
+    return ModalSolution(system, q0, p0)

@@ -158,7 +158,7 @@ def load_all_published(directory=None):
     if directory is not None:
         directories = [Path(directory)]
     else:
-        from .repro import reproduction_packages
+        from .run import reproduction_packages
         directories = [pkg.published for pkg in reproduction_packages()]
     values, seen = [], set()
     for d in directories:
@@ -177,7 +177,7 @@ def load_known(path=None, errata=None):
     own ERRATA.md)."""
     if path is not None:
         return _load_known(Path(path), Path(errata) if errata else Path(path).parent / "ERRATA.md")
-    from .repro import reproduction_packages
+    from .run import reproduction_packages
     known = {}
     for pkg in reproduction_packages():
         known.update(_load_known(pkg.discrepancies, pkg.errata))
@@ -211,7 +211,7 @@ def diff(ids, out_dir, published=None, known=None):
     ``<out_dir>/<paper>/<id>.json``."""
     published = load_all_published() if published is None else published
     known = load_known() if known is None else known
-    from .repro import all_reproductions, output_paths
+    from .run import all_reproductions, output_paths
     reps = all_reproductions()
     rows = []
     for rid in ids:
@@ -252,7 +252,7 @@ def diff(ids, out_dir, published=None, known=None):
 def describe_outputs(ids, out_dir):
     """What ``<out_dir>`` holds for ``ids``: e.g. '24 of full runs' or '3 of quick runs,
     1 of full runs, 2 missing' (from the ``quick`` flag of each JSON record)."""
-    from .repro import all_reproductions, output_paths
+    from .run import all_reproductions, output_paths
     reps = all_reproductions()
     counts = {"of full runs": 0, "of quick runs": 0, "unreadable": 0, "missing": 0}
     for rid in ids:
@@ -293,7 +293,7 @@ def records(rows, reps=None):
     value, for ``mpvi diff --format json|csv``: numbers stay the exact strings of the
     published CSV and the JSON sidecar; ``rel_diff`` is a float or None."""
     if reps is None:
-        from .repro import all_reproductions
+        from .run import all_reproductions
         reps = all_reproductions()
     out = []
     for r in rows:

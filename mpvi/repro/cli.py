@@ -6,7 +6,7 @@ import sys
 import time
 from pathlib import Path
 
-from . import __version__
+from .. import __version__
 
 RUN_EPILOG = """\
 Outputs go to figures/ (full runs) or quick-figures/ (--quick) at the root of the source
@@ -48,7 +48,7 @@ def _ids(args, reps, parser):
 
 def cmd_list(args, reps, parser):
     from .published import aligned, diff
-    from .repro import output_paths
+    from .run import output_paths
     from .report import compute_time, count_statuses, read_record
     results = _results_dir(args)
     rows = {}
@@ -72,13 +72,13 @@ def cmd_list(args, reps, parser):
 
 
 def _results_dir(args):
-    from .repro import default_out_dir
+    from .run import default_out_dir
     return args.results or default_out_dir(args.quick)
 
 
 def cmd_run(args, reps, parser):
-    from .io import check_writable
-    from .repro import default_out_dir, open_cache
+    from ..io import check_writable
+    from .run import default_out_dir, open_cache
     ids = _ids(args, reps, parser)
     if args.jobs is not None and args.scheduler not in (None, "local"):
         parser.error("--jobs sets the worker processes of this machine (a pool, or "
@@ -119,7 +119,7 @@ def _run_serially(args, reps, ids, out, cache):
     """Each id in turn in this process (progress lines as they come, and a progress bar on
     a terminal); (ran, refused, failed)."""
     from .progress import ProgressBar
-    from .repro import Refused, execute, one_line
+    from .run import Refused, execute, one_line
     ran, refused, failed = [], [], []
     with ProgressBar(len(ids), "mpvi run") as bar:
         for k, rid in enumerate(ids, 1):
@@ -141,7 +141,7 @@ def _run_serially(args, reps, ids, out, cache):
 
 def cmd_diff(args, reps, parser):
     from .published import describe_outputs, diff, format_rows
-    from .repro import default_out_dir
+    from .run import default_out_dir
     ids = _ids(args, reps, parser)
     if args.out:
         out, origin = args.out, "--out"
@@ -191,7 +191,7 @@ def _write_records(rows, reps, fmt):
 
 def cmd_report(args, reps, parser):
     from .report import ReportError, write_report
-    from .repro import project_path
+    from .run import project_path
     results = _results_dir(args)
     out = args.out or project_path("quick-report" if args.quick else "report")
     try:
@@ -205,7 +205,7 @@ def cmd_report(args, reps, parser):
 
 def build_parser():
     from .published import RECORD_FIELDS
-    from .repro import add_run_options, positive_int
+    from .run import add_run_options, positive_int
     ap = argparse.ArgumentParser(
         prog="mpvi",
         description="Reproduce the figures and tables of the mpvi papers at 64 digits "
@@ -280,9 +280,9 @@ def _add_results_options(p):
 
 
 def main(argv=None):
-    from .io import DirectoryError
+    from ..io import DirectoryError
     from .published import PublishedDataError
-    from .repro import PluginError, all_reproductions
+    from .run import PluginError, all_reproductions
     parser = build_parser()
     args = parser.parse_args(argv)
     try:

@@ -4,13 +4,13 @@ and ``mpvi run --scheduler ADDRESS`` (a Dask distributed cluster; ``local`` star
 
 The units of work are pure functions of picklable arguments:
 
-* a **study task**: one :class:`mpvi.studies.Task` that a reproduction declares
+* a **study task**: one :class:`mpvi.repro.studies.Task` that a reproduction declares
   (``Reproduction.tasks``), computed by :func:`study_task` -- ``study(params, ctx)``
   without any cache, returning its lossless cache entry (JSON data);
 * a **reproduction task**: :func:`reproduction_task` -- the reproduction's ``compute``
   and ``plot`` (:func:`mpvi.repro.render`), returning its files as bytes and its
   provenance as JSON data.  The studies it asks for come from the entries of its study
-  tasks (passed to it, :class:`mpvi.cache.TaskCache`), else from the cache directory if
+  tasks (passed to it, :class:`mpvi.repro.cache.TaskCache`), else from the cache directory if
   the worker can read it, else it computes them.
 
 :func:`run_parallel` plans every selected reproduction (refusals first, as a serial
@@ -48,10 +48,10 @@ import time
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 
-from . import io
+from .. import io
 from .cache import DiskCache, TaskCache, key, plain
-from .context import get_context
-from .repro import (DEFAULT_CONTEXT, Refused, Reproduction, default_out_dir, one_line,
+from ..context import get_context
+from .run import (DEFAULT_CONTEXT, Refused, Reproduction, default_out_dir, one_line,
                     output_paths, render,
                     write_outputs)
 
@@ -188,7 +188,7 @@ def make_executor(jobs=None, scheduler=None):
 
 def study_task(study, params, context, dps):
     """Compute ``study(params, ctx)`` in the context ``(context, dps)``, without a cache:
-    its cache entry (:meth:`mpvi.studies.Study.compute_entry`)."""
+    its cache entry (:meth:`mpvi.repro.studies.Study.compute_entry`)."""
     return study.compute_entry(params, get_context(context, dps), stream=_io.StringIO())
 
 
@@ -204,7 +204,7 @@ def find_reproduction(module, rid):
 def reproduction_task(module, rid, params, context, dps, quick, prefetched, cache_dir):
     """Compute and plot reproduction ``rid`` (:func:`mpvi.repro.render`) with ``params``
     in the context ``(context, dps)``.  ``prefetched``: the entries of its studies (see
-    :class:`mpvi.cache.TaskCache`); ``cache_dir``: a cache directory to read other
+    :class:`mpvi.repro.cache.TaskCache`); ``cache_dir``: a cache directory to read other
     studies from (None: none).  Returns ``(rendered, new)``: the
     :class:`mpvi.repro.Rendered` and the ``(identity, entry)`` pairs of the studies
     computed here, for the parent to store."""

@@ -1,4 +1,4 @@
-"""The on-disk cache of studies (:mod:`mpvi.studies`).
+"""The on-disk cache of studies (:mod:`mpvi.repro.studies`).
 
 A study is a pure function of its parameters and the number context.  Its result is
 stored as one JSON file per (function name, parameters, context name and digits, mpvi
@@ -16,7 +16,7 @@ Files are written atomically (:func:`mpvi.io.atomic_path`).  A file that cannot 
 or whose identity differs from the one asked for is a miss: the study is recomputed and
 the file replaced.
 
-In a parallel run (:mod:`mpvi.parallel`) only the parent process writes to the cache: a
+In a parallel run (:mod:`mpvi.repro.parallel`) only the parent process writes to the cache: a
 reproduction computed in a worker process sees a :class:`TaskCache` (the entries of its
 parallel tasks, the cache directory to read, and the entries it computes, sent back).
 
@@ -35,7 +35,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import io
+from .. import io
 
 FORMAT = 1
 """Version of the layout of cache entries; bump it when the layout changes."""
@@ -87,7 +87,7 @@ def identity(name, params, ctx, module_file=None):
     """What a cache entry is keyed on: the study's name and parameters, the context, mpvi's
     version and source, and the source files next to the module that defines the study (a
     study in a reproduction package is recomputed when that package's code changes)."""
-    from . import __version__
+    from .. import __version__
     ident = {"function": name, "parameters": plain(params), "context": ctx.name,
              "digits": ctx.dps, "mpvi_version": __version__, "source": source_fingerprint(),
              "format": FORMAT}
@@ -178,7 +178,7 @@ class DiskCache:
 
 
 class TaskCache:
-    """The cache seen by a reproduction computed in a worker process (:mod:`mpvi.parallel`).
+    """The cache seen by a reproduction computed in a worker process (:mod:`mpvi.repro.parallel`).
 
     It holds the entries of the studies computed for the reproduction by parallel tasks
     (or read from the cache by the parent process): ``prefetched`` maps :func:`key` to

@@ -6,15 +6,15 @@ pyproject.toml: ``mpvi-papers = "reproductions"``).  mpvi never imports such a p
 name; :func:`reproduction_packages` finds them through the entry points.  A package holds
 one script per figure or table, ``<paper>_<item>.py``, and next to them (at the
 package's ``ROOT``, default its directory) ``published/*.csv``, ``ERRATA.md`` and
-``discrepancies.csv`` (see :mod:`mpvi.published`).
+``discrepancies.csv`` (see :mod:`mpvi.repro.published`).
 
 A script defines ``REPRODUCTION``, a :class:`Reproduction`: a parameter set (``params``,
 with smaller ``quick`` overrides), a ``compute(run)`` function that calls the library and
 returns an :class:`Output`, a ``plot(output, params)`` function that returns a matplotlib
 figure and, optionally, ``refuse(ctx)``: the reason it cannot run in a number context
 (checked before any computation), and ``tasks(params)``: the independent studies
-``compute`` will ask for (:class:`mpvi.studies.Task`), which ``mpvi run --jobs N`` /
-``--scheduler`` (:mod:`mpvi.parallel`) computes side by side before ``compute`` runs.
+``compute`` will ask for (:class:`mpvi.repro.studies.Task`), which ``mpvi run --jobs N`` /
+``--scheduler`` (:mod:`mpvi.repro.parallel`) computes side by side before ``compute`` runs.
 :func:`execute` does the rest: number context, progress, timing, studies from the
 cache, and the atomic writing of
 
@@ -50,8 +50,8 @@ from pathlib import Path
 from typing import Callable
 
 from . import cache as _cache
-from . import io
-from .context import get_context
+from .. import io
+from ..context import get_context
 from .studies import Recorder, Task
 
 ENTRY_POINT_GROUP = "mpvi.reproductions"
@@ -138,7 +138,7 @@ class Reproduction:
     """One figure or table: ``params`` (with ``quick`` overrides), ``compute(run)`` ->
     :class:`Output`, ``plot(output, params)`` -> figure, ``refuse(ctx)`` -> the reason
     it cannot run in context ``ctx`` (None: it can; see :func:`needs_mp`), and
-    ``tasks(params)`` -> the :class:`mpvi.studies.Task` list of the studies ``compute``
+    ``tasks(params)`` -> the :class:`mpvi.repro.studies.Task` list of the studies ``compute``
     will ask for through ``run.study`` (see :meth:`declared_tasks`).  ``module`` is the
     importable module that defines ``REPRODUCTION`` (set by :func:`all_reproductions`;
     a worker process finds the reproduction through it)."""
@@ -168,7 +168,7 @@ class Reproduction:
 
     def declared_tasks(self, params):
         """The studies ``compute`` will ask for with ``params``, as a list of
-        :class:`mpvi.studies.Task`: from ``tasks``, or else from ``compute.tasks`` (a
+        :class:`mpvi.repro.studies.Task`: from ``tasks``, or else from ``compute.tasks`` (a
         compute function made by a helper shared by several scripts carries the tasks for
         all of them).  Declaring a task is an optimisation only: a study that is not
         declared is computed by ``compute`` itself, and one that is declared but not
@@ -179,7 +179,7 @@ class Reproduction:
         tasks = list(declare(params))
         for t in tasks:
             if not isinstance(t, Task):
-                raise TypeError(f"{self.id}: tasks() must return mpvi.studies.Task objects, "
+                raise TypeError(f"{self.id}: tasks() must return mpvi.repro.studies.Task objects, "
                                 f"not {type(t).__name__}")
         return tasks
 
@@ -192,8 +192,8 @@ def needs_mp(reason):
 
 class Run(Recorder):
     """Handed to ``compute``: the context, the parameters, progress lines,
-    :meth:`integrate` (Newton statistics pooled into the provenance) and :meth:`study`
-    (a study of :mod:`mpvi.studies`, through the cache if one is given)."""
+    :meth:`solve` (Newton statistics pooled into the provenance) and :meth:`study`
+    (a study of :mod:`mpvi.repro.studies`, through the cache if one is given)."""
 
     def __init__(self, ctx, params, quick, stream=None, cache=None):
         super().__init__(ctx, stream=stream)
@@ -302,7 +302,7 @@ def json_data(x):
 
 def render(rep, ctx, params, quick, stream=None, cache=None):
     """Compute and plot ``rep`` with ``params`` in ``ctx``: a :class:`Rendered`.  Studies go
-    through ``cache`` (a :class:`mpvi.cache.DiskCache`, a :class:`mpvi.cache.TaskCache`
+    through ``cache`` (a :class:`mpvi.repro.cache.DiskCache`, a :class:`mpvi.repro.cache.TaskCache`
     or None); progress lines go to ``stream`` (stderr)."""
     import matplotlib
     matplotlib.use("Agg")
@@ -352,7 +352,7 @@ def execute(rep, context=DEFAULT_CONTEXT, dps=64, quick=False, out_dir=None, str
     """Run one reproduction and write its files atomically; returns the paths.
 
     ``out_dir`` defaults to :func:`default_out_dir`; ``cache`` is a
-    :class:`mpvi.cache.DiskCache` for the studies, or None (compute them).  Raises
+    :class:`mpvi.repro.cache.DiskCache` for the studies, or None (compute them).  Raises
     :class:`Refused` before any computation if the reproduction cannot run in the
     context, and ``OSError`` if the output directory is not writable."""
     t0 = time.perf_counter()
@@ -372,7 +372,7 @@ def execute(rep, context=DEFAULT_CONTEXT, dps=64, quick=False, out_dir=None, str
 
 
 def open_cache(args):
-    """The cache of ``--cache DIR`` / ``--no-cache`` (default :func:`mpvi.cache.default_directory`),
+    """The cache of ``--cache DIR`` / ``--no-cache`` (default :func:`mpvi.repro.cache.default_directory`),
     checked writable; None with ``--no-cache``."""
     if args.no_cache:
         return None

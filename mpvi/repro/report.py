@@ -9,14 +9,14 @@ The report reads what ``mpvi run`` wrote (``figures/`` by default, ``quick-figur
     <paper>.html         every figure or table of the paper: the PNG, a caption (from the
                          script's docstring) with the parameters, the published values next
                          to the reproduced ones with their status (the rows of ``mpvi diff``,
-                         :func:`mpvi.published.diff`), links to the ERRATA entries that
+                         :func:`mpvi.repro.published.diff`), links to the ERRATA entries that
                          explain the differences, the data tables, and the provenance
                          (mpvi version, commit, context, digits, wall time, Newton
                          statistics, studies)
     errata-<package>.html  the package's ERRATA.md, one anchor per [En] tag
     files/<paper>/       copies of the PNG, CSV and JSON files the pages show and link
 
-The pages are Jinja2 templates (``mpvi/templates/``); Markdown (ERRATA.md, docstrings) is
+The pages are Jinja2 templates (``mpvi/repro/templates/``); Markdown (ERRATA.md, docstrings) is
 rendered by markdown-it-py with raw HTML disabled.  The directory is built next to
 ``--out`` and renamed into place, so a failed report never leaves half a report; an
 existing ``--out`` is replaced only if it is empty or an earlier report.
@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
-from . import __version__, io
+from .. import __version__, io
 from .published import STATUSES, diff, errata_tags, load_all_published, load_known
 
 MARKER = ".mpvi-report"
@@ -127,7 +127,7 @@ class Paper:
 
 
 def count_statuses(rows):
-    """``{status: n}`` over :data:`mpvi.published.STATUSES`, zeros included."""
+    """``{status: n}`` over :data:`mpvi.repro.published.STATUSES`, zeros included."""
     counts = dict.fromkeys(STATUSES, 0)
     for r in rows:
         counts[r.status] += 1
@@ -254,7 +254,7 @@ def collect(results, reps=None, packages=None, published=None, known=None, errat
     from the outputs in ``results``.  Also returns the files to copy: a dict
     report-relative name -> source path.  ``errata``: package name -> (html, anchors) of
     its ERRATA.md (:func:`package_errata`)."""
-    from .repro import all_reproductions, output_paths, reproduction_packages
+    from .run import all_reproductions, output_paths, reproduction_packages
     reps = all_reproductions() if reps is None else reps
     packages = reproduction_packages() if packages is None else packages
     published = load_all_published() if published is None else published
@@ -305,7 +305,7 @@ def collect(results, reps=None, packages=None, published=None, known=None, errat
 def _environment():
     import jinja2
     from markupsafe import Markup
-    env = jinja2.Environment(loader=jinja2.PackageLoader("mpvi", "templates"),
+    env = jinja2.Environment(loader=jinja2.PackageLoader("mpvi.repro", "templates"),
                              autoescape=jinja2.select_autoescape(["html"]),
                              undefined=jinja2.StrictUndefined, trim_blocks=True,
                              lstrip_blocks=True)
@@ -356,7 +356,7 @@ def _check_out(out):
 def write_report(results, out, reps=None, stream=None):
     """Write the report of the outputs in ``results`` into the directory ``out``; returns
     (path of index.html, the papers)."""
-    from .repro import reproduction_packages
+    from .run import reproduction_packages
     t0 = time.perf_counter()
     results, out = Path(results), Path(out).resolve()
     _check_out(out)

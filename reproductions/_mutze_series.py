@@ -770,7 +770,7 @@ class DirectCheck:
     G = L_vv a + L_vx v + L_vt - L_x - F (eq. 10)."""
 
     def __init__(self, ctx, L, F, t, xs, vs, nodes=32):
-        from .mechanics import compile_exprs
+        from mpvi.codegen import compile_exprs
         n = len(xs)
         self.ctx, self.n = ctx, n
         a = sp.symbols(f"_a0:{n}")

@@ -1,0 +1,249 @@
+"""One initial-value problem: a system, its initial state, a time span and optionally the
+exact solution.
+
+``Problem(system, q0, p0=... | v0=..., t0=0, t1=None, exact=None, name=None)``.  Every
+number is converted once, in the system's context, with errors that name the quantity
+(a float, an mpmath number of another context or a number of fewer bits than the context
+raises :class:`mpvi.PrecisionError`; sympy numbers are read exactly).  The initial point
+is validated: finite, of the right dimension, with a positive-definite mass matrix.
+
+**The exact-solution protocol** (the one every exact solution in mpvi follows): ``exact``
+is a callable ``t -> (q(t), p(t))`` when the problem is given with ``p0``, ``t -> (q(t),
+v(t))`` when given with ``v0`` (for a first-order system ``t -> y(t)``), taking and
+returning numbers of the system's context.  The problem checks it against the initial
+data once (a mismatch beyond sqrt(eps) raises ``ValueError``: a wrong exact solution is a
+silent wrong error curve).
+"""
+from __future__ import annotations
+
+import pickle
+import warnings
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+__all__ = ["Problem"]
+
+
+class Problem:
+    """An initial-value problem for :func:`mpvi.solve`.
+
+    Parameters
+    ----------
+    system : LagrangianSystem, LinearSystem or FirstOrderSystem
+        Its context is the context of everything computed for the problem.
+    q0 : sequence of numbers
+        Initial positions (for a first-order system: the initial state y0).
+    p0, v0 : sequence of numbers, optional
+        Initial momenta or initial velocities: exactly one of them for a mechanical
+        system, neither for a first-order system.  The other is computed through the
+        system's Legendre map (``problem.p0``, ``problem.v0``).
+    t0 : number, default 0
+        Initial time.
+    t1 : number, optional
+        Final time (:func:`mpvi.solve` uses it when given neither ``n`` nor ``t1``).
+    exact : callable, optional
+        ``t -> (q, p)`` (if ``p0`` was given) or ``t -> (q, v)`` (if ``v0`` was given), or
+        ``t -> y`` for a first-order system; see the module doc.
+    name : str, optional
+        Defaults to the system's name.
+
+    Raises
+    ------
+    PrecisionError
+        A number that would cap the precision (named).
+    ValueError, TypeError
+        Wrong dimension, non-finite value, both or neither of p0 and v0, a mass matrix
+        that is not positive definite at the initial point, an exact solution that does
+        not match the initial data.
+    """
+
+    def __init__(self, system: Any, q0: Sequence, *, p0: Sequence | None = None,
+                 v0: Sequence | None = None, t0: Any = 0, t1: Any = None,
+                 exact: Callable | None = None, name: str | None = None):
+        ctx = system.ctx
+        self.system = system
+        self.name = name if name is not None else system.name
+        self.t0 = ctx.number(t0, f"{self.name}: initial time t0")
+        if not ctx.isfinite(self.t0):
+            raise ValueError(f"{self.name}: the initial time t0 must be finite")
+        self.t1 = None if t1 is None else ctx.number(t1, f"{self.name}: final time t1")
+        if self.t1 is not None and not (ctx.isfinite(self.t1) and self.t1 != self.t0):
+            raise ValueError(f"{self.name}: the final time t1 must be finite and differ from t0")
+        if exact is not None and not callable(exact):
+            raise TypeError(f"{self.name}: exact must be a callable t -> (q, p) or (q, v)")
+        self.exact = exact
+        if system.first_order:
+            if p0 is not None or v0 is not None:
+                raise ValueError(f"{self.name}: a first-order system has one state y0 (pass "
+                                 "it as q0); p0 and v0 do not apply")
+            self.given = "y"
+            self.q0 = system.check_vector(q0, "initial state y0")
+            self._p0 = self._v0 = None
+        else:
+            if (p0 is None) == (v0 is None):
+                raise ValueError(f"{self.name}: give exactly one of the initial momentum p0 "
+                                 "and the initial velocity v0")
+            self.q0 = system.check_vector(q0, "initial position q0")
+            if p0 is not None:
+                self.given = "p"
+                self._p0 = system.check_vector(p0, "initial momentum p0")
+                self._v0 = None
+                v = self.v0                       # the Legendre map, validated here
+            else:
+                self.given = "v"
+                self._v0 = v = system.check_vector(v0, "initial velocity v0")
+                self._p0 = None
+            system.check_state(self.t0, self.q0, v)
+        if exact is not None:
+            self._check_exact()
+
+    # ----- the state at t0 ------------------------------------------------------------------
+    @property
+    def ctx(self):
+        return self.system.ctx
+
+    @property
+    def p0(self):
+        """Initial momenta (computed from v0 through the Legendre map if v0 was given)."""
+        if self._p0 is None and self.given == "v":
+            self._p0 = self.system.momentum(self.q0, self._v0, self.t0)
+        return self._p0
+
+    @property
+    def v0(self):
+        """Initial velocities (computed from p0 through the Legendre map if p0 was given)."""
+        if self._v0 is None and self.given == "p":
+            self._v0 = self.system.velocity(self.q0, self._p0, self.t0)
+        return self._v0
+
+    def initial_state(self, kind: str):
+        """(q0, y0) with y0 = p0 for ``kind`` 'qp', v0 for 'qv', or (y0, None) for 'y'."""
+        if self.given == "y":
+            return self.q0, None
+        return self.q0, (self.p0 if kind == "qp" else self.v0)
+
+    def replace(self, **changes) -> "Problem":
+        """A copy with some of q0, p0, v0, t0, t1, exact, name changed (giving p0 drops
+        v0 and the reverse), validated anew."""
+        allowed = {"q0", "p0", "v0", "t0", "t1", "exact", "name"}
+        unknown = set(changes) - allowed
+        if unknown:
+            raise TypeError(f"Problem.replace: unknown field(s) {sorted(unknown)}")
+        args = {"q0": self.q0, "t0": self.t0, "t1": self.t1, "exact": self.exact,
+                "name": self.name}
+        if self.given == "p":
+            args["p0"] = self._p0
+        elif self.given == "v":
+            args["v0"] = self._v0
+        if "p0" in changes:
+            args.pop("v0", None)
+        if "v0" in changes:
+            args.pop("p0", None)
+        args.update(changes)
+        new = object.__new__(type(self))
+        new.__dict__.update(self.__dict__)
+        Problem.__init__(new, self.system, **args)
+        return new
+
+    # ----- the exact solution ------------------------------------------------------------------
+    def exact_state(self, t):
+        """The exact solution at ``t`` as (q, p, v) (first order: (y, None, None)); raises
+        ``ValueError`` if the problem has none."""
+        if self.exact is None:
+            raise ValueError(f"{self.name}: the problem has no exact solution (Problem(..., exact=f))")
+        value = self.exact(t)
+        if self.given == "y":
+            return np.asarray(value, dtype=self.ctx.dtype), None, None
+        q, y = value
+        q, y = np.asarray(q, dtype=self.ctx.dtype), np.asarray(y, dtype=self.ctx.dtype)
+        S = self.system
+        if self.given == "p":
+            return q, y, S.velocity(q, y, t)
+        return q, S.momentum(q, y, t), y
+
+    def _check_exact(self):
+        ctx = self.ctx
+        try:
+            value = self.exact(self.t0)
+        except Exception as exc:              # a user's callable: report whatever it raised
+            raise ValueError(f"{self.name}: the exact solution fails at t0: "
+                             f"{type(exc).__name__}: {exc}") from None
+        parts = [value] if self.given == "y" else list(value)
+        given = [self.q0] if self.given == "y" else [self.q0, self._p0 if self.given == "p" else self._v0]
+        labels = ["y0"] if self.given == "y" else ["q0", f"{self.given}0"]
+        tol = ctx.sqrt(ctx.eps)
+        for label, a, b in zip(labels, parts, given):
+            a = np.asarray(a, dtype=ctx.dtype)
+            if a.shape != b.shape:
+                raise ValueError(f"{self.name}: the exact solution gives {label} of shape "
+                                 f"{a.shape}, expected {b.shape} (protocol: t -> (q, "
+                                 f"{'p' if self.given == 'p' else 'v'}))")
+            scale = max(ctx.norm_inf(b), ctx.one)
+            if not ctx.norm_inf(a - b) <= tol * scale:
+                raise ValueError(
+                    f"{self.name}: the exact solution does not match the initial data: "
+                    f"|{label} - exact(t0)| = {ctx.to_str(ctx.norm_inf(a - b), 5)} (protocol: "
+                    f"exact(t) returns (q, {'p' if self.given == 'p' else 'v'}) when the "
+                    f"problem is given with {self.given}0)")
+
+    # ----- pickling and display -----------------------------------------------------------------
+    def __getstate__(self):
+        state = self.__dict__.copy()
+        ctx = self.ctx
+        exact = state.get("exact")
+        if exact is not None:
+            try:
+                pickle.dumps(exact)
+            except Exception:                 # a lambda, a closure: not picklable
+                warnings.warn(f"{self.name}: the exact solution {exact!r} cannot be pickled; "
+                              "the unpickled problem has exact=None", stacklevel=3)
+                state["exact"] = None
+        return {k: dump_numbers(ctx, v) for k, v in state.items()}
+
+    def __setstate__(self, state):
+        ctx = state["system"].ctx
+        self.__dict__.update({k: load_numbers(ctx, v) for k, v in state.items()})
+
+    def __repr__(self):
+        ctx = self.ctx
+        span = f"t0 = {ctx.to_str(self.t0, 6)}" + (
+            f", t1 = {ctx.to_str(self.t1, 6)}" if self.t1 is not None else "")
+        return (f"<{type(self).__name__} {self.name!r}: {self.system.dof} "
+                f"{'components' if self.given == 'y' else 'dof'}, given (q0, {self.given}0), "
+                f"{span}{', exact solution' if self.exact is not None else ''}, "
+                f"context {ctx.name}>")
+
+
+class _Num(str):
+    """A context number in a pickled state (its lossless decimal string)."""
+
+
+def dump_numbers(ctx, value):
+    """``value`` with every context number (also inside arrays, lists, tuples and dicts)
+    replaced by its lossless decimal string: mpmath numbers of a private context do not
+    pickle."""
+    if ctx.is_number(value):
+        return _Num(ctx.dump(value))
+    if isinstance(value, np.ndarray) and value.dtype == object:
+        return ("__array__", value.shape, [dump_numbers(ctx, x) for x in value.ravel()])
+    if isinstance(value, (list, tuple)) and not hasattr(value, "_fields"):
+        return type(value)(dump_numbers(ctx, x) for x in value)
+    if isinstance(value, dict):
+        return {k: dump_numbers(ctx, x) for k, x in value.items()}
+    return value
+
+
+def load_numbers(ctx, value):
+    """The inverse of :func:`dump_numbers`."""
+    if isinstance(value, _Num):
+        return ctx.num(str(value))
+    if isinstance(value, tuple) and len(value) == 3 and value[0] == "__array__":
+        out = np.empty(len(value[2]), dtype=object)
+        out[:] = [load_numbers(ctx, x) for x in value[2]]
+        return out.reshape(value[1])
+    if isinstance(value, (list, tuple)):
+        return type(value)(load_numbers(ctx, x) for x in value)
+    if isinstance(value, dict):
+        return {k: load_numbers(ctx, x) for k, x in value.items()}
+    return value

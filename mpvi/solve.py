@@ -1,0 +1,510 @@
+"""The driver: ``mpvi.solve(problem, method, h=..., n=... | t1=...) -> mpvi.Solution``.
+
+One loop for every method (variational, Galerkin, Mutze, Newmark, Runge-Kutta, GBS) and
+for first-order systems.  It keeps O(saved points) in memory, never O(steps): the state
+of the current step, the saved points, O(1) Newton statistics and the events found.
+
+Along the run it checks, and names step and time when something fails:
+
+* the step's result is finite (``IntegrationError``, with what is not finite where);
+* the system is regular at every node after the first: the potential (the Lagrangian)
+  finite and the mass matrix (L_vv) positive definite -- one generated evaluation and an
+  LDL^T test of n^3/6 multiplications, skipped for a constant mass matrix with a
+  polynomial potential (``IntegrationError``);
+* Newton converged (:class:`mpvi.NewtonError` with the residual, the iterations and the
+  likely cause where the method can tell: a non-finite potential or a singular mass
+  matrix at the iterate).
+
+Before the run, ``check_stability`` refuses a step beyond the method's resolution at the
+initial state: |h| rho >= min(b, pi), rho the spectral radius of the linearized equations
+of motion at (t0, q0, v0) (the fastest local frequency or growth rate; omega_max for a
+linear system) and b the method's stability bound on the harmonic oscillator where one
+is known (:attr:`mpvi.Method.stability_bound`).  pi is fewer than two steps per period of
+the fastest oscillation: no method resolves it.  (:class:`mpvi.StabilityError`.)
+"""
+from __future__ import annotations
+
+import sys
+import time
+from typing import Any, Callable, Iterable
+
+import numpy as np
+import sympy as sp
+
+from .dense import Segment, StepData, floor, locate_root
+from .linalg import NotPositiveDefiniteError, SingularMatrixError
+from .newton import NewtonError, NewtonStats
+from .problem import Problem
+from .schemes.base import StabilityError, check_step, get_method
+from .solution import EventRecord, Solution
+
+__all__ = ["solve", "Event", "EventRecord", "IntegrationError", "Progress"]
+
+PROGRESS_EVERY = 256
+"""A progress callback is called every this many steps (and after the last)."""
+
+
+class IntegrationError(ArithmeticError):
+    """A step failed (singular or indefinite mass matrix, non-finite state); the message
+    names the method, the step index j (of the step j -> j+1) and its time t_j."""
+
+
+class Event:
+    """An event function ``g(t, q, v)`` for :func:`solve` (``g(t, y, y')`` for a first-order
+    system) whose sign changes are located to context precision on the dense output.
+
+    Parameters
+    ----------
+    g : callable returning a context number
+    terminal : bool
+        Stop the integration at the first such event.
+    direction : int
+        0: every sign change; +1: only from negative to positive; -1: only from positive
+        to negative.
+    name : str, optional
+    """
+
+    def __init__(self, g: Callable, terminal: bool = False, direction: int = 0,
+                 name: str | None = None):
+        if not callable(g):
+            raise TypeError("an event needs a callable g(t, q, v)")
+        if direction not in (-1, 0, 1):
+            raise ValueError(f"an event's direction must be -1, 0 or +1, got {direction!r}")
+        self.g, self.terminal, self.direction = g, bool(terminal), direction
+        self.name = name or getattr(g, "__name__", "event")
+
+    def __call__(self, t, q, v):
+        return self.g(t, q, v)
+
+    def __repr__(self):
+        return f"Event({self.name!r}, terminal={self.terminal}, direction={self.direction})"
+
+
+class Progress:
+    """A progress callback ``progress(step, total)`` that prints ``label: step k/n (x%)``
+    about every ``every`` seconds.
+
+    Parameters
+    ----------
+    label : str
+    stream : file, default stderr
+    every : float
+        Seconds between two lines.
+    """
+
+    def __init__(self, label: str = "solve", stream: Any = None, every: float = 5.0):
+        self.label, self.every = label, every
+        self.stream = stream if stream is not None else sys.stderr
+        self._last = time.monotonic()
+
+    def __call__(self, k: int, total: int):
+        now = time.monotonic()
+        if now - self._last >= self.every or k == total:
+            self._last = now
+            print(f"  {self.label}: step {k}/{total} ({100 * k // max(total, 1)}%)",
+                  file=self.stream, flush=True)
+
+
+# ----- the step count, the events, the saved points ------------------------------------------
+
+def _step_count(problem, h, n, t1):
+    ctx = problem.ctx
+    if n is not None and t1 is not None:
+        raise ValueError("give either the number of steps n or the final time t1, not both")
+    if n is not None:
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+            raise ValueError(f"the number of steps n must be a positive integer, got {n!r}")
+        return int(n)
+    t1 = problem.t1 if t1 is None else ctx.number(t1, "final time t1")
+    if t1 is None:
+        raise ValueError("give the number of steps n or the final time t1 (or Problem(..., t1=...))")
+    t0 = problem.t0
+    span = t1 - t0
+    ratio = span / h
+    if not ctx.isfinite(ratio) or not ratio > ctx.one / 2:
+        raise ValueError(f"t1 = {ctx.to_str(t1, 12)} cannot be reached from t0 = "
+                         f"{ctx.to_str(t0, 12)} in steps h = {ctx.to_str(h, 12)} "
+                         f"((t1 - t0)/h = {ctx.to_str(ratio, 12)}; a negative h integrates "
+                         "backwards)")
+    k = floor(ratio + ctx.one / 2)
+    tol = 4 * ctx.eps * (abs(t0) + abs(t1) + abs(span))
+    if abs(k * h - span) > tol:
+        raise ValueError(f"t1 = {ctx.to_str(t1, 12)} is not a whole number of steps "
+                         f"h = {ctx.to_str(h, 12)} from t0 = {ctx.to_str(t0, 12)} "
+                         f"((t1 - t0)/h = {ctx.to_str(ratio, 12)}); choose h = (t1 - t0)/N")
+    return k
+
+
+def _events(events):
+    if events is None:
+        return []
+    if callable(events):
+        events = [events]
+    out = []
+    for e in events:
+        if isinstance(e, Event):
+            out.append(e)
+        elif callable(e):                      # scipy style: attributes on a function
+            out.append(Event(e, getattr(e, "terminal", False), getattr(e, "direction", 0)))
+        else:
+            raise TypeError(f"an event must be callable g(t, q, v), got {e!r}")
+    return out
+
+
+def _saveat(problem, saveat, h, n):
+    """None (every node), ('every', k), or ('times', sorted context times)."""
+    ctx = problem.ctx
+    if saveat is None:
+        return None
+    if isinstance(saveat, (int, np.integer)) and not isinstance(saveat, bool):
+        if saveat < 1:
+            raise ValueError(f"saveat = {saveat}: an integer saveat (every k-th node) must be >= 1")
+        return ("every", int(saveat))
+    if isinstance(saveat, (str, bytes)) or not isinstance(saveat, Iterable):
+        raise TypeError(f"saveat must be None, an integer k (every k-th node) or a sequence "
+                        f"of times, got {saveat!r}")
+    t0, t_end = problem.t0, problem.t0 + n * h
+    lo, hi = (t0, t_end) if h > 0 else (t_end, t0)
+    tol = 4 * ctx.eps * (abs(t0) + abs(t_end))
+    times = []
+    for i, s in enumerate(saveat):
+        s = ctx.number(s, f"saveat[{i}]")
+        if not (lo - tol <= s <= hi + tol):
+            raise ValueError(f"saveat[{i}] = {ctx.to_str(s, 12)} is outside the integration "
+                             f"interval [{ctx.to_str(lo, 12)}, {ctx.to_str(hi, 12)}]")
+        times.append(s)
+    times.sort(reverse=h < 0)
+    return ("times", times)
+
+
+# ----- the stability/resolution check ----------------------------------------------------------
+
+def spectral_radius(problem) -> Any:
+    """rho: the spectral radius of the linearized equations of motion (q, v)' = (v,
+    A(t, q, v)) at the initial state, i.e. of [[0, I], [dA/dq, dA/dv]] -- the fastest local
+    frequency or growth rate (omega_max for a linear system, exactly).  Estimated in
+    float64 (it decides a bound, not a result); None where it cannot be evaluated."""
+    system, ctx = problem.system, problem.ctx
+    if system.first_order:
+        return None
+    if system.is_linear:
+        return system.omega_max()
+    try:
+        _, Aq, Av = system.acceleration_derivatives(problem.t0, problem.q0, problem.v0)
+        n = system.dof
+        J = np.zeros((2 * n, 2 * n))
+        J[:n, n:] = np.eye(n)
+        J[n:, :n] = np.asarray(ctx.to_float(Aq), dtype=float)
+        J[n:, n:] = np.asarray(ctx.to_float(Av), dtype=float)
+        if not np.all(np.isfinite(J)):
+            return None
+        return ctx.lift(float(max(abs(np.linalg.eigvals(J)))))
+    except (ArithmeticError, ValueError, OverflowError, np.linalg.LinAlgError):
+        return None
+
+
+def _check_step_size(problem, method, params, h):
+    ctx = problem.ctx
+    rho = spectral_radius(problem)
+    if rho is None or not rho > 0:
+        return
+    own = method.stability_bound_for(**params)
+    own = None if own is None else ctx.num(sp.sympify(own))
+    if own is not None and own < ctx.pi:
+        bound, what = own, f"the method's stability bound on the oscillator, omega h < {ctx.to_str(own, 8)}"
+    else:
+        bound, what = ctx.pi, "pi: fewer than two steps per period of the fastest local oscillation"
+    if abs(h) * rho >= bound:
+        raise StabilityError(
+            f"{method.name}: the step |h| = {ctx.to_str(abs(h), 8)} is beyond what the method "
+            f"resolves at the initial state of {problem.name!r}: |h| rho = "
+            f"{ctx.to_str(abs(h) * rho, 8)} >= {what} (rho = {ctx.to_str(rho, 8)}, the spectral "
+            f"radius of the linearized equations of motion at t0).  Take |h| < "
+            f"{ctx.to_str(bound / rho, 8)}, or pass check_stability=False to integrate anyway.")
+
+
+# ----- the driver ---------------------------------------------------------------------------------
+
+def solve(problem: Problem, method: Any, *, h: Any = None, n: int | None = None,
+          t1: Any = None, saveat: Any = None, events: Any = None,
+          callback: Callable | None = None, newton: dict | None = None,
+          progress: Any = None, check_stability: bool = True, **method_params: Any):
+    """Integrate an initial-value problem with one method.
+
+    Parameters
+    ----------
+    problem : Problem
+        System, initial state, time span, exact solution; its system's context is the
+        context of the run.
+    method : str or Method
+        A name of :data:`mpvi.METHODS` (``"simpson"``, ``"lobatto"``, ``"rk4"``, ...) or a
+        :class:`mpvi.Method`.
+    h : number
+        The step (a string, int, Fraction, sympy number or context number); negative
+        integrates backwards.
+    n : int, optional
+        Number of steps.  Give ``n`` or ``t1`` (default: the problem's ``t1``).
+    t1 : number, optional
+        Final time; (t1 - t0)/h must be a whole number (else ``ValueError`` naming both).
+    saveat : None, int or sequence of times
+        None: every node; an integer k: every k-th node and the last; a sequence of times
+        (in the integration interval): those times, between nodes through the dense
+        output.  Memory is O(saved points).
+    events : callable, Event or sequence of them, optional
+        Functions g(t, q, v) (``g(t, y, y')`` for a first-order system) whose sign changes
+        between nodes are located to context precision on the dense output; an
+        :class:`Event` (or a function with a ``terminal`` attribute, scipy style) with
+        ``terminal=True`` stops the run there.
+    callback : callable, optional
+        ``callback(t, q, y)`` after every step with the new node (y = p or v, as the
+        method carries; for a first-order system q is the state and y None); returning
+        True stops the run.
+    newton : dict, optional
+        Newton options of an implicit method: ``max_iter``, ``rtol``, ``scale``.
+    progress : None, True or callable, optional
+        True prints a line to stderr every 5 s; a callable is called as
+        ``progress(step, n)`` every 256 steps and after the last.
+    check_stability : bool, default True
+        Refuse a step beyond the method's resolution at the initial state (module doc).
+    **method_params
+        The method's parameters (``points=6`` for ``lobatto``, ``beta``/``gamma`` for
+        ``newmark_family``, ``levels`` for ``gbs``, ...).
+
+    Returns
+    -------
+    Solution
+
+    Raises
+    ------
+    ValueError, TypeError
+        Bad arguments (each names the cause).
+    PrecisionError
+        A number (h, t1, saveat times) that would cap the precision.
+    StabilityError
+        A step beyond the method's resolution (``check_stability``).
+    NewtonError, IntegrationError
+        A failing step, with its index j, time t_j and the likely cause.
+    """
+    if not isinstance(problem, Problem):
+        raise TypeError(f"solve takes an mpvi.Problem, got {type(problem).__name__} (build one "
+                        "with mpvi.Problem(system, q0, p0=... or v0=...))")
+    m = get_method(method)
+    params = m.parameters(**method_params)
+    system, ctx = problem.system, problem.ctx
+    first_order = bool(system.first_order)
+    if first_order and not m.first_order:
+        raise ValueError(f"method {m.name!r} integrates mechanical systems; {problem.name!r} is a "
+                         "first-order system (use rk4, gbs or rk2)")
+    if h is None:
+        raise TypeError("solve needs the step size h")
+    h = check_step(h, ctx)
+    steps = _step_count(problem, h, n, t1)
+    prepare_args = dict(params)
+    if newton is not None:
+        if not m.takes_newton_options:
+            raise ValueError(f"method {m.name!r} solves no Newton equations: newton options do "
+                             "not apply")
+        prepare_args["newton"] = newton
+    prepare_args["check_stability"] = bool(check_stability)
+    if check_stability:
+        _check_step_size(problem, m, params, h)
+    plan = _saveat(problem, saveat, h, steps)
+    evs = _events(events)
+    if callback is not None and not callable(callback):
+        raise TypeError("callback must be callable callback(t, q, y)")
+    if progress is True:
+        progress = Progress(f"{m.name} {problem.name}")
+    elif progress is False:
+        progress = None
+    elif progress is not None and not callable(progress):
+        raise TypeError("progress must be None, True or a callable progress(step, total)")
+
+    start = time.perf_counter()
+    stepper = m.prepare(system, h, ctx, **prepare_args)
+    run = StepData(m, stepper, system, ctx, h, prepare_args)
+    state = run.state
+    q, y = problem.initial_state(m.state)
+    t0 = problem.t0
+    every_node = plan is None
+    keep_dense = every_node and run.dense == "trial"       # the trial coefficients per step
+    T, Q, Y, internal, dense = [], [], [], [], []
+    times = plan[1] if plan is not None and plan[0] == "times" else []
+    stride = plan[1] if plan is not None and plan[0] == "every" else 1
+    ti = 0                                     # next requested time
+    forward = h > 0
+
+    def save(t, qq, yy):
+        T.append(t)
+        Q.append(qq)
+        Y.append(yy)
+
+    def before(a, b):                          # a strictly before b in the direction of h
+        return a < b if forward else a > b
+
+    def save_requested_up_to(t_node, segment, inclusive):
+        nonlocal ti
+        while ti < len(times) and (before(times[ti], t_node) or (inclusive and times[ti] == t_node)):
+            s = times[ti]
+            if s == segment.t:
+                qq, yy = segment.q0, segment.y0
+            elif s == t_node and inclusive:
+                qq, yy = segment.q1, segment.y1
+            else:
+                qq, vv = segment.at((s - segment.t) / h)
+                yy = run.y_of(s, qq, vv) if state != "y" else None
+            save(s, qq, yy)
+            ti += 1
+
+    if plan is None or plan[0] == "every":
+        save(t0, q, y)
+    while ti < len(times) and times[ti] == t0:
+        save(t0, q, y)
+        ti += 1
+
+    stats = NewtonStats()
+    found, stopped, tail = [], None, None
+    g_prev = None
+    need_segment = bool(evs) or bool(times)
+    check_regular = not first_order and system.needs_regularity_check
+    carry, v_prev = None, None
+    isfinite = ctx.isfinite
+    j_done = 0
+    t = t0
+    for j in range(steps):
+        try:
+            r = stepper(t, q, y, carry)
+        except NewtonError as e:
+            raise e.at(j, t) from None
+        except (SingularMatrixError, NotPositiveDefiniteError) as e:
+            raise IntegrationError(f"{m.name}: step {j} at t = {_t(t)}: {e}") from None
+        q1, y1 = r.q, r.y
+        t_next = t0 + (j + 1) * h
+        if not (all(map(isfinite, q1)) and (y1 is None or all(map(isfinite, y1)))):
+            cause = "" if first_order else _cause(system, t_next, q1, None)
+            raise IntegrationError(f"{m.name}: step {j} at t = {_t(t)} produced a non-finite "
+                                   f"state (h = {_t(h)} too large?){cause}")
+        v1 = y1 if state == "qv" else None
+        if check_regular:
+            if state == "qp" and system.mass_expr is None:     # L and L_vv need v
+                v1 = system.velocity(q1, y1, t_next)
+            # the M, V form does not read v: q1 stands in for it
+            wrong = system.irregularity(t_next, q1, q1 if v1 is None else v1)
+            if wrong:
+                raise IntegrationError(
+                    f"{m.name}: step {j} at t = {_t(t)} reached t = {_t(t_next)} where {wrong} "
+                    f"(q = ({', '.join(ctx.to_str(x, 8) for x in q1)})): the system leaves its "
+                    "regular domain, the results would be meaningless")
+        if r.iterations is not None:
+            stats.record(r.iterations, r.residual)
+        segment = Segment(run, t, q, y, q1, y1, r.carry, v_prev, v1) if need_segment else None
+        stop_at = None
+        if evs:                                  # sign changes between t and t_next
+            if g_prev is None:
+                g_prev = [_event_value(e, t, q, segment.velocity(0)) for e in evs]
+            g_next = [_event_value(e, t_next, q1, segment.velocity(1)) for e in evs]
+            hits = []
+            for i, e in enumerate(evs):
+                a, b = g_prev[i], g_next[i]
+                if (a < 0 < b or a > 0 > b or (b == 0 and a != 0)) and \
+                        (e.direction == 0 or (e.direction > 0) == (b > a)):
+                    hits.append((_locate(e, segment, h, a, b, ctx), i, 1 if b > a else -1))
+            hits.sort(key=lambda x: x[0])
+            for theta, i, direction in hits:
+                te = t + theta * h
+                qe, ve = segment.at(theta) if theta != 1 else (q1, segment.velocity(1))
+                found.append(EventRecord(i, evs[i].name, te, qe, run.momentum(te, qe, ve), ve,
+                                         direction))
+                if evs[i].terminal:
+                    stop_at = (te, qe, ve, i)
+                    break
+            g_prev = g_next
+        if stop_at is not None:
+            te, qe, ve, i = stop_at
+            save_requested_up_to(te, segment, inclusive=False)
+            if plan is None or plan[0] == "every":
+                save(te, qe, run.y_of(te, qe, ve))
+            if every_node:
+                tail = (q1, y1)                # the dense output of the cut step needs its end
+                if r.internal is not None:
+                    internal.append(r.internal)
+                if keep_dense:
+                    dense.append(r.carry)
+            stopped = f"terminal event {i} ({evs[i].name}) at t = {_t(te)}"
+            j_done = j + 1
+            break
+        if times:
+            save_requested_up_to(t_next, segment, inclusive=True)
+        node_saved = every_node or (plan[0] == "every" and ((j + 1) % stride == 0 or j + 1 == steps))
+        if node_saved:
+            save(t_next, q1, y1)
+        if every_node:
+            if r.internal is not None:
+                internal.append(r.internal)
+            if keep_dense:
+                dense.append(r.carry)
+        q, y, carry, t = q1, y1, r.carry, t_next
+        v_prev = segment._v[1] if segment is not None else v1
+        j_done = j + 1
+        if progress is not None and (j % PROGRESS_EVERY == 0 or j + 1 == steps):
+            progress(j + 1, steps)
+        if callback is not None and callback(t_next, q1, y1) is True:
+            stopped = f"callback at t = {_t(t_next)}"
+            if plan is not None and plan[0] == "every" and not node_saved:
+                save(t_next, q1, y1)
+            break
+
+    stats_out = {"wall_time_s": time.perf_counter() - start, "steps": j_done}
+    if stats.solves:
+        stats_out["newton"] = stats.summary()
+    return Solution._from_run(
+        problem=problem, method=m, params=params, h=h, steps_planned=steps, steps=j_done,
+        t=T, q=Q, y=Y, state=state, internal=internal if (every_node and internal) else None,
+        dense=dense if keep_dense else None, dense_kind=run.dense, stats=stats_out,
+        events=found, stopped=stopped, saveat=saveat if plan is None or plan[0] == "every" else "times",
+        tail=tail, prepare_args=prepare_args,
+        trial=(run.stepper.trial_basis.polynomials, run.stepper.trial_basis.powers)
+        if run.dense == "trial" else None)
+
+
+def _t(x):
+    try:
+        return f"{float(x):.10g}"
+    except (TypeError, ValueError, OverflowError):
+        return str(x)
+
+
+def _cause(system, t, q, v):
+    try:
+        found = system.diagnose(t, q, v if v is not None else system.ctx.zeros(system.dof))
+    except Exception:                          # the diagnosis must not hide the error
+        return ""
+    return f"; {found}" if found else ""
+
+
+def _event_value(e, t, q, v):
+    value = e(t, q, v)
+    try:
+        if value != value:                     # nan
+            raise ValueError
+    except TypeError:
+        raise TypeError(f"event {e.name!r} returned {value!r}, not a number") from None
+    except ValueError:
+        raise ValueError(f"event {e.name!r} returned nan at t = {_t(t)}") from None
+    return value
+
+
+def _locate(e, segment, h, a, b, ctx):
+    """theta in [0, 1] of the sign change of e on the step's dense output, to context
+    precision (the time t + theta h to about eps max(|t|, |h|))."""
+    t = segment.t
+
+    def phi(theta):
+        q, v = segment.at(theta)
+        return _event_value(e, t + theta * h, q, v)
+    f0, f1 = phi(ctx.zero), phi(ctx.one)
+    if (f0 > 0) == (f1 > 0) and f0 != 0 and f1 != 0:
+        # the interpolant's ends differ from the node values by the interpolation error
+        # and hold no sign change: the event is at the end nearer to zero
+        return ctx.zero if abs(a) <= abs(b) else ctx.one
+    tol = 4 * ctx.eps * max(ctx.one, abs(t) / abs(h))
+    return locate_root(phi, f0, f1, ctx, tol)
