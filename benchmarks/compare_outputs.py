@@ -16,7 +16,12 @@ the chaotic double pendulum over 10 s, the top over 1000 nutation periods); atol
 covers quantities that are themselves round-off at 64 digits (conservation defects of
 symplectic schemes, residuals, ~1e-60), whose two values need not share a digit.  The
 values that ``mpvi diff`` compares (the JSONs' ``values``) are checked the same way.
-Timing columns (:data:`TIMING_COLUMNS`) are skipped.  Prints one line per reproduction
+Timing columns (:data:`TIMING_COLUMNS`) are skipped.  Rows that say they are float64
+results (a ``context`` column reading ``fp``, as in axioms2024_fig07) carry 16 digits, not
+64: they (and the values whose key starts with ``fp ``) are compared with ``--fp-rtol``
+1e-12 and ``--fp-atol`` 1e-13, the float64
+analogues (round-off of two differently ordered float64 computations grown by four
+orders; quantities that are themselves float64 round-off, ~1e-16).  Prints one line per reproduction
 (numbers compared, the largest relative difference -- numbers below 1e10 atol measured
 against that floor -- and the digits it leaves) and exits 1 on any disagreement, naming
 the file, row and column.
@@ -66,7 +71,13 @@ def compare_cells(a, b, rtol, atol, where, report):
     report["max_rel"] = max(report["max_rel"], d / max(big, atol * 10 ** 10))
 
 
-def compare_dirs(left, right, rtol, atol):
+def fp_report(rep):
+    """The part of a reproduction's report that counts its float64 numbers (its problems
+    go to the same list)."""
+    return rep.setdefault("fp", {"cells": 0, "max_rel": REF.zero, "bad": rep["bad"]})
+
+
+def compare_dirs(left, right, rtol, atol, fp_tol=None):
     reports = {}
     for path in sorted(Path(left).glob("*/*.csv")):
         other = Path(right) / path.parent.name / path.name
@@ -83,11 +94,15 @@ def compare_dirs(left, right, rtol, atol):
             rep["bad"].append(f"{path.name}: shape/columns {A.shape} {list(A.columns)} vs "
                               f"{B.shape} {list(B.columns)}")
             continue
+        fp_rows = (set(i for i, c in enumerate(A["context"]) if c == "fp")
+                   if "context" in A.columns and fp_tol is not None else set())
         for col in A.columns:
             if col in TIMING_COLUMNS:
                 continue
             for i, (a, b) in enumerate(zip(A[col], B[col])):
-                compare_cells(a, b, rtol, atol, f"{path.name} row {i} column {col}", rep)
+                r, t = fp_tol if i in fp_rows else (rtol, atol)
+                compare_cells(a, b, r, t, f"{path.name} row {i} column {col}",
+                              fp_report(rep) if i in fp_rows else rep)
     for path in sorted(Path(left).glob("*/*.json")):
         other = Path(right) / path.parent.name / path.name
         rep = reports.setdefault(path.stem, {"cells": 0, "max_rel": REF.zero, "bad": [], "files": 0})
@@ -99,7 +114,9 @@ def compare_dirs(left, right, rtol, atol):
         if set(va) != set(vb):
             rep["bad"].append(f"{path.name}: value keys differ: {sorted(set(va) ^ set(vb))}")
         for key in sorted(set(va) & set(vb)):
-            compare_cells(str(va[key]), str(vb[key]), rtol, atol, f"{path.name} value {key}", rep)
+            fp = fp_tol is not None and key.startswith("fp ")      # a float64 result
+            compare_cells(str(va[key]), str(vb[key]), *(fp_tol if fp else (rtol, atol)),
+                          f"{path.name} value {key}", fp_report(rep) if fp else rep)
     return reports
 
 
@@ -110,21 +127,29 @@ def main(argv=None):
     ap.add_argument("right", type=Path, help="output directory to compare with")
     ap.add_argument("--rtol", default="1e-40", help="relative tolerance (default 1e-40)")
     ap.add_argument("--atol", default="1e-50", help="absolute tolerance (default 1e-50)")
+    ap.add_argument("--fp-rtol", default="1e-12",
+                    help="relative tolerance of float64 rows (context column 'fp'; default 1e-12)")
+    ap.add_argument("--fp-atol", default="1e-13",
+                    help="absolute tolerance of float64 rows (default 1e-13)")
     args = ap.parse_args(argv)
     for d in (args.left, args.right):
         if not d.is_dir():
             ap.error(f"{d} is not a directory")
     try:
         rtol, atol = REF.mpf(args.rtol), REF.mpf(args.atol)
+        fp_tol = REF.mpf(args.fp_rtol), REF.mpf(args.fp_atol)
     except ValueError as exc:
         ap.error(f"bad tolerance: {exc}")
-    reports = compare_dirs(args.left, args.right, rtol, atol)
+    reports = compare_dirs(args.left, args.right, rtol, atol, fp_tol)
     bad = 0
     print(f"{'reproduction':<28} {'numbers':>8} {'max rel diff':>13} {'digits':>7}  status")
     for rid, r in reports.items():
         digits = "-" if r["max_rel"] == 0 else f"{float(-mpmath.log10(r['max_rel'])):.1f}"
         status = "ok" if not r["bad"] else f"{len(r['bad'])} DIFFER"
-        print(f"{rid:<28} {r['cells']:>8} {mpmath.nstr(r['max_rel'], 3):>13} {digits:>7}  {status}")
+        fp = r.get("fp")
+        extra = (f"  (and {fp['cells']} float64 numbers: max rel diff "
+                 f"{mpmath.nstr(fp['max_rel'], 3)})" if fp else "")
+        print(f"{rid:<28} {r['cells']:>8} {mpmath.nstr(r['max_rel'], 3):>13} {digits:>7}  {status}{extra}")
         for line in r["bad"][:5]:
             print(f"    {line}")
         bad += bool(r["bad"])

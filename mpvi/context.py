@@ -38,7 +38,7 @@ import mpmath
 import numpy as np
 from mpmath.ctx_mp_python import _mpf as _any_mpf  # base class of every mpmath context's mpf
 
-from .linalg import NotPositiveDefiniteError, SingularMatrixError, cholesky, solve_dense
+from .linalg import cholesky, solve_dense
 
 try:                                    # optional: the fast context (extra "fast")
     import gmpy2

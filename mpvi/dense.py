@@ -83,24 +83,24 @@ class TrialBasis:
         return x, v
 
 
-def locate_root(phi: Callable, f0, f1, ctx: Any, tol, max_iter: int | None = None):
-    """A sign change of ``phi`` on [0, 1], given f0 = phi(0) and f1 = phi(1) of opposite
-    signs (or one of them zero): returns theta with a bracket of width <= ``tol`` around
-    it (or phi(theta) == 0).  Illinois-modified regula falsi, with a bisection whenever an
-    iteration fails to halve the bracket twice in a row."""
-    a, b = ctx.zero, ctx.one
-    if f0 == 0:
+def locate_root(phi: Callable, a: Any, b: Any, fa: Any, fb: Any, ctx: Any, tol: Any,
+                max_iter: int | None = None) -> Any:
+    """A sign change of ``phi`` on [a, b], given fa = phi(a) and fb = phi(b) of opposite
+    signs (or one of them zero): a point of a bracket of width <= ``tol`` (or where phi is
+    exactly 0).  Illinois-modified regula falsi (the retained end's value is halved, so the
+    bracket shrinks superlinearly), with a bisection whenever two iterations in a row fail
+    to halve the bracket.  ``ArithmeticError`` if ``max_iter`` (default 4 prec) iterations
+    do not get there."""
+    if fa == 0:
         return a
-    if f1 == 0:
+    if fb == 0:
         return b
-    fa, fb = f0, f1
-    side = 0
-    stalls = 0
+    side = stalls = 0
     max_iter = max_iter or 4 * getattr(ctx, "prec", 53)
     for _ in range(max_iter):
         width = b - a
         if width <= tol:
-            break
+            return (a + b) / 2
         c = (a * fb - b * fa) / (fb - fa)
         if stalls >= 2 or not (a < c < b):
             c, stalls = (a + b) / 2, 0
@@ -118,7 +118,10 @@ def locate_root(phi: Callable, f0, f1, ctx: Any, tol, max_iter: int | None = Non
                 fb = fb / 2
             side = 1
         stalls = stalls + 1 if (b - a) > width / 2 else 0
-    return (a + b) / 2
+    if b - a <= tol:
+        return (a + b) / 2
+    raise ArithmeticError(f"no root to the tolerance {ctx.to_str(tol, 3)} in {max_iter} "
+                          f"iterations (bracket [{ctx.to_str(a, 12)}, {ctx.to_str(b, 12)}])")
 
 
 def floor(x) -> int:
@@ -130,7 +133,6 @@ def floor(x) -> int:
     while k + 1 <= x:
         k += 1
     return k
-
 
 
 class Segment:

@@ -18,7 +18,7 @@ import gzip
 import json
 from fractions import Fraction
 from pathlib import Path
-from typing import Any, NamedTuple, Sequence
+from typing import Any, NamedTuple
 
 import numpy as np
 

@@ -46,7 +46,10 @@ PROGRESS_EVERY = 256
 
 class IntegrationError(ArithmeticError):
     """A step failed (singular or indefinite mass matrix, non-finite state); the message
-    names the method, the step index j (of the step j -> j+1) and its time t_j."""
+    names the method, the step index j (of the step j -> j+1) and its time t_j.  Raised
+    by :func:`solve`, it carries the points saved before the failing step as
+    ``exc.solution`` (a :class:`mpvi.Solution` ending at the last good node), as does a
+    :class:`mpvi.NewtonError`."""
 
 
 class Event:
@@ -283,7 +286,8 @@ def solve(problem: Problem, method: Any, *, h: Any = None, n: int | None = None,
     StabilityError
         A step beyond the method's resolution (``check_stability``).
     NewtonError, IntegrationError
-        A failing step, with its index j, time t_j and the likely cause.
+        A failing step, with its index j, time t_j and the likely cause; ``exc.solution``
+        holds what was saved up to the last good node.
     """
     if not isinstance(problem, Problem):
         raise TypeError(f"solve takes an mpvi.Problem, got {type(problem).__name__} (build one "
@@ -370,100 +374,113 @@ def solve(problem: Problem, method: Any, *, h: Any = None, n: int | None = None,
     isfinite = ctx.isfinite
     j_done = 0
     t = t0
-    for j in range(steps):
-        try:
-            r = stepper(t, q, y, carry)
-        except NewtonError as e:
-            raise e.at(j, t) from None
-        except (SingularMatrixError, NotPositiveDefiniteError) as e:
-            raise IntegrationError(f"{m.name}: step {j} at t = {_t(t)}: {e}") from None
-        q1, y1 = r.q, r.y
-        t_next = t0 + (j + 1) * h
-        if not (all(map(isfinite, q1)) and (y1 is None or all(map(isfinite, y1)))):
-            cause = "" if first_order else _cause(system, t_next, q1, None)
-            raise IntegrationError(f"{m.name}: step {j} at t = {_t(t)} produced a non-finite "
-                                   f"state (h = {_t(h)} too large?){cause}")
-        v1 = y1 if state == "qv" else None
-        if check_regular:
-            if state == "qp" and system.mass_expr is None:     # L and L_vv need v
-                v1 = system.velocity(q1, y1, t_next)
-            # the M, V form does not read v: q1 stands in for it
-            wrong = system.irregularity(t_next, q1, q1 if v1 is None else v1)
-            if wrong:
-                raise IntegrationError(
-                    f"{m.name}: step {j} at t = {_t(t)} reached t = {_t(t_next)} where {wrong} "
-                    f"(q = ({', '.join(ctx.to_str(x, 8) for x in q1)})): the system leaves its "
-                    "regular domain, the results would be meaningless")
-        if r.iterations is not None:
-            stats.record(r.iterations, r.residual)
-        segment = Segment(run, t, q, y, q1, y1, r.carry, v_prev, v1) if need_segment else None
-        stop_at = None
-        if evs:                                  # sign changes between t and t_next
-            if g_prev is None:
-                g_prev = [_event_value(e, t, q, segment.velocity(0)) for e in evs]
-            g_next = [_event_value(e, t_next, q1, segment.velocity(1)) for e in evs]
-            hits = []
-            for i, e in enumerate(evs):
-                a, b = g_prev[i], g_next[i]
-                if (a < 0 < b or a > 0 > b or (b == 0 and a != 0)) and \
-                        (e.direction == 0 or (e.direction > 0) == (b > a)):
-                    hits.append((_locate(e, segment, h, a, b, ctx), i, 1 if b > a else -1))
-            hits.sort(key=lambda x: x[0])
-            for theta, i, direction in hits:
-                te = t + theta * h
-                qe, ve = segment.at(theta) if theta != 1 else (q1, segment.velocity(1))
-                found.append(EventRecord(i, evs[i].name, te, qe, run.momentum(te, qe, ve), ve,
-                                         direction))
-                if evs[i].terminal:
-                    stop_at = (te, qe, ve, i)
-                    break
-            g_prev = g_next
-        if stop_at is not None:
-            te, qe, ve, i = stop_at
-            save_requested_up_to(te, segment, inclusive=False)
-            if plan is None or plan[0] == "every":
-                save(te, qe, run.y_of(te, qe, ve))
+
+    def finish(j_done, stopped):
+        stats_out = {"wall_time_s": time.perf_counter() - start, "steps": j_done}
+        if stats.solves:
+            stats_out["newton"] = stats.summary()
+        return Solution._from_run(
+            problem=problem, method=m, params=params, h=h, steps_planned=steps, steps=j_done,
+            t=T, q=Q, y=Y, state=state, internal=internal if (every_node and internal) else None,
+            dense=dense if keep_dense else None, dense_kind=run.dense, stats=stats_out,
+            events=found, stopped=stopped,
+            saveat=saveat if plan is None or plan[0] == "every" else "times",
+            tail=tail, prepare_args=prepare_args,
+            trial=(run.stepper.trial_basis.polynomials, run.stepper.trial_basis.powers)
+            if run.dense == "trial" else None)
+
+    try:
+        for j in range(steps):
+            try:
+                r = stepper(t, q, y, carry)
+            except NewtonError as e:
+                raise e.at(j, t) from None
+            except (SingularMatrixError, NotPositiveDefiniteError) as e:
+                raise IntegrationError(f"{m.name}: step {j} at t = {_t(t)}: {e}") from None
+            q1, y1 = r.q, r.y
+            t_next = t0 + (j + 1) * h
+            if not (all(map(isfinite, q1)) and (y1 is None or all(map(isfinite, y1)))):
+                cause = "" if first_order else _cause(system, t_next, q1, None)
+                raise IntegrationError(f"{m.name}: step {j} at t = {_t(t)} produced a non-finite "
+                                       f"state (h = {_t(h)} too large?){cause}")
+            v1 = y1 if state == "qv" else None
+            if check_regular:
+                if state == "qp" and system.mass_expr is None:     # L and L_vv need v
+                    v1 = system.velocity(q1, y1, t_next)
+                # the M, V form does not read v: q1 stands in for it
+                wrong = system.irregularity(t_next, q1, q1 if v1 is None else v1)
+                if wrong:
+                    raise IntegrationError(
+                        f"{m.name}: step {j} at t = {_t(t)} reached t = {_t(t_next)} where {wrong} "
+                        f"(q = ({', '.join(ctx.to_str(x, 8) for x in q1)})): the system leaves its "
+                        "regular domain, the results would be meaningless")
+            if r.iterations is not None:
+                stats.record(r.iterations, r.residual)
+            segment = Segment(run, t, q, y, q1, y1, r.carry, v_prev, v1) if need_segment else None
+            stop_at = None
+            if evs:                                  # sign changes between t and t_next
+                if g_prev is None:
+                    g_prev = [_event_value(e, t, q, segment.velocity(0)) for e in evs]
+                g_next = [_event_value(e, t_next, q1, segment.velocity(1)) for e in evs]
+                hits = []
+                for i, e in enumerate(evs):
+                    a, b = g_prev[i], g_next[i]
+                    if (a < 0 < b or a > 0 > b or (b == 0 and a != 0)) and \
+                            (e.direction == 0 or (e.direction > 0) == (b > a)):
+                        hits.append((_locate(e, segment, h, a, b, ctx), i, 1 if b > a else -1))
+                hits.sort(key=lambda x: x[0])
+                for theta, i, direction in hits:
+                    te = t + theta * h
+                    qe, ve = segment.at(theta) if theta != 1 else (q1, segment.velocity(1))
+                    found.append(EventRecord(i, evs[i].name, te, qe, run.momentum(te, qe, ve), ve,
+                                             direction))
+                    if evs[i].terminal:
+                        stop_at = (te, qe, ve, i)
+                        break
+                g_prev = g_next
+            if stop_at is not None:
+                te, qe, ve, i = stop_at
+                save_requested_up_to(te, segment, inclusive=False)
+                if plan is None or plan[0] == "every":
+                    save(te, qe, run.y_of(te, qe, ve))
+                if every_node:
+                    tail = (q1, y1)                # the dense output of the cut step needs its end
+                    if r.internal is not None:
+                        internal.append(r.internal)
+                    if keep_dense:
+                        dense.append(r.carry)
+                stopped = f"terminal event {i} ({evs[i].name}) at t = {_t(te)}"
+                j_done = j + 1
+                break
+            if times:
+                save_requested_up_to(t_next, segment, inclusive=True)
+            node_saved = every_node or (plan[0] == "every" and ((j + 1) % stride == 0 or j + 1 == steps))
+            if node_saved:
+                save(t_next, q1, y1)
             if every_node:
-                tail = (q1, y1)                # the dense output of the cut step needs its end
                 if r.internal is not None:
                     internal.append(r.internal)
                 if keep_dense:
                     dense.append(r.carry)
-            stopped = f"terminal event {i} ({evs[i].name}) at t = {_t(te)}"
+            q, y, carry, t = q1, y1, r.carry, t_next
+            v_prev = segment._v[1] if segment is not None else v1
             j_done = j + 1
-            break
-        if times:
-            save_requested_up_to(t_next, segment, inclusive=True)
-        node_saved = every_node or (plan[0] == "every" and ((j + 1) % stride == 0 or j + 1 == steps))
-        if node_saved:
-            save(t_next, q1, y1)
-        if every_node:
-            if r.internal is not None:
-                internal.append(r.internal)
-            if keep_dense:
-                dense.append(r.carry)
-        q, y, carry, t = q1, y1, r.carry, t_next
-        v_prev = segment._v[1] if segment is not None else v1
-        j_done = j + 1
-        if progress is not None and (j % PROGRESS_EVERY == 0 or j + 1 == steps):
-            progress(j + 1, steps)
-        if callback is not None and callback(t_next, q1, y1) is True:
-            stopped = f"callback at t = {_t(t_next)}"
-            if plan is not None and plan[0] == "every" and not node_saved:
-                save(t_next, q1, y1)
-            break
+            if progress is not None and (j % PROGRESS_EVERY == 0 or j + 1 == steps):
+                progress(j + 1, steps)
+            if callback is not None and callback(t_next, q1, y1) is True:
+                stopped = f"callback at t = {_t(t_next)}"
+                if plan is not None and plan[0] == "every" and not node_saved:
+                    save(t_next, q1, y1)
+                break
+    except (NewtonError, IntegrationError) as exc:
+        # nothing computed is lost: the points saved before the failing step travel with
+        # the error (exc.solution), ending at the last good node
+        if plan is not None and plan[0] == "every" and j_done % stride:
+            save(t, q, y)                      # the last good node
+        exc.solution = finish(j_done, f"failed at step {j_done}: {type(exc).__name__}")
+        raise
 
-    stats_out = {"wall_time_s": time.perf_counter() - start, "steps": j_done}
-    if stats.solves:
-        stats_out["newton"] = stats.summary()
-    return Solution._from_run(
-        problem=problem, method=m, params=params, h=h, steps_planned=steps, steps=j_done,
-        t=T, q=Q, y=Y, state=state, internal=internal if (every_node and internal) else None,
-        dense=dense if keep_dense else None, dense_kind=run.dense, stats=stats_out,
-        events=found, stopped=stopped, saveat=saveat if plan is None or plan[0] == "every" else "times",
-        tail=tail, prepare_args=prepare_args,
-        trial=(run.stepper.trial_basis.polynomials, run.stepper.trial_basis.powers)
-        if run.dense == "trial" else None)
+    return finish(j_done, stopped)
 
 
 def _t(x):
@@ -507,4 +524,4 @@ def _locate(e, segment, h, a, b, ctx):
         # and hold no sign change: the event is at the end nearer to zero
         return ctx.zero if abs(a) <= abs(b) else ctx.one
     tol = 4 * ctx.eps * max(ctx.one, abs(t) / abs(h))
-    return locate_root(phi, f0, f1, ctx, tol)
+    return locate_root(phi, ctx.zero, ctx.one, f0, f1, ctx, tol)

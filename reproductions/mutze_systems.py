@@ -138,8 +138,8 @@ def guarded_solve(run, problem, key, h, n, saveat=None):
     non-finite state).  mpmath does not overflow, so an unstable explicit method would
     otherwise grow its exponents without bound, each step slower than the last.  The
     points kept are those up to the last node that passed a check (after a failed step,
-    the run is repeated up to that node: a failed solve returns nothing).  ``saveat`` as
-    for :func:`mpvi.solve` (None: every node).  Returns a :class:`GuardedRun`."""
+    from the partial solution the error carries).  ``saveat`` as for :func:`mpvi.solve`
+    (None: every node).  Returns a :class:`GuardedRun`."""
     from mpvi import IntegrationError, NewtonError
     ctx, every = run.ctx, run.params["check_every"]
     name, opts = METHODS[key]
@@ -168,17 +168,10 @@ def guarded_solve(run, problem, key, h, n, saveat=None):
     except (NewtonError, IntegrationError) as exc:
         diverged = (f"step failed: {type(exc).__name__}: {' '.join(str(exc).split())}",
                     done["passed"] * h)
-        sol = None
-        if done["passed"]:
-            done["steps"] = 0
-            sol = run.solve(problem, name, h=h, n=done["passed"], saveat=saveat, callback=check,
-                            **opts)
-    if sol is None:                            # no step passed: the initial point only
-        T, Q, P, wall = [problem.t0], [problem.q0], [problem.p0], 0.0
-    else:
-        end = problem.t0 + done["passed"] * h
-        keep = [i for i, t in enumerate(sol.t) if t <= end]
-        T, Q, P, wall = sol.t[keep], sol.q[keep], sol.p[keep], sol.stats["wall_time_s"]
+        sol = exc.solution                     # the points saved before the failing step
+    end = problem.t0 + done["passed"] * h
+    keep = [i for i, t in enumerate(sol.t) if t <= end]
+    T, Q, P, wall = sol.t[keep], sol.q[keep], sol.p[keep], sol.stats["wall_time_s"]
     Qa, Pa = np.array(Q, dtype=ctx.dtype), np.array(P, dtype=ctx.dtype)
     e = np.array([(S.energy(a, b) - H0) / H0 for a, b in zip(Qa, Pa)], dtype=ctx.dtype)
     if diverged is not None:
@@ -289,7 +282,7 @@ def diverged_note(ctx, tr, period=None):
 def pendulum_orders(run, prob, values):
     """Errors at T against GBS (checked by halving its step); rows of the orders table."""
     ctx, p = run.ctx, run.params
-    S, T = prob.system, fraction(p["pendulum_T"])
+    T = fraction(p["pendulum_T"])
     nr, lv = p["gbs_N"], p["gbs_levels"]
     run.progress(f"double pendulum: GBS reference of order {2 * lv}, {nr} and {2 * nr} steps "
                  f"over T = {p['pendulum_T']} s")

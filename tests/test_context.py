@@ -8,8 +8,8 @@ import pytest
 
 import mpvi
 from mpvi import FPContext, MPContext, fp
-from mpvi.context import (GMPContext, NotPositiveDefiniteError, PrecisionError,
-                          SingularMatrixError, _mpfr_to_mpmath)
+from mpvi.context import GMPContext, PrecisionError, _mpfr_to_mpmath
+from mpvi.linalg import NotPositiveDefiniteError, SingularMatrixError
 from mpvi.systems.double_pendulum import linearized_double_pendulum
 
 # An independent 120-digit mpmath context, used only to compare numbers that live in

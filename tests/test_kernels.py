@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from mpvi import Problem, get_context, solve
-from mpvi.context import MPContext, SingularMatrixError
+from mpvi.context import MPContext
+from mpvi.linalg import SingularMatrixError
 from mpvi.linalg import solve_dense
 from mpvi.systems.damped import damped_pendulum
 from mpvi.systems.lagrange_top import table3_top

@@ -14,7 +14,8 @@ import sympy as sp
 import mpvi
 from mpvi import LinearSystem, MPContext, fp
 from mpvi.analysis import central_differences
-from mpvi.context import PrecisionError, SingularMatrixError
+from mpvi.context import PrecisionError
+from mpvi.linalg import SingularMatrixError
 from mpvi.mechanics import LagrangianSystem
 from mpvi.systems.double_pendulum import linearized_double_pendulum, nonlinear_double_pendulum
 from mpvi.systems.lagrange_top import table3_top, table6_top

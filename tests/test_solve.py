@@ -514,3 +514,18 @@ def test_first_order_systems_are_a_system_kind():
         Problem(fo, [1, 0], v0=[0, 0])
     with pytest.raises(AttributeError, match="first-order"):
         sol.p
+
+
+@pytest.mark.parametrize("saveat", [None, 4])
+def test_a_failing_step_keeps_what_was_computed(saveat):
+    """The mass matrix of the shrinking system fails after step 6: the error carries the
+    solution up to node 6, the same points an unbroken run saves there."""
+    S = LagrangianSystem("shrinking", [X, Y], sp.Matrix([[1 - X, 0], [0, 1]]), 0, {}, G64)
+    pb = Problem(S, [0, 0], v0=[1, 0])
+    with pytest.raises(IntegrationError) as info:
+        solve(pb, "simpson", h="1/10", n=50, saveat=saveat)
+    part = info.value.solution
+    assert part.steps == 6 and "failed at step 6: IntegrationError" in part.stopped
+    good = solve(pb, "simpson", h="1/10", n=6, saveat=saveat)
+    assert [x == y for x, y in zip(part.t, good.t)] == [True] * len(good.t)
+    assert (part.q == good.q).all() and len(part.t) == (7 if saveat is None else 3)

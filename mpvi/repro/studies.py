@@ -155,7 +155,13 @@ class Recorder:
         n = options.get("n")
         if n is not None and n >= PROGRESS_STEPS and "progress" not in options:
             options["progress"] = Progress(f"{name} n={n}", self.stream)
-        sol = solve(problem, method, **options)
+        try:
+            sol = solve(problem, method, **options)
+        except ArithmeticError as exc:          # a failed step: keep the statistics of the
+            part = getattr(exc, "solution", None)   # steps before it
+            if part is not None:
+                self.record_newton(part.method, part.stats.get("newton"))
+            raise
         self.record_newton(sol.method, sol.stats.get("newton"))
         return sol
 

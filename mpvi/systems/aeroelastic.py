@@ -80,6 +80,7 @@ import numpy as np
 import sympy as sp
 
 from ..codegen import compile_exprs
+from ..dense import locate_root
 from ..mechanics import LagrangianSystem
 from ..problem import Problem
 
@@ -370,7 +371,7 @@ def flutter_speed(params, ctx, U_max="100", samples=200, equations="corrected"):
     The largest real part g(U) of the eigenvalues of :func:`linear_matrix` is sampled at
     U = U_max k / samples, k = 1..samples; the first sign change from negative to positive
     brackets U_f, which is then refined by the Illinois (modified regula falsi) method
-    until the bracket is a few ulps wide (:func:`_bracketed_root`).  omega_f = |Im lambda| of the eigenvalue
+    until the bracket is a few ulps wide (:func:`mpvi.dense.locate_root`).  omega_f = |Im lambda| of the eigenvalue
     whose real part crosses zero.  Raises :class:`NoFlutterError` if the origin is
     unstable at the first sample or no crossing lies below U_max.  ``equations='printed'``
     uses the printed signs of (45)-(46) (for comparisons, ERRATA [E51])."""
@@ -397,39 +398,9 @@ def flutter_speed(params, ctx, U_max="100", samples=200, equations="corrected"):
     else:
         raise NoFlutterError(f"the largest real part stays negative up to U_max = "
                              f"{ctx.to_str(U_max, 6)} m/s: no linear flutter below it")
-    U_f = hi if g_hi == 0 else _bracketed_root(g, lo, hi, g_lo, g_hi, ctx)
+    U_f = locate_root(g, lo, hi, g_lo, g_hi, ctx, 8 * ctx.eps * abs(hi))
     crit = max(linear_eigenvalues(U_f, ctx, params, equations), key=lambda z: z.real)
     return U_f, abs(crit.imag)
-
-
-def _bracketed_root(g, lo, hi, g_lo, g_hi, ctx, max_iter=400):
-    """A root of g in [lo, hi] with g(lo) < 0 < g(hi), by the Illinois method: regula falsi
-    whose retained end point has its value halved, so that the bracket shrinks
-    superlinearly; stops when the bracket is below 8 eps |hi| wide or g is exactly 0."""
-    side = 0
-    for _ in range(max_iter):
-        if hi - lo <= 8 * ctx.eps * abs(hi):
-            break
-        x = (lo * g_hi - hi * g_lo) / (g_hi - g_lo)
-        if not lo < x < hi:
-            x = (lo + hi) / 2
-        gx = g(x)
-        if gx == 0:
-            return x
-        if gx < 0:
-            lo, g_lo = x, gx
-            if side == -1:
-                g_hi = g_hi / 2
-            side = -1
-        else:
-            hi, g_hi = x, gx
-            if side == 1:
-                g_lo = g_lo / 2
-            side = 1
-    else:
-        raise ArithmeticError(f"flutter speed: the root finder did not converge in {max_iter} "
-                              f"iterations (bracket [{ctx.to_str(lo, 12)}, {ctx.to_str(hi, 12)}])")
-    return lo if -g_lo < g_hi else hi
 
 
 __all__ = ["DEFAULT_PARAMETERS", "PAPER_INITIAL_STATE", "AeroelasticSection", "SymbolicModel",
