@@ -26,7 +26,7 @@ Both give the same nodes.  Order 4, symplectic for omega_max h < 2 sqrt 2 (eq. 4
 sufficient condition; the exact stability set of the scalar oscillator is
 (0, 2 sqrt 2) U (2 sqrt 3, 2 sqrt 6), see ``mpvi.analysis.stability_scan``).
 
-The internal data of a step (``traj.internal[j]``, shape (1, dof)) is q_{j+1/2}.
+The internal data of a step (``sol.internal[j]``, shape (1, dof)) is q_{j+1/2}.
 Preparing a Simpson step checks eq. (40) and raises :class:`StabilityError` when
 omega_max h >= 2 sqrt 2, unless ``check_stability=False``.
 """
