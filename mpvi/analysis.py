@@ -316,3 +316,8 @@ def stability_scan(scheme: Any, omega_h: Iterable, ctx: Any, **options: Any) -> 
         distinct = abs(lam[0] - lam[1]) > tol
         rows.append((wh, rho, (phi[0, 0] + phi[1, 1]) / 2, bool(rho <= 1 + tol and distinct)))
     return rows
+
+
+from .context import boundary_module  # noqa: E402  (last: wraps the names above)
+
+boundary_module(globals())

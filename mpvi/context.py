@@ -39,6 +39,7 @@ import numpy as np
 from mpmath.ctx_mp_python import _mpf as _any_mpf  # base class of every mpmath context's mpf
 
 from .linalg import cholesky, solve_dense
+from .precision import boundary, boundary_class, boundary_module, context_class, sticky  # noqa: F401
 
 try:                                    # optional: the fast context (extra "fast")
     import gmpy2
@@ -113,6 +114,7 @@ def _refuse_other_mpf(x, dps, bits=None):
                          "result at its own precision")
 
 
+@context_class
 class Context:
     """Behaviour shared by the mp and fp contexts (see module docstring)."""
 
@@ -123,9 +125,17 @@ class Context:
     context: True for the gmp context; the mp reference and float64 keep the assembled
     reference path.  Set it on an instance to choose."""
 
+    @sticky
     def activate(self):
         """Make this context's precision current (needed by gmpy2 only); returns it."""
         return self
+
+    @contextlib.contextmanager
+    def active(self):
+        """``with ctx.active():`` -- bare arithmetic on this context's numbers inside the
+        block runs at its precision; the caller's precision is restored on exit (needed
+        by gmpy2 only: see :class:`GMPContext`)."""
+        yield self
 
     def to_mpmath(self, x, m):
         """The number ``x`` of this context as an mpf of the mpmath context ``m`` (exact up
@@ -268,6 +278,9 @@ class Context:
         ns = {name: getattr(lib, name) for name in self.GENERATED_FUNCTIONS}
         for name in self.PARTIAL_FUNCTIONS:
             ns[name] = self._real_valued(ns[name])
+        for name in ("sin", "cos", "tan"):
+            if name in ns:
+                ns[name] = self._periodic(ns[name])
         ns.update(mpf=self._lib_mpf, pi=self.pi, E=self.exp(self.one), fabs=abs, sign=self._sign)
         return ns
 
@@ -280,10 +293,24 @@ class Context:
     def _real_valued(self, f):
         return f
 
+    def _periodic(self, f):
+        """``f`` (sin, cos, tan) returning nan for |x| >= 2^prec: there one unit in the last
+        place of x exceeds the period, so f(x) is round-off -- and evaluating it would
+        need about log2|x| bits of pi (a diverging run would hang in it).  The nan is
+        caught by Newton or the driver and named, as a non-finite value."""
+        limit = self.lift(2) ** self.prec
+        nan = self.num("nan")
+
+        def periodic(x):
+            return f(x) if -limit < x < limit else nan
+        periodic.__name__ = f.__name__
+        return periodic
+
     def _sign(self, x):
         return self.one if x > 0 else (-self.one if x < 0 else self.zero)
 
 
+@context_class
 class MPContext(Context):
     """mpmath at ``dps`` significant digits, in a private mpmath context: the reference.
 
@@ -500,6 +527,7 @@ def _mpfr_to_mpmath(x, m):
     return m.mpf(str(x))                         # inf, -inf, nan
 
 
+@context_class
 class GMPContext(MPContext):
     """``dps`` significant digits on gmpy2 ``mpfr`` numbers (MPFR): the fast context.
 
@@ -508,12 +536,19 @@ class GMPContext(MPContext):
     (MPFR), so the two contexts agree to a few units of eps per operation.
 
     **One rule.**  gmpy2 rounds every operation to the precision of the calling thread's
-    gmpy2 context, not to that of its operands.  Every method of this context first makes
-    its own precision the thread's (a check of about 50 ns), so bare arithmetic between
-    two calls of a context runs at the precision of the context used last.  Code that
-    alternates two GMPContexts of different precision in one thread must therefore call a
-    method of the one it computes with (``ctx.num``, ``ctx.activate()``, ...) before bare
-    arithmetic; :meth:`workdps` changes this context's own precision, so it is safe.
+    gmpy2 context, not to that of its operands.  Inside mpvi every method of this context
+    first makes its own precision the thread's (a check of about 50 ns), so mpvi's bare
+    arithmetic runs at the precision of the context used last.  When a call into mpvi
+    (any public function, method or constructor: :func:`boundary`) returns, the caller's
+    gmpy2 context is restored: ``gmpy2.mpfr(1)/3`` in your own code is not changed by
+    mpvi.  Your own bare arithmetic on this context's numbers therefore runs at *your*
+    precision (53 bits by default) unless you ask for this one::
+
+        with ctx.active():
+            err = sol.q[-1][0] - exact      # at ctx's precision
+
+    (or call ``ctx.activate()`` once, which changes the thread's precision for good, or
+    use the context's functions: ``ctx.fsum``, ``ctx.sqrt``, ...).
 
     Special functions (``jtheta``, ``ellipk``, ``ellipf``, ``ellipfun``, ``quad``,
     ``diff``, ``findroot``, ``polyroots``, eigenvalues) run in a private mpmath context
@@ -555,11 +590,24 @@ class GMPContext(MPContext):
             setattr(self, name, self._delegate(getattr(self._m, name)))
 
     # precision -----------------------------------------------------------------------
+    @sticky
     def activate(self):
-        """Make this context's precision the calling thread's gmpy2 precision."""
+        """Make this context's precision the calling thread's gmpy2 precision (until
+        another context, or the caller, sets it again)."""
         if gmpy2.get_context() is not self._g:
             gmpy2.set_context(self._g)
         return self
+
+    @contextlib.contextmanager
+    def active(self):
+        """``with ctx.active():`` -- bare arithmetic on gmpy2 numbers inside the block runs
+        at this context's precision; the caller's gmpy2 context is restored on exit."""
+        caller = gmpy2.get_context()
+        self.activate()
+        try:
+            yield self
+        finally:
+            gmpy2.set_context(caller)
 
     @property
     def name(self):
@@ -579,8 +627,10 @@ class GMPContext(MPContext):
 
     @contextlib.contextmanager
     def workdps(self, dps):
-        """Temporarily change this context's precision (restored on exit)."""
+        """Temporarily change this context's precision (restored on exit, as is the
+        thread's gmpy2 context)."""
         old = self._m.prec
+        caller = gmpy2.get_context()
         self._m.dps = dps
         self._g.precision = self._m.prec
         try:
@@ -589,7 +639,7 @@ class GMPContext(MPContext):
         finally:
             self._m.prec = old
             self._g.precision = old
-            self.activate()
+            gmpy2.set_context(caller)
 
     def with_dps(self, dps):
         return GMPContext(dps)
@@ -684,7 +734,7 @@ class GMPContext(MPContext):
             self.activate()
             return vf(x) if isinstance(x, np.ndarray) else f(x)
         apply.__name__ = name
-        return apply
+        return boundary(apply)
 
     def _elementwise(self, name):
         if name not in self._vec:
@@ -765,7 +815,7 @@ class GMPContext(MPContext):
             kwargs = {k: self._to_m(v) for k, v in kwargs.items()}
             return self._from_m(f(*args, **kwargs))
         call.__name__ = getattr(f, "__name__", "delegated")
-        return call
+        return boundary(call)
 
     def _to_mpmatrix(self, a):
         return self._m.matrix([[self._to_m(self.num(v)) for v in row] for row in a])
@@ -895,6 +945,7 @@ CONTEXTS = ("gmp", "mp", "fp")
 """The names :func:`get_context` knows: gmpy2 (fast), mpmath (the reference), float64."""
 
 
+@boundary
 def get_context(name: str = "mp", dps: int = 64) -> Context:
     """A number context by name: ``get_context('gmp', 64)``, ``get_context('mp', 80)`` or
     ``get_context('fp')``.

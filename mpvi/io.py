@@ -2,7 +2,15 @@
 
 Every file mpvi writes goes to a temporary file in the target directory first and is
 then renamed over the target (``os.replace``), so a crash never leaves a half-written
-CSV, PNG or JSON behind.
+CSV, PNG or JSON behind.  The temporary of ``<name>`` is ``.<name>.mpvi-<random>.tmp``
+(:func:`atomic_path`); a process killed while writing leaves it behind, and
+:func:`remove_stale_temporaries` removes such leftovers (and nothing else).
+
+One file is atomic; a set of files is not.  The outputs of a reproduction (CSVs, PNG,
+JSON) are made consistent by a *commit record*: the JSON is written last and lists the
+SHA-256 of every other file (:func:`mpvi.repro.run.write_outputs`), so that a run killed
+between two renames is detected when the outputs are read
+(:func:`mpvi.repro.run.read_provenance`).
 """
 from __future__ import annotations
 
@@ -11,6 +19,7 @@ import datetime
 import json
 import os
 import platform
+import re
 import subprocess
 import tempfile
 from pathlib import Path
@@ -22,13 +31,19 @@ def _umask():
     return mask
 
 
+TEMPORARY = re.compile(r"\..+\.mpvi-[a-z0-9_]+\.tmp")
+"""The names of the temporaries of :func:`atomic_path`: ``.<name>.mpvi-<random>.tmp``."""
+
+
 @contextlib.contextmanager
 def atomic_path(path):
-    """Yield a temporary path next to ``path``; on success rename it to ``path``,
-    on failure delete it and leave ``path`` untouched."""
+    """Yield a temporary path next to ``path`` (``.<name>.mpvi-<random>.tmp``, see
+    :data:`TEMPORARY`); on success rename it to ``path``, on failure delete it and leave
+    ``path`` untouched.  A killed process cannot delete it:
+    :func:`remove_stale_temporaries`."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.mpvi-", suffix=".tmp")
     os.close(fd)
     try:
         yield Path(tmp)
@@ -38,6 +53,30 @@ def atomic_path(path):
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+
+
+def remove_stale_temporaries(directory, before):
+    """Delete the temporaries of :func:`atomic_path` (names matching :data:`TEMPORARY`)
+    in ``directory`` last modified before ``before`` (seconds since the epoch): those of a
+    process killed while writing.  A temporary lives only while its file is written, so
+    one older than the start of a write belongs to no writer any more (unless another
+    process is writing into the same directory at that moment: two runs into one output
+    directory at once are not supported).  Other files are never touched.  Returns the
+    removed paths."""
+    removed = []
+    try:
+        entries = list(os.scandir(directory))
+    except FileNotFoundError:
+        return removed
+    for entry in entries:
+        if not TEMPORARY.fullmatch(entry.name):
+            continue
+        with contextlib.suppress(FileNotFoundError):
+            if entry.is_file(follow_symlinks=False) and \
+                    entry.stat(follow_symlinks=False).st_mtime < before:
+                os.unlink(entry.path)
+                removed.append(Path(entry.path))
+    return removed
 
 
 class DirectoryError(OSError):

@@ -205,3 +205,8 @@ def hamiltonian_field(system):
             return reference(t, y)
         return v + fun([t], q, v, params)
     return f_symbolic if symbolic else f_dense
+
+
+from .context import boundary_module  # noqa: E402  (last: wraps the names above)
+
+boundary_module(globals())

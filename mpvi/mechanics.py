@@ -52,6 +52,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 import sympy as sp
 
+
 from .codegen import TIME, compile_exprs
 from .context import PrecisionError
 from .linalg import NotPositiveDefiniteError, SingularMatrixError, is_positive_definite
@@ -604,3 +605,8 @@ def _rebuild_system(cls, name, coords, velocities, mass, potential, lagrangian, 
     self.mass_expr, self.potential_expr = mass, potential
     self._finish(lagrangian, force)
     return self
+
+
+from .context import boundary_module  # noqa: E402  (last: wraps the names above)
+
+boundary_module(globals())

@@ -10,8 +10,15 @@ and stops when the update is at the round-off level of the context:
 (about 2e-61 at 64 digits, 2e-13 in float64), or -- saving one iteration -- when the
 iteration is contracting (||dx_k|| <= ||dx_k-1|| / 2) and the quadratic model predicts
 the next update ||dx_k||^3 / ||dx_k-1||^2 <= eps * max(||x||_inf, scale).  The residual
-at the returned point is evaluated (one more F call) and returned, so the claim is
-checked, not assumed.  Nothing here is a fixed ``1e-14``.
+at the returned point is evaluated (one more F call), returned, and compared with the
+bound that an update at that tolerance allows,
+
+    ||F(x)||_inf <= n * rtol * ||J||_inf * max(||x||_inf, scale)
+
+(J the last Jacobian, ||J||_inf its largest row sum: F(x) ~ J (x - x*)): a point that
+passed the update test but misses it (a stalled or falsely "converged" iteration) raises
+:class:`NewtonError` naming the residual and the bound.  So the claim is checked, not
+assumed.  Nothing here is a fixed ``1e-14``.
 
 On failure (iteration limit, a non-finite value, a singular Jacobian) a
 :class:`NewtonError` names the residual norm, the iteration count, the likely cause where
@@ -131,8 +138,10 @@ def tolerance(ctx):
     return ctx.eps * 1024
 
 
-def check_options(newton):
-    """The Newton options dict, validated (``ValueError`` naming unknown keys)."""
+def check_options(newton, ctx=None):
+    """The Newton options dict, validated: ``ValueError`` naming unknown keys or a bad
+    ``max_iter``; with ``ctx``, ``rtol`` and ``scale`` read as positive numbers of the
+    context (a float refused as everywhere in mpvi; errors name the option)."""
     if newton is not None and not isinstance(newton, dict):
         raise TypeError(f"newton options must be a dict with keys among {', '.join(OPTIONS)}, "
                         f"got {type(newton).__name__}")
@@ -143,6 +152,13 @@ def check_options(newton):
     m = newton.get("max_iter", DEFAULT_MAX_ITER)
     if isinstance(m, bool) or not isinstance(m, (int, np.integer)) or m < 1:
         raise ValueError(f"Newton option max_iter must be a positive integer, got {m!r}")
+    for name in ("rtol", "scale") if ctx is not None else ():
+        if name in newton:
+            value = ctx.number(newton[name], f"Newton option {name}")
+            if not (ctx.isfinite(value) and value > 0) or (name == "rtol" and not value < 1):
+                raise ValueError(f"Newton option {name} must be a positive number"
+                                 f"{' below 1' if name == 'rtol' else ''}, got {newton[name]!r}")
+            newton[name] = value
     return newton
 
 
@@ -235,6 +251,13 @@ def solve_info(fun: Callable, x0, ctx, *, scale=None, rtol=None, max_iter=DEFAUL
         if dn <= rtol * xn or (previous is not None and 2 * dn <= previous
                                and dn ** 3 <= eps * xn * previous ** 2):
             x, residual = done(x)
+            jnorm = max(sum(abs(v) for v in row) for row in rows)
+            bound = len(rows) * rtol * jnorm * max(_norm(x), scale)
+            if not residual <= bound:
+                raise failure(f"the update converged but the residual {_short(residual)} "
+                              f"exceeds its bound {_short(bound)} (n rtol ||J|| max(||x||, "
+                              "scale)): the iterate does not solve the equations", x,
+                              residual, it)
             return x, it, residual
     residual = _norm(call(x, False))
     raise failure(f"no convergence to the relative tolerance {_short(rtol)} "
@@ -257,3 +280,8 @@ def _damp(call, x, dx, rnorm, ctx, halvings=64):
             return step
         lam = lam * half
     return dx
+
+
+from .context import boundary_module  # noqa: E402  (last: wraps the names above)
+
+boundary_module(globals())

@@ -36,6 +36,7 @@ from typing import Any, Callable
 import numpy as np
 
 
+
 @dataclass
 class FirstOrderSystem:
     """A first-order system y' = rhs(t, y), a system kind for :func:`mpvi.solve` (methods
@@ -144,3 +145,8 @@ def hamiltonian_field(system):
         dq, dp = system.hamiltonian_rhs(np.array(y[:n], dtype=dtype), np.array(y[n:], dtype=dtype), t)
         return [*dq, *dp]
     return f
+
+
+from .context import boundary_module  # noqa: E402  (last: wraps the names above)
+
+boundary_module(globals())

@@ -22,6 +22,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+
 __all__ = ["Problem"]
 
 
@@ -247,3 +248,8 @@ def load_numbers(ctx, value):
     if isinstance(value, dict):
         return {k: load_numbers(ctx, x) for k, x in value.items()}
     return value
+
+
+from .context import boundary_module  # noqa: E402  (last: wraps the names above)
+
+boundary_module(globals())

@@ -521,3 +521,8 @@ def attach(sol: Solution, system) -> Solution:
                          f"{sol.ctx.dps}")
     sol.system = system
     return sol
+
+
+from .context import boundary_module  # noqa: E402  (last: wraps the names above)
+
+boundary_module(globals())

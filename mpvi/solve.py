@@ -11,9 +11,18 @@ Along the run it checks, and names step and time when something fails:
   finite and the mass matrix (L_vv) positive definite -- one generated evaluation and an
   LDL^T test of n^3/6 multiplications, skipped for a constant mass matrix with a
   polynomial potential (``IntegrationError``);
-* Newton converged (:class:`mpvi.NewtonError` with the residual, the iterations and the
-  likely cause where the method can tell: a non-finite potential or a singular mass
-  matrix at the iterate).
+* Newton converged, its final residual within the bound of :func:`mpvi.newton.solve_info`
+  (:class:`mpvi.NewtonError` with the residual, the iterations and the likely cause where
+  the method can tell: a non-finite potential or a singular mass matrix at the iterate);
+* the run has not diverged: every component of the state stays below ``max_growth``
+  times the scale of the initial data (default 1/eps: beyond it a step of the scale of
+  the initial data no longer changes the state) (``IntegrationError``).  Checked after
+  every step; inside a step, sin, cos and tan of generated code return nan beyond 2^prec
+  (:meth:`mpvi.context.Context.namespace`), so no run hangs in the argument reduction of
+  an astronomically large number.
+
+Before the run it also refuses a run whose saved points cannot fit in memory
+(``MemoryError`` naming the estimate and the remedy, ``saveat``).
 
 Before the run, ``check_stability`` refuses a step beyond the method's resolution at the
 initial state: |h| rho >= min(b, pi), rho the spectral radius of the linearized equations
@@ -231,7 +240,8 @@ def _check_step_size(problem, method, params, h):
 def solve(problem: Problem, method: Any, *, h: Any = None, n: int | None = None,
           t1: Any = None, saveat: Any = None, events: Any = None,
           callback: Callable | None = None, newton: dict | None = None,
-          progress: Any = None, check_stability: bool = True, **method_params: Any):
+          progress: Any = None, check_stability: bool = True, max_growth: Any = "1/eps",
+          **method_params: Any):
     """Integrate an initial-value problem with one method.
 
     Parameters
@@ -269,6 +279,10 @@ def solve(problem: Problem, method: Any, *, h: Any = None, n: int | None = None,
         ``progress(step, n)`` every 256 steps and after the last.
     check_stability : bool, default True
         Refuse a step beyond the method's resolution at the initial state (module doc).
+    max_growth : number or None, default 1/eps
+        The divergence guard: a state component beyond ``max_growth`` times the scale
+        of the initial data (max(1, |q0|, |y0|)) stops the run with ``IntegrationError``;
+        None switches the guard off, for a deliberately growing solution.
     **method_params
         The method's parameters (``points=6`` for ``lobatto``, ``beta``/``gamma`` for
         ``newmark_family``, ``levels`` for ``gbs``, ...).
@@ -313,6 +327,7 @@ def solve(problem: Problem, method: Any, *, h: Any = None, n: int | None = None,
     if check_stability:
         _check_step_size(problem, m, params, h)
     plan = _saveat(problem, saveat, h, steps)
+    _check_storage(problem, plan, steps)
     evs = _events(events)
     if callback is not None and not callable(callback):
         raise TypeError("callback must be callable callback(t, q, y)")
@@ -329,6 +344,7 @@ def solve(problem: Problem, method: Any, *, h: Any = None, n: int | None = None,
     state = run.state
     q, y = problem.initial_state(m.state)
     t0 = problem.t0
+    guard = _Divergence(problem, m, q, y, max_growth)
     every_node = plan is None
     keep_dense = every_node and run.dense == "trial"       # the trial coefficients per step
     T, Q, Y, internal, dense = [], [], [], [], []
@@ -403,6 +419,7 @@ def solve(problem: Problem, method: Any, *, h: Any = None, n: int | None = None,
                 cause = "" if first_order else _cause(system, t_next, q1, None)
                 raise IntegrationError(f"{m.name}: step {j} at t = {_t(t)} produced a non-finite "
                                        f"state (h = {_t(h)} too large?){cause}")
+            guard.check(j, t, t_next, q1, y1)
             v1 = y1 if state == "qv" else None
             if check_regular:
                 if state == "qp" and system.mass_expr is None:     # L and L_vv need v
@@ -483,6 +500,72 @@ def solve(problem: Problem, method: Any, *, h: Any = None, n: int | None = None,
     return finish(j_done, stopped)
 
 
+class _Divergence:
+    """The divergence guard of :func:`solve` (module doc)."""
+
+    def __init__(self, problem, method, q0, y0, max_growth):
+        ctx, system = problem.ctx, problem.system
+        self.ctx, self.method = ctx, method
+        self.on = max_growth is not None
+        if not self.on:
+            return
+        growth = (1 / ctx.eps if isinstance(max_growth, str) and max_growth == "1/eps"
+                  else ctx.number(max_growth, "max_growth"))
+        if not growth > 1:
+            raise ValueError(f"max_growth must be a number > 1 (or None), got {max_growth!r}")
+        values = list(q0) + (list(y0) if y0 is not None else [])
+        self.scale = max([ctx.one] + [abs(x) for x in values])
+        self.bound = growth * self.scale
+        self.growth = growth
+
+    def check(self, j, t, t_next, q, y):
+        if not self.on:
+            return
+        ctx = self.ctx
+        big = max(abs(x) for x in (list(q) + (list(y) if y is not None else [])))
+        if big > self.bound:
+            raise IntegrationError(
+                f"{self.method.name}: step {j} at t = {_t(t)}: the run diverged -- a state "
+                f"component reached {ctx.to_str(big, 5)} at t = {_t(t_next)}, beyond "
+                f"max_growth = {ctx.to_str(self.growth, 5)} times the scale of the initial data "
+                f"({ctx.to_str(self.scale, 5)}); the step h is too large for this method or "
+                "the solution grows (pass max_growth=None to integrate a growing solution)")
+
+
+def _check_storage(problem, plan, steps):
+    """Refuse a run whose saved points cannot fit in the memory this machine has."""
+    ctx = problem.ctx
+    points = steps + 1 if plan is None else (
+        steps // plan[1] + 2 if plan[0] == "every" else len(plan[1]) + 1)
+    per_number = sys.getsizeof(ctx.one) + 8            # the object and its list slot
+    numbers = points * (2 * max(problem.system.dof, 1) + 1)
+    need = numbers * per_number
+    have = _available_memory()
+    if have is not None and need > have:
+        raise MemoryError(
+            f"{points} saved points of {problem.name!r} need about {need / 2**30:.3g} GiB "
+            f"({ctx.name} numbers of {per_number} bytes), more than the "
+            f"{have / 2**30:.3g} GiB available: save fewer points (saveat=k saves every "
+            "k-th node; saveat=[t, ...] given times) or take fewer steps")
+
+
+def _available_memory():
+    """Bytes of memory available to this process (MemAvailable on Linux, else the physical
+    memory); None where it cannot be told."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    try:
+        import os
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
 def _t(x):
     try:
         return f"{float(x):.10g}"
@@ -525,3 +608,8 @@ def _locate(e, segment, h, a, b, ctx):
         return ctx.zero if abs(a) <= abs(b) else ctx.one
     tol = 4 * ctx.eps * max(ctx.one, abs(t) / abs(h))
     return locate_root(phi, ctx.zero, ctx.one, f0, f1, ctx, tol)
+
+
+from .context import boundary_module  # noqa: E402  (last: wraps the names above)
+
+boundary_module(globals())

@@ -147,3 +147,8 @@ def eigenvalues(A):
     tr, det = sp.cancel(A.trace()), sp.cancel(A.det())
     disc = sp.factor(sp.cancel(tr ** 2 / 4 - det))
     return tuple(sp.together(tr / 2 + s * sp.sqrt(disc)) for s in (1, -1))
+
+
+from .context import boundary_module  # noqa: E402  (last: wraps the names above)
+
+boundary_module(globals())

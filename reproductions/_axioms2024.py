@@ -95,7 +95,8 @@ def time_series_reproduction(rid, item, title, params, columns, ylabels, runtime
                                 p["T_tbar"])
 
     return Reproduction(id=rid, paper=PAPER, item=item, title=title, runtime=runtime,
-                        params=params, compute=compute, plot=plot)
+                        params=params, compute=compute, plot=plot,
+                        published=False)      # time series: the paper prints no numbers
 
 
 # ----- the convergence studies of Fig. 8 and Table 2 ------------------------------------------
@@ -149,3 +150,8 @@ def linear_pendulum_errors(rec, params):
     :data:`linear_pendulum_convergence`'s value."""
     _, errs = _linear_pendulum_sweep(rec, params, [params["N"]])
     return {m: {v: errs[(m, v)][0] for v in ("p", "q")} for m in params["methods"]}
+
+
+from mpvi.context import boundary_module  # noqa: E402  (last: wraps the names above)
+
+boundary_module(globals())

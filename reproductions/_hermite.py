@@ -18,3 +18,8 @@ STYLE = {
     "reference": {"color": "0.6", "ls": "-", "lw": 3, "alpha": 0.6, "label": "benchmark"},
     "exact": {"color": "0.6", "ls": "-", "lw": 3, "alpha": 0.6, "label": "exact"},
 }
+
+
+from mpvi.context import boundary_module  # noqa: E402  (last: wraps the names above)
+
+boundary_module(globals())

@@ -423,3 +423,8 @@ def energy_error_plot(out, p):
 
 __all__ = ["PAPER", "PARAMS", "QUICK", "RUNTIME", "aeroelastic_runs", "compute_for",
            "phase_portrait_plot", "energy_plot", "energy_error_plot"]
+
+
+from mpvi.context import boundary_module  # noqa: E402  (last: wraps the names above)
+
+boundary_module(globals())

@@ -190,3 +190,8 @@ def double_well_reproduction(number, q0, runtime):
         title=f"double well, q(0) = {q0}: phase portrait and energy error of both one-step methods",
         runtime=runtime, params={**PARAMS, "q0": q0}, quick=QUICK,
         compute=double_well_output, plot=lambda out, p: double_well_plot(out, p, item))
+
+
+from mpvi.context import boundary_module  # noqa: E402  (last: wraps the names above)
+
+boundary_module(globals())

@@ -242,3 +242,8 @@ def duffing_reproduction(rid, item, title, compute, plot, runtime):
     from mpvi.repro.run import Reproduction
     return Reproduction(id=rid, paper=PAPER, item=item, title=title, runtime=runtime,
                         params=PARAMS, quick=QUICK, compute=compute, plot=plot, tasks=tasks)
+
+
+from mpvi.context import boundary_module  # noqa: E402  (last: wraps the names above)
+
+boundary_module(globals())

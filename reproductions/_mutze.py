@@ -7,3 +7,8 @@ and ``mutze_parabolic_el`` (the Euler-Lagrange equation for parabolic paths, eq.
 all take one step of length h = 2 tau from the state (x, v).
 """
 PAPER = "mutze"
+
+
+from mpvi.context import boundary_module  # noqa: E402  (last: wraps the names above)
+
+boundary_module(globals())

@@ -24,7 +24,7 @@ REPRODUCTION = Reproduction(
     id="hermite_fig10", paper=PAPER, item="Fig. 10",
     title="subcritical LCO of the aeroelastic section, one-step Galerkin method (phase portraits)",
     runtime=RUNTIME, params=PARAMS, quick=QUICK, compute=compute_for([METHOD]),
-    plot=lambda out, p: phase_portrait_plot(out, p, METHOD, "Fig. 10"))
+    plot=lambda out, p: phase_portrait_plot(out, p, METHOD, "Fig. 10"), published=False)
 
 if __name__ == "__main__":
     raise SystemExit(script_main(REPRODUCTION))

@@ -40,7 +40,10 @@ def test_list(capsys):
     (["run", "axioms2024_fig99"], "unknown reproduction id"),
     (["run"], "give at least one reproduction id"),
     (["run", "--all", "axioms2024_fig02"], "not both"),
-    (["run", "axioms2024_fig02", "--dps", "0"], "positive integer"),
+    (["run", "axioms2024_fig02", "--dps", "0"], "expected at least 10 digits, got 0"),
+    (["run", "axioms2024_fig02", "--dps", "1"], "expected at least 10 digits, got 1 (for "
+                                                "float64 use --context fp)"),
+    (["run", "axioms2024_fig02", "--dps", "ten"], "expected a number of digits, got 'ten'"),
     (["run", "axioms2024_fig02", "--context", "quad"], "invalid choice"),
     (["run", "axioms2024_fig02", "--cache", "x", "--no-cache"], "not allowed with"),
     (["diff", "nope"], "unknown reproduction id"),
@@ -94,22 +97,19 @@ def test_diff_first_line_names_the_directory_and_the_kind_of_outputs(project, tm
     assert str(tmp_path / "x") in first and "--out" in first
 
 
-@pytest.mark.parametrize("option", ["--out", "--cache"])
-def test_an_unwritable_directory_is_refused_before_any_computation(tmp_path, capsys, option):
+def test_an_unwritable_out_directory_is_refused_before_any_computation(tmp_path, capsys):
+    """(An unusable --cache is not an error: tests/test_cache_integrity.py.)"""
     blocker = tmp_path / "a_file"
     blocker.write_text("not a directory\n")
     target = blocker / "sub"
     t0 = time.perf_counter()
     # Table 2 at 64 digits would take about a minute: the check must come first
-    assert main(["run", "axioms2024_tab02", option, str(target)]
-                + (["--out", str(tmp_path / "out")] if option == "--cache" else [])) == 2
+    assert main(["run", "axioms2024_tab02", "--out", str(target)]) == 2
     assert time.perf_counter() - t0 < 5
     err = capsys.readouterr().err.strip()
-    what = "output" if option == "--out" else "cache"
     assert len(err.splitlines()) == 1
-    assert err.startswith(f"mpvi: cannot write to the {what} directory {target}: ")
+    assert err.startswith(f"mpvi: cannot write to the output directory {target}: ")
     assert "Not a directory" in err                 # the OS error
-    assert not (tmp_path / "out" / "axioms2024").exists()
 
 
 def test_a_script_checks_its_out_directory_too(tmp_path, capsys):
@@ -280,3 +280,28 @@ def test_progress_bar_only_on_a_terminal(tmp_path, capsys):
         assert (stream.getvalue() == "") is not shown
     assert main(["run", "axioms2024_fig02", "--quick", "--out", str(tmp_path), "--no-cache"]) == 0
     assert "\x1b[" not in capsys.readouterr().err        # stderr is not a terminal here
+
+
+def test_a_script_refuses_too_few_digits_too(tmp_path, capsys):
+    rep = all_reproductions()["axioms2024_fig08"]
+    with pytest.raises(SystemExit) as exc:
+        mpvi.repro.run.script_main(rep, ["--dps", "9", "--out", str(tmp_path)])
+    assert exc.value.code == 2
+    assert "expected at least 10 digits, got 9" in capsys.readouterr().err
+    assert not (tmp_path / "axioms2024").exists()
+
+
+@pytest.mark.parametrize("argv", [["diff", "--all"], ["list"], ["diff", "--all", "--format", "json"]])
+def test_a_closed_stdout_ends_the_command_quietly(argv):
+    """``mpvi diff | head -1``: the reader is gone before mpvi writes; mpvi exits with
+    141 (128 + SIGPIPE, as a Unix tool killed by SIGPIPE) and no traceback."""
+    import subprocess
+    import sys
+    from mpvi.repro.cli import BROKEN_PIPE
+    proc = subprocess.Popen([sys.executable, "-m", "mpvi.repro.cli", *argv],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc.stdout.close()                                  # before mpvi has imported anything
+    err = proc.stderr.read()
+    proc.stderr.close()
+    assert proc.wait() == BROKEN_PIPE == 141
+    assert "Traceback" not in err and "BrokenPipeError" not in err and "Exception" not in err

@@ -44,36 +44,38 @@ K3 = [[5, -1, 0], [-1, 4, Fraction(1, 7)], [0, Fraction(1, 7), 3]]
 def test_contexts_are_independent_and_leave_global_mp_alone(C):
     before = mpmath.mp.dps
     c64, c80 = C(64), C(80)
-    assert mpmath.mp.dps == before
-    assert (c64.dps, c80.dps) == (64, 80)
-    assert c64.name == f"{ARB_IDS[ARB.index(C)]}64" and c80.name == f"{ARB_IDS[ARB.index(C)]}80"
-    assert c64.eps > c80.eps > 0
-    # eps really is the context's unit roundoff: 2^(1 - prec), mpmath's prec for the dps
-    assert R(c64.eps) == mpmath.ldexp(1, 1 - c64.prec)
-    assert c64.prec == MPContext(64).prec
+    with c64.active():    # bare arithmetic on gmpy2 numbers at the context's precision
+        assert mpmath.mp.dps == before
+        assert (c64.dps, c80.dps) == (64, 80)
+        assert c64.name == f"{ARB_IDS[ARB.index(C)]}64" and c80.name == f"{ARB_IDS[ARB.index(C)]}80"
+        assert c64.eps > c80.eps > 0
+        # eps really is the context's unit roundoff: 2^(1 - prec), mpmath's prec for the dps
+        assert R(c64.eps) == mpmath.ldexp(1, 1 - c64.prec)
+        assert c64.prec == MPContext(64).prec
 
-    third64 = c64.num(1) / 3
-    third80 = c80.num(1) / 3
-    # each third is correctly rounded at its own precision
-    exact = REF.mpf(1) / 3
-    assert abs(R(third64) - exact) <= R(c64.eps)
-    assert abs(R(third80) - exact) <= R(c80.eps)
-    assert abs(R(third64) - exact) > R(c80.eps)      # 64 digits really is coarser
-    assert mpmath.mp.dps == before
+        third64 = c64.num(1) / 3
+        with c80.active():
+            third80 = c80.num(1) / 3
+        # each third is correctly rounded at its own precision
+        exact = REF.mpf(1) / 3
+        assert abs(R(third64) - exact) <= R(c64.eps)
+        assert abs(R(third80) - exact) <= R(c80.eps)
+        assert abs(R(third64) - exact) > R(c80.eps)      # 64 digits really is coarser
+        assert mpmath.mp.dps == before
 
-    with c64.workdps(90):
-        assert c64.dps == 90
+        with c64.workdps(90):
+            assert c64.dps == 90
+            assert c80.dps == 80
+            assert mpmath.mp.dps == before
+            x = c64.num(1) / 3
+            assert abs(R(x) - exact) < REF.mpf(10) ** -88
+        assert c64.dps == 64
         assert c80.dps == 80
         assert mpmath.mp.dps == before
-        x = c64.num(1) / 3
-        assert abs(R(x) - exact) < REF.mpf(10) ** -88
-    assert c64.dps == 64
-    assert c80.dps == 80
-    assert mpmath.mp.dps == before
 
-    # the module-level reference context is 64 digits and also untouched
-    assert mpvi.mp.dps == 64
-    assert mpmath.mp.dps == before
+        # the module-level reference context is 64 digits and also untouched
+        assert mpvi.mp.dps == 64
+        assert mpmath.mp.dps == before
 
 
 @pytest.mark.parametrize("C", ARB, ids=ARB_IDS)
@@ -115,7 +117,9 @@ def test_bad_dps_and_get_context():
 def _final_q(ctx):
     """Simpson, linearized double pendulum, 200 steps of h = tbar/20: final q."""
     dp = linearized_double_pendulum(ctx)
-    sol = mpvi.solve(dp, "simpson", h=dp.tbar / 20, n=200)
+    with ctx.active():
+        h = dp.tbar / 20
+    sol = mpvi.solve(dp, "simpson", h=h, n=200)
     return sol.q[-1]
 
 
@@ -146,18 +150,19 @@ def test_precision_is_real(C):
 @pytest.mark.parametrize("dps", [30, 64])
 def test_num_accepts_exact_inputs(dps, C):
     c = C(dps)
-    tenth = REF.mpf(1) / 10
-    for x in ("0.1", " 0.1 ", Fraction(1, 10), Decimal("0.1")):
-        v = c.num(x)
-        assert c.is_number(v)
-        assert abs(R(v) - tenth) <= R(c.eps) * tenth    # correctly rounded 1/10
-    assert c.num(7) == 7 and c.is_number(c.num(7))
-    assert c.num(np.int64(-3)) == -3
-    big = 10 ** 25 + 1
-    assert R(c.num(big)) == big          # ints are exact up to the precision
-    assert c.num("-7/10") == c.num(-7) / 10
-    x = c.num("0.1")
-    assert c.num(x) is x                       # own numbers pass through
+    with c.active():    # bare arithmetic on gmpy2 numbers at the context's precision
+        tenth = REF.mpf(1) / 10
+        for x in ("0.1", " 0.1 ", Fraction(1, 10), Decimal("0.1")):
+            v = c.num(x)
+            assert c.is_number(v)
+            assert abs(R(v) - tenth) <= R(c.eps) * tenth    # correctly rounded 1/10
+        assert c.num(7) == 7 and c.is_number(c.num(7))
+        assert c.num(np.int64(-3)) == -3
+        big = 10 ** 25 + 1
+        assert R(c.num(big)) == big          # ints are exact up to the precision
+        assert c.num("-7/10") == c.num(-7) / 10
+        x = c.num("0.1")
+        assert c.num(x) is x                       # own numbers pass through
 
 
 @pytest.mark.parametrize("C", ARB, ids=ARB_IDS)
@@ -199,31 +204,34 @@ def test_num_rounds_more_bits_and_refuses_fewer(C):
     import gmpy2
     import sympy
     c64, c80 = C(64), C(80)
-    x80 = c80.num(1) / 3
-    x64 = c64.num(x80)                          # more bits: rounded
-    assert c64.is_number(x64)
-    assert abs(R(x64) - REF.mpf(1) / 3) <= R(c64.eps)
-    assert x64 == c64.num(1) / 3                # correctly rounded: the same bits
-    # fewer bits: refused, naming both precisions
-    with pytest.raises(PrecisionError, match="64-digit context.*in a 80-digit context"):
-        c80.num(c64.num(1) / 3)
-    # an mpmath number of another context: refused, pointing to lift
-    for other in (mpmath.mpf(3), REF.mpf(1) / 3):
-        with pytest.raises(PrecisionError, match="another context.*lift"):
-            c64.num(other)
-    # a gmpy2 number of fewer bits than the context
-    with pytest.raises(PrecisionError, match="in a 64-digit context"):
-        c64.num(gmpy2.mpfr("0.1", 53))
-    # a sympy Float of fewer bits is refused; sympy Integer and Rational are exact
-    with pytest.raises(PrecisionError, match="fewer than the context"):
-        c64.num(sympy.Float("0.1", 15))
-    assert c64.num(sympy.Rational(1, 3)) == c64.num(1) / 3
-    assert c64.num(sympy.Integer(-7)) == -7
-    # lift keeps the bits as they are: a lower precision stays lower
-    y = c80.lift(c64.num(1) / 3)
-    assert c80.is_number(y) and R(y) == R(c64.num(1) / 3) and y != c80.num(1) / 3
-    assert c64.lift(mpmath.mpf(3)) == 3 and c64.is_number(c64.lift(mpmath.mpf(3)))
-    assert R(c64.lift(0.1)) == REF.mpf(0.1)     # a float, with its 53 bits
+    with c80.active():    # bare arithmetic on gmpy2 numbers at the context's precision
+        x80 = c80.num(1) / 3
+        x64 = c64.num(x80)                          # more bits: rounded
+        assert c64.is_number(x64)
+        assert abs(R(x64) - REF.mpf(1) / 3) <= R(c64.eps)
+        with c64.active():
+            third64 = c64.num(1) / 3
+        assert x64 == third64                       # correctly rounded: the same bits
+        # fewer bits: refused, naming both precisions
+        with pytest.raises(PrecisionError, match="64-digit context.*in a 80-digit context"):
+            c80.num(third64)
+        # an mpmath number of another context: refused, pointing to lift
+        for other in (mpmath.mpf(3), REF.mpf(1) / 3):
+            with pytest.raises(PrecisionError, match="another context.*lift"):
+                c64.num(other)
+        # a gmpy2 number of fewer bits than the context
+        with pytest.raises(PrecisionError, match="in a 64-digit context"):
+            c64.num(gmpy2.mpfr("0.1", 53))
+        # a sympy Float of fewer bits is refused; sympy Integer and Rational are exact
+        with pytest.raises(PrecisionError, match="fewer than the context"):
+            c64.num(sympy.Float("0.1", 15))
+        assert c64.num(sympy.Rational(1, 3)) == third64
+        assert c64.num(sympy.Integer(-7)) == -7
+        # lift keeps the bits as they are: a lower precision stays lower
+        y = c80.lift(third64)
+        assert c80.is_number(y) and R(y) == R(third64) and y != c80.num(1) / 3
+        assert c64.lift(mpmath.mpf(3)) == 3 and c64.is_number(c64.lift(mpmath.mpf(3)))
+        assert R(c64.lift(0.1)) == REF.mpf(0.1)     # a float, with its 53 bits
 
 
 def test_numbers_convert_exactly_between_mp_and_gmp():
@@ -240,39 +248,47 @@ def test_gmp_context_pickles_and_keeps_its_precision_per_call():
     import pickle
     g64, g80 = GMPContext(64), GMPContext(80)
     assert pickle.loads(pickle.dumps(g64)).dps == 64
-    x = g64.num(1) / 3
+    with g64.active():
+        x = g64.num(1) / 3
     assert pickle.loads(pickle.dumps(x)) == x
-    # every method call makes its own precision the thread's: alternating contexts works
-    a80 = g80.num(1) / 3
-    a64 = g64.num(1) / 3
-    assert abs(R(a80) - REF.mpf(1) / 3) <= R(g80.eps) < R(g64.eps)
-    assert a64 == x
+    # each context's methods compute at its own precision, whichever was used last
+    a80 = g80.sqrt(g80.num(2))
+    a64 = g64.sqrt(g64.num(2))
+    assert abs(R(a80) - REF.sqrt(2)) <= R(g80.eps) < R(g64.eps)
+    assert (a80.precision, a64.precision) == (g80.prec, g64.prec)
+    # and active() scopes bare arithmetic
+    with g80.active():
+        assert (g80.num(1) / 3).precision == g80.prec
+        with g64.active():
+            assert (g64.num(1) / 3) == x
+        assert (g80.num(1) / 3).precision == g80.prec
 
 
 @pytest.mark.parametrize("C", ARB, ids=ARB_IDS)
 def test_special_functions_agree(C):
     """The mpmath-delegated functions of the gmp context equal the mp context's."""
     c, m = C(64), MPContext(64)
-    q, z = c.num("0.1"), c.num("0.3")
-    # (mpmath may return a few guard bits more than its precision; the gmp context rounds)
-    assert ref_diff([c.jtheta(1, z, q)], [m.jtheta(1, m.num("0.3"), m.num("0.1"))]) <= R(c.eps)
-    assert ref_diff([c.ellipk(c.num("1/2"))], [m.ellipk(m.num("1/2"))]) <= R(c.eps)
-    assert abs(R(c.quad(lambda t: c.sin(t), [0, c.pi])) - 2) < 100 * R(c.eps)
-    root = c.findroot(lambda t: c.cos(t) - t, c.num(1))
-    assert c.is_number(root) and abs(R(c.cos(root) - root)) < 10 * R(c.eps)
-    # callbacks run at mpmath's raised working precision: one-sided finite differences
-    # of exp at 0 are 1, not 0 (a step below the context's eps would round away)
-    for k in (1, 2, 3):
-        for direction in (1, -1):
-            d = c.diff(lambda t: c.exp(t), c.zero, k, direction=direction)
-            assert abs(R(d) - 1) < REF.mpf(10) ** -40
-    w = c.csqrt(c.num(-4))
-    assert c.is_complex(w) and c.re(w) == 0 and c.im(w) == 2
-    for name in ("sin", "cos", "exp", "log", "sqrt", "atan", "tan", "sinh", "cosh", "tanh"):
-        x = c.num("0.7")
-        assert abs(R(getattr(c, name)(x)) - getattr(REF, name)(REF.mpf(7) / 10)) <= 2 * R(c.eps)
-    assert abs(R(c.atan2(c.num(1), c.num(-1))) - 3 * REF.pi / 4) <= 2 * R(c.eps)
-    assert c.to_str(c.num(1) / 3) == m.to_str(m.num(1) / 3)
+    with c.active():    # bare arithmetic on gmpy2 numbers at the context's precision
+        q, z = c.num("0.1"), c.num("0.3")
+        # (mpmath may return a few guard bits more than its precision; the gmp context rounds)
+        assert ref_diff([c.jtheta(1, z, q)], [m.jtheta(1, m.num("0.3"), m.num("0.1"))]) <= R(c.eps)
+        assert ref_diff([c.ellipk(c.num("1/2"))], [m.ellipk(m.num("1/2"))]) <= R(c.eps)
+        assert abs(R(c.quad(lambda t: c.sin(t), [0, c.pi])) - 2) < 100 * R(c.eps)
+        root = c.findroot(lambda t: c.cos(t) - t, c.num(1))
+        assert c.is_number(root) and abs(R(c.cos(root) - root)) < 10 * R(c.eps)
+        # callbacks run at mpmath's raised working precision: one-sided finite differences
+        # of exp at 0 are 1, not 0 (a step below the context's eps would round away)
+        for k in (1, 2, 3):
+            for direction in (1, -1):
+                d = c.diff(lambda t: c.exp(t), c.zero, k, direction=direction)
+                assert abs(R(d) - 1) < REF.mpf(10) ** -40
+        w = c.csqrt(c.num(-4))
+        assert c.is_complex(w) and c.re(w) == 0 and c.im(w) == 2
+        for name in ("sin", "cos", "exp", "log", "sqrt", "atan", "tan", "sinh", "cosh", "tanh"):
+            x = c.num("0.7")
+            assert abs(R(getattr(c, name)(x)) - getattr(REF, name)(REF.mpf(7) / 10)) <= 2 * R(c.eps)
+        assert abs(R(c.atan2(c.num(1), c.num(-1))) - 3 * REF.pi / 4) <= 2 * R(c.eps)
+        assert c.to_str(c.num(1) / 3) == m.to_str(m.num(1) / 3)
 
 
 def test_fp_num_accepts_mp_numbers():
@@ -288,80 +304,83 @@ def test_fp_num_accepts_mp_numbers():
 @pytest.mark.parametrize("ctx", [MPContext(64), MPContext(30), GMPContext(64), GMPContext(30), fp],
                          ids=["mp64", "mp30", "gmp64", "gmp30", "fp"])
 def test_solve_and_inv_known_results(ctx):
-    A = ctx.matrix([[2, 1, 1], [1, 3, 2], [1, 0, 0]])
-    b = ctx.vector([4, 5, 6])
-    Ainv_exact = [[0, 0, 1], [-2, 1, 3], [3, -1, -5]]       # det A = -1
-    x_exact = [6, 15, -23]
-    tol = 100 * ctx.eps * 23
-    x = ctx.solve(A, b)
-    assert max(abs(xi - ei) for xi, ei in zip(x, x_exact)) < tol
-    Ainv = ctx.inv(A)
-    assert ctx.norm_inf(Ainv - ctx.asarray(Ainv_exact)) < tol
-    assert ctx.norm_inf(A @ Ainv - ctx.eye(3)) < tol
-    # a matrix right-hand side
-    X = ctx.solve(A, ctx.asarray([[4, 1], [5, 0], [6, 0]]))
-    assert ctx.norm_inf(X[:, 0] - ctx.asarray(x_exact)) < tol
-    assert ctx.norm_inf(X[:, 1] - ctx.asarray([0, -2, 3])) < tol
-    # a pivoting case (zero leading entry) with an exact answer
-    P = ctx.matrix([[0, 1], [1, 0]])
-    y = ctx.solve(P, ctx.vector([2, 3]))
-    assert list(y) == [3, 2]
-    # the mp solve is at context precision, not float precision
-    if ctx.is_mp:
-        H = ctx.matrix([[Fraction(1, i + j + 1) for j in range(3)] for i in range(3)])
-        z = ctx.solve(H, ctx.vector([1, 0, 0]))
-        assert ctx.norm_inf(z - ctx.asarray([9, -36, 30])) < 1e4 * ctx.eps * 36
+    with ctx.active():    # bare arithmetic on gmpy2 numbers at the context's precision
+        A = ctx.matrix([[2, 1, 1], [1, 3, 2], [1, 0, 0]])
+        b = ctx.vector([4, 5, 6])
+        Ainv_exact = [[0, 0, 1], [-2, 1, 3], [3, -1, -5]]       # det A = -1
+        x_exact = [6, 15, -23]
+        tol = 100 * ctx.eps * 23
+        x = ctx.solve(A, b)
+        assert max(abs(xi - ei) for xi, ei in zip(x, x_exact)) < tol
+        Ainv = ctx.inv(A)
+        assert ctx.norm_inf(Ainv - ctx.asarray(Ainv_exact)) < tol
+        assert ctx.norm_inf(A @ Ainv - ctx.eye(3)) < tol
+        # a matrix right-hand side
+        X = ctx.solve(A, ctx.asarray([[4, 1], [5, 0], [6, 0]]))
+        assert ctx.norm_inf(X[:, 0] - ctx.asarray(x_exact)) < tol
+        assert ctx.norm_inf(X[:, 1] - ctx.asarray([0, -2, 3])) < tol
+        # a pivoting case (zero leading entry) with an exact answer
+        P = ctx.matrix([[0, 1], [1, 0]])
+        y = ctx.solve(P, ctx.vector([2, 3]))
+        assert list(y) == [3, 2]
+        # the mp solve is at context precision, not float precision
+        if ctx.is_mp:
+            H = ctx.matrix([[Fraction(1, i + j + 1) for j in range(3)] for i in range(3)])
+            z = ctx.solve(H, ctx.vector([1, 0, 0]))
+            assert ctx.norm_inf(z - ctx.asarray([9, -36, 30])) < 1e4 * ctx.eps * 36
 
 
 @pytest.mark.parametrize("ctx", [MPContext(64), GMPContext(64), fp], ids=["mp64", "gmp64", "fp"])
 def test_singular_and_not_pd(ctx):
-    with pytest.raises(SingularMatrixError):
-        ctx.solve(ctx.matrix([[1, 2], [2, 4]]), ctx.vector([1, 1]))
-    with pytest.raises(SingularMatrixError):
-        ctx.inv(ctx.zeros((2, 2)))
-    with pytest.raises(SingularMatrixError):
-        ctx.inv(ctx.matrix([[1, 2, 3], [4, 5, 6], [7, 8, 9]]))
-    # singular in exact arithmetic, but the rounded entries leave a pivot ~eps, not 0
-    with pytest.raises(SingularMatrixError, match="working precision"):
-        ctx.solve(ctx.matrix([[1, Fraction(1, 3)], [Fraction(1, 3), Fraction(1, 9)]]),
-                  ctx.vector([1, 1]))
-    with pytest.raises(ValueError):
-        ctx.solve(ctx.eye(2), ctx.vector([1, 2, 3]))
-    with pytest.raises(NotPositiveDefiniteError, match="my matrix"):
-        ctx.cholesky(ctx.matrix([[1, 2], [2, 1]]), "my matrix")
-    with pytest.raises(NotPositiveDefiniteError):
-        ctx.cholesky(ctx.matrix([[1, 0], [0, 0]]))
-    with pytest.raises(NotPositiveDefiniteError):
-        ctx.cholesky(ctx.matrix([[-1]]))
-    # and a PD one factors correctly
-    A = ctx.asarray(M3)
-    L = ctx.cholesky(A)
-    assert all(L[i, j] == 0 for i in range(3) for j in range(i + 1, 3))
-    assert ctx.norm_inf(L @ L.T - A) < 10 * 3 * ctx.eps * ctx.norm_inf(A)
+    with ctx.active():    # bare arithmetic on gmpy2 numbers at the context's precision
+        with pytest.raises(SingularMatrixError):
+            ctx.solve(ctx.matrix([[1, 2], [2, 4]]), ctx.vector([1, 1]))
+        with pytest.raises(SingularMatrixError):
+            ctx.inv(ctx.zeros((2, 2)))
+        with pytest.raises(SingularMatrixError):
+            ctx.inv(ctx.matrix([[1, 2, 3], [4, 5, 6], [7, 8, 9]]))
+        # singular in exact arithmetic, but the rounded entries leave a pivot ~eps, not 0
+        with pytest.raises(SingularMatrixError, match="working precision"):
+            ctx.solve(ctx.matrix([[1, Fraction(1, 3)], [Fraction(1, 3), Fraction(1, 9)]]),
+                      ctx.vector([1, 1]))
+        with pytest.raises(ValueError):
+            ctx.solve(ctx.eye(2), ctx.vector([1, 2, 3]))
+        with pytest.raises(NotPositiveDefiniteError, match="my matrix"):
+            ctx.cholesky(ctx.matrix([[1, 2], [2, 1]]), "my matrix")
+        with pytest.raises(NotPositiveDefiniteError):
+            ctx.cholesky(ctx.matrix([[1, 0], [0, 0]]))
+        with pytest.raises(NotPositiveDefiniteError):
+            ctx.cholesky(ctx.matrix([[-1]]))
+        # and a PD one factors correctly
+        A = ctx.asarray(M3)
+        L = ctx.cholesky(A)
+        assert all(L[i, j] == 0 for i in range(3) for j in range(i + 1, 3))
+        assert ctx.norm_inf(L @ L.T - A) < 10 * 3 * ctx.eps * ctx.norm_inf(A)
 
 
 @pytest.mark.parametrize("ctx", [MPContext(64), MPContext(30), GMPContext(64), GMPContext(30), fp],
                          ids=["mp64", "mp30", "gmp64", "gmp30", "fp"])
 def test_eigh_generalized(ctx):
-    M = ctx.asarray(M3)
-    K = ctx.asarray(K3)
-    n = 3
-    lam, V = ctx.eigh_generalized(K, M)
-    scale = ctx.norm_inf(K) + ctx.norm_inf(M)
-    tol = 10 * n * ctx.eps * scale
-    assert ctx.norm_inf(V.T @ M @ V - ctx.eye(n)) < tol
-    assert ctx.norm_inf(K @ V - (M @ V) * lam) < tol
-    assert lam[0] < lam[1] < lam[2]
-    # the eigenvalues are the roots of det(K - lam M)
-    for l in lam:
-        D = K - l * M
-        det = (D[0, 0] * (D[1, 1] * D[2, 2] - D[1, 2] * D[2, 1])
-               - D[0, 1] * (D[1, 0] * D[2, 2] - D[1, 2] * D[2, 0])
-               + D[0, 2] * (D[1, 0] * D[2, 1] - D[1, 1] * D[2, 0]))
-        assert abs(det) < 100 * ctx.eps * scale ** 3
-    # the three contexts agree on the eigenvalues to float precision
-    lam_fp, _ = fp.eigh_generalized(fp.asarray(K3), fp.asarray(M3))
-    assert max(abs(float(a) - b) for a, b in zip(lam, lam_fp)) < 10 * fp.eps * 3
+    with ctx.active():    # bare arithmetic on gmpy2 numbers at the context's precision
+        M = ctx.asarray(M3)
+        K = ctx.asarray(K3)
+        n = 3
+        lam, V = ctx.eigh_generalized(K, M)
+        scale = ctx.norm_inf(K) + ctx.norm_inf(M)
+        tol = 10 * n * ctx.eps * scale
+        assert ctx.norm_inf(V.T @ M @ V - ctx.eye(n)) < tol
+        assert ctx.norm_inf(K @ V - (M @ V) * lam) < tol
+        assert lam[0] < lam[1] < lam[2]
+        # the eigenvalues are the roots of det(K - lam M)
+        for l in lam:
+            D = K - l * M
+            det = (D[0, 0] * (D[1, 1] * D[2, 2] - D[1, 2] * D[2, 1])
+                   - D[0, 1] * (D[1, 0] * D[2, 2] - D[1, 2] * D[2, 0])
+                   + D[0, 2] * (D[1, 0] * D[2, 1] - D[1, 1] * D[2, 0]))
+            assert abs(det) < 100 * ctx.eps * scale ** 3
+        # the three contexts agree on the eigenvalues to float precision
+        lam_fp, _ = fp.eigh_generalized(fp.asarray(K3), fp.asarray(M3))
+        assert max(abs(float(a) - b) for a, b in zip(lam, lam_fp)) < 10 * fp.eps * 3
 
 
 @pytest.mark.parametrize("C", ARB, ids=ARB_IDS)

@@ -1,9 +1,15 @@
 """Published values as data, the discrepancy list and the diff."""
 import csv
 import json
+import shutil
 
 import pytest
 
+import mpvi.io
+import mpvi.repro.run
+from mpvi import MPContext
+from mpvi.io import provenance
+from mpvi.repro.cli import main
 from mpvi.repro.published import (PublishedDataError, PublishedValue, diff,
                                   load_all_published, load_known, load_published)
 from mpvi.repro.run import reproduction_packages
@@ -85,23 +91,58 @@ def test_known_tag_missing_from_errata_is_rejected(tmp_path):
 
 
 def _write_values(out, rid, values, quick=False):
+    """A provenance record of ``rid`` with ``values`` (as write_outputs writes it, without
+    the digests of its files) in ``out``."""
+    record = provenance(MPContext(30), {}, 0.5, {"reproduction": rid, "paper": "axioms2024",
+                                                 "item": "Fig. 8", "quick": quick,
+                                                 "from_cache": False})
+    record["values"] = values
     d = out / "axioms2024"
     d.mkdir(parents=True, exist_ok=True)
-    (d / f"{rid}.json").write_text(json.dumps({"quick": quick, "values": values}))
+    (d / f"{rid}.json").write_text(json.dumps(record))
 
 
-def test_diff_statuses(tmp_path):
-    pub = [PublishedValue("axioms2024_fig08", "a", "q", "2", "abs", "0.1", "s", "w"),
-           PublishedValue("axioms2024_fig08", "b", "q", "4", "abs", "0.1", "s", "w"),
-           PublishedValue("axioms2024_fig08", "c", "q", "4", "abs", "0.1", "s", "w"),
-           PublishedValue("axioms2024_fig08", "d", "q", "4", "abs", "0.1", "s", "w")]
+@pytest.fixture
+def project(tmp_path, monkeypatch):
+    """A stand-in source checkout: figures/ (full runs) and quick-figures/ below tmp_path."""
+    monkeypatch.setattr(mpvi.io, "project_root", lambda: tmp_path)
+    return tmp_path
+
+
+def _pub(*keys):
+    return [PublishedValue("axioms2024_fig08", k, "q", p, "abs", "0.1", "s", f"pub.csv, line {n}")
+            for n, (k, p) in enumerate(keys, start=2)]
+
+
+def test_diff_statuses(project):
+    pub = _pub(("a", "2"), ("b", "4"), ("c", "4"), ("d", "4"))
     known = {("axioms2024_fig08", "c"): {"errata": "[E0]", "reason": "because"}}
-    _write_values(tmp_path, "axioms2024_fig08", {"a": "1.97", "b": "3.5", "c": "3.0"})
-    rows = diff(["axioms2024_fig08"], tmp_path, pub, known)
-    assert [r.status for r in rows] == ["match", "MISMATCH", "known", "MISSING"]
-    _write_values(tmp_path, "axioms2024_fig08", {"a": "1.97"}, quick=True)
-    rows = diff(["axioms2024_fig08"], tmp_path, pub, known)
+    rows = diff(["axioms2024_fig08"], project / "figures", pub, known)
+    assert [r.status for r in rows] == ["MISSING"] * 4                      # not run
+    _write_values(project / "figures", "axioms2024_fig08",
+                  {"a": "1.97", "b": "3.5", "c": "3.0", "d": "4.01"})
+    rows = diff(["axioms2024_fig08"], project / "figures", pub, known)
+    assert [r.status for r in rows] == ["match", "MISMATCH", "known", "match"]
+    _write_values(project / "quick-figures", "axioms2024_fig08", {"a": "1.97"}, quick=True)
+    rows = diff(["axioms2024_fig08"], project / "quick-figures", pub, known)
     assert [r.status for r in rows] == ["match", "skipped", "skipped", "skipped"]
+    assert rows[1].reason == "computed by the full run only: `mpvi run axioms2024_fig08`"
+
+
+def test_a_misspelt_key_is_an_error_not_a_skip(project):
+    """A key that the full run does not have is named with its file and line, whether the
+    outputs compared are of a full or a --quick run; without a full run a --quick run's
+    missing value is skipped, saying that the key is unconfirmed."""
+    pub = _pub(("a", "2"), ("b", "4"))
+    _write_values(project / "quick-figures", "axioms2024_fig08", {"a": "1.97"}, quick=True)
+    rows = diff(["axioms2024_fig08"], project / "quick-figures", pub)
+    assert [r.status for r in rows] == ["match", "skipped"]
+    assert "no full run in" in rows[1].reason and "to confirm the key" in rows[1].reason
+    _write_values(project / "figures", "axioms2024_fig08", {"a": "1.97", "bb": "4"})
+    for out in ("figures", "quick-figures"):
+        with pytest.raises(PublishedDataError, match=r"^pub\.csv, line 3: axioms2024_fig08 "
+                                                     r"computes no value 'b' \(.*misspelt"):
+            diff(["axioms2024_fig08"], project / out, pub)
 
 
 def test_published_files_parse_as_plain_csv():
@@ -111,3 +152,87 @@ def test_published_files_parse_as_plain_csv():
         with open(path, newline="") as f:
             rows = list(csv.reader(f))
         assert all(len(r) == 7 for r in rows)
+
+
+# ----- published data that does not fit the reproductions (mpvi diff exit 2) -----------------
+
+@pytest.fixture
+def data(tmp_path, monkeypatch):
+    """A copy of the reproduction package's data files (published/, ERRATA.md,
+    discrepancies.csv) that mpvi reads instead of the package's own."""
+    pkg = reproduction_packages()[0]
+    root = tmp_path / "pkg"
+    shutil.copytree(pkg.published, root / "published")
+    shutil.copy(pkg.errata, root / "ERRATA.md")
+    shutil.copy(pkg.discrepancies, root / "discrepancies.csv")
+    copy = mpvi.repro.run.ReproductionPackage(pkg.name, pkg.module, root)
+    monkeypatch.setattr(mpvi.repro.run, "reproduction_packages", lambda: [copy])
+    return root
+
+
+def _diff_error(capsys, *ids):
+    """``mpvi diff ids`` of the committed full results: exit 2 and its one error line."""
+    assert main(["diff", *ids]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    lines = [line for line in err.splitlines() if line.startswith("mpvi: ")]
+    assert len(lines) == 1, err
+    return lines[0]
+
+
+def _edit(path, old, new):
+    text = path.read_text(encoding="utf-8")
+    assert old in text
+    path.write_text(text.replace(old, new, 1), encoding="utf-8")
+
+
+def test_the_copied_data_diffs_clean(data, capsys):
+    assert main(["diff", "mutze_fig02", "axioms2024_fig08"]) == 0
+
+
+def test_a_misspelt_id_in_a_published_file_is_an_error(data, capsys):
+    _edit(data / "published" / "mutze_fig02.csv", "\nmutze_fig02,", "\nmutze_fig2,")
+    line = _diff_error(capsys, "axioms2024_fig08")              # whichever ids are compared
+    assert line == ("mpvi: malformed data: mutze_fig02.csv, line 2: 'mutze_fig2' is not a "
+                    "reproduction id (did you mean 'mutze_fig02'?)")
+
+
+def test_a_misspelt_key_in_a_published_file_is_an_error(data, capsys):
+    _edit(data / "published" / "axioms2024_claims.csv", "axioms2024_fig08,simpson q order,",
+          "axioms2024_fig08,simpson q ordr,")
+    line = _diff_error(capsys, "axioms2024_fig08")
+    assert line.startswith("mpvi: malformed data: axioms2024_claims.csv, line ")
+    assert ": axioms2024_fig08 computes no value 'simpson q ordr' (its full run in " in line
+
+
+@pytest.mark.parametrize("deleted", ["file", "directory"])
+def test_a_deleted_published_file_or_directory_is_an_error(data, capsys, deleted):
+    if deleted == "file":
+        (data / "published" / "mutze_fig02.csv").unlink()
+    else:
+        shutil.rmtree(data / "published")
+    line = _diff_error(capsys, "mutze_fig02")
+    assert line.startswith(f"mpvi: malformed data: mutze_fig02: no published values in "
+                           f"{data / 'published'}/*.csv")
+    assert ("(no such directory)" in line) is (deleted == "directory")
+    assert "a deleted file?" in line and "published=False" in line
+
+
+def test_published_values_of_an_id_that_declares_none_are_an_error(data, capsys):
+    with open(data / "published" / "extra.csv", "w", encoding="utf-8") as f:
+        f.write(HEADER + "axioms2024_fig02,k,q,1.0,digit,,s\n")
+    line = _diff_error(capsys, "axioms2024_fig02")
+    assert line == ("mpvi: malformed data: extra.csv, line 2: a published value of "
+                    "axioms2024_fig02, which declares none (published=False in its "
+                    "Reproduction)")
+
+
+@pytest.mark.parametrize("name", ["published/mutze_fig02.csv", "discrepancies.csv", "ERRATA.md"])
+def test_a_byte_that_is_not_utf8_is_named_with_its_file_and_line(data, capsys, name):
+    path = data / name
+    lines = path.read_bytes().split(b"\n")
+    lines[2] = lines[2] + " caf\u00e9".encode("latin-1")
+    path.write_bytes(b"\n".join(lines))
+    assert _diff_error(capsys, "mutze_fig02") == (f"mpvi: malformed data: {path}, line 3: "
+                                                  f"byte 0xe9 is not UTF-8 (save the file as "
+                                                  f"UTF-8)")

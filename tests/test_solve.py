@@ -22,6 +22,15 @@ from mpvi import (Event, IntegrationError, LagrangianSystem, NewtonError, Precis
                   StabilityError, load_solution, solve)
 
 G64 = mpvi.GMPContext(64)
+
+
+@pytest.fixture(autouse=True)
+def _arithmetic_at_64_digits():
+    """The tests' own bare arithmetic on gmpy2 numbers (errors, exact values) at 64
+    digits, as a user writes ``with ctx.active():`` (mpvi itself restores the caller's
+    gmpy2 context after every call: tests/test_guards.py)."""
+    with G64.active():
+        yield
 X, Y = sp.symbols("x y")
 Q, V = sp.symbols("q v")
 

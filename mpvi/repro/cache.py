@@ -5,16 +5,31 @@ stored as one JSON file per (function name, parameters, context name and digits,
 version, a fingerprint of the package's source code, cache format version), named by
 the SHA-256 of that identity::
 
-    <cache>/<sha256>.json   {"identity": {...}, "computed_utc": ..., "git_commit": ...,
+    <cache>/<sha256>.json   {"format": 2, "identity": {...}, "computed_utc": ...,
                              "wall_time_s": ..., "newton": [[scheme, summary], ...],
-                             "value": ...}
+                             "value": ..., "git_commit": ..., "digest": <sha256>}
 
+``format`` is the version of this layout (:data:`FORMAT`); ``digest`` is the SHA-256 of
+the canonical JSON (sorted keys, no spaces) of every other field (:func:`digest`).
 Numbers of the context are stored losslessly as ``{"$num": ctx.dump(x)}`` (read back
 with ``ctx.num``; :func:`encode` refuses a number that would not come back bit for bit),
 numpy arrays as ``{"$array": [...]}``; strings, ints, lists and dicts as themselves.
-Files are written atomically (:func:`mpvi.io.atomic_path`).  A file that cannot be read
-or whose identity differs from the one asked for is a miss: the study is recomputed and
-the file replaced.
+Files are written atomically (:func:`mpvi.io.atomic_path`).
+
+A read checks the entry (:meth:`DiskCache.load`: valid JSON, an object of this format with
+every field, the identity asked for, the digest of its content) and the study decodes
+its value (:func:`decode` refuses a ``$num`` that is not a number of the context and a
+malformed ``$array``).  An absent file is a miss; a file that fails a check is a *bad
+entry*, reported in one line on stderr (``mpvi: cache entry <file>: <what is wrong>;
+recomputing``) and treated as a miss: the study is recomputed and the file replaced.  A
+bad entry is never used and never fatal.  The digest guards against corruption and
+edits (one changed digit), not against someone who recomputes it.
+
+A cache directory that cannot be written is still read: :func:`mpvi.repro.run.open_cache`
+opens a directory it cannot write to as read-only, and the first write that fails
+(:meth:`DiskCache.store`) is reported once and ends the writing for the run.  Computed
+results are never lost to the cache: they are returned (and written to the outputs)
+whether or not their entry could be stored.
 
 In a parallel run (:mod:`mpvi.repro.parallel`) only the parent process writes to the cache: a
 reproduction computed in a worker process sees a :class:`TaskCache` (the entries of its
@@ -30,6 +45,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sys
 from functools import lru_cache
 from pathlib import Path
 
@@ -37,14 +53,27 @@ import numpy as np
 
 from .. import io
 
-FORMAT = 1
+FORMAT = 2
 """Version of the layout of cache entries; bump it when the layout changes."""
+
+FIELDS = ("format", "identity", "computed_utc", "wall_time_s", "newton", "value", "digest")
+"""The fields every entry has (``git_commit`` may be absent)."""
 
 NUM, ARRAY = "$num", "$array"
 
 
 class CacheError(RuntimeError):
-    """A value cannot be stored in (or read from) the cache as it is."""
+    """A value cannot be stored in the cache as it is, or an entry read from it is bad."""
+
+
+def warn(message):
+    """One line ``mpvi: <message>`` on stderr (a bad entry, a cache that cannot be written)."""
+    print(f"mpvi: {message}", file=sys.stderr, flush=True)
+
+
+def bad_entry(path, what):
+    """Report the bad entry in ``path`` (``what`` is wrong with it); it is recomputed."""
+    warn(f"cache entry {path}: {what}; recomputing")
 
 
 def default_directory():
@@ -96,10 +125,46 @@ def identity(name, params, ctx, module_file=None):
     return ident
 
 
+def canonical(data):
+    """The canonical JSON text of ``data``: sorted keys, no spaces (objects that are not
+    JSON data as their ``str``, as :func:`mpvi.io.write_json` writes them)."""
+    return json.dumps(data, sort_keys=True, separators=(",", ":"), default=str)
+
+
 def key(ident):
     """SHA-256 (hex) of an identity."""
-    text = json.dumps(ident, sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return hashlib.sha256(canonical(ident).encode("utf-8")).hexdigest()
+
+
+def digest(record):
+    """SHA-256 (hex) of the canonical JSON of a cache entry without its ``digest`` field."""
+    body = {k: v for k, v in record.items() if k != "digest"}
+    return hashlib.sha256(canonical(body).encode("utf-8")).hexdigest()
+
+
+def check_entry(text, ident):
+    """The cache entry for ``ident`` in ``text`` (the contents of its file), checked: valid
+    JSON, an object of format :data:`FORMAT` with all :data:`FIELDS`, the identity
+    ``ident`` and a matching digest.  Raises :class:`CacheError` saying what is wrong."""
+    try:
+        entry = json.loads(text)
+    except ValueError as exc:
+        raise CacheError(f"not valid JSON ({exc})") from None
+    if not isinstance(entry, dict):
+        raise CacheError(f"not a JSON object but a {type(entry).__name__}")
+    if entry.get("format") != FORMAT:
+        found = "no cache format" if "format" not in entry else f"cache format {entry['format']!r}"
+        raise CacheError(f"{found} (this mpvi reads format {FORMAT})")
+    missing = [f for f in FIELDS if f not in entry]
+    if missing:
+        raise CacheError(f"missing field(s) {', '.join(missing)}")
+    if entry["identity"] != ident:
+        raise CacheError("it holds the entry of another identity (study, parameters, context "
+                         "or source)")
+    if entry["digest"] != digest(entry):
+        raise CacheError("its content does not match its digest (it was changed after it was "
+                         "written)")
+    return entry
 
 
 def encode(ctx, x, where="value"):
@@ -130,46 +195,77 @@ def encode(ctx, x, where="value"):
     raise CacheError(f"{where}: cannot store a {type(x).__name__} ({x!r}) in the cache")
 
 
-def decode(ctx, x):
-    """The inverse of :func:`encode` (lists come back as lists, arrays as arrays)."""
+def decode(ctx, x, where="value"):
+    """The inverse of :func:`encode` (lists come back as lists, arrays as arrays).  Raises
+    :class:`CacheError` naming the place (``value[...]``) of a ``$num`` that is not a
+    number of ``ctx`` or of a malformed ``$num`` or ``$array``."""
     if isinstance(x, list):
-        return [decode(ctx, v) for v in x]
-    if isinstance(x, dict):
-        if set(x) == {NUM}:
+        return [decode(ctx, v, f"{where}[{i}]") for i, v in enumerate(x)]
+    if not isinstance(x, dict):
+        return x
+    if not any(k.startswith("$") for k in x):
+        return {k: decode(ctx, v, f"{where}[{k!r}]") for k, v in x.items()}
+    if set(x) == {NUM} and isinstance(x[NUM], str):
+        try:
             return ctx.num(x[NUM])
-        if set(x) == {ARRAY}:
-            return np.array([decode(ctx, v) for v in x[ARRAY]], dtype=ctx.dtype)
-        return {k: decode(ctx, v) for k, v in x.items()}
-    return x
+        except ValueError:
+            raise CacheError(f"{where}: {x[NUM]!r} is not a number of context "
+                             f"{ctx.name}") from None
+    if set(x) == {ARRAY} and isinstance(x[ARRAY], list):
+        return np.array([decode(ctx, v, f"{where}[{i}]") for i, v in enumerate(x[ARRAY])],
+                        dtype=ctx.dtype)
+    raise CacheError(f"{where}: {canonical(x)[:60]} is neither {{{NUM!r}: string}} nor "
+                     f"{{{ARRAY!r}: list}}")
 
 
 class DiskCache:
-    """Cache entries in one directory (see the module docstring)."""
+    """Cache entries in one directory (see the module docstring).  ``writable`` is False
+    for a directory that is only read; a write that fails makes it so for the rest of the
+    run."""
 
-    def __init__(self, directory):
+    def __init__(self, directory, writable=True):
         self.directory = Path(directory)
+        self.writable = writable
 
     def __repr__(self):
-        return f"DiskCache({str(self.directory)!r})"
+        return f"DiskCache({str(self.directory)!r}{'' if self.writable else ', read-only'})"
 
     def path(self, ident):
         return self.directory / f"{key(ident)}.json"
 
     def load(self, ident):
-        """The entry stored for ``ident``, or None (absent, unreadable or another identity)."""
+        """The entry stored for ``ident`` if it passes :func:`check_entry`, else None:
+        absent, or a bad entry (reported, see the module docstring)."""
         path = self.path(ident)
         try:
-            entry = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            return check_entry(path.read_text(encoding="utf-8"), ident)
+        except FileNotFoundError:
             return None
-        if not isinstance(entry, dict) or entry.get("identity") != ident:
-            return None
-        return entry
+        except CacheError as exc:
+            what = str(exc)
+        except (OSError, ValueError) as exc:     # unreadable, or not UTF-8 text
+            what = f"cannot read it ({type(exc).__name__}: {exc})"
+        bad_entry(path, what)
+        return None
 
     def store(self, ident, entry):
-        """Write ``entry`` (JSON data) for ``ident`` atomically; returns the path."""
+        """Write ``entry`` (JSON data: what :meth:`mpvi.repro.studies.Study.compute_entry`
+        returns, with ``git_commit``) for ``ident`` atomically, with its format, identity
+        and digest; returns the path.  If the directory cannot be written, stores nothing
+        and returns None: the first failure is reported (one line naming the directory
+        and the OS error) and no later entry is tried in this run."""
+        if not self.writable:
+            return None
         path = self.path(ident)
-        io.write_json(dict(entry, identity=ident), path)
+        record = {"format": FORMAT, "identity": ident, **entry}
+        record["digest"] = digest(record)
+        try:
+            io.write_json(record, path)
+        except OSError as exc:
+            self.writable = False
+            warn(f"cannot write to the cache directory {self.directory} ({type(exc).__name__}: "
+                 f"{exc}): new study results are not stored in it in this run")
+            return None
         return path
 
     def origin(self, ident):

@@ -1,12 +1,29 @@
-"""The ``mpvi`` command: list, run, diff and report the reproductions."""
+"""The ``mpvi`` command: list, run, diff and report the reproductions.
+
+Outputs are read through :func:`mpvi.repro.run.read_provenance`: an id whose provenance
+JSON is unreadable or of the wrong shape, or whose files do not match the digests it
+records (an interrupted run), is one line ``mpvi: <id>: ...; rerun `mpvi run <id>```
+and exit status 2 -- ``diff`` and ``report`` compare and show nothing then, ``list``
+lists it as INVALID.  Malformed published data is one line per problem, exit status 2.
+A closed stdout (``mpvi diff | head -1``) ends the command quietly with the status of a
+Unix tool killed by SIGPIPE, :data:`BROKEN_PIPE`.
+"""
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
+import signal
 import sys
+import threading
 import time
 from pathlib import Path
 
 from .. import __version__
+
+BROKEN_PIPE = 141
+"""Exit status when the reader of stdout has gone: 128 + SIGPIPE, as the shell reports a
+Unix tool killed by SIGPIPE (``set -o pipefail`` then sees it)."""
 
 RUN_EPILOG = """\
 Outputs go to figures/ (full runs) or quick-figures/ (--quick) at the root of the source
@@ -15,14 +32,19 @@ computation.  Studies (the references of Figs. 2-3, the long runs of Tables 4-5,
 convergence sweeps) are cached on disk, keyed by their parameters, the context and the
 mpvi version and a fingerprint of its source: a second reproduction using the same
 study, or a rerun, reads it back (--cache DIR, --no-cache).  The JSON provenance records
-from_cache and the wall time of the original computation.
+from_cache and the wall time of the original computation.  An entry that fails its
+checks (format, identity, SHA-256 digest of its content, a value that decodes) is
+reported on one line and recomputed; a cache directory that cannot be written is only
+read, one that cannot be created is not used (one line each).
 
 Parallel runs: --jobs N computes on N worker processes of this machine, --scheduler
 ADDRESS on a Dask cluster (tcp://host:8786; "local" starts one here with --jobs workers,
 default one per CPU; needs the dask extra: pip install -e '.[dask]').  The independent
 runs the reproductions declare (step sizes, spans, methods) are computed first, the
 most expensive first, then each reproduction's tables and plot; one line per finished
-unit.  The files are the same bytes as those of a serial run.
+unit.  The files are the same bytes as those of a serial run.  Ctrl-C (exit status
+130) or SIGTERM (143) stops the workers too, and they die with a killed mpvi run; a
+scheduler address where nothing listens fails at once (exit status 2).
 
 Each id either runs, is refused, or fails; the run always goes on with the next id:
   <id>: refused in <context>: <reason>   the reproduction declared, before computing,
@@ -30,7 +52,7 @@ Each id either runs, is refused, or fails; the run always goes on with the next 
   <id>: error: <Type>: <message>         any other error, on one line
 Refusals and failures are listed again at the end.  Exit status: 0 if every id ran,
 1 if any id failed, 3 if none failed but some were refused (nothing was computed for
-them), 2 for a bad option, an unwritable --out or --cache, or malformed published data."""
+them), 2 for a bad option, an unwritable --out, or malformed published data."""
 
 
 def _ids(args, reps, parser):
@@ -47,28 +69,41 @@ def _ids(args, reps, parser):
 
 
 def cmd_list(args, reps, parser):
+    """One row per reproduction.  An id whose outputs cannot be used
+    (:func:`mpvi.repro.run.read_provenance`) has the status INVALID, and its one-line
+    reason follows on stderr; the exit status is then 2."""
     from .published import aligned, diff
-    from .run import output_paths
-    from .report import compute_time, count_statuses, read_record
+    from .run import OutputError, read_provenance
+    from .report import compute_time, count_statuses
     results = _results_dir(args)
+    records, invalid = {}, []
+    for r in reps.values():
+        try:
+            records[r.id] = read_provenance(r, results)
+        except OutputError as exc:
+            invalid.append(str(exc))
     rows = {}
-    for r in diff(list(reps), results):
-        rows.setdefault(r.value.id, []).append(r)
+    for row in diff(list(records), results, records=records):
+        rows.setdefault(row.value.id, []).append(row)
     table = [("id", "paper", "item", "status", "last run", "expected run time", "title")]
     for r in reps.values():
-        record = read_record(output_paths(r, results)["json"])
-        if record is None:
+        record = records.get(r.id)
+        if r.id not in records:
+            status, last = f"INVALID outputs: rerun `mpvi run {r.id}`", "-"
+        elif record is None:
             status, last = "not run", "-"
         else:
             counts = count_statuses(rows.get(r.id, []))
             status = ", ".join(f"{n} {s}" for s, n in counts.items() if n) or "no printed values"
-            if record.get("quick"):
+            if record["quick"]:
                 status += " (quick)"
-            last = f"{compute_time([record]):.1f} s, {str(record.get('created_utc', ''))[:10]}"
+            last = f"{compute_time([record]):.1f} s, {record['created_utc'][:10]}"
         table.append((r.id, r.paper, r.item, status, last, r.runtime, r.title))
     print(f"results: {results}", file=sys.stderr)
     print(aligned(table))
-    return 0
+    for line in invalid:
+        print(f"mpvi: {line}", file=sys.stderr)
+    return 2 if invalid else 0
 
 
 def _results_dir(args):
@@ -88,22 +123,13 @@ def cmd_run(args, reps, parser):
     cache = open_cache(args)
     t0 = time.perf_counter()
     if args.scheduler is not None or (args.jobs or 1) > 1:
-        from .parallel import ExecutorError, make_executor, run_parallel
+        from .parallel import ExecutorError
         try:
-            executor = make_executor(args.jobs, args.scheduler)
+            with _sigterm_raises():
+                ran, refused, failed = _run_in_parallel(args, reps, ids, out, cache)
         except ExecutorError as exc:
             print(f"mpvi: {exc}", file=sys.stderr)
             return 2
-        from .progress import ProgressBar
-        try:
-            with ProgressBar(None, "mpvi run") as bar:
-                ran, refused, failed = run_parallel(
-                    reps, ids, executor, args.context, args.dps, args.quick, out, cache,
-                    on_progress=lambda done, total, label: bar.update(done, total, label))
-        except BaseException:
-            executor.close(cancel=True)
-            raise
-        executor.close()
     else:
         ran, refused, failed = _run_serially(args, reps, ids, out, cache)
     print(f"ran {len(ran)} of {len(ids)} reproduction(s) in {time.perf_counter() - t0:.1f} s "
@@ -113,6 +139,50 @@ def cmd_run(args, reps, parser):
     if failed:
         print(f"failed: {', '.join(failed)}", file=sys.stderr)
     return 1 if failed else (3 if refused else 0)
+
+
+class Terminated(BaseException):
+    """SIGTERM during a parallel run (:func:`_sigterm_raises`): a BaseException, as
+    KeyboardInterrupt, so that it reaches :func:`_run_in_parallel`, which stops the
+    workers, and then :func:`main` (exit status 128 + SIGTERM)."""
+
+
+@contextlib.contextmanager
+def _sigterm_raises():
+    """In this block SIGTERM raises :class:`Terminated` in the main thread (elsewhere a
+    signal handler cannot be set); a second SIGTERM kills at once."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def terminated(signum, frame):
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        raise Terminated
+
+    previous = signal.signal(signal.SIGTERM, terminated)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _run_in_parallel(args, reps, ids, out, cache):
+    """The ids on the executor of --jobs / --scheduler (ExecutorError if it cannot be
+    started), closed afterwards: at once after an error, Ctrl-C or SIGTERM (its pending
+    units cancelled, its workers stopped).  (ran, refused, failed)."""
+    from .parallel import make_executor, run_parallel
+    from .progress import ProgressBar
+    executor = make_executor(args.jobs, args.scheduler)
+    try:
+        with ProgressBar(None, "mpvi run") as bar:
+            result = run_parallel(
+                reps, ids, executor, args.context, args.dps, args.quick, out, cache,
+                on_progress=lambda done, total, label: bar.update(done, total, label))
+    except BaseException:
+        executor.close(cancel=True)
+        raise
+    executor.close()
+    return result
 
 
 def _run_serially(args, reps, ids, out, cache):
@@ -156,7 +226,7 @@ def cmd_diff(args, reps, parser):
     if not text:
         _write_records(rows, reps, args.format)
     elif not rows:
-        print("no published values for: " + ", ".join(ids))
+        print("no published values for: " + ", ".join(ids) + " (their papers print none)")
         return 0
     else:
         print(format_rows(rows))
@@ -211,7 +281,10 @@ def build_parser():
         description="Reproduce the figures and tables of the mpvi papers at 64 digits "
                     "(or any precision) and diff every published number.",
         epilog="Examples: mpvi list | mpvi run axioms2024_tab02 | mpvi run --all --quick | "
-               "mpvi diff --all --quick | mpvi diff --all | mpvi report")
+               "mpvi diff --all --quick | mpvi diff --all | mpvi report.  Outputs whose "
+               "files do not match their provenance JSON (an interrupted run) or whose JSON "
+               "is malformed are reported in one line each (exit status 2); exit status "
+               f"{BROKEN_PIPE} if stdout is closed early (| head).")
     ap.add_argument("--version", action="version", version=f"mpvi {__version__}")
     sub = ap.add_subparsers(dest="command", metavar="{list,run,diff,report}")
     sub.required = True
@@ -237,7 +310,9 @@ def build_parser():
     p_run.set_defaults(func=cmd_run, parser=p_run)
     p_diff = sub.add_parser("diff", help="compare published numbers with reproduced ones; "
                                          "exit 1 on any MISMATCH or MISSING value "
-                                         "(values a --quick run skipped are listed, not failed)")
+                                         "(values a --quick run skipped are listed, not "
+                                         "failed), 2 on outputs that do not match their "
+                                         "provenance or malformed published data")
     p_diff.add_argument("ids", nargs="*", help="reproduction ids")
     p_diff.add_argument("--all", action="store_true", help="every reproduction")
     p_diff.add_argument("--quick", action="store_true",
@@ -282,13 +357,23 @@ def _add_results_options(p):
 def main(argv=None):
     from ..io import DirectoryError
     from .published import PublishedDataError
-    from .run import PluginError, all_reproductions
+    from .run import OutputError, PluginError, all_reproductions
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        return args.func(args, all_reproductions(), args.parser)
-    except PublishedDataError as exc:
-        print(f"mpvi: malformed data: {exc}", file=sys.stderr)
+        status = args.func(args, all_reproductions(), args.parser)
+        sys.stdout.flush()                   # a closed pipe fails here, not at exit
+        return status
+    except BrokenPipeError:
+        _discard_stdout()
+        return BROKEN_PIPE
+    except PublishedDataError as exc:        # one line per problem
+        for line in str(exc).splitlines():
+            print(f"mpvi: malformed data: {line}", file=sys.stderr)
+        return 2
+    except OutputError as exc:
+        for line in str(exc).splitlines():
+            print(f"mpvi: {line}", file=sys.stderr)
         return 2
     except (DirectoryError, PluginError) as exc:
         print(f"mpvi: {exc}", file=sys.stderr)
@@ -296,9 +381,20 @@ def main(argv=None):
     except KeyboardInterrupt:
         print("mpvi: interrupted", file=sys.stderr)
         return 130
+    except Terminated:
+        print("mpvi: terminated (SIGTERM)", file=sys.stderr)
+        return 128 + signal.SIGTERM
     except (ValueError, TypeError, ArithmeticError, OSError) as exc:
         print(f"mpvi: error: {type(exc).__name__}: {exc}", file=sys.stderr)
         return 2
+
+
+def _discard_stdout():
+    """Point stdout at the null device: its reader has gone (``mpvi diff | head -1``), and
+    the interpreter's flush at exit must not fail again."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
 
 
 if __name__ == "__main__":

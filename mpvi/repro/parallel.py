@@ -19,8 +19,10 @@ runs), reads those it can from the cache, and then keeps every worker busy: when
 worker is free it starts the most expensive ready unit (the tasks' ``cost`` hints; a
 reproduction's cost is the wall time its last JSON recorded, else its ``runtime`` text).  A reproduction becomes
 ready when all its study tasks are done.  The parent process alone writes files: the
-results of study tasks go into the cache, the outputs of reproduction tasks are written
-by :func:`mpvi.repro.write_outputs` -- so a remote Dask worker needs no shared disk, and
+results of study tasks go into the cache (unless it cannot be written:
+:meth:`mpvi.repro.cache.DiskCache.store` then reports it once and stores nothing more,
+and the run goes on), the outputs of reproduction tasks are written by
+:func:`mpvi.repro.write_outputs` -- so a remote Dask worker needs no shared disk, and
 the files are the bytes a serial run writes.  Contexts are never sent between
 processes: a worker rebuilds its context from ``(context name, digits)``.
 
@@ -32,18 +34,34 @@ process pool, failing every unit running on it: the pool is restarted and those 
 run again one at a time, so that the one that kills its worker when it runs alone fails
 and the others complete.
 
+No process is left behind.  The pool's workers die with the process that started them,
+even when it is killed (SIGKILL): ``PR_SET_PDEATHSIG`` on Linux, elsewhere a thread in
+each worker that watches its parent.  They ignore Ctrl-C, as the workers of a
+``LocalCluster`` do (its SIGINT reaches the whole process group): the parent handles it.
+``mpvi run`` (:mod:`mpvi.repro.cli`) turns SIGTERM into an exception as Ctrl-C is, and on
+either closes its executor with ``cancel=True``, which cancels the pending units and
+terminates the pool's workers, or closes the Dask client and ``LocalCluster`` (no
+"leaked semaphore" warnings); exit status 130 (Ctrl-C) or 143 (SIGTERM).  A scheduler
+address is probed with a TCP connection first (:func:`probe_scheduler`): a refused port
+fails at once, "connection refused".
+
 Dask is optional (``pip install -e '.[dask]'``) and imported only by
 :class:`DaskExecutor`.
 """
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
 import importlib
 import io as _io
 import json
+import multiprocessing
 import os
 import re
+import signal
+import socket
 import sys
+import threading
 import time
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
@@ -90,14 +108,72 @@ class Executor:
         raise NotImplementedError
 
 
+PARENT_POLL_S = 1.0
+"""How often a pool worker checks that its parent lives, where Linux's PR_SET_PDEATHSIG
+is not available."""
+
+PR_SET_PDEATHSIG = 1
+"""``prctl`` option (linux/prctl.h): the signal a process gets when its parent exits."""
+
+
+def _killed_with_parent():
+    """Ask Linux to SIGKILL this process when its parent exits
+    (``prctl(PR_SET_PDEATHSIG, SIGKILL)``, through libc); False if that is not available.
+    The signal comes when the *thread* that started the process exits: the pool's
+    workers are started by the thread that first submits to it (``mpvi run``'s main
+    thread)."""
+    if not sys.platform.startswith("linux"):
+        return False
+    import ctypes
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) == 0
+    except (OSError, AttributeError):             # no libc, or no prctl in it
+        return False
+
+
+def _watch_parent(parent_pid):
+    """Exit this process as soon as its parent is no longer ``parent_pid`` (the parent died
+    and the process was re-parented)."""
+    while os.getppid() == parent_pid:
+        time.sleep(PARENT_POLL_S)
+    os._exit(1)
+
+
+def _worker_init(parent_pid):
+    """Initializer of the pool's worker processes.  A worker ignores SIGINT (Ctrl-C reaches
+    the whole process group: the parent alone handles it, and terminates its workers),
+    ends on SIGTERM (not through a handler inherited from the parent by fork), and dies
+    with its parent ``parent_pid`` even when the parent is killed: PR_SET_PDEATHSIG on
+    Linux, else a daemon thread polling the parent pid."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    if not _killed_with_parent():
+        threading.Thread(target=_watch_parent, args=(parent_pid,), daemon=True).start()
+    if os.getppid() != parent_pid:                # the parent died before we could ask
+        os._exit(1)
+
+
 class ProcessExecutor(Executor):
-    """``jobs`` worker processes on this machine (``concurrent.futures``)."""
+    """``jobs`` worker processes on this machine (``concurrent.futures``), children of this
+    process that die with it (:func:`_worker_init`): when it is killed, or when it is
+    interrupted or terminated and the caller closes the executor with ``cancel=True``
+    (which terminates the workers at once), as ``mpvi run`` does."""
 
     def __init__(self, jobs):
         self.jobs = jobs
         self.description = f"a process pool of {jobs} worker(s)"
-        self._pool = concurrent.futures.ProcessPoolExecutor(jobs)
+        self._pool = self._new_pool()
         self._generation = 0
+
+    def _new_pool(self):
+        """A pool of ``jobs`` workers, forked on Linux and spawned elsewhere (not started by a
+        fork server, Python 3.14's default on Linux): either way children of this process,
+        which :func:`_worker_init` checks."""
+        context = multiprocessing.get_context(
+            "fork" if sys.platform.startswith("linux") else "spawn")
+        return concurrent.futures.ProcessPoolExecutor(
+            self.jobs, mp_context=context, initializer=_worker_init, initargs=(os.getpid(),))
 
     def capacity(self):
         return self.jobs
@@ -120,19 +196,82 @@ class ProcessExecutor(Executor):
         futures, which may come back one by one)."""
         if future.mpvi_generation == self._generation:
             self._pool.shutdown(wait=False, cancel_futures=True)
-            self._pool = concurrent.futures.ProcessPoolExecutor(self.jobs)
+            self._pool = self._new_pool()
             self._generation += 1
 
     def close(self, cancel=False):
-        self._pool.shutdown(wait=not cancel, cancel_futures=cancel)
+        """Shut the pool down: wait for the running units, or (``cancel``: an error, Ctrl-C,
+        SIGTERM) cancel the pending ones and terminate the workers now."""
+        if not cancel:
+            self._pool.shutdown(wait=True)
+            return
+        workers = list((self._pool._processes or {}).values())  # as 3.14's terminate_workers
+        self._pool.shutdown(wait=False, cancel_futures=True)
+        for process in workers:
+            process.terminate()
+
+
+SCHEDULER_PORT = 8786
+"""The port of a Dask scheduler address that gives none."""
+
+PROBE_TIMEOUT_S = 5.0
+"""How long :func:`probe_scheduler` waits for a TCP connection."""
+
+
+def probe_scheduler(address):
+    """Connect to the host and port of a Dask scheduler ``address`` (``tcp://host:port``,
+    ``host:port``, ``tls://...``) and close at once: raise :class:`ExecutorError` naming the
+    cause (connection refused, unknown host, no answer) when that fails, rather than wait
+    for Dask's connection timeout.  Addresses of other protocols are left to Dask."""
+    from distributed.comm.addressing import parse_address, parse_host_port
+    scheme, location = parse_address(address)
+    if scheme not in ("tcp", "tls", "ws", "wss"):
+        return
+    host, port = parse_host_port(location, SCHEDULER_PORT)
+    try:
+        socket.create_connection((host, port), timeout=PROBE_TIMEOUT_S).close()
+        return
+    except ConnectionRefusedError:
+        cause = "connection refused"
+    except socket.gaierror as exc:
+        cause = f"unknown host {host} ({exc.strerror})"
+    except TimeoutError:
+        cause = f"no answer from {host}:{port} within {PROBE_TIMEOUT_S:g} s"
+    except OSError as exc:
+        cause = exc.strerror or one_line(exc)
+    raise ExecutorError(f"cannot connect to the Dask scheduler {address}: {cause}")
+
+
+@contextlib.contextmanager
+def _sigint_ignored():
+    """Ignore SIGINT in this block (in the main thread; elsewhere signals cannot be set): the
+    worker processes Dask starts meanwhile inherit that, so that a Ctrl-C reaches only
+    this process, which closes the cluster, and not the workers, which would print
+    tracebacks."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 class DaskExecutor(Executor):
     """A Dask distributed cluster: ``address`` of a running scheduler
-    (``tcp://host:8786``), or ``"local"`` for a ``LocalCluster`` of ``jobs`` (default: the
-    number of CPUs) single-threaded worker processes on this machine.  Workers need mpvi
-    and the reproduction packages installed (the same versions: a study is keyed on the
-    source of the code that computes it)."""
+    (``tcp://host:8786``; :func:`probe_scheduler` first), or ``"local"`` for a
+    ``LocalCluster`` of ``jobs`` (default: the number of CPUs) single-threaded worker
+    processes on this machine, which ignore Ctrl-C (they start under
+    :func:`_sigint_ignored`, so a Ctrl-C during their start of a few seconds is ignored
+    too).  Workers need mpvi and the reproduction packages installed
+    (the same versions: a study is keyed on the source of the code that computes it).
+    :meth:`close` closes the client and the LocalCluster; call it after an error or a
+    signal too, or its processes and semaphores are left to Python's resource tracker,
+    which warns about them.  The LocalCluster logs only critical messages: a unit that
+    fails reaches :func:`run_parallel` as an exception (one line), and Dask's own
+    errors are multi-line tracebacks of its shutdown races (a worker's heartbeat cut off
+    by its closing, now and then on Ctrl-C)."""
 
     def __init__(self, address, jobs=None):
         # Dask reschedules the work of a lost worker itself (worker_died stays False)
@@ -141,24 +280,28 @@ class DaskExecutor(Executor):
         except ImportError as exc:
             raise ExecutorError(f"--scheduler needs Dask: {DASK_MISSING} ({exc})") from None
         self._distributed = distributed
-        self._cluster = None
+        self._cluster = self._client = None
         try:
             if address == "local":
                 n = jobs or os.cpu_count() or 1
                 import logging
-                self._cluster = distributed.LocalCluster(
-                    n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None,
-                    silence_logs=logging.ERROR)
+                with _sigint_ignored():         # CRITICAL: see the class docstring
+                    self._cluster = distributed.LocalCluster(
+                        n_workers=n, threads_per_worker=1, processes=True,
+                        dashboard_address=None, silence_logs=logging.CRITICAL)
                 self._client = distributed.Client(self._cluster)
                 self.description = f"a Dask LocalCluster of {n} worker process(es)"
             else:
+                probe_scheduler(address)
                 self._client = distributed.Client(address, timeout="30s")
                 self.description = (f"the Dask scheduler {address} ({self.capacity()} worker "
                                     f"thread(s))")
-        except (OSError, TimeoutError) as exc:
+        except BaseException as exc:
             self.close()
-            raise ExecutorError(f"cannot connect to the Dask scheduler {address}: "
-                                f"{type(exc).__name__}: {one_line(exc)}") from None
+            if isinstance(exc, (OSError, TimeoutError)):
+                raise ExecutorError(f"cannot connect to the Dask scheduler {address}: "
+                                    f"{type(exc).__name__}: {one_line(exc)}") from None
+            raise
 
     def capacity(self):
         """The worker threads of the cluster now (workers may join or leave)."""
@@ -171,9 +314,17 @@ class DaskExecutor(Executor):
         return set(self._distributed.wait(list(futures), return_when="FIRST_COMPLETED").done)
 
     def close(self, cancel=False):
-        for obj in (getattr(self, "_client", None), self._cluster):
-            if obj is not None:
-                obj.close()
+        """Close the client (its futures are released: the cluster drops their units), then
+        the LocalCluster this executor started, even if closing the client failed.  A
+        second call does nothing."""
+        client, cluster = self._client, self._cluster
+        self._client = self._cluster = None
+        try:
+            if client is not None:
+                client.close()
+        finally:
+            if cluster is not None:
+                cluster.close()
 
 
 def make_executor(jobs=None, scheduler=None):
@@ -381,8 +532,8 @@ def run_parallel(reps, ids, executor, context=DEFAULT_CONTEXT, dps=64, quick=Fal
     def study_done(job, entry):
         entry["git_commit"] = commit
         job.entry, job.state = entry, "done"
-        if cache is not None:
-            job.cache_file = str(cache.store(job.ident, entry))
+        path = cache.store(job.ident, entry) if cache is not None else None
+        job.cache_file = None if path is None else str(path)
         progress(job, f"{entry['wall_time_s']:.1f} s")
 
     def study_failed(job, exc):
@@ -399,13 +550,13 @@ def run_parallel(reps, ids, executor, context=DEFAULT_CONTEXT, dps=64, quick=Fal
         try:
             paths = write_outputs(rep, rendered, ctx, rep.parameters(quick), quick, out_dir,
                                   {"executor": executor.description})
-            if cache is not None:
-                for ident, entry in new:
-                    cache.store(ident, entry)
         except Exception as exc:             # one line for this id, then the others
             progress(unit, "failed")
             fail(rep.id, f"{type(exc).__name__}: {one_line(exc)}")
             return
+        if cache is not None:                # never fails: a cache it cannot write is skipped
+            for ident, entry in new:
+                cache.store(ident, entry)
         unit.state = "done"
         ran.append(rep.id)
         progress(unit, f"{rendered.wall_time_s:.1f} s -> {paths['dir']}")

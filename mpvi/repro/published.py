@@ -25,13 +25,24 @@ exactly:
 The package's ``discrepancies.csv`` (``id,key,errata,reason``) lists the published values
 we do not reproduce and why; each ``errata`` tag (e.g. ``[E4]``) must appear in the
 package's ``ERRATA.md``.  A mismatch listed there is ``known``; any other is
-``MISMATCH``.  A value absent from a ``--quick`` run is ``skipped`` (reported, not a
-failure); absent otherwise it is ``MISSING`` (a failure).
+``MISMATCH`` (so is a reproduced value that is not a number or formula).  A value of an
+id that has not run is ``MISSING`` (a failure).  A value absent from a ``--quick`` run is
+``skipped`` (reported, not a failure) if the full run computes it, or if there is no full
+run to tell (the reason says which).
+
+The data is checked before anything is compared (:func:`check_published`, :func:`diff`);
+each of these is a :class:`PublishedDataError` naming the file and line (``mpvi`` exit
+status 2): a malformed row, a byte that is not UTF-8, an ``id`` that is not a
+reproduction, a reproduction that declares published values
+(``Reproduction.published``) with none listed (a deleted file or directory) or declares
+none with some listed, and a ``key`` that the reproduction does not compute (its full
+run has no such value: a misspelt key).
 """
 from __future__ import annotations
 
 import csv
-import json
+import difflib
+import io
 import math
 import re
 from dataclasses import dataclass
@@ -58,7 +69,8 @@ def errata_tags(text):
 
 
 class PublishedDataError(ValueError):
-    """A published-values or discrepancies file is malformed."""
+    """A published-values or discrepancies file is malformed, or does not fit the
+    reproductions; one line per problem, naming the file and line."""
 
 
 def _decimal(text, where):
@@ -84,11 +96,17 @@ class PublishedValue:
 
     def check(self, reproduced: str):
         """(ok, relative difference) for a reproduced number string (for ``symbolic``:
-        (ok, None) for a reproduced formula)."""
+        (ok, None) for a reproduced formula).  Raises ValueError if ``reproduced`` is not
+        a finite number (for ``symbolic``: not a formula)."""
         if self.compare == "symbolic":
             return formulas_equal(self.printed, reproduced), None
         p = Decimal(self.printed)
-        r = Decimal(reproduced)
+        try:
+            r = Decimal(reproduced)
+        except InvalidOperation:
+            raise ValueError(f"the reproduced value {reproduced!r} is not a number") from None
+        if not r.is_finite():
+            raise ValueError(f"the reproduced value {reproduced!r} is not a finite number")
         rel = abs(r - p) / abs(p) if p != 0 else abs(r - p)
         if self.compare == "digit":
             unit = Decimal(1).scaleb(p.as_tuple().exponent)
@@ -108,13 +126,25 @@ class PublishedValue:
         return ok, rel
 
 
-def _read_csv(path, columns):
+def read_utf8(path):
+    """The text of a data file; a :class:`PublishedDataError` naming the file and line of
+    a byte that is not UTF-8, or the OS error."""
     path = Path(path)
     try:
-        with open(path, newline="", encoding="utf-8") as f:
-            rows = list(csv.reader(f))
+        data = path.read_bytes()
     except OSError as exc:
         raise PublishedDataError(f"cannot read {path}: {exc}") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise PublishedDataError(f"{path}, line {line}: byte 0x{data[exc.start]:02x} is not "
+                                 f"UTF-8 (save the file as UTF-8)") from None
+
+
+def _read_csv(path, columns):
+    path = Path(path)
+    rows = list(csv.reader(io.StringIO(read_utf8(path), newline="")))
     if not rows or rows[0] != columns:
         raise PublishedDataError(f"{path}: the header must be {','.join(columns)}, "
                                  f"found {','.join(rows[0]) if rows else 'an empty file'}")
@@ -187,7 +217,7 @@ def load_known(path=None, errata=None):
 def _load_known(path, errata):
     if not path.exists():
         return {}
-    text = errata.read_text(encoding="utf-8") if errata.exists() else ""
+    text = read_utf8(errata) if errata.exists() else ""
     known = {}
     for where, r in _read_csv(path, KNOWN_COLUMNS):
         if r["errata"] not in text:
@@ -206,66 +236,138 @@ class DiffRow:
     reason: str = ""
 
 
-def diff(ids, out_dir, published=None, known=None):
+def check_published(published, reps, ids):
+    """Check the published values against the reproductions ``reps`` (id ->
+    Reproduction): every value's ``id`` must be a reproduction, and each of ``ids`` must
+    have published values if it declares some (``Reproduction.published``; a file or the
+    directory deleted) and none if it does not.  Raises one :class:`PublishedDataError`
+    with a line per problem."""
+    from .run import package_of, reproduction_packages
+    problems = []
+    for v in published:
+        if v.id not in reps:
+            close = difflib.get_close_matches(v.id, list(reps), n=1)
+            problems.append(f"{v.where}: {v.id!r} is not a reproduction id"
+                            + (f" (did you mean {close[0]!r}?)" if close else ""))
+    listed = {v.id: v.where for v in reversed(published)}
+    for rid in ids:
+        rep = reps[rid]
+        if rep.published and rid not in listed:
+            directory = package_of(rep, reproduction_packages()).published
+            problems.append(f"{rid}: no published values in {directory}/*.csv"
+                            f"{'' if directory.is_dir() else ' (no such directory)'}, though "
+                            f"it declares some (a deleted file?); restore them, or set "
+                            f"published=False in its Reproduction if the paper prints none")
+        elif not rep.published and rid in listed:
+            problems.append(f"{listed[rid]}: a published value of {rid}, which declares "
+                            f"none (published=False in its Reproduction)")
+    if problems:
+        raise PublishedDataError("\n".join(problems))
+
+
+def diff(ids, out_dir, published=None, known=None, records=None):
     """Compare every published value of the reproductions ``ids`` with the values in
-    ``<out_dir>/<paper>/<id>.json``."""
+    ``<out_dir>/<paper>/<id>.json`` (``records``: those already read by
+    :func:`mpvi.repro.run.read_records`).  Raises :class:`PublishedDataError` for published
+    data that does not fit the reproductions (:func:`check_published`, and a key that
+    the reproduction does not compute: its full run has no such value) and
+    :class:`mpvi.repro.run.OutputError` for outputs that cannot be used."""
     published = load_all_published() if published is None else published
     known = load_known() if known is None else known
-    from .run import all_reproductions, output_paths
+    from .run import all_reproductions, read_records
     reps = all_reproductions()
-    rows = []
+    unknown = [rid for rid in ids if rid not in reps]
+    if unknown:
+        raise KeyError(f"unknown reproduction id {unknown[0]!r}; known ids: {', '.join(reps)}")
+    check_published(published, reps, ids)
+    if records is None:
+        records = read_records([reps[rid] for rid in ids], out_dir)
+    rows, problems, full = [], [], {}
     for rid in ids:
-        if rid not in reps:
-            raise KeyError(f"unknown reproduction id {rid!r}; known ids: {', '.join(reps)}")
-        rep = reps[rid]
-        mine = [v for v in published if v.id == rid]
-        jpath = output_paths(rep, out_dir)["json"]
-        record = {}
-        if jpath.exists():
-            try:
-                record = json.loads(jpath.read_text(encoding="utf-8"))
-            except json.JSONDecodeError as exc:
-                raise PublishedDataError(f"{jpath} is not valid JSON ({exc}); rerun "
-                                         f"`mpvi run {rid}`") from None
-        values = record.get("values", {})
-        for v in mine:
-            rep_value = values.get(v.key)
-            if rep_value is None:
-                if record.get("quick"):
-                    rows.append(DiffRow(v, None, None, "skipped",
-                                        f"not computed by the --quick run: `mpvi run {rid}`"))
-                else:
-                    rows.append(DiffRow(v, None, None, "MISSING",
-                                        f"no value in {jpath}: run `mpvi run {rid}`"))
-                continue
-            ok, rel = v.check(rep_value)
-            if ok:
-                rows.append(DiffRow(v, rep_value, rel, "match", HOW.get(v.compare, "")))
-            elif (rid, v.key) in known:
-                k = known[(rid, v.key)]
-                rows.append(DiffRow(v, rep_value, rel, "known", f"{k['errata']} {k['reason']}"))
+        record = records[rid]
+        for v in (v for v in published if v.id == rid):
+            rep_value = None if record is None else record["values"].get(v.key)
+            if rep_value is not None:
+                rows.append(_compare(v, rep_value, known))
+            elif record is None:
+                rows.append(DiffRow(v, None, None, "MISSING",
+                                    f"not run in {out_dir}: `mpvi run {rid}`"))
             else:
-                rows.append(DiffRow(v, rep_value, rel, "MISMATCH"))
+                if rid not in full:
+                    full[rid] = _full_record(reps[rid]) if record["quick"] else (None, None)
+                row = _absent(v, rid, record, out_dir, *full[rid])
+                if isinstance(row, DiffRow):
+                    rows.append(row)
+                else:
+                    problems.append(row)
+    if problems:
+        raise PublishedDataError("\n".join(problems))
     return rows
+
+
+def _compare(v, reproduced, known):
+    """The :class:`DiffRow` of the published value ``v`` and its reproduced value."""
+    try:
+        ok, rel = v.check(reproduced)
+        reason = HOW.get(v.compare, "")
+    except ValueError as exc:               # not a number, not a formula
+        ok, rel, reason = False, None, " ".join(str(exc).split())
+    if ok:
+        return DiffRow(v, reproduced, rel, "match", reason)
+    if (v.id, v.key) in known:
+        k = known[(v.id, v.key)]
+        return DiffRow(v, reproduced, rel, "known", f"{k['errata']} {k['reason']}")
+    return DiffRow(v, reproduced, rel, "MISMATCH", reason)
+
+
+def _full_record(rep):
+    """(record of ``rep``'s full run in ``figures/``, or None if there is no valid one;
+    that directory)."""
+    from .run import OutputError, default_out_dir, read_provenance
+    full_dir = default_out_dir(False)
+    try:
+        full = read_provenance(rep, full_dir)
+    except OutputError:
+        full = None
+    return (full if full is not None and not full["quick"] else None), full_dir
+
+
+def _absent(v, rid, record, out_dir, full, full_dir):
+    """A published value that ``record`` (of ``rid``, in ``out_dir``) does not have: a
+    ``skipped`` :class:`DiffRow` if the record is of a --quick run and the ``full`` run
+    record (:func:`_full_record`) has the value or there is none to tell, else the
+    one-line problem of a key the reproduction does not compute."""
+    if not record["quick"]:
+        return (f"{v.where}: {rid} computes no value {v.key!r} (its full run in {out_dir} "
+                f"has none: a misspelt key, or rerun `mpvi run {rid}`)")
+    if full is None:
+        return DiffRow(v, None, None, "skipped", f"not computed by the --quick run (no full "
+                                                 f"run in {full_dir} to confirm the key): "
+                                                 f"`mpvi run {rid}`")
+    if v.key in full["values"]:
+        return DiffRow(v, None, None, "skipped", f"computed by the full run only: "
+                                                 f"`mpvi run {rid}`")
+    return (f"{v.where}: {rid} computes no value {v.key!r} (neither its --quick run in "
+            f"{out_dir} nor its full run in {full_dir} has it: a misspelt key?)")
 
 
 def describe_outputs(ids, out_dir):
     """What ``<out_dir>`` holds for ``ids``: e.g. '24 of full runs' or '3 of quick runs,
-    1 of full runs, 2 missing' (from the ``quick`` flag of each JSON record)."""
-    from .run import all_reproductions, output_paths
+    1 of full runs, 2 missing, 1 invalid' (from the ``quick`` flag of each JSON record;
+    invalid: :func:`mpvi.repro.run.read_provenance` refuses it)."""
+    from .run import OutputError, all_reproductions, read_provenance
     reps = all_reproductions()
-    counts = {"of full runs": 0, "of quick runs": 0, "unreadable": 0, "missing": 0}
+    counts = {"of full runs": 0, "of quick runs": 0, "missing": 0, "invalid": 0}
     for rid in ids:
-        jpath = output_paths(reps[rid], out_dir)["json"]
-        if not jpath.exists():
-            counts["missing"] += 1
-            continue
         try:
-            quick = json.loads(jpath.read_text(encoding="utf-8")).get("quick")
-        except (OSError, ValueError, AttributeError):
-            counts["unreadable"] += 1
+            record = read_provenance(reps[rid], out_dir)
+        except OutputError:
+            counts["invalid"] += 1
             continue
-        counts["of quick runs" if quick else "of full runs"] += 1
+        if record is None:
+            counts["missing"] += 1
+        else:
+            counts["of quick runs" if record["quick"] else "of full runs"] += 1
     return ", ".join(f"{n} {what}" for what, n in counts.items() if n) or "nothing"
 
 

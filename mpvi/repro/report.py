@@ -20,6 +20,11 @@ The pages are Jinja2 templates (``mpvi/repro/templates/``); Markdown (ERRATA.md,
 rendered by markdown-it-py with raw HTML disabled.  The directory is built next to
 ``--out`` and renamed into place, so a failed report never leaves half a report; an
 existing ``--out`` is replaced only if it is empty or an earlier report.
+
+Outputs are read through their commit records (:func:`mpvi.repro.run.read_records`): an
+id shows the files its JSON lists, and if any id's files do not match their JSON (an
+interrupted run) or a JSON is malformed, no report is written
+(:class:`mpvi.repro.run.OutputError`, one line per id).
 """
 from __future__ import annotations
 
@@ -37,7 +42,7 @@ from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
 from .. import __version__, io
-from .published import STATUSES, diff, errata_tags, load_all_published, load_known
+from .published import STATUSES, diff, errata_tags, load_all_published, load_known, read_utf8
 
 MARKER = ".mpvi-report"
 """File that marks a directory as a report, which a later report may replace."""
@@ -225,15 +230,8 @@ def compute_time(records):
     return total
 
 
-def _package_of(rep, packages):
-    for pkg in packages:
-        if rep.module and rep.module.startswith(pkg.module + "."):
-            return pkg
-    return packages[0]
-
-
 def _errata_text(pkg):
-    return pkg.errata.read_text(encoding="utf-8") if pkg.errata.exists() else ""
+    return read_utf8(pkg.errata) if pkg.errata.exists() else ""
 
 
 def package_errata(packages):
@@ -241,25 +239,21 @@ def package_errata(packages):
     return {pkg.name: errata_html(_errata_text(pkg)) for pkg in packages}
 
 
-def read_record(path):
-    """A JSON provenance file as a dict, or None if it is missing or unreadable."""
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-
-
 def collect(results, reps=None, packages=None, published=None, known=None, errata=None):
     """The papers of the report: a list of :class:`Paper`, each with its :class:`Item`\\ s,
     from the outputs in ``results``.  Also returns the files to copy: a dict
     report-relative name -> source path.  ``errata``: package name -> (html, anchors) of
-    its ERRATA.md (:func:`package_errata`)."""
-    from .run import all_reproductions, output_paths, reproduction_packages
+    its ERRATA.md (:func:`package_errata`).  Raises :class:`mpvi.repro.run.OutputError`
+    if the outputs of any id cannot be used (:func:`mpvi.repro.run.read_provenance`: the
+    report shows no old values beside new files)."""
+    from .run import (all_reproductions, output_paths, package_of, read_records,
+                      reproduction_packages)
     reps = all_reproductions() if reps is None else reps
     packages = reproduction_packages() if packages is None else packages
     published = load_all_published() if published is None else published
     known = load_known() if known is None else known
-    rows = diff(list(reps), results, published, known)
+    records = read_records(reps.values(), results)
+    rows = diff(list(reps), results, published, known, records)
     by_id = {}
     for r in rows:
         by_id.setdefault(r.value.id, []).append(r)
@@ -270,36 +264,51 @@ def collect(results, reps=None, packages=None, published=None, known=None, errat
     papers, copies = {}, {}
     others = set(reps)
     for rep in reps.values():
-        pkg = _package_of(rep, packages)
+        pkg = package_of(rep, packages)
         errata_page = f"errata-{pkg.name}.html"
         paper = papers.setdefault(rep.paper, Paper(rep.paper, citations.get(rep.paper, ""),
                                                    f"{rep.paper}.html", errata_page))
         paths = output_paths(rep, results)
-        record = read_record(paths["json"])
+        record = records[rep.id]
         item = Item(rep, record, by_id.get(rep.id, []), errata_page, errata[pkg.name][1])
         item.counts = count_statuses(item.rows)
         module = importlib.import_module(rep.module) if rep.module else None
         item.caption, item.details = docstring_html(getattr(module, "__doc__", ""))
         folder = f"files/{rep.paper}"
-        if paths["png"].exists():
+        files = _output_files(rep, record, paths, others)
+        if paths["png"] in files:
             item.png = f"{folder}/{rep.id}.png"
-        csvs = [paths["csv"]] if paths["csv"].exists() else []
-        csvs += sorted(p for p in paths["dir"].glob(f"{rep.id}_*.csv") if p.stem not in others)
+        csvs = [p for p in files if p.suffix == ".csv"]
         for path in csvs:
             name = "" if path == paths["csv"] else path.stem[len(rep.id) + 1:]
             item.tables.append(read_table(path, name, f"{folder}/{path.name}"))
-        for path in [paths["png"], *csvs, paths["json"]]:
-            if path.exists():
+        if record is not None:
+            for path in [*files, paths["json"]]:
                 copies[f"{folder}/{path.name}"] = path
                 item.files.append(f"{folder}/{path.name}")
-        if record is not None:
             compared = {r.value.key for r in item.rows}
-            item.other_values = [(k, v) for k, v in record.get("values", {}).items()
+            item.other_values = [(k, v) for k, v in record["values"].items()
                                  if k not in compared]
         paper.items.append(item)
     for paper in papers.values():
         paper.compute_time_s = compute_time(i.record for i in paper.items if i.record)
     return list(papers.values()), copies
+
+
+def _output_files(rep, record, paths, others):
+    """The PNG and CSV files of ``rep``'s outputs (main CSV first): those its ``record``
+    lists (the commit record, :mod:`mpvi.repro.run`), none if it has not run, and for a
+    record without ``files`` (written before the digests) those found beside it (not of
+    the ids ``others``)."""
+    if record is None:
+        return []
+    if "files" in record:
+        names = sorted(record["files"], key=lambda n: (n != f"{rep.id}.png",
+                                                       n != f"{rep.id}.csv", n))
+        return [paths["dir"] / name for name in names]
+    found = [p for p in (paths["png"], paths["csv"]) if p.exists()]
+    return found + sorted(p for p in paths["dir"].glob(f"{rep.id}_*.csv")
+                          if p.stem not in others)
 
 
 def _environment():

@@ -22,8 +22,18 @@ cache, and the atomic writing of
     <out>/<paper>/<id>_<name>.csv   further tables, if any
     <out>/<paper>/<id>.png    the plot
     <out>/<paper>/<id>.json   provenance (version, git commit, context, digits, parameters,
-                              wall time, studies and whether they came from the cache)
-                              and the values compared by ``mpvi diff``
+                              wall time, studies and whether they came from the cache),
+                              the values compared by ``mpvi diff`` and the SHA-256 of
+                              each file above (``files``)
+
+The JSON is the *commit record* of an id's outputs (:func:`write_outputs`): each file is
+atomic (:func:`mpvi.io.atomic_path`), the JSON is written last, and an id's outputs are
+those its JSON lists, with those digests.  A run killed between two renames leaves files
+that do not match the JSON; every reader (``mpvi diff``, ``list``, ``report``) goes
+through :func:`read_provenance`, which checks the record's shape and the digests and
+raises :class:`OutputError` (one line naming the file, ``rerun mpvi run <id>``) instead
+of reporting old values.  A JSON without ``files`` (written before the digests) is read
+unverified.
 
 ``<out>`` is ``figures/`` of the source checkout for full runs and ``quick-figures/`` for
 ``--quick`` runs, so quick runs never overwrite the committed full results.  Each script
@@ -37,12 +47,15 @@ are the same bytes as those of a serial run.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import copy
+import hashlib
 import importlib
 import importlib.metadata
 import io as _io
 import json
 import pkgutil
+import re
 import sys
 import time
 from dataclasses import dataclass, field
@@ -122,6 +135,15 @@ def reproduction_packages():
     return packages
 
 
+def package_of(rep, packages):
+    """The package of ``packages`` (:func:`reproduction_packages`) that defines ``rep``
+    (the first one for a reproduction without a module)."""
+    for pkg in packages:
+        if rep.module and rep.module.startswith(pkg.module + "."):
+            return pkg
+    return packages[0]
+
+
 @dataclass
 class Output:
     """What a reproduction computed: ``tables`` (name -> DataFrame; '' is the main
@@ -139,7 +161,10 @@ class Reproduction:
     :class:`Output`, ``plot(output, params)`` -> figure, ``refuse(ctx)`` -> the reason
     it cannot run in context ``ctx`` (None: it can; see :func:`needs_mp`), and
     ``tasks(params)`` -> the :class:`mpvi.repro.studies.Task` list of the studies ``compute``
-    will ask for through ``run.study`` (see :meth:`declared_tasks`).  ``module`` is the
+    will ask for through ``run.study`` (see :meth:`declared_tasks`).  ``published``: whether
+    the paper prints numbers of this item, listed in its package's ``published/*.csv``
+    (default True: ``mpvi diff`` reports an error if none are, e.g. a deleted file; False
+    for a figure with nothing to compare, and then none may be).  ``module`` is the
     importable module that defines ``REPRODUCTION`` (set by :func:`all_reproductions`;
     a worker process finds the reproduction through it)."""
 
@@ -154,6 +179,7 @@ class Reproduction:
     quick: dict = field(default_factory=dict)
     refuse: Callable | None = None
     tasks: Callable | None = None
+    published: bool = True
     module: str | None = field(default=None, compare=False)
 
     def parameters(self, quick=False):
@@ -280,6 +306,163 @@ def output_paths(rep, out_dir):
             "json": base / f"{rep.id}.json"}
 
 
+class OutputError(ValueError):
+    """An id's outputs cannot be used: its provenance JSON is unreadable or of the wrong
+    shape, or a file it lists is missing or does not match its digest (an interrupted
+    run).  One line per id, naming the file and ``mpvi run <id>``."""
+
+
+_SHA256 = re.compile(r"[0-9a-f]{64}")
+_STUDY = {"study": str, "from_cache": bool, "wall_time_s": float,
+          "computed_utc": (str, None), "computed_at_commit": (str, None)}
+_NEWTON = {"steps": int, "mean_iterations_per_step": float, "max_iterations": int,
+           "max_final_residual": float, "context_eps": float}
+PROVENANCE = {"reproduction": str, "paper": str, "item": str, "quick": bool,
+              "mpvi_version": str, "git_commit": str, "context": str, "digits": int,
+              "parameters": dict, "created_utc": str, "python": str, "mpmath": str,
+              "mpmath_backend": str, "numpy": str, "machine": str, "wall_time_s": float,
+              "from_cache": bool, "values": {str: str}, "executor?": str,
+              "cached_wall_time_s?": float, "newton?": {str: _NEWTON}, "studies?": [_STUDY],
+              "files?": {str: _SHA256}}
+"""The shape of a provenance record, as :func:`read_provenance` checks it: field -> kind,
+where a kind is a JSON type (``str``, ``bool``, ``int``, ``float`` for any number,
+``dict``, ``list``, ``None`` for null), a tuple of kinds (any of them), ``{str: kind}``
+(an object whose every entry is of that kind), ``[kind]`` (a list of that kind), a dict
+of fields (an object with these fields; ``name?``: optional) or a pattern (a string
+matching it).  Fields not listed (a reproduction's ``extra`` entries, later additions)
+may be anything."""
+_KIND_NAMES = {str: "a string", bool: "true or false", int: "an integer", float: "a number",
+               dict: "an object", list: "a list", None: "null"}
+
+
+def _kind_name(kind):
+    if isinstance(kind, re.Pattern):
+        return f"a string matching {kind.pattern}"
+    return _KIND_NAMES.get(kind if isinstance(kind, type) or kind is None else type(kind))
+
+
+def _shown(value, width=40):
+    text = json.dumps(value)
+    return text if len(text) <= width else text[:width - 3] + "..."
+
+
+def shape_problem(value, kind, where="record"):
+    """Where ``value`` (JSON data) is not of ``kind`` (the notation of :data:`PROVENANCE`),
+    as a phrase for one line, or None."""
+    if isinstance(kind, tuple):
+        if any(shape_problem(value, k, where) is None for k in kind):
+            return None
+        return (f"{where} should be {' or '.join(_kind_name(k) for k in kind)}, not "
+                f"{_shown(value)}")
+    if isinstance(kind, (dict, list)):
+        if not isinstance(value, type(kind)):
+            return f"{where} should be {_kind_name(kind)}, not {_shown(value)}"
+        if isinstance(kind, list):
+            entries = [(f"{where}[{k}]", v, kind[0]) for k, v in enumerate(value)]
+        elif str in kind:
+            entries = [(f"{where}[{json.dumps(k)}]", v, kind[str]) for k, v in value.items()]
+        else:
+            missing = [f for f in kind if not f.endswith("?") and f not in value]
+            if missing:
+                return f"{where} has no field {missing[0]!r}"
+            entries = [(f"{where}.{f.rstrip('?')}", value[f.rstrip("?")], k)
+                       for f, k in kind.items() if f.rstrip("?") in value]
+        return next(filter(None, (shape_problem(v, k, w) for w, v, k in entries)), None)
+    if isinstance(kind, re.Pattern):
+        ok = isinstance(value, str) and kind.fullmatch(value) is not None
+    elif kind is None:
+        ok = value is None
+    elif kind in (int, float):
+        ok = (isinstance(value, (int, float) if kind is float else int)
+              and not isinstance(value, bool))
+    else:
+        ok = isinstance(value, kind)
+    return None if ok else f"{where} should be {_kind_name(kind)}, not {_shown(value)}"
+
+
+def _own_file(name, rid):
+    """Whether ``name`` is the name of a file that reproduction ``rid`` writes (not its
+    JSON, not in another directory)."""
+    return ("/" not in name and "\\" not in name and name != f"{rid}.json"
+            and name.startswith((f"{rid}.", f"{rid}_")))
+
+
+def _sha256(path):
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def read_provenance(rep, out_dir):
+    """The provenance record of ``rep``'s outputs in ``out_dir``, checked: a dict, or None
+    if there is no JSON (not run there).  Raises :class:`OutputError` if the JSON is
+    unreadable, not of the shape :data:`PROVENANCE`, the record of another id, or if a
+    file it lists (``files``) is missing or does not match its SHA-256 (the commit
+    record rule of the module docstring).  Every reader of outputs goes through it."""
+    paths = output_paths(rep, out_dir)
+    jpath = paths["json"]
+    rerun = f"rerun `mpvi run {rep.id}`"
+    try:
+        record = json.loads(jpath.read_bytes().decode("utf-8"))
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise OutputError(f"{rep.id}: cannot read {jpath}: {exc.strerror or exc}") from None
+    except ValueError as exc:               # not UTF-8, not JSON
+        raise OutputError(f"{rep.id}: {jpath} is not valid JSON ({exc}); {rerun}") from None
+    problem = shape_problem(record, PROVENANCE)
+    if problem is None and record["reproduction"] != rep.id:
+        problem = f"it is the record of {record['reproduction']!r}"
+    if problem is None:
+        problem = next((f"record.files names {n!r}, not a file of {rep.id}"
+                        for n in record.get("files", {}) if not _own_file(n, rep.id)), None)
+    if problem:
+        raise OutputError(f"{rep.id}: {jpath} is not a valid provenance record: {problem}; "
+                          f"{rerun}")
+    for name, digest in record.get("files", {}).items():
+        path = paths["dir"] / name
+        try:
+            same = _sha256(path) == digest
+        except FileNotFoundError:
+            raise OutputError(f"{rep.id}: {path} is missing, though its provenance {jpath} "
+                              f"lists it; {rerun}") from None
+        except OSError as exc:
+            raise OutputError(f"{rep.id}: cannot read {path}: {exc.strerror or exc}") from None
+        if not same:
+            raise OutputError(f"{rep.id}: {path} does not match its provenance {jpath} (an "
+                              f"interrupted run?); {rerun}")
+    return record
+
+
+def read_records(reps, out_dir):
+    """``{id: record or None}`` (:func:`read_provenance`) of the reproductions ``reps`` in
+    ``out_dir``; one :class:`OutputError` with a line for each id whose outputs are
+    invalid."""
+    records, problems = {}, []
+    for rep in reps:
+        try:
+            records[rep.id] = read_provenance(rep, out_dir)
+        except OutputError as exc:
+            problems.append(str(exc))
+    if problems:
+        raise OutputError("\n".join(problems))
+    return records
+
+
+def _listed_files(jpath, rid):
+    """The names of ``rid``'s files that the JSON at ``jpath`` lists; empty if it lists
+    none or cannot be read."""
+    try:
+        files = json.loads(jpath.read_text(encoding="utf-8")).get("files")
+    except (OSError, ValueError, AttributeError):
+        return set()
+    if not isinstance(files, dict):
+        return set()
+    return {n for n in files if isinstance(n, str) and _own_file(n, rid)}
+
+
 @dataclass
 class Rendered:
     """A computed reproduction, ready to be written: ``files`` (file name -> bytes: the
@@ -312,11 +495,20 @@ def render(rep, ctx, params, quick, stream=None, cache=None):
     run.progress(f"{rep.id}: {rep.item} of {rep.paper} in context {ctx.name}"
                  f"{' (quick)' if quick else ''}")
     t0 = time.perf_counter()
-    out = rep.compute(run)
+    try:
+        with ctx.active():        # the script's own arithmetic at the context's precision
+            out = rep.compute(run)
+    except Exception as exc:                 # name the cache if compute used values from it
+        cached = [s["cache_file"] for s in run.studies if s["from_cache"]]
+        if cached:
+            exc.add_note(f"({rep.id} used {len(cached)} study result(s) read from the cache, "
+                         f"e.g. {cached[0]}; --no-cache recomputes them)")
+        raise
     wall = time.perf_counter() - t0
     files = {(f"{rep.id}.csv" if name == "" else f"{rep.id}_{name}.csv"):
              df.to_csv(index=False).encode("utf-8") for name, df in out.tables.items()}
-    fig = rep.plot(out, params)
+    with ctx.active():
+        fig = rep.plot(out, params)
     png = _io.BytesIO()
     fig.savefig(png, dpi=120, format="png", bbox_inches="tight")
     plt.close(fig)
@@ -334,9 +526,18 @@ def render(rep, ctx, params, quick, stream=None, cache=None):
 
 
 def write_outputs(rep, rendered, ctx, params, quick, out_dir, extra=None):
-    """Write the files of a :class:`Rendered` and its provenance JSON (``extra``: further
-    entries) atomically into ``out_dir``; returns the paths (:func:`output_paths`)."""
+    """Write the files of a :class:`Rendered` and then its provenance JSON (``extra``:
+    further entries) into ``out_dir``; returns the paths (:func:`output_paths`).
+
+    The commit record rule (module docstring): each file is written atomically, then the
+    JSON, listing the SHA-256 of each file under ``files``, replaces the old one; only
+    then are the files of the previous run that this one does not write removed.  First,
+    temporaries that a killed run left in the directory are removed
+    (:func:`mpvi.io.remove_stale_temporaries`)."""
+    started = time.time()
     paths = output_paths(rep, out_dir)
+    io.remove_stale_temporaries(paths["dir"], started)
+    previous = _listed_files(paths["json"], rep.id)
     for name, data in rendered.files.items():
         with io.atomic_path(paths["dir"] / name) as tmp:
             tmp.write_bytes(data)
@@ -344,7 +545,12 @@ def write_outputs(rep, rendered, ctx, params, quick, out_dir, extra=None):
                            {"reproduction": rep.id, "paper": rep.paper, "item": rep.item,
                             "quick": quick, **rendered.extra, **(extra or {})})
     record["values"] = rendered.values
+    record["files"] = {name: hashlib.sha256(data).hexdigest()
+                       for name, data in rendered.files.items()}
     io.write_json(record, paths["json"])
+    for name in previous - set(rendered.files):
+        with contextlib.suppress(FileNotFoundError):
+            (paths["dir"] / name).unlink()
     return paths
 
 
@@ -372,32 +578,41 @@ def execute(rep, context=DEFAULT_CONTEXT, dps=64, quick=False, out_dir=None, str
 
 
 def open_cache(args):
-    """The cache of ``--cache DIR`` / ``--no-cache`` (default :func:`mpvi.repro.cache.default_directory`),
-    checked writable; None with ``--no-cache``."""
+    """The cache of ``--cache DIR`` / ``--no-cache`` (default :func:`mpvi.repro.cache.default_directory`):
+    None with ``--no-cache``.  A directory that exists but cannot be written is opened
+    read-only, one that cannot be created gives None (no cache); either is reported in one
+    line naming the directory and the OS error, and neither stops the run."""
     if args.no_cache:
         return None
-    directory = args.cache or _cache.default_directory()
-    return _cache.DiskCache(io.check_writable(directory, "cache directory"))
+    directory = Path(args.cache or _cache.default_directory())
+    try:
+        return _cache.DiskCache(io.check_writable(directory, "cache directory"))
+    except OSError as exc:
+        if directory.is_dir():
+            _cache.warn(f"{exc}; studies are read from it, new results are not stored")
+            return _cache.DiskCache(directory, writable=False)
+        _cache.warn(f"{exc}; running without a cache")
+        return None
 
 
 def script_main(rep, argv=None):
     """Command line of a single reproduction script (exit status 0, 1 on an error, 2 on a
-    bad option or an unwritable --out/--cache, 3 if it refuses the context)."""
+    bad option or an unwritable --out, 3 if it refuses the context)."""
     ap = argparse.ArgumentParser(
         prog=f"python reproductions/{rep.id}.py",
         description=f"{rep.item} of {rep.paper}: {rep.title}. Writes <out>/{rep.paper}/{rep.id}"
                     ".csv, .png and .json (provenance). Expected run time: " + rep.runtime,
-        epilog="Exit status: 0 done, 1 error, 2 bad option or unwritable --out/--cache, "
+        epilog="Exit status: 0 done, 1 error, 2 bad option or unwritable --out, "
                "3 refused (the reproduction cannot run in the requested context).")
     add_run_options(ap)
     args = ap.parse_args(argv)
     out = args.out or default_out_dir(args.quick)
     try:
         io.check_writable(out, "output directory")
-        cache = open_cache(args)
     except OSError as exc:
         print(f"{ap.prog}: {exc}", file=sys.stderr)
         return 2
+    cache = open_cache(args)
     try:
         execute(rep, args.context, args.dps, args.quick, out, cache=cache)
     except Refused as exc:
@@ -410,13 +625,15 @@ def script_main(rep, argv=None):
 
 
 def one_line(exc):
-    """An exception's message on one line."""
-    return " ".join(str(exc).split()) or "(no message)"
+    """An exception's message and its notes (``add_note``) on one line."""
+    text = " ".join([str(exc), *getattr(exc, "__notes__", [])])
+    return " ".join(text.split()) or "(no message)"
 
 
 def add_run_options(ap):
-    ap.add_argument("--dps", type=positive_int, default=64,
-                    help="significant digits of the mp context (default 64)")
+    ap.add_argument("--dps", type=digits, default=64,
+                    help=f"significant digits of the gmp and mp contexts (default 64, at "
+                         f"least {MIN_DPS}; ignored by fp)")
     ap.add_argument("--context", choices=["gmp", "mp", "fp"], default=DEFAULT_CONTEXT,
                     help="number context: gmp (gmpy2 numbers and generated kernels, --dps "
                          "digits; the default), mp (the mpmath reference, --dps digits) or fp "
@@ -431,7 +648,9 @@ def add_run_options(ap):
     group = ap.add_mutually_exclusive_group()
     group.add_argument("--cache", type=Path, default=None, metavar="DIR",
                        help="cache directory of the shared studies (default: .mpvi-cache/ "
-                            "of the source checkout, else ~/.cache/mpvi)")
+                            "of the source checkout, else ~/.cache/mpvi); one that cannot "
+                            "be written is only read, one that cannot be created is not "
+                            "used (with a warning)")
     group.add_argument("--no-cache", action="store_true",
                        help="compute every study, neither reading nor writing the cache")
 
@@ -443,4 +662,22 @@ def positive_int(text):
         raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
     if v < 1:
         raise argparse.ArgumentTypeError(f"expected a positive integer, got {v}")
+    return v
+
+
+MIN_DPS = 10
+"""The fewest digits ``--dps`` accepts.  The published values have 3-4 digits and the
+convergence orders come from differences of errors, so fewer digits give meaningless
+outputs (``--dps 1`` wrote ``8.e-2``); float64 is ``--context fp``."""
+
+
+def digits(text):
+    """``--dps``: an integer of at least :data:`MIN_DPS`."""
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of digits, got {text!r}") from None
+    if v < MIN_DPS:
+        raise argparse.ArgumentTypeError(f"expected at least {MIN_DPS} digits, got {v} (for "
+                                         f"float64 use --context fp)")
     return v

@@ -244,14 +244,16 @@ class Study:
         rec = Recorder(ctx, progress, stream)
         created = _utc_now()
         t0 = time.perf_counter()
-        value = self.compute(rec, params)
+        with ctx.active():            # the study's own arithmetic at the context's precision
+            value = self.compute(rec, params)
         wall = time.perf_counter() - t0
         return {"computed_utc": created, "wall_time_s": wall, "newton": rec.newton,
                 "value": _cache.encode(ctx, value, self.name)}
 
     def result(self, ctx, entry, from_cache, cache_file):
         """The :class:`StudyResult` of a cache entry (decoded in ``ctx``); raises
-        ``KeyError``, ``TypeError`` or ``ValueError`` on a malformed entry."""
+        :class:`mpvi.repro.cache.CacheError` on a value that does not decode, ``KeyError``,
+        ``TypeError`` or ``ValueError`` on malformed metadata."""
         value = _cache.decode(ctx, entry["value"])
         newton = [(scheme, dict(summary)) for scheme, summary in entry["newton"]]
         return StudyResult(self.name, value, newton, float(entry["wall_time_s"]),
@@ -265,8 +267,11 @@ class Study:
         from_cache, where = cache.origin(ident)
         try:
             return self.result(ctx, entry, from_cache, where)
-        except (KeyError, TypeError, ValueError):
-            return None          # a damaged entry is a miss: recomputed and replaced
+        except _cache.CacheError as exc:       # a bad entry: reported, recomputed, replaced
+            _cache.bad_entry(where, str(exc))
+        except (KeyError, TypeError, ValueError) as exc:
+            _cache.bad_entry(where, f"malformed metadata ({type(exc).__name__}: {exc})")
+        return None
 
 
 def study_by_reference(module, qualname, name):

@@ -32,10 +32,14 @@ or ``"hermite"`` (the default).
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from typing import Any, Callable, NamedTuple
 
 import numpy as np
+
+from ..context import PrecisionError
+
 
 STATE_KINDS = {"qp": "positions and momenta (q, p)", "qv": "positions and velocities (q, v)"}
 
@@ -105,6 +109,7 @@ class Method:
         if self.state not in STATE_KINDS:
             raise ValueError(f"method {self.name!r}: state must be one of {sorted(STATE_KINDS)}, "
                              f"got {self.state!r}")
+        object.__setattr__(self, "prepare", _same_context(self.prepare, self.name))
 
     def parameters(self, **given):
         """The method's parameters: defaults updated by ``given`` (unknown names refused)."""
@@ -146,6 +151,29 @@ class Method:
         if r.iterations is not None:
             info["newton_iterations"], info["newton_residual"] = r.iterations, r.residual
         return State(r.q, r.y), info
+
+
+def _same_context(prepare, name):
+    """``prepare`` refusing a system whose number context is not ``ctx``: a system built at
+    32 digits and stepped in a 64-digit context would cap the run at 32 digits (its
+    compiled constants and parameters are 32-digit numbers), and one of another backend
+    cannot even be evaluated there."""
+    if getattr(prepare, "_checks_context", False):
+        return prepare
+
+    @functools.wraps(prepare)
+    def checked(system, h, ctx, *args, **kwargs):
+        own = getattr(system, "ctx", None)
+        if own is not None and own is not ctx and (
+                type(own) is not type(ctx) or own.prec != ctx.prec):
+            raise PrecisionError(
+                f"method {name!r}: the system {getattr(system, 'name', system)!r} was built in "
+                f"context {own.name} and cannot be stepped in context {ctx.name}: its numbers "
+                f"would {'cap the run at its precision' if own.prec < ctx.prec else 'be rounded'}"
+                f" or not evaluate there; build the system in {ctx.name}")
+        return prepare(system, h, ctx, *args, **kwargs)
+    checked._checks_context = True
+    return checked
 
 
 METHODS: dict[str, Method] = {}
@@ -234,3 +262,8 @@ def prop1_matrices(X, Y, ctx):
     A = np.block([[eye, -X], [eye, Y]])
     B = np.block([[-eye, -X], [eye, -Y]])
     return A, B
+
+
+from ..context import boundary_module  # noqa: E402  (last: wraps the names above)
+
+boundary_module(globals())

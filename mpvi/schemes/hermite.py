@@ -119,3 +119,8 @@ hermite_galerkin = register(Method(
     order=lambda p: 4 * p["hermite_n"] - 4, symplectic=False, implicit=True,
     reference="hermite eqs. (17), (26); (27)-(29), (31) for n >= 3", prepare=_prepare(galerkin_spec),
     internal="higher derivatives", doc=__doc__))
+
+
+from ..context import boundary_module  # noqa: E402  (last: wraps the names above)
+
+boundary_module(globals())

@@ -24,7 +24,7 @@ def prepare(system, h, ctx, newton=None, check_stability=True):
     for a uniform interface (the rule is A-stable)."""
     h = check_step(h, ctx)
     half = h / 2
-    newton = check_options(newton)
+    newton = check_options(newton, ctx)
     n = system.dof
     eye = ctx.eye(2 * n)
     half_eye = ctx.eye(n) * half
@@ -56,3 +56,8 @@ implicit_midpoint = register(Method(
     symplectic=False, implicit=True,
     reference="mutze eqs. (83), (85); the one-stage Gauss method on (x, v)' = (v, A)",
     prepare=prepare, doc=__doc__))
+
+
+from ..context import boundary_module  # noqa: E402  (last: wraps the names above)
+
+boundary_module(globals())

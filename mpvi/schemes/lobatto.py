@@ -38,3 +38,8 @@ lobatto = register(Method(
     order=lambda p: 2 * p["points"] - 2, symplectic=True, implicit=True,
     reference="Marsden & West 2001 Sec. 2.6 (not in the four papers); points = 3 is top2025 App. A",
     prepare=prepare, internal="internal points", doc=__doc__, stability_bound=_stability_bound))
+
+
+from ..context import boundary_module  # noqa: E402  (last: wraps the names above)
+
+boundary_module(globals())

@@ -28,3 +28,8 @@ def prepare(system, h, ctx, check_stability=True, newton=None):
 midpoint = register(Method(
     name="midpoint", label="Implicit midpoint", state="qp", order=2, symplectic=True,
     implicit=True, reference="top2025 App. B, eqs. (18as)", prepare=prepare, doc=__doc__))
+
+
+from ..context import boundary_module  # noqa: E402  (last: wraps the names above)
+
+boundary_module(globals())

@@ -112,7 +112,7 @@ def prepare_g(system, h, ctx, g=0, solver="newton", iterations=1, variant="dampe
     if isinstance(iterations, bool) or not isinstance(iterations, (int, np.integer)) or iterations < 0:
         raise ValueError(f"mutze: iterations must be a non-negative integer, got {iterations!r}")
     gc = _number(g, "g", ctx)
-    newton = check_options(newton)
+    newton = check_options(newton, ctx)
     if solver == "explicit" and not _affine_in_a(system, gc == 0):
         raise ValueError(f"mutze: solver='explicit' needs eq. (72) affine in a (for g = 0: A "
                          f"linear in v, eq. 79); {system.name!r} is not -- use solver='newton' "
@@ -375,7 +375,7 @@ def prepare_action(kind):
                             f"(mpvi.mechanics.LagrangianSystem); got {system!r}")
         if isinstance(nodes, bool) or not isinstance(nodes, (int, np.integer)) or nodes < 1:
             raise ValueError(f"nodes must be a positive integer, got {nodes!r}")
-        newton = check_options(newton)
+        newton = check_options(newton, ctx)
         rule = gauss_legendre(int(nodes))
         ss = [to_context(z, ctx) * h for z in rule.nodes]
         ws = [to_context(w, ctx) * h for w in rule.weights]
@@ -422,3 +422,8 @@ mutze_parabolic_el = register(Method(
     params={"nodes": 4}, order=2, symplectic=False, implicit=True, internal="a",
     reference="mutze eq. (44) with S_L, W_F (39, 41)",
     prepare=prepare_action("parabolic_el"), doc=__doc__))
+
+
+from ..context import boundary_module  # noqa: E402  (last: wraps the names above)
+
+boundary_module(globals())

@@ -34,3 +34,8 @@ def prepare(system, h, ctx, check_stability=True):
 newmark = register(Method(
     name="newmark", label="Newmark", state="qp", order=2, symplectic=True, implicit=True,
     reference="axioms2024 eqs. (10)-(12)", prepare=prepare, doc=__doc__))
+
+
+from ..context import boundary_module  # noqa: E402  (last: wraps the names above)
+
+boundary_module(globals())

@@ -19,13 +19,19 @@ beta = 1/4, gamma = 1/2 it gives axioms2024's Newmark scheme (``newmark``, eqs. 
 """
 from fractions import Fraction
 
+import numpy as np
 import sympy as sp
 
+from ..context import PrecisionError
 from ..newton import check_options, solve_info
 from .base import Method, StepResult, check_step, register
 
 
 def _exact(x, name):
+    if isinstance(x, (float, np.floating, bool)):
+        raise PrecisionError(f"Newmark's {name} = {x!r} is a float, refused as everywhere in "
+                             f"mpvi (it is not the number it prints); give it exactly, e.g. "
+                             f"{name}='1/4' or Fraction(1, 4)")
     try:
         return Fraction(str(x)) if not isinstance(x, Fraction) else x
     except ValueError:
@@ -38,7 +44,7 @@ def prepare(system, h, ctx, beta=Fraction(1, 4), gamma=Fraction(1, 2), newton=No
     """``beta``, ``gamma``: exact numbers (strings or Fractions); ``newton``: options for
     :func:`mpvi.newton.solve`; ``check_stability`` is accepted for a uniform interface."""
     h = check_step(h, ctx)
-    newton = check_options(newton)
+    newton = check_options(newton, ctx)
     b, g = ctx.num(_exact(beta, "beta")), ctx.num(_exact(gamma, "gamma"))
     bh2, gh = b * h * h, g * h
     half = ctx.one / 2
@@ -80,3 +86,8 @@ newmark_family = register(Method(
     reference="Newmark 1959; Kane, Marsden, Ortiz & West 2000 (axioms2024 eqs. 10-12 for "
               "beta = 1/4, gamma = 1/2 on linear systems)",
     prepare=prepare, internal="acceleration", doc=__doc__, stability_bound=_stability_bound))
+
+
+from ..context import boundary_module  # noqa: E402  (last: wraps the names above)
+
+boundary_module(globals())

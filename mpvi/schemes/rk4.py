@@ -47,3 +47,8 @@ rk4 = register(Method(
     name="rk4", label="RK4", state="qp", order=4, symplectic=False, implicit=False,
     reference="axioms2024 Sec. 6; top2025 Secs. 3-4 (classical RK4)", prepare=prepare,
     doc=__doc__, stability_bound=2 * sp.sqrt(2), first_order=True))
+
+
+from ..context import boundary_module  # noqa: E402  (last: wraps the names above)
+
+boundary_module(globals())

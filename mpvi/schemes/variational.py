@@ -235,7 +235,7 @@ class _TrialStepper:
     def __init__(self, method, system, h, ctx, newton):
         self.method, self.system, self.ctx = method, system, ctx
         self.h = check_step(h, ctx)
-        self.newton = check_options(newton)
+        self.newton = check_options(newton, ctx)
         slots = method.disc.basis.slots
         self.slots = slots
         self.known = [i for i, s in enumerate(slots) if s.tau == 0 and s.derivative <= method.known_derivative]
@@ -605,3 +605,8 @@ def lagrange_variational(disc):
 def prepare_rule(disc, system, h, ctx, newton=None):
     """Stepper of the Lagrange variational scheme of ``disc`` (see :func:`lagrange_variational`)."""
     return lagrange_variational(disc).prepare(system, h, ctx, newton)
+
+
+from ..context import boundary_module  # noqa: E402  (last: wraps the names above)
+
+boundary_module(globals())

@@ -406,3 +406,8 @@ def flutter_speed(params, ctx, U_max="100", samples=200, equations="corrected"):
 __all__ = ["DEFAULT_PARAMETERS", "PAPER_INITIAL_STATE", "AeroelasticSection", "SymbolicModel",
            "NoFlutterError", "aeroelastic_section", "flutter_speed", "linear_eigenvalues",
            "linear_matrix", "max_real_part", "section_parameters", "symbolic_model"]
+
+
+from ..context import boundary_module  # noqa: E402  (last: wraps the names above)
+
+boundary_module(globals())

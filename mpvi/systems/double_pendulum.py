@@ -122,3 +122,8 @@ def nonlinear_double_pendulum(ctx, m1=1, m2=1, g="9.81", omega0=None, length=Non
 
 __all__ = ["LinearDoublePendulum", "linearized_double_pendulum", "NonlinearDoublePendulum",
            "nonlinear_double_pendulum"]
+
+
+from ..context import boundary_module  # noqa: E402  (last: wraps the names above)
+
+boundary_module(globals())

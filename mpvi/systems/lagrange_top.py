@@ -113,3 +113,8 @@ def reduced_top(ctx, params, p_phi, p_psi):
         return np.array([phidot, xi, (A + phidot * phidot * c - k * phidot) * s], dtype=ctx.dtype)
     return FirstOrderSystem(name="reduced Lagrange top", rhs=rhs, dim=3, ctx=ctx,
                             labels=("phi", "theta", "xi"))
+
+
+from ..context import boundary_module  # noqa: E402  (last: wraps the names above)
+
+boundary_module(globals())

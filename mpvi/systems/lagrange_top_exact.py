@@ -226,3 +226,7 @@ class LagrangeTopNutation:
         return (f"LagrangeTopNutation(period={s(self.period, 15)}, u_min={s(self.roots[0], 15)}, "
                 f"u_max={s(self.roots[1], 15)}, dps={self.ctx.dps})")
 
+
+from ..context import boundary_module  # noqa: E402  (last: wraps the names above)
+
+boundary_module(globals())

@@ -173,3 +173,8 @@ def _linear_system(M, K, ctx, name):
 
 def _modal_solution(system, q0, p0):
     return ModalSolution(system, q0, p0)
+
+
+from ..context import boundary_module  # noqa: E402  (last: wraps the names above)
+
+boundary_module(globals())

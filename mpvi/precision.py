@@ -1,0 +1,150 @@
+"""The caller's precision is left as it was: :func:`boundary` and its class and module
+forms wrap mpvi's public names.
+
+gmpy2 rounds every operation to the precision of the calling thread's gmpy2 context.
+mpvi's contexts make their own precision the thread's while they compute
+(:meth:`mpvi.context.GMPContext.activate`); every public function, method and
+constructor of mpvi is an entry point that restores the caller's gmpy2 context when it
+returns or raises, so that ``gmpy2.mpfr(1)/3`` in the caller's code does not depend on
+whether mpvi ran.  (mpmath's global ``mpmath.mp`` is never changed: every mpvi context
+computes in a private mpmath context.)  This module depends on nothing else of mpvi, so
+that every module, :mod:`mpvi.linalg` included, can use it.
+"""
+from __future__ import annotations
+
+import functools
+import inspect
+import threading
+
+try:
+    import gmpy2
+except ImportError:                     # pragma: no cover - gmpy2 is a dependency
+    gmpy2 = None
+
+_CONTEXT_TYPES = ()
+"""The number context classes (set by :mod:`mpvi.context`: ``register_context_type``)."""
+
+
+def register_context_type(cls):
+    """Let :func:`boundary` recognise instances of ``cls`` as number contexts."""
+    global _CONTEXT_TYPES
+    _CONTEXT_TYPES = _CONTEXT_TYPES + (cls,)
+    return cls
+
+
+_depth = threading.local()
+
+
+def _context_of(args):
+    """The number context a call computes in: a context among its first arguments, or the
+    ``ctx`` of one (a problem, a system, a solution); None if there is none."""
+    for a in args[:4]:
+        if isinstance(a, _CONTEXT_TYPES):
+            return a
+        c = getattr(a, "ctx", None) if not isinstance(a, (int, str, float)) else None
+        if isinstance(c, _CONTEXT_TYPES):
+            return c
+    return None
+
+
+def boundary(f, own=False, find=True):
+    """Decorate a public entry point of mpvi: the caller's gmpy2 thread context is the same
+    object, at the same precision, after the call as before.
+
+    Inside, mpvi computes at the precision of its contexts: the outermost entry point
+    makes the context of its arguments (:func:`_context_of`) the thread's, and every
+    context method used inside makes its own the thread's (:meth:`GMPContext.activate`;
+    ``own=True``: the method of a context, which activates ``self`` at every call, nested
+    or not; ``find=False``: none, for a constructor).  Nested entry points pay one thread-local look-up and restore nothing: the
+    outermost restores the caller's context when it returns or raises.  (The global
+    ``mpmath.mp`` is never changed: every mpvi context computes in a private mpmath
+    context.)"""
+    if gmpy2 is None:                   # pragma: no cover - gmpy2 is a dependency
+        return f
+
+    if own:
+        @functools.wraps(f)
+        def method(self, *args, **kwargs):
+            if getattr(_depth, "inside", False):
+                self.activate()
+                return f(self, *args, **kwargs)
+            _depth.inside = True
+            caller = gmpy2.get_context()
+            try:
+                self.activate()
+                return f(self, *args, **kwargs)
+            finally:
+                _depth.inside = False
+                if gmpy2.get_context() is not caller:
+                    gmpy2.set_context(caller)
+        return method
+
+    @functools.wraps(f)
+    def entry(*args, **kwargs):
+        if getattr(_depth, "inside", False):
+            return f(*args, **kwargs)
+        _depth.inside = True
+        caller = gmpy2.get_context()
+        try:
+            ctx = _context_of(args) if find else None
+            if ctx is not None:
+                ctx.activate()
+            return f(*args, **kwargs)
+        finally:
+            _depth.inside = False
+            if gmpy2.get_context() is not caller:
+                gmpy2.set_context(caller)
+    return entry
+
+
+def boundary_class(cls, own=False):
+    """Make every public method of ``cls`` (and ``__init__``, ``__call__``, the getters of
+    its properties) a :func:`boundary`; ``own=True`` for the number contexts (each method
+    activates its context)."""
+    if vars(cls).get("_guarded"):
+        return cls
+    cls._guarded = True
+    for name, attr in list(vars(cls).items()):
+        if name.startswith("_") and name not in ("__init__", "__call__", "__getitem__"):
+            continue
+        if name == "__init__":                  # self is not built yet
+            setattr(cls, name, boundary(attr, find=False))
+        elif isinstance(attr, property) and attr.fget is not None:
+            setattr(cls, name, property(boundary(attr.fget, own), attr.fset, attr.fdel,
+                                        attr.__doc__))
+        elif isinstance(attr, staticmethod):
+            setattr(cls, name, staticmethod(boundary(attr.__func__)))
+        elif isinstance(attr, classmethod):
+            setattr(cls, name, classmethod(boundary(attr.__func__)))
+        elif inspect.isfunction(attr) and not getattr(attr, "_sticky", False):
+            setattr(cls, name, boundary(attr, own))
+    return cls
+
+
+def context_class(cls):
+    """:func:`boundary_class` for a number context (and register its type)."""
+    register_context_type(cls)
+    return boundary_class(cls, own=True)
+
+
+def boundary_module(namespace):
+    """Make the public functions and classes a module defines :func:`boundary` entry
+    points (classes: :func:`boundary_class`).  Called at the end of every numerical
+    module of mpvi (``boundary_module(globals())``), so that no public name computes at
+    the caller's precision or leaves it changed.  Exceptions and tuples are left alone."""
+    name = namespace["__name__"]
+    for key, obj in list(namespace.items()):
+        if key.startswith("_") or getattr(obj, "__module__", None) != name:
+            continue
+        if inspect.isclass(obj):
+            if not issubclass(obj, (BaseException, tuple)):
+                boundary_class(obj)
+        elif inspect.isfunction(obj) and not hasattr(obj, "__wrapped__"):
+            namespace[key] = boundary(obj)
+
+
+def sticky(f):
+    """Mark a method that :func:`boundary_class` leaves alone (``activate``: changing the
+    thread's precision is its purpose)."""
+    f._sticky = True
+    return f
