@@ -318,6 +318,6 @@ def stability_scan(scheme: Any, omega_h: Iterable, ctx: Any, **options: Any) -> 
     return rows
 
 
-from .context import boundary_module  # noqa: E402  (last: wraps the names above)
+from .precision import boundary_module  # noqa: E402  (last: wraps the names above)
 
 boundary_module(globals())

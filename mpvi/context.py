@@ -39,7 +39,7 @@ import numpy as np
 from mpmath.ctx_mp_python import _mpf as _any_mpf  # base class of every mpmath context's mpf
 
 from .linalg import cholesky, solve_dense
-from .precision import boundary, boundary_class, boundary_module, context_class, sticky  # noqa: F401
+from .precision import boundary, context_class, sticky
 
 try:                                    # optional: the fast context (extra "fast")
     import gmpy2
@@ -539,7 +539,7 @@ class GMPContext(MPContext):
     gmpy2 context, not to that of its operands.  Inside mpvi every method of this context
     first makes its own precision the thread's (a check of about 50 ns), so mpvi's bare
     arithmetic runs at the precision of the context used last.  When a call into mpvi
-    (any public function, method or constructor: :func:`boundary`) returns, the caller's
+    (any public function, method or constructor: :func:`mpvi.precision.boundary`) returns, the caller's
     gmpy2 context is restored: ``gmpy2.mpfr(1)/3`` in your own code is not changed by
     mpvi.  Your own bare arithmetic on this context's numbers therefore runs at *your*
     precision (53 bits by default) unless you ask for this one::
@@ -660,7 +660,6 @@ class GMPContext(MPContext):
     # numbers ---------------------------------------------------------------------------
     @property
     def pi(self):
-        self.activate()
         return gmpy2.const_pi()
 
     def num(self, x):
@@ -670,7 +669,6 @@ class GMPContext(MPContext):
         works at a raised one (inside ``diff``, ``quad``, ``findroot`` or ``workdps``: a
         parameter captured by the function), which is taken exactly, as
         :meth:`MPContext.num` takes its own numbers."""
-        self.activate()
         if isinstance(x, _mpfr_type):
             p = x.precision
             if p == self._g.precision:
@@ -713,7 +711,6 @@ class GMPContext(MPContext):
 
     def lift(self, x):
         """As :meth:`MPContext.lift`."""
-        self.activate()
         if isinstance(x, _any_mpf):
             return self._mpf_tuple(x._mpf_)
         if isinstance(x, _mpfr_type):
@@ -723,7 +720,6 @@ class GMPContext(MPContext):
         return self.num(x)
 
     def fsum(self, terms):
-        self.activate()
         return gmpy2.fsum(list(terms))
 
     def _native(self, name):
@@ -742,14 +738,12 @@ class GMPContext(MPContext):
         return self._vec[name]
 
     def atan2(self, y, x):
-        self.activate()
         return gmpy2.atan2(y, x)
 
     def isfinite(self, x):
         return gmpy2.is_finite(x)
 
     def mpc(self, re, im=0):
-        self.activate()
         return gmpy2.mpc(self.num(re), self.num(im))
 
     def re(self, z):
@@ -759,7 +753,6 @@ class GMPContext(MPContext):
         return z.imag if isinstance(z, _mpc_type) else self.zero
 
     def csqrt(self, x):
-        self.activate()
         return gmpy2.sqrt(gmpy2.mpc(x))
 
     def to_str(self, x, digits=None):

@@ -198,6 +198,6 @@ class StepData:
         return self.system.momentum(q, v, t)
 
 
-from .context import boundary_module  # noqa: E402  (last: wraps the names above)
+from .precision import boundary_module  # noqa: E402  (last: wraps the names above)
 
 boundary_module(globals())

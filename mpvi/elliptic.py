@@ -196,6 +196,6 @@ class Weierstrass:
                 f"omega1={s(self.omega1, 12)}, dps={self.ctx.dps})")
 
 
-from .context import boundary_module  # noqa: E402  (last: wraps the names above)
+from .precision import boundary_module  # noqa: E402  (last: wraps the names above)
 
 boundary_module(globals())

@@ -207,6 +207,6 @@ def hamiltonian_field(system):
     return f_symbolic if symbolic else f_dense
 
 
-from .context import boundary_module  # noqa: E402  (last: wraps the names above)
+from .precision import boundary_module  # noqa: E402  (last: wraps the names above)
 
 boundary_module(globals())

@@ -607,6 +607,6 @@ def _rebuild_system(cls, name, coords, velocities, mass, potential, lagrangian, 
     return self
 
 
-from .context import boundary_module  # noqa: E402  (last: wraps the names above)
+from .precision import boundary_module  # noqa: E402  (last: wraps the names above)
 
 boundary_module(globals())

@@ -282,6 +282,6 @@ def _damp(call, x, dx, rnorm, ctx, halvings=64):
     return dx
 
 
-from .context import boundary_module  # noqa: E402  (last: wraps the names above)
+from .precision import boundary_module  # noqa: E402  (last: wraps the names above)
 
 boundary_module(globals())

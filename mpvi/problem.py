@@ -250,6 +250,6 @@ def load_numbers(ctx, value):
     return value
 
 
-from .context import boundary_module  # noqa: E402  (last: wraps the names above)
+from .precision import boundary_module  # noqa: E402  (last: wraps the names above)
 
 boundary_module(globals())

@@ -177,6 +177,6 @@ def to_context(value, ctx):
     return ctx.num(_digits(value, ctx.dps + GUARD_DIGITS))
 
 
-from .context import boundary_module  # noqa: E402  (last: wraps the names above)
+from .precision import boundary_module  # noqa: E402  (last: wraps the names above)
 
 boundary_module(globals())

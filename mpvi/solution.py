@@ -523,6 +523,6 @@ def attach(sol: Solution, system) -> Solution:
     return sol
 
 
-from .context import boundary_module  # noqa: E402  (last: wraps the names above)
+from .precision import boundary_module  # noqa: E402  (last: wraps the names above)
 
 boundary_module(globals())

@@ -504,7 +504,7 @@ class _Divergence:
     """The divergence guard of :func:`solve` (module doc)."""
 
     def __init__(self, problem, method, q0, y0, max_growth):
-        ctx, system = problem.ctx, problem.system
+        ctx = problem.ctx
         self.ctx, self.method = ctx, method
         self.on = max_growth is not None
         if not self.on:
@@ -610,6 +610,6 @@ def _locate(e, segment, h, a, b, ctx):
     return locate_root(phi, ctx.zero, ctx.one, f0, f1, ctx, tol)
 
 
-from .context import boundary_module  # noqa: E402  (last: wraps the names above)
+from .precision import boundary_module  # noqa: E402  (last: wraps the names above)
 
 boundary_module(globals())

@@ -149,6 +149,6 @@ def eigenvalues(A):
     return tuple(sp.together(tr / 2 + s * sp.sqrt(disc)) for s in (1, -1))
 
 
-from .context import boundary_module  # noqa: E402  (last: wraps the names above)
+from .precision import boundary_module  # noqa: E402  (last: wraps the names above)
 
 boundary_module(globals())

@@ -152,6 +152,6 @@ def linear_pendulum_errors(rec, params):
     return {m: {v: errs[(m, v)][0] for v in ("p", "q")} for m in params["methods"]}
 
 
-from mpvi.context import boundary_module  # noqa: E402  (last: wraps the names above)
+from mpvi.precision import boundary_module  # noqa: E402  (last: wraps the names above)
 
 boundary_module(globals())

@@ -425,6 +425,6 @@ __all__ = ["PAPER", "PARAMS", "QUICK", "RUNTIME", "aeroelastic_runs", "compute_f
            "phase_portrait_plot", "energy_plot", "energy_error_plot"]
 
 
-from mpvi.context import boundary_module  # noqa: E402  (last: wraps the names above)
+from mpvi.precision import boundary_module  # noqa: E402  (last: wraps the names above)
 
 boundary_module(globals())

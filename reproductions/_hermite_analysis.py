@@ -42,6 +42,6 @@ def trace_det(name):
     return sp.cancel(A.trace()), sp.cancel(A.det())
 
 
-from mpvi.context import boundary_module  # noqa: E402  (last: wraps the names above)
+from mpvi.precision import boundary_module  # noqa: E402  (last: wraps the names above)
 
 boundary_module(globals())

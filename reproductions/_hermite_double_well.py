@@ -192,6 +192,6 @@ def double_well_reproduction(number, q0, runtime):
         compute=double_well_output, plot=lambda out, p: double_well_plot(out, p, item))
 
 
-from mpvi.context import boundary_module  # noqa: E402  (last: wraps the names above)
+from mpvi.precision import boundary_module  # noqa: E402  (last: wraps the names above)
 
 boundary_module(globals())

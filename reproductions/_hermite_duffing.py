@@ -244,6 +244,6 @@ def duffing_reproduction(rid, item, title, compute, plot, runtime):
                         params=PARAMS, quick=QUICK, compute=compute, plot=plot, tasks=tasks)
 
 
-from mpvi.context import boundary_module  # noqa: E402  (last: wraps the names above)
+from mpvi.precision import boundary_module  # noqa: E402  (last: wraps the names above)
 
 boundary_module(globals())

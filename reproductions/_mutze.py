@@ -9,6 +9,6 @@ all take one step of length h = 2 tau from the state (x, v).
 PAPER = "mutze"
 
 
-from mpvi.context import boundary_module  # noqa: E402  (last: wraps the names above)
+from mpvi.precision import boundary_module  # noqa: E402  (last: wraps the names above)
 
 boundary_module(globals())

@@ -366,6 +366,6 @@ def optimal_p(ctx=None, method="tanh-sinh", start=("4/5", "41/50")):
     return p
 
 
-from mpvi.context import boundary_module  # noqa: E402  (last: wraps the names above)
+from mpvi.precision import boundary_module  # noqa: E402  (last: wraps the names above)
 
 boundary_module(globals())

@@ -405,6 +405,6 @@ class ChebyshevPropagator:
         return np.array([S[0] * cp + S[1] * sp_, S[1] * cp - S[0] * sp_], dtype=X.dtype)
 
 
-from mpvi.context import boundary_module  # noqa: E402  (last: wraps the names above)
+from mpvi.precision import boundary_module  # noqa: E402  (last: wraps the names above)
 
 boundary_module(globals())

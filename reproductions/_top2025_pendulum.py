@@ -248,6 +248,6 @@ def orders_frame(ctx, rows, first=()):
     return pd.DataFrame(data)
 
 
-from mpvi.context import boundary_module  # noqa: E402  (last: wraps the names above)
+from mpvi.precision import boundary_module  # noqa: E402  (last: wraps the names above)
 
 boundary_module(globals())

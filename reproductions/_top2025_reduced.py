@@ -113,6 +113,6 @@ def turning_points(ctx, system, sol, which="min", levels=GBS_LEVELS, max_iter=20
     return out
 
 
-from mpvi.context import boundary_module  # noqa: E402  (last: wraps the names above)
+from mpvi.precision import boundary_module  # noqa: E402  (last: wraps the names above)
 
 boundary_module(globals())

@@ -284,6 +284,6 @@ def plot_long_run_table(out, p, variable, title):
     return fig
 
 
-from mpvi.context import boundary_module  # noqa: E402  (last: wraps the names above)
+from mpvi.precision import boundary_module  # noqa: E402  (last: wraps the names above)
 
 boundary_module(globals())

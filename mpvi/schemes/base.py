@@ -264,6 +264,6 @@ def prop1_matrices(X, Y, ctx):
     return A, B
 
 
-from ..context import boundary_module  # noqa: E402  (last: wraps the names above)
+from ..precision import boundary_module  # noqa: E402  (last: wraps the names above)
 
 boundary_module(globals())

@@ -121,6 +121,6 @@ hermite_galerkin = register(Method(
     internal="higher derivatives", doc=__doc__))
 
 
-from ..context import boundary_module  # noqa: E402  (last: wraps the names above)
+from ..precision import boundary_module  # noqa: E402  (last: wraps the names above)
 
 boundary_module(globals())

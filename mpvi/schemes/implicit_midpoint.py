@@ -58,6 +58,6 @@ implicit_midpoint = register(Method(
     prepare=prepare, doc=__doc__))
 
 
-from ..context import boundary_module  # noqa: E402  (last: wraps the names above)
+from ..precision import boundary_module  # noqa: E402  (last: wraps the names above)
 
 boundary_module(globals())

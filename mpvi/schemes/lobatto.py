@@ -40,6 +40,6 @@ lobatto = register(Method(
     prepare=prepare, internal="internal points", doc=__doc__, stability_bound=_stability_bound))
 
 
-from ..context import boundary_module  # noqa: E402  (last: wraps the names above)
+from ..precision import boundary_module  # noqa: E402  (last: wraps the names above)
 
 boundary_module(globals())

@@ -30,6 +30,6 @@ midpoint = register(Method(
     implicit=True, reference="top2025 App. B, eqs. (18as)", prepare=prepare, doc=__doc__))
 
 
-from ..context import boundary_module  # noqa: E402  (last: wraps the names above)
+from ..precision import boundary_module  # noqa: E402  (last: wraps the names above)
 
 boundary_module(globals())

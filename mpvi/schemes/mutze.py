@@ -424,6 +424,6 @@ mutze_parabolic_el = register(Method(
     prepare=prepare_action("parabolic_el"), doc=__doc__))
 
 
-from ..context import boundary_module  # noqa: E402  (last: wraps the names above)
+from ..precision import boundary_module  # noqa: E402  (last: wraps the names above)
 
 boundary_module(globals())

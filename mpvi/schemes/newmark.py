@@ -36,6 +36,6 @@ newmark = register(Method(
     reference="axioms2024 eqs. (10)-(12)", prepare=prepare, doc=__doc__))
 
 
-from ..context import boundary_module  # noqa: E402  (last: wraps the names above)
+from ..precision import boundary_module  # noqa: E402  (last: wraps the names above)
 
 boundary_module(globals())

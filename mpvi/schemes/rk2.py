@@ -62,6 +62,6 @@ rk2 = register(Method(
     prepare=prepare, doc=__doc__, first_order=True))
 
 
-from ..context import boundary_module  # noqa: E402  (last: wraps the names above)
+from ..precision import boundary_module  # noqa: E402  (last: wraps the names above)
 
 boundary_module(globals())

@@ -49,6 +49,6 @@ rk4 = register(Method(
     doc=__doc__, stability_bound=2 * sp.sqrt(2), first_order=True))
 
 
-from ..context import boundary_module  # noqa: E402  (last: wraps the names above)
+from ..precision import boundary_module  # noqa: E402  (last: wraps the names above)
 
 boundary_module(globals())

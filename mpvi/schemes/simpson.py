@@ -145,6 +145,6 @@ __all__ = ["simpson", "simpson_v1", "check_simpson_stability", "simpson_XY", "si
            "StabilityError"]
 
 
-from ..context import boundary_module  # noqa: E402  (last: wraps the names above)
+from ..precision import boundary_module  # noqa: E402  (last: wraps the names above)
 
 boundary_module(globals())

@@ -607,6 +607,6 @@ def prepare_rule(disc, system, h, ctx, newton=None):
     return lagrange_variational(disc).prepare(system, h, ctx, newton)
 
 
-from ..context import boundary_module  # noqa: E402  (last: wraps the names above)
+from ..precision import boundary_module  # noqa: E402  (last: wraps the names above)
 
 boundary_module(globals())

@@ -408,6 +408,6 @@ __all__ = ["DEFAULT_PARAMETERS", "PAPER_INITIAL_STATE", "AeroelasticSection", "S
            "linear_matrix", "max_real_part", "section_parameters", "symbolic_model"]
 
 
-from ..context import boundary_module  # noqa: E402  (last: wraps the names above)
+from ..precision import boundary_module  # noqa: E402  (last: wraps the names above)
 
 boundary_module(globals())

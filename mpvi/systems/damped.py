@@ -101,6 +101,6 @@ def damped_pendulum(ctx, w0=1, damping="1/5", force="1/2", drive="2/3"):
 __all__ = ["damped_oscillator", "DampedOscillatorExact", "damped_pendulum"]
 
 
-from ..context import boundary_module  # noqa: E402  (last: wraps the names above)
+from ..precision import boundary_module  # noqa: E402  (last: wraps the names above)
 
 boundary_module(globals())

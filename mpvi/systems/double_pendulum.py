@@ -124,6 +124,6 @@ __all__ = ["LinearDoublePendulum", "linearized_double_pendulum", "NonlinearDoubl
            "nonlinear_double_pendulum"]
 
 
-from ..context import boundary_module  # noqa: E402  (last: wraps the names above)
+from ..precision import boundary_module  # noqa: E402  (last: wraps the names above)
 
 boundary_module(globals())

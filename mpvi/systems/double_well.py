@@ -217,6 +217,6 @@ def double_well_problem(ctx, q0, v0=0, m=1):
 __all__ = ["DoubleWellExact", "double_well", "double_well_exact", "double_well_problem", "duffing"]
 
 
-from ..context import boundary_module  # noqa: E402  (last: wraps the names above)
+from ..precision import boundary_module  # noqa: E402  (last: wraps the names above)
 
 boundary_module(globals())

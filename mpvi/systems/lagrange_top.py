@@ -115,6 +115,6 @@ def reduced_top(ctx, params, p_phi, p_psi):
                             labels=("phi", "theta", "xi"))
 
 
-from ..context import boundary_module  # noqa: E402  (last: wraps the names above)
+from ..precision import boundary_module  # noqa: E402  (last: wraps the names above)
 
 boundary_module(globals())

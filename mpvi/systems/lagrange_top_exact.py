@@ -227,6 +227,6 @@ class LagrangeTopNutation:
                 f"u_max={s(self.roots[1], 15)}, dps={self.ctx.dps})")
 
 
-from ..context import boundary_module  # noqa: E402  (last: wraps the names above)
+from ..precision import boundary_module  # noqa: E402  (last: wraps the names above)
 
 boundary_module(globals())

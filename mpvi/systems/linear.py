@@ -175,6 +175,6 @@ def _modal_solution(system, q0, p0):
     return ModalSolution(system, q0, p0)
 
 
-from ..context import boundary_module  # noqa: E402  (last: wraps the names above)
+from ..precision import boundary_module  # noqa: E402  (last: wraps the names above)
 
 boundary_module(globals())
