@@ -118,6 +118,9 @@ def cmd_run(args, reps, parser):
     if args.jobs is not None and args.scheduler not in (None, "local"):
         parser.error("--jobs sets the worker processes of this machine (a pool, or "
                      "--scheduler local); a Dask scheduler at an address has its own workers")
+    if args.check_digits and args.context == "fp":
+        parser.error("--check-digits needs a context whose precision can be raised (gmp or "
+                     "mp), not fp")
     out = args.out or default_out_dir(args.quick)
     check_writable(out, "output directory")
     cache = open_cache(args)
@@ -177,6 +180,7 @@ def _run_in_parallel(args, reps, ids, out, cache):
         with ProgressBar(None, "mpvi run") as bar:
             result = run_parallel(
                 reps, ids, executor, args.context, args.dps, args.quick, out, cache,
+                check_digits=args.check_digits,
                 on_progress=lambda done, total, label: bar.update(done, total, label))
     except BaseException:
         executor.close(cancel=True)
@@ -196,7 +200,8 @@ def _run_serially(args, reps, ids, out, cache):
             print(f"[{k}/{len(ids)}] {rid}", file=sys.stderr, flush=True)
             bar.update(k - 1, label=rid)
             try:
-                execute(reps[rid], args.context, args.dps, args.quick, out, cache=cache)
+                execute(reps[rid], args.context, args.dps, args.quick, out, cache=cache,
+                        check_digits=args.check_digits)
                 ran.append(rid)
             except Refused as exc:
                 print(exc, file=sys.stderr, flush=True)
@@ -211,7 +216,7 @@ def _run_serially(args, reps, ids, out, cache):
 
 def cmd_diff(args, reps, parser):
     from .published import describe_outputs, diff, format_rows
-    from .run import default_out_dir
+    from .run import default_out_dir, read_records
     ids = _ids(args, reps, parser)
     if args.out:
         out, origin = args.out, "--out"
@@ -222,7 +227,8 @@ def cmd_diff(args, reps, parser):
     text = args.format == "text"
     print(f"mpvi diff: {out} ({origin}); outputs found: {describe_outputs(ids, out)}",
           file=sys.stdout if text else sys.stderr)
-    rows = diff(ids, out)
+    records = read_records([reps[rid] for rid in ids], out)
+    rows = diff(ids, out, records=records)
     if not text:
         _write_records(rows, reps, args.format)
     elif not rows:
@@ -238,8 +244,36 @@ def cmd_diff(args, reps, parser):
     if counts.get("skipped"):
         print(f"{counts['skipped']} value(s) skipped by --quick runs: run those reproductions "
               "without --quick to check them", file=summary)
+    print(digits_summary(rows, records), file=summary)
     bad = counts.get("MISMATCH", 0) + counts.get("MISSING", 0)
     return 1 if bad else 0
+
+
+def digits_summary(rows, records):
+    """One line for ``mpvi diff``: how many of the runs in ``records`` (id -> provenance
+    record or None) checked their digits (``mpvi run --check-digits``), and the smallest
+    number of correct digits among the compared values and among all their outputs."""
+    ran = {rid: r for rid, r in records.items() if r is not None}
+    checked = {rid: r["digits_check"] for rid, r in ran.items() if "digits_check" in r}
+    if not checked:
+        return ("correct digits: not measured (`mpvi run --check-digits` reruns with more "
+                "digits and records how many agree)")
+    parts = [f"correct digits measured for {len(checked)} of {len(ran)} run(s)"]
+    compared = [r for r in rows if r.digits is not None]
+    if compared:
+        worst = min(compared, key=lambda r: r.digits)
+        parts.append(f"compared values: at least {worst.digits} ({worst.value.id} "
+                     f"{worst.value.key})")
+    places = [(c["smallest"], f"{rid}: {c['where']}") for rid, c in checked.items()
+              if c["smallest"] is not None]
+    if places:
+        d, where = min(places, key=lambda p: p[0])
+        parts.append(f"any output: at least {d} ({where})")
+    problems = sum(len(c["problems"]) for c in checked.values())
+    if problems:
+        parts.append(f"{problems} output(s) differ in shape between the two runs (see "
+                     f"digits_check.problems in the JSON)")
+    return "; ".join(parts)
 
 
 def _write_records(rows, reps, fmt):
@@ -256,7 +290,9 @@ def _write_records(rows, reps, fmt):
     writer.writeheader()
     for r in recs:
         writer.writerow({**r, "errata": " ".join(r["errata"]),
-                         "rel_diff": "" if r["rel_diff"] is None else repr(r["rel_diff"])})
+                         "rel_diff": "" if r["rel_diff"] is None else repr(r["rel_diff"]),
+                         "correct_digits": "" if r["correct_digits"] is None
+                         else r["correct_digits"]})
 
 
 def cmd_report(args, reps, parser):

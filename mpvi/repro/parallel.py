@@ -69,9 +69,8 @@ from dataclasses import dataclass, field
 from .. import io
 from .cache import DiskCache, TaskCache, key, plain
 from ..context import get_context
-from .run import (DEFAULT_CONTEXT, Refused, Reproduction, default_out_dir, one_line,
-                    output_paths, render,
-                    write_outputs)
+from .run import (DEFAULT_CONTEXT, Refused, Reproduction, check_context, default_out_dir,
+                  one_line, output_paths, render, write_outputs)
 
 DASK_MISSING = "install the dask extra: pip install -e '.[dask]'"
 
@@ -352,17 +351,18 @@ def find_reproduction(module, rid):
     raise LookupError(f"no reproduction {rid!r} in module {module}")
 
 
-def reproduction_task(module, rid, params, context, dps, quick, prefetched, cache_dir):
+def reproduction_task(module, rid, params, context, dps, quick, prefetched, cache_dir,
+                      check_digits=False):
     """Compute and plot reproduction ``rid`` (:func:`mpvi.repro.render`) with ``params``
-    in the context ``(context, dps)``.  ``prefetched``: the entries of its studies (see
-    :class:`mpvi.repro.cache.TaskCache`); ``cache_dir``: a cache directory to read other
-    studies from (None: none).  Returns ``(rendered, new)``: the
-    :class:`mpvi.repro.Rendered` and the ``(identity, entry)`` pairs of the studies
-    computed here, for the parent to store."""
+    in the context ``(context, dps)`` (and with ``check_digits``, again with more digits).
+    ``prefetched``: the entries of its studies (see :class:`mpvi.repro.cache.TaskCache`);
+    ``cache_dir``: a cache directory to read other studies from (None: none).  Returns
+    ``(rendered, new)``: the :class:`mpvi.repro.Rendered` and the ``(identity, entry)``
+    pairs of the studies computed here, for the parent to store."""
     rep = find_reproduction(module, rid)
     cache = TaskCache(prefetched, DiskCache(cache_dir) if cache_dir is not None else None)
     rendered = render(rep, get_context(context, dps), params, quick, stream=_io.StringIO(),
-                      cache=cache)
+                      cache=cache, check_digits=check_digits)
     return rendered, list(cache.new.values())
 
 
@@ -370,12 +370,15 @@ def reproduction_task(module, rid, params, context, dps, quick, prefetched, cach
 
 @dataclass
 class _Job:
-    """A study task: its Task, cache identity and key, the reproductions that need it, its
-    state ('waiting', 'running', 'done', 'failed') and, once done, its cache entry."""
+    """A study task: its Task, cache identity and key, the context it is computed in (and
+    a label suffix naming that context if it is the one of --check-digits), the
+    reproductions that need it, its state ('waiting', 'running', 'done', 'failed') and, once done, its cache entry."""
 
     task: object
     ident: dict
     key: str
+    ctx: object
+    suffix: str = ""
     needed_by: list = field(default_factory=list)
     state: str = "waiting"
     entry: dict | None = None
@@ -388,7 +391,7 @@ class _Job:
         return self.task.cost
 
     def label(self):
-        return self.task.describe()
+        return self.task.describe() + self.suffix
 
 
 @dataclass
@@ -439,13 +442,16 @@ def reproduction_cost(rep, out_dir, quick, study_names):
 
 
 def run_parallel(reps, ids, executor, context=DEFAULT_CONTEXT, dps=64, quick=False, out_dir=None,
-                 cache=None, stream=None, on_progress=None):
+                 cache=None, stream=None, on_progress=None, check_digits=False):
     """Run the reproductions ``ids`` (of ``reps``: id -> Reproduction) on ``executor``
     (module docstring).  ``on_progress(finished, total, label)`` is called as units
-    finish (a progress bar).  Returns ``(ran, refused, failed)``, lists of ids."""
+    finish (a progress bar).  ``check_digits``: each reproduction also runs with more
+    digits (:func:`mpvi.repro.render`), its studies in that context being further tasks.
+    Returns ``(ran, refused, failed)``, lists of ids."""
     stream = stream if stream is not None else sys.stderr
     out_dir = out_dir or default_out_dir(quick)
     ctx = get_context(context, dps)
+    contexts = [ctx, check_context(ctx)] if check_digits else [ctx]
     ran, refused, failed = [], [], []
     jobs, todo = {}, {}
 
@@ -463,7 +469,7 @@ def run_parallel(reps, ids, executor, context=DEFAULT_CONTEXT, dps=64, quick=Fal
     # plan: refusals, output directories, study tasks (deduplicated, from the cache)
     for rid in dict.fromkeys(ids):
         rep = reps[rid]
-        reason = rep.refusal(ctx)
+        reason = next(filter(None, (rep.refusal(c) for c in contexts)), None)
         if reason:
             say(str(Refused(rid, ctx.name, reason)))
             refused.append(rid)
@@ -475,11 +481,11 @@ def run_parallel(reps, ids, executor, context=DEFAULT_CONTEXT, dps=64, quick=Fal
             io.check_writable(output_paths(rep, out_dir)["dir"], "output directory")
             keys = []
             tasks = rep.declared_tasks(rep.parameters(quick))
-            for task in tasks:
-                ident = task.study.identity(task.params, ctx)
+            for task, c in ((t, c) for c in contexts for t in tasks):
+                ident = task.study.identity(task.params, c)
                 k = key(ident)
                 if k not in jobs:
-                    jobs[k] = _Job(task, ident, k)
+                    jobs[k] = _Job(task, ident, k, c, "" if c is ctx else f" [{c.name}]")
                     entry = cache.load(ident) if cache is not None else None
                     if entry is not None:
                         jobs[k].entry, jobs[k].state = entry, "done"
@@ -515,13 +521,13 @@ def run_parallel(reps, ids, executor, context=DEFAULT_CONTEXT, dps=64, quick=Fal
         unit.alone = bool(suspects)
         if isinstance(unit, _Job):
             future = executor.submit(study_task, unit.task.study, plain(unit.task.params),
-                                     context, dps)
+                                     context, unit.ctx.dps)
         else:
             prefetched = {k: (jobs[k].entry, jobs[k].from_cache, jobs[k].cache_file)
                           for k in unit.keys}
             future = executor.submit(reproduction_task, unit.rep.module, unit.rep.id,
                                      unit.rep.parameters(quick), context, dps, quick,
-                                     prefetched, cache_dir)
+                                     prefetched, cache_dir, check_digits)
         running[future] = unit
 
     def progress(unit, text):

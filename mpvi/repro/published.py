@@ -58,8 +58,11 @@ KNOWN_COLUMNS = ["id", "key", "errata", "reason"]
 STATUSES = ("match", "known", "MISMATCH", "MISSING", "skipped")
 """Every status of a compared value, in the order they are counted and shown."""
 RECORD_FIELDS = ["id", "paper", "item", "key", "quantity", "printed", "reproduced",
-                 "compare", "tolerance", "rel_diff", "status", "reason", "errata", "source"]
-"""The fields of one compared value in ``mpvi diff --format json|csv`` (:func:`records`)."""
+                 "correct_digits", "compare", "tolerance", "rel_diff", "status", "reason",
+                 "errata", "source"]
+"""The fields of one compared value in ``mpvi diff --format json|csv`` (:func:`records`);
+``correct_digits``: how many digits of ``reproduced`` a run with more digits confirmed
+(``mpvi run --check-digits``), null if not checked."""
 _TAG = re.compile(r"\[E\d+\]")
 
 
@@ -234,6 +237,9 @@ class DiffRow:
     rel: Decimal | None
     status: str
     reason: str = ""
+    digits: int | None = None
+    """How many digits of ``reproduced`` agree with a run with more digits
+    (``mpvi run --check-digits``, :mod:`mpvi.repro.digits`); None if not checked."""
 
 
 def check_published(published, reps, ids):
@@ -288,7 +294,9 @@ def diff(ids, out_dir, published=None, known=None, records=None):
         for v in (v for v in published if v.id == rid):
             rep_value = None if record is None else record["values"].get(v.key)
             if rep_value is not None:
-                rows.append(_compare(v, rep_value, known))
+                row = _compare(v, rep_value, known)
+                row.digits = checked_digits(record, v.key)
+                rows.append(row)
             elif record is None:
                 rows.append(DiffRow(v, None, None, "MISSING",
                                     f"not run in {out_dir}: `mpvi run {rid}`"))
@@ -303,6 +311,13 @@ def diff(ids, out_dir, published=None, known=None, records=None):
     if problems:
         raise PublishedDataError("\n".join(problems))
     return rows
+
+
+def checked_digits(record, key):
+    """The correct digits of value ``key`` that the record's ``digits_check`` measured
+    (:mod:`mpvi.repro.digits`), or None if the run did not check them."""
+    entry = record.get("digits_check", {}).get("values", {}).get(key)
+    return None if entry is None else entry["digits"]
 
 
 def _compare(v, reproduced, known):
@@ -373,12 +388,13 @@ def describe_outputs(ids, out_dir):
 
 def format_rows(rows):
     """The rows of :func:`diff` as an aligned text table (:func:`aligned`)."""
-    head = ("id", "key", "printed", "reproduced", "rel.diff", "status")
+    head = ("id", "key", "printed", "reproduced", "digits", "rel.diff", "status")
     cells = [(r.value.id, r.value.key, _short(r.value.printed),
               "-" if r.reproduced is None else _short(r.reproduced),
+              "-" if r.digits is None else str(r.digits),
               "-" if r.rel is None else f"{float(r.rel):.1e}",
               r.status + (f"  {r.reason}" if r.reason else "")) for r in rows]
-    return aligned([head, *cells], right={2, 3, 4})
+    return aligned([head, *cells], right={2, 3, 4, 5})
 
 
 def aligned(rows, right=()):
@@ -402,7 +418,8 @@ def records(rows, reps=None):
         v, rep = r.value, reps.get(r.value.id)
         out.append({"id": v.id, "paper": rep.paper if rep else None,
                     "item": rep.item if rep else None, "key": v.key, "quantity": v.quantity,
-                    "printed": v.printed, "reproduced": r.reproduced, "compare": v.compare,
+                    "printed": v.printed, "reproduced": r.reproduced,
+                    "correct_digits": r.digits, "compare": v.compare,
                     "tolerance": v.tolerance or None,
                     "rel_diff": None if r.rel is None else float(r.rel), "status": r.status,
                     "reason": r.reason, "errata": errata_tags(r.reason) if r.status == "known"

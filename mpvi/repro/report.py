@@ -42,6 +42,7 @@ from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
 from .. import __version__, io
+from . import digits as _digits
 from .published import STATUSES, diff, errata_tags, load_all_published, load_known, read_utf8
 
 MARKER = ".mpvi-report"
@@ -72,6 +73,17 @@ class Table:
     tail: list
     omitted: int
     total: int
+    digits: dict = field(default_factory=dict)
+    """Column -> its agreement with a run with more digits (``mpvi run --check-digits``,
+    :func:`mpvi.repro.digits.column_agreement`); empty if not checked."""
+
+    def correct_digits(self, column):
+        """The header cell of ``column``'s correct digits: the smallest over its rows,
+        'exact' if the two runs agree on every row, '' if not checked or not numbers."""
+        c = self.digits.get(column)
+        if c is None:
+            return ""
+        return "exact" if c["identical"] else str(c["min"])
 
 
 @dataclass
@@ -102,6 +114,11 @@ class Item:
         return None if self.record is None else compute_time([self.record])
 
     @property
+    def digits(self):
+        """The run's ``digits_check`` record (:mod:`mpvi.repro.digits`), or None."""
+        return None if self.record is None else self.record.get("digits_check")
+
+    @property
     def studies_time(self):
         """The part of :attr:`compute_time` spent on studies computed outside it."""
         return self.compute_time - float(self.record.get("wall_time_s") or 0)
@@ -119,6 +136,20 @@ class Paper:
     @property
     def counts(self):
         return count_statuses(r for item in self.items for r in item.rows)
+
+    @property
+    def fewest_digits(self):
+        """The smallest number of correct digits measured in any output of this paper's
+        items (``mpvi run --check-digits``) and the item's id, or None if no item that
+        changes with the precision was checked."""
+        found = [(i.digits["smallest"], i.rep.id) for i in self.items
+                 if i.digits is not None and i.digits["smallest"] is not None]
+        return min(found) if found else None
+
+    @property
+    def checked(self):
+        """How many items were run with ``--check-digits``."""
+        return sum(i.digits is not None for i in self.items)
 
     @property
     def reproduced(self):
@@ -281,7 +312,10 @@ def collect(results, reps=None, packages=None, published=None, known=None, errat
         csvs = [p for p in files if p.suffix == ".csv"]
         for path in csvs:
             name = "" if path == paths["csv"] else path.stem[len(rep.id) + 1:]
-            item.tables.append(read_table(path, name, f"{folder}/{path.name}"))
+            table = read_table(path, name, f"{folder}/{path.name}")
+            if item.digits is not None:
+                table.digits = item.digits["tables"].get(path.name, {})
+            item.tables.append(table)
         if record is not None:
             for path in [*files, paths["json"]]:
                 copies[f"{folder}/{path.name}"] = path
@@ -322,6 +356,7 @@ def _environment():
     env.filters["errata_links"] = _errata_links
     env.filters["compact"] = _compact
     env.filters["seconds"] = _seconds
+    env.filters["digits_summary"] = _digits.summary
     env.filters["inline_md"] = lambda text: Markup(_markdown().renderInline(text))
     env.filters["sci"] = lambda x: "-" if x is None else f"{float(x):.1e}"
     return env

@@ -23,8 +23,10 @@ cache, and the atomic writing of
     <out>/<paper>/<id>.png    the plot
     <out>/<paper>/<id>.json   provenance (version, git commit, context, digits, parameters,
                               wall time, studies and whether they came from the cache),
-                              the values compared by ``mpvi diff`` and the SHA-256 of
-                              each file above (``files``)
+                              the values compared by ``mpvi diff``, the SHA-256 of
+                              each file above (``files``) and, with ``--check-digits``,
+                              the correct digits of every column and value
+                              (``digits_check``, :mod:`mpvi.repro.digits`)
 
 The JSON is the *commit record* of an id's outputs (:func:`write_outputs`): each file is
 atomic (:func:`mpvi.io.atomic_path`), the JSON is written last, and an id's outputs are
@@ -63,6 +65,7 @@ from pathlib import Path
 from typing import Callable
 
 from . import cache as _cache
+from . import digits as _digits
 from .. import io
 from ..context import get_context
 from .studies import Recorder, Task
@@ -317,13 +320,17 @@ _STUDY = {"study": str, "from_cache": bool, "wall_time_s": float,
           "computed_utc": (str, None), "computed_at_commit": (str, None)}
 _NEWTON = {"steps": int, "mean_iterations_per_step": float, "max_iterations": int,
            "max_final_residual": float, "context_eps": float}
+_AGREEMENT = {"min": int, "row": int, "identical": bool}
+_DIGITS = {"check_digits": int, "wall_time_s": float, "tables": {str: {str: _AGREEMENT}},
+           "values": {str: {"digits": int, "identical": bool}}, "smallest": (int, None),
+           "where": (str, None), "problems": [str]}
 PROVENANCE = {"reproduction": str, "paper": str, "item": str, "quick": bool,
               "mpvi_version": str, "git_commit": str, "context": str, "digits": int,
               "parameters": dict, "created_utc": str, "python": str, "mpmath": str,
               "mpmath_backend": str, "numpy": str, "machine": str, "wall_time_s": float,
               "from_cache": bool, "values": {str: str}, "executor?": str,
               "cached_wall_time_s?": float, "newton?": {str: _NEWTON}, "studies?": [_STUDY],
-              "files?": {str: _SHA256}}
+              "files?": {str: _SHA256}, "digits_check?": _DIGITS}
 """The shape of a provenance record, as :func:`read_provenance` checks it: field -> kind,
 where a kind is a JSON type (``str``, ``bool``, ``int``, ``float`` for any number,
 ``dict``, ``list``, ``None`` for null), a tuple of kinds (any of them), ``{str: kind}``
@@ -483,17 +490,11 @@ def json_data(x):
     return json.loads(json.dumps(x, default=str))
 
 
-def render(rep, ctx, params, quick, stream=None, cache=None):
-    """Compute and plot ``rep`` with ``params`` in ``ctx``: a :class:`Rendered`.  Studies go
-    through ``cache`` (a :class:`mpvi.repro.cache.DiskCache`, a :class:`mpvi.repro.cache.TaskCache`
-    or None); progress lines go to ``stream`` (stderr)."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+def _compute(rep, ctx, params, quick, stream, cache, label=""):
+    """``rep.compute`` in ``ctx``: (its :class:`Run`, its :class:`Output`, wall time)."""
     run = Run(ctx, params, quick, stream, cache)
     run.progress(f"{rep.id}: {rep.item} of {rep.paper} in context {ctx.name}"
-                 f"{' (quick)' if quick else ''}")
+                 f"{' (quick)' if quick else ''}{label}")
     t0 = time.perf_counter()
     try:
         with ctx.active():        # the script's own arithmetic at the context's precision
@@ -504,9 +505,44 @@ def render(rep, ctx, params, quick, stream=None, cache=None):
             exc.add_note(f"({rep.id} used {len(cached)} study result(s) read from the cache, "
                          f"e.g. {cached[0]}; --no-cache recomputes them)")
         raise
-    wall = time.perf_counter() - t0
-    files = {(f"{rep.id}.csv" if name == "" else f"{rep.id}_{name}.csv"):
-             df.to_csv(index=False).encode("utf-8") for name, df in out.tables.items()}
+    return run, out, time.perf_counter() - t0
+
+
+def _csv_files(rep, out):
+    return {(f"{rep.id}.csv" if name == "" else f"{rep.id}_{name}.csv"):
+            df.to_csv(index=False).encode("utf-8") for name, df in out.tables.items()}
+
+
+def check_context(ctx):
+    """The context of ``--check-digits`` for a run in ``ctx``: the same kind with
+    :data:`mpvi.repro.digits.CHECK_EXTRA` more digits.  ValueError for float64, whose
+    precision is fixed."""
+    if not ctx.is_mp:
+        raise ValueError(f"--check-digits needs a context whose precision can be raised "
+                         f"(gmp or mp), not {ctx.name}")
+    return type(ctx)(ctx.dps + _digits.CHECK_EXTRA)
+
+
+def render(rep, ctx, params, quick, stream=None, cache=None, check_digits=False):
+    """Compute and plot ``rep`` with ``params`` in ``ctx``: a :class:`Rendered`.  Studies go
+    through ``cache`` (a :class:`mpvi.repro.cache.DiskCache`, a :class:`mpvi.repro.cache.TaskCache`
+    or None); progress lines go to ``stream`` (stderr).  With ``check_digits``, ``compute``
+    runs a second time in :func:`check_context` and the agreement of the two runs
+    (:func:`mpvi.repro.digits.agreement`) becomes the provenance entry ``digits_check``."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    run, out, wall = _compute(rep, ctx, params, quick, stream, cache)
+    files = _csv_files(rep, out)
+    check = None
+    if check_digits:
+        cctx = check_context(ctx)
+        _, cout, cwall = _compute(rep, cctx, params, quick, stream, cache,
+                                  f", checking the digits of the {ctx.dps}-digit run")
+        check = _digits.agreement(files, json_data(out.values), _csv_files(rep, cout),
+                                  json_data(cout.values), cctx.dps, cwall)
+        run.progress(f"{rep.id}: {_digits.summary(check)}")
     with ctx.active():
         fig = rep.plot(out, params)
     png = _io.BytesIO()
@@ -517,6 +553,8 @@ def render(rep, ctx, params, quick, stream=None, cache=None):
     if run.newton:
         extra["newton"] = run.newton_summary()
     extra["from_cache"] = any(s["from_cache"] for s in run.studies)
+    if check is not None:
+        extra["digits_check"] = check
     if run.studies:
         extra["studies"] = run.studies
         cached = [s["wall_time_s"] for s in run.studies if s["from_cache"]]
@@ -554,22 +592,27 @@ def write_outputs(rep, rendered, ctx, params, quick, out_dir, extra=None):
     return paths
 
 
-def execute(rep, context=DEFAULT_CONTEXT, dps=64, quick=False, out_dir=None, stream=None, cache=None):
+def execute(rep, context=DEFAULT_CONTEXT, dps=64, quick=False, out_dir=None, stream=None,
+            cache=None, check_digits=False):
     """Run one reproduction and write its files atomically; returns the paths.
 
     ``out_dir`` defaults to :func:`default_out_dir`; ``cache`` is a
-    :class:`mpvi.repro.cache.DiskCache` for the studies, or None (compute them).  Raises
-    :class:`Refused` before any computation if the reproduction cannot run in the
-    context, and ``OSError`` if the output directory is not writable."""
+    :class:`mpvi.repro.cache.DiskCache` for the studies, or None (compute them);
+    ``check_digits``: also run it with more digits and record how many agree (:func:`render`).
+    Raises :class:`Refused` before any computation if the reproduction cannot run in the
+    context (or the digits cannot be checked in it), and ``OSError`` if the output
+    directory is not writable."""
     t0 = time.perf_counter()
     ctx = get_context(context, dps)
     reason = rep.refusal(ctx)
+    if not reason and check_digits:
+        reason = rep.refusal(check_context(ctx))
     if reason:
         raise Refused(rep.id, ctx.name, reason)
     paths = output_paths(rep, out_dir or default_out_dir(quick))
     io.check_writable(paths["dir"], "output directory")
     params = rep.parameters(quick)
-    rendered = render(rep, ctx, params, quick, stream, cache)
+    rendered = render(rep, ctx, params, quick, stream, cache, check_digits)
     write_outputs(rep, rendered, ctx, params, quick, out_dir or default_out_dir(quick))
     print(f"  [{time.perf_counter() - t0:7.1f} s] {rep.id}: done in {rendered.wall_time_s:.1f} s "
           f"-> {paths['csv'].parent}", file=stream if stream is not None else sys.stderr,
@@ -612,9 +655,13 @@ def script_main(rep, argv=None):
     except OSError as exc:
         print(f"{ap.prog}: {exc}", file=sys.stderr)
         return 2
+    if args.check_digits and args.context == "fp":
+        ap.error("--check-digits needs a context whose precision can be raised (gmp or mp), "
+                 "not fp")
     cache = open_cache(args)
     try:
-        execute(rep, args.context, args.dps, args.quick, out, cache=cache)
+        execute(rep, args.context, args.dps, args.quick, out, cache=cache,
+                check_digits=args.check_digits)
     except Refused as exc:
         print(exc, file=sys.stderr)
         return 3
@@ -645,6 +692,11 @@ def add_run_options(ap):
     ap.add_argument("--out", type=Path, default=None,
                     help="output directory (default: figures/ of the source checkout, "
                          "quick-figures/ with --quick); checked writable before computing")
+    ap.add_argument("--check-digits", action="store_true",
+                    help=f"also run with {_digits.CHECK_EXTRA} more digits and record, per "
+                         f"output column and per compared value, how many digits the two "
+                         f"runs agree on (provenance entry digits_check; shown by mpvi diff "
+                         f"and mpvi report); about doubles the run time; gmp and mp only")
     group = ap.add_mutually_exclusive_group()
     group.add_argument("--cache", type=Path, default=None, metavar="DIR",
                        help="cache directory of the shared studies (default: .mpvi-cache/ "
