@@ -29,7 +29,7 @@ from .problem import Problem
 from .schemes import METHODS, Method, StabilityError, get_method, register
 from .solution import Solution, State, load_solution
 from .solution import EventRecord
-from .solve import Event, IntegrationError, Progress, solve
+from .solve import Event, IntegrationError, Progress, StorageError, solve
 from .systems.linear import LinearSystem
 
 __version__ = "0.2.0"
@@ -49,5 +49,5 @@ __all__ = [
     "stability_scan", "central_differences",
     # errors
     "PrecisionError", "NewtonError", "IntegrationError", "StabilityError",
-    "SingularMatrixError", "NotPositiveDefiniteError",
+    "SingularMatrixError", "NotPositiveDefiniteError", "StorageError",
 ]

@@ -22,7 +22,7 @@ Along the run it checks, and names step and time when something fails:
   an astronomically large number.
 
 Before the run it also refuses a run whose saved points cannot fit in memory
-(``MemoryError`` naming the estimate and the remedy, ``saveat``).
+(:class:`StorageError`, a ``MemoryError``, naming the estimate and the remedy, ``saveat``).
 
 Before the run, ``check_stability`` refuses a step beyond the method's resolution at the
 initial state: |h| rho >= min(b, pi), rho the spectral radius of the linearized equations
@@ -59,6 +59,12 @@ class IntegrationError(ArithmeticError):
     by :func:`solve`, it carries the points saved before the failing step as
     ``exc.solution`` (a :class:`mpvi.Solution` ending at the last good node), as does a
     :class:`mpvi.NewtonError`."""
+
+
+class StorageError(MemoryError):
+    """A run whose saved points cannot fit in the memory of this machine, refused before
+    its first step; the message names the estimate, the memory available and the remedy
+    (``saveat``)."""
 
 
 class Event:
@@ -542,7 +548,7 @@ def _check_storage(problem, plan, steps):
     need = numbers * per_number
     have = _available_memory()
     if have is not None and need > have:
-        raise MemoryError(
+        raise StorageError(
             f"{points} saved points of {problem.name!r} need about {need / 2**30:.3g} GiB "
             f"({ctx.name} numbers of {per_number} bytes), more than the "
             f"{have / 2**30:.3g} GiB available: save fewer points (saveat=k saves every "

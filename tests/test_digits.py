@@ -44,11 +44,27 @@ def test_the_correct_digits_of_one_number(a, b, expected):
 
 
 def test_a_column_reports_its_fewest_digits_and_where():
-    col = digits.column_agreement(["1.0", "0.3333", "x"], ["1.0", "0.3334", "x"])
-    assert col == {"min": 3, "row": 1, "identical": False}
+    col = digits.column_agreement(["1.0", "0.3333", "x", "2.0001"],
+                                  ["1.0", "0.3334", "x", "2.0002"])
+    assert col == {"min": 3, "row": 1, "median": 3, "identical": False}   # not row 0's 2
     assert digits.column_agreement(["1", "2"], ["1", "2"]) == {"min": 1, "row": 0,
-                                                               "identical": True}
+                                                               "median": 1, "identical": True}
     assert digits.column_agreement(["a", "b"], ["a", "b"]) is None
+
+
+def test_values_naming_the_digits_are_paired_and_unchecked_names_left_out():
+    check = digits.agreement(
+        {"a.csv": b"t,wall_s\n1.5,0.31\n"}, {"mp64 max error": "1.25e-3", "order": "4.0001",
+                                             "seconds": "2.5"},
+        {"a.csv": b"t,wall_s\n1.5,0.27\n"}, {"mp84 max error": "1.2500001e-3",
+                                             "order": "4.0001", "seconds": "2.1"},
+        64, 84, 1.0, unchecked={"wall_s": "a wall time", "seconds": "a wall time"})
+    assert check["values"] == {"mp64 max error": {"digits": 3, "identical": False},
+                               "order": {"digits": 5, "identical": True}}
+    assert check["tables"] == {"a.csv": {"t": {"min": 2, "row": 0, "median": 2,
+                                               "identical": True}}}
+    assert check["smallest"] == 3 and check["where"] == "value mp64 max error"
+    assert check["problems"] == [] and check["unchecked"]["wall_s"] == "a wall time"
 
 
 def test_tables_of_another_shape_are_named_as_a_problem():

@@ -32,6 +32,8 @@ from __future__ import annotations
 import csv
 import io
 import math
+import re
+import statistics
 from decimal import Decimal, InvalidOperation, localcontext
 
 CHECK_EXTRA = 20
@@ -80,17 +82,19 @@ def cell_digits(a, b):
 
 def column_agreement(a, b):
     """The agreement of one column (lists of strings of equal length): ``{"min": digits,
-    "row": index of the smallest (0 = first data row), "identical": all equal}``, or None
-    if no cell of ``a`` is a finite number.  The smallest is taken over the cells that
-    differ between the two runs (a cell they agree on is exact as far as the check can
-    tell, however few digits it shows); over all cells if none differ."""
+    "row": index of the smallest (0 = first data row), "median": the median over the
+    rows, "identical": all equal}``, or None if no cell of ``a`` is a finite number.  The
+    smallest and the median are taken over the cells that differ between the two runs (a
+    cell they agree on is exact as far as the check can tell, however few digits it
+    shows); over all cells if none differ."""
     cells = [(k, cell_digits(x, y), _number(x) == _number(y)) for k, (x, y) in enumerate(zip(a, b))]
     cells = [c for c in cells if c[1] is not None]
     if not cells:
         return None
-    differ = [c for c in cells if not c[2]]
-    row, worst, _ = min(differ or cells, key=lambda c: c[1])
-    return {"min": worst, "row": row, "identical": not differ}
+    differ = [c for c in cells if not c[2]] or cells
+    row, worst, _ = min(differ, key=lambda c: c[1])
+    return {"min": worst, "row": row, "median": statistics.median_low(c[1] for c in differ),
+            "identical": differ is cells and all(c[2] for c in cells)}
 
 
 def _rows(data):
@@ -99,11 +103,11 @@ def _rows(data):
     return (rows[0], rows[1:]) if rows else ([], [])
 
 
-def table_agreement(a, b):
+def table_agreement(a, b, unchecked=()):
     """The agreement of two CSV files (bytes) of the same output: ``({column: agreement},
-    problem)``, where a column with no number is left out and ``problem`` is a phrase if
-    the two do not have the same columns and rows (then the columns are compared on the
-    rows they share), else None."""
+    problem)``, where a column with no number or named in ``unchecked`` is left out and
+    ``problem`` is a phrase if the two do not have the same columns and rows (then the
+    columns are compared on the rows they share), else None."""
     head_a, rows_a = _rows(a)
     head_b, rows_b = _rows(b)
     problem = None
@@ -114,7 +118,7 @@ def table_agreement(a, b):
                    f"run that stops or branches on round-off)")
     out = {}
     for name in head_a:
-        if name not in head_b:
+        if name not in head_b or name in unchecked:
             continue
         i, j = head_a.index(name), head_b.index(name)
         col = column_agreement([r[i] if i < len(r) else "" for r in rows_a],
@@ -124,13 +128,28 @@ def table_agreement(a, b):
     return out, problem
 
 
-def agreement(files, values, check_files, check_values, check_dps, wall_time_s):
-    """The ``digits_check`` record of a run (``files``: name -> bytes, ``values``: key ->
-    string) against the run with more digits (``check_*``, at ``check_dps`` digits, taking
-    ``wall_time_s``): the agreement of every CSV column (:func:`column_agreement`) and
-    every value (``{"digits", "identical"}``), the smallest over all of them that are not
-    identical and where it is (``smallest``, ``where``; None if all are), and the
-    problems (outputs the two runs do not share)."""
+def paired_key(key, dps, check_dps, check_values):
+    """The key of ``check_values`` that value ``key`` of the ``dps``-digit run is compared
+    with: the same key, or the key naming the check's digits where ``key`` names the
+    run's (``mp64 max error`` -> ``mp84 max error``); None if there is neither."""
+    if key in check_values:
+        return key
+    other = re.sub(rf"(?<!\d){dps}(?!\d)", str(check_dps), key)
+    return other if other in check_values else None
+
+
+def agreement(files, values, check_files, check_values, dps, check_dps, wall_time_s,
+              unchecked=None):
+    """The ``digits_check`` record of a ``dps``-digit run (``files``: name -> bytes,
+    ``values``: key -> string) against the run with more digits (``check_*``, at
+    ``check_dps`` digits, taking ``wall_time_s``): the agreement of every CSV column
+    (:func:`column_agreement`) and every value (``{"digits", "identical"}``; paired by
+    :func:`paired_key`), the smallest over all of them that are not identical and where it
+    is (``smallest``, ``where``; None if all are), and the problems (outputs the two runs
+    do not share).  ``unchecked``: column names and value keys -> why they are not
+    computed numbers (a wall time, the digits of the run itself), left out and recorded
+    as such."""
+    unchecked = dict(unchecked or {})
     tables, problems = {}, []
     for name, data in files.items():
         if not name.endswith(".csv"):
@@ -138,25 +157,28 @@ def agreement(files, values, check_files, check_values, check_dps, wall_time_s):
         if name not in check_files:
             problems.append(f"{name}: not written by the more precise run")
             continue
-        tables[name], problem = table_agreement(data, check_files[name])
+        tables[name], problem = table_agreement(data, check_files[name], unchecked)
         if problem:
             problems.append(f"{name}: {problem}")
     vals = {}
     for key, text in values.items():
-        if key not in check_values:
+        if key in unchecked:
+            continue
+        other = paired_key(key, dps, check_dps, check_values)
+        if other is None:
             problems.append(f"value {key}: not computed by the more precise run")
             continue
-        d = cell_digits(str(text), str(check_values[key]))
+        d = cell_digits(str(text), str(check_values[other]))
         if d is not None:
             vals[key] = {"digits": d,
-                         "identical": _number(str(text)) == _number(str(check_values[key]))}
+                         "identical": _number(str(text)) == _number(str(check_values[other]))}
     places = [(c["min"], f"{name} column {col!r}, row {c['row'] + 1}")
               for name, cols in tables.items() for col, c in cols.items() if not c["identical"]]
     places += [(v["digits"], f"value {key}") for key, v in vals.items() if not v["identical"]]
     smallest = min(places, key=lambda p: p[0]) if places else (None, None)
     return {"check_digits": check_dps, "wall_time_s": round(wall_time_s, 3),
             "tables": tables, "values": vals, "smallest": smallest[0], "where": smallest[1],
-            "problems": problems}
+            "unchecked": unchecked, "problems": problems}
 
 
 def summary(check):

@@ -150,12 +150,15 @@ def package_of(rep, packages):
 @dataclass
 class Output:
     """What a reproduction computed: ``tables`` (name -> DataFrame; '' is the main
-    table), ``values`` (key -> number string, compared by ``mpvi diff``), and
-    ``extra`` provenance entries (e.g. the T used)."""
+    table), ``values`` (key -> number string, compared by ``mpvi diff``), ``extra``
+    provenance entries (e.g. the T used), and ``unchecked``: the columns and value keys
+    that are not computed numbers, name -> why (a wall time, the digits of a row's own
+    run), which ``--check-digits`` (:mod:`mpvi.repro.digits`) leaves out."""
 
     tables: dict
     values: dict = field(default_factory=dict)
     extra: dict = field(default_factory=dict)
+    unchecked: dict = field(default_factory=dict)
 
 
 @dataclass
@@ -320,10 +323,10 @@ _STUDY = {"study": str, "from_cache": bool, "wall_time_s": float,
           "computed_utc": (str, None), "computed_at_commit": (str, None)}
 _NEWTON = {"steps": int, "mean_iterations_per_step": float, "max_iterations": int,
            "max_final_residual": float, "context_eps": float}
-_AGREEMENT = {"min": int, "row": int, "identical": bool}
+_AGREEMENT = {"min": int, "row": int, "median": int, "identical": bool}
 _DIGITS = {"check_digits": int, "wall_time_s": float, "tables": {str: {str: _AGREEMENT}},
            "values": {str: {"digits": int, "identical": bool}}, "smallest": (int, None),
-           "where": (str, None), "problems": [str]}
+           "where": (str, None), "unchecked": {str: str}, "problems": [str]}
 PROVENANCE = {"reproduction": str, "paper": str, "item": str, "quick": bool,
               "mpvi_version": str, "git_commit": str, "context": str, "digits": int,
               "parameters": dict, "created_utc": str, "python": str, "mpmath": str,
@@ -541,7 +544,8 @@ def render(rep, ctx, params, quick, stream=None, cache=None, check_digits=False)
         _, cout, cwall = _compute(rep, cctx, params, quick, stream, cache,
                                   f", checking the digits of the {ctx.dps}-digit run")
         check = _digits.agreement(files, json_data(out.values), _csv_files(rep, cout),
-                                  json_data(cout.values), cctx.dps, cwall)
+                                  json_data(cout.values), ctx.dps, cctx.dps, cwall,
+                                  out.unchecked)
         run.progress(f"{rep.id}: {_digits.summary(check)}")
     with ctx.active():
         fig = rep.plot(out, params)
