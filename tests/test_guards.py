@@ -6,8 +6,6 @@ rk4 hang), storage that cannot fit, a system stepped in a context it was not bui
 the caller's gmpy2 and mpmath contexts left as they were, and method parameters and
 Newton options validated like every other number.
 """
-import signal
-from contextlib import contextmanager
 from fractions import Fraction
 
 import gmpy2
@@ -16,24 +14,11 @@ import pytest
 import sympy as sp
 
 import mpvi
+from conftest import time_limit
 from mpvi import IntegrationError, LagrangianSystem, NewtonError, PrecisionError, Problem, solve
 from mpvi.newton import solve_info
 
 Q = sp.Symbol("q")
-
-
-@contextmanager
-def time_limit(seconds):
-    """Fail (instead of hanging the suite) if the block runs longer than ``seconds``."""
-    def expired(signum, frame):
-        raise TimeoutError(f"still running after {seconds} s")
-    old = signal.signal(signal.SIGALRM, expired)
-    signal.alarm(seconds)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, old)
 
 
 def quartic(ctx):

@@ -24,9 +24,7 @@ python -m pytest tests/test_properties.py``.
 """
 import functools
 import os
-import signal
 import traceback
-from contextlib import contextmanager
 from fractions import Fraction
 from pathlib import Path
 
@@ -38,6 +36,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import mpvi
+from conftest import time_limit
 
 settings.register_profile("ci", max_examples=300, derandomize=True, deadline=None,
                           database=None, print_blob=True,
@@ -52,19 +51,6 @@ LIMIT_S = 60
 NAMED = (mpvi.PrecisionError, mpvi.NewtonError, mpvi.IntegrationError, mpvi.StabilityError,
          mpvi.SingularMatrixError, mpvi.NotPositiveDefiniteError, mpvi.StorageError)
 MPVI_DIR = Path(mpvi.__file__).resolve().parent
-
-
-@contextmanager
-def time_limit(seconds):
-    def expired(signum, frame):
-        raise TimeoutError(f"a call still running after {seconds} s (a hang)")
-    old = signal.signal(signal.SIGALRM, expired)
-    signal.alarm(seconds)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, old)
 
 
 def raised_by_mpvi(exc):

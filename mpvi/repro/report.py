@@ -35,6 +35,7 @@ import json
 import os
 import re
 import shutil
+import statistics
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -145,6 +146,15 @@ class Paper:
         found = [(i.digits["smallest"], i.rep.id) for i in self.items
                  if i.digits is not None and i.digits["smallest"] is not None]
         return min(found) if found else None
+
+    @property
+    def median_digits(self):
+        """The median over the checked columns of this paper's items (that the two runs do
+        not agree on in every row) of their median correct digits; None if none."""
+        found = [c["median"] for i in self.items if i.digits is not None
+                 for cols in i.digits["tables"].values() for c in cols.values()
+                 if not c["identical"]]
+        return statistics.median_low(found) if found else None
 
     @property
     def checked(self):
