@@ -18,6 +18,7 @@ import argparse
 import json
 import sys
 import time
+from fractions import Fraction
 
 from mpvi import Problem, get_context, solve
 from mpvi.systems.damped import damped_pendulum
@@ -42,7 +43,7 @@ CASES = [
 def problem(ctx, name):
     """(problem, h) of a benchmark problem in context ``ctx``."""
     if name == "top":
-        return table3_top(ctx), ctx.num(T_BAR) / 20
+        return table3_top(ctx), ctx.num(Fraction(T_BAR) / 20)     # exact, then rounded once
     return Problem(damped_pendulum(ctx), ["1/2"], v0=[0]), ctx.num("1/10")
 
 

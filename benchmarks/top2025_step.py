@@ -10,6 +10,7 @@ times across runs.
 """
 import argparse
 import time
+from fractions import Fraction
 
 import mpmath
 
@@ -19,7 +20,7 @@ from mpvi.systems.lagrange_top import table3_top
 
 def time_scheme(ctx, scheme, steps, repeats):
     top = table3_top(ctx)
-    h = ctx.num("1.8472389815089258840562322083988766") / 20    # ~ t_bar / 20
+    h = ctx.num(Fraction("1.8472389815089258840562322083988766") / 20)    # ~ t_bar / 20
     best, sol = None, None
     for _ in range(repeats):
         t0 = time.perf_counter()

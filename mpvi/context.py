@@ -618,11 +618,12 @@ class GMPContext(MPContext):
         return self._g.precision
 
     @property
+    @sticky                 # read at every Newton iteration: no entry-point wrapper
     def eps(self):
         prec = self._g.precision
         if self._eps[0] != prec:
-            self.activate()
-            self._eps = (prec, gmpy2.mul_2exp(self.one, 1 - prec))
+            with self.active():
+                self._eps = (prec, gmpy2.mul_2exp(self.one, 1 - prec))
         return self._eps[1]
 
     @contextlib.contextmanager
@@ -740,6 +741,7 @@ class GMPContext(MPContext):
     def atan2(self, y, x):
         return gmpy2.atan2(y, x)
 
+    @sticky                 # a predicate, at any precision: called for every number a step makes
     def isfinite(self, x):
         return gmpy2.is_finite(x)
 

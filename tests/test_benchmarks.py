@@ -1,0 +1,33 @@
+"""The benchmark commands still run (on a few steps): a change of the library's contract
+must not leave them broken until someone next measures.  (Their numbers are never
+asserted: the machine is noisy.)  benchmarks/pendulum_reference.py has its own test."""
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+BENCH = Path(__file__).resolve().parents[1] / "benchmarks"
+
+
+def run(*args):
+    done = subprocess.run([sys.executable, *map(str, args)], capture_output=True, text=True,
+                          timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout
+
+
+def test_step_speed_runs_and_both_contexts_agree():
+    report = json.loads(run(BENCH / "step_speed.py", "--json", "--steps", "3", "--repeats", "1"))
+    assert report["fast_ms"] > 0 and report["reference_ms"] > 0
+    assert report["max_rel_diff"] < 1e-55          # the two contexts, 64 digits each
+
+
+def test_top2025_step_runs():
+    out = run(BENCH / "top2025_step.py", "--steps", "3", "--repeats", "1", "--schemes", "rk4")
+    assert "rk4" in out
+
+
+def test_compare_outputs_finds_no_difference_between_a_directory_and_itself():
+    figures = BENCH.parent / "figures"
+    out = run(BENCH / "compare_outputs.py", figures, figures)
+    assert "0 with differences" in out
