@@ -65,6 +65,13 @@ def drive(argv):
 
 # ----- processes --------------------------------------------------------------------------
 
+def _interactive_signals():
+    """In the child before exec: SIGINT as at a terminal.  A shell without job control
+    starts background commands with SIGINT ignored, and Python then installs no
+    KeyboardInterrupt handler: `bash .ci/run &` would make Ctrl-C a no-op here."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def children(pid):
     """The pids of the children of ``pid`` (none once it is gone)."""
     found = []
@@ -121,7 +128,8 @@ class Run:
             self.proc = subprocess.Popen(
                 [sys.executable, "-c", "import sys, test_process_tree as t; "
                  "sys.exit(t.drive(sys.argv[1:]))", *argv, "--out", str(tmp_path / "out")],
-                stdout=subprocess.DEVNULL, stderr=err, env=env, start_new_session=True)
+                stdout=subprocess.DEVNULL, stderr=err, env=env, start_new_session=True,
+                preexec_fn=_interactive_signals)
         self.seen = []
 
     def err(self):
