@@ -122,7 +122,7 @@ def lagrangian_system(context, dps, n, mass, terms, q_dependent):
     """A LagrangianSystem of ``n`` dof (mass: the entries of M as strings, row-major;
     terms: (kind, i, coefficient) of V), built once per drawn combination (kernels are
     generated at first use); raises what the constructor raises."""
-    ctx = mpvi.get_context(context, dps) if context != "fp" else mpvi.get_context("fp")
+    ctx = mpvi.get_context(context, dps)                 # (fp ignores dps)
     q = sp.symbols(f"q0:{n}")
     M = sp.Matrix(n, n, [sp.Rational(m) for m in mass])
     if q_dependent:
@@ -138,7 +138,7 @@ def lagrangian_system(context, dps, n, mass, terms, q_dependent):
 
 @functools.lru_cache(maxsize=None)
 def linear_system(context, dps, n, mass, stiffness):
-    ctx = mpvi.get_context(context, dps) if context != "fp" else mpvi.get_context("fp")
+    ctx = mpvi.get_context(context, dps)                 # (fp ignores dps)
     grid = lambda e: [[e[i * n + j] for j in range(n)] for i in range(n)]  # noqa: E731
     return mpvi.LinearSystem(grid(mass), grid(stiffness), ctx)
 

@@ -58,26 +58,32 @@ def shown_digits(d):
     return len(digits) - k
 
 
-def cell_digits(a, b):
-    """The correct digits of the number printed as ``a`` if the more precise run prints
-    ``b`` (both strings; module docstring), or None if ``a`` is not a finite number (a
-    label, an empty cell, nan).  A finite ``a`` against a ``b`` that is not a finite
-    number has 0."""
+def compare(a, b):
+    """``(digits, identical)`` of the number printed as ``a`` if the more precise run prints
+    ``b`` (both strings): its correct digits (module docstring) and whether the two are
+    equal; None if ``a`` is not a finite number (a label, an empty cell, nan).  A finite
+    ``a`` against a ``b`` that is not a finite number has 0."""
     x = _number(a)
     if x is None:
         return None
     y = _number(b)
     if y is None:
-        return 0
+        return 0, False
     shown = shown_digits(x)
     if x == y:
-        return shown
+        return shown, True
     if y == 0:
-        return 0
+        return 0, False
     with localcontext() as c:
         c.prec = max(len(x.as_tuple().digits), len(y.as_tuple().digits)) + 10
         rel = abs(x - y) / abs(y)
-    return max(0, min(shown, math.floor(-rel.log10())))
+    return max(0, min(shown, math.floor(-rel.log10()))), False
+
+
+def cell_digits(a, b):
+    """The correct digits of :func:`compare`, or None if ``a`` is not a finite number."""
+    found = compare(a, b)
+    return None if found is None else found[0]
 
 
 def column_agreement(a, b):
@@ -87,14 +93,15 @@ def column_agreement(a, b):
     smallest and the median are taken over the cells that differ between the two runs (a
     cell they agree on is exact as far as the check can tell, however few digits it
     shows); over all cells if none differ."""
-    cells = [(k, cell_digits(x, y), _number(x) == _number(y)) for k, (x, y) in enumerate(zip(a, b))]
-    cells = [c for c in cells if c[1] is not None]
+    cells = [(k, *found) for k, (x, y) in enumerate(zip(a, b))
+             if (found := compare(x, y)) is not None]
     if not cells:
         return None
-    differ = [c for c in cells if not c[2]] or cells
-    row, worst, _ = min(differ, key=lambda c: c[1])
-    return {"min": worst, "row": row, "median": statistics.median_low(c[1] for c in differ),
-            "identical": differ is cells and all(c[2] for c in cells)}
+    differ = [c for c in cells if not c[2]]
+    pool = differ or cells
+    row, worst, _ = min(pool, key=lambda c: c[1])
+    return {"min": worst, "row": row, "median": statistics.median_low(c[1] for c in pool),
+            "identical": not differ}
 
 
 def _rows(data):
@@ -168,10 +175,9 @@ def agreement(files, values, check_files, check_values, dps, check_dps, wall_tim
         if other is None:
             problems.append(f"value {key}: not computed by the more precise run")
             continue
-        d = cell_digits(str(text), str(check_values[other]))
-        if d is not None:
-            vals[key] = {"digits": d,
-                         "identical": _number(str(text)) == _number(str(check_values[other]))}
+        found = compare(str(text), str(check_values[other]))
+        if found is not None:
+            vals[key] = {"digits": found[0], "identical": found[1]}
     places = [(c["min"], f"{name} column {col!r}, row {c['row'] + 1}")
               for name, cols in tables.items() for col, c in cols.items() if not c["identical"]]
     places += [(v["digits"], f"value {key}") for key, v in vals.items() if not v["identical"]]
