@@ -1,0 +1,3 @@
+"""Stub: replaced below."""
+def setup(app):
+    return {"parallel_read_safe": True}
