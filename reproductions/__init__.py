@@ -1,4 +1,4 @@
-"""One script per published figure or table (``<paper>_<item>.py``); see README.
+"""One script per published figure or table (``<paper>_<item>.py``); see docs/guide/extending.md.
 
 This package is an mpvi *reproduction package*: pyproject.toml declares it in the entry
 point group ``mpvi.reproductions``, through which mpvi finds it (mpvi never imports it

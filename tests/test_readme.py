@@ -1,27 +1,49 @@
-"""The README's library section runs as written: every ```python block between
-"## Using the library" and "### Adding a system", in order, in one namespace, in a
-temporary directory (it writes orbit.json and orbit.png)."""
+"""The README's library example and the guide's "Using the library" run as written.
+
+* README.md, "## The library in 20 lines": the ```python block runs, and what it prints is
+  exactly its comment lines that start at column 0 (``# 20 3.81e-12`` ...).
+* docs/guide/library.md: every ```python block, in order, in one namespace, in a
+  temporary directory (it writes orbit.json and orbit.png), and the printed comments
+  checked below are what the code prints.
+"""
+import contextlib
+import io
 import re
 import textwrap
 from pathlib import Path
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+ROOT = Path(__file__).resolve().parent.parent
+README = ROOT / "README.md"
+GUIDE = ROOT / "docs" / "guide" / "library.md"
 
 
-def library_blocks():
-    text = README.read_text(encoding="utf-8")
-    section = text[text.index("## Using the library"):text.index("### Adding a system")]
+def python_blocks(text):
     return [textwrap.dedent(m.group(2)) for m in
-            re.finditer(r"^( *)```python\n(.*?)^\1```", section, re.S | re.M)]
+            re.finditer(r"^( *)```python\n(.*?)^\1```", text, re.S | re.M)]
 
 
-def test_the_library_section_of_the_readme_runs(tmp_path, monkeypatch, capsys):
-    blocks = library_blocks()
+def test_the_readme_example_prints_what_its_comments_say(tmp_path, monkeypatch):
+    text = README.read_text(encoding="utf-8")
+    section = text[text.index("## The library in 20 lines"):]
+    section = section[:section.index("\n## ", 1)]
+    (block,) = python_blocks(section)
+    assert len(block.strip().splitlines()) <= 25
+    expected = [line[2:] for line in block.splitlines() if line.startswith("# ")]
+    assert len(expected) >= 4
+    monkeypatch.chdir(tmp_path)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(compile(block, str(README), "exec"), {"__name__": "readme"})
+    assert out.getvalue().splitlines() == expected
+
+
+def test_the_library_guide_runs(tmp_path, monkeypatch, capsys):
+    blocks = python_blocks(GUIDE.read_text(encoding="utf-8"))
     assert len(blocks) >= 2
     monkeypatch.chdir(tmp_path)
-    namespace = {"__name__": "readme"}
+    namespace = {"__name__": "guide"}
     for block in blocks:
-        exec(compile(block, str(README), "exec"), namespace)
+        exec(compile(block, str(GUIDE), "exec"), namespace)
     out = capsys.readouterr().out
     assert "simpson {'q': '5.1e-06'" in out and "drift" in out
     assert (tmp_path / "orbit.json").exists() and (tmp_path / "orbit.png").stat().st_size > 1000
