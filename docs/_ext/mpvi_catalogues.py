@@ -126,7 +126,8 @@ def methods_page() -> str:
     rows = []
     for m in methods:
         rows.append([f":ref:`{m.name} <method-{m.name}>`", m.label, _code(m.state),
-                     _code(m.order_for()), "yes" if m.symplectic_for() else "no",
+                     _value_or_expr(m, "order", m.order_for()),
+                     "yes" if m.symplectic_for() else "no",
                      "yes" if m.implicit else "no",
                      "yes" if m.first_order else "no", m.reference])
     parts = [
@@ -241,7 +242,7 @@ def cli_page() -> str:
 
 def reproductions_page() -> str:
     from mpvi.repro.published import diff
-    from mpvi.repro.report import count_statuses
+    from mpvi.repro.report import compute_time, count_statuses
     from mpvi.repro.run import OutputError, all_reproductions, read_provenance
     reps = all_reproductions()
     figures = ROOT / "figures"
@@ -252,8 +253,10 @@ def reproductions_page() -> str:
         f"Every reproduction of the installed reproduction packages ({len(reps)} scripts), "
         "generated from the registry when this site is built: ``mpvi run <id>`` computes "
         "one, ``mpvi run --all`` all of them. *Declared* is the runtime the script "
-        "declares; *full run* is the wall time recorded in the committed results "
-        "(``figures/<paper>/<id>.json``, at 64 digits, with the studies it computed); the "
+        "declares; *full run* is the computation recorded in the committed results "
+        "(``figures/<paper>/<id>.json``, at 64 digits: its wall time plus that of the "
+        "studies it used, which a parallel run computes beside it; a study shared by two "
+        "reproductions counts for both); the "
         "statuses count the published values compared by ``mpvi diff``. Each id links to "
         f"its entry in the `reproduction report <../../{REPORT}/index.html>`_ of the "
         "committed results, which is part of this site.\n",
@@ -273,11 +276,11 @@ def reproductions_page() -> str:
         rows = []
         for rep in items:
             try:
-                record = read_provenance(rep, figures / rep.paper)
+                record = read_provenance(rep, figures)
             except OutputError as exc:
                 record, wall = None, f"invalid: {exc}"
             else:
-                wall = f"{record['wall_time_s']:.2f} s" if record else "not run"
+                wall = f"{compute_time([record]):.2f} s" if record else "not run"
             counts = count_statuses(rows_by_id.get(rep.id, []))
             statuses = ", ".join(f"{n} {s}" for s, n in counts.items() if n) or "—"
             link = f"`{rep.id} <../../{REPORT}/{rep.paper}.html#{rep.id}>`__"
