@@ -110,8 +110,27 @@ def _declared(method, keyword: str) -> str | None:
             return "; ".join(returns) if len(returns) == 1 else \
                 f"{node.id}(p): returns " + " or ".join(returns)
         return ast.unparse(node) if node is not None else None
-    raise RuntimeError(f"method {method.name!r}: no Method(name={method.name!r}, ...) call "
-                       f"found in {module.__name__}")
+    return _function_source(value)
+
+
+def _function_source(value) -> str:
+    """A function's expression when its registration cannot be found (a method registered
+    under another name, e.g. with dataclasses.replace, or in a notebook): a named
+    function's return expressions, or the source lines of a lambda."""
+    try:
+        source = textwrap.dedent(inspect.getsource(value))
+    except (OSError, TypeError):
+        return f"{getattr(value, '__name__', 'a function')}(p) (source not available)"
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:                    # a lambda inside a call: the lines as written
+        return " ".join(source.split())
+    lambdas = [n for n in ast.walk(tree) if isinstance(n, ast.Lambda)]
+    if getattr(value, "__name__", "") == "<lambda>" and len(lambdas) == 1:
+        return ast.unparse(lambdas[0].body)
+    returns = [ast.unparse(r.value) for r in ast.walk(tree)
+               if isinstance(r, ast.Return) and r.value is not None]
+    return " or ".join(returns) if returns else " ".join(source.split())
 
 
 def _value_or_expr(method, keyword: str, value_at_defaults) -> str:
