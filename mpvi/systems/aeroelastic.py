@@ -23,7 +23,7 @@ What mpvi integrates (the printed equations corrected; reproductions/ERRATA.md [
       alpha_eff = alpha + h'/U + (1/2 - a) b alpha'/U,   C_Malpha = (1/2 + a) C_Lalpha;
 
 * hence the equations of motion (eqs. (45)-(46) with both aerodynamic terms of the
-  opposite sign, [E51])
+  opposite sign, [E51])::
 
       m_T h'' + m_W x_alpha b alpha'' + c_h h' + k_h h + rho U^2 b C_Lalpha alpha_eff = 0,
       I_alpha alpha'' + m_W x_alpha b h'' + c_alpha alpha' + k_alpha(alpha) alpha
@@ -371,7 +371,7 @@ def flutter_speed(params, ctx, U_max="100", samples=200, equations="corrected"):
     The largest real part g(U) of the eigenvalues of :func:`linear_matrix` is sampled at
     U = U_max k / samples, k = 1..samples; the first sign change from negative to positive
     brackets U_f, which is then refined by the Illinois (modified regula falsi) method
-    until the bracket is a few ulps wide (:func:`mpvi.dense.locate_root`).  omega_f = |Im lambda| of the eigenvalue
+    until the bracket is a few ulps wide (:func:`mpvi.dense.locate_root`).  omega_f = ``|Im lambda|`` of the eigenvalue
     whose real part crosses zero.  Raises :class:`NoFlutterError` if the origin is
     unstable at the first sample or no crossing lies below U_max.  ``equations='printed'``
     uses the printed signs of (45)-(46) (for comparisons, ERRATA [E51])."""

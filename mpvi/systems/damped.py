@@ -83,7 +83,7 @@ class DampedOscillatorExact:
         return e * (re * c + im * s), e * (im * c - re * s)
 
     def polar(self, re, im):
-        """(|s|, arg s) of a complex amplitude given as (real, imaginary)."""
+        """(``|s|``, arg s) of a complex amplitude given as (real, imaginary)."""
         return self.ctx.sqrt(re * re + im * im), self.ctx.atan2(im, re)
 
 

@@ -25,14 +25,14 @@ point, A^2 = (1 + sqrt(1 + 8 E)) / 2.  With Jacobi's functions of parameter k^2
 * E <= 0 (motion inside the well of sign s = sign q(0); E = 0 is the homoclinic orbit):
   Q(tau) = s A dn(A (tau - tau1), k),  k^2 = 2 - 1/A^2 in [0, 1].  Indeed
   dn'' = (2 - k^2) dn - 2 dn^3, so Q'' = A^2 (2 - k^2) Q - 2 Q^3 = Q - 2 Q^3.  For
-  q'(0) = 0 and |q(0)| >= 1/sqrt(2), tau1 = 0 and A = |q(0)|: q(t) = A dn(A t, k),
+  q'(0) = 0 and ``|q(0)| >= 1/sqrt(2)``, tau1 = 0 and ``A = |q(0)|``: q(t) = A dn(A t, k),
   k^2 = 2 - 1/A^2 (m = 1).  Period 2 K(k^2) sqrt(m) / A.
 * E > 0 (motion over both wells): Q(tau) = A cn(w (tau - tau1), k),
   w^2 = 2 A^2 - 1, k^2 = A^2 / (2 A^2 - 1) in (1/2, 1): cn'' = (2 k^2 - 1) cn - 2 k^2 cn^3
   gives Q'' = w^2 (2 k^2 - 1) Q - 2 (k w / A)^2 Q^3 = Q - 2 Q^3.  Period 4 K(k^2) sqrt(m) / w.
 
 The phase u0 = -A tau1 (or -w tau1) comes from the initial data through the incomplete
-elliptic integral F (``ellipf``): dn(u0) = |q0|/A, sign u0 = -s sign q'(0)  (E <= 0, u0
+elliptic integral F (``ellipf``): dn(u0) = ``|q0|/A``, sign u0 = -s sign q'(0)  (E <= 0, u0
 in [-K, K]);  cn(u0) = q0/A, sign u0 = -sign q'(0)  (E > 0, u0 in [-2K, 2K]).  The setup
 runs at twice the context's digits (the phase near a turning point is a square root of a
 difference).  q(t) = Q(t/sqrt m), q'(t) = Q'(t/sqrt m)/sqrt m.  Checked at 64 digits in
