@@ -50,3 +50,14 @@ def test_the_library_guide_runs(tmp_path, monkeypatch, capsys):
     # the printed comments are what the code prints
     assert "['7.49666003899698', '1.49933224034629e+1']" in out
     assert "['0 .. sqrt(10)', '2*sqrt(3) .. 2*sqrt(15)']" in out
+
+
+def test_the_readme_fits_two_screens_and_its_links_resolve():
+    text = README.read_text(encoding="utf-8")
+    assert len(text.splitlines()) <= 200
+    targets = re.findall(r"\]\(([^)\s]+)\)", text)
+    assert targets
+    for target in targets:
+        if target.startswith(("http://", "https://")):
+            continue
+        assert (ROOT / target.split("#")[0]).exists(), target
