@@ -14,26 +14,34 @@ from .schemes import get_method
 
 
 def node_errors(ctx: Any, values: Sequence, reference: Sequence) -> np.ndarray:
-    """Euclidean norm of ``values[j] - reference[j]`` for every row j.
+    """Compute the Euclidean norm of ``values[j] - reference[j]`` for every row j.
 
     Parameters
     ----------
-    ctx : number context
-    values, reference : sequences of vectors (rows) of context numbers
+    ctx : Context
+        The number context.
+    values : sequence of vectors
+        Rows of context numbers.
+    reference : sequence of vectors
+        Rows of context numbers, one per row of ``values``.
 
     Returns
     -------
-    numpy array of the norms
+    numpy.ndarray
+        The norms |values[j] - reference[j]|_2.
     """
     return np.array([ctx.norm2(v - r) for v, r in zip(values, reference)], dtype=ctx.dtype)
 
 
 def error_norms(sol: Any, exact: Callable | None = None) -> dict:
-    """The largest Euclidean error over the saved points of a solution.
+    """Compute the largest Euclidean error over the saved points of a solution.
+
+    The norm convention of axioms2024 Sec. 6.4: ||e||_inf = max_j |q_j - q_ex(t_j)|_2.
 
     Parameters
     ----------
     sol : Solution
+        The solution (with its problem attached).
     exact : callable, optional
         The exact solution in the protocol of :class:`mpvi.Problem` (t -> (q, p) or
         (q, v), as the problem was given); default: the problem's own.
@@ -42,40 +50,55 @@ def error_norms(sol: Any, exact: Callable | None = None) -> dict:
     -------
     dict
         ``{'q': max_j |q_j - q_ex(t_j)|_2, 'p': ..., 'v': ...}`` (first order: ``{'y': ...}``).
+
+    Raises
+    ------
+    ValueError
+        As :meth:`mpvi.Solution.error`: no exact solution, or no problem attached.
     """
     return {k: max(v) for k, v in sol.error(exact).items()}
 
 
 def sup_errors(sol: Any, q_ref: Sequence, p_ref: Sequence) -> dict:
-    """The largest Euclidean errors against reference values already sampled on the
-    solution's saved points (e.g. one exact evaluation shared by several methods).
+    """Compute the largest Euclidean errors against reference values at the saved points.
+
+    For references already sampled on the solution's saved points (e.g. one exact
+    evaluation shared by several methods).
 
     Parameters
     ----------
     sol : Solution
-    q_ref, p_ref : rows of reference positions and momenta, one per saved point
+        The solution.
+    q_ref : sequence of vectors
+        Reference positions, one row per saved point.
+    p_ref : sequence of vectors
+        Reference momenta, one row per saved point.
 
     Returns
     -------
     dict
-        ``{'q': max_j |q_j - q_ref[j]|_2, 'p': max_j |p_j - p_ref[j]|_2}``
+        ``{'q': max_j |q_j - q_ref[j]|_2, 'p': max_j |p_j - p_ref[j]|_2}``.
     """
     ctx = sol.ctx
     return {"q": max(node_errors(ctx, sol.q, q_ref)), "p": max(node_errors(ctx, sol.p, p_ref))}
 
 
 def fit_order(ctx: Any, hs: Sequence, errors: Sequence) -> Any:
-    """The convergence order: the least-squares slope of log(error) against log|h|.
+    """Fit the convergence order: the least-squares slope of log(error) against log|h|.
 
     Parameters
     ----------
-    ctx : number context
-    hs : step sizes (negative steps of a backward integration count by |h|)
-    errors : positive errors, one per step size
+    ctx : Context
+        The number context.
+    hs : sequence of numbers
+        Step sizes (negative steps of a backward integration count by |h|).
+    errors : sequence of numbers
+        Positive errors, one per step size.
 
     Returns
     -------
-    context number
+    number
+        The order, a number of ``ctx``.
 
     Raises
     ------
@@ -94,20 +117,26 @@ def fit_order(ctx: Any, hs: Sequence, errors: Sequence) -> Any:
 
 
 def central_differences(f: Callable, x: Sequence, ctx: Any, delta: Any) -> np.ndarray:
-    """Central differences of an array-valued function, for checking generated derivatives
-    (evaluate f in a context with more digits than the one being checked).
+    """Differentiate an array-valued function by central differences.
+
+    For checking generated derivatives (evaluate ``f`` in a context with more digits
+    than the one being checked).
 
     Parameters
     ----------
-    f : callable of a vector
-    x : the point (a context vector)
-    ctx : number context
-    delta : the increment
+    f : callable
+        A function of a vector, returning a number or an array.
+    x : numpy.ndarray
+        The point (a context vector).
+    ctx : Context
+        The number context.
+    delta : number
+        The increment.
 
     Returns
     -------
-    numpy array
-        ``out[g, ...] = (f(x + delta e_g) - f(x - delta e_g))[...] / (2 delta)``
+    numpy.ndarray
+        ``out[g, ...] = (f(x + delta e_g) - f(x - delta e_g))[...] / (2 delta)``.
     """
     out = []
     for g in range(len(x)):
@@ -119,31 +148,37 @@ def central_differences(f: Callable, x: Sequence, ctx: Any, delta: Any) -> np.nd
 
 
 def energy(system: Any, sol: Any) -> np.ndarray:
-    """The energy H(q_j, p_j) at every saved point.
+    """Compute the energy H(q_j, p_j) at every saved point.
 
     Parameters
     ----------
-    system : the mechanical system (its ``energy``)
+    system : LagrangianSystem
+        The mechanical system (its ``energy``).
     sol : Solution
+        The solution.
 
     Returns
     -------
-    numpy array of context numbers
+    numpy.ndarray
+        The energies, context numbers.
     """
     return np.array([system.energy(q, p) for q, p in zip(sol.q, sol.p)], dtype=sol.ctx.dtype)
 
 
 def relative_energy_error(system: Any, sol: Any) -> np.ndarray:
-    """|H_j - H_0| / |H_0| at every saved point.
+    """Compute the relative energy error |H_j - H_0| / |H_0| at every saved point.
 
     Parameters
     ----------
-    system : the mechanical system (its ``energy``)
+    system : LagrangianSystem
+        The mechanical system (its ``energy``).
     sol : Solution
+        The solution.
 
     Returns
     -------
-    numpy array of context numbers
+    numpy.ndarray
+        The relative errors, context numbers (the first is 0).
     """
     H = energy(system, sol)
     return np.array([abs(x - H[0]) / abs(H[0]) for x in H], dtype=sol.ctx.dtype)
@@ -159,21 +194,33 @@ def quadratic_form_matrices(X, Y, ctx):
 # ----- symplecticity -------------------------------------------------------------------
 
 def one_step_matrix(scheme: Any, system: Any, h: Any, ctx: Any, **options: Any) -> np.ndarray:
-    """The 2n x 2n matrix Phi of a linear one-step map acting on eta = (p, q)
-    (axioms2024 eqs. 12, 32), obtained by stepping the unit vectors (a (q, v) method is
-    composed with the Legendre map p = M v at both ends).
+    """Compute the 2n x 2n matrix Phi of a method's one-step map on a linear system.
+
+    Phi acts on eta = (p, q) (axioms2024 eqs. 12, 32); it is obtained by stepping the unit
+    vectors (a (q, v) method is composed with the Legendre map p = M v at both ends).
 
     Parameters
     ----------
-    scheme : method name or :class:`mpvi.Method`
-    system : a linear system (the map is linear only there)
-    h : the step
-    ctx : number context
-    **options : the method's parameters (and ``check_stability``)
+    scheme : str or Method
+        A method name or a :class:`mpvi.Method`.
+    system : LinearSystem
+        A linear system (the map is linear only there), built in ``ctx``.
+    h : number
+        The step, a number of ``ctx``.
+    ctx : Context
+        The number context.
+    **options
+        The method's parameters (and ``check_stability``).
 
     Returns
     -------
-    numpy array (2n x 2n)
+    numpy.ndarray
+        Phi, 2n x 2n.
+
+    Raises
+    ------
+    ValueError
+        An unknown method.
     """
     method = get_method(scheme)
     stepper = method.prepare(system, h, ctx, **options)
@@ -198,27 +245,37 @@ def step_pq(method, stepper, system, t, h, q, p):
 
 def one_step_jacobian(scheme: Any, make_system: Callable, h: Any, q: Sequence, p: Sequence,
                       ctx: Any, t: Any = 0, **options: Any) -> np.ndarray:
-    """The Jacobian d(p_1, q_1)/d(p_0, q_0) of one step of a method on a nonlinear system
-    at the point (q, p), by central differences in a context with 2 dps + 10 digits and
-    increments 10^-(dps/2 + 5): truncation ~10^-(dps + 10), rounding ~10^-(1.5 dps + 5),
-    so the result is correct to the precision of ``ctx``.  A (q, v) method is composed
-    with the Legendre map at both ends.
+    """Compute the Jacobian d(p_1, q_1)/d(p_0, q_0) of one step of a method.
+
+    On a nonlinear system at the point (q, p), by central differences in a context with
+    2 dps + 10 digits and increments 10^-(dps/2 + 5): truncation ~10^-(dps + 10),
+    rounding ~10^-(1.5 dps + 5), so the result is correct to the precision of ``ctx``.
+    A (q, v) method is composed with the Legendre map at both ends.
 
     Parameters
     ----------
-    scheme : method name or :class:`mpvi.Method`
+    scheme : str or Method
+        A method name or a :class:`mpvi.Method`.
     make_system : callable
         ``make_system(context)`` builds the system in a given context (the same system at
         two precisions).
-    h : the step
-    q, p : the point
-    ctx : an mp context (the precision of the result)
-    t : the time of the step
-    **options : the method's parameters
+    h : number
+        The step.
+    q : sequence of numbers
+        Positions at the point.
+    p : sequence of numbers
+        Momenta at the point.
+    ctx : Context
+        An mp context (the precision of the result).
+    t : number, default 0
+        The time of the step.
+    **options
+        The method's parameters.
 
     Returns
     -------
-    numpy array (2n x 2n) of numbers of ``ctx``
+    numpy.ndarray
+        The 2n x 2n Jacobian, numbers of ``ctx``.
 
     Raises
     ------
@@ -253,32 +310,48 @@ def canonical_J(n, ctx):
 
 
 def symplecticity_defect(scheme: Any, system: Any, h: Any, ctx: Any, **options: Any) -> Any:
-    """The symplecticity defect ||Phi^T J Phi - J||_F (axioms2024 eq. 33) of a method's
-    one-step matrix on a linear system.
+    """Compute the symplecticity defect ||Phi^T J Phi - J||_F of a one-step matrix.
+
+    Of a method's one-step matrix on a linear system (axioms2024 eq. 33); (q, v) methods
+    through the Legendre map.
 
     Parameters
     ----------
-    scheme, system, h, ctx, **options : as :func:`one_step_matrix`
+    scheme : str or Method
+        A method name or a :class:`mpvi.Method`.
+    system : LinearSystem
+        A linear system built in ``ctx``.
+    h : number
+        The step.
+    ctx : Context
+        The number context.
+    **options
+        The method's parameters, as :func:`one_step_matrix`.
 
     Returns
     -------
-    context number (about eps for a symplectic method)
+    number
+        The defect (about eps for a symplectic method).
     """
     return matrix_defect(one_step_matrix(scheme, system, h, ctx, **options), ctx)
 
 
 def matrix_defect(phi: np.ndarray, ctx: Any) -> Any:
-    """||Phi^T J Phi - J||_F of a 2n x 2n Jacobian on (p, q) (e.g. of
-    :func:`one_step_jacobian`).
+    """Compute ||Phi^T J Phi - J||_F of a 2n x 2n Jacobian on (p, q).
+
+    E.g. of :func:`one_step_jacobian`; J = [[0, -I], [I, 0]] (axioms2024 eq. 33).
 
     Parameters
     ----------
-    phi : numpy array (2n x 2n)
-    ctx : number context
+    phi : numpy.ndarray
+        The 2n x 2n matrix.
+    ctx : Context
+        The number context.
 
     Returns
     -------
-    context number
+    number
+        The Frobenius norm of the defect.
     """
     J = canonical_J(phi.shape[0] // 2, ctx)
     return ctx.norm_fro(phi.T @ J @ phi - J)
@@ -287,16 +360,21 @@ def matrix_defect(phi: np.ndarray, ctx: Any) -> Any:
 # ----- linear stability ---------------------------------------------------------------
 
 def stability_scan(scheme: Any, omega_h: Iterable, ctx: Any, **options: Any) -> list:
-    """Spectral radius of the one-step matrix on the scalar oscillator q'' + q = 0
-    (M = 1, K = 1, so h = omega h) for each value of omega h.  Simpson's proven bound is
-    not enforced here.
+    """Scan the spectral radius of a method's one-step matrix on the scalar oscillator.
+
+    q'' + q = 0 (M = 1, K = 1, so h = omega h), for each value of omega h.  The steps are
+    prepared with ``check_stability=False``: Simpson's proven bound is not enforced here.
 
     Parameters
     ----------
-    scheme : method name or :class:`mpvi.Method`
-    omega_h : values of omega h
-    ctx : number context
-    **options : the method's parameters (e.g. ``hermite_n=3``)
+    scheme : str or Method
+        A method name or a :class:`mpvi.Method`.
+    omega_h : iterable of numbers
+        The values of omega h.
+    ctx : Context
+        The number context.
+    **options
+        The method's parameters (e.g. ``hermite_n=3``).
 
     Returns
     -------

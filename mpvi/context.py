@@ -30,6 +30,7 @@ change (:meth:`MPContext.workdps`).
 from __future__ import annotations
 
 import contextlib
+from typing import Any, Iterable, Iterator
 import math
 from decimal import Decimal
 from fractions import Fraction
@@ -52,9 +53,18 @@ except ImportError:                     # pragma: no cover - gmpy2 is in the tes
 
 
 class PrecisionError(TypeError):
-    """A number that would lose precision was handed to mpvi: a float, an mpmath number
-    of another context, a gmpy2 number or a sympy Float of fewer bits than the context.
-    The message names the quantity where the caller knows it."""
+    """A number that would lose precision was handed to mpvi.
+
+    A float, an mpmath number of another context (whose precision cannot be told), a
+    gmpy2 number or a sympy Float of fewer bits than the context, a float literal in a
+    system's expressions, or a system stepped in a context of another precision.  The
+    message names the quantity where the caller knows it.  A ``TypeError``.
+
+    See Also
+    --------
+    MPContext.num : What a context converts, and what it refuses.
+    MPContext.lift : Take a number's bits when you know what they are worth.
+    """
 
 
 class _PrivateMath(mpmath.MPContext):
@@ -116,7 +126,15 @@ def _refuse_other_mpf(x, dps, bits=None):
 
 @context_class
 class Context:
-    """Behaviour shared by the mp and fp contexts (see module docstring)."""
+    """The interface every number context offers (the base of the three contexts).
+
+    Schemes, systems and analysis routines are written once against it: conversion
+    (:meth:`num`, :meth:`lift`, :meth:`vector`, :meth:`matrix`), constants (``zero``,
+    ``one``, ``pi``, ``eps``), elementary functions (scalar or element-wise), small dense
+    linear algebra, norms, output (:meth:`to_str`, :meth:`dump`, :meth:`to_float`) and a
+    scoped precision change (``workdps``).  It is not instantiated itself: use
+    :class:`GMPContext`, :class:`MPContext`, :class:`FPContext` or :func:`get_context`.
+    """
 
     name = "abstract"
     is_mp = False
@@ -126,68 +144,182 @@ class Context:
     reference path.  Set it on an instance to choose."""
 
     @sticky
-    def activate(self):
-        """Make this context's precision current (needed by gmpy2 only); returns it."""
+    def activate(self) -> Context:
+        """Make this context's precision current (needed by gmpy2 only).
+
+        Returns
+        -------
+        Context
+            The context itself.
+        """
         return self
 
     @contextlib.contextmanager
-    def active(self):
-        """``with ctx.active():`` -- bare arithmetic on this context's numbers inside the
-        block runs at its precision; the caller's precision is restored on exit (needed
-        by gmpy2 only: see :class:`GMPContext`)."""
+    def active(self) -> Iterator[Context]:
+        """Run bare arithmetic on this context's numbers at its precision inside a block.
+
+        ``with ctx.active():`` -- the caller's precision is restored on exit (needed by
+        gmpy2 only: see :class:`GMPContext`).
+
+        Yields
+        ------
+        Context
+            The context itself.
+        """
         yield self
 
-    def to_mpmath(self, x, m):
-        """The number ``x`` of this context as an mpf of the mpmath context ``m`` (exact up
-        to ``m``'s precision): for code that calls mpmath directly.  (``m.mpf(x)`` cannot
-        read a gmpy2 number.)"""
+    def to_mpmath(self, x: Any, m: mpmath.MPContext) -> Any:
+        """Convert a number of this context into an mpf of the mpmath context ``m``.
+
+        For code that calls mpmath directly (``m.mpf(x)`` cannot read a gmpy2 number).
+
+        Parameters
+        ----------
+        x : number
+            A number of this context.
+        m : mpmath.MPContext
+            The mpmath context of the result.
+
+        Returns
+        -------
+        mpmath.mpf
+            ``x`` as a number of ``m``, exact up to ``m``'s precision.
+        """
         return _mpfr_to_mpmath(x, m) if isinstance(x, _mpfr_type) else m.mpf(x)
 
     @property
-    def precision_name(self):
-        """The precision without the backend: 'mp64' for 64 digits in the mpmath or the
-        gmpy2 context, 'fp' for float64.  Labels in outputs use it, so a result does not
-        depend on which backend computed it."""
+    def precision_name(self) -> str:
+        """The precision without the backend: 'mp64' for 64 digits (mp or gmp), 'fp'.
+
+        Labels in outputs use it, so a result does not depend on which backend
+        computed it.
+        """
         return f"mp{self.dps}" if self.is_mp else "fp"
 
     @property
-    def key(self):
-        """What caches of context numbers and generated code are keyed by: the context
-        itself (an mpmath context's numbers and functions are its own); the gmp and fp
-        contexts by name, since all instances of one precision share their numbers."""
+    def key(self) -> Any:
+        """What caches of context numbers and generated code are keyed by.
+
+        The context itself (an mpmath context's numbers and functions are its own); the
+        gmp and fp contexts by name, since all instances of one precision share their
+        numbers.
+        """
         return self
 
     # ----- construction -------------------------------------------------------------
-    def number(self, x, what):
-        """:meth:`num` of ``x``, with any error naming the quantity ``what`` (e.g. "initial
-        momentum p0[1]")."""
+    def number(self, x: Any, what: str) -> Any:
+        """Convert ``x`` with :meth:`num`, any error naming the quantity ``what``.
+
+        Parameters
+        ----------
+        x : int, str, Fraction, Decimal, sympy number or context number
+            What to convert.
+        what : str
+            The quantity, for the error message (e.g. "initial momentum p0[1]").
+
+        Returns
+        -------
+        number
+            ``x`` as a number of this context.
+
+        Raises
+        ------
+        PrecisionError
+            As :meth:`num`, the message prefixed by ``what``.
+        TypeError, ValueError
+            As :meth:`num`, the message prefixed by ``what``.
+        """
         try:
             return self.num(x)
         except (TypeError, ValueError) as exc:
             raise type(exc)(f"{what}: {exc}") from None
 
-    def vector(self, values):
+    def vector(self, values: Iterable) -> np.ndarray:
+        """Convert a sequence of numbers into a vector of this context (each by :meth:`num`).
+
+        Parameters
+        ----------
+        values : iterable of numbers
+            Anything :meth:`num` reads.
+
+        Returns
+        -------
+        numpy.ndarray
+            A 1-D array of this context's numbers (``dtype`` object, float64 for fp).
+        """
         return np.array([self.num(v) for v in values], dtype=self.dtype)
 
-    def matrix(self, rows):
+    def matrix(self, rows: Iterable) -> np.ndarray:
+        """Convert rows of numbers into a matrix of this context (each entry by :meth:`num`).
+
+        Parameters
+        ----------
+        rows : iterable of sequences of numbers
+            Non-empty rows of equal length.
+
+        Returns
+        -------
+        numpy.ndarray
+            A 2-D array of this context's numbers.
+
+        Raises
+        ------
+        ValueError
+            No rows, or rows of unequal length.
+        """
         rows = [list(r) for r in rows]
         if not rows or any(len(r) != len(rows[0]) for r in rows):
             raise ValueError(f"matrix rows must be non-empty and of equal length, got {rows!r}")
         return np.array([[self.num(v) for v in r] for r in rows], dtype=self.dtype)
 
-    def zeros(self, shape):
+    def zeros(self, shape: int | tuple) -> np.ndarray:
+        """Return an array of this context's zeros.
+
+        Parameters
+        ----------
+        shape : int or tuple of int
+            The shape, as for :func:`numpy.empty`.
+
+        Returns
+        -------
+        numpy.ndarray
+            Every entry ``self.zero``.
+        """
         z = np.empty(shape, dtype=self.dtype)
         z[...] = self.zero
         return z
 
-    def eye(self, n):
+    def eye(self, n: int) -> np.ndarray:
+        """Return the ``n`` x ``n`` identity matrix of this context.
+
+        Parameters
+        ----------
+        n : int
+            The size.
+
+        Returns
+        -------
+        numpy.ndarray
+            ``self.one`` on the diagonal, ``self.zero`` elsewhere.
+        """
         e = self.zeros((n, n))
         for i in range(n):
             e[i, i] = self.one
         return e
 
-    def asarray(self, x):
-        """Convert a (nested) sequence or array of numbers into this context's array."""
+    def asarray(self, x: Any) -> np.ndarray:
+        """Convert a (nested) sequence or array of numbers into this context's array.
+
+        Parameters
+        ----------
+        x : array_like
+            Numbers :meth:`num` reads, in any nesting.
+
+        Returns
+        -------
+        numpy.ndarray
+            An array of the same shape, every entry converted by :meth:`num`.
+        """
         a = np.asarray(x, dtype=object)
         out = np.empty(a.shape, dtype=self.dtype)
         for idx in np.ndindex(a.shape):
@@ -195,23 +327,76 @@ class Context:
         return out
 
     # ----- norms --------------------------------------------------------------------
-    def norm2(self, v):
-        """Euclidean norm of a vector."""
+    def norm2(self, v: Any) -> Any:
+        """Compute the Euclidean norm of a vector (of all entries of an array).
+
+        Parameters
+        ----------
+        v : array_like
+            Numbers of this context.
+
+        Returns
+        -------
+        number
+            ``sqrt(fsum(x * x))`` over the entries.
+        """
         return self.sqrt(self.fsum(x * x for x in np.ravel(v)))
 
-    def norm_inf(self, v):
-        """Max-abs norm of a vector or of all entries of a matrix."""
+    def norm_inf(self, v: Any) -> Any:
+        """Compute the max-abs norm of a vector or of all entries of a matrix.
+
+        Parameters
+        ----------
+        v : array_like
+            Numbers of this context.
+
+        Returns
+        -------
+        number
+            The largest absolute value (``zero`` for an empty array).
+        """
         return max((abs(x) for x in np.ravel(v)), default=self.zero)
 
-    def norm_fro(self, a):
-        """Frobenius norm of a matrix (the Euclidean norm of its entries)."""
+    def norm_fro(self, a: Any) -> Any:
+        """Compute the Frobenius norm of a matrix (the Euclidean norm of its entries).
+
+        Parameters
+        ----------
+        a : array_like
+            A matrix of numbers of this context.
+
+        Returns
+        -------
+        number
+            The Frobenius norm.
+        """
         return self.norm2(a)
 
     # ----- linear algebra -----------------------------------------------------------
-    def solve(self, a, b):
-        """Solve ``a x = b`` (b a vector or a matrix) by Gaussian elimination with
-        partial pivoting (:func:`mpvi.linalg.solve_dense`, the one dense solve of mpvi).
-        A pivot below ``n * eps * max|a|`` raises :class:`SingularMatrixError`."""
+    def solve(self, a: Any, b: Any) -> np.ndarray:
+        """Solve ``a x = b`` (``b`` a vector or a matrix) by Gaussian elimination.
+
+        Partial pivoting, :func:`mpvi.linalg.solve_dense` (the one dense solve of mpvi).
+
+        Parameters
+        ----------
+        a : array_like
+            An n x n matrix.
+        b : array_like
+            A vector of length n or an n x k matrix.
+
+        Returns
+        -------
+        numpy.ndarray
+            ``x``, of the shape of ``b``.
+
+        Raises
+        ------
+        ValueError
+            Shapes that do not fit.
+        SingularMatrixError
+            A pivot below ``n * eps * max|a|``.
+        """
         a = np.asarray(a)
         b = np.asarray(b)
         n = a.shape[0] if a.ndim else 0
@@ -220,16 +405,66 @@ class Context:
         x = solve_dense(a.tolist(), b.tolist(), self)
         return np.array(x, dtype=self.dtype)
 
-    def inv(self, a):
+    def inv(self, a: Any) -> np.ndarray:
+        """Invert a square matrix (:meth:`solve` against the identity).
+
+        Parameters
+        ----------
+        a : array_like
+            An n x n matrix.
+
+        Returns
+        -------
+        numpy.ndarray
+            The inverse.
+
+        Raises
+        ------
+        SingularMatrixError
+            A matrix singular to working precision.
+        """
         return self.solve(a, self.eye(np.shape(a)[0]))
 
-    def cholesky(self, a, name="matrix"):
-        """Lower-triangular ``L`` with ``a = L L^T`` (:func:`mpvi.linalg.cholesky`); raises
-        :class:`NotPositiveDefiniteError` (naming ``name``) otherwise."""
+    def cholesky(self, a: Any, name: str = "matrix") -> np.ndarray:
+        """Factor a symmetric positive-definite matrix as ``a = L L^T``.
+
+        :func:`mpvi.linalg.cholesky`.
+
+        Parameters
+        ----------
+        a : array_like
+            A symmetric n x n matrix.
+        name : str, default "matrix"
+            What the matrix is, for the error message.
+
+        Returns
+        -------
+        numpy.ndarray
+            The lower-triangular ``L``.
+
+        Raises
+        ------
+        NotPositiveDefiniteError
+            A matrix that is not positive definite (naming ``name``).
+        """
         return np.array(cholesky(np.asarray(a).tolist(), self, name), dtype=self.dtype)
 
-    def check_symmetric(self, a, name="matrix"):
-        """Raise ``ValueError`` unless ``a`` is square and symmetric to ``n*eps`` relative."""
+    def check_symmetric(self, a: Any, name: str = "matrix") -> None:
+        """Check that ``a`` is square and symmetric to ``n * eps`` relative.
+
+        Parameters
+        ----------
+        a : array_like
+            The matrix.
+        name : str, default "matrix"
+            What the matrix is, for the error message.
+
+        Raises
+        ------
+        ValueError
+            A matrix that is not square, or not symmetric (naming ``name`` and the
+            largest asymmetry).
+        """
         a = np.asarray(a)
         if a.ndim != 2 or a.shape[0] != a.shape[1]:
             raise ValueError(f"{name} must be a square matrix, got shape {a.shape}")
@@ -238,9 +473,28 @@ class Context:
         if asym > tol:
             raise ValueError(f"{name} is not symmetric: max |a_ij - a_ji| = {self.to_str(asym, 5)}")
 
-    def eigh_generalized(self, k, m):
-        """Solve ``k v = lam m v`` for symmetric ``k`` and symmetric positive-definite
-        ``m``.  Returns ``(lam, V)`` with eigenvalues ascending and ``V^T m V = I``."""
+    def eigh_generalized(self, k: Any, m: Any) -> tuple[np.ndarray, np.ndarray]:
+        """Solve the symmetric generalized eigenproblem ``k v = lam m v``.
+
+        Parameters
+        ----------
+        k : array_like
+            A symmetric n x n matrix.
+        m : array_like
+            A symmetric positive-definite n x n matrix.
+
+        Returns
+        -------
+        lam : numpy.ndarray
+            The eigenvalues, ascending.
+        V : numpy.ndarray
+            The eigenvectors as columns, normalized so that ``V^T m V = I``.
+
+        Raises
+        ------
+        NotPositiveDefiniteError
+            An ``m`` that is not positive definite.
+        """
         low = self.cholesky(m, "mass matrix")
         linv = self.inv(low)
         c = linv @ k @ linv.T
@@ -249,31 +503,89 @@ class Context:
         v = linv.T @ q
         return lam, v
 
-    def spectral_radius(self, a):
+    def spectral_radius(self, a: Any) -> Any:
+        """Compute the spectral radius (the largest eigenvalue modulus) of a square matrix.
+
+        Parameters
+        ----------
+        a : array_like
+            An n x n matrix.
+
+        Returns
+        -------
+        number
+            ``max |lambda|`` over the eigenvalues (``eigvals``).
+        """
         return max(abs(z) for z in self.eigvals(a))
 
     # ----- output -------------------------------------------------------------------
-    def to_float(self, x):
+    def to_float(self, x: Any) -> float | np.ndarray:
+        """Round a number or an array to float64 (for plotting and quick looks).
+
+        Parameters
+        ----------
+        x : number or numpy.ndarray
+            Numbers of this context.
+
+        Returns
+        -------
+        float or numpy.ndarray
+            A float, or a float64 array of the same shape.
+        """
         return np.asarray(x, dtype=float) if isinstance(x, np.ndarray) else float(x)
 
-    def dump(self, x):
-        """A decimal string that :meth:`num` reads back to exactly the same number (more
-        digits than :meth:`to_str`: ``repr_digits``), for caches and checkpoints."""
+    def dump(self, x: Any) -> str:
+        """Write a number as a decimal string that :meth:`num` reads back to the same bits.
+
+        More digits than :meth:`to_str` (``repr_digits``): for caches, checkpoints and
+        :meth:`mpvi.Solution.save`.
+
+        Parameters
+        ----------
+        x : number
+            A number of this context.
+
+        Returns
+        -------
+        str
+            The lossless decimal string.
+        """
         return self.to_str(x, self.repr_digits)
 
     # ----- checks -------------------------------------------------------------------
-    def all_finite(self, values):
-        """True if every entry of a number or (nested) array is finite (no nan, no inf)."""
+    def all_finite(self, values: Any) -> bool:
+        """Tell whether every entry of a number or (nested) array is finite.
+
+        Parameters
+        ----------
+        values : number or array_like
+            Numbers of this context.
+
+        Returns
+        -------
+        bool
+            True if no entry is nan or infinite.
+        """
         return all(self.isfinite(x) for x in np.ravel(np.asarray(values, dtype=object)))
 
     # ----- generated code -------------------------------------------------------------
     GENERATED_FUNCTIONS = ("sin", "cos", "tan", "exp", "log", "sqrt", "atan", "atan2", "sinh",
                            "cosh", "tanh", "asin", "acos")
 
-    def namespace(self):
-        """Names that code generated from sympy expressions may call (``sin``, ``mpf``,
-        ``pi``, ...), bound to this context: evaluated at its precision, never at a
-        global one (see :func:`mpvi.mechanics.compile_exprs`)."""
+    def namespace(self) -> dict:
+        """Return the names that code generated from sympy expressions may call.
+
+        ``sin``, ``mpf``, ``pi``, ... bound to this context: evaluated at its precision,
+        never at a global one (see :func:`mpvi.codegen.compile_exprs`).  sin, cos and
+        tan return nan for arguments beyond 2^prec, and the functions of
+        ``PARTIAL_FUNCTIONS`` return nan outside their real domain, so that a diverging
+        run is caught as a non-finite value.
+
+        Returns
+        -------
+        dict
+            Name to function (or constant).
+        """
         lib = self._lib
         ns = {name: getattr(lib, name) for name in self.GENERATED_FUNCTIONS}
         for name in self.PARTIAL_FUNCTIONS:
@@ -312,12 +624,31 @@ class Context:
 
 @context_class
 class MPContext(Context):
-    """mpmath at ``dps`` significant digits, in a private mpmath context: the reference.
+    """Compute with mpmath at ``dps`` significant digits, in a private mpmath context.
+
+    The reference context.  Each instance owns a private ``mpmath.MPContext``, so the
+    global ``mpmath.mp`` precision is never read nor changed: two contexts at 64 and 80
+    digits can be used side by side.  Vectors and matrices are numpy arrays of
+    ``dtype=object`` holding this context's ``mpf`` numbers.  The special functions of
+    ``SPECIAL_FUNCTIONS`` (``jtheta``, ``ellipk``, ``ellipf``, ``ellipfun``, ``quad``,
+    ``diff``, ``findroot``, ``polyroots``, ``mpc``, ...) are the private context's own,
+    set as attributes of the instance.  Contexts pickle by precision.
 
     Parameters
     ----------
     dps : int, default 64
         Significant decimal digits (the precision in bits is mpmath's for them).
+
+    Raises
+    ------
+    ValueError
+        A ``dps`` that is not a positive integer.
+
+    See Also
+    --------
+    GMPContext : The same precision on gmpy2 (MPFR) numbers, about 8 times faster.
+    FPContext : IEEE float64.
+    get_context : A context by name.
     """
 
     is_mp = True
@@ -357,41 +688,91 @@ class MPContext(Context):
         return real
 
     @property
-    def repr_digits(self):
+    def repr_digits(self) -> int:
+        """The number of digits :meth:`dump` writes: enough to read back the same bits."""
         return mpmath.libmp.repr_dps(self.prec)
 
-    def is_number(self, x):
-        """True if ``x`` is a real number of this very context."""
+    def is_number(self, x: Any) -> bool:
+        """Tell whether ``x`` is a real number of this very context.
+
+        Parameters
+        ----------
+        x : object
+            Anything.
+
+        Returns
+        -------
+        bool
+            True for an ``mpf`` of this context's private mpmath context.
+        """
         return isinstance(x, self._m.mpf)
 
-    def is_complex(self, x):
+    def is_complex(self, x: Any) -> bool:
+        """Tell whether ``x`` is a complex number of this very context.
+
+        Parameters
+        ----------
+        x : object
+            Anything.
+
+        Returns
+        -------
+        bool
+            True for an ``mpc`` of this context's private mpmath context.
+        """
         return isinstance(x, self._m.mpc)
 
     # precision ---------------------------------------------------------------------
     @property
-    def name(self):
+    def name(self) -> str:
+        """The context's name, ``'mp64'`` for 64 digits."""
         return f"mp{self.dps}"
 
     @property
-    def dps(self):
+    def dps(self) -> int:
+        """Significant decimal digits."""
         return self._m.dps
 
     @property
-    def prec(self):
+    def prec(self) -> int:
+        """The precision in bits (216 for 64 digits)."""
         return self._m.prec
 
     @property
-    def eps(self):
+    def eps(self) -> Any:
+        """The machine epsilon of this precision, ``2^(1 - prec)``."""
         return self._m.eps
 
     @contextlib.contextmanager
-    def workdps(self, dps):
-        """Temporarily change this context's precision (restored on exit)."""
+    def workdps(self, dps: int) -> Iterator[MPContext]:
+        """Change this context's precision temporarily (restored on exit).
+
+        Parameters
+        ----------
+        dps : int
+            The working digits inside the ``with`` block.
+
+        Yields
+        ------
+        MPContext
+            The context itself, at ``dps`` digits.
+        """
         with self._m.workdps(dps):
             yield self
 
-    def with_dps(self, dps):
-        """A new independent context at ``dps`` digits."""
+    def with_dps(self, dps: int) -> MPContext:
+        """Make a new independent context of the same kind at ``dps`` digits.
+
+        Parameters
+        ----------
+        dps : int
+            Significant decimal digits.
+
+        Returns
+        -------
+        MPContext
+            The new context.
+        """
         return MPContext(dps)
 
     def __reduce__(self):                    # picklable: rebuilt at the same precision
@@ -399,16 +780,40 @@ class MPContext(Context):
 
     # numbers -----------------------------------------------------------------------
     @property
-    def pi(self):
+    def pi(self) -> Any:
+        """Pi at this context's precision."""
         return +self._m.pi
 
-    def num(self, x):
-        """``x`` as a number of this context, exactly or correctly rounded: ints, strings
-        (decimal or 'p/q'), ``Fraction``, ``Decimal``, sympy numbers (Integer and Rational
-        exactly, other constants evaluated to this precision), and numbers of mpvi
-        contexts of at least this precision.  A float, an mpmath number of another
-        context or a gmpy2/mpvi/sympy number of fewer bits raises
-        :class:`PrecisionError`: it would silently cap the result at its own precision."""
+    def num(self, x: Any) -> Any:
+        """Convert ``x`` to a number of this context, exactly or correctly rounded.
+
+        Reads ints, strings (decimal or ``'p/q'``, e.g. ``"0.1"``, ``"1/3"``),
+        ``Fraction``, ``Decimal``, sympy numbers (Integer and Rational exactly, a Float of
+        at least this precision, other real constants such as ``pi`` or ``sqrt(2)``
+        evaluated to this precision), and numbers of mpvi contexts of at least this
+        precision.  Anything that would silently cap the result at a lower precision is
+        refused; :meth:`lift` takes such a number when you vouch for its bits.
+
+        Parameters
+        ----------
+        x : int, str, Fraction, Decimal, sympy number or context number
+            The value.
+
+        Returns
+        -------
+        mpmath.mpf
+            ``x`` as a number of this context (its own numbers are returned as they are).
+
+        Raises
+        ------
+        PrecisionError
+            A float, an mpmath number of another context (its precision cannot be told),
+            or a gmpy2, mpvi or sympy number of fewer bits than this context.
+        ValueError
+            A string that is not a number.
+        TypeError
+            A bool, a non-real sympy expression, or any other type.
+        """
         m = self._m
         if isinstance(x, m.mpf):
             return x
@@ -439,13 +844,31 @@ class MPContext(Context):
             return self.num(value) if not isinstance(value, tuple) else m.mpf(value)
         raise TypeError(f"cannot convert {type(x).__name__} {x!r} to a number")
 
-    def lift(self, x):
-        """A number of any precision -- a float, an mpmath number of any context, a gmpy2
-        number of any precision -- as a number of this context, keeping its bits as they
-        are (rounded only if it has more).  :meth:`num` refuses such numbers because they
-        may carry fewer correct bits than the context; ``lift`` is for the cases where
-        that is known and wanted: comparing results of different precisions, or an
-        mpmath value whose precision you vouch for."""
+    def lift(self, x: Any) -> Any:
+        """Convert a number of any precision, keeping its bits as they are.
+
+        A float, an mpmath number of any context or a gmpy2 number of any precision
+        becomes a number of this context (rounded only if it has more bits).
+        :meth:`num` refuses such numbers because they may carry fewer correct bits than
+        the context; ``lift`` is for the cases where that is known and wanted: comparing
+        results of different precisions, or an mpmath value whose precision you vouch
+        for.  Anything else is converted by :meth:`num`.
+
+        Parameters
+        ----------
+        x : float, mpmath.mpf, gmpy2.mpfr or anything :meth:`num` reads
+            The value.
+
+        Returns
+        -------
+        mpmath.mpf
+            ``x`` as a number of this context.
+
+        Raises
+        ------
+        PrecisionError, TypeError, ValueError
+            As :meth:`num`, for the values it converts.
+        """
         if isinstance(x, _any_mpf):
             return self._m.mpf(x._mpf_)
         if isinstance(x, _mpfr_type):
@@ -454,7 +877,19 @@ class MPContext(Context):
             return self._m.mpf(float(x))
         return self.num(x)
 
-    def fsum(self, terms):
+    def fsum(self, terms: Iterable) -> Any:
+        """Sum numbers of this context with a single rounding (mpmath's ``fsum``).
+
+        Parameters
+        ----------
+        terms : iterable of numbers
+            The terms.
+
+        Returns
+        -------
+        number
+            Their sum.
+        """
         return self._m.fsum(terms)
 
     def _elementwise(self, name):
@@ -467,33 +902,146 @@ class MPContext(Context):
             return vf(x) if isinstance(x, np.ndarray) else f(x)
         return apply
 
-    def sqrt(self, x):
+    def sqrt(self, x: Any) -> Any:
+        """Compute the square root of a number or, element-wise, of an array.
+
+        Parameters
+        ----------
+        x : number or numpy.ndarray
+            The argument.
+
+        Returns
+        -------
+        number or numpy.ndarray
+            ``sqrt(x)`` (for a negative number: complex in the mp context, nan in the gmp
+            context).
+        """
         return self._elementwise("sqrt")(x)
 
-    def cos(self, x):
+    def cos(self, x: Any) -> Any:
+        """Compute the cosine of a number or, element-wise, of an array.
+
+        Parameters
+        ----------
+        x : number or numpy.ndarray
+            The argument.
+
+        Returns
+        -------
+        number or numpy.ndarray
+            ``cos(x)``.
+        """
         return self._elementwise("cos")(x)
 
-    def sin(self, x):
+    def sin(self, x: Any) -> Any:
+        """Compute the sine of a number or, element-wise, of an array.
+
+        Parameters
+        ----------
+        x : number or numpy.ndarray
+            The argument.
+
+        Returns
+        -------
+        number or numpy.ndarray
+            ``sin(x)``.
+        """
         return self._elementwise("sin")(x)
 
-    def exp(self, x):
+    def exp(self, x: Any) -> Any:
+        """Compute the exponential of a number or, element-wise, of an array.
+
+        Parameters
+        ----------
+        x : number or numpy.ndarray
+            The argument.
+
+        Returns
+        -------
+        number or numpy.ndarray
+            ``exp(x)``.
+        """
         return self._elementwise("exp")(x)
 
-    def log(self, x):
+    def log(self, x: Any) -> Any:
+        """Compute the natural logarithm of a number or, element-wise, of an array.
+
+        Parameters
+        ----------
+        x : number or numpy.ndarray
+            The argument.
+
+        Returns
+        -------
+        number or numpy.ndarray
+            ``log(x)`` (for a negative number: complex in the mp context, nan in the gmp
+            context).
+        """
         return self._elementwise("log")(x)
 
-    def log10(self, x):
+    def log10(self, x: Any) -> Any:
+        """Compute the decimal logarithm of a number or, element-wise, of an array.
+
+        Parameters
+        ----------
+        x : number or numpy.ndarray
+            The argument.
+
+        Returns
+        -------
+        number or numpy.ndarray
+            ``log10(x)``.
+        """
         return self._elementwise("log10")(x)
 
-    def atan2(self, y, x):
+    def atan2(self, y: Any, x: Any) -> Any:
+        """Compute the angle of the point (x, y), in (-pi, pi].
+
+        Parameters
+        ----------
+        y : number
+            The ordinate.
+        x : number
+            The abscissa.
+
+        Returns
+        -------
+        number
+            ``atan2(y, x)``.
+        """
         return self._m.atan2(y, x)
 
-    def csqrt(self, x):
-        """Complex square root (for eigenvalues)."""
+    def csqrt(self, x: Any) -> Any:
+        """Compute the complex square root (for eigenvalues).
+
+        Parameters
+        ----------
+        x : number
+            A real or complex number.
+
+        Returns
+        -------
+        complex number
+            The principal square root of ``x`` as a complex number of this context.
+        """
         return self._m.sqrt(self._m.mpc(x))
 
-    def to_str(self, x, digits=None):
-        """Full-precision decimal string (``digits`` significant digits, default dps)."""
+    def to_str(self, x: Any, digits: int | None = None) -> str:
+        """Write a number as a full-precision decimal string.
+
+        Parameters
+        ----------
+        x : number
+            A number of this context.
+        digits : int, optional
+            Significant digits (default: ``dps``).
+
+        Returns
+        -------
+        str
+            Scientific notation beyond the units, trailing zeros kept
+            (``'1.50000000000000e+1'``).
+        """
         return self._m.nstr(x, digits or self.dps, min_fixed=1, max_fixed=0, strip_zeros=False)
 
     # linear algebra ----------------------------------------------------------------
@@ -508,7 +1056,21 @@ class MPContext(Context):
         order = sorted(range(n), key=lambda i: lam[i])
         return lam[order], qa[:, order]
 
-    def eigvals(self, a):
+    def eigvals(self, a: Any) -> list:
+        """Compute the eigenvalues of a square matrix.
+
+        A 2 x 2 matrix by the closed formula, a larger one by mpmath's ``eig``.
+
+        Parameters
+        ----------
+        a : array_like
+            An n x n matrix.
+
+        Returns
+        -------
+        list
+            The n eigenvalues (complex numbers of this context where they are complex).
+        """
         a = np.asarray(a)
         if a.shape == (2, 2):
             tr = a[0, 0] + a[1, 1]
@@ -517,6 +1079,7 @@ class MPContext(Context):
             return [(tr + s) / 2, (tr - s) / 2]
         e = self._m.eig(self._to_mpmatrix(a), left=False, right=False)
         return list(e)
+
 
 def _mpfr_to_mpmath(x, m):
     """The gmpy2 number ``x`` as an mpf of the mpmath context ``m``, exactly when finite
@@ -529,7 +1092,7 @@ def _mpfr_to_mpmath(x, m):
 
 @context_class
 class GMPContext(MPContext):
-    """``dps`` significant digits on gmpy2 ``mpfr`` numbers (MPFR): the fast context.
+    """Compute with gmpy2 ``mpfr`` numbers (MPFR) at ``dps`` significant digits.
 
     The precision in bits is mpmath's for the same ``dps`` (216 bits for 64 digits), eps is
     ``2^(1 - prec)`` as in :class:`MPContext`, and every result is correctly rounded
@@ -560,6 +1123,17 @@ class GMPContext(MPContext):
     ----------
     dps : int, default 64
         Significant decimal digits (216 bits for 64).
+
+    Raises
+    ------
+    ValueError
+        A ``dps`` that is not a positive integer.
+    ImportError
+        Without gmpy2 (a dependency of mpvi).
+
+    See Also
+    --------
+    MPContext : The mpmath reference at the same precision.
     """
 
     kernels = True
@@ -591,17 +1165,32 @@ class GMPContext(MPContext):
 
     # precision -----------------------------------------------------------------------
     @sticky
-    def activate(self):
-        """Make this context's precision the calling thread's gmpy2 precision (until
-        another context, or the caller, sets it again)."""
+    def activate(self) -> GMPContext:
+        """Make this context's precision the calling thread's gmpy2 precision.
+
+        Until another context, or the caller, sets it again: unlike :meth:`active`,
+        nothing restores the caller's precision.
+
+        Returns
+        -------
+        GMPContext
+            The context itself.
+        """
         if gmpy2.get_context() is not self._g:
             gmpy2.set_context(self._g)
         return self
 
     @contextlib.contextmanager
-    def active(self):
-        """``with ctx.active():`` -- bare arithmetic on gmpy2 numbers inside the block runs
-        at this context's precision; the caller's gmpy2 context is restored on exit."""
+    def active(self) -> Iterator[GMPContext]:
+        """Run bare arithmetic on gmpy2 numbers at this context's precision inside a block.
+
+        ``with ctx.active():`` -- the caller's gmpy2 context is restored on exit.
+
+        Yields
+        ------
+        GMPContext
+            The context itself.
+        """
         caller = gmpy2.get_context()
         self.activate()
         try:
@@ -610,16 +1199,19 @@ class GMPContext(MPContext):
             gmpy2.set_context(caller)
 
     @property
-    def name(self):
+    def name(self) -> str:
+        """The context's name, ``'gmp64'`` for 64 digits."""
         return f"gmp{self.dps}"
 
     @property
-    def prec(self):
+    def prec(self) -> int:
+        """The precision in bits (216 for 64 digits)."""
         return self._g.precision
 
     @property
     @sticky                 # read at every Newton iteration: no entry-point wrapper
-    def eps(self):
+    def eps(self) -> Any:
+        """The machine epsilon of this precision, ``2^(1 - prec)``."""
         prec = self._g.precision
         if self._eps[0] != prec:
             with self.active():
@@ -627,9 +1219,21 @@ class GMPContext(MPContext):
         return self._eps[1]
 
     @contextlib.contextmanager
-    def workdps(self, dps):
-        """Temporarily change this context's precision (restored on exit, as is the
-        thread's gmpy2 context)."""
+    def workdps(self, dps: int) -> Iterator[GMPContext]:
+        """Change this context's precision temporarily.
+
+        The precision and the thread's gmpy2 context are restored on exit.
+
+        Parameters
+        ----------
+        dps : int
+            The working digits inside the ``with`` block.
+
+        Yields
+        ------
+        GMPContext
+            The context itself, at ``dps`` digits.
+        """
         old = self._m.prec
         caller = gmpy2.get_context()
         self._m.dps = dps
@@ -642,34 +1246,95 @@ class GMPContext(MPContext):
             self._g.precision = old
             gmpy2.set_context(caller)
 
-    def with_dps(self, dps):
+    def with_dps(self, dps: int) -> GMPContext:
+        """Make a new independent context of the same kind at ``dps`` digits.
+
+        Parameters
+        ----------
+        dps : int
+            Significant decimal digits.
+
+        Returns
+        -------
+        GMPContext
+            The new context.
+        """
         return GMPContext(dps)
 
     @property
-    def key(self):
+    def key(self) -> str:
+        """What caches are keyed by: the name (all instances of one precision share)."""
         return self.name
 
     def __reduce__(self):
         return GMPContext, (self.dps,)
 
-    def is_number(self, x):
+    def is_number(self, x: Any) -> bool:
+        """Tell whether ``x`` is a real number of this context's kind.
+
+        Parameters
+        ----------
+        x : object
+            Anything.
+
+        Returns
+        -------
+        bool
+            True for a gmpy2 ``mpfr`` (of any precision).
+        """
         return isinstance(x, _mpfr_type)
 
-    def is_complex(self, x):
+    def is_complex(self, x: Any) -> bool:
+        """Tell whether ``x`` is a gmpy2 complex number.
+
+        Parameters
+        ----------
+        x : object
+            Anything.
+
+        Returns
+        -------
+        bool
+            True for a gmpy2 ``mpc``.
+        """
         return isinstance(x, _mpc_type)
 
     # numbers ---------------------------------------------------------------------------
     @property
-    def pi(self):
+    def pi(self) -> Any:
+        """Pi at this context's precision."""
         return gmpy2.const_pi()
 
-    def num(self, x):
-        """As :meth:`MPContext.num`, for gmpy2 numbers: an ``mpfr`` of this precision is
-        returned as it is, one of more bits is rounded, one of fewer bits raises
-        :class:`PrecisionError` -- except one of the context's own precision while it
-        works at a raised one (inside ``diff``, ``quad``, ``findroot`` or ``workdps``: a
-        parameter captured by the function), which is taken exactly, as
-        :meth:`MPContext.num` takes its own numbers."""
+    def num(self, x: Any) -> Any:
+        """Convert ``x`` to a number of this context, exactly or correctly rounded.
+
+        As :meth:`MPContext.num`, for gmpy2 numbers: an ``mpfr`` of this precision is
+        returned as it is, one of more bits is rounded, one of fewer bits is refused --
+        except one of the context's own precision while it works at a raised one
+        (inside ``diff``, ``quad``, ``findroot`` or ``workdps``: a parameter captured by
+        the function), which is taken exactly, as :meth:`MPContext.num` takes its own
+        numbers.
+
+        Parameters
+        ----------
+        x : int, str, Fraction, Decimal, sympy number or context number
+            The value.
+
+        Returns
+        -------
+        gmpy2.mpfr
+            ``x`` as a number of this context.
+
+        Raises
+        ------
+        PrecisionError
+            A float, an mpmath number of another context, or a gmpy2, mpvi or sympy
+            number of fewer bits than this context.
+        ValueError
+            A string that is not a number.
+        TypeError
+            A bool, a non-real sympy expression, or any other type.
+        """
         if isinstance(x, _mpfr_type):
             p = x.precision
             if p == self._g.precision:
@@ -710,8 +1375,28 @@ class GMPContext(MPContext):
             return gmpy2.mpfr(gmpy2.mul_2exp(gmpy2.mpz(-man if sign else man), exp))
         return gmpy2.mpfr(mpmath.libmp.to_str(t, 5))     # inf, -inf, nan
 
-    def lift(self, x):
-        """As :meth:`MPContext.lift`."""
+    def lift(self, x: Any) -> Any:
+        """Convert a number of any precision, keeping its bits as they are.
+
+        As :meth:`MPContext.lift`: a float, an mpmath number of any context or a gmpy2
+        number of any precision, rounded only if it has more bits; anything else by
+        :meth:`num`.
+
+        Parameters
+        ----------
+        x : float, mpmath.mpf, gmpy2.mpfr or anything :meth:`num` reads
+            The value.
+
+        Returns
+        -------
+        gmpy2.mpfr
+            ``x`` as a number of this context.
+
+        Raises
+        ------
+        PrecisionError, TypeError, ValueError
+            As :meth:`num`, for the values it converts.
+        """
         if isinstance(x, _any_mpf):
             return self._mpf_tuple(x._mpf_)
         if isinstance(x, _mpfr_type):
@@ -720,7 +1405,19 @@ class GMPContext(MPContext):
             return gmpy2.mpfr(float(x))
         return self.num(x)
 
-    def fsum(self, terms):
+    def fsum(self, terms: Iterable) -> Any:
+        """Sum numbers of this context with a single rounding (gmpy2's ``fsum``).
+
+        Parameters
+        ----------
+        terms : iterable of numbers
+            The terms.
+
+        Returns
+        -------
+        gmpy2.mpfr
+            Their sum.
+        """
         return gmpy2.fsum(list(terms))
 
     def _native(self, name):
@@ -738,27 +1435,118 @@ class GMPContext(MPContext):
             self._vec[name] = self._native(name)
         return self._vec[name]
 
-    def atan2(self, y, x):
+    def atan2(self, y: Any, x: Any) -> Any:
+        """Compute the angle of the point (x, y), in (-pi, pi].
+
+        Parameters
+        ----------
+        y : number
+            The ordinate.
+        x : number
+            The abscissa.
+
+        Returns
+        -------
+        gmpy2.mpfr
+            ``atan2(y, x)``.
+        """
         return gmpy2.atan2(y, x)
 
     @sticky                 # a predicate, at any precision: called for every number a step makes
-    def isfinite(self, x):
+    def isfinite(self, x: Any) -> bool:
+        """Tell whether a number is finite (neither nan nor infinite).
+
+        Parameters
+        ----------
+        x : number
+            A gmpy2 number.
+
+        Returns
+        -------
+        bool
+            True if ``x`` is finite.
+        """
         return gmpy2.is_finite(x)
 
-    def mpc(self, re, im=0):
+    def mpc(self, re: Any, im: Any = 0) -> Any:
+        """Make a complex number of this context.
+
+        Parameters
+        ----------
+        re : number
+            The real part (anything :meth:`num` reads).
+        im : number, default 0
+            The imaginary part.
+
+        Returns
+        -------
+        gmpy2.mpc
+            ``re + i im``.
+        """
         return gmpy2.mpc(self.num(re), self.num(im))
 
-    def re(self, z):
+    def re(self, z: Any) -> Any:
+        """Return the real part of a number.
+
+        Parameters
+        ----------
+        z : number
+            A complex or real number.
+
+        Returns
+        -------
+        gmpy2.mpfr
+            The real part (a real number converted by :meth:`num`).
+        """
         return z.real if isinstance(z, _mpc_type) else self.num(z)
 
-    def im(self, z):
+    def im(self, z: Any) -> Any:
+        """Return the imaginary part of a number.
+
+        Parameters
+        ----------
+        z : number
+            A complex or real number.
+
+        Returns
+        -------
+        gmpy2.mpfr
+            The imaginary part (``zero`` for a real number).
+        """
         return z.imag if isinstance(z, _mpc_type) else self.zero
 
-    def csqrt(self, x):
+    def csqrt(self, x: Any) -> Any:
+        """Compute the complex square root (for eigenvalues).
+
+        Parameters
+        ----------
+        x : number
+            A real or complex number.
+
+        Returns
+        -------
+        gmpy2.mpc
+            The principal square root of ``x``.
+        """
         return gmpy2.sqrt(gmpy2.mpc(x))
 
-    def to_str(self, x, digits=None):
-        """Full-precision decimal string, formatted exactly as :meth:`MPContext.to_str`."""
+    def to_str(self, x: Any, digits: int | None = None) -> str:
+        """Write a number as a full-precision decimal string.
+
+        Formatted exactly as :meth:`MPContext.to_str`.
+
+        Parameters
+        ----------
+        x : number
+            A number of this context.
+        digits : int, optional
+            Significant digits (default: ``dps``).
+
+        Returns
+        -------
+        str
+            The decimal string.
+        """
         return self._m.nstr(self._to_m(x), digits or self.dps, min_fixed=1, max_fixed=0,
                             strip_zeros=False)
 
@@ -820,13 +1608,28 @@ class GMPContext(MPContext):
         return (np.array([self.num(x) for x in lam], dtype=object),
                 np.array([[self.num(x) for x in row] for row in q], dtype=object))
 
-    def eigvals(self, a):
+    def eigvals(self, a: Any) -> list:
+        """Compute the eigenvalues of a square matrix (in the private mpmath context).
+
+        Parameters
+        ----------
+        a : array_like
+            An n x n matrix.
+
+        Returns
+        -------
+        list
+            The n eigenvalues as gmpy2 numbers (``mpc`` where they are complex).
+        """
         return [self._from_m(z) for z in super().eigvals(a)]
 
 
 class FPContext(Context):
-    """IEEE double precision with numpy: quick runs and cross-checks (the module-level
-    instance is ``mpvi.fp``).
+    """Compute in IEEE double precision with numpy: quick runs and cross-checks.
+
+    The module-level instance is :data:`mpvi.fp`.  :meth:`num` reads everything the mp
+    contexts read, floats included, and rounds it to float64; its elementary functions
+    are numpy's (element-wise on arrays).
 
     Attributes
     ----------
@@ -846,12 +1649,51 @@ class FPContext(Context):
     pi = math.pi
 
     @contextlib.contextmanager
-    def workdps(self, dps):
+    def workdps(self, dps: int) -> Iterator[FPContext]:
+        """Refuse a change of precision: float64 has 53 bits.
+
+        Parameters
+        ----------
+        dps : int
+            The working digits asked for.
+
+        Yields
+        ------
+        FPContext
+            Never: the context manager raises on entry.
+
+        Raises
+        ------
+        PrecisionError
+            Always (a computation that needs more digits needs an mp context).
+        """
         raise PrecisionError(f"the float64 context has a fixed precision (53 bits); a "
                              f"computation asking for {dps} working digits needs an mp context")
         yield self
 
-    def num(self, x):
+    def num(self, x: Any) -> float:
+        """Convert ``x`` to a float64, correctly rounded.
+
+        Reads ints, floats, strings (decimal or ``'p/q'``), ``Fraction``, ``Decimal``,
+        sympy numbers and the numbers of any mpvi context.
+
+        Parameters
+        ----------
+        x : int, float, str, Fraction, Decimal, sympy number or context number
+            The value.
+
+        Returns
+        -------
+        float
+            ``x`` rounded to float64.
+
+        Raises
+        ------
+        ValueError
+            A string that is not a number.
+        TypeError
+            A bool, a non-real sympy expression, or any other type.
+        """
         if isinstance(x, bool):
             raise TypeError("a bool is not a number for mpvi")
         if isinstance(x, (int, float, np.integer, np.floating, Fraction, Decimal, _any_mpf)
@@ -872,8 +1714,24 @@ class FPContext(Context):
                     if isinstance(value, tuple) else float(value))
         raise TypeError(f"cannot convert {type(x).__name__} {x!r} to a number")
 
-    def lift(self, x):
-        """As :meth:`MPContext.lift` (every number rounds to float64)."""
+    def lift(self, x: Any) -> float:
+        """Convert a number of any precision (as :meth:`num`: every number rounds to float64).
+
+        Parameters
+        ----------
+        x : number
+            Anything :meth:`num` reads.
+
+        Returns
+        -------
+        float
+            ``x`` rounded to float64.
+
+        Raises
+        ------
+        TypeError, ValueError
+            As :meth:`num`.
+        """
         return self.num(x)
 
     prec = 53
@@ -892,16 +1750,64 @@ class FPContext(Context):
     _lib = math
     _lib_mpf = float
 
-    def fsum(self, terms):
+    def fsum(self, terms: Iterable) -> float:
+        """Sum floats with a single rounding (:func:`math.fsum`).
+
+        Parameters
+        ----------
+        terms : iterable of float
+            The terms.
+
+        Returns
+        -------
+        float
+            Their correctly rounded sum.
+        """
         return math.fsum(terms)
 
-    def isfinite(self, x):
+    def isfinite(self, x: Any) -> bool:
+        """Tell whether a number is finite (neither nan nor infinite).
+
+        Parameters
+        ----------
+        x : float
+            The number.
+
+        Returns
+        -------
+        bool
+            True if ``x`` is finite.
+        """
         return math.isfinite(x)
 
-    def is_number(self, x):
+    def is_number(self, x: Any) -> bool:
+        """Tell whether ``x`` is a number of this context (a Python float).
+
+        Parameters
+        ----------
+        x : object
+            Anything.
+
+        Returns
+        -------
+        bool
+            True for a float.
+        """
         return isinstance(x, float)
 
-    def is_complex(self, x):
+    def is_complex(self, x: Any) -> bool:
+        """Tell whether ``x`` is a Python complex number.
+
+        Parameters
+        ----------
+        x : object
+            Anything.
+
+        Returns
+        -------
+        bool
+            True for a complex.
+        """
         return isinstance(x, complex)
 
     sqrt = staticmethod(np.sqrt)
@@ -916,16 +1822,54 @@ class FPContext(Context):
     atan = staticmethod(np.arctan)
     tan = staticmethod(np.tan)
 
-    def csqrt(self, x):
+    def csqrt(self, x: Any) -> complex:
+        """Compute the complex square root (for eigenvalues).
+
+        Parameters
+        ----------
+        x : float or complex
+            The argument.
+
+        Returns
+        -------
+        complex
+            The principal square root.
+        """
         return np.sqrt(complex(x))
 
-    def to_str(self, x, digits=None):
+    def to_str(self, x: Any, digits: int | None = None) -> str:
+        """Write a number in scientific notation.
+
+        Parameters
+        ----------
+        x : float
+            The number.
+        digits : int, optional
+            Significant digits (default 17, enough to read back the same float).
+
+        Returns
+        -------
+        str
+            E.g. ``'1.0000000000000001e-01'``.
+        """
         return f"{float(x):.{(digits or 17) - 1}e}"
 
     def _eigh(self, c):
         return np.linalg.eigh(np.asarray(c, dtype=float))
 
-    def eigvals(self, a):
+    def eigvals(self, a: Any) -> list:
+        """Compute the eigenvalues of a square matrix (:func:`numpy.linalg.eigvals`).
+
+        Parameters
+        ----------
+        a : array_like
+            An n x n matrix.
+
+        Returns
+        -------
+        list
+            The n eigenvalues.
+        """
         return list(np.linalg.eigvals(np.asarray(a, dtype=float)))
 
 
@@ -942,23 +1886,28 @@ CONTEXTS = ("gmp", "mp", "fp")
 
 @boundary
 def get_context(name: str = "mp", dps: int = 64) -> Context:
-    """A number context by name: ``get_context('gmp', 64)``, ``get_context('mp', 80)`` or
-    ``get_context('fp')``.
+    """Make a number context by name.
+
+    ``get_context('gmp', 64)``, ``get_context('mp', 80)`` or ``get_context('fp')``.
 
     Parameters
     ----------
-    name : {"gmp", "mp", "fp"}
-    dps : int
+    name : {"mp", "gmp", "fp"}, default "mp"
+        gmpy2 (fast), mpmath (the reference) or float64 (:data:`CONTEXTS`).
+    dps : int, default 64
         Significant digits (ignored for "fp").
 
     Returns
     -------
     GMPContext, MPContext or FPContext
+        A new context (a new :class:`FPContext` for "fp").
 
     Raises
     ------
     ValueError
-        For another name (``ImportError`` for 'gmp' without gmpy2).
+        Another name, or a ``dps`` that is not a positive integer.
+    ImportError
+        'gmp' without gmpy2.
     """
     if name == "mp":
         return MPContext(dps)

@@ -14,11 +14,18 @@ from typing import Any, Sequence
 
 
 class SingularMatrixError(ArithmeticError):
-    """A linear solve met a matrix that is singular to working precision."""
+    """A linear solve met a matrix that is singular to working precision.
+
+    Raised by the dense solve (a pivot below ``n * eps * max|a|``) and, naming the point,
+    by a system's Legendre map and acceleration.  An ``ArithmeticError``.
+    """
 
 
 class NotPositiveDefiniteError(ArithmeticError):
-    """A Cholesky factorization met a matrix that is not symmetric positive definite."""
+    """A Cholesky factorization met a matrix that is not symmetric positive definite.
+
+    The message names the matrix and the failing pivot.  An ``ArithmeticError``.
+    """
 
 
 def solve_dense(a: list, b: Sequence, ctx: Any) -> list:

@@ -86,21 +86,48 @@ class LagrangianSystem:
     """A mechanical system with Lagrangian L(t, q, v) and generalized force F(t, q, v).
 
     ``LagrangianSystem(name, coords, mass, potential, params, ctx, force=None)`` builds
-    L = 1/2 v^T M(q) v - V(q); :meth:`from_lagrangian` takes a general L.
+    L = 1/2 v^T M(q) v - V(q) (top2025 eq. (1)); :meth:`from_lagrangian` takes a general
+    L(t, q, v).  The equations of motion are d/dt dL/dv - dL/dq = F (the
+    Lagrange-d'Alembert principle).  sympy generates every derivative and
+    :mod:`mpvi.codegen` compiles them against the context, lazily, on first use.  The
+    numeric methods take and return arrays of the context's numbers; ``t`` defaults to 0.
+    Systems pickle (by their expressions and parameter values).
 
     Parameters
     ----------
     name : str
-    coords : list of sympy symbols q^1..q^n (their names label the output).
-    mass : sympy Matrix M(q) (n x n, symmetric; positive definite where it is used --
-        checked at the initial point and after every step of :func:`mpvi.solve`).
-    potential : sympy expression V(q).
-    params : dict mapping sympy symbols appearing in M, V, F to values (strings, ints,
-        Fractions, sympy numbers or context numbers -- converted by ``ctx.num``, floats
-        refused in mp).
-    ctx : number context.
-    force : optional callable ``force(t, q, v) -> sympy Matrix`` (n x 1) receiving the
-        symbols for time, coordinates and velocities (e.g. ``-c * v`` for damping).
+        The system's name (in messages and outputs).
+    coords : sequence of sympy.Symbol
+        The coordinates q^1..q^n (their names label the output).
+    mass : sympy.Matrix
+        M(q), n x n and symmetric; positive definite where it is used (checked at the
+        initial point by :class:`mpvi.Problem` and after every step of
+        :func:`mpvi.solve`).
+    potential : sympy expression
+        V(q).
+    params : dict
+        Maps the sympy symbols of parameters in M, V and F to values: strings, ints,
+        Fractions, sympy numbers or context numbers, converted by ``ctx.num`` (floats
+        are refused in the mp contexts).
+    ctx : Context
+        The number context of every computation.
+    force : callable, optional
+        ``force(t, q, v) -> sympy.Matrix`` (n x 1), called once with the symbols of time,
+        coordinates and velocities (e.g. ``lambda t, q, v: -c * v`` for damping).
+
+    Raises
+    ------
+    ValueError
+        No coordinates, a mass matrix of the wrong shape or not symmetric, a force of the
+        wrong shape, or symbols that are neither coordinates, velocities, time nor
+        parameters.
+    PrecisionError
+        A float literal in M, V or F (or a float parameter value) in an mp context.
+
+    See Also
+    --------
+    mpvi.Problem : An initial-value problem on the system.
+    mpvi.LinearSystem : The linear case M q'' + K q = 0, with its exact solution.
     """
 
     is_linear = False
@@ -124,11 +151,43 @@ class LagrangianSystem:
 
     @classmethod
     def from_lagrangian(cls, name: str, coords: Sequence, velocities: Sequence, lagrangian: Any,
-                        params: dict, ctx: Any, force: Callable | None = None):
-        """A system given by a general Lagrangian L(t, q, v): ``velocities`` are the
-        symbols standing for q' in ``lagrangian``; time is :data:`TIME`.  L_vv must be
-        positive definite along the motion (checked at the initial point (t0, q0, v0) and
-        after every step of :func:`mpvi.solve`)."""
+                        params: dict, ctx: Any, force: Callable | None = None
+                        ) -> LagrangianSystem:
+        """Build a system from a general Lagrangian L(t, q, v) (Mutze's setting).
+
+        L_vv must be positive definite along the motion (checked at the initial point
+        (t0, q0, v0) and after every step of :func:`mpvi.solve`).  The M, V pieces
+        (:meth:`potential`, :meth:`dmass`, ...) do not exist for such a system.
+
+        Parameters
+        ----------
+        name : str
+            The system's name.
+        coords : sequence of sympy.Symbol
+            The coordinates q^1..q^n.
+        velocities : sequence of sympy.Symbol
+            The symbols standing for q' in ``lagrangian``.
+        lagrangian : sympy expression
+            L(t, q, v), with time :data:`TIME`.
+        params : dict
+            Parameter symbols to values, as for the constructor.
+        ctx : Context
+            The number context.
+        force : callable, optional
+            ``force(t, q, v) -> sympy.Matrix`` (n x 1), as for the constructor.
+
+        Returns
+        -------
+        LagrangianSystem
+            The system (of the class it is called on).
+
+        Raises
+        ------
+        ValueError
+            As the constructor; also a number of velocity symbols other than n.
+        PrecisionError
+            A float literal in L or F in an mp context.
+        """
         self = cls.__new__(cls)
         self._init_common(name, coords, velocities, params, ctx)
         L = sp.sympify(lagrangian)
@@ -206,9 +265,11 @@ class LagrangianSystem:
                                   params, ctx, force))
 
     @property
-    def signature(self):
-        """What the system's generated code depends on: its symbolic L, F, symbols and
-        parameter symbols (not their values)."""
+    def signature(self) -> tuple:
+        """What the generated code depends on: L, F, the symbols, the parameter symbols.
+
+        Not the parameter values: systems that differ only in them share their code.
+        """
         return (self.lagrangian_expr, tuple(self.force_expr), tuple(self.coords),
                 tuple(self.velocity_symbols), tuple(self.param_symbols))
 
@@ -217,14 +278,28 @@ class LagrangianSystem:
                 f"({', '.join(self.coord_names)}), context {self.ctx.name}>")
 
     # ----- symbolic pieces (shared by every system with the same expressions) -----------
-    def symbolic(self, what: str):
-        """Symbolic derivative blocks, computed once per system signature:
+    def symbolic(self, what: str) -> tuple:
+        """Return symbolic derivative blocks, computed once per system :attr:`signature`.
 
-        * ``"node"``: (P, G + F, dG/dq, dG/dv, dP/dq, dP/dv) with G + F the generalized
-          force at a node and the blocks n x n lists (rows index the component);
-        * ``"residual"``: (R, dR/dq, dR/dv, dR/da) of R = L_vv a - (L_q + F - L_vq v -
-          L_vt) in the acceleration symbols :attr:`acceleration_symbols`;
-        * ``"motion"``: (L_vv, r) with L_vv a = r the equations of motion.
+        Parameters
+        ----------
+        what : {"node", "residual", "motion"}
+            Which blocks.
+
+        Returns
+        -------
+        tuple
+            For ``"node"``: (P, G + F, dG/dq, dG/dv, dP/dq, dP/dv) with P = dL/dv,
+            G = dL/dq, G + F the generalized force at a node and the blocks n x n lists
+            (rows index the component); for ``"residual"``: (R, dR/dq, dR/dv, dR/da) of
+            R = L_vv a - (L_q + F - L_vq v - L_vt) in the acceleration symbols
+            :attr:`acceleration_symbols`; for ``"motion"``: (L_vv, r) with L_vv a = r the
+            equations of motion.
+
+        Raises
+        ------
+        ValueError
+            Another ``what``.
         """
         key = (self.signature, what)
         if key not in _SYMBOLIC:
@@ -232,9 +307,12 @@ class LagrangianSystem:
         return _SYMBOLIC[key]
 
     @property
-    def acceleration_symbols(self):
-        """Symbols a^1..a^n for the accelerations in :meth:`symbolic` ("residual"): the
-        same Dummies in every call (they never collide with a user's own symbols)."""
+    def acceleration_symbols(self) -> list:
+        """The symbols a^1..a^n of the accelerations in :meth:`symbolic` ("residual").
+
+        The same sympy Dummies in every call (they never collide with a user's own
+        symbols).
+        """
         while len(_ACCELERATIONS) < self.dof:
             _ACCELERATIONS.append(sp.Dummy(f"a{len(_ACCELERATIONS)}"))
         return _ACCELERATIONS[:self.dof]
@@ -329,42 +407,139 @@ class LagrangianSystem:
         self._mv_form("M(q)")
         return self._compile([self.coords, self.param_symbols], list(self.mass_expr), "M")
 
-    def mass(self, q, v=None, t=None):
-        """M(q) (for a general Lagrangian: L_vv(t, q, v), velocity and time default 0)."""
+    def mass(self, q: Any, v: Any = None, t: Any = None) -> np.ndarray:
+        """Evaluate the mass matrix M(q) (for a general Lagrangian: L_vv(t, q, v)).
+
+        Parameters
+        ----------
+        q : array_like
+            Positions.
+        v : array_like, optional
+            Velocities (general Lagrangian only; default 0).
+        t : number, optional
+            Time (general Lagrangian only; default 0).
+
+        Returns
+        -------
+        numpy.ndarray
+            The n x n matrix.
+        """
         n = self.dof
         if self.mass_expr is not None:
             return self._arr(self._mass(q, self.param_values), (n, n))
         v = self.ctx.zeros(n) if v is None else v
         return self._arr(self._mass_txv(self._t(t), q, v, self.param_values), (n, n))
 
-    def potential(self, q):
-        """V(q)."""
+    def potential(self, q: Any) -> Any:
+        """Evaluate the potential V(q).
+
+        Parameters
+        ----------
+        q : array_like
+            Positions.
+
+        Returns
+        -------
+        number
+            V(q).
+
+        Raises
+        ------
+        TypeError
+            For a system given by a general Lagrangian (no V).
+        """
         return self._mv_piece("potential", [self.potential_expr])(q, self.param_values)[0]
 
     def _mv_piece(self, key, exprs):
         self._mv_form(key)
         return self._compile([self.coords, self.param_symbols], exprs, key)
 
-    def dmass(self, q):
-        """``dM[g, a, b] = d M_ab / d q^g``."""
+    def dmass(self, q: Any) -> np.ndarray:
+        """Evaluate the first derivatives of the mass matrix.
+
+        Parameters
+        ----------
+        q : array_like
+            Positions.
+
+        Returns
+        -------
+        numpy.ndarray
+            ``dM[g, a, b] = d M_ab / d q^g`` (n x n x n).
+
+        Raises
+        ------
+        TypeError
+            For a system given by a general Lagrangian (no M).
+        """
         n, M = self.dof, self.mass_expr
         self._mv_form("dM")
         f = self._mv_piece("dmass", [e for xg in self.coords for e in sp.diff(M, xg)])
         return self._arr(f(q, self.param_values), (n, n, n))
 
-    def d2mass(self, q):
-        """``d2M[g, d, a, b] = d^2 M_ab / d q^g d q^d``."""
+    def d2mass(self, q: Any) -> np.ndarray:
+        """Evaluate the second derivatives of the mass matrix.
+
+        Parameters
+        ----------
+        q : array_like
+            Positions.
+
+        Returns
+        -------
+        numpy.ndarray
+            ``d2M[g, d, a, b] = d^2 M_ab / d q^g d q^d`` (n x n x n x n).
+
+        Raises
+        ------
+        TypeError
+            For a system given by a general Lagrangian (no M).
+        """
         n, M, x = self.dof, self.mass_expr, self.coords
         self._mv_form("d2M")
         f = self._mv_piece("d2mass", [e for xg in x for xd in x for e in sp.diff(M, xd, xg)])
         return self._arr(f(q, self.param_values), (n, n, n, n))
 
-    def grad_potential(self, q):
+    def grad_potential(self, q: Any) -> np.ndarray:
+        """Evaluate the gradient of the potential, dV/dq.
+
+        Parameters
+        ----------
+        q : array_like
+            Positions.
+
+        Returns
+        -------
+        numpy.ndarray
+            ``dV/dq^g`` (length n).
+
+        Raises
+        ------
+        TypeError
+            For a system given by a general Lagrangian (no V).
+        """
         self._mv_form("grad V")
         f = self._mv_piece("grad_potential", [sp.diff(self.potential_expr, xi) for xi in self.coords])
         return self._arr(f(q, self.param_values), (self.dof,))
 
-    def hess_potential(self, q):
+    def hess_potential(self, q: Any) -> np.ndarray:
+        """Evaluate the Hessian of the potential, d2V/dq dq.
+
+        Parameters
+        ----------
+        q : array_like
+            Positions.
+
+        Returns
+        -------
+        numpy.ndarray
+            ``d^2 V / d q^a d q^b`` (n x n).
+
+        Raises
+        ------
+        TypeError
+            For a system given by a general Lagrangian (no V).
+        """
         self._mv_form("hess V")
         V, x = self.potential_expr, self.coords
         f = self._mv_piece("hess_potential", [sp.diff(V, a, b) for a in x for b in x])
@@ -375,34 +550,113 @@ class LagrangianSystem:
     def _t(self, t):
         return self.ctx.zero if t is None else t
 
-    def force(self, t, q, v):
-        """F(t, q, v), zero for a conservative system."""
+    def force(self, t: Any, q: Any, v: Any) -> np.ndarray:
+        """Evaluate the generalized force F(t, q, v).
+
+        Parameters
+        ----------
+        t : number or None
+            Time (None: 0).
+        q : array_like
+            Positions.
+        v : array_like
+            Velocities.
+
+        Returns
+        -------
+        numpy.ndarray
+            F (length n), zero for a conservative system.
+        """
         if not self.has_force:
             return self.ctx.zeros(self.dof)
         return self._arr(self._force(self._t(t), q, v, self.param_values), (self.dof,))
 
-    def force_derivatives(self, t, q, v):
-        """(F, dF/dq, dF/dv) at (t, q, v); rows index F, columns q or v."""
+    def force_derivatives(self, t: Any, q: Any, v: Any) -> tuple:
+        """Evaluate the force and its derivatives, (F, dF/dq, dF/dv), at (t, q, v).
+
+        Parameters
+        ----------
+        t : number or None
+            Time (None: 0).
+        q : array_like
+            Positions.
+        v : array_like
+            Velocities.
+
+        Returns
+        -------
+        tuple of numpy.ndarray
+            F (length n) and the n x n matrices dF/dq, dF/dv (rows index F, columns q or
+            v).
+        """
         n = self.dof
         vals = self._force_full(self._t(t), q, v, self.param_values)
         return (self._arr(vals[:n], (n,)), self._arr(vals[n:n + n * n], (n, n)),
                 self._arr(vals[n + n * n:], (n, n)))
 
     # ----- Lagrangian derivatives at a point (what the variational schemes use) ----------------
-    def lagrangian(self, q, v, t=None):
+    def lagrangian(self, q: Any, v: Any, t: Any = None) -> Any:
+        """Evaluate the Lagrangian L(t, q, v).
+
+        Parameters
+        ----------
+        q : array_like
+            Positions.
+        v : array_like
+            Velocities.
+        t : number, optional
+            Time (default 0; not read for the M, V form).
+
+        Returns
+        -------
+        number
+            L.
+        """
         if self.mass_expr is not None:
             return (v @ self.mass(q) @ v) / 2 - self.potential(q)
         return self._lagrangian(self._t(t), q, v, self.param_values)[0]
 
-    def node_gradient(self, x, v, t=None):
-        """(P, G) = (dL/dv, dL/dq) at (t, x, v)."""
+    def node_gradient(self, x: Any, v: Any, t: Any = None) -> tuple:
+        """Evaluate (P, G) = (dL/dv, dL/dq) at (t, x, v).
+
+        Parameters
+        ----------
+        x : array_like
+            Positions.
+        v : array_like
+            Velocities.
+        t : number, optional
+            Time (default 0).
+
+        Returns
+        -------
+        tuple of numpy.ndarray
+            P and G, each of length n.
+        """
         n = self.dof
         vals = self._node_grad(self._t(t), x, v, self.param_values)
         return self._arr(vals[:n], (n,)), self._arr(vals[n:], (n,))
 
-    def node_derivatives(self, x, v, t=None):
-        """(P, G, L_vv, B, A): first and second derivatives of L at (t, x, v):
-        B[g, d] = d2L/dq^g dv^d, A[g, d] = d2L/dq^g dq^d."""
+    def node_derivatives(self, x: Any, v: Any, t: Any = None) -> tuple:
+        """Evaluate the first and second derivatives of L at (t, x, v).
+
+        What the variational schemes use at a quadrature node.
+
+        Parameters
+        ----------
+        x : array_like
+            Positions.
+        v : array_like
+            Velocities.
+        t : number, optional
+            Time (default 0).
+
+        Returns
+        -------
+        tuple of numpy.ndarray
+            (P, G, L_vv, B, A): P = dL/dv and G = dL/dq (length n), the n x n matrices
+            L_vv, ``B[g, d] = d2L/dq^g dv^d`` and ``A[g, d] = d2L/dq^g dq^d``.
+        """
         n = self.dof
         vals = self._node_full(self._t(t), x, v, self.param_values)
         k = 2 * n
@@ -410,11 +664,29 @@ class LagrangianSystem:
                 self._arr(vals[k:k + n * n], (n, n)), self._arr(vals[k + n * n:k + 2 * n * n], (n, n)),
                 self._arr(vals[k + 2 * n * n:], (n, n)))
 
-    def residual_derivatives(self, t, x, v, a):
-        """R = L_vv a + L_vq v + L_vt - L_q - F (zero along a motion) and dR/dx, dR/dv,
-        dR/da at (t, x, v, a): the weighted-residual (Galerkin) equations use them.  R is
-        Mutze's guiding force G(t, x, v, a) (mutze eqs. 10-11), the equation of the
-        g-family (eq. 72)."""
+    def residual_derivatives(self, t: Any, x: Any, v: Any, a: Any) -> tuple:
+        """Evaluate the residual of the equations of motion and its derivatives.
+
+        R = L_vv a + L_vq v + L_vt - L_q - F, zero along a motion; the weighted-residual
+        (Galerkin) equations use it.  R is Mutze's guiding force G(t, x, v, a) (mutze
+        eqs. 10-11), the equation of the g-family (eq. 72).
+
+        Parameters
+        ----------
+        t : number or None
+            Time (None: 0).
+        x : array_like
+            Positions.
+        v : array_like
+            Velocities.
+        a : array_like
+            Accelerations.
+
+        Returns
+        -------
+        tuple of numpy.ndarray
+            R (length n) and the n x n matrices dR/dx, dR/dv, dR/da.
+        """
         n = self.dof
         vals = self._residual_full(self._t(t), x, v, a, self.param_values)
         m = n * n
@@ -432,20 +704,58 @@ class LagrangianSystem:
             raise SingularMatrixError(f"{self.name}: the mass matrix is singular at "
                                       f"q = ({self._point(q)}): {exc}") from None
 
-    def momentum(self, q, v, t=None):
-        """p = dL/dv (= M(q) v for the M, V form)."""
+    def momentum(self, q: Any, v: Any, t: Any = None) -> np.ndarray:
+        """Compute the momentum p = dL/dv (= M(q) v for the M, V form): the Legendre map.
+
+        Parameters
+        ----------
+        q : array_like
+            Positions.
+        v : array_like
+            Velocities.
+        t : number, optional
+            Time (default 0).
+
+        Returns
+        -------
+        numpy.ndarray
+            The momentum p (length n).
+        """
         if self.mass_expr is not None:
             return self.mass(q) @ v
         return self.node_gradient(q, v, t)[0]
 
-    def velocity(self, q, p, t=None, guess=None):
-        """v with dL/dv(t, q, v) = p (v = M(q)^-1 p for the M, V form); raises
-        :class:`SingularMatrixError` naming the point if the mass matrix is singular.
+    def velocity(self, q: Any, p: Any, t: Any = None, guess: Any = None) -> np.ndarray:
+        """Compute the velocity v with dL/dv(t, q, v) = p: the inverse Legendre map.
 
-        For a Lagrangian that is not quadratic in v this is damped Newton (the step is
-        halved until the residual is finite and smaller), from ``guess`` or v = 0, then
-        from v = p if L_vv is singular at v = 0; :class:`mpvi.NewtonError` if no start
-        converges."""
+        v = M(q)^-1 p for the M, V form; a linear solve when L is quadratic in v.  For a
+        Lagrangian that is not quadratic in v this is damped Newton (the step is halved
+        until the residual is finite and smaller), from ``guess``, then v = 0, then
+        v = p.
+
+        Parameters
+        ----------
+        q : array_like
+            Positions.
+        p : array_like
+            Momenta.
+        t : number, optional
+            Time (default 0).
+        guess : array_like, optional
+            A first Newton start (a Lagrangian not quadratic in v only).
+
+        Returns
+        -------
+        numpy.ndarray
+            The velocity v (length n).
+
+        Raises
+        ------
+        SingularMatrixError
+            A mass matrix singular at q (naming the point).
+        NewtonError
+            No Newton start converges.
+        """
         if self.mass_expr is not None:
             return self._solve_mass(self.mass(q), p, q)
         ctx = self.ctx
@@ -467,24 +777,89 @@ class LagrangianSystem:
                 if k == len(starts) - 1:
                     raise
 
-    def acceleration(self, t, q, v):
-        """a = q'' from L_vv a = L_q + F - L_vq v - L_vt at (t, q, v) (mutze eq. 15), solved
-        at context precision; a singular L_vv raises :class:`SingularMatrixError` naming the point."""
+    def acceleration(self, t: Any, q: Any, v: Any) -> np.ndarray:
+        """Compute the acceleration a = q'' at (t, q, v) from the equations of motion.
+
+        L_vv a = L_q + F - L_vq v - L_vt (mutze eq. 15), solved at context precision.
+
+        Parameters
+        ----------
+        t : number or None
+            Time (None: 0).
+        q : array_like
+            Positions.
+        v : array_like
+            Velocities.
+
+        Returns
+        -------
+        numpy.ndarray
+            The acceleration a (length n).
+
+        Raises
+        ------
+        SingularMatrixError
+            A singular L_vv (naming the point).
+        """
         n = self.dof
         vals = self._acceleration_parts(self._t(t), q, v, self.param_values)
         return self._solve_mass(self._arr(vals[:n * n], (n, n)), self._arr(vals[n * n:], (n,)), q)
 
-    def acceleration_derivatives(self, t, q, v):
-        """(A, dA/dq, dA/dv) at (t, q, v): A as :meth:`acceleration`, its derivatives from
-        G(t, q, v, A(t, q, v)) = 0 by implicit differentiation, dA/dq = -G_a^-1 G_q and
-        dA/dv = -G_a^-1 G_v (rows index A)."""
+    def acceleration_derivatives(self, t: Any, q: Any, v: Any) -> tuple:
+        """Compute the acceleration and its derivatives (A, dA/dq, dA/dv) at (t, q, v).
+
+        A as :meth:`acceleration`; its derivatives from G(t, q, v, A(t, q, v)) = 0 by
+        implicit differentiation, dA/dq = -G_a^-1 G_q and dA/dv = -G_a^-1 G_v, with G the
+        residual of :meth:`residual_derivatives`.
+
+        Parameters
+        ----------
+        t : number or None
+            Time (None: 0).
+        q : array_like
+            Positions.
+        v : array_like
+            Velocities.
+
+        Returns
+        -------
+        tuple of numpy.ndarray
+            A (length n) and the n x n matrices dA/dq, dA/dv (rows index A).
+
+        Raises
+        ------
+        SingularMatrixError
+            A singular L_vv (naming the point).
+        """
         a = self.acceleration(t, q, v)
         _, Gq, Gv, Ga = self.residual_derivatives(t, q, v, a)
         return a, -self._solve_mass(Ga, Gq, q), -self._solve_mass(Ga, Gv, q)
 
-    def hamiltonian(self, q, p, t=None):
-        """H = p^T v - L at v = velocity(q, p); for the M, V form 1/2 p^T M(q)^-1 p + V(q)
-        (top2025 eq. (15))."""
+    def hamiltonian(self, q: Any, p: Any, t: Any = None) -> Any:
+        """Compute the Hamiltonian (the energy) H = p^T v - L at v = velocity(q, p).
+
+        For the M, V form, H = 1/2 p^T M(q)^-1 p + V(q) (top2025 eq. (15)).
+        ``energy`` is the same method.
+
+        Parameters
+        ----------
+        q : array_like
+            Positions.
+        p : array_like
+            Momenta.
+        t : number, optional
+            Time (default 0).
+
+        Returns
+        -------
+        number
+            H.
+
+        Raises
+        ------
+        SingularMatrixError, NewtonError
+            As :meth:`velocity`.
+        """
         v = self.velocity(q, p, t)
         if self.mass_expr is not None:
             return (p @ v) / 2 + self.potential(q)
@@ -492,8 +867,28 @@ class LagrangianSystem:
 
     energy = hamiltonian
 
-    def hamiltonian_rhs(self, q, p, t=None):
-        """(q', p') = (v, dL/dq(t, q, v) + F(t, q, v)) at v = velocity(q, p)."""
+    def hamiltonian_rhs(self, q: Any, p: Any, t: Any = None) -> tuple:
+        """Evaluate Hamilton's equations: (q', p') = (v, dL/dq + F) at v = velocity(q, p).
+
+        Parameters
+        ----------
+        q : array_like
+            Positions.
+        p : array_like
+            Momenta.
+        t : number, optional
+            Time (default 0).
+
+        Returns
+        -------
+        tuple of numpy.ndarray
+            The derivatives q' and p', each of length n.
+
+        Raises
+        ------
+        SingularMatrixError, NewtonError
+            As :meth:`velocity`.
+        """
         v = self.velocity(q, p, t)
         _, G = self.node_gradient(q, v, t)
         if self.has_force:
@@ -501,9 +896,30 @@ class LagrangianSystem:
         return v, G
 
     # ----- validation ----------------------------------------------------------------------
-    def check_vector(self, values, label):
-        """``values`` as a context vector of length dof, finite; else an error naming
-        ``label`` (``PrecisionError`` for a number that would lose precision)."""
+    def check_vector(self, values: Any, label: str) -> np.ndarray:
+        """Convert and validate a vector of initial data (length dof, finite).
+
+        Parameters
+        ----------
+        values : sequence of numbers
+            Anything the context's ``num`` reads.
+        label : str
+            What the vector is, for the error message (e.g. "initial position q0").
+
+        Returns
+        -------
+        numpy.ndarray
+            The vector of context numbers.
+
+        Raises
+        ------
+        ValueError
+            Not a sequence of dof numbers, or a non-finite entry.
+        PrecisionError
+            An entry that would lose precision (naming ``label[i]``).
+        TypeError
+            An entry the context cannot read.
+        """
         ctx = self.ctx
         if isinstance(values, (str, bytes)) or not hasattr(values, "__len__"):
             raise ValueError(f"{self.name}: {label} must be a sequence of {self.dof} numbers "
@@ -520,16 +936,47 @@ class LagrangianSystem:
                              f"({', '.join(ctx.to_str(e, 8) for e in x)})")
         return x
 
-    def mass_rows(self, t, q, v):
-        """M(q) (or L_vv(t, q, v)) as a list of rows, for the checks."""
+    def mass_rows(self, t: Any, q: Any, v: Any) -> list:
+        """Evaluate M(q) (or L_vv(t, q, v)) as a list of rows, for the checks.
+
+        Parameters
+        ----------
+        t : number or None
+            Time (None: 0).
+        q : array_like
+            Positions.
+        v : array_like
+            Velocities (not read for the M, V form).
+
+        Returns
+        -------
+        list of list
+            The n rows of the mass matrix.
+        """
         n = self.dof
         flat = self._mass_txv(self._t(t), q, v, self.param_values)
         return [flat[i * n:(i + 1) * n] for i in range(n)]
 
-    def check_state(self, t, q, v=None):
-        """Validate the initial point of an integration: a positive-definite mass matrix
-        (L_vv for a general Lagrangian) at (t, q, v) -- ``ValueError`` naming the pivot
-        otherwise."""
+    def check_state(self, t: Any, q: Any, v: Any = None) -> None:
+        """Validate the initial point of an integration.
+
+        The mass matrix (L_vv for a general Lagrangian) must be positive definite at
+        (t, q, v).
+
+        Parameters
+        ----------
+        t : number or None
+            Time (None: 0).
+        q : array_like
+            Positions.
+        v : array_like, optional
+            Velocities (default 0).
+
+        Raises
+        ------
+        ValueError
+            A mass matrix that is not positive definite (naming the point and the pivot).
+        """
         ctx = self.ctx
         v = ctx.zeros(self.dof) if v is None else v
         try:
@@ -539,9 +986,12 @@ class LagrangianSystem:
             raise ValueError(str(exc)) from None
 
     @cached_property
-    def needs_regularity_check(self):
-        """Whether a node can be irregular: False when the mass matrix is constant (checked
-        once) and V (or L) is a polynomial, finite everywhere."""
+    def needs_regularity_check(self) -> bool:
+        """Whether a node can be irregular (what :func:`mpvi.solve` checks after a step).
+
+        False when the mass matrix is constant (checked once) and V (or L) is a
+        polynomial, finite everywhere.
+        """
         x, v = self.coords, self.velocity_symbols
         if self.mass_expr is not None:
             smooth = self.potential_expr.is_polynomial(*x)
@@ -557,11 +1007,27 @@ class LagrangianSystem:
         first = self.lagrangian_expr if self.mass_expr is None else self.potential_expr
         return self._compile(self._txvp, [first] + _flat(mass), "regularity")
 
-    def irregularity(self, t, q, v):
-        """None if the system is regular at (t, q, v) -- V (L for a general Lagrangian)
-        finite, the mass matrix (L_vv) finite and positive definite (an LDL^T test without
-        square roots, n^3/6 multiplications) --, else what is wrong.  The check the driver
-        runs after every step (``v`` is not read for the M, V form)."""
+    def irregularity(self, t: Any, q: Any, v: Any) -> str | None:
+        """Tell what, if anything, makes the system irregular at (t, q, v).
+
+        Regular: V (L for a general Lagrangian) finite, the mass matrix (L_vv) finite and
+        positive definite (an LDL^T test without square roots, n^3/6 multiplications).
+        The check the driver runs after every step.
+
+        Parameters
+        ----------
+        t : number or None
+            Time (None: 0).
+        q : array_like
+            Positions.
+        v : array_like
+            Velocities (not read for the M, V form).
+
+        Returns
+        -------
+        str or None
+            None if the system is regular there, else what is wrong.
+        """
         ctx, n = self.ctx, self.dof
         vals = self._regularity(self._t(t), q, v, self.param_values)
         if not ctx.isfinite(vals[0]):
@@ -574,10 +1040,27 @@ class LagrangianSystem:
             return "the mass matrix is not positive definite"
         return None
 
-    def diagnose(self, t, q, v):
-        """A sentence naming what is wrong with the system at (t, q, v) -- a non-finite
-        coordinate, potential, Lagrangian or mass matrix, a mass matrix that is not
-        positive definite -- or None if nothing is."""
+    def diagnose(self, t: Any, q: Any, v: Any) -> str | None:
+        """Tell in a sentence what is wrong with the system at (t, q, v), if anything.
+
+        A non-finite state, potential, Lagrangian or mass matrix, a mass matrix that is
+        not positive definite, or a system that cannot be evaluated there.  Used to name
+        the likely cause of a failed step.
+
+        Parameters
+        ----------
+        t : number or None
+            Time (None: 0).
+        q : array_like
+            Positions.
+        v : array_like
+            Velocities.
+
+        Returns
+        -------
+        str or None
+            The sentence, or None if nothing is wrong.
+        """
         ctx = self.ctx
         where = f"q = ({self._point(q)})"
         if not (ctx.all_finite(q) and ctx.all_finite(v)):

@@ -29,7 +29,7 @@ index and time.
 """
 from __future__ import annotations
 
-from typing import Callable
+from typing import Any, Callable
 
 import numpy as np
 
@@ -44,21 +44,34 @@ OPTIONS = ("max_iter", "rtol", "scale")
 class NewtonError(ArithmeticError):
     """Newton's method did not converge.
 
-    Attributes
+    On an iteration limit, a non-finite value, a singular Jacobian, or a "converged"
+    iterate whose residual misses the bound of :mod:`mpvi.newton`.  Raised by
+    :func:`mpvi.solve` with the step index and time, the points saved before the failing
+    step as ``exc.solution``, and the likely cause where the method can tell (a
+    non-finite potential or a singular mass matrix at the iterate).  An
+    ``ArithmeticError``; it pickles.
+
+    Parameters
     ----------
-    residual : norm of the residual at the last iterate (None if not finite)
-    iterations : int
-    step : int or None
+    message : str
+        What failed.
+    residual : number, optional
+        Norm of the residual at the last iterate (None if not finite).
+    iterations : int, optional
+        Iterations made.
+    step : int, optional
         Index j of the step j -> j+1 (set by the driver).
-    t : its time
-    what : str
+    t : number, optional
+        The time of that step.
+    what : str, default ""
         Which equation.
-    cause : str or None
+    cause : str, optional
         The likely cause, when the caller could tell.
     """
 
-    def __init__(self, message, residual=None, iterations=None, step=None, t=None, what="",
-                 cause=None):
+    def __init__(self, message: str, residual: Any = None, iterations: int | None = None,
+                 step: int | None = None, t: Any = None, what: str = "",
+                 cause: str | None = None):
         self.message, self.residual, self.iterations = message, residual, iterations
         self.step, self.t, self.what, self.cause = step, t, what, cause
         super().__init__(self._text())
@@ -78,8 +91,21 @@ class NewtonError(ArithmeticError):
         text = f"{head}: {self.message}" + (f" [{', '.join(tail)}]" if tail else "")
         return text + (f"; likely cause: {self.cause}" if self.cause else "")
 
-    def at(self, step, t):
-        """The same error, located at ``step`` (index j of the step j -> j+1) and time t."""
+    def at(self, step: int, t: Any) -> NewtonError:
+        """Locate the error at a step and time (the message is updated).
+
+        Parameters
+        ----------
+        step : int
+            Index j of the step j -> j+1.
+        t : number
+            Its time t_j.
+
+        Returns
+        -------
+        NewtonError
+            The same error object.
+        """
         self.step, self.t = step, t
         self.args = (self._text(),)
         return self

@@ -39,19 +39,33 @@ import numpy as np
 
 @dataclass
 class FirstOrderSystem:
-    """A first-order system y' = rhs(t, y), a system kind for :func:`mpvi.solve` (methods
-    ``rk4``, ``gbs``, ``rk2``).
+    """A first-order system y' = rhs(t, y), a system kind for :func:`mpvi.solve`.
+
+    Solved by the explicit methods that work on a first-order form (``rk4``, ``gbs``,
+    ``rk2``); a :class:`mpvi.Problem` on it takes the initial state as ``q0`` and its
+    exact solution (if any) as ``t -> y``.  The reduced Lagrange top of top2025 eqs.
+    (18aq) is one.
 
     Parameters
     ----------
     name : str
+        The system's name.
     rhs : callable
         ``rhs(t, y)`` takes a time and a numpy array of ``dim`` context numbers and returns
         a sequence of ``dim`` context numbers.
     dim : int
-    ctx : number context
+        The dimension of the state.
+    ctx : Context
+        The number context.
     labels : tuple of str, optional
         Names of the components (default y1, y2, ...).
+
+    Raises
+    ------
+    ValueError
+        A ``dim`` that is not a positive integer, or labels of another length.
+    TypeError
+        An ``rhs`` that is not callable.
     """
 
     name: str
@@ -73,19 +87,50 @@ class FirstOrderSystem:
             raise ValueError(f"{self.name}: {len(self.labels)} labels for dim = {self.dim}")
 
     @property
-    def dof(self):
+    def dof(self) -> int:
+        """The dimension of the state (as ``dim``; the name mechanical systems use)."""
         return self.dim
 
     @property
-    def coord_names(self):
+    def coord_names(self) -> list:
+        """The names of the components (the labels), as mechanical systems name theirs."""
         return list(self.labels)
 
-    def field(self):
-        """The right-hand side on lists: f(t, y_list) -> list."""
+    def field(self) -> Callable:
+        """Return the right-hand side on lists, as the RK4 and GBS steps use it.
+
+        Returns
+        -------
+        callable
+            ``f(t, y_list) -> list``.
+        """
         rhs, dtype = self.rhs, self.ctx.dtype
         return lambda t, y: list(rhs(t, np.array(y, dtype=dtype)))
 
-    def check_vector(self, values, label):
+    def check_vector(self, values: Any, label: str) -> np.ndarray:
+        """Convert and validate a state vector (length dim, finite).
+
+        Parameters
+        ----------
+        values : sequence of numbers
+            Anything the context's ``num`` reads.
+        label : str
+            What the vector is, for the error message.
+
+        Returns
+        -------
+        numpy.ndarray
+            The vector of context numbers.
+
+        Raises
+        ------
+        ValueError
+            Not a vector of dim numbers, or a non-finite entry.
+        PrecisionError
+            An entry that would lose precision.
+        TypeError
+            An entry the context cannot read.
+        """
         ctx = self.ctx
         if isinstance(values, (str, bytes)) or not hasattr(values, "__len__") or \
                 np.ndim(values) != 1 or len(values) != self.dim:

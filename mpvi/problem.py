@@ -29,6 +29,21 @@ __all__ = ["Problem"]
 class Problem:
     """An initial-value problem for :func:`mpvi.solve`.
 
+    Every number is converted once, in the system's context, with errors that name the
+    quantity.  The initial point is validated: finite, of the right dimension, with a
+    positive-definite mass matrix at (t0, q0, v0).  The other of p0, v0 is computed by
+    the system's Legendre map.
+
+    **The exact-solution protocol** (the one every exact solution in mpvi follows):
+    ``exact`` is a callable ``t -> (q(t), p(t))`` when the problem is given with ``p0``,
+    ``t -> (q(t), v(t))`` when given with ``v0`` (for a first-order system ``t -> y(t)``),
+    taking and returning numbers of the system's context.  It is checked against the
+    initial data once: a mismatch beyond sqrt(eps) raises ``ValueError`` (a wrong exact
+    solution is a silent wrong error curve).
+
+    A problem pickles (numbers as lossless decimal strings; an exact solution that
+    cannot be pickled is dropped with a warning).
+
     Parameters
     ----------
     system : LagrangianSystem, LinearSystem or FirstOrderSystem
@@ -45,7 +60,7 @@ class Problem:
         Final time (:func:`mpvi.solve` uses it when given neither ``n`` nor ``t1``).
     exact : callable, optional
         ``t -> (q, p)`` (if ``p0`` was given) or ``t -> (q, v)`` (if ``v0`` was given), or
-        ``t -> y`` for a first-order system; see the module doc.
+        ``t -> y`` for a first-order system: the protocol above.
     name : str, optional
         Defaults to the system's name.
 
@@ -53,10 +68,18 @@ class Problem:
     ------
     PrecisionError
         A number that would cap the precision (named).
-    ValueError, TypeError
-        Wrong dimension, non-finite value, both or neither of p0 and v0, a mass matrix
-        that is not positive definite at the initial point, an exact solution that does
-        not match the initial data.
+    ValueError
+        Wrong dimension, non-finite value, t1 equal to t0, both or neither of p0 and v0
+        (p0 or v0 for a first-order system), a mass matrix that is not positive definite
+        at the initial point, an exact solution that fails at t0 or does not match the
+        initial data.
+    TypeError
+        An ``exact`` that is not callable, or a value the context cannot read.
+
+    See Also
+    --------
+    solve : Integrate the problem.
+    Problem.replace : A copy with other initial data.
     """
 
     def __init__(self, system: Any, q0: Sequence, *, p0: Sequence | None = None,
@@ -101,32 +124,66 @@ class Problem:
 
     # ----- the state at t0 ------------------------------------------------------------------
     @property
-    def ctx(self):
+    def ctx(self) -> Any:
+        """The number context (the system's)."""
         return self.system.ctx
 
     @property
-    def p0(self):
+    def p0(self) -> Any:
         """Initial momenta (computed from v0 through the Legendre map if v0 was given)."""
         if self._p0 is None and self.given == "v":
             self._p0 = self.system.momentum(self.q0, self._v0, self.t0)
         return self._p0
 
     @property
-    def v0(self):
+    def v0(self) -> Any:
         """Initial velocities (computed from p0 through the Legendre map if p0 was given)."""
         if self._v0 is None and self.given == "p":
             self._v0 = self.system.velocity(self.q0, self._p0, self.t0)
         return self._v0
 
-    def initial_state(self, kind: str):
-        """(q0, y0) with y0 = p0 for ``kind`` 'qp', v0 for 'qv', or (y0, None) for 'y'."""
+    def initial_state(self, kind: str) -> tuple:
+        """Return the initial state in a method's state kind.
+
+        Parameters
+        ----------
+        kind : {"qp", "qv"}
+            The state a method carries (:attr:`mpvi.Method.state`); not read for a
+            first-order system.
+
+        Returns
+        -------
+        tuple
+            (q0, p0) for 'qp', (q0, v0) for 'qv', and (y0, None) for a first-order
+            system.
+        """
         if self.given == "y":
             return self.q0, None
         return self.q0, (self.p0 if kind == "qp" else self.v0)
 
-    def replace(self, **changes) -> "Problem":
-        """A copy with some of q0, p0, v0, t0, t1, exact, name changed (giving p0 drops
-        v0 and the reverse), validated anew."""
+    def replace(self, **changes: Any) -> Problem:
+        """Return a copy with some of q0, p0, v0, t0, t1, exact, name changed.
+
+        Giving p0 drops v0 and the reverse.  The copy is validated anew (an exact solution
+        kept must match the new initial data: pass ``exact=None`` to drop it).
+
+        Parameters
+        ----------
+        **changes
+            New values of ``q0``, ``p0``, ``v0``, ``t0``, ``t1``, ``exact``, ``name``.
+
+        Returns
+        -------
+        Problem
+            The new problem (the system is the same object).
+
+        Raises
+        ------
+        TypeError
+            An unknown field.
+        ValueError, PrecisionError
+            As the constructor.
+        """
         allowed = {"q0", "p0", "v0", "t0", "t1", "exact", "name"}
         unknown = set(changes) - allowed
         if unknown:
@@ -148,9 +205,27 @@ class Problem:
         return new
 
     # ----- the exact solution ------------------------------------------------------------------
-    def exact_state(self, t):
-        """The exact solution at ``t`` as (q, p, v) (first order: (y, None, None)); raises
-        ``ValueError`` if the problem has none."""
+    def exact_state(self, t: Any) -> tuple:
+        """Evaluate the exact solution at ``t`` as (q, p, v).
+
+        The part the protocol does not return is computed by the Legendre map.
+
+        Parameters
+        ----------
+        t : number
+            The time (a number of the context).
+
+        Returns
+        -------
+        tuple
+            (q, p, v), arrays of context numbers; (y, None, None) for a first-order
+            system.
+
+        Raises
+        ------
+        ValueError
+            If the problem has no exact solution.
+        """
         if self.exact is None:
             raise ValueError(f"{self.name}: the problem has no exact solution (Problem(..., exact=f))")
         value = self.exact(t)

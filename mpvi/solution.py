@@ -18,26 +18,36 @@ import gzip
 import json
 from fractions import Fraction
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, Callable, NamedTuple
 
 import numpy as np
 
 from .problem import dump_numbers, load_numbers
+
+if TYPE_CHECKING:                       # annotations only: importing mpvi loads no pandas
+    import pandas
 
 FORMAT = "mpvi.Solution"
 FORMAT_VERSION = 1
 
 
 class EventRecord(NamedTuple):
-    """One located event.
+    """One event located by :func:`mpvi.solve` (an entry of ``Solution.events``).
 
-    Attributes
+    Parameters
     ----------
     index : int
         Which event function (index into the ``events`` given to :func:`mpvi.solve`).
     name : str
-    t : the time
-    q, p, v : the state there (p and v are None for a first-order system; v is then y')
+        The event's name.
+    t : number
+        The time of the sign change, to context precision.
+    q : numpy.ndarray
+        Positions there (the state y for a first-order system).
+    p : numpy.ndarray or None
+        Momenta there (None for a first-order system).
+    v : numpy.ndarray
+        Velocities there (y' for a first-order system).
     direction : int
         +1 for a sign change from negative to positive, -1 for the reverse.
     """
@@ -54,9 +64,14 @@ class EventRecord(NamedTuple):
 class State(NamedTuple):
     """A state at one time (what ``sol(t)`` returns).
 
-    Attributes
+    Parameters
     ----------
-    q, p, v : positions, momenta, velocities (first order: (y, None, y'))
+    q : numpy.ndarray
+        Positions (the state y for a first-order system).
+    p : numpy.ndarray or None
+        Momenta (None for a first-order system).
+    v : numpy.ndarray
+        Velocities (y' for a first-order system).
     """
 
     q: Any
@@ -78,25 +93,53 @@ def _jsonable(value):
 
 
 class Solution:
-    """The result of :func:`mpvi.solve`.
+    """The result of :func:`mpvi.solve`: the saved states, with dense output and analysis.
+
+    Made by :func:`mpvi.solve` and :func:`load_solution`, not by its constructor.
+    ``sol(t)`` evaluates the dense output between the nodes; ``len(sol)`` is the number
+    of saved points.  A solution pickles (numbers as lossless decimal strings) and saves
+    to JSON (:meth:`save`).
 
     Attributes
     ----------
-    t : array of the saved times (context numbers)
-    q, p, v : arrays (saved points x dof) of positions, momenta and velocities; the one
-        the method does not carry is computed through the system's Legendre map when first
-        asked for.  For a first-order system ``q`` is the state y and ``p``, ``v`` raise.
-    y : the method's own second state variable (p for a (q, p) method, v for (q, v)).
-    state : "qp", "qv" or "y" (first order).
-    method : the method's name; ``params``: its parameters.
-    h : the step; ``steps``: steps taken; ``stats``: wall time, steps, Newton statistics
-        (solves, mean/max/min iterations, largest final residual).
-    events : list of :class:`EventRecord` (time, state, direction).
-    stopped : None, or why the run ended before its last step (a terminal event, the
-        callback).
-    internal : per-step internal data (Simpson's midpoint, Lobatto's internal points,
-        Newmark's acceleration...) when every node was saved, else None.
-    problem, system, ctx
+    t : numpy.ndarray
+        The saved times (context numbers).
+    q : numpy.ndarray
+        Positions, saved points x dof (for a first-order system: the state y).
+    p : numpy.ndarray
+        Momenta, saved points x dof; computed through the system's Legendre map when
+        first asked for if the method carries v (raises for a first-order system).
+    v : numpy.ndarray
+        Velocities, likewise.
+    y : numpy.ndarray or None
+        The method's own second state variable (p for a (q, p) method, v for (q, v)).
+    state : {"qp", "qv", "y"}
+        The method's state kind ("y": a first-order system).
+    method : str
+        The method's name.
+    params : dict
+        Its parameters.
+    h : number
+        The step.
+    steps : int
+        Steps taken.
+    stats : dict
+        Wall time, steps, Newton statistics (solves, mean/max/min iterations, largest
+        final residual).
+    events : list of EventRecord
+        The events located (time, state, direction).
+    stopped : str or None
+        Why the run ended before its last step (a terminal event, the callback, a
+        failure), or None.
+    internal : numpy.ndarray or None
+        Per-step internal data (Simpson's midpoint, Lobatto's internal points, Newmark's
+        acceleration, ...) when every node was saved, else None.
+    problem : Problem or None
+        The problem (None after :func:`load_solution`).
+    system : system or None
+        The system (None after :func:`load_solution` without ``system=``).
+    ctx : Context
+        The number context.
     """
 
     # ----- construction -----------------------------------------------------------------
@@ -131,7 +174,7 @@ class Solution:
         return len(self.t)
 
     @property
-    def n(self):
+    def n(self) -> int:
         """Number of steps taken (as ``steps``)."""
         return self.steps
 
@@ -156,27 +199,59 @@ class Solution:
         return self._converted[kind]
 
     @property
-    def p(self):
+    def p(self) -> np.ndarray:
+        """Momenta at the saved points (saved points x dof).
+
+        Computed through the system's Legendre map when first asked for if the method
+        carries v; an ``AttributeError`` for a first-order solution, a ``ValueError`` for a
+        loaded one without its system.
+        """
         return self.y if self.state == "qp" else self._other("p")
 
     @property
-    def v(self):
+    def v(self) -> np.ndarray:
+        """Velocities at the saved points (saved points x dof).
+
+        Computed through the system's Legendre map when first asked for if the method
+        carries p; an ``AttributeError`` for a first-order solution, a ``ValueError`` for a
+        loaded one without its system.
+        """
         return self.y if self.state == "qv" else self._other("v")
 
     # ----- dense output -------------------------------------------------------------------------
     @property
     def dense(self) -> bool:
-        """Whether ``sol(t)`` can evaluate between the nodes: every node was saved (and,
-        after :func:`load_solution`, the system is attached where the interpolant needs it)."""
+        """Whether ``sol(t)`` can evaluate between the nodes: every node was saved.
+
+        After :func:`load_solution`, ``sol(t)`` also needs the system attached.
+        """
         return self.saveat is None and self.state is not None
 
-    def __call__(self, t):
-        """The state at time ``t`` (a number or a sequence) by the method's dense output
-        (:mod:`mpvi.dense`: the method's trial function -- order min(p, k + 1) in q for a
+    def __call__(self, t: Any) -> State:
+        """Evaluate the state at time ``t`` by the method's dense output.
+
+        :mod:`mpvi.dense`: the method's trial function -- order min(p, k + 1) in q for a
         trial space of degree k --, cubic Hermite interpolation of (q, v) -- order min(p,
-        4) --, or a GBS substep -- order p); the velocity is one order lower for the first
-        two.  Returns a :class:`State` (arrays of rows for a sequence of times).  Needs
-        every node saved (``saveat=None``)."""
+        4) --, or a GBS substep -- order p; the velocity is one order lower for the first
+        two.  Needs every node saved (``saveat=None``).
+
+        Parameters
+        ----------
+        t : number or sequence of numbers
+            A time in the solution's interval (anything the context's ``num`` reads), or
+            several.
+
+        Returns
+        -------
+        State
+            (q, p, v) at ``t`` (arrays of rows for a sequence of times; p None for a
+            first-order system).
+
+        Raises
+        ------
+        ValueError
+            Not every node saved, a time outside the interval, or no system attached.
+        """
         if isinstance(t, (list, tuple, np.ndarray)):
             pts = [self(s) for s in t]
             stack = (lambda xs: None if xs[0] is None else np.array(xs, dtype=self.ctx.dtype))
@@ -219,11 +294,29 @@ class Solution:
         return State(q, run.momentum(t, q, v), v)
 
     # ----- analysis along the run ------------------------------------------------------------
-    def observable(self, expr):
-        """A sympy expression (or a list of them) in the time symbol ``mpvi.TIME`` and the
-        system's coordinate, velocity and parameter symbols, evaluated at every saved point:
-        an array (saved points,) or (saved points, len(list)).  E.g. an angular momentum
-        ``m * (x * vy - y * vx)``."""
+    def observable(self, expr: Any) -> np.ndarray:
+        """Evaluate a sympy expression (or a list of them) at every saved point.
+
+        The expressions are in the time symbol :data:`mpvi.TIME` and the system's
+        coordinate, velocity and parameter symbols, e.g. an angular momentum
+        ``m * (x * vy - y * vx)``; they are compiled against the context.
+
+        Parameters
+        ----------
+        expr : sympy expression, list of them or sympy Matrix
+            The observable(s).
+
+        Returns
+        -------
+        numpy.ndarray
+            Shape (saved points,) for one expression, (saved points, len(expr)) for a
+            list.
+
+        Raises
+        ------
+        ValueError
+            Unknown symbols, a first-order system, or no system attached.
+        """
         import sympy as sp
         from .codegen import TIME, compile_exprs
         S = self.system
@@ -245,11 +338,32 @@ class Solution:
         out = np.array(rows, dtype=self.ctx.dtype)
         return out if many else out[:, 0]
 
-    def error(self, exact=None):
-        """Errors at the saved points against the exact solution: ``{"q": e_q, "p": e_p,
-        "v": e_v}`` (first order: ``{"y": e_y}``), each an array of Euclidean norms
-        |x_j - x_exact(t_j)|_2.  ``exact`` follows the problem's protocol (``t -> (q, p)``
-        or ``(q, v)`` as the problem was given); default: the problem's."""
+    def error(self, exact: Callable | None = None) -> dict:
+        """Compute the errors at the saved points against the exact solution.
+
+        Parameters
+        ----------
+        exact : callable, optional
+            The exact solution in the problem's protocol (``t -> (q, p)`` or
+            ``t -> (q, v)`` as the problem was given); default: the problem's.
+
+        Returns
+        -------
+        dict
+            ``{"q": e_q, "p": e_p, "v": e_v}`` (first order: ``{"y": e_y}``), each an
+            array of Euclidean norms |x_j - x_exact(t_j)|_2.
+
+        Raises
+        ------
+        ValueError
+            No exact solution, an ``exact`` that does not match the initial data, or no
+            problem attached (a solution read by :func:`load_solution`, even with
+            ``exact`` given).
+
+        See Also
+        --------
+        mpvi.error_norms : The largest of these errors.
+        """
         ctx = self.ctx
         problem = self.problem
         if problem is None:
@@ -268,18 +382,39 @@ class Solution:
         return {k: np.array(v, dtype=ctx.dtype) for k, v in out.items()}
 
     # ----- leaving mpvi -----------------------------------------------------------------------
-    def columns(self):
-        """Column names of :meth:`to_frame`: t, then the coordinates, p_<coordinate>,
-        v_<coordinate> (first order: the state's labels)."""
+    def columns(self) -> list:
+        """Return the column names of :meth:`to_frame`.
+
+        Returns
+        -------
+        list of str
+            The time "t", then the coordinates, p_<coordinate>, v_<coordinate> (first
+            order: "t" and the state's labels).
+        """
         names = list(self.system.coord_names) if self.system is not None else list(self._names)
         if self.state == "y":
             return ["t"] + names
         return ["t"] + names + [f"p_{c}" for c in names] + [f"v_{c}" for c in names]
 
-    def to_frame(self, numbers: str = "str"):
-        """A pandas DataFrame, one row per saved point (columns :meth:`columns`).
-        ``numbers="str"``: lossless decimal strings (read back with ``ctx.num``);
-        ``"float"``: float64 (for plotting)."""
+    def to_frame(self, numbers: str = "str") -> pandas.DataFrame:
+        """Tabulate the saved points as a pandas DataFrame (imports pandas).
+
+        Parameters
+        ----------
+        numbers : {"str", "float"}, default "str"
+            "str": lossless decimal strings (read back with ``ctx.num``); "float":
+            float64 (for plotting).
+
+        Returns
+        -------
+        pandas.DataFrame
+            One row per saved point, columns :meth:`columns`.
+
+        Raises
+        ------
+        ValueError
+            Another ``numbers``.
+        """
         import pandas as pd
         if numbers not in ("str", "float"):
             raise ValueError(f"numbers must be 'str' (lossless) or 'float', got {numbers!r}")
@@ -337,9 +472,28 @@ class Solution:
         rec["stopped"] = self.stopped
         return rec
 
-    def save(self, path) -> Path:
-        """Write the solution to ``path`` (JSON; gzip when the name ends in ``.gz``),
-        atomically (a temporary file renamed into place).  Returns the path."""
+    def save(self, path: str | Path) -> Path:
+        """Write the solution to a JSON file, every number with all its digits.
+
+        Atomically (a temporary file renamed into place); gzip-compressed when the name
+        ends in ``.gz``.  The file holds the context, the method and its parameters, the
+        problem's initial data, the system's coordinates, Lagrangian and parameters as
+        text, the saved points, the dense-output data, the statistics and the events.
+
+        Parameters
+        ----------
+        path : str or pathlib.Path
+            The file (``.json`` or ``.json.gz``).
+
+        Returns
+        -------
+        pathlib.Path
+            The path written.
+
+        See Also
+        --------
+        load_solution : Read it back, digit for digit.
+        """
         from .io import atomic_path
         path = Path(path)
         text = json.dumps(self._record(), separators=(",", ":"))
@@ -426,12 +580,18 @@ def load_solution(path: str | Path, system: Any = None) -> Solution:
 
     Parameters
     ----------
-    path : str or Path (``.json`` or ``.json.gz``)
-    system : optional
+    path : str or pathlib.Path
+        The file (``.json`` or ``.json.gz``).
+    system : LagrangianSystem or FirstOrderSystem, optional
         The system the solution was computed for: attached (after checking its
         coordinates, Lagrangian and parameters against the file) so that observables,
         dense output and the Legendre map work.  Without it, ``t``, ``q``, ``p``, ``v``,
         ``internal``, ``stats``, ``events`` are all there.
+
+    Returns
+    -------
+    Solution
+        The solution, in a context of the saved kind and digits (``problem`` None).
 
     Raises
     ------

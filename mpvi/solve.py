@@ -54,32 +54,50 @@ PROGRESS_EVERY = 256
 
 
 class IntegrationError(ArithmeticError):
-    """A step failed (singular or indefinite mass matrix, non-finite state); the message
-    names the method, the step index j (of the step j -> j+1) and its time t_j.  Raised
-    by :func:`solve`, it carries the points saved before the failing step as
+    """A step of :func:`solve` failed.
+
+    A singular or indefinite mass matrix, a non-finite state, a system leaving its
+    regular domain, or a run diverging beyond ``max_growth``; the message names the
+    method, the step index j (of the step j -> j+1) and its time t_j.  Raised by
+    :func:`solve`, it carries the points saved before the failing step as
     ``exc.solution`` (a :class:`mpvi.Solution` ending at the last good node), as does a
-    :class:`mpvi.NewtonError`."""
+    :class:`mpvi.NewtonError`.  An ``ArithmeticError``.
+    """
 
 
 class StorageError(MemoryError):
-    """A run whose saved points cannot fit in the memory of this machine, refused before
-    its first step; the message names the estimate, the memory available and the remedy
-    (``saveat``)."""
+    """A run whose saved points cannot fit in the memory of this machine.
+
+    Raised by :func:`solve` before the first step; the message names the estimate, the
+    memory available and the remedy (``saveat``).  A ``MemoryError``.
+    """
 
 
 class Event:
-    """An event function ``g(t, q, v)`` for :func:`solve` (``g(t, y, y')`` for a first-order
-    system) whose sign changes are located to context precision on the dense output.
+    """An event function for :func:`solve`, whose sign changes are located.
+
+    ``g(t, q, v)`` (``g(t, y, y')`` for a first-order system); its sign changes between
+    nodes are located to context precision on the dense output and recorded as
+    :class:`EventRecord` entries of ``Solution.events``.  Calling the event calls ``g``.
 
     Parameters
     ----------
-    g : callable returning a context number
-    terminal : bool
+    g : callable
+        ``g(t, q, v)`` returning a context number.
+    terminal : bool, default False
         Stop the integration at the first such event.
-    direction : int
+    direction : {0, 1, -1}, default 0
         0: every sign change; +1: only from negative to positive; -1: only from positive
         to negative.
     name : str, optional
+        The event's name (default: the function's name).
+
+    Raises
+    ------
+    TypeError
+        A ``g`` that is not callable.
+    ValueError
+        Another ``direction``.
     """
 
     def __init__(self, g: Callable, terminal: bool = False, direction: int = 0,
@@ -91,7 +109,7 @@ class Event:
         self.g, self.terminal, self.direction = g, bool(terminal), direction
         self.name = name or getattr(g, "__name__", "event")
 
-    def __call__(self, t, q, v):
+    def __call__(self, t: Any, q: Any, v: Any) -> Any:
         return self.g(t, q, v)
 
     def __repr__(self):
@@ -99,14 +117,18 @@ class Event:
 
 
 class Progress:
-    """A progress callback ``progress(step, total)`` that prints ``label: step k/n (x%)``
-    about every ``every`` seconds.
+    """A progress callback for :func:`solve` that prints a line every few seconds.
+
+    ``progress(step, total)`` prints ``label: step k/n (x%)`` about every ``every``
+    seconds, and after the last step.  ``solve(..., progress=True)`` uses one.
 
     Parameters
     ----------
-    label : str
-    stream : file, default stderr
-    every : float
+    label : str, default "solve"
+        The start of each line.
+    stream : file, optional
+        Where to print (default: ``sys.stderr``).
+    every : float, default 5.0
         Seconds between two lines.
     """
 
@@ -115,7 +137,7 @@ class Progress:
         self.stream = stream if stream is not None else sys.stderr
         self._last = time.monotonic()
 
-    def __call__(self, k: int, total: int):
+    def __call__(self, k: int, total: int) -> None:
         now = time.monotonic()
         if now - self._last >= self.every or k == total:
             self._last = now
@@ -247,8 +269,23 @@ def solve(problem: Problem, method: Any, *, h: Any = None, n: int | None = None,
           t1: Any = None, saveat: Any = None, events: Any = None,
           callback: Callable | None = None, newton: dict | None = None,
           progress: Any = None, check_stability: bool = True, max_growth: Any = "1/eps",
-          **method_params: Any):
+          **method_params: Any) -> Solution:
     """Integrate an initial-value problem with one method.
+
+    The one driver, for every method (variational, Galerkin, Mutze, Newmark,
+    Runge-Kutta, GBS) and for first-order systems.  Memory is O(saved points), never
+    O(steps).
+
+    Before the run, ``check_stability`` refuses a step beyond the method's resolution at
+    the initial state: |h| rho >= min(b, pi), rho the spectral radius of the linearized
+    equations of motion at (t0, q0, v0) (omega_max for a linear system) and b the
+    method's stability bound on the harmonic oscillator where one is known
+    (:meth:`Method.stability_bound_for`); a run whose saved points cannot fit in memory
+    is refused too.  After every step the state must be finite, the system regular
+    (potential or Lagrangian finite, mass matrix positive definite; skipped for a
+    constant mass matrix and a polynomial potential), every Newton solve converged
+    within its residual bound, and every state component below ``max_growth`` times the
+    scale of the initial data.
 
     Parameters
     ----------
@@ -260,7 +297,7 @@ def solve(problem: Problem, method: Any, *, h: Any = None, n: int | None = None,
         :class:`mpvi.Method`.
     h : number
         The step (a string, int, Fraction, sympy number or context number); negative
-        integrates backwards.
+        integrates backwards.  Required.
     n : int, optional
         Number of steps.  Give ``n`` or ``t1`` (default: the problem's ``t1``).
     t1 : number, optional
@@ -279,13 +316,14 @@ def solve(problem: Problem, method: Any, *, h: Any = None, n: int | None = None,
         method carries; for a first-order system q is the state and y None); returning
         True stops the run.
     newton : dict, optional
-        Newton options of an implicit method: ``max_iter``, ``rtol``, ``scale``.
+        Newton options of an implicit method: ``max_iter``, ``rtol``, ``scale``
+        (``ValueError`` for a method that solves no Newton equations).
     progress : None, True or callable, optional
         True prints a line to stderr every 5 s; a callable is called as
         ``progress(step, n)`` every 256 steps and after the last.
     check_stability : bool, default True
-        Refuse a step beyond the method's resolution at the initial state (module doc).
-    max_growth : number or None, default 1/eps
+        Refuse a step beyond the method's resolution at the initial state (above).
+    max_growth : number, "1/eps" or None, default "1/eps"
         The divergence guard: a state component beyond ``max_growth`` times the scale
         of the initial data (max(1, |q0|, |y0|)) stops the run with ``IntegrationError``;
         None switches the guard off, for a deliberately growing solution.
@@ -296,18 +334,33 @@ def solve(problem: Problem, method: Any, *, h: Any = None, n: int | None = None,
     Returns
     -------
     Solution
+        The saved points, statistics and events; ``stopped`` says why a run ended early.
 
     Raises
     ------
-    ValueError, TypeError
-        Bad arguments (each names the cause).
+    ValueError
+        Bad arguments, each naming the cause: both or neither of ``n`` and ``t1``, a
+        ``t1`` that is not a whole number of steps, a zero or non-finite ``h``, an
+        unknown method or method parameter, a ``saveat`` time outside the interval, a
+        mechanical method for a first-order system, ``newton`` options for an explicit
+        method, ``max_growth`` not above 1, an event returning nan.
+    TypeError
+        Not a :class:`mpvi.Problem`, no ``h``, a ``saveat``, event, callback or progress
+        of the wrong type, an event returning something that is not a number.
     PrecisionError
-        A number (h, t1, saveat times) that would cap the precision.
+        A number (h, t1, saveat times, max_growth) that would cap the precision.
     StabilityError
         A step beyond the method's resolution (``check_stability``).
+    StorageError
+        Saved points that cannot fit in memory.
     NewtonError, IntegrationError
         A failing step, with its index j, time t_j and the likely cause; ``exc.solution``
         holds what was saved up to the last good node.
+
+    See Also
+    --------
+    Problem : The initial-value problem.
+    METHODS : The registered methods.
     """
     if not isinstance(problem, Problem):
         raise TypeError(f"solve takes an mpvi.Problem, got {type(problem).__name__} (build one "

@@ -45,7 +45,13 @@ STATE_KINDS = {"qp": "positions and momenta (q, p)", "qv": "positions and veloci
 
 
 class StabilityError(ValueError):
-    """The step size violates a scheme's stability bound."""
+    """The step size violates a scheme's stability bound, or is beyond its resolution.
+
+    Raised by :func:`mpvi.solve` (``check_stability=True``) when |h| rho >= min(b, pi),
+    rho the spectral radius of the linearized equations of motion at the initial state
+    and b the method's stability bound on the oscillator, and by the linear Simpson
+    schemes beyond their proven bound.  A ``ValueError``.
+    """
 
 
 class State(NamedTuple):
@@ -66,29 +72,53 @@ class StepResult(NamedTuple):
 
 @dataclass(frozen=True)
 class Method:
-    """A registered integration method (module doc: the contract).
+    """An integration method: metadata plus a ``prepare`` function (frozen).
+
+    ``prepare(system, h, ctx, newton=None, check_stability=True, **params)`` returns a
+    pure stepper ``stepper(t, q, y, carry=None) -> StepResult`` from the state (q, y) at
+    time t (y = p or v, as ``state`` says; for a first-order system q is the state and y
+    None) to the state at t + h; work that depends only on (system, h) is done once in
+    ``prepare``.  The ``prepare`` stored is wrapped so that it refuses (with
+    ``PrecisionError``) a system built in a context of another kind or precision than
+    ``ctx``.  See :mod:`mpvi.schemes.base` for the contract; :func:`register` adds a method
+    to :data:`METHODS`.
 
     Parameters
     ----------
-    name, label : str
-        Registry name and display label.
+    name : str
+        Registry name.
+    label : str
+        Display label.
     state : {"qp", "qv"}
-        The state carried between steps.
-    order, symplectic : value or callable of the parameters dict
+        The state carried between steps: positions and momenta or positions and
+        velocities.
+    order : int or callable
+        The order, or a function of the parameters dict returning it.
+    symplectic : bool or callable
+        Symplecticity, or a function of the parameters dict returning it.
     implicit : bool
+        Whether a step solves equations (Newton).
     reference : str
         Paper and equations.
     prepare : callable
         ``prepare(system, h, ctx, newton=None, check_stability=True, **params)`` -> stepper.
-    params : dict
+    params : dict, optional
         Parameters with their defaults.
     internal : str, optional
-        Name of a step's internal data.
-    doc : str
-    stability_bound : number, callable or None
-        omega h stability bound on the harmonic oscillator.
-    first_order : bool
+        Name of a step's internal data (e.g. Simpson's midpoint ``"q_mid"``).
+    doc : str, optional
+        A description.
+    stability_bound : number, callable or None, optional
+        The largest omega h for which the method is stable on the harmonic oscillator,
+        where one is known and below pi (an exact sympy number or a function of the
+        parameters dict).
+    first_order : bool, default False
         Whether it also integrates first-order systems.
+
+    Raises
+    ------
+    ValueError
+        A ``state`` other than "qp" and "qv".
     """
 
     name: str
@@ -111,8 +141,24 @@ class Method:
                              f"got {self.state!r}")
         object.__setattr__(self, "prepare", _same_context(self.prepare, self.name))
 
-    def parameters(self, **given):
-        """The method's parameters: defaults updated by ``given`` (unknown names refused)."""
+    def parameters(self, **given: Any) -> dict:
+        """Return the method's parameters: the defaults updated by ``given``.
+
+        Parameters
+        ----------
+        **given
+            Parameter values.
+
+        Returns
+        -------
+        dict
+            Every parameter with its value.
+
+        Raises
+        ------
+        ValueError
+            An unknown parameter name (listing the method's parameters).
+        """
         unknown = set(given) - set(self.params)
         if unknown:
             known = ", ".join(sorted(self.params)) or "none"
@@ -120,30 +166,107 @@ class Method:
                              f"its parameters: {known}")
         return {**self.params, **given}
 
-    def order_for(self, **params):
+    def order_for(self, **params: Any) -> Any:
+        """Return the method's order for these parameters.
+
+        Parameters
+        ----------
+        **params
+            Parameter values (the defaults for the others).
+
+        Returns
+        -------
+        int
+            The order (as declared: measured by the tests).
+
+        Raises
+        ------
+        ValueError
+            An unknown parameter name.
+        """
         return self.order(self.parameters(**params)) if callable(self.order) else self.order
 
-    def symplectic_for(self, **params):
+    def symplectic_for(self, **params: Any) -> bool:
+        """Tell whether the method is symplectic for these parameters.
+
+        Parameters
+        ----------
+        **params
+            Parameter values (the defaults for the others).
+
+        Returns
+        -------
+        bool
+            The declared symplecticity.
+
+        Raises
+        ------
+        ValueError
+            An unknown parameter name.
+        """
         s = self.symplectic
         return bool(s(self.parameters(**params)) if callable(s) else s)
 
-    def stability_bound_for(self, **params):
-        """The method's omega h stability bound on the oscillator for these parameters
-        (an exact sympy number), or None when none below pi is known."""
+    def stability_bound_for(self, **params: Any) -> Any:
+        """Return the method's omega h stability bound on the oscillator for these parameters.
+
+        Parameters
+        ----------
+        **params
+            Parameter values (the defaults for the others).
+
+        Returns
+        -------
+        sympy number or None
+            The exact bound, or None when none below pi is known.
+
+        Raises
+        ------
+        ValueError
+            An unknown parameter name.
+        """
         b = self.stability_bound
         return b(self.parameters(**params)) if callable(b) else b
 
     @property
-    def takes_newton_options(self):
-        """Whether ``prepare`` accepts Newton options (the implicit methods solved by
-        Newton)."""
+    def takes_newton_options(self) -> bool:
+        """Whether ``prepare`` accepts Newton options (the methods solved by Newton)."""
         import inspect
         return "newton" in inspect.signature(self.prepare).parameters
 
-    def step(self, system, state, h, ctx, t=None, **options):
-        """One step from ``state`` (a (q, y) pair in this method's state kind) at time
-        ``t``; returns ``(State-like (q, y), info)`` with ``info`` holding the internal
-        data under :attr:`internal` and the Newton statistics."""
+    def step(self, system: Any, state: Any, h: Any, ctx: Any, t: Any = None,
+             **options: Any) -> tuple:
+        """Take one step (``prepare`` and one call of the stepper), for tests and checks.
+
+        Parameters
+        ----------
+        system : LagrangianSystem, LinearSystem or FirstOrderSystem
+            The system (built in ``ctx``).
+        state : tuple
+            (q, y) in this method's state kind.
+        h : number
+            The step (a number of ``ctx``).
+        ctx : Context
+            The number context.
+        t : number, optional
+            The time (default 0).
+        **options
+            The method's parameters, ``newton``, ``check_stability``.
+
+        Returns
+        -------
+        tuple
+            ``((q, y), info)``: the new state (a named tuple with fields ``q`` and ``p``,
+            whatever the state kind) and a dict with the internal data under
+            :attr:`internal` and the Newton iterations and residual.
+
+        Raises
+        ------
+        PrecisionError
+            A system built in a context other than ``ctx``.
+        NewtonError
+            A Newton solve that fails.
+        """
         q, y = state
         r = self.prepare(system, h, ctx, **options)(
             ctx.zero if t is None else ctx.num(t), ctx.asarray(q), ctx.asarray(y))
@@ -186,6 +309,7 @@ def register(method: Method) -> Method:
     Parameters
     ----------
     method : Method
+        The method, under its ``name``.
 
     Returns
     -------
@@ -196,6 +320,8 @@ def register(method: Method) -> Method:
     ------
     ValueError
         A name registered twice.
+    TypeError
+        Not a :class:`Method`.
     """
     if not isinstance(method, Method):
         raise TypeError(f"register takes a Method, got {type(method).__name__}")
@@ -206,15 +332,17 @@ def register(method: Method) -> Method:
 
 
 def get_method(name: Any) -> Method:
-    """The :class:`Method` of a registered name.
+    """Look up the :class:`Method` of a registered name.
 
     Parameters
     ----------
-    name : str or Method (returned as it is)
+    name : str or Method
+        A name of :data:`METHODS`, or a method (returned as it is).
 
     Returns
     -------
     Method
+        The registered method.
 
     Raises
     ------

@@ -18,15 +18,33 @@ from ..mechanics import LagrangianSystem
 
 
 class LinearSystem(LagrangianSystem):
-    """``M q'' + K q = 0`` in a number context.
+    """A linear mechanical system ``M q'' + K q = 0`` (axioms2024, eqs. 3 and 48).
+
+    L = 1/2 q'^T M q' - 1/2 q^T K q with constant symmetric positive-definite M and K; a
+    :class:`mpvi.LagrangianSystem` (M and K enter as its parameters), so every scheme runs
+    on it, and the linear schemes (Newmark, Simpson's closed forms) use M and K directly.
+    The Legendre map, energy and Hamiltonian field use the matrix formulas, and
+    :meth:`exact` gives the exact modal solution.
 
     Parameters
     ----------
-    M, K : nested sequences of numbers the context reads exactly (ints, strings,
-        Fractions, sympy numbers, the context's own numbers); both are validated: square,
-        same size, symmetric, positive definite (``ValueError`` naming the matrix).
-    ctx : number context
-    name : str
+    M : nested sequence of numbers
+        The mass matrix, in numbers the context reads exactly (ints, strings,
+        Fractions, sympy numbers, the context's own numbers).
+    K : nested sequence of numbers
+        The stiffness matrix, likewise.
+    ctx : Context
+        The number context.
+    name : str, default "linear system"
+        The system's name.
+
+    Raises
+    ------
+    ValueError
+        M or K not finite, not square, not symmetric, not positive definite, or of
+        different sizes (naming the matrix).
+    PrecisionError
+        An entry that would lose precision.
     """
 
     is_linear = True
@@ -67,55 +85,163 @@ class LinearSystem(LagrangianSystem):
         super().__init__(name, q, Ms, (qv.T * Ks * qv)[0, 0] / 2, params, ctx)
 
     # ----- modal data ---------------------------------------------------------------
-    def modes(self):
-        """``(omega, V)``: eigenfrequencies ascending and M-orthonormal mode shapes,
-        ``K V = M V diag(omega^2)``, ``V^T M V = I``."""
+    def modes(self) -> tuple[np.ndarray, np.ndarray]:
+        """Compute the eigenfrequencies and mode shapes (computed once, then cached).
+
+        Returns
+        -------
+        omega : numpy.ndarray
+            The eigenfrequencies, ascending.
+        V : numpy.ndarray
+            The M-orthonormal mode shapes as columns: ``K V = M V diag(omega^2)``,
+            ``V^T M V = I``.
+        """
         if self._modes is None:
             w2, v = self.ctx.eigh_generalized(self.K, self.M)
             self._modes = (self.ctx.sqrt(w2), v)
         return self._modes
 
-    def omega_max(self):
-        """Largest eigenfrequency, the omega_max of axioms2024 eq. (40)."""
+    def omega_max(self) -> Any:
+        """Return the largest eigenfrequency, the omega_max of axioms2024 eq. (40).
+
+        Returns
+        -------
+        number
+            The largest eigenfrequency.
+        """
         return self.modes()[0][-1]
 
     # ----- mechanics (matrix formulas) --------------------------------------------------
-    def mass(self, q=None, v=None, t=None):
+    def mass(self, q: Any = None, v: Any = None, t: Any = None) -> np.ndarray:
+        """Return the constant mass matrix M.
+
+        Parameters
+        ----------
+        q, v, t : optional
+            Ignored (M is constant).
+
+        Returns
+        -------
+        numpy.ndarray
+            M.
+        """
         return self.M
 
-    def velocity(self, q, p, t=None):
-        """v = M^-1 p."""
+    def velocity(self, q: Any, p: Any, t: Any = None) -> np.ndarray:
+        """Compute the velocity v = M^-1 p.
+
+        Parameters
+        ----------
+        q : array_like
+            Positions (not read).
+        p : array_like
+            Momenta.
+        t : number, optional
+            Time (not read).
+
+        Returns
+        -------
+        numpy.ndarray
+            The velocity.
+        """
         return self.Minv @ p
 
-    def hamiltonian_rhs(self, q, p, t=None):
-        """First-order system (q', p') = (M^-1 p, -K q); autonomous, t is ignored."""
+    def hamiltonian_rhs(self, q: Any, p: Any, t: Any = None) -> tuple:
+        """Evaluate Hamilton's equations (q', p') = (M^-1 p, -K q).
+
+        Parameters
+        ----------
+        q : array_like
+            Positions.
+        p : array_like
+            Momenta.
+        t : number, optional
+            Time (ignored: the system is autonomous).
+
+        Returns
+        -------
+        tuple of numpy.ndarray
+            The derivatives q' and p'.
+        """
         return self.Minv @ p, -(self.K @ q)
 
-    def acceleration(self, t, q, v):
-        """a = -M^-1 K q."""
+    def acceleration(self, t: Any, q: Any, v: Any) -> np.ndarray:
+        """Compute the acceleration a = -M^-1 K q.
+
+        Parameters
+        ----------
+        t : number or None
+            Time (not read).
+        q : array_like
+            Positions.
+        v : array_like
+            Velocities (not read).
+
+        Returns
+        -------
+        numpy.ndarray
+            The acceleration.
+        """
         return -(self.Minv @ (self.K @ q))
 
-    def hamiltonian(self, q, p, t=None):
-        """H(p, q) = 1/2 p^T M^-1 p + 1/2 q^T K q  (axioms2024, Sec. 6.3)."""
+    def hamiltonian(self, q: Any, p: Any, t: Any = None) -> Any:
+        """Compute the energy H(p, q) = 1/2 p^T M^-1 p + 1/2 q^T K q (axioms2024, Sec. 6.3).
+
+        ``energy`` is the same method.
+
+        Parameters
+        ----------
+        q : array_like
+            Positions.
+        p : array_like
+            Momenta.
+        t : number, optional
+            Time (not read).
+
+        Returns
+        -------
+        number
+            H.
+        """
         return (p @ (self.Minv @ p) + q @ (self.K @ q)) / 2
 
     energy = hamiltonian
 
-    def check_state(self, t, q, v=None):
-        """M is constant and was checked positive definite at construction."""
+    def check_state(self, t: Any, q: Any, v: Any = None) -> None:
+        """Do nothing: M is constant and was checked positive definite at construction.
+
+        Parameters
+        ----------
+        t, q, v : optional
+            Ignored.
+        """
 
     def __reduce__(self):
         d = self.ctx.dump
         return (_linear_system, ([[d(x) for x in r] for r in self.M], [[d(x) for x in r] for r in self.K],
                                  self.ctx, self.name))
 
-    def exact(self, q0, p0):
-        """The exact solution through (q0, p0) at context precision."""
+    def exact(self, q0: Any, p0: Any) -> ModalSolution:
+        """Return the exact solution through (q0, p0) at t = 0, at context precision.
+
+        Parameters
+        ----------
+        q0 : sequence of numbers
+            Initial positions.
+        p0 : sequence of numbers
+            Initial momenta.
+
+        Returns
+        -------
+        ModalSolution
+            A callable ``t -> (q(t), p(t))``: the exact-solution protocol of a
+            :class:`mpvi.Problem` given with ``p0``.
+        """
         return ModalSolution(self, q0, p0)
 
 
 class ModalSolution:
-    """Exact solution of ``M q'' + K q = 0`` by modal decomposition.
+    """The exact solution of ``M q'' + K q = 0`` by modal decomposition.
 
     With ``K V = M V diag(w^2)`` and ``V^T M V = I``, modal coordinates
     ``a = V^T M q0`` and ``b = diag(1/w) V^T p0`` give
@@ -123,10 +249,19 @@ class ModalSolution:
     This is the general form of axioms2024 eq. (51) for any (M, K, q0, p0).
 
     The instance is the exact solution in mpvi's protocol: ``sol(t)`` -> (q(t), p(t)) for a
-    problem given with p0 (:class:`mpvi.Problem`).
+    problem given with p0 (:class:`mpvi.Problem`).  The initial data are taken at t = 0.
+
+    Parameters
+    ----------
+    system : LinearSystem
+        The system.
+    q0 : sequence of numbers
+        Positions at t = 0.
+    p0 : sequence of numbers
+        Momenta at t = 0.
     """
 
-    def __init__(self, system, q0, p0):
+    def __init__(self, system: LinearSystem, q0: Any, p0: Any):
         ctx = system.ctx
         self.system = system
         self.ctx = ctx
@@ -137,8 +272,19 @@ class ModalSolution:
         self.b = (self.V.T @ p0) / self.omega
         self.MV = system.M @ self.V
 
-    def __call__(self, t):
-        """(q(t), p(t)) at one time ``t``."""
+    def __call__(self, t: Any) -> tuple:
+        """Evaluate (q(t), p(t)) at one time ``t``.
+
+        Parameters
+        ----------
+        t : number
+            The time.
+
+        Returns
+        -------
+        tuple of numpy.ndarray
+            Positions and momenta.
+        """
         return self.q(t), self.p(t)
 
     def __reduce__(self):
@@ -151,18 +297,51 @@ class ModalSolution:
         wt = self.omega * self.ctx.num(t) if not isinstance(t, np.ndarray) else np.outer(t, self.omega)
         return self.ctx.cos(wt), self.ctx.sin(wt)
 
-    def q(self, t):
-        """q(t); ``t`` a number or a 1-D array (then one row per time)."""
+    def q(self, t: Any) -> np.ndarray:
+        """Evaluate the positions q(t).
+
+        Parameters
+        ----------
+        t : number or sequence of numbers
+            One time, or a 1-D array of times.
+
+        Returns
+        -------
+        numpy.ndarray
+            q(t) (one row per time for an array).
+        """
         c, s = self._cs(t)
         return (self.a * c + self.b * s) @ self.V.T
 
-    def p(self, t):
-        """p(t) = M q'(t); ``t`` a number or a 1-D array."""
+    def p(self, t: Any) -> np.ndarray:
+        """Evaluate the momenta p(t) = M q'(t).
+
+        Parameters
+        ----------
+        t : number or sequence of numbers
+            One time, or a 1-D array of times.
+
+        Returns
+        -------
+        numpy.ndarray
+            p(t) (one row per time for an array).
+        """
         c, s = self._cs(t)
         return ((self.b * c - self.a * s) * self.omega) @ self.MV.T
 
-    def qddot(self, t):
-        """q''(t), for checking the ODE."""
+    def qddot(self, t: Any) -> np.ndarray:
+        """Evaluate the accelerations q''(t), for checking the ODE.
+
+        Parameters
+        ----------
+        t : number or sequence of numbers
+            One time, or a 1-D array of times.
+
+        Returns
+        -------
+        numpy.ndarray
+            q''(t) (one row per time for an array).
+        """
         c, s = self._cs(t)
         return (-(self.a * c + self.b * s) * self.omega ** 2) @ self.V.T
 
