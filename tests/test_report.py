@@ -14,7 +14,8 @@ import mpvi.repro.report
 from mpvi.repro.cli import main
 from mpvi.repro.published import STATUSES, diff
 from mpvi.repro.run import all_reproductions, default_out_dir
-from mpvi.repro.report import (MARKER, ReportError, errata_html, short_number, write_report)
+from mpvi.repro.report import (MARKER, ReportError, cell, errata_html, formula_html,
+                               parse_formula, short_number, write_report)
 
 FIGURES = default_out_dir(False)
 
@@ -189,3 +190,78 @@ def test_short_numbers_keep_the_full_value_short():
     assert short_number("-0.0894059079073123456") == "-0.0894059079073"
     assert short_number("1.234567890123456789e-30") == "1.23456789012e-30"
     assert short_number("4.11") == "4.11" and short_number("midpoint") == "midpoint"
+
+
+@pytest.mark.parametrize("text", ["1", "-0.25", "1.5e-30", "2", "0.0", "NaN", "inf", "-2/3",
+                                  "gauss-legendre", "tanh-sinh", "mutze_iter1", "lambda+",
+                                  "d_t a.grad_v^2 L", "parabolic Euler-Lagrange (44)",
+                                  "step failed: NewtonError: no convergence", "", "x"])
+def test_numbers_names_and_sentences_are_not_formulas(text):
+    assert parse_formula(text) is None and formula_html(text) is None
+
+
+def test_a_printed_formula_becomes_mathml_as_written():
+    html = formula_html("2*tau**3-3*tau**2+1")
+    assert html.startswith('<span class="formula" title="2*tau**3-3*tau**2+1">')
+    assert html.count('<math display="inline">') == 1
+    mathml = html[html.index("<math"):]
+    # the paper's order (2 tau^3 first, then - 3 tau^2, then + 1), tau as a Greek letter
+    assert re.search(r"<mn>2</mn>.*<mi>τ</mi><mn>3</mn>.*<mo>−</mo>.*<mn>3</mn>.*<mo>\+</mo><mn>1</mn>", mathml)
+    assert "<mfrac>" in formula_html("(7*z**4-192*z**2+420)/(2*z**4+18*z**2+420)")
+    assert "<msqrt>" in formula_html("sqrt(10)", symbolic=True)
+    assert formula_html("sqrt(10)") is not None                 # a function counts as a formula
+    assert formula_html("3/5", symbolic=True) is not None and formula_html("3/5") is None
+    assert "<msub><mi>Δ</mi><mi>t</mi></msub>" in formula_html("Delta_t*(Delta_t**2-10)")
+    assert "<mi>Dt_vDx_L</mi>" in formula_html("2*Dt_vDx_L + aF")  # a word stays whole
+    assert formula_html("tau**0/factorial(0)*tau", symbolic=True).count("<mo>!</mo>") == 1
+
+
+def test_a_long_sum_is_one_math_element_per_term_so_that_it_wraps():
+    text = " + ".join(f"{k}/3*Dt_{'vDx_' * k}L" for k in range(1, 9))
+    html = formula_html(text)
+    assert html.count('<span class="term"><math display="inline">') == 8
+
+
+@pytest.mark.parametrize("text", ["<script>alert(1)</script>", "x<y", "a + b<img src=x onerror=alert(1)>",
+                                  "x.__class__", "(1).__class__", "__import__('os')",
+                                  "x + __builtins__", "open(1)*x", "exec(x) + 1",
+                                  "x + y\"", "a&b+c", "x + lambda: 1"])
+def test_hostile_strings_are_escaped_text_never_markup(text):
+    assert formula_html(text) is None
+    c = cell(text)
+    assert c.kind == "text"
+    from jinja2 import Environment
+    out = Environment(autoescape=True).from_string("<td>{{ c.html }}</td>").render(c=c)
+    assert "<script" not in out and "<img" not in out and "<y" not in out
+
+
+def test_a_name_that_is_not_a_known_function_is_a_symbol_never_called():
+    """eval sees only the formula functions and no builtins: ``open`` is a symbol (which
+    cannot be called: not a formula), nothing is opened or executed."""
+    import sympy
+    for text in ["open(x) + 1", "eval(x) + 1", "getattr(x, y) + 1", "print(x)*2"]:
+        expr = parse_formula(text)
+        assert expr is None or isinstance(expr, sympy.Basic), text
+
+
+def test_cells_keep_numbers_shorten_long_text_and_render_formulas():
+    assert cell("0.1000000000000000000000000000000000055").kind == "num"
+    assert cell("0.1000000000000000000000000000000000055").html == "0.1"
+    assert cell("10.8827961854053071035644695459", None).html == "10.8827961854053071035644695459"
+    assert cell("3/5 - g").kind == "formula"
+    long = cell("word " * 100)
+    assert long.kind == "text" and "(500 characters)" in long.html
+    assert cell(None).html == "-" and cell(3).kind == "num"
+
+
+def test_the_report_shows_printed_and_reproduced_formulas_as_mathml(report):
+    out, _ = report
+    html = (out / "hermite.html").read_text(encoding="utf-8")
+    start = html.index('id="hermite_fig01"')
+    section = html[start:html.index("</section>", start)]
+    row = section[section.index('data-key="N1"'):]
+    row = row[:row.index("</tr>")]
+    assert row.count("<math") == 2 and "2*tau**3-3*tau**2+1" in row    # raw string kept (title)
+    assert "2*tau**3-3*tau**2+1</td>" not in row                        # not shown raw
+    mutze = (out / "mutze.html").read_text(encoding="utf-8")
+    assert mutze.count('<span class="term">') > 100                    # FORM's long sums wrap

@@ -194,6 +194,196 @@ def short_number(text, digits=SHOWN_DIGITS):
     return mantissa + e + exponent
 
 
+FORMULA_MAX_CHARS = 2000
+"""A formula longer than this is shown as text (shortened to LONG_TEXT characters, the
+whole in the tooltip and the linked file): no reader reads 11,000 characters of mathematics."""
+LONG_TEXT = 240
+"""A table cell's text longer than this is cut (the whole text is the cell's tooltip)."""
+SPLIT_TERMS = 60
+"""A sum whose source is longer than this is shown as one ``<math>`` element per term, so
+that the line can break between the terms (Chromium breaks no line inside a ``<math>``)."""
+_FORMULA_CHARS = re.compile(r"[A-Za-z0-9_+\-*/^().,\[\] ]+")
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_ATTRIBUTE = re.compile(r"\.\s*[A-Za-z_]")
+_HYPHENATED = re.compile(r"[A-Za-z]-[A-Za-z]")
+_OPERATOR = re.compile(r"[-+*/^(]")
+_GREEK = {"alpha", "beta", "gamma", "Gamma", "delta", "Delta", "epsilon", "zeta", "eta",
+          "theta", "Theta", "kappa", "lambda", "Lambda", "mu", "nu", "xi", "Xi", "pi", "Pi",
+          "rho", "sigma", "Sigma", "tau", "phi", "Phi", "chi", "psi", "Psi", "omega", "Omega"}
+_MATHML_TAGS = {"math", "mrow", "mi", "mn", "mo", "ms", "mtext", "mspace", "msup", "msub",
+                "msubsup", "mfrac", "msqrt", "mroot", "munder", "mover", "munderover",
+                "mtable", "mtr", "mtd", "mstyle", "mpadded", "mphantom"}
+_MATHML_ATTRIBUTES = {"linethickness", "mathvariant", "columnalign", "rowalign",
+                      "stretchy", "fence", "separator", "lspace", "rspace", "display"}
+
+
+def _formula_names():
+    """The functions and constants a formula string may use (every other name is a
+    symbol): sympy's, with ``evaluate=False`` where sympy would compute them (``0!`` stays
+    as printed)."""
+    import sympy as sp
+
+    def unevaluated(f):
+        return lambda *args: f(*args, evaluate=False)
+    return {"sqrt": sp.sqrt, "exp": sp.exp, "log": sp.log, "sin": sp.sin, "cos": sp.cos,
+            "tan": sp.tan, "sinh": sp.sinh, "cosh": sp.cosh, "tanh": sp.tanh, "Abs": sp.Abs,
+            "factorial": unevaluated(sp.factorial), "binomial": unevaluated(sp.binomial),
+            "Sum": sp.Sum, "Product": sp.Product, "Matrix": sp.Matrix, "oo": sp.oo, "pi": sp.pi}
+
+
+def parse_formula(text, symbolic=False):
+    """``text`` as a sympy expression, as written (``evaluate=False``), or None if it is
+    not a formula: a number (``1.5``, ``-2e-3``) or anything else that is not an
+    expression of symbols, e.g. a method name (``gauss-legendre``, ``mutze_iter1``) or a
+    sentence.  With ``symbolic`` (the printed or reproduced side of a ``symbolic``
+    comparison) a formula of numbers alone also counts (``3/5``, ``oo``); otherwise a
+    formula must contain an operator and a symbol or a function (``2*sqrt(15)``, not
+    ``-2/3``), and a hyphen between two letters (``tanh-sinh``) makes a name, not a
+    difference.
+
+    Safe for any string: only characters of arithmetic (letters, digits, ``_ + - * / ^ ( )
+    . , [ ]`` and spaces) pass, no attribute access (a ``.`` before a name), no Python
+    keyword, no dunder; the parser's ``eval`` sees no builtins, only the functions of
+    :func:`_formula_names`, and every other name is a :class:`sympy.Symbol`."""
+    import keyword
+    text = str(text).strip()
+    if not text or len(text) > FORMULA_MAX_CHARS or not _FORMULA_CHARS.fullmatch(text):
+        return None
+    try:
+        Decimal(text)
+        return None                                    # a number stays a number
+    except (InvalidOperation, ValueError):
+        pass
+    names = set(_NAME.findall(text))
+    if _ATTRIBUTE.search(text) or any(keyword.iskeyword(n) or "__" in n for n in names):
+        return None
+    if not symbolic and (not _OPERATOR.search(text) or _HYPHENATED.search(text)):
+        return None
+    import sympy as sp
+    from sympy.parsing.sympy_parser import (convert_xor, parse_expr,
+                                            standard_transformations)
+    functions = _formula_names()
+    known = {"__builtins__": {}, "Integer": sp.Integer, "Float": sp.Float,
+             "Rational": sp.Rational, "Symbol": sp.Symbol, "Add": sp.Add, "Mul": sp.Mul,
+             "Pow": sp.Pow, **functions}
+    symbols = {n: sp.Symbol(n) for n in names if n not in functions}
+    try:
+        expr = parse_expr(text, local_dict=symbols, global_dict=known, evaluate=False,
+                          transformations=standard_transformations + (convert_xor,))
+    except Exception:                                  # noqa: BLE001 -- not a formula
+        return None
+    if not isinstance(expr, (sp.Basic, sp.MatrixBase, tuple)):
+        return None
+    if not symbolic and not symbols and not names & (functions.keys() - {"oo", "pi"}):
+        return None                                    # arithmetic of numbers: 2/3
+    return expr
+
+
+def _mathml_printer():
+    from sympy.printing.mathml import MathMLPresentationPrinter
+
+    class Printer(MathMLPresentationPrinter):
+        """Sympy's presentation MathML, terms in the order written; a symbol is a name
+        with a subscript only if it reads as one (``Delta_t``, ``L_xx``, ``K11``):
+        transliterated words (``Dt_vDx_L``) stay whole."""
+
+        def _print_Symbol(self, sym, style="plain"):
+            base, _, sub = sym.name.partition("_")
+            if sub and ("_" in sub or (len(base) > 1 and base not in _GREEK)):
+                x = self.dom.createElement("mi")
+                x.appendChild(self.dom.createTextNode(sym.name))
+                return x
+            return super()._print_Symbol(sym, style)
+
+    return Printer({"order": "none"})
+
+
+def _is_safe_mathml(xml):
+    """Only MathML elements and attributes (the printer writes its text unescaped; the
+    characters of a parsed formula cannot make markup, and this checks it once more)."""
+    for m in re.finditer(r"<(/?)([A-Za-z][\w-]*)([^<>]*)>", xml):
+        if m.group(2) not in _MATHML_TAGS:
+            return False
+        attrs = re.findall(r'\s([\w-]+)="[^"<>&]*"', m.group(3))
+        if re.sub(r'\s[\w-]+="[^"<>&]*"', "", m.group(3)).strip() not in ("", "/") or \
+                not set(attrs) <= _MATHML_ATTRIBUTES:
+            return False
+    return "<" not in re.sub(r"<[^<>]*>", "", xml)
+
+
+def formula_html(text, symbolic=False):
+    """``text`` as inline MathML (a :class:`markupsafe.Markup`), or None if it is not a
+    formula (:func:`parse_formula`).  The raw string is the tooltip; a long sum is one
+    ``<math>`` per term so that the line can break between terms."""
+    from markupsafe import Markup, escape
+    expr = parse_formula(text, symbolic)
+    if expr is None:
+        return None
+    printer = _mathml_printer()
+    try:
+        node = printer._print(expr)
+    except Exception:                                  # noqa: BLE001 -- print as text
+        return None
+    chunks = [[node]]
+    if node.nodeName == "mrow" and len(str(text)) > SPLIT_TERMS:
+        chunks = [[]]
+        for child in node.childNodes:
+            if child.nodeName == "mo" and child.firstChild is not None and \
+                    child.firstChild.data in ("+", "-") and chunks[-1]:
+                chunks.append([])
+            chunks[-1].append(child)
+    parts = []
+    for chunk in chunks:
+        inner = "".join(c.toxml() for c in chunk)
+        parts.append(f'<math display="inline">{inner if len(chunk) == 1 else f"<mrow>{inner}</mrow>"}</math>')
+    if not all(_is_safe_mathml(p) for p in parts):
+        return None
+    if len(parts) > 1:                                 # whole terms, each as tall as it is
+        parts = [f'<span class="term">{p}</span>' for p in parts]
+    html = " ".join(parts).replace("<mo>-</mo>", "<mo>\u2212</mo>")
+    return Markup(f'<span class="formula" title="{escape(str(text).strip())}">{html}</span>')
+
+
+@dataclass
+class Cell:
+    """How a table shows one value: ``kind`` (``num``, ``formula``, ``text``) is the
+    cell's class, ``html`` its content (:func:`cell`)."""
+
+    kind: str
+    html: object
+
+
+def cell(value, digits=SHOWN_DIGITS, symbolic=False):
+    """A table cell for ``value`` (a CSV field or a computed value): a number shortened
+    to ``digits`` significant digits (None: as it is), a formula as MathML
+    (:func:`formula_html`; ``symbolic``: see :func:`parse_formula`), other text escaped
+    and cut at :data:`LONG_TEXT` characters."""
+    from markupsafe import Markup, escape
+    if value is None:
+        return Cell("text", "-")
+    if not isinstance(value, str):
+        return Cell("num", _compact(value)) if isinstance(value, (int, float)) else \
+            Cell("text", _compact(value))
+    try:
+        Decimal(value)
+        return Cell("num", value if digits is None else short_number(value, digits))
+    except (InvalidOperation, ValueError):
+        pass
+    html = formula_html(value, symbolic)
+    if html is not None:
+        return Cell("formula", html)
+    if len(value) > LONG_TEXT:
+        return Cell("text", Markup(f"{escape(value[:LONG_TEXT])}… "
+                                   f'<span class="meta">({len(value)} characters)</span>'))
+    return Cell("text", value)
+
+
+def breakable(name):
+    """A column name that may break after its underscores (``predicted_<wbr>norm_<wbr>dev``)."""
+    from markupsafe import Markup, escape
+    return Markup(str(escape(name)).replace("_", "_<wbr>"))
+
+
 def _markdown():
     from markdown_it import MarkdownIt
     return MarkdownIt("commonmark", {"html": False}).enable(["table", "strikethrough"])
@@ -369,6 +559,8 @@ def _environment():
     env.filters["digits_summary"] = _digits.summary
     env.filters["inline_md"] = lambda text: Markup(_markdown().renderInline(text))
     env.filters["sci"] = lambda x: "-" if x is None else f"{float(x):.1e}"
+    env.filters["cell"] = cell
+    env.filters["breakable"] = breakable
     return env
 
 

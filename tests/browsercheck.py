@@ -1,0 +1,216 @@
+"""The browser check shared by the browser tests of the report (test_report_browser.py)
+and of the documentation site (test_docs_browser.py): headless Chromium (Debian's
+``chromium``, which ``.ci/run`` installs; never a downloaded browser) driven by
+Playwright loads every page of a static site from disk and lists what is wrong.
+
+A test module imports it as ``from browsercheck import ...`` (pytest puts ``tests/`` on
+``sys.path``, as for ``conftest``).
+
+Environment:
+
+* ``MPVI_CHROMIUM``: the Chromium executable (default: ``chromium``,
+  ``chromium-browser`` or ``google-chrome`` on the PATH);
+* ``MPVI_REQUIRE_BROWSER=1``: a missing Playwright or Chromium fails the test instead of
+  skipping it (CI sets it where it installed chromium, so that the check cannot silently
+  go away);
+* ``MPVI_ARTIFACTS``: where screenshots go (default ``test-artifacts/``).
+"""
+import os
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import unquote, urldefrag, urlsplit
+
+import pytest
+
+CHROMIUM_FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                  "--disable-background-networking", "--disable-component-update",
+                  "--disable-sync"]
+"""No sandbox (CI runs as root); no network traffic of the browser's own (the machine's
+closed network refuses it)."""
+
+ERROR_OUTPUTS = (".cell_output .output.traceback, .cell_output .output.error, "
+                 ".cell_output .highlight-ipythontb")
+"""What myst-nb writes for a notebook cell that raised: ``<div class="output traceback
+highlight-ipythontb">`` with the traceback (myst-nb 1.x; ``output error`` in older
+versions).  A stream on stderr (``output stderr``: a warning) is not an error."""
+
+_PAGE_FACTS = """() => ({
+  images: Array.from(document.images).filter(i => !i.complete || i.naturalWidth === 0)
+                                     .map(i => i.currentSrc || i.src || i.outerHTML.slice(0, 120)),
+  ids: Array.from(document.querySelectorAll('[id], a[name]')).map(e => e.id || e.name),
+  links: Array.from(document.querySelectorAll('a[href], area[href]')).map(a => a.href),
+  errors: Array.from(document.querySelectorAll(%r)).map(e => e.innerText.trim().split('\\n').pop().slice(0, 200)),
+})"""
+
+_TABLE_WIDTHS = """() => {
+  document.querySelectorAll('details').forEach(d => d.open = true);
+  const width = document.documentElement.clientWidth;
+  const name = t => {
+    const section = t.closest('section[id]'), h = t.previousElementSibling;
+    const cls = t.className ? '.' + t.className.split(' ').join('.') : '';
+    const n = Array.from(document.querySelectorAll('table')).indexOf(t);
+    return `table${cls} #${n}` + (section ? ` in #${section.id}` : '');
+  };
+  return {
+    width, scrollWidth: document.documentElement.scrollWidth,
+    tables: Array.from(document.querySelectorAll('table')).map(t => {
+      const scroller = t.closest('.scroll');
+      return {name: name(t), right: t.getBoundingClientRect().right,
+              scroller: scroller ? scroller.getBoundingClientRect().right : null,
+              data: t.classList.contains('data')};
+    }),
+  };
+}"""
+
+
+def chromium_executable():
+    """The Chromium to drive; skips the test (fails with ``MPVI_REQUIRE_BROWSER=1``) if
+    there is none."""
+    found = os.environ.get("MPVI_CHROMIUM") or shutil.which("chromium") or \
+        shutil.which("chromium-browser") or shutil.which("google-chrome")
+    if not found:
+        unavailable("no Chromium executable (chromium, chromium-browser, google-chrome or "
+                    "$MPVI_CHROMIUM): install Debian's chromium (bash .ci/run does) to run "
+                    "the browser tests")
+    return found
+
+
+def unavailable(reason):
+    """Skip, or fail if ``MPVI_REQUIRE_BROWSER=1``."""
+    if os.environ.get("MPVI_REQUIRE_BROWSER") == "1":
+        pytest.fail(f"MPVI_REQUIRE_BROWSER=1 and {reason}")
+    pytest.skip(reason)
+
+
+def launch():
+    """A generator for a module fixture: yields a headless Chromium (Playwright Browser)."""
+    try:
+        from playwright import sync_api
+    except ImportError:
+        unavailable("Playwright is not installed (pip install -e '.[test]')")
+    executable = chromium_executable()
+    with sync_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=executable, args=CHROMIUM_FLAGS)
+        yield b
+        b.close()
+
+
+def artifacts():
+    """The directory for screenshots (``$MPVI_ARTIFACTS`` or ``test-artifacts/``)."""
+    d = Path(os.environ.get("MPVI_ARTIFACTS") or Path(__file__).resolve().parent.parent
+             / "test-artifacts")
+    d.mkdir(parents=True, exist_ok=True)
+    return d
+
+
+@dataclass
+class Crawl:
+    """What :func:`crawl` found: ``problems`` (one line each, naming the page and the
+    kind: ``image does not display``, ``request failed``, ``broken link``, ``no anchor``,
+    ``link outside the site``, ``cell raised``, ``script error``), the pages visited
+    (paths relative to the site) and the external links seen (``{url: first page}``)."""
+
+    problems: list = field(default_factory=list)
+    visited: set = field(default_factory=set)
+    external: dict = field(default_factory=dict)
+
+
+def crawl(page, site, start="index.html", external_ok=()):
+    """Load in ``page`` every page of the static site in the directory ``site`` reachable
+    from ``start`` by links; a :class:`Crawl`.
+
+    A problem is: an image that does not display (``complete && naturalWidth > 0``), a
+    request that fails (a missing stylesheet, script or font), a link to a missing file, a
+    ``#fragment`` that is not an id (or ``a name``) of its target page, a notebook cell
+    that raised (:data:`ERROR_OUTPUTS`), an uncaught script error, and a link outside the
+    site unless its URL starts with one of ``external_ok`` (nothing outside is loaded:
+    the check runs offline; a request the page itself makes to the network is aborted
+    and is a problem)."""
+    site = Path(site).resolve()
+    root = site.as_uri() + "/"
+    out = Crawl()
+    current = [start]
+    page.on("requestfailed", lambda r: out.problems.append(
+        f"{current[0]}: request failed: {r.url}: {r.failure}"))
+    page.on("pageerror", lambda e: out.problems.append(f"{current[0]}: script error: {e}"))
+    page.route(lambda url: not url.startswith(("file:", "data:", "blob:", "about:")),
+               lambda route: route.abort("blockedbyclient"))
+    todo, anchors, links = [start], {}, []
+    while todo:
+        rel = todo.pop()
+        if rel in out.visited:
+            continue
+        out.visited.add(rel)
+        current[0] = rel
+        page.goto(root + rel, wait_until="load")
+        facts = page.evaluate(_PAGE_FACTS % ERROR_OUTPUTS)
+        for src in facts["images"]:
+            out.problems.append(f"{rel}: image does not display: {src}")
+        for text in facts["errors"]:
+            out.problems.append(f"{rel}: cell raised: {text}")
+        anchors[rel] = set(facts["ids"])
+        for href in facts["links"]:
+            target, fragment = urldefrag(href)
+            target = urlsplit(target)._replace(query="").geturl()
+            if not target.startswith(root):
+                if target.startswith(("http:", "https:", "mailto:")):
+                    out.external.setdefault(href, rel)
+                    if not href.startswith(tuple(external_ok)):
+                        out.problems.append(f"{rel}: link outside the site: {href}")
+                elif not target.startswith(site.as_uri()):
+                    out.problems.append(f"{rel}: link outside the site: {href}")
+                continue
+            path = unquote(target[len(root):])
+            if (site / path).is_dir() and (site / path / "index.html").is_file():
+                path = f"{path.rstrip('/')}/index.html".lstrip("/")
+            if not (site / path).is_file():
+                out.problems.append(f"{rel}: broken link: {href}")
+                continue
+            if path.endswith(".html"):
+                links.append((rel, path, fragment, href))
+                todo.append(path)
+    for rel, path, fragment, href in links:
+        if fragment and fragment not in anchors[path]:
+            out.problems.append(f"{rel}: no anchor #{fragment} in {path} ({href})")
+    return out
+
+
+def table_widths(page):
+    """The tables of the page loaded in ``page`` (every ``<details>`` opened) against its
+    width: ``(problems, widest)``.  A table must end inside the viewport
+    (``getBoundingClientRect().right <= documentElement.clientWidth``), unless it is a
+    data table (class ``data``) inside a deliberately scrolling ``.scroll`` box, which
+    must then end inside the viewport itself; the document must not scroll sideways
+    (``scrollWidth <= clientWidth``).  ``widest``: the largest right edge of a table
+    that must fit, and its name."""
+    m = page.evaluate(_TABLE_WIDTHS)
+    width, problems, widest = m["width"], [], (0, None)
+    if m["scrollWidth"] > width:
+        problems.append(f"the page is {m['scrollWidth']} px wide, wider than the "
+                        f"{width} px window")
+    for t in m["tables"]:
+        if t["scroller"] is not None and t["data"]:
+            if t["scroller"] > width + 0.5:
+                problems.append(f"{t['name']}: its scroll box ends at {t['scroller']:.0f} px, "
+                                f"beyond the {width} px window")
+            continue
+        widest = max(widest, (t["right"], t["name"]), key=lambda w: w[0])
+        if t["right"] > width + 0.5:
+            problems.append(f"{t['name']} ends at {t['right']:.0f} px, beyond the {width} px "
+                            f"window")
+    return problems, widest
+
+
+def math_sizes(page):
+    """``(rendered, fractions)``: how many ``<math>`` elements of the loaded page have a
+    nonzero size, and the heights (in units of the body font size) of those holding a fraction (a browser that renders
+    MathML stacks the numerator over the denominator: taller than a line of text)."""
+    return page.evaluate("""() => {
+      document.querySelectorAll('details').forEach(d => d.open = true);
+      const sized = Array.from(document.querySelectorAll('math')).filter(m => {
+        const r = m.getBoundingClientRect(); return r.width > 0 && r.height > 0; });
+      const lineHeight = parseFloat(getComputedStyle(document.body).fontSize);
+      return [sized.length, sized.filter(m => m.querySelector('mfrac'))
+                                   .map(m => m.getBoundingClientRect().height / lineHeight)];
+    }""")
