@@ -28,7 +28,7 @@ def node_errors(ctx: Any, values: Sequence, reference: Sequence) -> np.ndarray:
     Returns
     -------
     numpy.ndarray
-        The norms |values[j] - reference[j]|_2.
+        The norms ``|values[j] - reference[j]|_2``.
     """
     return np.array([ctx.norm2(v - r) for v, r in zip(values, reference)], dtype=ctx.dtype)
 
@@ -36,7 +36,7 @@ def node_errors(ctx: Any, values: Sequence, reference: Sequence) -> np.ndarray:
 def error_norms(sol: Any, exact: Callable | None = None) -> dict:
     """Compute the largest Euclidean error over the saved points of a solution.
 
-    The norm convention of axioms2024 Sec. 6.4: ||e||_inf = max_j |q_j - q_ex(t_j)|_2.
+    The norm convention of axioms2024 Sec. 6.4: ``||e||_inf = max_j |q_j - q_ex(t_j)|_2``.
 
     Parameters
     ----------
@@ -84,14 +84,14 @@ def sup_errors(sol: Any, q_ref: Sequence, p_ref: Sequence) -> dict:
 
 
 def fit_order(ctx: Any, hs: Sequence, errors: Sequence) -> Any:
-    """Fit the convergence order: the least-squares slope of log(error) against log|h|.
+    """Fit the convergence order: the least-squares slope of log(error) against ``log|h|``.
 
     Parameters
     ----------
     ctx : Context
         The number context.
     hs : sequence of numbers
-        Step sizes (negative steps of a backward integration count by |h|).
+        Step sizes (negative steps of a backward integration count by ``|h|``).
     errors : sequence of numbers
         Positive errors, one per step size.
 
@@ -166,7 +166,7 @@ def energy(system: Any, sol: Any) -> np.ndarray:
 
 
 def relative_energy_error(system: Any, sol: Any) -> np.ndarray:
-    """Compute the relative energy error |H_j - H_0| / |H_0| at every saved point.
+    """Compute the relative energy error ``|H_j - H_0| / |H_0|`` at every saved point.
 
     Parameters
     ----------
@@ -310,7 +310,7 @@ def canonical_J(n, ctx):
 
 
 def symplecticity_defect(scheme: Any, system: Any, h: Any, ctx: Any, **options: Any) -> Any:
-    """Compute the symplecticity defect ||Phi^T J Phi - J||_F of a one-step matrix.
+    """Compute the symplecticity defect ``||Phi^T J Phi - J||_F`` of a one-step matrix.
 
     Of a method's one-step matrix on a linear system (axioms2024 eq. 33); (q, v) methods
     through the Legendre map.
@@ -337,7 +337,7 @@ def symplecticity_defect(scheme: Any, system: Any, h: Any, ctx: Any, **options: 
 
 
 def matrix_defect(phi: np.ndarray, ctx: Any) -> Any:
-    """Compute ||Phi^T J Phi - J||_F of a 2n x 2n Jacobian on (p, q).
+    """Compute ``||Phi^T J Phi - J||_F`` of a 2n x 2n Jacobian on (p, q).
 
     E.g. of :func:`one_step_jacobian`; J = [[0, -I], [I, 0]] (axioms2024 eq. 33).
 

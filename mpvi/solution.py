@@ -351,7 +351,7 @@ class Solution:
         -------
         dict
             ``{"q": e_q, "p": e_p, "v": e_v}`` (first order: ``{"y": e_y}``), each an
-            array of Euclidean norms |x_j - x_exact(t_j)|_2.
+            array of Euclidean norms ``|x_j - x_exact(t_j)|_2``.
 
         Raises
         ------

@@ -277,7 +277,7 @@ def solve(problem: Problem, method: Any, *, h: Any = None, n: int | None = None,
     O(steps).
 
     Before the run, ``check_stability`` refuses a step beyond the method's resolution at
-    the initial state: |h| rho >= min(b, pi), rho the spectral radius of the linearized
+    the initial state: ``|h| rho >= min(b, pi)``, rho the spectral radius of the linearized
     equations of motion at (t0, q0, v0) (omega_max for a linear system) and b the
     method's stability bound on the harmonic oscillator where one is known
     (:meth:`Method.stability_bound_for`); a run whose saved points cannot fit in memory
@@ -325,7 +325,7 @@ def solve(problem: Problem, method: Any, *, h: Any = None, n: int | None = None,
         Refuse a step beyond the method's resolution at the initial state (above).
     max_growth : number, "1/eps" or None, default "1/eps"
         The divergence guard: a state component beyond ``max_growth`` times the scale
-        of the initial data (max(1, |q0|, |y0|)) stops the run with ``IntegrationError``;
+        of the initial data (``max(1, |q0|, |y0|)``) stops the run with ``IntegrationError``;
         None switches the guard off, for a deliberately growing solution.
     **method_params
         The method's parameters (``points=6`` for ``lobatto``, ``beta``/``gamma`` for

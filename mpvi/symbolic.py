@@ -21,6 +21,7 @@ instead, which is the same number without summing over algebraic nodes.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import sympy as sp
 
@@ -41,10 +42,34 @@ def _integrate(expr, quad):
     return sp.nsimplify(sum(w * expr.subs(_TAU, x) for x, w in zip(quad.nodes, quad.weights)))
 
 
-def oscillator_map(spec, h=DT, omega=OMEGA):
-    """The exact one-step map of a :class:`~mpvi.schemes.variational.VariationalMethod` or
-    :class:`~mpvi.schemes.variational.GalerkinMethod` on L = v^2/2 - omega^2 q^2/2, as a
-    2 x 2 sympy Matrix on (y, q) (y = v or p, equal for this Lagrangian)."""
+def oscillator_map(spec: Any, h: Any = DT, omega: Any = OMEGA) -> sp.Matrix:
+    """Derive the exact one-step map of a trial-function method on the harmonic oscillator.
+
+    For L = v^2/2 - omega^2 q^2/2 (hermite eq. (32)), from the method's own declaration:
+    its trial basis, its equation slots or test functions, and its quadrature rule
+    (the exact integral where the rule is exact for the integrand).
+
+    Parameters
+    ----------
+    spec : VariationalMethod or GalerkinMethod
+        The method's declaration (:mod:`mpvi.schemes.variational`), e.g.
+        ``mpvi.schemes.hermite.galerkin_spec(2)``.
+    h : sympy expression, default Delta_t
+        The step (a positive symbol, or a value).
+    omega : sympy expression, default omega
+        The frequency (a positive symbol, or a value).
+
+    Returns
+    -------
+    sympy.Matrix
+        The 2 x 2 map Phi(h, omega) on (y, q), y = v or p (equal for this Lagrangian):
+        (y_(j+1), q_(j+1)) = Phi (y_j, q_j).
+
+    Raises
+    ------
+    ArithmeticError
+        Step equations without a unique solution.
+    """
     from .schemes.variational import GalerkinMethod
     basis, quad = spec.disc.basis, spec.disc.quadrature
     slots = basis.slots
@@ -76,8 +101,26 @@ def oscillator_map(spec, h=DT, omega=OMEGA):
     return sp.Matrix([[sp.factor(sp.cancel(sp.diff(r, v))) for v in (y0, q0)] for r in rows])
 
 
-def amplification_matrix(spec):
-    """A(z) of hermite eq. (35): the map on (v, omega q) with z = omega dt."""
+def amplification_matrix(spec: Any) -> sp.Matrix:
+    """Derive the amplification matrix A(z) of hermite eq. (35), z = omega dt.
+
+    The map of :func:`oscillator_map` on (v, omega q), with omega = 1 and h = z.
+
+    Parameters
+    ----------
+    spec : VariationalMethod or GalerkinMethod
+        The method's declaration, as for :func:`oscillator_map`.
+
+    Returns
+    -------
+    sympy.Matrix
+        A(z), 2 x 2, in the positive symbol ``z`` (:data:`Z`).
+
+    Raises
+    ------
+    ArithmeticError
+        Step equations without a unique solution.
+    """
     return oscillator_map(spec, h=Z, omega=sp.Integer(1))
 
 
@@ -112,12 +155,26 @@ def _positive_roots(expr):
     return roots
 
 
-def stable_intervals(A):
-    """The complete set of z > 0 where A(z) (det A = 1) is stable: |tr A| < 2 (distinct
-    eigenvalues on the unit circle).  Returns the maximal open intervals between the
-    exact roots of tr A = +-2 and the poles of A, each tested at an exact interior point.
-    An endpoint with tr A = +-2 is a double eigenvalue; it is stable only if A = +-I
-    there, which :func:`endpoint_is_identity` reports."""
+def stable_intervals(A: sp.Matrix) -> list[Interval]:
+    """Find the complete set of z > 0 where A(z) (det A = 1) is stable, with exact ends.
+
+    Stable: ``|tr A| < 2`` (distinct eigenvalues on the unit circle).  The maximal open
+    intervals lie between the exact roots of tr A = +-2 and the poles of A, each tested
+    at an exact interior point.  An endpoint with tr A = +-2 is a double eigenvalue; it
+    is stable only if A = +-I there (:func:`endpoint_is_identity`), and then the two
+    intervals it separates are joined.
+
+    Parameters
+    ----------
+    A : sympy.Matrix
+        A 2 x 2 amplification matrix in ``z`` (:func:`amplification_matrix`).
+
+    Returns
+    -------
+    list of Interval
+        The stable intervals, ascending; ``Interval.exact()`` writes one as
+        ``'0 .. sqrt(10)'`` (``hi`` is sympy ``oo`` for an unbounded one).
+    """
     tr = sp.cancel(A.trace())
     cuts = _positive_roots(tr - 2) | _positive_roots(tr + 2)
     for entry in A:

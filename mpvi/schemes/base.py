@@ -47,7 +47,7 @@ STATE_KINDS = {"qp": "positions and momenta (q, p)", "qv": "positions and veloci
 class StabilityError(ValueError):
     """The step size violates a scheme's stability bound, or is beyond its resolution.
 
-    Raised by :func:`mpvi.solve` (``check_stability=True``) when |h| rho >= min(b, pi),
+    Raised by :func:`mpvi.solve` (``check_stability=True``) when ``|h| rho >= min(b, pi)``,
     rho the spectral radius of the linearized equations of motion at the initial state
     and b the method's stability bound on the oscillator, and by the linear Simpson
     schemes beyond their proven bound.  A ``ValueError``.
