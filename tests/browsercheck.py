@@ -69,7 +69,7 @@ def chromium_executable():
     there is none."""
     found = os.environ.get("MPVI_CHROMIUM") or shutil.which("chromium") or \
         shutil.which("chromium-browser") or shutil.which("google-chrome")
-    if not found:
+    if not found or not os.access(found, os.X_OK):
         unavailable("no Chromium executable (chromium, chromium-browser, google-chrome or "
                     "$MPVI_CHROMIUM): install Debian's chromium (bash .ci/run does) to run "
                     "the browser tests")
@@ -118,7 +118,8 @@ class Crawl:
 
 def crawl(page, site, start="index.html", external_ok=()):
     """Load in ``page`` every page of the static site in the directory ``site`` reachable
-    from ``start`` by links; a :class:`Crawl`.
+    by links from ``start`` (a page, relative to ``site``, or a list of them); a
+    :class:`Crawl`.
 
     A problem is: an image that does not display (``complete && naturalWidth > 0``), a
     request that fails (a missing stylesheet, script or font), a link to a missing file, a
@@ -130,13 +131,15 @@ def crawl(page, site, start="index.html", external_ok=()):
     site = Path(site).resolve()
     root = site.as_uri() + "/"
     out = Crawl()
-    current = [start]
+    todo = [start] if isinstance(start, str) else list(start)
+    current = [todo[0]]
     page.on("requestfailed", lambda r: out.problems.append(
         f"{current[0]}: request failed: {r.url}: {r.failure}"))
     page.on("pageerror", lambda e: out.problems.append(f"{current[0]}: script error: {e}"))
     page.route(lambda url: not url.startswith(("file:", "data:", "blob:", "about:")),
                lambda route: route.abort("blockedbyclient"))
-    todo, anchors, links = [start], {}, []
+    anchors, links = {}, []
+    todo.reverse()
     while todo:
         rel = todo.pop()
         if rel in out.visited:

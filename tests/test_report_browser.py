@@ -13,7 +13,7 @@ import shutil
 
 import pytest
 
-from browsercheck import artifacts, crawl, launch, math_sizes, table_widths
+from browsercheck import artifacts, chromium_executable, crawl, launch, math_sizes, table_widths
 from mpvi.repro.run import all_reproductions, default_out_dir
 from mpvi.repro.report import write_report
 
@@ -90,3 +90,13 @@ def test_the_browser_check_catches_broken_images_links_and_anchors(browser, repo
     page.goto(index.resolve().as_uri(), wait_until="load")
     problems, _ = table_widths(page)
     assert any("beyond the 1400 px window" in p for p in problems), problems
+
+
+def test_a_missing_browser_skips_unless_required(monkeypatch):
+    monkeypatch.setenv("MPVI_CHROMIUM", "/nonexistent/chromium")
+    monkeypatch.delenv("MPVI_REQUIRE_BROWSER", raising=False)
+    with pytest.raises(pytest.skip.Exception, match="no Chromium executable"):
+        chromium_executable()
+    monkeypatch.setenv("MPVI_REQUIRE_BROWSER", "1")
+    with pytest.raises(pytest.fail.Exception, match="MPVI_REQUIRE_BROWSER=1 and no Chromium"):
+        chromium_executable()

@@ -1,0 +1,125 @@
+"""The documentation site in a real browser: headless Chromium loads every page reachable
+from the index (and the search and index pages), and fails on a broken link, a missing
+anchor, an image that does not display, a request that fails, a script error, a link
+outside the site other than the theme's credits (the docs are self-contained and read
+offline), or a tutorial cell that raised (the shared check: browsercheck.py).  A
+screenshot of the tutorial index goes to ``test-artifacts/docs-tutorials.png`` (or
+``$MPVI_ARTIFACTS/``).
+
+The site: ``$MPVI_DOCS_HTML`` (a built site, a directory with ``index.html``; CI builds it
+first), or else built here once per session with ``sphinx-build -W -b html docs <tmp>``
+(tutorials executed, their outputs cached in ``docs/_build/.jupyter_cache`` as for any
+build).  Skipped, with the reason, without Sphinx and the docs extra
+(``pip install -e '.[docs]'``), Playwright or Chromium (``MPVI_REQUIRE_BROWSER=1``: a
+missing browser fails instead)."""
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from browsercheck import artifacts, crawl, launch
+
+ROOT = Path(__file__).resolve().parent.parent
+EXTERNAL_OK = ("https://www.sphinx-doc.org/", "https://pradyunsg.me/",
+               "https://github.com/pradyunsg/furo")
+"""The only links out of the site: the furo theme's footer credits ("Made with Sphinx and
+@pradyunsg's Furo").  Any other external link fails the test: the docs hold what they
+cite, so that they read offline."""
+WINDOW = {"width": 1400, "height": 900}
+
+
+@pytest.fixture(scope="session")
+def docs_html(tmp_path_factory):
+    """The built documentation site (a directory with index.html)."""
+    given = os.environ.get("MPVI_DOCS_HTML")
+    if given:
+        site = Path(given)
+        assert (site / "index.html").is_file(), f"MPVI_DOCS_HTML={given} has no index.html"
+        return site
+    for module in ("sphinx", "myst_nb", "furo", "numpydoc"):
+        pytest.importorskip(module, reason=f"{module} is not installed: the docs extra "
+                                           f"(pip install -e '.[docs]') builds the site")
+    out = tmp_path_factory.mktemp("docs") / "html"
+    run = subprocess.run([sys.executable, "-m", "sphinx", "-W", "-q", "-b", "html",
+                          str(ROOT / "docs"), str(out)], cwd=ROOT, capture_output=True,
+                         text=True, timeout=1200)
+    assert run.returncode == 0, ("sphinx-build -W -b html docs failed:\n"
+                                 + "\n".join((run.stdout + run.stderr).splitlines()[-40:]))
+    return out
+
+
+@pytest.fixture(scope="module")
+def browser():
+    yield from launch()
+
+
+def starts(site):
+    """The index, and the search and general index pages (no link of the theme reaches
+    them: a form and the sidebar's script do)."""
+    return ["index.html", *(p for p in ("search.html", "genindex.html") if (site / p).is_file())]
+
+
+def test_docs_pages_load_with_every_link_image_and_cell(browser, docs_html):
+    page = browser.new_page(viewport=WINDOW)
+    found = crawl(page, docs_html, starts(docs_html), external_ok=EXTERNAL_OK)
+    assert found.problems == []
+    tutorials = {p for p in found.visited if p.startswith("tutorials/")}
+    assert "tutorials/index.html" in tutorials and len(tutorials) > 1, sorted(found.visited)
+    built = {str(p.relative_to(docs_html)) for p in docs_html.glob("tutorials/*.html")}
+    assert built <= found.visited, f"tutorials no link reaches: {sorted(built - found.visited)}"
+
+    page.goto((docs_html / "tutorials" / "index.html").resolve().as_uri(), wait_until="load")
+    shot = artifacts() / "docs-tutorials.png"
+    page.screenshot(path=str(shot), full_page=True)
+    assert shot.stat().st_size > 10_000
+    print(f"screenshot of the tutorial index: {shot}; {len(found.visited)} pages; links out: "
+          f"{sorted(found.external)}")
+
+
+def _replace_once(path, pattern, replacement):
+    text = path.read_text(encoding="utf-8")
+    new, n = re.subn(pattern, replacement, text, count=1)
+    assert n == 1, f"{pattern!r} not in {path}"
+    path.write_text(new, encoding="utf-8")
+
+
+def test_the_docs_check_reports_a_broken_link_image_anchor_and_a_raised_cell(
+        browser, docs_html, tmp_path):
+    site = tmp_path / "site"
+    shutil.copytree(docs_html, site)
+    tutorials = site / "tutorials" / "index.html"
+    # a link to a missing page and one to a missing anchor of an existing page
+    link = r'(<a\b[^>]*?\bhref=")(?!https?:|#|no-such)([^"#]+\.html)(#[^"]*)?"'
+    _replace_once(tutorials, link, r'\1no-such-page.html"')
+    _replace_once(tutorials, link, r'\1\2#no-such-anchor"')
+    # an image whose file is missing, on a page that shows one
+    with_image = next(p for p in sorted(site.rglob("*.html")) if "<img " in
+                      p.read_text(encoding="utf-8") and "_static" not in p.parts)
+    _replace_once(with_image, r'(<img\b[^>]*?\bsrc=")[^"]+"', r'\1missing-image.png"')
+    # a tutorial cell that raised, as myst-nb writes it
+    tutorial = next(p for p in sorted((site / "tutorials").glob("*.html"))
+                    if p.name != "index.html")
+    _replace_once(tutorial, r"</article>",
+                  '<div class="cell_output docutils container"><div class="output traceback '
+                  'highlight-ipythontb notranslate"><div class="highlight"><pre>Traceback '
+                  '(most recent call last)\nZeroDivisionError: division by zero</pre></div>'
+                  '</div></div></article>')
+    # and a link out of the site that is not the theme's credits
+    _replace_once(tutorials, r"</article>", '<a href="https://example.org/x">x</a></article>')
+
+    page = browser.new_page(viewport=WINDOW)
+    problems = crawl(page, site, starts(site), external_ok=EXTERNAL_OK).problems
+    text = "\n".join(problems)
+    image_page = str(with_image.relative_to(site))
+    assert re.search(r"^tutorials/index\.html: broken link: .*/no-such-page\.html$", text, re.M), text
+    assert re.search(r"^tutorials/index\.html: no anchor #no-such-anchor in ", text, re.M), text
+    assert f"{image_page}: image does not display: " in text and "missing-image.png" in text, text
+    assert f"tutorials/{tutorial.name}: cell raised: ZeroDivisionError: division by zero" in text
+    assert "tutorials/index.html: link outside the site: https://example.org/x" in text
+    expected = ("no-such-page.html", "#no-such-anchor", "missing-image.png", "ZeroDivisionError",
+                "https://example.org/x")
+    assert all(any(e in p for e in expected) for p in problems), text   # nothing else
