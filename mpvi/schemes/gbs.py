@@ -14,7 +14,9 @@ from .rk4 import explicit_stepper
 
 
 def prepare(system, h, ctx, check_stability=True, levels=16):
-    """``levels``: extrapolation levels (order 2 levels)."""
+    """Prepare a Gragg-Bulirsch-Stoer step of order 2 levels (Hairer, Norsett & Wanner, Sec. II.9).
+
+    ``levels``: extrapolation levels (order 2 levels)."""
     h = check_step(h, ctx)
     if isinstance(levels, bool) or not isinstance(levels, int) or levels < 1:
         raise ValueError(f"levels must be a positive integer, got {levels!r}")

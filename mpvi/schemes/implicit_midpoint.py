@@ -20,7 +20,9 @@ from .base import Method, StepResult, check_step, register
 
 
 def prepare(system, h, ctx, newton=None, check_stability=True):
-    """``newton``: options of :func:`mpvi.newton.solve`; ``check_stability`` is accepted
+    """Prepare an implicit midpoint step on (x, v)' = (v, A) (mutze eqs. (83), (85)).
+
+    ``newton``: options of :func:`mpvi.newton.solve`; ``check_stability`` is accepted
     for a uniform interface (the rule is A-stable)."""
     h = check_step(h, ctx)
     half = h / 2

@@ -20,7 +20,9 @@ from .variational import MIDPOINT, prepare_rule
 
 
 def prepare(system, h, ctx, check_stability=True, newton=None):
-    """``newton``: options for :func:`mpvi.newton.solve` (max_iter, rtol, scale);
+    """Prepare an implicit midpoint variational step (top2025 App. B, eqs. (18as)).
+
+    ``newton``: options for :func:`mpvi.newton.solve` (max_iter, rtol, scale);
     ``check_stability`` is accepted for a uniform interface (no a-priori bound)."""
     return prepare_rule(MIDPOINT, system, h, ctx, newton)
 

@@ -100,7 +100,9 @@ def _affine_in_a(system, g_is_zero):
 
 def prepare_g(system, h, ctx, g=0, solver="newton", iterations=1, variant="damped",
               newton=None, check_stability=True):
-    """Stepper of the g-family (module doc).  ``g`` a number the context reads exactly
+    """Prepare a step of Mutze's g-family (mutze eq. (72); solvers of eqs. (79), (80)).
+
+    Stepper of the g-family (module doc).  ``g`` a number the context reads exactly
     (int, str, Fraction; ``"0.68"``); ``newton``: options of :func:`mpvi.newton.solve`;
     ``check_stability`` is accepted for a uniform interface (no a-priori bound)."""
     h = check_step(h, ctx)
@@ -365,7 +367,9 @@ def _action_kernel_stepper(system, kind, h, ctx, tau, ss, ws, newton, diagnose):
 
 def prepare_action(kind):
     def prepare(system, h, ctx, nodes=4, newton=None, check_stability=True):
-        """Stepper of the small step equation ``kind`` with ``nodes``-point Gauss-Legendre
+        """Prepare a step of Mutze's small step equation (mutze eqs. (54)/(57), or eq. (44)).
+
+        Stepper of the small step equation ``kind`` with ``nodes``-point Gauss-Legendre
         quadrature on [0, 2 tau] (module doc); ``check_stability`` is accepted for a
         uniform interface."""
         h = check_step(h, ctx)

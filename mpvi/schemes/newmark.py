@@ -23,7 +23,9 @@ def newmark_XY(system, h):
 
 
 def prepare(system, h, ctx, check_stability=True):
-    """``check_stability`` is accepted for a uniform interface; there is no bound to check."""
+    """Prepare a step of Newmark's variational scheme for M q'' + K q = 0 (axioms2024 eqs. (10)-(12)).
+
+    ``check_stability`` is accepted for a uniform interface; there is no bound to check."""
     require_linear(system, "newmark")
     h = check_step(h, ctx)
     X, Y = newmark_XY(system, h)

@@ -41,7 +41,9 @@ def _exact(x, name):
 
 def prepare(system, h, ctx, beta=Fraction(1, 4), gamma=Fraction(1, 2), newton=None,
             check_stability=True):
-    """``beta``, ``gamma``: exact numbers (strings or Fractions); ``newton``: options for
+    """Prepare a step of Newmark's (beta, gamma) family (Newmark 1959; axioms2024 eqs. (10)-(12) at 1/4, 1/2).
+
+    ``beta``, ``gamma``: exact numbers (strings or Fractions); ``newton``: options for
     :func:`mpvi.newton.solve`; ``check_stability`` is accepted for a uniform interface."""
     h = check_step(h, ctx)
     newton = check_options(newton, ctx)

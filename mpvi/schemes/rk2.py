@@ -18,7 +18,9 @@ VARIANTS = ("midpoint", "heun")
 
 
 def prepare(system, h, ctx, variant="midpoint", check_stability=True):
-    """``check_stability`` is accepted for a uniform interface (no a-priori bound)."""
+    """Prepare an explicit second-order Runge-Kutta step (mutze Sec. 7, eqs. (81)-(82)).
+
+    ``check_stability`` is accepted for a uniform interface (no a-priori bound)."""
     h = check_step(h, ctx)
     if variant not in VARIANTS:
         raise ValueError(f"rk2: unknown variant {variant!r}; use one of {', '.join(VARIANTS)}")

@@ -38,7 +38,9 @@ def explicit_stepper(system, ctx, one_step):
 
 
 def prepare(system, h, ctx, check_stability=True):
-    """``check_stability`` is checked by :func:`mpvi.solve` (omega h <= 2 sqrt 2)."""
+    """Prepare a classical RK4 step on (q, p) (axioms2024 Sec. 6; top2025 Secs. 3-4).
+
+    ``check_stability`` is checked by :func:`mpvi.solve` (omega h <= 2 sqrt 2)."""
     h = check_step(h, ctx)
     return explicit_stepper(system, ctx, lambda f, t, y: rk4_step(f, t, y, h))
 

@@ -72,13 +72,16 @@ def _setup(system, h, ctx, check_stability, name):
 
 
 def prepare_v2(system, h, ctx, check_stability=True):
+    """Prepare a step of Simpson's scheme, variant 2, for M q'' + K q = 0 (axioms2024 eqs. (30)-(32))."""
     h = _setup(system, h, ctx, check_stability, "simpson")
     A, B = prop1_matrices(*simpson_XY(system, h, ctx), ctx)
     return pq_block_stepper(ctx.solve(A, B), system.dof)
 
 
 def prepare(system, h, ctx, check_stability=True, newton=None):
-    """Linear systems: variant 2 (eqs. 30-32).  Nonlinear :class:`LagrangianSystem`:
+    """Prepare a Simpson step (axioms2024 eqs. (30)-(32) if linear; top2025 Sec. 2, App. A otherwise).
+
+    Linear systems: variant 2 (eqs. 30-32).  Nonlinear :class:`LagrangianSystem`:
     the Newton form of top2025 App. A (:mod:`mpvi.schemes.variational`), midpoint kept;
     ``newton`` = options for :func:`mpvi.newton.solve` (max_iter, rtol, scale)."""
     if getattr(system, "is_linear", False):
@@ -118,6 +121,7 @@ def sigma_matrices(system, h, ctx):
 
 
 def prepare_v1(system, h, ctx, check_stability=True):
+    """Prepare a step of Simpson's scheme, variant 1, midpoint kept (axioms2024 eqs. (26)-(29))."""
     h = _setup(system, h, ctx, check_stability, "simpson_v1")
     n = system.dof
     psi = ctx.solve(*sigma_matrices(system, h, ctx))          # eq. (29)
