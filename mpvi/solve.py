@@ -104,7 +104,7 @@ class Event:
                  name: str | None = None):
         if not callable(g):
             raise TypeError("an event needs a callable g(t, q, v)")
-        if direction not in (-1, 0, 1):
+        if isinstance(direction, bool) or direction not in (-1, 0, 1):
             raise ValueError(f"an event's direction must be -1, 0 or +1, got {direction!r}")
         self.g, self.terminal, self.direction = g, bool(terminal), direction
         self.name = name or getattr(g, "__name__", "event")

@@ -278,6 +278,8 @@ def test_a_terminal_event_stops_the_run_and_direction_filters():
     assert abs(sol(ctx.num("1.41")).q[0] - (1 - ctx.num("1.41") ** 2 / 2)) < 1e-60
     rising = Event(lambda t, q, v: q[0], direction=1)
     assert solve(free_fall(ctx), "simpson", h="1/10", n=20, events=rising).events == []
+    with pytest.raises(ValueError, match="direction must be -1, 0 or"):
+        Event(lambda t, q, v: q[0], direction=True)        # a bool is not a direction
 
 
 def test_pendulum_turning_point_against_the_elliptic_quarter_period():

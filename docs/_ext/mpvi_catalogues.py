@@ -182,7 +182,7 @@ def methods_page() -> str:
             ("internal data of a step", _code(m.internal) if m.internal else "none"),
             ("first-order systems", "yes" if m.first_order else "no"),
             ("reference", m.reference),
-            ("module", f":mod:`{m.prepare.__module__}`"),
+            ("module", _code(m.prepare.__module__)),
         ]
         parts.append(_table(["", ""], [[a, b] for a, b in fields], "25 75"))
         doc = inspect.cleandoc(m.doc or "")
