@@ -53,7 +53,7 @@ def _hoist_rationals(expr, constants):
 
 
 def generate(arg_groups: Sequence, exprs: Sequence, ctx: Any, name: str = "kernel",
-             stages: Sequence = ()):
+             stages: Sequence = (), compiled: bool | None = None):
     """One Python function ``name(*args)`` returning the list ``exprs`` evaluated with
     ``ctx``'s functions.
 
@@ -68,6 +68,12 @@ def generate(arg_groups: Sequence, exprs: Sequence, ctx: Any, name: str = "kerne
     stages : sequence of (symbol, expression)
         Assignments evaluated in order after the arguments are unpacked and before the
         CSE'd body; each expression may use the arguments and earlier stages.
+    compiled : bool, optional
+        In the gmp context, whether to return the function compiled to C against MPFR
+        (:mod:`mpvi.cbackend`: bit-identical, faster).  Default (None): compiled when
+        available and not switched off (``MPVI_COMPILED=0``) -- at once if its module is
+        in the disk cache, else after :data:`mpvi.cbackend.COMPILE_AFTER` calls; True:
+        compiled now; False: the Python function.
 
     Returns
     -------
@@ -107,10 +113,18 @@ def generate(arg_groups: Sequence, exprs: Sequence, ctx: Any, name: str = "kerne
     lines += [f"    {pr.doprint(sym)} = {pr.doprint(e)}" for sym, e in staged]
     lines += [f"    {pr.doprint(sym)} = {pr.doprint(e)}" for sym, e in replacements]
     lines.append(f"    return [{', '.join(pr.doprint(e) for e in reduced)}]")
+    source = "\n".join(lines)
     ns = ctx.namespace()
-    ns.update({pr.doprint(d): ctx.num(Fraction(int(r.p), int(r.q))) for r, d in constants.items()})
-    exec(compile("\n".join(lines), f"<mpvi generated {name}>", "exec"), ns)
-    return ns[name]
+    table = {pr.doprint(d): ctx.num(Fraction(int(r.p), int(r.q))) for r, d in constants.items()}
+    ns.update(table)
+    exec(compile(source, f"<mpvi generated {name}>", "exec"), ns)
+    from . import cbackend
+    if compiled is False or not cbackend.active(ctx):
+        return ns[name]
+    table.update(pi=ns["pi"], E=ns["E"], e=ns["e"])
+    if compiled:
+        return cbackend.compile_function(source, ctx.prec, table) or ns[name]
+    return cbackend.accelerated(ns[name], source, ctx.prec, table)
 
 
 _FUNCTIONS: dict = {}
@@ -122,7 +136,9 @@ def compile_exprs(args: Sequence, exprs: Sequence, ctx: Any, name: str = "compil
                   stages: Sequence = ()):
     """:func:`generate` with a per-process cache: ``f(*args)`` returns the list ``exprs``
     (each argument a scalar symbol or a list of symbols; ``stages`` as in :func:`generate`)."""
-    key = (ctx.key, name, tuple(a if isinstance(a, sp.Basic) else tuple(a) for a in args),
+    from .cbackend import active
+    key = (ctx.key, active(ctx), name,
+           tuple(a if isinstance(a, sp.Basic) else tuple(a) for a in args),
            tuple(sp.sympify(e) for e in exprs), tuple(stages))
     f = _FUNCTIONS.get(key)
     if f is None:

@@ -593,7 +593,8 @@ class Context:
         for name in ("sin", "cos", "tan"):
             if name in ns:
                 ns[name] = self._periodic(ns[name])
-        ns.update(mpf=self._lib_mpf, pi=self.pi, E=self.exp(self.one), fabs=abs, sign=self._sign)
+        e = self.exp(self.one)             # sympy's E prints as ``e`` (mpmath's name)
+        ns.update(mpf=self._lib_mpf, pi=self.pi, E=e, e=e, fabs=abs, sign=self._sign)
         return ns
 
     PARTIAL_FUNCTIONS = ()
@@ -1137,6 +1138,9 @@ class GMPContext(MPContext):
     """
 
     kernels = True
+    compiles_kernels = True
+    """Generated kernels are compiled to C against MPFR (:mod:`mpvi.cbackend`), bit-identical
+    to the Python ones, when a compiler is available and ``MPVI_COMPILED`` is not ``0``."""
     PARTIAL_FUNCTIONS = ()          # MPFR returns nan outside the real domain
     _DELEGATED = ("jtheta", "ellipk", "ellipf", "ellipfun", "polyroots", "quad", "diff",
                   "nint", "findroot", "factorial", "linspace")

@@ -103,7 +103,8 @@ def cached_kernel(system, key: tuple, build: Callable):
     """The kernel ``key`` of ``system`` in its context (built by ``build()`` on first use,
     then shared by every system with the same expressions in a context of the same name:
     generated code binds the context's functions and constants, e.g. pi, at its precision)."""
-    full = (system.ctx.key, system.signature) + tuple(key)
+    from .cbackend import active
+    full = (system.ctx.key, active(system.ctx), system.signature) + tuple(key)
     if full not in _KERNELS:
         _KERNELS[full] = build()
     return _KERNELS[full]

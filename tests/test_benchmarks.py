@@ -20,6 +20,10 @@ def test_step_speed_runs_and_both_contexts_agree():
     report = json.loads(run(BENCH / "step_speed.py", "--json", "--steps", "3", "--repeats", "1"))
     assert report["fast_ms"] > 0 and report["reference_ms"] > 0
     assert report["max_rel_diff"] < 1e-55          # the two contexts, 64 digits each
+    assert report["compiled_ms"] > 0               # compiled kernels: the same bits
+    assert report["bit_identical"] is True
+    its = report["newton_iterations"]
+    assert its["fast"] == its["compiled"]
 
 
 def test_top2025_step_runs():

@@ -203,7 +203,8 @@ def test_every_public_name_of_the_numerical_modules_is_an_entry_point():
     missing = []
     for info in pkgutil.walk_packages(mpvi.__path__, "mpvi."):
         if info.name.startswith("mpvi.repro") or info.name in (
-                "mpvi.codegen", "mpvi.io", "mpvi.precision", "mpvi.context"):
+                "mpvi.codegen", "mpvi.io", "mpvi.precision", "mpvi.context",
+                "mpvi.cbackend"):    # code generation; a compiled kernel rounds to its own precision
             continue
         module = importlib.import_module(info.name)
         for name, obj in vars(module).items():

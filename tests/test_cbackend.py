@@ -1,0 +1,146 @@
+"""The compiled MPFR kernels (mpvi/cbackend.py) are bit-identical to the Python kernels,
+fall back to Python when no compiler is found or when switched off, and say so once."""
+import pytest
+import sympy as sp
+
+import mpvi
+from mpvi import cbackend, codegen
+
+pytestmark = pytest.mark.skipif(
+    "error" in cbackend.toolchain(),
+    reason=f"no toolchain for compiled kernels: {cbackend.toolchain().get('error')}")
+
+G64 = mpvi.GMPContext(64)
+
+
+def bits_equal(a, b):
+    return len(a) == len(b) and all(x == y and x.precision == y.precision or
+                                    (x != x and y != y) for x, y in zip(a, b))
+
+
+def test_a_compiled_function_is_bit_identical_to_the_python_one():
+    x, y, z = sp.symbols("x y z")
+    exprs = [sp.sin(x) * y**2 + sp.Rational(1, 3) * x - 2 * sp.cos(x - y),
+             sp.sqrt(x) / y + sp.pi * x**-1 - sp.E, x, 3 - x, x**sp.Rational(3, 2),
+             sp.atan2(y, x), sp.exp(-x * y) * sp.tanh(z), sp.log(1 + x**2) / 7,
+             sp.Abs(y) * sp.sign(y), 5 * z - sp.Rational(2, 7) * x * y * z]
+    python = codegen.generate([[x, y], z], exprs, G64, compiled=False)
+    compiled = codegen.generate([[x, y], z], exprs, G64, compiled=True)
+    assert compiled is not python and type(compiled).__name__ == "builtin_function_or_method"
+    with G64.active():
+        for X, Z in ((["0.7", "-1/3"], "2"), (["1e-30", "12345.6789"], "-1/9"),
+                     (["3", "0"], "0")):
+            args = ([G64.num(v) for v in X], G64.num(Z))
+            assert bits_equal(python(*args), compiled(*args))
+        # the context's guard: sin/cos/tan are nan beyond 2^prec
+        big = [G64.num(2) ** 300, G64.num(1)]
+        assert bits_equal(python(big, G64.num(1)), compiled(big, G64.num(1)))
+        assert compiled(big, G64.num(1))[0] != compiled(big, G64.num(1))[0]   # nan
+
+
+def test_inputs_of_more_bits_are_read_as_python_reads_them():
+    """Python binds an argument without rounding it; so does the compiled kernel."""
+    x, y = sp.symbols("x y")
+    exprs = [x, x * y, y + 1]
+    python = codegen.generate([[x, y]], exprs, G64, compiled=False)
+    compiled = codegen.generate([[x, y]], exprs, G64, compiled=True)
+    wide = mpvi.GMPContext(100).num("1/3")
+    with G64.active():
+        args = [wide, G64.num(3)]
+        assert bits_equal(python(args), compiled(args))
+        assert compiled(args)[0].precision == wide.precision
+
+
+def test_two_kernels_differing_only_in_a_rational_are_two_modules():
+    x = sp.Symbol("x")
+    third = codegen.generate([[x]], [sp.Rational(1, 3) * x], G64, compiled=True)
+    fifth = codegen.generate([[x]], [sp.Rational(1, 5) * x], G64, compiled=True)
+    with G64.active():
+        one = [G64.num(1)]
+        assert third(one)[0] == G64.num("1/3") and fifth(one)[0] == G64.num("1/5")
+
+
+def test_bad_arguments_are_named():
+    x, y = sp.symbols("x y")
+    f = codegen.generate([[x, y]], [x + y], G64, compiled=True)
+    with pytest.raises(ValueError, match="argument 0 must have 2 items, got 3"):
+        f([G64.num(1)] * 3)
+    with pytest.raises(TypeError, match=r"argument 0\[1\] must be a gmpy2 mpfr"):
+        f([G64.num(1), "2"])
+
+
+@pytest.mark.parametrize("method", sorted(m for m, spec in mpvi.METHODS.items()
+                                          if spec.implicit))
+def test_every_implicit_method_steps_bit_for_bit(method, monkeypatch):
+    """The driver with compiled kernels and with the Python kernels: the same states, bit
+    for bit, and the same Newton iterations, on a nonlinear 2-dof system."""
+    a, b = sp.symbols("a b")
+    M = sp.Matrix([[2, sp.cos(a - b)], [sp.cos(a - b), 1]])
+    runs = []
+    monkeypatch.setenv("MPVI_COMPILE_AFTER", "1")       # compiled from the first call
+    for switch in ("0", "1"):
+        monkeypatch.setenv(cbackend.ENV_SWITCH, switch)
+        system = mpvi.LagrangianSystem(f"double pendulum {switch}", [a, b], M,
+                                       -2 * sp.cos(a) - sp.cos(b), {}, G64)
+        problem = mpvi.Problem(system, ["1/2", "1"], v0=["0", "-1/4"])
+        try:
+            runs.append(mpvi.solve(problem, method, h="1/20", n=12))
+        except TypeError as exc:                 # the linear-only forms: a linear chain
+            assert "LinearSystem" in str(exc)
+            chain = mpvi.LinearSystem([[2, 0], [0, 1]], [[3, -1], [-1, 2]], G64)
+            runs.append(mpvi.solve(mpvi.Problem(chain, ["1/2", "1"], p0=["0", "-1/4"]),
+                                   method, h="1/20", n=12))
+    python, compiled = runs
+    for k in ("q", "p", "v"):
+        assert bits_equal(list(getattr(python, k).ravel()), list(getattr(compiled, k).ravel())), k
+    if mpvi.get_method(method).takes_newton_options:
+        newton = python.stats["newton"]
+        assert newton["solves"] == 12 and newton == compiled.stats["newton"]
+
+
+def test_a_kernel_is_compiled_after_its_first_calls_unless_cached(monkeypatch, tmp_path):
+    """Not in the disk cache: Python for the first MPVI_COMPILE_AFTER - 1 calls, then the
+    compiled module (the same bits either way); in the cache: compiled at once."""
+    monkeypatch.setenv(cbackend.ENV_CACHE, str(tmp_path))
+    monkeypatch.setenv("MPVI_COMPILE_AFTER", "3")
+    monkeypatch.setattr(cbackend, "_MODULES", {})
+    x = sp.Symbol("x")
+    exprs = [sp.cos(x) / 3 + x**5]
+    f = codegen.generate([[x]], exprs, G64)
+    assert f.__name__ == "kernel" and not list(tmp_path.glob("mpvi_k*"))
+    with G64.active():
+        values = [f([G64.num(k)]) for k in range(1, 6)]
+        assert list(tmp_path.glob("mpvi_k*")), "compiled at the third call"
+        python = codegen.generate([[x]], exprs, G64, compiled=False)
+        assert all(bits_equal(v, python([G64.num(k)])) for k, v in zip(range(1, 6), values))
+    monkeypatch.setattr(cbackend, "_MODULES", {})
+    again = codegen.generate([[x]], exprs, G64)      # a new process would find it cached
+    assert type(again).__name__ == "builtin_function_or_method"
+
+
+def test_no_compiler_falls_back_to_python_and_says_so(monkeypatch, capsys):
+    monkeypatch.setattr(cbackend, "_status", {})
+    monkeypatch.setenv("CC", "/nonexistent/cc")
+    monkeypatch.setattr(cbackend.shutil, "which", lambda name: None)
+    x = sp.Symbol("x")
+    f = codegen.generate([[x]], [x * 2], G64)
+    assert f.__name__ == "kernel"                      # the Python function
+    g = codegen.generate([[x]], [x * 3], G64)
+    assert g.__name__ == "kernel"
+    err = capsys.readouterr().err
+    assert err.count("compiled kernels unavailable") == 1 and "Python kernels" in err
+    with G64.active():
+        assert f([G64.num(2)])[0] == 4
+
+
+def test_the_switch_turns_compiled_kernels_off(monkeypatch):
+    monkeypatch.setenv(cbackend.ENV_SWITCH, "0")
+    x = sp.Symbol("x")
+    assert codegen.generate([[x]], [x + 1], G64).__name__ == "kernel"
+
+
+def test_an_unknown_construct_stays_in_python(capsys, monkeypatch):
+    monkeypatch.setattr(cbackend, "_status", {})
+    source = "def kernel(_a0):\n    [_a0_0] = _a0\n    return [_a0_0 if _a0_0 else 1]"
+    assert cbackend.compile_function(source, G64.prec, {}) is None
+    assert "stays in Python" in capsys.readouterr().err
