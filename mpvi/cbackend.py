@@ -160,6 +160,7 @@ class _Translator:
         self.names: set[str] = set()
         self.ints: dict = {}
         self.used: set[str] = set()
+        self.int_names: dict = {}
 
     def temp(self) -> str:
         self.temps += 1
@@ -179,6 +180,8 @@ class _Translator:
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.UAdd):
             return self.value(node.operand)
         if isinstance(node, ast.Name):
+            if node.id in self.int_names:         # a name bound to an int stays an int
+                return "int", self.int_names[node.id]
             if node.id in self.names:
                 self.used.add(node.id)
                 return "mpfr", f"v_{node.id}"
@@ -299,13 +302,16 @@ class _Translator:
             if not isinstance(target, ast.Name):
                 raise Unsupported(f"assignment to {ast.unparse(target)}")
             kind, v = self.value(value)
-            if kind == "int":
-                v = self.exact_int(v)
+            if kind == "int":                     # Python keeps an int: so do we
+                self.int_names[target.id] = v
+                continue
+            self.int_names.pop(target.id, None)
             self.lines.append(f"v_{target.id} = {v};")
             self.names.add(target.id)
         results = []
-        for e in returns.value.elts:
-            results.append(self.mpfr(e))
+        for e in returns.value.elts:              # an int result is returned as an int,
+            kind, v = self.value(e)               # as the Python function returns it
+            results.append(("int", v) if kind == "int" else ("mpfr", v))
         return {"groups": groups, "unpack": unpack, "results": results}
 
 
@@ -337,9 +343,11 @@ def translate(name: str, source: str, prec: int, constants: Sequence[str],
     nints = len(read)
     body = "\n".join(f"    {line}" for line in tr.lines)
     outs = "\n".join(
+        f"    o = PyLong_FromString(\"{r}\", NULL, 10); if (o == NULL) goto fail;\n"
+        f"    PyList_SET_ITEM(result, {i}, o);" if kind == "int" else
         f"    o = (PyObject *)GMPy_MPFR_New(mpfr_get_prec({r}), NULL); if (o == NULL) goto fail;\n"
         f"    mpfr_set(MPFR(o), {r}, MPFR_RNDN); PyList_SET_ITEM(result, {i}, o);"
-        for i, r in enumerate(results))
+        for i, (kind, r) in enumerate(results))
     zinit = "\n".join(f"    mpfr_init2({z}, 64); mpfr_set_si({z}, {n}L, MPFR_RNDN);"
                       for n, z in tr.ints.items())
     decls = "\n".join(f"    mpfr_ptr v_{n} = NULL;" for n in names) or ""

@@ -144,3 +144,17 @@ def test_an_unknown_construct_stays_in_python(capsys, monkeypatch):
     source = "def kernel(_a0):\n    [_a0_0] = _a0\n    return [_a0_0 if _a0_0 else 1]"
     assert cbackend.compile_function(source, G64.prec, {}) is None
     assert "stays in Python" in capsys.readouterr().err
+
+
+def test_integer_results_stay_integers_as_in_python():
+    """A kernel entry that is an integer (a derivative that vanishes) is a Python int in
+    the Python function; the compiled one returns the same int, not an mpfr."""
+    x, y = sp.symbols("x y")
+    exprs = [sp.Integer(0), x - x + 3, x * y]
+    python = codegen.generate([[x, y]], exprs, G64, compiled=False)
+    compiled = codegen.generate([[x, y]], exprs, G64, compiled=True)
+    with G64.active():
+        args = [G64.num(2), G64.num(5)]
+        p, c = python(args), compiled(args)
+    assert [type(v) for v in p] == [type(v) for v in c] and p[:2] == c[:2] == [0, 3]
+    assert bits_equal(p[2:], c[2:])
