@@ -152,8 +152,7 @@ class _Translator:
     the context's precision.  Integer literals are exact (``mpfr_*_si`` forms, or an exact
     64-bit temporary)."""
 
-    def __init__(self, prec: int, constants: Sequence[str]):
-        self.prec = prec
+    def __init__(self, constants: Sequence[str]):
         self.constants = list(constants)          # names read from the constant table
         self.temps = 0
         self.lines: list[str] = []
@@ -321,11 +320,11 @@ def translate(name: str, source: str, prec: int, constants: Sequence[str],
     what the Python ``source`` (printed by :func:`mpvi.codegen.generate`) computes, bit for
     bit, at ``prec`` bits; ``constants`` are the names of the constant table given to
     ``setup`` once (the hoisted rationals, pi, E)."""
-    tr = _Translator(prec, constants)
+    tr = _Translator(constants)
     info = tr.function(source)
     groups, unpack, results = info["groups"], info["unpack"], info["results"]
     names = sorted(tr.names)
-    read = []
+    read, nslots = [], 0          # slots: exact copies of arguments given as Python ints
     for i, g in enumerate(groups):
         if g in unpack:
             members = unpack[g]
@@ -336,11 +335,12 @@ def translate(name: str, source: str, prec: int, constants: Sequence[str],
                         f"items, got %zd\", PySequence_Fast_GET_SIZE(seq)); goto fail; }}")
             for j, m in enumerate(members):
                 read.append(f"    if (!(v_{m} = arg(PySequence_Fast_GET_ITEM(seq, {j}), {i}, "
-                            f"{j}, &ints[{len(read)}]))) goto fail;")
+                            f"{j}, &slots[{nslots}]))) goto fail;")
+                nslots += 1
             read.append("    Py_DECREF(seq); seq = NULL;")
         elif g in tr.used:   # a scalar argument; one never read (an empty group) is not checked
-            read.append(f"    if (!(v_{g} = arg(args[{i}], {i}, -1, &ints[{len(read)}]))) goto fail;")
-    nints = len(read)
+            read.append(f"    if (!(v_{g} = arg(args[{i}], {i}, -1, &slots[{nslots}]))) goto fail;")
+            nslots += 1
     body = "\n".join(f"    {line}" for line in tr.lines)
     outs = "\n".join(
         f"    o = PyLong_FromString(\"{r}\", NULL, 10); if (o == NULL) goto fail;\n"
@@ -353,7 +353,7 @@ def translate(name: str, source: str, prec: int, constants: Sequence[str],
     decls = "\n".join(f"    mpfr_ptr v_{n} = NULL;" for n in names) or ""
     return _TEMPLATE.format(
         name=name, prec=prec, ntemps=max(tr.temps, 1), nconst=max(len(constants), 1),
-        nconst_real=len(constants), ngroups=len(groups), nints=max(nints, 1), decls=decls,
+        nconst_real=len(constants), ngroups=len(groups), nslots=max(nslots, 1), decls=decls,
         read="\n".join(read), body=body, nresults=len(results), outs=outs, zinit=zinit,
         nz=max(len(tr.ints), 1), note=note.replace("*/", "* /"))
 
@@ -391,7 +391,7 @@ static mpfr_ptr arg(PyObject *x, int group, int index, mpfr_t *slot) {{
     return NULL;
 }}
 
-static mpfr_t ints[{nints}];
+static mpfr_t slots[{nslots}];
 
 static PyObject *setup(PyObject *self, PyObject *constants) {{
     PyObject *seq = PySequence_Fast(constants, "setup needs a sequence of mpfr");
@@ -448,7 +448,7 @@ PyMODINIT_FUNC PyInit_{name}(void) {{
     if (import_gmpy2() < 0) return NULL;
     for (int i = 0; i < {ntemps}; i++) mpfr_init2(t[i], PREC);
     for (int i = 0; i < {nconst}; i++) mpfr_init2(k[i], PREC);
-    for (int i = 0; i < {nints}; i++) mpfr_init2(ints[i], 64);
+    for (int i = 0; i < {nslots}; i++) mpfr_init2(slots[i], 64);
 {zinit}
     mpfr_init2(limit, 2);
     mpfr_set_ui_2exp(limit, 1, PREC, MPFR_RNDN);
@@ -598,5 +598,4 @@ def accelerated(python: Callable, source: str, prec: int, constants: dict) -> Ca
             return f(*args)
         return python(*args)
     kernel.__name__ = python.__name__
-    kernel.python = python
     return kernel

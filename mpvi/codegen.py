@@ -25,6 +25,8 @@ from typing import Any, Sequence
 import sympy as sp
 from sympy.printing.pycode import MpmathPrinter
 
+from . import cbackend
+
 TIME = sp.Symbol("t")
 """The time symbol of generated expressions (use it in L(t, q, v) and F(t, q, v))."""
 
@@ -118,7 +120,6 @@ def generate(arg_groups: Sequence, exprs: Sequence, ctx: Any, name: str = "kerne
     table = {pr.doprint(d): ctx.num(Fraction(int(r.p), int(r.q))) for r, d in constants.items()}
     ns.update(table)
     exec(compile(source, f"<mpvi generated {name}>", "exec"), ns)
-    from . import cbackend
     if compiled is False or not cbackend.active(ctx):
         return ns[name]
     table.update(pi=ns["pi"], E=ns["E"], e=ns["e"])
@@ -136,8 +137,7 @@ def compile_exprs(args: Sequence, exprs: Sequence, ctx: Any, name: str = "compil
                   stages: Sequence = ()):
     """:func:`generate` with a per-process cache: ``f(*args)`` returns the list ``exprs``
     (each argument a scalar symbol or a list of symbols; ``stages`` as in :func:`generate`)."""
-    from .cbackend import active
-    key = (ctx.key, active(ctx), name,
+    key = (ctx.key, cbackend.active(ctx), name,
            tuple(a if isinstance(a, sp.Basic) else tuple(a) for a in args),
            tuple(sp.sympify(e) for e in exprs), tuple(stages))
     f = _FUNCTIONS.get(key)

@@ -39,6 +39,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 import sympy as sp
 
+from . import cbackend
 from .codegen import TIME as TIME_SYMBOL, generate
 from .linalg import SingularMatrixError, solve_dense
 from .newton import solve_info
@@ -103,8 +104,7 @@ def cached_kernel(system, key: tuple, build: Callable):
     """The kernel ``key`` of ``system`` in its context (built by ``build()`` on first use,
     then shared by every system with the same expressions in a context of the same name:
     generated code binds the context's functions and constants, e.g. pi, at its precision)."""
-    from .cbackend import active
-    full = (system.ctx.key, active(system.ctx), system.signature) + tuple(key)
+    full = (system.ctx.key, cbackend.active(system.ctx), system.signature) + tuple(key)
     if full not in _KERNELS:
         _KERNELS[full] = build()
     return _KERNELS[full]
