@@ -10,6 +10,19 @@ MPFR rounds every operation correctly, so the same operations in the same order 
 same bits: the compiled function is **bit-identical** to the Python one
 (``tests/test_cbackend.py`` checks it), only faster.
 
+Newton in C.  :func:`newton_function` compiles a whole Newton iteration of
+:class:`mpvi.kernels.Kernel` (:func:`translate_newton`): the residual-and-Jacobian kernel,
+the elimination of :func:`mpvi.linalg.solve_dense`, the stopping rule and the residual
+check of :func:`mpvi.newton.solve_info`, the step's outputs and the extrapolated first
+guess, operation by operation -- no Python object is made inside the loop.  Three
+rewrites lower the cost and keep the bits: ``sin`` and ``cos`` of one operand are one
+``mpfr_sin_cos``; operations on the step's fixed inputs (the trigonometry of the known
+positions, products of table coefficients) run once per solve instead of once per
+iteration; the residual and the outputs of the converged step share the values they
+both compute.  Wherever the Python iteration would raise (a singular pivot, a non-finite
+number, the iteration limit) the compiled one returns None and the Python one runs, and
+raises its own error.
+
 Binding and libraries.  The module uses the CPython C-API with gmpy2's own C-API
 (``gmpy2.h``, shipped in the gmpy2 wheel): it reads the ``mpfr_t`` inside the caller's
 ``mpfr`` objects and returns new ``mpfr`` objects without converting numbers through
@@ -150,20 +163,48 @@ class _Translator:
     Every named variable is an ``mpfr_ptr``: a bare name assigned to another aliases it (as
     Python binds the same object, without rounding); every operation writes a temporary of
     the context's precision.  Integer literals are exact (``mpfr_*_si`` forms, or an exact
-    64-bit temporary)."""
+    64-bit temporary).  C names carry ``prefix`` (several functions share a module).
 
-    def __init__(self, constants: Sequence[str]):
+    Two rewrites keep the bits and lower the cost.  ``sin(x)`` and ``cos(x)`` of the same
+    operand are one ``mpfr_sin_cos`` (both correctly rounded, as the two calls are), and
+    ``x**2`` is ``mpfr_sqr``.  With ``varying`` (the argument groups that change between
+    calls, e.g. Newton's unknowns), every operation that depends on none of them goes to
+    :attr:`pre`, run once per Newton solve instead of at every iteration: the trigonometry
+    of the step's known values, the products of table coefficients.  Python computes the
+    same operations on the same operands, so the values are the same, only computed once.
+    """
+
+    def __init__(self, constants: Sequence[str], prefix: str = "", varying=None,
+                 shared: dict | None = None, scope: str | None = None, values: dict | None = None):
+        self.shared, self.scope = shared, scope   # values of other functions (see share())
+        self.values = values or {}                # constant name -> its exact value
+        self.canon: dict = {}                     # name -> canonical id of its value
         self.constants = list(constants)          # names read from the constant table
+        self.prefix = prefix
+        self.hoisting = varying is not None
+        self.varying_groups = set(varying or ())
         self.temps = 0
-        self.lines: list[str] = []
+        self.pre: list[str] = []                  # operations on the fixed arguments only
+        self.lines: list[str] = []                # the rest (everything without hoisting)
         self.names: set[str] = set()
         self.ints: dict = {}
         self.used: set[str] = set()
         self.int_names: dict = {}
+        self.varying: set[str] = set()            # names whose values depend on a varying group
+        self.fusable: set[str] = set()
+        self.fused: dict = {}
 
     def temp(self) -> str:
         self.temps += 1
-        return f"t[{self.temps - 1}]"
+        return f"{self.prefix}t[{self.temps - 1}]"
+
+    def region(self, node) -> list:
+        """Where the operations of ``node`` go: :attr:`pre` when hoisting and ``node``
+        reads no varying name, else :attr:`lines`."""
+        if self.hoisting and not any(isinstance(m, ast.Name) and m.id in self.varying
+                                     for m in ast.walk(node)):
+            return self.pre
+        return self.lines
 
     def value(self, node) -> tuple[str, Any]:
         """``("mpfr", c_expression)`` for an mpfr operand, ``("int", n)`` for an integer."""
@@ -174,7 +215,7 @@ class _Translator:
             if kind == "int":
                 return "int", -v
             out = self.temp()
-            self.lines.append(f"mpfr_neg({out}, {v}, MPFR_RNDN);")
+            self.region(node).append(f"mpfr_neg({out}, {v}, MPFR_RNDN);")
             return "mpfr", out
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.UAdd):
             return self.value(node.operand)
@@ -183,9 +224,9 @@ class _Translator:
                 return "int", self.int_names[node.id]
             if node.id in self.names:
                 self.used.add(node.id)
-                return "mpfr", f"v_{node.id}"
+                return "mpfr", f"{self.prefix}v_{node.id}"
             if node.id in self.constants:
-                return "mpfr", f"k[{self.constants.index(node.id)}]"
+                return "mpfr", f"{self.prefix}k[{self.constants.index(node.id)}]"
             raise Unsupported(f"unknown name {node.id!r}")
         if isinstance(node, ast.BinOp):
             return self.binop(node)
@@ -205,7 +246,7 @@ class _Translator:
         if not -2 ** 63 < n < 2 ** 63:
             raise Unsupported(f"integer literal {n} beyond 64 bits")
         if n not in self.ints:
-            self.ints[n] = f"z[{len(self.ints)}]"
+            self.ints[n] = f"{self.prefix}z[{len(self.ints)}]"
         return self.ints[n]
 
     def binop(self, node) -> tuple[str, Any]:
@@ -214,56 +255,59 @@ class _Translator:
         if lk == "int" and rk == "int":
             raise Unsupported(f"integer arithmetic {ast.unparse(node)!r} (Python would not "
                               "round it)")
-        out = self.temp()
+        out, emit = self.temp(), self.region(node).append
         if isinstance(node.op, ast.Pow):
-            if rk == "int":
-                self.lines.append(f"mpfr_pow_si({out}, {lv}, {rv}L, MPFR_RNDN);")
+            if rk == "int" and rv == 2:
+                emit(f"mpfr_sqr({out}, {lv}, MPFR_RNDN);")
+            elif rk == "int":
+                emit(f"mpfr_pow_si({out}, {lv}, {rv}L, MPFR_RNDN);")
             elif lk == "int":
-                self.lines.append(f"mpfr_pow({out}, {self.exact_int(lv)}, {rv}, MPFR_RNDN);")
+                emit(f"mpfr_pow({out}, {self.exact_int(lv)}, {rv}, MPFR_RNDN);")
             else:
-                self.lines.append(f"mpfr_pow({out}, {lv}, {rv}, MPFR_RNDN);")
+                emit(f"mpfr_pow({out}, {lv}, {rv}, MPFR_RNDN);")
             return "mpfr", out
         op = _BINARY.get(type(node.op))
         if op is None:
             raise Unsupported(f"operator {type(node.op).__name__}")
         if rk == "int" and -2 ** 62 < rv < 2 ** 62:
-            self.lines.append(f"mpfr_{op}_si({out}, {lv}, {rv}L, MPFR_RNDN);")
+            emit(f"mpfr_{op}_si({out}, {lv}, {rv}L, MPFR_RNDN);")
         elif lk == "int" and -2 ** 62 < lv < 2 ** 62:
             if op in ("add", "mul"):
-                self.lines.append(f"mpfr_{op}_si({out}, {rv}, {lv}L, MPFR_RNDN);")
+                emit(f"mpfr_{op}_si({out}, {rv}, {lv}L, MPFR_RNDN);")
             else:
-                self.lines.append(f"mpfr_si_{op}({out}, {lv}L, {rv}, MPFR_RNDN);")
+                emit(f"mpfr_si_{op}({out}, {lv}L, {rv}, MPFR_RNDN);")
         else:
             a = lv if lk == "mpfr" else self.exact_int(lv)
             b = rv if rk == "mpfr" else self.exact_int(rv)
-            self.lines.append(f"mpfr_{op}({out}, {a}, {b}, MPFR_RNDN);")
+            emit(f"mpfr_{op}({out}, {a}, {b}, MPFR_RNDN);")
         return "mpfr", out
 
     def call(self, node) -> tuple[str, Any]:
         if not isinstance(node.func, ast.Name) or node.keywords:
             raise Unsupported(f"call {ast.unparse(node)[:60]}")
         name, args = node.func.id, node.args
-        out = self.temp()
+        if name in ("sin", "cos") and len(args) == 1 and ast.unparse(args[0]) in self.fusable:
+            return "mpfr", self.sin_cos(node)[name]
+        out, emit = self.temp(), self.region(node).append
         if name == "mpf" and len(args) == 1:
             a = args[0]
             if isinstance(a, ast.Constant) and type(a.value) is int:
-                self.lines.append(f"mpfr_set_si({out}, {a.value}L, MPFR_RNDN);")
+                emit(f"mpfr_set_si({out}, {a.value}L, MPFR_RNDN);")
                 return "mpfr", out
             if isinstance(a, ast.Constant) and isinstance(a.value, str):
                 text = a.value
                 if not all(ch in "0123456789.eE+-" for ch in text):
                     raise Unsupported(f"mpf({text!r})")
-                self.lines.append(f'mpfr_set_str({out}, "{text}", 10, MPFR_RNDN);')
+                emit(f'mpfr_set_str({out}, "{text}", 10, MPFR_RNDN);')
                 return "mpfr", out
             raise Unsupported(f"mpf of {ast.unparse(a)[:40]}")
         if name == "atan2" and len(args) == 2:
             y, x = self.mpfr(args[0]), self.mpfr(args[1])
-            self.lines.append(f"mpfr_atan2({out}, {y}, {x}, MPFR_RNDN);")
+            emit(f"mpfr_atan2({out}, {y}, {x}, MPFR_RNDN);")
             return "mpfr", out
         if name == "sign" and len(args) == 1:
             x = self.mpfr(args[0])
-            self.lines.append(f"mpfr_set_si({out}, mpfr_nan_p({x}) ? 0 : mpfr_sgn({x}), "
-                              f"MPFR_RNDN);")
+            emit(f"mpfr_set_si({out}, mpfr_nan_p({x}) ? 0 : mpfr_sgn({x}), MPFR_RNDN);")
             return "mpfr", out
         if name in _FUNCTIONS and len(args) == 1:
             x = self.mpfr(args[0])
@@ -271,9 +315,61 @@ class _Translator:
             if name in _PERIODIC:                 # nan beyond 2^prec, as the context's
                 call = (f"if (mpfr_nan_p({x}) || mpfr_cmpabs({x}, limit) >= 0) "
                         f"mpfr_set_nan({out}); else {call}")
-            self.lines.append(call)
+            emit(call)
             return "mpfr", out
         raise Unsupported(f"function {name}/{len(args)}")
+
+    def key(self, node) -> str:
+        """The value of ``node`` as text independent of the function's own names: a
+        name bound in the function by the canonical id of its value, a constant by its
+        exact value (two functions' ``_r0`` may be different rationals)."""
+        def token(name):
+            if name in self.canon:
+                return self.canon[name]
+            if name in self.values:
+                return f"={self.values[name]}"
+            return name                           # an argument: the same in every function
+        tree = ast.parse(ast.unparse(node), mode="eval")
+        for m in ast.walk(tree):
+            if isinstance(m, ast.Name):
+                m.id = token(m.id)
+        return ast.unparse(tree)
+
+    def share(self, node, region) -> tuple[str, str | None]:
+        """(key, C operand) of ``node`` in the shared table of a Newton module: operations on
+        the fixed arguments (:attr:`pre`, run once for every function of the module) are
+        shared by all its functions; with a ``scope``, operations on the unknowns are shared
+        by the functions evaluated at the same point (the residual and the outputs of the
+        converged step).  None when not computed yet (or nothing is shared)."""
+        if self.shared is None:
+            return "", None
+        scope = "pre" if region is self.pre else self.scope
+        if scope is None:
+            return "", None
+        ids = self.shared.setdefault("#ids", {})   # keys interned: they stay short
+        key = f"{scope}:{self.key(node)}"
+        key = f"{scope}#{ids.setdefault(key, len(ids))}"
+        return key, self.shared.get(key)
+
+    def sin_cos(self, node) -> dict:
+        """{"sin": temp, "cos": temp} of the operand of ``node``: one ``mpfr_sin_cos`` at its
+        first use (nan beyond 2^prec, as the context's sin and cos)."""
+        key = ast.unparse(node.args[0])
+        region = self.region(node)
+        skey, known = self.share(node.args[0], region)
+        if key not in self.fused and known is not None and f"sincos:{skey}" in self.shared:
+            self.fused[key] = self.shared[f"sincos:{skey}"]
+        if key not in self.fused:
+            x = self.mpfr(node.args[0])
+            s, c = self.temp(), self.temp()
+            self.region(node).append(
+                f"if (mpfr_nan_p({x}) || mpfr_cmpabs({x}, limit) >= 0) {{ mpfr_set_nan({s}); "
+                f"mpfr_set_nan({c}); }} else mpfr_sin_cos({s}, {c}, {x}, MPFR_RNDN);")
+            self.fused[key] = {"sin": s, "cos": c}
+            if skey:
+                self.shared[f"sincos:{skey}"] = self.fused[key]
+                self.shared.setdefault(skey, x)
+        return self.fused[key]
 
     def function(self, source: str) -> dict:
         """Translate the source of ``def name(_a0, ...): ...; return [...]``."""
@@ -286,9 +382,18 @@ class _Translator:
         body, returns = fn.body[:-1], fn.body[-1]
         if not (isinstance(returns, ast.Return) and isinstance(returns.value, ast.List)):
             raise Unsupported("the function does not end in `return [...]`")
+        targets = [t.id for stmt in body if isinstance(stmt, ast.Assign)
+                   for t in stmt.targets if isinstance(t, ast.Name)]
+        if len(targets) == len(set(targets)):     # each name bound once: an operand's text
+            calls = [(c.func.id, ast.unparse(c.args[0])) for c in ast.walk(tree)  # is its value
+                     if isinstance(c, ast.Call) and isinstance(c.func, ast.Name)
+                     and c.func.id in ("sin", "cos") and len(c.args) == 1]
+            self.fusable = ({a for f, a in calls if f == "sin"}
+                            & {a for f, a in calls if f == "cos"})
         unpacked = {stmt.value.id for stmt in body if isinstance(stmt, ast.Assign)
                     and isinstance(stmt.value, ast.Name) and stmt.value.id in groups}
         self.names.update(g for g in groups if g not in unpacked)     # scalar arguments
+        self.varying.update(groups[i] for i in self.varying_groups if i < len(groups))
         for stmt in body:
             if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1):
                 raise Unsupported(f"statement {ast.unparse(stmt)[:60]}")
@@ -297,16 +402,30 @@ class _Translator:
                     and value.id in groups:
                 unpack[value.id] = [t.id for t in target.elts]
                 self.names.update(t.id for t in target.elts)
+                if value.id in self.varying:
+                    self.varying.update(t.id for t in target.elts)
                 continue
             if not isinstance(target, ast.Name):
                 raise Unsupported(f"assignment to {ast.unparse(target)}")
+            region = self.region(value)
+            if region is self.lines:
+                self.varying.add(target.id)
+            skey, known = self.share(value, region)
+            if known is not None:                 # the same value, computed by another function
+                self.canon[target.id] = skey
+                region.append(f"{self.prefix}v_{target.id} = {known};")
+                self.names.add(target.id)
+                continue
             kind, v = self.value(value)
             if kind == "int":                     # Python keeps an int: so do we
                 self.int_names[target.id] = v
                 continue
             self.int_names.pop(target.id, None)
-            self.lines.append(f"v_{target.id} = {v};")
+            region.append(f"{self.prefix}v_{target.id} = {v};")
             self.names.add(target.id)
+            if skey:
+                self.canon[target.id] = skey
+                self.shared.setdefault(skey, v)
         results = []
         for e in returns.value.elts:              # an int result is returned as an int,
             kind, v = self.value(e)               # as the Python function returns it
@@ -457,6 +576,370 @@ PyMODINIT_FUNC PyInit_{name}(void) {{
 """
 
 
+def translate_newton(name: str, sources: Sequence[str], constants: Sequence[Sequence[str]],
+                     prec: int, n: int, nk: int, np_: int, note: str = "",
+                     values: Sequence[dict] | None = None) -> str:
+    """The C source of an extension module ``name`` whose ``newton(X0, K, P, eps, rtol,
+    scale, max_iter, slack)`` runs :func:`mpvi.newton.solve_info` on a generated kernel
+    entirely in C: ``sources`` are the Python sources of (residual_and_jacobian, residual[,
+    outputs]) of :class:`mpvi.kernels.Kernel`, ``constants`` their constant names.  The
+    same dense elimination (:func:`mpvi.linalg.solve_dense`), stopping rule and residual
+    check, operation by operation, so the same bits and iteration counts.  It returns
+    ``(X, iterations, residual[, outputs])``, or None wherever the Python iteration would
+    raise or could take a path the C one does not follow (a non-finite number, a singular
+    pivot, the iteration limit, an argument wider than the context): the caller then runs
+    the Python iteration, which raises its own error (or, rarely, succeeds)."""
+    parts, shared = [], {}
+    for src, consts, prefix, scope in zip(sources, constants, ("b_", "r_", "o_"),
+                                         (None, "final", "final")):
+        tr = _Translator(consts, prefix, varying=(0,), shared=shared, scope=scope,
+                         values=values[len(parts)] if values else None)
+        parts.append((tr, tr.function(src)))
+    results = [[tr.exact_int(v) if kind == "int" else v for kind, v in info["results"]]
+               for tr, info in parts]
+    if len(results[0]) != n + n * n or len(results[1]) != n:
+        raise Unsupported(f"a Newton kernel of {n} unknowns returns {len(results[0])} and "
+                          f"{len(results[1])} values")
+    decls, inits, pres, setups, evaluate = [], [], [], [], []
+    for c, (tr, info) in enumerate(parts):
+        p, nt, nc, nz = tr.prefix, max(tr.temps, 1), len(tr.constants), max(len(tr.ints), 1)
+        decls.append(f"static mpfr_t {p}t[{nt}], {p}k[{max(nc, 1)}], {p}z[{nz}];")
+        decls += [f"static mpfr_ptr {p}v_{m};" for m in sorted(tr.names)]
+        inits += [f"for (int i = 0; i < {nt}; i++) mpfr_init2({p}t[i], PREC);",
+                  f"for (int i = 0; i < {max(nc, 1)}; i++) mpfr_init2({p}k[i], PREC);",
+                  f"for (int i = 0; i < {nz}; i++) mpfr_init2({p}z[i], 64);"]
+        inits += [f"mpfr_set_si({z}, {v}L, MPFR_RNDN);" for v, z in tr.ints.items()]
+        setups.append(f"    if (!nw_set_table(tables, {c}, {p}k, {nc})) return NULL;")
+        X, K, P = (info["unpack"].get(g, ()) for g in info["groups"])
+        pres += [f"{p}v_{m} = kp[{j}];" for j, m in enumerate(K)]
+        pres += [f"{p}v_{m} = pp[{j}];" for j, m in enumerate(P)] + tr.pre
+        evaluate.append("\n".join(f"        {line}" for line in
+                                  [f"{p}v_{m} = xp[{j}];" for j, m in enumerate(X)] + tr.lines))
+    both, res = results[0], results[1]
+    fill = [f"        rp[{i}] = {r};" for i, r in enumerate(both[:n])]
+    fill += [f"        Jp[{i}][{j}] = {both[n + i * n + j]};" for i in range(n) for j in range(n)]
+    rfill = [f"        rr[{i}] = {r};" for i, r in enumerate(res)]
+    outputs = ""
+    if len(parts) > 2:
+        outputs = evaluate[2] + "\n" + "\n".join(f"        oo[{i}] = {r};"
+                                                  for i, r in enumerate(results[2]))
+    return _NEWTON_TEMPLATE.format(
+        name=name, prec=prec, n=n, nk=max(nk, 1), np=max(np_, 1), nkr=nk, npr=np_,
+        nout=max(len(results[2]) if len(parts) > 2 else 0, 1),
+        has_outputs=int(len(parts) > 2), ntables=len(parts), decls="\n".join(decls),
+        inits="\n".join(f"    {x}" for x in inits), setup="\n".join(setups),
+        pre="\n".join(f"    {x}" for x in pres), both=evaluate[0], fill="\n".join(fill),
+        residual=evaluate[1], rfill="\n".join(rfill), outputs=outputs,
+        note=note.replace("*/", "* /"))
+
+
+_NEWTON_TEMPLATE = r"""
+/* generated by mpvi.cbackend: Newton's method of mpvi.newton.solve_info on a kernel of
+   mpvi.kernels, with the elimination of mpvi.linalg.solve_dense, in MPFR
+   {note} */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <gmp.h>
+#include <mpfr.h>
+#include <mpc.h>
+#include "gmpy2.h"
+
+#define PREC {prec}
+#define N {n}
+#define NK {nkr}
+#define NP {npr}
+#define NOUT {nout}
+{decls}
+static mpfr_t limit;
+static int ready = 0;
+static mpfr_t xo[N], Ao[N][N], bo[N], dx[N], S, F, W1, W2, W3, TINY, DN1, DN2, XN, JN, RN;
+static mpfr_ptr dxp[N], xp[N], ap[N][N], bp[N], rp[N], Jp[N][N], rr[N], oo[NOUT];
+static mpfr_ptr kp[{nk}], pp[{np}], xin[N];
+static mpfr_t kslot[{nk}], pslot[{np}], xslot[N];
+static int perm[N];
+
+/* a number of an argument: the mpfr_t of a gmpy2 mpfr of at most PREC bits, or an exact
+   copy of a small Python int; NULL (no error set) for anything else */
+static mpfr_ptr nw_number(PyObject *x, mpfr_t slot) {{
+    if (MPFR_Check(x)) return mpfr_get_prec(MPFR(x)) <= PREC ? MPFR(x) : NULL;
+    if (PyLong_Check(x)) {{
+        int overflow = 0;
+        long v = PyLong_AsLongAndOverflow(x, &overflow);
+        if (overflow || (v == -1 && PyErr_Occurred())) {{ PyErr_Clear(); return NULL; }}
+        mpfr_set_si(slot, v, MPFR_RNDN);
+        return slot;
+    }}
+    return NULL;
+}}
+
+static int nw_read(PyObject *obj, Py_ssize_t count, mpfr_ptr *out, mpfr_t *slots) {{
+    PyObject *seq = PySequence_Fast(obj, "a sequence");
+    if (seq == NULL) {{ PyErr_Clear(); return 0; }}
+    int ok = PySequence_Fast_GET_SIZE(seq) == count;
+    for (Py_ssize_t i = 0; ok && i < count; i++)
+        ok = (out[i] = nw_number(PySequence_Fast_GET_ITEM(seq, i), slots[i])) != NULL;
+    Py_DECREF(seq);
+    return ok;
+}}
+
+static int nw_set_table(PyObject *tables, int which, mpfr_t *k, Py_ssize_t count) {{
+    PyObject *seq = PySequence_Fast(PyTuple_GET_ITEM(tables, which), "setup: a sequence");
+    if (seq == NULL) return 0;
+    if (PySequence_Fast_GET_SIZE(seq) != count) {{
+        Py_DECREF(seq);
+        PyErr_SetString(PyExc_ValueError, "setup: wrong number of constants");
+        return 0;
+    }}
+    for (Py_ssize_t i = 0; i < count; i++) {{
+        PyObject *c = PySequence_Fast_GET_ITEM(seq, i);
+        if (!MPFR_Check(c)) {{
+            Py_DECREF(seq);
+            PyErr_SetString(PyExc_TypeError, "setup: constants must be mpfr");
+            return 0;
+        }}
+        mpfr_set_prec(k[i], mpfr_get_prec(MPFR(c)));
+        mpfr_set(k[i], MPFR(c), MPFR_RNDN);
+    }}
+    Py_DECREF(seq);
+    return 1;
+}}
+
+static PyObject *setup(PyObject *self, PyObject *tables) {{
+    if (!PyTuple_Check(tables) || PyTuple_GET_SIZE(tables) != {ntables}) {{
+        PyErr_SetString(PyExc_TypeError, "setup needs a tuple of {ntables} constant tables");
+        return NULL;
+    }}
+{setup}
+    ready = 1;
+    Py_RETURN_NONE;
+}}
+
+/* max_i |v_i| (the first largest, as Python's max), 0 if a value is not finite */
+static int nw_norm(mpfr_ptr *v, int count, mpfr_t out) {{
+    int best = 0;
+    for (int i = 0; i < count; i++) {{
+        if (!mpfr_number_p(v[i])) return 0;
+        if (i > 0 && mpfr_cmpabs(v[i], v[best]) > 0) best = i;
+    }}
+    mpfr_abs(out, v[best], MPFR_RNDN);
+    return 1;
+}}
+
+/* mpvi.linalg.solve_dense(J, -r): Gaussian elimination with partial pivoting, the same
+   operations in the same order; 0 where Python raises (a pivot at most n eps max|a|) */
+static int nw_solve(mpfr_srcptr eps) {{
+    for (int i = 0; i < N; i++) {{
+        perm[i] = i;
+        for (int j = 0; j < N; j++) ap[i][j] = Jp[i][j];
+        mpfr_neg(bo[i], rp[i], MPFR_RNDN);
+        bp[i] = bo[i];
+    }}
+    mpfr_ptr big = ap[0][0];
+    for (int i = 0; i < N; i++)
+        for (int j = 0; j < N; j++) {{
+            if (!mpfr_number_p(ap[i][j])) return 0;
+            if (mpfr_cmpabs(ap[i][j], big) > 0) big = ap[i][j];
+        }}
+    if (mpfr_zero_p(big)) return 0;
+    mpfr_abs(W1, big, MPFR_RNDN);
+    mpfr_set_si(TINY, N, MPFR_RNDN);
+    mpfr_mul(TINY, TINY, eps, MPFR_RNDN);                 /* n * eps, then * max|a| */
+    mpfr_mul(TINY, TINY, W1, MPFR_RNDN);
+    for (int k = 0; k < N; k++) {{
+        int piv = k;
+        for (int i = k + 1; i < N; i++)
+            if (mpfr_cmpabs(ap[perm[i]][k], ap[perm[piv]][k]) > 0) piv = i;
+        mpfr_abs(W1, ap[perm[piv]][k], MPFR_RNDN);
+        if (!mpfr_number_p(W1) || !(mpfr_cmp(W1, TINY) > 0)) return 0;
+        int tmp = perm[k]; perm[k] = perm[piv]; perm[piv] = tmp;
+        int rk = perm[k];
+        mpfr_ptr pk = ap[rk][k];
+        for (int i = k + 1; i < N; i++) {{
+            int ri = perm[i];
+            mpfr_div(F, ap[ri][k], pk, MPFR_RNDN);
+            if (!mpfr_number_p(F)) return 0;
+            if (mpfr_zero_p(F)) continue;
+            for (int j = k + 1; j < N; j++) {{
+                mpfr_mul(W1, F, ap[rk][j], MPFR_RNDN);
+                mpfr_sub(Ao[ri][j], ap[ri][j], W1, MPFR_RNDN);
+                ap[ri][j] = Ao[ri][j];
+            }}
+            mpfr_mul(W1, F, bp[rk], MPFR_RNDN);
+            mpfr_sub(bo[ri], bp[ri], W1, MPFR_RNDN);
+            bp[ri] = bo[ri];
+        }}
+    }}
+    for (int i = N - 1; i >= 0; i--) {{
+        int ri = perm[i];
+        mpfr_ptr s = bp[ri];
+        for (int j = i + 1; j < N; j++) {{
+            mpfr_mul(W1, ap[ri][j], dx[j], MPFR_RNDN);
+            mpfr_sub(S, s, W1, MPFR_RNDN);
+            s = S;
+        }}
+        mpfr_div(dx[i], s, ap[ri][i], MPFR_RNDN);
+    }}
+    return 1;
+}}
+
+static PyObject *nw_result(mpfr_ptr *v, int count) {{
+    PyObject *list = PyList_New(count), *o;
+    if (list == NULL) return NULL;
+    for (int i = 0; i < count; i++) {{
+        o = (PyObject *)GMPy_MPFR_New(mpfr_get_prec(v[i]), NULL);
+        if (o == NULL) {{ Py_DECREF(list); return NULL; }}
+        mpfr_set(MPFR(o), v[i], MPFR_RNDN);
+        PyList_SET_ITEM(list, i, o);
+    }}
+    return list;
+}}
+
+/* the first guess extrapolated from the previous step, as Python's
+   x_{{u,d}} = sum(c_i * e_{{u,i}} for i), c_i the m vectors of C, e the U x m table E:
+   0 + c_0 e_0 is c_0 e_0 exactly, then one rounded product and sum per term */
+static int nw_extrapolate(PyObject *cs, PyObject *es, long m) {{
+    PyObject *C = PySequence_Fast(cs, "a sequence"), *E = C ? PySequence_Fast(es, "a sequence") : NULL;
+    int ok = C && E && m > 0;
+    Py_ssize_t lc = ok ? PySequence_Fast_GET_SIZE(C) : 0, le = ok ? PySequence_Fast_GET_SIZE(E) : 0;
+    ok = ok && lc % m == 0 && le % m == 0 && (lc / m) * (le / m) == N;
+    Py_ssize_t nd = ok ? lc / m : 0;
+    for (Py_ssize_t k = 0; ok && k < N; k++) {{
+        Py_ssize_t u = k / nd, d = k % nd;
+        for (Py_ssize_t i = 0; ok && i < m; i++) {{
+            PyObject *x = PySequence_Fast_GET_ITEM(C, i * nd + d), *e = PySequence_Fast_GET_ITEM(E, u * m + i);
+            ok = MPFR_Check(x) && MPFR_Check(e) && mpfr_get_prec(MPFR(x)) <= PREC
+                 && mpfr_get_prec(MPFR(e)) <= PREC;
+            if (!ok) break;
+            if (i == 0) mpfr_mul(xo[k], MPFR(x), MPFR(e), MPFR_RNDN);
+            else {{
+                mpfr_mul(W1, MPFR(x), MPFR(e), MPFR_RNDN);
+                mpfr_add(xo[k], xo[k], W1, MPFR_RNDN);
+            }}
+        }}
+        xp[k] = xo[k];
+    }}
+    Py_XDECREF(C); Py_XDECREF(E);
+    if (PyErr_Occurred()) PyErr_Clear();
+    return ok;
+}}
+
+/* newton(X0, K, P, eps, rtol, scale, max_iter, slack[, C, E, m]): X0 None and the
+   extrapolation C, E, m given, the first guess is extrapolated here */
+static PyObject *newton(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {{
+    mpfr_t es, rs, ss;
+    if (!ready) {{ PyErr_SetString(PyExc_RuntimeError, "compiled Newton used before setup"); return NULL; }}
+    if (nargs != 8 && nargs != 11) {{
+        PyErr_Format(PyExc_TypeError, "newton takes 8 or 11 arguments, got %zd", nargs);
+        return NULL;
+    }}
+    long max_iter = PyLong_AsLong(args[6]), slack = PyLong_AsLong(args[7]);
+    long m = nargs == 11 ? PyLong_AsLong(args[10]) : 0;
+    if (PyErr_Occurred()) return NULL;
+    mpfr_init2(es, 64); mpfr_init2(rs, 64); mpfr_init2(ss, 64);
+    mpfr_ptr eps = nw_number(args[3], es), rtol = nw_number(args[4], rs), scale = nw_number(args[5], ss);
+    int ok = eps && rtol && scale && nw_read(args[1], NK, kp, kslot) && nw_read(args[2], NP, pp, pslot);
+    PyObject *out = NULL;
+    if (ok && args[0] == Py_None)
+        ok = nargs == 11 && nw_extrapolate(args[8], args[9], m);
+    else if (ok) {{
+        ok = nw_read(args[0], N, xin, xslot);
+        for (int i = 0; ok && i < N; i++) xp[i] = xin[i];
+    }}
+    if (!ok) goto fallback;
+{pre}
+    mpfr_ptr dn = NULL, previous = NULL;
+    for (long it = 1; it <= max_iter; it++) {{
+{both}
+{fill}
+        for (int i = 0; i < N; i++) if (!mpfr_number_p(rp[i])) goto fallback;
+        if (!nw_solve(eps)) goto fallback;
+        for (int i = 0; i < N; i++) {{
+            mpfr_add(xo[i], xp[i], dx[i], MPFR_RNDN);
+            xp[i] = xo[i];
+        }}
+        mpfr_ptr fresh = (dn == DN1) ? DN2 : DN1;    /* previous, dn = dn, ||dx|| */
+        for (int i = 0; i < N; i++) dxp[i] = dx[i];
+        if (!nw_norm(dxp, N, fresh)) goto fallback;
+        previous = dn;
+        dn = fresh;
+        if (!nw_norm(xp, N, XN)) goto fallback;
+        if (mpfr_greater_p(scale, XN)) mpfr_set(XN, scale, MPFR_RNDN);
+        mpfr_mul(W1, rtol, XN, MPFR_RNDN);
+        int converged = mpfr_lessequal_p(dn, W1);
+        if (!converged && previous != NULL) {{
+            mpfr_mul_2ui(W1, dn, 1, MPFR_RNDN);
+            if (mpfr_lessequal_p(W1, previous)) {{
+                mpfr_pow_ui(W1, dn, 3, MPFR_RNDN);
+                mpfr_mul(W2, eps, XN, MPFR_RNDN);
+                mpfr_sqr(W3, previous, MPFR_RNDN);
+                mpfr_mul(W2, W2, W3, MPFR_RNDN);
+                converged = mpfr_lessequal_p(W1, W2);
+            }}
+        }}
+        if (!converged) continue;
+{residual}
+{rfill}
+        if (!nw_norm(rr, N, RN)) goto fallback;
+        for (int i = 0; i < N; i++) {{          /* ||J||_inf: row sums, from 0 as Python's sum */
+            mpfr_abs(S, Jp[i][0], MPFR_RNDN);
+            for (int j = 1; j < N; j++) {{
+                mpfr_abs(W1, Jp[i][j], MPFR_RNDN);
+                mpfr_add(S, S, W1, MPFR_RNDN);
+            }}
+            if (i == 0 || mpfr_greater_p(S, JN)) mpfr_set(JN, S, MPFR_RNDN);
+        }}
+        mpfr_mul_si(W1, rtol, N, MPFR_RNDN);      /* n rtol ||J|| max(||x||, scale) slack */
+        mpfr_mul(W1, W1, JN, MPFR_RNDN);
+        mpfr_mul(W1, W1, XN, MPFR_RNDN);
+        mpfr_mul_si(W1, W1, slack, MPFR_RNDN);
+        if (!mpfr_lessequal_p(RN, W1)) goto fallback;
+#if {has_outputs}
+{outputs}
+#endif
+        mpfr_ptr rn = RN;
+        PyObject *x = nw_result(xp, N), *r = x ? nw_result(&rn, 1) : NULL, *o = NULL;
+#if {has_outputs}
+        o = r ? nw_result(oo, NOUT) : NULL;
+        if (o != NULL) out = Py_BuildValue("(OlOO)", x, it, PyList_GET_ITEM(r, 0), o);
+#else
+        if (r != NULL) out = Py_BuildValue("(OlO)", x, it, PyList_GET_ITEM(r, 0));
+#endif
+        Py_XDECREF(x); Py_XDECREF(r); Py_XDECREF(o);
+        mpfr_clear(es); mpfr_clear(rs); mpfr_clear(ss);
+        return out;
+    }}
+fallback:
+    mpfr_clear(es); mpfr_clear(rs); mpfr_clear(ss);
+    if (PyErr_Occurred()) return NULL;
+    Py_RETURN_NONE;
+}}
+
+static PyMethodDef methods[] = {{
+    {{"newton", (PyCFunction)(void (*)(void))newton, METH_FASTCALL, "Newton's method in MPFR"}},
+    {{"setup", (PyCFunction)setup, METH_O, "the constant tables of the kernels"}},
+    {{NULL, NULL, 0, NULL}}
+}};
+
+static struct PyModuleDef module = {{PyModuleDef_HEAD_INIT, "{name}", NULL, -1, methods}};
+
+PyMODINIT_FUNC PyInit_{name}(void) {{
+    if (import_gmpy2() < 0) return NULL;
+{inits}
+    for (int i = 0; i < N; i++) {{
+        mpfr_init2(xo[i], PREC); mpfr_init2(bo[i], PREC); mpfr_init2(dx[i], PREC);
+        mpfr_init2(xslot[i], 64);
+        for (int j = 0; j < N; j++) mpfr_init2(Ao[i][j], PREC);
+    }}
+    for (int i = 0; i < {nk}; i++) mpfr_init2(kslot[i], 64);
+    for (int i = 0; i < {np}; i++) mpfr_init2(pslot[i], 64);
+    mpfr_inits2(PREC, S, F, W1, W2, W3, TINY, DN1, DN2, XN, JN, RN, (mpfr_ptr)0);
+    mpfr_init2(limit, 2);
+    mpfr_set_ui_2exp(limit, 1, PREC, MPFR_RNDN);
+    return PyModule_Create(&module);
+}}
+"""
+
+
 # ----- building and loading ------------------------------------------------------------------
 
 def _cached_path(name: str, csource: str, tc: dict) -> Path:
@@ -506,8 +989,8 @@ about 0.1 ms, so a kernel used for a few steps stays in Python.  A kernel whose 
 already cached is loaded at once."""
 
 
-def _plan(source: str, prec: int, constants: dict):
-    """(module name, C source, toolchain) of a kernel, or None (said once on stderr)."""
+def _usable() -> dict | None:
+    """The toolchain, or None when compiled kernels are off or unavailable (said once)."""
     if not enabled():
         return None
     tc = toolchain()
@@ -515,17 +998,48 @@ def _plan(source: str, prec: int, constants: dict):
         _report_once("toolchain-error", f"compiled kernels unavailable ({tc['error']}); "
                      f"computing with the Python kernels")
         return None
+    return tc
+
+
+def _note(names: Sequence[str], constants: dict) -> str:
+    """The constants' exact binary values, for the C source: they are part of a module's
+    identity (two kernels may differ only in a hoisted rational)."""
+    return ", ".join(f"{n} = {constants[n].as_integer_ratio()}" for n in names)
+
+
+def _plan(source: str, prec: int, constants: dict):
+    """(module name, C source, toolchain, setup argument) of a kernel, or None (said once
+    on stderr)."""
+    tc = _usable()
+    if tc is None:
+        return None
     names = sorted(constants)
-    # the constants' values are part of the module's identity (two kernels may differ
-    # only in a hoisted rational): their exact binary values go into the source
-    note = "constants: " + ", ".join(f"{n} = {constants[n].as_integer_ratio()}" for n in names)
     try:
-        body = translate("mpvi_kernel", source, prec, names, note)
+        body = translate("mpvi_kernel", source, prec, names, "constants: " + _note(names, constants))
     except Unsupported as exc:
         _report_once(f"unsupported-{exc}", f"a kernel stays in Python: {exc}")
         return None
     name = f"mpvi_k{hashlib.sha256(body.encode()).hexdigest()[:16]}"
     return name, body.replace("mpvi_kernel", name), tc, [constants[n] for n in names]
+
+
+def _newton_plan(sources: Sequence[str], tables: Sequence[dict], prec: int, n: int, nk: int,
+                 np_: int):
+    """The plan (as :func:`_plan`) of a compiled Newton module, or None."""
+    tc = _usable()
+    if tc is None:
+        return None
+    names = [sorted(t) for t in tables]
+    note = "; ".join("constants: " + _note(ns, t) for ns, t in zip(names, tables))
+    try:
+        exact = [{k: v.as_integer_ratio() for k, v in t.items()} for t in tables]
+        body = translate_newton("mpvi_newton", sources, names, prec, n, nk, np_, note, exact)
+    except Unsupported as exc:
+        _report_once(f"unsupported-{exc}", f"a Newton iteration stays in Python: {exc}")
+        return None
+    name = f"mpvi_n{hashlib.sha256(body.encode()).hexdigest()[:16]}"
+    return (name, body.replace("mpvi_newton", name), tc,
+            tuple([t[k] for k in ns] for ns, t in zip(names, tables)))
 
 
 def _module(plan):
@@ -571,31 +1085,66 @@ def compile_function(source: str, prec: int, constants: dict) -> Callable | None
     return module.f if module is not None else None
 
 
-def accelerated(python: Callable, source: str, prec: int, constants: dict) -> Callable:
-    """``python`` or its compiled counterpart, bit-identical either way: the compiled one at
-    once when its module is in the disk cache, else after :data:`COMPILE_AFTER` calls (the
-    Python function meanwhile); ``python`` itself when compiled kernels are unavailable."""
-    plan = _plan(source, prec, constants)
-    if plan is None:
-        return python
-    name, _, tc, _ = plan
+def _lazy(plan, attribute: str, python: Callable) -> Callable:
+    """``module.<attribute>`` of ``plan``: at once when its module is loaded or in the disk
+    cache, else ``python`` for the first :data:`COMPILE_AFTER` - 1 calls and then the
+    compiled one (``python`` for good if building fails)."""
+    name, csource, tc, _ = plan
     with _lock:
         loaded = name in _MODULES
-    if loaded or _cached_path(name, plan[1], tc).exists():
+    if loaded or _cached_path(name, csource, tc).exists():
         module = _module(plan)
-        return module.f if module is not None else python
+        return getattr(module, attribute) if module is not None else python
     after = int(os.environ.get("MPVI_COMPILE_AFTER", COMPILE_AFTER))
     state = {"calls": 0, "f": None}
 
-    def kernel(*args):
+    def lazy(*args):
         f = state["f"]
         if f is not None:
             return f(*args)
         state["calls"] += 1
         if state["calls"] >= after:
             module = _module(plan)
-            state["f"] = f = module.f if module is not None else python
+            state["f"] = f = getattr(module, attribute) if module is not None else python
             return f(*args)
         return python(*args)
-    kernel.__name__ = python.__name__
-    return kernel
+    lazy.__name__ = getattr(python, "__name__", attribute)
+    return lazy
+
+
+def accelerated(python: Callable, source: str, prec: int, constants: dict) -> Callable:
+    """``python`` or its compiled counterpart, bit-identical either way: the compiled one at
+    once when its module is in the disk cache, else after :data:`COMPILE_AFTER` calls (the
+    Python function meanwhile); ``python`` itself when compiled kernels are unavailable."""
+    plan = _plan(source, prec, constants)
+    return python if plan is None else _lazy(plan, "f", python)
+
+
+def _not_compiled(*args):
+    return None
+
+
+def newton_function(sources: Sequence[str], tables: Sequence[dict], prec: int, n: int,
+                    nk: int, np_: int) -> Callable | None:
+    """Newton's method on a generated kernel, compiled (:func:`translate_newton`), or None
+    when compiled kernels are off or unavailable.
+
+    Parameters
+    ----------
+    sources : (residual_and_jacobian, residual[, outputs]) Python sources of a
+        :class:`mpvi.kernels.Kernel`, arguments (X, K, P).
+    tables : their constant tables (name -> ``mpfr``).
+    prec : the context's precision in bits.
+    n, nk, np_ : the lengths of X, K and P.
+
+    Returns
+    -------
+    callable or None
+        ``newton(X0, K, P, eps, rtol, scale, max_iter, slack)`` -> ``(X, iterations,
+        residual[, outputs])`` bit-identical to :func:`mpvi.newton.solve_info` (and the
+        outputs function), or None where the caller must run the Python iteration (which
+        then raises its error); before the module is built (:data:`COMPILE_AFTER` solves,
+        unless it is in the disk cache) it returns None too.
+    """
+    plan = _newton_plan(sources, tables, prec, n, nk, np_)
+    return None if plan is None else _lazy(plan, "newton", _not_compiled)

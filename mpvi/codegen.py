@@ -81,6 +81,14 @@ def generate(arg_groups: Sequence, exprs: Sequence, ctx: Any, name: str = "kerne
     -------
     callable
     """
+    return function(*generate_source(arg_groups, exprs, ctx, name, stages), ctx, name, compiled)
+
+
+def generate_source(arg_groups: Sequence, exprs: Sequence, ctx: Any, name: str = "kernel",
+                    stages: Sequence = ()) -> tuple[str, dict]:
+    """The source printed by :func:`generate` and its constant table: (Python source of
+    ``def name(*args)``, {name: context number} of the hoisted rationals, ``pi``, ``E``
+    and ``e``)."""
     subs, groups = {}, []
     for g, group in enumerate(arg_groups):
         if isinstance(group, sp.Basic):
@@ -115,14 +123,20 @@ def generate(arg_groups: Sequence, exprs: Sequence, ctx: Any, name: str = "kerne
     lines += [f"    {pr.doprint(sym)} = {pr.doprint(e)}" for sym, e in staged]
     lines += [f"    {pr.doprint(sym)} = {pr.doprint(e)}" for sym, e in replacements]
     lines.append(f"    return [{', '.join(pr.doprint(e) for e in reduced)}]")
-    source = "\n".join(lines)
     ns = ctx.namespace()
     table = {pr.doprint(d): ctx.num(Fraction(int(r.p), int(r.q))) for r, d in constants.items()}
+    table.update(pi=ns["pi"], E=ns["E"], e=ns["e"])
+    return "\n".join(lines), table
+
+
+def function(source: str, table: dict, ctx: Any, name: str, compiled: bool | None = None):
+    """The function ``name`` defined by ``source`` (from :func:`generate_source`) with the
+    context's functions and the constant ``table``; ``compiled`` as in :func:`generate`."""
+    ns = ctx.namespace()
     ns.update(table)
     exec(compile(source, f"<mpvi generated {name}>", "exec"), ns)
     if compiled is False or not cbackend.active(ctx):
         return ns[name]
-    table.update(pi=ns["pi"], E=ns["E"], e=ns["e"])
     if compiled:
         return cbackend.compile_function(source, ctx.prec, table) or ns[name]
     return cbackend.accelerated(ns[name], source, ctx.prec, table)

@@ -16,7 +16,12 @@ symbolically:
    Jacobian together and prints one Python function calling the context's own functions;
 3. Newton (:func:`mpvi.newton.solve_info`, the one Newton of mpvi) runs on plain lists
    with the one dense solve (:func:`mpvi.linalg.solve_dense`), so the iteration counts
-   are those of the reference path.
+   are those of the reference path.  In the gmp context the whole iteration -- kernel,
+   elimination, stopping rule, residual check, the step's outputs and the extrapolated
+   first guess -- also exists compiled to C against MPFR
+   (:func:`mpvi.cbackend.newton_function`): the same operations in the same order, so the
+   same bits and iteration counts; wherever the Python iteration would raise, the
+   compiled one hands over to it, which raises its own error.
 
 Differentiating the system's expressions before the node values are put in (rather than
 differentiating the assembled residual) keeps the expressions the size of the system's
@@ -40,9 +45,9 @@ import numpy as np
 import sympy as sp
 
 from . import cbackend
-from .codegen import TIME as TIME_SYMBOL, generate
+from .codegen import TIME as TIME_SYMBOL, function, generate, generate_source
 from .linalg import SingularMatrixError, solve_dense
-from .newton import solve_info
+from .newton import DEFAULT_MAX_ITER, RESIDUAL_SLACK, solve_info, tolerance
 
 
 class Kernel:
@@ -73,9 +78,18 @@ class Kernel:
             jacobian = [[sp.diff(r, x) for x in X] for r in residual]
         jac = [e for row in jacobian for e in row]
         args = [list(X), list(K), list(P)]
-        self.both = generate(args, list(residual) + jac, ctx, "residual_and_jacobian", stages)
-        self.residual = generate(args, list(residual), ctx, "residual", stages)
-        self.outputs = generate(args, list(outputs), ctx, "outputs", stages) if outputs else None
+        parts = [("residual_and_jacobian", list(residual) + jac), ("residual", list(residual))]
+        if outputs:
+            parts.append(("outputs", list(outputs)))
+        sources = [generate_source(args, exprs, ctx, name, stages) for name, exprs in parts]
+        self.both, self.residual, *rest = [function(source, table, ctx, name) for
+                                           (name, _), (source, table) in zip(parts, sources)]
+        self.outputs = rest[0] if rest else None
+        self.newton, self._tolerance = None, (None, None)
+        if cbackend.active(ctx):
+            self.newton = cbackend.newton_function(
+                [s for s, _ in sources], [t for _, t in sources], ctx.prec, self.n, len(K),
+                len(P))
 
     def equations(self, K, P):
         """``fun(X, jacobian)`` for :func:`mpvi.newton.solve_info`: (residual, Jacobian
@@ -89,9 +103,39 @@ class Kernel:
             return out[:n], [out[n + i * n:n + (i + 1) * n] for i in range(n)]
         return fun
 
-    def solve(self, X0, K, P, ctx, **newton):
-        """Newton from ``X0``: (X, iterations, final residual norm), X a list."""
-        return solve_info(self.equations(K, P), X0, ctx, **newton)
+    def solve(self, X0, K, P, ctx, *, extrapolate=None, outputs=False, **newton):
+        """Newton from ``X0``: (X, iterations, final residual norm), X a list; with
+        ``outputs=True`` (X, iterations, residual, outputs at X or None).  Compiled
+        (:func:`mpvi.cbackend.newton_function`, the same bits) where it can be, else
+        :func:`mpvi.newton.solve_info`.
+
+        ``X0`` may be a function returning the first guess; with ``extrapolate = (C, E, m)``
+        the compiled iteration computes it as ``X0[u n + d] = sum(C[i n + d] * E[u m + i]
+        for i < m)`` (the extrapolation of a step's trial function; ``X0()`` must compute
+        the same, for the Python iteration)."""
+        if self.newton is not None and not newton.get("damped"):
+            rtol, scale = newton.get("rtol"), newton.get("scale")
+            eps = ctx.eps
+            if rtol is None:                      # 2^10 eps, computed once per precision
+                if self._tolerance[0] is not eps:
+                    self._tolerance = (eps, tolerance(ctx))
+                rtol = self._tolerance[1]
+            else:
+                rtol = ctx.num(rtol)
+            head = (None if extrapolate is not None else (X0() if callable(X0) else X0), K, P,
+                    eps, rtol,
+                    ctx.one if scale is None else scale,
+                    newton.get("max_iter", DEFAULT_MAX_ITER), RESIDUAL_SLACK)
+            out = self.newton(*head, *extrapolate) if extrapolate is not None else self.newton(*head)
+            if out is not None:
+                if not outputs:
+                    return out[:3]
+                return out if self.outputs is not None else (*out, None)
+        X, iterations, residual = solve_info(self.equations(K, P), X0() if callable(X0) else X0,
+                                             ctx, **newton)
+        if outputs:
+            return X, iterations, residual, self.outputs(X, K, P) if self.outputs else None
+        return X, iterations, residual
 
 
 _KERNELS: dict = {}

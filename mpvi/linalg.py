@@ -75,6 +75,8 @@ def solve_dense(a: list, b: Sequence, ctx: Any) -> list:
             a[k], a[piv] = a[piv], a[k]
             b[k], b[piv] = b[piv], b[k]
         rk, pk = a[k], a[k][k]
+        if type(pk) is int:             # int / int would be a float division
+            pk = rk[k] = ctx.num(pk)
         for i in range(k + 1, n):
             ri = a[i]
             f = ri[k] / pk

@@ -210,7 +210,10 @@ def solve(fun, x0, ctx, *, stats=None, **options):
 
 
 def _norm(values):
-    return max(map(abs, values))
+    """max_i |v_i|, or a nan among the v_i: ``max`` alone passes over a nan that is not
+    first (nan > x is false), and a nan update would then pass the stopping rule."""
+    m = max(map(abs, values))
+    return m if all(v == v for v in values) else next(v for v in values if v != v)
 
 
 def solve_info(fun: Callable, x0, ctx, *, scale=None, rtol=None, max_iter=DEFAULT_MAX_ITER,
@@ -289,7 +292,7 @@ def solve_info(fun: Callable, x0, ctx, *, scale=None, rtol=None, max_iter=DEFAUL
         if dn <= rtol * xn or (previous is not None and 2 * dn <= previous
                                and dn ** 3 <= eps * xn * previous ** 2):
             x, residual = done(x)
-            jnorm = max(sum(abs(v) for v in row) for row in rows)
+            jnorm = max(sum(abs(v) for v in row) for row in J)   # rows was eliminated
             bound = len(rows) * rtol * jnorm * max(_norm(x), scale) * RESIDUAL_SLACK
             if not residual <= bound:
                 raise failure(f"the update converged but the residual {_short(residual)} "

@@ -158,3 +158,112 @@ def test_integer_results_stay_integers_as_in_python():
         p, c = python(args), compiled(args)
     assert [type(v) for v in p] == [type(v) for v in c] and p[:2] == c[:2] == [0, 3]
     assert bits_equal(p[2:], c[2:])
+
+
+# ----- Newton's method in C (cbackend.translate_newton) ----------------------------------------
+
+def newton_kernel(monkeypatch, outputs=True):
+    """A kernel of 3 nonlinear equations in X with inputs K and parameters P (sin and cos
+    of the same operand, of a fixed input, an integer Jacobian entry), Newton compiled
+    from its first solve."""
+    monkeypatch.setenv("MPVI_COMPILE_AFTER", "1")
+    x, y, z, a, b, c = sp.symbols("x y z a b c")
+    res = [x**2 + sp.sin(y) * sp.cos(a) - b, x * y - sp.cos(y) * sp.sin(a) + z / 3,
+           z + sp.Rational(1, 7) * x**3 - sp.sin(b) * c]
+    kernel = mpvi.kernels.Kernel([x, y, z], [a, b], [c], res, G64,
+                                 outputs=[x + sp.cos(y), z * sp.sin(y)] if outputs else ())
+    assert kernel.newton is not None
+    return kernel
+
+
+def run_both(kernel, X0, K, P, **options):
+    """(compiled result, Python result) of the same solve."""
+    from mpvi.newton import RESIDUAL_SLACK, solve_info, tolerance
+    with G64.active():
+        rtol = G64.num(options["rtol"]) if "rtol" in options else tolerance(G64)
+        scale = G64.num(options["scale"]) if "scale" in options else G64.one
+        c = kernel.newton(X0, K, P, G64.eps, rtol, scale, options.get("max_iter", 50),
+                          RESIDUAL_SLACK)
+        opts = {k: (G64.num(v) if k != "max_iter" else v) for k, v in options.items()}
+        try:
+            python = solve_info(kernel.equations(K, P), X0, G64, **opts)
+        except mpvi.NewtonError as exc:
+            python = exc
+    return c, python
+
+
+@pytest.mark.parametrize("options", [{}, {"rtol": "1e-40"}, {"scale": "1e3"}])
+def test_compiled_newton_is_solve_info_bit_for_bit(monkeypatch, options):
+    kernel = newton_kernel(monkeypatch)
+    with G64.active():
+        K, P = [G64.num("0.3"), G64.num("1.2")], [G64.num("0.8")]
+        X0 = [G64.num("1"), G64.num("0.5"), G64.num(0)]
+    c, (X, its, residual) = run_both(kernel, X0, K, P, **options)
+    assert c is not None, "the compiled iteration fell back"
+    assert bits_equal(c[0], X) and c[1] == its and bits_equal([c[2]], [residual])
+    with G64.active():
+        assert bits_equal(c[3], kernel.outputs(X, K, P))
+    assert its >= 3 and residual < 2 ** 10 * G64.eps
+
+
+def test_compiled_newton_extrapolates_the_first_guess_as_numpy_does(monkeypatch):
+    """X0[u n + d] = sum(C_i[d] * E[u][i]): numpy's sum over object arrays, the same bits."""
+    import numpy as np
+    kernel = newton_kernel(monkeypatch, outputs=False)
+    from mpvi.newton import RESIDUAL_SLACK, tolerance
+    with G64.active():
+        K, P = [G64.num("0.3"), G64.num("1.2")], [G64.num("0.8")]
+        carry = [np.array([G64.num(s) for s in row], dtype=object)
+                 for row in (["0.9", "0.4", "0.1"], ["1/3", "-2/7", "5"])]
+        E = [[G64.num("1.5"), G64.num("-1/3")]]            # one unknown slot of n = 3
+        X0 = list(sum(x * e for e, x in zip(E[0], carry)))
+        head = (K, P, G64.eps, tolerance(G64), G64.one, 50, RESIDUAL_SLACK)
+        given = kernel.newton(X0, *head)
+        extrapolated = kernel.newton(None, *head, [v for c in carry for v in c], E[0], 2)
+    assert given is not None and extrapolated is not None
+    assert bits_equal(given[0], extrapolated[0]) and given[1] == extrapolated[1]
+
+
+def test_compiled_newton_falls_back_where_python_raises(monkeypatch):
+    """A singular Jacobian, a nan, the iteration limit, an input wider than the context:
+    the compiled iteration returns None and Kernel.solve raises the Python error."""
+    kernel = newton_kernel(monkeypatch)
+    with G64.active():
+        K, P = [G64.num("0.3"), G64.num("1.2")], [G64.num("0.8")]
+        good = [G64.num("1"), G64.num("0.5"), G64.num(0)]
+        cases = {"nan": ([G64.num("nan")] + good[1:], K, {}),
+                 "limit": (good, K, {"max_iter": 2}),
+                 "wide": ([mpvi.GMPContext(100).num("1/3")] + good[1:], K, {}),
+                 "nan input": (good, [G64.num("nan"), K[1]], {})}
+    for name, (X0, k, options) in cases.items():
+        c, python = run_both(kernel, X0, k, P, **options)
+        assert c is None, name
+        if isinstance(python, Exception):
+            with pytest.raises(mpvi.NewtonError, match=str(python.message)[:30].replace("(", r"\(")):
+                with G64.active():
+                    kernel.solve(X0, k, P, G64, **options)
+        else:                             # the Python iteration succeeds: so does solve
+            with G64.active():
+                X, its, _ = kernel.solve(X0, k, P, G64, **options)
+            assert bits_equal(X, python[0]) and its == python[1]
+    # a Jacobian singular at the solution's neighbourhood: x^2 = 0 from 0
+    x = sp.Symbol("x")
+    flat = mpvi.kernels.Kernel([x], [], [], [x**2], G64)
+    with G64.active():
+        c = flat.newton([G64.num(0)], [], [], G64.eps, G64.eps * 1024, G64.one, 50, 1024)
+        assert c is None
+        with pytest.raises(mpvi.NewtonError, match="singular Jacobian"):
+            flat.solve([G64.num(0)], [], [], G64)
+
+
+def test_the_driver_never_falls_back_on_a_regular_run(monkeypatch):
+    """Every Newton solve of a Simpson run on the Lagrange top is the compiled one (the
+    Python iteration of mpvi.kernels is never called)."""
+    monkeypatch.setenv("MPVI_COMPILE_AFTER", "1")
+    calls = []
+    original = mpvi.kernels.solve_info
+    monkeypatch.setattr(mpvi.kernels, "solve_info",
+                        lambda *a, **k: calls.append(1) or original(*a, **k))
+    from mpvi.systems.lagrange_top import table3_top
+    sol = mpvi.solve(table3_top(G64), "simpson", h="1/20", n=30)
+    assert sol.stats["newton"]["solves"] == 30 and not calls

@@ -46,7 +46,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction as Fr
-from functools import lru_cache
+from functools import cached_property, lru_cache
 
 import numpy as np
 import sympy as sp
@@ -333,17 +333,31 @@ class _TrialStepper:
     def kernel_step(self, t, q, y, carry, known, outputs):
         """One step by the generated kernel: Newton on lists, results as context arrays."""
         ctx = self.ctx.activate()
-        guess = self.first_guess(t, q, y, carry)
-        X0 = [x for g in guess for x in g]
+
+        def X0():
+            return [x for g in self.first_guess(t, q, y, carry) for x in g]
+        extrapolate = None
+        if carry is not None and self.kernel.newton is not None:
+            E, m = self._extrapolation
+            if m == len(carry) and all(len(c) == self.n for c in carry):
+                extrapolate = ([x for c in carry for x in c], E, m)
         K = self.kernel_inputs(t, q, y, known)
-        X, iterations, residual = self.kernel.solve(
-            X0, K, self.system.param_values, ctx, what=self.method.disc.name,
-            diagnose=lambda X: self.diagnose(t, known, np.array(X, dtype=object)), **self.newton)
+        X, iterations, residual, out = self.kernel.solve(
+            X0, K, self.system.param_values, ctx, extrapolate=extrapolate,
+            what=self.method.disc.name,
+            diagnose=lambda X: self.diagnose(t, known, np.array(X, dtype=object)),
+            outputs=True, **self.newton)
         X = np.array(X, dtype=object)
         coeffs = self.assemble(known, X)
-        y1 = (np.array(self.kernel.outputs(list(X), K, self.system.param_values), dtype=object)
-              if outputs else coeffs[self.v1])
+        y1 = np.array(out, dtype=object) if outputs else coeffs[self.v1]
         return X, iterations, residual, coeffs, y1
+
+    @cached_property
+    def _extrapolation(self):
+        """(the rows E[u] of the unknown slots, flat; their common length) for the compiled
+        first guess."""
+        rows = [self.tables.extrapolation[u] for u in self.unknown]
+        return [e for row in rows for e in row], len(rows[0]) if rows else 0
 
     def first_guess(self, t, q, y, carry):
         """Unknown coefficients from the previous step (carry) or from x + v (t - t_j)."""
