@@ -85,6 +85,10 @@ class Kernel:
         self.both, self.residual, *rest = [function(source, table, ctx, name) for
                                            (name, _), (source, table) in zip(parts, sources)]
         self.outputs = rest[0] if rest else None
+        # what the compiled iteration is made of (benchmarks/scaling.py counts its calls)
+        self.sources = [s for s, _ in sources]
+        self.constant_names = [sorted(t) for _, t in sources]
+        self.prec, self.nk, self.np = getattr(ctx, "prec", None), len(K), len(P)
         self.newton, self._tolerance = None, (None, None)
         if cbackend.active(ctx):
             self.newton = cbackend.newton_function(

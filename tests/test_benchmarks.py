@@ -35,3 +35,19 @@ def test_compare_outputs_finds_no_difference_between_a_directory_and_itself():
     figures = BENCH.parent / "figures"
     out = run(BENCH / "compare_outputs.py", figures, figures)
     assert "0 with differences" in out
+
+
+def test_scaling_runs_and_counts_the_special_functions():
+    report = json.loads(run(BENCH / "scaling.py", "--json", "--n", "2", "3", "--steps", "2",
+                            "--repeats", "1", "--family", "nlink", "nlink-pairs",
+                            "--methods", "simpson"))
+    rows = {(r["family"], r["n"]): r for r in report["rows"]}
+    # N-link by angle addition: N sin_cos per node, 3 nodes of Simpson (those of the known
+    # node hoisted out of the loop); written with cos(q_j - q_k): up to N + N(N - 1)/2
+    # arguments per node
+    for n in (2, 3):
+        assert rows["nlink", n]["calls_compiled"] == 3 * n
+        assert rows["nlink", n]["calls_loop"] == 2 * n
+        assert 3 * n < rows["nlink-pairs", n]["calls_compiled"] <= 3 * (n + n * (n - 1) // 2)
+        assert rows["nlink", n]["calls_python"] == 2 * rows["nlink", n]["calls_compiled"]
+    assert {f["family"] for f in report["fits"]} == {"nlink", "nlink-pairs"}
