@@ -23,17 +23,17 @@ is noisy: compare ratios from one run.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import math
-import os
 import re
 import sys
 import time
 
 import mpvi
-from mpvi import cbackend, kernels
+from mpvi import cbackend
+from mpvi import kernels as kernel_cache
 from mpvi.systems.pendulums import n_link_pendulum, pendulum_chain
+from step_speed import kernels   # the switch between Python and compiled kernels
 
 FAMILIES = {
     "chain": lambda ctx, n: pendulum_chain(ctx, n),
@@ -41,20 +41,6 @@ FAMILIES = {
     "nlink-pairs": lambda ctx, n: n_link_pendulum(ctx, n, angle_addition=False),
 }
 H = "1/100"
-
-
-@contextlib.contextmanager
-def compiled(on):
-    saved = {k: os.environ.get(k) for k in ("MPVI_COMPILED", "MPVI_COMPILE_AFTER")}
-    os.environ.update(MPVI_COMPILED="1" if on else "0", MPVI_COMPILE_AFTER="1")
-    try:
-        yield
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
 
 
 def per_step(problem, method, steps, repeats):
@@ -74,7 +60,7 @@ def special_calls(problem):
     """(python, compiled, in the loop) sin/cos calls of one evaluation of the Simpson
     Newton kernel of ``problem`` (built by a run before)."""
     sig = problem.system.signature
-    found = [k for key, k in kernels._KERNELS.items() if key[2] == sig and key[1]]
+    found = [k for key, k in kernel_cache._KERNELS.items() if key[2] == sig and key[1]]
     if not found or not getattr(found[-1], "sources", None):
         return None, None, None
     source = found[-1].sources[0]
@@ -120,7 +106,7 @@ def main(argv=None):
                 problem = FAMILIES[family](ctx, n)
                 row = {"family": family, "n": n, "method": method}
                 for label, on in (("python", False), ("compiled", True)):
-                    with compiled(on):
+                    with kernels(on):
                         ms, build = per_step(problem, method, args.steps, args.repeats)
                     row[f"{label}_ms"], row[f"{label}_build_s"] = ms, build
                     print(f"{family} N={n} {method} {label}: {ms:.3f} ms/step "

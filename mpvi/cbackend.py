@@ -356,8 +356,8 @@ class _Translator:
         first use (nan beyond 2^prec, as the context's sin and cos)."""
         key = ast.unparse(node.args[0])
         region = self.region(node)
-        skey, known = self.share(node.args[0], region)
-        if key not in self.fused and known is not None and f"sincos:{skey}" in self.shared:
+        skey, _ = self.share(node.args[0], region)
+        if key not in self.fused and skey and f"sincos:{skey}" in self.shared:
             self.fused[key] = self.shared[f"sincos:{skey}"]
         if key not in self.fused:
             x = self.mpfr(node.args[0])
@@ -368,7 +368,6 @@ class _Translator:
             self.fused[key] = {"sin": s, "cos": c}
             if skey:
                 self.shared[f"sincos:{skey}"] = self.fused[key]
-                self.shared.setdefault(skey, x)
         return self.fused[key]
 
     def function(self, source: str) -> dict:
