@@ -92,8 +92,7 @@ class Kernel:
         self.newton, self._tolerance = None, (None, None)
         if cbackend.active(ctx):
             self.newton = cbackend.newton_function(
-                [s for s, _ in sources], [t for _, t in sources], ctx.prec, self.n, len(K),
-                len(P))
+                self.sources, [t for _, t in sources], ctx.prec, self.n, self.nk, self.np)
 
     def equations(self, K, P):
         """``fun(X, jacobian)`` for :func:`mpvi.newton.solve_info`: (residual, Jacobian
