@@ -14,7 +14,9 @@ precision:
   Figs. 2-3 build their reference with (``pendulum_reference`` of
   reproductions/_top2025_pendulum.py), at step
   ``--gbs-H`` with ``--gbs-levels`` levels (order 2 levels), in the number context
-  ``--context`` (mp: mpmath; gmp: gmpy2 where mpvi provides it).  Its error is *shown*,
+  ``--context`` (mp: mpmath; gmp: gmpy2 where mpvi provides it, with the field and the
+  whole GBS step compiled to MPFR C by :mod:`mpvi.cbackend` where a C compiler is found,
+  bit-identical to the Python step; ``MPVI_COMPILED=0`` times the Python step).  Its error is *shown*,
   not assumed: a second run at H/2 (not timed; ``--no-check`` skips it) gives
   max_j |GBS(H) - GBS(H/2)| over the common nodes t_j = j H, which estimates the error of
   the H run: the H/2 run's truncation error is about 2^(2 levels) times smaller, and its
@@ -60,6 +62,7 @@ from fractions import Fraction
 import numpy as np
 
 from mpvi import get_context, solve
+from mpvi.kernels import explicit_steps
 from mpvi.repro.studies import fraction, steps
 from mpvi.systems.double_pendulum import nonlinear_double_pendulum
 
@@ -149,6 +152,7 @@ def mpvi_reference(ctx, T, H, levels, check):
     say(f"mpvi: GBS of order {2 * levels}, {n} steps of H = {H} s, context {ctx.name}")
     Q, P, wall = gbs_run(prob, H, n, levels, "mpvi GBS")
     out = {"scheme": "gbs", "order": 2 * levels, "H": H, "levels": levels, "steps": n,
+           "compiled": explicit_steps(prob.system) is not None,
            "rhs_evaluations": n * rhs_evaluations(levels), "setup_s": setup, "time_s": wall,
            "q_end": Q[-1], "p_end": P[-1], "prob": prob}
     if check:
@@ -366,10 +370,11 @@ def print_report(rep):
           f"|p_mpvi - p_heyoka| {rep['agreement']['p']:.2e}")
     print(f"ratio mpvi / heyoka: {rep['ratio']:.3g} (integration), "
           f"{rep['ratio_with_jit']:.3g} (heyoka's JIT compilation included)")
+    path = "compiled MPFR steps" if m["compiled"] else "Python"
     faster = (f"heyoka is {rep['ratio']:.3g} times faster" if rep["ratio"] > 1 else
               f"mpvi is {1 / rep['ratio']:.3g} times faster")
     print(f"{faster}.  Per evaluation of the equations of motion mpvi's GBS spends "
-          f"{m['us_per_rhs_evaluation']:.1f} us (Python, context {rep['context']}), heyoka's "
+          f"{m['us_per_rhs_evaluation']:.1f} us ({path}, context {rep['context']}), heyoka's "
           f"compiled MPFR code {h['compiled_evaluation_us']:.1f} us; mpvi's "
           f"{m['rhs_evaluations']} evaluations at the compiled cost would take "
           f"{rep['gbs_evaluations_at_compiled_cost_s']:.2f} s against heyoka's "

@@ -629,7 +629,67 @@ def translate_newton(name: str, sources: Sequence[str], constants: Sequence[Sequ
         inits="\n".join(f"    {x}" for x in inits), setup="\n".join(setups),
         pre="\n".join(f"    {x}" for x in pres), both=evaluate[0], fill="\n".join(fill),
         residual=evaluate[1], rfill="\n".join(rfill), outputs=outputs,
-        note=note.replace("*/", "* /"))
+        note=note.replace("*/", "* /"), solve=_SOLVE, number=_NUMBER)
+
+
+_SOLVE = r"""
+/* mpvi.linalg.solve_dense(a, b): Gaussian elimination with partial pivoting, the same
+   operations in the same order (the rows swapped through perm).  a: n x n pointers, row
+   by row, and b: n pointers, both consumed (new values go to ao and bo); x gets the
+   solution.  0 where Python raises (a zero or non-finite matrix, a pivot at most
+   n eps max|a|) or could go another way (a non-finite multiplier): the caller falls back */
+static int dense_solve(int n, mpfr_ptr *a, mpfr_t *ao, mpfr_ptr *b, mpfr_t *bo, mpfr_t *x,
+                       mpfr_srcptr eps, int *perm, mpfr_ptr w, mpfr_ptr f, mpfr_ptr s,
+                       mpfr_ptr tiny) {
+    for (int i = 0; i < n; i++) perm[i] = i;
+    mpfr_ptr big = a[0];
+    for (int i = 0; i < n * n; i++) {
+        if (!mpfr_number_p(a[i])) return 0;
+        if (mpfr_cmpabs(a[i], big) > 0) big = a[i];
+    }
+    if (mpfr_zero_p(big)) return 0;
+    mpfr_abs(w, big, MPFR_RNDN);
+    mpfr_set_si(tiny, n, MPFR_RNDN);
+    mpfr_mul(tiny, tiny, eps, MPFR_RNDN);                 /* n * eps, then * max|a| */
+    mpfr_mul(tiny, tiny, w, MPFR_RNDN);
+    for (int k = 0; k < n; k++) {
+        int piv = k;
+        for (int i = k + 1; i < n; i++)
+            if (mpfr_cmpabs(a[perm[i] * n + k], a[perm[piv] * n + k]) > 0) piv = i;
+        mpfr_abs(w, a[perm[piv] * n + k], MPFR_RNDN);
+        if (!mpfr_number_p(w) || !(mpfr_cmp(w, tiny) > 0)) return 0;
+        int tmp = perm[k]; perm[k] = perm[piv]; perm[piv] = tmp;
+        int rk = perm[k];
+        mpfr_ptr pk = a[rk * n + k];
+        for (int i = k + 1; i < n; i++) {
+            int ri = perm[i];
+            mpfr_div(f, a[ri * n + k], pk, MPFR_RNDN);
+            if (!mpfr_number_p(f)) return 0;
+            if (mpfr_zero_p(f)) continue;
+            for (int j = k + 1; j < n; j++) {
+                mpfr_mul(w, f, a[rk * n + j], MPFR_RNDN);
+                mpfr_sub(ao[ri * n + j], a[ri * n + j], w, MPFR_RNDN);
+                a[ri * n + j] = ao[ri * n + j];
+            }
+            mpfr_mul(w, f, b[rk], MPFR_RNDN);
+            mpfr_sub(bo[ri], b[ri], w, MPFR_RNDN);
+            b[ri] = bo[ri];
+        }
+    }
+    for (int i = n - 1; i >= 0; i--) {
+        int ri = perm[i];
+        mpfr_ptr r = b[ri];
+        for (int j = i + 1; j < n; j++) {
+            mpfr_mul(w, a[ri * n + j], x[j], MPFR_RNDN);
+            mpfr_sub(s, r, w, MPFR_RNDN);
+            r = s;
+        }
+        mpfr_div(x[i], r, a[ri * n + i], MPFR_RNDN);
+    }
+    return 1;
+}
+"""
+"""C of :func:`mpvi.linalg.solve_dense`, shared by the Newton and the explicit modules."""
 
 
 _NEWTON_TEMPLATE = r"""
@@ -656,53 +716,8 @@ static mpfr_ptr dxp[N], xp[N], ap[N][N], bp[N], rp[N], Jp[N][N], rr[N], oo[NOUT]
 static mpfr_ptr kp[{nk}], pp[{np}], xin[N];
 static mpfr_t kslot[{nk}], pslot[{np}], xslot[N];
 static int perm[N];
-
-/* a number of an argument: the mpfr_t of a gmpy2 mpfr of at most PREC bits, or an exact
-   copy of a small Python int; NULL (no error set) for anything else */
-static mpfr_ptr nw_number(PyObject *x, mpfr_t slot) {{
-    if (MPFR_Check(x)) return mpfr_get_prec(MPFR(x)) <= PREC ? MPFR(x) : NULL;
-    if (PyLong_Check(x)) {{
-        int overflow = 0;
-        long v = PyLong_AsLongAndOverflow(x, &overflow);
-        if (overflow || (v == -1 && PyErr_Occurred())) {{ PyErr_Clear(); return NULL; }}
-        mpfr_set_si(slot, v, MPFR_RNDN);
-        return slot;
-    }}
-    return NULL;
-}}
-
-static int nw_read(PyObject *obj, Py_ssize_t count, mpfr_ptr *out, mpfr_t *slots) {{
-    PyObject *seq = PySequence_Fast(obj, "a sequence");
-    if (seq == NULL) {{ PyErr_Clear(); return 0; }}
-    int ok = PySequence_Fast_GET_SIZE(seq) == count;
-    for (Py_ssize_t i = 0; ok && i < count; i++)
-        ok = (out[i] = nw_number(PySequence_Fast_GET_ITEM(seq, i), slots[i])) != NULL;
-    Py_DECREF(seq);
-    return ok;
-}}
-
-static int nw_set_table(PyObject *tables, int which, mpfr_t *k, Py_ssize_t count) {{
-    PyObject *seq = PySequence_Fast(PyTuple_GET_ITEM(tables, which), "setup: a sequence");
-    if (seq == NULL) return 0;
-    if (PySequence_Fast_GET_SIZE(seq) != count) {{
-        Py_DECREF(seq);
-        PyErr_SetString(PyExc_ValueError, "setup: wrong number of constants");
-        return 0;
-    }}
-    for (Py_ssize_t i = 0; i < count; i++) {{
-        PyObject *c = PySequence_Fast_GET_ITEM(seq, i);
-        if (!MPFR_Check(c)) {{
-            Py_DECREF(seq);
-            PyErr_SetString(PyExc_TypeError, "setup: constants must be mpfr");
-            return 0;
-        }}
-        mpfr_set_prec(k[i], mpfr_get_prec(MPFR(c)));
-        mpfr_set(k[i], MPFR(c), MPFR_RNDN);
-    }}
-    Py_DECREF(seq);
-    return 1;
-}}
-
+{solve}
+{number}
 static PyObject *setup(PyObject *self, PyObject *tables) {{
     if (!PyTuple_Check(tables) || PyTuple_GET_SIZE(tables) != {ntables}) {{
         PyErr_SetString(PyExc_TypeError, "setup needs a tuple of {ntables} constant tables");
@@ -724,73 +739,14 @@ static int nw_norm(mpfr_ptr *v, int count, mpfr_t out) {{
     return 1;
 }}
 
-/* mpvi.linalg.solve_dense(J, -r): Gaussian elimination with partial pivoting, the same
-   operations in the same order; 0 where Python raises (a pivot at most n eps max|a|) */
+/* mpvi.linalg.solve_dense(J, -r) */
 static int nw_solve(mpfr_srcptr eps) {{
     for (int i = 0; i < N; i++) {{
-        perm[i] = i;
         for (int j = 0; j < N; j++) ap[i][j] = Jp[i][j];
         mpfr_neg(bo[i], rp[i], MPFR_RNDN);
         bp[i] = bo[i];
     }}
-    mpfr_ptr big = ap[0][0];
-    for (int i = 0; i < N; i++)
-        for (int j = 0; j < N; j++) {{
-            if (!mpfr_number_p(ap[i][j])) return 0;
-            if (mpfr_cmpabs(ap[i][j], big) > 0) big = ap[i][j];
-        }}
-    if (mpfr_zero_p(big)) return 0;
-    mpfr_abs(W1, big, MPFR_RNDN);
-    mpfr_set_si(TINY, N, MPFR_RNDN);
-    mpfr_mul(TINY, TINY, eps, MPFR_RNDN);                 /* n * eps, then * max|a| */
-    mpfr_mul(TINY, TINY, W1, MPFR_RNDN);
-    for (int k = 0; k < N; k++) {{
-        int piv = k;
-        for (int i = k + 1; i < N; i++)
-            if (mpfr_cmpabs(ap[perm[i]][k], ap[perm[piv]][k]) > 0) piv = i;
-        mpfr_abs(W1, ap[perm[piv]][k], MPFR_RNDN);
-        if (!mpfr_number_p(W1) || !(mpfr_cmp(W1, TINY) > 0)) return 0;
-        int tmp = perm[k]; perm[k] = perm[piv]; perm[piv] = tmp;
-        int rk = perm[k];
-        mpfr_ptr pk = ap[rk][k];
-        for (int i = k + 1; i < N; i++) {{
-            int ri = perm[i];
-            mpfr_div(F, ap[ri][k], pk, MPFR_RNDN);
-            if (!mpfr_number_p(F)) return 0;
-            if (mpfr_zero_p(F)) continue;
-            for (int j = k + 1; j < N; j++) {{
-                mpfr_mul(W1, F, ap[rk][j], MPFR_RNDN);
-                mpfr_sub(Ao[ri][j], ap[ri][j], W1, MPFR_RNDN);
-                ap[ri][j] = Ao[ri][j];
-            }}
-            mpfr_mul(W1, F, bp[rk], MPFR_RNDN);
-            mpfr_sub(bo[ri], bp[ri], W1, MPFR_RNDN);
-            bp[ri] = bo[ri];
-        }}
-    }}
-    for (int i = N - 1; i >= 0; i--) {{
-        int ri = perm[i];
-        mpfr_ptr s = bp[ri];
-        for (int j = i + 1; j < N; j++) {{
-            mpfr_mul(W1, ap[ri][j], dx[j], MPFR_RNDN);
-            mpfr_sub(S, s, W1, MPFR_RNDN);
-            s = S;
-        }}
-        mpfr_div(dx[i], s, ap[ri][i], MPFR_RNDN);
-    }}
-    return 1;
-}}
-
-static PyObject *nw_result(mpfr_ptr *v, int count) {{
-    PyObject *list = PyList_New(count), *o;
-    if (list == NULL) return NULL;
-    for (int i = 0; i < count; i++) {{
-        o = (PyObject *)GMPy_MPFR_New(mpfr_get_prec(v[i]), NULL);
-        if (o == NULL) {{ Py_DECREF(list); return NULL; }}
-        mpfr_set(MPFR(o), v[i], MPFR_RNDN);
-        PyList_SET_ITEM(list, i, o);
-    }}
-    return list;
+    return dense_solve(N, &ap[0][0], &Ao[0][0], bp, bo, dx, eps, perm, W1, F, S, TINY);
 }}
 
 /* the first guess extrapolated from the previous step, as Python's
@@ -939,6 +895,387 @@ PyMODINIT_FUNC PyInit_{name}(void) {{
 """
 
 
+def _bind(tr: "_Translator", info: dict, sources: Sequence[str]) -> list[str]:
+    """C lines pointing the unpacked arguments of a translated function at ``sources``: one
+    C array expression per argument group (``None``: bound elsewhere)."""
+    lines = []
+    for g, src in zip(info["groups"], sources):
+        members = info["unpack"].get(g)
+        if members is None:
+            if g in tr.used:
+                raise Unsupported(f"scalar argument {g} of an explicit field")
+            continue
+        if src is not None:
+            lines += [f"{tr.prefix}v_{m} = {src}[{j}];" for j, m in enumerate(members)]
+    return lines
+
+
+def translate_explicit(name: str, sources: Sequence[str], constants: Sequence[Sequence[str]],
+                       prec: int, n: int, npar: int, note: str = "") -> str:
+    """The C source of an extension module ``name`` with the explicit steps of
+    :mod:`mpvi.ode` on a mechanical system's Hamiltonian field y = (q, p), in MPFR:
+    ``rk4(t, y, h, params, eps)`` (:func:`mpvi.ode.rk4_step`), ``gbs(t, y, H, levels,
+    params, eps)`` (:func:`mpvi.ode.gbs_step`) and ``field(t, y, params, eps)``
+    (the field of :func:`mpvi.kernels.hamiltonian_field`), operation by operation, so the
+    same bits.  ``sources``: the generated ``hamiltonian_field(t, q, p, params)`` returning
+    [det M, M, v, p'] (the symbolic inverse), or ``M(q, params)`` and ``force(t, q, v,
+    params)`` (v from M v = p by the elimination of :func:`mpvi.linalg.solve_dense`).
+    Each returns a list of 2n numbers, or None wherever the Python field would take
+    another path (M singular to working precision, a non-finite pivot, an argument wider
+    than the context): the caller then runs the Python step, which gives the same bits
+    or raises its error."""
+    symbolic = len(sources) == 1
+    if symbolic:
+        specs = [("f_", (0, 1, 2), ("ft_", "fy", "(fy + N)", "parp"))]
+    elif len(sources) == 2:
+        specs = [("m_", (0,), ("fy", "parp")), ("g_", (0, 1, 2), ("ft_", "fy", "vxp", "parp"))]
+    else:
+        raise Unsupported(f"an explicit field of {len(sources)} functions")
+    parts = []
+    for src, consts, (prefix, varying, args) in zip(sources, constants, specs):
+        tr = _Translator(consts, prefix, varying=varying)
+        info = tr.function(src)
+        results = [tr.exact_int(v) if kind == "int" else v for kind, v in info["results"]]
+        parts.append((tr, info, args, results))
+    decls, inits, binds, fixed, evaluate = [], [], [], [], []
+    for c, (tr, info, args, results) in enumerate(parts):
+        p, nt, nc, nz = tr.prefix, max(tr.temps, 1), len(tr.constants), max(len(tr.ints), 1)
+        decls.append(f"static mpfr_t {p}t[{nt}], {p}k[{max(nc, 1)}], {p}z[{nz}];")
+        decls += [f"static mpfr_ptr {p}v_{m};" for m in sorted(tr.names)]
+        inits += [f"for (int i = 0; i < {nt}; i++) mpfr_init2({p}t[i], PREC);",
+                  f"for (int i = 0; i < {max(nc, 1)}; i++) mpfr_init2({p}k[i], PREC);",
+                  f"for (int i = 0; i < {nz}; i++) mpfr_init2({p}z[i], 64);"]
+        inits += [f"mpfr_set_si({z}, {v}L, MPFR_RNDN);" for v, z in tr.ints.items()]
+        binds.append(f"    if (!nw_set_table(tables, {c}, {p}k, {nc})) return NULL;")
+        varying = {info["groups"][i] for i in (tr.varying_groups or ())}
+        fixed_args = [a if g not in varying else None for g, a in zip(info["groups"], args)]
+        moving_args = [a if g in varying else None for g, a in zip(info["groups"], args)]
+        fixed += _bind(tr, info, fixed_args) + tr.pre
+        evaluate.append(_bind(tr, info, moving_args) + tr.lines)
+    if symbolic:
+        (tr, info, args, res), = parts
+        if len(res) != 1 + n * n + 2 * n:
+            raise Unsupported(f"a Hamiltonian field of {n} degrees of freedom returns {len(res)} values")
+        body = evaluate[0] + [f"mp[{i}] = {r};" for i, r in enumerate(res[1:1 + n * n])]
+        body += [f"if (!ex_regular({res[0]}, eps)) return 0;"]
+        body += [f"mpfr_set(fo[{i}], {r}, MPFR_RNDN);" for i, r in enumerate(res[1 + n * n:])]
+    else:
+        (_, _, _, mres), (_, _, _, gres) = parts
+        if len(mres) != n * n or len(gres) != n:
+            raise Unsupported(f"a mass matrix of {len(mres)} and a force of {len(gres)} values "
+                              f"for {n} degrees of freedom")
+        body = evaluate[0] + [f"mp[{i}] = {r};" for i, r in enumerate(mres)]
+        body += ["for (int i = 0; i < N; i++) bp[i] = fy[N + i];",
+                 "if (!dense_solve(N, mp, Ao, bp, bo, vx, eps, perm, W, SF, SS, STINY)) return 0;"]
+        body += evaluate[1]
+        body += ["for (int i = 0; i < N; i++) mpfr_set(fo[i], vx[i], MPFR_RNDN);"]
+        body += [f"mpfr_set(fo[N + {i}], {r}, MPFR_RNDN);" for i, r in enumerate(gres)]
+    return _EXPLICIT_TEMPLATE.format(
+        name=name, prec=prec, n=n, npar=max(npar, 1), nparr=npar, ntables=len(parts),
+        decls="\n".join(decls), inits="\n".join(f"    {x}" for x in inits),
+        setup="\n".join(binds), fixed="\n".join(f"    {x}" for x in fixed),
+        body="\n".join(f"    {x}" for x in body), solve=_SOLVE,
+        number=_NUMBER, note=note.replace("*/", "* /"))
+
+
+_NUMBER = r"""
+/* a number of an argument: the mpfr_t of a gmpy2 mpfr of at most PREC bits, or an exact
+   copy of a small Python int; NULL (no error set) for anything else */
+static mpfr_ptr nw_number(PyObject *x, mpfr_t slot) {
+    if (MPFR_Check(x)) return mpfr_get_prec(MPFR(x)) <= PREC ? MPFR(x) : NULL;
+    if (PyLong_Check(x)) {
+        int overflow = 0;
+        long v = PyLong_AsLongAndOverflow(x, &overflow);
+        if (overflow || (v == -1 && PyErr_Occurred())) { PyErr_Clear(); return NULL; }
+        mpfr_set_si(slot, v, MPFR_RNDN);
+        return slot;
+    }
+    return NULL;
+}
+
+static int nw_read(PyObject *obj, Py_ssize_t count, mpfr_ptr *out, mpfr_t *slots) {
+    PyObject *seq = PySequence_Fast(obj, "a sequence");
+    if (seq == NULL) { PyErr_Clear(); return 0; }
+    int ok = PySequence_Fast_GET_SIZE(seq) == count;
+    for (Py_ssize_t i = 0; ok && i < count; i++)
+        ok = (out[i] = nw_number(PySequence_Fast_GET_ITEM(seq, i), slots[i])) != NULL;
+    Py_DECREF(seq);
+    return ok;
+}
+
+static int nw_set_table(PyObject *tables, int which, mpfr_t *k, Py_ssize_t count) {
+    PyObject *seq = PySequence_Fast(PyTuple_GET_ITEM(tables, which), "setup: a sequence");
+    if (seq == NULL) return 0;
+    if (PySequence_Fast_GET_SIZE(seq) != count) {
+        Py_DECREF(seq);
+        PyErr_SetString(PyExc_ValueError, "setup: wrong number of constants");
+        return 0;
+    }
+    for (Py_ssize_t i = 0; i < count; i++) {
+        PyObject *c = PySequence_Fast_GET_ITEM(seq, i);
+        if (!MPFR_Check(c)) {
+            Py_DECREF(seq);
+            PyErr_SetString(PyExc_TypeError, "setup: constants must be mpfr");
+            return 0;
+        }
+        mpfr_set_prec(k[i], mpfr_get_prec(MPFR(c)));
+        mpfr_set(k[i], MPFR(c), MPFR_RNDN);
+    }
+    Py_DECREF(seq);
+    return 1;
+}
+
+static PyObject *nw_result(mpfr_ptr *v, int count) {
+    PyObject *list = PyList_New(count), *o;
+    if (list == NULL) return NULL;
+    for (int i = 0; i < count; i++) {
+        o = (PyObject *)GMPy_MPFR_New(mpfr_get_prec(v[i]), NULL);
+        if (o == NULL) { Py_DECREF(list); return NULL; }
+        mpfr_set(MPFR(o), v[i], MPFR_RNDN);
+        PyList_SET_ITEM(list, i, o);
+    }
+    return list;
+}
+"""
+"""C reading and returning numbers, shared by the Newton and the explicit modules."""
+
+
+_EXPLICIT_TEMPLATE = r"""
+/* generated by mpvi.cbackend: the RK4 and GBS steps of mpvi.ode on a Hamiltonian field of
+   mpvi.kernels, in MPFR
+   {note} */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdlib.h>
+#include <gmp.h>
+#include <mpfr.h>
+#include <mpc.h>
+#include "gmpy2.h"
+
+#define PREC {prec}
+#define N {n}
+#define NY (2 * N)
+#define NPAR {nparr}
+{decls}
+static mpfr_t limit;
+static int ready = 0;
+static mpfr_ptr ft_[1], fy[NY], parp[{npar}], mp[N * N], bp[N], vxp[N], yin[NY];
+static mpfr_t fo[NY], vx[N], Ao[N * N], bo[N], W, SF, SS, STINY, BOUND, SUM, T0, T1, T2, H0, H1, H2;
+static mpfr_t tslot, yslot[NY], hslot, eslot, parslot[{npar}];
+static int perm[N];
+{number}
+{solve}
+static PyObject *setup(PyObject *self, PyObject *tables) {{
+    if (!PyTuple_Check(tables) || PyTuple_GET_SIZE(tables) != {ntables}) {{
+        PyErr_SetString(PyExc_TypeError, "setup needs a tuple of {ntables} constant tables");
+        return NULL;
+    }}
+{setup}
+    ready = 1;
+    Py_RETURN_NONE;
+}}
+
+/* |det M| > n eps prod_i sum_j |M_ij| (Hadamard's bound), as mpvi.kernels.hamiltonian_field
+   checks it: sums from Python's 0, one rounded product per row; false for a nan */
+static int ex_regular(mpfr_srcptr det, mpfr_srcptr eps) {{
+    mpfr_mul_si(BOUND, eps, N, MPFR_RNDN);
+    for (int i = 0; i < N; i++) {{
+        mpfr_abs(SUM, mp[i * N], MPFR_RNDN);
+        for (int j = 1; j < N; j++) {{
+            mpfr_abs(W, mp[i * N + j], MPFR_RNDN);
+            mpfr_add(SUM, SUM, W, MPFR_RNDN);
+        }}
+        mpfr_mul(BOUND, BOUND, SUM, MPFR_RNDN);
+    }}
+    mpfr_abs(W, det, MPFR_RNDN);
+    return mpfr_greater_p(W, BOUND);
+}}
+
+/* the fixed inputs: the parameters, and the operations on them alone (once per step) */
+static void ex_fixed(void) {{
+{fixed}
+}}
+
+/* fo = f(ft_[0], fy): 0 where the Python field takes its other path */
+static int ex_field(mpfr_srcptr eps) {{
+{body}
+    for (int i = 0; i < NY; i++) if (!mpfr_number_p(fo[i])) return 0;
+    return 1;
+}}
+
+/* the common arguments: t, y, params, eps; 0 (fallback) if one is not a number we take */
+static int ex_read(PyObject *t, PyObject *y, PyObject *params, PyObject *eps, mpfr_ptr *e) {{
+    if (!ready) {{ PyErr_SetString(PyExc_RuntimeError, "compiled field used before setup"); return 0; }}
+    if (!(ft_[0] = nw_number(t, tslot)) || !(*e = nw_number(eps, eslot))) return 0;
+    if (!nw_read(y, NY, yin, yslot) || !nw_read(params, NPAR, parp, parslot)) return 0;
+    ex_fixed();
+    return 1;
+}}
+
+static PyObject *field(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {{
+    mpfr_ptr eps;
+    if (nargs != 4) {{ PyErr_Format(PyExc_TypeError, "field takes 4 arguments, got %zd", nargs); return NULL; }}
+    if (!ex_read(args[0], args[1], args[2], args[3], &eps)) goto fallback;
+    for (int i = 0; i < NY; i++) fy[i] = yin[i];
+    if (!ex_field(eps)) goto fallback;
+    mpfr_ptr out[NY];
+    for (int i = 0; i < NY; i++) out[i] = fo[i];
+    return nw_result(out, NY);
+fallback:
+    if (PyErr_Occurred()) return NULL;
+    Py_RETURN_NONE;
+}}
+
+/* z_i = a_i + b_i * h, as Python's [a + b * h for a, b in zip(y, k)] */
+static void ex_axpy(mpfr_t *z, mpfr_ptr *a, mpfr_t *b, mpfr_srcptr h) {{
+    for (int i = 0; i < NY; i++) {{
+        mpfr_mul(W, b[i], h, MPFR_RNDN);
+        mpfr_add(z[i], a[i], W, MPFR_RNDN);
+    }}
+}}
+
+static mpfr_t K[4][NY], Z[3][NY];
+static mpfr_ptr zp[3][NY];
+
+/* rk4(t, y, h, params, eps): mpvi.ode.rk4_step */
+static PyObject *rk4(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {{
+    mpfr_ptr eps, h;
+    if (nargs != 5) {{ PyErr_Format(PyExc_TypeError, "rk4 takes 5 arguments, got %zd", nargs); return NULL; }}
+    if (!ex_read(args[0], args[1], args[3], args[4], &eps) || !(h = nw_number(args[2], hslot))) goto fallback;
+    mpfr_ptr t = ft_[0];
+    mpfr_div_si(H0, h, 2, MPFR_RNDN);                       /* half = h / 2 */
+    mpfr_add(T1, t, H0, MPFR_RNDN);                         /* t + half */
+    mpfr_add(T2, t, h, MPFR_RNDN);                          /* t + h */
+    mpfr_ptr tk[4] = {{t, T1, T1, T2}}, hk[3] = {{H0, H0, h}};
+    for (int s = 0; s < 4; s++) {{
+        if (s == 0) for (int i = 0; i < NY; i++) fy[i] = yin[i];
+        else {{
+            ex_axpy(Z[0], yin, K[s - 1], hk[s - 1]);
+            for (int i = 0; i < NY; i++) fy[i] = Z[0][i];
+        }}
+        ft_[0] = tk[s];
+        if (!ex_field(eps)) goto fallback;
+        for (int i = 0; i < NY; i++) mpfr_set(K[s][i], fo[i], MPFR_RNDN);
+    }}
+    mpfr_div_si(H1, h, 6, MPFR_RNDN);                       /* h6 = h / 6 */
+    mpfr_ptr out[NY];
+    for (int i = 0; i < NY; i++) {{   /* a + (b1 + 2 * (b2 + b3) + b4) * h6 */
+        mpfr_add(W, K[1][i], K[2][i], MPFR_RNDN);
+        mpfr_mul_si(W, W, 2, MPFR_RNDN);
+        mpfr_add(W, K[0][i], W, MPFR_RNDN);
+        mpfr_add(W, W, K[3][i], MPFR_RNDN);
+        mpfr_mul(W, W, H1, MPFR_RNDN);
+        mpfr_add(Z[1][i], yin[i], W, MPFR_RNDN);
+        out[i] = Z[1][i];
+    }}
+    return nw_result(out, NY);
+fallback:
+    if (PyErr_Occurred()) return NULL;
+    Py_RETURN_NONE;
+}}
+
+static mpfr_t *rows[2];         /* two rows of the extrapolation tableau: levels x NY each */
+static long capacity = 0;
+
+static int ex_reserve(long levels) {{
+    if (levels <= capacity) return 1;
+    for (int r = 0; r < 2; r++) {{
+        mpfr_t *grown = (mpfr_t *)realloc(rows[r], sizeof(mpfr_t) * levels * NY);
+        if (grown == NULL) {{ PyErr_NoMemory(); return 0; }}
+        rows[r] = grown;
+        for (long i = capacity * NY; i < levels * NY; i++) mpfr_init2(rows[r][i], PREC);
+    }}
+    capacity = levels;
+    return 1;
+}}
+
+/* gbs(t, y, H, levels, params, eps): mpvi.ode.gbs_step, the explicit midpoint rule with
+   n_i = 2, 4, ..., 2 levels substeps and the Aitken-Neville tableau in h^2 */
+static PyObject *gbs(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {{
+    mpfr_ptr eps, H;
+    if (nargs != 6) {{ PyErr_Format(PyExc_TypeError, "gbs takes 6 arguments, got %zd", nargs); return NULL; }}
+    long levels = PyLong_AsLong(args[3]);
+    if (PyErr_Occurred()) return NULL;
+    if (levels < 1 || levels > 4096) {{
+        PyErr_Format(PyExc_ValueError, "gbs: levels must be 1 to 4096, got %ld", levels);
+        return NULL;
+    }}
+    if (!ex_read(args[0], args[1], args[4], args[5], &eps) || !(H = nw_number(args[2], hslot))) goto fallback;
+    if (!ex_reserve(levels)) return NULL;
+    mpfr_ptr t = ft_[0];
+    for (int i = 0; i < NY; i++) fy[i] = yin[i];
+    if (!ex_field(eps)) goto fallback;                       /* f0 = f(t, y) */
+    for (int i = 0; i < NY; i++) mpfr_set(K[0][i], fo[i], MPFR_RNDN);
+    mpfr_t *prev = rows[0], *cur = rows[1];
+    for (long i = 0; i < levels; i++) {{
+        long ni = 2 * (i + 1);
+        mpfr_div_si(H0, H, ni, MPFR_RNDN);                  /* h = H / n_i */
+        ex_axpy(Z[0], yin, K[0], H0);                       /* z = y + h f0 */
+        mpfr_mul_si(H1, H0, 2, MPFR_RNDN);                  /* two_h = 2 h */
+        int a = -1, b = 0;                                  /* z_prev = y (-1), z = Z[0] */
+        for (long m = 1; m < ni; m++) {{
+            mpfr_mul_si(W, H0, m, MPFR_RNDN);               /* t + m h */
+            mpfr_add(T1, t, W, MPFR_RNDN);
+            ft_[0] = T1;
+            for (int k = 0; k < NY; k++) fy[k] = Z[b][k];
+            if (!ex_field(eps)) goto fallback;
+            int c = (a != 0 && b != 0) ? 0 : (a != 1 && b != 1) ? 1 : 2;
+            ex_axpy(Z[c], a < 0 ? yin : zp[a], fo, H1);     /* z_prev + f(t + m h, z) 2h */
+            a = b; b = c;
+        }}
+        ft_[0] = t;
+        for (int k = 0; k < NY; k++) mpfr_set(cur[k], Z[b][k], MPFR_RNDN);   /* row = [z] */
+        for (long j = 0; j < i; j++) {{
+            long d = 2 * (i - j);                           /* seq[i - j - 1] */
+            mpfr_set_si(H2, ni * ni, MPFR_RNDN);            /* ctx.num(n_i^2) / d^2 - 1 */
+            mpfr_div_si(H2, H2, d * d, MPFR_RNDN);
+            mpfr_sub_si(H2, H2, 1, MPFR_RNDN);
+            for (int k = 0; k < NY; k++) {{                 /* a + (a - b) / ratio */
+                mpfr_ptr x = cur[j * NY + k];
+                mpfr_sub(W, x, prev[j * NY + k], MPFR_RNDN);
+                mpfr_div(W, W, H2, MPFR_RNDN);
+                mpfr_add(cur[(j + 1) * NY + k], x, W, MPFR_RNDN);
+            }}
+        }}
+        mpfr_t *swap = prev; prev = cur; cur = swap;
+    }}
+    mpfr_ptr out[NY];
+    for (int k = 0; k < NY; k++) out[k] = prev[(levels - 1) * NY + k];
+    return nw_result(out, NY);
+fallback:
+    if (PyErr_Occurred()) return NULL;
+    Py_RETURN_NONE;
+}}
+
+static PyMethodDef methods[] = {{
+    {{"field", (PyCFunction)(void (*)(void))field, METH_FASTCALL, "the Hamiltonian field"}},
+    {{"rk4", (PyCFunction)(void (*)(void))rk4, METH_FASTCALL, "one RK4 step"}},
+    {{"gbs", (PyCFunction)(void (*)(void))gbs, METH_FASTCALL, "one GBS step"}},
+    {{"setup", (PyCFunction)setup, METH_O, "the constant tables of the field's functions"}},
+    {{NULL, NULL, 0, NULL}}
+}};
+
+static struct PyModuleDef module = {{PyModuleDef_HEAD_INIT, "{name}", NULL, -1, methods}};
+
+PyMODINIT_FUNC PyInit_{name}(void) {{
+    if (import_gmpy2() < 0) return NULL;
+{inits}
+    for (int i = 0; i < NY; i++) {{
+        mpfr_init2(fo[i], PREC); mpfr_init2(yslot[i], 64);
+        for (int s = 0; s < 4; s++) mpfr_init2(K[s][i], PREC);
+        for (int s = 0; s < 3; s++) {{ mpfr_init2(Z[s][i], PREC); zp[s][i] = Z[s][i]; }}
+    }}
+    for (int i = 0; i < N; i++) {{ mpfr_init2(vx[i], PREC); mpfr_init2(bo[i], PREC); vxp[i] = vx[i]; }}
+    for (int i = 0; i < N * N; i++) mpfr_init2(Ao[i], PREC);
+    for (int i = 0; i < {npar}; i++) mpfr_init2(parslot[i], 64);
+    mpfr_inits2(PREC, W, SF, SS, STINY, BOUND, SUM, T0, T1, T2, H0, H1, H2, (mpfr_ptr)0);
+    mpfr_init2(tslot, 64); mpfr_init2(hslot, 64); mpfr_init2(eslot, 64);
+    mpfr_init2(limit, 2);
+    mpfr_set_ui_2exp(limit, 1, PREC, MPFR_RNDN);
+    return PyModule_Create(&module);
+}}
+"""
+
 # ----- building and loading ------------------------------------------------------------------
 
 def _cached_path(name: str, csource: str, tc: dict) -> Path:
@@ -983,7 +1320,7 @@ _MODULES: dict = {}
 
 COMPILE_AFTER = 1000
 """Calls of a kernel after which it is compiled when its module is not yet in the disk
-cache (``MPVI_COMPILE_AFTER`` overrides): compiling takes 0.1-3 s, a compiled call saves
+cache (``MPVI_COMPILE_AFTER`` overrides; 0 compiles at the first call): compiling takes 0.1-3 s, a compiled call saves
 about 0.1 ms, so a kernel used for a few steps stays in Python.  A kernel whose module is
 already cached is loaded at once."""
 
@@ -1022,9 +1359,10 @@ def _plan(source: str, prec: int, constants: dict):
     return name, body.replace("mpvi_kernel", name), tc, [constants[n] for n in names]
 
 
-def _newton_plan(sources: Sequence[str], tables: Sequence[dict], prec: int, n: int, nk: int,
-                 np_: int):
-    """The plan (as :func:`_plan`) of a compiled Newton module, or None."""
+def _tables_plan(stem: str, what: str, tables: Sequence[dict], make: Callable):
+    """The plan (as :func:`_plan`) of a module of several generated functions with the
+    constant ``tables``: ``make(names, note, exact)`` translates it (module name
+    ``mpvi_module``), or None (said once on stderr: ``what`` stays in Python)."""
     tc = _usable()
     if tc is None:
         return None
@@ -1032,13 +1370,21 @@ def _newton_plan(sources: Sequence[str], tables: Sequence[dict], prec: int, n: i
     note = "; ".join("constants: " + _note(ns, t) for ns, t in zip(names, tables))
     try:
         exact = [{k: v.as_integer_ratio() for k, v in t.items()} for t in tables]
-        body = translate_newton("mpvi_newton", sources, names, prec, n, nk, np_, note, exact)
+        body = make(names, note, exact)
     except Unsupported as exc:
-        _report_once(f"unsupported-{exc}", f"a Newton iteration stays in Python: {exc}")
+        _report_once(f"unsupported-{exc}", f"{what} stays in Python: {exc}")
         return None
-    name = f"mpvi_n{hashlib.sha256(body.encode()).hexdigest()[:16]}"
-    return (name, body.replace("mpvi_newton", name), tc,
+    name = f"{stem}{hashlib.sha256(body.encode()).hexdigest()[:16]}"
+    return (name, body.replace("mpvi_module", name), tc,
             tuple([t[k] for k in ns] for ns, t in zip(names, tables)))
+
+
+def _newton_plan(sources: Sequence[str], tables: Sequence[dict], prec: int, n: int, nk: int,
+                 np_: int):
+    """The plan (as :func:`_plan`) of a compiled Newton module, or None."""
+    return _tables_plan("mpvi_n", "a Newton iteration", tables, lambda names, note, exact:
+                        translate_newton("mpvi_module", sources, names, prec, n, nk, np_,
+                                         note, exact))
 
 
 def _module(plan):
@@ -1084,10 +1430,10 @@ def compile_function(source: str, prec: int, constants: dict) -> Callable | None
     return module.f if module is not None else None
 
 
-def _lazy(plan, attribute: str, python: Callable) -> Callable:
+def _lazy(plan, attribute: str, python: Callable, weight: Callable | None = None) -> Callable:
     """``module.<attribute>`` of ``plan``: at once when its module is loaded or in the disk
-    cache, else ``python`` for the first :data:`COMPILE_AFTER` - 1 calls and then the
-    compiled one (``python`` for good if building fails)."""
+    cache, else ``python`` until :data:`COMPILE_AFTER` calls (each counted as ``weight(*args)``
+    calls, default 1) and then the compiled one (``python`` for good if building fails)."""
     name, csource, tc, _ = plan
     with _lock:
         loaded = name in _MODULES
@@ -1101,7 +1447,7 @@ def _lazy(plan, attribute: str, python: Callable) -> Callable:
         f = state["f"]
         if f is not None:
             return f(*args)
-        state["calls"] += 1
+        state["calls"] += 1 if weight is None else weight(*args)
         if state["calls"] >= after:
             module = _module(plan)
             state["f"] = f = getattr(module, attribute) if module is not None else python
@@ -1147,3 +1493,41 @@ def newton_function(sources: Sequence[str], tables: Sequence[dict], prec: int, n
     """
     plan = _newton_plan(sources, tables, prec, n, nk, np_)
     return None if plan is None else _lazy(plan, "newton", _not_compiled)
+
+
+FIELD_EVALUATIONS_PER_CALL = 5
+"""Field evaluations counted as one call towards :data:`COMPILE_AFTER` (a Newton solve
+evaluates its kernel about five times): an RK4 step weighs 4/5, a GBS step of 24 levels
+577/5."""
+
+
+def explicit_steps(sources: Sequence[str], tables: Sequence[dict], prec: int, n: int,
+                   npar: int):
+    """The RK4 and GBS steps of :mod:`mpvi.ode` on a generated Hamiltonian field, compiled
+    (:func:`translate_explicit`), or None when compiled kernels are off or unavailable.
+
+    Parameters
+    ----------
+    sources : the Python sources of ``hamiltonian_field(t, q, p, params)`` (symbolic
+        inverse of M), or of ``M(q, params)`` and ``force(t, q, v, params)``.
+    tables : their constant tables (name -> ``mpfr``).
+    prec : the context's precision in bits.
+    n, npar : degrees of freedom, number of parameters.
+
+    Returns
+    -------
+    (rk4, gbs) or None
+        ``rk4(t, y, h, params, eps)`` and ``gbs(t, y, H, levels, params, eps)`` -> the new
+        y as a list, bit-identical to :func:`mpvi.ode.rk4_step` and
+        :func:`mpvi.ode.gbs_step` on the Python field, or None where the caller must run
+        the Python step (the field's other path; also before the module is built, after
+        :data:`COMPILE_AFTER` calls of :data:`FIELD_EVALUATIONS_PER_CALL` evaluations,
+        unless it is in the disk cache).
+    """
+    plan = _tables_plan("mpvi_e", "an explicit field", tables, lambda names, note, exact:
+                        translate_explicit("mpvi_module", sources, names, prec, n, npar, note))
+    if plan is None:
+        return None
+    per = FIELD_EVALUATIONS_PER_CALL
+    return (_lazy(plan, "rk4", _not_compiled, lambda *a: 4 / per),
+            _lazy(plan, "gbs", _not_compiled, lambda t, y, H, levels, *a: (1 + levels ** 2) / per))

@@ -45,7 +45,7 @@ import numpy as np
 import sympy as sp
 
 from . import cbackend
-from .codegen import TIME as TIME_SYMBOL, function, generate, generate_source
+from .codegen import TIME as TIME_SYMBOL, function, generate_source
 from .linalg import SingularMatrixError, solve_dense
 from .newton import DEFAULT_MAX_ITER, RESIDUAL_SLACK, solve_info, tolerance
 
@@ -197,11 +197,40 @@ SYMBOLIC_INVERSE_DOF = 3
 (adjugate over determinant, CSE'd with the rest); beyond, :func:`solve_dense`."""
 
 
+def _field_parts(system):
+    """The generated functions of the Hamiltonian field of an M, V system (cached per
+    system signature and context): ``(symbolic, [(source, table, name)], [function])`` --
+    ``hamiltonian_field(t, q, p, params)`` returning [det M, M, v, p'] up to
+    :data:`SYMBOLIC_INVERSE_DOF` degrees of freedom, else ``M(q, params)`` and
+    ``force(t, q, v, params)``.  The Python functions and the compiled steps
+    (:func:`explicit_steps`) are made from the same sources."""
+    n, ctx = system.dof, system.ctx
+    symbolic = n <= SYMBOLIC_INVERSE_DOF
+
+    def build():
+        G = [g + f for g, f in zip(system._G, system.force_expr)]
+        if symbolic:
+            p = sp.symbols(f"p0:{n}", cls=sp.Dummy)
+            M = sp.Matrix(system.mass_expr)
+            det = M.det(method="berkowitz")
+            v = list(M.adjugate() * sp.Matrix(p) / det)
+            Gv = [g.xreplace(dict(zip(system.velocity_symbols, v))) for g in G]
+            specs = [([[TIME_SYMBOL], system.coords, p, system.param_symbols],
+                      [det] + list(M) + v + Gv, "hamiltonian_field")]
+        else:
+            specs = [([system.coords, system.param_symbols], list(system.mass_expr), "M"),
+                     ([[TIME_SYMBOL], system.coords, system.velocity_symbols,
+                       system.param_symbols], G, "force")]
+        parts = [(*generate_source(args, exprs, ctx, name), name) for args, exprs, name in specs]
+        return symbolic, parts, [function(src, table, ctx, name) for src, table, name in parts]
+    return cached_kernel(system, ("hamiltonian field", symbolic), build)
+
+
 def hamiltonian_field(system):
     """f(t, y) = (q', p') for y = (q, p) as plain lists: v = M(q)^-1 p and
-    p' = dL/dq(q, v) + F(t, q, v) from one generated function.  Up to
-    :data:`SYMBOLIC_INVERSE_DOF` degrees of freedom v = adj(M) p / det M is part of the
-    generated code; the step falls back to the reference field (which raises
+    p' = dL/dq(q, v) + F(t, q, v) from generated code.  Up to
+    :data:`SYMBOLIC_INVERSE_DOF` degrees of freedom v = adj(M) p / det M is part of one
+    generated function; the step falls back to the reference field (which raises
     :class:`SingularMatrixError` naming q) when |det M| <= n eps prod_i sum_j |M_ij|
     (Hadamard's bound), i.e. when M is singular to working precision.  Beyond, M(q) is
     evaluated and solved by :func:`solve_dense`.  None when the system is not of the M, V
@@ -210,22 +239,7 @@ def hamiltonian_field(system):
         return None
     n, ctx = system.dof, system.ctx
     params = system.param_values
-    symbolic = n <= SYMBOLIC_INVERSE_DOF
-
-    def build():
-        p = sp.symbols(f"p0:{n}", cls=sp.Dummy)
-        G = [g + f for g, f in zip(system._G, system.force_expr)]
-        if not symbolic:
-            return generate([[TIME_SYMBOL], system.coords, system.velocity_symbols,
-                             system.param_symbols], G, ctx, "force")
-        M = sp.Matrix(system.mass_expr)
-        det = M.det(method="berkowitz")
-        v = list(M.adjugate() * sp.Matrix(p) / det)
-        Gv = [g.xreplace(dict(zip(system.velocity_symbols, v))) for g in G]
-        return generate([[TIME_SYMBOL], system.coords, p, system.param_symbols],
-                        [det] + list(M) + v + Gv, ctx, "hamiltonian_field")
-    fun = cached_kernel(system, ("hamiltonian field", symbolic), build)
-    mass = system._mass
+    symbolic, _, funs = _field_parts(system)
     eps_n = n * ctx.eps
 
     def reference(t, y):                     # raises, naming q, when M is singular
@@ -251,8 +265,35 @@ def hamiltonian_field(system):
             v = solve_dense([m[i * n:(i + 1) * n] for i in range(n)], p, ctx)
         except SingularMatrixError:
             return reference(t, y)
-        return v + fun([t], q, v, params)
-    return f_symbolic if symbolic else f_dense
+        return v + force([t], q, v, params)
+    if symbolic:
+        (fun,) = funs
+        return f_symbolic
+    mass, force = funs
+    return f_dense
+
+
+def explicit_steps(system):
+    """The RK4 and GBS steps on the Hamiltonian field of an M, V system compiled to MPFR
+    (:func:`mpvi.cbackend.explicit_steps`), bound to the system's parameters:
+    ``(rk4(t, y, h), gbs(t, y, H, levels))``, each returning the new y as a list,
+    bit-identical to :func:`mpvi.ode.rk4_step` and :func:`mpvi.ode.gbs_step` on
+    :func:`hamiltonian_field`, or None (then the caller runs the Python step: the field's
+    other path, or not compiled yet).  None when compiled kernels are not active in the
+    system's context or the system is not of the M, V form."""
+    ctx = system.ctx
+    if getattr(system, "mass_expr", None) is None or not cbackend.active(ctx):
+        return None
+    _, parts, _ = _field_parts(system)
+    steps = cached_kernel(system, ("explicit steps",), lambda: cbackend.explicit_steps(
+        [src for src, _, _ in parts], [t for _, t, _ in parts], ctx.prec, system.dof,
+        len(system.param_symbols)))
+    if steps is None:
+        return None
+    rk4, gbs = steps
+    params, eps = list(system.param_values), ctx.eps
+    return (lambda t, y, h: rk4(t, y, h, params, eps),
+            lambda t, y, H, levels: gbs(t, y, H, levels, params, eps))
 
 
 from .precision import boundary_module  # noqa: E402  (last: wraps the names above)

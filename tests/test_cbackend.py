@@ -1,5 +1,8 @@
 """The compiled MPFR kernels (mpvi/cbackend.py) are bit-identical to the Python kernels,
 fall back to Python when no compiler is found or when switched off, and say so once."""
+import sys
+
+import gmpy2
 import pytest
 import sympy as sp
 
@@ -267,3 +270,84 @@ def test_the_driver_never_falls_back_on_a_regular_run(monkeypatch):
     from mpvi.systems.lagrange_top import table3_top
     sol = mpvi.solve(table3_top(G64), "simpson", h="1/20", n=30)
     assert sol.stats["newton"]["solves"] == 30 and not calls
+
+
+def _explicit_problems():
+    """Systems of every form the compiled explicit steps take: the symbolic inverse of M
+    (2 dof, with parameters and a time-dependent force), integer-valued fields (V = 0,
+    constant M), and the dense elimination (M(q) of 4 and constant M of 5 dof)."""
+    from mpvi.systems import n_link_pendulum, pendulum_chain
+    from mpvi.systems.double_pendulum import nonlinear_double_pendulum
+    a, b, c, f, w = sp.symbols("a b c f w")
+    M = sp.Matrix([[2, sp.cos(a - b)], [sp.cos(a - b), 1]])
+    forced = mpvi.LagrangianSystem(
+        "forced double pendulum", [a, b], M, -2 * sp.cos(a) - sp.cos(b),
+        {c: "1/5", f: "1/2", w: "2/3"}, G64,
+        force=lambda t, q, v: sp.Matrix([-c * v[0] + f * sp.cos(w * t), -c * v[1]]))
+    free = mpvi.LagrangianSystem("free particle", [a, b], sp.diag(1, 2), 0, {}, G64)
+    return {"double pendulum": nonlinear_double_pendulum(G64),
+            "forced": mpvi.Problem(forced, ["1/2", "1"], v0=["0", "-1/4"]),
+            "free": mpvi.Problem(free, ["1/2", "1"], p0=["1/3", "-1/4"]),
+            "4-link": n_link_pendulum(G64, 4),
+            "chain of 5": pendulum_chain(G64, 5)}
+
+
+@pytest.mark.parametrize("name", ["double pendulum", "forced", "free", "4-link", "chain of 5"])
+@pytest.mark.parametrize("method, options", [("rk4", {}), ("gbs", {"levels": 3})])
+def test_compiled_explicit_steps_are_bit_for_bit(name, method, options, monkeypatch):
+    """RK4 and GBS with the compiled field and steps, and with the Python ones: the same
+    states bit for bit, and no compiled step falls back on these regular runs."""
+    from mpvi import kernels
+    monkeypatch.setenv("MPVI_COMPILE_AFTER", "0")       # compiled at once
+    fallbacks, compiled_steps = [], []
+    real = kernels.explicit_steps
+
+    def counting(system):
+        steps = real(system)
+        if steps is None:
+            return None
+
+        def watch(step):
+            def run(*args):
+                out = step(*args)
+                (fallbacks if out is None else compiled_steps).append(args[0])
+                return out
+            return run
+        return tuple(map(watch, steps))
+    monkeypatch.setattr(sys.modules["mpvi.schemes.rk4"], "explicit_steps", counting)
+    runs = []
+    for switch in ("0", "1"):
+        monkeypatch.setenv(cbackend.ENV_SWITCH, switch)
+        runs.append(mpvi.solve(_explicit_problems()[name], method, h="1/50", n=15, **options))
+    python, compiled = runs
+    for k in ("q", "p"):
+        assert bits_equal(list(getattr(python, k).ravel()), list(getattr(compiled, k).ravel())), k
+    assert len(compiled_steps) == 15 and fallbacks == []
+
+
+def test_compiled_explicit_steps_fall_back_where_the_python_field_goes_another_way(monkeypatch):
+    """A nan, a singular mass matrix, a number wider than the context: None (the Python
+    step then runs and raises or computes); bad levels are an error."""
+    from mpvi import kernels
+    monkeypatch.setenv("MPVI_COMPILE_AFTER", "0")       # compiled at once
+    monkeypatch.setenv(cbackend.ENV_SWITCH, "1")
+    a, b = sp.symbols("a b")
+    system = mpvi.LagrangianSystem("singular at b = 0", [a, b], sp.diag(1, b ** 2),
+                                   -sp.cos(a), {}, G64)
+    for n_dof, sys_ in ((2, system), (4, _explicit_problems()["4-link"].system)):
+        rk4, gbs = kernels.explicit_steps(sys_)
+        with G64.active():
+            y = [G64.num(k + 1) / 7 for k in range(2 * n_dof)]
+            h = G64.num("1/100")
+            assert rk4(0, y, h) is not None and gbs(0, y, h, 2) is not None
+            assert rk4(0, [gmpy2.nan()] + y[1:], h) is None
+            assert gbs(0, y[:-1] + [mpvi.GMPContext(80).num(1)], h, 2) is None
+            with pytest.raises(ValueError, match="levels must be 1 to 4096"):
+                gbs(0, y, h, 0)
+    rk4, _ = kernels.explicit_steps(system)
+    with G64.active():
+        assert rk4(0, [G64.num(1), G64.zero, G64.zero, G64.num(1)], G64.num("1/100")) is None
+    # the stepper at that point: the compiled step declines, the Python field raises
+    stepper = mpvi.get_method("rk4").prepare(system, G64.num("1/100"), G64)
+    with G64.active(), pytest.raises(mpvi.SingularMatrixError, match="singular at q"):
+        stepper(G64.zero, [G64.num(1), G64.zero], [G64.zero, G64.num(1)])

@@ -20,7 +20,8 @@ def prepare(system, h, ctx, check_stability=True, levels=16):
     h = check_step(h, ctx)
     if isinstance(levels, bool) or not isinstance(levels, int) or levels < 1:
         raise ValueError(f"levels must be a positive integer, got {levels!r}")
-    stepper = explicit_stepper(system, ctx, lambda f, t, y: gbs_step(f, t, y, h, levels, ctx))
+    stepper = explicit_stepper(system, ctx, lambda f, t, y: gbs_step(f, t, y, h, levels, ctx),
+                               lambda steps, t, y: steps[1](t, y, h, levels))
     stepper.dense = "substep"
     return stepper
 

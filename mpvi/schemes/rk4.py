@@ -13,13 +13,18 @@ Dense output: cubic Hermite interpolation of (q, v) (order 4, as the method).
 import numpy as np
 import sympy as sp
 
+from ..kernels import explicit_steps
 from ..ode import hamiltonian_field, rk4_step
 from .base import Method, StepResult, check_step, register
 
 
-def explicit_stepper(system, ctx, one_step):
+def explicit_stepper(system, ctx, one_step, compiled=None):
     """A stepper applying ``one_step(f, t, y)`` (y a list) to the Hamiltonian field of a
-    mechanical system on y = (q, p), or to the right-hand side of a first-order system."""
+    mechanical system on y = (q, p), or to the right-hand side of a first-order system.
+
+    ``compiled(steps, t, y)``: the same step by the compiled steps of
+    :func:`mpvi.kernels.explicit_steps` (bit-identical), tried first where they exist;
+    its None means the Python step."""
     dtype = ctx.dtype
     if system.first_order:
         f = system.field()
@@ -29,11 +34,15 @@ def explicit_stepper(system, ctx, one_step):
             return StepResult(np.array(one_step(f, t, list(y)), dtype=dtype), None)
         return stepper
     f, n = hamiltonian_field(system), system.dof
+    steps = explicit_steps(system) if compiled is not None else None
 
     def stepper(t, q, p, carry=None):
         ctx.activate()
-        y = one_step(f, t, [*q, *p])
-        return StepResult(np.array(y[:n], dtype=dtype), np.array(y[n:], dtype=dtype))
+        y = [*q, *p]
+        out = compiled(steps, t, y) if steps is not None else None
+        if out is None:
+            out = one_step(f, t, y)
+        return StepResult(np.array(out[:n], dtype=dtype), np.array(out[n:], dtype=dtype))
     return stepper
 
 
@@ -42,7 +51,8 @@ def prepare(system, h, ctx, check_stability=True):
 
     ``check_stability`` is checked by :func:`mpvi.solve` (omega h <= 2 sqrt 2)."""
     h = check_step(h, ctx)
-    return explicit_stepper(system, ctx, lambda f, t, y: rk4_step(f, t, y, h))
+    return explicit_stepper(system, ctx, lambda f, t, y: rk4_step(f, t, y, h),
+                            lambda steps, t, y: steps[0](t, y, h))
 
 
 rk4 = register(Method(
