@@ -296,6 +296,28 @@ def explicit_steps(system):
             lambda t, y, H, levels: gbs(t, y, H, levels, params, eps))
 
 
+def step_check(system):
+    """The checks :func:`mpvi.solve` runs after every step of an M, V system -- a finite
+    state, the growth guard, V and M(q) finite and M(q) positive definite
+    (:meth:`mpvi.LagrangianSystem.irregularity`) -- compiled to MPFR
+    (:func:`mpvi.cbackend.step_check`), bound to the system's parameters:
+    ``check(t, q, y, bound)`` -> True when every check passes, False when the caller must
+    run its own checks (which raise with the message; also before the module is built).
+    None when compiled kernels are not active or the system is not of the M, V form."""
+    ctx = system.ctx
+    if getattr(system, "mass_expr", None) is None or not cbackend.active(ctx):
+        return None
+
+    def build():
+        source, table = generate_source(*system.regularity_exprs, ctx, "regularity")
+        return cbackend.step_check(source, table, ctx.prec, system.dof)
+    check = cached_kernel(system, ("step check",), build)
+    if check is None:
+        return None
+    params = list(system.param_values)
+    return lambda t, q, y, bound: check(t, q, y, params, bound)
+
+
 from .precision import boundary_module  # noqa: E402  (last: wraps the names above)
 
 boundary_module(globals())

@@ -999,13 +999,19 @@ class LagrangianSystem:
             smooth = self.lagrangian_expr.is_polynomial(*x, *v)
         return not (self.constant_mass and smooth)
 
+    @property
+    def regularity_exprs(self) -> tuple[list, list]:
+        """(argument groups, expressions) of the regularity kernel: [V or L, M or L_vv
+        entries] at (t, q, v, params) (also compiled by :func:`mpvi.kernels.step_check`)."""
+        mass = self._Lvv if self.mass_expr is None else self.mass_expr.tolist()
+        first = self.lagrangian_expr if self.mass_expr is None else self.potential_expr
+        return self._txvp, [first] + _flat(mass)
+
     @cached_property
     def _regularity(self):
         """[V or L, M or L_vv entries] at (t, q, v): one generated function for the check
         after every step."""
-        mass = self._Lvv if self.mass_expr is None else self.mass_expr.tolist()
-        first = self.lagrangian_expr if self.mass_expr is None else self.potential_expr
-        return self._compile(self._txvp, [first] + _flat(mass), "regularity")
+        return self._compile(*self.regularity_exprs, "regularity")
 
     def irregularity(self, t: Any, q: Any, v: Any) -> str | None:
         """Tell what, if anything, makes the system irregular at (t, q, v).
@@ -1033,9 +1039,11 @@ class LagrangianSystem:
         if not ctx.isfinite(vals[0]):
             what = "potential V" if self.mass_expr is not None else "Lagrangian"
             return f"the {what} is not finite"
-        rows = [vals[1 + i * n:1 + (i + 1) * n] for i in range(n)]
         if not all(map(ctx.isfinite, vals[1:])):
             return "the mass matrix is not finite"
+        num = ctx.num                   # an int entry: int / int would be a float division
+        rows = [[num(x) if type(x) is int else x for x in vals[1 + i * n:1 + (i + 1) * n]]
+                for i in range(n)]
         if not is_positive_definite(rows):
             return "the mass matrix is not positive definite"
         return None

@@ -35,12 +35,14 @@ from __future__ import annotations
 
 import sys
 import time
+import weakref
 from typing import Any, Callable, Iterable
 
 import numpy as np
 import sympy as sp
 
 from .dense import Segment, StepData, floor, locate_root
+from .kernels import step_check
 from .linalg import NotPositiveDefiniteError, SingularMatrixError
 from .newton import NewtonError, NewtonStats
 from .problem import Problem
@@ -243,13 +245,49 @@ def spectral_radius(problem) -> Any:
         return None
 
 
+_STABILITY_NUMBERS: dict = {}
+
+
+def _stability_number(method, params, ctx):
+    """The method's stability bound on the oscillator for ``params`` as a number of ``ctx``
+    (None: no bound), evaluated once per method, parameters and context."""
+    try:
+        key = (method.name, tuple(sorted(params.items())), ctx.key)
+        hash(key)
+    except TypeError:                          # an unhashable parameter: not cached
+        key = None
+    if key is None or key not in _STABILITY_NUMBERS:
+        own = method.stability_bound_for(**params)
+        own = None if own is None else ctx.num(sp.sympify(own))
+        if key is None:
+            return own
+        _STABILITY_NUMBERS[key] = own
+    return _STABILITY_NUMBERS[key]
+
+
+_RADII: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def _initial_spectral_radius(problem):
+    """:func:`spectral_radius` of ``problem``, kept for the initial data it was computed
+    from (a sweep solves one problem with many methods and steps)."""
+    given = {"p": problem._p0, "v": problem._v0}.get(problem.given)
+    key = (problem.system, problem.t0, tuple(problem.q0), problem.given,
+           None if given is None else tuple(given))
+    kept = _RADII.get(problem)
+    if kept is not None and kept[0] == key:
+        return kept[1]
+    rho = spectral_radius(problem)
+    _RADII[problem] = (key, rho)
+    return rho
+
+
 def _check_step_size(problem, method, params, h):
     ctx = problem.ctx
-    rho = spectral_radius(problem)
+    rho = _initial_spectral_radius(problem)
     if rho is None or not rho > 0:
         return
-    own = method.stability_bound_for(**params)
-    own = None if own is None else ctx.num(sp.sympify(own))
+    own = _stability_number(method, params, ctx)
     if own is not None and own < ctx.pi:
         bound, what = own, f"the method's stability bound on the oscillator, omega h < {ctx.to_str(own, 8)}"
     else:
@@ -445,6 +483,8 @@ def solve(problem: Problem, method: Any, *, h: Any = None, n: int | None = None,
     g_prev = None
     need_segment = bool(evs) or bool(times)
     check_regular = not first_order and system.needs_regularity_check
+    fast_check = None if first_order else step_check(system)
+    bound = guard.bound if guard.on else None
     carry, v_prev = None, None
     isfinite = ctx.isfinite
     j_done = 0
@@ -474,22 +514,25 @@ def solve(problem: Problem, method: Any, *, h: Any = None, n: int | None = None,
                 raise IntegrationError(f"{m.name}: step {j} at t = {_t(t)}: {e}") from None
             q1, y1 = r.q, r.y
             t_next = t0 + (j + 1) * h
-            if not (all(map(isfinite, q1)) and (y1 is None or all(map(isfinite, y1)))):
-                cause = "" if first_order else _cause(system, t_next, q1, None)
-                raise IntegrationError(f"{m.name}: step {j} at t = {_t(t)} produced a non-finite "
-                                       f"state (h = {_t(h)} too large?){cause}")
-            guard.check(j, t, t_next, q1, y1)
             v1 = y1 if state == "qv" else None
-            if check_regular:
-                if state == "qp" and system.mass_expr is None:     # L and L_vv need v
-                    v1 = system.velocity(q1, y1, t_next)
-                # the M, V form does not read v: q1 stands in for it
-                wrong = system.irregularity(t_next, q1, q1 if v1 is None else v1)
-                if wrong:
+            # the checks after the step; compiled for an M, V system, with the same outcome
+            if fast_check is None or not fast_check(t_next, q1, y1, bound):
+                if not (all(map(isfinite, q1)) and (y1 is None or all(map(isfinite, y1)))):
+                    cause = "" if first_order else _cause(system, t_next, q1, None)
                     raise IntegrationError(
-                        f"{m.name}: step {j} at t = {_t(t)} reached t = {_t(t_next)} where {wrong} "
-                        f"(q = ({', '.join(ctx.to_str(x, 8) for x in q1)})): the system leaves its "
-                        "regular domain, the results would be meaningless")
+                        f"{m.name}: step {j} at t = {_t(t)} produced a non-finite state "
+                        f"(h = {_t(h)} too large?){cause}")
+                guard.check(j, t, t_next, q1, y1)
+                if check_regular:
+                    if state == "qp" and system.mass_expr is None:     # L and L_vv need v
+                        v1 = system.velocity(q1, y1, t_next)
+                    # the M, V form does not read v: q1 stands in for it
+                    wrong = system.irregularity(t_next, q1, q1 if v1 is None else v1)
+                    if wrong:
+                        raise IntegrationError(
+                            f"{m.name}: step {j} at t = {_t(t)} reached t = {_t(t_next)} where "
+                            f"{wrong} (q = ({', '.join(ctx.to_str(x, 8) for x in q1)})): the "
+                            "system leaves its regular domain, the results would be meaningless")
             if r.iterations is not None:
                 stats.record(r.iterations, r.residual)
             segment = Segment(run, t, q, y, q1, y1, r.carry, v_prev, v1) if need_segment else None

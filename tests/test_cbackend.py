@@ -351,3 +351,49 @@ def test_compiled_explicit_steps_fall_back_where_the_python_field_goes_another_w
     stepper = mpvi.get_method("rk4").prepare(system, G64.num("1/100"), G64)
     with G64.active(), pytest.raises(mpvi.SingularMatrixError, match="singular at q"):
         stepper(G64.zero, [G64.num(1), G64.zero], [G64.zero, G64.num(1)])
+
+
+def test_the_compiled_step_check_decides_as_the_python_checks(monkeypatch):
+    """check(t, q, y, bound) is True exactly where the finite test, the growth guard and
+    irregularity() all pass: on a grid through a mass matrix that stops being positive
+    definite, with nan, inf and values beyond the bound."""
+    from mpvi import kernels
+    monkeypatch.setenv("MPVI_COMPILE_AFTER", "0")
+    monkeypatch.setenv(cbackend.ENV_SWITCH, "1")
+    a, b, c = sp.symbols("a b c")
+    M = sp.Matrix([[2, sp.cos(a - b)], [sp.cos(a - b), c + sp.sin(a)]])
+    system = mpvi.LagrangianSystem("PD for |sin a| < c - 1/2", [a, b], M, -sp.cos(a) / (b - 3),
+                                   {c: "3/4"}, G64)
+    check = kernels.step_check(system)
+    with G64.active():
+        bound = G64.num(10)
+        grid = [G64.num(k) / 8 for k in range(-40, 41, 3)] + [G64.num(3)]
+        seen = set()
+        for x in grid:
+            for y in (G64.num("1/3"), G64.num(3), G64.num(-12)):
+                q, p = [x, y], [G64.num(1), G64.num(-2)]
+                python = (system.irregularity(None, q, q) is None
+                          and max(abs(v) for v in q + p) <= bound)
+                assert check(G64.zero, q, p, bound) is python, (x, y)
+                seen.add(python)
+        assert seen == {True, False}
+        q = [G64.num(1), G64.num("1/3")]
+        assert check(G64.zero, q, None, None) is True
+        assert check(G64.zero, [gmpy2.nan(), q[1]], None, None) is False
+        assert check(G64.zero, q, [gmpy2.inf(), G64.one], None) is False
+        assert check(G64.zero, q, [G64.num(11), G64.one], bound) is False
+        assert check(G64.zero, q, [G64.num(11), G64.one], None) is True
+
+
+def test_the_driver_reports_the_same_irregularity_with_the_compiled_check(monkeypatch):
+    a = sp.Symbol("a")
+    messages = []
+    monkeypatch.setenv("MPVI_COMPILE_AFTER", "0")
+    for switch in ("0", "1"):
+        monkeypatch.setenv(cbackend.ENV_SWITCH, switch)
+        system = mpvi.LagrangianSystem(f"mass 1 + a/2 ({switch})", [a], sp.Matrix([[1 + a / 2]]),
+                                       a, {}, G64)
+        with pytest.raises(mpvi.IntegrationError, match="not positive definite") as err:
+            mpvi.solve(mpvi.Problem(system, ["0"], p0=["-1"]), "rk4", h="1/10", n=200)
+        messages.append(str(err.value).replace(f"({switch})", ""))
+    assert messages[0] == messages[1]

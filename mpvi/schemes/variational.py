@@ -423,11 +423,12 @@ class _VariationalStepper(_TrialStepper):
         tb, sys = self.tables, self.system
         self.timed = sys.has_force or sys.time_dependent
         tables = (tb.x_terms, tb.g_terms, tb.G_terms, tb.P_terms)
-        self._K_tail = tail = []
-        syms = [self._table_symbols(p, table, tail) for p, table in zip("agGP", tables)]
+        # the table numbers, in the order of the symbols made for the kernel's build
+        self._K_tail = [x for table in tables for terms in table for _, x in terms]
         key = ("variational", self._structure(*tables), tuple(self.known), tuple(self.unknown),
                tuple(self.rows), tuple(self.momentum), self.q1, self.method.state, self.timed)
-        self.kernel = kernels.cached_kernel(sys, key, lambda: self._build_kernel(*syms))
+        self.kernel = kernels.cached_kernel(sys, key, lambda: self._build_kernel(
+            *[self._table_symbols(p, table, []) for p, table in zip("agGP", tables)]))
 
     def _build_kernel(self, xt, gt, Gt, Pt):
         """Residual dS_d/dc_e + f_e (+ p_j) and its Jacobian by the chain rule (module doc):
