@@ -23,6 +23,12 @@ both compute.  Wherever the Python iteration would raise (a singular pivot, a no
 number, the iteration limit) the compiled one returns None and the Python one runs, and
 raises its own error.
 
+Explicit steps and checks.  :func:`explicit_steps` compiles the RK4 and GBS steps of
+:mod:`mpvi.ode` whole on a mechanical system's generated Hamiltonian field
+(:func:`translate_explicit`), and :func:`step_check` the checks :func:`mpvi.solve` runs
+after every step (:func:`translate_check`); both return None or False where the Python
+path would go another way, which then runs.
+
 Binding and libraries.  The module uses the CPython C-API with gmpy2's own C-API
 (``gmpy2.h``, shipped in the gmpy2 wheel): it reads the ``mpfr_t`` inside the caller's
 ``mpfr`` objects and returns new ``mpfr`` objects without converting numbers through
