@@ -60,8 +60,9 @@ def special_calls(problem):
     """(python, compiled, in the loop) sin/cos calls of one evaluation of the Simpson
     Newton kernel of ``problem`` (built by a run before)."""
     sig = problem.system.signature
-    found = [k for key, k in kernel_cache._KERNELS.items() if key[2] == sig and key[1]]
-    if not found or not getattr(found[-1], "sources", None):
+    found = [k for key, k in kernel_cache._KERNELS.items()     # the Newton kernels only
+             if key[2] == sig and key[1] and getattr(k, "sources", None)]
+    if not found:
         return None, None, None
     source = found[-1].sources[0]
     python = len(re.findall(r"\b(?:sin|cos)\(", source))
