@@ -309,7 +309,7 @@ def step_check(system):
         return None
 
     def build():
-        source, table = generate_source(*system.regularity_exprs, ctx, "regularity")
+        source, table = generate_source(*system._regularity_exprs, ctx, "regularity")
         return cbackend.step_check(source, table, ctx.prec, system.dof)
     check = cached_kernel(system, ("step check",), build)
     if check is None:

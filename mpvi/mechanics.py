@@ -1000,7 +1000,7 @@ class LagrangianSystem:
         return not (self.constant_mass and smooth)
 
     @property
-    def regularity_exprs(self) -> tuple[list, list]:
+    def _regularity_exprs(self) -> tuple[list, list]:
         """(argument groups, expressions) of the regularity kernel: [V or L, M or L_vv
         entries] at (t, q, v, params) (also compiled by :func:`mpvi.kernels.step_check`)."""
         mass = self._Lvv if self.mass_expr is None else self.mass_expr.tolist()
@@ -1011,7 +1011,7 @@ class LagrangianSystem:
     def _regularity(self):
         """[V or L, M or L_vv entries] at (t, q, v): one generated function for the check
         after every step."""
-        return self._compile(*self.regularity_exprs, "regularity")
+        return self._compile(*self._regularity_exprs, "regularity")
 
     def irregularity(self, t: Any, q: Any, v: Any) -> str | None:
         """Tell what, if anything, makes the system irregular at (t, q, v).
