@@ -581,6 +581,20 @@ PyMODINIT_FUNC PyInit_{name}(void) {{
 """
 
 
+def _storage(tr: "_Translator") -> tuple[list[str], list[str]]:
+    """(C declarations, module-init lines) of a translated function's storage: its
+    temporaries, constant table and exact integers (``prefix``t/k/z) and its named
+    values (``prefix``v_*)."""
+    p, nt, nc, nz = tr.prefix, max(tr.temps, 1), max(len(tr.constants), 1), max(len(tr.ints), 1)
+    decls = [f"static mpfr_t {p}t[{nt}], {p}k[{nc}], {p}z[{nz}];"]
+    decls += [f"static mpfr_ptr {p}v_{m};" for m in sorted(tr.names)]
+    inits = [f"for (int i = 0; i < {nt}; i++) mpfr_init2({p}t[i], PREC);",
+             f"for (int i = 0; i < {nc}; i++) mpfr_init2({p}k[i], PREC);",
+             f"for (int i = 0; i < {nz}; i++) mpfr_init2({p}z[i], 64);"]
+    inits += [f"mpfr_set_si({z}, {v}L, MPFR_RNDN);" for v, z in tr.ints.items()]
+    return decls, inits
+
+
 def translate_newton(name: str, sources: Sequence[str], constants: Sequence[Sequence[str]],
                      prec: int, n: int, nk: int, np_: int, note: str = "",
                      values: Sequence[dict] | None = None) -> str:
@@ -607,13 +621,10 @@ def translate_newton(name: str, sources: Sequence[str], constants: Sequence[Sequ
                           f"{len(results[1])} values")
     decls, inits, pres, setups, evaluate = [], [], [], [], []
     for c, (tr, info) in enumerate(parts):
-        p, nt, nc, nz = tr.prefix, max(tr.temps, 1), len(tr.constants), max(len(tr.ints), 1)
-        decls.append(f"static mpfr_t {p}t[{nt}], {p}k[{max(nc, 1)}], {p}z[{nz}];")
-        decls += [f"static mpfr_ptr {p}v_{m};" for m in sorted(tr.names)]
-        inits += [f"for (int i = 0; i < {nt}; i++) mpfr_init2({p}t[i], PREC);",
-                  f"for (int i = 0; i < {max(nc, 1)}; i++) mpfr_init2({p}k[i], PREC);",
-                  f"for (int i = 0; i < {nz}; i++) mpfr_init2({p}z[i], 64);"]
-        inits += [f"mpfr_set_si({z}, {v}L, MPFR_RNDN);" for v, z in tr.ints.items()]
+        p, nc = tr.prefix, len(tr.constants)
+        d, i = _storage(tr)
+        decls += d
+        inits += i
         setups.append(f"    if (!nw_set_table(tables, {c}, {p}k, {nc})) return NULL;")
         X, K, P = (info["unpack"].get(g, ()) for g in info["groups"])
         pres += [f"{p}v_{m} = kp[{j}];" for j, m in enumerate(K)]
@@ -945,13 +956,10 @@ def translate_explicit(name: str, sources: Sequence[str], constants: Sequence[Se
         parts.append((tr, info, args, results))
     decls, inits, binds, fixed, evaluate = [], [], [], [], []
     for c, (tr, info, args, results) in enumerate(parts):
-        p, nt, nc, nz = tr.prefix, max(tr.temps, 1), len(tr.constants), max(len(tr.ints), 1)
-        decls.append(f"static mpfr_t {p}t[{nt}], {p}k[{max(nc, 1)}], {p}z[{nz}];")
-        decls += [f"static mpfr_ptr {p}v_{m};" for m in sorted(tr.names)]
-        inits += [f"for (int i = 0; i < {nt}; i++) mpfr_init2({p}t[i], PREC);",
-                  f"for (int i = 0; i < {max(nc, 1)}; i++) mpfr_init2({p}k[i], PREC);",
-                  f"for (int i = 0; i < {nz}; i++) mpfr_init2({p}z[i], 64);"]
-        inits += [f"mpfr_set_si({z}, {v}L, MPFR_RNDN);" for v, z in tr.ints.items()]
+        p, nc = tr.prefix, len(tr.constants)
+        d, i = _storage(tr)
+        decls += d
+        inits += i
         binds.append(f"    if (!nw_set_table(tables, {c}, {p}k, {nc})) return NULL;")
         varying = {info["groups"][i] for i in (tr.varying_groups or ())}
         fixed_args = [a if g not in varying else None for g, a in zip(info["groups"], args)]
@@ -1066,7 +1074,7 @@ _EXPLICIT_TEMPLATE = r"""
 static mpfr_t limit;
 static int ready = 0;
 static mpfr_ptr ft_[1], fy[NY], parp[{npar}], mp[N * N], bp[N], vxp[N], yin[NY];
-static mpfr_t fo[NY], vx[N], Ao[N * N], bo[N], W, SF, SS, STINY, BOUND, SUM, T0, T1, T2, H0, H1, H2;
+static mpfr_t fo[NY], vx[N], Ao[N * N], bo[N], W, SF, SS, STINY, BOUND, SUM, T1, T2, H0, H1, H2;
 static mpfr_t tslot, yslot[NY], hslot, eslot, parslot[{npar}];
 static int perm[N];
 {number}
@@ -1274,7 +1282,7 @@ PyMODINIT_FUNC PyInit_{name}(void) {{
     for (int i = 0; i < N; i++) {{ mpfr_init2(vx[i], PREC); mpfr_init2(bo[i], PREC); vxp[i] = vx[i]; }}
     for (int i = 0; i < N * N; i++) mpfr_init2(Ao[i], PREC);
     for (int i = 0; i < {npar}; i++) mpfr_init2(parslot[i], 64);
-    mpfr_inits2(PREC, W, SF, SS, STINY, BOUND, SUM, T0, T1, T2, H0, H1, H2, (mpfr_ptr)0);
+    mpfr_inits2(PREC, W, SF, SS, STINY, BOUND, SUM, T1, T2, H0, H1, H2, (mpfr_ptr)0);
     mpfr_init2(tslot, 64); mpfr_init2(hslot, 64); mpfr_init2(eslot, 64);
     mpfr_init2(limit, 2);
     mpfr_set_ui_2exp(limit, 1, PREC, MPFR_RNDN);
@@ -1299,12 +1307,11 @@ def translate_check(name: str, source: str, constants: Sequence[str], prec: int,
         raise Unsupported(f"a regularity kernel of {n} degrees of freedom returns {len(res)} values")
     binds = _bind(tr, info, ("tp", "yp", "yp", "parp"))   # the M, V form: q stands in for v
     body = tr.lines + [f"mp[{i}] = {r};" for i, r in enumerate(res[1:])]
-    decls = [f"static mpfr_t r_t[{max(tr.temps, 1)}], r_k[{max(len(constants), 1)}], "
-             f"r_z[{max(len(tr.ints), 1)}];"] + [f"static mpfr_ptr r_v_{m};" for m in sorted(tr.names)]
-    inits = [f"mpfr_set_si({z}, {v}L, MPFR_RNDN);" for v, z in tr.ints.items()]
+    decls, inits = _storage(tr)
+    npar = len(info["unpack"].get(info["groups"][3], ()))
     return _CHECK_TEMPLATE.format(
-        name=name, prec=prec, n=n, ntemps=max(tr.temps, 1), nconst=max(len(constants), 1),
-        nconst_real=len(constants), nz=max(len(tr.ints), 1), decls="\n".join(decls),
+        name=name, prec=prec, n=n, npar=npar, nparr=max(npar, 1),
+        nconst_real=len(constants), decls="\n".join(decls),
         inits="\n".join(f"    {x}" for x in inits), binds="\n".join(f"    {x}" for x in binds),
         body="\n".join(f"    {x}" for x in body), potential=res[0], number=_NUMBER,
         note=note.replace("*/", "* /"))
@@ -1325,9 +1332,9 @@ _CHECK_TEMPLATE = r"""
 {decls}
 static mpfr_t limit;
 static int ready = 0;
-static mpfr_ptr tp[1], yp[2 * N], parp[64], mp[N * N];
-static mpfr_t tslot, yslot[2 * N], bslot, parslot[64], D[N], L[N * N], S, W, BIG;
-static int npar = -1;
+#define NPAR {npar}
+static mpfr_ptr tp[1], yp[2 * N], parp[{nparr}], mp[N * N];
+static mpfr_t tslot, yslot[2 * N], bslot, parslot[{nparr}], D[N], L[N * N], S, W;
 {number}
 static PyObject *setup(PyObject *self, PyObject *tables) {{
     if (!PyTuple_Check(tables) || PyTuple_GET_SIZE(tables) != 1) {{
@@ -1367,11 +1374,9 @@ static int ck_positive_definite(void) {{
 static PyObject *check(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {{
     if (!ready) {{ PyErr_SetString(PyExc_RuntimeError, "compiled check used before setup"); return NULL; }}
     if (nargs != 5) {{ PyErr_Format(PyExc_TypeError, "check takes 5 arguments, got %zd", nargs); return NULL; }}
-    Py_ssize_t np_ = PyObject_Length(args[3]);
-    if (np_ < 0 || np_ > 64) {{ PyErr_Clear(); Py_RETURN_FALSE; }}
     mpfr_ptr bound = args[4] == Py_None ? NULL : nw_number(args[4], bslot);
     if (!(tp[0] = nw_number(args[0], tslot)) || (args[4] != Py_None && bound == NULL)
-        || !nw_read(args[1], N, yp, yslot) || !nw_read(args[3], np_, parp, parslot))
+        || !nw_read(args[1], N, yp, yslot) || !nw_read(args[3], NPAR, parp, parslot))
         Py_RETURN_FALSE;
     int ny = N;
     if (args[2] != Py_None) {{
@@ -1400,15 +1405,12 @@ static struct PyModuleDef module = {{PyModuleDef_HEAD_INIT, "{name}", NULL, -1, 
 
 PyMODINIT_FUNC PyInit_{name}(void) {{
     if (import_gmpy2() < 0) return NULL;
-    for (int i = 0; i < {ntemps}; i++) mpfr_init2(r_t[i], PREC);
-    for (int i = 0; i < {nconst}; i++) mpfr_init2(r_k[i], PREC);
-    for (int i = 0; i < {nz}; i++) mpfr_init2(r_z[i], 64);
 {inits}
     for (int i = 0; i < 2 * N; i++) mpfr_init2(yslot[i], 64);
-    for (int i = 0; i < 64; i++) mpfr_init2(parslot[i], 64);
+    for (int i = 0; i < {nparr}; i++) mpfr_init2(parslot[i], 64);
     for (int i = 0; i < N; i++) mpfr_init2(D[i], PREC);
     for (int i = 0; i < N * N; i++) mpfr_init2(L[i], PREC);
-    mpfr_inits2(PREC, S, W, BIG, (mpfr_ptr)0);
+    mpfr_inits2(PREC, S, W, (mpfr_ptr)0);
     mpfr_init2(tslot, 64); mpfr_init2(bslot, 64);
     mpfr_init2(limit, 2);
     mpfr_set_ui_2exp(limit, 1, PREC, MPFR_RNDN);
