@@ -1,28 +1,36 @@
-"""A 64-digit reference trajectory of top2025's double pendulum: mpvi's GBS against heyoka.py.
+"""A reference trajectory of top2025's double pendulum at 64 or 128 digits: mpvi against heyoka.py.
 
     python benchmarks/pendulum_reference.py                 # 64 digits, 10 s, target 1e-55
+    python benchmarks/pendulum_reference.py --dps 128       # 128 digits, target 1e-119
     python benchmarks/pendulum_reference.py --json          # one JSON object on stdout
+    python benchmarks/pendulum_reference.py --method gbs    # mpvi's GBS instead of Taylor
     python benchmarks/pendulum_reference.py --context mp --no-check
 
 The system is top2025's nonlinear double pendulum with its Table 1 data
 (:func:`mpvi.systems.double_pendulum.nonlinear_double_pendulum`: l = g/omega0^2,
 q(0) = (pi/4, pi/3), p(0) = 0), integrated over [0, T] = [0, 10 s] to an accuracy of
-``--target`` (default 10^-(dps-9), i.e. 1e-55 at 64 digits) by two codes at the same
-precision:
+``--target`` (default 10^-(dps-9), i.e. 1e-55 at 64 digits, 1e-119 at 128) by two codes
+at the same precision:
 
-* **mpvi**: the Gragg-Bulirsch-Stoer extrapolation scheme "gbs", the method top2025's
-  Figs. 2-3 build their reference with (``pendulum_reference`` of
-  reproductions/_top2025_pendulum.py), at step
-  ``--gbs-H`` with ``--gbs-levels`` levels (order 2 levels), in the number context
-  ``--context`` (mp: mpmath; gmp: gmpy2 where mpvi provides it, with the field and the
-  whole GBS step compiled to MPFR C by :mod:`mpvi.cbackend` where a C compiler is found,
-  bit-identical to the Python step; ``MPVI_COMPILED=0`` times the Python step).  Its error is *shown*,
-  not assumed: a second run at H/2 (not timed; ``--no-check`` skips it) gives
-  max_j |GBS(H) - GBS(H/2)| over the common nodes t_j = j H, which estimates the error of
-  the H run: the H/2 run's truncation error is about 2^(2 levels) times smaller, and its
-  rounding error is of the same size as the H run's (rounding at ctx.eps amplified by
-  the Lebesgue constant of the extrapolation, 3.6e7 at 24 levels and 2.3e10 at 32 for
-  the harmonic step sequence; this is what limits the levels worth using at 64 digits).
+* **mpvi**, in the number context ``--context`` (mp: mpmath; gmp: gmpy2 where mpvi
+  provides it, with the step compiled to MPFR C by :mod:`mpvi.cbackend` where a C
+  compiler is found, bit-identical to the Python step; ``MPVI_COMPILED=0`` times the
+  Python step), by one of two methods:
+
+  - ``--method taylor`` (default): the Taylor-series scheme "taylor"
+    (:mod:`mpvi.taylor`: automatic differentiation of the generated field) with fixed
+    step ``--taylor-H`` and order ``--taylor-order`` (default ceil(-ln(target) / 2));
+  - ``--method gbs``: the Gragg-Bulirsch-Stoer extrapolation scheme "gbs", the method
+    top2025's Figs. 2-3 build their reference with (``pendulum_reference`` of
+    reproductions/_top2025_pendulum.py), at step ``--gbs-H`` with ``--gbs-levels``
+    levels (order 2 levels).  Its rounding error is ctx.eps amplified by the Lebesgue
+    constant of the extrapolation (3.6e7 at 24 levels, 2.3e10 at 32 for the harmonic
+    step sequence), which limits the levels worth using: at 128 digits it cannot reach
+    the default target 1e-119 (see benchmarks/README.md).
+
+  Its error is *shown*, not assumed: a second run at H/2 (not timed; ``--no-check``
+  skips it) gives max_j |X(H) - X(H/2)| over the common nodes t_j = j H, which estimates
+  the error of the H run (the H/2 run's truncation error is 2^order times smaller).
 * **heyoka.py** (optional; ``pip install heyoka``): ``taylor_adaptive`` with
   ``fp_type=heyoka.real`` at ``ctx.prec`` bits (216 for 64 digits), tolerance
   ``--heyoka-tol`` (default the context's eps, which is also heyoka's default).  Its
@@ -37,22 +45,24 @@ precision:
 
 Printed: the wall time of each integration, heyoka's one-off JIT compilation time (shown
 separately, and in a second ratio: it is paid once per system and precision), the ratios
-mpvi / heyoka, the GBS error estimate, the agreement |q_mpvi(T) - q_heyoka(T)|_2 and
+mpvi / heyoka, mpvi's error estimate, the agreement |q_mpvi(T) - q_heyoka(T)|_2 and
 |p_mpvi(T) - p_heyoka(T)|_2, the precision.  Progress lines go to stderr.  The exit status
-is 1 if the GBS error estimate or the agreement exceeds the target (the times then do not
+is 1 if the error estimate or the agreement exceeds the target (the times then do not
 compare equal accuracies), 0 otherwise -- also when heyoka.py is missing, after printing
 how to install it and the mpvi time alone.
 
-The last lines put the ratio in numbers: mpvi's time per right-hand side evaluation
-against one evaluation of the same equations in heyoka's compiled code (``heyoka.cfunc``),
-and what the GBS evaluations would cost at that speed.  Measured numbers and the choice
-of H and levels: ``benchmarks/README.md``.  The machine is noisy: compare ratios of one
+The last lines put the ratio in numbers: steps and ms per step of both Taylor methods
+(mpvi's fixed step, heyoka's adaptive one); for GBS, mpvi's time per right-hand side
+evaluation against one evaluation of the same equations in heyoka's compiled code
+(``heyoka.cfunc``), and what the GBS evaluations would cost at that speed.  Measured
+numbers and the choice of H, order and levels: ``benchmarks/README.md``.  The machine is noisy: compare ratios of one
 run, not absolute times across runs.
 """
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import random
 import sys
 import time
@@ -62,7 +72,7 @@ from fractions import Fraction
 import numpy as np
 
 from mpvi import get_context, solve
-from mpvi.kernels import explicit_steps
+from mpvi.kernels import explicit_steps, taylor_steps
 from mpvi.repro.studies import fraction, steps
 from mpvi.systems.double_pendulum import nonlinear_double_pendulum
 
@@ -105,12 +115,18 @@ def default_target(dps):
     return f"1e-{dps - 9}"
 
 
-# ----- mpvi: the GBS reference ------------------------------------------------------------
+# ----- mpvi: the Taylor and GBS references -----------------------------------------------
 
-def gbs_run(prob, H, n, levels, label):
-    """``n`` GBS steps of size ``H`` (decimal string) from the problem's initial state (one
-    :func:`mpvi.solve` run), with a progress line after each tenth of the steps.  Returns
-    (Q, P, wall seconds): the states at every node."""
+def default_order(target):
+    """The Taylor order for an accuracy ``target`` (a float): ceil(-ln(target) / 2), the
+    most economical order of Jorba & Zou (2005), Sec. 3.2 (64 at 1e-55, 138 at 1e-119)."""
+    return math.ceil(-math.log(target) / 2)
+
+
+def method_run(prob, method, H, n, params, label):
+    """``n`` steps of ``method`` of size ``H`` (decimal string) from the problem's initial
+    state (one :func:`mpvi.solve` run), with a progress line after each tenth of the
+    steps.  Returns (Q, P, wall seconds): the states at every node."""
     ctx = prob.system.ctx
     h = ctx.num(H)
     marks = {round(n * k / PROGRESS_LINES) for k in range(1, PROGRESS_LINES + 1)}
@@ -122,7 +138,7 @@ def gbs_run(prob, H, n, levels, label):
         if done[0] in marks:
             say(f"  {label}: t = {ctx.to_float(t):g} s ({100 * done[0] // n}%), "
                 f"{time.perf_counter() - start:.1f} s")
-    sol = solve(prob, "gbs", h=h, n=n, levels=levels, callback=tick)
+    sol = solve(prob, method, h=h, n=n, callback=tick, **params)
     wall = time.perf_counter() - start
     return sol.q, sol.p, wall
 
@@ -141,24 +157,33 @@ def rhs_evaluations(levels):
     return 1 + levels ** 2
 
 
-def mpvi_reference(ctx, T, H, levels, check):
-    """The GBS reference over [0, T] and, if ``check``, its error estimate from a run at
-    H/2.  Returns a dict of plain values and the end state (q, p) in ``ctx``."""
+def mpvi_reference(ctx, T, method, H, order_param, check):
+    """mpvi's reference over [0, T] by ``method`` ("taylor": ``order_param`` is the order;
+    "gbs": the levels) and, if ``check``, its error estimate from a run at H/2.  Returns a
+    dict of plain values and the end state (q, p) in ``ctx``."""
     t0 = time.perf_counter()
     prob = nonlinear_double_pendulum(ctx)
     prob.system.hamiltonian_rhs(prob.q0, prob.p0)      # sympy derivation + lambdify, once
     setup = time.perf_counter() - t0
     n = steps(T, H)
-    say(f"mpvi: GBS of order {2 * levels}, {n} steps of H = {H} s, context {ctx.name}")
-    Q, P, wall = gbs_run(prob, H, n, levels, "mpvi GBS")
-    out = {"scheme": "gbs", "order": 2 * levels, "H": H, "levels": levels, "steps": n,
-           "compiled": explicit_steps(prob.system) is not None,
-           "rhs_evaluations": n * rhs_evaluations(levels), "setup_s": setup, "time_s": wall,
-           "q_end": Q[-1], "p_end": P[-1], "prob": prob}
+    if method == "taylor":
+        params, order = {"order": order_param}, order_param
+        compiled = taylor_steps(prob.system)[1] is not None
+        evaluations = None
+    else:
+        params, order = {"levels": order_param}, 2 * order_param
+        compiled = explicit_steps(prob.system) is not None
+        evaluations = n * rhs_evaluations(order_param)
+    name = {"taylor": "Taylor", "gbs": "GBS"}[method]
+    say(f"mpvi: {name} of order {order}, {n} steps of H = {H} s, context {ctx.name}")
+    Q, P, wall = method_run(prob, method, H, n, params, f"mpvi {name}")
+    out = {"scheme": method, "order": order, "H": H, **params, "steps": n,
+           "compiled": compiled, "rhs_evaluations": evaluations, "setup_s": setup,
+           "time_s": wall, "q_end": Q[-1], "p_end": P[-1], "prob": prob}
     if check:
         half = halve(H)
-        say(f"mpvi check (not timed): GBS of order {2 * levels}, {2 * n} steps of H/2 = {half} s")
-        Qh, Ph, wall_h = gbs_run(prob, half, 2 * n, levels, "mpvi GBS check")
+        say(f"mpvi check (not timed): {name} of order {order}, {2 * n} steps of H/2 = {half} s")
+        Qh, Ph, wall_h = method_run(prob, method, half, 2 * n, params, f"mpvi {name} check")
         out["check_H"] = half
         out["check_time_s"] = wall_h
         out["error_estimate"] = {
@@ -312,7 +337,9 @@ def build_report(ctx, args, target, mpvi, hy):
            "T": args.T, "context": ctx.name, "dps": ctx.dps, "prec_bits": ctx.prec,
            "eps": f(ctx.eps), "target": f(target)}
     m = {k: v for k, v in mpvi.items() if k not in ("q_end", "p_end", "prob", "error_estimate")}
-    m["us_per_rhs_evaluation"] = mpvi["time_s"] / mpvi["rhs_evaluations"] * 10 ** 6
+    m["ms_per_step"] = mpvi["time_s"] / mpvi["steps"] * 10 ** 3
+    if mpvi["rhs_evaluations"]:
+        m["us_per_rhs_evaluation"] = mpvi["time_s"] / mpvi["rhs_evaluations"] * 10 ** 6
     m["q_end"] = [ctx.to_str(x) for x in mpvi["q_end"]]
     m["p_end"] = [ctx.to_str(x) for x in mpvi["p_end"]]
     if "error_estimate" in mpvi:
@@ -336,9 +363,11 @@ def build_report(ctx, args, target, mpvi, hy):
         rep["agreement"] = {k: f(v) for k, v in agree.items()}
         rep["ratio"] = mpvi["time_s"] / hy["time_s"]
         rep["ratio_with_jit"] = mpvi["time_s"] / (hy["time_s"] + hy["jit_s"])
-        # what mpvi's GBS evaluations would cost at heyoka's compiled speed (the "why")
-        rep["gbs_evaluations_at_compiled_cost_s"] = (
-            mpvi["rhs_evaluations"] * hy["compiled_evaluation_us"] / 10 ** 6)
+        if mpvi["rhs_evaluations"]:
+            # what mpvi's GBS evaluations would cost at heyoka's compiled speed (the "why")
+            rep["gbs_evaluations_at_compiled_cost_s"] = (
+                mpvi["rhs_evaluations"] * hy["compiled_evaluation_us"] / 10 ** 6)
+        rep["heyoka"]["ms_per_step"] = hy["time_s"] / hy["steps"] * 10 ** 3
     # None: neither the H/2 check nor heyoka ran, so nothing shows the accuracy
     rep["target_met"] = all(e <= target for e in errors) if errors else None
     return rep
@@ -349,12 +378,17 @@ def print_report(rep):
     print(f"{rep['system']}, [0, {rep['T']}] s")
     print(f"precision: {rep['dps']} digits = {rep['prec_bits']} bits (eps {rep['eps']:.3g}), "
           f"mpvi context {rep['context']}; target accuracy {rep['target']:.0e}")
-    print(f"mpvi   GBS order {m['order']} (levels {m['levels']}), {m['steps']} steps of "
-          f"H = {m['H']} s, {m['rhs_evaluations']} rhs evaluations: {m['time_s']:.2f} s "
-          f"(+ {m['setup_s']:.2f} s sympy/lambdify setup)")
+    path = "compiled MPFR steps" if m["compiled"] else "Python steps"
+    if m["scheme"] == "gbs":
+        what = (f"GBS order {m['order']} (levels {m['levels']}), {m['steps']} steps of "
+                f"H = {m['H']} s, {m['rhs_evaluations']} rhs evaluations")
+    else:
+        what = f"Taylor order {m['order']}, {m['steps']} steps of H = {m['H']} s"
+    print(f"mpvi   {what}: {m['time_s']:.2f} s, {m['ms_per_step']:.2f} ms per step ({path}; "
+          f"+ {m['setup_s']:.2f} s sympy/lambdify setup)")
     if "error_estimate" in m:
         e = m["error_estimate"]
-        print(f"       error estimate max_j |GBS(H) - GBS(H/2)|: q {e['q']:.2e}, p {e['p']:.2e}")
+        print(f"       error estimate max_j |X(H) - X(H/2)|: q {e['q']:.2e}, p {e['p']:.2e}")
     else:
         print("       error estimate: not computed (--no-check)")
     status = {True: "met", False: "NOT met", None: "not shown (no H/2 check, no heyoka)"}
@@ -365,20 +399,25 @@ def print_report(rep):
         return
     print(f"heyoka {h['version']} taylor_adaptive(real, {h['prec_bits']} bits), tol "
           f"{h['tol']:.3g}, Taylor order {h['taylor_order']}, {h['steps']} steps: "
-          f"{h['time_s']:.2f} s (+ {h['jit_s']:.2f} s one-off JIT compilation)")
+          f"{h['time_s']:.2f} s, {h['ms_per_step']:.2f} ms per step (+ {h['jit_s']:.2f} s "
+          "one-off JIT compilation)")
     print(f"agreement at t = {rep['T']} s: |q_mpvi - q_heyoka| {rep['agreement']['q']:.2e}, "
           f"|p_mpvi - p_heyoka| {rep['agreement']['p']:.2e}")
     print(f"ratio mpvi / heyoka: {rep['ratio']:.3g} (integration), "
           f"{rep['ratio_with_jit']:.3g} (heyoka's JIT compilation included)")
-    path = "compiled MPFR steps" if m["compiled"] else "Python"
     faster = (f"heyoka is {rep['ratio']:.3g} times faster" if rep["ratio"] > 1 else
               f"mpvi is {1 / rep['ratio']:.3g} times faster")
-    print(f"{faster}.  Per evaluation of the equations of motion mpvi's GBS spends "
-          f"{m['us_per_rhs_evaluation']:.1f} us ({path}, context {rep['context']}), heyoka's "
-          f"compiled MPFR code {h['compiled_evaluation_us']:.1f} us; mpvi's "
-          f"{m['rhs_evaluations']} evaluations at the compiled cost would take "
-          f"{rep['gbs_evaluations_at_compiled_cost_s']:.2f} s against heyoka's "
-          f"{h['time_s']:.2f} s for {h['steps']} Taylor steps of order {h['taylor_order']}.")
+    if m["scheme"] == "gbs":
+        print(f"{faster}.  Per evaluation of the equations of motion mpvi's GBS spends "
+              f"{m['us_per_rhs_evaluation']:.1f} us ({path}, context {rep['context']}), "
+              f"heyoka's compiled MPFR code {h['compiled_evaluation_us']:.1f} us; mpvi's "
+              f"{m['rhs_evaluations']} evaluations at the compiled cost would take "
+              f"{rep['gbs_evaluations_at_compiled_cost_s']:.2f} s against heyoka's "
+              f"{h['time_s']:.2f} s for {h['steps']} Taylor steps of order {h['taylor_order']}.")
+    else:
+        print(f"{faster}.  mpvi's fixed-step Taylor method takes {m['steps']} steps of order "
+              f"{m['order']} at {m['ms_per_step']:.2f} ms, heyoka's adaptive one "
+              f"{h['steps']} steps of order {h['taylor_order']} at {h['ms_per_step']:.2f} ms.")
     print(f"target accuracy {rep['target']:.0e}: {status[rep['target_met']]}")
 
 
@@ -393,6 +432,12 @@ def main(argv=None):
     ap.add_argument("--T", default="10", help="final time in s (default 10)")
     ap.add_argument("--target", default=None,
                     help="accuracy the reference must reach (default 10^-(dps-9): 1e-55 at 64 digits)")
+    ap.add_argument("--method", choices=("taylor", "gbs"), default="taylor",
+                    help="mpvi's reference method (default taylor)")
+    ap.add_argument("--taylor-H", default="0.0125",
+                    help="Taylor step in s (default 0.0125; see benchmarks/README.md)")
+    ap.add_argument("--taylor-order", type=int, default=None,
+                    help="Taylor order (default ceil(-ln(target) / 2): 64 at 1e-55, 138 at 1e-119)")
     ap.add_argument("--gbs-H", default="0.02",
                     help="GBS step in s (default 0.02; chosen for 64 digits, see benchmarks/README.md)")
     ap.add_argument("--gbs-levels", type=int, default=24,
@@ -400,12 +445,16 @@ def main(argv=None):
     ap.add_argument("--heyoka-tol", default=None,
                     help="heyoka's tolerance (default: the context's eps, heyoka's own default)")
     ap.add_argument("--no-check", action="store_true",
-                    help="skip the (untimed) GBS run at H/2 that estimates the GBS error")
+                    help="skip the (untimed) run at H/2 that estimates mpvi's error")
     ap.add_argument("--json", action="store_true", help="print one JSON object on stdout")
     args = ap.parse_args(argv)
     if args.target is None and args.dps < 10:
         ap.error(f"--dps {args.dps} leaves no room for the default target 10^-(dps-9): "
                  "give --target")
+    if args.taylor_order is not None and args.taylor_order < 1:
+        ap.error(f"--taylor-order must be positive, got {args.taylor_order}")
+    if args.gbs_levels < 1:
+        ap.error(f"--gbs-levels must be positive, got {args.gbs_levels}")
 
     name = args.context or default_context_name(args.dps)
     ctx = get_context(name, args.dps)
@@ -416,7 +465,11 @@ def main(argv=None):
 def run(ctx, args):
     """The benchmark in ``ctx`` (active): the exit status."""
     target = ctx.num(args.target or default_target(args.dps))
-    mpvi = mpvi_reference(ctx, args.T, args.gbs_H, args.gbs_levels, not args.no_check)
+    if args.method == "taylor":
+        order = args.taylor_order or default_order(ctx.to_float(target))
+        mpvi = mpvi_reference(ctx, args.T, "taylor", args.taylor_H, order, not args.no_check)
+    else:
+        mpvi = mpvi_reference(ctx, args.T, "gbs", args.gbs_H, args.gbs_levels, not args.no_check)
     hy = None
     if heyoka is None:
         say(f"heyoka.py is not installed: {INSTALL_HINT} (optional, for this benchmark only)")
@@ -430,8 +483,8 @@ def run(ctx, args):
         print_report(rep)
     if rep["target_met"] is False:
         say(f"target accuracy {args.target or default_target(args.dps)} NOT met (see the error "
-            "estimate and the agreement): choose a smaller --gbs-H, other --gbs-levels or a "
-            "smaller --heyoka-tol")
+            "estimate and the agreement): choose a smaller --taylor-H (or --gbs-H), a higher "
+            "--taylor-order (other --gbs-levels) or a smaller --heyoka-tol")
         return 1
     return 0
 

@@ -1439,6 +1439,370 @@ _CFLAGS = ("-O2", "-fno-plt", "-shared", "-fPIC", "-std=c99", "-w")
 the GOT directly: the modules make thousands of MPFR calls per step (1-2 % faster)."""
 
 
+def translate_taylor(name: str, tape, prec: int, note: str = "") -> str:
+    """The C source of an extension module ``name`` with one Taylor step on a
+    :class:`mpvi.taylor.Tape`: ``step(t, y, h, order, params, eps)`` -> the new y as a
+    list, bit-identical to :meth:`mpvi.taylor.TaylorEvaluator.step` (the same recurrences,
+    operation by operation), or None where Python takes another path (a singular
+    M_0 in the solve of v, beyond three degrees of freedom; an argument wider than the
+    context): the caller then runs the Python step, which raises its error.  ``setup``
+    takes a one-element tuple: the list of the tape's constants."""
+    F = lambda o: f"F[{o[1]}]"                      # noqa: E731
+    S = lambda o, k: f"S[{o[1]}][{k}]"              # noqa: E731
+
+    def coef(o, k):
+        return S(o, k) if o[0] == "s" else f"(({k}) == 0 ? F[{o[1]}] : ZERO)"
+
+    fixed = []
+    for ins in tape.fixed:
+        op, d = ins[0], f"FS[{ins[1][1]}]"
+        ptr = f"F[{ins[1][1]}]"
+        if op == "param":
+            fixed.append(f"{ptr} = par[{ins[2]}];")
+            continue
+        if op == "const":
+            fixed.append(f"{ptr} = KC[{ins[2]}];")
+            continue
+        if op == "int":
+            if not -2 ** 62 < ins[2] < 2 ** 62:
+                raise Unsupported(f"integer literal {ins[2]} beyond 62 bits")
+            fixed.append(f"mpfr_set_si({d}, {ins[2]}L, MPFR_RNDN);")
+        elif op == "mpf":
+            v = ins[2]
+            if isinstance(v, int):
+                if not -2 ** 62 < v < 2 ** 62:
+                    raise Unsupported(f"mpf({v}) beyond 62 bits")
+                fixed.append(f"mpfr_set_si({d}, {v}L, MPFR_RNDN);")
+            else:
+                if not all(ch in "0123456789.eE+-" for ch in v):
+                    raise Unsupported(f"mpf({v!r})")
+                fixed.append(f'mpfr_set_str({d}, "{v}", 10, MPFR_RNDN);')
+        elif op == "fun":
+            fn, a = ins[2], F(ins[3])
+            if fn not in _FUNCTIONS:
+                raise Unsupported(f"function {fn}")
+            call = f"{_FUNCTIONS[fn]}({d}, {a}, MPFR_RNDN);"
+            if fn in _PERIODIC:
+                call = (f"if (mpfr_nan_p({a}) || mpfr_cmpabs({a}, limit) >= 0) "
+                        f"mpfr_set_nan({d}); else {call}")
+            fixed.append(call)
+        elif op == "neg":
+            fixed.append(f"mpfr_neg({d}, {F(ins[2])}, MPFR_RNDN);")
+        elif op == "pow_i":
+            e = ins[3]
+            if e == 2:
+                fixed.append(f"mpfr_sqr({d}, {F(ins[2])}, MPFR_RNDN);")
+            else:
+                fixed.append(f"mpfr_pow_si({d}, {F(ins[2])}, {e}L, MPFR_RNDN);")
+        elif op in ("add", "sub", "mul", "div", "pow"):
+            fixed.append(f"mpfr_{op}({d}, {F(ins[2])}, {F(ins[3])}, MPFR_RNDN);")
+        else:
+            raise Unsupported(f"fixed tape operation {op}")
+        fixed.append(f"{ptr} = {d};")
+
+    body = []
+    emit = body.append
+    for ins in tape.series:
+        op = ins[0]
+        emit(f"/* {op} */")
+        if op == "solve":
+            v, M, p = ins[1], ins[2], ins[3]
+            n = len(v)
+            for i in range(n):
+                emit(f"mpfr_set(RHS[{i}], {S(p[i], 'k')}, MPFR_RNDN);")
+                terms = [(m, M[i * n + m]) for m in range(n) if M[i * n + m][0] == "s"]
+                if terms:
+                    emit("for (long j = 1; j <= k; j++) {")
+                    for m, e in terms:
+                        emit(f"    mpfr_mul(W, {S(e, 'j')}, {S(v[m], 'k - j')}, MPFR_RNDN);")
+                        emit(f"    mpfr_sub(RHS[{i}], RHS[{i}], W, MPFR_RNDN);")
+                    emit("}")
+                emit(f"rp[{i}] = RHS[{i}];")
+            for i, e in enumerate(M):
+                emit(f"mp[{i}] = {S(e, 0) if e[0] == 's' else F(e)};")
+            emit("if (!dense_solve(N, mp, Ao, rp, bo, vx, eps, perm, W, SF, SS, STINY)) return 0;")
+            for i in range(n):
+                emit(f"mpfr_set({S(v[i], 'k')}, vx[{i}], MPFR_RNDN);")
+            continue
+        d, a = ins[1], ins[2]
+        D = S(d, "k")
+        if op in ("add", "sub"):
+            b = ins[3]
+            if a[0] == "f":
+                emit(f"if (k > 0) mpfr_{'set' if op == 'add' else 'neg'}({D}, {S(b, 'k')}, MPFR_RNDN);")
+                emit(f"else mpfr_{op}({D}, {F(a)}, {S(b, 0)}, MPFR_RNDN);")
+            elif b[0] == "f":
+                emit(f"if (k > 0) mpfr_set({D}, {S(a, 'k')}, MPFR_RNDN);")
+                emit(f"else mpfr_{op}({D}, {S(a, 0)}, {F(b)}, MPFR_RNDN);")
+            else:
+                emit(f"mpfr_{op}({D}, {S(a, 'k')}, {S(b, 'k')}, MPFR_RNDN);")
+        elif op == "neg":
+            emit(f"mpfr_neg({D}, {S(a, 'k')}, MPFR_RNDN);")
+        elif op == "mul":
+            b = ins[3]
+            if a[0] == "f":
+                emit(f"mpfr_mul({D}, {F(a)}, {S(b, 'k')}, MPFR_RNDN);")
+            elif b[0] == "f":
+                emit(f"mpfr_mul({D}, {S(a, 'k')}, {F(b)}, MPFR_RNDN);")
+            else:
+                emit(f"mpfr_mul({D}, {S(a, 0)}, {S(b, 'k')}, MPFR_RNDN);")
+                emit("for (long j = 1; j <= k; j++) {")
+                emit(f"    mpfr_mul(W, {S(a, 'j')}, {S(b, 'k - j')}, MPFR_RNDN);")
+                emit(f"    mpfr_add({D}, {D}, W, MPFR_RNDN);")
+                emit("}")
+        elif op == "div":
+            b = ins[3]
+            if b[0] == "f":
+                emit(f"mpfr_div({D}, {S(a, 'k')}, {F(b)}, MPFR_RNDN);")
+            else:
+                emit(f"mpfr_set(ACC, {coef(a, 'k')}, MPFR_RNDN);")
+                emit("for (long j = 1; j <= k; j++) {")
+                emit(f"    mpfr_mul(W, {S(b, 'j')}, {S(d, 'k - j')}, MPFR_RNDN);")
+                emit("    mpfr_sub(ACC, ACC, W, MPFR_RNDN);")
+                emit("}")
+                emit(f"mpfr_div({D}, ACC, {S(b, 0)}, MPFR_RNDN);")
+        elif op == "sqr":
+            emit(f"if (k == 0) mpfr_sqr({D}, {S(a, 0)}, MPFR_RNDN);")
+            emit("else {")
+            emit(f"    mpfr_mul(ACC, {S(a, 0)}, {S(a, 'k')}, MPFR_RNDN);")
+            emit("    for (long j = 1; j < (k + 1) / 2; j++) {")
+            emit(f"        mpfr_mul(W, {S(a, 'j')}, {S(a, 'k - j')}, MPFR_RNDN);")
+            emit("        mpfr_add(ACC, ACC, W, MPFR_RNDN);")
+            emit("    }")
+            emit("    mpfr_add(ACC, ACC, ACC, MPFR_RNDN);")
+            emit(f"    if (k % 2 == 0) {{ mpfr_sqr(W, {S(a, 'k / 2')}, MPFR_RNDN); "
+                 f"mpfr_add(ACC, ACC, W, MPFR_RNDN); }}")
+            emit(f"    mpfr_set({D}, ACC, MPFR_RNDN);")
+            emit("}")
+        elif op in ("sincos", "exp"):
+            outs = [d, ins[2]] if op == "sincos" else [d]
+            a, da = (ins[3], ins[4]) if op == "sincos" else (ins[2], ins[3])
+            x = S(a, 0)
+            if op == "sincos":
+                emit(f"if (k == 0) {{ if (mpfr_nan_p({x}) || mpfr_cmpabs({x}, limit) >= 0) "
+                     f"{{ mpfr_set_nan({S(d, 0)}); mpfr_set_nan({S(ins[2], 0)}); }} "
+                     f"else mpfr_sin_cos({S(d, 0)}, {S(ins[2], 0)}, {x}, MPFR_RNDN); }}")
+            else:
+                emit(f"if (k == 0) mpfr_exp({D}, {x}, MPFR_RNDN);")
+            emit("else {")
+            emit(f"    mpfr_mul_si({S(da, 'k')}, {S(a, 'k')}, k, MPFR_RNDN);")
+            # sin from cos, then cos from sin (negated); exp from itself
+            pairs = [(d, ins[2], "k"), (ins[2], d, "-k")] if op == "sincos" else [(d, d, "k")]
+            for target, other, div in pairs:
+                emit(f"    mpfr_mul(ACC, {S(da, 1)}, {S(other, 'k - 1')}, MPFR_RNDN);")
+                emit("    for (long j = 2; j <= k; j++) {")
+                emit(f"        mpfr_mul(W, {S(da, 'j')}, {S(other, 'k - j')}, MPFR_RNDN);")
+                emit("        mpfr_add(ACC, ACC, W, MPFR_RNDN);")
+                emit("    }")
+                emit(f"    mpfr_div_si({S(target, 'k')}, ACC, {div}, MPFR_RNDN);")
+            emit("}")
+        elif op == "log":
+            emit(f"if (k == 0) mpfr_log({D}, {S(a, 0)}, MPFR_RNDN);")
+            emit("else {")
+            emit(f"    mpfr_set(ACC, {S(a, 'k')}, MPFR_RNDN);")
+            emit("    if (k > 1) {")
+            emit(f"        mpfr_mul(W2, {S(d, 1)}, {S(a, 'k - 1')}, MPFR_RNDN);")
+            emit("        for (long j = 2; j < k; j++) {")
+            emit(f"            mpfr_mul_si(W, {S(d, 'j')}, j, MPFR_RNDN);")
+            emit(f"            mpfr_mul(W, W, {S(a, 'k - j')}, MPFR_RNDN);")
+            emit("            mpfr_add(W2, W2, W, MPFR_RNDN);")
+            emit("        }")
+            emit("        mpfr_div_si(W2, W2, k, MPFR_RNDN);")
+            emit("        mpfr_sub(ACC, ACC, W2, MPFR_RNDN);")
+            emit("    }")
+            emit(f"    mpfr_div({D}, ACC, {S(a, 0)}, MPFR_RNDN);")
+            emit("}")
+        elif op == "sqrt":
+            emit(f"if (k == 0) mpfr_sqrt({D}, {S(a, 0)}, MPFR_RNDN);")
+            emit("else {")
+            emit(f"    mpfr_set(ACC, {S(a, 'k')}, MPFR_RNDN);")
+            emit("    for (long j = 1; j < k; j++) {")
+            emit(f"        mpfr_mul(W, {S(d, 'j')}, {S(d, 'k - j')}, MPFR_RNDN);")
+            emit("        mpfr_sub(ACC, ACC, W, MPFR_RNDN);")
+            emit("    }")
+            emit(f"    mpfr_mul_si(W, {S(d, 0)}, 2, MPFR_RNDN);")
+            emit(f"    mpfr_div({D}, ACC, W, MPFR_RNDN);")
+            emit("}")
+        elif op == "powc":
+            alpha = F(ins[3])
+            emit(f"if (k == 0) mpfr_pow({D}, {S(a, 0)}, {alpha}, MPFR_RNDN);")
+            emit("else {")
+            emit("    for (long j = 1; j <= k; j++) {")
+            emit(f"        mpfr_mul_si(W, {alpha}, j, MPFR_RNDN);")
+            emit("        mpfr_sub_si(W, W, k - j, MPFR_RNDN);")
+            emit(f"        mpfr_mul(W, W, {S(a, 'j')}, MPFR_RNDN);")
+            emit(f"        mpfr_mul(W, W, {S(d, 'k - j')}, MPFR_RNDN);")
+            emit("        if (j == 1) mpfr_set(ACC, W, MPFR_RNDN); else mpfr_add(ACC, ACC, W, MPFR_RNDN);")
+            emit("    }")
+            emit(f"    mpfr_mul_si(W, {S(a, 0)}, k, MPFR_RNDN);")
+            emit(f"    mpfr_div({D}, ACC, W, MPFR_RNDN);")
+            emit("}")
+        else:
+            raise Unsupported(f"series tape operation {op}")
+    outputs = []
+    for i, (st, o) in enumerate(zip(tape.state, tape.outputs)):
+        outputs.append(f"mpfr_div_si(S[{st}][k + 1], {coef(o, 'k')}, k + 1, MPFR_RNDN);")
+    time = ("" if tape.time is None else
+            f"mpfr_set(S[{tape.time}][0], t, MPFR_RNDN);\n"
+            f"    for (long k = 1; k <= order; k++) mpfr_set_si(S[{tape.time}][k], k == 1, MPFR_RNDN);")
+    n = tape.n
+    return _TAYLOR_TEMPLATE.format(
+        name=name, prec=prec, n=n, ns=max(tape.nseries, 1), nf=max(tape.nfixed, 1),
+        nc=max(len(tape.constants), 1), ncr=len(tape.constants),
+        npar=max(sum(1 for i in tape.fixed if i[0] == "param"), 1),
+        nparr=sum(1 for i in tape.fixed if i[0] == "param"),
+        state=", ".join(map(str, tape.state)), fixed="\n".join(f"    {x}" for x in fixed),
+        body="\n".join(f"    {x}" for x in body), outputs="\n".join(f"        {x}" for x in outputs),
+        time=time, solve=_SOLVE, number=_NUMBER, note=note.replace("*/", "* /"))
+
+
+_TAYLOR_TEMPLATE = r"""
+/* generated by mpvi.cbackend: one Taylor step of mpvi.taylor on a Hamiltonian field of
+   mpvi.kernels, in MPFR
+   {note} */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdlib.h>
+#include <gmp.h>
+#include <mpfr.h>
+#include <mpc.h>
+#include "gmpy2.h"
+
+#define PREC {prec}
+#define N {n}
+#define NY (2 * N)
+#define NS {ns}
+#define NF {nf}
+#define NC {ncr}
+#define NPAR {nparr}
+static mpfr_t limit, ZERO, W, W2, ACC, SF, SS, STINY, KS[{nc}], RHS[N], Ao[N * N], bo[N], vx[N];
+static mpfr_t FS[NF], Y[NY], yslot[NY], tslot, hslot, eslot, parslot[{npar}];
+static mpfr_ptr F[NF], KC[{nc}], par[{npar}], yin[NY], mp[N * N], rp[N];
+static mpfr_t *S[NS];
+static long capacity = 0;
+static int perm[N], ready = 0;
+static const int state[NY] = {{{state}}};
+{number}
+{solve}
+static PyObject *setup(PyObject *self, PyObject *tables) {{
+    if (!PyTuple_Check(tables) || PyTuple_GET_SIZE(tables) != 1) {{
+        PyErr_SetString(PyExc_TypeError, "setup needs a tuple of one constant table");
+        return NULL;
+    }}
+    if (!nw_set_table(tables, 0, KS, NC)) return NULL;
+    ready = 1;
+    Py_RETURN_NONE;
+}}
+
+static int tp_reserve(long size) {{
+    if (size <= capacity) return 1;
+    for (int i = 0; i < NS; i++) {{
+        mpfr_t *grown = (mpfr_t *)realloc(S[i], sizeof(mpfr_t) * size);
+        if (grown == NULL) {{ PyErr_NoMemory(); return 0; }}
+        S[i] = grown;
+        for (long k = capacity; k < size; k++) mpfr_init2(S[i][k], PREC);
+    }}
+    capacity = size;
+    return 1;
+}}
+
+/* the fixed slots: parameters, constants and the operations on them alone */
+static void tp_fixed(void) {{
+{fixed}
+}}
+
+/* the k-th coefficient of every series of the tape; 0 where Python raises */
+static int tp_order(long k, mpfr_srcptr eps) {{
+{body}
+    return 1;
+}}
+
+/* step(t, y, h, order, params, eps): mpvi.taylor.TaylorEvaluator.step */
+static PyObject *step(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {{
+    mpfr_ptr t, h, eps;
+    if (nargs != 6) {{ PyErr_Format(PyExc_TypeError, "step takes 6 arguments, got %zd", nargs); return NULL; }}
+    if (!ready) {{ PyErr_SetString(PyExc_RuntimeError, "compiled Taylor step used before setup"); return NULL; }}
+    long order = PyLong_AsLong(args[3]);
+    if (PyErr_Occurred()) return NULL;
+    if (order < 1 || order > 100000) {{
+        PyErr_Format(PyExc_ValueError, "taylor: order must be 1 to 100000, got %ld", order);
+        return NULL;
+    }}
+    if (!(t = nw_number(args[0], tslot)) || !(h = nw_number(args[2], hslot))
+        || !(eps = nw_number(args[5], eslot)) || !nw_read(args[1], NY, yin, yslot)
+        || !nw_read(args[4], NPAR, par, parslot)) goto fallback;
+    if (!tp_reserve(order + 1)) return NULL;
+    tp_fixed();
+    {time}
+    for (int i = 0; i < NY; i++) mpfr_set(S[state[i]][0], yin[i], MPFR_RNDN);
+    for (long k = 0; k < order; k++) {{
+        if (!tp_order(k, eps)) goto fallback;
+{outputs}
+    }}
+    mpfr_ptr out[NY];
+    for (int i = 0; i < NY; i++) {{                /* Horner: acc = acc * h + y_k */
+        mpfr_set(Y[i], S[state[i]][order], MPFR_RNDN);
+        for (long k = order - 1; k >= 0; k--) {{
+            mpfr_mul(Y[i], Y[i], h, MPFR_RNDN);
+            mpfr_add(Y[i], Y[i], S[state[i]][k], MPFR_RNDN);
+        }}
+        out[i] = Y[i];
+    }}
+    return nw_result(out, NY);
+fallback:
+    if (PyErr_Occurred()) return NULL;
+    Py_RETURN_NONE;
+}}
+
+static PyMethodDef methods[] = {{
+    {{"step", (PyCFunction)(void (*)(void))step, METH_FASTCALL, "one Taylor step"}},
+    {{"setup", (PyCFunction)setup, METH_O, "the tape's constants"}},
+    {{NULL, NULL, 0, NULL}}
+}};
+
+static struct PyModuleDef module = {{PyModuleDef_HEAD_INIT, "{name}", NULL, -1, methods}};
+
+PyMODINIT_FUNC PyInit_{name}(void) {{
+    if (import_gmpy2() < 0) return NULL;
+    for (int i = 0; i < NF; i++) {{ mpfr_init2(FS[i], PREC); F[i] = FS[i]; }}
+    for (int i = 0; i < {nc}; i++) {{ mpfr_init2(KS[i], PREC); KC[i] = KS[i]; }}
+    for (int i = 0; i < NY; i++) {{ mpfr_init2(Y[i], PREC); mpfr_init2(yslot[i], 64); }}
+    for (int i = 0; i < N; i++) {{ mpfr_init2(RHS[i], PREC); mpfr_init2(bo[i], PREC); mpfr_init2(vx[i], PREC); }}
+    for (int i = 0; i < N * N; i++) mpfr_init2(Ao[i], PREC);
+    for (int i = 0; i < {npar}; i++) mpfr_init2(parslot[i], 64);
+    mpfr_inits2(PREC, ZERO, W, W2, ACC, SF, SS, STINY, (mpfr_ptr)0);
+    mpfr_set_zero(ZERO, 1);
+    mpfr_init2(tslot, 64); mpfr_init2(hslot, 64); mpfr_init2(eslot, 64);
+    mpfr_init2(limit, 2);
+    mpfr_set_ui_2exp(limit, 1, PREC, MPFR_RNDN);
+    return PyModule_Create(&module);
+}}
+"""
+
+
+def taylor_step(tape, prec: int):
+    """One Taylor step on ``tape`` (:class:`mpvi.taylor.Tape`), compiled
+    (:func:`translate_taylor`), or None when compiled kernels are off or unavailable or
+    the tape has an operation the translator does not know (said once).
+
+    Returns
+    -------
+    callable or None
+        ``step(t, y, h, order, params, eps)`` -> the new y as a list, bit-identical to
+        :meth:`mpvi.taylor.TaylorEvaluator.step`, or None where the caller must run the
+        Python step (which then raises its error); before the module is built (after
+        :data:`COMPILE_AFTER` calls weighted by the order, unless it is in the disk cache)
+        it returns None too.
+    """
+    exact = {f"c{i:06d}": c for i, c in enumerate(tape.constants)}   # sorted = tape order
+    plan = _tables_plan("mpvi_t", "a Taylor step", [exact], lambda names, note, _:
+                        translate_taylor("mpvi_module", tape, prec, note))
+    if plan is None:
+        return None
+    return _lazy(plan, "step", _not_compiled,
+                 lambda t, y, h, order, *a: order ** 2 / (4 * FIELD_EVALUATIONS_PER_CALL))
+
+
 def _cached_path(name: str, csource: str, tc: dict) -> Path:
     """Where the module of ``csource`` is cached: keyed by the source, the compiler, MPFR,
     the Python ABI and the libraries linked."""

@@ -296,6 +296,35 @@ def explicit_steps(system):
             lambda t, y, H, levels: gbs(t, y, H, levels, params, eps))
 
 
+def taylor_steps(system):
+    """The Taylor step of :mod:`mpvi.taylor` on the Hamiltonian field of an M, V system,
+    bound to the system's parameters: ``(python, compiled)``, each ``step(t, y, h,
+    order)`` -> the new y as a list; ``compiled`` (:func:`mpvi.cbackend.taylor_step`,
+    bit-identical) is None when compiled kernels are not active, and returns None where
+    the Python step must run.  None when the system is not of the M, V form.
+
+    Raises
+    ------
+    mpvi.taylor.TaylorUnsupported
+        The field has an operation without a Taylor recurrence (named)."""
+    from .taylor import TaylorEvaluator, build_tape
+    ctx = system.ctx
+    if getattr(system, "mass_expr", None) is None:
+        return None
+    _, parts, _ = _field_parts(system)
+
+    def build():
+        tape = build_tape([src for src, _, _ in parts], [t for _, t, _ in parts],
+                          system.dof, len(system.param_symbols))
+        compiled = cbackend.taylor_step(tape, ctx.prec) if cbackend.active(ctx) else None
+        return TaylorEvaluator(tape, ctx), compiled
+    evaluator, compiled = cached_kernel(system, ("taylor",), build)
+    params, eps = list(system.param_values), ctx.eps
+    return (lambda t, y, h, order: evaluator.step(t, y, h, order, params),
+            None if compiled is None else
+            lambda t, y, h, order: compiled(t, y, h, order, params, eps))
+
+
 def step_check(system):
     """The checks :func:`mpvi.solve` runs after every step of an M, V system -- a finite
     state, the growth guard, V and M(q) finite and M(q) positive definite

@@ -12,8 +12,10 @@ from mpvi import get_context
 from mpvi.systems.double_pendulum import nonlinear_double_pendulum
 
 PATH = Path(__file__).resolve().parents[1] / "benchmarks" / "pendulum_reference.py"
-CHEAP = ["--dps", "30", "--T", "0.2", "--gbs-H", "0.1", "--gbs-levels", "8",
+CHEAP = ["--method", "gbs", "--dps", "30", "--T", "0.2", "--gbs-H", "0.1", "--gbs-levels", "8",
          "--target", "1e-12", "--json"]
+TAYLOR = ["--dps", "30", "--T", "0.2", "--taylor-H", "0.05", "--taylor-order", "20",
+          "--target", "1e-12", "--json"]
 
 
 @pytest.fixture(scope="module")
@@ -65,6 +67,21 @@ def test_report_and_agreement(bench, heyoka, capsys):
     assert rep["mpvi"]["steps"] == 2 and rep["mpvi"]["rhs_evaluations"] == 2 * (1 + 8 ** 2)
 
 
+def test_the_taylor_reference_is_the_default(bench, heyoka, capsys):
+    """The default method: Taylor (order 20, four steps here), its error estimate and the
+    agreement with heyoka within the target; the default order ceil(-ln(target) / 2)."""
+    assert [bench.default_order(t) for t in (1e-12, 1e-55, 1e-119)] == [14, 64, 138]
+    assert bench.main(TAYLOR) == 0
+    rep = json.loads(capsys.readouterr().out)
+    m = rep["mpvi"]
+    assert m["scheme"] == "taylor" and m["order"] == 20 and m["steps"] == 4
+    assert m["rhs_evaluations"] is None and "us_per_rhs_evaluation" not in m
+    assert max(m["error_estimate"].values()) <= rep["target"]
+    assert max(rep["agreement"].values()) <= rep["target"] and rep["target_met"] is True
+    assert bench.main(TAYLOR + ["--taylor-order", "2"]) == 1
+    assert "NOT met" in capsys.readouterr().err
+
+
 def test_missed_target_exits_1(bench, heyoka, capsys):
     args = CHEAP[:CHEAP.index("--gbs-levels")] + ["--gbs-levels", "2", "--json"]
     assert bench.main(args) == 1
@@ -79,3 +96,12 @@ def test_without_heyoka(bench, monkeypatch, capsys):
     assert rep["heyoka"] is None and rep["ratio"] is None
     assert "pip install heyoka" in rep["heyoka_missing"] and "pip install heyoka" in out.err
     assert rep["mpvi"]["time_s"] > 0
+    assert bench.main(TAYLOR + ["--no-check"]) == 0
+    assert json.loads(capsys.readouterr().out)["mpvi"]["scheme"] == "taylor"
+
+
+def test_bad_orders_and_levels_are_refused(bench, capsys):
+    for bad in (["--taylor-order", "0"], ["--gbs-levels", "-1"]):
+        with pytest.raises(SystemExit) as exc:
+            bench.main(TAYLOR + bad)
+        assert exc.value.code == 2 and "must be positive" in capsys.readouterr().err

@@ -12,8 +12,9 @@ from .newmark_family import newmark_family
 from .rk2 import rk2
 from .rk4 import rk4
 from .simpson import simpson, simpson_v1
+from .taylor import taylor
 
 __all__ = ["METHODS", "Method", "StabilityError", "State", "StepResult", "get_method", "register",
            "gbs", "hermite_galerkin", "hermite_variational", "implicit_midpoint", "lobatto", "midpoint",
            "mutze", "mutze_parabolic_el", "mutze_variation", "newmark", "newmark_family", "rk2", "rk4",
-           "simpson", "simpson_v1"]
+           "simpson", "simpson_v1", "taylor"]

@@ -1,0 +1,496 @@
+"""Taylor-series steps on a mechanical system's Hamiltonian field, by automatic
+differentiation in Taylor mode (Jorba & Zou, *Experimental Mathematics* 14 (2005) 99-117;
+Moore, *Interval Analysis*, 1966).
+
+The field y' = f(t, y), y = (q, p), of an M, V system is the same generated code as the
+field of RK4 and GBS (:func:`mpvi.kernels.hamiltonian_field`): up to three degrees of
+freedom one function returning v = adj(M) p / det M and p' = dL/dq(q, v) + F(t, q, v);
+beyond, M(q) and the force, with v from M v = p.  :func:`build_tape` turns that code into
+a *tape*: elementary operations on Taylor series in the time offset tau, each series
+truncated at a runtime order.  One step of order P from (t, y) computes the Taylor
+coefficients y_0 = y, y_{k+1} = f_k / (k + 1), k = 0 .. P - 1 (f_k the k-th coefficient
+of f(t + tau, y(t + tau)), which needs y_0 .. y_k only), and sums
+y(t + h) = sum_k y_k h^k by Horner's rule.  Local error O(h^(P+1)), order P; every
+coefficient is exact rational arithmetic on the field's values, so the method runs at any
+precision.
+
+The recurrences (c = a op b; a_k the k-th coefficient; sums from j = 1 unless stated):
+
+* a +- b, -a, a * fixed: coefficient by coefficient;
+* a * b: c_k = sum_{j=0..k} a_j b_{k-j};  a^2: the same sum folded (2 sum_{j<k/2} + the
+  middle square);
+* a / b: c_k = (a_k - sum_{j=1..k} b_j c_{k-j}) / b_0;
+* sin, cos of a (one pair): s_k = sum j a_j c_{k-j} / k,  c_k = -sum j a_j s_{k-j} / k;
+* exp a: e_k = sum j a_j e_{k-j} / k;  log a: l_k = (a_k - sum_{j<k} j l_j a_{k-j} / k) / a_0;
+* sqrt a: r_k = (a_k - sum_{j=1..k-1} r_j r_{k-j}) / (2 r_0);
+* a^alpha (alpha fixed): c_k = sum (alpha j - (k - j)) a_j c_{k-j} / (k a_0);
+  integer powers of a series by products, negative ones by a division;
+* v from M v = p (beyond three degrees of freedom): M_0 v_k = p_k - sum_{j=1..k} M_j v_{k-j}
+  by :func:`mpvi.linalg.solve_dense`.
+
+Operations on the parameters and constants alone are done once per step.  The Python
+evaluation here and the compiled one (:func:`mpvi.cbackend.translate_taylor`) run the same
+operations in the same order, so they give the same bits.
+"""
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+from .linalg import solve_dense
+
+
+class TaylorUnsupported(ValueError):
+    """The field uses an operation without a Taylor recurrence here (a function other than
+    sin, cos, exp, log, sqrt; a power of a series with a varying exponent; ...).  The
+    message names it.  A ``ValueError``."""
+
+
+SERIES_FUNCTIONS = ("sin", "cos", "exp", "log", "sqrt")
+"""The functions a series may be passed to (the others are taken on fixed values only)."""
+
+_BINARY = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "div"}
+
+
+@dataclass
+class Tape:
+    """The field as operations on Taylor series (see the module docstring).
+
+    Operands are ``("s", i)``, a series slot, or ``("f", i)``, a fixed slot (one value,
+    constant in tau: parameters, constants, operations on them).
+
+    Attributes
+    ----------
+    n : degrees of freedom (the state has 2 n components).
+    nseries, nfixed : the numbers of series and fixed slots.
+    time : the series slot of t + tau, or None when the field does not depend on t.
+    state : the series slots of q and p (the state y).
+    fixed : instructions run once per step, in order: ``("param", d, i)``, ``("const",
+        d, i)`` (the i-th of ``constants``), ``("int", d, n)``, ``("mpf", d, text)``, ``(op, d, a, b)`` for op in
+        add, sub, mul, div, ``("neg", d, a)``, ``("pow_i", d, a, n)``, ``("pow", d, a, b)``,
+        ``("fun", d, name, a)``.
+    series : instructions run at every order k: ``(op, d, a, b)`` for add, sub, mul, div,
+        ``("neg", d, a)``, ``("sqr", d, a)``, ``("sincos", s, c, a, da)``,
+        ``("exp", d, a, da)``, ``("log", d, a)``, ``("sqrt", d, a)``, ``("powc", d, a,
+        alpha)``, ``("solve", v, M, p)`` (v and p n series slots, M n x n operands row by row).
+        ``da`` is a series slot holding j a_j.
+    outputs : the 2 n operands of y' = f.
+    constants : the numbers of the generated functions' constant tables, in slot order
+        (two functions may bind the same name to different values).
+    """
+
+    n: int
+    nseries: int
+    nfixed: int
+    time: int | None
+    state: list
+    fixed: list = field(default_factory=list)
+    series: list = field(default_factory=list)
+    outputs: list = field(default_factory=list)
+    constants: list = field(default_factory=list)
+
+
+class _Builder:
+    """Generated Python source (from :func:`mpvi.codegen.generate_source`) -> tape
+    instructions, operation by operation in Python's evaluation order."""
+
+    def __init__(self):
+        self.nseries = 0
+        self.nfixed = 0
+        self.fixed: list = []
+        self.series: list = []
+        self.ints: dict = {}
+        self.constants: list = []
+
+    def new_series(self) -> tuple:
+        self.nseries += 1
+        return ("s", self.nseries - 1)
+
+    def new_fixed(self) -> tuple:
+        self.nfixed += 1
+        return ("f", self.nfixed - 1)
+
+    def int_slot(self, v: int) -> tuple:
+        if v not in self.ints:
+            d = self.new_fixed()
+            self.fixed.append(("int", d, v))
+            self.ints[v] = d
+        return self.ints[v]
+
+    def function(self, source: str, args: Sequence, table: dict) -> list:
+        """The operands of the results of ``source``; ``args``: per argument group, a list
+        of operands (or one operand for a scalar group)."""
+        (fn,) = ast.parse(source).body
+        groups = [a.arg for a in fn.args.args]
+        env = {}
+        for g, a in zip(groups, args):
+            env[g] = a
+        for name, value in table.items():
+            d = self.new_fixed()
+            self.fixed.append(("const", d, len(self.constants)))
+            self.constants.append(value)
+            env[name] = d
+        *body, ret = fn.body
+        for stmt in body:
+            if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1):
+                raise TaylorUnsupported(f"statement {ast.unparse(stmt)[:60]}")
+            target, value = stmt.targets[0], stmt.value
+            if isinstance(target, ast.List):
+                vals = env[value.id]
+                if len(vals) != len(target.elts):
+                    raise TaylorUnsupported(f"unpacking {ast.unparse(stmt)[:60]}")
+                env.update({t.id: v for t, v in zip(target.elts, vals)})
+                continue
+            env[target.id] = self.value(value, env)
+        if not (isinstance(ret, ast.Return) and isinstance(ret.value, ast.List)):
+            raise TaylorUnsupported("the function does not end in `return [...]`")
+        return [self.operand(self.value(e, env)) for e in ret.value.elts]
+
+    def operand(self, v) -> tuple:
+        """An operand for a value: integers become exact fixed slots."""
+        return self.int_slot(v) if isinstance(v, int) else v
+
+    def value(self, node, env):
+        """An operand (tuple) or a Python int for ``node``."""
+        if isinstance(node, ast.Constant) and type(node.value) is int:
+            return node.value
+        if isinstance(node, ast.Name):
+            if node.id not in env:
+                raise TaylorUnsupported(f"unknown name {node.id!r}")
+            return env[node.id]
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.UAdd):
+            return self.value(node.operand, env)
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+            a = self.value(node.operand, env)
+            return -a if isinstance(a, int) else self.emit("neg", a)
+        if isinstance(node, ast.BinOp):
+            a, b = self.value(node.left, env), self.value(node.right, env)
+            if isinstance(a, int) and isinstance(b, int):
+                raise TaylorUnsupported(f"integer arithmetic {ast.unparse(node)!r}")
+            if isinstance(node.op, ast.Pow):
+                return self.power(a, b, node)
+            op = _BINARY.get(type(node.op))
+            if op is None:
+                raise TaylorUnsupported(f"operator {type(node.op).__name__}")
+            return self.emit(op, self.operand(a), self.operand(b))
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
+                and not node.keywords and len(node.args) == 1:
+            name = node.func.id
+            if name == "mpf":
+                arg = node.args[0]
+                if not (isinstance(arg, ast.Constant) and isinstance(arg.value, (int, str))):
+                    raise TaylorUnsupported(f"mpf of {ast.unparse(arg)[:40]}")
+                d = self.new_fixed()
+                self.fixed.append(("mpf", d, arg.value))
+                return d
+            a = self.operand(self.value(node.args[0], env))
+            if a[0] == "f":
+                d = self.new_fixed()
+                self.fixed.append(("fun", d, name, a))
+                return d
+            if name not in SERIES_FUNCTIONS:
+                raise TaylorUnsupported(
+                    f"{name}() of a varying quantity: Taylor recurrences exist here for "
+                    f"{', '.join(SERIES_FUNCTIONS)} only")
+            return self.function_of_series(name, a)
+        raise TaylorUnsupported(f"{type(node).__name__} ({ast.unparse(node)[:60]})")
+
+    def emit(self, op: str, *operands) -> tuple:
+        if all(o[0] == "f" for o in operands):
+            d = self.new_fixed()
+            self.fixed.append((op, d, *operands))
+        else:
+            d = self.new_series()
+            self.series.append((op, d, *operands))
+        return d
+
+    def power(self, a, b, node) -> tuple:
+        if isinstance(b, int):
+            a = self.operand(a)
+            if a[0] == "f":
+                d = self.new_fixed()
+                self.fixed.append(("pow_i", d, a, b))
+                return d
+            if b == 0:
+                return self.int_slot(1)
+            result = self.integer_power(a, abs(b))
+            return self.emit("div", self.int_slot(1), result) if b < 0 else result
+        a = self.operand(a)
+        if b[0] == "s":
+            raise TaylorUnsupported(f"a power with a varying exponent ({ast.unparse(node)[:60]})")
+        if a[0] == "f":
+            d = self.new_fixed()
+            self.fixed.append(("pow", d, a, b))
+            return d
+        return self.emit("powc", a, b)
+
+    def integer_power(self, a: tuple, e: int) -> tuple:
+        """a^e (e >= 1) of a series by squarings and products, the bits of e from the top."""
+        result = a
+        for bit in bin(e)[3:]:
+            result = self.emit("sqr", result)
+            if bit == "1":
+                result = self.emit("mul", result, a)
+        return result
+
+    def function_of_series(self, name: str, a: tuple) -> tuple:
+        if name in ("sin", "cos"):
+            for ins in self.series:                  # one pair per argument
+                if ins[0] == "sincos" and ins[3] == a:
+                    return ins[1] if name == "sin" else ins[2]
+            s, c, da = self.new_series(), self.new_series(), self.new_series()
+            self.series.append(("sincos", s, c, a, da))
+            return s if name == "sin" else c
+        d = self.new_series()
+        if name == "exp":
+            self.series.append(("exp", d, a, self.new_series()))
+        else:
+            self.series.append((name, d, a))
+        return d
+
+
+def build_tape(sources: Sequence[str], tables: Sequence[dict], n: int, npar: int) -> Tape:
+    """The tape of a Hamiltonian field from the generated sources of
+    :func:`mpvi.kernels._field_parts`: ``hamiltonian_field(t, q, p, params)`` returning
+    [det M, M, v, p'], or ``M(q, params)`` and ``force(t, q, v, params)``.
+
+    Raises
+    ------
+    TaylorUnsupported
+        An operation without a recurrence here (the message names it).
+    """
+    b = _Builder()
+    time = b.new_series()
+    q = [b.new_series() for _ in range(n)]
+    p = [b.new_series() for _ in range(n)]
+    params = []
+    for i in range(npar):
+        d = b.new_fixed()
+        b.fixed.append(("param", d, i))
+        params.append(d)
+    if len(sources) == 1:
+        out = b.function(sources[0], [[time], q, p, params], tables[0])
+        if len(out) != 1 + n * n + 2 * n:
+            raise TaylorUnsupported(f"a Hamiltonian field of {n} degrees of freedom returns "
+                                    f"{len(out)} values")
+        outputs = out[1 + n * n:]
+    elif len(sources) == 2:
+        M = b.function(sources[0], [q, params], tables[0])
+        v = [b.new_series() for _ in range(n)]
+        b.series.append(("solve", v, M, p))
+        outputs = v + b.function(sources[1], [[time], q, v, params], tables[1])
+    else:
+        raise TaylorUnsupported(f"a Hamiltonian field of {len(sources)} functions")
+    used = time in outputs or any(time in operands(ins) for ins in b.series)
+    return Tape(n=n, nseries=b.nseries, nfixed=b.nfixed, time=time[1] if used else None,
+                state=[s[1] for s in q + p], fixed=b.fixed, series=b.series,
+                outputs=outputs, constants=b.constants)
+
+
+def operands(ins) -> list:
+    """Every operand an instruction reads or writes (the slots of a solve included)."""
+    out = []
+    for x in ins[1:]:
+        if isinstance(x, tuple):
+            out.append(x)
+        elif isinstance(x, list):
+            out.extend(x)
+    return out
+
+
+class TaylorEvaluator:
+    """One Taylor step on a :class:`Tape` in a number context (Python numbers: the
+    reference of the compiled step, :func:`mpvi.cbackend.translate_taylor`)."""
+
+    def __init__(self, tape: Tape, ctx: Any):
+        self.tape, self.ctx = tape, ctx
+        self.ns = ctx.namespace()
+
+    def fixed_values(self, params: Sequence) -> list:
+        ctx, ns = self.ctx, self.ns
+        F: list = [None] * self.tape.nfixed
+        for ins in self.tape.fixed:
+            op, d = ins[0], ins[1][1]
+            if op == "param":
+                F[d] = params[ins[2]]
+            elif op == "const":
+                F[d] = self.tape.constants[ins[2]]
+            elif op == "int":
+                F[d] = ctx.num(ins[2])
+            elif op == "mpf":
+                F[d] = ns["mpf"](ins[2])
+            elif op == "fun":
+                F[d] = ns[ins[2]](F[ins[3][1]])
+            elif op == "neg":
+                F[d] = -F[ins[2][1]]
+            elif op == "pow_i":
+                F[d] = F[ins[2][1]] ** ins[3]
+            else:
+                a, b = F[ins[2][1]], F[ins[3][1]]
+                F[d] = (a + b if op == "add" else a - b if op == "sub" else
+                        a * b if op == "mul" else a / b if op == "div" else a ** b)
+        return F
+
+    def coefficients(self, t, y: Sequence, order: int, params: Sequence) -> list:
+        """The Taylor coefficients y_0 .. y_order of the solution through (t, y), as a
+        list of ``order + 1`` lists of 2 n numbers."""
+        tape, ctx = self.tape, self.ctx
+        F = self.fixed_values(params)
+        S: list = [[None] * (order + 1) for _ in range(tape.nseries)]
+        zero = ctx.zero
+
+        def coef(o, k):
+            if o[0] == "s":
+                return S[o[1]][k]
+            return F[o[1]] if k == 0 else zero
+
+        if tape.time is not None:
+            S[tape.time][0] = t
+            for k in range(1, order + 1):
+                S[tape.time][k] = ctx.one if k == 1 else zero
+        for i, x in zip(tape.state, y):
+            S[i][0] = x
+        for k in range(order):
+            for ins in tape.series:
+                self._order_k(ins, k, S, F, coef)
+            for i, o in zip(tape.state, tape.outputs):
+                S[i][k + 1] = coef(o, k) / (k + 1)
+        return [[S[i][k] for i in tape.state] for k in range(order + 1)]
+
+    def _order_k(self, ins, k, S, F, coef):
+        """The k-th coefficient of the result of ``ins`` (all lower ones known)."""
+        op = ins[0]
+        if op == "solve":
+            v, M, p = ins[1], ins[2], ins[3]
+            n = len(v)
+            rhs = []
+            for i in range(n):
+                acc = S[p[i][1]][k]
+                for j in range(1, k + 1):
+                    for m in range(n):
+                        e = M[i * n + m]
+                        if e[0] == "s":              # a fixed entry has no j >= 1 term
+                            acc = acc - S[e[1]][j] * S[v[m][1]][k - j]
+                rhs.append(acc)
+            x = solve_dense([[coef(M[i * n + m], 0) for m in range(n)] for i in range(n)],
+                            rhs, self.ctx)
+            for i in range(n):
+                S[v[i][1]][k] = x[i]
+            return
+        d = ins[1][1]
+        a = ins[2]
+        if op in ("add", "sub"):
+            b = ins[3]
+            if k > 0 and a[0] == "f":
+                S[d][k] = S[b[1]][k] if op == "add" else -S[b[1]][k]
+            elif k > 0 and b[0] == "f":
+                S[d][k] = S[a[1]][k]
+            else:
+                S[d][k] = coef(a, k) + coef(b, k) if op == "add" else coef(a, k) - coef(b, k)
+        elif op == "neg":
+            S[d][k] = -S[a[1]][k]
+        elif op == "mul":
+            b = ins[3]
+            if a[0] == "f":
+                S[d][k] = F[a[1]] * S[b[1]][k]
+            elif b[0] == "f":
+                S[d][k] = S[a[1]][k] * F[b[1]]
+            else:
+                A, B = S[a[1]], S[b[1]]
+                acc = A[0] * B[k]
+                for j in range(1, k + 1):
+                    acc = acc + A[j] * B[k - j]
+                S[d][k] = acc
+        elif op == "div":
+            b = ins[3]
+            if b[0] == "f":
+                S[d][k] = S[a[1]][k] / F[b[1]]
+            else:
+                B, C = S[b[1]], S[d]
+                acc = coef(a, k)
+                for j in range(1, k + 1):
+                    acc = acc - B[j] * C[k - j]
+                C[k] = acc / B[0]
+        elif op == "sqr":
+            A = S[a[1]]
+            if k == 0:
+                S[d][0] = A[0] * A[0]
+            else:
+                acc = A[0] * A[k]
+                for j in range(1, (k + 1) // 2):
+                    acc = acc + A[j] * A[k - j]
+                acc = acc + acc
+                if k % 2 == 0:
+                    acc = acc + A[k // 2] * A[k // 2]
+                S[d][k] = acc
+        elif op == "sincos":
+            s, c, A, DA = S[d], S[ins[2][1]], S[ins[3][1]], S[ins[4][1]]
+            if k == 0:
+                s[0], c[0] = self.ns["sin"](A[0]), self.ns["cos"](A[0])
+            else:
+                DA[k] = A[k] * k
+                acc = DA[1] * c[k - 1]
+                for j in range(2, k + 1):
+                    acc = acc + DA[j] * c[k - j]
+                s[k] = acc / k
+                acc = DA[1] * s[k - 1]
+                for j in range(2, k + 1):
+                    acc = acc + DA[j] * s[k - j]
+                c[k] = acc / (-k)
+        elif op == "exp":
+            e, A, DA = S[d], S[a[1]], S[ins[3][1]]
+            if k == 0:
+                e[0] = self.ns["exp"](A[0])
+            else:
+                DA[k] = A[k] * k
+                acc = DA[1] * e[k - 1]
+                for j in range(2, k + 1):
+                    acc = acc + DA[j] * e[k - j]
+                e[k] = acc / k
+        elif op == "log":
+            L, A = S[d], S[a[1]]
+            if k == 0:
+                L[0] = self.ns["log"](A[0])
+            else:
+                acc = A[k]
+                if k > 1:
+                    w = L[1] * A[k - 1]
+                    for j in range(2, k):
+                        w = w + (L[j] * j) * A[k - j]
+                    acc = acc - w / k
+                L[k] = acc / A[0]
+        elif op == "sqrt":
+            R, A = S[d], S[a[1]]
+            if k == 0:
+                R[0] = self.ns["sqrt"](A[0])
+            else:
+                acc = A[k]
+                for j in range(1, k):
+                    acc = acc - R[j] * R[k - j]
+                R[k] = acc / (R[0] * 2)
+        elif op == "powc":
+            C, A, alpha = S[d], S[a[1]], F[ins[3][1]]
+            if k == 0:
+                C[0] = A[0] ** alpha
+            else:
+                acc = None
+                for j in range(1, k + 1):
+                    w = (alpha * j - (k - j)) * A[j] * C[k - j]
+                    acc = w if acc is None else acc + w
+                C[k] = acc / (A[0] * k)
+        else:                                        # pragma: no cover (the builder's ops)
+            raise TaylorUnsupported(f"tape operation {op}")
+
+    def step(self, t, y: Sequence, h, order: int, params: Sequence) -> list:
+        """y(t + h) by the Taylor polynomial of degree ``order`` (Horner's rule)."""
+        ys = self.coefficients(t, y, order, params)
+        acc = list(ys[order])
+        for k in range(order - 1, -1, -1):
+            acc = [a * h + c for a, c in zip(acc, ys[k])]
+        return acc
+
+
+from .precision import boundary_module  # noqa: E402  (last: wraps the names above)
+
+boundary_module(globals())
