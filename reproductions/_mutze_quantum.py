@@ -308,21 +308,123 @@ def _private_mp(ctx):
 def spectral_data(particle, X0):
     """``(lam, w)``: the eigenvalues of H (ascending) and the weights w_k = |c_k|^2 of psi_0
     (dx-weighted, sum w_k = ||psi_0||^2), by implicit QL on the tridiagonal H with the
-    eigenvector matrix multiplied into the 2 x N block [Re psi_0; Im psi_0]."""
+    eigenvector matrix multiplied into the 2 x N block [Re psi_0; Im psi_0]
+    (:func:`tridiag_eigen`, mpmath's algorithm on MPFR numbers)."""
     ctx = particle.ctx
     m = _private_mp(ctx)
     n = particle.n
     d = [ctx.to_mpmath(v, m) for v in particle.diag]
     e = [ctx.to_mpmath(particle.off, m)] * (n - 1) + [m.zero]
-    z = m.matrix(2, n)
-    for r in range(2):
-        for j in range(n):
-            z[r, j] = ctx.to_mpmath(X0[r, j], m)
-    _eigen_symmetric.tridiag_eigen(m, d, e, z)
+    z = [[ctx.to_mpmath(X0[r, j], m) for j in range(n)] for r in range(2)]
+    d, z = tridiag_eigen(m, d, e, z)
     # computed in the private context m at ctx.prec + GUARD_BITS bits: lift keeps them
     lam = ctx.asarray([ctx.lift(v) for v in d])
-    w = ctx.asarray([ctx.lift(particle.dx * (z[0, k] ** 2 + z[1, k] ** 2)) for k in range(n)])
+    w = ctx.asarray([ctx.lift(particle.dx * (z[0][k] ** 2 + z[1][k] ** 2)) for k in range(n)])
     return lam, w
+
+
+def tridiag_eigen(m, d, e, z):
+    """mpmath's ``tridiag_eigen(m, d, e, z)`` (EISPACK imtql2: implicit QL on the
+    symmetric tridiagonal matrix with diagonal ``d`` and off-diagonal ``e``, the rotations
+    applied to the rows ``z``, eigenvalues sorted ascending) with the same operations on
+    gmpy2 ``mpfr`` numbers of ``m.prec`` bits: each is rounded as mpmath rounds it (to
+    nearest; hypot(x, 1) as mpmath computes it: x^2 exact, + 1 rounded down to prec + 4
+    bits, the square root to nearest), so the results are mpmath's bit for bit, about
+    six times faster.  Returns (eigenvalues, rotated rows) as mpmath numbers of ``m``."""
+    import gmpy2
+    prec = m.prec
+    ctx = gmpy2.context(precision=prec, round=gmpy2.RoundToNearest)
+    wide = gmpy2.context(precision=prec + 4, round=gmpy2.RoundDown)
+    exact = gmpy2.context(precision=2 * prec + 2)
+
+    def to_mpfr(x):                       # exact: x has at most prec bits
+        sign, man, exp, _ = x._mpf_
+        if not man:
+            if x != 0:
+                raise ValueError(f"tridiag_eigen: a non-finite input {x}")
+            return gmpy2.mpfr(0, prec)
+        return gmpy2.mul_2exp(gmpy2.mpfr(-man if sign else man, prec), exp)
+
+    def to_mp(x):
+        man, exp = x.as_mantissa_exp()
+        return m.mpf((int(man), int(exp)))
+
+    def hypot1(x):                        # mpmath's ctx.hypot(x, 1)
+        return ctx.sqrt(wide.add(exact.mul(x, x), 1))
+
+    saved = gmpy2.get_context()
+    gmpy2.set_context(ctx)
+    try:
+        d = [to_mpfr(x) for x in d]
+        e = [to_mpfr(x) for x in e]
+        z = [[to_mpfr(x) for x in row] for row in z]
+        eps = to_mpfr(m.eps)
+        n = len(d)
+        e[n - 1] = gmpy2.mpfr(0)
+        iterlim = 2 * m.dps
+        for l in range(n):
+            j = 0
+            while True:
+                k = l
+                while k + 1 != n and not abs(e[k]) <= eps * (abs(d[k]) + abs(d[k + 1])):
+                    k += 1
+                if k == l:
+                    break
+                if j >= iterlim:
+                    raise RuntimeError("tridiag_eigen: no convergence to an eigenvalue after "
+                                       f"{iterlim} iterations")
+                j += 1
+                p = d[l]
+                g = (d[l + 1] - p) / (2 * e[l])
+                r = hypot1(g)
+                s = g - r if g < 0 else g + r
+                g = d[k] - p + e[l] / s
+                s, c, p = 1, 1, 0
+                for i in range(k - 1, l - 1, -1):
+                    f = s * e[i]
+                    b = c * e[i]
+                    if abs(f) > abs(g):
+                        c = g / f
+                        r = hypot1(c)
+                        e[i + 1] = f * r
+                        s = 1 / r
+                        c = c * s
+                    else:
+                        s = f / g
+                        r = hypot1(s)
+                        e[i + 1] = g * r
+                        c = 1 / r
+                        s = s * c
+                    g = d[i + 1] - p
+                    r = (d[i] - g) * s + 2 * c * b
+                    p = s * r
+                    d[i + 1] = g + p
+                    g = c * r - b
+                    for row in z:
+                        f = row[i + 1]
+                        row[i + 1] = s * row[i] + c * f
+                        row[i] = c * row[i] - s * f
+                d[l] = d[l] - p
+                e[l] = g
+                e[k] = gmpy2.mpfr(0)
+        for ii in range(1, n):                # selection sort, as mpmath
+            i = ii - 1
+            k = i
+            p = d[i]
+            for j in range(ii, n):
+                if d[j] >= p:
+                    continue
+                k = j
+                p = d[k]
+            if k == i:
+                continue
+            d[k] = d[i]
+            d[i] = p
+            for row in z:
+                row[i], row[k] = row[k], row[i]
+        return [to_mp(x) for x in d], [[to_mp(x) for x in row] for row in z]
+    finally:
+        gmpy2.set_context(saved)
 
 
 def closed_form(particle, lam, w, tau, steps):

@@ -276,3 +276,25 @@ def test_reproduction_end_to_end_on_a_tiny_grid():
     assert int(out.values["fp tau rho(H) = 1.05: steps until norm > 2"]) <= 300
     fig = REPRODUCTION.plot(out, params)
     plt.close(fig)
+
+
+@pytest.mark.parametrize("n", [1, 2, 7, 40])
+def test_tridiag_eigen_is_mpmaths_bit_for_bit(n):
+    """The MPFR port of mpmath's implicit QL gives mpmath's eigenvalues and rotated rows
+    bit for bit (signs of both kinds, a zero off-diagonal entry that splits the matrix)."""
+    import random
+    from mpmath.matrices import eigen_symmetric
+    m = mpmath.MPContext()
+    m.prec = 237
+    rng = random.Random(n)
+    d = [m.mpf(rng.randint(-10 ** 6, 10 ** 6)) / 7 ** 5 for _ in range(n)]
+    e = [m.mpf(rng.randint(-10 ** 6, 10 ** 6)) / 3 ** 7 for _ in range(n - 1)] + [m.zero]
+    if n > 4:
+        e[n // 2] = m.zero
+    rows = [[m.mpf(rng.random()) - m.mpf(1) / 2 for _ in range(n)] for _ in range(2)]
+    d1, e1, z1 = list(d), list(e), m.matrix(rows)
+    eigen_symmetric.tridiag_eigen(m, d1, e1, z1)
+    d2, z2 = mq.tridiag_eigen(m, list(d), list(e), [list(r) for r in rows])
+    assert d2 == d1
+    assert all(z2[r][j] == z1[r, j] for r in range(2) for j in range(n))
+    assert all(d2[i] <= d2[i + 1] for i in range(n - 1))
