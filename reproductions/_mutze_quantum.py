@@ -71,7 +71,8 @@ exp(-i theta_k) and conserves norm and energy exactly -- tests/test_mutze_quantu
 expansion exp(-i x A) = J_0(x) + 2 sum_k (-i)^k J_k(x) T_k(A), A = (H - c)/r with the
 Gershgorin interval [c - r, c + r], truncated when |J_k| < eps 1e-10 beyond k > x; the
 spectral data (eigenvalues lambda_k and weights |c_k|^2 of psi_0) by mpmath's implicit QL
-(``tridiag_eigen``, EISPACK imtql2) on the tridiagonal H, with the eigenvector matrix
+(``tridiag_eigen``, EISPACK imtql2; :func:`tridiag_eigen` here runs its operations on
+gmpy2 numbers, with mpmath's bits) on the tridiagonal H, with the eigenvector matrix
 multiplied into the 2 x N row block of psi_0 (no N x N matrix).  The eigenvalues and the
 Bessel coefficients J_k are computed in a private mpmath context at the number context's
 precision plus ``GUARD_BITS``; the Chebyshev recurrence runs in the number context.
@@ -81,7 +82,6 @@ from __future__ import annotations
 import mpmath
 import numpy as np
 import sympy as sp
-from mpmath.matrices import eigen_symmetric as _eigen_symmetric
 
 GUARD_BITS = 24
 """Extra bits of the private mpmath context of the spectral data and Bessel coefficients."""
