@@ -167,7 +167,7 @@ def mpvi_reference(ctx, T, method, H, order_param, check):
     setup = time.perf_counter() - t0
     n = steps(T, H)
     if method == "taylor":
-        params, order = {"order": order_param}, order_param
+        params, order = {"degree": order_param}, order_param
         compiled = taylor_steps(prob.system)[1] is not None
         evaluations = None
     else:

@@ -13,7 +13,8 @@ The public surface: number contexts (:class:`GMPContext` -- fast, MPFR --,
 (:class:`LagrangianSystem`, :class:`LinearSystem`, :class:`FirstOrderSystem`), the problem
 (:class:`Problem`), the driver (:func:`solve`) and its result (:class:`Solution`,
 :func:`load_solution`), the method registry (:data:`METHODS`, :class:`Method`,
-:func:`register`, :func:`get_method`), analysis functions and the errors.  Importing mpvi
+:func:`register`, :func:`get_method`), analysis functions, backward error analysis
+(:func:`modified_equation`, :func:`modified_hamiltonian`) and the errors.  Importing mpvi
 loads neither matplotlib, pandas nor the reproduction framework (:mod:`mpvi.repro`).
 """
 from .analysis import (central_differences, energy, error_norms, fit_order, matrix_defect,
@@ -23,6 +24,8 @@ from .codegen import TIME
 from .context import FPContext, GMPContext, MPContext, PrecisionError, fp, get_context, mp
 from .linalg import NotPositiveDefiniteError, SingularMatrixError
 from .mechanics import LagrangianSystem
+from .modified import (ModifiedEquation, ModifiedHamiltonian, NotHamiltonianError,
+                       check_hamiltonian, modified_equation, modified_hamiltonian)
 from .newton import NewtonError
 from .ode import FirstOrderSystem
 from .problem import Problem
@@ -47,7 +50,10 @@ __all__ = [
     "error_norms", "sup_errors", "node_errors", "fit_order", "energy", "relative_energy_error",
     "one_step_matrix", "one_step_jacobian", "symplecticity_defect", "matrix_defect",
     "stability_scan", "central_differences",
+    # backward error analysis
+    "modified_equation", "modified_hamiltonian", "check_hamiltonian", "ModifiedEquation",
+    "ModifiedHamiltonian",
     # errors
     "PrecisionError", "NewtonError", "IntegrationError", "StabilityError",
-    "SingularMatrixError", "NotPositiveDefiniteError", "StorageError",
+    "SingularMatrixError", "NotPositiveDefiniteError", "StorageError", "NotHamiltonianError",
 ]

@@ -114,6 +114,13 @@ class Method:
         parameters dict).
     first_order : bool, default False
         Whether it also integrates first-order systems.
+    declaration : callable, optional
+        ``declaration(params)``: the method as data for the derivation of its modified
+        equation (:mod:`mpvi.modified`): a trial-function method
+        (:class:`~mpvi.schemes.variational.VariationalMethod`,
+        :class:`~mpvi.schemes.variational.GalerkinMethod`), a
+        :class:`~mpvi.modified.ButcherTableau`, a :class:`~mpvi.modified.StepFunction` or a
+        :class:`~mpvi.modified.TaylorSeries`.
 
     Raises
     ------
@@ -134,6 +141,7 @@ class Method:
     doc: str = field(default="", repr=False)
     stability_bound: Any = None      # omega h bound on the oscillator, or f(params), or None
     first_order: bool = False
+    declaration: Callable | None = field(default=None, repr=False)
 
     def __post_init__(self):
         if self.state not in STATE_KINDS:

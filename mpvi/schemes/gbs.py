@@ -26,11 +26,18 @@ def prepare(system, h, ctx, check_stability=True, levels=16):
     return stepper
 
 
+def _declaration(params):
+    """GBS's own step code on (q, p) with exact rationals, for mpvi.modified."""
+    from ..modified import EXACT, StepFunction
+    levels = params["levels"]
+    return StepFunction(lambda f, t, y, h: gbs_step(f, t, y, h, levels, EXACT), form="qp")
+
+
 gbs = register(Method(
     name="gbs", label="GBS reference", state="qp", order=lambda p: 2 * p["levels"],
     symplectic=False, implicit=False, params={"levels": 16},
     reference="Hairer-Norsett-Wanner, Solving ODEs I, Sec. II.9 (reference solutions)",
-    prepare=prepare, doc=__doc__, first_order=True))
+    prepare=prepare, doc=__doc__, first_order=True, declaration=_declaration))
 
 
 from ..precision import boundary_module  # noqa: E402  (last: wraps the names above)

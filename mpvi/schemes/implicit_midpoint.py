@@ -14,6 +14,7 @@ depends on q.  Mutze's g-family with g = 1 is this method (the tests check it st
 step); it is written here independently, in stage form, to make that check meaningful.
 """
 import numpy as np
+import sympy as sp
 
 from ..newton import check_options, solve_info
 from .base import Method, StepResult, check_step, register
@@ -53,11 +54,17 @@ def prepare(system, h, ctx, newton=None, check_stability=True):
     return stepper
 
 
+def _declaration(params):
+    """The one-stage Gauss tableau (a = 1/2, b = 1) on (x, v), for mpvi.modified."""
+    from ..modified import ButcherTableau
+    return ButcherTableau(a=((sp.Rational(1, 2),),), b=(1,), form="qv")
+
+
 implicit_midpoint = register(Method(
     name="implicit_midpoint", label="Implicit midpoint rule", state="qv", order=2,
     symplectic=False, implicit=True,
     reference="mutze eqs. (83), (85); the one-stage Gauss method on (x, v)' = (v, A)",
-    prepare=prepare, doc=__doc__))
+    prepare=prepare, doc=__doc__, declaration=_declaration))
 
 
 from ..precision import boundary_module  # noqa: E402  (last: wraps the names above)

@@ -18,7 +18,7 @@ default) is of order 6.  Internal data of a step: the s - 2 internal points.
 import sympy as sp
 
 from .base import Method, register
-from .variational import lobatto as lobatto_discretization, prepare_rule
+from .variational import lagrange_variational, lobatto as lobatto_discretization, prepare_rule
 
 
 def prepare(system, h, ctx, points=4, newton=None, check_stability=True):
@@ -39,7 +39,8 @@ lobatto = register(Method(
     name="lobatto", label="Lobatto", state="qp", params={"points": 4},
     order=lambda p: 2 * p["points"] - 2, symplectic=True, implicit=True,
     reference="Marsden & West 2001 Sec. 2.6 (not in the four papers); points = 3 is top2025 App. A",
-    prepare=prepare, internal="internal points", doc=__doc__, stability_bound=_stability_bound))
+    prepare=prepare, internal="internal points", doc=__doc__, stability_bound=_stability_bound,
+    declaration=lambda p: lagrange_variational(lobatto_discretization(p["points"]))))
 
 
 from ..precision import boundary_module  # noqa: E402  (last: wraps the names above)

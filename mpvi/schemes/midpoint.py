@@ -16,7 +16,7 @@ For a linear system M q'' + K q = 0 it coincides with Newmark's average-accelera
 scheme.
 """
 from .base import Method, register
-from .variational import MIDPOINT, prepare_rule
+from .variational import MIDPOINT, lagrange_variational, prepare_rule
 
 
 def prepare(system, h, ctx, check_stability=True, newton=None):
@@ -29,7 +29,8 @@ def prepare(system, h, ctx, check_stability=True, newton=None):
 
 midpoint = register(Method(
     name="midpoint", label="Implicit midpoint", state="qp", order=2, symplectic=True,
-    implicit=True, reference="top2025 App. B, eqs. (18as)", prepare=prepare, doc=__doc__))
+    implicit=True, reference="top2025 App. B, eqs. (18as)", prepare=prepare, doc=__doc__,
+    declaration=lambda p: lagrange_variational(MIDPOINT)))
 
 
 from ..precision import boundary_module  # noqa: E402  (last: wraps the names above)

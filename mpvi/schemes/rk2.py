@@ -11,6 +11,7 @@ the mutze reproductions report both (reproductions/ERRATA.md).
 """
 
 import numpy as np
+import sympy as sp
 
 from .base import Method, StepResult, check_step, register
 
@@ -57,11 +58,20 @@ def _first_order(system, h, ctx, variant):
     return stepper
 
 
+def _declaration(params):
+    """The tableau of the variant on (x, v), for mpvi.modified."""
+    from ..modified import ButcherTableau
+    half = sp.Rational(1, 2)
+    if params["variant"] == "heun":
+        return ButcherTableau(a=((0, 0), (1, 0)), b=(half, half), form="qv")
+    return ButcherTableau(a=((0, 0), (half, 0)), b=(0, 1), form="qv")
+
+
 rk2 = register(Method(
     name="rk2", label="RK2", state="qv", order=2, symplectic=False, implicit=False,
     params={"variant": "midpoint"},
     reference="mutze Sec. 7 (second-order Runge-Kutta; explicit midpoint or Heun)",
-    prepare=prepare, doc=__doc__, first_order=True))
+    prepare=prepare, doc=__doc__, first_order=True, declaration=_declaration))
 
 
 from ..precision import boundary_module  # noqa: E402  (last: wraps the names above)

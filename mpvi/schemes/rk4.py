@@ -55,10 +55,17 @@ def prepare(system, h, ctx, check_stability=True):
                             lambda steps, t, y: steps[0](t, y, h))
 
 
+def _declaration():
+    """RK4's own step code on (q, p), for mpvi.modified."""
+    from ..modified import StepFunction
+    return StepFunction(rk4_step, form="qp")
+
+
 rk4 = register(Method(
     name="rk4", label="RK4", state="qp", order=4, symplectic=False, implicit=False,
     reference="axioms2024 Sec. 6; top2025 Secs. 3-4 (classical RK4)", prepare=prepare,
-    doc=__doc__, stability_bound=2 * sp.sqrt(2), first_order=True))
+    doc=__doc__, stability_bound=2 * sp.sqrt(2), first_order=True,
+    declaration=lambda p: _declaration()))
 
 
 from ..precision import boundary_module  # noqa: E402  (last: wraps the names above)

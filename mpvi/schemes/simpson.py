@@ -35,7 +35,7 @@ import sympy as sp
 
 from .base import (Method, StabilityError, StepResult, check_step, pq_block_stepper, prop1_matrices,
                    register, require_linear)
-from .variational import SIMPSON, prepare_rule
+from .variational import SIMPSON, lagrange_variational, prepare_rule
 
 
 def check_simpson_stability(system, h, ctx):
@@ -138,7 +138,8 @@ def prepare_v1(system, h, ctx, check_stability=True):
 simpson = register(Method(
     name="simpson", label="Simpson", state="qp", order=4, symplectic=True, implicit=True,
     reference="axioms2024 eqs. (30)-(32) (linear, variant 2); top2025 Sec. 2, App. A (nonlinear)",
-    prepare=prepare, internal="q_mid", doc=__doc__, stability_bound=2 * sp.sqrt(2)))
+    prepare=prepare, internal="q_mid", doc=__doc__, stability_bound=2 * sp.sqrt(2),
+    declaration=lambda p: lagrange_variational(SIMPSON)))
 
 simpson_v1 = register(Method(
     name="simpson_v1", label="Simpson (variant 1)", state="qp", order=4, symplectic=True,

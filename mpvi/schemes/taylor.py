@@ -1,11 +1,11 @@
-"""The Taylor-series method as a reference scheme (order ``order``, default 32): the
+"""The Taylor-series method as a reference scheme (order ``degree``, default 32): the
 reference that wins at high precision.
 
-One step of size h sums the Taylor polynomial of degree ``order`` of the solution of the
+One step of size h sums the Taylor polynomial of degree ``degree`` of the solution of the
 Hamiltonian system y' = f(t, y), y = (q, p), through the node, its coefficients computed
 by automatic differentiation of the generated field in Taylor mode (:mod:`mpvi.taylor`;
 Jorba & Zou, *Exp. Math.* 14 (2005) 99-117, the method of heyoka.py and TIDES).  Local
-error O(h^(order+1)); the cost of a step grows as order^2 (each product of two series is
+error O(h^(degree+1)); the cost of a step grows as degree^2 (each product of two series is
 a convolution) but needs no more special-function calls than one field evaluation, so at
 64 digits and beyond it overtakes GBS, whose order-2L step costs about L^2 field
 evaluations.  Error per step about (h / rho)^order for rho the radius of convergence of
@@ -18,7 +18,7 @@ functions of the field that depend on the state must be sin, cos, exp, log or sq
 (:class:`mpvi.taylor.TaylorUnsupported` names any other).  In the gmp context the step
 runs compiled to MPFR (:func:`mpvi.cbackend.translate_taylor`), bit-identical to the
 Python step.  M(q) singular at a node raises :class:`mpvi.linalg.SingularMatrixError` as
-for RK4.  Dense output: one Taylor step of size theta h from the node (order ``order``).
+for RK4.  Dense output: one Taylor step of size theta h from the node (order ``degree``).
 """
 import numpy as np
 
@@ -26,13 +26,14 @@ from ..kernels import hamiltonian_field, taylor_steps
 from .base import Method, StepResult, check_step, register
 
 
-def prepare(system, h, ctx, check_stability=True, order=32):
-    """Prepare a Taylor-series step of degree ``order`` (Jorba & Zou 2005) on (q, p).
+def prepare(system, h, ctx, check_stability=True, degree=32):
+    """Prepare a Taylor-series step of degree ``degree`` (Jorba & Zou 2005) on (q, p).
 
-    ``order``: the degree of the Taylor polynomial (the method's order)."""
+    ``degree``: the degree of the Taylor polynomial (the method's order; named so that
+    it does not collide with the ``order`` of :func:`mpvi.modified_equation`)."""
     h = check_step(h, ctx)
-    if isinstance(order, bool) or not isinstance(order, int) or not 1 <= order <= 100000:
-        raise ValueError(f"order must be an integer from 1 to 100000, got {order!r}")
+    if isinstance(degree, bool) or not isinstance(degree, int) or not 1 <= degree <= 100000:
+        raise ValueError(f"degree must be an integer from 1 to 100000, got {degree!r}")
     if system.first_order:
         raise ValueError(f"taylor: {system.name} is a first-order system with a Python "
                          "right-hand side; the Taylor method needs a mechanical system's "
@@ -48,19 +49,25 @@ def prepare(system, h, ctx, check_stability=True, order=32):
         ctx.activate()
         y = [*q, *p]
         f(t, y)            # M(q) singular at the node: SingularMatrixError naming q
-        out = compiled(t, y, h, order) if compiled is not None else None
+        out = compiled(t, y, h, degree) if compiled is not None else None
         if out is None:
-            out = python(t, y, h, order)
+            out = python(t, y, h, degree)
         return StepResult(np.array(out[:n], dtype=dtype), np.array(out[n:], dtype=dtype))
     stepper.dense = "substep"
     return stepper
 
 
+def _declaration(params):
+    """The Taylor polynomial of the exact flow, for mpvi.modified."""
+    from ..modified import TaylorSeries
+    return TaylorSeries(params["degree"], form="qp")
+
+
 taylor = register(Method(
-    name="taylor", label="Taylor reference", state="qp", order=lambda p: p["order"],
-    symplectic=False, implicit=False, params={"order": 32},
+    name="taylor", label="Taylor reference", state="qp", order=lambda p: p["degree"],
+    symplectic=False, implicit=False, params={"degree": 32},
     reference="Jorba & Zou, Exp. Math. 14 (2005) 99-117 (Taylor series by automatic "
-              "differentiation)", prepare=prepare, doc=__doc__))
+              "differentiation)", prepare=prepare, doc=__doc__, declaration=_declaration))
 
 
 from ..precision import boundary_module  # noqa: E402  (last: wraps the names above)

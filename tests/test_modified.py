@@ -1,0 +1,157 @@
+"""Modified equations (mpvi/modified.py, mpvi/jets.py): derived from each method's
+declaration, checked against independent results -- formulas from the literature written
+here from the field f, the amplification matrix of the oscillator computed another way,
+and the Hamiltonian structure of the symplectic methods."""
+import sympy as sp
+import pytest
+
+import mpvi
+from mpvi.modified import (NotHamiltonianError, check_hamiltonian, modified_equation,
+                           modified_hamiltonian)
+
+G30 = mpvi.GMPContext(30)
+q, w = sp.symbols("q omega", positive=True)
+Z = sp.Symbol("z", positive=True)
+
+
+def pendulum():
+    return mpvi.LagrangianSystem("pendulum", [q], sp.Matrix([[1]]), -sp.cos(q), {}, G30)
+
+
+def oscillator():
+    return mpvi.LagrangianSystem("oscillator", [q], sp.Matrix([[1]]), w ** 2 * q ** 2 / 2,
+                                 {w: "1"}, G30)
+
+
+def differentials(f, y):
+    """f'f'f and f''(f, f) of a field f(y) (elementary differentials of order 3)."""
+    J = sp.Matrix(f).jacobian(y)
+    fpfpf = J * (J * sp.Matrix(f))
+    fpp = sp.Matrix([sum(sp.diff(fi, a, b) * f[ia] * f[ib] for ia, a in enumerate(y)
+                         for ib, b in enumerate(y)) for fi in f])
+    return fpfpf, fpp
+
+
+def same(a, b):
+    return all(sp.simplify(sp.expand_trig(x - y)) == 0 for x, y in zip(a, b))
+
+
+@pytest.mark.parametrize("method", ["implicit_midpoint", "midpoint"])
+def test_the_midpoint_rules_leading_term_is_hairer_lubich_wanners(method):
+    """HLW IX.1 (the implicit midpoint rule): f_3 = f'f'f / 12 - f''(f, f) / 24, f_2 = f_4 = 0;
+    the variational midpoint rule is the same map for a constant mass matrix."""
+    me = modified_equation(method, pendulum(), 3)
+    y = me.symbols
+    fpfpf, fpp = differentials(me.terms[0], y)
+    assert same(me.terms[1], [0, 0]) and same(me.terms[3], [0, 0])
+    assert same(me.terms[2], fpfpf / 12 - fpp / 24)
+
+
+def test_the_explicit_midpoint_rules_leading_term():
+    """The explicit midpoint rule y + h f(y + h f / 2) = y + h f + h^2 f'f / 2 +
+    h^3 f''(f, f) / 8 + O(h^4) against the flow y + h f + h^2 f'f / 2 + h^3 (f''(f, f) +
+    f'f'f) / 6: f_3 = -f'f'f / 6 - f''(f, f) / 24 (worked by hand from the two series)."""
+    me = modified_equation("rk2", pendulum(), 2)
+    fpfpf, fpp = differentials(me.terms[0], me.symbols)
+    assert same(me.terms[1], [0, 0])
+    assert same(me.terms[2], -fpfpf / 6 - fpp / 24)
+
+
+@pytest.mark.parametrize("method, params, order", [
+    ("rk4", {}, 4), ("rk2", {}, 2), ("rk2", {"variant": "heun"}, 2), ("midpoint", {}, 2),
+    ("simpson", {}, 4), ("lobatto", {"points": 3}, 4), ("gbs", {"levels": 2}, 4),
+    ("taylor", {"degree": 3}, 3), ("implicit_midpoint", {}, 2)])
+def test_the_first_correction_is_at_the_methods_order(method, params, order):
+    me = modified_equation(method, pendulum(), order + 1, **params)
+    assert me.leading_order() == order
+
+
+def _amplification(method, params):
+    """The one-step map of the oscillator q'' = -q on (q, y), computed without jets: the
+    trial-function methods by mpvi.symbolic, the tableaus by solving their stage
+    equations, RK4 and GBS by their own code on sympy numbers, Taylor as a matrix series."""
+    from mpvi.modified import ButcherTableau, StepFunction, TaylorSeries
+    from mpvi.symbolic import amplification_matrix
+    m = mpvi.get_method(method)
+    decl = m.declaration(m.parameters(**params))
+    K = sp.Matrix([[0, 1], [-1, 0]])
+    if isinstance(decl, ButcherTableau):
+        s = len(decl.b)
+        y = sp.Matrix(sp.symbols("y0:2"))
+        k = [sp.Matrix(sp.symbols(f"k{i}_0:2")) for i in range(s)]
+        eqs = []
+        for i in range(s):
+            eqs += list(k[i] - K * (y + Z * sum((decl.a[i][j] * k[j] for j in range(s)), sp.zeros(2, 1))))
+        sol = sp.solve(eqs, [x for ki in k for x in ki], dict=True)[0]
+        y1 = y + Z * sum((decl.b[i] * k[i].subs(sol) for i in range(s)), sp.zeros(2, 1))
+        return y1.jacobian(y)
+    if isinstance(decl, StepFunction):
+        y = list(sp.symbols("y0:2"))
+        out = decl.step(lambda t, v: [v[1], -v[0]], 0, y, Z)
+        return sp.Matrix(out).jacobian(y).applyfunc(sp.cancel)
+    if isinstance(decl, TaylorSeries):
+        return sum(((Z * K) ** k / sp.factorial(k) for k in range(decl.order + 1)), sp.zeros(2))
+    return amplification_matrix(decl)
+
+
+@pytest.mark.parametrize("method, params", [
+    ("midpoint", {}), ("simpson", {}), ("lobatto", {"points": 3}), ("rk4", {}), ("rk2", {}),
+    ("rk2", {"variant": "heun"}), ("implicit_midpoint", {}), ("gbs", {"levels": 2}),
+    ("taylor", {"degree": 5})])
+def test_the_modified_frequency_is_the_amplification_matrix_s(method, params):
+    """On q'' = -q the modified field is linear, y' = A~(h) y; its eigenvalues a +- i Omega
+    and the amplification matrix A satisfy e^(a h) cos(Omega h) = tr A / 2 and
+    e^(2 a h) = det A.  Compared exactly as series through h^9 (Omega and a through h^8:
+    the modified equation to h^8 determines no more)."""
+    me = modified_equation(method, oscillator(), 8, **params)
+    y = me.symbols
+    At = sp.zeros(2)
+    for k, t in enumerate(me.terms):
+        At += Z ** k * sp.Matrix(t).subs(w, 1).jacobian(y)
+    tr, det = sp.expand(At.trace()), sp.expand(At.det())
+    A = _amplification(method, params)
+    # Omega^2 = det A~ - (tr A~)^2 / 4, a = tr A~ / 2 (series in z)
+    omega2 = sp.series(det - tr ** 2 / 4, Z, 0, 9).removeO()
+    a = tr / 2
+    lhs = sp.series(sp.exp(a * Z) * sp.cos(sp.sqrt(omega2) * Z), Z, 0, 10).removeO()
+    rhs = sp.series(A.trace() / 2, Z, 0, 10).removeO()
+    assert sp.expand(lhs - rhs) == 0
+    lhs = sp.series(sp.exp(2 * a * Z), Z, 0, 10).removeO()
+    assert sp.expand(lhs - sp.series(A.det(), Z, 0, 10).removeO()) == 0
+
+
+def test_the_hamiltonian_check_passes_for_symplectic_methods_and_fails_for_rk4():
+    """Simpson and the midpoint VI: every term Hamiltonian through h^6; RK4's h^5 term on
+    the pendulum is not (its h^4 term happens to be, in one degree of freedom)."""
+    for method in ("simpson", "midpoint"):
+        assert check_hamiltonian(modified_equation(method, pendulum(), 6)) == []
+    bad = check_hamiltonian(modified_equation("rk4", pendulum(), 5))
+    assert [k for k, _ in bad] == [5]
+    with pytest.raises(NotHamiltonianError, match="h\\^5 term"):
+        modified_hamiltonian("rk4", pendulum(), 5)
+
+
+def test_the_modified_hamiltonian_generates_the_modified_field():
+    """H~ of Simpson on the pendulum: (dH_k/dp, -dH_k/dq) = f_(k+1) for every k, and H_5
+    (the h^4 term) is the first non-zero correction."""
+    mh = modified_hamiltonian("simpson", pendulum(), 6)
+    me = mh.equation
+    (qs,), (ps,) = mh.q, mh.p
+    for k, Hk in enumerate(mh.terms):
+        assert same([sp.diff(Hk, ps), -sp.diff(Hk, qs)], me.terms[k])
+    assert all(sp.simplify(mh.terms[k]) == 0 for k in (1, 2, 3)) and mh.terms[4] != 0
+
+
+def test_errors_name_their_cause():
+    with pytest.raises(ValueError, match="non-negative integer"):
+        modified_equation("rk4", pendulum(), -1)
+    first = mpvi.FirstOrderSystem("decay", lambda t, y: [-y[0]], 1, G30)
+    with pytest.raises(ValueError, match="first-order system"):
+        modified_equation("rk4", first, 2)
+    c = sp.Symbol("c")
+    forced = mpvi.LagrangianSystem("damped", [q], sp.Matrix([[1]]), q ** 2 / 2, {c: "1/10"}, G30,
+                                   force=lambda t, x, v: sp.Matrix([-c * v[0]]))
+    with pytest.raises(NotImplementedError, match="forced"):
+        modified_equation("rk4", forced, 2)
+    with pytest.raises(ValueError, match="\\(q, v\\) method"):
+        modified_hamiltonian("implicit_midpoint", pendulum(), 2)
