@@ -21,7 +21,7 @@ _X = sp.Dummy("x")
 
 
 def _simplify(e):
-    return sp.expand(e)
+    return sp.expand(e, power_exp=False, power_base=False, log=False)
 
 
 class Jet:
@@ -148,11 +148,38 @@ class Jet:
         return Jet(self.terms, min(hi, self.hi))
 
 
+def _sin_cos(a: Jet) -> tuple:
+    """(sin a, cos a) by the recurrences of Taylor-mode differentiation:
+    s_k = sum_j j a_j c_(k-j) / k, c_k = -sum_j j a_j s_(k-j) / k (O(N^2) products)."""
+    n = a.hi
+    A = [a.terms.get(k, sp.Integer(0)) for k in range(n)]
+    S, C = [sp.sin(A[0])], [sp.cos(A[0])]
+    for k in range(1, n):
+        S.append(_simplify(sp.Add(*[j * A[j] * C[k - j] for j in range(1, k + 1) if A[j] != 0]) / k))
+        C.append(_simplify(-sp.Add(*[j * A[j] * S[k - j] for j in range(1, k + 1) if A[j] != 0]) / k))
+    return Jet(dict(enumerate(S)), n), Jet(dict(enumerate(C)), n)
+
+
+def _exp(a: Jet) -> Jet:
+    """exp a by e_k = sum_j j a_j e_(k-j) / k."""
+    n = a.hi
+    A = [a.terms.get(k, sp.Integer(0)) for k in range(n)]
+    E = [sp.exp(A[0])]
+    for k in range(1, n):
+        E.append(_simplify(sp.Add(*[j * A[j] * E[k - j] for j in range(1, k + 1) if A[j] != 0]) / k))
+    return Jet(dict(enumerate(E)), n)
+
+
 def apply(f, a: Jet) -> Jet:
     """f(a) for a sympy function ``f`` of one argument (a lambda on a sympy expression),
-    by Taylor's formula at the constant term of ``a`` (whose lowest power must be >= 0)."""
+    by Taylor's formula at the constant term of ``a`` (whose lowest power must be >= 0);
+    sin, cos and exp by their recurrences."""
     if a.lo < 0:
         raise ArithmeticError("a function of a jet with negative powers of h")
+    if f in (sp.sin, sp.cos):
+        return _sin_cos(a)[0 if f is sp.sin else 1]
+    if f is sp.exp:
+        return _exp(a)
     a0 = a.terms.get(0, sp.Integer(0))
     d = a - a0                                    # O(h)
     hi = a.hi

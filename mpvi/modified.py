@@ -516,7 +516,7 @@ def check_hamiltonian(me: ModifiedEquation) -> list:
     NotImplementedError
         A (q, v) equation of a system whose mass matrix depends on q.
     """
-    q, y = me.model.q, me.symbols
+    q = me.model.q
     n = len(q)
     terms = me.terms
     p = me.model.p
