@@ -194,6 +194,56 @@ def _series_taylor(decl, model, hi):
     return decl.form, out
 
 
+def _chord_solve(residual, unknown, n, guess, scale, hi, name):
+    """Solve step equations ``residual(U) = 0`` (a list of jets; U: unknown -> n jets) as
+    power series in h by a chord iteration with their leading-order Jacobian.
+
+    Unknown i enters the step scaled by h^scale[i] (a slot of derivative d through
+    h^d c): with W_i = h^scale[i] U_i, row r's lowest power in dG_r/dW is alpha_r and
+    A[r, i] = [h^(alpha_r + scale[i])] dG_r/dU_i at the first guess (the unknowns
+    perturbed by constants).  A correction of W at power m is then -A^-1 times the rows'
+    residuals at powers alpha_r + m: every sweep fixes one more power of h."""
+    s_syms = {i: list(sp.symbols(f"s{i}_0:{n}", cls=sp.Dummy)) for i in unknown}
+    U0 = {i: [Jet.constant(guess[i][g] + s_syms[i][g], hi) for g in range(n)] for i in unknown}
+    rows = residual(U0)
+    cols = [(i, g) for i in unknown for g in range(n)]
+    at0 = {s: 0 for ss in s_syms.values() for s in ss}
+    alpha, A = [], []
+    for r in rows:
+        lows = []
+        for i, g in cols:
+            powers = [k for k, v in r.terms.items() if sp.diff(v, s_syms[i][g]) != 0]
+            if powers:
+                lows.append(min(powers) - scale[i])
+        if not lows:
+            raise ArithmeticError(f"{name}: a step equation does not depend on the unknowns")
+        a_r = min(lows)
+        alpha.append(a_r)
+        A.append([sp.simplify(sp.diff(r.terms.get(a_r + scale[i], 0), s_syms[i][g]).subs(at0))
+                  for i, g in cols])
+    A = sp.Matrix(A)
+    if A.det() == 0:
+        raise ArithmeticError(f"{name}: the leading-order Jacobian of the step equations is "
+                              "singular")
+    Ainv = A.inv()
+    U = {i: [Jet.constant(guess[i][g], hi) for g in range(n)] for i in unknown}
+    top = hi - min(alpha) + max(scale.values(), default=0) + 1
+    for m in range(1, top):
+        rows = residual(U)
+        rho = sp.Matrix([r.coeff(a_r + m) if a_r + m < r.hi else 0 for r, a_r in zip(rows, alpha)])
+        if all(x == 0 for x in rho):
+            continue
+        delta = Ainv * rho
+        for pos, (i, g) in enumerate(cols):
+            power = m - scale[i]
+            if delta[pos] != 0 and power < hi:
+                if power < 1:
+                    raise ArithmeticError(f"{name}: the first guess of the step is not "
+                                          "consistent (a correction at h^0)")
+                U[i][g] = U[i][g] - Jet({power: sp.expand(delta[pos])}, hi)
+    return U
+
+
 def _series_trial(spec, model, hi):
     """The step of a trial-function method on jets: (form, [q1, y1] jets)."""
     from .quadrature import _TAU
@@ -275,38 +325,9 @@ def _series_trial(spec, model, hi):
             rows.extend([d[g] + (y0[g] * hinv if momentum else 0) for g in range(n)])
         return rows, dS, x, xd
 
-    # the leading-order Jacobian: rows' lowest powers with the unknowns as constants
-    s_syms = {i: list(sp.symbols(f"s{i}_0:{n}", cls=sp.Dummy)) for i in unknown}
-    U0 = {i: [Jet.constant(first_guess(i)[g] + s_syms[i][g], hi) for g in range(n)] for i in unknown}
-    rows, _, _, _ = residual(U0)
-    flat = [s for i in unknown for s in s_syms[i]]
-    at0 = {s: 0 for s in flat}
-    lead, A = [], []
-    for r in rows:
-        powers = sorted(k for k, v in r.terms.items() if any(sp.diff(v, s) != 0 for s in flat))
-        if not powers:
-            raise ArithmeticError(f"{spec.disc.name}: a step equation does not depend on the unknowns")
-        j = powers[0]
-        lead.append(j)
-        A.append([sp.simplify(sp.diff(r.terms[j], s).subs(at0)) for s in flat])
-    A = sp.Matrix(A)
-    if A.det() == 0:
-        raise ArithmeticError(f"{spec.disc.name}: the leading-order Jacobian of the step "
-                              "equations is singular")
-    Ainv = A.inv()
-    U = {i: [Jet.constant(first_guess(i)[g], hi) for g in range(n)] for i in unknown}
-    for m in range(1, hi - min(lead) + 2):
-        rows, _, _, _ = residual(U)
-        rho = sp.Matrix([r.coeff(j + m) if j + m < r.hi else 0 for r, j in zip(rows, lead)])
-        if all(x == 0 for x in rho):
-            continue
-        delta = Ainv * rho
-        pos = 0
-        for i in unknown:
-            for g in range(n):
-                if delta[pos] != 0:
-                    U[i][g] = U[i][g] - Jet({m: sp.expand(delta[pos])}, hi)
-                pos += 1
+    guess = {i: first_guess(i) for i in unknown}
+    scale = {i: slots[i].derivative for i in unknown}
+    U = _chord_solve(lambda U: residual(U)[0], unknown, n, guess, scale, hi, spec.disc.name)
     rows, dS, _, _ = residual(U)
     right = slots.index((1, 0))
     q1 = U[right] if right in U else None
