@@ -18,6 +18,8 @@ A one-step method y_(j+1) = Phi_h(y_j) is, to any order, the exact time-h flow o
      iteration fixes one more power of h);
    * a Runge-Kutta tableau (:class:`ButcherTableau`: RK2, the implicit midpoint rule),
      its stages solved by fixed-point iteration on jets (each iteration gains a power of h);
+   * Mutze's parabolic path (:class:`ParabolicPath`: the g-family, g = 0 the direct
+     midpoint method), its acceleration parameter solved by the same chord iteration;
    * a step function (:class:`StepFunction`: RK4's and GBS's own code,
      :func:`mpvi.ode.rk4_step`, :func:`mpvi.ode.gbs_step`), run on lists of jets;
    * a truncated Taylor series (:class:`TaylorSeries`: the Taylor scheme).
@@ -89,6 +91,16 @@ class StepFunction:
 
     step: Callable
     form: str = "qp"
+
+
+@dataclass(frozen=True)
+class ParabolicPath:
+    """Mutze's g-family on (x, v) (mutze eqs. 72-74): tau = h/2, the acceleration
+    parameter a solves a = A(x + v tau + g tau^2 a, v + tau a) (G = 0 at the midpoint data,
+    A the system's acceleration), then v_new = v + 2 tau a, x_new = x + tau (v + v_new)."""
+
+    g: Any
+    form: str = "qv"
 
 
 @dataclass(frozen=True)
@@ -181,6 +193,26 @@ def _series_tableau(decl, model, hi):
                    for c, yi in enumerate(Y)]) for i in range(s)]
     return decl.form, [yi + h * sum((decl.b[i] * k[i][c] for i in range(s)), Jet.constant(0, hi))
                        for c, yi in enumerate(Y)]
+
+
+def _series_parabolic(decl, model, hi):
+    n = model.n
+    x = _jets(model.q, hi)
+    v = _jets(model.v, hi)
+    h = Jet.step(EXACT_HI)
+    tau = h * sp.Rational(1, 2)
+    acc = model.f_qv[n:]
+
+    def residual(U):
+        a = U[0]
+        env = {model.q[g]: x[g] + v[g] * tau + a[g] * tau * tau * decl.g for g in range(n)}
+        env.update({model.v[g]: v[g] + a[g] * tau for g in range(n)})
+        return [a[g] - evaluate(acc[g], env, hi) for g in range(n)]
+    guess = {0: [e for e in acc]}
+    a = _chord_solve(residual, [0], n, guess, {0: 0}, hi, "mutze g-family")[0]
+    v1 = [v[g] + h * a[g] for g in range(n)]
+    x1 = [x[g] + tau * (v[g] + v1[g]) for g in range(n)]
+    return decl.form, x1 + v1
 
 
 def _series_taylor(decl, model, hi):
@@ -357,6 +389,8 @@ def step_series(method, system, order: int, **params):
         form, out = _series_step_function(decl, model, hi)
     elif isinstance(decl, TaylorSeries):
         form, out = _series_taylor(decl, model, hi)
+    elif isinstance(decl, ParabolicPath):
+        form, out = _series_parabolic(decl, model, hi)
     else:              # two more orders inside: velocities are differences over h
         form, out = _series_trial(decl, model, hi + 2)
     y = model.state(form)

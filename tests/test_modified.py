@@ -60,7 +60,8 @@ def test_the_explicit_midpoint_rules_leading_term():
 @pytest.mark.parametrize("method, params, order", [
     ("rk4", {}, 4), ("rk2", {}, 2), ("rk2", {"variant": "heun"}, 2), ("midpoint", {}, 2),
     ("simpson", {}, 4), ("lobatto", {"points": 3}, 4), ("gbs", {"levels": 2}, 4),
-    ("taylor", {"degree": 3}, 3), ("implicit_midpoint", {}, 2)])
+    ("taylor", {"degree": 3}, 3), ("implicit_midpoint", {}, 2), ("mutze", {}, 2),
+    ("mutze", {"g": "1/3"}, 2)])
 def test_the_first_correction_is_at_the_methods_order(method, params, order):
     me = modified_equation(method, pendulum(), order + 1, **params)
     assert me.leading_order() == order
@@ -70,7 +71,7 @@ def _amplification(method, params):
     """The one-step map of the oscillator q'' = -q on (q, y), computed without jets: the
     trial-function methods by mpvi.symbolic, the tableaus by solving their stage
     equations, RK4 and GBS by their own code on sympy numbers, Taylor as a matrix series."""
-    from mpvi.modified import ButcherTableau, StepFunction, TaylorSeries
+    from mpvi.modified import ButcherTableau, ParabolicPath, StepFunction, TaylorSeries
     from mpvi.symbolic import amplification_matrix
     m = mpvi.get_method(method)
     decl = m.declaration(m.parameters(**params))
@@ -91,13 +92,19 @@ def _amplification(method, params):
         return sp.Matrix(out).jacobian(y).applyfunc(sp.cancel)
     if isinstance(decl, TaylorSeries):
         return sum(((Z * K) ** k / sp.factorial(k) for k in range(decl.order + 1)), sp.zeros(2))
+    if isinstance(decl, ParabolicPath):          # a = -(x + v tau + g tau^2 a), eq. (72)
+        x, v, a, tau = sp.symbols("x v a tau")
+        a_sol = sp.solve(a + x + v * tau + decl.g * tau ** 2 * a, a)[0]
+        v1 = v + 2 * tau * a_sol
+        step = sp.Matrix([x + tau * (v + v1), v1]).subs(tau, Z / 2)
+        return step.jacobian([x, v])
     return amplification_matrix(decl)
 
 
 @pytest.mark.parametrize("method, params", [
     ("midpoint", {}), ("simpson", {}), ("lobatto", {"points": 3}), ("rk4", {}), ("rk2", {}),
     ("rk2", {"variant": "heun"}), ("implicit_midpoint", {}), ("gbs", {"levels": 2}),
-    ("taylor", {"degree": 5})])
+    ("taylor", {"degree": 5}), ("mutze", {}), ("mutze", {"g": "1/2"})])
 def test_the_modified_frequency_is_the_amplification_matrix_s(method, params):
     """On q'' = -q the modified field is linear, y' = A~(h) y; its eigenvalues a +- i Omega
     and the amplification matrix A satisfy e^(a h) cos(Omega h) = tr A / 2 and
@@ -121,9 +128,10 @@ def test_the_modified_frequency_is_the_amplification_matrix_s(method, params):
 
 
 def test_the_hamiltonian_check_passes_for_symplectic_methods_and_fails_for_rk4():
-    """Simpson and the midpoint VI: every term Hamiltonian through h^6; RK4's h^5 term on
-    the pendulum is not (its h^4 term happens to be, in one degree of freedom)."""
-    for method in ("simpson", "midpoint"):
+    """Simpson, the midpoint VI and Mutze's direct midpoint method (position Verlet for
+    L = v^2/2 - V): every term Hamiltonian through h^6; RK4's h^5 term on the pendulum
+    is not (its h^4 term happens to be, in one degree of freedom)."""
+    for method in ("simpson", "midpoint", "mutze"):
         assert check_hamiltonian(modified_equation(method, pendulum(), 6)) == []
     bad = check_hamiltonian(modified_equation("rk4", pendulum(), 5))
     assert [k for k, _ in bad] == [5]
@@ -155,3 +163,14 @@ def test_errors_name_their_cause():
         modified_equation("rk4", forced, 2)
     with pytest.raises(ValueError, match="\\(q, v\\) method"):
         modified_hamiltonian("implicit_midpoint", pendulum(), 2)
+
+
+def test_mutze_with_g_1_is_the_implicit_midpoint_rule():
+    """mutze Sec. 6: g = 1 is the implicit midpoint rule; their modified equations agree
+    term by term through h^6 (two declarations: a parabolic path and a Butcher tableau)."""
+    a = modified_equation("mutze", pendulum(), 6, g=1)
+    b = modified_equation("implicit_midpoint", pendulum(), 6)
+    for ta, tb in zip(a.terms, b.terms):
+        assert same(ta, tb)
+    with pytest.raises(NotImplementedError, match="iterate"):
+        modified_equation("mutze", pendulum(), 2, solver="iterate")

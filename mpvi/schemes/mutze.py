@@ -208,12 +208,24 @@ def _g_order(p):
     return 1 if p["solver"] == "iterate" and p["iterations"] == 0 else 2
 
 
+def _g_declaration(params):
+    """The g-family solved exactly, for mpvi.modified (the finite iteration (80) is
+    another map, not declared)."""
+    from ..modified import ParabolicPath
+    if params["solver"] == "iterate":
+        raise NotImplementedError("mutze with solver='iterate' (the finite iteration (80)) "
+                                  "has no declaration for modified equations; the exact "
+                                  "solvers 'newton' and 'explicit' have")
+    return ParabolicPath(sp.nsimplify(params["g"], rational=True))
+
+
 mutze = register(Method(
     name="mutze", label="Mutze g-family", state="qv",
     params={"g": 0, "solver": "newton", "iterations": 1, "variant": "damped"},
     order=_g_order, symplectic=False, implicit=True, internal="a",
     reference="mutze eqs. (72)-(80); g = 0: direct midpoint method (77)-(79)",
-    prepare=prepare_g, doc=__doc__, stability_bound=_g_stability_bound))
+    prepare=prepare_g, doc=__doc__, stability_bound=_g_stability_bound,
+    declaration=_g_declaration))
 
 
 # ----- action-based methods: eqs. (44) and (54) ----------------------------------------------
