@@ -174,3 +174,29 @@ def test_mutze_with_g_1_is_the_implicit_midpoint_rule():
         assert same(ta, tb)
     with pytest.raises(NotImplementedError, match="iterate"):
         modified_equation("mutze", pendulum(), 2, solver="iterate")
+
+
+def test_each_term_of_the_modified_hamiltonian_lowers_the_energy_error_by_h_squared():
+    """The numerical confirmation in small: the midpoint VI on the pendulum at 64 digits,
+    T = 10, h = 1/10 and 1/20.  max_j |H~_k(y_j) - H~_k(y_0)| of H~ truncated after h^k
+    falls as h^(2 + k) for k = 0, 2, 4 (fitted orders within 0.2), each term lowering
+    the error by more than 100 at h = 1/20."""
+    import math
+    ctx = mpvi.GMPContext(64)
+    system = mpvi.LagrangianSystem("pendulum", [q], sp.Matrix([[1]]), -sp.cos(q), {}, ctx)
+    mh = modified_hamiltonian("midpoint", system, 4)
+    prob = mpvi.Problem(system, ["1"], p0=["0"])
+    errors = {}
+    for n in (10, 20):
+        sol = mpvi.solve(prob, "midpoint", h=f"1/{n}", n=10 * n)
+        with ctx.active():
+            h = ctx.num(1) / n
+            for k in (0, 2, 4):
+                Hk = sp.lambdify((mh.q[0], mh.p[0], sp.Symbol("h", positive=True)),
+                                 mh.energy(k), modules=[ctx.namespace()])
+                E = [Hk(a[0], b[0], h) for a, b in zip(sol.q, sol.p)]
+                errors[n, k] = float(max(abs(e - E[0]) for e in E))
+    for k in (0, 2, 4):
+        order = math.log2(errors[10, k] / errors[20, k])
+        assert abs(order - (2 + k)) < 0.2, (k, order)
+    assert errors[20, 0] > 100 * errors[20, 2] > 100 ** 2 * errors[20, 4]
