@@ -295,6 +295,11 @@ def _series_trial(spec, model, hi):
     unknown = [i for i in range(len(slots)) if i not in known]
     phi = [basis.poly(i) for i in range(len(slots))]
     nodes, weights = quad.nodes, quad.weights
+    if any(sp.sympify(x).has(sp.CRootOf) for x in (*nodes, *weights)):
+        raise NotImplementedError(
+            f"{spec.disc.name}: the quadrature nodes are algebraic numbers given as roots "
+            f"({quad.name}); sums over them are not derived exactly yet (choose rational or "
+            "quadratic-radical nodes, e.g. the Lobatto methods)")
     val = [[p.subs(_TAU, tk) for tk in nodes] for p in phi]
     dval = [[sp.diff(p, _TAU).subs(_TAU, tk) for tk in nodes] for p in phi]
     ddval = [[sp.diff(p, _TAU, 2).subs(_TAU, tk) for tk in nodes] for p in phi]

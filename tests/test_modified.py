@@ -61,7 +61,8 @@ def test_the_explicit_midpoint_rules_leading_term():
     ("rk4", {}, 4), ("rk2", {}, 2), ("rk2", {"variant": "heun"}, 2), ("midpoint", {}, 2),
     ("simpson", {}, 4), ("lobatto", {"points": 3}, 4), ("gbs", {"levels": 2}, 4),
     ("taylor", {"degree": 3}, 3), ("implicit_midpoint", {}, 2), ("mutze", {}, 2),
-    ("mutze", {"g": "1/3"}, 2)])
+    ("mutze", {"g": "1/3"}, 2), ("hermite_variational", {"nodes": 3}, 2),
+    ("hermite_galerkin", {"nodes": 3}, 4)])
 def test_the_first_correction_is_at_the_methods_order(method, params, order):
     me = modified_equation(method, pendulum(), order + 1, **params)
     assert me.leading_order() == order
@@ -104,7 +105,8 @@ def _amplification(method, params):
 @pytest.mark.parametrize("method, params", [
     ("midpoint", {}), ("simpson", {}), ("lobatto", {"points": 3}), ("rk4", {}), ("rk2", {}),
     ("rk2", {"variant": "heun"}), ("implicit_midpoint", {}), ("gbs", {"levels": 2}),
-    ("taylor", {"degree": 5}), ("mutze", {}), ("mutze", {"g": "1/2"})])
+    ("taylor", {"degree": 5}), ("mutze", {}), ("mutze", {"g": "1/2"}),
+    ("hermite_variational", {"nodes": 3}), ("hermite_galerkin", {"nodes": 3})])
 def test_the_modified_frequency_is_the_amplification_matrix_s(method, params):
     """On q'' = -q the modified field is linear, y' = A~(h) y; its eigenvalues a +- i Omega
     and the amplification matrix A satisfy e^(a h) cos(Omega h) = tr A / 2 and
@@ -200,3 +202,15 @@ def test_each_term_of_the_modified_hamiltonian_lowers_the_energy_error_by_h_squa
         order = math.log2(errors[10, k] / errors[20, k])
         assert abs(order - (2 + k)) < 0.2, (k, order)
     assert errors[20, 0] > 100 * errors[20, 2] > 100 ** 2 * errors[20, 4]
+
+
+def test_the_hermite_methods_are_not_hamiltonian_on_the_pendulum():
+    """hermite Sec. 3: the one-step variational (order 2n - 2) and Galerkin (order 4n - 4)
+    methods are not symplectic; their first corrections on the pendulum are not
+    Hamiltonian (3-point Gauss rule: exact sums over radical nodes).  The default 4n-point
+    rule has nodes known only as roots of P_8: refused with the reason."""
+    for method, k in (("hermite_variational", 2), ("hermite_galerkin", 4)):
+        bad = check_hamiltonian(modified_equation(method, pendulum(), k, nodes=3))
+        assert bad and bad[0][0] == k
+    with pytest.raises(NotImplementedError, match="roots"):
+        modified_equation("hermite_variational", pendulum(), 2)
