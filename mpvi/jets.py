@@ -236,3 +236,8 @@ def evaluate(expr, env: Mapping, hi: int):
         return r
     return ev(sp.sympify(expr))
 
+
+
+from .precision import boundary_module  # noqa: E402  (last: wraps the names above)
+
+boundary_module(globals())

@@ -19,7 +19,8 @@ A one-step method y_(j+1) = Phi_h(y_j) is, to any order, the exact time-h flow o
    * a Runge-Kutta tableau (:class:`ButcherTableau`: RK2, the implicit midpoint rule),
      its stages solved by fixed-point iteration on jets (each iteration gains a power of h);
    * Mutze's parabolic path (:class:`ParabolicPath`: the g-family, g = 0 the direct
-     midpoint method), its acceleration parameter solved by the same chord iteration;
+     midpoint method) and Newmark's family (:class:`NewmarkScheme`), their acceleration
+     solved by the same chord iteration;
    * a step function (:class:`StepFunction`: RK4's and GBS's own code,
      :func:`mpvi.ode.rk4_step`, :func:`mpvi.ode.gbs_step`), run on lists of jets;
    * a truncated Taylor series (:class:`TaylorSeries`: the Taylor scheme).
@@ -101,6 +102,20 @@ class ParabolicPath:
 
     g: Any
     form: str = "qv"
+
+
+@dataclass(frozen=True)
+class NewmarkScheme:
+    """Newmark's (beta, gamma) family on (q, v): a_j = A(q_j, v_j) and
+    q_new = q + h v + h^2 ((1/2 - beta) a_j + beta a_new),
+    v_new = v + h ((1 - gamma) a_j + gamma a_new),  a_new = A(q_new, v_new).
+    ``form="qp"`` reports (q, p = M v) (constant M); ``linear_only``: the method refuses
+    nonlinear systems, and so does the derivation."""
+
+    beta: Any
+    gamma: Any
+    form: str = "qv"
+    linear_only: bool = False
 
 
 @dataclass(frozen=True)
@@ -212,6 +227,37 @@ def _series_parabolic(decl, model, hi):
     a = _chord_solve(residual, [0], n, guess, {0: 0}, hi, "mutze g-family")[0]
     v1 = [v[g] + h * a[g] for g in range(n)]
     x1 = [x[g] + tau * (v[g] + v1[g]) for g in range(n)]
+    return decl.form, x1 + v1
+
+
+def _series_newmark(decl, model, hi):
+    n = model.n
+    if decl.linear_only and not getattr(model.system, "is_linear", False):
+        raise ValueError(f"modified equations: this Newmark scheme is defined for linear "
+                         f"systems only, and {model.system.name} is not one")
+    if decl.form == "qp" and any(e.has(*model.q) for e in model.M):
+        raise NotImplementedError("Newmark on (q, p) with a mass matrix that depends on q")
+    x = _jets(model.q, hi)
+    v = _jets(model.v_of_p if decl.form == "qp" else model.v, hi)    # v = M^-1 p
+    h = Jet.step(EXACT_HI)
+    acc = model.f_qv[n:]
+    a0 = [evaluate(e, dict(zip(model.q + model.v, x + v)), hi) for e in acc]
+    b, c = sp.nsimplify(decl.beta, rational=True), sp.nsimplify(decl.gamma, rational=True)
+
+    def new_state(a1):
+        x1 = [x[g] + h * v[g] + h * h * ((sp.Rational(1, 2) - b) * a0[g] + b * a1[g]) for g in range(n)]
+        v1 = [v[g] + h * ((1 - c) * a0[g] + c * a1[g]) for g in range(n)]
+        return x1, v1
+
+    def residual(U):
+        x1, v1 = new_state(U[0])
+        env = dict(zip(model.q + model.v, x1 + v1))
+        return [U[0][g] - evaluate(acc[g], env, hi) for g in range(n)]
+    a1 = _chord_solve(residual, [0], n, {0: list(acc)}, {0: 0}, hi, "newmark")[0]
+    x1, v1 = new_state(a1)
+    if decl.form == "qp":                       # p = M v, constant M
+        v1 = [sum((v1[d] * model.M[g, d] for d in range(n)), Jet.constant(0, hi))
+              for g in range(n)]
     return decl.form, x1 + v1
 
 
@@ -396,6 +442,8 @@ def step_series(method, system, order: int, **params):
         form, out = _series_taylor(decl, model, hi)
     elif isinstance(decl, ParabolicPath):
         form, out = _series_parabolic(decl, model, hi)
+    elif isinstance(decl, NewmarkScheme):
+        form, out = _series_newmark(decl, model, hi)
     else:              # two more orders inside: velocities are differences over h
         form, out = _series_trial(decl, model, hi + 2)
     y = model.state(form)
@@ -697,3 +745,8 @@ def modified_hamiltonian(method: Any, system: Any, order: int,
     q, p = me.model.q, me.model.p
     terms = [me.model.H] + [_potential(t, q, p) for t in me.terms[1:]]
     return ModifiedHamiltonian(me.method, q, p, terms, me)
+
+
+from .precision import boundary_module  # noqa: E402  (last: wraps the names above)
+
+boundary_module(globals())

@@ -214,3 +214,16 @@ def test_the_hermite_methods_are_not_hamiltonian_on_the_pendulum():
         assert bad and bad[0][0] == k
     with pytest.raises(NotImplementedError, match="roots"):
         modified_equation("hermite_variational", pendulum(), 2)
+
+
+def test_newmarks_family():
+    """Newmark (beta, gamma): order 2 for gamma = 1/2, 1 otherwise; beta = 0 (Stormer-Verlet)
+    Hamiltonian, beta = 1/4 (symplectic only for a non-canonical form, Kane et al. 2000)
+    not, on the pendulum; beta = 1/4 and Mutze's g = 1/2 differ at h^2."""
+    me = modified_equation("newmark_family", pendulum(), 4)
+    assert me.leading_order() == 2 and [k for k, _ in check_hamiltonian(me)][:1] == [2]
+    verlet = modified_equation("newmark_family", pendulum(), 4, beta=0)
+    assert verlet.leading_order() == 2 and check_hamiltonian(verlet) == []
+    assert modified_equation("newmark_family", pendulum(), 2, gamma="2/3").leading_order() == 1
+    with pytest.raises(ValueError, match="linear systems only"):
+        modified_equation("newmark", pendulum(), 2)

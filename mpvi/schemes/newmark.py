@@ -14,6 +14,8 @@ eta_j+1 = Phi_n eta_j, Phi_n = A_n^-1 B_n (eq. 12).  Second order, symplectic,
 unconditionally stable, and it conserves H exactly (it is the implicit midpoint rule
 for a linear system).
 """
+from fractions import Fraction
+
 from .base import Method, check_step, pq_block_stepper, prop1_matrices, register, require_linear
 
 
@@ -33,9 +35,16 @@ def prepare(system, h, ctx, check_stability=True):
     return pq_block_stepper(ctx.solve(A, B), system.dof)
 
 
+def _declaration(params):
+    """beta = 1/4, gamma = 1/2 on (q, p = M v), linear systems only, for mpvi.modified."""
+    from ..modified import NewmarkScheme
+    return NewmarkScheme(Fraction(1, 4), Fraction(1, 2), form="qp", linear_only=True)
+
+
 newmark = register(Method(
     name="newmark", label="Newmark", state="qp", order=2, symplectic=True, implicit=True,
-    reference="axioms2024 eqs. (10)-(12)", prepare=prepare, doc=__doc__))
+    reference="axioms2024 eqs. (10)-(12)", prepare=prepare, doc=__doc__,
+    declaration=_declaration))
 
 
 from ..precision import boundary_module  # noqa: E402  (last: wraps the names above)

@@ -80,6 +80,13 @@ def _stability_bound(p):
     return 1 / sp.sqrt(sp.Rational(gamma) / 2 - sp.Rational(beta))
 
 
+def _declaration(params):
+    """The family on (q, v), for mpvi.modified."""
+    from ..modified import NewmarkScheme
+    beta, gamma = _params(params)
+    return NewmarkScheme(sp.Rational(beta), sp.Rational(gamma))
+
+
 newmark_family = register(Method(
     name="newmark_family", label="Newmark (beta, gamma)", state="qv",
     params={"beta": Fraction(1, 4), "gamma": Fraction(1, 2)},
@@ -87,7 +94,8 @@ newmark_family = register(Method(
     symplectic=lambda p: _params(p) == (0, Fraction(1, 2)), implicit=True,
     reference="Newmark 1959; Kane, Marsden, Ortiz & West 2000 (axioms2024 eqs. 10-12 for "
               "beta = 1/4, gamma = 1/2 on linear systems)",
-    prepare=prepare, internal="acceleration", doc=__doc__, stability_bound=_stability_bound))
+    prepare=prepare, internal="acceleration", doc=__doc__, stability_bound=_stability_bound,
+    declaration=_declaration))
 
 
 from ..precision import boundary_module  # noqa: E402  (last: wraps the names above)
