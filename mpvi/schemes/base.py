@@ -119,8 +119,9 @@ class Method:
         equation (:mod:`mpvi.modified`): a trial-function method
         (:class:`~mpvi.schemes.variational.VariationalMethod`,
         :class:`~mpvi.schemes.variational.GalerkinMethod`), a
-        :class:`~mpvi.modified.ButcherTableau`, a :class:`~mpvi.modified.StepFunction` or a
-        :class:`~mpvi.modified.TaylorSeries`.
+        :class:`~mpvi.modified.ButcherTableau`, a :class:`~mpvi.modified.StepFunction`, a
+        :class:`~mpvi.modified.ParabolicPath`, a :class:`~mpvi.modified.NewmarkScheme` or
+        a :class:`~mpvi.modified.TaylorSeries`; None where the method declares none.
 
     Raises
     ------
