@@ -580,8 +580,8 @@ def modified_equation(method: Any, system: Any, order: int, **method_params: Any
             Lg = [_lie(g, F, y) for g in Lg]
             flow = [fl + Jet({k + p: v / factorial(k) for p, v in g.terms.items()}, hi)
                     for fl, g in zip(flow, Lg)]
-        hF = [Jet({k + 1: v for k, v in Fc.terms.items()}, hi) for Fc in F]
-        f.append([sp.expand(d[j][c] - hF[c].coeff(j) - flow[c].coeff(j)) for c in range(len(y))])
+        # h F~ contributes f_j itself at h^j (F~ holds f_1 .. f_(j-1) only)
+        f.append([sp.expand(d[j][c] - flow[c].coeff(j)) for c in range(len(y))])
     name = method if isinstance(method, str) else method.name
     return ModifiedEquation(name, form, y, f, time.perf_counter() - t0, model)
 
