@@ -601,6 +601,21 @@ def hamiltonian_defect(term: Sequence, q: Sequence, p: Sequence) -> sp.Matrix:
     return (S - S.T).applyfunc(lambda e: sp.simplify(sp.expand_trig(e)))
 
 
+def _qp_terms(me):
+    """The terms of a modified equation on (q, p): those of a (q, v) equation after the
+    change p = M v (constant M)."""
+    if me.form == "qp":
+        return me.terms
+    q, n = me.model.q, len(me.model.q)
+    if any(e.has(*q) for e in me.model.M):
+        raise NotImplementedError(f"{me.method}: a (q, v) modified equation is taken to (q, p) "
+                                  "only for a constant mass matrix")
+    v_of_p = dict(zip(me.model.v, me.model.v_of_p))
+    M = me.model.M
+    return [[sp.expand(e.subs(v_of_p)) for e in t[:n]] +
+            [sp.expand(x) for x in M * sp.Matrix([e.subs(v_of_p) for e in t[n:]])] for t in me.terms]
+
+
 def check_hamiltonian(me: ModifiedEquation) -> list:
     """Find the terms of a modified equation that are not Hamiltonian.
 
@@ -624,18 +639,8 @@ def check_hamiltonian(me: ModifiedEquation) -> list:
     NotImplementedError
         A (q, v) equation of a system whose mass matrix depends on q.
     """
-    q = me.model.q
-    n = len(q)
-    terms = me.terms
-    p = me.model.p
-    if me.form == "qv":
-        if any(e.has(*q) for e in me.model.M):
-            raise NotImplementedError("the Hamiltonian check of a (q, v) method needs a "
-                                      "constant mass matrix")
-        v_of_p = dict(zip(me.model.v, me.model.v_of_p))
-        M = me.model.M
-        terms = [[e.subs(v_of_p) for e in t[:n]] +
-                 list(M * sp.Matrix([e.subs(v_of_p) for e in t[n:]])) for t in terms]
+    q, p = me.model.q, me.model.p
+    terms = _qp_terms(me)
     bad = []
     for k, t in enumerate(terms):
         D = hamiltonian_defect(t, q, p)
@@ -646,7 +651,7 @@ def check_hamiltonian(me: ModifiedEquation) -> list:
 
 @dataclass
 class ModifiedHamiltonian:
-    """The modified Hamiltonian H~ = H + h H_2 + ... + h^order H_(order+1) of a (q, p) method.
+    """The modified Hamiltonian H~(q, p) = H + h H_2 + ... + h^order H_(order+1) of a method.
 
     Made by :func:`modified_hamiltonian`.
 
@@ -706,12 +711,14 @@ def _potential(term, q, p):
 
 def modified_hamiltonian(method: Any, system: Any, order: int,
                          **method_params: Any) -> ModifiedHamiltonian:
-    """The modified Hamiltonian of a (q, p) method, to h^order.
+    """The modified Hamiltonian of a method, to h^order, as a function of (q, p).
+
+    A (q, v) method's modified equation is taken to (q, p) by p = M v first (constant M).
 
     Parameters
     ----------
     method : str or Method
-        A registered one-step method with state (q, p).
+        A registered one-step method.
     system : LagrangianSystem
         An autonomous M, V system without forces.
     order : int
@@ -729,13 +736,10 @@ def modified_hamiltonian(method: Any, system: Any, order: int,
     ------
     NotHamiltonianError
         A term of the modified field is not Hamiltonian (names the power of h).
-    ValueError
-        A (q, v) method.
+    NotImplementedError
+        A (q, v) method on a system whose mass matrix depends on q.
     """
     me = modified_equation(method, system, order, **method_params)
-    if me.form != "qp":
-        raise ValueError(f"modified_hamiltonian: {me.method} is a (q, v) method; use "
-                         "check_hamiltonian on its modified equation")
     bad = check_hamiltonian(me)
     if bad:
         k, D = bad[0]
@@ -743,7 +747,8 @@ def modified_hamiltonian(method: Any, system: Any, order: int,
         raise NotHamiltonianError(f"{me.method}: the h^{k} term of the modified field is not "
                                   f"Hamiltonian (J^-1 f' is not symmetric: {entry} != 0)")
     q, p = me.model.q, me.model.p
-    terms = [me.model.H] + [_potential(t, q, p) for t in me.terms[1:]]
+    qp = _qp_terms(me)
+    terms = [me.model.H] + [_potential(t, q, p) for t in qp[1:]]
     return ModifiedHamiltonian(me.method, q, p, terms, me)
 
 

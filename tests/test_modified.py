@@ -163,8 +163,6 @@ def test_errors_name_their_cause():
                                    force=lambda t, x, v: sp.Matrix([-c * v[0]]))
     with pytest.raises(NotImplementedError, match="forced"):
         modified_equation("rk4", forced, 2)
-    with pytest.raises(ValueError, match="\\(q, v\\) method"):
-        modified_hamiltonian("implicit_midpoint", pendulum(), 2)
 
 
 def test_mutze_with_g_1_is_the_implicit_midpoint_rule():
@@ -227,3 +225,22 @@ def test_newmarks_family():
     assert modified_equation("newmark_family", pendulum(), 2, gamma="2/3").leading_order() == 1
     with pytest.raises(ValueError, match="linear systems only"):
         modified_equation("newmark", pendulum(), 2)
+
+
+def test_mutze_g0_has_the_position_verlet_modified_hamiltonian():
+    """A (q, v) method's H~ is taken to (q, p) by p = M v.  For L = v^2/2 - U(q), mutze's
+    g = 0 is the position Verlet method exp(h/2 T) exp(h U) exp(h/2 T) (T = p^2/2), whose
+    modified Hamiltonian by the symmetric BCH formula (Hairer, Lubich, Wanner, GNI,
+    Sec. III.5.3 and IX.4) is T + U - h^2/24 {T,{T,U}} + h^2/12 {U,{U,T}} + O(h^4)
+    = H + h^2 (-U'' p^2 / 24 + U'^2 / 12) + O(h^4) (Poisson bracket {F,G} = F_q G_p - F_p G_q)."""
+    mh = modified_hamiltonian("mutze", pendulum(), 3, g=0)
+    qs, ps = mh.q[0], mh.p[0]
+    T, U = ps ** 2 / 2, 1 - sp.cos(qs)
+
+    def bracket(F, G):
+        return sp.diff(F, qs) * sp.diff(G, ps) - sp.diff(F, ps) * sp.diff(G, qs)
+    expected = -bracket(T, bracket(T, U)) / 24 + bracket(U, bracket(U, T)) / 12
+    assert sp.expand(expected - (-sp.diff(U, qs, 2) * ps ** 2 / 24 + sp.diff(U, qs) ** 2 / 12)) == 0
+    diff = mh.terms[2] - expected
+    assert sp.simplify(diff - diff.subs({qs: 0, ps: 0})) == 0
+    assert sp.simplify(mh.terms[1]) == 0 and sp.simplify(mh.terms[3]) == 0
