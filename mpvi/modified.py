@@ -1,52 +1,68 @@
-"""Backward error analysis: the modified equation and the modified Hamiltonian of a
-one-step method, derived with sympy from the method's own declaration.
+"""Backward error analysis: the modified equation, the modified Hamiltonian and the
+modified Lagrangian of a one-step method, derived exactly from the method's own
+declaration.
 
 A one-step method y_(j+1) = Phi_h(y_j) is, to any order, the exact time-h flow of a
 *modified* equation y' = f_1(y) + h f_2(y) + h^2 f_3(y) + ... (Hairer, Lubich & Wanner,
-*Geometric Numerical Integration*, Sec. IX.1; f_1 = f).  Steps:
+*Geometric Numerical Integration*, 2nd ed., Sec. IX.1; f_1 = f).  Steps:
 
-1. **The series of the step.**  Phi_h(y) = y + h d_1(y) + h^2 d_2(y) + ..., each d_k a
-   sympy expression in the state symbols, from the method's declaration
-   (:attr:`mpvi.schemes.Method.declaration`):
+1. **The series of the step.**  Phi_h(y) = y + h d_1(y) + h^2 d_2(y) + ..., each d_k
+   exact, from the method's declaration (:attr:`mpvi.schemes.Method.declaration`):
 
    * a trial-function method (:class:`~mpvi.schemes.variational.VariationalMethod`,
      :class:`~mpvi.schemes.variational.GalerkinMethod`: Simpson, the midpoint and Lobatto
      variational integrators, the Hermite methods): its trial basis, quadrature rule and
-     equations, written on jets (:mod:`mpvi.jets`: truncated power series in h) and
-     solved order by order by a chord iteration with the leading-order Jacobian of the
-     step equations (the matrix Newton's iteration is dominated by for small h; each
-     iteration fixes one more power of h);
+     equations, written on jets (:mod:`mpvi.jets`: truncated power series in h) at a
+     *generic node* tau, the quadrature sum_k w_k F(tau_k) taken exactly through the
+     rule's moments sum_k w_k tau_k^m (:func:`quadrature_moments`; rules whose nodes are
+     roots of a polynomial, such as 8-point Gauss-Legendre, need no root arithmetic);
    * a Runge-Kutta tableau (:class:`ButcherTableau`: RK2, the implicit midpoint rule),
      its stages solved by fixed-point iteration on jets (each iteration gains a power of h);
-   * Mutze's parabolic path (:class:`ParabolicPath`: the g-family, g = 0 the direct
-     midpoint method) and Newmark's family (:class:`NewmarkScheme`), their acceleration
-     solved by the same chord iteration;
+   * Mutze's parabolic path: the g-family (:class:`ParabolicPath`, g = 0 the direct
+     midpoint method) and the action-based methods (:class:`ParabolicAction`: the midpoint
+     variation method, eq. (54), and the Euler-Lagrange equation for parabolic paths,
+     eq. (44)); Newmark's family (:class:`NewmarkScheme`);
    * a step function (:class:`StepFunction`: RK4's and GBS's own code,
      :func:`mpvi.ode.rk4_step`, :func:`mpvi.ode.gbs_step`), run on lists of jets;
    * a truncated Taylor series (:class:`TaylorSeries`: the Taylor scheme).
 
-2. **The modified field** (HLW IX.1, eq. (1.4)): f_j = d_j - [h^j] sum_(k >= 2) h^k / k!
-   (L^(k-1) f~)(y), L g = g' f~, with f~ = f_1 + ... + h^(j-2) f_(j-1) already known.
+   Implicit step equations are solved by a chord iteration with their exact
+   leading-order Jacobian (:func:`_chord_solve`): every sweep fixes one more power of h.
 
-3. **The modified Hamiltonian** for (q, p) methods: each f_j must be Hamiltonian,
-   f_j = J grad H_j (:func:`hamiltonian_defect` checks the symmetry of J^-1 f_j'); H_j is
-   its potential, integrated along p and then q.  H~ = H + h H_2 + h^2 H_3 + ...; for a
-   symplectic method of order p the first correction is h^p H_(p+1).
+2. **The modified field** (HLW IX.1, eq. (1.4)): with G_1 = F~ = f_1 + h f_2 + ... and
+   G_k = G_(k-1)' F~, the flow of F~ is y + sum_k h^k G_k / k!, and
+   f_j = d_j - sum_(k=2..j) [h^(j-k)] G_k / k!.  Each [h^m] G_k is computed once (from
+   the Jacobians of the earlier ones), so the cost grows as the cube of the order.
+
+3. **The modified Hamiltonian** (:func:`modified_hamiltonian`): every f_j of a symplectic
+   method must be Hamiltonian, f_j = J grad H_j (:func:`check_hamiltonian` checks the
+   symmetry of J^-1 f_j'); H_j is its potential.  A (q, v) method's equation is taken to
+   (q, p) by p = M(q) v first.  H~ = H + h^p H_(p+1) + ... for a method of order p.
+
+4. **The modified Lagrangian** (:func:`modified_lagrangian`): the Legendre transform of
+   H~, L~(q, v) = p v - H~(q, p) at v = dH~/dp, as a series in h; its Euler-Lagrange
+   equations are the modified equation written for q alone (M. Vermeeren, "Modified
+   equations for variational integrators", Numer. Math. 137 (2017) 1001-1037; modified
+   Lagrangians are unique only up to terms that do not change the Euler-Lagrange
+   equations).
 
 The system must be of the M, V form (L = v^T M(q) v / 2 - V(q)), autonomous, without
-external forces; its parameters stay symbols.  The state symbols are the system's
-coordinates and p0.. (or its velocity symbols for (q, v) methods).
+external forces; its parameters stay symbols.  All arithmetic is exact: polynomials with
+rational coefficients in the state, the parameters and the system's functions
+(:class:`mpvi.jets.Algebra`); the results are sympy expressions.
 """
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from functools import lru_cache
 from math import factorial
 from typing import Any, Callable, Sequence
 
 import sympy as sp
+from sympy.polys.domains import QQ
 
-from .jets import Jet, evaluate
+from .jets import Algebra, Jet, evaluate
 
 H = sp.Symbol("h", positive=True)
 """The step symbol of the modified equations' series."""
@@ -105,17 +121,28 @@ class ParabolicPath:
 
 
 @dataclass(frozen=True)
+class ParabolicAction:
+    """Mutze's action-based methods on (x, v): the parabolic path x + v s + a s^2/2 over
+    s in [0, h], a from int_0^h R(s) ds = 0 with the integrand R of
+    :func:`mpvi.schemes.mutze.action_integrand` (``kind`` "variation": eq. (54);
+    "parabolic_el": eq. (44)) by the ``quadrature`` rule on [0, 1]; then as the g-family
+    (eq. 74)."""
+
+    kind: str
+    quadrature: Any
+    form: str = "qv"
+
+
+@dataclass(frozen=True)
 class NewmarkScheme:
     """Newmark's (beta, gamma) family on (q, v): a_j = A(q_j, v_j) and
     q_new = q + h v + h^2 ((1/2 - beta) a_j + beta a_new),
     v_new = v + h ((1 - gamma) a_j + gamma a_new),  a_new = A(q_new, v_new).
-    ``form="qp"`` reports (q, p = M v) (constant M); ``linear_only``: the method refuses
-    nonlinear systems, and so does the derivation."""
+    ``form="qp"`` reports (q, p = M v) (constant M)."""
 
     beta: Any
     gamma: Any
     form: str = "qv"
-    linear_only: bool = False
 
 
 @dataclass(frozen=True)
@@ -124,6 +151,14 @@ class TaylorSeries:
 
     order: int
     form: str = "qp"
+
+
+@dataclass(frozen=True)
+class LinearOnly:
+    """A declaration that holds for linear systems only (the method refuses others):
+    the derivation refuses them too."""
+
+    declaration: Any
 
 
 # ----- the system as sympy ------------------------------------------------------------------
@@ -168,6 +203,22 @@ class _Model:
         self.L = system.lagrangian_expr
         self.P = [sp.diff(self.L, vi) for vi in self.v]
         self.G = [sp.diff(self.L, qi) for qi in self.q]
+        self._alg = None
+
+    @property
+    def variables(self):
+        return self.q + self.p + self.v
+
+    def algebra(self, extra=(), more=()) -> Algebra:
+        """The exact ring of a derivation on this system (:class:`mpvi.jets.Algebra`),
+        with ``extra`` generators and the atoms of the expressions ``more``."""
+        if self._alg is None:
+            exprs = [*self.f_qp, *self.f_qv, *self.P, *self.G, self.L, self.H, *self.v_of_p,
+                     *self.M, self.V]
+            self._alg = Algebra(exprs, self.variables)
+        if not extra and not more:
+            return self._alg
+        return Algebra(more, self.variables, extra, parent=self._alg)
 
     def state(self, form):
         return self.q + (self.p if form == "qp" else self.v)
@@ -176,163 +227,288 @@ class _Model:
         return self.f_qp if form == "qp" else self.f_qv
 
 
+# ----- quadrature as moments ----------------------------------------------------------------
+
+@lru_cache(maxsize=None)
+def _node_polynomial(quad):
+    """The node polynomial prod_k (x - tau_k) of a rule (rational coefficients, exact:
+    the product of the nodes' minimal polynomials, each with all its roots among the
+    nodes) and its variable."""
+    x = sp.Dummy("x")
+    groups: dict = {}
+    for t in quad.nodes:
+        mp = sp.Poly(sp.minimal_polynomial(sp.sympify(t), x), x, domain=QQ).monic()
+        groups[mp] = groups.get(mp, 0) + 1
+    omega = sp.Poly(1, x, domain=QQ)
+    for mp, count in groups.items():
+        if count != mp.degree():
+            raise NotImplementedError(
+                f"{quad.name}: {count} of the {mp.degree()} conjugate roots of "
+                f"{mp.as_expr()} are nodes; the moments need all or none")
+        omega *= mp
+    return omega, x
+
+
+class _Moments:
+    """m -> sum_k w_k tau_k^m of an interpolatory rule on [0, 1], exact rationals: 1/(m+1)
+    up to the rule's degree, beyond it the integral of x^m modulo the node polynomial
+    (x^m and its remainder agree at every node, and the rule integrates polynomials of
+    degree < number of nodes exactly)."""
+
+    def __init__(self, quad):
+        if quad.degree < len(quad.nodes) - 1:
+            raise NotImplementedError(f"{quad.name} is not interpolatory (degree "
+                                      f"{quad.degree} < {len(quad.nodes) - 1})")
+        self.quad = quad
+        self.omega, self.x = _node_polynomial(quad)
+        self.values = []
+        self.power = sp.Poly(1, self.x, domain=QQ)       # x^m mod omega
+
+    def __call__(self, m):
+        while len(self.values) <= m:
+            k = len(self.values)
+            if k <= self.quad.degree:
+                self.values.append(QQ(1, k + 1))
+            else:
+                r = self.power
+                self.values.append(sum((c * QQ(1, e + 1) for (e,), c in r.terms()), QQ(0)))
+            self.power = (self.power * sp.Poly(self.x, self.x, domain=QQ)).rem(self.omega)
+        return self.values[m]
+
+
+@lru_cache(maxsize=None)
+def quadrature_moments(quad):
+    """The moments sum_k w_k tau_k^m of a quadrature rule (:class:`mpvi.quadrature.Quadrature`)
+    as a function of m, exact (``QQ`` numbers): with them a rule sum_k w_k F(tau_k) is taken
+    exactly on any F polynomial in tau, whatever the nodes are (roots included)."""
+    return _Moments(quad)
+
+
 # ----- step series --------------------------------------------------------------------------
 
-def _jets(values, hi):
-    return [Jet.constant(x, hi) for x in values]
+def _jets(values, hi, alg):
+    return [Jet.constant(x, hi, alg) for x in values]
 
 
-def _field_on_jets(exprs, symbols, hi):
+def _zero(hi, alg):
+    return Jet({}, hi, alg)
+
+
+def _field_on_jets(exprs, symbols, hi, alg):
     def f(t, y):
         env = {s: (x.truncate(hi) if isinstance(x, Jet) else x) for s, x in zip(symbols, y)}
-        return [evaluate(e, env, hi) for e in exprs]
+        return [evaluate(e, env, hi, alg) for e in exprs]
     return f
 
 
 def _series_step_function(decl, model, hi):
+    alg = model.algebra()
     y = model.state(decl.form)
-    f = _field_on_jets(model.field(decl.form), y, hi)
-    return decl.form, decl.step(f, 0, _jets(y, hi), Jet.step(EXACT_HI))
+    f = _field_on_jets(model.field(decl.form), y, hi, alg)
+    return decl.form, decl.step(f, 0, _jets(y, hi, alg), Jet.step(EXACT_HI, alg))
 
 
 def _series_tableau(decl, model, hi):
+    alg = model.algebra()
     y = model.state(decl.form)
-    f = _field_on_jets(model.field(decl.form), y, hi)
-    h = Jet.step(EXACT_HI)
+    f = _field_on_jets(model.field(decl.form), y, hi, alg)
+    h = Jet.step(EXACT_HI, alg)
     s = len(decl.b)
-    Y = _jets(y, hi)
-    k = [[Jet.constant(0, hi) for _ in y] for _ in range(s)]
+    Y = _jets(y, hi, alg)
+    k = [[_zero(hi, alg) for _ in y] for _ in range(s)]
     # fixed point: every iteration gains one power of h (the stages are multiplied by h)
     for _ in range(hi + 1):
-        k = [f(0, [yi + h * sum((decl.a[i][j] * k[j][c] for j in range(s)), Jet.constant(0, hi))
+        k = [f(0, [yi + h * sum((k[j][c] * decl.a[i][j] for j in range(s)), _zero(hi, alg))
                    for c, yi in enumerate(Y)]) for i in range(s)]
-    return decl.form, [yi + h * sum((decl.b[i] * k[i][c] for i in range(s)), Jet.constant(0, hi))
+    return decl.form, [yi + h * sum((k[i][c] * decl.b[i] for i in range(s)), _zero(hi, alg))
                        for c, yi in enumerate(Y)]
+
+
+def _parabolic_update(x, v, a, h):
+    """mutze eq. (74): v_new = v + h a, x_new = x + (h/2)(v + v_new)."""
+    v1 = [vg + h * ag for vg, ag in zip(v, a)]
+    x1 = [xg + h * (vg + v1g) * QQ(1, 2) for xg, vg, v1g in zip(x, v, v1)]
+    return x1 + v1
 
 
 def _series_parabolic(decl, model, hi):
     n = model.n
-    x = _jets(model.q, hi)
-    v = _jets(model.v, hi)
-    h = Jet.step(EXACT_HI)
-    tau = h * sp.Rational(1, 2)
     acc = model.f_qv[n:]
 
-    def residual(U):
+    def residual(U, alg, hi):
+        x, v = _jets(model.q, hi, alg), _jets(model.v, hi, alg)
+        tau = Jet.step(EXACT_HI, alg) * QQ(1, 2)
         a = U[0]
         env = {model.q[g]: x[g] + v[g] * tau + a[g] * tau * tau * decl.g for g in range(n)}
         env.update({model.v[g]: v[g] + a[g] * tau for g in range(n)})
-        return [a[g] - evaluate(acc[g], env, hi) for g in range(n)]
-    guess = {0: [e for e in acc]}
-    a = _chord_solve(residual, [0], n, guess, {0: 0}, hi, "mutze g-family")[0]
-    v1 = [v[g] + h * a[g] for g in range(n)]
-    x1 = [x[g] + tau * (v[g] + v1[g]) for g in range(n)]
-    return decl.form, x1 + v1
+        return [a[g] - evaluate(acc[g], env, hi, alg) for g in range(n)]
+    U, alg = _chord_solve(residual, [0], n, {0: acc}, {0: 0}, hi, "mutze g-family", model)
+    x, v = _jets(model.q, hi, alg), _jets(model.v, hi, alg)
+    return decl.form, _parabolic_update(x, v, U[0], Jet.step(EXACT_HI, alg))
+
+
+def _series_action(decl, model, hi):
+    """Mutze's eqs. (54), (44): int_0^h R(s) ds = 0 with s = h tau, the quadrature taken at
+    the generic node tau through the rule's moments."""
+    from .quadrature import _TAU
+    from .schemes.mutze import KINDS, S, TAU, _action_symbolic
+    from .mechanics import TIME
+    n = model.n
+    X, V, R, _ = _action_symbolic(model.system, decl.kind)
+    a_syms = model.system.acceleration_symbols
+    moments = quadrature_moments(decl.quadrature)
+    acc = model.f_qv[n:]
+
+    def residual(U, alg, hi):
+        x, v = _jets(model.q, hi, alg), _jets(model.v, hi, alg)
+        h = Jet.step(EXACT_HI, alg)
+        s = h * alg.coerce(_TAU)
+        a = U[0]
+        env = {X[g]: x[g] + v[g] * s + a[g] * s * s * QQ(1, 2) for g in range(n)}
+        env.update({V[g]: v[g] + a[g] * s for g in range(n)})
+        env.update({a_syms[g]: a[g] for g in range(n)})
+        env[S] = s
+        env[TAU] = h * QQ(1, 2)
+        env[TIME] = Jet({}, EXACT_HI, alg)
+        rows = []
+        for g in range(n):
+            Rg = evaluate(R[g], env, hi + 3, alg)
+            rows.append(Rg.map(lambda c: alg.integrate_moments(c, _TAU, moments)) * h)
+        return rows
+    U, alg = _chord_solve(residual, [0], n, {0: acc}, {0: 0}, hi, KINDS[decl.kind], model,
+                          extra=[_TAU])
+    x, v = _jets(model.q, hi, alg), _jets(model.v, hi, alg)
+    return decl.form, _parabolic_update(x, v, U[0], Jet.step(EXACT_HI, alg))
 
 
 def _series_newmark(decl, model, hi):
     n = model.n
-    if decl.linear_only and not getattr(model.system, "is_linear", False):
-        raise ValueError(f"modified equations: this Newmark scheme is defined for linear "
-                         f"systems only, and {model.system.name} is not one")
     if decl.form == "qp" and any(e.has(*model.q) for e in model.M):
         raise NotImplementedError("Newmark on (q, p) with a mass matrix that depends on q")
-    x = _jets(model.q, hi)
-    v = _jets(model.v_of_p if decl.form == "qp" else model.v, hi)    # v = M^-1 p
-    h = Jet.step(EXACT_HI)
     acc = model.f_qv[n:]
-    a0 = [evaluate(e, dict(zip(model.q + model.v, x + v)), hi) for e in acc]
     b, c = sp.nsimplify(decl.beta, rational=True), sp.nsimplify(decl.gamma, rational=True)
+    v0 = model.v_of_p if decl.form == "qp" else model.v          # v = M^-1 p
 
-    def new_state(a1):
-        x1 = [x[g] + h * v[g] + h * h * ((sp.Rational(1, 2) - b) * a0[g] + b * a1[g]) for g in range(n)]
-        v1 = [v[g] + h * ((1 - c) * a0[g] + c * a1[g]) for g in range(n)]
+    def new_state(a1, alg, hi):
+        x, v = _jets(model.q, hi, alg), _jets(v0, hi, alg)
+        h = Jet.step(EXACT_HI, alg)
+        a0 = [evaluate(e, dict(zip(model.q + model.v, x + v)), hi, alg) for e in acc]
+        x1 = [x[g] + h * v[g] + h * h * (a0[g] * (sp.Rational(1, 2) - b) + a1[g] * b) for g in range(n)]
+        v1 = [v[g] + h * (a0[g] * (1 - c) + a1[g] * c) for g in range(n)]
         return x1, v1
 
-    def residual(U):
-        x1, v1 = new_state(U[0])
+    def residual(U, alg, hi):
+        x1, v1 = new_state(U[0], alg, hi)
         env = dict(zip(model.q + model.v, x1 + v1))
-        return [U[0][g] - evaluate(acc[g], env, hi) for g in range(n)]
-    a1 = _chord_solve(residual, [0], n, {0: list(acc)}, {0: 0}, hi, "newmark")[0]
-    x1, v1 = new_state(a1)
+        return [U[0][g] - evaluate(acc[g], env, hi, alg) for g in range(n)]
+    guess = [sp.expand(e.subs(dict(zip(model.v, v0)))) for e in acc]
+    U, alg = _chord_solve(residual, [0], n, {0: guess}, {0: 0}, hi, "newmark", model)
+    x1, v1 = new_state(U[0], alg, hi)
     if decl.form == "qp":                       # p = M v, constant M
-        v1 = [sum((v1[d] * model.M[g, d] for d in range(n)), Jet.constant(0, hi))
-              for g in range(n)]
+        v1 = [sum((v1[d] * model.M[g, d] for d in range(n)), _zero(hi, alg)) for g in range(n)]
     return decl.form, x1 + v1
 
 
 def _series_taylor(decl, model, hi):
+    alg = model.algebra()
     y = model.state(decl.form)
-    f = model.field(decl.form)
-    out = [Jet.constant(x, hi) for x in y]
-    g = list(y)
+    f = [alg.coerce(e) for e in model.field(decl.form)]
+    out = _jets(y, hi, alg)
+    g = [alg.coerce(s) for s in y]
     for k in range(1, min(decl.order, hi - 1) + 1):
-        g = [sp.expand(sum(sp.diff(gi, yj) * fj for yj, fj in zip(y, f))) for gi in g]
-        out = [o + Jet({k: gi / factorial(k)}, hi) for o, gi in zip(out, g)]
+        g = [sum((alg.diff(gi, yj) * fj for yj, fj in zip(y, f)), alg.zero) for gi in g]
+        out = [o + Jet({k: gi * QQ(1, factorial(k))}, hi, alg) for o, gi in zip(out, g)]
     return decl.form, out
 
 
-def _chord_solve(residual, unknown, n, guess, scale, hi, name):
-    """Solve step equations ``residual(U) = 0`` (a list of jets; U: unknown -> n jets) as
-    power series in h by a chord iteration with their leading-order Jacobian.
+def _leading_jacobian(residual, unknown, n, guess, scale, name, model, extra):
+    """The leading-order Jacobian of step equations: row r's lowest power alpha_r in the
+    unknowns W_i = h^scale[i] U_i and A[r, (i, g)] = [h^(alpha_r + scale[i])] dG_r/dU_ig,
+    exact.  Each unknown is perturbed by eps_ig h (eps a generator of the ring): the part
+    of [h^(m+1)] G_r linear in eps_ig is [h^m] dG_r/dU_ig -- no function of a perturbed
+    constant term is ever needed."""
+    cols = [(i, g) for i in unknown for g in range(n)]
+    eps = {c: sp.Dummy(f"eps{c[0]}_{c[1]}") for c in cols}
+    alg = model.algebra(extra=[*extra, *eps.values()])
+    top = max(scale.values(), default=0)
+    for probe in (top + 4, top + 8, top + 16):
+        U = {i: [Jet({0: alg.coerce(guess[i][g]), 1: alg.coerce(eps[(i, g)])}, probe, alg)
+                 for g in range(n)] for i in unknown}
+        rows = residual(U, alg, probe)
+        alpha, A = [], []
+        for r in rows:
+            first = {}
+            for k in sorted(r.terms):
+                c = alg.reduce(r.terms[k])
+                for col in cols:
+                    if col not in first and alg.coefficient(c, eps[col]):
+                        first[col] = k - 1 - scale[col[0]]
+            if not first:
+                break
+            a_r = min(first.values())
+            alpha.append(a_r)
+            A.append([alg.to_expr(alg.coefficient(alg.reduce(r.coeff(a_r + scale[i] + 1)), eps[(i, g)]))
+                      if a_r + scale[i] + 1 < r.hi else sp.Integer(0) for i, g in cols])
+        else:
+            return alpha, sp.Matrix(A)
+    raise ArithmeticError(f"{name}: a step equation does not depend on the unknowns")
+
+
+def _chord_solve(residual, unknown, n, guess, scale, hi, name, model, extra=()):
+    """Solve step equations ``residual(U, alg, hi) = 0`` (a list of jets; U: unknown -> n
+    jets) as power series in h by a chord iteration with their leading-order Jacobian.
 
     Unknown i enters the step scaled by h^scale[i] (a slot of derivative d through
     h^d c): with W_i = h^scale[i] U_i, row r's lowest power in dG_r/dW is alpha_r and
-    A[r, i] = [h^(alpha_r + scale[i])] dG_r/dU_i at the first guess (the unknowns
-    perturbed by constants).  A correction of W at power m is then -A^-1 times the rows'
-    residuals at powers alpha_r + m: every sweep fixes one more power of h."""
-    s_syms = {i: list(sp.symbols(f"s{i}_0:{n}", cls=sp.Dummy)) for i in unknown}
-    U0 = {i: [Jet.constant(guess[i][g] + s_syms[i][g], hi) for g in range(n)] for i in unknown}
-    rows = residual(U0)
-    cols = [(i, g) for i in unknown for g in range(n)]
-    at0 = {s: 0 for ss in s_syms.values() for s in ss}
-    alpha, A = [], []
-    for r in rows:
-        lows = []
-        for i, g in cols:
-            powers = [k for k, v in r.terms.items() if sp.diff(v, s_syms[i][g]) != 0]
-            if powers:
-                lows.append(min(powers) - scale[i])
-        if not lows:
-            raise ArithmeticError(f"{name}: a step equation does not depend on the unknowns")
-        a_r = min(lows)
-        alpha.append(a_r)
-        A.append([sp.simplify(sp.diff(r.terms.get(a_r + scale[i], 0), s_syms[i][g]).subs(at0))
-                  for i, g in cols])
-    A = sp.Matrix(A)
-    if A.det() == 0:
+    A[r, (i, g)] = [h^(alpha_r + scale[i])] dG_r/dU_ig at the first guess
+    (:func:`_leading_jacobian`).  A correction of W at power m is then -A^-1 times the
+    rows' residuals at powers alpha_r + m: every sweep fixes one more power of h.  A^-1 =
+    adj(A) / det(A); 1/det(A) is an atom of the final algebra when A depends on the state
+    (a mass matrix M(q)).  Returns (U, algebra)."""
+    alpha, A = _leading_jacobian(residual, unknown, n, guess, scale, name, model, extra)
+    det = sp.expand(A.det(method="berkowitz"))
+    if det == 0:
         raise ArithmeticError(f"{name}: the leading-order Jacobian of the step equations is "
                               "singular")
-    Ainv = A.inv()
-    U = {i: [Jet.constant(guess[i][g], hi) for g in range(n)] for i in unknown}
+    adj = A.adjugate(method="berkowitz").applyfunc(sp.expand)
+    inv_det = sp.Pow(det, -1)
+    alg = model.algebra(extra=extra, more=[inv_det])
+    adj = [[alg.coerce(e) for e in row] for row in adj.tolist()]
+    inv_det = alg.coerce(inv_det)
+    cols = [(i, g) for i in unknown for g in range(n)]
+    U = {i: [Jet.constant(guess[i][g], hi, alg) for g in range(n)] for i in unknown}
     top = hi - min(alpha) + max(scale.values(), default=0) + 1
     for m in range(1, top):
-        rows = residual(U)
-        rho = sp.Matrix([r.coeff(a_r + m) if a_r + m < r.hi else 0 for r, a_r in zip(rows, alpha)])
-        if all(x == 0 for x in rho):
+        rows = residual(U, alg, hi)
+        rho = [alg.reduce(r.coeff(a_r + m)) if a_r + m < r.hi else alg.zero
+               for r, a_r in zip(rows, alpha)]
+        if not any(rho):
             continue
-        delta = Ainv * rho
         for pos, (i, g) in enumerate(cols):
+            delta = sum((adj[pos][k] * rho[k] for k in range(len(rho)) if rho[k]), alg.zero)
+            delta = alg.reduce(delta * inv_det)
             power = m - scale[i]
-            if delta[pos] != 0 and power < hi:
+            if delta and power < hi:
                 if power < 1:
                     raise ArithmeticError(f"{name}: the first guess of the step is not "
                                           "consistent (a correction at h^0)")
-                U[i][g] = U[i][g] - Jet({power: sp.expand(delta[pos])}, hi)
-    return U
+                U[i][g] = U[i][g] - Jet({power: delta}, hi, alg)
+    return U, alg
 
 
 def _series_trial(spec, model, hi):
-    """The step of a trial-function method on jets: (form, [q1, y1] jets)."""
+    """The step of a trial-function method on jets: (form, [q1, y1] jets).  The trial
+    function and the integrands are written at a generic node tau (polynomials in tau),
+    and the quadrature sum_k w_k F(tau_k) is the linear functional of the rule's moments
+    (:func:`quadrature_moments`)."""
     from .quadrature import _TAU
     from .schemes.variational import GalerkinMethod
     n = model.n
     basis, quad = spec.disc.basis, spec.disc.quadrature
+    moments = quadrature_moments(quad)
     slots = basis.slots
     galerkin = isinstance(spec, GalerkinMethod)
     form = spec.state
-    h = Jet.step(EXACT_HI)
-    hinv = Jet({-1: sp.Integer(1)}, EXACT_HI)
     q0 = model.q
     y0 = model.p if form == "qp" else model.v
     v0 = model.v_of_p if form == "qp" else model.v
@@ -340,90 +516,87 @@ def _series_trial(spec, model, hi):
              if s.tau == 0 and s.derivative <= spec.known_derivative}
     unknown = [i for i in range(len(slots)) if i not in known]
     phi = [basis.poly(i) for i in range(len(slots))]
-    nodes, weights = quad.nodes, quad.weights
-    if any(sp.sympify(x).has(sp.CRootOf) for x in (*nodes, *weights)):
-        raise NotImplementedError(
-            f"{spec.disc.name}: the quadrature nodes are algebraic numbers given as roots "
-            f"({quad.name}); sums over them are not derived exactly yet (choose rational or "
-            "quadratic-radical nodes, e.g. the Lobatto methods)")
-    val = [[p.subs(_TAU, tk) for tk in nodes] for p in phi]
-    dval = [[sp.diff(p, _TAU).subs(_TAU, tk) for tk in nodes] for p in phi]
-    ddval = [[sp.diff(p, _TAU, 2).subs(_TAU, tk) for tk in nodes] for p in phi]
+    tests = [sp.expand(psi(_TAU)) for psi in spec.tests] if galerkin else []
+    a_sym = sp.symbols(f"a0:{n}", cls=sp.Dummy)
+    R = [sum(sp.diff(model.P[g], model.v[d]) * a_sym[d] for d in range(n))
+         + sum(sp.diff(model.P[g], model.q[d]) * model.v[d] for d in range(n))
+         - model.G[g] for g in range(n)]
 
     def first_guess(i):
         d = slots[i].derivative
         return q0 if d == 0 else (v0 if d == 1 else [0] * n)
 
-    def residual(U):
-        c = {i: _jets(v, hi) for i, v in known.items()}
+    def quadrature(jet, alg):
+        return jet.map(lambda c: alg.integrate_moments(c, _TAU, moments))
+
+    def residual(U, alg, hi, outputs=False):
+        h = Jet.step(EXACT_HI, alg)
+        hinv = Jet({-1: alg.one}, EXACT_HI, alg)
+        c = {i: _jets(v, hi, alg) for i, v in known.items()}
         c.update(U)
         hd = [h ** s.derivative if s.derivative else None for s in slots]
+        val = [alg.coerce(p) for p in phi]
+        dval = [alg.coerce(sp.diff(p, _TAU)) for p in phi]
 
         def scaled(i, comp):                 # h^d_i c_i
             return c[i][comp] * hd[i] if hd[i] is not None else c[i][comp]
-        x, xd, xdd = [], [], []
-        for k in range(len(nodes)):
-            x.append([sum((val[i][k] * scaled(i, g) for i in range(len(slots))),
-                          Jet.constant(0, hi)) for g in range(n)])
-            xd.append([sum((dval[i][k] * scaled(i, g) for i in range(len(slots))),
-                           Jet.constant(0, hi)) * hinv for g in range(n)])
-            if galerkin:
-                xdd.append([sum((ddval[i][k] * scaled(i, g) for i in range(len(slots))),
-                                Jet.constant(0, hi)) * hinv * hinv for g in range(n)])
-        rows = []
+
+        def combine(coeffs, g):
+            return sum((scaled(i, g) * coeffs[i] for i in range(len(slots))), _zero(hi, alg))
+        x = [combine(val, g) for g in range(n)]
+        xd = [combine(dval, g) * hinv for g in range(n)]
+        env = dict(zip(model.q, x))
+        env.update(zip(model.v, xd))
         if galerkin:
-            a_sym = sp.symbols(f"a0:{n}", cls=sp.Dummy)
-            R = [sum(sp.diff(model.P[g], model.v[d]) * a_sym[d] for d in range(n))
-                 + sum(sp.diff(model.P[g], model.q[d]) * model.v[d] for d in range(n))
-                 - model.G[g] for g in range(n)]
-            Rk = []
-            for k in range(len(nodes)):
-                env = dict(zip(model.q, x[k]))
-                env.update(zip(model.v, xd[k]))
-                env.update(zip(a_sym, xdd[k]))
-                Rk.append([evaluate(e, env, hi) for e in R])
-            for psi in spec.tests:
-                for g in range(n):
-                    rows.append(sum((weights[k] * psi(nodes[k]) * Rk[k][g]
-                                     for k in range(len(nodes))), Jet.constant(0, hi)))
-            return rows, None, x, xd
-        Pk, Gk = [], []
-        for k in range(len(nodes)):
-            env = dict(zip(model.q, x[k]))
-            env.update(zip(model.v, xd[k]))
-            Pk.append([evaluate(e, env, hi) for e in model.P])
-            Gk.append([evaluate(e, env, hi) for e in model.G])
+            ddval = [alg.coerce(sp.diff(p, _TAU, 2)) for p in phi]
+            env.update(zip(a_sym, [combine(ddval, g) * hinv * hinv for g in range(n)]))
+            Rt = [evaluate(e, env, hi, alg) for e in R]
+            return [quadrature(Rt[g] * alg.coerce(psi), alg) for psi in tests for g in range(n)]
+        Pt = [evaluate(e, env, hi, alg) for e in model.P]
+        Gt = [evaluate(e, env, hi, alg) for e in model.G]
 
         def dS(i):                           # dS_d / dc_i times 1/h (a common factor dropped)
             out = []
             for g in range(n):
-                acc = Jet.constant(0, hi)
-                for k in range(len(nodes)):
-                    term = Gk[k][g] * val[i][k] + Pk[k][g] * dval[i][k] * hinv
-                    acc = acc + term * weights[k]
+                integrand = Gt[g] * val[i] + Pt[g] * dval[i] * hinv
+                acc = quadrature(integrand, alg)
                 out.append(acc * hd[i] if hd[i] is not None else acc)
             return out
+        if outputs:
+            return dS
+        rows = []
         for e, momentum in spec.equations:
             d = dS(e)
-            rows.extend([d[g] + (y0[g] * hinv if momentum else 0) for g in range(n)])
-        return rows, dS, x, xd
+            rows.extend([d[g] + (_jets(y0, hi, alg)[g] * hinv if momentum else 0)
+                         for g in range(n)])
+        return rows
 
     guess = {i: first_guess(i) for i in unknown}
     scale = {i: slots[i].derivative for i in unknown}
-    U = _chord_solve(lambda U: residual(U)[0], unknown, n, guess, scale, hi, spec.disc.name)
-    rows, dS, _, _ = residual(U)
+    U, alg = _chord_solve(residual, unknown, n, guess, scale, hi, spec.disc.name, model,
+                          extra=[_TAU])
     right = slots.index((1, 0))
     q1 = U[right] if right in U else None
     if form == "qv":
         y1 = U[slots.index((1, 1))]
-    else:
-        y1 = [x * h for x in dS(right)]      # p1 = dS_d/dq1 (dS above is it times 1/h)
+    else:                                    # p1 = dS_d/dq1 (dS above is it times 1/h)
+        y1 = [x * Jet.step(EXACT_HI, alg) for x in residual(U, alg, hi, outputs=True)(right)]
     return form, list(q1) + list(y1)
 
 
+def _unwrap(decl, model, name):
+    if isinstance(decl, LinearOnly):
+        if not getattr(model.system, "is_linear", False):
+            raise ValueError(f"modified equations: {name} is defined for linear systems "
+                             f"only, and {model.system.name} is not one")
+        return decl.declaration
+    return decl
+
+
 def step_series(method, system, order: int, **params):
-    """The series of one step of ``method`` on ``system``: ``(form, state symbols, d)``
-    with d[k] the list of the coefficients of h^k of Phi_h(y) (k = 0..order + 1)."""
+    """The series of one step of ``method`` on ``system``: ``(form, state symbols, d,
+    model, algebra)`` with d[k] the list of the coefficients of h^k of Phi_h(y) - y
+    (k = 0..order + 1), elements of the algebra."""
     from .schemes import get_method
     m = get_method(method) if isinstance(method, str) else method
     decl_of = getattr(m, "declaration", None)
@@ -431,8 +604,8 @@ def step_series(method, system, order: int, **params):
         raise NotImplementedError(f"modified equations: method {m.name!r} declares no "
                                   "form the derivation reads (a trial-function method, a "
                                   "Butcher tableau, a step function or a Taylor series)")
-    decl = decl_of(m.parameters(**params))
     model = _Model(system)
+    decl = _unwrap(decl_of(m.parameters(**params)), model, m.name)
     hi = order + 2
     if isinstance(decl, ButcherTableau):
         form, out = _series_tableau(decl, model, hi)
@@ -442,6 +615,8 @@ def step_series(method, system, order: int, **params):
         form, out = _series_taylor(decl, model, hi)
     elif isinstance(decl, ParabolicPath):
         form, out = _series_parabolic(decl, model, hi)
+    elif isinstance(decl, ParabolicAction):
+        form, out = _series_action(decl, model, hi)
     elif isinstance(decl, NewmarkScheme):
         form, out = _series_newmark(decl, model, hi)
     else:              # two more orders inside: velocities are differences over h
@@ -451,9 +626,10 @@ def step_series(method, system, order: int, **params):
         if o.hi < hi:
             raise ArithmeticError(f"{m.name}: the step series is known to O(h^{o.hi}) only, "
                                   f"not O(h^{hi})")
-    d = [[sp.expand(o.coeff(k) - (yk if k == 0 else 0)) for o, yk in zip(out, y)]
-         for k in range(hi)]
-    return form, y, d, model
+    alg = out[0].alg
+    d = [[alg.reduce(o.coeff(k) - (alg.coerce(yk) if k == 0 else alg.zero))
+          for o, yk in zip(out, y)] for k in range(hi)]
+    return form, y, d, model, alg
 
 
 # ----- the modified equation ---------------------------------------------------------------
@@ -478,6 +654,10 @@ class ModifiedEquation:
         The derivation's wall time.
     model : object
         The sympy data of the system the derivation used.
+    algebra : mpvi.jets.Algebra
+        The exact ring the terms were derived in.
+    ring_terms : list of lists
+        The terms as elements of ``algebra``.
     """
 
     method: str
@@ -486,6 +666,8 @@ class ModifiedEquation:
     terms: list
     seconds: float = 0.0
     model: Any = field(default=None, repr=False)
+    algebra: Any = field(default=None, repr=False)
+    ring_terms: list = field(default=None, repr=False)
 
     @property
     def order(self) -> int:
@@ -525,15 +707,40 @@ class ModifiedEquation:
         return None
 
 
-def _lie(g: Jet, F: Sequence[Jet], y) -> Jet:
-    """L g = g' F on jets (derivatives coefficient by coefficient)."""
-    acc = None
-    for yi, Fi in zip(y, F):
-        d = g.diff(yi)
-        if d.terms:
-            term = d * Fi
-            acc = term if acc is None else acc + term
-    return acc if acc is not None else Jet({}, g.hi)
+def _modified_field(d, y, alg):
+    """f_1 .. f_N from the step series d (d[j] = [h^j] Phi_h(y) - y), HLW IX.1 eq. (1.4):
+    f_j = d_j - sum_(k=2..j) [h^(j-k)] G_k / k!, G_1 = F~, G_k = G_(k-1)' F~, each
+    [h^m] G_k computed once from the Jacobians of the [h^a] G_(k-1), a <= m."""
+    N = len(d) - 1
+    f: list = []                                # f[k] = f_(k+1), the coefficient of h^k
+    G: dict = {}                                # (k, m) -> [h^m] G_k (a vector)
+    jac: dict = {}                              # (k, m) -> its Jacobian, column by column
+
+    def jacobian(k, m):
+        if (k, m) not in jac:
+            vec = f[m] if k == 1 else G[(k, m)]
+            jac[(k, m)] = [[alg.diff(e, s) for s in y] for e in vec]
+        return jac[(k, m)]
+
+    for j in range(1, N + 1):
+        for k in range(2, j + 1):
+            m = j - k
+            acc = [alg.zero] * len(y)
+            for a in range(m + 1):
+                D, F = jacobian(k - 1, a), f[m - a]
+                for c in range(len(y)):
+                    for s in range(len(y)):
+                        if D[c][s] and F[s]:
+                            acc[c] += D[c][s] * F[s]
+            G[(k, m)] = [alg.reduce(e) for e in acc]
+        fj = []
+        for c in range(len(y)):
+            e = d[j][c]
+            for k in range(2, j + 1):
+                e = e - G[(k, j - k)][c] * QQ(1, factorial(k))
+            fj.append(alg.reduce(e))
+        f.append(fj)
+    return f
 
 
 def modified_equation(method: Any, system: Any, order: int, **method_params: Any) -> ModifiedEquation:
@@ -558,32 +765,22 @@ def modified_equation(method: Any, system: Any, order: int, **method_params: Any
     Raises
     ------
     ValueError
-        A system that is not of the M, V form, a negative order.
+        A system that is not of the M, V form, a negative order, a linear-only method on
+        a nonlinear system.
     NotImplementedError
-        A forced or time-dependent system, or a method without a declaration.
+        A forced or time-dependent system, a method without a declaration, a function of
+        the system whose derivatives do not close.
     ArithmeticError
         Step equations whose leading-order Jacobian is singular.
     """
     if isinstance(order, bool) or not isinstance(order, int) or order < 0:
         raise ValueError(f"order must be a non-negative integer, got {order!r}")
     t0 = time.perf_counter()
-    form, y, d, model = step_series(method, system, order, **method_params)
-    N = order + 1
-    f = []                                     # f[k] = f_(k+1), the coefficient of h^k
-    for j in range(1, N + 1):
-        hi = j + 1
-        F = [Jet({k: f[k][c] for k in range(len(f))}, hi - 1) for c in range(len(y))]
-        # flow of F~ to h^j: sum_k h^k / k! L^(k-1) F~ (k >= 2; k = 1 is h F~)
-        flow = [Jet({}, hi) for _ in y]
-        Lg = [Fc for Fc in F]
-        for k in range(2, j + 1):
-            Lg = [_lie(g, F, y) for g in Lg]
-            flow = [fl + Jet({k + p: v / factorial(k) for p, v in g.terms.items()}, hi)
-                    for fl, g in zip(flow, Lg)]
-        # h F~ contributes f_j itself at h^j (F~ holds f_1 .. f_(j-1) only)
-        f.append([sp.expand(d[j][c] - flow[c].coeff(j)) for c in range(len(y))])
+    form, y, d, model, alg = step_series(method, system, order, **method_params)
+    f = _modified_field(d[:order + 2], y, alg)
+    terms = [[alg.to_expr(e) for e in t] for t in f]
     name = method if isinstance(method, str) else method.name
-    return ModifiedEquation(name, form, y, f, time.perf_counter() - t0, model)
+    return ModifiedEquation(name, form, y, terms, time.perf_counter() - t0, model, alg, f)
 
 
 # ----- Hamiltonian structure ------------------------------------------------------------------
@@ -601,19 +798,47 @@ def hamiltonian_defect(term: Sequence, q: Sequence, p: Sequence) -> sp.Matrix:
     return (S - S.T).applyfunc(lambda e: sp.simplify(sp.expand_trig(e)))
 
 
-def _qp_terms(me):
-    """The terms of a modified equation on (q, p): those of a (q, v) equation after the
-    change p = M v (constant M)."""
+def _qp_ring_terms(me):
+    """The terms of a modified equation on (q, p), in its algebra: a (q, v) equation is
+    taken to (q, p) = (q, M(q) v) as a vector field, p' = M v' + (dM/dt) v, then
+    v = M^-1 p."""
+    alg, model = me.algebra, me.model
     if me.form == "qp":
-        return me.terms
-    q, n = me.model.q, len(me.model.q)
-    if any(e.has(*q) for e in me.model.M):
-        raise NotImplementedError(f"{me.method}: a (q, v) modified equation is taken to (q, p) "
-                                  "only for a constant mass matrix")
-    v_of_p = dict(zip(me.model.v, me.model.v_of_p))
-    M = me.model.M
-    return [[sp.expand(e.subs(v_of_p)) for e in t[:n]] +
-            [sp.expand(x) for x in M * sp.Matrix([e.subs(v_of_p) for e in t[n:]])] for t in me.terms]
+        return me.ring_terms
+    n = model.n
+    M = [[alg.coerce(model.M[r, c]) for c in range(n)] for r in range(n)]
+    dM = [[[alg.diff(M[r][c], qk) for qk in model.q] for c in range(n)] for r in range(n)]
+    v = [alg.coerce(s) for s in model.v]
+    v_of_p = [alg.coerce(e) for e in model.v_of_p]
+    out = []
+    for t in me.ring_terms:
+        tq, tv = t[:n], t[n:]
+        tp = [sum((M[r][c] * tv[c] + sum((dM[r][c][k] * tq[k] for k in range(n)), alg.zero) * v[c]
+                   for c in range(n)), alg.zero) for r in range(n)]
+        row = []
+        for e in tq + tp:
+            for vs, vp in zip(model.v, v_of_p):
+                e = alg.substitute(e, vs, vp)
+            row.append(alg.reduce(e))
+        out.append(row)
+    return out
+
+
+def _ring_defect(term, q, p, alg):
+    """The entries of J^-1 f' - (J^-1 f')^T that are not zero in the ring (reduced)."""
+    n = len(q)
+    y = list(q) + list(p)
+    Df = [[alg.diff(fi, yj) for yj in y] for fi in term]
+    # S = J^T Df: rows 0..n-1 are -Df[n+i] (the p-rows), rows n.. are Df[i]
+    S = [[-Df[n + i][j] for j in range(2 * n)] for i in range(n)] + \
+        [[Df[i][j] for j in range(2 * n)] for i in range(n)]
+    bad = []
+    for i in range(2 * n):
+        for j in range(i + 1, 2 * n):
+            e = alg.reduce(S[i][j] - S[j][i])
+            if e:
+                bad.append(((i, j), e))
+    return bad
 
 
 def check_hamiltonian(me: ModifiedEquation) -> list:
@@ -621,7 +846,8 @@ def check_hamiltonian(me: ModifiedEquation) -> list:
 
     A term f is Hamiltonian (f = J grad H) exactly when J^-1 f' is symmetric
     (:func:`hamiltonian_defect`); (q, v) equations are checked after the change
-    p = M v (constant M only).
+    (q, p) = (q, M(q) v).  The check runs in the derivation's exact ring; an entry that
+    is not zero there is simplified by sympy before it counts.
 
     Parameters
     ----------
@@ -633,18 +859,17 @@ def check_hamiltonian(me: ModifiedEquation) -> list:
     list of (int, sympy.Matrix)
         (k, J^-1 f_(k+1)' - its transpose) for every term h^k f_(k+1) that is not
         Hamiltonian; empty when all are.
-
-    Raises
-    ------
-    NotImplementedError
-        A (q, v) equation of a system whose mass matrix depends on q.
     """
-    q, p = me.model.q, me.model.p
-    terms = _qp_terms(me)
+    q, p, alg = me.model.q, me.model.p, me.algebra
     bad = []
-    for k, t in enumerate(terms):
-        D = hamiltonian_defect(t, q, p)
-        if any(e != 0 for e in D):
+    for k, t in enumerate(_qp_ring_terms(me)):
+        entries = [(ij, sp.simplify(sp.expand_trig(alg.to_expr(e))))
+                   for ij, e in _ring_defect(t, q, p, alg)]
+        entries = [(ij, e) for ij, e in entries if e != 0]
+        if entries:
+            D = sp.zeros(2 * len(q))
+            for (i, j), e in entries:
+                D[i, j], D[j, i] = e, -e
             bad.append((k, D))
     return bad
 
@@ -692,28 +917,38 @@ class ModifiedHamiltonian:
         return sp.Add(*[h ** k * self.terms[k] for k in range(upto + 1)])
 
 
-def _potential(term, q, p):
-    """H with (dH/dp, -dH/dq) = term, H(0, 0) = 0: integrated along p at fixed q, then
-    along q at p = 0."""
+def _integrate_generator(c, symbol, alg):
+    """int_0^symbol c d symbol for a generator ``symbol`` no atom depends on (a momentum)."""
+    i = alg.symbols.index(symbol)
+    out = {}
+    for m, v in c.items():
+        mm = list(m)
+        mm[i] += 1
+        out[tuple(mm)] = v * QQ(1, mm[i])
+    return alg.ring.from_dict(out)
+
+
+def _potential(term, q, p, alg):
+    """H with (dH/dp, -dH/dq) = term, H(0, 0) = 0: integrated along p at fixed q (in the
+    ring: polynomials in p), then along q at p = 0 (sympy)."""
     n = len(q)
-    H = sp.Integer(0)
+    Hp = alg.zero
     for i in range(n):                       # along p_i, the later p at 0
-        e = term[i].subs({p[j]: 0 for j in range(i + 1, n)})
-        s = sp.Dummy("s")
-        H += sp.integrate(e.subs(p[i], s), (s, 0, p[i]))
-    at0 = {pi: 0 for pi in p}
+        e = alg.drop(term[i], p[i + 1:]) if i + 1 < n else term[i]
+        Hp += _integrate_generator(e, p[i], alg)
+    Hq = sp.Integer(0)
     for i in range(n):                       # along q_i at p = 0, the later q at 0
-        e = (-term[n + i]).subs(at0).subs({q[j]: 0 for j in range(i + 1, n)})
+        e = alg.to_expr(alg.drop(-term[n + i], p)).subs({q[j]: 0 for j in range(i + 1, n)})
         s = sp.Dummy("s")
-        H += sp.integrate(e.subs(q[i], s), (s, 0, q[i]))
-    return sp.expand(H)
+        Hq += sp.integrate(sp.expand(e.subs(q[i], s)), (s, 0, q[i]))
+    return sp.expand(alg.to_expr(alg.reduce(Hp)) + Hq)
 
 
 def modified_hamiltonian(method: Any, system: Any, order: int,
                          **method_params: Any) -> ModifiedHamiltonian:
     """The modified Hamiltonian of a method, to h^order, as a function of (q, p).
 
-    A (q, v) method's modified equation is taken to (q, p) by p = M v first (constant M).
+    A (q, v) method's modified equation is taken to (q, p) = (q, M(q) v) first.
 
     Parameters
     ----------
@@ -736,8 +971,6 @@ def modified_hamiltonian(method: Any, system: Any, order: int,
     ------
     NotHamiltonianError
         A term of the modified field is not Hamiltonian (names the power of h).
-    NotImplementedError
-        A (q, v) method on a system whose mass matrix depends on q.
     """
     me = modified_equation(method, system, order, **method_params)
     bad = check_hamiltonian(me)
@@ -746,9 +979,9 @@ def modified_hamiltonian(method: Any, system: Any, order: int,
         entry = next(e for e in D if e != 0)
         raise NotHamiltonianError(f"{me.method}: the h^{k} term of the modified field is not "
                                   f"Hamiltonian (J^-1 f' is not symmetric: {entry} != 0)")
-    q, p = me.model.q, me.model.p
-    qp = _qp_terms(me)
-    terms = [me.model.H] + [_potential(t, q, p) for t in qp[1:]]
+    q, p, alg = me.model.q, me.model.p, me.algebra
+    qp = _qp_ring_terms(me)
+    terms = [me.model.H] + [_potential(t, q, p, alg) for t in qp[1:]]
     return ModifiedHamiltonian(me.method, q, p, terms, me)
 
 

@@ -427,17 +427,30 @@ def prepare_action(kind):
     return prepare
 
 
+def _action_declaration(kind):
+    def declaration(params):
+        """The small step equation with its Gauss-Legendre rule, for mpvi.modified."""
+        from ..modified import ParabolicAction
+        nodes = params["nodes"]
+        if isinstance(nodes, bool) or not isinstance(nodes, (int, np.integer)) or nodes < 1:
+            raise ValueError(f"nodes must be a positive integer, got {nodes!r}")
+        return ParabolicAction(kind, gauss_legendre(int(nodes)))
+    return declaration
+
+
 mutze_variation = register(Method(
     name="mutze_variation", label="Midpoint variation method", state="qv", params={"nodes": 4},
     order=2, symplectic=False, implicit=True, internal="a",
     reference="mutze eqs. (54)/(57) with S = S_L + S_F (39, 46, 53)",
-    prepare=prepare_action("variation"), doc=__doc__))
+    prepare=prepare_action("variation"), doc=__doc__,
+    declaration=_action_declaration("variation")))
 
 mutze_parabolic_el = register(Method(
     name="mutze_parabolic_el", label="Euler-Lagrange eq. for parabolic paths", state="qv",
     params={"nodes": 4}, order=2, symplectic=False, implicit=True, internal="a",
     reference="mutze eq. (44) with S_L, W_F (39, 41)",
-    prepare=prepare_action("parabolic_el"), doc=__doc__))
+    prepare=prepare_action("parabolic_el"), doc=__doc__,
+    declaration=_action_declaration("parabolic_el")))
 
 
 from ..precision import boundary_module  # noqa: E402  (last: wraps the names above)

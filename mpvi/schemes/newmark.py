@@ -37,8 +37,8 @@ def prepare(system, h, ctx, check_stability=True):
 
 def _declaration(params):
     """beta = 1/4, gamma = 1/2 on (q, p = M v), linear systems only, for mpvi.modified."""
-    from ..modified import NewmarkScheme
-    return NewmarkScheme(Fraction(1, 4), Fraction(1, 2), form="qp", linear_only=True)
+    from ..modified import LinearOnly, NewmarkScheme
+    return LinearOnly(NewmarkScheme(Fraction(1, 4), Fraction(1, 2), form="qp"))
 
 
 newmark = register(Method(

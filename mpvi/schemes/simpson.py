@@ -141,10 +141,18 @@ simpson = register(Method(
     prepare=prepare, internal="q_mid", doc=__doc__, stability_bound=2 * sp.sqrt(2),
     declaration=lambda p: lagrange_variational(SIMPSON)))
 
+def _v1_declaration(params):
+    """Variant 1 gives the nodes of variant 2 (the same discrete Euler-Lagrange equations,
+    solved for the midpoint too), on linear systems only, for mpvi.modified."""
+    from ..modified import LinearOnly
+    return LinearOnly(lagrange_variational(SIMPSON))
+
+
 simpson_v1 = register(Method(
     name="simpson_v1", label="Simpson (variant 1)", state="qp", order=4, symplectic=True,
     implicit=True, reference="axioms2024 eqs. (26)-(29) (variant 1, internal midpoint kept)",
-    prepare=prepare_v1, internal="q_mid", doc=__doc__, stability_bound=2 * sp.sqrt(2)))
+    prepare=prepare_v1, internal="q_mid", doc=__doc__, stability_bound=2 * sp.sqrt(2),
+    declaration=_v1_declaration))
 
 __all__ = ["simpson", "simpson_v1", "check_simpson_stability", "simpson_XY", "simpson_phi",
            "StabilityError"]
