@@ -223,6 +223,17 @@ class _Model:
     def state(self, form):
         return self.q + (self.p if form == "qp" else self.v)
 
+    def time_derivative(self, d, form):
+        """q^(d) along the exact flow as expressions in the state of ``form``: q, v, the
+        acceleration, and Lie derivatives of it along the (q, v) field for d >= 3."""
+        D = list(self.q)
+        for _ in range(d):
+            D = [sp.expand(sum(sp.diff(e, s) * f for s, f in zip(self.q + self.v, self.f_qv)))
+                 for e in D]
+        if form == "qp":
+            D = [sp.expand(e.subs(dict(zip(self.v, self.v_of_p)))) for e in D]
+        return D
+
     def field(self, form):
         return self.f_qp if form == "qp" else self.f_qv
 
@@ -523,8 +534,8 @@ def _series_trial(spec, model, hi):
          - model.G[g] for g in range(n)]
 
     def first_guess(i):
-        d = slots[i].derivative
-        return q0 if d == 0 else (v0 if d == 1 else [0] * n)
+        """x^(d)(t_j) of the exact solution: the h^0 value of slot (tau, d) at any tau."""
+        return model.time_derivative(slots[i].derivative, form)
 
     def quadrature(jet, alg):
         return jet.map(lambda c: alg.integrate_moments(c, _TAU, moments))

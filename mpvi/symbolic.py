@@ -39,7 +39,13 @@ def _integrate(expr, quad):
     degree = sp.Poly(expr, _TAU).degree() if expr.has(_TAU) else 0
     if degree <= quad.degree:
         return sp.integrate(expr, (_TAU, 0, 1))
-    return sp.nsimplify(sum(w * expr.subs(_TAU, x) for x, w in zip(quad.nodes, quad.weights)))
+    # the weighted sum over the exact nodes, power by power: sum_k w_k tau_k^m is a number
+    # (rational for the symmetric rules), so the node arithmetic never meets the symbols
+    total = sp.Integer(0)
+    for (m,), coeff in sp.Poly(expr, _TAU).terms():
+        moment = sp.radsimp(sp.expand(sum(w * x ** m for x, w in zip(quad.nodes, quad.weights))))
+        total += coeff * moment
+    return total
 
 
 def oscillator_map(spec: Any, h: Any = DT, omega: Any = OMEGA) -> sp.Matrix:

@@ -2,8 +2,12 @@
 declaration, checked against independent results -- formulas from the literature written
 here from the field f, the amplification matrix of the oscillator computed another way,
 and the Hamiltonian structure of the symplectic methods."""
+from functools import lru_cache
+
 import sympy as sp
 import pytest
+from sympy.polys.domains import QQ
+from sympy.polys.rings import ring
 
 import mpvi
 from mpvi.modified import (NotHamiltonianError, check_hamiltonian, modified_equation,
@@ -21,6 +25,12 @@ def pendulum():
 def oscillator():
     return mpvi.LagrangianSystem("oscillator", [q], sp.Matrix([[1]]), w ** 2 * q ** 2 / 2,
                                  {w: "1"}, G30)
+
+
+def linear_oscillator():
+    """The oscillator as a :class:`mpvi.LinearSystem` (M = K = 1, as parameters), for the
+    methods defined on linear systems only."""
+    return mpvi.LinearSystem([[1]], [[1]], G30, name="oscillator")
 
 
 def differentials(f, y):
@@ -68,15 +78,19 @@ def test_the_first_correction_is_at_the_methods_order(method, params, order):
     assert me.leading_order() == order
 
 
-def _amplification(method, params):
+def _amplification(decl):
     """The one-step map of the oscillator q'' = -q on (q, y), computed without jets: the
-    trial-function methods by mpvi.symbolic, the tableaus by solving their stage
-    equations, RK4 and GBS by their own code on sympy numbers, Taylor as a matrix series."""
-    from mpvi.modified import ButcherTableau, ParabolicPath, StepFunction, TaylorSeries
+    trial-function methods by mpvi.symbolic, the tableaus and Newmark by solving their
+    equations, RK4 and GBS by their own code on sympy numbers, Taylor as a matrix series,
+    Mutze's g-family by eq. (72) and his action methods by eq. (54) or (44) integrated as
+    mpvi.symbolic integrates (exactly where the rule is exact, else its sum over the exact
+    nodes)."""
+    from mpvi.modified import (ButcherTableau, LinearOnly, NewmarkScheme, ParabolicAction,
+                               ParabolicPath, StepFunction, TaylorSeries)
     from mpvi.symbolic import amplification_matrix
-    m = mpvi.get_method(method)
-    decl = m.declaration(m.parameters(**params))
     K = sp.Matrix([[0, 1], [-1, 0]])
+    if isinstance(decl, LinearOnly):
+        return _amplification(decl.declaration)
     if isinstance(decl, ButcherTableau):
         s = len(decl.b)
         y = sp.Matrix(sp.symbols("y0:2"))
@@ -87,46 +101,85 @@ def _amplification(method, params):
         sol = sp.solve(eqs, [x for ki in k for x in ki], dict=True)[0]
         y1 = y + Z * sum((decl.b[i] * k[i].subs(sol) for i in range(s)), sp.zeros(2, 1))
         return y1.jacobian(y)
-    if isinstance(decl, StepFunction):
-        y = list(sp.symbols("y0:2"))
-        out = decl.step(lambda t, v: [v[1], -v[0]], 0, y, Z)
-        return sp.Matrix(out).jacobian(y).applyfunc(sp.cancel)
+    if isinstance(decl, StepFunction):           # the map's columns: polynomials in z
+        R, z = ring("z", QQ)
+        cols = [decl.step(lambda t, v: [v[1], -v[0]], 0, y, z) for y in ([R(1), R(0)], [R(0), R(1)])]
+        return sp.Matrix(2, 2, lambda i, j: cols[j][i].as_expr().subs(sp.Symbol("z"), Z))
     if isinstance(decl, TaylorSeries):
         return sum(((Z * K) ** k / sp.factorial(k) for k in range(decl.order + 1)), sp.zeros(2))
+    if isinstance(decl, NewmarkScheme):          # a = -q at both ends
+        x, v, a1 = sp.symbols("x v a1")
+        b, g = sp.Rational(decl.beta), sp.Rational(decl.gamma)
+        x1 = x + Z * v + Z ** 2 * ((sp.Rational(1, 2) - b) * (-x) + b * a1)
+        a1 = sp.solve(a1 + x1, a1)[0]
+        x1 = x1.subs(sp.Symbol("a1"), a1)
+        v1 = v + Z * ((1 - g) * (-x) + g * a1)
+        return sp.Matrix([x1, v1]).jacobian([x, v]).applyfunc(sp.cancel)
+    x, v, tau = sp.symbols("x v tau")
     if isinstance(decl, ParabolicPath):          # a = -(x + v tau + g tau^2 a), eq. (72)
-        x, v, a, tau = sp.symbols("x v a tau")
+        a = sp.Symbol("a")
         a_sol = sp.solve(a + x + v * tau + decl.g * tau ** 2 * a, a)[0]
-        v1 = v + 2 * tau * a_sol
-        step = sp.Matrix([x + tau * (v + v1), v1]).subs(tau, Z / 2)
-        return step.jacobian([x, v])
-    return amplification_matrix(decl)
+    elif isinstance(decl, ParabolicAction):     # the rule's sum over its exact nodes
+        from mpvi.schemes.mutze import S, TAU, action_integrand
+        a = sp.Symbol("a")
+        R = action_integrand(v ** 2 / 2 - x ** 2 / 2, [0], [x], [v], [a], kind=decl.kind)[0]
+        from mpvi.quadrature import _TAU
+        from mpvi.symbolic import _integrate           # the exact integral, or node sums
+        eq = _integrate(sp.expand(R.subs(S, 2 * TAU * _TAU)), decl.quadrature)
+        a_sol = sp.solve(eq, a)[0].subs(TAU, tau)
+    else:
+        return amplification_matrix(decl)
+    v1 = v + 2 * tau * a_sol
+    step = sp.Matrix([x + tau * (v + v1), v1]).subs(tau, Z / 2)
+    return step.jacobian([x, v])
 
 
-@pytest.mark.parametrize("method, params", [
-    ("midpoint", {}), ("simpson", {}), ("lobatto", {"points": 3}), ("rk4", {}), ("rk2", {}),
-    ("rk2", {"variant": "heun"}), ("implicit_midpoint", {}), ("gbs", {"levels": 2}),
-    ("taylor", {"degree": 5}), ("mutze", {}), ("mutze", {"g": "1/2"}),
-    ("hermite_variational", {"nodes": 3}), ("hermite_galerkin", {"nodes": 3})])
+@lru_cache(maxsize=None)
+def _acos_squared(order):
+    """arccos(1 - u)^2 = 2 u + u^2/3 + ... through u^order (analytic at u = 0)."""
+    u = sp.Symbol("u")
+    return sp.Poly(sp.series(sp.acos(1 - u) ** 2, u, 0, order + 1).removeO(), u)
+
+
+def _series(e, n):
+    return sp.expand(sp.series(e, Z, 0, n).removeO())
+
+
+VARIANTS = [(name, {}) for name in sorted(mpvi.METHODS)] + [
+    ("lobatto", {"points": 3}), ("lobatto", {"points": 5}), ("rk2", {"variant": "heun"}),
+    ("gbs", {"levels": 2}), ("taylor", {"degree": 5}), ("mutze", {"g": "1/2"}),
+    ("mutze", {"g": 1}), ("hermite_variational", {"nodes": 3}),
+    ("hermite_galerkin", {"nodes": 3}), ("hermite_variational", {"hermite_n": 3}),
+    ("hermite_galerkin", {"hermite_n": 3}), ("newmark_family", {"beta": 0}),
+    ("newmark_family", {"gamma": "2/3"}), ("mutze_variation", {"nodes": 2})]
+
+
+@pytest.mark.parametrize("method, params", VARIANTS)
 def test_the_modified_frequency_is_the_amplification_matrix_s(method, params):
-    """On q'' = -q the modified field is linear, y' = A~(h) y; its eigenvalues a +- i Omega
-    and the amplification matrix A satisfy e^(a h) cos(Omega h) = tr A / 2 and
-    e^(2 a h) = det A.  Compared exactly as series through h^9 (Omega and a through h^8:
-    the modified equation to h^8 determines no more)."""
-    me = modified_equation(method, oscillator(), 8, **params)
+    """Acceptance 1 of the backward error analysis, for every registered one-step method:
+    on q'' = -q the modified field is linear, y' = A~(h) y, with eigenvalues a +- i Omega;
+    the amplification matrix A(z) has eigenvalues e^((a +- i Omega) z), so
+    Omega z = arccos(tr A / (2 sqrt(det A))) (= arccos(tr A / 2) when det A = 1) and
+    e^(2 a z) = det A.  Omega^2 = det A~ - (tr A~)^2 / 4 and a = tr A~ / 2 from the
+    modified equation to h^8 equal these series exactly through z^8."""
+    m = mpvi.get_method(method)
+    decl = m.declaration(m.parameters(**params))
+    from mpvi.modified import LinearOnly
+    system = linear_oscillator() if isinstance(decl, LinearOnly) else oscillator()
+    values = dict(zip(system.param_symbols, [1] * len(system.param_symbols)))
+    me = modified_equation(method, system, 8, **params)
     y = me.symbols
     At = sp.zeros(2)
     for k, t in enumerate(me.terms):
-        At += Z ** k * sp.Matrix(t).subs(w, 1).jacobian(y)
+        At += Z ** k * sp.Matrix(t).subs(values).jacobian(y)
     tr, det = sp.expand(At.trace()), sp.expand(At.det())
-    A = _amplification(method, params)
-    # Omega^2 = det A~ - (tr A~)^2 / 4, a = tr A~ / 2 (series in z)
-    omega2 = sp.series(det - tr ** 2 / 4, Z, 0, 9).removeO()
-    a = tr / 2
-    lhs = sp.series(sp.exp(a * Z) * sp.cos(sp.sqrt(omega2) * Z), Z, 0, 10).removeO()
-    rhs = sp.series(A.trace() / 2, Z, 0, 10).removeO()
-    assert sp.expand(lhs - rhs) == 0
-    lhs = sp.series(sp.exp(2 * a * Z), Z, 0, 10).removeO()
-    assert sp.expand(lhs - sp.series(A.det(), Z, 0, 10).removeO()) == 0
+    omega_mod = _series(sp.sqrt(_series(det - tr ** 2 / 4, 9)), 9)
+    A = _amplification(decl)
+    c = _series(A.trace() / (2 * sp.sqrt(A.det())), 11)
+    theta2 = _series(_acos_squared(5).as_expr().subs(sp.Symbol("u"), 1 - c), 11)
+    omega_amp = _series(sp.sqrt(sp.expand(theta2 / Z ** 2)), 9)
+    assert sp.expand(omega_mod - omega_amp) == 0
+    assert sp.expand(_series(sp.exp(tr * Z), 10) - _series(A.det(), 10)) == 0
 
 
 def test_the_hamiltonian_check_passes_for_symplectic_methods_and_fails_for_rk4():
@@ -243,3 +296,25 @@ def test_mutze_g0_has_the_position_verlet_modified_hamiltonian():
     diff = mh.terms[2] - expected
     assert sp.simplify(diff - diff.subs({qs: 0, ps: 0})) == 0
     assert sp.simplify(mh.terms[1]) == 0 and sp.simplify(mh.terms[3]) == 0
+
+
+@pytest.mark.parametrize("rule, k", [("gauss_legendre", k) for k in (1, 2, 3, 5, 8)] +
+                         [("gauss_lobatto", k) for k in (2, 3, 4, 6)])
+def test_quadrature_moments_are_the_node_sums(rule, k):
+    """The exact moments sum_k w_k tau_k^m (through the node polynomial) against the sum
+    over the rule's nodes and weights evaluated at 60 digits, for m up to three times the
+    number of nodes (beyond the rule's degree, where they are not 1/(m+1))."""
+    import mpmath
+    from mpvi import quadrature
+    from mpvi.modified import quadrature_moments
+    quad = getattr(quadrature, rule)(k)
+    nu = quadrature_moments(quad)
+    nodes = [sp.N(t, 60) for t in quad.nodes]
+    weights = [sp.N(w, 60) for w in quad.weights]
+    inexact = 0
+    for m in range(3 * k + 2):
+        numeric = sum(w * t ** m for t, w in zip(nodes, weights))
+        exact = sp.Rational(int(nu(m).numerator), int(nu(m).denominator))
+        assert abs(numeric - exact) < sp.Float("1e-55"), (m, numeric, exact)
+        inexact += exact != sp.Rational(1, m + 1)
+    assert inexact > 0
