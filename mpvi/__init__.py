@@ -25,7 +25,8 @@ from .context import FPContext, GMPContext, MPContext, PrecisionError, fp, get_c
 from .linalg import NotPositiveDefiniteError, SingularMatrixError
 from .mechanics import LagrangianSystem
 from .modified import (ModifiedEquation, ModifiedHamiltonian, NotHamiltonianError,
-                       check_hamiltonian, modified_equation, modified_hamiltonian)
+                       ModifiedLagrangian, check_hamiltonian, modified_equation,
+                       modified_frequency, modified_hamiltonian, modified_lagrangian)
 from .newton import NewtonError
 from .ode import FirstOrderSystem
 from .problem import Problem
@@ -51,8 +52,8 @@ __all__ = [
     "one_step_matrix", "one_step_jacobian", "symplecticity_defect", "matrix_defect",
     "stability_scan", "central_differences",
     # backward error analysis
-    "modified_equation", "modified_hamiltonian", "check_hamiltonian", "ModifiedEquation",
-    "ModifiedHamiltonian",
+    "modified_equation", "modified_hamiltonian", "modified_lagrangian", "check_hamiltonian",
+    "modified_frequency", "ModifiedEquation", "ModifiedHamiltonian", "ModifiedLagrangian",
     # errors
     "PrecisionError", "NewtonError", "IntegrationError", "StabilityError",
     "SingularMatrixError", "NotPositiveDefiniteError", "StorageError", "NotHamiltonianError",

@@ -794,6 +794,48 @@ def modified_equation(method: Any, system: Any, order: int, **method_params: Any
     return ModifiedEquation(name, form, y, terms, time.perf_counter() - t0, model, alg, f)
 
 
+def modified_frequency(me: ModifiedEquation, values: dict | None = None) -> tuple:
+    """The modified frequency and damping of a method on a linear oscillator.
+
+    On a system with one degree of freedom whose field is linear (q'' = -omega^2 q) the
+    modified field is linear too, y' = A~(h) y; its eigenvalues a +- i Omega give
+    Omega^2 = det A~ - (tr A~)^2 / 4 and a = tr A~ / 2, as series in h through the
+    equation's order.
+
+    Parameters
+    ----------
+    me : ModifiedEquation
+        From :func:`modified_equation` on a linear system with one degree of freedom.
+    values : dict, optional
+        Values for the system's parameters (e.g. omega = 1).
+
+    Returns
+    -------
+    tuple of sympy expressions
+        (Omega, a): polynomials in :data:`H` through h^order.
+
+    Raises
+    ------
+    ValueError
+        A system that is not linear or not of one degree of freedom.
+    """
+    if len(me.symbols) != 2:
+        raise ValueError(f"modified_frequency: {me.method}'s equation has {len(me.symbols)} "
+                         "state components; a linear oscillator has 2")
+    A = sp.zeros(2)
+    for k, t in enumerate(me.terms):
+        J = sp.Matrix(t).jacobian(me.symbols).subs(values or {})
+        if any(e.free_symbols & set(me.symbols) for e in J):
+            raise ValueError(f"modified_frequency: the modified field of {me.method} is not "
+                             "linear (a linear oscillator is needed)")
+        A += H ** k * J
+    n = me.order + 1
+    tr, det = sp.expand(A.trace()), sp.expand(A.det())
+    omega2 = sp.series(det - tr ** 2 / 4, H, 0, n).removeO()
+    omega = sp.expand(sp.series(sp.sqrt(omega2), H, 0, n).removeO())
+    return omega, sp.expand(sp.series(tr / 2, H, 0, n).removeO())
+
+
 # ----- Hamiltonian structure ------------------------------------------------------------------
 
 def hamiltonian_defect(term: Sequence, q: Sequence, p: Sequence) -> sp.Matrix:
@@ -994,6 +1036,107 @@ def modified_hamiltonian(method: Any, system: Any, order: int,
     qp = _qp_ring_terms(me)
     terms = [me.model.H] + [_potential(t, q, p, alg) for t in qp[1:]]
     return ModifiedHamiltonian(me.method, q, p, terms, me)
+
+
+@dataclass
+class ModifiedLagrangian:
+    """The modified Lagrangian L~(q, v) = L + h L_2 + ... + h^order L_(order+1) of a method.
+
+    Made by :func:`modified_lagrangian`: the Legendre transform of the modified
+    Hamiltonian, whose Euler-Lagrange equations are the modified equation written for q.
+
+    Parameters
+    ----------
+    method : str
+        The method's name.
+    q, v : list of sympy symbols
+        Coordinates and velocities.
+    terms : list of sympy expressions
+        The coefficient of h^k is terms[k] (terms[0] = L).
+    hamiltonian : ModifiedHamiltonian
+        The modified Hamiltonian it is the Legendre transform of.
+    """
+
+    method: str
+    q: list
+    v: list
+    terms: list
+    hamiltonian: ModifiedHamiltonian = field(repr=False, default=None)
+
+    def lagrangian(self, upto: int | None = None, h: Any = H) -> Any:
+        """Return the truncated modified Lagrangian sum_(k <= upto) h^k L_(k+1).
+
+        Parameters
+        ----------
+        upto : int, optional
+            The highest power of h kept (default: all derived).
+        h : sympy expression, default the symbol h
+            What stands for the step.
+
+        Returns
+        -------
+        sympy expression
+            L~ truncated.
+        """
+        upto = len(self.terms) - 1 if upto is None else upto
+        return sp.Add(*[h ** k * self.terms[k] for k in range(upto + 1)])
+
+
+def modified_lagrangian(method: Any, system: Any, order: int,
+                        **method_params: Any) -> ModifiedLagrangian:
+    """The modified Lagrangian of a symplectic method, to h^order.
+
+    The Legendre transform of :func:`modified_hamiltonian`'s H~: L~(q, v) = p v - H~(q, p)
+    at the p with v = dH~/dp, solved as a series in h (p = M v - M dDH/dp(q, p), DH =
+    H~ - H, iterated: each round gains the order of the method).  Its Euler-Lagrange
+    equations are the modified equation for q alone, so that L~ is a Lagrangian of the
+    modified equation (M. Vermeeren, "Modified equations for variational integrators",
+    Numer. Math. 137 (2017) 1001-1037, constructs one from the discrete Lagrangian; modified
+    Lagrangians are unique only up to what leaves the Euler-Lagrange equations unchanged).
+
+    Parameters
+    ----------
+    method : str or Method
+        A registered one-step method.
+    system : LagrangianSystem
+        An autonomous M, V system without forces.
+    order : int
+        The highest power of h kept.
+    **method_params
+        The method's parameters.
+
+    Returns
+    -------
+    ModifiedLagrangian
+        L and its corrections, in the system's coordinates and velocity symbols.
+
+    Raises
+    ------
+    NotHamiltonianError
+        The method's modified field is not Hamiltonian (it has no modified Lagrangian of
+        this kind).
+    """
+    mh = modified_hamiltonian(method, system, order, **method_params)
+    model = mh.equation.model
+    n, hi = model.n, order + 1
+    alg = model.algebra(more=mh.terms)
+    h = Jet.step(EXACT_HI, alg)
+    v = _jets(model.v, hi, alg)
+    M = [[alg.coerce(model.M[r, c]) for c in range(n)] for r in range(n)]
+    dH = [sp.Add(*[H ** k * sp.diff(mh.terms[k], pj) for k in range(1, order + 1)])
+          for pj in model.p]
+    P = [sum((v[c] * M[r][c] for c in range(n)), _zero(hi, alg)) for r in range(n)]
+    for _ in range(order + 1):                 # each round fixes at least one more power
+        env = dict(zip(model.p, P))
+        env[H] = h
+        g = [v[c] - evaluate(dH[c], env, hi, alg) for c in range(n)]
+        P = [sum((g[c] * M[r][c] for c in range(n)), _zero(hi, alg)) for r in range(n)]
+    env = dict(zip(model.p, P))
+    env[H] = h
+    Ht = evaluate(mh.energy(), env, hi, alg)
+    L = sum((P[r] * v[r] for r in range(n)), _zero(hi, alg)) - Ht
+    terms = [alg.to_expr(alg.reduce(L.coeff(k))) for k in range(hi)]
+    return ModifiedLagrangian(mh.method, model.q, model.v, terms, mh)
 
 
 from .precision import boundary_module  # noqa: E402  (last: wraps the names above)

@@ -21,6 +21,7 @@ instead, which is the same number without summing over algebraic nodes.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import sympy as sp
@@ -128,6 +129,61 @@ def amplification_matrix(spec: Any) -> sp.Matrix:
         Step equations without a unique solution.
     """
     return oscillator_map(spec, h=Z, omega=sp.Integer(1))
+
+
+@lru_cache(maxsize=None)
+def _acos_squared(terms):
+    """arccos(1 - u)^2 = 2 u + u^2/3 + 4 u^3/45 + ... (analytic at u = 0) through u^(terms - 1)."""
+    u = sp.Symbol("u")
+    return sp.Poly(sp.series(sp.acos(1 - u) ** 2, u, 0, terms).removeO(), u)
+
+
+def amplification_frequency(A: sp.Matrix, order: int) -> tuple:
+    """The frequency and damping of an amplification matrix, as series in z.
+
+    A(z) has eigenvalues e^((a +- i Omega) z) for a method on the oscillator (omega = 1):
+    Omega z = arccos(tr A / (2 sqrt(det A))) (arccos(tr A / 2) when det A = 1) and
+    e^(2 a z) = det A.  The arccos is taken through the series of arccos(1 - u)^2 in u,
+    which is analytic at u = 0; the series are truncated power series with rational
+    coefficients (sympy's ``ring_series``), exact.
+
+    Parameters
+    ----------
+    A : sympy.Matrix
+        A 2 x 2 amplification matrix in ``z`` (:data:`Z`), entries rational functions with
+        rational coefficients (:func:`amplification_matrix`).
+    order : int
+        The highest power of z kept.
+
+    Returns
+    -------
+    tuple of sympy expressions
+        (Omega, a): polynomials in ``z`` (:data:`Z`) through z^order.
+    """
+    from sympy.polys import ring_series as rs
+    from sympy.polys.domains import QQ
+    from sympy.polys.rings import ring
+    R, z = ring("z", QQ)
+    n = order + 3
+
+    def series(e):                       # a rational function of Z as a series to z^n
+        num, den = sp.fraction(sp.cancel(sp.together(e)))
+        num, den = R(sp.Poly(num, Z).as_expr().subs(Z, sp.Symbol("z"))), \
+            R(sp.Poly(den, Z).as_expr().subs(Z, sp.Symbol("z")))
+        return rs.rs_mul(num, rs.rs_series_inversion(den, z, n), z, n)
+    tr, det = series(A.trace()), series(A.det())
+    c = rs.rs_mul(tr, rs.rs_series_inversion(2 * rs.rs_nth_root(det, 2, z, n), z, n), z, n)
+    u = 1 - c                                           # O(z^2)
+    theta2 = R(0)
+    for (k,), coeff in _acos_squared(n // 2 + 2).terms():
+        if k:
+            theta2 += rs.rs_pow(u, k, z, n) * QQ(int(coeff.p), int(coeff.q))
+    omega2 = R({(m - 2,): v for (m,), v in theta2.items() if m >= 2})   # / z^2
+    omega = rs.rs_nth_root(omega2, 2, z, order + 1)
+    damping = R({(m - 1,): v / 2 for (m,), v in rs.rs_log(det, z, order + 2).items() if m >= 1})
+    to_expr = {sp.Symbol("z"): Z}
+    return (omega.as_expr().xreplace(to_expr) if omega else sp.Integer(0),
+            damping.as_expr().xreplace(to_expr) if damping else sp.Integer(0))
 
 
 @dataclass(frozen=True)

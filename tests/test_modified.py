@@ -318,3 +318,47 @@ def test_quadrature_moments_are_the_node_sums(rule, k):
         assert abs(numeric - exact) < sp.Float("1e-55"), (m, numeric, exact)
         inexact += exact != sp.Rational(1, m + 1)
     assert inexact > 0
+
+
+def test_stormer_verlet_frequency_is_vermeerens_basel_series():
+    """M. Vermeeren, "Modified equations and the Basel problem" (2017): for Stormer-Verlet
+    on x'' = -x, (Omega h)^2 = 4 arcsin(h/2)^2 = 2 sum_k (k-1)!^2 / (2k)! h^(2k).  The
+    2-point Lobatto variational integrator is Stormer-Verlet; its modified frequency from
+    the modified equation through h^10 is that series."""
+    me = modified_equation("lobatto", oscillator(), 10, points=2)
+    omega, damping = mpvi.modified_frequency(me, {w: 1})
+    h = mpvi.modified.H
+    series = sum(2 * sp.factorial(k - 1) ** 2 / sp.factorial(2 * k) * h ** (2 * k - 2)
+                 for k in range(1, 7))
+    assert sp.expand(sp.series(omega ** 2, h, 0, 11).removeO() - series) == 0
+    assert damping == 0
+    with pytest.raises(ValueError, match="not linear"):
+        mpvi.modified_frequency(modified_equation("midpoint", pendulum(), 2))
+
+
+@pytest.mark.parametrize("method", ["midpoint", "mutze", "simpson"])
+def test_the_modified_lagrangians_euler_lagrange_equation_is_the_modified_equation(method):
+    """L~ = Legendre(H~) on the pendulum: its Euler-Lagrange equation solved for q'' equals
+    the modified equation written for q alone (q'' from (q', y') with the method's second
+    variable y -- p, or Mutze's v -- eliminated by inverting q' = F_q(q, y) as a series
+    in h), through h^4."""
+    order = 4
+    ml = mpvi.modified_lagrangian(method, pendulum(), order)
+    me = ml.hamiltonian.equation
+    h = mpvi.modified.H
+    (qs,), (vs,) = ml.q, ml.v
+    L = ml.lagrangian()
+    a = sp.Symbol("a")
+    EL = sp.diff(L, vs, qs) * vs + sp.diff(L, vs, 2) * a - sp.diff(L, qs)
+    a_el = sp.series(sp.solve(EL, a)[0], h, 0, order + 1).removeO()
+    F = me.field()
+    y = me.symbols
+    # the method's second variable (p, or its own v, which is not q' of the modified flow)
+    # from q' = F_q(q, y2), inverted as a series in h, then q'' = F_q' F
+    ys = y[1]
+    y_of_v = vs
+    for _ in range(order + 1):
+        y_of_v = sp.series(vs - (F[0] - ys).subs(ys, y_of_v), h, 0, order + 1).removeO()
+    accel = (sp.diff(F[0], qs) * F[0] + sp.diff(F[0], ys) * F[1]).subs(ys, y_of_v)
+    accel = sp.series(accel, h, 0, order + 1).removeO()
+    assert sp.simplify(sp.expand(sp.expand_trig(a_el - accel))) == 0
