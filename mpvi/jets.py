@@ -51,6 +51,22 @@ def _canonical(e):
     return sp.expand(e)
 
 
+def _angle_addition(e):
+    """sin or cos of an integer combination of two or more symbols, or of an integer
+    multiple of one, written with the sines and cosines of the symbols (so that sin(q1 -
+    q2) and sin(q1), cos(q2), ... are not independent atoms); None otherwise."""
+    if e.func not in (sp.sin, sp.cos):
+        return None
+    arg = _canonical(e.args[0])
+    terms = sp.Add.make_args(arg)
+    pairs = [t.as_coeff_Mul() for t in terms]
+    if not all(c.is_Integer and x.is_Symbol for c, x in pairs):
+        return None
+    if len(pairs) == 1 and abs(pairs[0][0]) == 1:
+        return None
+    return sp.expand(sp.expand_trig(e.func(arg)))
+
+
 def _primitive(e):
     """(c, P): e = c P with P's numerical content 1 and sign fixed (so that 1/(2 D) and
     1/D share an atom)."""
@@ -75,11 +91,18 @@ class Algebra:
         More generators (a node variable, perturbations), not differentiated through atoms.
     parent : Algebra, optional
         An algebra whose atoms are taken over (so that the walk is not repeated).
+    expand_angles : bool, default False
+        Write sin and cos of integer combinations of the variables (sin(q1 - q2), cos(2 q))
+        with those of the variables (angle addition): a canonical form for zero tests
+        (:meth:`is_zero` uses such an algebra), larger than the compact one the
+        derivations use.
     """
 
     def __init__(self, exprs: Iterable, variables: Sequence, extra: Sequence = (),
-                 parent: "Algebra | None" = None):
+                 parent: "Algebra | None" = None, expand_angles: bool = False):
         self.variables = list(variables)
+        self.expand_angles = expand_angles
+        self._canonical = None
         self._atoms: list = list(parent._atoms) if parent else []
         self._atom_index: dict = dict(parent._atom_index) if parent else {}
         symbols = set(parent.symbols) if parent else set()
@@ -168,6 +191,10 @@ class Algebra:
             self._register(e, "constant")
             return
         if isinstance(e, sp.Function):
+            expanded = _angle_addition(e) if self.expand_angles else None
+            if expanded is not None:
+                self._walk(expanded)
+                return
             args = [_canonical(a) for a in e.args]
             for a in args:
                 self._walk(a)
@@ -245,6 +272,9 @@ class Algebra:
                                                 "the derivation's algebra")
                 return self.coerce(factor) * self._gen[self._atom_symbols[self._atom_index[atom]]] ** power
         if isinstance(e, sp.Function):
+            expanded = _angle_addition(e) if self.expand_angles else None
+            if expanded is not None:
+                return self.coerce(expanded)
             args = [_canonical(a) for a in e.args]
             atom = e.func(*args)
             if atom != e or not (isinstance(atom, sp.Function) and atom.func == e.func):
@@ -327,15 +357,67 @@ class Algebra:
             if not changed:
                 return c
 
-    def is_zero(self, c) -> bool:
-        """An exact zero test after :meth:`reduce` (a non-zero answer may still be zero
-        through a relation the rules do not know; callers that must be sure simplify the
-        expression)."""
-        return not self.reduce(self.coerce(c))
+    def is_zero(self, c) -> bool | None:
+        """An exact zero test: True, False, or None when the algebra cannot decide.
+
+        ``c`` is reduced (:meth:`reduce`), multiplied by D^a for every reciprocal atom
+        1/D it contains (a its highest power: this clears the relation D (1/D) = 1) and
+        reduced again.  The atoms sin(x), cos(x) of distinct variables, polynomials in
+        the variables and the reciprocals of polynomials in them are algebraically
+        independent up to sin^2 + cos^2 = 1, so a non-zero result proves c != 0 when only
+        such atoms occur; with any other atom (exp, a root of a non-constant polynomial,
+        a root of a non-constant polynomial), a non-zero result is None ("cannot tell"),
+        for the caller to simplify.  The test runs in the algebra's canonical form (sines
+        and cosines of sums expanded, ``expand_angles``).
+
+        Parameters
+        ----------
+        c : ring element or sympy expression
+            The value to test.
+
+        Returns
+        -------
+        bool or None
+            Whether c is zero; None when undecided.
+        """
+        c = self.reduce(self.coerce(c))
+        if not c:
+            return True
+        if not self.expand_angles:
+            if self._canonical is None:
+                self._canonical = Algebra([a for a, _ in self._atoms], self.variables,
+                                          self.symbols, expand_angles=True)
+            return self._canonical.is_zero(self._canonical.coerce(self.to_expr(c)))
+        ns = len(self.symbols)
+        for i, (atom, kind) in enumerate(self._atoms):
+            a = c.degrees()[ns + i]
+            if a and isinstance(kind, tuple) and kind[2] == -1:
+                base = self.coerce(kind[1])
+                out = self.zero
+                for m, v in c.items():
+                    mm = list(m)
+                    k = mm[ns + i]
+                    mm[ns + i] = 0
+                    out += self.ring.from_dict({tuple(mm): v}) * base ** (a - k)
+                c = self.reduce(out)
+                if not c:
+                    return True
+        degrees = c.degrees()
+        decidable = all(self._canonical_atom(atom, kind) for (atom, kind), d
+                        in zip(self._atoms, degrees[ns:]) if d)
+        return False if decidable else None
+
+    @staticmethod
+    def _canonical_atom(atom, kind):
+        if kind == "constant":
+            return atom.is_Pow and atom.base.is_Rational and atom.exp.is_Rational
+        if kind == "function":
+            return atom.func in (sp.sin, sp.cos) and atom.args[0].is_Symbol
+        return kind[2] == -1
 
     def coefficient(self, c: PolyElement, symbol) -> PolyElement:
-        """The coefficient of ``symbol`` (a generator) to the first power, the other
-        ``linear`` generators... in c: the part of c linear in ``symbol`` divided by it."""
+        """The coefficient of ``symbol`` (a generator) in c: the terms of c of degree one
+        in it, divided by it."""
         i = self._index[symbol]
         ring = self.ring
         out = {}

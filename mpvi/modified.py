@@ -123,13 +123,17 @@ class ParabolicPath:
 @dataclass(frozen=True)
 class ParabolicAction:
     """Mutze's action-based methods on (x, v): the parabolic path x + v s + a s^2/2 over
-    s in [0, h], a from int_0^h R(s) ds = 0 with the integrand R of
-    :func:`mpvi.schemes.mutze.action_integrand` (``kind`` "variation": eq. (54);
-    "parabolic_el": eq. (44)) by the ``quadrature`` rule on [0, 1]; then as the g-family
-    (eq. 74)."""
+    s in [0, h], a from int_0^h R(s) ds = 0 by the ``quadrature`` rule on [0, 1], then as
+    the g-family (eq. 74).  ``integrand(system)`` returns the integrand's pieces: a dict
+    with R (one expression per coordinate) in the path's position and velocity symbols X,
+    V, the acceleration symbols a, the path parameter s and tau = h/2
+    (:func:`mpvi.schemes.mutze.action_integrand`; eq. (54) or (44)); ``label`` names the
+    equation."""
 
     kind: str
     quadrature: Any
+    integrand: Callable = field(repr=False, compare=False, default=None)
+    label: str = ""
     form: str = "qv"
 
 
@@ -361,12 +365,11 @@ def _series_parabolic(decl, model, hi):
 def _series_action(decl, model, hi):
     """Mutze's eqs. (54), (44): int_0^h R(s) ds = 0 with s = h tau, the quadrature taken at
     the generic node tau through the rule's moments."""
-    from .quadrature import _TAU
-    from .schemes.mutze import KINDS, S, TAU, _action_symbolic
     from .mechanics import TIME
+    from .quadrature import _TAU
     n = model.n
-    X, V, R, _ = _action_symbolic(model.system, decl.kind)
-    a_syms = model.system.acceleration_symbols
+    pieces = decl.integrand(model.system)
+    X, V, R, a_syms, S, TAU = (pieces[k] for k in ("X", "V", "R", "a", "s", "tau"))
     moments = quadrature_moments(decl.quadrature)
     acc = model.f_qv[n:]
 
@@ -386,8 +389,8 @@ def _series_action(decl, model, hi):
             Rg = evaluate(R[g], env, hi + 3, alg)
             rows.append(Rg.map(lambda c: alg.integrate_moments(c, _TAU, moments)) * h)
         return rows
-    U, alg = _chord_solve(residual, [0], n, {0: acc}, {0: 0}, hi, KINDS[decl.kind], model,
-                          extra=[_TAU])
+    U, alg = _chord_solve(residual, [0], n, {0: acc}, {0: 0}, hi, decl.label or decl.kind,
+                          model, extra=[_TAU])
     x, v = _jets(model.q, hi, alg), _jets(model.v, hi, alg)
     return decl.form, _parabolic_update(x, v, U[0], Jet.step(EXACT_HI, alg))
 
@@ -899,8 +902,10 @@ def check_hamiltonian(me: ModifiedEquation) -> list:
 
     A term f is Hamiltonian (f = J grad H) exactly when J^-1 f' is symmetric
     (:func:`hamiltonian_defect`); (q, v) equations are checked after the change
-    (q, p) = (q, M(q) v).  The check runs in the derivation's exact ring; an entry that
-    is not zero there is simplified by sympy before it counts.
+    (q, p) = (q, M(q) v).  The check runs in the derivation's exact ring
+    (:meth:`mpvi.jets.Algebra.is_zero`, exact for polynomials in the state, sines and
+    cosines of the coordinates and reciprocals of such polynomials); an entry with other
+    functions that is not zero there is simplified by sympy before it counts.
 
     Parameters
     ----------
@@ -916,9 +921,15 @@ def check_hamiltonian(me: ModifiedEquation) -> list:
     q, p, alg = me.model.q, me.model.p, me.algebra
     bad = []
     for k, t in enumerate(_qp_ring_terms(me)):
-        entries = [(ij, sp.simplify(sp.expand_trig(alg.to_expr(e))))
-                   for ij, e in _ring_defect(t, q, p, alg)]
-        entries = [(ij, e) for ij, e in entries if e != 0]
+        entries = []
+        for ij, e in _ring_defect(t, q, p, alg):
+            zero = alg.is_zero(e)
+            expr = alg.to_expr(e)
+            if zero is None:                  # atoms the ring cannot decide on: sympy
+                expr = sp.simplify(sp.expand_trig(expr))
+                zero = expr == 0
+            if not zero:
+                entries.append((ij, expr))
         if entries:
             D = sp.zeros(2 * len(q))
             for (i, j), e in entries:

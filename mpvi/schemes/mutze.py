@@ -434,8 +434,17 @@ def _action_declaration(kind):
         nodes = params["nodes"]
         if isinstance(nodes, bool) or not isinstance(nodes, (int, np.integer)) or nodes < 1:
             raise ValueError(f"nodes must be a positive integer, got {nodes!r}")
-        return ParabolicAction(kind, gauss_legendre(int(nodes)))
+        return ParabolicAction(kind, gauss_legendre(int(nodes)),
+                               integrand=lambda system: _action_pieces(system, kind),
+                               label=KINDS[kind])
     return declaration
+
+
+def _action_pieces(system, kind):
+    """The integrand of ``kind`` for mpvi.modified: R in X, V, a, s, tau
+    (:func:`_action_symbolic`)."""
+    X, V, R, _ = _action_symbolic(system, kind)
+    return {"X": X, "V": V, "R": R, "a": system.acceleration_symbols, "s": S, "tau": TAU}
 
 
 mutze_variation = register(Method(
