@@ -149,19 +149,26 @@ class Algebra:
                 self._walk(d)
 
     def _atom_of_power(self, base, ex):
-        """(atom, power, factor): base^ex = factor * atom^power with ex a non-integer
-        rational or a negative integer."""
+        """(factor, [(atom, power), ...]): base^ex = factor * prod atom^power, for ex a
+        negative integer or a non-integer rational.  A reciprocal is split along the
+        irreducible factors of its base (each 1/f one atom, so that 1/D^2 written expanded
+        and 1/D share it), a root of the whole base is one atom."""
         if ex.is_Integer:                      # negative
-            c, P = _primitive(base)
-            if P.is_Number:
-                return None, 0, sp.Integer(c) ** ex
-            atom = sp.Pow(P, -1, evaluate=False)
-            return atom, int(-ex), c ** ex
+            c, factors = sp.factor_list(_canonical(base))
+            out, factor = [], sp.sympify(c) ** ex
+            for f, k in factors:
+                g, P = _primitive(f)
+                factor *= g ** (k * ex)
+                if P.is_Number:
+                    factor *= P ** (k * ex)
+                else:
+                    out.append((sp.Pow(P, -1, evaluate=False), int(-k * ex)))
+            return factor, out
         num, den = int(ex.p), int(ex.q)
         base = _canonical(base)
         sign = 1 if num > 0 else -1
         atom = sp.Pow(base, sp.Rational(sign, den), evaluate=False)
-        return atom, abs(num), sp.Integer(1)
+        return sp.Integer(1), [(atom, abs(num))]
 
     def _walk(self, e):
         if e.is_Rational or e.is_Symbol:
@@ -183,8 +190,7 @@ class Algebra:
             self._walk(base)
             if ex.is_Integer and ex >= 0:
                 return
-            atom, _, _ = self._atom_of_power(base, ex)
-            if atom is not None:
+            for atom, _ in self._atom_of_power(base, ex)[1]:
                 self._register(atom, ("pow", atom.args[0], atom.args[1]))
             return
         if e.is_NumberSymbol or e.is_number:
@@ -264,13 +270,14 @@ class Algebra:
             if ex.is_Integer and ex >= 0:
                 return self.coerce(base) ** int(ex)
             if ex.is_Rational:
-                atom, power, factor = self._atom_of_power(base, ex)
-                if atom is None:
-                    return self.coerce(factor)
-                if atom not in self._atom_index:
-                    raise UnsupportedExpression(f"{e} needs the function {atom}, which is not in "
-                                                "the derivation's algebra")
-                return self.coerce(factor) * self._gen[self._atom_symbols[self._atom_index[atom]]] ** power
+                factor, atoms = self._atom_of_power(base, ex)
+                out = self.coerce(factor)
+                for atom, power in atoms:
+                    if atom not in self._atom_index:
+                        raise UnsupportedExpression(f"{e} needs the function {atom}, which is "
+                                                    "not in the derivation's algebra")
+                    out = out * self._gen[self._atom_symbols[self._atom_index[atom]]] ** power
+                return out
         if isinstance(e, sp.Function):
             expanded = _angle_addition(e) if self.expand_angles else None
             if expanded is not None:

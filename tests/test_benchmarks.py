@@ -51,3 +51,11 @@ def test_scaling_runs_and_counts_the_special_functions():
         assert 3 * n < rows["nlink-pairs", n]["calls_compiled"] <= 3 * (n + n * (n - 1) // 2)
         assert rows["nlink", n]["calls_python"] == 2 * rows["nlink", n]["calls_compiled"]
     assert {f["family"] for f in report["fits"]} == {"nlink", "nlink-pairs"}
+
+
+def test_modified_cost_runs_and_fits_the_growth():
+    report = json.loads(run(BENCH / "modified_cost.py", "--json", "--orders", "4", "8", "10",
+                            "--methods", "midpoint", "rk4", "--dof", "1", "2", "--mq-order", "0"))
+    assert {r["method"] for r in report["order"]} == {"midpoint", "rk4"}
+    assert all(r["equation_s"] > 0 for r in report["order"] + report["dof"])
+    assert set(report["fits"]) == {"midpoint", "rk4"}

@@ -362,3 +362,17 @@ def test_the_modified_lagrangians_euler_lagrange_equation_is_the_modified_equati
     accel = (sp.diff(F[0], qs) * F[0] + sp.diff(F[0], ys) * F[1]).subs(ys, y_of_v)
     accel = sp.series(accel, h, 0, order + 1).removeO()
     assert sp.simplify(sp.expand(sp.expand_trig(a_el - accel))) == 0
+
+
+def test_a_position_dependent_mass_matrix():
+    """The double pendulum, M(q) = [[2, cos(q1 - q2)], [cos(q1 - q2), 1]]: RK4's h and h^2
+    terms vanish exactly (its field has 1/(2 - cos^2(q1 - q2))^2, split into the atom
+    1/(2 - cos^2) by factoring), and the midpoint VI's h^2 term, taken to (q, p), is
+    Hamiltonian (decided in the ring, denominators cleared)."""
+    q1, q2 = sp.symbols("q1 q2")
+    c = sp.cos(q1 - q2)
+    dp = mpvi.LagrangianSystem("double pendulum", [q1, q2], sp.Matrix([[2, c], [c, 1]]),
+                               -2 * sp.cos(q1) - sp.cos(q2), {}, G30)
+    me = modified_equation("rk4", dp, 2)
+    assert all(me.algebra.is_zero(e) is True for t in me.ring_terms[1:] for e in t)
+    assert check_hamiltonian(modified_equation("midpoint", dp, 2)) == []
