@@ -57,7 +57,7 @@ import time
 from dataclasses import dataclass, field
 from functools import lru_cache
 from math import factorial
-from typing import Any, Callable, Sequence
+from typing import Any, Callable
 
 import sympy as sp
 from sympy.polys.domains import QQ
@@ -525,7 +525,6 @@ def _series_trial(spec, model, hi):
     form = spec.state
     q0 = model.q
     y0 = model.p if form == "qp" else model.v
-    v0 = model.v_of_p if form == "qp" else model.v
     known = {i: (q0 if s.derivative == 0 else y0) for i, s in enumerate(slots)
              if s.tau == 0 and s.derivative <= spec.known_derivative}
     unknown = [i for i in range(len(slots)) if i not in known]
@@ -841,19 +840,6 @@ def modified_frequency(me: ModifiedEquation, values: dict | None = None) -> tupl
 
 # ----- Hamiltonian structure ------------------------------------------------------------------
 
-def hamiltonian_defect(term: Sequence, q: Sequence, p: Sequence) -> sp.Matrix:
-    """J^-1 f' - (J^-1 f')^T for a field f on (q, p): zero exactly when f is locally
-    Hamiltonian (f = J grad H), simplified."""
-    n = len(q)
-    y = list(q) + list(p)
-    Df = sp.Matrix([[sp.diff(fi, yj) for yj in y] for fi in term])
-    J = sp.zeros(2 * n)
-    J[:n, n:] = sp.eye(n)
-    J[n:, :n] = -sp.eye(n)
-    S = J.T * Df                                # J^-1 = -J = J^T
-    return (S - S.T).applyfunc(lambda e: sp.simplify(sp.expand_trig(e)))
-
-
 def _qp_ring_terms(me):
     """The terms of a modified equation on (q, p), in its algebra: a (q, v) equation is
     taken to (q, p) = (q, M(q) v) as a vector field, p' = M v' + (dM/dt) v, then
@@ -900,8 +886,8 @@ def _ring_defect(term, q, p, alg):
 def check_hamiltonian(me: ModifiedEquation) -> list:
     """Find the terms of a modified equation that are not Hamiltonian.
 
-    A term f is Hamiltonian (f = J grad H) exactly when J^-1 f' is symmetric
-    (:func:`hamiltonian_defect`); (q, v) equations are checked after the change
+    A term f is Hamiltonian (f = J grad H) exactly when J^-1 f' is symmetric (locally:
+    the phase space of the derivations is simply connected); (q, v) equations are checked after the change
     (q, p) = (q, M(q) v).  The check runs in the derivation's exact ring
     (:meth:`mpvi.jets.Algebra.is_zero`, exact for polynomials in the state, sines and
     cosines of the coordinates and reciprocals of such polynomials); an entry with other

@@ -304,7 +304,6 @@ def test_quadrature_moments_are_the_node_sums(rule, k):
     """The exact moments sum_k w_k tau_k^m (through the node polynomial) against the sum
     over the rule's nodes and weights evaluated at 60 digits, for m up to three times the
     number of nodes (beyond the rule's degree, where they are not 1/(m+1))."""
-    import mpmath
     from mpvi import quadrature
     from mpvi.modified import quadrature_moments
     quad = getattr(quadrature, rule)(k)
