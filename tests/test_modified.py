@@ -375,3 +375,103 @@ def test_a_position_dependent_mass_matrix():
     me = modified_equation("rk4", dp, 2)
     assert all(me.algebra.is_zero(e) is True for t in me.ring_terms[1:] for e in t)
     assert check_hamiltonian(modified_equation("midpoint", dp, 2)) == []
+
+
+# ----- B-series (Hairer, Lubich & Wanner, GNI, Secs. III.1 and IX.9) ------------------------
+
+def _trees(n):
+    """The rooted trees with n nodes, each a sorted tuple of its subtrees."""
+    if n == 1:
+        return [()]
+    out = set()
+
+    def partitions(total, largest):          # multisets of subtrees with `total` nodes
+        if total == 0:
+            yield ()
+            return
+        for k in range(min(total, largest), 0, -1):
+            for t in _trees(k):
+                for rest in partitions(total - k, k):
+                    if not rest or _order(rest[0]) < k or (_order(rest[0]) == k and rest[0] <= t):
+                        yield (t,) + rest
+    for children in partitions(n - 1, n - 1):
+        out.add(tuple(sorted(children)))
+    return sorted(out)
+
+
+def _order(t):
+    return 1 + sum(_order(c) for c in t)
+
+
+def _gamma(t):
+    g = _order(t)
+    for c in t:
+        g *= _gamma(c)
+    return g
+
+
+def _sigma(t):
+    s = 1
+    for c in set(t):
+        m = t.count(c)
+        s *= _sigma(c) ** m * sp.factorial(m)
+    return s
+
+
+def _weights(t, A):
+    """g_i(t) = prod over the children c of sum_j a_ij g_j(c) (g_i = 1 for the leaf)."""
+    s = len(A)
+    g = [sp.Integer(1)] * s
+    for c in t:
+        gc = _weights(c, A)
+        g = [g[i] * sum(A[i][j] * gc[j] for j in range(s)) for i in range(s)]
+    return g
+
+
+def _differential(t, f, y):
+    """F(t)(y) = f^(k)(y)[F(c_1), .., F(c_k)] for the field f (a list) on y."""
+    import itertools
+    kids = [_differential(c, f, y) for c in t]
+    out = []
+    for fr in f:
+        acc = sp.Integer(0)
+        for idx in itertools.product(range(len(y)), repeat=len(kids)):
+            term = sp.diff(fr, *[y[j] for j in idx]) if idx else fr
+            for k, j in zip(kids, idx):
+                term *= k[j]
+            acc += term
+        out.append(acc)
+    return out
+
+
+TABLEAUS = {   # name, params, Butcher A, b, order p: written here from the literature
+    "rk4": ({}, [[0, 0, 0, 0], [sp.Rational(1, 2), 0, 0, 0], [0, sp.Rational(1, 2), 0, 0],
+                 [0, 0, 1, 0]], [sp.Rational(1, 6), sp.Rational(1, 3), sp.Rational(1, 3),
+                                 sp.Rational(1, 6)], 4),
+    "rk2": ({}, [[0, 0], [sp.Rational(1, 2), 0]], [0, 1], 2),
+    "rk2 heun": ({"variant": "heun"}, [[0, 0], [1, 0]], [sp.Rational(1, 2), sp.Rational(1, 2)], 2),
+    "implicit_midpoint": ({}, [[sp.Rational(1, 2)]], [1], 2),
+}
+
+
+@pytest.mark.parametrize("name", list(TABLEAUS))
+def test_the_first_correction_is_the_b_series_one(name):
+    """HLW IX.9 (Thm. 9.2 with the B-series of Sec. III.1): for a Runge-Kutta method of
+    order p, B(a, y) with a(t) = Phi(t) = sum_i b_i g_i(t), the modified equation's first
+    correction is f_(p+1) = sum_(|t| = p+1) (Phi(t) - 1/gamma(t)) / sigma(t) F(t)(y): the
+    9 trees of order 5 for classical RK4 (whose modified equation mpvi derives from its
+    own step code, not from a tableau), the 2 of order 3 for the explicit midpoint rule,
+    Heun's method and the implicit midpoint rule.  On the pendulum in (q, p)."""
+    params, A, b, p = TABLEAUS[name]
+    method = name.split()[0]
+    me = modified_equation(method, pendulum(), p, **params)
+    y, f = me.symbols, me.terms[0]
+    trees = _trees(p + 1)
+    assert len(trees) == {3: 2, 5: 9}[p + 1]
+    predicted = [sp.Integer(0)] * len(y)
+    for t in trees:
+        phi = sum(bi * gi for bi, gi in zip(b, _weights(t, A)))
+        coeff = (phi - sp.Rational(1, _gamma(t))) / _sigma(t)
+        predicted = [a + coeff * F for a, F in zip(predicted, _differential(t, f, y))]
+    assert same(me.terms[p], predicted)
+    assert all(same(me.terms[k], [0, 0]) for k in range(1, p))
