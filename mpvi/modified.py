@@ -924,6 +924,12 @@ def check_hamiltonian(me: ModifiedEquation) -> list:
     return bad
 
 
+def _series_sum(terms, upto, h):
+    """sum_(k <= upto) h^k terms[k] (upto None: all)."""
+    upto = len(terms) - 1 if upto is None else upto
+    return sp.Add(*[h ** k * terms[k] for k in range(upto + 1)])
+
+
 @dataclass
 class ModifiedHamiltonian:
     """The modified Hamiltonian H~(q, p) = H + h H_2 + ... + h^order H_(order+1) of a method.
@@ -963,8 +969,7 @@ class ModifiedHamiltonian:
         sympy expression
             H~ truncated.
         """
-        upto = len(self.terms) - 1 if upto is None else upto
-        return sp.Add(*[h ** k * self.terms[k] for k in range(upto + 1)])
+        return _series_sum(self.terms, upto, h)
 
 
 def _integrate_generator(c, symbol, alg):
@@ -1075,8 +1080,7 @@ class ModifiedLagrangian:
         sympy expression
             L~ truncated.
         """
-        upto = len(self.terms) - 1 if upto is None else upto
-        return sp.Add(*[h ** k * self.terms[k] for k in range(upto + 1)])
+        return _series_sum(self.terms, upto, h)
 
 
 def modified_lagrangian(method: Any, system: Any, order: int,
