@@ -54,6 +54,32 @@ def _hoist_rationals(expr, constants):
     return expr.func(*(_hoist_rationals(a, constants) for a in expr.args))
 
 
+WIDE = 64
+"""The most terms (factors) one printed sum (product) has: wider ones are split into partial
+sums on lines of their own, so that neither Python's compiler nor the C backend's
+translator recurses once per term (a modified Hamiltonian has thousands)."""
+
+
+def _narrow(e, lines, names):
+    """``e`` with every sum or product of more than :data:`WIDE` arguments replaced by one
+    of partial ones, each appended to ``lines`` as (new symbol, partial expression)."""
+    if e.is_Atom or not e.args:
+        return e
+    args = [_narrow(a, lines, names) for a in e.args]
+    if (e.is_Add or e.is_Mul) and len(args) > WIDE:
+        while len(args) > WIDE:
+            parts = []
+            for i in range(0, len(args), WIDE):
+                sym = next(names)
+                lines.append((sym, e.func(*args[i:i + WIDE])))
+                parts.append(sym)
+            args = parts
+        return e.func(*args)
+    if any(a is not b for a, b in zip(args, e.args)):
+        return e.func(*args)
+    return e
+
+
 def generate(arg_groups: Sequence, exprs: Sequence, ctx: Any, name: str = "kernel",
              stages: Sequence = (), compiled: bool | None = None):
     """One Python function ``name(*args)`` returning the list ``exprs`` evaluated with
@@ -110,11 +136,16 @@ def generate_source(arg_groups: Sequence, exprs: Sequence, ctx: Any, name: str =
                        *(e.free_symbols for _, e in staged)) - known
     if free:
         raise ValueError(f"generate {name}: symbols {sorted(map(str, free))} are not "
-                         "arguments (or collide with the generated names _a*, _c*, _r*, _s*)")
+                         "arguments (or collide with the generated names _a*, _c*, _r*, _s*, _w*)")
     constants = {}
     staged = [(s, _hoist_rationals(e, constants)) for s, e in staged]
     exprs = [_hoist_rationals(e, constants) for e in exprs]
     replacements, reduced = sp.cse(exprs, symbols=sp.numbered_symbols("_c"), order="none")
+    names, narrow = sp.numbered_symbols("_w"), []
+    for sym, e in replacements:
+        narrow.append((sym, _narrow(e, narrow, names)))
+    reduced = [_narrow(e, narrow, names) for e in reduced]
+    replacements = narrow
     pr = ContextPrinter()
     lines = [f"def {name}({', '.join(f'_a{i}' for i in range(len(groups)))}):"]
     for i, group in enumerate(groups):

@@ -344,25 +344,31 @@ class Algebra:
         if not self._rules or not c:
             return c
         ring = self.ring
+        powers: dict = {}
         while True:
-            out = {}
+            groups: dict = {}                 # the rules' factor -> the reduced monomials
             changed = False
             for m, v in c.items():
-                hit = next((g for g, (d, _) in self._rules.items() if m[g] >= d), None)
-                if hit is None:
-                    out[m] = out.get(m, 0) + v
-                    continue
-                changed = True
-                d, R = self._rules[hit]
-                k, r = divmod(m[hit], d)
-                mm = list(m)
-                mm[hit] = r
-                term = ring.from_dict({tuple(mm): v}) * R ** k
-                for m2, v2 in term.items():
-                    out[m2] = out.get(m2, 0) + v2
-            c = ring.from_dict({m: v for m, v in out.items() if v})
+                hits = tuple((g, m[g] // d) for g, (d, _) in self._rules.items() if m[g] >= d)
+                if hits:
+                    changed = True
+                    mm = list(m)
+                    for g, k in hits:
+                        mm[g] -= k * self._rules[g][0]
+                    m = tuple(mm)
+                group = groups.setdefault(hits, {})
+                group[m] = group.get(m, 0) + v
             if not changed:
                 return c
+            out = ring.zero
+            for hits, group in groups.items():
+                term = ring.from_dict({m: v for m, v in group.items() if v})
+                for g, k in hits:
+                    if (g, k) not in powers:
+                        powers[g, k] = self._rules[g][1] ** k
+                    term = term * powers[g, k]
+                out += term
+            c = out
 
     def is_zero(self, c) -> bool | None:
         """An exact zero test: True, False, or None when the algebra cannot decide.
@@ -391,28 +397,83 @@ class Algebra:
         if not c:
             return True
         if not self.expand_angles:
-            if self._canonical is None:
-                self._canonical = Algebra([a for a, _ in self._atoms], self.variables,
-                                          self.symbols, expand_angles=True)
-            return self._canonical.is_zero(self._canonical.coerce(self.to_expr(c)))
+            C = self.canonical()
+            return C.is_zero(C.convert(c, self))
+        c = self.reduce(self.clear_reciprocals(c, self.reciprocal_degrees([c])))
+        if not c:
+            return True
+        return False if self.decidable(c) else None
+
+    def canonical(self) -> "Algebra":
+        """The algebra's canonical copy (sines and cosines of sums expanded, the same
+        symbols): where :meth:`is_zero` decides.  Built once."""
+        if self.expand_angles:
+            return self
+        if self._canonical is None:
+            self._canonical = Algebra([a for a, _ in self._atoms], self.variables,
+                                      self.symbols, expand_angles=True)
+        return self._canonical
+
+    def convert(self, c: PolyElement, source: "Algebra") -> PolyElement:
+        """An element of another algebra ``source`` over the same symbols as one of this
+        algebra (each of its atoms coerced once, then monomial by monomial)."""
+        images = [self.coerce(s) for s in source.symbols] + \
+                 [self.coerce(a) for a, _ in source._atoms]
+        powers: dict = {}
+        out = self.zero
+        for m, v in c.items():
+            term = self.ring(v)
+            for i, e in enumerate(m):
+                if e:
+                    key = (i, e)
+                    if key not in powers:
+                        powers[key] = images[i] ** e
+                    term = term * powers[key]
+            out += term
+        return out
+
+    def reciprocal_degrees(self, cs) -> dict:
+        """{index of a reciprocal atom 1/D: its highest power in any of ``cs``}."""
         ns = len(self.symbols)
-        for i, (atom, kind) in enumerate(self._atoms):
-            a = c.degrees()[ns + i]
-            if a and isinstance(kind, tuple) and kind[2] == -1:
-                base = self.coerce(kind[1])
-                out = self.zero
-                for m, v in c.items():
-                    mm = list(m)
-                    k = mm[ns + i]
-                    mm[ns + i] = 0
-                    out += self.ring.from_dict({tuple(mm): v}) * base ** (a - k)
-                c = self.reduce(out)
-                if not c:
-                    return True
-        degrees = c.degrees()
-        decidable = all(self._canonical_atom(atom, kind) for (atom, kind), d
-                        in zip(self._atoms, degrees[ns:]) if d)
-        return False if decidable else None
+        out = {}
+        for c in cs:
+            if not c:
+                continue
+            for i, d in enumerate(c.degrees()[ns:]):
+                kind = self._atoms[i][1]
+                if d and isinstance(kind, tuple) and kind[2] == -1:
+                    out[i] = max(out.get(i, 0), d)
+        return out
+
+    def reciprocal_base(self, i) -> PolyElement:
+        """D for the reciprocal atom 1/D of index ``i`` (an element of the ring)."""
+        return self.coerce(self._atoms[i][1][1])
+
+    def clear_reciprocals(self, c: PolyElement, degrees: dict) -> PolyElement:
+        """c * prod D^a over ``degrees`` {atom index of 1/D: a}, written without those atoms
+        (a must be at least the power of 1/D in c: D (1/D) = 1 is applied)."""
+        ns = len(self.symbols)
+        for i, a in degrees.items():
+            base = self.reciprocal_base(i)
+            groups: dict = {}                 # power of 1/D -> the monomials without it
+            for m, v in c.items():
+                mm = list(m)
+                k = mm[ns + i]
+                mm[ns + i] = 0
+                groups.setdefault(k, {})[tuple(mm)] = v
+            out = self.zero
+            for k, group in groups.items():
+                out += self.ring.from_dict(group) * base ** (a - k)
+            c = out
+        return c
+
+    def decidable(self, c: PolyElement) -> bool:
+        """Whether c's atoms are independent up to the relations :meth:`reduce` applies (in
+        the canonical algebra: sines and cosines of the variables, reciprocals,
+        radicals of rationals), so that a reduced non-zero c is not zero."""
+        ns = len(self.symbols)
+        return all(self._canonical_atom(atom, kind) for (atom, kind), d
+                   in zip(self._atoms, c.degrees()[ns:]) if d)
 
     @staticmethod
     def _canonical_atom(atom, kind):

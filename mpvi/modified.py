@@ -910,12 +910,14 @@ def check_hamiltonian(me: ModifiedEquation) -> list:
         entries = []
         for ij, e in _ring_defect(t, q, p, alg):
             zero = alg.is_zero(e)
+            if zero is True:
+                continue
             expr = alg.to_expr(e)
             if zero is None:                  # atoms the ring cannot decide on: sympy
                 expr = sp.simplify(sp.expand_trig(expr))
-                zero = expr == 0
-            if not zero:
-                entries.append((ij, expr))
+                if expr == 0:
+                    continue
+            entries.append((ij, expr))
         if entries:
             D = sp.zeros(2 * len(q))
             for (i, j), e in entries:
@@ -983,20 +985,140 @@ def _integrate_generator(c, symbol, alg):
     return alg.ring.from_dict(out)
 
 
-def _potential(term, q, p, alg):
+def _monomials(bounds, total):
+    """Exponent vectors e with e[i] <= bounds[i] and sum(e) <= total."""
+    out = [()]
+    for b in bounds:
+        out = [e + (k,) for e in out for k in range(b + 1) if sum(e) + k <= total]
+    return out
+
+
+def _gradient_potential(g, q, C, bare):
+    """c(q) in the canonical algebra C with dc/dq_j = g_j exactly, or None.
+
+    With a the highest power of each reciprocal atom 1/D in g, the ansatz is
+    c = R / prod D^(a - 1), R a polynomial in the atoms of g, written in the reduced form
+    of C (sines of degree <= 1), of degree at most one more than the numerators of g
+    (bare coordinates only up to one more than their degree ``bare`` in H).  Then
+    dR/dq_j prod D - R sum_D (a - 1) dD/dq_j prod_(others) D = g_j prod D^a is a linear
+    system over Q for R's coefficients, solved exactly.  None when the atoms of g are not
+    independent in C (the zero test could not decide) or the system has no solution (no
+    potential of this form: an arctangent, say)."""
+    g = [C.reduce(e) for e in g]
+    if not all(C.decidable(e) for e in g if e):
+        return None
+    if not any(g):
+        return C.zero
+    K = C.reciprocal_degrees(g)
+    D = {i: C.reciprocal_base(i) for i in K}
+    G = [C.reduce(C.clear_reciprocals(e, K)) for e in g]
+    P = C.one
+    for d in D.values():
+        P *= d
+    Q = []
+    for qj in q:
+        t = C.zero
+        for i, d in D.items():
+            rest = C.one
+            for l, e in D.items():
+                if l != i:
+                    rest *= e
+            t += (K[i] - 1) * C.diff(d, qj) * rest
+        Q.append(t)
+    ns = len(C.symbols)
+    qidx = {C.symbols.index(x) for x in q}
+    rules = C._rules
+    recips = {ns + i for i in range(len(C._atoms)) if isinstance(C._atoms[i][1], tuple)
+              and C._atoms[i][1][2] == -1}
+    ngens = len(C.ring.gens)
+    top = [0] * ngens
+    for e in G:
+        if e:
+            top = [max(a, b) for a, b in zip(top, e.degrees())]
+    bounds = []
+    for i in range(ngens):
+        if i in recips:
+            bounds.append(0)
+        elif i in qidx:
+            b = bare.get(C.symbols[i], 0)
+            bounds.append(b + 1 if b else 0)
+        elif i in rules:
+            bounds.append(rules[i][0] - 1)
+        elif i < ns:
+            bounds.append(top[i])
+        else:
+            bounds.append(top[i] + 1)
+    total = 1 + max(sum(m) for e in G for m in e.keys())
+    basis = _monomials(bounds, total)
+    cols = []
+    for mono in basis:
+        b = C.ring.from_dict({mono: QQ(1)})
+        cols.append([C.reduce(C.diff(b, qj) * P - b * Qj) for qj, Qj in zip(q, Q)])
+    rows: dict = {}
+    def row(j, m):
+        return rows.setdefault((j, m), len(rows))
+    A: dict = {}
+    for k, col in enumerate(cols):
+        for j, e in enumerate(col):
+            for m, v in e.items():
+                A.setdefault(row(j, m), {})[k] = v
+    rhs = {}
+    for j, e in enumerate(G):
+        for m, v in e.items():
+            rhs[row(j, m)] = v
+    n = len(basis)
+    for r, v in rhs.items():
+        A.setdefault(r, {})[n] = v
+    from sympy.polys.matrices import DomainMatrix
+    M = DomainMatrix(A, (len(rows), n + 1), QQ)
+    R, pivots = M.rref()
+    if n in pivots:
+        return None
+    Rd = R.to_sdm()
+    sol = C.zero
+    for r, piv in enumerate(pivots):
+        v = Rd.get(r, {}).get(n)
+        if v:
+            sol += C.ring.from_dict({basis[piv]: v})
+    for i, a in K.items():
+        sol *= C.ring.gens[ns + i] ** (a - 1)
+    return sol
+
+
+def _over_common_denominator(c, C):
+    """c = N / prod D^a (a the highest power of each reciprocal atom 1/D in c) with N
+    reduced: C's canonical form of c (zero exactly when c is)."""
+    K = C.reciprocal_degrees([c])
+    out = C.reduce(C.clear_reciprocals(c, K))
+    ns = len(C.symbols)
+    for i, a in K.items():
+        out *= C.ring.gens[ns + i] ** a
+    return out
+
+
+def _potential(term, q, p, alg, bare):
     """H with (dH/dp, -dH/dq) = term, H(0, 0) = 0: integrated along p at fixed q (in the
-    ring: polynomials in p), then along q at p = 0 (sympy)."""
+    ring: polynomials in p), then H(q, 0), whose gradient is -term_q at p = 0, by
+    :func:`_gradient_potential` in the canonical algebra, or else along q at p = 0 by
+    sympy."""
     n = len(q)
-    Hp = alg.zero
+    C = alg.canonical()
+    term = [C.reduce(C.convert(e, alg)) for e in term]
+    Hp = C.zero
     for i in range(n):                       # along p_i, the later p at 0
-        e = alg.drop(term[i], p[i + 1:]) if i + 1 < n else term[i]
-        Hp += _integrate_generator(e, p[i], alg)
+        e = C.drop(term[i], p[i + 1:]) if i + 1 < n else term[i]
+        Hp += _integrate_generator(e, p[i], C)
+    g = [-C.drop(term[n + i], p) for i in range(n)]
+    c = _gradient_potential(g, q, C, bare)
+    if c is not None:
+        H = C.to_expr(_over_common_denominator(C.reduce(Hp + c), C))
+        return H - H.subs({x: 0 for x in q + p})
     Hq = sp.Integer(0)
     for i in range(n):                       # along q_i at p = 0, the later q at 0
-        e = alg.to_expr(alg.drop(-term[n + i], p)).subs({q[j]: 0 for j in range(i + 1, n)})
+        e = C.to_expr(g[i]).subs({q[j]: 0 for j in range(i + 1, n)})
         s = sp.Dummy("s")
         Hq += sp.integrate(sp.expand(e.subs(q[i], s)), (s, 0, q[i]))
-    return sp.expand(alg.to_expr(alg.reduce(Hp)) + Hq)
+    return sp.expand(C.to_expr(C.reduce(Hp)) + Hq)
 
 
 def modified_hamiltonian(method: Any, system: Any, order: int,
@@ -1031,12 +1153,19 @@ def modified_hamiltonian(method: Any, system: Any, order: int,
     bad = check_hamiltonian(me)
     if bad:
         k, D = bad[0]
-        entry = next(e for e in D if e != 0)
+        (i, j), entry = next(((i, j), D[i, j]) for i in range(D.rows) for j in range(D.cols)
+                             if D[i, j] != 0)
+        text = str(entry)
+        if len(text) > 200:
+            text = f"a sum of {len(sp.Add.make_args(entry))} terms"
         raise NotHamiltonianError(f"{me.method}: the h^{k} term of the modified field is not "
-                                  f"Hamiltonian (J^-1 f' is not symmetric: {entry} != 0)")
+                                  f"Hamiltonian (J^-1 f' is not symmetric: its entry ({i}, {j}) "
+                                  f"minus ({j}, {i}) is {text}, not 0)")
     q, p, alg = me.model.q, me.model.p, me.algebra
     qp = _qp_ring_terms(me)
-    terms = [me.model.H] + [_potential(t, q, p, alg) for t in qp[1:]]
+    Hring = alg.canonical().coerce(me.model.H)
+    bare = {x: Hring.degrees()[alg.canonical().symbols.index(x)] for x in q}
+    terms = [me.model.H] + [_potential(t, q, p, alg, bare) for t in qp[1:]]
     return ModifiedHamiltonian(me.method, q, p, terms, me)
 
 

@@ -22,15 +22,19 @@ Hamiltonian; Thm. IX.8.1: the modified energy is conserved up to exponentially s
 terms over exponentially long times).
 """
 import math
+import time
 from fractions import Fraction
 
 import mpmath
+import pandas as pd
 import sympy as sp
 
 from mpvi.mechanics import LagrangianSystem
-from mpvi.modified import H as STEP, modified_equation, modified_hamiltonian
+from mpvi.modified import (H as STEP, NotHamiltonianError, modified_equation,
+                           modified_hamiltonian)
 from mpvi.problem import Problem
-from mpvi.repro.studies import Task, fraction, steps, study
+from mpvi.repro.run import Output
+from mpvi.repro.studies import Task, fraction, numstr, steps, study
 
 PAPER = "bea"
 
@@ -43,6 +47,7 @@ METHODS = {
 }
 
 _Q = sp.Symbol("q")
+_Q1, _Q2 = sp.symbols("q1 q2")
 
 FIT_POINTS = 3
 """The orders are least-squares slopes over the (up to) three finest steps whose error
@@ -52,6 +57,31 @@ lies above the round-off threshold (:func:`roundoff_threshold`)."""
 def pendulum(ctx):
     """The pendulum L = v^2/2 + cos q (H = p^2/2 - cos q) in context ``ctx``."""
     return LagrangianSystem("pendulum", [_Q], sp.Matrix([[1]]), -sp.cos(_Q), {}, ctx)
+
+
+def double_pendulum(ctx):
+    """The double pendulum with unit masses, rods and gravity, in the rods' angles from
+    the downward vertical: M(q) = [[2, cos(q1 - q2)], [cos(q1 - q2), 1]],
+    V = -2 cos q1 - cos q2 (:func:`mpvi.systems.nonlinear_double_pendulum` with
+    m1 = m2 = l1 = l2 = g = 1, written with numbers instead of parameter symbols, which
+    would be carried through the derivation)."""
+    c = sp.cos(_Q1 - _Q2)
+    return LagrangianSystem("double pendulum", [_Q1, _Q2], sp.Matrix([[2, c], [c, 1]]),
+                            -2 * sp.cos(_Q1) - sp.cos(_Q2), {}, ctx)
+
+
+SYSTEMS = {"pendulum": pendulum, "double_pendulum": double_pendulum}
+"""The systems of the studies, by the name their parameter ``system`` gives (default
+"pendulum")."""
+
+
+def system_of(params, ctx):
+    return SYSTEMS[params.get("system", "pendulum")](ctx)
+
+
+def _coordinates(x):
+    """A coordinate or momentum parameter as a list (the pendulum's are single strings)."""
+    return list(x) if isinstance(x, (list, tuple)) else [x]
 
 
 def roundoff_threshold(digits):
@@ -67,23 +97,36 @@ def truncation_power(p, k):
 
 @study("bea_modified_hamiltonian")
 def modified_hamiltonian_terms(rec, params):
-    """H~ of ``params["method"]`` (its :data:`METHODS` parameters) on the pendulum through
-    h^``params["order"]``: the coefficients of h^0 .. h^order as ``sympy.srepr`` strings
-    (symbols q, p0), and the derivation's wall time in seconds (a string)."""
+    """H~ of ``params["method"]`` (its :data:`METHODS` parameters) on ``params["system"]``
+    (:data:`SYSTEMS`, default the pendulum) through h^``params["order"]``: the
+    coefficients of h^0 .. h^order as ``sympy.srepr`` strings (coordinates q, momenta p:
+    lists of srepr strings), and the derivation's wall time in seconds (a string).  A
+    method whose modified field is not Hamiltonian there has only H itself as terms and
+    the reason (:class:`mpvi.NotHamiltonianError`'s message) as ``not_hamiltonian``."""
     name = params["method"]
-    rec.progress(f"{name}: deriving the modified Hamiltonian through h^{params['order']}")
-    mh = modified_hamiltonian(name, pendulum(rec.ctx), int(params["order"]), **METHODS[name][2])
-    return {"q": sp.srepr(mh.q[0]), "p": sp.srepr(mh.p[0]),
-            "terms": [sp.srepr(t) for t in mh.terms],
-            "seconds": f"{mh.equation.seconds:.2f}"}
+    system = system_of(params, rec.ctx)
+    rec.progress(f"{name}: deriving the modified Hamiltonian on the {system.name} through "
+                 f"h^{params['order']}")
+    start = time.perf_counter()
+    try:
+        mh = modified_hamiltonian(name, system, int(params["order"]), **METHODS[name][2])
+    except NotHamiltonianError as e:
+        model = modified_equation(name, system, 0, **METHODS[name][2]).model
+        return {"q": [sp.srepr(x) for x in model.q], "p": [sp.srepr(x) for x in model.p],
+                "terms": [sp.srepr(model.H)], "not_hamiltonian": str(e),
+                "seconds": f"{time.perf_counter() - start:.2f}"}
+    return {"q": [sp.srepr(x) for x in mh.q], "p": [sp.srepr(x) for x in mh.p],
+            "terms": [sp.srepr(t) for t in mh.terms], "not_hamiltonian": None,
+            "seconds": f"{time.perf_counter() - start:.2f}"}
 
 
 def term_values(value, ctx):
     """The terms H_1 .. of a :data:`modified_hamiltonian_terms` value as one generated
-    function of (q, p) in context ``ctx`` (:func:`mpvi.codegen.compile_exprs`): it returns
-    the list of the terms' values."""
+    function of (q, p) (lists) in context ``ctx`` (:func:`mpvi.codegen.compile_exprs`):
+    it returns the list of the terms' values."""
     from mpvi.codegen import compile_exprs
-    q, p = sp.sympify(value["q"]), sp.sympify(value["p"])
+    q = [sp.sympify(x) for x in value["q"]]
+    p = [sp.sympify(x) for x in value["p"]]
     exprs = [sp.sympify(t) for t in value["terms"]]
     return compile_exprs([q, p], exprs, ctx, f"bea_modified_hamiltonian_{len(exprs)}")
 
@@ -95,7 +138,8 @@ def context_for(base, digits):
 
 @study("bea_sampled_run")
 def sampled_run(rec, params):
-    """One run of ``params["method"]`` on the pendulum from (q0, p0) over [0, T] at step h
+    """One run of ``params["method"]`` on ``params["system"]`` (default the pendulum) from
+    (q0, p0) over [0, T] at step h
     (exact strings) with ``params["digits"]`` digits (None: the study's context); the
     states at equally spaced nodes, at least ``params["samples"]`` + 1 of them (every node
     if there are fewer), as full-precision strings, and the digits used."""
@@ -105,12 +149,13 @@ def sampled_run(rec, params):
     every = max(d for d in range(1, max(1, n // int(params["samples"])) + 1) if n % d == 0)
     name = params["method"]
     with ctx.active():
-        prob = Problem(pendulum(ctx), [params["q0"]], p0=[params["p0"]])
+        prob = Problem(system_of(params, ctx), _coordinates(params["q0"]),
+                       p0=_coordinates(params["p0"]))
         rec.progress(f"{name}: {n} steps of h = {params['h']} at {ctx.dps} digits")
         sol = rec.solve(prob, name, h=ctx.num(fraction(params["h"])), n=n, saveat=every,
                         **METHODS[name][2])
-        return {"q": [ctx.to_str(x) for x in sol.q[:, 0]],
-                "p": [ctx.to_str(x) for x in sol.p[:, 0]], "digits": ctx.dps}
+        return {"q": [[ctx.to_str(x) for x in row] for row in sol.q],
+                "p": [[ctx.to_str(x) for x in row] for row in sol.p], "digits": ctx.dps}
 
 
 def energy_errors(run_value, value, h, powers, base):
@@ -125,7 +170,8 @@ def energy_errors(run_value, value, h, powers, base):
         hk = [ctx.num(1)]
         for _ in range(max(powers)):
             hk.append(hk[-1] * hv)
-        values = [f(ctx.num(a), ctx.num(b)) for a, b in zip(run_value["q"], run_value["p"])]
+        values = [f([ctx.num(x) for x in a], [ctx.num(x) for x in b])
+                  for a, b in zip(run_value["q"], run_value["p"])]
         out = {}
         for top in powers:
             E = [ctx.fsum(v[j] * hk[j] for j in range(top + 1)) for v in values]
@@ -152,8 +198,11 @@ def asymptotic_order(hs, errors, threshold, points=FIT_POINTS):
 
 
 def run_params(group, h, common):
-    return {"method": group["method"], "h": h, "digits": group.get("digits"), "T": common["T"],
-            "q0": common["q0"], "p0": common["p0"], "samples": common["samples"]}
+    out = {"method": group["method"], "h": h, "digits": group.get("digits"), "T": common["T"],
+           "q0": common["q0"], "p0": common["p0"], "samples": common["samples"]}
+    if common.get("system", "pendulum") != "pendulum":
+        out["system"] = common["system"]
+    return out
 
 
 def derivation_orders(groups):
@@ -164,19 +213,120 @@ def derivation_orders(groups):
     return orders
 
 
+def derivation_params(method, order, common):
+    """The :data:`modified_hamiltonian_terms` parameters of ``method`` through h^order on
+    the system of the reproduction's parameters ``common``."""
+    out = {"method": method, "order": order}
+    if common.get("system", "pendulum") != "pendulum":
+        out["system"] = common["system"]
+    return out
+
+
 def energy_tasks(params):
-    """The :class:`Task` list of :mod:`reproductions.bea_energy`: one derivation per method
-    and one run per (group, step)."""
-    tasks = [Task(modified_hamiltonian_terms, {"method": m, "order": o},
-                  label=f"bea H~ of {m} through h^{o}", cost=0.002 * o ** 3 * (3 if m == "lobatto" else 1))
+    """The :class:`Task` list of :mod:`reproductions.bea_energy` (and ``bea_double``): one
+    derivation per method and one run per (group, step)."""
+    size = 40 if params.get("system", "pendulum") != "pendulum" else 1
+    tasks = [Task(modified_hamiltonian_terms, derivation_params(m, o, params),
+                  label=f"bea H~ of {m} through h^{o}",
+                  cost=size * 0.002 * max(o, 2) ** 3 * (3 if m == "lobatto" else 1))
              for m, o in derivation_orders(params["groups"]).items()]
     for g in params["groups"]:
         for h in g["steps"]:
             n = steps(params["T"], h)
             tasks.append(Task(sampled_run, run_params(g, h, params),
                               label=f"bea {g['method']} h={h} {g.get('digits') or ''} digits",
-                              cost=n * 5e-5 * (1 + (g.get("digits") or 64) / 64)))
+                              cost=size * n * 5e-5 * (1 + (g.get("digits") or 64) / 64)))
     return tasks
+
+
+# ----- the energy errors (bea_energy, bea_double) ------------------------------------------
+
+KS = range(0, 40, 2)
+
+
+def energy_output(run):
+    """The table and values of :mod:`reproductions.bea_energy` (and ``bea_double``): the
+    energy error of every H~_k of every group at every step, the fitted orders, the
+    smallest error; derivation times in ``extra``."""
+    ctx, p = run.ctx, run.params
+    terms = {m: run.study(modified_hamiltonian_terms, derivation_params(m, o, p))
+             for m, o in derivation_orders(p["groups"]).items()}
+    rows, values = [], {}
+    for m, v in terms.items():
+        if v.get("not_hamiltonian"):
+            values[f"{m}: H~ beyond H"] = v["not_hamiltonian"]
+    seconds = {f"{m} through h^{len(v['terms']) - 1}": float(v["seconds"]) for m, v in terms.items()}
+    for g in p["groups"]:
+        m = g["method"]
+        order = min(int(g["order"]), len(terms[m]["terms"]) - 1)
+        label, pm, _ = METHODS[m]
+        ks = [k for k in KS if truncation_power(pm, k) <= order]
+        powers = [truncation_power(pm, k) for k in ks]
+        per_k = {k: [] for k in ks}
+        digits = None
+        for h in g["steps"]:
+            res = run.study(sampled_run, run_params(g, h, p))
+            digits = res["digits"]
+            value = dict(terms[m], terms=terms[m]["terms"][:order + 1])
+            errs = energy_errors(res, value, h, powers, ctx)
+            for k, top in zip(ks, powers):
+                per_k[k].append(errs[top])
+        threshold = roundoff_threshold(digits)
+        floor = min(e for errs in per_k.values() for e in errs)
+        for k in ks:
+            slope, used = asymptotic_order(g["steps"], per_k[k], threshold)
+            for h, e in zip(g["steps"], per_k[k]):
+                rows.append({"method": m, "digits": digits, "k": k,
+                             "through_power": truncation_power(pm, k), "h": h,
+                             "error": numstr(ctx, ctx.num(str(e))) if e else "0",
+                             "order": "" if slope is None else f"{slope:.3f}",
+                             "expected": pm + k, "fitted": Fraction(h) in used})
+            if slope is not None:
+                values[f"{m} {digits} digits order of H~_{k} (expected {pm + k})"] = f"{slope:.3f}"
+        values[f"{m} {digits} digits smallest error"] = numstr(ctx, ctx.num(str(floor)))
+    df = pd.DataFrame(rows)
+    return Output(tables={"": df}, values=values, extra={"derivation_seconds": seconds},
+                  unchecked={"digits": "the digits of the row's own run"})
+
+
+def energy_figure(out, title):
+    """One panel per (method, digits), one curve per k."""
+    import matplotlib.pyplot as plt
+    from matplotlib.ticker import NullFormatter
+    df = out.tables[""]
+    methods = list(dict.fromkeys(df["method"]))
+    rows = sorted(set(df["digits"]))
+    fig, axes = plt.subplots(len(rows), len(methods), figsize=(4.2 * len(methods), 3.8 * len(rows)),
+                             squeeze=False)
+    cmap = plt.get_cmap("viridis")
+    for r, digits in enumerate(rows):
+        for c, m in enumerate(methods):
+            ax = axes[r][c]
+            sub = df[(df["method"] == m) & (df["digits"] == digits)]
+            if sub.empty:
+                ax.set_visible(False)
+                continue
+            ks = sorted(set(sub["k"]))
+            for i, k in enumerate(ks):
+                grp = sub[sub["k"] == k]
+                hs = [float(Fraction(h)) for h in grp["h"]]
+                err = [max(float(e), 1e-300) for e in grp["error"]]
+                order = grp["order"].iloc[0]
+                lab = f"k={k}" + (f" ({float(order):.2f})" if order else "")
+                ax.loglog(hs, err, marker="o", ms=3, lw=1, color=cmap(i / max(1, len(ks) - 1)),
+                          label=lab)
+            ax.axhline(float(roundoff_threshold(digits)), color="0.5", ls="--", lw=0.8)
+            ax.set_title(f"{METHODS[m][0]}, {digits} digits (p = {METHODS[m][1]})", fontsize=9)
+            ax.xaxis.set_minor_formatter(NullFormatter())
+            ax.set_xlabel("h")
+            ax.set_ylabel(r"max$_j\,|\tilde H_k(y_j) - \tilde H_k(y_0)|$")
+            ax.grid(alpha=0.3, which="both")
+            ax.legend(fontsize=5.5, ncol=2, loc="lower right")
+    fig.suptitle(f"{title}: energy error of the modified Hamiltonian truncated "
+                 "after h^(p+k-2) (fitted order in brackets; dashed: round-off threshold)",
+                 fontsize=10)
+    fig.tight_layout()
+    return fig
 
 
 # ----- the modified flow --------------------------------------------------------------------

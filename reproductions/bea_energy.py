@@ -23,17 +23,9 @@ rule and Mutze's method to smaller steps with H~ through h^32.
 
 Run: ``mpvi run bea_energy`` or ``python reproductions/bea_energy.py``.
 """
-from fractions import Fraction
+from mpvi.repro.run import Reproduction, script_main
 
-import pandas as pd
-
-from mpvi.repro.run import Output, Reproduction, script_main
-from mpvi.repro.studies import numstr
-
-from reproductions._bea import (METHODS, PAPER, asymptotic_order, derivation_orders,
-                                energy_errors, energy_tasks, modified_hamiltonian_terms,
-                                roundoff_threshold, run_params, sampled_run,
-                                truncation_power)
+from reproductions._bea import METHODS, PAPER, energy_figure, energy_output, energy_tasks
 
 STEPS64 = ["1/5", "1/10", "1/20", "1/40", "1/80", "1/160", "1/320"]
 STEPS128 = ["1/10", "1/20", "1/40", "1/80", "1/160", "1/320", "1/640", "1/1280"]
@@ -51,84 +43,14 @@ QUICK = {
                for m in METHODS]
     + [{"method": "midpoint", "digits": 128, "order": 12, "steps": STEPS128[2:6]}],
 }
-KS = range(0, 40, 2)
 
 
 def compute(run):
-    ctx, p = run.ctx, run.params
-    terms = {m: run.study(modified_hamiltonian_terms, {"method": m, "order": o})
-             for m, o in derivation_orders(p["groups"]).items()}
-    rows, values = [], {}
-    seconds = {f"{m} through h^{len(v['terms']) - 1}": float(v["seconds"]) for m, v in terms.items()}
-    for g in p["groups"]:
-        m, order = g["method"], int(g["order"])
-        label, pm, _ = METHODS[m]
-        ks = [k for k in KS if truncation_power(pm, k) <= order]
-        powers = [truncation_power(pm, k) for k in ks]
-        per_k = {k: [] for k in ks}
-        digits = None
-        for h in g["steps"]:
-            res = run.study(sampled_run, run_params(g, h, p))
-            digits = res["digits"]
-            value = dict(terms[m], terms=terms[m]["terms"][:order + 1])
-            errs = energy_errors(res, value, h, powers, ctx)
-            for k, top in zip(ks, powers):
-                per_k[k].append(errs[top])
-        threshold = roundoff_threshold(digits)
-        floor = min(e for errs in per_k.values() for e in errs)
-        for k in ks:
-            slope, used = asymptotic_order(g["steps"], per_k[k], threshold)
-            for h, e in zip(g["steps"], per_k[k]):
-                rows.append({"method": m, "digits": digits, "k": k,
-                             "through_power": truncation_power(pm, k), "h": h,
-                             "error": numstr(ctx, ctx.num(str(e))) if e else "0",
-                             "order": "" if slope is None else f"{slope:.3f}",
-                             "expected": pm + k, "fitted": Fraction(h) in used})
-            if slope is not None:
-                values[f"{m} {digits} digits order of H~_{k} (expected {pm + k})"] = f"{slope:.3f}"
-        values[f"{m} {digits} digits smallest error"] = numstr(ctx, ctx.num(str(floor)))
-    df = pd.DataFrame(rows)
-    return Output(tables={"": df}, values=values, extra={"derivation_seconds": seconds},
-                  unchecked={"digits": "the digits of the row's own run"})
+    return energy_output(run)
 
 
 def plot(out, p):
-    import matplotlib.pyplot as plt
-    from matplotlib.ticker import NullFormatter
-    df = out.tables[""]
-    methods = list(dict.fromkeys(df["method"]))
-    rows = sorted(set(df["digits"]))
-    fig, axes = plt.subplots(len(rows), len(methods), figsize=(4.2 * len(methods), 3.8 * len(rows)),
-                             squeeze=False)
-    cmap = plt.get_cmap("viridis")
-    for r, digits in enumerate(rows):
-        for c, m in enumerate(methods):
-            ax = axes[r][c]
-            sub = df[(df["method"] == m) & (df["digits"] == digits)]
-            if sub.empty:
-                ax.set_visible(False)
-                continue
-            ks = sorted(set(sub["k"]))
-            for i, k in enumerate(ks):
-                grp = sub[sub["k"] == k]
-                hs = [float(Fraction(h)) for h in grp["h"]]
-                err = [max(float(e), 1e-300) for e in grp["error"]]
-                order = grp["order"].iloc[0]
-                lab = f"k={k}" + (f" ({float(order):.2f})" if order else "")
-                ax.loglog(hs, err, marker="o", ms=3, lw=1, color=cmap(i / max(1, len(ks) - 1)),
-                          label=lab)
-            ax.axhline(float(roundoff_threshold(digits)), color="0.5", ls="--", lw=0.8)
-            ax.set_title(f"{METHODS[m][0]}, {digits} digits (p = {METHODS[m][1]})", fontsize=9)
-            ax.xaxis.set_minor_formatter(NullFormatter())
-            ax.set_xlabel("h")
-            ax.set_ylabel(r"max$_j\,|\tilde H_k(y_j) - \tilde H_k(y_0)|$")
-            ax.grid(alpha=0.3, which="both")
-            ax.legend(fontsize=5.5, ncol=2, loc="lower right")
-    fig.suptitle(f"Pendulum, T = {p['T']}: energy error of the modified Hamiltonian truncated "
-                 "after h^(p+k-2) (fitted order in brackets; dashed: round-off threshold)",
-                 fontsize=10)
-    fig.tight_layout()
-    return fig
+    return energy_figure(out, f"Pendulum, T = {p['T']}")
 
 
 REPRODUCTION = Reproduction(

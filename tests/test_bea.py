@@ -77,3 +77,28 @@ def test_bea_oscillator_quick_run_agrees_term_by_term(tmp_path):
     assert equal and all(v == "1" for v in equal.values())
     assert values["simpson: first correction h^4 coefficient"] == "1/2880"
     assert values["midpoint: first correction h^2 coefficient"] == "-1/12"
+
+
+def test_bea_double_quick_run_fits_the_orders_and_finds_mutze_not_hamiltonian(tmp_path):
+    """The double pendulum (M(q)): the midpoint VI's H~_0 and H~_2 errors have orders 2
+    and 4; Mutze's g = 0 has no modified Hamiltonian there (its h^2 term is not
+    Hamiltonian), so only its H~_0 is measured."""
+    paths = execute(REPS["bea_double"], "gmp", 64, True, tmp_path)
+    values = json.loads(paths["json"].read_text())["values"]
+    orders = _orders(values, 64)
+    assert abs(orders["midpoint", 0] - 2) < 0.2 and abs(orders["midpoint", 2] - 4) < 0.2
+    assert abs(orders["mutze", 0] - 2) < 0.2 and ("mutze", 2) not in orders
+    assert "h^2 term of the modified field is not Hamiltonian" in values["mutze: H~ beyond H"]
+
+
+@pytest.mark.skipif(not (FIGURES / "bea_double.json").exists(), reason="no full run committed")
+def test_the_committed_double_pendulum_run_fits_every_derived_order():
+    """Every curve of the committed bea_double run has its predicted order p + k within
+    0.2: the midpoint VI's k = 0, 2, 4, Simpson's k = 0, 2, Lobatto-4's k = 0, Mutze's
+    k = 0."""
+    values = json.loads((FIGURES / "bea_double.json").read_text())["values"]
+    orders = _orders(values, 64)
+    expected = {("midpoint", 0), ("midpoint", 2), ("midpoint", 4), ("simpson", 0),
+                ("simpson", 2), ("lobatto", 0), ("mutze", 0)}
+    assert set(orders) == expected
+    assert all(abs(orders[m, k] - (ORDERS[m] + k)) < 0.2 for m, k in expected)

@@ -141,3 +141,22 @@ def test_generated_code_does_not_depend_on_the_process_history():
     outs = [subprocess.run([sys.executable, "-c", code, str(n)], capture_output=True, text=True,
                            check=True).stdout for n in (0, 777)]
     assert outs[0] and outs[0] == outs[1]
+
+
+def test_a_sum_of_thousands_of_terms_compiles_and_is_exact():
+    """A modified Hamiltonian has thousands of terms: generated code splits wide sums
+    (mpvi.codegen.WIDE) instead of recursing once per term (a RecursionError before), and
+    its value equals the sum taken term by term at the context's precision."""
+    import sympy as sp
+    from mpvi.codegen import compile_exprs
+    from mpvi.context import GMPContext
+    x, y = sp.symbols("x y")
+    expr = sp.Add(*[sp.Rational(k + 1, 7) * x ** (k % 13) * sp.cos(y) ** (k // 13)
+                    for k in range(3000)])
+    ctx = GMPContext(50)
+    f = compile_exprs([x, y], [expr], ctx, "wide")
+    with ctx.active():
+        X, Y = ctx.num("0.9"), ctx.num("0.3")
+        ref = ctx.fsum(ctx.num(k + 1) / 7 * X ** (k % 13) * ctx.cos(Y) ** (k // 13)
+                       for k in range(3000))
+        assert abs(f(X, Y)[0] - ref) <= abs(ref) * ctx.eps * 100

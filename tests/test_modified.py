@@ -489,3 +489,68 @@ def test_the_first_correction_is_the_b_series_one(name):
         predicted = [a + coeff * F for a, F in zip(predicted, _differential(t, f, y))]
     assert same(me.terms[p], predicted)
     assert all(same(me.terms[k], [0, 0]) for k in range(1, p))
+
+
+# ----- potentials in the ring (modified Hamiltonians of M(q) and polynomial systems) --------
+
+def _qp_defects(mh, points, dps=40):
+    """For every term H_k of ``mh``: the largest |(dH_k/dp, -dH_k/dq) - f_(k+1)| at
+    ``points`` (values of (q, p)), f in (q, p) form; derivatives by sympy, values at ``dps``
+    digits (independent of the ring in which H_k was integrated)."""
+    from mpvi.modified import _qp_ring_terms
+    me, y = mh.equation, list(mh.q) + list(mh.p)
+    fields = [[me.algebra.to_expr(e) for e in row] for row in _qp_ring_terms(me)]
+    out = []
+    for Hk, f in zip(mh.terms, fields):
+        grad = [sp.diff(Hk, s) for s in mh.p] + [-sp.diff(Hk, s) for s in mh.q]
+        worst = 0
+        for point in points:
+            sub = {s: sp.Rational(v) for s, v in zip(y, point)}
+            for a, b in zip(grad, f):
+                worst = max(worst, abs(sp.N((a - b).xreplace(sub), dps)))
+        out.append(worst)
+    return out
+
+
+def test_a_potential_in_the_ring_is_found_exactly_and_only_for_gradients():
+    """_gradient_potential recovers c from grad c for c with a reciprocal of a trigonometric
+    polynomial (the double pendulum's 1/(2 - cos^2(q1 - q2))), up to a constant, and finds
+    none for a field that is not a gradient."""
+    from mpvi.jets import Algebra
+    from mpvi.modified import _gradient_potential
+    q1, q2 = sp.symbols("q1 q2")
+    c0 = sp.sin(q1) * sp.cos(q2) / (2 - sp.cos(q1 - q2) ** 2) ** 2 + sp.cos(q1) ** 3
+    C = Algebra([c0, sp.diff(c0, q1), sp.diff(c0, q2)], [q1, q2]).canonical()
+    g = [C.coerce(sp.diff(c0, s)) for s in (q1, q2)]
+    c = C.to_expr(_gradient_potential(g, [q1, q2], C, {}))
+    for point in [(sp.Rational(1, 3), sp.Rational(-2, 7)), (2, 1)]:
+        d = (c - c0).subs(dict(zip((q1, q2), point))) - (c - c0).subs({q1: 0, q2: 0})
+        assert abs(sp.N(d, 40)) < sp.Float(10) ** -35
+    assert _gradient_potential([C.coerce(sp.cos(q2)), C.zero], [q1, q2], C, {}) is None
+
+
+def test_the_modified_hamiltonian_of_a_polynomial_system():
+    """Henon-Heiles, V = (q1^2 + q2^2)/2 + q1^2 q2 - q2^3/3 (powers of the coordinates, no
+    atoms): the midpoint VI's H~ through h^4 generates its modified field at 40 digits."""
+    q1, q2 = sp.symbols("q1 q2")
+    hh = mpvi.LagrangianSystem("Henon-Heiles", [q1, q2], sp.eye(2),
+                               (q1 ** 2 + q2 ** 2) / 2 + q1 ** 2 * q2 - q2 ** 3 / 3, {}, G30)
+    mh = modified_hamiltonian("midpoint", hh, 4)
+    assert mh.terms[2] != 0
+    points = [("1/3", "-1/5", "2/7", "1/2"), ("-1/2", "1/4", "-1", "1/3")]
+    assert all(d < sp.Float(10) ** -35 for d in _qp_defects(mh, points))
+
+
+@pytest.mark.slow
+def test_the_modified_hamiltonian_of_the_double_pendulum():
+    """M(q) = [[2, cos(q1 - q2)], [cos(q1 - q2), 1]]: the midpoint VI's H_3 (the h^2 term)
+    is a polynomial in p, the sines and cosines and 1/(2 - cos^2(q1 - q2)) and generates
+    the h^2 term of the modified field at 40 digits."""
+    q1, q2 = sp.symbols("q1 q2")
+    c = sp.cos(q1 - q2)
+    dp = mpvi.LagrangianSystem("double pendulum", [q1, q2], sp.Matrix([[2, c], [c, 1]]),
+                               -2 * sp.cos(q1) - sp.cos(q2), {}, G30)
+    mh = modified_hamiltonian("midpoint", dp, 2)
+    assert mh.terms[2] != 0 and not mh.terms[2].has(sp.Integral)
+    points = [("1/3", "-1/5", "2/7", "1/2"), ("2", "1", "-1", "1/3")]
+    assert all(d < sp.Float(10) ** -35 for d in _qp_defects(mh, points))
