@@ -461,9 +461,13 @@ class Algebra:
                 k = mm[ns + i]
                 mm[ns + i] = 0
                 groups.setdefault(k, {})[tuple(mm)] = v
+            # Horner: sum_k N_k D^(a - k) = (..(N_0 D + N_1) D + ..) D + N_a, reduced
+            # after each product (D^(a - k) itself, expanded, is far larger than D)
             out = self.zero
-            for k, group in groups.items():
-                out += self.ring.from_dict(group) * base ** (a - k)
+            for k in range(a + 1):
+                out = self.reduce(out * base) if out else out
+                if k in groups:
+                    out += self.ring.from_dict(groups[k])
             c = out
         return c
 

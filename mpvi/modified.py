@@ -38,6 +38,12 @@ A one-step method y_(j+1) = Phi_h(y_j) is, to any order, the exact time-h flow o
    method must be Hamiltonian, f_j = J grad H_j (:func:`check_hamiltonian` checks the
    symmetry of J^-1 f_j'); H_j is its potential.  A (q, v) method's equation is taken to
    (q, p) by p = M(q) v first.  H~ = H + h^p H_(p+1) + ... for a method of order p.
+   The potential is found exactly in the ring: along p it is a polynomial; H_j(q, 0) is
+   the solution of a linear system over Q for the numerator of an ansatz
+   N / prod D^(a-1) over the reciprocals 1/D of the field (:func:`_gradient_potential`;
+   a q-dependent mass matrix such as the double pendulum's gives 1/(2 - cos^2(q1 - q2))),
+   with sympy's ``integrate`` only where no such potential exists.  Each H_j is
+   returned over a common denominator, its numerator reduced: a zero term is 0.
 
 4. **The modified Lagrangian** (:func:`modified_lagrangian`): the Legendre transform of
    H~, L~(q, v) = p v - H~(q, p) at v = dH~/dp, as a series in h; its Euler-Lagrange
@@ -1142,7 +1148,8 @@ def modified_hamiltonian(method: Any, system: Any, order: int,
     -------
     ModifiedHamiltonian
         H and its corrections H_2 .. H_(order+1), each the potential of its term of the
-        modified field (integrated along p, then along q at p = 0).
+        modified field with H_j(0, 0) = 0 (along p a polynomial; H_j(q, 0) from its
+        gradient, exactly, in the derivation's ring; module doc, step 3).
 
     Raises
     ------
