@@ -420,8 +420,8 @@ class Algebra:
         images = [self.coerce(s) for s in source.symbols] + \
                  [self.coerce(a) for a, _ in source._atoms]
         powers: dict = {}
-        out = self.zero
-        for m, v in c.items():
+        out: dict = {}                        # summed in place: ``+=`` on ring elements
+        for m, v in c.items():               # copies the sum each time (quadratic)
             term = self.ring(v)
             for i, e in enumerate(m):
                 if e:
@@ -429,8 +429,9 @@ class Algebra:
                     if key not in powers:
                         powers[key] = images[i] ** e
                     term = term * powers[key]
-            out += term
-        return out
+            for mt, vt in term.items():
+                out[mt] = out.get(mt, 0) + vt
+        return self.ring.from_dict({m: v for m, v in out.items() if v})
 
     def reciprocal_degrees(self, cs) -> dict:
         """{index of a reciprocal atom 1/D: its highest power in any of ``cs``}."""

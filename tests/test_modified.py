@@ -515,7 +515,7 @@ def _qp_defects(mh, points, dps=40):
 def test_a_potential_in_the_ring_is_found_exactly_and_only_for_gradients():
     """_gradient_potential recovers c from grad c for c with a reciprocal of a trigonometric
     polynomial (the double pendulum's 1/(2 - cos^2(q1 - q2))), up to a constant, and finds
-    none for a field that is not a gradient."""
+    none for a field that is not a gradient, nor for one whose potential is not in the ring."""
     from mpvi.jets import Algebra
     from mpvi.modified import _gradient_potential
     q1, q2 = sp.symbols("q1 q2")
@@ -527,6 +527,9 @@ def test_a_potential_in_the_ring_is_found_exactly_and_only_for_gradients():
         d = (c - c0).subs(dict(zip((q1, q2), point))) - (c - c0).subs({q1: 0, q2: 0})
         assert abs(sp.N(d, 40)) < sp.Float(10) ** -35
     assert _gradient_potential([C.coerce(sp.cos(q2)), C.zero], [q1, q2], C, {}) is None
+    # a gradient whose potential is an arctangent, not in the ring: None (sympy's turn)
+    D1 = Algebra([1 / (2 - sp.cos(q1) ** 2)], [q1]).canonical()
+    assert _gradient_potential([D1.coerce(1 / (2 - sp.cos(q1) ** 2))], [q1], D1, {}) is None
 
 
 def test_the_modified_hamiltonian_of_a_polynomial_system():
