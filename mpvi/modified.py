@@ -1018,6 +1018,8 @@ def _gradient_potential(g, q, C, bare):
     K = C.reciprocal_degrees(g)
     D = {i: C.reciprocal_base(i) for i in K}
     G = [C.reduce(C.clear_reciprocals(e, K)) for e in g]
+    if not any(G):                            # g = 0, written with reciprocals
+        return C.zero
     P = C.one
     for d in D.values():
         P *= d

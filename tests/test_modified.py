@@ -527,6 +527,10 @@ def test_a_potential_in_the_ring_is_found_exactly_and_only_for_gradients():
         d = (c - c0).subs(dict(zip((q1, q2), point))) - (c - c0).subs({q1: 0, q2: 0})
         assert abs(sp.N(d, 40)) < sp.Float(10) ** -35
     assert _gradient_potential([C.coerce(sp.cos(q2)), C.zero], [q1, q2], C, {}) is None
+    # zero written with a reciprocal, (1/D) D - 1: the potential 0
+    i = next(iter(C.reciprocal_degrees([g[0]])))
+    hidden = C.ring.gens[len(C.symbols) + i] * C.reciprocal_base(i) - 1
+    assert hidden and _gradient_potential([hidden, C.zero], [q1, q2], C, {}) == 0
     # a gradient whose potential is an arctangent, not in the ring: None (sympy's turn)
     D1 = Algebra([1 / (2 - sp.cos(q1) ** 2)], [q1]).canonical()
     assert _gradient_potential([D1.coerce(1 / (2 - sp.cos(q1) ** 2))], [q1], D1, {}) is None
