@@ -120,14 +120,19 @@ def modified_hamiltonian_terms(rec, params):
             "seconds": f"{time.perf_counter() - start:.2f}"}
 
 
-def term_values(value, ctx):
-    """The terms H_1 .. of a :data:`modified_hamiltonian_terms` value as one generated
-    function of (q, p) (lists) in context ``ctx`` (:func:`mpvi.codegen.compile_exprs`):
-    it returns the list of the terms' values."""
+def parsed_terms(value):
+    """(q, p, terms) of a :data:`modified_hamiltonian_terms` value as sympy objects (parsed
+    once per derivation: a double-pendulum term is megabytes of ``srepr``)."""
+    return ([sp.sympify(x) for x in value["q"]], [sp.sympify(x) for x in value["p"]],
+            [sp.sympify(t) for t in value["terms"]])
+
+
+def term_values(parsed, ctx):
+    """The terms H_1 .. of :func:`parsed_terms` as one generated function of (q, p) (lists)
+    in context ``ctx`` (:func:`mpvi.codegen.compile_exprs`): it returns the list of the
+    terms' values."""
     from mpvi.codegen import compile_exprs
-    q = [sp.sympify(x) for x in value["q"]]
-    p = [sp.sympify(x) for x in value["p"]]
-    exprs = [sp.sympify(t) for t in value["terms"]]
+    q, p, exprs = parsed
     return compile_exprs([q, p], exprs, ctx, f"bea_modified_hamiltonian_{len(exprs)}")
 
 
@@ -158,13 +163,13 @@ def sampled_run(rec, params):
                 "p": [[ctx.to_str(x) for x in row] for row in sol.p], "digits": ctx.dps}
 
 
-def energy_errors(run_value, value, h, powers, base):
+def energy_errors(run_value, parsed, h, powers, base):
     """max_j |H~(y_j) - H~(y_0)| over the sampled states of a :data:`sampled_run` value
-    for H~ summed through each power of ``powers`` (the terms of a
+    for H~ summed through each power of ``powers`` (``parsed``: :func:`parsed_terms` of a
     :data:`modified_hamiltonian_terms` value), evaluated in a context of the kind of
     ``base`` with the run's digits + 10; mpmath numbers."""
     ctx = type(base)(run_value["digits"] + 10)
-    f = term_values(value, ctx)
+    f = term_values(parsed, ctx)
     with ctx.active():
         hv = ctx.num(fraction(h))
         hk = [ctx.num(1)]
@@ -256,6 +261,7 @@ def energy_output(run):
         if v.get("not_hamiltonian"):
             values[f"{m}: H~ beyond H"] = v["not_hamiltonian"]
     seconds = {f"{m} through h^{len(v['terms']) - 1}": float(v["seconds"]) for m, v in terms.items()}
+    parsed = {m: parsed_terms(v) for m, v in terms.items()}
     for g in p["groups"]:
         m = g["method"]
         order = min(int(g["order"]), len(terms[m]["terms"]) - 1)
@@ -267,8 +273,8 @@ def energy_output(run):
         for h in g["steps"]:
             res = run.study(sampled_run, run_params(g, h, p))
             digits = res["digits"]
-            value = dict(terms[m], terms=terms[m]["terms"][:order + 1])
-            errs = energy_errors(res, value, h, powers, ctx)
+            q, mom, exprs = parsed[m]
+            errs = energy_errors(res, (q, mom, exprs[:order + 1]), h, powers, ctx)
             for k, top in zip(ks, powers):
                 per_k[k].append(errs[top])
         threshold = roundoff_threshold(digits)

@@ -42,10 +42,6 @@ QUICK = {
 }
 
 
-def compute(run):
-    return energy_output(run)
-
-
 def plot(out, p):
     return energy_figure(out, f"Double pendulum, T = {p['T']}")
 
@@ -54,7 +50,8 @@ REPRODUCTION = Reproduction(
     id="bea_double", paper=PAPER, item="modified energies, double pendulum",
     title="energy errors of the truncated modified Hamiltonians H~_k on the double pendulum "
           "(M(q)) fall as h^(p+k); Mutze's method has no H~ there",
-    runtime="~22 min (Simpson's H~ 17)", params=PARAMS, quick=QUICK, compute=compute, plot=plot,
+    runtime="~22 min (Simpson's H~ 17)", params=PARAMS, quick=QUICK, compute=energy_output,
+    plot=plot,
     tasks=energy_tasks, published=False)
 
 if __name__ == "__main__":

@@ -45,10 +45,6 @@ QUICK = {
 }
 
 
-def compute(run):
-    return energy_output(run)
-
-
 def plot(out, p):
     return energy_figure(out, f"Pendulum, T = {p['T']}")
 
@@ -57,7 +53,7 @@ REPRODUCTION = Reproduction(
     id="bea_energy", paper=PAPER, item="modified energies",
     title="energy errors of the truncated modified Hamiltonians H~_k fall as h^(p+k) to "
           "round-off (64 and 128 digits)",
-    runtime="~3 min", params=PARAMS, quick=QUICK, compute=compute, plot=plot,
+    runtime="~3 min", params=PARAMS, quick=QUICK, compute=energy_output, plot=plot,
     tasks=energy_tasks, published=False)
 
 if __name__ == "__main__":
