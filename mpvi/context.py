@@ -30,8 +30,10 @@ change (:meth:`MPContext.workdps`).
 from __future__ import annotations
 
 import contextlib
-from typing import Any, Iterable, Iterator
+import functools
 import math
+import re
+from typing import Any, Iterable, Iterator
 from decimal import Decimal
 from fractions import Fraction
 
@@ -40,7 +42,7 @@ import numpy as np
 from mpmath.ctx_mp_python import _mpf as _any_mpf  # base class of every mpmath context's mpf
 
 from .linalg import cholesky, solve_dense
-from .precision import boundary, context_class, sticky
+from .precision import boundary, context_class, request_handoff, sticky
 
 try:                                    # optional: the fast context (extra "fast")
     import gmpy2
@@ -50,6 +52,82 @@ try:                                    # optional: the fast context (extra "fas
 except ImportError:                     # pragma: no cover - gmpy2 is in the test extras
     gmpy2 = None
     _mpfr_type = _mpc_type = _GMP_REAL = ()
+
+
+MAX_DPS = 1_000_000
+"""The largest precision (decimal digits) a context accepts: a number then takes 415 kB."""
+
+
+def check_dps(dps: Any, what: str = "dps") -> int:
+    """``dps`` as an int if it is a whole number of digits from 1 to :data:`MAX_DPS`.
+
+    Checked before any work: MPFR aborts the process on a precision it cannot allocate,
+    so ``GMPContext(10**12)`` must never reach it.
+
+    Parameters
+    ----------
+    dps : int
+        The number of significant decimal digits asked for.
+    what : str, default "dps"
+        The name of the quantity, for the message.
+
+    Returns
+    -------
+    int
+        ``dps``.
+
+    Raises
+    ------
+    ValueError
+        Not an int (a bool, a string, a float) or outside 1 .. :data:`MAX_DPS`; the message
+        gives the memory one number would take.
+    """
+    if isinstance(dps, bool) or not isinstance(dps, (int, np.integer)):
+        raise ValueError(f"{what} must be a positive integer number of digits, got {dps!r}")
+    dps = int(dps)
+    if dps < 1:
+        raise ValueError(f"{what} must be a positive integer number of digits, got {dps}")
+    if dps > MAX_DPS:
+        size = dps * math.log2(10) / 8
+        raise ValueError(f"{what} = {dps} digits is beyond what mpvi accepts ({MAX_DPS} digits): "
+                         f"one number would take {_bytes(size)} and one multiplication about "
+                         f"{_seconds(dps)}")
+    return dps
+
+
+def _bytes(n):
+    for unit in ("B", "kB", "MB", "GB", "TB", "PB"):
+        if n < 1000:
+            return f"{n:.3g} {unit}"
+        n /= 1000
+    return f"{n:.3g} EB"
+
+
+def _seconds(dps):
+    """A rough time of one multiplication at ``dps`` digits (GMP's FFT, about 1e-9 s per
+    digit times its logarithm): for the message of :func:`check_dps` only."""
+    t = 1e-9 * dps * max(1.0, math.log2(dps))
+    return f"{t:.2g} s" if t < 3600 else f"{t / 3600:.2g} hours"
+
+
+_NUMBER_TEXT = re.compile(r"[+-]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|(?:inf|infinity|nan))",
+                          re.IGNORECASE | re.ASCII)
+_RATIO_TEXT = re.compile(r"([+-]?\d+)\s*/\s*(\d+)", re.ASCII)
+
+
+def _number_text(x):
+    """The stripped text of a number string in the one grammar every context reads -- a
+    decimal (``-1.5e-3``), ``p/q`` of integers, or inf / nan -- as ``("decimal", text)`` or
+    ``("ratio", Fraction)``; ValueError naming ``x`` for anything else (an empty string,
+    ``0x10``, ``1_000``, digits of other scripts), which some libraries would read."""
+    text = str(x).strip()
+    if _NUMBER_TEXT.fullmatch(text):
+        return "decimal", text
+    m = _RATIO_TEXT.fullmatch(text)
+    if m and int(m.group(2)) != 0:
+        return "ratio", Fraction(int(m.group(1)), int(m.group(2)))
+    raise ValueError(f"cannot read a number from {x!r}: write a decimal such as '0.1' or "
+                     "'-2.5e-3', or a ratio of integers such as '1/3'")
 
 
 class PrecisionError(TypeError):
@@ -656,8 +734,7 @@ class MPContext(Context):
     dtype = object
 
     def __init__(self, dps: int = 64):
-        if not isinstance(dps, int) or dps < 1:
-            raise ValueError(f"dps must be a positive integer, got {dps!r}")
+        dps = check_dps(dps)
         self._m = _PrivateMath()
         self._m.dps = dps
         self.zero = self._m.zero
@@ -758,7 +835,7 @@ class MPContext(Context):
         MPContext
             The context itself, at ``dps`` digits.
         """
-        with self._m.workdps(dps):
+        with self._m.workdps(check_dps(dps)):
             yield self
 
     def with_dps(self, dps: int) -> MPContext:
@@ -824,11 +901,11 @@ class MPContext(Context):
             return m.mpf(int(x))
         if isinstance(x, Fraction):
             return m.mpf(x.numerator) / x.denominator
-        if isinstance(x, (str, Decimal)):
-            try:
-                return m.mpf(str(x).strip())
-            except (ValueError, ZeroDivisionError):
-                raise ValueError(f"cannot read a number from {x!r}") from None
+        if isinstance(x, str):
+            kind, value = _number_text(x)
+            return m.mpf(value) if kind == "decimal" else self.num(value)
+        if isinstance(x, Decimal):
+            return m.mpf(str(x))
         if isinstance(x, _any_mpf):
             bits = _bits_of_mpf(x)
             if bits is None or bits < self.prec:
@@ -1099,20 +1176,16 @@ class GMPContext(MPContext):
     ``2^(1 - prec)`` as in :class:`MPContext`, and every result is correctly rounded
     (MPFR), so the two contexts agree to a few units of eps per operation.
 
-    **One rule.**  gmpy2 rounds every operation to the precision of the calling thread's
-    gmpy2 context, not to that of its operands.  Inside mpvi every method of this context
-    first makes its own precision the thread's (a check of about 50 ns), so mpvi's bare
-    arithmetic runs at the precision of the context used last.  When a call into mpvi
-    (any public function, method or constructor: :func:`mpvi.precision.boundary`) returns, the caller's
-    gmpy2 context is restored: ``gmpy2.mpfr(1)/3`` in your own code is not changed by
-    mpvi.  Your own bare arithmetic on this context's numbers therefore runs at *your*
-    precision (53 bits by default) unless you ask for this one::
-
-        with ctx.active():
-            err = sol.q[-1][0] - exact      # at ctx's precision
-
-    (or call ``ctx.activate()`` once, which changes the thread's precision for good, or
-    use the context's functions: ``ctx.fsum``, ``ctx.sqrt``, ...).
+    **The precision rule.**  gmpy2 rounds every operation to the precision of the calling
+    thread's gmpy2 context, not to that of its operands.  Creating a context makes its
+    precision the thread's, as ``mp.dps = 64`` does in mpmath: right after
+    ``ctx = GMPContext(64)``, bare arithmetic such as ``ctx.num(2) * ctx.pi / 96`` or an
+    error computed by hand from ``sol.q`` carries 64 digits.  The context created last
+    sets it (create the one you compute with last, or use ``with ctx.active():`` to run a
+    block at another context's precision).  Every other call into mpvi (any public
+    function or method: :func:`mpvi.precision.boundary`) computes at its own context's
+    precision and leaves the caller's gmpy2 context as it found it; a context created
+    inside such a call changes nothing for the caller.
 
     Special functions (``jtheta``, ``ellipk``, ``ellipf``, ``ellipfun``, ``quad``,
     ``diff``, ``findroot``, ``polyroots``, eigenvalues) run in a private mpmath context
@@ -1149,8 +1222,7 @@ class GMPContext(MPContext):
         if gmpy2 is None:
             raise ImportError("the gmp context needs gmpy2: pip install gmpy2 (mpvi's extra "
                               "'fast': pip install -e '.[fast]')")
-        if not isinstance(dps, int) or dps < 1:
-            raise ValueError(f"dps must be a positive integer, got {dps!r}")
+        dps = check_dps(dps)
         self._m = _PrivateMath()                # the delegate for special functions
         self._m.dps = dps
         self._g = gmpy2.context(precision=self._m.prec)
@@ -1166,6 +1238,7 @@ class GMPContext(MPContext):
             setattr(self, name, self._native(name))
         for name in self._DELEGATED:
             setattr(self, name, self._delegate(getattr(self._m, name)))
+        request_handoff(self._g.copy())          # bare arithmetic at this precision (class doc)
 
     # precision -----------------------------------------------------------------------
     @sticky
@@ -1238,6 +1311,7 @@ class GMPContext(MPContext):
         GMPContext
             The context itself, at ``dps`` digits.
         """
+        dps = check_dps(dps)
         old = self._m.prec
         caller = gmpy2.get_context()
         self._m.dps = dps
@@ -1352,14 +1426,11 @@ class GMPContext(MPContext):
             return gmpy2.mpfr(int(x))
         if isinstance(x, Fraction):
             return gmpy2.mpfr(gmpy2.mpq(x.numerator, x.denominator))
-        if isinstance(x, (str, Decimal)):
-            text = str(x).strip()
-            try:
-                if "/" in text:                  # "p/q", correctly rounded as in mpmath
-                    return gmpy2.mpfr(gmpy2.mpq(text))
-                return gmpy2.mpfr(text)
-            except (ValueError, ZeroDivisionError):
-                raise ValueError(f"cannot read a number from {x!r}") from None
+        if isinstance(x, str):
+            kind, value = _number_text(x)
+            return gmpy2.mpfr(value) if kind == "decimal" else self.num(value)
+        if isinstance(x, Decimal):
+            return gmpy2.mpfr(str(x))
         if isinstance(x, _any_mpf):
             bits = _bits_of_mpf(x)
             if bits is None or bits < self.prec:
@@ -1704,14 +1775,8 @@ class FPContext(Context):
                       + _GMP_REAL):
             return float(x)
         if isinstance(x, str):
-            try:
-                return float(x)
-            except ValueError:
-                pass
-            try:                        # "p/q", as the mp context reads it (correctly rounded)
-                return float(Fraction(x.strip()))
-            except (ValueError, ZeroDivisionError):
-                raise ValueError(f"cannot read a number from {x!r}") from None
+            kind, value = _number_text(x)
+            return float(value)             # a ratio as the mp context reads it (correctly rounded)
         value = _sympy_number(x, self.prec)
         if value is not None:
             return (mpmath.libmp.to_float(value, rnd=mpmath.libmp.round_nearest)
@@ -1888,7 +1953,7 @@ CONTEXTS = ("gmp", "mp", "fp")
 """The names :func:`get_context` knows: gmpy2 (fast), mpmath (the reference), float64."""
 
 
-@boundary
+@functools.partial(boundary, handoff=True)       # a new gmp context sets the bare precision
 def get_context(name: str = "mp", dps: int = 64) -> Context:
     """Make a number context by name.
 

@@ -76,6 +76,47 @@ def _flat(m):
     return [e for row in m for e in row]
 
 
+_PRIVATE_BASE = 0x6D7076690000
+"""The dummy index of mpvi's first private velocity symbol: a fixed number far above the
+indices sympy gives its own Dummies (a random base below 10**7 plus a counter), so the
+symbols are the same in every process (systems built again share their generated code,
+and pickles rebuild them equal) and equal to no symbol a user can make."""
+
+
+def private_symbols(stem: str, n: int, offset: int) -> list:
+    """``n`` private symbols ``stem0 .. stem{n-1}`` (sympy Dummies, printed ``_stem0``):
+    equal to nothing a user writes, the same in every process.  ``offset`` (a multiple of
+    2**16) keeps the kinds apart."""
+    return [sp.Dummy(f"{stem}{i}", dummy_index=_PRIVATE_BASE + offset + i) for i in range(n)]
+
+
+def check_symbols(name: str, coords: Sequence, params: Sequence, velocities: Sequence = ()) -> None:
+    """Refuse a system whose symbols clash: a coordinate, velocity or parameter that is not
+    a sympy Symbol, two of them equal or printed alike, or one named like the time symbol
+    :data:`mpvi.TIME` (``t``).  Names label outputs, saved files and messages, so two
+    different symbols with one name (``Symbol('x')`` and ``Symbol('x', positive=True)``)
+    are a clash too.
+
+    Raises
+    ------
+    ValueError
+        Naming the clashing symbols and their roles.
+    """
+    seen = {}
+    for role, group in (("coordinate", coords), ("velocity", velocities), ("parameter", params)):
+        for s in group:
+            if not isinstance(s, sp.Symbol):
+                raise ValueError(f"{name}: the {role} {s!r} is not a sympy Symbol")
+            key = str(s)
+            if key == str(TIME) or s == TIME:
+                raise ValueError(f"{name}: the {role} {key!r} collides with the time symbol "
+                                 f"mpvi.TIME ({TIME}); give it another name")
+            if key in seen:
+                raise ValueError(f"{name}: the {role} {key!r} is also a {seen[key]}: every "
+                                 "coordinate, velocity and parameter needs its own name")
+            seen[key] = role
+
+
 _SYMBOLIC: dict = {}
 """Symbolic derivative blocks per system signature (:meth:`LagrangianSystem.symbolic`)."""
 
@@ -207,10 +248,15 @@ class LagrangianSystem:
         if n < 1:
             raise ValueError(f"{name}: a system needs at least one coordinate")
         self.coord_names = [str(c) for c in self.coords]
+        if not isinstance(params, dict):
+            raise TypeError(f"{name}: params must be a dict of sympy symbols to values, got "
+                            f"{type(params).__name__}")
         self.velocity_symbols = (list(velocities) if velocities is not None
-                                 else list(sp.symbols(f"v0:{n}")))
+                                 else private_symbols("v", n, 0))
         if len(self.velocity_symbols) != n:
             raise ValueError(f"{name}: {len(self.velocity_symbols)} velocity symbols for {n} coordinates")
+        check_symbols(name, self.coords, list(params),
+                      self.velocity_symbols if velocities is not None else ())
         self.time_symbol = TIME
         self.param_symbols = list(params)
         self.param_values = tuple(ctx.number(params[s], f"{name}: parameter {s}")

@@ -173,6 +173,23 @@ class LinearOnly:
 
 # ----- the system as sympy ------------------------------------------------------------------
 
+def _momentum_symbols(system) -> list:
+    """The momenta p0 .. p{n-1} of a derivation on ``system``: plain symbols with those
+    names, or private ones (sympy Dummies, printed ``_p0``) when a name is taken by one of
+    the system's own symbols, so that a coordinate or parameter named ``p0`` is never
+    confused with a momentum.  A system symbol equal to the step symbol :data:`H` is
+    refused (ValueError naming it)."""
+    own = [*system.coords, *system.velocity_symbols, *system.param_symbols]
+    if H in own:
+        raise ValueError(f"modified equations: {system.name} has a symbol equal to the step "
+                         f"symbol {H} (positive): rename it")
+    names = {str(s) for s in own}
+    n = system.dof
+    if any(f"p{i}" in names for i in range(n)):
+        return [sp.Dummy(f"p{i}") for i in range(n)]
+    return list(sp.symbols(f"p0:{n}"))
+
+
 class _Model:
     """The sympy data of an M, V system for the derivation: coordinates q, momenta p,
     velocities v, M(q), V(q), the fields of the (q, p) and (q, v) forms."""
@@ -192,7 +209,7 @@ class _Model:
         n = self.n = system.dof
         self.q = list(system.coords)
         self.v = list(system.velocity_symbols)
-        self.p = list(sp.symbols(f"p0:{n}"))
+        self.p = _momentum_symbols(system)
         self.M = sp.Matrix(system.mass_expr)
         self.Minv = self.M.inv()
         V = getattr(system, "potential_expr", None)

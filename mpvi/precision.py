@@ -5,10 +5,17 @@ gmpy2 rounds every operation to the precision of the calling thread's gmpy2 cont
 mpvi's contexts make their own precision the thread's while they compute
 (:meth:`mpvi.context.GMPContext.activate`); every public function, method and
 constructor of mpvi is an entry point that restores the caller's gmpy2 context when it
-returns or raises, so that ``gmpy2.mpfr(1)/3`` in the caller's code does not depend on
-whether mpvi ran.  (mpmath's global ``mpmath.mp`` is never changed: every mpvi context
-computes in a private mpmath context.)  This module depends on nothing else of mpvi, so
-that every module, :mod:`mpvi.linalg` included, can use it.
+returns or raises, so that a call into mpvi never changes the precision of the caller's
+own arithmetic.  (mpmath's global ``mpmath.mp`` is never changed: every mpvi context
+computes in a private mpmath context.)
+
+One call changes it on purpose: **creating a context** (``GMPContext(64)``,
+``get_context("gmp", 64)``) makes the thread's gmpy2 precision that context's, as
+``mp.dps = 64`` does in mpmath, so that ``ctx.num(2) * ctx.pi / 96`` right after it carries
+64 digits (:func:`request_handoff`).  A context created inside another mpvi call (a
+``--check-digits`` rerun, ``ctx.with_dps``) changes nothing for the caller.  This module
+depends on nothing else of mpvi, so that every module, :mod:`mpvi.linalg` included, can
+use it.
 """
 from __future__ import annotations
 
@@ -35,6 +42,13 @@ def register_context_type(cls):
 _depth = threading.local()
 
 
+def request_handoff(gmpy2_context) -> None:
+    """Ask the outermost entry point, if it is a context constructor (``handoff=True``), to
+    leave ``gmpy2_context`` as the thread's context instead of restoring the caller's:
+    what :class:`mpvi.GMPContext` does when it is created (module doc)."""
+    _depth.handoff = gmpy2_context
+
+
 def _context_of(args):
     """The number context a call computes in: a context among its first arguments, or the
     ``ctx`` of one (a problem, a system, a solution); None if there is none."""
@@ -47,7 +61,7 @@ def _context_of(args):
     return None
 
 
-def boundary(f, own=False, find=True):
+def boundary(f, own=False, find=True, handoff=False):
     """Decorate a public entry point of mpvi: the caller's gmpy2 thread context is the same
     object, at the same precision, after the call as before.
 
@@ -55,12 +69,22 @@ def boundary(f, own=False, find=True):
     makes the context of its arguments (:func:`_context_of`) the thread's, and every
     context method used inside makes its own the thread's (:meth:`GMPContext.activate`;
     ``own=True``: the method of a context, which activates ``self`` at every call, nested
-    or not; ``find=False``: none, for a constructor).  Nested entry points pay one thread-local look-up and restore nothing: the
-    outermost restores the caller's context when it returns or raises.  (The global
-    ``mpmath.mp`` is never changed: every mpvi context computes in a private mpmath
-    context.)"""
+    or not; ``find=False``: none, for a constructor).  Nested entry points pay one
+    thread-local look-up and restore nothing: the outermost restores the caller's context
+    when it returns or raises -- except an outermost ``handoff=True`` entry point (a
+    context constructor) that returns normally after :func:`request_handoff`: it leaves
+    the requested context, at the new context's precision.  (The global ``mpmath.mp`` is
+    never changed: every mpvi context computes in a private mpmath context.)"""
     if gmpy2 is None:                   # pragma: no cover - gmpy2 is a dependency
         return f
+
+    def restore(caller, done):
+        _depth.inside = False
+        target = getattr(_depth, "handoff", None) if (handoff and done) else None
+        _depth.handoff = None
+        target = caller if target is None else target
+        if gmpy2.get_context() is not target:
+            gmpy2.set_context(target)
 
     if own:
         @functools.wraps(f)
@@ -68,32 +92,32 @@ def boundary(f, own=False, find=True):
             if getattr(_depth, "inside", False):
                 self.activate()
                 return f(self, *args, **kwargs)
-            _depth.inside = True
-            caller = gmpy2.get_context()
+            _depth.inside, _depth.handoff = True, None
+            caller, done = gmpy2.get_context(), False
             try:
                 self.activate()
-                return f(self, *args, **kwargs)
+                result = f(self, *args, **kwargs)
+                done = True
+                return result
             finally:
-                _depth.inside = False
-                if gmpy2.get_context() is not caller:
-                    gmpy2.set_context(caller)
+                restore(caller, done)
         return method
 
     @functools.wraps(f)
     def entry(*args, **kwargs):
         if getattr(_depth, "inside", False):
             return f(*args, **kwargs)
-        _depth.inside = True
-        caller = gmpy2.get_context()
+        _depth.inside, _depth.handoff = True, None
+        caller, done = gmpy2.get_context(), False
         try:
             ctx = _context_of(args) if find else None
             if ctx is not None:
                 ctx.activate()
-            return f(*args, **kwargs)
+            result = f(*args, **kwargs)
+            done = True
+            return result
         finally:
-            _depth.inside = False
-            if gmpy2.get_context() is not caller:
-                gmpy2.set_context(caller)
+            restore(caller, done)
     return entry
 
 
@@ -108,7 +132,7 @@ def boundary_class(cls, own=False):
         if name.startswith("_") and name not in ("__init__", "__call__", "__getitem__"):
             continue
         if name == "__init__":                  # self is not built yet
-            setattr(cls, name, boundary(attr, find=False))
+            setattr(cls, name, boundary(attr, find=False, handoff=own))
         elif (isinstance(attr, property) and attr.fget is not None
               and not getattr(attr.fget, "_sticky", False)):
             setattr(cls, name, property(boundary(attr.fget, own), attr.fset, attr.fdel,

@@ -2,6 +2,7 @@
 from decimal import Decimal
 from fractions import Fraction
 
+import gmpy2
 import mpmath
 import numpy as np
 import pytest
@@ -25,7 +26,7 @@ ARB_IDS = ["mp", "gmp"]
 
 def R(x):
     """x at 120 digits, from an mpf of any context, an mpfr, an int or a float."""
-    return _mpfr_to_mpmath(x, REF) if isinstance(x, type(GMPContext(5).num(0))) else REF.mpf(x)
+    return _mpfr_to_mpmath(x, REF) if isinstance(x, type(gmpy2.mpfr(0))) else REF.mpf(x)
 
 
 def ref_diff(a, b):

@@ -77,6 +77,15 @@ def _number(value, name, ctx):
         raise type(exc)(f"parameter {name}: {exc}") from None
 
 
+def _refuse_clash(system):
+    """Refuse a system with a symbol equal to the path's time symbols :data:`TAU` or
+    :data:`S`, which are written into its Lagrangian (ValueError naming it)."""
+    for sym in (TAU, S):
+        if sym in (*system.coords, *system.param_symbols, *system.velocity_symbols):
+            raise ValueError(f"mutze: {system.name} has a symbol equal to the parabolic path's "
+                             f"{sym} ({'positive' if sym is TAU else 'nonnegative'}): rename it")
+
+
 def _affine_in_a(system, g_is_zero):
     """True when G(t + tau, x + v tau + a tau^2 g, v + a tau, a) is affine in a (exactly,
     by sympy), so that one linear solve gives the exact a: for g = 0 that is eq. (79) (A
@@ -85,10 +94,11 @@ def _affine_in_a(system, g_is_zero):
     cache = system.__dict__.setdefault("_pieces", {})
     key = ("mutze affine", g_is_zero)
     if key not in cache:
+        _refuse_clash(system)
         n = system.dof
         x, v = system.coords, system.velocity_symbols
-        a = sp.symbols(f"a0:{n}")
-        g = 0 if g_is_zero else sp.Symbol("g")
+        a = sp.symbols(f"a0:{n}", cls=sp.Dummy)         # private: never a user's a0 or g
+        g = 0 if g_is_zero else sp.Dummy("g")
         Lvv, r = system._motion_exprs()
         shift = {x[i]: x[i] + v[i] * TAU + a[i] * TAU ** 2 * g for i in range(n)}
         shift.update({v[i]: v[i] + a[i] * TAU for i in range(n)})
@@ -265,7 +275,7 @@ def parabolic_acceleration(L, F, x, v, t=TIME, kind="variation"):
     (``"parabolic_el"``) by exact integration over [0, 2 tau] -- for one degree of
     freedom and integrands sympy integrates in closed form (e.g. the damped oscillator,
     eq. 87, where both give eq. 90).  Returns a sympy expression in t, x, v, tau."""
-    a = sp.symbols(f"a0:{len(x)}")
+    a = sp.symbols(f"a0:{len(x)}", cls=sp.Dummy)
     eqs = [sp.integrate(sp.expand(e), (S, 0, 2 * TAU)) for e in action_integrand(L, F, x, v, a, t, kind)]
     sol = sp.solve(eqs, a, dict=True)
     if len(sol) != 1:
@@ -290,6 +300,7 @@ def _action_symbolic(system, kind):
     signature."""
     key = (system.signature, kind)
     if key not in _ACTION:
+        _refuse_clash(system)
         n = system.dof
         a = system.acceleration_symbols
         X = [sp.Dummy(f"X{i}") for i in range(n)]
