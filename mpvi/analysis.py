@@ -49,14 +49,24 @@ def error_norms(sol: Any, exact: Callable | None = None) -> dict:
     Returns
     -------
     dict
-        ``{'q': max_j |q_j - q_ex(t_j)|_2, 'p': ..., 'v': ...}`` (first order: ``{'y': ...}``).
+        ``{'q': max_j |q_j - q_ex(t_j)|_2, 'p': ..., 'v': ...}`` (first order: ``{'y': ...}``);
+        nan when any error is nan (a nan is never dropped by the maximum).
 
     Raises
     ------
     ValueError
         As :meth:`mpvi.Solution.error`: no exact solution, or no problem attached.
     """
-    return {k: max(v) for k, v in sol.error(exact).items()}
+    return {k: _largest(sol.ctx, v) for k, v in sol.error(exact).items()}
+
+
+def _largest(ctx, values):
+    """max(values), nan if any is nan (Python's max keeps or drops a nan by its position)."""
+    values = list(values)
+    for x in values:
+        if x != x:
+            return x
+    return max(values)
 
 
 def sup_errors(sol: Any, q_ref: Sequence, p_ref: Sequence) -> dict:
@@ -80,7 +90,8 @@ def sup_errors(sol: Any, q_ref: Sequence, p_ref: Sequence) -> dict:
         ``{'q': max_j |q_j - q_ref[j]|_2, 'p': max_j |p_j - p_ref[j]|_2}``.
     """
     ctx = sol.ctx
-    return {"q": max(node_errors(ctx, sol.q, q_ref)), "p": max(node_errors(ctx, sol.p, p_ref))}
+    return {"q": _largest(ctx, node_errors(ctx, sol.q, q_ref)),
+            "p": _largest(ctx, node_errors(ctx, sol.p, p_ref))}
 
 
 def fit_order(ctx: Any, hs: Sequence, errors: Sequence) -> Any:

@@ -35,6 +35,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from .callables import check_literals, returned_vector
 
 
 @dataclass
@@ -85,6 +86,7 @@ class FirstOrderSystem:
         self.labels = tuple(self.labels) or tuple(f"y{i + 1}" for i in range(self.dim))
         if len(self.labels) != self.dim:
             raise ValueError(f"{self.name}: {len(self.labels)} labels for dim = {self.dim}")
+        check_literals(self.rhs, self.ctx, f"{self.name}: the right-hand side")
 
     @property
     def dof(self) -> int:
@@ -99,13 +101,18 @@ class FirstOrderSystem:
     def field(self) -> Callable:
         """Return the right-hand side on lists, as the RK4 and GBS steps use it.
 
+        Every value ``rhs`` returns is checked like initial data
+        (:func:`mpvi.callables.returned`): a float or a number of fewer bits than the
+        context raises :class:`mpvi.PrecisionError` naming the system.
+
         Returns
         -------
         callable
             ``f(t, y_list) -> list``.
         """
-        rhs, dtype = self.rhs, self.ctx.dtype
-        return lambda t, y: list(rhs(t, np.array(y, dtype=dtype)))
+        rhs, ctx, dtype, n = self.rhs, self.ctx, self.ctx.dtype, self.dim
+        what = f"{self.name}: the right-hand side"
+        return lambda t, y: returned_vector(ctx, rhs(t, np.array(y, dtype=dtype)), n, what)
 
     def check_vector(self, values: Any, label: str) -> np.ndarray:
         """Convert and validate a state vector (length dim, finite).

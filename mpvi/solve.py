@@ -41,6 +41,7 @@ from typing import Any, Callable, Iterable
 import numpy as np
 import sympy as sp
 
+from .callables import check_literals, returned, stop_flag
 from .dense import Segment, StepData, floor, locate_root
 from .kernels import step_check
 from .linalg import NotPositiveDefiniteError, SingularMatrixError
@@ -108,7 +109,9 @@ class Event:
             raise TypeError("an event needs a callable g(t, q, v)")
         if isinstance(direction, bool) or direction not in (-1, 0, 1):
             raise ValueError(f"an event's direction must be -1, 0 or +1, got {direction!r}")
-        self.g, self.terminal, self.direction = g, bool(terminal), direction
+        if not isinstance(terminal, (bool, np.bool_)):
+            raise TypeError(f"an event's terminal must be True or False, got {terminal!r}")
+        self.g, self.terminal, self.direction = g, bool(terminal), int(direction)
         self.name = name or getattr(g, "__name__", "event")
 
     def __call__(self, t: Any, q: Any, v: Any) -> Any:
@@ -177,7 +180,7 @@ def _step_count(problem, h, n, t1):
     return k
 
 
-def _events(events):
+def _events(events, ctx):
     if events is None:
         return []
     if callable(events):
@@ -190,6 +193,8 @@ def _events(events):
             out.append(Event(e, getattr(e, "terminal", False), getattr(e, "direction", 0)))
         else:
             raise TypeError(f"an event must be callable g(t, q, v), got {e!r}")
+    for e in out:
+        check_literals(e.g, ctx, f"event {e.name!r}")
     return out
 
 
@@ -352,7 +357,8 @@ def solve(problem: Problem, method: Any, *, h: Any = None, n: int | None = None,
     callback : callable, optional
         ``callback(t, q, y)`` after every step with the new node (y = p or v, as the
         method carries; for a first-order system q is the state and y None); returning
-        True stops the run.
+        True (a Python or numpy bool) stops the run, False or None goes on, anything else
+        raises ``TypeError``.
     newton : dict, optional
         Newton options of an implicit method: ``max_iter``, ``rtol``, ``scale``
         (``ValueError`` for a method that solves no Newton equations).
@@ -425,7 +431,7 @@ def solve(problem: Problem, method: Any, *, h: Any = None, n: int | None = None,
         _check_step_size(problem, m, params, h)
     plan = _saveat(problem, saveat, h, steps)
     _check_storage(problem, plan, steps)
-    evs = _events(events)
+    evs = _events(events, ctx)
     if callback is not None and not callable(callback):
         raise TypeError("callback must be callable callback(t, q, y)")
     if progress is True:
@@ -539,8 +545,8 @@ def solve(problem: Problem, method: Any, *, h: Any = None, n: int | None = None,
             stop_at = None
             if evs:                                  # sign changes between t and t_next
                 if g_prev is None:
-                    g_prev = [_event_value(e, t, q, segment.velocity(0)) for e in evs]
-                g_next = [_event_value(e, t_next, q1, segment.velocity(1)) for e in evs]
+                    g_prev = [_event_value(e, t, q, segment.velocity(0), ctx) for e in evs]
+                g_next = [_event_value(e, t_next, q1, segment.velocity(1), ctx) for e in evs]
                 hits = []
                 for i, e in enumerate(evs):
                     a, b = g_prev[i], g_next[i]
@@ -586,7 +592,7 @@ def solve(problem: Problem, method: Any, *, h: Any = None, n: int | None = None,
             j_done = j + 1
             if progress is not None and (j % PROGRESS_EVERY == 0 or j + 1 == steps):
                 progress(j + 1, steps)
-            if callback is not None and callback(t_next, q1, y1) is True:
+            if callback is not None and stop_flag(callback(t_next, q1, y1), "callback"):
                 stopped = f"callback at t = {_t(t_next)}"
                 if plan is not None and plan[0] == "every" and not node_saved:
                     save(t_next, q1, y1)
@@ -683,15 +689,10 @@ def _cause(system, t, q, v):
     return f"; {found}" if found else ""
 
 
-def _event_value(e, t, q, v):
-    value = e(t, q, v)
-    try:
-        if value != value:                     # nan
-            raise ValueError
-    except TypeError:
-        raise TypeError(f"event {e.name!r} returned {value!r}, not a number") from None
-    except ValueError:
-        raise ValueError(f"event {e.name!r} returned nan at t = {_t(t)}") from None
+def _event_value(e, t, q, v, ctx):
+    value = returned(ctx, e(t, q, v), f"event {e.name!r} at t = {_t(t)}")
+    if value != value:                         # nan
+        raise ValueError(f"event {e.name!r} returned nan at t = {_t(t)}")
     return value
 
 
@@ -702,7 +703,7 @@ def _locate(e, segment, h, a, b, ctx):
 
     def phi(theta):
         q, v = segment.at(theta)
-        return _event_value(e, t + theta * h, q, v)
+        return _event_value(e, t + theta * h, q, v, ctx)
     f0, f1 = phi(ctx.zero), phi(ctx.one)
     if (f0 > 0) == (f1 > 0) and f0 != 0 and f1 != 0:
         # the interpolant's ends differ from the node values by the interpolation error
