@@ -928,7 +928,8 @@ def _bind(tr: "_Translator", info: dict, sources: Sequence[str]) -> list[str]:
 
 
 def translate_explicit(name: str, sources: Sequence[str], constants: Sequence[Sequence[str]],
-                       prec: int, n: int, npar: int, note: str = "") -> str:
+                       prec: int, n: int, npar: int, note: str = "",
+                       guard: tuple | None = None) -> str:
     """The C source of an extension module ``name`` with the explicit steps of
     :mod:`mpvi.ode` on a mechanical system's Hamiltonian field y = (q, p), in MPFR:
     ``rk4(t, y, h, params, eps)`` (:func:`mpvi.ode.rk4_step`), ``gbs(t, y, H, levels,
@@ -940,7 +941,11 @@ def translate_explicit(name: str, sources: Sequence[str], constants: Sequence[Se
     Each returns a list of 2n numbers, or None wherever the Python field would take
     another path (M singular to working precision, a non-finite pivot, an argument wider
     than the context): the caller then runs the Python step, which gives the same bits
-    or raises its error."""
+    or raises its error.  With ``guard`` = (source, constant names) of the generated
+    ``singular_factors([t], q, v, params)`` (:mod:`mpvi.singular`), each function takes one
+    more argument, ``signs`` (a tuple of -1, 0, +1 per factor, or None: no check), and
+    every evaluation of the field also requires each factor to keep its sign at that
+    stage (else None: the Python step raises, naming it)."""
     symbolic = len(sources) == 1
     if symbolic:
         specs = [("f_", (0, 1, 2), ("ft_", "fy", "(fy + N)", "parp"))]
@@ -984,8 +989,21 @@ def translate_explicit(name: str, sources: Sequence[str], constants: Sequence[Se
         body += evaluate[1]
         body += ["for (int i = 0; i < N; i++) mpfr_set(fo[i], vx[i], MPFR_RNDN);"]
         body += [f"mpfr_set(fo[N + {i}], {r}, MPFR_RNDN);" for i, r in enumerate(gres)]
+    ng, guards = 0, []
+    if guard is not None:
+        gt = _Translator(guard[1], "g_")
+        ginfo = gt.function(guard[0])
+        sres = [gt.exact_int(v) if kind == "int" else v for kind, v in ginfo["results"]]
+        ng = len(sres)
+        d, i = _storage(gt)
+        decls, inits = decls + d, inits + i
+        binds.append(f"    if (!nw_set_table(tables, {len(parts)}, g_k, {len(guard[1])})) return NULL;")
+        guards = ["if (gon) {"] + [f"    {x}" for x in _bind(gt, ginfo, ("ft_", "fy", "fop", "parp")) + gt.lines]
+        guards += [f"    if (!ex_sign({r}, {j})) return 0;" for j, r in enumerate(sres)] + ["}"]
     return _EXPLICIT_TEMPLATE.format(
-        name=name, prec=prec, n=n, npar=max(npar, 1), nparr=npar, ntables=len(parts),
+        name=name, prec=prec, n=n, npar=max(npar, 1), nparr=npar,
+        ntables=len(parts) + (guard is not None), ng=ng, ngr=max(ng, 1),
+        guards="\n".join(f"    {x}" for x in guards),
         decls="\n".join(decls), inits="\n".join(f"    {x}" for x in inits),
         setup="\n".join(binds), fixed="\n".join(f"    {x}" for x in fixed),
         body="\n".join(f"    {x}" for x in body), solve=_SOLVE,
@@ -1070,6 +1088,8 @@ _EXPLICIT_TEMPLATE = r"""
 #define N {n}
 #define NY (2 * N)
 #define NPAR {nparr}
+#define NG {ng}
+#define NA (NG > 0)                 /* one more argument: the signs of the singular factors */
 {decls}
 static mpfr_t limit;
 static int ready = 0;
@@ -1077,6 +1097,8 @@ static mpfr_ptr ft_[1], fy[NY], parp[{npar}], mp[N * N], bp[N], vxp[N], yin[NY];
 static mpfr_t fo[NY], vx[N], Ao[N * N], bo[N], W, SF, SS, STINY, BOUND, SUM, T1, T2, H0, H1, H2;
 static mpfr_t tslot, yslot[NY], hslot, eslot, parslot[{npar}];
 static int perm[N];
+static mpfr_ptr fop[NY];
+static int gsign[{ngr}], gon = 0;
 {number}
 {solve}
 static PyObject *setup(PyObject *self, PyObject *tables) {{
@@ -1110,10 +1132,32 @@ static void ex_fixed(void) {{
 {fixed}
 }}
 
-/* fo = f(ft_[0], fy): 0 where the Python field takes its other path */
+/* a singular factor keeps the sign the caller gave (0: the Python step decides) */
+static int ex_sign(mpfr_srcptr x, int j) {{
+    if (mpfr_nan_p(x)) return 0;
+    return gsign[j] > 0 ? mpfr_sgn(x) > 0 : (gsign[j] < 0 ? mpfr_sgn(x) < 0 : 0);
+}}
+
+/* fo = f(ft_[0], fy): 0 where the Python field takes its other path, or (signs given) a
+   singular factor at (ft_[0], fy, v = fo) has left its sign */
 static int ex_field(mpfr_srcptr eps) {{
 {body}
     for (int i = 0; i < NY; i++) if (!mpfr_number_p(fo[i])) return 0;
+{guards}
+    return 1;
+}}
+
+/* the signs argument: None (no check) or a tuple of NG ints; 0 if it is neither */
+static int ex_signs(PyObject *signs) {{
+    gon = 0;
+    if (signs == Py_None) return 1;
+    if (!PyTuple_Check(signs) || PyTuple_GET_SIZE(signs) != NG) return 0;
+    for (int j = 0; j < NG; j++) {{
+        long s = PyLong_AsLong(PyTuple_GET_ITEM(signs, j));
+        if (s == -1 && PyErr_Occurred()) {{ PyErr_Clear(); return 0; }}
+        gsign[j] = s > 0 ? 1 : (s < 0 ? -1 : 0);
+    }}
+    gon = 1;
     return 1;
 }}
 
@@ -1128,8 +1172,8 @@ static int ex_read(PyObject *t, PyObject *y, PyObject *params, PyObject *eps, mp
 
 static PyObject *field(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {{
     mpfr_ptr eps;
-    if (nargs != 4) {{ PyErr_Format(PyExc_TypeError, "field takes 4 arguments, got %zd", nargs); return NULL; }}
-    if (!ex_read(args[0], args[1], args[2], args[3], &eps)) goto fallback;
+    if (nargs != 4 + NA) {{ PyErr_Format(PyExc_TypeError, "field takes %d arguments, got %zd", 4 + NA, nargs); return NULL; }}
+    if (!ex_read(args[0], args[1], args[2], args[3], &eps) || (NA && !ex_signs(args[4]))) goto fallback;
     for (int i = 0; i < NY; i++) fy[i] = yin[i];
     if (!ex_field(eps)) goto fallback;
     mpfr_ptr out[NY];
@@ -1154,8 +1198,9 @@ static mpfr_ptr zp[3][NY];
 /* rk4(t, y, h, params, eps): mpvi.ode.rk4_step */
 static PyObject *rk4(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {{
     mpfr_ptr eps, h;
-    if (nargs != 5) {{ PyErr_Format(PyExc_TypeError, "rk4 takes 5 arguments, got %zd", nargs); return NULL; }}
-    if (!ex_read(args[0], args[1], args[3], args[4], &eps) || !(h = nw_number(args[2], hslot))) goto fallback;
+    if (nargs != 5 + NA) {{ PyErr_Format(PyExc_TypeError, "rk4 takes %d arguments, got %zd", 5 + NA, nargs); return NULL; }}
+    if (!ex_read(args[0], args[1], args[3], args[4], &eps) || !(h = nw_number(args[2], hslot))
+        || (NA && !ex_signs(args[5]))) goto fallback;
     mpfr_ptr t = ft_[0];
     mpfr_div_si(H0, h, 2, MPFR_RNDN);                       /* half = h / 2 */
     mpfr_add(T1, t, H0, MPFR_RNDN);                         /* t + half */
@@ -1207,14 +1252,15 @@ static int ex_reserve(long levels) {{
    n_i = 2, 4, ..., 2 levels substeps and the Aitken-Neville tableau in h^2 */
 static PyObject *gbs(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {{
     mpfr_ptr eps, H;
-    if (nargs != 6) {{ PyErr_Format(PyExc_TypeError, "gbs takes 6 arguments, got %zd", nargs); return NULL; }}
+    if (nargs != 6 + NA) {{ PyErr_Format(PyExc_TypeError, "gbs takes %d arguments, got %zd", 6 + NA, nargs); return NULL; }}
     long levels = PyLong_AsLong(args[3]);
     if (PyErr_Occurred()) return NULL;
     if (levels < 1 || levels > 4096) {{
         PyErr_Format(PyExc_ValueError, "gbs: levels must be 1 to 4096, got %ld", levels);
         return NULL;
     }}
-    if (!ex_read(args[0], args[1], args[4], args[5], &eps) || !(H = nw_number(args[2], hslot))) goto fallback;
+    if (!ex_read(args[0], args[1], args[4], args[5], &eps) || !(H = nw_number(args[2], hslot))
+        || (NA && !ex_signs(args[6]))) goto fallback;
     if (!ex_reserve(levels)) return NULL;
     mpfr_ptr t = ft_[0];
     for (int i = 0; i < NY; i++) fy[i] = yin[i];
@@ -1275,7 +1321,7 @@ PyMODINIT_FUNC PyInit_{name}(void) {{
     if (import_gmpy2() < 0) return NULL;
 {inits}
     for (int i = 0; i < NY; i++) {{
-        mpfr_init2(fo[i], PREC); mpfr_init2(yslot[i], 64);
+        mpfr_init2(fo[i], PREC); mpfr_init2(yslot[i], 64); fop[i] = fo[i];
         for (int s = 0; s < 4; s++) mpfr_init2(K[s][i], PREC);
         for (int s = 0; s < 3; s++) {{ mpfr_init2(Z[s][i], PREC); zp[s][i] = Z[s][i]; }}
     }}
@@ -1291,15 +1337,20 @@ PyMODINIT_FUNC PyInit_{name}(void) {{
 """
 
 def translate_check(name: str, source: str, constants: Sequence[str], prec: int, n: int,
-                    note: str = "") -> str:
+                    note: str = "", guard: tuple | None = None) -> str:
     """The C source of an extension module ``name`` whose ``check(t, q, y, params, bound)``
     runs the checks :func:`mpvi.solve` makes after every step of an M, V system, in MPFR:
     every number of q and y finite, max |x| <= ``bound`` (the growth guard; None: off), and
     the system regular at q (:meth:`mpvi.LagrangianSystem.irregularity`: ``source`` is its
     generated ``regularity(t, q, v, params)`` returning [V, M]; V and M finite, M positive
     definite by the LDL^T of :func:`mpvi.linalg.is_positive_definite`, the same operations
-    in the same order).  True when all hold; False otherwise or for an argument it does
-    not take: the caller then runs its own checks, which raise with the message."""
+    in the same order).  With ``guard`` = (source, constant names) of the generated
+    ``singular_factors(t, q, v, params)`` (:mod:`mpvi.singular`), the check takes two more
+    arguments, ``signs`` (a tuple of -1, 0, +1, one per factor) and ``qprev`` (the previous
+    node's positions, or None), and also requires every factor to have its sign at q and
+    at the chord midpoint (q + qprev)/2 (a 0 sign: the caller decides).  True when all
+    hold; False otherwise or for an argument it does not take: the caller then runs its
+    own checks, which raise with the message."""
     tr = _Translator(constants, "r_")
     info = tr.function(source)
     res = [tr.exact_int(v) if kind == "int" else v for kind, v in info["results"]]
@@ -1309,12 +1360,29 @@ def translate_check(name: str, source: str, constants: Sequence[str], prec: int,
     body = tr.lines + [f"mp[{i}] = {r};" for i, r in enumerate(res[1:])]
     decls, inits = _storage(tr)
     npar = len(info["unpack"].get(info["groups"][3], ()))
+    ng, guards, gtable = 0, [], ""
+    if guard is not None:
+        gt = _Translator(guard[1], "g_")
+        ginfo = gt.function(guard[0])
+        gres = [gt.exact_int(v) if kind == "int" else v for kind, v in ginfo["results"]]
+        if len(ginfo["groups"]) != 4:
+            raise Unsupported("a singular-factor kernel without the arguments (t, q, v, params)")
+        ng = len(gres)
+        d, i = _storage(gt)
+        decls, inits = decls + d, inits + i
+        for point, skip in (("yp", ""), ("qm", "if (qmid) ")):
+            guards += [f"{skip}{{"] + [f"    {x}" for x in _bind(gt, ginfo, ("tp", point, point, "parp"))]
+            guards += [f"    {x}" for x in gt.lines]
+            guards += [f"    if (!ck_sign({r}, {j})) Py_RETURN_FALSE;" for j, r in enumerate(gres)]
+            guards += ["}"]
+        gtable = f"    if (!nw_set_table(tables, 1, g_k, {len(guard[1])})) return NULL;"
     return _CHECK_TEMPLATE.format(
-        name=name, prec=prec, n=n, npar=npar, nparr=max(npar, 1),
+        name=name, prec=prec, n=n, npar=npar, nparr=max(npar, 1), ng=ng, ngr=max(ng, 1),
+        ntables=2 if guard is not None else 1, gtable=gtable,
         nconst_real=len(constants), decls="\n".join(decls),
         inits="\n".join(f"    {x}" for x in inits), binds="\n".join(f"    {x}" for x in binds),
         body="\n".join(f"    {x}" for x in body), potential=res[0], number=_NUMBER,
-        note=note.replace("*/", "* /"))
+        guards="\n".join(f"    {x}" for x in guards), note=note.replace("*/", "* /"))
 
 
 _CHECK_TEMPLATE = r"""
@@ -1333,15 +1401,18 @@ _CHECK_TEMPLATE = r"""
 static mpfr_t limit;
 static int ready = 0;
 #define NPAR {npar}
-static mpfr_ptr tp[1], yp[2 * N], parp[{nparr}], mp[N * N];
-static mpfr_t tslot, yslot[2 * N], bslot, parslot[{nparr}], D[N], L[N * N], S, W;
+#define NG {ng}
+static mpfr_ptr tp[1], yp[2 * N], parp[{nparr}], mp[N * N], qm[N], qprev[N];
+static mpfr_t tslot, yslot[2 * N], bslot, parslot[{nparr}], D[N], L[N * N], S, W, QM[N], pslot[N];
+static int gsign[{ngr}];
 {number}
 static PyObject *setup(PyObject *self, PyObject *tables) {{
-    if (!PyTuple_Check(tables) || PyTuple_GET_SIZE(tables) != 1) {{
-        PyErr_SetString(PyExc_TypeError, "setup needs a tuple of 1 constant table");
+    if (!PyTuple_Check(tables) || PyTuple_GET_SIZE(tables) != {ntables}) {{
+        PyErr_SetString(PyExc_TypeError, "setup needs a tuple of {ntables} constant table(s)");
         return NULL;
     }}
     if (!nw_set_table(tables, 0, r_k, {nconst_real})) return NULL;
+{gtable}
     ready = 1;
     Py_RETURN_NONE;
 }}
@@ -1370,10 +1441,35 @@ static int ck_positive_definite(void) {{
     return 1;
 }}
 
-/* check(t, q, y, params, bound): True if every check after the step passes */
+/* a singular factor keeps the sign the caller gave (0: the caller decides) */
+static int ck_sign(mpfr_srcptr x, int j) {{
+    if (mpfr_nan_p(x)) return 0;
+    return gsign[j] > 0 ? mpfr_sgn(x) > 0 : (gsign[j] < 0 ? mpfr_sgn(x) < 0 : 0);
+}}
+
+/* the signs of the singular factors (a tuple of NG ints); 0 if it is not one */
+static int ck_signs(PyObject *signs) {{
+    if (!PyTuple_Check(signs) || PyTuple_GET_SIZE(signs) != NG) return 0;
+    for (int j = 0; j < NG; j++) {{
+        long s = PyLong_AsLong(PyTuple_GET_ITEM(signs, j));
+        if (s == -1 && PyErr_Occurred()) {{ PyErr_Clear(); return 0; }}
+        gsign[j] = s > 0 ? 1 : (s < 0 ? -1 : 0);
+    }}
+    return 1;
+}}
+
+/* check(t, q, y, params, bound[, signs, qprev]): True if every check after the step passes */
 static PyObject *check(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {{
     if (!ready) {{ PyErr_SetString(PyExc_RuntimeError, "compiled check used before setup"); return NULL; }}
-    if (nargs != 5) {{ PyErr_Format(PyExc_TypeError, "check takes 5 arguments, got %zd", nargs); return NULL; }}
+    if (nargs != (NG ? 7 : 5)) {{ PyErr_Format(PyExc_TypeError, "check takes %d arguments, got %zd", NG ? 7 : 5, nargs); return NULL; }}
+    int qmid = 0;
+    if (NG) {{
+        if (!ck_signs(args[5])) Py_RETURN_FALSE;
+        if (args[6] != Py_None) {{
+            if (!nw_read(args[6], N, qprev, pslot)) Py_RETURN_FALSE;
+            qmid = 1;
+        }}
+    }}
     mpfr_ptr bound = args[4] == Py_None ? NULL : nw_number(args[4], bslot);
     if (!(tp[0] = nw_number(args[0], tslot)) || (args[4] != Py_None && bound == NULL)
         || !nw_read(args[1], N, yp, yslot) || !nw_read(args[3], NPAR, parp, parslot))
@@ -1392,6 +1488,11 @@ static PyObject *check(PyObject *self, PyObject *const *args, Py_ssize_t nargs) 
     if (!mpfr_number_p({potential})) Py_RETURN_FALSE;
     for (int i = 0; i < N * N; i++) if (!mpfr_number_p(mp[i])) Py_RETURN_FALSE;
     if (!ck_positive_definite()) Py_RETURN_FALSE;
+    if (qmid) for (int i = 0; i < N; i++) {{         /* the chord midpoint (q + qprev) / 2 */
+        mpfr_add(QM[i], yp[i], qprev[i], MPFR_RNDN);
+        mpfr_div_2ui(QM[i], QM[i], 1, MPFR_RNDN);
+    }}
+{guards}
     Py_RETURN_TRUE;
 }}
 
@@ -1408,7 +1509,9 @@ PyMODINIT_FUNC PyInit_{name}(void) {{
 {inits}
     for (int i = 0; i < 2 * N; i++) mpfr_init2(yslot[i], 64);
     for (int i = 0; i < {nparr}; i++) mpfr_init2(parslot[i], 64);
-    for (int i = 0; i < N; i++) mpfr_init2(D[i], PREC);
+    for (int i = 0; i < N; i++) {{
+        mpfr_init2(D[i], PREC); mpfr_init2(QM[i], PREC); mpfr_init2(pslot[i], 64); qm[i] = QM[i];
+    }}
     for (int i = 0; i < N * N; i++) mpfr_init2(L[i], PREC);
     mpfr_inits2(PREC, S, W, (mpfr_ptr)0);
     mpfr_init2(tslot, 64); mpfr_init2(bslot, 64);
@@ -1419,13 +1522,16 @@ PyMODINIT_FUNC PyInit_{name}(void) {{
 """
 
 
-def step_check(source: str, table: dict, prec: int, n: int):
+def step_check(source: str, table: dict, prec: int, n: int, guard: tuple | None = None):
     """The checks after a step of an M, V system compiled (:func:`translate_check`):
-    ``check(t, q, y, params, bound)`` -> True when all pass (False: run the Python checks),
-    or None when compiled kernels are off or unavailable.  Compiled after
-    :data:`COMPILE_AFTER` calls unless in the disk cache (False meanwhile)."""
-    plan = _tables_plan("mpvi_c", "the step check", [table], lambda names, note, exact:
-                        translate_check("mpvi_module", source, names[0], prec, n, note))
+    ``check(t, q, y, params, bound)`` (with ``guard`` = (source, table) of the singular
+    factors: ``check(t, q, y, params, bound, signs, qprev)``) -> True when all pass (False:
+    run the Python checks), or None when compiled kernels are off or unavailable.  Compiled
+    after :data:`COMPILE_AFTER` calls unless in the disk cache (False meanwhile)."""
+    tables = [table] if guard is None else [table, guard[1]]
+    plan = _tables_plan("mpvi_c", "the step check", tables, lambda names, note, exact:
+                        translate_check("mpvi_module", source, names[0], prec, n, note,
+                                        None if guard is None else (guard[0], names[1])))
     return None if plan is None else _lazy(plan, "check", _not_checked)
 
 
@@ -2027,7 +2133,7 @@ evaluates its kernel about five times): an RK4 step weighs 4/5, a GBS step of 24
 
 
 def explicit_steps(sources: Sequence[str], tables: Sequence[dict], prec: int, n: int,
-                   npar: int):
+                   npar: int, guard: tuple | None = None):
     """The RK4 and GBS steps of :mod:`mpvi.ode` on a generated Hamiltonian field, compiled
     (:func:`translate_explicit`), or None when compiled kernels are off or unavailable.
 
@@ -2036,6 +2142,8 @@ def explicit_steps(sources: Sequence[str], tables: Sequence[dict], prec: int, n:
     sources : the Python sources of ``hamiltonian_field(t, q, p, params)`` (symbolic
         inverse of M), or of ``M(q, params)`` and ``force(t, q, v, params)``.
     tables : their constant tables (name -> ``mpfr``).
+    guard : (source, table) of the singular factors, optional (:func:`translate_explicit`:
+        the steps then take a last argument ``signs``).
     prec : the context's precision in bits.
     n, npar : degrees of freedom, number of parameters.
 
@@ -2049,8 +2157,11 @@ def explicit_steps(sources: Sequence[str], tables: Sequence[dict], prec: int, n:
         :data:`COMPILE_AFTER` calls of :data:`FIELD_EVALUATIONS_PER_CALL` evaluations,
         unless it is in the disk cache).
     """
+    tables = list(tables) + ([guard[1]] if guard is not None else [])
     plan = _tables_plan("mpvi_e", "an explicit field", tables, lambda names, note, exact:
-                        translate_explicit("mpvi_module", sources, names, prec, n, npar, note))
+                        translate_explicit("mpvi_module", sources, names[:len(sources)], prec, n,
+                                           npar, note, None if guard is None else
+                                           (guard[0], names[len(sources)])))
     if plan is None:
         return None
     per = FIELD_EVALUATIONS_PER_CALL

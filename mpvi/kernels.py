@@ -276,24 +276,37 @@ def hamiltonian_field(system):
 def explicit_steps(system):
     """The RK4 and GBS steps on the Hamiltonian field of an M, V system compiled to MPFR
     (:func:`mpvi.cbackend.explicit_steps`), bound to the system's parameters:
-    ``(rk4(t, y, h), gbs(t, y, H, levels))``, each returning the new y as a list,
-    bit-identical to :func:`mpvi.ode.rk4_step` and :func:`mpvi.ode.gbs_step` on
+    ``(rk4(t, y, h, signs), gbs(t, y, H, levels, signs))``, each returning the new y as a
+    list, bit-identical to :func:`mpvi.ode.rk4_step` and :func:`mpvi.ode.gbs_step` on
     :func:`hamiltonian_field`, or None (then the caller runs the Python step: the field's
-    other path, or not compiled yet).  None when compiled kernels are not active in the
-    system's context or the system is not of the M, V form."""
+    other path, a singular factor that left its sign at a stage -- ``signs``, one per factor
+    of :func:`mpvi.singular.singularities`, None: not checked --, or not compiled yet).
+    None when compiled kernels are not active in the system's context, the system is not
+    of the M, V form, or a singular factor depends on the velocities."""
+    from .singular import singularities
     ctx = system.ctx
     if getattr(system, "mass_expr", None) is None or not cbackend.active(ctx):
         return None
+    sing = singularities(system)
+    if sing.uses_velocity:
+        return None
     _, parts, _ = _field_parts(system)
-    steps = cached_kernel(system, ("explicit steps",), lambda: cbackend.explicit_steps(
-        [src for src, _, _ in parts], [t for _, t, _ in parts], ctx.prec, system.dof,
-        len(system.param_symbols)))
+
+    def build():
+        guard = generate_source(*sing.exprs_args, ctx, "singular_factors") if len(sing) else None
+        return cbackend.explicit_steps([src for src, _, _ in parts], [t for _, t, _ in parts],
+                                       ctx.prec, system.dof, len(system.param_symbols), guard)
+    steps = cached_kernel(system, ("explicit steps", tuple(map(str, sing.factors))), build)
     if steps is None:
         return None
     rk4, gbs = steps
     params, eps = list(system.param_values), ctx.eps
-    return (lambda t, y, h: rk4(t, y, h, params, eps),
-            lambda t, y, H, levels: gbs(t, y, H, levels, params, eps))
+    if not len(sing):
+        return (lambda t, y, h, signs: rk4(t, y, h, params, eps),
+                lambda t, y, H, levels, signs: gbs(t, y, H, levels, params, eps))
+    return (lambda t, y, h, signs: rk4(t, y, h, params, eps, None if signs is None else tuple(signs)),
+            lambda t, y, H, levels, signs: gbs(t, y, H, levels, params, eps,
+                                               None if signs is None else tuple(signs)))
 
 
 def taylor_steps(system):
@@ -328,23 +341,32 @@ def taylor_steps(system):
 def step_check(system):
     """The checks :func:`mpvi.solve` runs after every step of an M, V system -- a finite
     state, the growth guard, V and M(q) finite and M(q) positive definite
-    (:meth:`mpvi.LagrangianSystem.irregularity`) -- compiled to MPFR
+    (:meth:`mpvi.LagrangianSystem.irregularity`), and the signs of its singular factors at
+    the node and at the chord midpoint (:mod:`mpvi.singular`) -- compiled to MPFR
     (:func:`mpvi.cbackend.step_check`), bound to the system's parameters:
-    ``check(t, q, y, bound)`` -> True when every check passes, False when the caller must
-    run its own checks (which raise with the message; also before the module is built).
-    None when compiled kernels are not active or the system is not of the M, V form."""
+    ``check(t, q, y, bound, signs, qprev)`` -> True when every check passes, False when
+    the caller must run its own checks (which raise with the message; also before the
+    module is built).  None when compiled kernels are not active, the system is not of
+    the M, V form, or a singular factor depends on the velocities (checked in Python)."""
+    from .singular import singularities
     ctx = system.ctx
     if getattr(system, "mass_expr", None) is None or not cbackend.active(ctx):
+        return None
+    sing = singularities(system)
+    if sing.uses_velocity:
         return None
 
     def build():
         source, table = generate_source(*system._regularity_exprs, ctx, "regularity")
-        return cbackend.step_check(source, table, ctx.prec, system.dof)
-    check = cached_kernel(system, ("step check",), build)
+        guard = generate_source(*sing.exprs_args, ctx, "singular_factors") if len(sing) else None
+        return cbackend.step_check(source, table, ctx.prec, system.dof, guard)
+    check = cached_kernel(system, ("step check", tuple(map(str, sing.factors))), build)
     if check is None:
         return None
     params = list(system.param_values)
-    return lambda t, q, y, bound: check(t, q, y, params, bound)
+    if not len(sing):
+        return lambda t, q, y, bound, signs, qprev: check(t, q, y, params, bound)
+    return lambda t, q, y, bound, signs, qprev: check(t, q, y, params, bound, tuple(signs), qprev)
 
 
 from .precision import boundary_module  # noqa: E402  (last: wraps the names above)

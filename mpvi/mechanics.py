@@ -46,6 +46,7 @@ again on first use), so a :class:`mpvi.Solution` holding one can be pickled too.
 """
 from __future__ import annotations
 
+from collections.abc import Mapping, Set as AbstractSet
 from functools import cached_property
 from typing import Any, Callable, Sequence
 
@@ -967,9 +968,9 @@ class LagrangianSystem:
             An entry the context cannot read.
         """
         ctx = self.ctx
-        if isinstance(values, (str, bytes)) or not hasattr(values, "__len__"):
+        if isinstance(values, (str, bytes, Mapping, AbstractSet)) or not hasattr(values, "__len__"):
             raise ValueError(f"{self.name}: {label} must be a sequence of {self.dof} numbers "
-                             f"({', '.join(self.coord_names)}), got {values!r}")
+                             f"({', '.join(self.coord_names)}) in order, got {values!r}")
         items = list(values) if not isinstance(values, np.ndarray) or values.ndim == 1 else None
         if items is None or len(items) != self.dof:
             shape = np.shape(values) if items is None else (len(items),)

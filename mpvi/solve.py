@@ -48,9 +48,14 @@ from .linalg import NotPositiveDefiniteError, SingularMatrixError
 from .newton import NewtonError, NewtonStats
 from .problem import Problem
 from .schemes.base import StabilityError, check_step, get_method
+from .singular import SingularityCrossed, singularities
 from .solution import EventRecord, Solution
 
 __all__ = ["solve", "Event", "EventRecord", "IntegrationError", "Progress"]
+
+MAX_STEPS = 10 ** 9
+"""The most steps one :func:`solve` takes: at the fastest step mpvi has (about 20 us: RK4
+compiled on one degree of freedom) a billion steps take more than five hours."""
 
 PROGRESS_EVERY = 256
 """A progress callback is called every this many steps (and after the last)."""
@@ -159,7 +164,7 @@ def _step_count(problem, h, n, t1):
     if n is not None:
         if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
             raise ValueError(f"the number of steps n must be a positive integer, got {n!r}")
-        return int(n)
+        return _bounded_steps(int(n))
     t1 = problem.t1 if t1 is None else ctx.number(t1, "final time t1")
     if t1 is None:
         raise ValueError("give the number of steps n or the final time t1 (or Problem(..., t1=...))")
@@ -171,6 +176,8 @@ def _step_count(problem, h, n, t1):
                          f"{ctx.to_str(t0, 12)} in steps h = {ctx.to_str(h, 12)} "
                          f"((t1 - t0)/h = {ctx.to_str(ratio, 12)}; a negative h integrates "
                          "backwards)")
+    if ratio > MAX_STEPS + 1:
+        _bounded_steps(int(ratio), f" ((t1 - t0)/h = {ctx.to_str(ratio, 6)})")
     k = floor(ratio + ctx.one / 2)
     tol = 4 * ctx.eps * (abs(t0) + abs(t1) + abs(span))
     if abs(k * h - span) > tol:
@@ -178,6 +185,34 @@ def _step_count(problem, h, n, t1):
                          f"h = {ctx.to_str(h, 12)} from t0 = {ctx.to_str(t0, 12)} "
                          f"((t1 - t0)/h = {ctx.to_str(ratio, 12)}); choose h = (t1 - t0)/N")
     return k
+
+
+def _check_singular(sing, signs, m, j, t, t_next, q, q1, y1, state, system):
+    """The singular factors keep their signs at the new node and at the chord midpoint
+    (q_j + q_j+1)/2, the internal point of midpoint-type methods (:mod:`mpvi.singular`);
+    IntegrationError naming the factor, the step and the time."""
+    ctx = system.ctx
+    v1 = q1
+    if sing.uses_velocity:
+        v1 = y1 if state == "qv" else system.velocity(q1, y1, t_next)
+    mid = [(a + b) / 2 for a, b in zip(q, q1)]
+    for where, tt, point, v in ((f"at t = {_t(t_next)}", t_next, q1, v1),
+                                ("at the chord midpoint of the step", (t + t_next) / 2, mid, v1)):
+        values = sing.values(tt, point, v)
+        i = sing.crossed(values, signs)
+        if i is not None:
+            raise IntegrationError(f"{m.name}: step {j} at t = {_t(t)}: {where}, "
+                                   f"{sing.describe(i, values[i])}")
+
+
+def _bounded_steps(steps, detail=""):
+    """``steps`` if at most :data:`MAX_STEPS`, else ValueError with the time it would take."""
+    if steps > MAX_STEPS:
+        days = steps * 20e-6 / 86400
+        raise ValueError(f"{steps} steps{detail} are more than one solve takes ({MAX_STEPS}): "
+                         f"even at 20 us per step (RK4 compiled, one degree of freedom) that is "
+                         f"{days:.3g} days; take a larger h or split the run")
+    return steps
 
 
 def _events(events, ctx):
@@ -484,6 +519,12 @@ def solve(problem: Problem, method: Any, *, h: Any = None, n: int | None = None,
         save(t0, q, y)
         ti += 1
 
+    sing = None if first_order else singularities(system)
+    sing = sing if sing is not None and len(sing) else None
+    signs = None
+    if sing is not None:                       # the signs the singular factors must keep
+        signs = sing.signs(sing.values(t0, q, problem.v0 if sing.uses_velocity else q))
+        stepper.guard_signs = signs
     stats = NewtonStats()
     found, stopped, tail = [], None, None
     g_prev = None
@@ -516,13 +557,13 @@ def solve(problem: Problem, method: Any, *, h: Any = None, n: int | None = None,
                 r = stepper(t, q, y, carry)
             except NewtonError as e:
                 raise e.at(j, t) from None
-            except (SingularMatrixError, NotPositiveDefiniteError) as e:
+            except (SingularMatrixError, NotPositiveDefiniteError, SingularityCrossed) as e:
                 raise IntegrationError(f"{m.name}: step {j} at t = {_t(t)}: {e}") from None
             q1, y1 = r.q, r.y
             t_next = t0 + (j + 1) * h
             v1 = y1 if state == "qv" else None
             # the checks after the step; compiled for an M, V system, with the same outcome
-            if fast_check is None or not fast_check(t_next, q1, y1, bound):
+            if fast_check is None or not fast_check(t_next, q1, y1, bound, signs, q):
                 if not (all(map(isfinite, q1)) and (y1 is None or all(map(isfinite, y1)))):
                     cause = "" if first_order else _cause(system, t_next, q1, None)
                     raise IntegrationError(
@@ -539,6 +580,15 @@ def solve(problem: Problem, method: Any, *, h: Any = None, n: int | None = None,
                             f"{m.name}: step {j} at t = {_t(t)} reached t = {_t(t_next)} where "
                             f"{wrong} (q = ({', '.join(ctx.to_str(x, 8) for x in q1)})): the "
                             "system leaves its regular domain, the results would be meaningless")
+                if sing is not None:
+                    _check_singular(sing, signs, m, j, t, t_next, q, q1, y1, state, system)
+            if sing is not None and r.guards is not None:
+                for k, values in enumerate(r.guards):
+                    i = sing.crossed(values, signs)
+                    if i is not None:
+                        raise IntegrationError(
+                            f"{m.name}: step {j} at t = {_t(t)}: at quadrature node {k} of the "
+                            f"step, {sing.describe(i, values[i])}")
             if r.iterations is not None:
                 stats.record(r.iterations, r.residual)
             segment = Segment(run, t, q, y, q1, y1, r.carry, v_prev, v1) if need_segment else None

@@ -334,19 +334,25 @@ def test_compiled_explicit_steps_fall_back_where_the_python_field_goes_another_w
     a, b = sp.symbols("a b")
     system = mpvi.LagrangianSystem("singular at b = 0", [a, b], sp.diag(1, b ** 2),
                                    -sp.cos(a), {}, G64)
+    wider = mpvi.GMPContext(80).num(1)       # before the blocks: a new context sets the precision
     for n_dof, sys_ in ((2, system), (4, _explicit_problems()["4-link"].system)):
         rk4, gbs = kernels.explicit_steps(sys_)
+        signs = None if n_dof == 4 else (1,)           # the singular factor b of det M
         with G64.active():
             y = [G64.num(k + 1) / 7 for k in range(2 * n_dof)]
             h = G64.num("1/100")
-            assert rk4(0, y, h) is not None and gbs(0, y, h, 2) is not None
-            assert rk4(0, [gmpy2.nan()] + y[1:], h) is None
-            assert gbs(0, y[:-1] + [mpvi.GMPContext(80).num(1)], h, 2) is None
+            assert rk4(0, y, h, signs) is not None and gbs(0, y, h, 2, signs) is not None
+            assert rk4(0, [gmpy2.nan()] + y[1:], h, signs) is None
+            assert gbs(0, y[:-1] + [wider], h, 2, signs) is None
             with pytest.raises(ValueError, match="levels must be 1 to 4096"):
-                gbs(0, y, h, 0)
+                gbs(0, y, h, 0, signs)
     rk4, _ = kernels.explicit_steps(system)
     with G64.active():
-        assert rk4(0, [G64.num(1), G64.zero, G64.zero, G64.num(1)], G64.num("1/100")) is None
+        assert rk4(0, [G64.num(1), G64.zero, G64.zero, G64.num(1)], G64.num("1/100"), None) is None
+        # b leaves its sign within the step: declined when the signs are given, not without
+        y = [G64.num(1), G64.num("1/100"), G64.zero, G64.num(-1)]
+        assert rk4(0, y, G64.num("1/10"), (1,)) is None
+        assert rk4(0, y, G64.num("1/10"), None) is not None
     # the stepper at that point: the compiled step declines, the Python field raises
     stepper = mpvi.get_method("rk4").prepare(system, G64.num("1/100"), G64)
     with G64.active(), pytest.raises(mpvi.SingularMatrixError, match="singular at q"):
@@ -354,9 +360,11 @@ def test_compiled_explicit_steps_fall_back_where_the_python_field_goes_another_w
 
 
 def test_the_compiled_step_check_decides_as_the_python_checks(monkeypatch):
-    """check(t, q, y, bound) is True exactly where the finite test, the growth guard and
-    irregularity() all pass: on a grid through a mass matrix that stops being positive
-    definite, with nan, inf and values beyond the bound."""
+    """check(t, q, y, bound, signs, qprev) is True exactly where the finite test, the growth
+    guard, irregularity() and the signs of the singular factors (b - 3 of V, and det M)
+    all pass: on a grid through a mass matrix that stops being positive definite, through
+    b = 3, with nan, inf and values beyond the bound."""
+    from mpvi.singular import singularities
     from mpvi import kernels
     monkeypatch.setenv("MPVI_COMPILE_AFTER", "0")
     monkeypatch.setenv(cbackend.ENV_SWITCH, "1")
@@ -365,7 +373,11 @@ def test_the_compiled_step_check_decides_as_the_python_checks(monkeypatch):
     system = mpvi.LagrangianSystem("PD for |sin a| < c - 1/2", [a, b], M, -sp.cos(a) / (b - 3),
                                    {c: "3/4"}, G64)
     check = kernels.step_check(system)
+    sing = singularities(system)
+    assert len(sing) == 2                       # b - 3, and det M = 3/2 + 2 sin a - cos(a - b)^2
     with G64.active():
+        inside = [G64.num(1), G64.num("1/3")]
+        signs = sing.signs(sing.values(G64.zero, inside, inside))
         bound = G64.num(10)
         grid = [G64.num(k) / 8 for k in range(-40, 41, 3)] + [G64.num(3)]
         seen = set()
@@ -373,16 +385,21 @@ def test_the_compiled_step_check_decides_as_the_python_checks(monkeypatch):
             for y in (G64.num("1/3"), G64.num(3), G64.num(-12)):
                 q, p = [x, y], [G64.num(1), G64.num(-2)]
                 python = (system.irregularity(None, q, q) is None
-                          and max(abs(v) for v in q + p) <= bound)
-                assert check(G64.zero, q, p, bound) is python, (x, y)
+                          and max(abs(v) for v in q + p) <= bound
+                          and sing.crossed(sing.values(G64.zero, q, q), list(signs)) is None)
+                assert check(G64.zero, q, p, bound, signs, None) is python, (x, y)
                 seen.add(python)
         assert seen == {True, False}
-        q = [G64.num(1), G64.num("1/3")]
-        assert check(G64.zero, q, None, None) is True
-        assert check(G64.zero, [gmpy2.nan(), q[1]], None, None) is False
-        assert check(G64.zero, q, [gmpy2.inf(), G64.one], None) is False
-        assert check(G64.zero, q, [G64.num(11), G64.one], bound) is False
-        assert check(G64.zero, q, [G64.num(11), G64.one], None) is True
+        q = inside
+        assert check(G64.zero, q, None, None, signs, None) is True
+        assert check(G64.zero, [gmpy2.nan(), q[1]], None, None, signs, None) is False
+        assert check(G64.zero, q, [gmpy2.inf(), G64.one], None, signs, None) is False
+        assert check(G64.zero, q, [G64.num(11), G64.one], bound, signs, None) is False
+        assert check(G64.zero, q, [G64.num(11), G64.one], None, signs, None) is True
+        # the chord midpoint: b = 1/3 at the node, b = 7 at the previous one (midpoint 3.67)
+        assert check(G64.zero, q, None, None, signs, [G64.num(1), G64.num(7)]) is False
+        assert check(G64.zero, q, None, None, signs, [G64.num(1), G64.num(2)]) is True
+        assert check(G64.zero, q, None, None, [0, signs[1]], None) is False   # the caller decides
 
 
 def test_the_driver_reports_the_same_irregularity_with_the_compiled_check(monkeypatch):
@@ -393,7 +410,8 @@ def test_the_driver_reports_the_same_irregularity_with_the_compiled_check(monkey
         monkeypatch.setenv(cbackend.ENV_SWITCH, switch)
         system = mpvi.LagrangianSystem(f"mass 1 + a/2 ({switch})", [a], sp.Matrix([[1 + a / 2]]),
                                        a, {}, G64)
-        with pytest.raises(mpvi.IntegrationError, match="not positive definite") as err:
+        with pytest.raises(mpvi.IntegrationError, match=r"a \+ 2 \(from the denominator a \+ 2 "
+                                                        r"in det M\) changed sign") as err:
             mpvi.solve(mpvi.Problem(system, ["0"], p0=["-1"]), "rk4", h="1/10", n=200)
         messages.append(str(err.value).replace(f"({switch})", ""))
     assert messages[0] == messages[1]

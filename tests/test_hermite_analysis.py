@@ -93,9 +93,9 @@ def test_measured_orders_are_2n_minus_2_and_4n_minus_4(method, n, steps):
 
 def test_bad_hermite_parameters_are_refused():
     problem = Problem(oscillator(C64), ["1"], v0=["0"])
-    with pytest.raises(ValueError, match="needs n >= 2"):
+    with pytest.raises(ValueError, match=r"n \(degree 2n - 1 >= 3\) must be an integer from 2 to 8, got 1"):
         solve(problem, "hermite_galerkin", h=C64.num("0.1"), n=2, hermite_n=1)
-    with pytest.raises(ValueError, match="nodes must be an integer >= n"):
+    with pytest.raises(ValueError, match=r"nodes \(Gauss-Legendre points per step, >= n = 2\) must be an integer from 2"):
         solve(problem, "hermite_variational", h=C64.num("0.1"), n=2, nodes=1)
 
 

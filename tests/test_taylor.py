@@ -140,6 +140,7 @@ def test_the_compiled_step_declines_where_python_raises(monkeypatch):
     system = mpvi.LagrangianSystem("singular at x3 = 0", list(qs),
                                    sp.diag(1, 1, 1, qs[3] ** 2), -sp.cos(qs[0]), {}, G64)
     python, compiled = kernels.taylor_steps(system)
+    wider = mpvi.GMPContext(80).num(1)          # made before the block: a new context sets the precision
     with G64.active():
         h = G64.num("1/100")
         y = [G64.num(j + 1) / 7 for j in range(8)]
@@ -148,7 +149,7 @@ def test_the_compiled_step_declines_where_python_raises(monkeypatch):
         assert compiled(0, singular, h, 5) is None
         with pytest.raises(mpvi.SingularMatrixError):
             python(0, singular, h, 5)
-        assert compiled(0, y[:-1] + [mpvi.GMPContext(80).num(1)], h, 5) is None
+        assert compiled(0, y[:-1] + [wider], h, 5) is None
         nan = [gmpy2.nan()] + y[1:]
         out_c, out_p = compiled(0, nan, h, 5), python(0, nan, h, 5)
         assert out_c[0] != out_c[0] and all((x != x and z != z) or (x == z and not x != x)

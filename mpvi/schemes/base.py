@@ -60,7 +60,9 @@ class State(NamedTuple):
 
 
 class StepResult(NamedTuple):
-    """One step's result: new state (q, y), internal data, Newton statistics, carry."""
+    """One step's result: new state (q, y), internal data, Newton statistics, carry, and
+    the system's singular factors at the points inside the step where the method evaluated
+    the system (a list of value lists, :mod:`mpvi.singular`; None when it reports none)."""
 
     q: np.ndarray
     y: np.ndarray
@@ -68,6 +70,7 @@ class StepResult(NamedTuple):
     iterations: int | None = None
     residual: Any = None
     carry: Any = None
+    guards: Any = None
 
 
 @dataclass(frozen=True)
@@ -365,6 +368,21 @@ def get_method(name: Any) -> Method:
     except (KeyError, TypeError):
         raise ValueError(f"unknown method {name!r}; known methods: "
                          f"{', '.join(sorted(METHODS))}") from None
+
+
+def check_count(value: Any, name: str, low: int, high: int, why: str) -> int:
+    """An integer method parameter from ``low`` to ``high``, or ValueError naming it.
+
+    ``high`` is what mpvi builds or steps in reasonable time on a small machine; ``why``
+    (the measured cost that sets it) is part of the message, so a value beyond it is
+    refused before any work instead of hanging.
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise ValueError(f"{name} must be an integer from {low} to {high}, got {value!r}")
+    if not low <= value <= high:
+        raise ValueError(f"{name} must be an integer from {low} to {high}, got {value}"
+                         + (f": {why}" if value > high else ""))
+    return int(value)
 
 
 def check_step(h, ctx):

@@ -62,7 +62,7 @@ from ..codegen import compile_exprs
 from ..mechanics import TIME
 from ..newton import check_options, solve_info
 from ..quadrature import gauss_legendre, to_context
-from .base import Method, StepResult, check_step, register
+from .base import Method, StepResult, check_count, check_step, register
 
 SOLVERS = ("newton", "explicit", "iterate")
 VARIANTS = ("damped", "simple")
@@ -400,8 +400,8 @@ def prepare_action(kind):
         if getattr(system, "lagrangian_expr", None) is None:
             raise TypeError(f"{KINDS[kind]} needs a system with a symbolic Lagrangian "
                             f"(mpvi.mechanics.LagrangianSystem); got {system!r}")
-        if isinstance(nodes, bool) or not isinstance(nodes, (int, np.integer)) or nodes < 1:
-            raise ValueError(f"nodes must be a positive integer, got {nodes!r}")
+        nodes = check_count(nodes, "nodes", 1, 64, "each node adds the system's derivatives "
+                            "to the step's kernel")
         newton = check_options(newton, ctx)
         rule = gauss_legendre(int(nodes))
         ss = [to_context(z, ctx) * h for z in rule.nodes]
@@ -443,8 +443,8 @@ def _action_declaration(kind):
         """The small step equation with its Gauss-Legendre rule, for mpvi.modified."""
         from ..modified import ParabolicAction
         nodes = params["nodes"]
-        if isinstance(nodes, bool) or not isinstance(nodes, (int, np.integer)) or nodes < 1:
-            raise ValueError(f"nodes must be a positive integer, got {nodes!r}")
+        nodes = check_count(nodes, "nodes", 1, 64, "each node adds the system's derivatives "
+                            "to the step's kernel")
         return ParabolicAction(kind, gauss_legendre(int(nodes)),
                                integrand=lambda system: _action_pieces(system, kind),
                                label=KINDS[kind])

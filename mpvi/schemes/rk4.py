@@ -15,6 +15,7 @@ import sympy as sp
 
 from ..kernels import explicit_steps
 from ..ode import hamiltonian_field, rk4_step
+from ..singular import SingularityCrossed, singularities
 from .base import Method, StepResult, check_step, register
 
 
@@ -22,9 +23,12 @@ def explicit_stepper(system, ctx, one_step, compiled=None):
     """A stepper applying ``one_step(f, t, y)`` (y a list) to the Hamiltonian field of a
     mechanical system on y = (q, p), or to the right-hand side of a first-order system.
 
-    ``compiled(steps, t, y)``: the same step by the compiled steps of
+    ``compiled(steps, t, y, signs)``: the same step by the compiled steps of
     :func:`mpvi.kernels.explicit_steps` (bit-identical), tried first where they exist;
-    its None means the Python step."""
+    its None means the Python step.  With ``stepper.guard_signs`` set (by
+    :func:`mpvi.solve`: the signs of the system's singular factors at the initial point,
+    :mod:`mpvi.singular`) every evaluation of the field checks them at its stage, and a
+    change raises :class:`mpvi.singular.SingularityCrossed` naming the factor."""
     dtype = ctx.dtype
     if system.first_order:
         f = system.field()
@@ -35,14 +39,26 @@ def explicit_stepper(system, ctx, one_step, compiled=None):
         return stepper
     f, n = hamiltonian_field(system), system.dof
     steps = explicit_steps(system) if compiled is not None else None
+    sing = singularities(system)
+
+    def guarded(t, y):
+        out = f(t, y)
+        values = sing.values(t, y[:n], out[:n])          # q' = v: the field's first half
+        i = sing.crossed(values, stepper.guard_signs)
+        if i is not None:
+            raise SingularityCrossed(f"at a stage of the step, t = {ctx.to_str(t, 10)}: "
+                                     f"{sing.describe(i, values[i])}")
+        return out
 
     def stepper(t, q, p, carry=None):
         ctx.activate()
         y = [*q, *p]
-        out = compiled(steps, t, y) if steps is not None else None
+        signs = stepper.guard_signs
+        out = compiled(steps, t, y, signs) if steps is not None else None
         if out is None:
-            out = one_step(f, t, y)
+            out = one_step(guarded if signs is not None else f, t, y)
         return StepResult(np.array(out[:n], dtype=dtype), np.array(out[n:], dtype=dtype))
+    stepper.guard_signs = None
     return stepper
 
 
@@ -52,7 +68,7 @@ def prepare(system, h, ctx, check_stability=True):
     ``check_stability`` is checked by :func:`mpvi.solve` (omega h <= 2 sqrt 2)."""
     h = check_step(h, ctx)
     return explicit_stepper(system, ctx, lambda f, t, y: rk4_step(f, t, y, h),
-                            lambda steps, t, y: steps[0](t, y, h))
+                            lambda steps, t, y, signs: steps[0](t, y, h, signs))
 
 
 def _declaration():

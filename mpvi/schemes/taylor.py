@@ -23,7 +23,7 @@ for RK4.  Dense output: one Taylor step of size theta h from the node (order ``d
 import numpy as np
 
 from ..kernels import hamiltonian_field, taylor_steps
-from .base import Method, StepResult, check_step, register
+from .base import Method, StepResult, check_count, check_step, register
 
 
 def prepare(system, h, ctx, check_stability=True, degree=32):
@@ -32,8 +32,8 @@ def prepare(system, h, ctx, check_stability=True, degree=32):
     ``degree``: the degree of the Taylor polynomial (the method's order; named so that
     it does not collide with the ``order`` of :func:`mpvi.modified_equation`)."""
     h = check_step(h, ctx)
-    if isinstance(degree, bool) or not isinstance(degree, int) or not 1 <= degree <= 100000:
-        raise ValueError(f"degree must be an integer from 1 to 100000, got {degree!r}")
+    degree = check_count(degree, "degree", 1, 1000, "a step costs about degree^2 products of "
+                         "series coefficients (1000: a few seconds per step)")
     if system.first_order:
         raise ValueError(f"taylor: {system.name} is a first-order system with a Python "
                          "right-hand side; the Taylor method needs a mechanical system's "

@@ -54,8 +54,9 @@ import sympy as sp
 from .. import kernels
 from ..dense import TrialBasis
 from ..newton import check_options, solve_info
+from ..singular import singularities
 from ..quadrature import Basis, Quadrature, gauss_legendre, gauss_lobatto, is_zero, lagrange_basis, to_context
-from .base import StepResult, check_step
+from .base import StepResult, check_count, check_step
 
 
 @dataclass(frozen=True)
@@ -72,6 +73,9 @@ def lagrange_discretization(name, points, quadrature):
 
 
 SIMPSON = lagrange_discretization("simpson", (0, Fr(1, 2), 1), gauss_lobatto(3))
+MAX_LOBATTO_POINTS = 24
+"""The most Lobatto points mpvi builds a step for (order 46)."""
+
 MIDPOINT = lagrange_discretization("midpoint", (0, 1), gauss_legendre(1))
 
 
@@ -79,8 +83,9 @@ def lobatto(points):
     """The Lobatto variational integrator with ``points`` points: P_(points-1) trial
     functions through equispaced points, ``points``-point Gauss-Lobatto quadrature; order
     2 (points - 1) (Marsden & West 2001, Sec. 2.6; Hairer-Lubich-Wanner VI.6)."""
-    if not isinstance(points, int) or points < 2:
-        raise ValueError(f"a Lobatto scheme needs at least 2 points, got {points!r}")
+    points = check_count(points, "a Lobatto scheme's number of points", 2, MAX_LOBATTO_POINTS,
+                         "building its step grows as points^3.4 (16 points: about 25 s for one "
+                         "degree of freedom on a 2-core machine; 24: about 90 s)")
     return lagrange_discretization(f"lobatto{points}", [Fr(i, points - 1) for i in range(points)],
                                    gauss_lobatto(points))
 
@@ -246,6 +251,8 @@ class _TrialStepper:
         self.n = system.dof
         self.kernel = None                 # set by the subclass when ctx.kernels
         self.trial_basis = TrialBasis.of(method.disc.basis, ctx)
+        found = singularities(system)
+        self.singular = found if len(found) else None
 
     dense = "trial"
     """Dense output: the step's trial function (:mod:`mpvi.dense`); the carry of a step
@@ -330,8 +337,34 @@ class _TrialStepper:
         else:
             blocks[key] = add
 
+    def _guard_outputs(self, nodes, times):
+        """The system's singular factors at each quadrature node (node symbols ``nodes``
+        [(x_k, x'_k)], times ``times``), as kernel outputs: a step reports their values at
+        the points where it evaluated the system (:mod:`mpvi.singular`)."""
+        if self.singular is None:
+            return []
+        return [e for k, (xk, gk) in enumerate(nodes)
+                for e in kernels.at_node(self.system, self.singular.factors, xk, gk, times[k])]
+
+    @property
+    def _guard_key(self):
+        return () if self.singular is None else tuple(map(str, self.singular.factors))
+
+    def _node_guards(self, t, coeffs, out):
+        """The singular factors at the quadrature nodes of the converged step: from the
+        kernel's outputs ``out`` (after the first ``skip``), or evaluated here (reference
+        path); None without singular factors."""
+        if self.singular is None:
+            return None
+        if out is not None:
+            m = len(self.singular)
+            return [out[k * m:(k + 1) * m] for k in range(len(out) // m)]
+        xs, gs = self.tables.nodes(coeffs)
+        return [self.singular.values(tk, x, g) for tk, x, g in zip(self.tables.node_times(t), xs, gs)]
+
     def kernel_step(self, t, q, y, carry, known, outputs):
-        """One step by the generated kernel: Newton on lists, results as context arrays."""
+        """One step by the generated kernel: Newton on lists, results as context arrays,
+        and the singular factors at the quadrature nodes (None without any)."""
         ctx = self.ctx.activate()
 
         def X0():
@@ -349,8 +382,10 @@ class _TrialStepper:
             outputs=True, **self.newton)
         X = np.array(X, dtype=object)
         coeffs = self.assemble(known, X)
-        y1 = np.array(out, dtype=object) if outputs else coeffs[self.v1]
-        return X, iterations, residual, coeffs, y1
+        n = self.n if outputs else 0
+        y1 = np.array(out[:n], dtype=object) if outputs else coeffs[self.v1]
+        guards = self._node_guards(t, coeffs, out[n:]) if self.singular is not None else None
+        return X, iterations, residual, coeffs, y1, guards
 
     @cached_property
     def _extrapolation(self):
@@ -390,7 +425,7 @@ class _TrialStepper:
     def __call__(self, t, q, y, carry=None):
         known = self.known_values(q, y)
         if self.kernel is not None:
-            X, iterations, residual, coeffs, y1 = self.kernel_step(
+            X, iterations, residual, coeffs, y1, guards = self.kernel_step(
                 t, q, y, carry, known, self.method.state == "qp")
         else:
             guess = self.first_guess(t, q, y, carry)
@@ -401,9 +436,10 @@ class _TrialStepper:
                                                  **self.newton)
             coeffs = self.assemble(known, X)
             y1 = output() if self.method.state == "qp" else coeffs[self.v1]
+            guards = self._node_guards(t, coeffs, None)
         internal = [coeffs[i] for i in self.unknown if i != self.q1 and i != self.v1]
         return StepResult(coeffs[self.q1], y1, np.array(internal, dtype=object) if internal else None,
-                          iterations, residual, coeffs)
+                          iterations, residual, coeffs, guards)
 
 
 class _VariationalStepper(_TrialStepper):
@@ -426,7 +462,8 @@ class _VariationalStepper(_TrialStepper):
         # the table numbers, in the order of the symbols made for the kernel's build
         self._K_tail = [x for table in tables for terms in table for _, x in terms]
         key = ("variational", self._structure(*tables), tuple(self.known), tuple(self.unknown),
-               tuple(self.rows), tuple(self.momentum), self.q1, self.method.state, self.timed)
+               tuple(self.rows), tuple(self.momentum), self.q1, self.method.state, self.timed,
+               self._guard_key)
         self.kernel = kernels.cached_kernel(sys, key, lambda: self._build_kernel(
             *[self._table_symbols(p, table, []) for p, table in zip("agGP", tables)]))
 
@@ -441,10 +478,11 @@ class _VariationalStepper(_TrialStepper):
                  else [None] * len(xt))
         P, G, Gq, Gv, Pq, Pv = sys.symbolic("node")
         rows, unknown = set(self.rows), set(self.unknown)
-        stages, grad, blocks = [], {}, {}
+        stages, grad, blocks, nodes = [], {}, {}, []
         zero = [sp.Integer(0)] * n
         for k in range(len(xt)):
             xk, gk = self._node_stages(coeffs, k, (("x", xt), ("g", gt)), stages)
+            nodes.append((xk, gk))
             Pk, Gk, Gqk, Gvk, Pqk, Pvk = kernels.at_node(sys, [P, G, Gq, Gv, Pq, Pv], xk, gk,
                                                          times[k])
             for terms, D, Dq, Dv in ((Gt[k], Gk, Gqk, Gvk), (Pt[k], Pk, Pqk, Pvk)):
@@ -461,7 +499,8 @@ class _VariationalStepper(_TrialStepper):
         res = []
         for e, mom in zip(self.rows, self.momentum):
             res.extend([yi + gi for yi, gi in zip(y, grad[e])] if mom else grad[e])
-        out = list(grad[self.q1]) if self.method.state == "qp" else ()
+        out = list(grad[self.q1]) if self.method.state == "qp" else []
+        out += self._guard_outputs(nodes, times)
         K = known + y + (times if self.timed else []) + [
             sym for table in (xt, gt, Gt, Pt) for terms in table for _, sym in terms]
         return kernels.Kernel(X, K, sys.param_symbols, res, self.ctx, out,
@@ -517,7 +556,7 @@ class _GalerkinStepper(_TrialStepper):
         syms = [self._table_symbols(p, table, tail) for p, table in zip("age", tables)]
         wsyms = self._table_symbols("w", weights, tail)
         key = ("galerkin", self._structure(*tables, weights), tuple(self.known),
-               tuple(self.unknown))
+               tuple(self.unknown), self._guard_key)
         self.kernel = kernels.cached_kernel(sys, key, lambda: self._build_kernel(*syms, wsyms))
 
     def _build_kernel(self, xt, gt, et, wt):
@@ -528,10 +567,11 @@ class _GalerkinStepper(_TrialStepper):
         times = list(sp.symbols(f"t0:{len(xt)}", cls=sp.Dummy))
         R, Rq, Rv, Ra = sys.symbolic("residual")
         unknown = set(self.unknown)
-        stages, blocks = [], {}
+        stages, blocks, nodes = [], {}, []
         res = [[sp.Integer(0)] * n for _ in wt]
         for k in range(len(xt)):
             xk, gk, ek = self._node_stages(coeffs, k, (("x", xt), ("g", gt), ("e", et)), stages)
+            nodes.append((xk, gk))
             Rk, Rqk, Rvk, Rak = kernels.at_node(sys, [R, Rq, Rv, Ra], xk, gk, times[k], ek)
             for m, w in enumerate(wt):
                 wk = w[k][1]
@@ -543,6 +583,7 @@ class _GalerkinStepper(_TrialStepper):
         K = known + times + [sym for table in (xt, gt, et, wt) for terms in table
                              for _, sym in terms]
         return kernels.Kernel(X, K, sys.param_symbols, [e for v in res for e in v], self.ctx,
+                              self._guard_outputs(nodes, times),
                               jacobian=self._jacobian_blocks(range(len(wt)), blocks),
                               stages=stages)
 

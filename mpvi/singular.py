@@ -1,0 +1,274 @@
+"""The singularities of a system, so that no run crosses one silently.
+
+A variational integrator, an RK4 or a GBS step evaluates the system's field at a few
+points of each step -- the nodes, the quadrature nodes of its trial function, its stages.
+If a denominator of the field vanishes *between* two such points, nothing is infinite
+where the method looks: ``V = -1/q`` started at q = 1 runs through the collision to
+q = -31, ``V = -tan q`` passes its pole, ``V = -log q`` under GBS gains ten orders of
+magnitude of energy.  The remedy is cheap: the quantities whose zero is a singularity
+keep their sign along a regular trajectory, so their signs at every point a step
+evaluates are compared with their signs at the initial point.
+
+:func:`singularities` finds them once per system, symbolically:
+
+* the bases of negative and fractional powers (denominators 1/D, square roots and other
+  radicals sqrt(D)), the arguments of ``log``, the poles of ``tan``, ``cot``, ``sec``,
+  ``csc`` (cos or sin of the argument), the kinks of ``Abs``, ``sign``, ``Heaviside``, the
+  branch points of ``atanh``, ``acoth``, ``asin``, ``acos``, ``acosh``, ``LambertW`` and the
+  pole of ``zeta`` -- in the Lagrangian (V and M, or a general L), the force, and their
+  first derivatives (which hold what the field divides by: 1/sqrt(1 - x^2) of asin);
+* the determinant of the mass matrix (L_vv), up to :data:`DETERMINANT_DOF` degrees of
+  freedom (a 3 x 3 determinant of trigonometric entries is cheap; beyond, the mass
+  matrix is only tested for positive definiteness at the nodes);
+* each split into its irreducible factors over Q (``sympy.factor_list``), so that a
+  factor of even power (``M = q^2``: the factor q) is seen changing sign;
+* minus the factors whose sign cannot change: an interval evaluation (mpmath's ``iv``,
+  sin and cos in [-1, 1], coordinates, velocities and time unbounded, parameters at their
+  values) that is >= 0 or <= 0 everywhere (``2 - cos(q1 - q2)^2``, ``x^2 + y^2``: they can
+  only touch zero, which the driver sees as a non-finite value).
+
+Gamma-type poles (gamma, loggamma, polygamma at the non-positive integers) and the jumps
+of ``floor`` are not guarded.  :class:`Singularities` evaluates the factors (one generated
+function, compiled to MPFR with the rest) and compares signs; :func:`mpvi.solve` checks
+them at every node and at the points each method evaluates inside a step, and a change
+raises :class:`mpvi.IntegrationError` naming the factor, where it comes from, the step
+and the time.
+"""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import sympy as sp
+
+from .codegen import TIME, compile_exprs
+
+class SingularityCrossed(ArithmeticError):
+    """A step evaluated the system on the other side of one of its singularities (raised
+    inside a step; :func:`mpvi.solve` reports it as :class:`mpvi.IntegrationError` with the
+    step and the time)."""
+
+
+DETERMINANT_DOF = 3
+"""Up to this many degrees of freedom the factors of det M (det L_vv) are guarded."""
+
+_POLES = {sp.tan: sp.cos, sp.sec: sp.cos, sp.cot: sp.sin, sp.csc: sp.sin}
+
+
+def _singular_bases(expr) -> list:
+    """(base, what) pairs of ``expr``: the quantities whose zero is a singularity of it."""
+    out, stack = [], [sp.sympify(expr, strict=True)]
+    while stack:
+        x = stack.pop()
+        if x.is_Atom:
+            continue
+        stack.extend(x.args)
+        if x.is_Pow:
+            e = x.exp
+            if not e.is_number:
+                out.append((x.base, f"the base of {x}"))
+            elif e.is_negative:
+                out.append((x.base, f"the denominator {x.base ** -e}"))
+            elif not e.is_integer:
+                out.append((x.base, f"the radicand of {x}"))
+        elif isinstance(x, sp.log):
+            out.append((x.args[0], f"the argument of {x}"))
+        elif type(x) in _POLES:
+            out.append((_POLES[type(x)](x.args[0]), f"the pole of {x}"))
+        elif isinstance(x, (sp.Abs, sp.sign, sp.Heaviside, sp.DiracDelta)):
+            out.append((x.args[0], f"the kink of {x}"))
+        elif isinstance(x, (sp.atanh, sp.acoth)):
+            out += [(1 - x.args[0], f"the branch point of {x}"), (1 + x.args[0], f"the branch point of {x}")]
+        elif isinstance(x, (sp.asin, sp.acos)):
+            out.append((1 - x.args[0] ** 2, f"the branch point of {x}"))
+        elif isinstance(x, sp.acosh):
+            out.append((x.args[0] - 1, f"the branch point of {x}"))
+        elif isinstance(x, sp.LambertW):
+            out.append((x.args[0] + sp.exp(-1), f"the branch point of {x}"))
+        elif isinstance(x, sp.zeta):
+            out.append((x.args[0] - 1, f"the pole of {x}"))
+    return out
+
+
+def _factors(base):
+    try:
+        _, factors = sp.factor_list(base)
+        return [f for f, _ in factors]
+    except (sp.PolynomialError, sp.polys.polyerrors.PolificationFailed, NotImplementedError,
+            TypeError, ValueError):
+        return [base]
+
+
+def _interval(e, env):
+    """An interval enclosing ``e`` (mpmath ``iv``) over ``env`` (symbol -> interval, other
+    symbols unbounded), or None where this small evaluator does not know an operation."""
+    from mpmath import inf, iv
+    if e.is_Symbol:
+        return env.get(e, iv.mpf([-inf, inf]))
+    if e.is_Rational:
+        return iv.mpf(int(e.p)) / int(e.q)
+    if e is sp.pi:
+        return iv.pi
+    if e is sp.E:
+        return iv.e
+    args = [_interval(a, env) for a in e.args]
+    if any(a is None for a in args):
+        return None
+    if e.is_Add:
+        total = args[0]
+        for a in args[1:]:
+            total = total + a
+        return total
+    if e.is_Mul:
+        total = args[0]
+        for a in args[1:]:
+            total = total * a
+        return total
+    if e.is_Pow and e.exp.is_Integer:
+        return args[0] ** int(e.exp)
+    if isinstance(e, (sp.sin, sp.cos)):
+        return iv.mpf([-1, 1])
+    if isinstance(e, sp.exp):
+        return iv.exp(args[0])
+    return None
+
+
+def _can_change_sign(factor, env) -> bool:
+    box = _interval(factor, env)
+    if box is None:
+        return True
+    return bool(box.a < 0 < box.b) or box.a != box.a
+
+
+class Singularities:
+    """The factors of a system whose zeros are singularities (module doc), with what they
+    come from, and their evaluation.
+
+    Parameters
+    ----------
+    system : LagrangianSystem
+        The system (:func:`singularities` makes one per system signature and context).
+    factors : list of (sympy expression, str)
+        Each factor with a phrase saying where it comes from.
+    """
+
+    def __init__(self, system, factors: Sequence):
+        self.system = system
+        self.factors = [f for f, _ in factors]
+        self.origins = [w for _, w in factors]
+        x = set(system.coords) | {TIME}
+        self.uses_velocity = any(f.has(*system.velocity_symbols) for f in self.factors)
+        self.uses_time = any(f.has(TIME) for f in self.factors)
+        self._free = x
+        self._f = None
+
+    def __len__(self):
+        return len(self.factors)
+
+    @property
+    def exprs_args(self) -> tuple:
+        """(argument groups, expressions): ``([t], q, v, params) -> [factors]``."""
+        S = self.system
+        return [[TIME], S.coords, S.velocity_symbols, S.param_symbols], list(self.factors)
+
+    def values(self, t: Any, q: Any, v: Any) -> list:
+        """The factors at (t, q, v) (v is not read by factors without velocities).
+
+        Parameters
+        ----------
+        t : number
+            Time.
+        q : sequence of numbers
+            Positions.
+        v : sequence of numbers
+            Velocities (anything of length n when :attr:`uses_velocity` is False).
+
+        Returns
+        -------
+        list
+            One number of the system's context per factor.
+        """
+        if self._f is None:
+            self._f = compile_exprs(*self.exprs_args, self.system.ctx, "singular_factors")
+        return self._f([t], q, v, self.system.param_values)
+
+    @staticmethod
+    def signs(values: Sequence) -> list:
+        """-1, 0 or +1 for each value (0 also for nan: no sign to keep)."""
+        return [1 if x > 0 else (-1 if x < 0 else 0) for x in values]
+
+    @staticmethod
+    def crossed(values: Sequence, signs: list) -> int | None:
+        """The index of the first value whose sign differs from ``signs`` (kept signs;
+        a 0 in ``signs`` takes the value's sign, once it has one), or None."""
+        for i, (x, s) in enumerate(zip(values, signs)):
+            if s == 0:
+                signs[i] = 1 if x > 0 else (-1 if x < 0 else 0)
+            elif not (x > 0 if s > 0 else x < 0):
+                return i
+        return None
+
+    def describe(self, i: int, value: Any) -> str:
+        """A sentence naming factor ``i``, where it comes from and its value."""
+        ctx = self.system.ctx
+        return (f"{self.factors[i]} (from {self.origins[i]}) changed sign to "
+                f"{ctx.to_str(value, 5)}: the step crossed a singularity of the system")
+
+
+_CACHE: dict = {}
+
+
+def singularities(system) -> Singularities:
+    """The :class:`Singularities` of a mechanical system (cached per signature, parameter
+    values and context).
+
+    Parameters
+    ----------
+    system : LagrangianSystem
+        The system.
+
+    Returns
+    -------
+    Singularities
+        Possibly empty.
+    """
+    key = (system.ctx.key, system.signature, tuple(map(str, system.param_values)))
+    found = _CACHE.get(key)
+    if found is not None:
+        return found
+    q, v = list(system.coords), list(system.velocity_symbols)
+    sources = [(system.lagrangian_expr, "L")]
+    if system.mass_expr is not None:
+        sources = [(system.potential_expr, "V")] + [(e, "M") for e in system.mass_expr]
+        mass = sp.Matrix(system.mass_expr)
+    else:
+        mass = sp.Matrix(system._Lvv)
+    if system.has_force:
+        sources += [(e, "F") for e in system.force_expr]
+    exprs = list(sources)
+    for e, where in sources:
+        exprs += [(sp.diff(e, s), f"d{where}/d{s}") for s in q + v if e.has(s)]
+    if system.dof <= DETERMINANT_DOF and not system.constant_mass:
+        det = sp.factor(mass.det(method="berkowitz"))
+        exprs.append((1 / det, "det M" if system.mass_expr is not None else "det L_vv"))
+    env = {}
+    from mpmath import iv
+    for s, x in zip(system.param_symbols, system.param_values):
+        lo, hi = system.ctx.to_str(x, 20), system.ctx.to_str(x, 20)
+        env[s] = iv.mpf([lo, hi]) + iv.mpf([-1, 1]) * abs(iv.mpf(lo)) * iv.mpf("1e-15")
+    moving = set(q) | set(v) | {TIME}
+    found, seen = [], set()
+    for e, where in exprs:
+        for base, what in _singular_bases(e):
+            for f in _factors(base):
+                if not (f.free_symbols & moving) or f in seen or -f in seen:
+                    continue
+                seen.add(f)
+                if _can_change_sign(f, env):
+                    found.append((f, f"{what} in {where}"))
+    result = _CACHE[key] = Singularities(system, found)
+    return result
+
+
+from .precision import boundary_module  # noqa: E402  (last: wraps the names above)
+
+boundary_module(globals())
