@@ -609,11 +609,13 @@ class Context:
     def namespace(self) -> dict:
         """Return the names that code generated from sympy expressions may call.
 
-        ``sin``, ``mpf``, ``pi``, ... bound to this context: evaluated at its precision,
-        never at a global one (see :func:`mpvi.codegen.compile_exprs`).  sin, cos and
-        tan return nan for arguments beyond 2^prec, and the functions of
-        ``PARTIAL_FUNCTIONS`` return nan outside their real domain, so that a diverging
-        run is caught as a non-finite value.
+        ``sin``, ``mpf``, ``pi``, ... and the special functions of
+        ``SPECIAL_FUNCTIONS_OF_CODE`` (``erf``, ``gamma``, ``besselj``, ``heaviside``,
+        ...) bound to this context: evaluated at its precision, never at a global one (see
+        :func:`mpvi.codegen.compile_exprs`).  sin, cos and tan return nan for arguments
+        beyond 2^prec, and the functions of ``PARTIAL_FUNCTIONS`` and the special
+        functions return nan outside their real domain, so that a diverging run is caught
+        as a non-finite value.
 
         Returns
         -------
