@@ -74,7 +74,8 @@ _FUNCTIONS = {"sin": "mpfr_sin", "cos": "mpfr_cos", "tan": "mpfr_tan", "exp": "m
               "asin": "mpfr_asin", "acos": "mpfr_acos", "fabs": "mpfr_abs", "abs": "mpfr_abs",
               "erf": "mpfr_erf", "erfc": "mpfr_erfc", "gamma": "mpfr_gamma", "zeta": "mpfr_zeta",
               "atanh": "mpfr_atanh", "asinh": "mpfr_asinh", "acosh": "mpfr_acosh",
-              "floor": "mpfr_rint_floor", "ceil": "mpfr_rint_ceil"}
+              "floor": "mpfr_rint_floor", "ceil": "mpfr_rint_ceil", "ei": "mpfr_eint",
+              "airyai": "mpfr_ai"}
 """The one-argument functions of generated code and their MPFR counterparts (the context's
 ``namespace``: the same MPFR functions, through gmpy2)."""
 _NAN_UNLESS_POSITIVE = {"loggamma": "mpfr_lngamma({out}, {x}, MPFR_RNDN)",

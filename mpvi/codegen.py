@@ -137,20 +137,11 @@ class ContextPrinter(MpmathPrinter):
     def _call(self, name, args):
         return f"{name}({', '.join(self._print(a) for a in args)})"
 
-    def _print_zeta(self, expr):
-        return self._call("zeta", expr.args)
+    def _print_airyaiprime(self, expr):
+        return self._call("airyai", (expr.args[0], 1))
 
-    def _print__ZetaDerivative(self, expr):
-        return self._call("zetaderiv", expr.args)
-
-    def _print_LambertW(self, expr):
-        return self._call("lambertw", expr.args)
-
-    def _print_polygamma(self, expr):
-        return self._call("polygamma", expr.args)
-
-    def _print_Heaviside(self, expr):
-        return self._call("heaviside", expr.args)
+    def _print_airybiprime(self, expr):
+        return self._call("airybi", (expr.args[0], 1))
 
     def _print_DiracDelta(self, expr):
         return self._call("diracdelta", expr.args[:1])  # any order: 0 off 0, nan at 0
@@ -161,6 +152,17 @@ class ContextPrinter(MpmathPrinter):
     def _print_Derivative(self, expr):
         raise PrintMethodNotImplementedError(f"Unsupported by {type(self)}: {expr}")
 
+
+_PRINTED_AS = {"zeta": "zeta", "_ZetaDerivative": "zetaderiv", "LambertW": "lambertw",
+               "polygamma": "polygamma", "Heaviside": "heaviside", "erfi": "erfi", "Ei": "ei",
+               "expint": "expint", "li": "li", "Si": "si", "Ci": "ci", "Shi": "shi",
+               "Chi": "chi", "airyai": "airyai", "airybi": "airybi", "elliptic_k": "ellipk",
+               "elliptic_e": "ellipe", "elliptic_f": "ellipf"}
+"""sympy functions printed as a call of the context's function of the same arguments (the
+others as sympy's MpmathPrinter prints them)."""
+for _sympy_name, _code_name in _PRINTED_AS.items():
+    setattr(ContextPrinter, f"_print_{_sympy_name}",
+            lambda self, expr, _name=_code_name: self._call(_name, expr.args))
 
 _ELEMENTARY = (sp.sin, sp.cos, sp.tan, sp.exp, sp.log, sp.sinh, sp.cosh, sp.tanh, sp.asin,
                sp.acos, sp.atan, sp.atan2, sp.asinh, sp.acosh, sp.atanh, sp.erf, sp.erfc)

@@ -155,6 +155,14 @@ def _mpmath_specials(m):
         "lambertw": _mpmath_real(m, lambda x, k=0: m.lambertw(x, k)),
         "atanh": _mpmath_real(m, m.atanh),
         "acosh": _mpmath_real(m, m.acosh),
+        **{name: _mpmath_real(m, f) for name, f in (
+            ("erfi", m.erfi), ("ei", m.ei), ("expint", m.expint), ("li", m.li), ("si", m.si),
+            ("ci", m.ci), ("shi", m.shi), ("chi", m.chi), ("fresnels", m.fresnels),
+            ("fresnelc", m.fresnelc), ("besseli", m.besseli), ("besselk", m.besselk),
+            ("ellipk", m.ellipk), ("ellipe", m.ellipe), ("ellipf", m.ellipf),
+            ("factorial", m.factorial), ("beta", m.beta),
+            ("airyai", lambda x, k=0: m.airyai(x, derivative=k)),
+            ("airybi", lambda x, k=0: m.airybi(x, derivative=k)))},
     }
 
 
@@ -638,10 +646,15 @@ class Context:
     SPECIAL_FUNCTIONS_OF_CODE = ("erf", "erfc", "gamma", "loggamma", "zeta", "zetaderiv",
                                  "besselj", "bessely", "polygamma", "lambertw", "atanh",
                                  "asinh", "acosh", "floor", "ceil", "sign", "heaviside",
-                                 "diracdelta", "diraccomb")
+                                 "diracdelta", "diraccomb", "erfi", "ei", "expint", "li",
+                                 "si", "ci", "shi", "chi", "fresnels", "fresnelc", "besseli",
+                                 "besselk", "ellipk", "ellipe", "ellipf", "factorial", "beta",
+                                 "airyai", "airybi")
     """The special functions :mod:`mpvi.codegen` prints (sympy's erf, erfc, gamma, loggamma,
     zeta, besselj, bessely, polygamma, LambertW, atanh, asinh, acosh, floor, ceiling, sign,
-    Heaviside, DiracDelta, the derivatives of zeta and the Dirac comb of floor's
+    Heaviside, DiracDelta, erfi, Ei, expint, li, Si, Ci, Shi, Chi, fresnels, fresnelc,
+    besseli, besselk, elliptic_k, elliptic_e, elliptic_f, factorial, beta, airyai, airybi
+    and their derivatives, the derivatives of zeta and the Dirac comb of floor's
     derivatives), real-valued in every context: nan outside the real domain, at a pole or
     for a non-finite argument of a function evaluated by mpmath, never a complex number
     nor an exception.  ``loggamma(x)`` is nan for x <= 0 (sympy's and mpmath's loggamma is
@@ -1689,8 +1702,8 @@ class GMPContext(MPContext):
         g, nan = gmpy2, gmpy2.mpfr("nan")
         special = {name: self._delegate(f) for name, f in _mpmath_specials(self._m).items()}
         jn, yn = _bessel_order_first(g.jn), _bessel_order_first(g.yn)
-        besselj, bessely, psi, zeta = (special[k] for k in ("besselj", "bessely", "polygamma",
-                                                             "zeta"))
+        besselj, bessely, psi, zeta, airyai = (special[k] for k in (
+            "besselj", "bessely", "polygamma", "zeta", "airyai"))
 
         # the same MPFR functions, in the same cases, as the compiled kernels
         # (mpvi.cbackend); the other cases go through the private mpmath
@@ -1710,10 +1723,13 @@ class GMPContext(MPContext):
 
         def polygamma(n, x):
             return g.digamma(x) if type(n) is int and n == 0 else psi(n, x)
+
+        def airyai_(x, *k):
+            return airyai(x, *k) if k else g.ai(x)
         return dict(special, erf=g.erf, erfc=g.erfc, gamma=g.gamma, loggamma=loggamma,
                     zeta=zeta_, besselj=besselj_, bessely=bessely_, polygamma=polygamma,
                     atanh=g.atanh, asinh=g.asinh, acosh=g.acosh, floor=g.rint_floor,
-                    ceil=g.rint_ceil)
+                    ceil=g.rint_ceil, ei=g.eint, airyai=airyai_)
 
     def _delegate(self, f):
         def call(*args, **kwargs):
