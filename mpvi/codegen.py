@@ -12,6 +12,13 @@ stay small -- the system's derivatives with node symbols -- instead of growing w
 node values substituted into them, which keeps the build of a kernel for a system with
 many degrees of freedom in seconds.
 
+Special functions (erf, gamma, Bessel, Heaviside, ...: the context's
+``SPECIAL_FUNCTIONS_OF_CODE``) print as the context's functions, and the derivatives sympy
+leaves unevaluated (of Abs, sign, zeta, floor) are first written in functions the printer
+knows (:func:`evaluable`); a function no context evaluates is refused by name, when a
+system is built (:func:`check_functions`) or here, never by a ``NameError`` at the first
+call.
+
 Generated functions are cached per process (:func:`compile_exprs`): a system built again
 with the same expressions (a sweep that makes a new system per run, a fresh instance in a
 worker process) reuses them.  Arguments, constants and subexpressions get fixed names, so
@@ -191,21 +198,22 @@ def _refusal(f, ns) -> str | None:
     return None
 
 
-def _missing_names(source: str, ns: dict, own=()) -> list:
+def _missing_names(source: str, ns: dict) -> list:
     """The names called in ``source`` that neither ``ns`` nor Python's builtins bind."""
-    called = set(re.findall(r"\b([A-Za-z_]\w*)\(", source)) - set(own)
+    called = set(re.findall(r"\b([A-Za-z_]\w*)\(", source))
     return sorted(n for n in called if n not in ns and not hasattr(builtins, n))
 
 
-def check_functions(exprs: Sequence, what: str, ctx: Any, order: int = 3) -> None:
+def check_functions(exprs: Sequence, what: str, ctx: Any, variables: Sequence | None = None,
+                    order: int = 3) -> None:
     """Refuse a function that no path can evaluate, in ``exprs`` or in their derivatives.
 
-    The calls in ``exprs`` and in their derivatives up to ``order`` (a system uses those
-    of L up to the third: the residual's Jacobian differentiates L_vv), written by
-    :func:`evaluable`, must print (:class:`ContextPrinter`) to functions that ``ctx``
-    binds (:meth:`mpvi.context.Context.namespace`).  Only the calls are differentiated,
-    not the whole expressions: a call's derivative is its function's derivative times
-    those of its arguments, whose calls are in ``exprs`` too.
+    The calls in ``exprs`` and in their derivatives by ``variables`` up to ``order`` (a
+    system uses those of L up to the third: the residual's Jacobian differentiates L_vv),
+    written by :func:`evaluable`, must print (:class:`ContextPrinter`) to functions that
+    ``ctx`` binds (:meth:`mpvi.context.Context.namespace`).  Only the calls are
+    differentiated, not the whole expressions: a call's derivative is its function's
+    derivative times those of its arguments, whose calls are in ``exprs`` too.
 
     Parameters
     ----------
@@ -215,6 +223,9 @@ def check_functions(exprs: Sequence, what: str, ctx: Any, order: int = 3) -> Non
         Who the expressions belong to (a system's name), for the message.
     ctx : Context
         The number context that will evaluate them.
+    variables : sequence of sympy symbols, optional
+        The symbols derivatives are taken by (a system's coordinates, velocities and
+        time; not its parameters).  Default: every free symbol.
     order : int, default 3
         The highest derivative checked.
 
@@ -236,7 +247,8 @@ def check_functions(exprs: Sequence, what: str, ctx: Any, order: int = 3) -> Non
             if why is not None:
                 raise ValueError(f"{what}: {why}")
             if depth < order and not isinstance(f, _ELEMENTARY):
-                for s in sorted(f.free_symbols, key=sp.default_sort_key):
+                by = f.free_symbols if variables is None else f.free_symbols & set(variables)
+                for s in sorted(by, key=sp.default_sort_key):
                     following |= _calls(evaluable(sp.diff(f, s)))
         frontier = following
 

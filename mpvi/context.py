@@ -711,7 +711,6 @@ class Context:
         return periodic
 
 
-
 @context_class
 class MPContext(Context):
     """Compute with mpmath at ``dps`` significant digits, in a private mpmath context.

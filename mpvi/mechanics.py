@@ -234,7 +234,7 @@ class LagrangianSystem:
 
     def _finish(self, L, F):
         n, x, v, t = self.dof, self.coords, self.velocity_symbols, TIME
-        check_functions([L] + ([] if F is None else list(F)), self.name, self.ctx)
+        check_functions([L] + ([] if F is None else list(F)), self.name, self.ctx, [*x, *v, t])
         self.lagrangian_expr = L
         self.time_dependent = L.has(t)
         self.has_force = F is not None

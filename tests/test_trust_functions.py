@@ -295,6 +295,17 @@ def test_a_function_no_path_evaluates_is_refused_naming_it():
         mpvi.LagrangianSystem("s", [q], sp.eye(1), sp.besselj(q, 2), {}, ctx)
 
 
+@pytest.mark.parametrize("ctx", [mpvi.MPContext(30), mpvi.GMPContext(30), mpvi.fp],
+                         ids=lambda c: c.name)
+def test_a_function_of_a_parameter_is_not_differentiated_by_it(ctx):
+    """besselj(nu, q) with a parameter nu: sympy cannot differentiate it by nu, and no path
+    needs to (the systems differentiate by coordinates, velocities and time)."""
+    nu = sp.Symbol("nu")
+    s = mpvi.LagrangianSystem("s", [q], sp.eye(1), sp.besselj(nu, q), {nu: "1/3"}, ctx)
+    g = M70.diff(lambda x: M70.besselj(M70.mpf(1) / 3, x), M70.mpf(7) / 10)
+    assert close(s.grad_potential([ctx.num("7/10")]), [g], exact(ctx.eps) * 64)
+
+
 def test_generated_code_never_calls_a_name_the_context_lacks():
     """Even outside a system (codegen.generate on its own): a clear error, not a NameError
     at the first call."""
