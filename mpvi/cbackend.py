@@ -71,9 +71,17 @@ ENV_CACHE = "MPVI_KERNEL_CACHE"
 _FUNCTIONS = {"sin": "mpfr_sin", "cos": "mpfr_cos", "tan": "mpfr_tan", "exp": "mpfr_exp",
               "log": "mpfr_log", "sqrt": "mpfr_sqrt", "atan": "mpfr_atan",
               "sinh": "mpfr_sinh", "cosh": "mpfr_cosh", "tanh": "mpfr_tanh",
-              "asin": "mpfr_asin", "acos": "mpfr_acos", "fabs": "mpfr_abs", "abs": "mpfr_abs"}
+              "asin": "mpfr_asin", "acos": "mpfr_acos", "fabs": "mpfr_abs", "abs": "mpfr_abs",
+              "erf": "mpfr_erf", "erfc": "mpfr_erfc", "gamma": "mpfr_gamma", "zeta": "mpfr_zeta",
+              "atanh": "mpfr_atanh", "asinh": "mpfr_asinh", "acosh": "mpfr_acosh",
+              "floor": "mpfr_rint_floor", "ceil": "mpfr_rint_ceil", "ei": "mpfr_eint",
+              "airyai": "mpfr_ai"}
 """The one-argument functions of generated code and their MPFR counterparts (the context's
 ``namespace``: the same MPFR functions, through gmpy2)."""
+_NAN_UNLESS_POSITIVE = {"loggamma": "mpfr_lngamma({out}, {x}, MPFR_RNDN)",
+                        "bessely": "mpfr_yn({out}, {n}L, {x}, MPFR_RNDN)"}
+"""Functions of generated code that are nan for x <= 0 (the context's loggamma, and bessely
+of an integer order), with their MPFR call elsewhere."""
 _PERIODIC = {"sin", "cos", "tan"}
 """Functions that return nan for |x| >= 2^prec, as the context's (``Context._periodic``)."""
 _BINARY = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "div"}
@@ -313,7 +321,44 @@ class _Translator:
             return "mpfr", out
         if name == "sign" and len(args) == 1:
             x = self.mpfr(args[0])
-            emit(f"mpfr_set_si({out}, mpfr_nan_p({x}) ? 0 : mpfr_sgn({x}), MPFR_RNDN);")
+            emit(f"if (mpfr_nan_p({x})) mpfr_set_nan({out}); "
+                 f"else mpfr_set_si({out}, mpfr_sgn({x}), MPFR_RNDN);")
+            return "mpfr", out
+        if name == "heaviside" and len(args) == 2:
+            x = self.mpfr(args[0])
+            kind, h0 = self.value(args[1])
+            at0 = (f"mpfr_set_si({out}, {h0}L, MPFR_RNDN);" if kind == "int" and abs(h0) < 2 ** 62
+                   else f"mpfr_set({out}, {h0 if kind == 'mpfr' else self.exact_int(h0)}, "
+                        "MPFR_RNDN);")
+            emit(f"if (mpfr_nan_p({x})) mpfr_set_nan({out}); "
+                 f"else if (mpfr_sgn({x}) < 0) mpfr_set_zero({out}, 1); "
+                 f"else if (mpfr_sgn({x}) > 0) mpfr_set_si({out}, 1, MPFR_RNDN); else {at0}")
+            return "mpfr", out
+        if name in ("diracdelta", "diraccomb") and len(args) == 1:
+            x = self.mpfr(args[0])
+            support = (f"mpfr_zero_p({x})" if name == "diracdelta" else
+                       f"mpfr_inf_p({x}) || mpfr_integer_p({x})")
+            emit(f"if (mpfr_nan_p({x}) || {support}) mpfr_set_nan({out}); "
+                 f"else mpfr_set_zero({out}, 1);")
+            return "mpfr", out
+        if name in ("besselj", "bessely", "polygamma") and len(args) == 2:
+            kind, n = self.value(args[0])          # an integer order: gmpy2's jn, yn, digamma
+            if kind != "int" or not -2 ** 31 < n < 2 ** 31 or (name == "polygamma" and n != 0):
+                raise Unsupported(f"function {name} of order {ast.unparse(args[0])[:40]} "
+                                  "(mpmath's)")
+            x = self.mpfr(args[1])
+            if name == "besselj":
+                emit(f"mpfr_jn({out}, {n}L, {x}, MPFR_RNDN);")
+            elif name == "polygamma":
+                emit(f"mpfr_digamma({out}, {x}, MPFR_RNDN);")
+            else:
+                emit(f"if (mpfr_nan_p({x}) || mpfr_sgn({x}) <= 0) mpfr_set_nan({out}); "
+                     f"else {_NAN_UNLESS_POSITIVE[name].format(out=out, n=n, x=x)};")
+            return "mpfr", out
+        if name == "loggamma" and len(args) == 1:
+            x = self.mpfr(args[0])
+            emit(f"if (mpfr_nan_p({x}) || mpfr_sgn({x}) <= 0) mpfr_set_nan({out}); "
+                 f"else {_NAN_UNLESS_POSITIVE[name].format(out=out, x=x)};")
             return "mpfr", out
         if name in _FUNCTIONS and len(args) == 1:
             x = self.mpfr(args[0])

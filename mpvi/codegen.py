@@ -12,6 +12,13 @@ stay small -- the system's derivatives with node symbols -- instead of growing w
 node values substituted into them, which keeps the build of a kernel for a system with
 many degrees of freedom in seconds.
 
+Special functions (erf, gamma, Bessel, Heaviside, ...: the context's
+``SPECIAL_FUNCTIONS_OF_CODE``) print as the context's functions, and the derivatives sympy
+leaves unevaluated (of Abs, sign, zeta, floor) are first written in functions the printer
+knows (:func:`evaluable`); a function no context evaluates is refused by name, when a
+system is built (:func:`check_functions`) or here, never by a ``NameError`` at the first
+call.
+
 Generated functions are cached per process (:func:`compile_exprs`): a system built again
 with the same expressions (a sweep that makes a new system per run, a fresh instance in a
 worker process) reuses them.  Arguments, constants and subexpressions get fixed names, so
@@ -19,10 +26,14 @@ the order of the operations -- and their rounding -- is the same in every proces
 """
 from __future__ import annotations
 
+import builtins
+import re
 from fractions import Fraction
 from typing import Any, Sequence
 
 import sympy as sp
+from sympy.core.function import AppliedUndef, ArgumentIndexError
+from sympy.printing.codeprinter import PrintMethodNotImplementedError
 from sympy.printing.pycode import MpmathPrinter
 
 from . import cbackend
@@ -31,11 +42,215 @@ TIME = sp.Symbol("t")
 """The time symbol of generated expressions (use it in L(t, q, v) and F(t, q, v))."""
 
 
+class _ZetaDerivative(sp.Function):
+    """zeta^(k)(s), the k-th derivative of Riemann's zeta function: sympy leaves
+    ``Derivative(zeta(s), s)`` unevaluated, mpmath evaluates it (``zeta(s, 1, k)``).
+    Printed ``zetaderiv(k, s)``."""
+
+    nargs = 2
+
+    def fdiff(self, argindex=2):
+        if argindex != 2:
+            raise ArgumentIndexError(self, argindex)
+        k, s = self.args
+        return _ZetaDerivative(k + 1, s)
+
+
+class _DiracComb(sp.Function):
+    """The k-th derivative of the Dirac comb sum_n DiracDelta(x - n), the derivative of
+    floor and ceiling: 0 off the integers, undefined (nan) on them.  Printed
+    ``diraccomb(x)``."""
+
+    nargs = 2
+
+    def fdiff(self, argindex=1):
+        if argindex != 1:
+            raise ArgumentIndexError(self, argindex)
+        x, k = self.args
+        return _DiracComb(x, k + 1)
+
+
+class _Floor(sp.Function):
+    """floor while a derivative is taken (sympy leaves Derivative(floor(x), x) unevaluated)."""
+
+    def fdiff(self, argindex=1):
+        return _DiracComb(self.args[0], 0)
+
+
+class _Ceiling(sp.Function):
+    """ceiling while a derivative is taken."""
+
+    def fdiff(self, argindex=1):
+        return _DiracComb(self.args[0], 0)
+
+
+_WHILE_DIFFERENTIATED = ((lambda e: isinstance(e, sp.zeta) and len(e.args) == 1,
+                          lambda e: _ZetaDerivative(0, e.args[0]), _ZetaDerivative,
+                          lambda k, s: sp.zeta(s) if k == 0 else _ZetaDerivative(k, s)),
+                         (sp.floor, _Floor, _Floor, sp.floor),
+                         (sp.ceiling, _Ceiling, _Ceiling, sp.ceiling))
+"""(query, differentiable form, its class, back): functions whose derivatives sympy leaves
+unevaluated, replaced while a ``Derivative`` of them is evaluated (:func:`evaluable`)."""
+
+
+def _evaluate_derivative(d):
+    body = d.expr
+    for query, form, _, _ in _WHILE_DIFFERENTIATED:
+        body = body.replace(query, form)
+    result = sp.Derivative(body, *d.variable_count).doit()
+    for _, _, cls, back in _WHILE_DIFFERENTIATED:
+        result = result.replace(cls, back)
+    return result
+
+
+def evaluable(expr):
+    """``expr`` with the unevaluated derivatives and complex parts that differentiation
+    leaves evaluated, the symbols taken as real (the values of generated code are).
+
+    ``diff(Abs(x), x)`` of a symbol without assumptions is written with ``re(x)``,
+    ``im(x)`` and their derivatives: it becomes ``sign(x)``; ``Derivative(sign(x), x)``
+    becomes ``2 DiracDelta(x)``, ``Derivative(zeta(u), x)`` ``zeta'(u) u'`` (the private
+    ``_ZetaDerivative``), ``Derivative(floor(u), x)`` a Dirac comb ``_DiracComb``, and the
+    ``Subs`` of the chain rule are done.  A derivative sympy cannot evaluate (of an
+    undefined function) stays.  An expression without ``Derivative``, ``Subs``, ``re`` or
+    ``im`` is returned as it is.
+
+    Parameters
+    ----------
+    expr : sympy expression
+
+    Returns
+    -------
+    sympy expression
+    """
+    if not expr.has(sp.Derivative, sp.Subs, sp.re, sp.im):
+        return expr
+    real = {s: sp.Dummy(s.name, real=True) for s in expr.free_symbols}
+    e = expr.xreplace(real).replace(lambda a: isinstance(a, sp.Derivative), _evaluate_derivative)
+    e = e.replace(lambda a: isinstance(a, sp.Subs), lambda a: a.doit())  # of the chain rule
+    return e.xreplace({d: s for s, d in real.items()})
+
+
 class ContextPrinter(MpmathPrinter):
-    """Prints ``sin(x)``, ``mpf(1)/mpf(3)`` with bare names, bound later to a context."""
+    """Prints ``sin(x)``, ``mpf(1)/mpf(3)`` with bare names, bound later to a context.
+
+    The special functions print as the names of ``Context.SPECIAL_FUNCTIONS_OF_CODE``; an
+    unevaluated ``Derivative`` is never printed (:func:`evaluable` writes the ones mpvi
+    evaluates)."""
 
     def _module_format(self, fqn, register=True):
         return fqn.split(".")[-1]
+
+    def _call(self, name, args):
+        return f"{name}({', '.join(self._print(a) for a in args)})"
+
+    def _print_airyaiprime(self, expr):
+        return self._call("airyai", (expr.args[0], 1))
+
+    def _print_airybiprime(self, expr):
+        return self._call("airybi", (expr.args[0], 1))
+
+    def _print_DiracDelta(self, expr):
+        return self._call("diracdelta", expr.args[:1])  # any order: 0 off 0, nan at 0
+
+    def _print__DiracComb(self, expr):
+        return self._call("diraccomb", expr.args[:1])
+
+    def _print_Derivative(self, expr):
+        raise PrintMethodNotImplementedError(f"Unsupported by {type(self)}: {expr}")
+
+
+_PRINTED_AS = {"zeta": "zeta", "_ZetaDerivative": "zetaderiv", "LambertW": "lambertw",
+               "polygamma": "polygamma", "Heaviside": "heaviside", "erfi": "erfi", "Ei": "ei",
+               "expint": "expint", "li": "li", "Si": "si", "Ci": "ci", "Shi": "shi",
+               "Chi": "chi", "airyai": "airyai", "airybi": "airybi", "elliptic_k": "ellipk",
+               "elliptic_e": "ellipe", "elliptic_f": "ellipf"}
+"""sympy functions printed as a call of the context's function of the same arguments (the
+others as sympy's MpmathPrinter prints them)."""
+for _sympy_name, _code_name in _PRINTED_AS.items():
+    setattr(ContextPrinter, f"_print_{_sympy_name}",
+            lambda self, expr, _name=_code_name: self._call(_name, expr.args))
+
+_ELEMENTARY = (sp.sin, sp.cos, sp.tan, sp.exp, sp.log, sp.sinh, sp.cosh, sp.tanh, sp.asin,
+               sp.acos, sp.atan, sp.atan2, sp.asinh, sp.acosh, sp.atanh, sp.erf, sp.erfc)
+"""Functions whose derivatives are elementary functions of the same arguments."""
+
+
+def _calls(e) -> set:
+    return e.atoms(sp.Function, sp.Derivative)
+
+
+def _refusal(f, ns) -> str | None:
+    """Why the call ``f`` (an atom of a system's expressions) cannot be evaluated, or None."""
+    if isinstance(f, AppliedUndef):
+        return (f"{f.func} is an undefined function ({f}): mpvi evaluates explicit "
+                f"expressions only; write {f.func}'s formula")
+    if isinstance(f, sp.Derivative):
+        return (f"{f} cannot be evaluated: sympy does not differentiate "
+                f"{getattr(f.expr, 'func', f.expr)} there, and mpvi has no formula for it")
+    try:
+        text = ContextPrinter().doprint(f)
+    except (PrintMethodNotImplementedError, ValueError, TypeError):
+        return f"the function {f.func} ({f}) has no evaluation in mpvi"
+    missing = _missing_names(text, ns)
+    if missing:
+        return f"the function {f.func} ({f}) has no evaluation in mpvi ({', '.join(missing)})"
+    return None
+
+
+def _missing_names(source: str, ns: dict) -> list:
+    """The names called in ``source`` that neither ``ns`` nor Python's builtins bind."""
+    called = set(re.findall(r"\b([A-Za-z_]\w*)\(", source))
+    return sorted(n for n in called if n not in ns and not hasattr(builtins, n))
+
+
+def check_functions(exprs: Sequence, what: str, ctx: Any, variables: Sequence | None = None,
+                    order: int = 3) -> None:
+    """Refuse a function that no path can evaluate, in ``exprs`` or in their derivatives.
+
+    The calls in ``exprs`` and in their derivatives by ``variables`` up to ``order`` (a
+    system uses those of L up to the third: the residual's Jacobian differentiates L_vv),
+    written by :func:`evaluable`, must print (:class:`ContextPrinter`) to functions that
+    ``ctx`` binds (:meth:`mpvi.context.Context.namespace`).  Only the calls are
+    differentiated, not the whole expressions: a call's derivative is its function's
+    derivative times those of its arguments, whose calls are in ``exprs`` too.
+
+    Parameters
+    ----------
+    exprs : sequence of sympy expressions
+        E.g. a Lagrangian and the components of a force.
+    what : str
+        Who the expressions belong to (a system's name), for the message.
+    ctx : Context
+        The number context that will evaluate them.
+    variables : sequence of sympy symbols, optional
+        The symbols derivatives are taken by (a system's coordinates, velocities and
+        time; not its parameters).  Default: every free symbol.
+    order : int, default 3
+        The highest derivative checked.
+
+    Raises
+    ------
+    ValueError
+        An undefined function (``sympy.Function('f')(q)``), a function without an
+        evaluation in mpvi, or a derivative sympy leaves unevaluated and mpvi cannot
+        evaluate; the message names it and ``what``.
+    """
+    ns = ctx.namespace()
+    frontier = set().union(*(_calls(evaluable(sp.sympify(e))) for e in exprs))
+    seen: set = set()
+    for depth in range(order + 1):
+        following = set()
+        for f in sorted(frontier - seen, key=sp.default_sort_key):
+            seen.add(f)
+            why = _refusal(f, ns)
+            if why is not None:
+                raise ValueError(f"{what}: {why}")
+            if depth < order and not isinstance(f, _ELEMENTARY):
+                by = f.free_symbols if variables is None else f.free_symbols & set(variables)
+                for s in sorted(by, key=sp.default_sort_key):
+                    following |= _calls(evaluable(sp.diff(f, s)))
+        frontier = following
 
 
 def _hoist_rationals(expr, constants):
@@ -128,9 +343,9 @@ def generate_source(arg_groups: Sequence, exprs: Sequence, ctx: Any, name: str =
     staged = []
     for i, (sym, e) in enumerate(stages):
         fixed = sp.Symbol(f"_s{i}")
-        staged.append((fixed, sp.sympify(e).xreplace(subs)))
+        staged.append((fixed, evaluable(sp.sympify(e).xreplace(subs))))
         subs[sym] = fixed
-    exprs = [sp.sympify(e).xreplace(subs) for e in exprs]
+    exprs = [evaluable(sp.sympify(e).xreplace(subs)) for e in exprs]
     known = set(subs.values())
     free = set().union(set(), *(e.free_symbols for e in exprs),
                        *(e.free_symbols for _, e in staged)) - known
@@ -147,14 +362,23 @@ def generate_source(arg_groups: Sequence, exprs: Sequence, ctx: Any, name: str =
     reduced = [_narrow(e, narrow, names) for e in reduced]
     replacements = narrow
     pr = ContextPrinter()
+    ns = ctx.namespace()
     lines = [f"def {name}({', '.join(f'_a{i}' for i in range(len(groups)))}):"]
     for i, group in enumerate(groups):
         if isinstance(group, list) and group:
             lines.append(f"    [{', '.join(pr.doprint(d) for d in group)}] = _a{i}")
-    lines += [f"    {pr.doprint(sym)} = {pr.doprint(e)}" for sym, e in staged]
-    lines += [f"    {pr.doprint(sym)} = {pr.doprint(e)}" for sym, e in replacements]
-    lines.append(f"    return [{', '.join(pr.doprint(e) for e in reduced)}]")
-    ns = ctx.namespace()
+    try:
+        lines += [f"    {pr.doprint(sym)} = {pr.doprint(e)}" for sym, e in staged]
+        lines += [f"    {pr.doprint(sym)} = {pr.doprint(e)}" for sym, e in replacements]
+        lines.append(f"    return [{', '.join(pr.doprint(e) for e in reduced)}]")
+    except PrintMethodNotImplementedError:
+        why = next(filter(None, (_refusal(f, ns) for e in exprs + [e for _, e in staged]
+                                 for f in sorted(_calls(e), key=sp.default_sort_key))), None)
+        raise ValueError(f"generate {name}: {why or 'an expression mpvi cannot print'}") from None
+    missing = _missing_names("\n".join(lines[1:]), ns)
+    if missing:
+        raise ValueError(f"generate {name}: no function {', '.join(missing)} in the "
+                         f"{ctx.name} context")
     table = {pr.doprint(d): ctx.num(Fraction(int(r.p), int(r.q))) for r, d in constants.items()}
     table.update(pi=ns["pi"], E=ns["E"], e=ns["e"])
     return "\n".join(lines), table

@@ -202,6 +202,48 @@ def _refuse_other_mpf(x, dps, bits=None):
                          "result at its own precision")
 
 
+def _mpmath_real(m, f):
+    """``f``, a function of the mpmath context ``m``, as a real function of generated code:
+    nan where its value is complex, at a pole (mpmath raises ValueError or
+    ZeroDivisionError) and for a non-finite argument."""
+    def real(*args):
+        if any(isinstance(a, m.mpf) and not m.isfinite(a) for a in args):
+            return m.nan
+        try:
+            r = f(*args)
+        except (ValueError, ZeroDivisionError):
+            return m.nan
+        return m.nan if isinstance(r, m.mpc) else r
+    real.__name__ = getattr(f, "__name__", "real")
+    return real
+
+
+def _mpmath_specials(m):
+    """The special functions of generated code that mpmath evaluates, in the mpmath
+    context ``m`` (see ``Context.SPECIAL_FUNCTIONS_OF_CODE``)."""
+    nan = m.nan
+    return {
+        "gamma": _mpmath_real(m, m.gamma),
+        "loggamma": _mpmath_real(m, lambda x: m.loggamma(x) if x > 0 else nan),
+        "zeta": _mpmath_real(m, lambda s, a=1: m.zeta(s, a)),
+        "zetaderiv": _mpmath_real(m, lambda k, s: m.zeta(s, 1, k)),
+        "besselj": _mpmath_real(m, m.besselj),
+        "bessely": _mpmath_real(m, lambda n, x: m.bessely(n, x) if x > 0 else nan),
+        "polygamma": _mpmath_real(m, m.psi),
+        "lambertw": _mpmath_real(m, lambda x, k=0: m.lambertw(x, k)),
+        "atanh": _mpmath_real(m, m.atanh),
+        "acosh": _mpmath_real(m, m.acosh),
+        **{name: _mpmath_real(m, f) for name, f in (
+            ("erfi", m.erfi), ("ei", m.ei), ("expint", m.expint), ("li", m.li), ("si", m.si),
+            ("ci", m.ci), ("shi", m.shi), ("chi", m.chi), ("fresnels", m.fresnels),
+            ("fresnelc", m.fresnelc), ("besseli", m.besseli), ("besselk", m.besselk),
+            ("ellipk", m.ellipk), ("ellipe", m.ellipe), ("ellipf", m.ellipf),
+            ("factorial", m.factorial), ("beta", m.beta),
+            ("airyai", lambda x, k=0: m.airyai(x, derivative=k)),
+            ("airybi", lambda x, k=0: m.airybi(x, derivative=k)))},
+    }
+
+
 @context_class
 class Context:
     """The interface every number context offers (the base of the three contexts).
@@ -653,11 +695,13 @@ class Context:
     def namespace(self) -> dict:
         """Return the names that code generated from sympy expressions may call.
 
-        ``sin``, ``mpf``, ``pi``, ... bound to this context: evaluated at its precision,
-        never at a global one (see :func:`mpvi.codegen.compile_exprs`).  sin, cos and
-        tan return nan for arguments beyond 2^prec, and the functions of
-        ``PARTIAL_FUNCTIONS`` return nan outside their real domain, so that a diverging
-        run is caught as a non-finite value.
+        ``sin``, ``mpf``, ``pi``, ... and the special functions of
+        ``SPECIAL_FUNCTIONS_OF_CODE`` (``erf``, ``gamma``, ``besselj``, ``heaviside``,
+        ...) bound to this context: evaluated at its precision, never at a global one (see
+        :func:`mpvi.codegen.compile_exprs`).  sin, cos and tan return nan for arguments
+        beyond 2^prec, and the functions of ``PARTIAL_FUNCTIONS`` and the special
+        functions return nan outside their real domain, so that a diverging run is caught
+        as a non-finite value.
 
         Returns
         -------
@@ -672,8 +716,55 @@ class Context:
             if name in ns:
                 ns[name] = self._periodic(ns[name])
         e = self.exp(self.one)             # sympy's E prints as ``e`` (mpmath's name)
-        ns.update(mpf=self._lib_mpf, pi=self.pi, E=e, e=e, fabs=abs, sign=self._sign)
+        ns.update(mpf=self._lib_mpf, pi=self.pi, E=e, e=e, fabs=abs)
+        ns.update(self._special_functions())
+        ns.update(self._step_functions(ns["floor"]))
         return ns
+
+    SPECIAL_FUNCTIONS_OF_CODE = ("erf", "erfc", "gamma", "loggamma", "zeta", "zetaderiv",
+                                 "besselj", "bessely", "polygamma", "lambertw", "atanh",
+                                 "asinh", "acosh", "floor", "ceil", "sign", "heaviside",
+                                 "diracdelta", "diraccomb", "erfi", "ei", "expint", "li",
+                                 "si", "ci", "shi", "chi", "fresnels", "fresnelc", "besseli",
+                                 "besselk", "ellipk", "ellipe", "ellipf", "factorial", "beta",
+                                 "airyai", "airybi")
+    """The special functions :mod:`mpvi.codegen` prints (sympy's erf, erfc, gamma, loggamma,
+    zeta, besselj, bessely, polygamma, LambertW, atanh, asinh, acosh, floor, ceiling, sign,
+    Heaviside, DiracDelta, erfi, Ei, expint, li, Si, Ci, Shi, Chi, fresnels, fresnelc,
+    besseli, besselk, elliptic_k, elliptic_e, elliptic_f, factorial, beta, airyai, airybi
+    and their derivatives, the derivatives of zeta and the Dirac comb of floor's
+    derivatives), real-valued in every context: nan outside the real domain, at a pole or
+    for a non-finite argument of a function evaluated by mpmath, never a complex number
+    nor an exception.  ``loggamma(x)`` is nan for x <= 0 (sympy's and mpmath's loggamma is
+    complex there) and ``bessely(n, x)`` for x <= 0."""
+
+    def _special_functions(self):
+        raise NotImplementedError
+
+    def _step_functions(self, floor):
+        """sign, Heaviside, DiracDelta and the Dirac comb (floor's derivatives): exact off
+        the points where they jump, nan at nan; DiracDelta (any order) is 0 off 0 and nan at
+        0, the comb 0 off the integers and nan on them (and at an infinity)."""
+        zero, one, nan, num = self.zero, self.one, self.num("nan"), self.num
+
+        def sign(x):
+            return one if x > 0 else -one if x < 0 else zero if x == 0 else nan
+
+        def heaviside(x, h0):
+            if x < 0:
+                return zero
+            if x > 0:
+                return one
+            if x == 0:                   # sympy's Heaviside(0) is its second argument (1/2)
+                return num(h0) if isinstance(h0, int) else h0
+            return nan
+
+        def diracdelta(x):
+            return zero if x < 0 or x > 0 else nan
+
+        def diraccomb(x):
+            return zero if x == x and floor(x) != x else nan
+        return dict(sign=sign, heaviside=heaviside, diracdelta=diracdelta, diraccomb=diraccomb)
 
     PARTIAL_FUNCTIONS = ()
     """Functions of generated code that must return nan outside their real domain (where
@@ -696,9 +787,6 @@ class Context:
             return f(x) if -limit < x < limit else nan
         periodic.__name__ = f.__name__
         return periodic
-
-    def _sign(self, x):
-        return self.one if x > 0 else (-self.one if x < 0 else self.zero)
 
 
 @context_class
@@ -755,6 +843,11 @@ class MPContext(Context):
     derivative checks), ``isfinite``."""
 
     PARTIAL_FUNCTIONS = ("sqrt", "log", "asin", "acos")
+
+    def _special_functions(self):
+        m = self._m
+        return dict(_mpmath_specials(m), erf=m.erf, erfc=m.erfc, asinh=m.asinh, floor=m.floor,
+                    ceil=m.ceil)
 
     def _real_valued(self, f):
         m = self._m
@@ -1157,6 +1250,15 @@ class MPContext(Context):
             return [(tr + s) / 2, (tr - s) / 2]
         e = self._m.eig(self._to_mpmatrix(a), left=False, right=False)
         return list(e)
+
+
+def _bessel_order_first(f):
+    """gmpy2's jn or yn as f(n, x): gmpy2 2.2 changed their order of arguments from (x, n)."""
+    try:
+        f(0, gmpy2.mpfr(1))
+        return f
+    except TypeError:                            # pragma: no cover - gmpy2 < 2.2
+        return lambda n, x: f(x, n)
 
 
 def _mpfr_to_mpmath(x, m):
@@ -1666,6 +1768,39 @@ class GMPContext(MPContext):
             return type(x)(self._from_m(v) for v in x)
         return x
 
+    def _special_functions(self):
+        g, nan = gmpy2, gmpy2.mpfr("nan")
+        special = {name: self._delegate(f) for name, f in _mpmath_specials(self._m).items()}
+        jn, yn = _bessel_order_first(g.jn), _bessel_order_first(g.yn)
+        besselj, bessely, psi, zeta, airyai = (special[k] for k in (
+            "besselj", "bessely", "polygamma", "zeta", "airyai"))
+
+        # the same MPFR functions, in the same cases, as the compiled kernels
+        # (mpvi.cbackend); the other cases go through the private mpmath
+        def loggamma(x):
+            return g.lngamma(x) if x > 0 else nan
+
+        def zeta_(s, *a):
+            return zeta(s, *a) if a else g.zeta(s)
+
+        def besselj_(n, x):
+            return jn(n, x) if type(n) is int else besselj(n, x)
+
+        def bessely_(n, x):
+            if type(n) is not int:
+                return bessely(n, x)
+            return yn(n, x) if x > 0 else nan
+
+        def polygamma(n, x):
+            return g.digamma(x) if type(n) is int and n == 0 else psi(n, x)
+
+        def airyai_(x, *k):
+            return airyai(x, *k) if k else g.ai(x)
+        return dict(special, erf=g.erf, erfc=g.erfc, gamma=g.gamma, loggamma=loggamma,
+                    zeta=zeta_, besselj=besselj_, bessely=bessely_, polygamma=polygamma,
+                    atanh=g.atanh, asinh=g.asinh, acosh=g.acosh, floor=g.rint_floor,
+                    ceil=g.rint_ceil, ei=g.eint, airyai=airyai_)
+
     def _delegate(self, f):
         def call(*args, **kwargs):
             self.activate()
@@ -1815,6 +1950,29 @@ class FPContext(Context):
                 return math.nan
         real.__name__ = f.__name__
         return real
+
+    def _special_functions(self):
+        m = _PrivateMath()             # float64 results of mpmath at twice the digits
+        m.dps = 2 * self.dps
+
+        def rounded(f):
+            def call(*args):
+                return float(f(*(m.mpf(a) if isinstance(a, float) else a for a in args)))
+            call.__name__ = f.__name__
+            return call
+        special = {name: rounded(f) for name, f in _mpmath_specials(m).items()}
+
+        def loggamma(x):
+            return math.lgamma(x) if x > 0 else math.nan
+
+        def floor(x):
+            return float(math.floor(x)) if math.isfinite(x) else x
+
+        def ceil(x):
+            return float(math.ceil(x)) if math.isfinite(x) else x
+        return dict(special, erf=math.erf, erfc=math.erfc, gamma=self._real_valued(math.gamma),
+                    loggamma=loggamma, atanh=self._real_valued(math.atanh), asinh=math.asinh,
+                    acosh=self._real_valued(math.acosh), floor=floor, ceil=ceil)
     key = "fp"
     _lib = math
     _lib_mpf = float

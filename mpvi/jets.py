@@ -108,8 +108,15 @@ class Algebra:
         symbols = set(parent.symbols) if parent else set()
         symbols |= set(self.variables) | set(extra)
         exprs = [sp.sympify(e) for e in exprs]
-        for e in exprs:
-            self._walk(e)
+        try:
+            for e in exprs:
+                self._walk(e)
+        except RecursionError:          # a chain of new functions (besselj(k, q), k = 0, 1, ...)
+            raise UnsupportedExpression(
+                f"the derivatives of the system's functions do not close (Python's recursion "
+                f"limit reached after {len(self._atoms)} functions, the last one "
+                f"{self._atoms[-1][0]}); the derivation needs functions whose derivatives are "
+                "polynomials in finitely many functions") from None
         for e in exprs + [a for a, _ in self._atoms]:
             symbols |= {s for s in e.free_symbols}
         self.symbols = sorted(symbols, key=lambda s: (s.name, s.dummy_index if isinstance(s, sp.Dummy) else 0))

@@ -54,7 +54,7 @@ import numpy as np
 import sympy as sp
 
 
-from .codegen import TIME, compile_exprs
+from .codegen import TIME, check_functions, compile_exprs
 from .context import PrecisionError
 from .linalg import NotPositiveDefiniteError, SingularMatrixError, is_positive_definite
 
@@ -162,7 +162,8 @@ class LagrangianSystem:
     ValueError
         No coordinates, a mass matrix of the wrong shape or not symmetric, a force of the
         wrong shape, or symbols that are neither coordinates, velocities, time nor
-        parameters.
+        parameters; a function mpvi cannot evaluate in M, V, F or their derivatives (an
+        undefined ``sympy.Function('f')(q)``; :func:`mpvi.codegen.check_functions`).
     PrecisionError
         A float literal in M, V or F (or a float parameter value) in an mp context.
 
@@ -280,6 +281,7 @@ class LagrangianSystem:
 
     def _finish(self, L, F):
         n, x, v, t = self.dof, self.coords, self.velocity_symbols, TIME
+        check_functions([L] + ([] if F is None else list(F)), self.name, self.ctx, [*x, *v, t])
         self.lagrangian_expr = L
         self.time_dependent = L.has(t)
         self.has_force = F is not None

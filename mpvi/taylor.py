@@ -194,6 +194,10 @@ class _Builder:
                     f"{name}() of a varying quantity: Taylor recurrences exist here for "
                     f"{', '.join(SERIES_FUNCTIONS)} only")
             return self.function_of_series(name, a)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            raise TaylorUnsupported(
+                f"{node.func.id}() of {len(node.args)} arguments ({ast.unparse(node)[:60]}): "
+                f"Taylor recurrences exist here for {', '.join(SERIES_FUNCTIONS)} only")
         raise TaylorUnsupported(f"{type(node).__name__} ({ast.unparse(node)[:60]})")
 
     def emit(self, op: str, *operands) -> tuple:
