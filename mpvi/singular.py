@@ -14,8 +14,9 @@ evaluates are compared with their signs at the initial point.
 * the bases of negative and fractional powers (denominators 1/D, square roots and other
   radicals sqrt(D)), the arguments of ``log``, the poles of ``tan``, ``cot``, ``sec``,
   ``csc`` (cos or sin of the argument), the kinks of ``Abs``, ``sign``, ``Heaviside``, the
-  branch points of ``atanh``, ``acoth``, ``asin``, ``acos``, ``acosh``, ``LambertW`` and the
-  pole of ``zeta`` -- in the Lagrangian (V and M, or a general L), the force, and their
+  branch points of ``atanh``, ``acoth``, ``asin``, ``acos``, ``acosh``, ``LambertW``, ``li``,
+  the pole of ``zeta``, and the singularity at 0 of ``gamma``, ``loggamma``, ``polygamma``,
+  ``Ei``, ``Ci``, ``Chi``, ``expint``, ``bessely``, ``besselk`` -- in the Lagrangian (V and M, or a general L), the force, and their
   first derivatives (which hold what the field divides by: 1/sqrt(1 - x^2) of asin);
 * the determinant of the mass matrix (L_vv), up to :data:`DETERMINANT_DOF` degrees of
   freedom (a 3 x 3 determinant of trigonometric entries is cheap; beyond, the mass
@@ -27,8 +28,8 @@ evaluates are compared with their signs at the initial point.
   values) that is >= 0 or <= 0 everywhere (``2 - cos(q1 - q2)^2``, ``x^2 + y^2``: they can
   only touch zero, which the driver sees as a non-finite value).
 
-Gamma-type poles (gamma, loggamma, polygamma at the non-positive integers) and the jumps
-of ``floor`` are not guarded.  :class:`Singularities` evaluates the factors (one generated
+The poles of gamma-type functions at the negative integers and the jumps of ``floor`` are
+not guarded.  :class:`Singularities` evaluates the factors (one generated
 function, compiled to MPFR with the rest) and compares signs; :func:`mpvi.solve` checks
 them at every node and at the points each method evaluates inside a step, and a change
 raises :class:`mpvi.IntegrationError` naming the factor, where it comes from, the step
@@ -52,6 +53,10 @@ DETERMINANT_DOF = 3
 """Up to this many degrees of freedom the factors of det M (det L_vv) are guarded."""
 
 _POLES = {sp.tan: sp.cos, sp.sec: sp.cos, sp.cot: sp.sin, sp.csc: sp.sin}
+_AT_ZERO = (sp.gamma, sp.loggamma, sp.digamma, sp.polygamma, sp.Ei, sp.Ci, sp.Chi, sp.expint,
+            sp.bessely, sp.besselk)
+"""Functions singular where their (last) argument is 0 (gamma's other poles, at the negative
+integers, are not guarded)."""
 
 
 def _singular_bases(expr) -> list:
@@ -86,6 +91,10 @@ def _singular_bases(expr) -> list:
             out.append((x.args[0] + sp.exp(-1), f"the branch point of {x}"))
         elif isinstance(x, sp.zeta):
             out.append((x.args[0] - 1, f"the pole of {x}"))
+        elif isinstance(x, _AT_ZERO):
+            out.append((x.args[-1], f"the singularity at 0 of {x}"))
+        elif isinstance(x, sp.li):
+            out += [(x.args[0], f"the branch point of {x}"), (x.args[0] - 1, f"the pole of {x}")]
     return out
 
 
