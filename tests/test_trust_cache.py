@@ -1,0 +1,336 @@
+"""Issue 35: the compiled-kernel cache is a trusted store (a module is loaded only if it is
+the one mpvi built, from a directory nobody else can write), bad environment variables and
+command-line inputs give one clear line, and a Dask run whose cluster goes away ends with
+one line instead of a traceback or a hang.
+
+The cache tests run mpvi in a subprocess: a module that is loaded when it should not be
+may crash the process (SIGBUS, SIGSEGV) or hang it (a FIFO), which must not take pytest
+with it."""
+import os
+import shutil
+import stat
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+
+from mpvi import cbackend
+
+needs_toolchain = pytest.mark.skipif(
+    "error" in cbackend.toolchain(),
+    reason=f"no toolchain for compiled kernels: {cbackend.toolchain().get('error')}")
+
+KERNEL = textwrap.dedent("""
+    import sys
+    import sympy as sp
+    import mpvi
+    from mpvi import cbackend, codegen
+    x = sp.Symbol("x")
+    ctx = mpvi.GMPContext(30)
+    exprs = [sp.sin(x) / 3 + x**5 - sp.Rational(2, 7)]
+    compiled = codegen.generate([[x]], exprs, ctx, compiled=True)
+    python = codegen.generate([[x]], exprs, ctx, compiled=False)
+    with ctx.active():
+        args = [ctx.num("0.7")]
+        c, p = compiled(args)[0], python(args)[0]
+    print(type(compiled).__name__, c == p and c.precision == p.precision, ctx.to_str(c))
+    private = getattr(cbackend, "_private", {}).get("dir")
+    print(private[0] if private else "-")
+""")
+"""Compiles a small kernel (a module of its own) and prints: whether the compiled function
+was used and equals the Python one bit for bit, its value, and the private directory of the
+process if it made one."""
+
+COMPILED = "builtin_function_or_method"
+
+
+def run_kernel(cache, timeout=120, **env):
+    """Run :data:`KERNEL` in a subprocess with the kernel cache ``cache``: (process, the
+    lines of stdout)."""
+    environ = dict(os.environ, MPVI_KERNEL_CACHE=str(cache), MPVI_COMPILED="1",
+                   MPVI_COMPILE_AFTER="0", **env)
+    r = subprocess.run([sys.executable, "-c", KERNEL], capture_output=True, text=True,
+                       timeout=timeout, env=environ)
+    return r, r.stdout.splitlines()
+
+
+def mpvi_lines(err):
+    return [line for line in err.splitlines() if line.startswith("mpvi: ")]
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    """A cache directory holding the module of :data:`KERNEL`, built by mpvi: (directory,
+    module file name, the value the kernel prints)."""
+    cache = tmp_path_factory.mktemp("built") / "kernels"
+    r, out = run_kernel(cache)
+    assert r.returncode == 0, r.stderr
+    assert out[0].split()[:2] == [COMPILED, "True"]
+    modules = [p.name for p in cache.iterdir() if p.name.startswith("mpvi_k")
+               and not p.name.endswith(".sha256")]
+    assert len(modules) == 1
+    return cache, modules[0], out[0].split()[2]
+
+
+@pytest.fixture
+def cache(built, tmp_path):
+    """A fresh copy of the built cache: (directory, module path, value)."""
+    directory, name, value = built
+    copy = tmp_path / "kernels"
+    shutil.copytree(directory, copy)
+    os.chmod(copy, 0o700)
+    return copy, copy / name, value
+
+
+def plant(path, marker):
+    """Write at ``path`` a valid extension module of the same name whose loading writes
+    ``marker`` (at dlopen, before any Python code of it runs)."""
+    tc = cbackend.toolchain()
+    name = path.name.split("_")[0] + "_" + path.name.split("_")[1]      # mpvi_k<hash>
+    src = path.parent / "planted.c"
+    src.write_text(textwrap.dedent(f"""
+        #include <Python.h>
+        #include <stdio.h>
+        __attribute__((constructor)) static void planted(void) {{
+            FILE *f = fopen("{marker}", "w");
+            if (f) {{ fputs("planted code ran", f); fclose(f); }}
+        }}
+        PyMODINIT_FUNC PyInit_{name}(void) {{
+            PyErr_SetString(PyExc_ImportError, "planted module");
+            return NULL;
+        }}
+    """))
+    out = path.parent / "planted.so"
+    subprocess.run([tc["cc"], "-shared", "-fPIC", "-w", str(src), "-o", str(out),
+                    *[f"-I{d}" for d in tc["includes"]]], check=True, capture_output=True)
+    os.replace(out, path)
+    src.unlink()
+
+
+def record_for(path):
+    """A digest record that vouches for whatever is at ``path`` now (as an attacker who can
+    write the directory could write)."""
+    import hashlib
+    data = path.read_bytes()
+    path.with_name(path.name + ".sha256").write_text(
+        cbackend._record_text(path.name, len(data), hashlib.sha256(data).hexdigest()))
+
+
+def assert_rebuilt_and_used(r, out, module, value):
+    """The kernel ran compiled with the right value, after one line saying that the bad
+    module was not loaded, and the module now in the cache is one mpvi built."""
+    assert r.returncode == 0, r.stderr
+    assert out[0].split() == [COMPILED, "True", value]
+    lines = mpvi_lines(r.stderr)
+    assert len(lines) == 1 and str(module) in lines[0], r.stderr
+    assert lines[0].endswith("not loaded; removed and rebuilt")
+    assert cbackend._module_problem(module) is None
+
+
+# ----- a bad module in a trusted cache -------------------------------------------------------
+
+@needs_toolchain
+def test_a_planted_module_at_the_cached_name_is_never_loaded(cache, tmp_path):
+    directory, module, value = cache
+    marker = tmp_path / "marker"
+    plant(module, marker)
+    r, out = run_kernel(directory)
+    assert not marker.exists(), "the planted module was loaded"
+    assert_rebuilt_and_used(r, out, module, value)
+    assert "not the" in mpvi_lines(r.stderr)[0]
+
+
+@needs_toolchain
+def test_a_module_without_its_digest_record_is_rebuilt(cache, tmp_path):
+    directory, module, value = cache
+    marker = tmp_path / "marker"
+    plant(module, marker)
+    module.with_name(module.name + ".sha256").unlink()
+    r, out = run_kernel(directory)
+    assert not marker.exists()
+    assert_rebuilt_and_used(r, out, module, value)
+    assert "has no digest record" in r.stderr
+
+
+@needs_toolchain
+@pytest.mark.parametrize("damage", ["truncated", "flipped bytes", "empty"])
+def test_a_damaged_module_is_not_loaded_and_the_run_gets_the_right_numbers(cache, damage):
+    directory, module, value = cache
+    data = bytearray(module.read_bytes())
+    if damage == "truncated":
+        data = data[:len(data) // 2]
+    elif damage == "flipped bytes":
+        for i in range(len(data) // 4, len(data) // 4 + 64):
+            data[i] ^= 0xFF
+    else:
+        data = b""
+    module.write_bytes(bytes(data))
+    r, out = run_kernel(directory)
+    assert_rebuilt_and_used(r, out, module, value)
+
+
+@needs_toolchain
+def test_the_digest_record_of_another_module_does_not_vouch_for_it(cache, tmp_path):
+    """A module and its record copied to the name of another module: the record binds the
+    file name."""
+    directory, module, value = cache
+    other = module.with_name(module.name.replace("mpvi_k", "mpvi_kf", 1))
+    shutil.copy(module, other)
+    shutil.copy(module.with_name(module.name + ".sha256"), other.with_name(other.name + ".sha256"))
+    os.replace(other, module)
+    os.replace(other.with_name(other.name + ".sha256"), module.with_name(module.name + ".sha256"))
+    data = module.read_bytes()
+    plant(module, tmp_path / "marker")
+    assert module.read_bytes() != data
+    record = module.with_name(module.name + ".sha256")
+    record.write_text(record.read_text().replace(module.name, other.name))
+    r, out = run_kernel(directory)
+    assert not (tmp_path / "marker").exists()
+    assert_rebuilt_and_used(r, out, module, value)
+    assert "digest record of another module" in r.stderr
+
+
+@needs_toolchain
+@pytest.mark.parametrize("kind", ["fifo", "symlink", "directory", "group-writable"])
+def test_a_cache_entry_that_is_not_a_private_regular_file_is_not_opened(cache, tmp_path, kind):
+    """A FIFO at the cached name does not hang the run (it is never opened); a symbolic
+    link (even to a good module) and a module others can write are not loaded; a
+    directory, which mpvi does not remove, leaves the module unstored but used."""
+    directory, module, value = cache
+    good = tmp_path / "good.so"
+    shutil.copy(module, good)
+    module.unlink()
+    if kind == "fifo":
+        os.mkfifo(module)
+    elif kind == "symlink":
+        module.symlink_to(good)
+    elif kind == "directory":
+        module.mkdir()
+    else:
+        shutil.copy(good, module)
+        os.chmod(module, 0o775)
+    t0 = time.monotonic()
+    r, out = run_kernel(directory, timeout=60)
+    assert time.monotonic() - t0 < 60
+    assert r.returncode == 0, r.stderr
+    assert out[0].split() == [COMPILED, "True", value]
+    lines = mpvi_lines(r.stderr)
+    if kind == "directory":
+        assert lines == [
+            f"mpvi: the compiled kernel {module} is a directory, not a regular file: not "
+            f"loaded; rebuilt (it cannot be removed)",
+            f"mpvi: the compiled kernel {module} cannot be stored (Is a directory); it is "
+            f"used by this process only"]
+        assert module.is_dir()
+        return
+    assert len(lines) == 1 and lines[0].endswith("not loaded; removed and rebuilt"), r.stderr
+    assert {"fifo": "is a FIFO", "symlink": "is a symbolic link",
+            "group-writable": "is writable by group or others (mode 0775)"}[kind] in lines[0]
+    assert cbackend._module_problem(module) is None
+
+
+# ----- an untrusted cache directory ----------------------------------------------------------
+
+def other_owner(path):
+    """Give ``path`` to another user (needs root), else skip."""
+    if os.geteuid() != 0:
+        pytest.skip("giving a directory to another user needs root")
+    os.chown(path, 65534, 65534)
+
+
+@needs_toolchain
+@pytest.mark.parametrize("how", ["world-writable", "group-writable", "another owner",
+                                 "in a world-writable directory"])
+def test_an_untrusted_cache_directory_is_not_used(cache, tmp_path, how):
+    """Modules that would pass every check of a module (a record vouching for them) are not
+    loaded from a directory someone else can write: one line, once, and the kernel is
+    compiled in a private directory of the process, removed at its exit."""
+    directory, module, value = cache
+    marker = tmp_path / "marker"
+    plant(module, marker)
+    record_for(module)
+    used = directory
+    if how == "world-writable":
+        os.chmod(directory, 0o777)
+    elif how == "group-writable":
+        os.chmod(directory, 0o770)
+    elif how == "another owner":
+        other_owner(directory)
+    else:
+        parent = tmp_path / "shared"
+        parent.mkdir()
+        used = parent / "kernels"
+        os.replace(directory, used)
+        os.chmod(parent, 0o777)
+    before = sorted(p.name for p in used.iterdir())
+    r, out = run_kernel(used)
+    assert r.returncode == 0, r.stderr
+    assert not marker.exists(), "a module of the untrusted directory was loaded"
+    assert out[0].split() == [COMPILED, "True", value]
+    lines = mpvi_lines(r.stderr)
+    assert lines == [lines[0]] and lines[0].startswith(f"mpvi: the kernel cache {used} ")
+    assert lines[0].endswith("not used; compiled kernels are built in a private temporary "
+                             "directory for this process")
+    expected = {"world-writable": "is writable by group or others (mode 0777)",
+                "group-writable": "is writable by group or others (mode 0770)",
+                "another owner": "is owned by uid 65534",
+                "in a world-writable directory": f"is in {used.parent}, writable by group or "
+                                                 f"others (mode 0777)"}[how]
+    assert expected in lines[0]
+    private = out[1]
+    assert private != "-" and not os.path.exists(private), "the private directory is left"
+    assert sorted(p.name for p in used.iterdir()) == before, "the untrusted directory was written"
+
+
+@needs_toolchain
+def test_a_new_cache_directory_is_private(tmp_path):
+    """The default cache directory (below $HOME) is created with mode 0700."""
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {k: v for k, v in os.environ.items() if k != "MPVI_KERNEL_CACHE"}
+    r = subprocess.run([sys.executable, "-c", KERNEL], capture_output=True, text=True,
+                       timeout=120, env=dict(env, HOME=str(home), MPVI_COMPILE_AFTER="0"))
+    assert r.returncode == 0 and not mpvi_lines(r.stderr), r.stderr
+    kernels = home / ".cache" / "mpvi" / "kernels"
+    assert stat.S_IMODE(os.stat(kernels).st_mode) == 0o700
+    assert r.stdout.split()[:2] == [COMPILED, "True"]
+
+
+@needs_toolchain
+def test_a_module_is_stored_writable_by_its_owner_alone_whatever_the_umask(tmp_path):
+    """Under umask 002 (a shared group) the module and its record are still not
+    group-writable: the next process loads them without a word."""
+    code = "import os; os.umask(0o002); exec(compile(open(0).read(), 'k', 'exec'))"
+    env = dict(os.environ, MPVI_KERNEL_CACHE=str(tmp_path / "kernels"), MPVI_COMPILE_AFTER="0")
+    for _ in range(2):
+        r = subprocess.run([sys.executable, "-c", code], input=KERNEL, capture_output=True,
+                           text=True, timeout=120, env=env)
+        assert r.returncode == 0 and not mpvi_lines(r.stderr), r.stderr
+    for p in (tmp_path / "kernels").iterdir():
+        assert not p.stat().st_mode & 0o022, p
+
+
+# ----- MPVI_COMPILE_AFTER ---------------------------------------------------------------------
+
+@pytest.mark.parametrize("value", ["abc", "-1", "1.5", "", "1e3"])
+def test_a_bad_compile_after_is_one_clear_error(monkeypatch, tmp_path, value):
+    import sympy as sp
+    import mpvi
+    from mpvi import codegen
+    monkeypatch.setenv("MPVI_KERNEL_CACHE", str(tmp_path))
+    monkeypatch.setenv(cbackend.ENV_SWITCH, "1")
+    monkeypatch.setenv("MPVI_COMPILE_AFTER", value)
+    x = sp.Symbol("x")
+    with pytest.raises(ValueError) as exc:
+        codegen.generate([[x]], [x / 7 + 1], mpvi.GMPContext(30))
+    assert str(exc.value).startswith(f"MPVI_COMPILE_AFTER={value!r}: must be a non-negative "
+                                     f"integer")
+
+
+def test_compile_after_reads_a_non_negative_integer(monkeypatch):
+    monkeypatch.setenv("MPVI_COMPILE_AFTER", " 25 ")
+    assert cbackend.compile_after() == 25
+    monkeypatch.delenv("MPVI_COMPILE_AFTER")
+    assert cbackend.compile_after() == cbackend.COMPILE_AFTER
