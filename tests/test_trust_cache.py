@@ -334,3 +334,61 @@ def test_compile_after_reads_a_non_negative_integer(monkeypatch):
     assert cbackend.compile_after() == 25
     monkeypatch.delenv("MPVI_COMPILE_AFTER")
     assert cbackend.compile_after() == cbackend.COMPILE_AFTER
+
+
+# ----- the command line: missing inputs, numeric options --------------------------------------
+
+def test_list_report_and_diff_of_a_missing_results_directory_are_one_line(tmp_path, capsys):
+    from mpvi.repro.cli import main
+    missing, file = tmp_path / "nonexistent", tmp_path / "a-file"
+    file.write_text("x")
+    for argv, option, path in [
+            (["report", "--results", str(missing), "--out", str(tmp_path / "r")], "--results",
+             missing),
+            (["list", "--results", str(missing)], "--results", missing),
+            (["list", "--results", str(file)], "--results", file),
+            (["diff", "--all", "--out", str(missing)], "--out", missing),
+            (["diff", "axioms2024_fig08", "--out", str(file)], "--out", file)]:
+        assert main(argv) == 2, argv
+        captured = capsys.readouterr()
+        lines = captured.err.splitlines()
+        what = "does not exist" if path == missing else "is not a directory"
+        assert lines == [f"mpvi: the results directory {path} ({option}) {what}: run `mpvi run "
+                         f"--all --out {path}` (or some ids) first"], argv
+        assert captured.out == ""
+    assert not (tmp_path / "r").exists()
+
+
+def test_a_report_of_a_directory_without_outputs_is_refused(tmp_path, capsys):
+    from mpvi.repro.cli import main
+    empty = tmp_path / "empty"
+    (empty / "axioms2024").mkdir(parents=True)
+    assert main(["report", "--results", str(empty), "--out", str(tmp_path / "r")]) == 2
+    assert capsys.readouterr().err.splitlines() == [
+        f"mpvi: no outputs of `mpvi run` in the results directory {empty}: nothing to report"]
+    assert not (tmp_path / "r").exists()
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--dps", "1000001"], "argument --dps: expected at most 1000000 digits, got 1000001"),
+    (["--dps", "99999999999999999999"], "expected at most 1000000 digits"),
+    (["--jobs", str(4 * (os.cpu_count() or 1) + 1)],
+     f"argument --jobs: expected at most {4 * (os.cpu_count() or 1)} (4 per CPU of this "
+     f"machine), got {4 * (os.cpu_count() or 1) + 1}"),
+])
+def test_numeric_run_options_out_of_range_are_argparse_errors(capsys, tmp_path, argv, message):
+    from mpvi.repro.cli import main
+    with pytest.raises(SystemExit) as exc:
+        main(["run", "axioms2024_fig02", "--out", str(tmp_path / "o"), *argv])
+    assert exc.value.code == 2 and message in capsys.readouterr().err
+    assert not (tmp_path / "o").exists()
+
+
+def test_mpvi_run_with_a_bad_compile_after_is_one_line(monkeypatch, tmp_path, capsys):
+    from mpvi.repro.cli import main
+    monkeypatch.setenv("MPVI_COMPILE_AFTER", "abc")
+    assert main(["run", "axioms2024_fig02", "--quick", "--out", str(tmp_path / "o")]) == 2
+    assert capsys.readouterr().err.splitlines() == [
+        "mpvi: error: ValueError: MPVI_COMPILE_AFTER='abc': must be a non-negative integer "
+        "(the calls of a kernel before it is compiled; default 1000)"]
+    assert not (tmp_path / "o").exists()
