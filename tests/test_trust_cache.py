@@ -392,3 +392,149 @@ def test_mpvi_run_with_a_bad_compile_after_is_one_line(monkeypatch, tmp_path, ca
         "mpvi: error: ValueError: MPVI_COMPILE_AFTER='abc': must be a non-negative integer "
         "(the calls of a kernel before it is compiled; default 1000)"]
     assert not (tmp_path / "o").exists()
+
+
+# ----- a Dask cluster that goes away mid-run ---------------------------------------------------
+# The reproductions are defined at the top level of this module: a Dask worker imports it
+# (PYTHONPATH) to find them.
+
+SLEEP_S = 0.5
+"""How long each study task of the slow reproductions takes (their compute twice that)."""
+
+try:
+    from mpvi.repro.run import Output, Reproduction
+    from mpvi.repro.studies import Task, study
+
+    @study("test_trust_cache_slow")
+    def slow(rec, params):
+        time.sleep(params["s"])
+        return {"x": rec.ctx.num(params["x"])}
+
+    def _slow_reproduction(i):
+        def compute(run):
+            import pandas as pd
+            x = run.study(slow, {"x": str(i), "s": SLEEP_S})["x"]
+            time.sleep(2 * SLEEP_S)
+            return Output(tables={"": pd.DataFrame({"x": [run.ctx.to_str(x)]})})
+
+        def plot(out, params):
+            import matplotlib.pyplot as plt
+            fig, ax = plt.subplots()
+            ax.plot([0, 1], [0, i])
+            return fig
+        return Reproduction(id=f"slow_{i}", paper="slow", item=f"Fig. {i}", title="t",
+                            runtime="0 s", params={}, compute=compute, plot=plot,
+                            tasks=lambda p: [Task(slow, {"x": str(i), "s": SLEEP_S})],
+                            module=__name__)
+
+    SLOW = {f"slow_{i}": _slow_reproduction(i) for i in range(8)}
+    for _rep in SLOW.values():
+        globals()[f"REP_{_rep.id}"] = _rep
+except ImportError:                     # pragma: no cover - imported by a bare worker
+    SLOW = {}
+
+TESTS = os.path.dirname(os.path.abspath(__file__))
+
+SCHEDULER = textwrap.dedent("""
+    import asyncio, sys
+    import distributed
+
+    async def main():
+        async with distributed.Scheduler(host="127.0.0.1", port=0, dashboard_address=None) as s:
+            print(s.address, flush=True)
+            if sys.argv[1] == "with a worker":
+                async with distributed.Worker(s.address, nthreads=1):
+                    await s.finished()
+            await s.finished()
+    asyncio.run(main())
+""")
+"""A Dask scheduler on a free port (it prints its address), with a worker in the same
+process or none."""
+
+WORKER = textwrap.dedent("""
+    import asyncio, sys
+    import distributed
+
+    async def main():
+        async with distributed.Worker(sys.argv[1], nthreads=1) as w:
+            await w.finished()
+    asyncio.run(main())
+""")
+
+DRIVER = textwrap.dedent("""
+    import sys
+    import mpvi.repro.run
+    import test_trust_cache
+    from mpvi.repro.cli import main
+    mpvi.repro.run.all_reproductions = lambda: test_trust_cache.SLOW
+    sys.exit(main(["run", "--all", "--no-cache", "--scheduler", sys.argv[1], "--out", sys.argv[2]]))
+""")
+"""``mpvi run --all --scheduler ADDRESS --out DIR`` on the slow reproductions."""
+
+
+def start(code, *args):
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([TESTS, os.environ.get("PYTHONPATH", "")]))
+    return subprocess.Popen([sys.executable, "-c", code, *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env)
+
+
+def wait_for(condition, seconds, what):
+    t0 = time.monotonic()
+    while not condition():
+        assert time.monotonic() - t0 < seconds, f"no {what} after {seconds} s"
+        time.sleep(0.1)
+
+
+def written(out):
+    return sorted(p.stem for p in (out / "slow").glob("*.json")) if (out / "slow").is_dir() else []
+
+
+@pytest.fixture
+def processes():
+    """Start processes; kill those still running at the end."""
+    started = []
+
+    def run(code, *args):
+        p = start(code, *args)
+        started.append(p)
+        return p
+    yield run
+    for p in started:
+        if p.poll() is None:
+            p.kill()
+        p.communicate()
+
+
+@pytest.mark.parametrize("what", ["the scheduler dies", "all workers die"])
+def test_a_dask_run_whose_cluster_goes_away_ends_in_one_line(processes, tmp_path, what):
+    """Killing the scheduler (with its worker) or the only worker of an external cluster in
+    the middle of ``mpvi run --scheduler``: the run ends within a minute with one line
+    naming what happened, exit status 1, no traceback, and the reproductions that were
+    written before are kept."""
+    pytest.importorskip("distributed", reason="Dask is not installed (pip install -e '.[dask]')")
+    scheduler = processes(SCHEDULER, "with a worker" if what == "the scheduler dies" else "alone")
+    address = scheduler.stdout.readline().strip()
+    assert address.startswith("tcp://"), scheduler.stderr.read()
+    if what == "all workers die":
+        worker = processes(WORKER, address)
+    out = tmp_path / "out"
+    run = processes(DRIVER, address, str(out))
+    wait_for(lambda: written(out) or run.poll() is not None, 60, "reproduction written")
+    assert run.poll() is None, run.communicate()
+    kept = written(out)
+    (scheduler if what == "the scheduler dies" else worker).kill()
+    t0 = time.monotonic()
+    try:
+        _, err = run.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"mpvi run still running 60 s after {what}")
+    elapsed = time.monotonic() - t0
+    assert run.returncode == 1, err
+    assert "Traceback" not in err and "CancelledError" not in err, err
+    lines = [x for x in err.splitlines() if "the run stops after" in x]
+    cause = ("the Dask scheduler " + address + " is gone" if what == "the scheduler dies" else
+             f"the Dask scheduler {address} has had no worker for 20 s")
+    assert len(lines) == 1 and lines[0].startswith(cause), err
+    assert "whose results are kept; not finished: slow_" in lines[0]
+    assert set(kept) <= set(written(out)) and len(written(out)) < len(SLOW)
+    assert err.splitlines()[-1].startswith("failed: slow_")

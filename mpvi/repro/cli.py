@@ -44,7 +44,9 @@ runs the reproductions declare (step sizes, spans, methods) are computed first, 
 most expensive first, then each reproduction's tables and plot; one line per finished
 unit.  The files are the same bytes as those of a serial run.  Ctrl-C (exit status
 130) or SIGTERM (143) stops the workers too, and they die with a killed mpvi run; a
-scheduler address where nothing listens fails at once (exit status 2).
+scheduler address where nothing listens fails at once (exit status 2); a scheduler that
+goes away during the run, or a cluster left without workers for 20 s, stops it in one
+line (exit status 1), keeping what finished.
 
 Each id either runs, is refused, or fails; the run always goes on with the next id:
   <id>: refused in <context>: <reason>   the reproduction declared, before computing,
