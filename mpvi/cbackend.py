@@ -1650,15 +1650,20 @@ def _module_problem(path: Path) -> str | None:
     try:
         rst = _regular(record)
         if rst.st_size > _RECORD_MAX_BYTES:
-            raise _Rejected(f"has a digest record of {rst.st_size} bytes, not one mpvi wrote")
+            raise _Rejected(f"is {rst.st_size} bytes, not a record mpvi wrote")
         data = bytearray()
         _read_checked(record, rst, data.extend)
-        if st.st_size == 0:
-            raise _Rejected("is empty")
-        digest = hashlib.sha256()
-        _read_checked(path, st, digest.update)
     except FileNotFoundError:
         return "has no digest record (not built by this mpvi, or its build was interrupted)"
+    except _Rejected as exc:
+        return f"has a digest record that {exc}"
+    except OSError as exc:
+        return f"has a digest record that cannot be read ({exc.strerror})"
+    if st.st_size == 0:
+        return "is empty"
+    digest = hashlib.sha256()
+    try:
+        _read_checked(path, st, digest.update)
     except _Rejected as exc:
         return str(exc)
     except OSError as exc:

@@ -231,6 +231,24 @@ def test_a_cache_entry_that_is_not_a_private_regular_file_is_not_opened(cache, t
     assert cbackend._module_problem(module) is None
 
 
+@needs_toolchain
+@pytest.mark.parametrize("kind", ["fifo", "symlink"])
+def test_a_digest_record_that_is_not_a_regular_file_is_not_opened(cache, tmp_path, kind):
+    directory, module, value = cache
+    record = module.with_name(module.name + ".sha256")
+    good = tmp_path / "good.sha256"
+    shutil.copy(record, good)
+    record.unlink()
+    if kind == "fifo":
+        os.mkfifo(record)
+    else:
+        record.symlink_to(good)
+    r, out = run_kernel(directory, timeout=60)
+    assert_rebuilt_and_used(r, out, module, value)
+    assert f"has a digest record that is a {'FIFO' if kind == 'fifo' else 'symbolic link'}, " \
+           f"not a regular file" in r.stderr
+
+
 # ----- an untrusted cache directory ----------------------------------------------------------
 
 def other_owner(path):
