@@ -381,8 +381,8 @@ def build_parser():
     add_run_options(p_run)
     p_run.add_argument("--jobs", type=job_count, default=None, metavar="N",
                        help="compute on N worker processes of this machine (default: serially, "
-                            "in this process); with --scheduler local, the number of Dask "
-                            "workers")
+                            "in this process; at most 4 per CPU); with --scheduler local, the "
+                            "number of Dask workers")
     p_run.add_argument("--scheduler", default=None, metavar="ADDRESS",
                        help="compute on a Dask cluster: the address of its scheduler "
                             "(tcp://host:8786), or 'local' to start one on this machine; "

@@ -653,8 +653,9 @@ def run_parallel(reps, ids, executor, context=DEFAULT_CONTEXT, dps=64, quick=Fal
                 break
             for future in executor.wait(set(running)):
                 unit = running.pop(future)
-                try:
+                try:                                  # a Dask result comes from its worker
                     exc = future.exception()
+                    result = future.result() if exc is None else None
                 except Exception as lost:            # e.g. cancelled by a lost Dask scheduler
                     exc = lost
                 if exc is not None and executor.worker_died(exc):
@@ -672,11 +673,11 @@ def run_parallel(reps, ids, executor, context=DEFAULT_CONTEXT, dps=64, quick=Fal
                 finished += 1
                 if isinstance(unit, _Job):
                     if exc is None:
-                        study_done(unit, future.result())
+                        study_done(unit, result)
                     else:
                         study_failed(unit, exc)
                 elif exc is None:
-                    reproduction_done(unit, future.result())
+                    reproduction_done(unit, result)
                 else:
                     progress(unit, "failed")
                     fail(unit.rep.id, f"{type(exc).__name__}: {one_line(exc)}")
