@@ -41,7 +41,37 @@ default ``~/.cache/mpvi/kernels``) keyed by the SHA-256 of the generated C sourc
 compiler's version, the MPFR version and the Python ABI; it is written atomically (a
 temporary file, then a rename), so concurrent processes can share the directory.
 
-Fallback.  Without a C compiler, MPFR headers or a writable cache, or with
+The cache is a trusted store: loading a module runs its code, so mpvi loads only modules
+it built, from a directory nobody else can write.
+
+* The directory (created with mode 0700) must be writable, owned by this user and not
+  writable by group or others, and every directory above it owned by this user or root
+  and not writable by group or others unless sticky (``/tmp``); otherwise it is not used
+  (one line on stderr, once per process) and the modules are built into a private
+  temporary directory of the process (mode 0700, removed at exit): compiled speed, no
+  reuse.
+* Next to each module ``<file>`` mpvi writes its digest record ``<file>.sha256`` (after
+  the module, each by an atomic rename): the module's file name (its module name, cache
+  key and ABI), its size and its SHA-256.  Before a module is loaded, ``lstat`` checks
+  that it and its record are regular files (not a symbolic link, FIFO, device or
+  directory) of this user that group and others cannot write -- so a FIFO is never
+  opened, and nothing hangs -- and then its bytes are read (without following a link, on
+  the file that was checked) and must match the record.  A module that fails (no record:
+  not built by this mpvi or an interrupted build; another size: truncated; another
+  digest: flipped bytes or a planted file) is never loaded: it is removed and rebuilt,
+  in one line on stderr.  A truncated module would otherwise kill the process with
+  SIGBUS, a corrupted one with SIGSEGV, a planted one run its code.
+* The window between the check and ``dlopen``: the module is loaded from the path just
+  checked, in a directory only this user can write and whose parents nobody else can
+  rename, and mpvi never rewrites a module in place (a rebuild renames a new file over
+  it; the old inode, if loaded, is untouched), so only this user (or root) can change
+  what is loaded after it was checked -- who could run code as this user anyway.  A
+  module mpvi builds is loaded from the private directory it was compiled in, before it
+  is stored, so another process removing or replacing the stored copy cannot affect it.
+* The check reads each module once, when it is loaded (once per process): the cost of a
+  step does not change.
+
+Fallback.  Without a C compiler or MPFR headers, or with
 ``MPVI_COMPILED=0`` in the environment, :func:`compile_function` returns None and mpvi
 computes with the Python kernels; the reason is reported once per process on stderr.
 A construct the translator does not know (it knows what :mod:`mpvi.codegen` prints)
@@ -50,11 +80,14 @@ also falls back to Python, for that kernel only.
 from __future__ import annotations
 
 import ast
+import atexit
 import hashlib
 import importlib.machinery
 import importlib.util
 import os
+import re
 import shutil
+import stat
 import subprocess
 import sys
 import sysconfig
@@ -1583,12 +1616,252 @@ def step_check(source: str, table: dict, prec: int, n: int, guard: tuple | None 
 def _not_checked(*args):
     return False
 
+# ----- the trusted store of compiled modules --------------------------------------------------
+
+_MISSING = "is missing"
+"""The verdict of :func:`_module_problem` on a module not in the store yet."""
+
+_RECORD_SUFFIX = ".sha256"
+"""The digest record of a module ``<file>`` is ``<file>.sha256``, next to it."""
+
+_RECORD_HEADER = "mpvi compiled kernel record 1"
+_RECORD_MAX_BYTES = 1024
+
+_store_lock = threading.Lock()
+_stores: dict = {}        # configured cache directory -> the directory used, or None: private
+_private: dict = {}       # "dir" -> (this process's private directory, the pid that made it)
+
+
+def _euid() -> int | None:
+    return os.geteuid() if hasattr(os, "geteuid") else None
+
+
+def _untrusted(st: os.stat_result) -> str | None:
+    """Why a file or directory of status ``st`` may have been written by someone else, or
+    None: it must be owned by this user and not writable by group or others."""
+    uid = _euid()
+    if uid is not None and st.st_uid != uid:
+        return f"is owned by uid {st.st_uid}, not by this user (uid {uid})"
+    if st.st_mode & 0o022:
+        return f"is writable by group or others (mode {stat.S_IMODE(st.st_mode):04o})"
+    return None
+
+
+def _directory_problem(directory: Path) -> str | None:
+    """Why ``directory`` (symbolic links resolved) cannot hold modules this process loads, or
+    None: it is a directory owned by this user and writable by nobody else, and every
+    directory above it is owned by this user or root and not writable by group or others
+    unless sticky (as ``/tmp``), so that nobody else can replace a module or its directory
+    between its check and its loading."""
+    real = Path(os.path.realpath(directory))
+    try:
+        st = os.stat(real)
+    except OSError as exc:
+        return f"cannot be read ({exc.strerror})"
+    if not stat.S_ISDIR(st.st_mode):
+        return "is not a directory"
+    problem = _untrusted(st)
+    if problem:
+        return problem
+    uid = _euid()
+    for parent in real.parents:
+        try:
+            pst = os.stat(parent)
+        except OSError as exc:
+            return f"is in {parent}, which cannot be read ({exc.strerror})"
+        if uid is not None and pst.st_uid not in (0, uid):
+            return f"is in {parent}, owned by uid {pst.st_uid}"
+        if pst.st_mode & 0o022 and not pst.st_mode & stat.S_ISVTX:
+            return (f"is in {parent}, writable by group or others "
+                    f"(mode {stat.S_IMODE(pst.st_mode):04o})")
+    return None
+
+
+def _open_cache(directory: Path) -> tuple[Path | None, str | None]:
+    """(the resolved ``directory``, None) if it can hold trusted modules and be written
+    (created with mode 0700 if missing), else (None, why not)."""
+    try:
+        directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+    except OSError as exc:
+        return None, f"cannot be created ({exc.strerror or exc})"
+    problem = _directory_problem(directory)
+    if problem is None and not os.access(directory, os.W_OK | os.X_OK):
+        problem = "cannot be written"
+    return (None, problem) if problem else (Path(os.path.realpath(directory)), None)
+
+
+def _store(create: bool = True) -> Path | None:
+    """The directory this process stores compiled modules in and loads them from: the
+    cache directory (:func:`cache_dir`) if it can be trusted, else (said once on stderr)
+    a private temporary directory of this process, mode 0700, removed at exit -- or None
+    if that one does not exist yet and not ``create``."""
+    configured = cache_dir()
+    with _store_lock:
+        known = configured in _stores
+        if not known:
+            _stores[configured], problem = _open_cache(configured)
+        used = _stores[configured]
+    if used is not None:
+        return used
+    if not known:
+        _report_once(f"untrusted-cache-{configured}",
+                     f"the kernel cache {configured} {problem}: not used; compiled kernels "
+                     f"are built in a private temporary directory for this process")
+    return _private_dir(create)
+
+
+def _private_dir(create: bool = True) -> Path | None:
+    """This process's private directory of compiled modules (made on first use, mode 0700;
+    removed at exit by the process that made it -- a forked worker shares it)."""
+    with _store_lock:
+        made = _private.get("dir")
+        if made is None and create:
+            made = Path(tempfile.mkdtemp(prefix="mpvi-kernels-")), os.getpid()
+            _private["dir"] = made
+            atexit.register(_remove_private, *made)
+            if "multiprocessing" in sys.modules:   # a pool worker ends with os._exit
+                import multiprocessing.util
+                multiprocessing.util.Finalize(None, _remove_private, args=made, exitpriority=0)
+    return None if made is None else made[0]
+
+
+def _remove_private(directory: Path, pid: int) -> None:
+    if os.getpid() == pid:
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+def _kind(mode: int) -> str:
+    for test, name in ((stat.S_ISLNK, "a symbolic link"), (stat.S_ISFIFO, "a FIFO"),
+                       (stat.S_ISDIR, "a directory"), (stat.S_ISSOCK, "a socket"),
+                       (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device")):
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
+def _regular(path: Path) -> os.stat_result:
+    """``lstat`` of ``path``, if it is a regular file of this user that nobody else can
+    write; else :class:`_Rejected`.  FileNotFoundError if it does not exist."""
+    st = os.lstat(path)
+    if not stat.S_ISREG(st.st_mode):
+        raise _Rejected(f"is {_kind(st.st_mode)}, not a regular file")
+    problem = _untrusted(st)
+    if problem:
+        raise _Rejected(problem)
+    return st
+
+
+class _Rejected(Exception):
+    """A module or digest record that must not be used (the reason)."""
+
+
+def _read_checked(path: Path, st: os.stat_result, chunk: Callable[[bytes], None]) -> None:
+    """Feed the bytes of ``path`` to ``chunk``, if it is still the file ``st`` describes
+    (:func:`_regular`): opened without following a symbolic link and without blocking
+    (never a FIFO: the type was checked first, and again on the open file)."""
+    flags = (os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+             | getattr(os, "O_CLOEXEC", 0))
+    fd = os.open(path, flags)
+    try:
+        now = os.fstat(fd)
+        if (now.st_dev, now.st_ino) != (st.st_dev, st.st_ino) or not stat.S_ISREG(now.st_mode):
+            raise _Rejected("was replaced while it was checked")
+        size = 0
+        while True:
+            data = os.read(fd, 1 << 20)
+            if not data:
+                break
+            size += len(data)
+            chunk(data)
+        if size != now.st_size:
+            raise _Rejected("changed size while it was read")
+    finally:
+        os.close(fd)
+
+
+def _record_text(file_name: str, size: int, digest: str) -> str:
+    """The digest record of a module: it binds the module's file name (its module name,
+    cache key and ABI), its size and its SHA-256."""
+    return f"{_RECORD_HEADER}\nfile {file_name}\nsize {size}\nsha256 {digest}\n"
+
+
+def _module_problem(path: Path) -> str | None:
+    """Why the module at ``path`` must not be loaded (:data:`_MISSING` if there is none),
+    or None: it and its digest record are regular files of this user that nobody else
+    can write, and the record names this file, its size and its SHA-256."""
+    try:
+        st = _regular(path)
+    except FileNotFoundError:
+        return _MISSING
+    except _Rejected as exc:
+        return str(exc)
+    except OSError as exc:
+        return f"cannot be read ({exc.strerror})"
+    record = path.with_name(path.name + _RECORD_SUFFIX)
+    try:
+        rst = _regular(record)
+        if rst.st_size > _RECORD_MAX_BYTES:
+            raise _Rejected(f"is {rst.st_size} bytes, not a record mpvi wrote")
+        data = bytearray()
+        _read_checked(record, rst, data.extend)
+    except FileNotFoundError:
+        return "has no digest record (not built by this mpvi, or its build was interrupted)"
+    except _Rejected as exc:
+        return f"has a digest record that {exc}"
+    except OSError as exc:
+        return f"has a digest record that cannot be read ({exc.strerror})"
+    if st.st_size == 0:
+        return "is empty"
+    digest = hashlib.sha256()
+    try:
+        _read_checked(path, st, digest.update)
+    except _Rejected as exc:
+        return str(exc)
+    except OSError as exc:
+        return f"cannot be read ({exc.strerror})"
+    return _record_problem(bytes(data), path.name, st.st_size, digest.hexdigest())
+
+
+def _record_problem(data: bytes, file_name: str, size: int, digest: str) -> str | None:
+    """Why the digest record ``data`` does not vouch for the module ``file_name`` of
+    ``size`` bytes and SHA-256 ``digest``, or None."""
+    try:
+        lines = data.decode("ascii").split("\n")
+    except UnicodeDecodeError:
+        lines = []
+    fields = dict(line.split(" ", 1) for line in lines[1:] if " " in line)
+    if (not lines or lines[0] != _RECORD_HEADER or set(fields) != {"file", "size", "sha256"}
+            or data.decode("ascii") != _record_text(fields["file"], fields["size"],
+                                                    fields["sha256"])):
+        return "has a malformed digest record"
+    if fields["file"] != file_name:
+        return f"has the digest record of another module ({fields['file']})"
+    if fields["size"] != str(size):
+        return (f"is {size} bytes, not the {fields['size']} bytes mpvi built "
+                f"(truncated or replaced)")
+    if fields["sha256"] != digest:
+        return "has not the SHA-256 mpvi recorded when it built it (corrupted or replaced)"
+    return None
+
+
+def _discard(path: Path) -> bool:
+    """Remove a rejected module and its digest record, whatever they are except
+    directories (left alone: storing the rebuilt module then fails).  Whether the module
+    is gone."""
+    for p in (path, path.with_name(path.name + _RECORD_SUFFIX)):
+        try:
+            if not stat.S_ISDIR(os.lstat(p).st_mode):
+                os.unlink(p)
+        except FileNotFoundError:
+            pass
+    return not os.path.lexists(path)
+
+
 # ----- building and loading ------------------------------------------------------------------
 
 _CFLAGS = ("-O2", "-fno-plt", "-shared", "-fPIC", "-std=c99", "-w")
 """The compiler's flags (part of a module's cache key).  ``-fno-plt`` calls MPFR through
 the GOT directly: the modules make thousands of MPFR calls per step (1-2 % faster)."""
-
 
 def translate_taylor(name: str, tape, prec: int, note: str = "") -> str:
     """The C source of an extension module ``name`` with one Taylor step on a
@@ -1954,21 +2227,27 @@ def taylor_step(tape, prec: int):
                  lambda t, y, h, order, *a: order ** 2 / (4 * FIELD_EVALUATIONS_PER_CALL))
 
 
-def _cached_path(name: str, csource: str, tc: dict) -> Path:
-    """Where the module of ``csource`` is cached: keyed by the source, the compiler, MPFR,
-    the Python ABI and the libraries linked."""
+def _file_name(name: str, csource: str, tc: dict) -> str:
+    """The file name of the module of ``csource``: keyed by the source, the compiler, MPFR,
+    the Python ABI, the libraries linked and the flags."""
     key = hashlib.sha256("\0".join([csource, tc["version"], tc["mpfr"], tc["abi"],
                                     " ".join(tc["link"]), " ".join(_CFLAGS)]).encode()).hexdigest()[:24]
-    return cache_dir() / f"{name}_{key}{tc['abi']}"
+    return f"{name}_{key}{tc['abi']}"
 
 
-def _build(name: str, csource: str, tc: dict) -> Path:
-    target = _cached_path(name, csource, tc)
-    if target.exists():
-        return target
-    directory = target.parent
-    directory.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=directory, prefix=".build-") as tmp:
+def _cached_path(name: str, csource: str, tc: dict, create: bool = True) -> Path | None:
+    """Where the module of ``csource`` is stored (:func:`_store`), or None if the private
+    directory it would be in does not exist yet and not ``create``."""
+    store = _store(create)
+    return None if store is None else store / _file_name(name, csource, tc)
+
+
+def _build(name: str, csource: str, tc: dict, target: Path):
+    """Compile ``csource`` and load the module from where it was built (a directory of this
+    process, mode 0700, in the store: nobody else can write it), then store it at
+    ``target`` and its digest record next to it, each by an atomic rename, the record
+    last.  Returns the module; a module that cannot be stored is said once."""
+    with tempfile.TemporaryDirectory(dir=target.parent, prefix=".build-") as tmp:
         c = Path(tmp) / f"{name}.c"
         c.write_text(csource, encoding="utf-8")
         out = Path(tmp) / target.name
@@ -1980,8 +2259,22 @@ def _build(name: str, csource: str, tc: dict) -> Path:
         if r.returncode != 0:
             raise RuntimeError(f"{tc['cc']} failed ({r.returncode}): "
                                f"{(r.stderr or r.stdout).strip()[:2000]}")
-        os.replace(out, target)                   # atomic: another process may race us
-    return target
+        os.chmod(out, 0o755)                      # whatever the umask: writable by us alone
+        st = _regular(out)
+        digest = hashlib.sha256()
+        _read_checked(out, st, digest.update)
+        module = _load(name, out)
+        record = Path(tmp) / (target.name + _RECORD_SUFFIX)
+        record.write_text(_record_text(target.name, st.st_size, digest.hexdigest()),
+                          encoding="ascii")
+        os.chmod(record, 0o644)
+        try:
+            os.replace(out, target)               # atomic: another process may race us
+            os.replace(record, target.with_name(record.name))
+        except OSError as exc:
+            _report_once(f"store-error-{target}", f"the compiled kernel {target} cannot be "
+                         f"stored ({exc.strerror or exc}); it is used by this process only")
+    return module
 
 
 def _load(name: str, path: Path):
@@ -1992,6 +2285,22 @@ def _load(name: str, path: Path):
     return module
 
 
+def _load_or_build(name: str, csource: str, tc: dict):
+    """The module of ``csource``: loaded from the store if it passes
+    :func:`_module_problem` (checked just before it is loaded), else built
+    (:func:`_build`).  A module that fails the check is never loaded: it is removed and
+    rebuilt, in one line on stderr."""
+    target = _cached_path(name, csource, tc)
+    problem = _module_problem(target)
+    if problem is None:
+        return _load(name, target)
+    if problem != _MISSING:
+        done = "removed and rebuilt" if _discard(target) else "rebuilt (it cannot be removed)"
+        _report_once(f"rejected-{target}", f"the compiled kernel {target} {problem}: not "
+                     f"loaded; {done}")
+    return _build(name, csource, tc, target)
+
+
 _MODULES: dict = {}
 
 COMPILE_AFTER = 1000
@@ -1999,6 +2308,33 @@ COMPILE_AFTER = 1000
 cache (``MPVI_COMPILE_AFTER`` overrides; 0 compiles at the first call): compiling takes 0.1-3 s, a compiled call saves
 about 0.1 ms, so a kernel used for a few steps stays in Python.  A kernel whose module is
 already cached is loaded at once."""
+
+ENV_COMPILE_AFTER = "MPVI_COMPILE_AFTER"
+"""The environment variable that overrides :data:`COMPILE_AFTER` (a non-negative integer)."""
+
+
+def compile_after() -> int:
+    """The calls of a kernel after which it is compiled: ``$MPVI_COMPILE_AFTER`` if set,
+    else :data:`COMPILE_AFTER`.
+
+    Returns
+    -------
+    int
+        A non-negative number of calls (0: compiled at the first call).
+
+    Raises
+    ------
+    ValueError
+        ``MPVI_COMPILE_AFTER`` is set to something else than a non-negative integer in
+        decimal digits; the message names the variable and its value.
+    """
+    raw = os.environ.get(ENV_COMPILE_AFTER)
+    if raw is None:
+        return COMPILE_AFTER
+    if not re.fullmatch(r"[0-9]+", raw.strip()):
+        raise ValueError(f"{ENV_COMPILE_AFTER}={raw!r}: must be a non-negative integer (the "
+                         f"calls of a kernel before it is compiled; default {COMPILE_AFTER})")
+    return int(raw.strip())
 
 
 def _usable() -> dict | None:
@@ -2071,7 +2407,7 @@ def _module(plan):
     if module is not None:
         return module
     try:
-        module = _load(name, _build(name, csource, tc))
+        module = _load_or_build(name, csource, tc)
     except (OSError, RuntimeError, ImportError, subprocess.SubprocessError) as exc:
         _report_once("build-error", f"compiled kernels unavailable (building one failed: "
                      f"{exc}); computing with the Python kernels")
@@ -2111,12 +2447,13 @@ def _lazy(plan, attribute: str, python: Callable, weight: Callable | None = None
     cache, else ``python`` until :data:`COMPILE_AFTER` calls (each counted as ``weight(*args)``
     calls, default 1) and then the compiled one (``python`` for good if building fails)."""
     name, csource, tc, _ = plan
+    after = compile_after()
     with _lock:
         loaded = name in _MODULES
-    if loaded or _cached_path(name, csource, tc).exists():
+    path = None if loaded else _cached_path(name, csource, tc, create=False)
+    if loaded or (path is not None and os.path.lexists(path)):
         module = _module(plan)
         return getattr(module, attribute) if module is not None else python
-    after = int(os.environ.get("MPVI_COMPILE_AFTER", COMPILE_AFTER))
     state = {"calls": 0, "f": None}
 
     def lazy(*args):

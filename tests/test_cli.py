@@ -89,9 +89,11 @@ def test_diff_first_line_names_the_directory_and_the_kind_of_outputs(project, tm
     first = capsys.readouterr().out.splitlines()[0]
     assert str(project / "quick-figures") in first and "--quick" in first
     assert "1 of quick runs" in first
+    (project / "figures").mkdir()            # (a directory that does not exist: exit 2)
     assert main(["diff", "axioms2024_fig08"]) == 1                # no full run: MISSING
     first = capsys.readouterr().out.splitlines()[0]
     assert str(project / "figures") in first and "full results" in first and "1 missing" in first
+    (tmp_path / "x").mkdir()
     assert main(["diff", "axioms2024_fig08", "--quick", "--out", str(tmp_path / "x")]) == 1
     first = capsys.readouterr().out.splitlines()[0]
     assert str(tmp_path / "x") in first and "--out" in first

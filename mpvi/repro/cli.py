@@ -44,7 +44,9 @@ runs the reproductions declare (step sizes, spans, methods) are computed first, 
 most expensive first, then each reproduction's tables and plot; one line per finished
 unit.  The files are the same bytes as those of a serial run.  Ctrl-C (exit status
 130) or SIGTERM (143) stops the workers too, and they die with a killed mpvi run; a
-scheduler address where nothing listens fails at once (exit status 2).
+scheduler address where nothing listens fails at once (exit status 2); a scheduler that
+goes away during the run, or a cluster left without workers for 20 s, stops it in one
+line (exit status 1), keeping what finished.
 
 Each id either runs, is refused, or fails; the run always goes on with the next id:
   <id>: refused in <context>: <reason>   the reproduction declared, before computing,
@@ -53,6 +55,22 @@ Each id either runs, is refused, or fails; the run always goes on with the next 
 Refusals and failures are listed again at the end.  Exit status: 0 if every id ran,
 1 if any id failed, 3 if none failed but some were refused (nothing was computed for
 them), 2 for a bad option, an unwritable --out, or malformed published data."""
+
+
+MAX_JOBS_PER_CPU = 4
+"""``--jobs`` accepts at most this many workers per CPU of this machine (a pool of forked
+workers starts them all at once; more than one per CPU only adds waiting)."""
+
+
+def job_count(text):
+    """``--jobs``: a positive integer of at most :data:`MAX_JOBS_PER_CPU` per CPU."""
+    from .run import positive_int
+    n = positive_int(text)
+    limit = MAX_JOBS_PER_CPU * (os.cpu_count() or 1)
+    if n > limit:
+        raise argparse.ArgumentTypeError(f"expected at most {limit} ({MAX_JOBS_PER_CPU} per "
+                                         f"CPU of this machine), got {n}")
+    return n
 
 
 def _ids(args, reps, parser):
@@ -106,12 +124,32 @@ def cmd_list(args, reps, parser):
     return 2 if invalid else 0
 
 
-def _results_dir(args):
+def _results_dir(args, required=False):
+    """The results directory of ``list`` and ``report``: ``--results``, else figures/ or
+    quick-figures/.  Checked (:func:`_check_results`) when given or ``required``."""
     from .run import default_out_dir
-    return args.results or default_out_dir(args.quick)
+    if args.results is not None:
+        return _check_results(args.results, "--results", args.quick)
+    results = default_out_dir(args.quick)
+    if required:
+        _check_results(results, "the default" + (" of --quick" if args.quick else ""),
+                       args.quick)
+    return results
+
+
+def _check_results(path, origin, quick):
+    """``path`` if it is a directory, else :class:`mpvi.io.DirectoryError` in one line
+    naming it and ``origin`` (exit status 2): nothing was run there."""
+    from ..io import DirectoryError
+    if Path(path).is_dir():
+        return path
+    what = "is not a directory" if os.path.lexists(path) else "does not exist"
+    raise DirectoryError(f"the results directory {path} ({origin}) {what}: run `mpvi run "
+                         f"--all{' --quick' if quick else ''} --out {path}` (or some ids) first")
 
 
 def cmd_run(args, reps, parser):
+    from .. import cbackend
     from ..io import check_writable
     from .run import default_out_dir, open_cache
     ids = _ids(args, reps, parser)
@@ -121,6 +159,7 @@ def cmd_run(args, reps, parser):
     if args.check_digits and args.context == "fp":
         parser.error("--check-digits needs a context whose precision can be raised (gmp or "
                      "mp), not fp")
+    cbackend.compile_after()                 # a bad MPVI_COMPILE_AFTER: one line, exit 2
     out = args.out or default_out_dir(args.quick)
     check_writable(out, "output directory")
     cache = open_cache(args)
@@ -224,6 +263,7 @@ def cmd_diff(args, reps, parser):
         out, origin = default_out_dir(True), "quick results, --quick"
     else:
         out, origin = default_out_dir(False), "full results, the default; --quick for quick-figures/"
+    _check_results(out, origin, args.quick)
     text = args.format == "text"
     print(f"mpvi diff: {out} ({origin}); outputs found: {describe_outputs(ids, out)}",
           file=sys.stdout if text else sys.stderr)
@@ -297,8 +337,12 @@ def _write_records(rows, reps, fmt):
 
 def cmd_report(args, reps, parser):
     from .report import ReportError, write_report
-    from .run import project_path
-    results = _results_dir(args)
+    from .run import output_paths, project_path
+    results = _results_dir(args, required=True)
+    if not any(os.path.lexists(output_paths(r, results)["json"]) for r in reps.values()):
+        print(f"mpvi: no outputs of `mpvi run` in the results directory {results}: nothing to "
+              f"report", file=sys.stderr)
+        return 2
     out = args.out or project_path("quick-report" if args.quick else "report")
     try:
         index, papers = write_report(results, out, reps, stream=sys.stderr)
@@ -311,7 +355,7 @@ def cmd_report(args, reps, parser):
 
 def build_parser():
     from .published import RECORD_FIELDS
-    from .run import add_run_options, positive_int
+    from .run import add_run_options
     ap = argparse.ArgumentParser(
         prog="mpvi",
         description="Reproduce the figures and tables of the mpvi papers at 64 digits "
@@ -335,10 +379,10 @@ def build_parser():
     p_run.add_argument("ids", nargs="*", help="reproduction ids (see `mpvi list`)")
     p_run.add_argument("--all", action="store_true", help="run every reproduction")
     add_run_options(p_run)
-    p_run.add_argument("--jobs", type=positive_int, default=None, metavar="N",
+    p_run.add_argument("--jobs", type=job_count, default=None, metavar="N",
                        help="compute on N worker processes of this machine (default: serially, "
-                            "in this process); with --scheduler local, the number of Dask "
-                            "workers")
+                            "in this process; at most 4 per CPU); with --scheduler local, the "
+                            "number of Dask workers")
     p_run.add_argument("--scheduler", default=None, metavar="ADDRESS",
                        help="compute on a Dask cluster: the address of its scheduler "
                             "(tcp://host:8786), or 'local' to start one on this machine; "

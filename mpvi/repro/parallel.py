@@ -43,7 +43,10 @@ either closes its executor with ``cancel=True``, which cancels the pending units
 terminates the pool's workers, or closes the Dask client and ``LocalCluster`` (no
 "leaked semaphore" warnings); exit status 130 (Ctrl-C) or 143 (SIGTERM).  A scheduler
 address is probed with a TCP connection first (:func:`probe_scheduler`): a refused port
-fails at once, "connection refused".
+fails at once, "connection refused".  A scheduler that goes away during the run, or a
+cluster left without workers for :data:`WORKERLESS_S` seconds, raises
+:class:`ExecutorLost` in the executor: :func:`run_parallel` stops with one line naming it
+and fails the reproductions not finished; what finished is written (outputs, cache).
 
 Dask is optional (``pip install -e '.[dask]'``) and imported only by
 :class:`DaskExecutor`.
@@ -76,6 +79,12 @@ DASK_MISSING = "install the dask extra: pip install -e '.[dask]'"
 
 class ExecutorError(RuntimeError):
     """An executor cannot be started (Dask missing, scheduler unreachable)."""
+
+
+class ExecutorLost(ExecutorError):
+    """An executor went away during a run: its Dask scheduler is gone, or its cluster has had
+    no worker for :data:`WORKERLESS_S` seconds.  :func:`run_parallel` ends the run with one
+    line naming it; what finished before is kept."""
 
 
 # ----- executors -----------------------------------------------------------------------------
@@ -257,6 +266,14 @@ def _sigint_ignored():
         signal.signal(signal.SIGINT, previous)
 
 
+POLL_S = 1.0
+"""How often :meth:`DaskExecutor.wait` looks at its cluster while no unit finishes."""
+
+WORKERLESS_S = 20.0
+"""How long a Dask run waits when its cluster has no worker left (all died, or all were
+stopped) before it ends: Dask itself would wait for one for ever."""
+
+
 class DaskExecutor(Executor):
     """A Dask distributed cluster: ``address`` of a running scheduler
     (``tcp://host:8786``; :func:`probe_scheduler` first), or ``"local"`` for a
@@ -270,7 +287,13 @@ class DaskExecutor(Executor):
     which warns about them.  The LocalCluster logs only critical messages: a unit that
     fails reaches :func:`run_parallel` as an exception (one line), and Dask's own
     errors are multi-line tracebacks of its shutdown races (a worker's heartbeat cut off
-    by its closing, now and then on Ctrl-C)."""
+    by its closing, now and then on Ctrl-C); so does the client's logger while the
+    executor is open (the client logs a traceback when it loses its scheduler).
+
+    A scheduler that goes away (killed, its machine down) or a cluster left without workers
+    for :data:`WORKERLESS_S` seconds makes :meth:`wait`, :meth:`submit` and
+    :meth:`capacity` raise :class:`ExecutorLost` naming it, instead of Dask's
+    ``FuturesCancelledError`` or a wait for ever."""
 
     def __init__(self, address, jobs=None):
         # Dask reschedules the work of a lost worker itself (worker_died stays False)
@@ -280,6 +303,12 @@ class DaskExecutor(Executor):
             raise ExecutorError(f"--scheduler needs Dask: {DASK_MISSING} ({exc})") from None
         self._distributed = distributed
         self._cluster = self._client = None
+        self._address = address
+        self._workerless_since = None
+        import logging
+        self._logger = logging.getLogger("distributed.client")
+        self._log_level = self._logger.level
+        self._logger.setLevel(logging.CRITICAL)
         try:
             if address == "local":
                 n = jobs or os.cpu_count() or 1
@@ -302,28 +331,73 @@ class DaskExecutor(Executor):
                                     f"{type(exc).__name__}: {one_line(exc)}") from None
             raise
 
+    def _scheduler(self):
+        return "the Dask LocalCluster" if self._address == "local" else \
+            f"the Dask scheduler {self._address}"
+
+    def _lost(self, cause):
+        return ExecutorLost(f"{self._scheduler()} {cause}")
+
+    def _nthreads(self):
+        """The worker threads of the cluster now; :class:`ExecutorLost` if the scheduler
+        cannot be asked."""
+        if self._client.status != "running":
+            raise self._lost(f"is gone (the client is {self._client.status})")
+        try:
+            return sum(self._client.nthreads().values())
+        except (OSError, TimeoutError, self._distributed.comm.CommClosedError) as exc:
+            raise self._lost(f"is gone ({type(exc).__name__}: {one_line(exc)})") from None
+
     def capacity(self):
         """The worker threads of the cluster now (workers may join or leave)."""
-        return max(1, sum(self._client.nthreads().values()))
+        return max(1, self._nthreads())
 
     def submit(self, fn, *args):
+        if self._client.status != "running":
+            raise self._lost(f"is gone (the client is {self._client.status})")
         return self._client.submit(fn, *args, pure=False)
 
     def wait(self, futures):
-        return set(self._distributed.wait(list(futures), return_when="FIRST_COMPLETED").done)
+        """The done ones of ``futures`` (at least one), looking every :data:`POLL_S` seconds
+        whether the scheduler is still there and has workers: :class:`ExecutorLost` when
+        it is gone, or when it has had none for :data:`WORKERLESS_S` seconds."""
+        futures = list(futures)
+        while True:
+            try:
+                done = self._distributed.wait(futures, timeout=POLL_S,
+                                              return_when="FIRST_COMPLETED").done
+            except TimeoutError:
+                done = ()
+            except self._distributed.client.FuturesCancelledError:
+                raise self._lost("is gone (the client lost its connection)") from None
+            if any(f.status == "cancelled" for f in done):
+                raise self._lost("is gone (it cancelled the running units)")
+            if done:
+                return set(done)
+            if self._nthreads():
+                self._workerless_since = None
+            elif self._workerless_since is None:
+                self._workerless_since = time.monotonic()
+            elif time.monotonic() - self._workerless_since > WORKERLESS_S:
+                raise self._lost(f"has had no worker for {WORKERLESS_S:g} s (all died or "
+                                 f"were stopped)")
 
     def close(self, cancel=False):
         """Close the client (its futures are released: the cluster drops their units), then
-        the LocalCluster this executor started, even if closing the client failed.  A
-        second call does nothing."""
+        the LocalCluster this executor started, even if closing the client failed; a
+        client whose scheduler has gone is closed without waiting for it.  A second call
+        does nothing."""
         client, cluster = self._client, self._cluster
         self._client = self._cluster = None
         try:
             if client is not None:
-                client.close()
+                client.close(timeout=PROBE_TIMEOUT_S if client.status != "running" else None)
         finally:
-            if cluster is not None:
-                cluster.close()
+            try:
+                if cluster is not None:
+                    cluster.close()
+            finally:
+                self._logger.setLevel(self._log_level)
 
 
 def make_executor(jobs=None, scheduler=None):
@@ -567,43 +641,52 @@ def run_parallel(reps, ids, executor, context=DEFAULT_CONTEXT, dps=64, quick=Fal
         ran.append(rep.id)
         progress(unit, f"{rendered.wall_time_s:.1f} s -> {paths['dir']}")
 
-    while True:
-        if suspects:                             # one at a time until they are cleared
-            if not running:
-                start(suspects[0])
-        else:
-            for unit in ready()[:max(0, executor.capacity() - len(running))]:
-                start(unit)
-        if not running:
-            break
-        for future in executor.wait(set(running)):
-            unit = running.pop(future)
-            try:
-                exc = future.exception()
-            except Exception as lost:            # e.g. cancelled by a lost Dask scheduler
-                exc = lost
-            if exc is not None and executor.worker_died(exc):
-                executor.recover(future)
-                if not unit.alone:
-                    say(f"{unit.label()}: its worker process died ({type(exc).__name__}); "
-                        f"it is run again alone")
-                    unit.state = "waiting"
-                    suspects.append(unit)
-                    continue
-                exc = RuntimeError(f"its worker process died while it ran alone "
-                                   f"({type(exc).__name__}: {one_line(exc)})")
-            if unit in suspects:
-                suspects.remove(unit)
-            finished += 1
-            if isinstance(unit, _Job):
-                if exc is None:
-                    study_done(unit, future.result())
-                else:
-                    study_failed(unit, exc)
-            elif exc is None:
-                reproduction_done(unit, future.result())
+    try:
+        while True:
+            if suspects:                             # one at a time until they are cleared
+                if not running:
+                    start(suspects[0])
             else:
-                progress(unit, "failed")
-                fail(unit.rep.id, f"{type(exc).__name__}: {one_line(exc)}")
+                for unit in ready()[:max(0, executor.capacity() - len(running))]:
+                    start(unit)
+            if not running:
+                break
+            for future in executor.wait(set(running)):
+                unit = running.pop(future)
+                try:                                  # a Dask result comes from its worker
+                    exc = future.exception()
+                    result = future.result() if exc is None else None
+                except Exception as lost:            # e.g. cancelled by a lost Dask scheduler
+                    exc = lost
+                if exc is not None and executor.worker_died(exc):
+                    executor.recover(future)
+                    if not unit.alone:
+                        say(f"{unit.label()}: its worker process died ({type(exc).__name__}); "
+                            f"it is run again alone")
+                        unit.state = "waiting"
+                        suspects.append(unit)
+                        continue
+                    exc = RuntimeError(f"its worker process died while it ran alone "
+                                       f"({type(exc).__name__}: {one_line(exc)})")
+                if unit in suspects:
+                    suspects.remove(unit)
+                finished += 1
+                if isinstance(unit, _Job):
+                    if exc is None:
+                        study_done(unit, result)
+                    else:
+                        study_failed(unit, exc)
+                elif exc is None:
+                    reproduction_done(unit, result)
+                else:
+                    progress(unit, "failed")
+                    fail(unit.rep.id, f"{type(exc).__name__}: {one_line(exc)}")
+    except ExecutorLost as exc:          # one line; what finished is written
+        left = [u.rep.id for u in todo.values() if u.state not in ("done", "failed")]
+        say(f"{exc}: the run stops after {finished} of {total} unit(s), whose results are "
+            f"kept; not finished: {', '.join(left) or 'none'}")
+        for rid in left:
+            todo[rid].state = "failed"
+            failed.append(rid)
     say(f"parallel run: {finished} unit(s) in {time.perf_counter() - t_start:.1f} s")
     return ran, refused, failed

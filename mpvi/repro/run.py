@@ -67,7 +67,7 @@ from typing import Callable
 from . import cache as _cache
 from . import digits as _digits
 from .. import io
-from ..context import get_context
+from ..context import MAX_DPS, get_context
 from .studies import Recorder, Task
 
 ENTRY_POINT_GROUP = "mpvi.reproductions"
@@ -728,7 +728,7 @@ outputs (``--dps 1`` wrote ``8.e-2``); float64 is ``--context fp``."""
 
 
 def digits(text):
-    """``--dps``: an integer of at least :data:`MIN_DPS`."""
+    """``--dps``: an integer from :data:`MIN_DPS` to :data:`mpvi.context.MAX_DPS`."""
     try:
         v = int(text)
     except ValueError:
@@ -736,4 +736,6 @@ def digits(text):
     if v < MIN_DPS:
         raise argparse.ArgumentTypeError(f"expected at least {MIN_DPS} digits, got {v} (for "
                                          f"float64 use --context fp)")
+    if v > MAX_DPS:
+        raise argparse.ArgumentTypeError(f"expected at most {MAX_DPS} digits, got {v}")
     return v
