@@ -57,10 +57,6 @@ MAX_DPS = 1_000_000
 """The largest precision (decimal digits) a context accepts: a number then takes 415 kB."""
 
 
-MAX_DPS = 1_000_000
-"""The largest precision (decimal digits) a context accepts: a number then takes 415 kB."""
-
-
 def check_dps(dps: Any, what: str = "dps") -> int:
     """``dps`` as an int if it is a whole number of digits from 1 to :data:`MAX_DPS`.
 
