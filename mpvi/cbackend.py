@@ -1077,16 +1077,42 @@ def translate_explicit(name: str, sources: Sequence[str], constants: Sequence[Se
         decls, inits = decls + d, inits + i
         binds.append(f"    if (!nw_set_table(tables, {len(parts)}, g_k, {len(guard[1])})) return NULL;")
         guards = ["if (gon) {"] + [f"    {x}" for x in _bind(gt, ginfo, ("ft_", "fy", "fop", "parp")) + gt.lines]
-        guards += [f"    if (!ex_sign({r}, {j})) return 0;" for j, r in enumerate(sres)] + ["}"]
+        guards += [f"    if (!sg_ok({r}, {j})) return 0;" for j, r in enumerate(sres)] + ["}"]
     return _EXPLICIT_TEMPLATE.format(
         name=name, prec=prec, n=n, npar=max(npar, 1), nparr=npar,
         ntables=len(parts) + (guard is not None), ng=ng, ngr=max(ng, 1),
         guards="\n".join(f"    {x}" for x in guards),
         decls="\n".join(decls), inits="\n".join(f"    {x}" for x in inits),
         setup="\n".join(binds), fixed="\n".join(f"    {x}" for x in fixed),
-        body="\n".join(f"    {x}" for x in body), solve=_SOLVE,
+        body="\n".join(f"    {x}" for x in body), solve=_SOLVE, signs=_SIGNS,
         number=_NUMBER, note=note.replace("*/", "* /"))
 
+
+_SIGNS = r"""
+/* the signs the singular factors of the system must keep (mpvi.singular), set from the
+   call's ``signs`` argument: gon = 0 (None: no check) or 1 (a tuple of NG ints) */
+static int gsign[NGR], gon = 0;
+
+static int sg_read(PyObject *signs) {
+    gon = 0;
+    if (signs == Py_None) return 1;
+    if (!PyTuple_Check(signs) || PyTuple_GET_SIZE(signs) != NG) return 0;
+    for (int j = 0; j < NG; j++) {
+        long s = PyLong_AsLong(PyTuple_GET_ITEM(signs, j));
+        if (s == -1 && PyErr_Occurred()) { PyErr_Clear(); return 0; }
+        gsign[j] = s > 0 ? 1 : (s < 0 ? -1 : 0);
+    }
+    gon = 1;
+    return 1;
+}
+
+/* a singular factor x_j keeps the sign the caller gave (a 0 sign or a nan: the caller's
+   Python path decides) */
+static int sg_ok(mpfr_srcptr x, int j) {
+    if (mpfr_nan_p(x)) return 0;
+    return gsign[j] > 0 ? mpfr_sgn(x) > 0 : (gsign[j] < 0 ? mpfr_sgn(x) < 0 : 0);
+}
+"""
 
 _NUMBER = r"""
 /* a number of an argument: the mpfr_t of a gmpy2 mpfr of at most PREC bits, or an exact
@@ -1176,9 +1202,10 @@ static mpfr_t fo[NY], vx[N], Ao[N * N], bo[N], W, SF, SS, STINY, BOUND, SUM, T1,
 static mpfr_t tslot, yslot[NY], hslot, eslot, parslot[{npar}];
 static int perm[N];
 static mpfr_ptr fop[NY];
-static int gsign[{ngr}], gon = 0;
+#define NGR {ngr}
 {number}
 {solve}
+{signs}
 static PyObject *setup(PyObject *self, PyObject *tables) {{
     if (!PyTuple_Check(tables) || PyTuple_GET_SIZE(tables) != {ntables}) {{
         PyErr_SetString(PyExc_TypeError, "setup needs a tuple of {ntables} constant tables");
@@ -1210,32 +1237,12 @@ static void ex_fixed(void) {{
 {fixed}
 }}
 
-/* a singular factor keeps the sign the caller gave (0: the Python step decides) */
-static int ex_sign(mpfr_srcptr x, int j) {{
-    if (mpfr_nan_p(x)) return 0;
-    return gsign[j] > 0 ? mpfr_sgn(x) > 0 : (gsign[j] < 0 ? mpfr_sgn(x) < 0 : 0);
-}}
-
 /* fo = f(ft_[0], fy): 0 where the Python field takes its other path, or (signs given) a
    singular factor at (ft_[0], fy, v = fo) has left its sign */
 static int ex_field(mpfr_srcptr eps) {{
 {body}
     for (int i = 0; i < NY; i++) if (!mpfr_number_p(fo[i])) return 0;
 {guards}
-    return 1;
-}}
-
-/* the signs argument: None (no check) or a tuple of NG ints; 0 if it is neither */
-static int ex_signs(PyObject *signs) {{
-    gon = 0;
-    if (signs == Py_None) return 1;
-    if (!PyTuple_Check(signs) || PyTuple_GET_SIZE(signs) != NG) return 0;
-    for (int j = 0; j < NG; j++) {{
-        long s = PyLong_AsLong(PyTuple_GET_ITEM(signs, j));
-        if (s == -1 && PyErr_Occurred()) {{ PyErr_Clear(); return 0; }}
-        gsign[j] = s > 0 ? 1 : (s < 0 ? -1 : 0);
-    }}
-    gon = 1;
     return 1;
 }}
 
@@ -1251,7 +1258,7 @@ static int ex_read(PyObject *t, PyObject *y, PyObject *params, PyObject *eps, mp
 static PyObject *field(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {{
     mpfr_ptr eps;
     if (nargs != 4 + NA) {{ PyErr_Format(PyExc_TypeError, "field takes %d arguments, got %zd", 4 + NA, nargs); return NULL; }}
-    if (!ex_read(args[0], args[1], args[2], args[3], &eps) || (NA && !ex_signs(args[4]))) goto fallback;
+    if (!ex_read(args[0], args[1], args[2], args[3], &eps) || (NA && !sg_read(args[4]))) goto fallback;
     for (int i = 0; i < NY; i++) fy[i] = yin[i];
     if (!ex_field(eps)) goto fallback;
     mpfr_ptr out[NY];
@@ -1278,7 +1285,7 @@ static PyObject *rk4(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {{
     mpfr_ptr eps, h;
     if (nargs != 5 + NA) {{ PyErr_Format(PyExc_TypeError, "rk4 takes %d arguments, got %zd", 5 + NA, nargs); return NULL; }}
     if (!ex_read(args[0], args[1], args[3], args[4], &eps) || !(h = nw_number(args[2], hslot))
-        || (NA && !ex_signs(args[5]))) goto fallback;
+        || (NA && !sg_read(args[5]))) goto fallback;
     mpfr_ptr t = ft_[0];
     mpfr_div_si(H0, h, 2, MPFR_RNDN);                       /* half = h / 2 */
     mpfr_add(T1, t, H0, MPFR_RNDN);                         /* t + half */
@@ -1338,7 +1345,7 @@ static PyObject *gbs(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {{
         return NULL;
     }}
     if (!ex_read(args[0], args[1], args[4], args[5], &eps) || !(H = nw_number(args[2], hslot))
-        || (NA && !ex_signs(args[6]))) goto fallback;
+        || (NA && !sg_read(args[6]))) goto fallback;
     if (!ex_reserve(levels)) return NULL;
     mpfr_ptr t = ft_[0];
     for (int i = 0; i < NY; i++) fy[i] = yin[i];
@@ -1448,10 +1455,10 @@ def translate_check(name: str, source: str, constants: Sequence[str], prec: int,
         ng = len(gres)
         d, i = _storage(gt)
         decls, inits = decls + d, inits + i
-        for point, skip in (("yp", ""), ("qm", "if (qmid) ")):
-            guards += [f"{skip}{{"] + [f"    {x}" for x in _bind(gt, ginfo, ("tp", point, point, "parp"))]
+        for point, when in (("yp", "gon"), ("qm", "gon && qmid")):
+            guards += [f"if ({when}) {{"] + [f"    {x}" for x in _bind(gt, ginfo, ("tp", point, point, "parp"))]
             guards += [f"    {x}" for x in gt.lines]
-            guards += [f"    if (!ck_sign({r}, {j})) Py_RETURN_FALSE;" for j, r in enumerate(gres)]
+            guards += [f"    if (!sg_ok({r}, {j})) Py_RETURN_FALSE;" for j, r in enumerate(gres)]
             guards += ["}"]
         gtable = f"    if (!nw_set_table(tables, 1, g_k, {len(guard[1])})) return NULL;"
     return _CHECK_TEMPLATE.format(
@@ -1460,7 +1467,8 @@ def translate_check(name: str, source: str, constants: Sequence[str], prec: int,
         nconst_real=len(constants), decls="\n".join(decls),
         inits="\n".join(f"    {x}" for x in inits), binds="\n".join(f"    {x}" for x in binds),
         body="\n".join(f"    {x}" for x in body), potential=res[0], number=_NUMBER,
-        guards="\n".join(f"    {x}" for x in guards), note=note.replace("*/", "* /"))
+        signs=_SIGNS, guards="\n".join(f"    {x}" for x in guards),
+        note=note.replace("*/", "* /"))
 
 
 _CHECK_TEMPLATE = r"""
@@ -1482,7 +1490,7 @@ static int ready = 0;
 #define NG {ng}
 static mpfr_ptr tp[1], yp[2 * N], parp[{nparr}], mp[N * N], qm[N], qprev[N];
 static mpfr_t tslot, yslot[2 * N], bslot, parslot[{nparr}], D[N], L[N * N], S, W, QM[N], pslot[N];
-static int gsign[{ngr}];
+#define NGR {ngr}
 {number}
 static PyObject *setup(PyObject *self, PyObject *tables) {{
     if (!PyTuple_Check(tables) || PyTuple_GET_SIZE(tables) != {ntables}) {{
@@ -1519,30 +1527,14 @@ static int ck_positive_definite(void) {{
     return 1;
 }}
 
-/* a singular factor keeps the sign the caller gave (0: the caller decides) */
-static int ck_sign(mpfr_srcptr x, int j) {{
-    if (mpfr_nan_p(x)) return 0;
-    return gsign[j] > 0 ? mpfr_sgn(x) > 0 : (gsign[j] < 0 ? mpfr_sgn(x) < 0 : 0);
-}}
-
-/* the signs of the singular factors (a tuple of NG ints); 0 if it is not one */
-static int ck_signs(PyObject *signs) {{
-    if (!PyTuple_Check(signs) || PyTuple_GET_SIZE(signs) != NG) return 0;
-    for (int j = 0; j < NG; j++) {{
-        long s = PyLong_AsLong(PyTuple_GET_ITEM(signs, j));
-        if (s == -1 && PyErr_Occurred()) {{ PyErr_Clear(); return 0; }}
-        gsign[j] = s > 0 ? 1 : (s < 0 ? -1 : 0);
-    }}
-    return 1;
-}}
-
+{signs}
 /* check(t, q, y, params, bound[, signs, qprev]): True if every check after the step passes */
 static PyObject *check(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {{
     if (!ready) {{ PyErr_SetString(PyExc_RuntimeError, "compiled check used before setup"); return NULL; }}
     if (nargs != (NG ? 7 : 5)) {{ PyErr_Format(PyExc_TypeError, "check takes %d arguments, got %zd", NG ? 7 : 5, nargs); return NULL; }}
     int qmid = 0;
     if (NG) {{
-        if (!ck_signs(args[5])) Py_RETURN_FALSE;
+        if (!sg_read(args[5])) Py_RETURN_FALSE;
         if (args[6] != Py_None) {{
             if (!nw_read(args[6], N, qprev, pslot)) Py_RETURN_FALSE;
             qmid = 1;
