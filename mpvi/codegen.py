@@ -128,9 +128,9 @@ def generate_source(arg_groups: Sequence, exprs: Sequence, ctx: Any, name: str =
     staged = []
     for i, (sym, e) in enumerate(stages):
         fixed = sp.Symbol(f"_s{i}")
-        staged.append((fixed, sp.sympify(e).xreplace(subs)))
+        staged.append((fixed, sp.sympify(e, strict=True).xreplace(subs)))
         subs[sym] = fixed
-    exprs = [sp.sympify(e).xreplace(subs) for e in exprs]
+    exprs = [sp.sympify(e, strict=True).xreplace(subs) for e in exprs]
     known = set(subs.values())
     free = set().union(set(), *(e.free_symbols for e in exprs),
                        *(e.free_symbols for _, e in staged)) - known
@@ -184,7 +184,7 @@ def compile_exprs(args: Sequence, exprs: Sequence, ctx: Any, name: str = "compil
     (each argument a scalar symbol or a list of symbols; ``stages`` as in :func:`generate`)."""
     key = (ctx.key, cbackend.active(ctx), name,
            tuple(a if isinstance(a, sp.Basic) else tuple(a) for a in args),
-           tuple(sp.sympify(e) for e in exprs), tuple(stages))
+           tuple(sp.sympify(e, strict=True) for e in exprs), tuple(stages))
     f = _FUNCTIONS.get(key)
     if f is None:
         f = _FUNCTIONS[key] = generate(args, exprs, ctx, name, stages)

@@ -109,9 +109,9 @@ class _Sequence:
 
 
 def _short(x):
-    """A number for a message: itself if short, else how many digits it has."""
+    """A number for a message: itself if short, else its start and length."""
     text = str(x)
-    return text if len(text) <= 24 else f"a number of {len(text)} characters"
+    return text if len(text) <= 24 else f"{text[:10]}...({len(text)} characters)"
 
 
 def _excerpt(text, position, width=24):
@@ -285,8 +285,9 @@ class _Parser:
         whole, fraction, exponent = _NUMBER.fullmatch(text).groups()
         fraction = fraction or ""
         digits = (whole + fraction).lstrip("0")
-        if len(exponent or "") > 12:
-            self.fail(f"a number with an exponent of {len(exponent)} digits", position)
+        if len((exponent or "").lstrip("+-")) > 12:
+            self.fail(f"a number with an exponent of {len(exponent.lstrip('+-'))} digits",
+                      position)
         scale = int(exponent or 0) - len(fraction)
         if len(digits) + max(scale, 0) > self.max_digits or -scale >= self.max_digits:
             self.fail(f"a number of more than {self.max_digits} digits", position)
