@@ -2,12 +2,14 @@
 
 Every text that becomes a sympy expression in mpvi -- a formula of a results directory's
 JSON or of a published CSV (``mpvi diff``, ``mpvi list``, ``mpvi report``), a potential,
-Lagrangian or observable given as a string, a method parameter given as text, a modified
-Hamiltonian kept in a study cache -- is read by :func:`parse_expression`, never by
-``eval``, ``exec``, ``sympy.sympify`` or ``sympy.parsing.sympy_parser.parse_expr`` (which
-run the text as Python).  The text is cut into tokens and parsed by a recursive descent
-over the grammar below; sympy objects are built from the tokens, nothing is looked up
-in a Python namespace.
+mass matrix, Lagrangian or observable given as a string, a method parameter given as
+text, a modified Hamiltonian kept in a study cache -- is read by :func:`parse_expression`,
+never by ``eval``, ``exec``, ``sympy.sympify`` or
+``sympy.parsing.sympy_parser.parse_expr`` (which run the text as Python).  The text is
+cut into tokens and parsed by a recursive descent over the grammar below; sympy objects
+are built from the tokens, nothing is looked up in a Python namespace.  (Python's own
+``ast.parse`` is not used: it recurses once per term of a flat sum and fails on the
+20 000-term sums of a modified Hamiltonian.)
 
 Grammar (Python's precedence; ``^`` is a power, as in sympy's ``convert_xor``)::
 
@@ -34,10 +36,11 @@ calls and powers (``max_depth``), the digits of a number (``max_digits``), a num
 exponent and the numeric arguments of the functions that compute exactly on integers
 (factorial, binomial, gamma) and a ``Sum``'s number of terms (``max_exponent``), and the
 bits of a power of two numbers (``max_bits``): ``2**10**10`` or ``factorial(10**9)`` is
-refused at once, not computed.  Sums and products are built in one ``sympy.Add`` /
-``sympy.Mul`` per chain, without recursion: a sum of 100 000 terms parses in time
-linear in its length.  Every failure is an :class:`ExpressionError` naming what was
-read (``what``), the cause and where in the text.
+refused at once, not computed.  A chain of sums (products) is read by a loop, not a
+recursion, and built by one ``sympy.Add`` (``sympy.Mul``): a sum of 200 000 terms is
+read in time linear in its length, plus sympy's cost of building its terms.  Every
+failure is an :class:`ExpressionError` naming what was read (``what``), the cause and
+where in the text.
 """
 from __future__ import annotations
 
@@ -99,6 +102,9 @@ class ExpressionError(ValueError):
     def __init__(self, what: str, reason: str):
         super().__init__(f"{what}: {reason}")
         self.what, self.reason = what, reason
+
+    def __reduce__(self):                    # pickles across processes (parallel runs)
+        return type(self), (self.what, self.reason)
 
 
 class _Sequence:

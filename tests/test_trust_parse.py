@@ -10,6 +10,7 @@ named error or a mismatch, never a match.
 """
 import json
 import os
+import pickle
 import shutil
 import subprocess
 import sys
@@ -307,6 +308,11 @@ def test_names_are_the_callers_and_the_message_says_which():
                                                r"oo, pi, q\) at character 5 of 'q \+ r'$"):
         parse_expression("q + r", {"q": q}, what="potential")
     assert parse_expression("E", {"E": q}) == q                         # names before constants
+    with pytest.raises(ExpressionError) as info:
+        parse_expression("q +", {"q": q}, what="observable")
+    again = pickle.loads(pickle.dumps(info.value))                      # from a worker process
+    assert (again.what, again.reason, str(again)) == ("observable", info.value.reason,
+                                                       str(info.value))
 
 
 _TOKENS = ["x", "y", "z", "0", "1", "2", "9", "0.5", "1e3", "+", "-", "*", "/", "**", "^",
