@@ -147,7 +147,7 @@ def _parse_term(text, names):
 
 def parsed_terms(value):
     """(q, p, terms) of a :data:`modified_hamiltonian_terms` value as sympy objects (parsed
-    once per derivation: a double-pendulum term is a megabyte of text), read by the
+    once per derivation: a double-pendulum term runs to tens of kilobytes), read by the
     closed grammar of :mod:`mpvi.expressions` in the names of q and p only."""
     q = [_cached_symbol(x) for x in value["q"]]
     p = [_cached_symbol(x) for x in value["p"]]
