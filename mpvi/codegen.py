@@ -343,9 +343,9 @@ def generate_source(arg_groups: Sequence, exprs: Sequence, ctx: Any, name: str =
     staged = []
     for i, (sym, e) in enumerate(stages):
         fixed = sp.Symbol(f"_s{i}")
-        staged.append((fixed, evaluable(sp.sympify(e).xreplace(subs))))
+        staged.append((fixed, evaluable(sp.sympify(e, strict=True).xreplace(subs))))
         subs[sym] = fixed
-    exprs = [evaluable(sp.sympify(e).xreplace(subs)) for e in exprs]
+    exprs = [evaluable(sp.sympify(e, strict=True).xreplace(subs)) for e in exprs]
     known = set(subs.values())
     free = set().union(set(), *(e.free_symbols for e in exprs),
                        *(e.free_symbols for _, e in staged)) - known
@@ -408,7 +408,7 @@ def compile_exprs(args: Sequence, exprs: Sequence, ctx: Any, name: str = "compil
     (each argument a scalar symbol or a list of symbols; ``stages`` as in :func:`generate`)."""
     key = (ctx.key, cbackend.active(ctx), name,
            tuple(a if isinstance(a, sp.Basic) else tuple(a) for a in args),
-           tuple(sp.sympify(e) for e in exprs), tuple(stages))
+           tuple(sp.sympify(e, strict=True) for e in exprs), tuple(stages))
     f = _FUNCTIONS.get(key)
     if f is None:
         f = _FUNCTIONS[key] = generate(args, exprs, ctx, name, stages)

@@ -107,7 +107,7 @@ class Algebra:
         self._atom_index: dict = dict(parent._atom_index) if parent else {}
         symbols = set(parent.symbols) if parent else set()
         symbols |= set(self.variables) | set(extra)
-        exprs = [sp.sympify(e) for e in exprs]
+        exprs = [sp.sympify(e, strict=True) for e in exprs]
         try:
             for e in exprs:
                 self._walk(e)
@@ -162,7 +162,7 @@ class Algebra:
         and 1/D share it), a root of the whole base is one atom."""
         if ex.is_Integer:                      # negative
             c, factors = sp.factor_list(_canonical(base))
-            out, factor = [], sp.sympify(c) ** ex
+            out, factor = [], sp.sympify(c, strict=True) ** ex
             for f, k in factors:
                 g, P = _primitive(f)
                 factor *= g ** (k * ex)
@@ -243,7 +243,7 @@ class Algebra:
             return x
         if isinstance(x, int) or QQ.of_type(x):
             return self.ring(x)
-        x = sp.sympify(x)
+        x = sp.sympify(x, strict=True)
         if x.is_Rational:
             return self.ring(QQ(int(x.p), int(x.q)))
         hit = self._cache.get(x)
@@ -299,7 +299,7 @@ class Algebra:
     def to_expr(self, c) -> Any:
         """An element of the ring as a sympy expression (atoms written out)."""
         if not isinstance(c, PolyElement):
-            return sp.sympify(c)
+            return sp.sympify(c, strict=True)
         return c.as_expr().xreplace(self._to_expr)
 
     def number(self, c):
@@ -781,7 +781,7 @@ def evaluate(expr, env: Mapping, hi: int, alg: Algebra):
             r = r.truncate(hi)
         cache[e] = r
         return r
-    return ev(sp.sympify(expr))
+    return ev(sp.sympify(expr, strict=True))
 
 
 from .precision import boundary_module  # noqa: E402  (last: wraps the names above)

@@ -174,7 +174,9 @@ def at_node(system, exprs, x, v, t=None, a=None):
         m.update(zip(system.acceleration_symbols, a))
 
     def sub(e):
-        return [sub(f) for f in e] if isinstance(e, (list, tuple)) else sp.sympify(e).xreplace(m)
+        if isinstance(e, (list, tuple)):
+            return [sub(f) for f in e]
+        return sp.sympify(e, strict=True).xreplace(m)
     return sub(exprs)
 
 

@@ -56,6 +56,7 @@ import sympy as sp
 
 from .codegen import TIME, check_functions, compile_exprs
 from .context import PrecisionError
+from .expressions import as_expression, as_matrix
 from .linalg import NotPositiveDefiniteError, SingularMatrixError, is_positive_definite
 
 __all__ = ["LagrangianSystem", "TIME"]
@@ -65,7 +66,7 @@ def _refuse_floats(name, ctx, *exprs):
     """A float literal (sympy Float) in an expression carries 53 bits: refuse it in mp."""
     if not ctx.is_mp:
         return
-    floats = sorted({str(f) for e in exprs for f in sp.sympify(e).atoms(sp.Float)})
+    floats = sorted({str(f) for e in exprs for f in sp.sympify(e, strict=True).atoms(sp.Float)})
     if floats:
         raise PrecisionError(
             f"{name}: float literal(s) {', '.join(floats)} in L, M, V or F would cap a "
@@ -118,6 +119,12 @@ def check_symbols(name: str, coords: Sequence, params: Sequence, velocities: Seq
             seen[key] = role
 
 
+def _names(*groups):
+    """Name (as printed) -> symbol of the symbols in ``groups``: the names a potential, mass
+    matrix or Lagrangian given as text may use (:func:`mpvi.expressions.parse_expression`)."""
+    return {str(s): s for group in groups for s in group if isinstance(s, sp.Symbol)}
+
+
 _SYMBOLIC: dict = {}
 """Symbolic derivative blocks per system signature (:meth:`LagrangianSystem.symbolic`)."""
 
@@ -141,12 +148,14 @@ class LagrangianSystem:
         The system's name (in messages and outputs).
     coords : sequence of sympy.Symbol
         The coordinates q^1..q^n (their names label the output).
-    mass : sympy.Matrix
+    mass : sympy.Matrix or sequence of rows
         M(q), n x n and symmetric; positive definite where it is used (checked at the
         initial point by :class:`mpvi.Problem` and after every step of
-        :func:`mpvi.solve`).
-    potential : sympy expression
-        V(q).
+        :func:`mpvi.solve`).  An entry given as text is read by
+        :func:`mpvi.expressions.parse_expression`, in the names of the coordinates and
+        parameters.
+    potential : sympy expression or str
+        V(q); text is read as the mass matrix's entries are.
     params : dict
         Maps the sympy symbols of parameters in M, V and F to values: strings, ints,
         Fractions, sympy numbers or context numbers, converted by ``ctx.num`` (floats
@@ -163,7 +172,9 @@ class LagrangianSystem:
         No coordinates, a mass matrix of the wrong shape or not symmetric, a force of the
         wrong shape, or symbols that are neither coordinates, velocities, time nor
         parameters; a function mpvi cannot evaluate in M, V, F or their derivatives (an
-        undefined ``sympy.Function('f')(q)``; :func:`mpvi.codegen.check_functions`).
+        undefined ``sympy.Function('f')(q)``; :func:`mpvi.codegen.check_functions`);
+        text that is not an expression in those names
+        (:class:`mpvi.expressions.ExpressionError`).
     PrecisionError
         A float literal in M, V or F (or a float parameter value) in an mp context.
 
@@ -180,12 +191,13 @@ class LagrangianSystem:
                  force: Callable | None = None):
         self._init_common(name, coords, None, params, ctx)
         n = self.dof
-        M = sp.Matrix(mass)
+        names = _names(self.coords, self.param_symbols)
+        M = as_matrix(mass, names, what=f"{name}: mass matrix")
         if M.shape != (n, n):
             raise ValueError(f"{name}: mass matrix is {M.shape[0]}x{M.shape[1]}, expected {n}x{n}")
         if sp.simplify(M - M.T) != sp.zeros(n, n):
             raise ValueError(f"{name}: mass matrix M(q) is not symmetric")
-        V = sp.sympify(potential)
+        V = as_expression(potential, names, what=f"{name}: potential")
         _refuse_floats(name, ctx, M, V)
         self._check_symbols("M or V", M.free_symbols | V.free_symbols, allowed=set(self.coords))
         self.mass_expr, self.potential_expr = M, V
@@ -210,8 +222,10 @@ class LagrangianSystem:
             The coordinates q^1..q^n.
         velocities : sequence of sympy.Symbol
             The symbols standing for q' in ``lagrangian``.
-        lagrangian : sympy expression
-            L(t, q, v), with time :data:`TIME`.
+        lagrangian : sympy expression or str
+            L(t, q, v), with time :data:`TIME`; text is read by
+            :func:`mpvi.expressions.parse_expression`, in the names of the coordinates,
+            velocities, parameters and ``t``.
         params : dict
             Parameter symbols to values, as for the constructor.
         ctx : Context
@@ -233,7 +247,9 @@ class LagrangianSystem:
         """
         self = cls.__new__(cls)
         self._init_common(name, coords, velocities, params, ctx)
-        L = sp.sympify(lagrangian)
+        L = as_expression(lagrangian, _names(self.coords, self.velocity_symbols,
+                                             self.param_symbols, [TIME]),
+                          what=f"{name}: Lagrangian")
         _refuse_floats(name, ctx, L)
         self._check_symbols("L", L.free_symbols,
                             allowed=set(self.coords) | set(self.velocity_symbols) | {TIME})

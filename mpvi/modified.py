@@ -68,6 +68,7 @@ from typing import Any, Callable
 import sympy as sp
 from sympy.polys.domains import QQ
 
+from .expressions import as_expression
 from .jets import Algebra, Jet, evaluate
 
 H = sp.Symbol("h", positive=True)
@@ -290,7 +291,7 @@ def _node_polynomial(quad):
     x = sp.Dummy("x")
     groups: dict = {}
     for t in quad.nodes:
-        mp = sp.Poly(sp.minimal_polynomial(sp.sympify(t), x), x, domain=QQ).monic()
+        mp = sp.Poly(sp.minimal_polynomial(sp.sympify(t, strict=True), x), x, domain=QQ).monic()
         groups[mp] = groups.get(mp, 0) + 1
     omega = sp.Poly(1, x, domain=QQ)
     for mp, count in groups.items():
@@ -438,7 +439,8 @@ def _series_newmark(decl, model, hi):
     if decl.form == "qp" and any(e.has(*model.q) for e in model.M):
         raise NotImplementedError("Newmark on (q, p) with a mass matrix that depends on q")
     acc = model.f_qv[n:]
-    b, c = sp.nsimplify(decl.beta, rational=True), sp.nsimplify(decl.gamma, rational=True)
+    b, c = (sp.nsimplify(as_expression(x, what=f"Newmark parameter {name}"), rational=True)
+            for name, x in (("beta", decl.beta), ("gamma", decl.gamma)))
     v0 = model.v_of_p if decl.form == "qp" else model.v          # v = M^-1 p
 
     def new_state(a1, alg, hi):

@@ -171,7 +171,7 @@ def _digits(value, digits):
 def to_context(value, ctx):
     """An exact sympy number as a number of ``ctx`` (rationals exactly as fractions)."""
     value = (sp.Rational(value.numerator, value.denominator) if isinstance(value, Fraction)
-             else sp.sympify(value))
+             else sp.sympify(value, strict=True))
     if value.is_Rational:
         return ctx.num(Fraction(int(value.p), int(value.q)))
     return ctx.num(_digits(value, ctx.dps + GUARD_DIGITS))

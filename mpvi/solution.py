@@ -303,8 +303,11 @@ class Solution:
 
         Parameters
         ----------
-        expr : sympy expression, list of them or sympy Matrix
-            The observable(s).
+        expr : sympy expression or str, list of them or sympy Matrix
+            The observable(s); text is read by :func:`mpvi.expressions.parse_expression`,
+            in the names of those symbols as they print (the default velocities of a
+            system are private symbols printed ``_v0``, ``_v1``, ...; nothing in the text
+            runs as code).
 
         Returns
         -------
@@ -315,18 +318,24 @@ class Solution:
         Raises
         ------
         ValueError
-            Unknown symbols, a first-order system, or no system attached.
+            Unknown symbols, a first-order system, or no system attached; text that is
+            not an expression in the names above
+            (:class:`mpvi.expressions.ExpressionError`).
         """
         import sympy as sp
         from .codegen import TIME, compile_exprs
+        from .expressions import as_expression
         S = self.system
         if S is None:
             raise ValueError("observables need the system: load_solution(path, system=...)")
-        many = isinstance(expr, (list, tuple)) or (isinstance(expr, sp.MatrixBase))
-        exprs = [sp.sympify(e) for e in (list(expr) if many else [expr])]
         if S.first_order:
             raise ValueError("observable() is for mechanical systems (sympy symbols of q and v)")
+        many = isinstance(expr, (list, tuple)) or (isinstance(expr, sp.MatrixBase))
         allowed = {TIME, *S.coords, *S.velocity_symbols, *S.param_symbols}
+        names = {str(s): s for s in [TIME, *S.coords, *S.velocity_symbols, *S.param_symbols]
+                 if isinstance(s, sp.Symbol)}          # as printed: the velocities are _v0, ...
+        exprs = [as_expression(e, names, what="observable")
+                 for e in (list(expr) if many else [expr])]
         free = set().union(*(e.free_symbols for e in exprs)) - allowed
         if free:
             raise ValueError(f"observable: symbols {sorted(map(str, free))} are neither t, the "

@@ -39,10 +39,10 @@ import weakref
 from typing import Any, Callable, Iterable
 
 import numpy as np
-import sympy as sp
 
 from .callables import check_literals, returned, stop_flag
 from .dense import Segment, StepData, floor, locate_root
+from .expressions import as_expression
 from .kernels import step_check
 from .linalg import NotPositiveDefiniteError, SingularMatrixError
 from .newton import NewtonError, NewtonStats
@@ -298,7 +298,8 @@ def _stability_number(method, params, ctx):
         key = None
     if key is None or key not in _STABILITY_NUMBERS:
         own = method.stability_bound_for(**params)
-        own = None if own is None else ctx.num(sp.sympify(own))
+        own = None if own is None else ctx.num(
+            as_expression(own, what=f"{method.name}: stability bound"))
         if key is None:
             return own
         _STABILITY_NUMBERS[key] = own

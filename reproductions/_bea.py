@@ -29,6 +29,7 @@ import mpmath
 import pandas as pd
 import sympy as sp
 
+from mpvi.expressions import parse_expression
 from mpvi.mechanics import LagrangianSystem
 from mpvi.modified import (H as STEP, NotHamiltonianError, modified_equation,
                            modified_hamiltonian)
@@ -99,10 +100,11 @@ def truncation_power(p, k):
 def modified_hamiltonian_terms(rec, params):
     """H~ of ``params["method"]`` (its :data:`METHODS` parameters) on ``params["system"]``
     (:data:`SYSTEMS`, default the pendulum) through h^``params["order"]``: the
-    coefficients of h^0 .. h^order as ``sympy.srepr`` strings (coordinates q, momenta p:
-    lists of srepr strings), and the derivation's wall time in seconds (a string).  A
-    method whose modified field is not Hamiltonian there has only H itself as terms and
-    the reason (:class:`mpvi.NotHamiltonianError`'s message) as ``not_hamiltonian``."""
+    coefficients of h^0 .. h^order as text of the closed grammar of
+    :mod:`mpvi.expressions` (:func:`term_text`; coordinates q, momenta p: lists of their
+    names), and the derivation's wall time in seconds (a string).  A method whose
+    modified field is not Hamiltonian there has only H itself as terms and the reason
+    (:class:`mpvi.NotHamiltonianError`'s message) as ``not_hamiltonian``."""
     name = params["method"]
     system = system_of(params, rec.ctx)
     rec.progress(f"{name}: deriving the modified Hamiltonian on the {system.name} through "
@@ -112,19 +114,54 @@ def modified_hamiltonian_terms(rec, params):
         mh = modified_hamiltonian(name, system, int(params["order"]), **METHODS[name][2])
     except NotHamiltonianError as e:
         model = modified_equation(name, system, 0, **METHODS[name][2]).model
-        return {"q": [sp.srepr(x) for x in model.q], "p": [sp.srepr(x) for x in model.p],
-                "terms": [sp.srepr(model.H)], "not_hamiltonian": str(e),
-                "seconds": f"{time.perf_counter() - start:.2f}"}
-    return {"q": [sp.srepr(x) for x in mh.q], "p": [sp.srepr(x) for x in mh.p],
-            "terms": [sp.srepr(t) for t in mh.terms], "not_hamiltonian": None,
+        q, p, terms, reason = model.q, model.p, [model.H], str(e)
+    else:
+        q, p, terms, reason = mh.q, mh.p, mh.terms, None
+    return {"q": [_symbol_name(x) for x in q], "p": [_symbol_name(x) for x in p],
+            "terms": [term_text(t, q, p) for t in terms], "not_hamiltonian": reason,
             "seconds": f"{time.perf_counter() - start:.2f}"}
+
+
+def _symbol_name(x):
+    """The name of a plain symbol (one without assumptions: the name alone gives it back)."""
+    if not isinstance(x, sp.Symbol) or x != sp.Symbol(x.name):
+        raise ValueError(f"bea: {x!r} is not a plain symbol; its name would not read back")
+    return x.name
+
+
+def term_text(term, q, p):
+    """A term of H~ in the symbols ``q``, ``p`` as text that :func:`parsed_terms` reads
+    back (by :func:`mpvi.expressions.parse_expression`, never as code) to the identical
+    expression -- checked here, so that a term that would not is an error, not a silently
+    different H~."""
+    text = sp.StrPrinter({"order": "none"}).doprint(term)
+    if _parse_term(text, {_symbol_name(x): x for x in [*q, *p]}) != term:
+        raise ValueError(f"bea: the text of a term of H~ does not read back to the term "
+                         f"({text[:80]}...)")
+    return text
+
+
+def _parse_term(text, names):
+    return parse_expression(text, names, what="bea: a term of H~ in the study cache")
 
 
 def parsed_terms(value):
     """(q, p, terms) of a :data:`modified_hamiltonian_terms` value as sympy objects (parsed
-    once per derivation: a double-pendulum term is megabytes of ``srepr``)."""
-    return ([sp.sympify(x) for x in value["q"]], [sp.sympify(x) for x in value["p"]],
-            [sp.sympify(t) for t in value["terms"]])
+    once per derivation: a double-pendulum term runs to tens of kilobytes), read by the
+    closed grammar of :mod:`mpvi.expressions` in the names of q and p only."""
+    q = [_cached_symbol(x) for x in value["q"]]
+    p = [_cached_symbol(x) for x in value["p"]]
+    names = {x.name: x for x in [*q, *p]}
+    return q, p, [_parse_term(t, names) for t in value["terms"]]
+
+
+def _cached_symbol(name):
+    """A coordinate or momentum name of the study cache as its symbol."""
+    x = parse_expression(name, what="bea: a symbol name in the study cache", free_symbols=True,
+                         functions={}, constants={})
+    if not isinstance(x, sp.Symbol):
+        raise ValueError(f"bea: {name!r} in the study cache is not a symbol name")
+    return x
 
 
 def term_values(parsed, ctx):

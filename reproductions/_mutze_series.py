@@ -87,6 +87,8 @@ from math import comb, factorial
 
 import sympy as sp
 
+from mpvi.expressions import as_expression
+
 __all__ = [
     "TAU",
     "A",
@@ -478,7 +480,7 @@ def restrict_T_minus_V(words):
 def to_concrete(expr, L, F=0):
     """Replace the derivative symbols of a 1-D expression by the derivatives of a concrete
     L(t, x, v) and F(t, x, v) (sympy expressions in :data:`T`, :data:`X`, :data:`V`)."""
-    L, F = sp.sympify(L), sp.sympify(F)
+    L, F = sp.sympify(L, strict=True), sp.sympify(F, strict=True)
     subs = {}
     for s in expr.free_symbols:
         parsed = _parse_one_d_symbol(s)
@@ -505,7 +507,8 @@ def evaluate_words(words, L, F, t, xs, vs, a, e):
     hold = sp.symbols(f"_vhold0:{n}")              # the contracting v, not differentiated
     aF = sum(ai * Fi for ai, Fi in zip(a, F)) if F is not None else 0
     eF = sum(ei * Fi for ei, Fi in zip(e, F)) if F is not None else 0
-    base = {"L": sp.sympify(L), "aF": sp.sympify(aF), "eF": sp.sympify(eF)}
+    base = {"L": sp.sympify(L, strict=True), "aF": sp.sympify(aF, strict=True),
+            "eF": sp.sympify(eF, strict=True)}
     cache = {}
 
     def directional(f, vec, args):
@@ -654,7 +657,7 @@ def parse_nabla(text, factor=1):
     def flush():
         if not cur:
             return
-        coef = sp.Integer(sign) * sp.sympify(factor)
+        coef = sp.Integer(sign) * as_expression(factor, what="grad notation factor")
         counts = dict.fromkeys(_FIELDS, 0)
         fn = None
         garbled = False
@@ -775,8 +778,8 @@ class DirectCheck:
         self.ctx, self.n = ctx, n
         a = sp.symbols(f"_a0:{n}")
         e = sp.symbols(f"_e0:{n}")
-        L = sp.sympify(L)
-        F = [sp.sympify(f) for f in F]
+        L = sp.sympify(L, strict=True)
+        F = [sp.sympify(f, strict=True) for f in F]
         aF = sum(ai * fi for ai, fi in zip(a, F))
         eF = sum(ei * fi for ei, fi in zip(e, F))
         ex = lambda f: sum(ei * sp.diff(f, xi) for ei, xi in zip(e, xs))

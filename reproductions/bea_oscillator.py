@@ -21,6 +21,7 @@ import mpmath
 import pandas as pd
 import sympy as sp
 
+from mpvi.expressions import parse_expression
 from mpvi.modified import H, modified_equation, modified_frequency
 from mpvi.repro.run import Output, Reproduction, script_main
 from mpvi.repro.studies import study
@@ -76,6 +77,12 @@ def frequency(rec, params):
             "trace": str(sp.cancel(A.trace())), "det": str(sp.cancel(A.det()))}
 
 
+def _read(text, what):
+    """A formula of the study's value or table (text in h or z) as a sympy expression, read
+    by the closed grammar of :mod:`mpvi.expressions` (never as code)."""
+    return parse_expression(text, {"h": H, "z": Z}, what=f"bea_oscillator {what}")
+
+
 def compute(run):
     p = run.params
     rows, values = [], {}
@@ -83,8 +90,8 @@ def compute(run):
         res = run.study(frequency, {"case": case, "order": p["order"]})
         same = all(sp.Rational(a) == sp.Rational(b)
                    for a, b in zip(res["equation"], res["amplification"]))
-        same_damping = sp.expand(sp.sympify(res["damping_equation"])
-                                 - sp.sympify(res["damping_amplification"])) == 0
+        damping = [_read(res[k], k) for k in ("damping_equation", "damping_amplification")]
+        same_damping = sp.expand(damping[0] - damping[1]) == 0
         for k, (a, b) in enumerate(zip(res["equation"], res["amplification"])):
             rows.append({"method": case, "power": k, "from_modified_equation": a,
                          "from_amplification_matrix": b, "equal": a == b,
@@ -109,8 +116,8 @@ def plot(out, p):
         sub = df[df["method"] == case]
         coeffs = [sp.Rational(c) for c in sub["from_modified_equation"]]
         with mpmath.workdps(60):
-            half_trace = sp.lambdify(sp.Symbol("z"), sp.sympify(sub["trace"].iloc[0])
-                                     / (2 * sp.sqrt(sp.sympify(sub["det"].iloc[0]))), "mpmath")
+            half_trace = sp.lambdify(Z, _read(sub["trace"].iloc[0], "trace")
+                                     / (2 * sp.sqrt(_read(sub["det"].iloc[0], "det"))), "mpmath")
             zs = [mpmath.mpf(10) ** (-2 + mpmath.mpf(2) * i / 60) for i in range(61)]
             exact = [mpmath.acos(half_trace(z)) / z if abs(half_trace(z)) <= 1 else None
                      for z in zs]

@@ -236,8 +236,8 @@ def test_hostile_strings_are_escaped_text_never_markup(text):
 
 
 def test_a_name_that_is_not_a_known_function_is_a_symbol_never_called():
-    """eval sees only the formula functions and no builtins: ``open`` is a symbol (which
-    cannot be called: not a formula), nothing is opened or executed."""
+    """The grammar calls only the formula functions: ``open(x)`` is not a formula, nothing
+    is opened or executed."""
     import sympy
     for text in ["open(x) + 1", "eval(x) + 1", "getattr(x, y) + 1", "print(x)*2"]:
         expr = parse_formula(text)

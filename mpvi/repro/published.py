@@ -436,12 +436,18 @@ def _short(text):
 
 
 def parse_formula(text, where="formula"):
-    """A printed or reproduced formula as a sympy expression with positive symbols."""
+    """A printed or reproduced formula as a sympy expression with positive symbols, read
+    by the closed grammar of :func:`mpvi.expressions.parse_expression` (nothing in the
+    text runs as code; a name that is not a function or constant is a symbol)."""
     import sympy as sp
+    from ..expressions import ExpressionError, parse_expression
+    text = str(text)
     try:
-        expr = sp.sympify(text, rational=True)
-    except (sp.SympifyError, SyntaxError, TypeError) as exc:
-        raise PublishedDataError(f"{where}: {text!r} is not a formula sympy can read ({exc})") from None
+        expr = parse_expression(text, what=where, free_symbols=True)
+    except ExpressionError as exc:
+        shown = text if len(text) <= 60 else text[:57] + "..."
+        raise PublishedDataError(f"{where}: {shown!r} is not a formula mpvi can read "
+                                 f"({exc.reason})") from None
     return expr.subs({s: sp.Symbol(s.name, positive=True) for s in expr.free_symbols})
 
 

@@ -202,9 +202,7 @@ LONG_TEXT = 240
 SPLIT_TERMS = 60
 """A sum whose source is longer than this is shown as one ``<math>`` element per term, so
 that the line can break between the terms (Chromium breaks no line inside a ``<math>``)."""
-_FORMULA_CHARS = re.compile(r"[A-Za-z0-9_+\-*/^().,\[\] ]+")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_ATTRIBUTE = re.compile(r"\.\s*[A-Za-z_]")
 _HYPHENATED = re.compile(r"[A-Za-z]-[A-Za-z]")
 _OPERATOR = re.compile(r"[-+*/^(]")
 _GREEK = {"alpha", "beta", "gamma", "Gamma", "delta", "Delta", "epsilon", "zeta", "eta",
@@ -217,18 +215,12 @@ _MATHML_ATTRIBUTES = {"linethickness", "mathvariant", "columnalign", "rowalign",
                       "stretchy", "fence", "separator", "lspace", "rspace", "display"}
 
 
-def _formula_names():
-    """The functions and constants a formula string may use (every other name is a
-    symbol): sympy's, with ``evaluate=False`` where sympy would compute them (``0!`` stays
-    as printed)."""
+def _formula_functions():
+    """The functions a formula string may call: those of the closed grammar
+    (:data:`mpvi.expressions.FUNCTIONS`) and ``Matrix``."""
     import sympy as sp
-
-    def unevaluated(f):
-        return lambda *args: f(*args, evaluate=False)
-    return {"sqrt": sp.sqrt, "exp": sp.exp, "log": sp.log, "sin": sp.sin, "cos": sp.cos,
-            "tan": sp.tan, "sinh": sp.sinh, "cosh": sp.cosh, "tanh": sp.tanh, "Abs": sp.Abs,
-            "factorial": unevaluated(sp.factorial), "binomial": unevaluated(sp.binomial),
-            "Sum": sp.Sum, "Product": sp.Product, "Matrix": sp.Matrix, "oo": sp.oo, "pi": sp.pi}
+    from ..expressions import FUNCTIONS
+    return {**FUNCTIONS, "Matrix": sp.Matrix}
 
 
 def parse_formula(text, symbolic=False):
@@ -241,40 +233,32 @@ def parse_formula(text, symbolic=False):
     ``-2/3``), and a hyphen between two letters (``tanh-sinh``) makes a name, not a
     difference.
 
-    Safe for any string: only characters of arithmetic (letters, digits, ``_ + - * / ^ ( )
-    . , [ ]`` and spaces) pass, no attribute access (a ``.`` before a name), no Python
-    keyword, no dunder; the parser's ``eval`` sees no builtins, only the functions of
-    :func:`_formula_names`, and every other name is a :class:`sympy.Symbol`."""
-    import keyword
+    Safe for any string: it is read by the closed grammar of
+    :func:`mpvi.expressions.parse_expression` (nothing in it runs as code): numbers,
+    arithmetic, the functions of :func:`_formula_functions`, the constants ``oo`` and
+    ``pi``, a tuple of formulas (an interval); every other name is a :class:`sympy.Symbol`."""
     text = str(text).strip()
-    if not text or len(text) > FORMULA_MAX_CHARS or not _FORMULA_CHARS.fullmatch(text):
+    if not text or len(text) > FORMULA_MAX_CHARS:
         return None
     try:
         Decimal(text)
         return None                                    # a number stays a number
     except (InvalidOperation, ValueError):
         pass
-    names = set(_NAME.findall(text))
-    if _ATTRIBUTE.search(text) or any(keyword.iskeyword(n) or "__" in n for n in names):
-        return None
     if not symbolic and (not _OPERATOR.search(text) or _HYPHENATED.search(text)):
         return None
     import sympy as sp
-    from sympy.parsing.sympy_parser import (convert_xor, parse_expr,
-                                            standard_transformations)
-    functions = _formula_names()
-    known = {"__builtins__": {}, "Integer": sp.Integer, "Float": sp.Float,
-             "Rational": sp.Rational, "Symbol": sp.Symbol, "Add": sp.Add, "Mul": sp.Mul,
-             "Pow": sp.Pow, **functions}
-    symbols = {n: sp.Symbol(n) for n in names if n not in functions}
+    from ..expressions import ExpressionError, parse_expression
+    functions = _formula_functions()
     try:
-        expr = parse_expr(text, local_dict=symbols, global_dict=known, evaluate=False,
-                          transformations=standard_transformations + (convert_xor,))
-    except Exception:                                  # noqa: BLE001 -- not a formula
+        expr = parse_expression(text, what="formula", free_symbols=True, functions=functions,
+                                constants={"oo": sp.oo, "pi": sp.pi}, evaluate=False,
+                                tuples=True, max_length=FORMULA_MAX_CHARS)
+    except ExpressionError:
         return None
-    if not isinstance(expr, (sp.Basic, sp.MatrixBase, tuple)):
-        return None
-    if not symbolic and not symbols and not names & (functions.keys() - {"oo", "pi"}):
+    names = set(_NAME.findall(text))
+    symbols = names - functions.keys() - {"oo", "pi"}
+    if not symbolic and not symbols and not names & functions.keys():
         return None                                    # arithmetic of numbers: 2/3
     return expr
 

@@ -59,6 +59,7 @@ import sympy as sp
 
 from .. import kernels
 from ..codegen import compile_exprs
+from ..expressions import as_expression
 from ..mechanics import TIME
 from ..newton import check_options, solve_info
 from ..quadrature import gauss_legendre, to_context
@@ -226,7 +227,8 @@ def _g_declaration(params):
         raise NotImplementedError("mutze with solver='iterate' (the finite iteration (80)) "
                                   "has no declaration for modified equations; the exact "
                                   "solvers 'newton' and 'explicit' have")
-    return ParabolicPath(sp.nsimplify(params["g"], rational=True))
+    return ParabolicPath(sp.nsimplify(as_expression(params["g"], what="mutze parameter g"),
+                                      rational=True))
 
 
 mutze = register(Method(
@@ -260,8 +262,8 @@ def action_integrand(L, F, x, v, a, t=TIME, kind="variation"):
     path = {x[i]: x[i] + v[i] * S + a[i] * S ** 2 / 2 for i in range(n)}
     path.update({v[i]: v[i] + a[i] * S for i in range(n)})
     path[t] = t + S
-    Lp = sp.sympify(L).xreplace(path)
-    Fp = [sp.sympify(F[i]).xreplace(path) for i in range(n)]
+    Lp = sp.sympify(L, strict=True).xreplace(path)
+    Fp = [sp.sympify(F[i], strict=True).xreplace(path) for i in range(n)]
     sigma = 3 * S * (2 * TAU - S) / (4 * TAU ** 3)
     D = 3 / (2 * TAU ** 3)
     if kind == "variation":

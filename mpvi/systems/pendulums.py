@@ -35,7 +35,7 @@ def trig_arguments(exprs: Sequence) -> set:
     calls an evaluation of them needs (sin and cos of one argument are one call)."""
     out = set()
     for e in exprs:
-        out |= {f.args[0] for f in sp.sympify(e).atoms(sp.sin, sp.cos)}
+        out |= {f.args[0] for f in sp.sympify(e, strict=True).atoms(sp.sin, sp.cos)}
     return out
 
 
@@ -45,7 +45,7 @@ def angle_addition(exprs: Sequence) -> tuple[list, int, int]:
     arguments, else unchanged; returns (expressions, arguments before, arguments after).
     The expanded form rounds differently (sin a cos b - cos a sin b instead of sin(a - b)):
     the same value to working precision, not the same bits."""
-    exprs = [sp.sympify(e) for e in exprs]
+    exprs = [sp.sympify(e, strict=True) for e in exprs]
     before = len(trig_arguments(exprs))
     expanded = [sp.expand_trig(e) for e in exprs]
     after = len(trig_arguments(expanded))
