@@ -162,7 +162,7 @@ def test_a_string_observable_is_read_by_the_grammar(tmp_path):
     # the names are the system's own symbols: text and sympy give the same values
     q, v0, k = S.coords[0], S.velocity_symbols[0], S.param_symbols[0]
     energy = v0 ** 2 / 2 + k * q ** 2 / 2
-    assert (sol.observable("v0^2/2 + k*q**2/2 + 0*t") == sol.observable(energy)).all()
+    assert (sol.observable("_v0^2/2 + k*q**2/2 + 0*t") == sol.observable(energy)).all()
 
 
 def test_a_string_potential_mass_or_lagrangian_is_read_by_the_grammar(tmp_path):
