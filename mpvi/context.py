@@ -51,6 +51,9 @@ except ImportError:                     # pragma: no cover - gmpy2 is in the tes
     gmpy2 = None
     _mpfr_type = _mpc_type = _GMP_REAL = ()
 
+MAX_DPS = 1_000_000
+"""The largest precision (decimal digits) a context accepts: a number then takes 415 kB."""
+
 
 class PrecisionError(TypeError):
     """A number that would lose precision was handed to mpvi.
