@@ -108,7 +108,9 @@ def check_writable(directory, what="directory"):
     return directory
 
 
-def _file_kind(mode):
+def file_kind(mode):
+    """What a file of ``st_mode`` ``mode`` is, for a message: "a directory", "a FIFO", "a
+    symbolic link", ... ("not a regular file" for another kind)."""
     for test, name in ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"),
                        (stat.S_ISLNK, "a symbolic link"), (stat.S_ISSOCK, "a socket"),
                        (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device")):
@@ -127,13 +129,13 @@ def read_regular(path, limit, follow_symlinks=True):
     ``follow_symlinks``.  The open itself does not block and does not follow a link
     (without ``follow_symlinks``), and the opened file is checked again, so that a file
     swapped in between is refused too.  ``FileNotFoundError`` and other ``OSError`` as
-    the OS raises them; ``ValueError`` (a phrase without the path) for a file that is not
-    regular or is too large."""
+    the OS raises them; ``ValueError`` for a file that is not regular or is too large,
+    its message a phrase to follow the path ("is a FIFO, not a regular file")."""
     st = os.stat(path) if follow_symlinks else os.lstat(path)
     if not stat.S_ISREG(st.st_mode):
-        raise ValueError(f"it is {_file_kind(st.st_mode)}, not a regular file")
+        raise ValueError(f"is {file_kind(st.st_mode)}, not a regular file")
     if st.st_size > limit:
-        raise ValueError(f"it has {st.st_size} bytes, more than the {limit} such a file may have")
+        raise ValueError(f"has {st.st_size} bytes, more than the {limit} such a file may have")
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
     if not follow_symlinks:
         flags |= getattr(os, "O_NOFOLLOW", 0)
@@ -141,15 +143,15 @@ def read_regular(path, limit, follow_symlinks=True):
         fd = os.open(path, flags)
     except OSError as exc:
         if not follow_symlinks and os.path.islink(path):
-            raise ValueError("it is a symbolic link, not a regular file") from None
+            raise ValueError("is a symbolic link, not a regular file") from None
         raise exc from None
     with os.fdopen(fd, "rb") as f:
         mode = os.fstat(f.fileno()).st_mode
         if not stat.S_ISREG(mode):
-            raise ValueError(f"it is {_file_kind(mode)}, not a regular file")
+            raise ValueError(f"is {file_kind(mode)}, not a regular file")
         data = f.read(limit + 1)
     if len(data) > limit:
-        raise ValueError(f"it has more than the {limit} bytes such a file may have")
+        raise ValueError(f"has more than the {limit} bytes such a file may have")
     return data
 
 
@@ -167,23 +169,24 @@ def _finite_float(text):
 def parse_json(data, max_depth):
     """The JSON value of ``data`` (UTF-8 bytes or text), with arrays and objects nested
     at most ``max_depth`` deep and no ``NaN``, ``Infinity`` or out-of-range float.
-    ``ValueError`` with a phrase saying what is wrong (never a ``RecursionError``)."""
+    ``ValueError`` (never a ``RecursionError``) whose message is a phrase to follow the
+    path ("is not valid JSON (...)")."""
     try:
         text = data.decode("utf-8") if isinstance(data, (bytes, bytearray)) else data
     except UnicodeDecodeError as exc:
-        raise ValueError(f"not UTF-8 text (byte 0x{data[exc.start]:02x} at offset "
-                         f"{exc.start})") from None
+        raise ValueError(f"is not valid JSON: not UTF-8 text (byte 0x{data[exc.start]:02x} "
+                         f"at offset {exc.start})") from None
     try:
         value = json.loads(text, parse_constant=_no_constant, parse_float=_finite_float)
     except RecursionError:
-        raise ValueError(f"not valid JSON (nested more than {max_depth} deep)") from None
+        raise ValueError(f"is not valid JSON: nested more than {max_depth} deep") from None
     except ValueError as exc:
-        raise ValueError(f"not valid JSON ({exc})") from None
+        raise ValueError(f"is not valid JSON ({exc})") from None
     level, depth = [value], 0
     while level:                            # breadth first: no recursion
         depth += 1
         if depth > max_depth:
-            raise ValueError(f"nested more than {max_depth} deep")
+            raise ValueError(f"is nested more than {max_depth} deep")
         level = [v for x in level if isinstance(x, (list, dict))
                  for v in (x.values() if isinstance(x, dict) else x)
                  if isinstance(v, (list, dict))]

@@ -731,7 +731,7 @@ class _Reader:
         except OSError as exc:
             self.fail(f"cannot read it ({exc.strerror or exc})")
         except ValueError as exc:
-            self.fail(f"not a saved solution: {exc}")
+            self.fail(f"not a saved solution: it {exc}")
         if self.path.suffix == ".gz":
             try:
                 with gzip.GzipFile(fileobj=io.BytesIO(data)) as f:
@@ -743,7 +743,7 @@ class _Reader:
         try:
             rec = parse_json(data, MAX_DEPTH)
         except ValueError as exc:
-            self.fail(f"not a readable saved solution ({exc})")
+            self.fail(f"not a readable saved solution: it {exc}")
         if not isinstance(rec, dict) or rec.get("format") != FORMAT:
             self.fail(f"not an mpvi solution file (no format {FORMAT!r})")
         if rec.get("version") not in (1, FORMAT_VERSION):
