@@ -829,6 +829,9 @@ class _Reader:
         self.max_len = self.ctx.repr_digits + 16
         required = _FIELDS - ({"p", "v"} if rec.get("state") == "y" else set()) \
             - ({"digest"} if version == 1 else set())
+        if version == 1 and "digest" in rec:     # version 2 with its version changed
+            self.malformed("record", "of format version 1 has a digest, which only version "
+                                     f"{FORMAT_VERSION} has: the file was changed")
         for key in sorted(required):
             need(rec, key)
         extra = set(rec) - _FIELDS

@@ -327,6 +327,15 @@ def test_a_record_without_a_digest_is_invalid(results, capsys):
     assert "carries no digest of its content" in _one_error_line(capsys)
 
 
+def test_a_number_no_float_holds_is_one_line_in_list(results, capsys):
+    """10**400 as a wall time raised a raw OverflowError where `mpvi list` adds times."""
+    jpath = results / "axioms2024" / f"{RID}.json"
+    jpath.write_text(json.dumps(restamped(dict(json.loads(jpath.read_text()),
+                                               wall_time_s=10 ** 400))))
+    assert main(["list", "--results", str(results)]) == 2
+    assert "record.wall_time_s should be a number, not 1000" in _one_error_line(capsys)
+
+
 def test_deeply_nested_provenance_is_one_line(results, capsys):
     (results / "axioms2024" / f"{RID}.json").write_text("[" * 100_000 + "]" * 100_000)
     assert main(["diff", RID, "--out", str(results)]) == 2
@@ -455,6 +464,7 @@ def test_a_cache_entry_that_is_not_a_regular_file_is_recomputed(kind, tmp_path, 
 @pytest.mark.parametrize("change, what", [
     (lambda e: e.update(newton=[["simpson", {"solves": "many"}]]), "newton[0] is not"),
     (lambda e: e.update(wall_time_s=-1), "wall_time_s is not a non-negative number"),
+    (lambda e: e.update(wall_time_s=10 ** 400), "wall_time_s is not a non-negative number"),
     (lambda e: e.update(value={"square": {"$num": "1" * 500}}), "a number of 500 characters"),
 ])
 def test_a_digested_entry_with_bad_fields_is_recomputed(change, what, tmp_path, capsys):

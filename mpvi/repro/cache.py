@@ -48,7 +48,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import re
 import sys
 from functools import lru_cache
@@ -185,10 +184,11 @@ def check_entry(text, ident):
 
 
 def _number(x, integer=False):
-    if integer:
-        return isinstance(x, int) and not isinstance(x, bool) and x >= 0
-    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) \
-        and x >= 0
+    """Whether ``x`` is a non-negative JSON number (an integer if ``integer``) that a float
+    holds (not 10**400, which ``float`` refuses)."""
+    if isinstance(x, bool) or not isinstance(x, int if integer else (int, float)):
+        return False
+    return 0 <= x <= 1e300
 
 
 def _field_problem(entry):

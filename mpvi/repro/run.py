@@ -354,8 +354,9 @@ PROVENANCE = {"reproduction": str, "paper": str, "item": str, "quick": bool,
               "files?": {str: _SHA256}, "digits_check?": _DIGITS,
               "digest?": re.compile(r"sha256:[0-9a-f]{64}")}
 """The shape of a provenance record, as :func:`read_provenance` checks it: field -> kind,
-where a kind is a JSON type (``str``, ``bool``, ``int``, ``float`` for any number,
-``dict``, ``list``, ``None`` for null), a tuple of kinds (any of them), ``{str: kind}``
+where a kind is a JSON type (``str``, ``bool``, ``int``, ``float`` for any number --
+numbers of at most 1e300 in magnitude, which a float holds --, ``dict``, ``list``,
+``None`` for null), a tuple of kinds (any of them), ``{str: kind}``
 (an object whose every entry is of that kind), ``[kind]`` (a list of that kind), a dict
 of fields (an object with these fields; ``name?``: optional) or a pattern (a string
 matching it).  Fields not listed (a reproduction's ``extra`` entries, later additions)
@@ -401,9 +402,9 @@ def shape_problem(value, kind, where="record"):
         ok = isinstance(value, str) and kind.fullmatch(value) is not None
     elif kind is None:
         ok = value is None
-    elif kind in (int, float):
+    elif kind in (int, float):         # and within a float's range (not 10**400)
         ok = (isinstance(value, (int, float) if kind is float else int)
-              and not isinstance(value, bool))
+              and not isinstance(value, bool) and abs(value) <= 1e300)
     else:
         ok = isinstance(value, kind)
     return None if ok else f"{where} should be {_kind_name(kind)}, not {_shown(value)}"
