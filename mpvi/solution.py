@@ -848,7 +848,8 @@ class _Reader:
         S = rec["system"]
         kind = need(S, "kind", "system")
         if kind not in ("mechanical", "first_order"):
-            self.malformed("system.kind", f"should be mechanical or first_order, not {_short(kind)}")
+            self.malformed("system.kind", f"should be mechanical or first_order, not "
+                                          f"{_short(kind)}")
         self.text(need(S, "name", "system"), "system.name", limit=10_000)
         names = need(S, "coordinates", "system")
         if not isinstance(names, list) or not names or \
@@ -966,7 +967,8 @@ class _Reader:
             self.need(d, key, "dense")
         kind, trial, coefficients, tail = d["kind"], d["trial"], d["coefficients"], d["tail"]
         if kind not in ("trial", "hermite", "substep"):
-            self.malformed("dense.kind", f"should be trial, hermite or substep, not {_short(kind)}")
+            self.malformed("dense.kind", f"should be trial, hermite or substep, not "
+                                         f"{_short(kind)}")
         if (trial is None) != (kind != "trial"):
             self.malformed("dense.trial", "should be given exactly for dense kind 'trial'")
         slots = 0
@@ -1053,8 +1055,7 @@ class _Reader:
             return out
 
         dof = self.dof
-        self_ = Solution.__new__(Solution)
-        sol = self_
+        sol = Solution.__new__(Solution)
         sol.ctx = ctx
         sol.method, sol.params = rec["method"], dict(rec["params"])
         sol.h, sol.t0 = num(rec["h"]), num(rec["t0"])

@@ -22,10 +22,11 @@ most :data:`MAX_ENTRY_BYTES`; valid JSON nested at most :data:`MAX_ENTRY_DEPTH` 
 object of this format with every field of its type (:func:`check_entry`), the identity
 asked for, the digest of its content) and the study decodes its value (:func:`decode`
 refuses a ``$num`` that is not a number of the context or longer than a number of its
-precision, and a malformed ``$array``).  An absent file is a miss; a file that fails a check is a *bad
-entry*, reported in one line on stderr (``mpvi: cache entry <file>: <what is wrong>;
-recomputing``) and treated as a miss: the study is recomputed and the file replaced.  A
-bad entry is never used and never fatal.  The digest guards against corruption and
+precision, and a malformed ``$array``).  An absent file is a miss; a file that fails a
+check is a *bad entry*, reported in one line on stderr (``mpvi: cache entry <file>: <what
+is wrong>; recomputing``) and treated as a miss: the study is recomputed and the file
+replaced (a directory in its place cannot be: that is said in one more line).  A bad
+entry is never used and never fatal.  The digest guards against corruption and
 edits (one changed digit), not against someone who recomputes it.
 
 A cache directory that cannot be written is still read: :func:`mpvi.repro.run.open_cache`
