@@ -31,7 +31,7 @@ from .newton import NewtonError
 from .ode import FirstOrderSystem
 from .problem import Problem
 from .schemes import METHODS, Method, StabilityError, get_method, register
-from .solution import Solution, State, load_solution
+from .solution import Solution, SolutionFileError, State, load_solution
 from .solution import EventRecord
 from .solve import Event, IntegrationError, Progress, StorageError, solve
 from .systems.linear import LinearSystem
@@ -57,4 +57,5 @@ __all__ = [
     # errors
     "PrecisionError", "NewtonError", "IntegrationError", "StabilityError",
     "SingularMatrixError", "NotPositiveDefiniteError", "StorageError", "NotHamiltonianError",
+    "SolutionFileError",
 ]

@@ -11,15 +11,25 @@ JSON) are made consistent by a *commit record*: the JSON is written last and lis
 SHA-256 of every other file (:func:`mpvi.repro.run.write_outputs`), so that a run killed
 between two renames is detected when the outputs are read
 (:func:`mpvi.repro.run.read_provenance`).
+
+Every file mpvi reads back (a saved solution, a provenance JSON, a study cache entry, a
+published CSV) is untrusted data: :func:`read_regular` reads it only if it is a regular
+file of bounded size (``lstat`` first: a FIFO, a device or a directory is never opened,
+so a read cannot hang), :func:`parse_json` parses it with bounded nesting and no
+``NaN``/``Infinity``, and :func:`content_digest` is the SHA-256 that covers a JSON
+record's whole content (the canonical JSON of every field but the digest itself).
 """
 from __future__ import annotations
 
 import contextlib
 import datetime
+import hashlib
 import json
+import math
 import os
 import platform
 import re
+import stat
 import subprocess
 import tempfile
 from pathlib import Path
@@ -96,6 +106,107 @@ def check_writable(directory, what="directory"):
     except OSError as exc:
         raise DirectoryError(f"cannot write to the {what} {directory}: {exc}") from None
     return directory
+
+
+def file_kind(mode):
+    """What a file of ``st_mode`` ``mode`` is, for a message: "a directory", "a FIFO", "a
+    symbolic link", ... ("not a regular file" for another kind)."""
+    for test, name in ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"),
+                       (stat.S_ISLNK, "a symbolic link"), (stat.S_ISSOCK, "a socket"),
+                       (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device")):
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
+def read_regular(path, limit, follow_symlinks=True):
+    """The bytes of the file ``path``, read only if it is a regular file of at most
+    ``limit`` bytes.
+
+    The file's type is taken with ``lstat`` (``stat`` with ``follow_symlinks``) before
+    it is opened: a directory, FIFO, socket or device is refused unopened (a FIFO would
+    block the read until a writer comes), and so is a symbolic link unless
+    ``follow_symlinks``.  The open itself does not block and does not follow a link
+    (without ``follow_symlinks``), and the opened file is checked again, so that a file
+    swapped in between is refused too.  ``FileNotFoundError`` and other ``OSError`` as
+    the OS raises them; ``ValueError`` for a file that is not regular or is too large,
+    its message a phrase to follow the path ("is a FIFO, not a regular file")."""
+    st = os.stat(path) if follow_symlinks else os.lstat(path)
+    if not stat.S_ISREG(st.st_mode):
+        raise ValueError(f"is {file_kind(st.st_mode)}, not a regular file")
+    if st.st_size > limit:
+        raise ValueError(f"has {st.st_size} bytes, more than the {limit} such a file may have")
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+    if not follow_symlinks:
+        flags |= getattr(os, "O_NOFOLLOW", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError as exc:
+        if not follow_symlinks and os.path.islink(path):
+            raise ValueError("is a symbolic link, not a regular file") from None
+        raise exc from None
+    with os.fdopen(fd, "rb") as f:
+        mode = os.fstat(f.fileno()).st_mode
+        if not stat.S_ISREG(mode):
+            raise ValueError(f"is {file_kind(mode)}, not a regular file")
+        data = f.read(limit + 1)
+    if len(data) > limit:
+        raise ValueError(f"has more than the {limit} bytes such a file may have")
+    return data
+
+
+def _no_constant(name):
+    raise ValueError(f"{name} is not a number of a JSON file mpvi reads")
+
+
+def _finite_float(text):
+    x = float(text)
+    if not math.isfinite(x):
+        raise ValueError(f"{text} is beyond the range of a float")
+    return x
+
+
+def parse_json(data, max_depth):
+    """The JSON value of ``data`` (UTF-8 bytes or text), with arrays and objects nested
+    at most ``max_depth`` deep and no ``NaN``, ``Infinity`` or out-of-range float.
+    ``ValueError`` (never a ``RecursionError``) whose message is a phrase to follow the
+    path ("is not valid JSON (...)")."""
+    try:
+        text = data.decode("utf-8") if isinstance(data, (bytes, bytearray)) else data
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"is not valid JSON: not UTF-8 text (byte 0x{data[exc.start]:02x} "
+                         f"at offset {exc.start})") from None
+    try:
+        value = json.loads(text, parse_constant=_no_constant, parse_float=_finite_float)
+    except RecursionError:
+        raise ValueError(f"is not valid JSON: nested more than {max_depth} deep") from None
+    except ValueError as exc:
+        raise ValueError(f"is not valid JSON ({exc})") from None
+    level, depth = [value], 0
+    while level:                            # breadth first: no recursion
+        depth += 1
+        if depth > max_depth:
+            raise ValueError(f"is nested more than {max_depth} deep")
+        level = [v for x in level if isinstance(x, (list, dict))
+                 for v in (x.values() if isinstance(x, dict) else x)
+                 if isinstance(v, (list, dict))]
+    return value
+
+
+def canonical_json(data):
+    """The canonical JSON text of the JSON data ``data``: sorted keys, no spaces, ASCII."""
+    return json.dumps(data, sort_keys=True, separators=(",", ":"), allow_nan=False)
+
+
+DIGEST_PREFIX = "sha256:"
+"""The prefix of a digest of :func:`content_digest`: ``sha256:<64 hex digits>``."""
+
+
+def content_digest(record, field="digest"):
+    """``sha256:<hex>``: the SHA-256 of the canonical JSON (:func:`canonical_json`) of the
+    JSON object ``record`` without its entry ``field``."""
+    body = {k: v for k, v in record.items() if k != field}
+    return DIGEST_PREFIX + hashlib.sha256(canonical_json(body).encode("ascii")).hexdigest()
 
 
 def write_text(path, text):

@@ -11,24 +11,67 @@ needs nothing beyond the standard library; a 64-digit number costs about 70 byte
 :func:`load_solution` reads it back digit for digit; pass ``system=`` to attach the system
 again (checked against the stored coordinates and Lagrangian) for observables and the
 Legendre map.  ``pickle`` works too (numbers travel as the same strings).
+
+A saved file is untrusted when it is read back (it may be damaged, truncated or edited).
+The format (version 2, :data:`FORMAT_VERSION`) carries ``digest``: ``sha256:<hex>`` of the
+canonical JSON (sorted keys, no spaces) of every other field
+(:func:`mpvi.io.content_digest`).  :func:`load_solution` checks, in this order and before
+any number is converted: a regular file (no FIFO, device or directory) of at most
+:data:`MAX_FILE_BYTES` (also decompressed), valid UTF-8 JSON nested at most
+:data:`MAX_DEPTH` deep without ``NaN``/``Infinity``; the format and its version; every
+field with its type and bounds -- the context's digits from 1 to
+:data:`mpvi.context.MAX_DPS`, each number a finite decimal literal of no more digits than
+that context writes (so a 64-digit file relabelled as 1 digit is refused, and a ``"1/0"``
+or ``"nan"`` never reaches a number constructor), a registered method with its own
+parameters, ``0 <= steps <= steps_planned``, the shapes (t, q, p, v rows; the number of
+coordinates; the per-step internal and dense-output data) --; the digest; then the
+consistency of the run: finite numbers, t strictly monotone in the direction of h (non-
+decreasing for requested times), the nodes at ``t0 + k h`` (every k-th node for
+``saveat=k``) to a few units of ``ctx.eps``, every saved time and event inside the run
+``[t0, t0 + steps h]``.  Any failure is one :class:`SolutionFileError` naming the file and
+what is wrong.  A file of version 1 (before the digest) passes the same checks and is
+read with a ``UserWarning`` that it could not be verified against corruption; saving it
+again writes version 2.
 """
 from __future__ import annotations
 
 import gzip
+import io
 import json
+import math
+import re
+import warnings
+import zlib
 from fractions import Fraction
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, NamedTuple
 
 import numpy as np
 
+from .io import DIGEST_PREFIX, content_digest, parse_json, read_regular
 from .problem import dump_numbers, load_numbers
 
 if TYPE_CHECKING:                       # annotations only: importing mpvi loads no pandas
     import pandas
 
 FORMAT = "mpvi.Solution"
-FORMAT_VERSION = 1
+"""The ``format`` field of a saved solution."""
+FORMAT_VERSION = 2
+"""The version :meth:`Solution.save` writes: 2 carries the SHA-256 ``digest`` of the
+content (1, without it, is still read, with a warning)."""
+MAX_FILE_BYTES = 1 << 30
+"""The largest saved solution :func:`load_solution` reads (bytes, also after gzip)."""
+MAX_DEPTH = 12
+"""How deep arrays and objects may nest in a saved solution (the format needs 6)."""
+
+
+class SolutionFileError(ValueError):
+    """A file that :func:`mpvi.load_solution` cannot use.
+
+    Unreadable, not a saved solution, malformed, changed since it was written (its
+    digest), or inconsistent.  The message is one line naming the file and what is
+    wrong.  A ``ValueError``.
+    """
 
 
 class EventRecord(NamedTuple):
@@ -81,6 +124,8 @@ class State(NamedTuple):
 
 def _jsonable(value):
     """Method parameters as JSON data (Fractions and context numbers as strings)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)                # JSON has no nan/inf: a string
     if isinstance(value, (bool, int, float, str)) or value is None:
         return value
     if isinstance(value, Fraction):
@@ -250,9 +295,18 @@ class Solution:
         Raises
         ------
         ValueError
-            Not every node saved, a time outside the interval, or no system attached.
+            Not every node saved, no step taken, an empty sequence, a time that is not a
+            number (or nan) or outside the interval, or no system attached.
+        TypeError
+            A time of a type the context does not read (None, a bool, a float in an mp
+            context, ...).
         """
+        if isinstance(t, np.ndarray) and t.ndim == 0:
+            t = t.item()
         if isinstance(t, (list, tuple, np.ndarray)):
+            if len(t) == 0:
+                raise ValueError("sol(t): an empty sequence of times (give a time or a "
+                                 "non-empty sequence of them)")
             pts = [self(s) for s in t]
             stack = (lambda xs: None if xs[0] is None else np.array(xs, dtype=self.ctx.dtype))
             return State(*(stack([getattr(p, f) for p in pts]) for f in ("q", "p", "v")))
@@ -263,6 +317,10 @@ class Solution:
             raise ValueError(f"dense output needs every node saved (solve with saveat=None); "
                              f"this solution saved saveat={self.saveat!r}")
         t = ctx.number(t, "time t")
+        if not ctx.isfinite(t):
+            raise ValueError(f"time t = {ctx.to_str(t, 12)} is not a finite number")
+        if self.steps == 0:
+            raise ValueError("this solution took no step: there is no interval to evaluate in")
         h, t0 = self.h, self.t0
         t_end = self.t[-1]
         lo, hi = (t0, t_end) if h > 0 else (t_end, t0)
@@ -505,7 +563,9 @@ class Solution:
         """
         from .io import atomic_path
         path = Path(path)
-        text = json.dumps(self._record(), separators=(",", ":"))
+        rec = self._record()
+        rec["digest"] = content_digest(rec)
+        text = json.dumps(rec, separators=(",", ":"), allow_nan=False)
         with atomic_path(path) as tmp:
             if path.suffix == ".gz":
                 with gzip.open(tmp, "wt", encoding="utf-8") as f:
@@ -585,7 +645,16 @@ def _system_record(S):
 
 
 def load_solution(path: str | Path, system: Any = None) -> Solution:
-    """Read a solution written by :meth:`Solution.save`, digit for digit.
+    """Read a solution written by :meth:`Solution.save`, digit for digit, after checking it.
+
+    The file is untrusted data, checked before it is used (the module docstring lists
+    the checks): a regular file of at most :data:`MAX_FILE_BYTES`, valid JSON nested at
+    most :data:`MAX_DEPTH` deep, every field of the format with its type and bounds
+    (precision at most :data:`mpvi.context.MAX_DPS` digits, each number a finite decimal
+    of no more digits than the context writes), the SHA-256 digest of the whole content,
+    and the consistency of the run (shapes, the node times ``t0 + k h``, steps, events,
+    dense-output data).  A file of format version 1 (before the digest) is read with a
+    ``UserWarning`` if it passes every other check.
 
     Parameters
     ----------
@@ -604,75 +673,509 @@ def load_solution(path: str | Path, system: Any = None) -> Solution:
 
     Raises
     ------
+    SolutionFileError
+        A file that is not a valid saved mpvi solution: one line naming the file and
+        what is wrong (a ``ValueError``).
     ValueError
-        A file that is not a saved mpvi solution (naming what is wrong), or a system that
-        does not match it.
+        A system that does not match the file.
     """
-    from .context import get_context
     path = Path(path)
-    try:
-        raw = (gzip.open(path, "rt", encoding="utf-8").read() if path.suffix == ".gz"
-               else path.read_text(encoding="utf-8"))
-        rec = json.loads(raw)
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError, EOFError) as exc:
-        raise ValueError(f"{path}: not a readable saved solution ({exc})") from None
-    if not isinstance(rec, dict) or rec.get("format") != FORMAT:
-        raise ValueError(f"{path}: not an mpvi solution file (no format {FORMAT!r})")
-    if rec.get("version") != FORMAT_VERSION:
-        raise ValueError(f"{path}: solution format version {rec.get('version')!r}; this mpvi "
-                         f"reads version {FORMAT_VERSION}")
-    try:
-        c = rec["context"]
-        ctx = get_context(c["kind"], int(c["dps"]))
-        num = ctx.num
-
-        def arr(rows):
-            return np.array([[num(x) for x in row] for row in rows], dtype=ctx.dtype).reshape(
-                len(rows), -1)
-        self = Solution.__new__(Solution)
-        self.ctx = ctx
-        self.method, self.params = rec["method"], dict(rec["params"])
-        self.h, self.t0 = num(rec["h"]), num(rec["t0"])
-        self.steps, self.steps_planned = int(rec["steps"]), int(rec["steps_planned"])
-        self.saveat, self.state = rec["saveat"], rec["state"]
-        self.t = np.array([num(x) for x in rec["t"]], dtype=ctx.dtype)
-        self.q = arr(rec["q"])
-        self._converted = {}
-        if self.state == "y":
-            self.y = None
-        else:
-            p, v = arr(rec["p"]), arr(rec["v"])
-            self.y = p if self.state == "qp" else v
-            self._converted = {"p": p, "v": v}
-        internal = rec.get("internal")
-        self.internal = None if internal is None else np.array(
-            [num(x) for x in internal["values"]], dtype=ctx.dtype).reshape(internal["shape"])
-        dense = rec["dense"]
-        self._dense_kind = dense["kind"]
-        trial = dense.get("trial")
-        self._trial = None if trial is None else (
-            [[Fraction(c) for c in p] for p in trial["polynomials"]], trial["powers"])
-        self._dense = None if dense["coefficients"] is None else [arr(c) for c in dense["coefficients"]]
-        tail = dense["tail"]
-        self._tail = None if tail is None else (
-            np.array([num(x) for x in tail[0]], dtype=ctx.dtype),
-            None if tail[1] is None else np.array([num(x) for x in tail[1]], dtype=ctx.dtype))
-        self._prepare_args = dict(self.params)
-        self.stats = rec["stats"]
-        self.events = [EventRecord(e["index"], e["name"], num(e["t"]),
-                                   np.array([num(x) for x in e["q"]], dtype=ctx.dtype),
-                                   None if e["p"] is None else np.array([num(x) for x in e["p"]], dtype=ctx.dtype),
-                                   None if e["v"] is None else np.array([num(x) for x in e["v"]], dtype=ctx.dtype),
-                                   e["direction"]) for e in rec["events"]]
-        self.stopped = rec["stopped"]
-        self._system_record, self._problem_record = rec["system"], rec["problem"]
-        self._names = rec["system"]["coordinates"]
-    except (KeyError, TypeError, ValueError, IndexError) as exc:
-        raise ValueError(f"{path}: malformed saved solution ({type(exc).__name__}: {exc})") from None
+    self = _Reader(path).solution()
     self.problem, self.system = None, None
     if system is not None:
         attach(self, system)
     return self
+
+
+_NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d{1,9})?")
+"""A number as :meth:`mpvi.context.Context.dump` writes it: a finite decimal literal."""
+_FRACTION = re.compile(r"[+-]?\d{1,60}(?:/\d{1,60})?")
+"""An exact coefficient of a trial basis, as :class:`fractions.Fraction` writes it."""
+_FIELDS = {"format", "version", "mpvi_version", "context", "system", "problem", "method",
+           "params", "h", "t0", "steps", "steps_planned", "saveat", "state", "t", "q", "p", "v",
+           "internal", "dense", "stats", "events", "stopped", "digest"}
+_MAX_TEXT = 1 << 20
+"""The longest text field (a Lagrangian as text)."""
+
+
+def _is_int(x):
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+class _Reader:
+    """The checks of :func:`load_solution`, in order: the file, its JSON, the fields and
+    their bounds, the digest, the consistency of the run; then the numbers."""
+
+    def __init__(self, path):
+        self.path = path
+
+    def fail(self, what):
+        raise SolutionFileError(f"{self.path}: {what}") from None
+
+    def solution(self):
+        rec = self.record()
+        version = rec.get("version")
+        ctx = self.context(rec.get("context"))
+        self.ctx = ctx
+        self.fields(rec, version)
+        if version == FORMAT_VERSION:
+            if rec["digest"] != content_digest(rec):
+                self.fail("its content does not match its SHA-256 digest (the file was changed "
+                          "or damaged after it was written)")
+        with ctx.active():
+            sol = self.build(rec)
+        if version != FORMAT_VERSION:
+            warnings.warn(f"{self.path}: a saved solution of format version {version}, which "
+                          f"carries no digest: read unverified against corruption (every other "
+                          f"check passed); save it again to write version {FORMAT_VERSION}",
+                          UserWarning, stacklevel=3)
+        return sol
+
+    # ----- the file and its JSON ------------------------------------------------------------
+    def record(self):
+        try:
+            data = read_regular(self.path, MAX_FILE_BYTES)
+        except FileNotFoundError:
+            self.fail("no such file")
+        except OSError as exc:
+            self.fail(f"cannot read it ({exc.strerror or exc})")
+        except ValueError as exc:
+            self.fail(f"not a saved solution: it {exc}")
+        if self.path.suffix == ".gz":
+            try:
+                with gzip.GzipFile(fileobj=io.BytesIO(data)) as f:
+                    data = f.read(MAX_FILE_BYTES + 1)
+            except (OSError, EOFError, zlib.error) as exc:
+                self.fail(f"not a readable gzip file ({exc})")
+            if len(data) > MAX_FILE_BYTES:
+                self.fail(f"it decompresses to more than {MAX_FILE_BYTES} bytes")
+        try:
+            rec = parse_json(data, MAX_DEPTH)
+        except ValueError as exc:
+            self.fail(f"not a readable saved solution: it {exc}")
+        if not isinstance(rec, dict) or rec.get("format") != FORMAT:
+            self.fail(f"not an mpvi solution file (no format {FORMAT!r})")
+        if rec.get("version") not in (1, FORMAT_VERSION):
+            self.fail(f"solution format version {_short(rec.get('version'))}; this mpvi reads "
+                      f"version {FORMAT_VERSION} (and 1, without a digest)")
+        return rec
+
+    def context(self, c):
+        from .context import MAX_DPS, get_context
+        if not isinstance(c, dict) or set(c) != {"kind", "dps"}:
+            self.fail(f"malformed saved solution: context should be {{\"kind\": ..., \"dps\": "
+                      f"...}}, not {_short(c)}")
+        kind, dps = c["kind"], c["dps"]
+        if kind not in ("gmp", "mp", "fp"):
+            self.fail(f"malformed saved solution: unknown context kind {_short(kind)}")
+        if not _is_int(dps) or not 1 <= dps <= MAX_DPS:
+            self.fail(f"malformed saved solution: context digits {_short(dps)} (from 1 to "
+                      f"{MAX_DPS})")
+        try:
+            ctx = get_context(kind, dps)
+        except ImportError as exc:
+            self.fail(f"its context {kind!r} needs a package that is not installed ({exc})")
+        if ctx.dps != dps:
+            self.fail(f"malformed saved solution: a {kind} context has {ctx.dps} digits, "
+                      f"not {dps}")
+        return ctx
+
+    # ----- the fields -------------------------------------------------------------------------
+    def malformed(self, where, what):
+        self.fail(f"malformed saved solution: {where} {what}")
+
+    def need(self, rec, key, where="record"):
+        if not isinstance(rec, dict):
+            self.malformed(where, f"should be an object, not {_short(rec)}")
+        if key not in rec:
+            self.fail(f"malformed saved solution (KeyError: {key!r})")
+        return rec[key]
+
+    def text(self, x, where, none=False, limit=_MAX_TEXT):
+        if x is None and none:
+            return x
+        if not isinstance(x, str) or len(x) > limit:
+            self.malformed(where, f"should be a text of at most {limit} characters, not "
+                                  f"{_short(x)}")
+        return x
+
+    def integer(self, x, where, lo, hi):
+        if not _is_int(x) or not lo <= x <= hi:
+            self.malformed(where, f"should be an integer from {lo} to {hi}, not {_short(x)}")
+        return x
+
+    def number(self, x, where):
+        """A number string of the context: a finite decimal of no more digits than the
+        context writes (a file of more digits is not of this precision)."""
+        if not isinstance(x, str) or len(x) > 4 * self.max_len or not _NUMBER.fullmatch(x):
+            self.malformed(where, f"should be a finite decimal number of the context, not "
+                                  f"{_short(x)}")
+        mantissa = x.partition("e")[0].partition("E")[0]
+        if len(x) > self.max_len or sum(ch.isdigit() for ch in mantissa) > self.max_digits:
+            self.malformed(where, f"has more digits than a {self.ctx.dps}-digit context "
+                                  f"writes ({_short(x)}): not a number of this precision")
+        return x
+
+    def vector(self, x, where, n, none=False):
+        if x is None and none:
+            return x
+        if not isinstance(x, list) or len(x) != n:
+            self.malformed(where, f"should be a list of {n} numbers, not {_short(x)}")
+        for i, s in enumerate(x):
+            self.number(s, f"{where}[{i}]")
+        return x
+
+    def matrix(self, x, where, m, n):
+        if not isinstance(x, list) or len(x) != m:
+            self.malformed(where, f"should be a list of {m} rows, not {_short(x)}")
+        for i, row in enumerate(x):
+            self.vector(row, f"{where}[{i}]", n)
+        return x
+
+    def fields(self, rec, version):
+        need = self.need
+        self.max_digits = self.ctx.repr_digits + 1
+        self.max_len = self.ctx.repr_digits + 16
+        required = _FIELDS - ({"p", "v"} if rec.get("state") == "y" else set()) \
+            - ({"digest"} if version == 1 else set())
+        if version == 1 and "digest" in rec:     # version 2 with its version changed
+            self.malformed("record", "of format version 1 has a digest, which only version "
+                                     f"{FORMAT_VERSION} has: the file was changed")
+        for key in sorted(required):
+            need(rec, key)
+        extra = set(rec) - _FIELDS
+        if extra:
+            self.malformed("record", f"has an unknown field {sorted(extra)[0]!r}")
+        if version == FORMAT_VERSION:
+            d = rec["digest"]
+            if not (isinstance(d, str) and d.startswith(DIGEST_PREFIX)
+                    and re.fullmatch(r"[0-9a-f]{64}", d[len(DIGEST_PREFIX):])):
+                self.malformed("digest", f"should be {DIGEST_PREFIX}<64 hex digits>, not "
+                                         f"{_short(d)}")
+        self.text(rec["mpvi_version"], "mpvi_version", limit=100)
+        # the system: its coordinates give the number of degrees of freedom
+        S = rec["system"]
+        kind = need(S, "kind", "system")
+        if kind not in ("mechanical", "first_order"):
+            self.malformed("system.kind", f"should be mechanical or first_order, not "
+                                          f"{_short(kind)}")
+        self.text(need(S, "name", "system"), "system.name", limit=10_000)
+        names = need(S, "coordinates", "system")
+        if not isinstance(names, list) or not names or \
+                any(not isinstance(c, str) or len(c) > 1000 for c in names):
+            self.malformed("system.coordinates", f"should be a list of names, not {_short(names)}")
+        dof = self.dof = len(names)
+        if kind == "mechanical":
+            self.text(need(S, "class", "system"), "system.class", limit=1000)
+            vel = need(S, "velocities", "system")
+            if not isinstance(vel, list) or len(vel) != dof or \
+                    any(not isinstance(c, str) or len(c) > 1000 for c in vel):
+                self.malformed("system.velocities", f"should be a list of {dof} names")
+            self.text(need(S, "lagrangian", "system"), "system.lagrangian")
+            force = need(S, "force", "system")
+            if force is not None and (not isinstance(force, list) or len(force) != dof or any(
+                    not isinstance(f, str) or len(f) > _MAX_TEXT for f in force)):
+                self.malformed("system.force", f"should be null or a list of {dof} texts")
+            par = need(S, "parameters", "system")
+            if not isinstance(par, dict):
+                self.malformed("system.parameters", f"should be an object, not {_short(par)}")
+            for k, x in par.items():
+                self.number(x, f"system.parameters[{k!r}]")
+        # the method and its state
+        from .schemes import get_method
+        method = self.text(rec["method"], "method", limit=100)
+        try:
+            m = get_method(method)
+        except ValueError:
+            self.malformed("method", f"{method!r} is not a registered method")
+        state = rec["state"]
+        want = "y" if kind == "first_order" else m.state
+        if state != want:
+            self.malformed("state", f"should be {want!r} for method {method!r} on a {kind} "
+                                    f"system, not {_short(state)}")
+        params = rec["params"]
+        if not isinstance(params, dict):
+            self.malformed("params", f"should be an object, not {_short(params)}")
+        for k, x in params.items():
+            if k not in m.params:
+                self.malformed("params", f"name a parameter {k!r} that method {method!r} "
+                                         f"does not have")
+            if not (x is None or isinstance(x, bool) or (_is_int(x) and abs(x) <= 10 ** 9)
+                    or (isinstance(x, str) and len(x) <= 100)):
+                self.malformed(f"params[{k!r}]", f"should be an integer, a name or null, "
+                                                 f"not {_short(x)}")
+            if isinstance(m.params[k], Fraction):
+                if not isinstance(x, (int, str)) or not _FRACTION.fullmatch(str(x)) or \
+                        str(x).endswith("/0") or re.search(r"/0+$", str(x)):
+                    self.malformed(f"params[{k!r}]", f"should be a fraction p/q, not {_short(x)}")
+        # the run
+        self.number(rec["h"], "h")
+        self.number(rec["t0"], "t0")
+        steps_planned = self.integer(rec["steps_planned"], "steps_planned", 0, 10 ** 15)
+        steps = self.integer(rec["steps"], "steps", 0, steps_planned)
+        saveat = rec["saveat"]
+        if not (saveat is None or saveat == "times" or (_is_int(saveat) and saveat >= 1)):
+            self.malformed("saveat", f"should be null, an integer >= 1 or \"times\", not "
+                                     f"{_short(saveat)}")
+        t = rec["t"]
+        if not isinstance(t, list) or not t:
+            self.malformed("t", f"should be a non-empty list of times, not {_short(t)}")
+        n = len(t)
+        if saveat is None and n != steps + 1:
+            self.malformed("t", f"has {n} times; every node saved after {steps} steps makes "
+                                f"{steps + 1}")
+        if _is_int(saveat) and n > steps // saveat + 3:
+            self.malformed("t", f"has {n} times, more than every {saveat}-th node of {steps} "
+                                f"steps makes")
+        self.vector(t, "t", n)
+        for key in ("q",) if state == "y" else ("q", "p", "v"):
+            self.matrix(rec[key], key, n, dof)
+        self.problem(rec["problem"], kind)
+        self.internal(rec["internal"], steps, saveat)
+        self.dense(rec["dense"], steps, saveat, state)
+        self.stats(rec["stats"])
+        self.events(rec["events"], state)
+        self.text(rec["stopped"], "stopped", none=True, limit=10_000)
+
+    def problem(self, P, kind):
+        if P is None:
+            return
+        for key in ("name", "given", "t0", "t1", "q0", "p0", "v0"):
+            self.need(P, key, "problem")
+        self.text(P["name"], "problem.name", limit=10_000)
+        given = P["given"]
+        if given not in (("y",) if kind == "first_order" else ("p", "v")):
+            self.malformed("problem.given", f"cannot be {_short(given)} for a {kind} system")
+        self.number(P["t0"], "problem.t0")
+        if P["t1"] is not None:
+            self.number(P["t1"], "problem.t1")
+        self.vector(P["q0"], "problem.q0", self.dof)
+        self.vector(P["p0"], "problem.p0", self.dof, none=given != "p")
+        self.vector(P["v0"], "problem.v0", self.dof, none=given != "v")
+
+    def internal(self, x, steps, saveat):
+        if x is None:
+            return
+        if saveat is not None:
+            self.malformed("internal", "is only saved when every node is saved (saveat null)")
+        shape = self.need(x, "shape", "internal")
+        values = self.need(x, "values", "internal")
+        if not isinstance(shape, list) or not 1 <= len(shape) <= 4 or \
+                any(not _is_int(k) or k < 0 for k in shape) or shape[0] != steps:
+            self.malformed("internal.shape", f"should be a list of 1 to 4 sizes, the first "
+                                             f"the {steps} steps, not {_short(shape)}")
+        size = math.prod(shape)
+        if not isinstance(values, list) or len(values) != size:
+            self.malformed("internal.values", f"should be a list of {size} numbers (shape "
+                                              f"{shape})")
+        for i, s in enumerate(values):
+            self.number(s, f"internal.values[{i}]")
+
+    def dense(self, d, steps, saveat, state):
+        for key in ("kind", "trial", "coefficients", "tail"):
+            self.need(d, key, "dense")
+        kind, trial, coefficients, tail = d["kind"], d["trial"], d["coefficients"], d["tail"]
+        if kind not in ("trial", "hermite", "substep"):
+            self.malformed("dense.kind", f"should be trial, hermite or substep, not "
+                                         f"{_short(kind)}")
+        if (trial is None) != (kind != "trial"):
+            self.malformed("dense.trial", "should be given exactly for dense kind 'trial'")
+        slots = 0
+        if trial is not None:
+            polys = self.need(trial, "polynomials", "dense.trial")
+            powers = self.need(trial, "powers", "dense.trial")
+            if not isinstance(polys, list) or not 1 <= len(polys) <= 64:
+                self.malformed("dense.trial.polynomials", f"should be a list of 1 to 64 "
+                                                          f"polynomials, not {_short(polys)}")
+            for i, p in enumerate(polys):
+                if not isinstance(p, list) or not 1 <= len(p) <= 64 or any(
+                        not isinstance(c, str) or not _FRACTION.fullmatch(c)
+                        or re.search(r"/0+$", c) for c in p):
+                    self.malformed(f"dense.trial.polynomials[{i}]",
+                                   f"should be a list of fractions p/q, not {_short(p)}")
+            if not isinstance(powers, list) or len(powers) != len(polys) or \
+                    any(not _is_int(k) or not 0 <= k <= 64 for k in powers):
+                self.malformed("dense.trial.powers", f"should be {len(polys)} integers from "
+                                                     f"0 to 64, not {_short(powers)}")
+            slots = len(polys)
+        if coefficients is not None:
+            if kind != "trial" or saveat is not None:
+                self.malformed("dense.coefficients", "are only saved for dense kind 'trial' "
+                                                     "with every node saved")
+            if not isinstance(coefficients, list) or len(coefficients) != steps:
+                self.malformed("dense.coefficients", f"should be a list of {steps} steps, "
+                                                     f"not {_short(coefficients)}")
+            for j, c in enumerate(coefficients):
+                self.matrix(c, f"dense.coefficients[{j}]", slots, self.dof)
+        if tail is not None:
+            if saveat is not None or steps == 0:
+                self.malformed("dense.tail", "is only saved for a run cut by a terminal event "
+                                             "with every node saved")
+            if not isinstance(tail, list) or len(tail) != 2:
+                self.malformed("dense.tail", f"should be [q, y], not {_short(tail)}")
+            self.vector(tail[0], "dense.tail[0]", self.dof)
+            self.vector(tail[1], "dense.tail[1]", self.dof, none=state == "y")
+            if (tail[1] is None) != (state == "y"):
+                self.malformed("dense.tail[1]", "should be null exactly for a first-order state")
+
+    def stats(self, st):
+        if not isinstance(st, dict):
+            self.malformed("stats", f"should be an object, not {_short(st)}")
+        newton = st.get("newton")
+        if newton is not None:
+            if not isinstance(newton, dict):
+                self.malformed("stats.newton", f"should be an object, not {_short(newton)}")
+            mean = newton.get("mean_iterations")
+            if not isinstance(mean, (int, float)) or isinstance(mean, bool):
+                self.malformed("stats.newton.mean_iterations", f"should be a number, not "
+                                                               f"{_short(mean)}")
+
+    def events(self, evs, state):
+        if not isinstance(evs, list):
+            self.malformed("events", f"should be a list, not {_short(evs)}")
+        for k, e in enumerate(evs):
+            where = f"events[{k}]"
+            for key in ("index", "name", "t", "q", "p", "v", "direction"):
+                self.need(e, key, where)
+            self.integer(e["index"], f"{where}.index", 0, 10 ** 6)
+            self.text(e["name"], f"{where}.name", limit=10_000)
+            self.number(e["t"], f"{where}.t")
+            self.vector(e["q"], f"{where}.q", self.dof)
+            self.vector(e["p"], f"{where}.p", self.dof, none=state == "y")
+            if (e["p"] is None) != (state == "y"):
+                self.malformed(f"{where}.p", "should be null exactly for a first-order state")
+            self.vector(e["v"], f"{where}.v", self.dof)
+            if e["direction"] not in (1, -1) or isinstance(e["direction"], bool):
+                self.malformed(f"{where}.direction", f"should be 1 or -1, not "
+                                                     f"{_short(e['direction'])}")
+
+    # ----- the numbers and the consistency of the run ----------------------------------------
+    def build(self, rec):
+        ctx = self.ctx
+        num, dtype = ctx.num, ctx.dtype
+
+        def vec(xs):
+            return np.array([num(x) for x in xs], dtype=dtype)
+
+        def arr(rows, n):
+            out = np.empty((len(rows), n), dtype=dtype)
+            for i, row in enumerate(rows):
+                out[i] = [num(x) for x in row]
+            return out
+
+        dof = self.dof
+        sol = Solution.__new__(Solution)
+        sol.ctx = ctx
+        sol.method, sol.params = rec["method"], dict(rec["params"])
+        sol.h, sol.t0 = num(rec["h"]), num(rec["t0"])
+        sol.steps, sol.steps_planned = rec["steps"], rec["steps_planned"]
+        sol.saveat, sol.state = rec["saveat"], rec["state"]
+        sol.t = vec(rec["t"])
+        sol.q = arr(rec["q"], dof)
+        sol._converted = {}
+        if sol.state == "y":
+            sol.y = None
+        else:
+            p, v = arr(rec["p"], dof), arr(rec["v"], dof)
+            sol.y = p if sol.state == "qp" else v
+            sol._converted = {"p": p, "v": v}
+        internal = rec["internal"]
+        sol.internal = None if internal is None else vec(internal["values"]).reshape(
+            internal["shape"])
+        dense = rec["dense"]
+        sol._dense_kind = dense["kind"]
+        trial = dense["trial"]
+        sol._trial = None if trial is None else (
+            [[Fraction(c) for c in p] for p in trial["polynomials"]], list(trial["powers"]))
+        sol._dense = None if dense["coefficients"] is None else [
+            arr(c, dof) for c in dense["coefficients"]]
+        tail = dense["tail"]
+        sol._tail = None if tail is None else (
+            vec(tail[0]), None if tail[1] is None else vec(tail[1]))
+        sol._prepare_args = dict(sol.params)
+        sol.stats = rec["stats"]
+        sol.events = [EventRecord(e["index"], e["name"], num(e["t"]), vec(e["q"]),
+                                  None if e["p"] is None else vec(e["p"]), vec(e["v"]),
+                                  e["direction"]) for e in rec["events"]]
+        sol.stopped = rec["stopped"]
+        sol._system_record, sol._problem_record = rec["system"], rec["problem"]
+        sol._names = rec["system"]["coordinates"]
+        self.consistent(sol)
+        return sol
+
+    def consistent(self, sol):
+        """The run's numbers agree with each other: finite, h nonzero, the saved times
+        in the run and strictly monotone in the direction of h (non-decreasing for
+        requested times), the nodes at t0 + k h, the events inside the run."""
+        ctx = self.ctx
+        arrays = [("t", sol.t), ("q", sol.q), ("h", [sol.h]), ("t0", [sol.t0])]
+        if sol.y is not None:
+            arrays += [("p", sol._converted["p"]), ("v", sol._converted["v"])]
+        if sol.internal is not None:
+            arrays.append(("internal", sol.internal))
+        for name, a in arrays:
+            if not ctx.all_finite(np.asarray(a, dtype=ctx.dtype)):
+                self.malformed(name, "holds a number beyond the range of the context")
+        h, t0, t, steps = sol.h, sol.t0, sol.t, sol.steps
+        if h == 0:
+            self.malformed("h", "is 0")
+
+        def show(x):
+            return ctx.to_str(x, 12)
+
+        def tol(k):
+            return 4 * ctx.eps * (abs(t0) + abs(k) * abs(h))
+
+        def after(a, b):                       # a at or after b, in the direction of h
+            return a >= b if h > 0 else a <= b
+
+        if t[0] != t0 and sol.saveat != "times":
+            self.malformed("t[0]", f"= {show(t[0])} is not t0 = {show(t0)}")
+        end = t0 + steps * h
+        strict = sol.saveat != "times"
+        for i in range(1, len(t)):
+            if not (after(t[i], t[i - 1]) and (t[i] != t[i - 1] or not strict)):
+                self.malformed("t", f"is not {'strictly ' if strict else ''}monotone in the "
+                                    f"direction of h = {show(h)}: t[{i - 1}] = "
+                                    f"{show(t[i - 1])}, t[{i}] = {show(t[i])}")
+        for i in (0, len(t) - 1):
+            if not (after(t[i], t0 - (tol(0) if h > 0 else -tol(0)))
+                    and after(end + (tol(steps) if h > 0 else -tol(steps)), t[i])):
+                self.malformed(f"t[{i}]", f"= {show(t[i])} is outside the run [{show(t0)}, "
+                                          f"{show(end)}] of {steps} steps of h = {show(h)}")
+        if sol.saveat != "times":
+            stride = 1 if sol.saveat is None else sol.saveat
+            # every saved time but the last is a node t0 + i k h (the last may be where a
+            # terminal event, the callback or a failure ended the run)
+            nodes = len(t) - 1 if sol.saveat is not None or sol._tail is not None \
+                else len(t)
+            for i in range(nodes):
+                k = i * stride
+                if abs(t[i] - (t0 + k * h)) > tol(k):
+                    self.malformed(f"t[{i}]", f"= {show(t[i])} is not the node t0 + {k} h = "
+                                              f"{show(t0 + k * h)} (t0 = {show(t0)}, h = "
+                                              f"{show(h)}): the step or the times were changed")
+        for k, e in enumerate(sol.events):
+            if not ctx.all_finite(np.asarray([e.t, *e.q, *e.v], dtype=ctx.dtype)):
+                self.malformed(f"events[{k}]", "holds a number beyond the range of the context")
+            if not (after(e.t, t0 - (tol(0) if h > 0 else -tol(0)))
+                    and after(end + (tol(steps) if h > 0 else -tol(steps)), e.t)):
+                self.malformed(f"events[{k}].t", f"= {show(e.t)} is outside the run "
+                                                 f"[{show(t0)}, {show(end)}]")
+        for name, block in (("dense.coefficients", sol._dense or []),
+                            ("dense.tail", [x for x in sol._tail or () if x is not None])):
+            for c in block:
+                if not ctx.all_finite(np.asarray(c, dtype=ctx.dtype)):
+                    self.malformed(name, "holds a number beyond the range of the context")
+
+
+def _short(value, width=40):
+    """A value of a file, shown in one line of at most ``width`` characters."""
+    try:
+        text = json.dumps(value)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text if len(text) <= width else text[:width - 3] + "..."
 
 
 def attach(sol: Solution, system) -> Solution:

@@ -16,7 +16,7 @@ import mpvi.io
 from mpvi import MPContext
 from mpvi.io import TEMPORARY, provenance, remove_stale_temporaries
 from mpvi.repro.cli import main
-from mpvi.repro.run import (OutputError, Rendered, Reproduction, read_provenance,
+from mpvi.repro.run import (OutputError, Rendered, Reproduction, read_provenance, stamp_record,
                             write_outputs)
 
 RID = "axioms2024_fig08"                   # quick: about a second, three published values
@@ -193,8 +193,8 @@ def test_atomic_path_names_its_temporaries_with_the_pattern(tmp_path):
 # ----- provenance of the wrong shape ----------------------------------------------------------
 
 def _record(**changes):
-    """A valid provenance record of RID (as write_outputs writes it, without ``files``)
-    with ``changes`` (None: remove the field)."""
+    """A valid provenance record of RID (as write_outputs writes it, without ``files``
+    and the digest: stamp_record adds it) with ``changes`` (None: remove the field)."""
     rec = provenance(MPContext(30), {"N": [10, 25]}, 0.5,
                      {"reproduction": RID, "paper": "axioms2024", "item": "Fig. 8",
                       "quick": True, "from_cache": False})
@@ -250,10 +250,10 @@ def test_a_well_formed_record_with_extra_fields_is_read(tmp_path, capsys):
     """Extra fields (a reproduction's own entries, later additions) are free."""
     d = tmp_path / "axioms2024"
     d.mkdir()
-    (d / f"{RID}.json").write_text(json.dumps(_record(
+    (d / f"{RID}.json").write_text(json.dumps(stamp_record(_record(
         check_digits={"anything": [1, 2]}, studies=[STUDY], executor="serial",
         newton={"simpson": {"steps": 10, "mean_iterations_per_step": 2.5, "max_iterations": 3,
-                            "max_final_residual": 1e-60, "context_eps": 1e-64}})))
+                            "max_final_residual": 1e-60, "context_eps": 1e-64}}))))
     assert main(["diff", RID, "--out", str(tmp_path)]) == 0
     assert "3 match" in capsys.readouterr().out
 
@@ -261,8 +261,8 @@ def test_a_well_formed_record_with_extra_fields_is_read(tmp_path, capsys):
 def test_a_reproduced_value_that_is_not_a_number_is_a_mismatch(tmp_path, capsys):
     d = tmp_path / "axioms2024"
     d.mkdir()
-    (d / f"{RID}.json").write_text(json.dumps(_record(values={
-        "newmark q order": "two", "rk4 q order": "NaN", "simpson q order": "4.0"})))
+    (d / f"{RID}.json").write_text(json.dumps(stamp_record(_record(values={
+        "newmark q order": "two", "rk4 q order": "NaN", "simpson q order": "4.0"}))))
     assert main(["diff", RID, "--out", str(tmp_path)]) == 1
     captured = capsys.readouterr()
     assert "Traceback" not in captured.err

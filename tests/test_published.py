@@ -12,7 +12,7 @@ from mpvi.io import provenance
 from mpvi.repro.cli import main
 from mpvi.repro.published import (PublishedDataError, PublishedValue, diff,
                                   load_all_published, load_known, load_published)
-from mpvi.repro.run import reproduction_packages
+from mpvi.repro.run import reproduction_packages, stamp_record
 
 HEADER = "id,key,quantity,printed,compare,tolerance,source\n"
 
@@ -92,14 +92,14 @@ def test_known_tag_missing_from_errata_is_rejected(tmp_path):
 
 def _write_values(out, rid, values, quick=False):
     """A provenance record of ``rid`` with ``values`` (as write_outputs writes it, without
-    the digests of its files) in ``out``."""
+    the digests of its files, with the digest of its content) in ``out``."""
     record = provenance(MPContext(30), {}, 0.5, {"reproduction": rid, "paper": "axioms2024",
                                                  "item": "Fig. 8", "quick": quick,
                                                  "from_cache": False})
     record["values"] = values
     d = out / "axioms2024"
     d.mkdir(parents=True, exist_ok=True)
-    (d / f"{rid}.json").write_text(json.dumps(record))
+    (d / f"{rid}.json").write_text(json.dumps(stamp_record(record)))
 
 
 @pytest.fixture

@@ -16,13 +16,17 @@ with ``ctx.num``; :func:`encode` refuses a number that would not come back bit f
 numpy arrays as ``{"$array": [...]}``; strings, ints, lists and dicts as themselves.
 Files are written atomically (:func:`mpvi.io.atomic_path`).
 
-A read checks the entry (:meth:`DiskCache.load`: valid JSON, an object of this format with
-every field, the identity asked for, the digest of its content) and the study decodes
-its value (:func:`decode` refuses a ``$num`` that is not a number of the context and a
-malformed ``$array``).  An absent file is a miss; a file that fails a check is a *bad
-entry*, reported in one line on stderr (``mpvi: cache entry <file>: <what is wrong>;
-recomputing``) and treated as a miss: the study is recomputed and the file replaced.  A
-bad entry is never used and never fatal.  The digest guards against corruption and
+A read checks the entry (:meth:`DiskCache.load`: a regular file -- ``lstat`` first: a
+symbolic link, FIFO, device or directory is never opened, so a read cannot hang -- of at
+most :data:`MAX_ENTRY_BYTES`; valid JSON nested at most :data:`MAX_ENTRY_DEPTH` deep, an
+object of this format with every field of its type (:func:`check_entry`), the identity
+asked for, the digest of its content) and the study decodes its value (:func:`decode`
+refuses a ``$num`` that is not a number of the context or longer than a number of its
+precision, and a malformed ``$array``).  An absent file is a miss; a file that fails a
+check is a *bad entry*, reported in one line on stderr (``mpvi: cache entry <file>: <what
+is wrong>; recomputing``) and treated as a miss: the study is recomputed and the file
+replaced (a directory in its place cannot be: that is said in one more line).  A bad
+entry is never used and never fatal.  The digest guards against corruption and
 edits (one changed digit), not against someone who recomputes it.
 
 A cache directory that cannot be written is still read: :func:`mpvi.repro.run.open_cache`
@@ -45,6 +49,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import sys
 from functools import lru_cache
 from pathlib import Path
@@ -60,6 +65,13 @@ FIELDS = ("format", "identity", "computed_utc", "wall_time_s", "newton", "value"
 """The fields every entry has (``git_commit`` may be absent)."""
 
 NUM, ARRAY = "$num", "$array"
+
+MAX_ENTRY_BYTES = 1 << 30
+"""The largest cache entry :meth:`DiskCache.load` reads (a larger file is a bad entry)."""
+MAX_ENTRY_DEPTH = 32
+"""How deep arrays and objects may nest in a cache entry."""
+_HEX64 = re.compile(r"[0-9a-f]{64}")
+_NEWTON_FIELDS = ("solves", "total_iterations", "max_iterations", "max_residual")
 
 
 class CacheError(RuntimeError):
@@ -143,21 +155,26 @@ def digest(record):
 
 
 def check_entry(text, ident):
-    """The cache entry for ``ident`` in ``text`` (the contents of its file), checked: valid
-    JSON, an object of format :data:`FORMAT` with all :data:`FIELDS`, the identity
-    ``ident`` and a matching digest.  Raises :class:`CacheError` saying what is wrong."""
+    """The cache entry for ``ident`` in ``text`` (the contents of its file, bytes or str),
+    checked: valid JSON nested at most :data:`MAX_ENTRY_DEPTH` deep, an object of format
+    :data:`FORMAT` with all :data:`FIELDS` of their types, the identity ``ident`` and a
+    matching digest.  Raises :class:`CacheError` saying what is wrong."""
     try:
-        entry = json.loads(text)
+        entry = io.parse_json(text, MAX_ENTRY_DEPTH)
     except ValueError as exc:
-        raise CacheError(f"not valid JSON ({exc})") from None
+        raise CacheError(str(exc).removeprefix("is ")) from None
     if not isinstance(entry, dict):
         raise CacheError(f"not a JSON object but a {type(entry).__name__}")
     if entry.get("format") != FORMAT:
-        found = "no cache format" if "format" not in entry else f"cache format {entry['format']!r}"
+        found = ("no cache format" if "format" not in entry
+                 else f"cache format {canonical(entry['format'])[:40]}")
         raise CacheError(f"{found} (this mpvi reads format {FORMAT})")
     missing = [f for f in FIELDS if f not in entry]
     if missing:
         raise CacheError(f"missing field(s) {', '.join(missing)}")
+    problem = _field_problem(entry)
+    if problem:
+        raise CacheError(problem)
     if entry["identity"] != ident:
         raise CacheError("it holds the entry of another identity (study, parameters, context "
                          "or source)")
@@ -165,6 +182,39 @@ def check_entry(text, ident):
         raise CacheError("its content does not match its digest (it was changed after it was "
                          "written)")
     return entry
+
+
+def _number(x, integer=False):
+    """Whether ``x`` is a non-negative JSON number (an integer if ``integer``) that a float
+    holds (not 10**400, which ``float`` refuses)."""
+    if isinstance(x, bool) or not isinstance(x, int if integer else (int, float)):
+        return False
+    return 0 <= x <= 1e300
+
+
+def _field_problem(entry):
+    """What is wrong with the types of an entry's fields (:data:`FIELDS`), or None."""
+    if not isinstance(entry["identity"], dict):
+        return "identity is not an object"
+    if not isinstance(entry["computed_utc"], str) or len(entry["computed_utc"]) > 100:
+        return "computed_utc is not a date"
+    if not _number(entry["wall_time_s"]):
+        return "wall_time_s is not a non-negative number"
+    if not isinstance(entry.get("git_commit", ""), str):
+        return "git_commit is not a text"
+    if not isinstance(entry["digest"], str) or not _HEX64.fullmatch(entry["digest"]):
+        return "digest is not 64 hexadecimal digits"
+    newton = entry["newton"]
+    if not isinstance(newton, list):
+        return "newton is not a list"
+    for k, item in enumerate(newton):
+        if not (isinstance(item, list) and len(item) == 2 and isinstance(item[0], str)
+                and isinstance(item[1], dict)
+                and all(_number(item[1].get(f), f != "max_residual") for f in _NEWTON_FIELDS)
+                and item[1]["solves"] >= 1):
+            return (f"newton[{k}] is not [scheme, summary] with the summary's "
+                    f"{', '.join(_NEWTON_FIELDS)}")
+    return None
 
 
 def encode(ctx, x, where="value"):
@@ -206,6 +256,9 @@ def decode(ctx, x, where="value"):
     if not any(k.startswith("$") for k in x):
         return {k: decode(ctx, v, f"{where}[{k!r}]") for k, v in x.items()}
     if set(x) == {NUM} and isinstance(x[NUM], str):
+        if len(x[NUM]) > 2 * ctx.repr_digits + 40:
+            raise CacheError(f"{where}: a number of {len(x[NUM])} characters, more than a "
+                             f"number of context {ctx.name} has")
         try:
             return ctx.num(x[NUM])
         except ValueError:
@@ -238,13 +291,16 @@ class DiskCache:
         absent, or a bad entry (reported, see the module docstring)."""
         path = self.path(ident)
         try:
-            return check_entry(path.read_text(encoding="utf-8"), ident)
+            data = io.read_regular(path, MAX_ENTRY_BYTES, follow_symlinks=False)
+            return check_entry(data, ident)
         except FileNotFoundError:
             return None
         except CacheError as exc:
             what = str(exc)
-        except (OSError, ValueError) as exc:     # unreadable, or not UTF-8 text
+        except OSError as exc:                   # unreadable
             what = f"cannot read it ({type(exc).__name__}: {exc})"
+        except ValueError as exc:                # a FIFO, a link, a directory; too large
+            what = f"it {exc}"
         bad_entry(path, what)
         return None
 
@@ -259,6 +315,9 @@ class DiskCache:
         path = self.path(ident)
         record = {"format": FORMAT, "identity": ident, **entry}
         record["digest"] = digest(record)
+        if path.is_dir() and not path.is_symlink():    # os.replace cannot replace it
+            warn(f"cache entry {path} is a directory: the new result is not stored")
+            return None
         try:
             io.write_json(record, path)
         except OSError as exc:

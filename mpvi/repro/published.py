@@ -32,7 +32,10 @@ run to tell (the reason says which).
 
 The data is checked before anything is compared (:func:`check_published`, :func:`diff`);
 each of these is a :class:`PublishedDataError` naming the file and line (``mpvi`` exit
-status 2): a malformed row, a byte that is not UTF-8, an ``id`` that is not a
+status 2): a file that is not a regular file or has more than :data:`MAX_DATA_BYTES`, a
+malformed row (wrong columns, a field longer than the ``csv`` module's limit, a NUL or
+other control character), a byte that is not UTF-8, a number beyond 1e+-1000, an ``id``
+that is not a
 reproduction, a reproduction that declares published values
 (``Reproduction.published``) with none listed (a deleted file or directory) or declares
 none with some listed, and a ``key`` that the reproduction does not compute (its full
@@ -64,6 +67,11 @@ RECORD_FIELDS = ["id", "paper", "item", "key", "quantity", "printed", "reproduce
 ``correct_digits``: how many digits of ``reproduced`` a run with more digits confirmed
 (``mpvi run --check-digits``), null if not checked."""
 _TAG = re.compile(r"\[E\d+\]")
+MAX_DATA_BYTES = 16 << 20
+"""The largest published-values, discrepancies or errata file read (the largest
+published CSV has 13 kB)."""
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+"""Characters no data file holds (NUL and the other C0 controls but tab and line ends)."""
 
 
 def errata_tags(text):
@@ -83,6 +91,8 @@ def _decimal(text, where):
         raise PublishedDataError(f"{where}: {text!r} is not a number") from None
     if not d.is_finite():
         raise PublishedDataError(f"{where}: {text!r} is not a finite number")
+    if d and abs(d.adjusted()) > 1000:
+        raise PublishedDataError(f"{where}: {text[:40]!r} is beyond 1e+-1000, no printed value")
     return d
 
 
@@ -110,6 +120,13 @@ class PublishedValue:
             raise ValueError(f"the reproduced value {reproduced!r} is not a number") from None
         if not r.is_finite():
             raise ValueError(f"the reproduced value {reproduced!r} is not a finite number")
+        try:
+            return self._check(p, r)
+        except ArithmeticError as exc:       # a Decimal overflow, a float out of range
+            raise ValueError(f"the reproduced value {reproduced[:40]!r} cannot be compared "
+                             f"({type(exc).__name__})") from None
+
+    def _check(self, p, r):
         rel = abs(r - p) / abs(p) if p != 0 else abs(r - p)
         if self.compare == "digit":
             unit = Decimal(1).scaleb(p.as_tuple().exponent)
@@ -131,23 +148,37 @@ class PublishedValue:
 
 def read_utf8(path):
     """The text of a data file; a :class:`PublishedDataError` naming the file and line of
-    a byte that is not UTF-8, or the OS error."""
+    a byte that is not UTF-8 or of a NUL or other control character, or the OS error, or
+    saying that it is not a regular file of at most :data:`MAX_DATA_BYTES`."""
+    from .. import io as _io
     path = Path(path)
     try:
-        data = path.read_bytes()
+        data = _io.read_regular(path, MAX_DATA_BYTES)
     except OSError as exc:
         raise PublishedDataError(f"cannot read {path}: {exc}") from None
+    except ValueError as exc:
+        raise PublishedDataError(f"{path} {exc}") from None
     try:
-        return data.decode("utf-8")
+        text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
         raise PublishedDataError(f"{path}, line {line}: byte 0x{data[exc.start]:02x} is not "
                                  f"UTF-8 (save the file as UTF-8)") from None
+    bad = _CONTROL.search(text)
+    if bad:
+        line = text.count("\n", 0, bad.start()) + 1
+        raise PublishedDataError(f"{path}, line {line}: control character "
+                                 f"{bad.group()!r} (no text file holds one)")
+    return text
 
 
 def _read_csv(path, columns):
     path = Path(path)
-    rows = list(csv.reader(io.StringIO(read_utf8(path), newline="")))
+    reader = csv.reader(io.StringIO(read_utf8(path), newline=""))
+    try:
+        rows = list(reader)
+    except csv.Error as exc:                # a field longer than the csv module's limit
+        raise PublishedDataError(f"{path}, line {reader.line_num}: {exc}") from None
     if not rows or rows[0] != columns:
         raise PublishedDataError(f"{path}: the header must be {','.join(columns)}, "
                                  f"found {','.join(rows[0]) if rows else 'an empty file'}")

@@ -23,8 +23,11 @@ existing ``--out`` is replaced only if it is empty or an earlier report.
 
 Outputs are read through their commit records (:func:`mpvi.repro.run.read_records`): an
 id shows the files its JSON lists, and if any id's files do not match their JSON (an
-interrupted run) or a JSON is malformed, no report is written
-(:class:`mpvi.repro.run.OutputError`, one line per id).
+interrupted run) or a JSON is malformed or changed (its digest), no report is written
+(:class:`mpvi.repro.run.OutputError`, one line per id).  A file is shown and copied only
+if it is a regular file inside the results directory: a symbolic link (whose target
+could be any file of the user's), a FIFO, a device, or a path leading out of the
+directory is skipped, with one line on stderr, whether or not the JSON lists it.
 """
 from __future__ import annotations
 
@@ -35,11 +38,14 @@ import json
 import os
 import re
 import shutil
+import stat
 import statistics
+import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
+from io import StringIO
 from pathlib import Path
 
 from .. import __version__, io
@@ -417,8 +423,12 @@ def paper_citations(errata_text):
 
 
 def read_table(path, name, file):
-    with open(path, newline="", encoding="utf-8") as f:
-        rows = list(csv.reader(f))
+    from .run import MAX_OUTPUT_BYTES
+    try:
+        text = io.read_regular(path, MAX_OUTPUT_BYTES, follow_symlinks=False).decode("utf-8")
+        rows = list(csv.reader(StringIO(text, newline="")))
+    except (ValueError, csv.Error) as exc:  # not a regular file, not UTF-8, not CSV
+        raise ReportError(f"{path}: not a readable CSV table ({exc})") from None
     if not rows:
         return Table(name, file, [], [], [], 0, 0)
     columns, body = rows[0], rows[1:]
@@ -490,7 +500,7 @@ def collect(results, reps=None, packages=None, published=None, known=None, errat
         module = importlib.import_module(rep.module) if rep.module else None
         item.caption, item.details = docstring_html(getattr(module, "__doc__", ""))
         folder = f"files/{rep.paper}"
-        files = _output_files(rep, record, paths, others)
+        files = _output_files(rep, record, paths, others, results)
         if paths["png"] in files:
             item.png = f"{folder}/{rep.id}.png"
         csvs = [p for p in files if p.suffix == ".csv"]
@@ -501,7 +511,7 @@ def collect(results, reps=None, packages=None, published=None, known=None, errat
                 table.digits = item.digits["tables"].get(path.name, {})
             item.tables.append(table)
         if record is not None:
-            for path in [*files, paths["json"]]:
+            for path in [*files, *_inside([paths["json"]], results)]:
                 copies[f"{folder}/{path.name}"] = path
                 item.files.append(f"{folder}/{path.name}")
             compared = {r.value.key for r in item.rows}
@@ -513,20 +523,43 @@ def collect(results, reps=None, packages=None, published=None, known=None, errat
     return list(papers.values()), copies
 
 
-def _output_files(rep, record, paths, others):
+def _output_files(rep, record, paths, others, results):
     """The PNG and CSV files of ``rep``'s outputs (main CSV first): those its ``record``
     lists (the commit record, :mod:`mpvi.repro.run`), none if it has not run, and for a
-    record without ``files`` (written before the digests) those found beside it (not of
-    the ids ``others``)."""
+    record without ``files`` those found beside it (not of the ids ``others``); only the
+    regular files inside ``results`` (:func:`_inside`)."""
     if record is None:
         return []
     if "files" in record:
         names = sorted(record["files"], key=lambda n: (n != f"{rep.id}.png",
                                                        n != f"{rep.id}.csv", n))
-        return [paths["dir"] / name for name in names]
-    found = [p for p in (paths["png"], paths["csv"]) if p.exists()]
-    return found + sorted(p for p in paths["dir"].glob(f"{rep.id}_*.csv")
-                          if p.stem not in others)
+        return _inside([paths["dir"] / name for name in names], results)
+    found = [p for p in (paths["png"], paths["csv"]) if os.path.lexists(p)]
+    return _inside(found + sorted(p for p in paths["dir"].glob(f"{rep.id}_*.csv")
+                                  if p.stem not in others), results)
+
+
+def _inside(paths, results):
+    """The ``paths`` that are regular files inside the directory ``results`` (``lstat``:
+    not a symbolic link, FIFO, device or directory; no ``..`` or link leading out of it);
+    each other one is skipped with one line on stderr."""
+    root = Path(results).resolve()
+    kept = []
+    for path in paths:
+        try:
+            mode = os.lstat(path).st_mode
+            inside = Path(path).resolve().is_relative_to(root)
+        except OSError as exc:
+            why = f"cannot be read ({exc.strerror or exc})"
+        else:
+            why = (None if stat.S_ISREG(mode) and inside else
+                   f"is {io.file_kind(mode)}, not a regular file" if not stat.S_ISREG(mode)
+                   else f"is outside the results directory {results}")
+        if why is None:
+            kept.append(Path(path))
+        else:
+            print(f"mpvi: report: {path} {why}: not shown or copied", file=sys.stderr)
+    return kept
 
 
 def _environment():
@@ -616,9 +649,15 @@ def write_report(results, out, reps=None, stream=None):
                 **common, package=pkg.name, body=errata[pkg.name][0], title=f"Errata ({pkg.name})")
         for name, text in pages.items():
             (tmp / name).write_text(text, encoding="utf-8")
+        from .run import MAX_OUTPUT_BYTES
         for name, source in copies.items():
+            try:                               # no symbolic link followed, even one made now
+                data = io.read_regular(source, MAX_OUTPUT_BYTES, follow_symlinks=False)
+            except (OSError, ValueError) as exc:
+                print(f"mpvi: report: {source} {exc}: not copied", file=sys.stderr)
+                continue
             (tmp / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(source, tmp / name)
+            (tmp / name).write_bytes(data)
         (tmp / MARKER).write_text(f"mpvi {__version__} report of {results}\n", encoding="utf-8")
         os.chmod(tmp, 0o777 & ~io._umask())
         _replace_dir(tmp, out)

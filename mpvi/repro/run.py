@@ -34,8 +34,17 @@ those its JSON lists, with those digests.  A run killed between two renames leav
 that do not match the JSON; every reader (``mpvi diff``, ``list``, ``report``) goes
 through :func:`read_provenance`, which checks the record's shape and the digests and
 raises :class:`OutputError` (one line naming the file, ``rerun mpvi run <id>``) instead
-of reporting old values.  A JSON without ``files`` (written before the digests) is read
-unverified.
+of reporting old values.
+
+The JSON is itself covered: its last field ``digest`` is ``sha256:<hex>`` of the canonical
+JSON (sorted keys, no spaces) of every other field, ``values`` and ``files`` included
+(:func:`stamp_record`, :func:`mpvi.io.content_digest`), so that one changed value (a known
+discrepancy edited into a "match") or file digest makes the record invalid, never a
+result.  :func:`read_provenance` reads the JSON only if it is a regular file (not a
+symbolic link, FIFO or device) of at most :data:`MAX_RECORD_BYTES`, nested at most
+:data:`MAX_RECORD_DEPTH` deep, and hashes a listed file only if it is a regular file.  A
+JSON without a digest (written by an mpvi before it) is invalid: rerun the reproduction.
+The digest guards against corruption and edits, not against someone who recomputes it.
 
 ``<out>`` is ``figures/`` of the source checkout for full runs and ``quick-figures/`` for
 ``--quick`` runs, so quick runs never overwrite the committed full results.  Each script
@@ -312,6 +321,15 @@ def output_paths(rep, out_dir):
             "json": base / f"{rep.id}.json"}
 
 
+MAX_RECORD_BYTES = 64 << 20
+"""The largest provenance JSON :func:`read_provenance` reads (the committed ones have
+at most 61 kB)."""
+MAX_RECORD_DEPTH = 16
+"""How deep arrays and objects may nest in a provenance JSON (:data:`PROVENANCE` needs 6)."""
+MAX_OUTPUT_BYTES = 1 << 30
+"""The largest output file (CSV, PNG) whose digest :func:`read_provenance` checks."""
+
+
 class OutputError(ValueError):
     """An id's outputs cannot be used: its provenance JSON is unreadable or of the wrong
     shape, or a file it lists is missing or does not match its digest (an interrupted
@@ -333,10 +351,12 @@ PROVENANCE = {"reproduction": str, "paper": str, "item": str, "quick": bool,
               "mpmath_backend": str, "numpy": str, "machine": str, "wall_time_s": float,
               "from_cache": bool, "values": {str: str}, "executor?": str,
               "cached_wall_time_s?": float, "newton?": {str: _NEWTON}, "studies?": [_STUDY],
-              "files?": {str: _SHA256}, "digits_check?": _DIGITS}
+              "files?": {str: _SHA256}, "digits_check?": _DIGITS,
+              "digest?": re.compile(r"sha256:[0-9a-f]{64}")}
 """The shape of a provenance record, as :func:`read_provenance` checks it: field -> kind,
-where a kind is a JSON type (``str``, ``bool``, ``int``, ``float`` for any number,
-``dict``, ``list``, ``None`` for null), a tuple of kinds (any of them), ``{str: kind}``
+where a kind is a JSON type (``str``, ``bool``, ``int``, ``float`` for any number --
+numbers of at most 1e300 in magnitude, which a float holds --, ``dict``, ``list``,
+``None`` for null), a tuple of kinds (any of them), ``{str: kind}``
 (an object whose every entry is of that kind), ``[kind]`` (a list of that kind), a dict
 of fields (an object with these fields; ``name?``: optional) or a pattern (a string
 matching it).  Fields not listed (a reproduction's ``extra`` entries, later additions)
@@ -382,9 +402,9 @@ def shape_problem(value, kind, where="record"):
         ok = isinstance(value, str) and kind.fullmatch(value) is not None
     elif kind is None:
         ok = value is None
-    elif kind in (int, float):
+    elif kind in (int, float):         # and within a float's range (not 10**400)
         ok = (isinstance(value, (int, float) if kind is float else int)
-              and not isinstance(value, bool))
+              and not isinstance(value, bool) and abs(value) <= 1e300)
     else:
         ok = isinstance(value, kind)
     return None if ok else f"{where} should be {_kind_name(kind)}, not {_shown(value)}"
@@ -398,11 +418,26 @@ def _own_file(name, rid):
 
 
 def _sha256(path):
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+    """The SHA-256 (hex) of the regular file ``path`` (:func:`mpvi.io.read_regular`: no
+    symbolic link, FIFO or device)."""
+    return hashlib.sha256(io.read_regular(path, MAX_OUTPUT_BYTES,
+                                          follow_symlinks=False)).hexdigest()
+
+
+def stamp_record(record):
+    """``record`` (a provenance record, JSON data) with its ``digest`` field set last:
+    the :func:`mpvi.io.content_digest` of every other field (a digest already there is
+    replaced)."""
+    body = {k: v for k, v in record.items() if k != "digest"}
+    return {**body, "digest": io.content_digest(body)}
+
+
+def _read_record(jpath):
+    """The JSON data of the provenance file ``jpath`` (a regular file, bounded in size
+    and depth): raises ``FileNotFoundError``, ``OSError`` or ``ValueError`` (a phrase to
+    put after the path)."""
+    return io.parse_json(io.read_regular(jpath, MAX_RECORD_BYTES, follow_symlinks=False),
+                         MAX_RECORD_DEPTH)
 
 
 def read_provenance(rep, out_dir):
@@ -415,13 +450,13 @@ def read_provenance(rep, out_dir):
     jpath = paths["json"]
     rerun = f"rerun `mpvi run {rep.id}`"
     try:
-        record = json.loads(jpath.read_bytes().decode("utf-8"))
+        record = _read_record(jpath)
     except FileNotFoundError:
         return None
     except OSError as exc:
         raise OutputError(f"{rep.id}: cannot read {jpath}: {exc.strerror or exc}") from None
-    except ValueError as exc:               # not UTF-8, not JSON
-        raise OutputError(f"{rep.id}: {jpath} is not valid JSON ({exc}); {rerun}") from None
+    except ValueError as exc:               # not a regular file, too large, not UTF-8 JSON
+        raise OutputError(f"{rep.id}: {jpath} {exc}; {rerun}") from None
     problem = shape_problem(record, PROVENANCE)
     if problem is None and record["reproduction"] != rep.id:
         problem = f"it is the record of {record['reproduction']!r}"
@@ -431,6 +466,12 @@ def read_provenance(rep, out_dir):
     if problem:
         raise OutputError(f"{rep.id}: {jpath} is not a valid provenance record: {problem}; "
                           f"{rerun}")
+    if "digest" not in record:
+        raise OutputError(f"{rep.id}: {jpath} carries no digest of its content (written by an "
+                          f"older mpvi, or edited): its values cannot be trusted; {rerun}")
+    if record["digest"] != io.content_digest(record):
+        raise OutputError(f"{rep.id}: {jpath} does not match its digest: it was changed after "
+                          f"mpvi wrote it, and its values cannot be trusted; {rerun}")
     for name, digest in record.get("files", {}).items():
         path = paths["dir"] / name
         try:
@@ -440,6 +481,9 @@ def read_provenance(rep, out_dir):
                               f"lists it; {rerun}") from None
         except OSError as exc:
             raise OutputError(f"{rep.id}: cannot read {path}: {exc.strerror or exc}") from None
+        except ValueError as exc:           # not a regular file, too large
+            raise OutputError(f"{rep.id}: {path}, listed by its provenance {jpath}, {exc}; "
+                              f"{rerun}") from None
         if not same:
             raise OutputError(f"{rep.id}: {path} does not match its provenance {jpath} (an "
                               f"interrupted run?); {rerun}")
@@ -465,7 +509,7 @@ def _listed_files(jpath, rid):
     """The names of ``rid``'s files that the JSON at ``jpath`` lists; empty if it lists
     none or cannot be read."""
     try:
-        files = json.loads(jpath.read_text(encoding="utf-8")).get("files")
+        files = _read_record(jpath).get("files")
     except (OSError, ValueError, AttributeError):
         return set()
     if not isinstance(files, dict):
@@ -589,7 +633,7 @@ def write_outputs(rep, rendered, ctx, params, quick, out_dir, extra=None):
     record["values"] = rendered.values
     record["files"] = {name: hashlib.sha256(data).hexdigest()
                        for name, data in rendered.files.items()}
-    io.write_json(record, paths["json"])
+    io.write_json(stamp_record(json_data(record)), paths["json"])
     for name in previous - set(rendered.files):
         with contextlib.suppress(FileNotFoundError):
             (paths["dir"] / name).unlink()
