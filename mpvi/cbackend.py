@@ -1006,8 +1006,7 @@ def _bind(tr: "_Translator", info: dict, sources: Sequence[str]) -> list[str]:
 
 
 def translate_explicit(name: str, sources: Sequence[str], constants: Sequence[Sequence[str]],
-                       prec: int, n: int, npar: int, note: str = "",
-                       guard: tuple | None = None) -> str:
+                       prec: int, n: int, npar: int, note: str = "", ng: int = 0) -> str:
     """The C source of an extension module ``name`` with the explicit steps of
     :mod:`mpvi.ode` on a mechanical system's Hamiltonian field y = (q, p), in MPFR:
     ``rk4(t, y, h, params, eps)`` (:func:`mpvi.ode.rk4_step`), ``gbs(t, y, H, levels,
@@ -1019,11 +1018,13 @@ def translate_explicit(name: str, sources: Sequence[str], constants: Sequence[Se
     Each returns a list of 2n numbers, or None wherever the Python field would take
     another path (M singular to working precision, a non-finite pivot, an argument wider
     than the context): the caller then runs the Python step, which gives the same bits
-    or raises its error.  With ``guard`` = (source, constant names) of the generated
-    ``singular_factors([t], q, v, params)`` (:mod:`mpvi.singular`), each function takes one
-    more argument, ``signs`` (a tuple of -1, 0, +1 per factor, or None: no check), and
-    every evaluation of the field also requires each factor to keep its sign at that
-    stage (else None: the Python step raises, naming it)."""
+    or raises its error.  With ``ng`` > 0 the field's last function (``hamiltonian_field``
+    or ``force``) also returns, after its values, the system's ``ng`` singular factors at
+    (t, q) (:mod:`mpvi.singular`; one elimination of common subexpressions with the field,
+    so they cost next to nothing); each function then takes one more argument, ``signs``
+    (a tuple of -1, 0, +1 per factor, or None: no check), and every evaluation of the field
+    also requires each factor to keep its sign at that stage (else None: the Python step
+    raises, naming it)."""
     symbolic = len(sources) == 1
     if symbolic:
         specs = [("f_", (0, 1, 2), ("ft_", "fy", "(fy + N)", "parp"))]
@@ -1051,13 +1052,16 @@ def translate_explicit(name: str, sources: Sequence[str], constants: Sequence[Se
         evaluate.append(_bind(tr, info, moving_args) + tr.lines)
     if symbolic:
         (tr, info, args, res), = parts
-        if len(res) != 1 + n * n + 2 * n:
+        if len(res) != 1 + n * n + 2 * n + ng:
             raise Unsupported(f"a Hamiltonian field of {n} degrees of freedom returns {len(res)} values")
         body = evaluate[0] + [f"mp[{i}] = {r};" for i, r in enumerate(res[1:1 + n * n])]
         body += [f"if (!ex_regular({res[0]}, eps)) return 0;"]
-        body += [f"mpfr_set(fo[{i}], {r}, MPFR_RNDN);" for i, r in enumerate(res[1 + n * n:])]
+        body += [f"mpfr_set(fo[{i}], {r}, MPFR_RNDN);"
+                 for i, r in enumerate(res[1 + n * n:1 + n * n + 2 * n])]
+        factors = res[1 + n * n + 2 * n:]
     else:
         (_, _, _, mres), (_, _, _, gres) = parts
+        gres, factors = gres[:len(gres) - ng], gres[len(gres) - ng:]
         if len(mres) != n * n or len(gres) != n:
             raise Unsupported(f"a mass matrix of {len(mres)} and a force of {len(gres)} values "
                               f"for {n} degrees of freedom")
@@ -1067,20 +1071,13 @@ def translate_explicit(name: str, sources: Sequence[str], constants: Sequence[Se
         body += evaluate[1]
         body += ["for (int i = 0; i < N; i++) mpfr_set(fo[i], vx[i], MPFR_RNDN);"]
         body += [f"mpfr_set(fo[N + {i}], {r}, MPFR_RNDN);" for i, r in enumerate(gres)]
-    ng, guards = 0, []
-    if guard is not None:
-        gt = _Translator(guard[1], "g_")
-        ginfo = gt.function(guard[0])
-        sres = [gt.exact_int(v) if kind == "int" else v for kind, v in ginfo["results"]]
-        ng = len(sres)
-        d, i = _storage(gt)
-        decls, inits = decls + d, inits + i
-        binds.append(f"    if (!nw_set_table(tables, {len(parts)}, g_k, {len(guard[1])})) return NULL;")
-        guards = ["if (gon) {"] + [f"    {x}" for x in _bind(gt, ginfo, ("ft_", "fy", "fop", "parp")) + gt.lines]
-        guards += [f"    if (!sg_ok({r}, {j})) return 0;" for j, r in enumerate(sres)] + ["}"]
+    guards = []
+    if ng:
+        guards = ["if (gon) {"] + [f"    if (!sg_ok({r}, {j})) return 0;"
+                                   for j, r in enumerate(factors)] + ["}"]
     return _EXPLICIT_TEMPLATE.format(
         name=name, prec=prec, n=n, npar=max(npar, 1), nparr=npar,
-        ntables=len(parts) + (guard is not None), ng=ng, ngr=max(ng, 1),
+        ntables=len(parts), ng=ng, ngr=max(ng, 1),
         guards="\n".join(f"    {x}" for x in guards),
         decls="\n".join(decls), inits="\n".join(f"    {x}" for x in inits),
         setup="\n".join(binds), fixed="\n".join(f"    {x}" for x in fixed),
@@ -1201,7 +1198,6 @@ static mpfr_ptr ft_[1], fy[NY], parp[{npar}], mp[N * N], bp[N], vxp[N], yin[NY];
 static mpfr_t fo[NY], vx[N], Ao[N * N], bo[N], W, SF, SS, STINY, BOUND, SUM, T1, T2, H0, H1, H2;
 static mpfr_t tslot, yslot[NY], hslot, eslot, parslot[{npar}];
 static int perm[N];
-static mpfr_ptr fop[NY];
 #define NGR {ngr}
 {number}
 {solve}
@@ -1406,7 +1402,7 @@ PyMODINIT_FUNC PyInit_{name}(void) {{
     if (import_gmpy2() < 0) return NULL;
 {inits}
     for (int i = 0; i < NY; i++) {{
-        mpfr_init2(fo[i], PREC); mpfr_init2(yslot[i], 64); fop[i] = fo[i];
+        mpfr_init2(fo[i], PREC); mpfr_init2(yslot[i], 64);
         for (int s = 0; s < 4; s++) mpfr_init2(K[s][i], PREC);
         for (int s = 0; s < 3; s++) {{ mpfr_init2(Z[s][i], PREC); zp[s][i] = Z[s][i]; }}
     }}
@@ -1430,22 +1426,18 @@ def translate_check(name: str, source: str, constants: Sequence[str], prec: int,
     generated ``regularity(t, q, v, params)`` returning [V, M]; V and M finite, M positive
     definite by the LDL^T of :func:`mpvi.linalg.is_positive_definite`, the same operations
     in the same order).  With ``guard`` = (source, constant names) of the generated
-    ``singular_factors(t, q, v, params)`` (:mod:`mpvi.singular`), the check takes two more
-    arguments, ``signs`` (a tuple of -1, 0, +1, one per factor) and ``qprev`` (the previous
-    node's positions, or None), and also requires every factor to have its sign at q and
-    at the chord midpoint (q + qprev)/2 (a 0 sign: the caller decides).  True when all
-    hold; False otherwise or for an argument it does not take: the caller then runs its
-    own checks, which raise with the message."""
+    ``singular_factors(t, q, v, params)`` (:mod:`mpvi.singular`), ``source`` returns [V, M,
+    the factors] (one elimination of common subexpressions: the factors at the node cost
+    next to nothing) and the check takes two more arguments, ``signs`` (a tuple of -1, 0,
+    +1, one per factor, or None: not checked) and ``qprev`` (the previous node's
+    positions, or None), and also requires every factor to have its sign at q and, with
+    ``qprev``, at the chord midpoint (q + qprev)/2 (``guard``'s function; a 0 sign: the
+    caller decides).  True when all hold; False otherwise or for an argument it does not
+    take: the caller then runs its own checks, which raise with the message."""
     tr = _Translator(constants, "r_")
     info = tr.function(source)
     res = [tr.exact_int(v) if kind == "int" else v for kind, v in info["results"]]
-    if len(res) != 1 + n * n or len(info["groups"]) != 4:
-        raise Unsupported(f"a regularity kernel of {n} degrees of freedom returns {len(res)} values")
-    binds = _bind(tr, info, ("tp", "yp", "yp", "parp"))   # the M, V form: q stands in for v
-    body = tr.lines + [f"mp[{i}] = {r};" for i, r in enumerate(res[1:])]
-    decls, inits = _storage(tr)
-    npar = len(info["unpack"].get(info["groups"][3], ()))
-    ng, guards, gtable = 0, [], ""
+    ng = 0
     if guard is not None:
         gt = _Translator(guard[1], "g_")
         ginfo = gt.function(guard[0])
@@ -1453,13 +1445,23 @@ def translate_check(name: str, source: str, constants: Sequence[str], prec: int,
         if len(ginfo["groups"]) != 4:
             raise Unsupported("a singular-factor kernel without the arguments (t, q, v, params)")
         ng = len(gres)
+    if len(res) != 1 + n * n + ng or len(info["groups"]) != 4:
+        raise Unsupported(f"a regularity kernel of {n} degrees of freedom and {ng} singular "
+                          f"factors returns {len(res)} values")
+    binds = _bind(tr, info, ("tp", "yp", "yp", "parp"))   # the M, V form: q stands in for v
+    body = tr.lines + [f"mp[{i}] = {r};" for i, r in enumerate(res[1:1 + n * n])]
+    decls, inits = _storage(tr)
+    npar = len(info["unpack"].get(info["groups"][3], ()))
+    guards, gtable = [], ""
+    if guard is not None:
         d, i = _storage(gt)
         decls, inits = decls + d, inits + i
-        for point, when in (("yp", "gon"), ("qm", "gon && qmid")):
-            guards += [f"if ({when}) {{"] + [f"    {x}" for x in _bind(gt, ginfo, ("tp", point, point, "parp"))]
-            guards += [f"    {x}" for x in gt.lines]
-            guards += [f"    if (!sg_ok({r}, {j})) Py_RETURN_FALSE;" for j, r in enumerate(gres)]
-            guards += ["}"]
+        guards = ["if (gon) {"] + [f"    if (!sg_ok({r}, {j})) Py_RETURN_FALSE;"
+                                   for j, r in enumerate(res[1 + n * n:])] + ["}"]
+        guards += ["if (gon && qmid) {"] + [f"    {x}" for x in _bind(gt, ginfo, ("tp", "qm", "qm", "parp"))]
+        guards += [f"    {x}" for x in gt.lines]
+        guards += [f"    if (!sg_ok({r}, {j})) Py_RETURN_FALSE;" for j, r in enumerate(gres)]
+        guards += ["}"]
         gtable = f"    if (!nw_set_table(tables, 1, g_k, {len(guard[1])})) return NULL;"
     return _CHECK_TEMPLATE.format(
         name=name, prec=prec, n=n, npar=npar, nparr=max(npar, 1), ng=ng, ngr=max(ng, 1),
@@ -2507,7 +2509,7 @@ evaluates its kernel about five times): an RK4 step weighs 4/5, a GBS step of 24
 
 
 def explicit_steps(sources: Sequence[str], tables: Sequence[dict], prec: int, n: int,
-                   npar: int, guard: tuple | None = None):
+                   npar: int, ng: int = 0):
     """The RK4 and GBS steps of :mod:`mpvi.ode` on a generated Hamiltonian field, compiled
     (:func:`translate_explicit`), or None when compiled kernels are off or unavailable.
 
@@ -2516,8 +2518,8 @@ def explicit_steps(sources: Sequence[str], tables: Sequence[dict], prec: int, n:
     sources : the Python sources of ``hamiltonian_field(t, q, p, params)`` (symbolic
         inverse of M), or of ``M(q, params)`` and ``force(t, q, v, params)``.
     tables : their constant tables (name -> ``mpfr``).
-    guard : (source, table) of the singular factors, optional (:func:`translate_explicit`:
-        the steps then take a last argument ``signs``).
+    ng : the number of singular factors the field's last function returns after its
+        values (:func:`translate_explicit`: the steps then take a last argument ``signs``).
     prec : the context's precision in bits.
     n, npar : degrees of freedom, number of parameters.
 
@@ -2531,11 +2533,9 @@ def explicit_steps(sources: Sequence[str], tables: Sequence[dict], prec: int, n:
         :data:`COMPILE_AFTER` calls of :data:`FIELD_EVALUATIONS_PER_CALL` evaluations,
         unless it is in the disk cache).
     """
-    tables = list(tables) + ([guard[1]] if guard is not None else [])
     plan = _tables_plan("mpvi_e", "an explicit field", tables, lambda names, note, exact:
-                        translate_explicit("mpvi_module", sources, names[:len(sources)], prec, n,
-                                           npar, note, None if guard is None else
-                                           (guard[0], names[len(sources)])))
+                        translate_explicit("mpvi_module", sources, names, prec, n, npar, note,
+                                           ng))
     if plan is None:
         return None
     per = FIELD_EVALUATIONS_PER_CALL

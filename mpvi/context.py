@@ -53,6 +53,7 @@ except ImportError:                     # pragma: no cover - gmpy2 is in the tes
     gmpy2 = None
     _mpfr_type = _mpc_type = _GMP_REAL = ()
 
+
 MAX_DPS = 1_000_000
 """The largest precision (decimal digits) a context accepts: a number then takes 415 kB."""
 

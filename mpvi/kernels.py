@@ -199,54 +199,77 @@ SYMBOLIC_INVERSE_DOF = 3
 (adjugate over determinant, CSE'd with the rest); beyond, :func:`solve_dense`."""
 
 
+def _field_factors(system):
+    """The singular factors the Hamiltonian field's functions also return (one elimination
+    of common subexpressions with the field: they cost next to nothing), or () when the
+    system has none or one depends on the velocities (checked apart, :mod:`mpvi.singular`)."""
+    from .singular import singularities
+    sing = singularities(system)
+    return () if sing.uses_velocity else tuple(sing.factors)
+
+
 def _field_parts(system):
     """The generated functions of the Hamiltonian field of an M, V system (cached per
     system signature and context): ``(symbolic, [(source, table, name)], [function])`` --
     ``hamiltonian_field(t, q, p, params)`` returning [det M, M, v, p'] up to
     :data:`SYMBOLIC_INVERSE_DOF` degrees of freedom, else ``M(q, params)`` and
-    ``force(t, q, v, params)``.  The Python functions and the compiled steps
+    ``force(t, q, v, params)``, the last one followed by the singular factors at (t, q)
+    (:func:`_field_factors`).  The Python functions and the compiled steps
     (:func:`explicit_steps`) are made from the same sources."""
     n, ctx = system.dof, system.ctx
     symbolic = n <= SYMBOLIC_INVERSE_DOF
+    factors = _field_factors(system)
 
     def build():
-        G = [g + f for g, f in zip(system._G, system.force_expr)]
-        if symbolic:
-            p = sp.symbols(f"p0:{n}", cls=sp.Dummy)
-            M = sp.Matrix(system.mass_expr)
-            det = M.det(method="berkowitz")
-            v = list(M.adjugate() * sp.Matrix(p) / det)
-            Gv = [g.xreplace(dict(zip(system.velocity_symbols, v))) for g in G]
-            specs = [([[TIME_SYMBOL], system.coords, p, system.param_symbols],
-                      [det] + list(M) + v + Gv, "hamiltonian_field")]
-        else:
-            specs = [([system.coords, system.param_symbols], list(system.mass_expr), "M"),
-                     ([[TIME_SYMBOL], system.coords, system.velocity_symbols,
-                       system.param_symbols], G, "force")]
-        parts = [(*generate_source(args, exprs, ctx, name), name) for args, exprs, name in specs]
+        parts = _field_sources(system, symbolic, factors)
         return symbolic, parts, [function(src, table, ctx, name) for src, table, name in parts]
-    return cached_kernel(system, ("hamiltonian field", symbolic), build)
+    return cached_kernel(system, ("hamiltonian field", symbolic, tuple(map(str, factors))), build)
 
 
-def hamiltonian_field(system):
+def _field_sources(system, symbolic, extra=()):
+    """[(source, table, name)] of the generated functions of the Hamiltonian field
+    (:func:`_field_parts`), the expressions ``extra`` in (t, q) returned after the last
+    function's values."""
+    n, ctx = system.dof, system.ctx
+    G = [g + f for g, f in zip(system._G, system.force_expr)]
+    if symbolic:
+        p = sp.symbols(f"p0:{n}", cls=sp.Dummy)
+        M = sp.Matrix(system.mass_expr)
+        det = M.det(method="berkowitz")
+        v = list(M.adjugate() * sp.Matrix(p) / det)
+        Gv = [g.xreplace(dict(zip(system.velocity_symbols, v))) for g in G]
+        specs = [([[TIME_SYMBOL], system.coords, p, system.param_symbols],
+                  [det] + list(M) + v + Gv + list(extra), "hamiltonian_field")]
+    else:
+        specs = [([system.coords, system.param_symbols], list(system.mass_expr), "M"),
+                 ([[TIME_SYMBOL], system.coords, system.velocity_symbols,
+                   system.param_symbols], G + list(extra), "force")]
+    return [(*generate_source(args, exprs, ctx, name), name) for args, exprs, name in specs]
+
+
+def hamiltonian_field(system, factors: bool = False):
     """f(t, y) = (q', p') for y = (q, p) as plain lists: v = M(q)^-1 p and
     p' = dL/dq(q, v) + F(t, q, v) from generated code.  Up to
     :data:`SYMBOLIC_INVERSE_DOF` degrees of freedom v = adj(M) p / det M is part of one
     generated function; the step falls back to the reference field (which raises
     :class:`SingularMatrixError` naming q) when |det M| <= n eps prod_i sum_j |M_ij|
     (Hadamard's bound), i.e. when M is singular to working precision.  Beyond, M(q) is
-    evaluated and solved by :func:`solve_dense`.  None when the system is not of the M, V
-    form (its velocity needs Newton: the reference field is used)."""
+    evaluated and solved by :func:`solve_dense`.  With ``factors``, f(t, y) returns
+    ((q', p'), the system's singular factors at (t, q) or None where the field took the
+    reference path or the factors are checked apart: :func:`_field_factors`).  None when
+    the system is not of the M, V form (its velocity needs Newton: the reference field is
+    used)."""
     if getattr(system, "mass_expr", None) is None:
         return None
     n, ctx = system.dof, system.ctx
     params = system.param_values
     symbolic, _, funs = _field_parts(system)
+    ng = len(_field_factors(system))
     eps_n = n * ctx.eps
 
     def reference(t, y):                     # raises, naming q, when M is singular
         y = np.array(y, dtype=object)
-        return list(np.concatenate(system.hamiltonian_rhs(y[:n], y[n:], t)))
+        return list(np.concatenate(system.hamiltonian_rhs(y[:n], y[n:], t))), None
 
     def f_symbolic(t, y):
         try:
@@ -258,7 +281,7 @@ def hamiltonian_field(system):
             bound *= sum(map(abs, out[1 + i * n:1 + (i + 1) * n]))
         if not abs(out[0]) > bound:
             return reference(t, y)
-        return out[1 + n * n:]
+        return out[1 + n * n:1 + n * n + 2 * n], out[1 + n * n + 2 * n:] if ng else None
 
     def f_dense(t, y):
         q, p = y[:n], y[n:]
@@ -267,12 +290,15 @@ def hamiltonian_field(system):
             v = solve_dense([m[i * n:(i + 1) * n] for i in range(n)], p, ctx)
         except SingularMatrixError:
             return reference(t, y)
-        return v + force([t], q, v, params)
+        out = force([t], q, v, params)
+        return v + out[:n], out[n:] if ng else None
     if symbolic:
         (fun,) = funs
-        return f_symbolic
-    mass, force = funs
-    return f_dense
+        f = f_symbolic
+    else:
+        mass, force = funs
+        f = f_dense
+    return f if factors else lambda t, y: f(t, y)[0]
 
 
 def explicit_steps(system):
@@ -285,30 +311,28 @@ def explicit_steps(system):
     of :func:`mpvi.singular.singularities`, None: not checked --, or not compiled yet).
     None when compiled kernels are not active in the system's context, the system is not
     of the M, V form, or a singular factor depends on the velocities."""
-    from .singular import singularities
     ctx = system.ctx
     if getattr(system, "mass_expr", None) is None or not cbackend.active(ctx):
         return None
-    sing = singularities(system)
-    if sing.uses_velocity:
+    from .singular import singularities
+    if singularities(system).uses_velocity:
         return None
+    factors = _field_factors(system)
     _, parts, _ = _field_parts(system)
-
-    def build():
-        guard = generate_source(*sing.exprs_args, ctx, "singular_factors") if len(sing) else None
-        return cbackend.explicit_steps([src for src, _, _ in parts], [t for _, t, _ in parts],
-                                       ctx.prec, system.dof, len(system.param_symbols), guard)
-    steps = cached_kernel(system, ("explicit steps", tuple(map(str, sing.factors))), build)
+    steps = cached_kernel(system, ("explicit steps", tuple(map(str, factors))), lambda:
+                          cbackend.explicit_steps([src for src, _, _ in parts],
+                                                  [t for _, t, _ in parts], ctx.prec,
+                                                  system.dof, len(system.param_symbols),
+                                                  len(factors)))
     if steps is None:
         return None
     rk4, gbs = steps
     params, eps = list(system.param_values), ctx.eps
-    if not len(sing):
+    if not factors:
         return (lambda t, y, h, signs: rk4(t, y, h, params, eps),
                 lambda t, y, H, levels, signs: gbs(t, y, H, levels, params, eps))
-    return (lambda t, y, h, signs: rk4(t, y, h, params, eps, None if signs is None else tuple(signs)),
-            lambda t, y, H, levels, signs: gbs(t, y, H, levels, params, eps,
-                                               None if signs is None else tuple(signs)))
+    return (lambda t, y, h, signs: rk4(t, y, h, params, eps, signs),
+            lambda t, y, H, levels, signs: gbs(t, y, H, levels, params, eps, signs))
 
 
 def taylor_steps(system):
@@ -326,9 +350,9 @@ def taylor_steps(system):
     ctx = system.ctx
     if getattr(system, "mass_expr", None) is None:
         return None
-    _, parts, _ = _field_parts(system)
 
     def build():
+        parts = _field_sources(system, system.dof <= SYMBOLIC_INVERSE_DOF)   # no factors
         tape = build_tape([src for src, _, _ in parts], [t for _, t, _ in parts],
                           system.dof, len(system.param_symbols))
         compiled = cbackend.taylor_step(tape, ctx.prec) if cbackend.active(ctx) else None
@@ -359,7 +383,8 @@ def step_check(system):
         return None
 
     def build():
-        source, table = generate_source(*system._regularity_exprs, ctx, "regularity")
+        args, exprs = system._regularity_exprs
+        source, table = generate_source(args, exprs + sing.factors, ctx, "regularity")
         guard = generate_source(*sing.exprs_args, ctx, "singular_factors") if len(sing) else None
         return cbackend.step_check(source, table, ctx.prec, system.dof, guard)
     check = cached_kernel(system, ("step check", tuple(map(str, sing.factors))), build)
@@ -368,7 +393,7 @@ def step_check(system):
     params = list(system.param_values)
     if not len(sing):
         return lambda t, q, y, bound, signs, qprev: check(t, q, y, params, bound)
-    return lambda t, q, y, bound, signs, qprev: check(t, q, y, params, bound, tuple(signs), qprev)
+    return lambda t, q, y, bound, signs, qprev: check(t, q, y, params, bound, signs, qprev)
 
 
 from .precision import boundary_module  # noqa: E402  (last: wraps the names above)

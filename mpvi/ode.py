@@ -180,6 +180,20 @@ def gbs_step(f, t, y, H, levels, ctx):
     return table[-1][-1]
 
 
+def field_with_factors(system):
+    """f(t, y) -> ((q', p'), the singular factors of the system at (t, q) or None) on lists:
+    the generated field of :func:`mpvi.kernels.hamiltonian_field` with the factors it
+    computes alongside (gmp context), else :func:`hamiltonian_field` and None (the caller
+    evaluates the factors apart: :mod:`mpvi.singular`)."""
+    if getattr(system.ctx, "kernels", False):
+        from .kernels import hamiltonian_field as generated
+        g = generated(system, factors=True)
+        if g is not None:
+            return g
+    f = hamiltonian_field(system)
+    return lambda t, y: (f(t, y), None)
+
+
 def hamiltonian_field(system):
     """f(t, y) = (q', p') of a mechanical system for y = (q, p) concatenated, on lists.
     In a context with ``kernels`` (the gmp context) the generated field of

@@ -137,7 +137,7 @@ def boundary_class(cls, own=False):
               and not getattr(attr.fget, "_sticky", False)):
             setattr(cls, name, property(boundary(attr.fget, own), attr.fset, attr.fdel,
                                         attr.__doc__))
-        elif isinstance(attr, staticmethod):
+        elif isinstance(attr, staticmethod) and not getattr(attr.__func__, "_sticky", False):
             setattr(cls, name, staticmethod(boundary(attr.__func__)))
         elif isinstance(attr, classmethod):
             setattr(cls, name, classmethod(boundary(attr.__func__)))

@@ -42,6 +42,7 @@ from typing import Any, Sequence
 import sympy as sp
 
 from .codegen import TIME, compile_exprs
+from .precision import sticky
 
 class SingularityCrossed(ArithmeticError):
     """A step evaluated the system on the other side of one of its singularities (raised
@@ -201,24 +202,32 @@ class Singularities:
         return self._f([t], q, v, self.system.param_values)
 
     @staticmethod
+    @sticky                     # comparisons only, after every step: no entry-point wrapper
     def signs(values: Sequence) -> list:
         """-1, 0 or +1 for each value (0 also for nan: no sign to keep)."""
         return [1 if x > 0 else (-1 if x < 0 else 0) for x in values]
 
     @staticmethod
+    @sticky
     def crossed(values: Sequence, signs: list) -> int | None:
         """The index of the first value whose sign differs from ``signs`` (kept signs;
-        a 0 in ``signs`` takes the value's sign, once it has one), or None."""
-        for i, (x, s) in enumerate(zip(values, signs)):
+        a 0 in ``signs``, a list then, takes the value's sign, once it has one), or None.  ``values`` may
+        hold several points' factors one after the other (len(signs) each): the index is
+        then that of the value in ``values``."""
+        m = len(signs)
+        for i, x in enumerate(values):
+            s = signs[i % m]
             if s == 0:
-                signs[i] = 1 if x > 0 else (-1 if x < 0 else 0)
+                signs[i % m] = 1 if x > 0 else (-1 if x < 0 else 0)
             elif not (x > 0 if s > 0 else x < 0):
                 return i
         return None
 
     def describe(self, i: int, value: Any) -> str:
-        """A sentence naming factor ``i``, where it comes from and its value."""
+        """A sentence naming factor ``i`` (modulo their number), where it comes from and its
+        value."""
         ctx = self.system.ctx
+        i %= len(self.factors)
         return (f"{self.factors[i]} (from {self.origins[i]}) changed sign to "
                 f"{ctx.to_str(value, 5)}: the step crossed a singularity of the system")
 

@@ -188,16 +188,18 @@ def _step_count(problem, h, n, t1):
 
 
 def _check_singular(sing, signs, m, j, t, t_next, q, q1, y1, state, system):
-    """The singular factors keep their signs at the new node and at the chord midpoint
+    """The singular factors keep their signs at the new node and, unless ``q`` is None (a
+    method that checks the points inside its steps), at the chord midpoint
     (q_j + q_j+1)/2, the internal point of midpoint-type methods (:mod:`mpvi.singular`);
     IntegrationError naming the factor, the step and the time."""
-    ctx = system.ctx
     v1 = q1
     if sing.uses_velocity:
         v1 = y1 if state == "qv" else system.velocity(q1, y1, t_next)
-    mid = [(a + b) / 2 for a, b in zip(q, q1)]
-    for where, tt, point, v in ((f"at t = {_t(t_next)}", t_next, q1, v1),
-                                ("at the chord midpoint of the step", (t + t_next) / 2, mid, v1)):
+    points = [(f"at t = {_t(t_next)}", t_next, q1, v1)]
+    if q is not None:
+        points.append(("at the chord midpoint of the step", (t + t_next) / 2,
+                       [(a + b) / 2 for a, b in zip(q, q1)], v1))
+    for where, tt, point, v in points:
         values = sing.values(tt, point, v)
         i = sing.crossed(values, signs)
         if i is not None:
@@ -525,7 +527,9 @@ def solve(problem: Problem, method: Any, *, h: Any = None, n: int | None = None,
     signs = None
     if sing is not None:                       # the signs the singular factors must keep
         signs = sing.signs(sing.values(t0, q, problem.v0 if sing.uses_velocity else q))
+        signs = signs if 0 in signs else tuple(signs)   # a list only while a sign is unknown
         stepper.guard_signs = signs
+    inside = getattr(stepper, "checks_inside", False)  # else: the chord midpoint too
     stats = NewtonStats()
     found, stopped, tail = [], None, None
     g_prev = None
@@ -564,7 +568,8 @@ def solve(problem: Problem, method: Any, *, h: Any = None, n: int | None = None,
             t_next = t0 + (j + 1) * h
             v1 = y1 if state == "qv" else None
             # the checks after the step; compiled for an M, V system, with the same outcome
-            if fast_check is None or not fast_check(t_next, q1, y1, bound, signs, q):
+            if fast_check is None or not fast_check(t_next, q1, y1, bound, signs,
+                                                    None if inside else q):
                 if not (all(map(isfinite, q1)) and (y1 is None or all(map(isfinite, y1)))):
                     cause = "" if first_order else _cause(system, t_next, q1, None)
                     raise IntegrationError(
@@ -582,14 +587,14 @@ def solve(problem: Problem, method: Any, *, h: Any = None, n: int | None = None,
                             f"{wrong} (q = ({', '.join(ctx.to_str(x, 8) for x in q1)})): the "
                             "system leaves its regular domain, the results would be meaningless")
                 if sing is not None:
-                    _check_singular(sing, signs, m, j, t, t_next, q, q1, y1, state, system)
+                    _check_singular(sing, signs, m, j, t, t_next, None if inside else q, q1, y1,
+                                    state, system)
             if sing is not None and r.guards is not None:
-                for k, values in enumerate(r.guards):
-                    i = sing.crossed(values, signs)
-                    if i is not None:
-                        raise IntegrationError(
-                            f"{m.name}: step {j} at t = {_t(t)}: at quadrature node {k} of the "
-                            f"step, {sing.describe(i, values[i])}")
+                i = sing.crossed(r.guards, signs)
+                if i is not None:
+                    raise IntegrationError(
+                        f"{m.name}: step {j} at t = {_t(t)}: at quadrature node {i // len(signs)} "
+                        f"of the step, {sing.describe(i, r.guards[i])}")
             if r.iterations is not None:
                 stats.record(r.iterations, r.residual)
             segment = Segment(run, t, q, y, q1, y1, r.carry, v_prev, v1) if need_segment else None

@@ -377,7 +377,7 @@ def test_the_compiled_step_check_decides_as_the_python_checks(monkeypatch):
     assert len(sing) == 2                       # b - 3, and det M = 3/2 + 2 sin a - cos(a - b)^2
     with G64.active():
         inside = [G64.num(1), G64.num("1/3")]
-        signs = sing.signs(sing.values(G64.zero, inside, inside))
+        signs = tuple(sing.signs(sing.values(G64.zero, inside, inside)))
         bound = G64.num(10)
         grid = [G64.num(k) / 8 for k in range(-40, 41, 3)] + [G64.num(3)]
         seen = set()
@@ -386,7 +386,7 @@ def test_the_compiled_step_check_decides_as_the_python_checks(monkeypatch):
                 q, p = [x, y], [G64.num(1), G64.num(-2)]
                 python = (system.irregularity(None, q, q) is None
                           and max(abs(v) for v in q + p) <= bound
-                          and sing.crossed(sing.values(G64.zero, q, q), list(signs)) is None)
+                          and sing.crossed(sing.values(G64.zero, q, q), signs) is None)
                 assert check(G64.zero, q, p, bound, signs, None) is python, (x, y)
                 seen.add(python)
         assert seen == {True, False}

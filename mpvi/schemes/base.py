@@ -62,7 +62,8 @@ class State(NamedTuple):
 class StepResult(NamedTuple):
     """One step's result: new state (q, y), internal data, Newton statistics, carry, and
     the system's singular factors at the points inside the step where the method evaluated
-    the system (a list of value lists, :mod:`mpvi.singular`; None when it reports none)."""
+    the system (one list, point after point, :mod:`mpvi.singular`; None when it reports
+    none)."""
 
     q: np.ndarray
     y: np.ndarray

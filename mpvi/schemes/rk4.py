@@ -14,7 +14,7 @@ import numpy as np
 import sympy as sp
 
 from ..kernels import explicit_steps
-from ..ode import hamiltonian_field, rk4_step
+from ..ode import field_with_factors, hamiltonian_field, rk4_step
 from ..singular import SingularityCrossed, singularities
 from .base import Method, StepResult, check_step, register
 
@@ -40,10 +40,12 @@ def explicit_stepper(system, ctx, one_step, compiled=None):
     f, n = hamiltonian_field(system), system.dof
     steps = explicit_steps(system) if compiled is not None else None
     sing = singularities(system)
+    with_factors = field_with_factors(system)
 
     def guarded(t, y):
-        out = f(t, y)
-        values = sing.values(t, y[:n], out[:n])          # q' = v: the field's first half
+        out, values = with_factors(t, y)
+        if values is None:                               # q' = v: the field's first half
+            values = sing.values(t, y[:n], out[:n])
         i = sing.crossed(values, stepper.guard_signs)
         if i is not None:
             raise SingularityCrossed(f"at a stage of the step, t = {ctx.to_str(t, 10)}: "
@@ -59,6 +61,7 @@ def explicit_stepper(system, ctx, one_step, compiled=None):
             out = one_step(guarded if signs is not None else f, t, y)
         return StepResult(np.array(out[:n], dtype=dtype), np.array(out[n:], dtype=dtype))
     stepper.guard_signs = None
+    stepper.checks_inside = True          # every stage, when guard_signs is set
     return stepper
 
 

@@ -253,6 +253,10 @@ class _TrialStepper:
         self.trial_basis = TrialBasis.of(method.disc.basis, ctx)
         found = singularities(system)
         self.singular = found if len(found) else None
+        self.checks_inside = self.singular is not None
+        """Whether a step reports the singular factors at its quadrature nodes (``guards``
+        of :class:`~mpvi.schemes.base.StepResult`): :func:`mpvi.solve` then skips its own
+        check at the chord midpoint."""
 
     dense = "trial"
     """Dense output: the step's trial function (:mod:`mpvi.dense`); the carry of a step
@@ -351,16 +355,16 @@ class _TrialStepper:
         return () if self.singular is None else tuple(map(str, self.singular.factors))
 
     def _node_guards(self, t, coeffs, out):
-        """The singular factors at the quadrature nodes of the converged step: from the
-        kernel's outputs ``out`` (after the first ``skip``), or evaluated here (reference
-        path); None without singular factors."""
+        """The singular factors at the quadrature nodes of the converged step, node after
+        node in one list: the kernel's outputs ``out``, or evaluated here (reference path,
+        ``out`` None); None without singular factors."""
         if self.singular is None:
             return None
         if out is not None:
-            m = len(self.singular)
-            return [out[k * m:(k + 1) * m] for k in range(len(out) // m)]
+            return out
         xs, gs = self.tables.nodes(coeffs)
-        return [self.singular.values(tk, x, g) for tk, x, g in zip(self.tables.node_times(t), xs, gs)]
+        return [x for tk, xk, gk in zip(self.tables.node_times(t), xs, gs)
+                for x in self.singular.values(tk, xk, gk)]
 
     def kernel_step(self, t, q, y, carry, known, outputs):
         """One step by the generated kernel: Newton on lists, results as context arrays,
