@@ -210,10 +210,10 @@ class Singularities:
     @staticmethod
     @sticky
     def crossed(values: Sequence, signs: list) -> int | None:
-        """The index of the first value whose sign differs from ``signs`` (kept signs;
-        a 0 in ``signs``, a list then, takes the value's sign, once it has one), or None.  ``values`` may
-        hold several points' factors one after the other (len(signs) each): the index is
-        then that of the value in ``values``."""
+        """The index of the first value whose sign differs from ``signs`` (kept signs; a 0
+        in ``signs``, a list then, takes the value's sign once it has one), or None.
+        ``values`` may hold several points' factors one after the other (len(signs) each):
+        the index is then that of the value in ``values``."""
         m = len(signs)
         for i, x in enumerate(values):
             s = signs[i % m]
@@ -268,11 +268,9 @@ def singularities(system) -> Singularities:
     if system.dof <= DETERMINANT_DOF and not system.constant_mass:
         det = sp.factor(mass.det(method="berkowitz"))
         exprs.append((1 / det, "det M" if system.mass_expr is not None else "det L_vv"))
-    env = {}
     from mpmath import iv
-    for s, x in zip(system.param_symbols, system.param_values):
-        lo, hi = system.ctx.to_str(x, 20), system.ctx.to_str(x, 20)
-        env[s] = iv.mpf([lo, hi]) + iv.mpf([-1, 1]) * abs(iv.mpf(lo)) * iv.mpf("1e-15")
+    env = {s: iv.mpf(system.ctx.to_str(x, 30))            # an interval around the value
+           for s, x in zip(system.param_symbols, system.param_values)}
     moving = set(q) | set(v) | {TIME}
     found, seen = [], set()
     for e, where in exprs:
