@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 BENCH = Path(__file__).resolve().parents[1] / "benchmarks"
 
 
@@ -59,3 +61,12 @@ def test_modified_cost_runs_and_fits_the_growth():
     assert {r["method"] for r in report["order"]} == {"midpoint", "rk4"}
     assert all(r["equation_s"] > 0 for r in report["order"] + report["dof"])
     assert set(report["fits"]) == {"midpoint", "rk4"}
+
+
+@pytest.mark.slow
+def test_trust_cost_runs_against_a_base_commit():
+    """benchmarks/trust_cost.py checks out a worktree of --base and times both trees
+    (HEAD against itself here: the ratio is not asserted)."""
+    out = run(BENCH / "trust_cost.py", "--base", "HEAD", "--steps", "2", "--repeats", "1",
+              "--rounds", "1")
+    assert "simpson / top" in out and "ratio" in out
