@@ -40,7 +40,9 @@ Measured, at the run's precision (64 digits by default):
 * **robustness** -- every run is one solve, stopped when it diverges (an energy check
   every ``check_every`` steps, or a failed step: :func:`guarded_solve`); the top's
   nutation comes down to theta_min = 0.047 rad, near the pole theta = 0 where M(q) is
-  singular: ``min theta`` < 0 means the discrete trajectory went through the pole;
+  singular: a discrete trajectory that reaches the other side of the pole stops there
+  (the singular factor sin(theta) of det M changes sign: :mod:`mpvi.singular`), and
+  ``min theta`` is the smallest theta before;
 * **cost** -- wall time per step of each method in the long energy runs (same run) and
   its ratio to Simpson's: printed and kept in the ``cost`` table and the provenance, not
   in ``values`` (they change from run to run).
@@ -55,8 +57,10 @@ Measured (full run, 64 digits): orders 2.00 (Mutze, both systems; finest three s
 <= 0.04) but the one-iteration variant drifts (double pendulum: exponent 0.11,
 1.2e-3 per 100 P) and blows up on the top at h = t_bar/20 and t_bar/40; Mutze's energy
 error is 5-6 times the variational midpoint's, its cyclic momenta are not conserved
-(p_phi: 7e-4 at t_bar/40), and at t_bar/20 it crosses the pole in the third period and
-its Newton iteration fails after 35 periods; a step costs ~0.2 Simpson steps.
+(p_phi: 7e-4 at t_bar/40), and at t_bar/20 it crosses the pole in the third period (step
+46, t = 4.34 s), where the run stops; a step costs ~0.2 Simpson steps.  (Before mpvi
+checked singular factors, the run went on through the pole to theta = -1.13 and a Newton
+failure after 35 periods: numbers without meaning.)
 
 Run: ``mpvi run mutze_systems`` or ``python reproductions/mutze_systems.py``.
 """
@@ -420,7 +424,7 @@ def compute(run):
 
     def top_extra(prefix, tr, vals):
         """Cyclic momenta (exact for the variational methods) and min theta (a crossing
-        of the pole theta = 0, where M(q) is singular, shows as theta < 0)."""
+        of the pole theta = 0, where M(q) is singular, stops the run)."""
         vals[f"{prefix} max rel p_phi error"] = numstr(
             ctx, max(abs((x - p0[0]) / p0[0]) for x in tr.p[:, 0]))
         vals[f"{prefix} max rel p_psi error"] = numstr(
