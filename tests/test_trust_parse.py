@@ -64,12 +64,15 @@ def hermite_copy(tmp_path):
 
 
 def _plant(results, value):
-    """Replace the reproduced A11 of hermite_stability's JSON in ``results`` by ``value``."""
+    """Replace the reproduced A11 of hermite_stability's JSON in ``results`` by ``value``,
+    and stamp the record anew: an attacker can recompute a digest (it guards against
+    corruption and careless edits, test_trust_files.py), so the parser is what must hold."""
+    from mpvi.repro.run import stamp_record
     path = results / "hermite" / "hermite_stability.json"
     record = json.loads(path.read_text(encoding="utf-8"))
     assert record["values"]["hermite_variational A11"] == A11
     record["values"]["hermite_variational A11"] = value
-    path.write_text(json.dumps(record, indent=2), encoding="utf-8")
+    path.write_text(json.dumps(stamp_record(record), indent=2), encoding="utf-8")
 
 
 def _a11_rows(results):
