@@ -96,6 +96,8 @@ import threading
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
+from .io import file_kind
+
 ENV_SWITCH = "MPVI_COMPILED"
 """``MPVI_COMPILED=0`` turns the compiled kernels off (the Python kernels are used)."""
 ENV_CACHE = "MPVI_KERNEL_CACHE"
@@ -1724,21 +1726,12 @@ def _remove_private(directory: Path, pid: int) -> None:
         shutil.rmtree(directory, ignore_errors=True)
 
 
-def _kind(mode: int) -> str:
-    for test, name in ((stat.S_ISLNK, "a symbolic link"), (stat.S_ISFIFO, "a FIFO"),
-                       (stat.S_ISDIR, "a directory"), (stat.S_ISSOCK, "a socket"),
-                       (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device")):
-        if test(mode):
-            return name
-    return "not a regular file"
-
-
 def _regular(path: Path) -> os.stat_result:
     """``lstat`` of ``path``, if it is a regular file of this user that nobody else can
     write; else :class:`_Rejected`.  FileNotFoundError if it does not exist."""
     st = os.lstat(path)
     if not stat.S_ISREG(st.st_mode):
-        raise _Rejected(f"is {_kind(st.st_mode)}, not a regular file")
+        raise _Rejected(f"is {file_kind(st.st_mode)}, not a regular file")
     problem = _untrusted(st)
     if problem:
         raise _Rejected(problem)
