@@ -309,14 +309,31 @@ print("ok")
 
 # ----- 9. misread input -------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("text", ["", " ", "0x10", "1_000", "١٢", "1/0", "1e", "--1"])
-@pytest.mark.parametrize("make", [lambda: mpvi.GMPContext(30), lambda: mpvi.MPContext(30),
-                                  lambda: mpvi.FPContext()], ids=["gmp", "mp", "fp"])
-def test_a_string_that_is_not_a_decimal_or_a_ratio_is_not_a_number(text, make):
-    """GMPContext read "" as 0 (and 0x10 as 16, 1_000 as 1000; mpmath read Arabic-Indic
-    digits): every context now reads one grammar."""
+CONTEXTS = {"gmp": lambda: mpvi.GMPContext(30), "mp": lambda: mpvi.MPContext(30),
+            "fp": lambda: mpvi.FPContext()}
+MISREAD = [("gmp", ""), ("gmp", " "), ("gmp", "0x10"), ("gmp", "1_000"), ("mp", "1_000"),
+           ("mp", "١٢"), ("fp", "1_000"), ("fp", "١٢")]
+
+
+@pytest.mark.parametrize("kind, text", MISREAD)
+def test_a_string_some_context_misread_is_not_a_number(kind, text):
+    """GMPContext read "" as 0, 0x10 as 16 and 1_000 as 1000; the mp and fp contexts read
+    1_000 and Arabic-Indic digits: every context now reads one grammar."""
     with pytest.raises(ValueError, match="cannot read a number"):
-        make().num(text)
+        CONTEXTS[kind]().num(text)
+
+
+@pytest.mark.parametrize("text", ["", " ", "0x10", "1_000", "١٢", "1/0", "1e", "--1"])
+@pytest.mark.parametrize("kind", list(CONTEXTS))
+def test_every_context_reads_one_number_grammar(text, kind):
+    """The regression guard of the one grammar: what one context refuses, all do (the
+    cases of test_a_string_some_context_misread_is_not_a_number failed before issue 35;
+    the others were refused already)."""
+    with pytest.raises(ValueError, match="cannot read a number"):
+        CONTEXTS[kind]().num(text)
+    ctx = CONTEXTS[kind]()
+    for good, value in (("-2.5e-3", Fraction(-1, 400)), ("1/3", Fraction(1, 3)), (" 7 ", 7)):
+        assert ctx.num(good) == ctx.num(value)          # both correctly rounded
 
 
 def test_a_context_of_a_bad_precision_is_refused():
