@@ -1851,13 +1851,17 @@ _CFLAGS = ("-O2", "-fno-plt", "-shared", "-fPIC", "-std=c99", "-w")
 the GOT directly: the modules make thousands of MPFR calls per step (1-2 % faster)."""
 
 def translate_taylor(name: str, tape, prec: int, note: str = "") -> str:
-    """The C source of an extension module ``name`` with one Taylor step on a
-    :class:`mpvi.taylor.Tape`: ``step(t, y, h, order, params, eps)`` -> the new y as a
-    list, bit-identical to :meth:`mpvi.taylor.TaylorEvaluator.step` (the same recurrences,
-    operation by operation), or None where Python takes another path (a singular
-    M_0 in the solve of v, beyond three degrees of freedom; an argument wider than the
-    context): the caller then runs the Python step, which raises its error.  ``setup``
-    takes a one-element tuple: the list of the tape's constants."""
+    """The C source of an extension module ``name`` with the Taylor steps on a
+    :class:`mpvi.taylor.Tape`, each bit-identical to its method of
+    :class:`mpvi.taylor.TaylorEvaluator` (the same recurrences, operation by operation):
+    ``step(t, y, h, order, params, eps)`` -> the new y as a list;
+    ``adaptive(t, y, h, order, params, eps, factor, record)`` -> (the new y, the number
+    of substeps, the interior substep ends or None), Jorba & Zou's adaptive substeps; and
+    ``coefficients(t, y, order, params, eps)`` -> the flat list of the coefficients y_0 ..
+    y_order.  Each returns None where Python takes another path (a singular M_0 in a
+    solve; a substep that no longer moves the time; an argument wider than the context):
+    the caller then runs the Python step, which raises its error.  ``setup`` takes a
+    one-element tuple: the list of the tape's constants."""
     F = lambda o: f"F[{o[1]}]"                      # noqa: E731
     S = lambda o, k: f"S[{o[1]}][{k}]"              # noqa: E731
 
@@ -1920,7 +1924,7 @@ def translate_taylor(name: str, tape, prec: int, note: str = "") -> str:
             v, M, p = ins[1], ins[2], ins[3]
             n = len(v)
             for i in range(n):
-                emit(f"mpfr_set(RHS[{i}], {S(p[i], 'k')}, MPFR_RNDN);")
+                emit(f"mpfr_set(RHS[{i}], {coef(p[i], 'k')}, MPFR_RNDN);")
                 terms = [(m, M[i * n + m]) for m in range(n) if M[i * n + m][0] == "s"]
                 if terms:
                     emit("for (long j = 1; j <= k; j++) {")
@@ -2087,7 +2091,8 @@ _TAYLOR_TEMPLATE = r"""
 #define NC {ncr}
 #define NPAR {nparr}
 static mpfr_t limit, ZERO, W, W2, ACC, SF, SS, STINY, KS[{nc}], RHS[N], Ao[N * N], bo[N], vx[N];
-static mpfr_t FS[NF], Y[NY], yslot[NY], tslot, hslot, eslot, parslot[{npar}];
+static mpfr_t FS[NF], Y[NY], yslot[NY], tslot, hslot, eslot, fslot, parslot[{npar}];
+static mpfr_t TAU, TEND, REM, HS, SC, NM, R, X, INV1, INV2;
 static mpfr_ptr F[NF], KC[{nc}], par[{npar}], yin[NY], mp[N * N], rp[N];
 static mpfr_t *S[NS];
 static long capacity = 0;
@@ -2128,45 +2133,181 @@ static int tp_order(long k, mpfr_srcptr eps) {{
     return 1;
 }}
 
+/* the coefficients y_0 .. y_order of the solution through (t, y) into S (the fixed slots
+   set): mpvi.taylor.TaylorEvaluator.coefficients; 0 where Python raises */
+static int tp_coefficients(mpfr_srcptr t, mpfr_ptr *y, long order, mpfr_srcptr eps) {{
+    {time}
+    for (int i = 0; i < NY; i++) mpfr_set(S[state[i]][0], y[i], MPFR_RNDN);
+    for (long k = 0; k < order; k++) {{
+        if (!tp_order(k, eps)) return 0;
+{outputs}
+    }}
+    return 1;
+}}
+
+/* Horner: out = sum_k y_k h^k (out may be the state the coefficients started from) */
+static void tp_horner(mpfr_t *out, long order, mpfr_srcptr h) {{
+    for (int i = 0; i < NY; i++) {{
+        mpfr_set(out[i], S[state[i]][order], MPFR_RNDN);
+        for (long k = order - 1; k >= 0; k--) {{
+            mpfr_mul(out[i], out[i], h, MPFR_RNDN);
+            mpfr_add(out[i], out[i], S[state[i]][k], MPFR_RNDN);
+        }}
+    }}
+}}
+
+/* the arguments every function reads: t, y, order, params, eps; 0 to decline, -1 error */
+static int tp_args(PyObject *const *args, int it, int iy, int io, int ipar, int ieps,
+                   mpfr_ptr *t, long *order, mpfr_ptr *eps, long low) {{
+    if (!ready) {{ PyErr_SetString(PyExc_RuntimeError, "compiled Taylor step used before setup"); return -1; }}
+    *order = PyLong_AsLong(args[io]);
+    if (PyErr_Occurred()) return -1;
+    if (*order < low || *order > 100000) {{
+        PyErr_Format(PyExc_ValueError, "taylor: order must be %ld to 100000, got %ld", low, *order);
+        return -1;
+    }}
+    if (!(*t = nw_number(args[it], tslot)) || !(*eps = nw_number(args[ieps], eslot))
+        || !nw_read(args[iy], NY, yin, yslot) || !nw_read(args[ipar], NPAR, par, parslot)) return 0;
+    if (!tp_reserve(*order + 1)) return -1;
+    tp_fixed();
+    return 1;
+}}
+
 /* step(t, y, h, order, params, eps): mpvi.taylor.TaylorEvaluator.step */
 static PyObject *step(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {{
     mpfr_ptr t, h, eps;
+    long order;
     if (nargs != 6) {{ PyErr_Format(PyExc_TypeError, "step takes 6 arguments, got %zd", nargs); return NULL; }}
-    if (!ready) {{ PyErr_SetString(PyExc_RuntimeError, "compiled Taylor step used before setup"); return NULL; }}
-    long order = PyLong_AsLong(args[3]);
-    if (PyErr_Occurred()) return NULL;
-    if (order < 1 || order > 100000) {{
-        PyErr_Format(PyExc_ValueError, "taylor: order must be 1 to 100000, got %ld", order);
-        return NULL;
-    }}
-    if (!(t = nw_number(args[0], tslot)) || !(h = nw_number(args[2], hslot))
-        || !(eps = nw_number(args[5], eslot)) || !nw_read(args[1], NY, yin, yslot)
-        || !nw_read(args[4], NPAR, par, parslot)) goto fallback;
-    if (!tp_reserve(order + 1)) return NULL;
-    tp_fixed();
-    {time}
-    for (int i = 0; i < NY; i++) mpfr_set(S[state[i]][0], yin[i], MPFR_RNDN);
-    for (long k = 0; k < order; k++) {{
-        if (!tp_order(k, eps)) goto fallback;
-{outputs}
-    }}
+    int ok = tp_args(args, 0, 1, 3, 4, 5, &t, &order, &eps, 1);
+    if (ok < 0) return NULL;
+    if (!ok || !(h = nw_number(args[2], hslot))) goto fallback;
+    if (!tp_coefficients(t, yin, order, eps)) goto fallback;
+    tp_horner(Y, order, h);
     mpfr_ptr out[NY];
-    for (int i = 0; i < NY; i++) {{                /* Horner: acc = acc * h + y_k */
-        mpfr_set(Y[i], S[state[i]][order], MPFR_RNDN);
-        for (long k = order - 1; k >= 0; k--) {{
-            mpfr_mul(Y[i], Y[i], h, MPFR_RNDN);
-            mpfr_add(Y[i], Y[i], S[state[i]][k], MPFR_RNDN);
-        }}
-        out[i] = Y[i];
-    }}
+    for (int i = 0; i < NY; i++) out[i] = Y[i];
     return nw_result(out, NY);
 fallback:
     if (PyErr_Occurred()) return NULL;
     Py_RETURN_NONE;
 }}
 
+/* coefficients(t, y, order, params, eps): mpvi.taylor.TaylorEvaluator.coefficients, flat */
+static PyObject *coefficients(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {{
+    mpfr_ptr t, eps;
+    long order;
+    if (nargs != 5) {{ PyErr_Format(PyExc_TypeError, "coefficients takes 5 arguments, got %zd", nargs); return NULL; }}
+    int ok = tp_args(args, 0, 1, 2, 3, 4, &t, &order, &eps, 1);
+    if (ok < 0) return NULL;
+    if (!ok || !tp_coefficients(t, yin, order, eps)) goto fallback;
+    PyObject *list = PyList_New((order + 1) * NY), *o;
+    if (list == NULL) return NULL;
+    for (long k = 0; k <= order; k++)
+        for (int i = 0; i < NY; i++) {{
+            mpfr_srcptr x = S[state[i]][k];
+            o = (PyObject *)GMPy_MPFR_New(mpfr_get_prec(x), NULL);
+            if (o == NULL) {{ Py_DECREF(list); return NULL; }}
+            mpfr_set(MPFR(o), x, MPFR_RNDN);
+            PyList_SET_ITEM(list, k * NY + i, o);
+        }}
+    return list;
+fallback:
+    if (PyErr_Occurred()) return NULL;
+    Py_RETURN_NONE;
+}}
+
+/* Jorba & Zou's radius of convergence from the coefficients in S:
+   mpvi.taylor.TaylorEvaluator.radius into R; 0 when nothing bounds the step */
+static int tp_radius(long order) {{
+    int have = 0;
+    mpfr_set_si(SC, 1, MPFR_RNDN);
+    for (int i = 0; i < NY; i++)
+        if (mpfr_cmpabs(S[state[i]][0], SC) > 0) mpfr_abs(SC, S[state[i]][0], MPFR_RNDN);
+    for (int which = 0; which < 2; which++) {{
+        long k = order - 1 + which;
+        mpfr_set_zero(NM, 1);
+        for (int i = 0; i < NY; i++)
+            if (mpfr_cmpabs(S[state[i]][k], NM) > 0) mpfr_abs(NM, S[state[i]][k], MPFR_RNDN);
+        if (mpfr_sgn(NM) > 0) {{
+            mpfr_div(X, SC, NM, MPFR_RNDN);
+            mpfr_pow(X, X, which ? INV2 : INV1, MPFR_RNDN);
+            if (!have || mpfr_less_p(X, R)) mpfr_set(R, X, MPFR_RNDN);
+            have = 1;
+        }}
+    }}
+    return have;
+}}
+
+static int tp_append(PyObject *list, mpfr_srcptr x) {{
+    PyObject *o = (PyObject *)GMPy_MPFR_New(mpfr_get_prec(x), NULL);
+    if (o == NULL) return 0;
+    mpfr_set(MPFR(o), x, MPFR_RNDN);
+    int bad = PyList_Append(list, o);
+    Py_DECREF(o);
+    return !bad;
+}}
+
+/* adaptive(t, y, h, order, params, eps, factor, record):
+   mpvi.taylor.TaylorEvaluator.adaptive */
+static PyObject *adaptive(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {{
+    mpfr_ptr t, h, eps, factor;
+    long order, nsub = 0;
+    PyObject *bounds = NULL;
+    if (nargs != 8) {{ PyErr_Format(PyExc_TypeError, "adaptive takes 8 arguments, got %zd", nargs); return NULL; }}
+    int record = PyObject_IsTrue(args[7]);
+    if (record < 0) return NULL;
+    int ok = tp_args(args, 0, 1, 3, 4, 5, &t, &order, &eps, 2);
+    if (ok < 0) return NULL;
+    if (!ok || !(h = nw_number(args[2], hslot)) || !(factor = nw_number(args[6], fslot))) goto fallback;
+    if (record && (bounds = PyList_New(0)) == NULL) return NULL;
+    mpfr_set_si(INV1, 1, MPFR_RNDN);
+    mpfr_div_si(INV1, INV1, order - 1, MPFR_RNDN);
+    mpfr_set_si(INV2, 1, MPFR_RNDN);
+    mpfr_div_si(INV2, INV2, order, MPFR_RNDN);
+    mpfr_add(TEND, t, h, MPFR_RNDN);
+    mpfr_set(TAU, t, MPFR_RNDN);
+    int forward = mpfr_sgn(h) > 0;
+    mpfr_ptr cur[NY];
+    for (int i = 0; i < NY; i++) {{ mpfr_set(Y[i], yin[i], MPFR_RNDN); cur[i] = Y[i]; }}
+    for (;;) {{
+        if (!tp_coefficients(TAU, cur, order, eps)) goto fallback;
+        mpfr_sub(REM, TEND, TAU, MPFR_RNDN);
+        int last = !tp_radius(order);
+        if (!last) {{
+            mpfr_mul(HS, R, factor, MPFR_RNDN);
+            last = !(mpfr_cmpabs(HS, REM) < 0);
+        }}
+        if (last) mpfr_set(HS, REM, MPFR_RNDN);
+        else {{
+            if (!forward) mpfr_neg(HS, HS, MPFR_RNDN);
+            mpfr_add(X, TAU, HS, MPFR_RNDN);
+            if (mpfr_equal_p(X, TAU)) goto fallback;      /* Python raises StepSizeCollapse */
+        }}
+        tp_horner(Y, order, HS);
+        nsub++;
+        if (last) break;
+        mpfr_add(TAU, TAU, HS, MPFR_RNDN);
+        if (record) {{
+            if (!tp_append(bounds, TAU)) goto error;
+            for (int i = 0; i < NY; i++) if (!tp_append(bounds, Y[i])) goto error;
+        }}
+    }}
+    PyObject *ys = nw_result(cur, NY);
+    if (ys == NULL) goto error;
+    if (!record) {{ Py_INCREF(Py_None); bounds = Py_None; }}
+    return Py_BuildValue("(NlN)", ys, nsub, bounds);
+error:
+    Py_XDECREF(bounds);
+    return NULL;
+fallback:
+    Py_XDECREF(bounds);
+    if (PyErr_Occurred()) return NULL;
+    Py_RETURN_NONE;
+}}
+
 static PyMethodDef methods[] = {{
     {{"step", (PyCFunction)(void (*)(void))step, METH_FASTCALL, "one Taylor step"}},
+    {{"adaptive", (PyCFunction)(void (*)(void))adaptive, METH_FASTCALL, "adaptive Taylor substeps"}},
+    {{"coefficients", (PyCFunction)(void (*)(void))coefficients, METH_FASTCALL, "Taylor coefficients"}},
     {{"setup", (PyCFunction)setup, METH_O, "the tape's constants"}},
     {{NULL, NULL, 0, NULL}}
 }};
@@ -2182,6 +2323,8 @@ PyMODINIT_FUNC PyInit_{name}(void) {{
     for (int i = 0; i < N * N; i++) mpfr_init2(Ao[i], PREC);
     for (int i = 0; i < {npar}; i++) mpfr_init2(parslot[i], 64);
     mpfr_inits2(PREC, ZERO, W, W2, ACC, SF, SS, STINY, (mpfr_ptr)0);
+    mpfr_inits2(PREC, TAU, TEND, REM, HS, SC, NM, R, X, INV1, INV2, (mpfr_ptr)0);
+    mpfr_init2(fslot, 64);
     mpfr_set_zero(ZERO, 1);
     mpfr_init2(tslot, 64); mpfr_init2(hslot, 64); mpfr_init2(eslot, 64);
     mpfr_init2(limit, 2);
@@ -2192,26 +2335,31 @@ PyMODINIT_FUNC PyInit_{name}(void) {{
 
 
 def taylor_step(tape, prec: int):
-    """One Taylor step on ``tape`` (:class:`mpvi.taylor.Tape`), compiled
+    """The Taylor steps on ``tape`` (:class:`mpvi.taylor.Tape`), compiled
     (:func:`translate_taylor`), or None when compiled kernels are off or unavailable or
     the tape has an operation the translator does not know (said once).
 
     Returns
     -------
-    callable or None
-        ``step(t, y, h, order, params, eps)`` -> the new y as a list, bit-identical to
-        :meth:`mpvi.taylor.TaylorEvaluator.step`, or None where the caller must run the
-        Python step (which then raises its error); before the module is built (after
-        :data:`COMPILE_AFTER` calls weighted by the order, unless it is in the disk cache)
-        it returns None too.
+    (step, adaptive, coefficients) or None
+        ``step(t, y, h, order, params, eps)`` -> the new y as a list,
+        ``adaptive(t, y, h, order, params, eps, factor, record)`` -> (the new y, the
+        number of substeps, the interior substep ends or None) and ``coefficients(t, y,
+        order, params, eps)`` -> the flat list of the coefficients, bit-identical to
+        :meth:`mpvi.taylor.TaylorEvaluator.step`, ``adaptive`` and ``coefficients``, or
+        None where the caller must run the Python step (which then raises its error);
+        before the module is built (after :data:`COMPILE_AFTER` calls weighted by the
+        order, unless it is in the disk cache) they return None too.
     """
     exact = {f"c{i:06d}": c for i, c in enumerate(tape.constants)}   # sorted = tape order
     plan = _tables_plan("mpvi_t", "a Taylor step", [exact], lambda names, note, _:
                         translate_taylor("mpvi_module", tape, prec, note))
     if plan is None:
         return None
-    return _lazy(plan, "step", _not_compiled,
-                 lambda t, y, h, order, *a: order ** 2 / (4 * FIELD_EVALUATIONS_PER_CALL))
+    per = 4 * FIELD_EVALUATIONS_PER_CALL
+    return (_lazy(plan, "step", _not_compiled, lambda t, y, h, order, *a: order ** 2 / per),
+            _lazy(plan, "adaptive", _not_compiled, lambda t, y, h, order, *a: order ** 2 / per),
+            _lazy(plan, "coefficients", _not_compiled, lambda t, y, order, *a: order ** 2 / per))
 
 
 def _file_name(name: str, csource: str, tc: dict) -> str:

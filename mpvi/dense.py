@@ -1,6 +1,6 @@
 """Dense output between the nodes of a step, and the location of sign changes on it.
 
-Three kinds of interpolant, chosen by the method (the stepper's ``dense`` attribute):
+Four kinds of interpolant, chosen by the method (the stepper's ``dense`` attribute):
 
 ``"trial"``
     the method's own trial function on the step (Simpson, midpoint, Lobatto, the Hermite
@@ -17,6 +17,10 @@ Three kinds of interpolant, chosen by the method (the stepper's ``dense`` attrib
 ``"substep"``
     one step of the method itself from the node t_j to t_j + theta h (for GBS, whose
     order 2 levels no Hermite interpolant of two nodes matches): order p, the method's own.
+``"taylor"``
+    the Taylor polynomial of the substep holding the time (:mod:`mpvi.schemes.taylor`: the
+    step is recomputed once, recording its substeps, and each substep's coefficients are
+    kept): the method's own accuracy, and the step's end bit for bit at theta = 1.
 
 :func:`locate_root` finds a sign change of a function of theta in [0, 1] to the
 precision of the context (Illinois regula falsi with bisection whenever it stalls).
@@ -164,6 +168,12 @@ class Segment:
             stepper = run.method.prepare(run.system, theta * run.h, run.ctx, **run.prepare_args)
             r = stepper(self.t, self.q0, self.y0)
             return r.q, run.velocity(self.t + theta * run.h, r.q, r.y)
+        if kind == "taylor":
+            if theta == 0:
+                return self.q0, self.velocity(0)
+            if self.carry is None:
+                self.carry = run.substeps(self.t, self.q0, self.y0)
+            return self.carry.at(theta)
         return hermite_cubic(self.q0, self.velocity(0), self.q1, self.velocity(1), run.h, theta)
 
 
@@ -175,6 +185,7 @@ class StepData:
         self.method, self.stepper, self.system, self.ctx, self.h = method, stepper, system, ctx, h
         self.prepare_args = prepare_args
         self.dense = getattr(stepper, "dense", "hermite")
+        self._prepared = None
         self.state = "y" if system.first_order else method.state
         if system.first_order:
             self._field = system.field()
@@ -185,6 +196,17 @@ class StepData:
         if self.state == "y":
             return np.array(self._field(t, list(q)), dtype=self.ctx.dtype)
         return self.system.velocity(q, y, t)
+
+    def substeps(self, t, q, y):
+        """The substeps of the step from (t, q, y) (dense kind "taylor"): the run's stepper
+        records them, or after the run one prepared again from the run's parameters."""
+        stepper = self.stepper
+        if not hasattr(stepper, "substeps_of"):
+            if self._prepared is None:
+                args = {k: v for k, v in self.prepare_args.items() if k != "newton"}
+                self._prepared = self.method.prepare(self.system, self.h, self.ctx, **args)
+            stepper = self._prepared
+        return stepper.substeps_of(t, q, y)
 
     def momentum(self, t, q, v):
         return None if self.state == "y" else self.system.momentum(q, v, t)

@@ -39,7 +39,7 @@ check kernel against reference in the same context.
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, NamedTuple, Sequence
 
 import numpy as np
 import sympy as sp
@@ -335,33 +335,80 @@ def explicit_steps(system):
             lambda t, y, H, levels, signs: gbs(t, y, H, levels, params, eps, signs))
 
 
+class TaylorSteps(NamedTuple):
+    """The Taylor steps of a mechanical system (:func:`taylor_steps`).
+
+    Attributes
+    ----------
+    form : "qp" (an M, V system, on y = (q, p)) or "qv" (a general Lagrangian, on
+        y = (q, v)).
+    python : the steps in Python: ``step(t, y, h, order)`` -> the new y as a list,
+        ``adaptive(t, y, h, order, factor, record)`` -> (the new y, substeps, the interior
+        substep ends or None), ``coefficients(t, y, order)`` -> the list of the
+        coefficients y_0 .. y_order (lists of 2 n numbers)
+        (:class:`mpvi.taylor.TaylorEvaluator`).
+    compiled : the same compiled (:func:`mpvi.cbackend.taylor_step`, bit-identical; each
+        returns None where the Python one must run), or None.
+    """
+
+    form: str
+    python: Any
+    compiled: Any
+
+
 def taylor_steps(system):
-    """The Taylor step of :mod:`mpvi.taylor` on the Hamiltonian field of an M, V system,
-    bound to the system's parameters: ``(python, compiled)``, each ``step(t, y, h,
-    order)`` -> the new y as a list; ``compiled`` (:func:`mpvi.cbackend.taylor_step`,
-    bit-identical) is None when compiled kernels are not active, and returns None where
-    the Python step must run.  None when the system is not of the M, V form.
+    """The Taylor steps of :mod:`mpvi.taylor` on a mechanical system's equations of motion,
+    bound to the system's parameters: Hamilton's equations of an M, V system on (q, p), the
+    equations of motion L_vv v' = L_q + F - L_vq v - L_vt of a general Lagrangian on
+    (q, v).  ``compiled`` is None when compiled kernels are not active.
+
+    Returns
+    -------
+    TaylorSteps
 
     Raises
     ------
     mpvi.taylor.TaylorUnsupported
         The field has an operation without a Taylor recurrence (named)."""
+    from types import SimpleNamespace
+
     from .taylor import TaylorEvaluator, build_tape
-    ctx = system.ctx
-    if getattr(system, "mass_expr", None) is None:
-        return None
+    ctx, n = system.ctx, system.dof
+    form = "qv" if getattr(system, "mass_expr", None) is None else "qp"
 
     def build():
-        parts = _field_sources(system, system.dof <= SYMBOLIC_INVERSE_DOF)   # no factors
-        tape = build_tape([src for src, _, _ in parts], [t for _, t, _ in parts],
-                          system.dof, len(system.param_symbols))
+        if form == "qp":
+            parts = _field_sources(system, n <= SYMBOLIC_INVERSE_DOF)   # no factors
+        else:
+            Lvv, r = system.symbolic("motion")
+            parts = [(*generate_source([[TIME_SYMBOL], system.coords, system.velocity_symbols,
+                                        system.param_symbols],
+                                       [e for row in Lvv for e in row] + list(r), ctx,
+                                       "motion"), "motion")]
+        tape = build_tape([src for src, _, _ in parts], [t for _, t, _ in parts], n,
+                          len(system.param_symbols), form)
         compiled = cbackend.taylor_step(tape, ctx.prec) if cbackend.active(ctx) else None
         return TaylorEvaluator(tape, ctx), compiled
-    evaluator, compiled = cached_kernel(system, ("taylor",), build)
+    evaluator, compiled = cached_kernel(system, ("taylor", form), build)
     params, eps = list(system.param_values), ctx.eps
-    return (lambda t, y, h, order: evaluator.step(t, y, h, order, params),
-            None if compiled is None else
-            lambda t, y, h, order: compiled(t, y, h, order, params, eps))
+    python = SimpleNamespace(
+        step=lambda t, y, h, order: evaluator.step(t, y, h, order, params),
+        adaptive=lambda t, y, h, order, factor, record:
+            evaluator.adaptive(t, y, h, order, params, factor, record),
+        coefficients=lambda t, y, order: evaluator.coefficients(t, y, order, params))
+    if compiled is None:
+        return TaylorSteps(form, python, None)
+    step, adaptive, coefficients = compiled
+    ny = 2 * n
+
+    def coefficients_lists(t, y, order):
+        flat = coefficients(t, y, order, params, eps)
+        return None if flat is None else [flat[k * ny:(k + 1) * ny] for k in range(order + 1)]
+    return TaylorSteps(form, python, SimpleNamespace(
+        step=lambda t, y, h, order: step(t, y, h, order, params, eps),
+        adaptive=lambda t, y, h, order, factor, record:
+            adaptive(t, y, h, order, params, eps, factor, record),
+        coefficients=coefficients_lists))
 
 
 def step_check(system):

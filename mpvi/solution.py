@@ -277,8 +277,9 @@ class Solution:
 
         :mod:`mpvi.dense`: the method's trial function -- order min(p, k + 1) in q for a
         trial space of degree k --, cubic Hermite interpolation of (q, v) -- order min(p,
-        4) --, or a GBS substep -- order p; the velocity is one order lower for the first
-        two.  Needs every node saved (``saveat=None``).
+        4) --, a GBS substep -- order p --, or the Taylor polynomial of the Taylor
+        method's substep holding t; the velocity is one order lower for the first two.
+        Needs every node saved (``saveat=None``).
 
         Parameters
         ----------
@@ -975,8 +976,8 @@ class _Reader:
         for key in ("kind", "trial", "coefficients", "tail"):
             self.need(d, key, "dense")
         kind, trial, coefficients, tail = d["kind"], d["trial"], d["coefficients"], d["tail"]
-        if kind not in ("trial", "hermite", "substep"):
-            self.malformed("dense.kind", f"should be trial, hermite or substep, not "
+        if kind not in ("trial", "hermite", "substep", "taylor"):
+            self.malformed("dense.kind", f"should be trial, hermite, substep or taylor, not "
                                          f"{_short(kind)}")
         if (trial is None) != (kind != "trial"):
             self.malformed("dense.trial", "should be given exactly for dense kind 'trial'")

@@ -544,6 +544,8 @@ def solve(problem: Problem, method: Any, *, h: Any = None, n: int | None = None,
 
     def finish(j_done, stopped):
         stats_out = {"wall_time_s": time.perf_counter() - start, "steps": j_done}
+        if hasattr(stepper, "stats"):             # a method's own counts (taylor's substeps)
+            stats_out.update(stepper.stats())
         if stats.solves:
             stats_out["newton"] = stats.summary()
         return Solution._from_run(

@@ -1,18 +1,34 @@
-"""Taylor-series steps on a mechanical system's Hamiltonian field, by automatic
+"""Taylor-series steps on a mechanical system's equations of motion, by automatic
 differentiation in Taylor mode (Jorba & Zou, *Experimental Mathematics* 14 (2005) 99-117;
-Moore, *Interval Analysis*, 1966).
+Moore, *Interval Analysis*, 1966), with a fixed step or Jorba & Zou's adaptive one.
 
-The field y' = f(t, y), y = (q, p), of an M, V system is the same generated code as the
+The field of an M, V system is y' = f(t, y) on y = (q, p), the same generated code as the
 field of RK4 and GBS (:func:`mpvi.kernels.hamiltonian_field`): up to three degrees of
 freedom one function returning v = adj(M) p / det M and p' = dL/dq(q, v) + F(t, q, v);
-beyond, M(q) and the force, with v from M v = p.  :func:`build_tape` turns that code into
-a *tape*: elementary operations on Taylor series in the time offset tau, each series
-truncated at a runtime order.  One step of order P from (t, y) computes the Taylor
-coefficients y_0 = y, y_{k+1} = f_k / (k + 1), k = 0 .. P - 1 (f_k the k-th coefficient
-of f(t + tau, y(t + tau)), which needs y_0 .. y_k only), and sums
-y(t + h) = sum_k y_k h^k by Horner's rule.  Local error O(h^(P+1)), order P; every
-coefficient is exact rational arithmetic on the field's values, so the method runs at any
-precision.
+beyond, M(q) and the force, with v from M v = p.  A system given by a general Lagrangian
+is integrated on y = (q, v) with its equations of motion q' = v, L_vv v' = L_q + F -
+L_vq v - L_vt (one generated function returning L_vv and the right-hand side; v' from the
+linear solve below).  :func:`build_tape` turns that code into a *tape*: elementary
+operations on Taylor series in the time offset tau, each series truncated at a runtime
+order.  One step of order P from (t, y) computes the Taylor coefficients y_0 = y,
+y_{k+1} = f_k / (k + 1), k = 0 .. P - 1 (f_k the k-th coefficient of f(t + tau, y(t +
+tau)), which needs y_0 .. y_k only), and sums y(t + h) = sum_k y_k h^k by Horner's rule.
+Local error O(h^(P+1)), order P; every coefficient is exact rational arithmetic on the
+field's values, so the method runs at any precision.
+
+**The adaptive step** (:meth:`TaylorEvaluator.adaptive`; Jorba & Zou 2005, Sec. 3.2, the
+rule of heyoka.py) crosses [t, t + h] in as many substeps as the solution needs.  From the
+last two coefficients of a substep of order P it estimates the radius of convergence of
+the solution in complex time,
+
+    rho = min over k in {P - 1, P} of (s / |y_k|_inf)^(1/k),   s = max(1, |y_0|_inf)
+
+(absolute error control while the state is below 1, relative beyond), and takes the
+substep tau = rho tol^(1/P) exp(-0.7 / (P - 1)): the first neglected term s (tau /
+rho)^(P+1) is then below s tol.  The order that makes a unit of time cheapest for a
+tolerance tol is P = ceil(-ln(tol) / 2 + 1) (:func:`jorba_zou_order`; then tol^(1/P) is
+about e^-2).  The last substep is cut to land exactly on t + h.  A substep that no longer
+moves the time (the solution runs into a singularity) raises :class:`StepSizeCollapse`.
 
 The recurrences (c = a op b; a_k the k-th coefficient; sums from j = 1 unless stated):
 
@@ -25,12 +41,12 @@ The recurrences (c = a op b; a_k the k-th coefficient; sums from j = 1 unless st
 * sqrt a: r_k = (a_k - sum_{j=1..k-1} r_j r_{k-j}) / (2 r_0);
 * a^alpha (alpha fixed): c_k = sum (alpha j - (k - j)) a_j c_{k-j} / (k a_0);
   integer powers of a series by products, negative ones by a division;
-* v from M v = p (beyond three degrees of freedom): M_0 v_k = p_k - sum_{j=1..k} M_j v_{k-j}
-  by :func:`mpvi.linalg.solve_dense`.
+* x from M x = b (v from M v = p beyond three degrees of freedom; v' from L_vv v' = r):
+  M_0 x_k = b_k - sum_{j=1..k} M_j x_{k-j} by :func:`mpvi.linalg.solve_dense`.
 
 Operations on the parameters and constants alone are done once per step.  The Python
 evaluation here and the compiled one (:func:`mpvi.cbackend.translate_taylor`) run the same
-operations in the same order, so they give the same bits.
+operations in the same order, the adaptive rule included, so they give the same bits.
 """
 from __future__ import annotations
 
@@ -39,12 +55,20 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from .linalg import solve_dense
+from .singular import SingularityCrossed
 
 
 class TaylorUnsupported(ValueError):
     """The field uses an operation without a Taylor recurrence here (a function other than
     sin, cos, exp, log, sqrt; a power of a series with a varying exponent; ...).  The
     message names it.  A ``ValueError``."""
+
+
+class StepSizeCollapse(SingularityCrossed):
+    """An adaptive Taylor substep too small to move the time: the estimated radius of
+    convergence of the solution vanishes there (it runs into a singularity: a collision,
+    a pole of the field).  :func:`mpvi.solve` reports it as :class:`mpvi.IntegrationError`
+    with the step and the time."""
 
 
 SERIES_FUNCTIONS = ("sin", "cos", "exp", "log", "sqrt")
@@ -65,7 +89,7 @@ class Tape:
     n : degrees of freedom (the state has 2 n components).
     nseries, nfixed : the numbers of series and fixed slots.
     time : the series slot of t + tau, or None when the field does not depend on t.
-    state : the series slots of q and p (the state y).
+    state : the series slots of the state y: q and p (``form`` "qp") or q and v ("qv").
     fixed : instructions run once per step, in order: ``("param", d, i)``, ``("const",
         d, i)`` (the i-th of ``constants``), ``("int", d, n)``, ``("mpf", d, text)``, ``(op, d, a, b)`` for op in
         add, sub, mul, div, ``("neg", d, a)``, ``("pow_i", d, a, n)``, ``("pow", d, a, b)``,
@@ -73,11 +97,13 @@ class Tape:
     series : instructions run at every order k: ``(op, d, a, b)`` for add, sub, mul, div,
         ``("neg", d, a)``, ``("sqr", d, a)``, ``("sincos", s, c, a, da)``,
         ``("exp", d, a, da)``, ``("log", d, a)``, ``("sqrt", d, a)``, ``("powc", d, a,
-        alpha)``, ``("solve", v, M, p)`` (v and p n series slots, M n x n operands row by row).
-        ``da`` is a series slot holding j a_j.
+        alpha)``, ``("solve", x, M, b)`` (x n series slots, M n x n operands row by row,
+        b n operands: M x = b).  ``da`` is a series slot holding j a_j.
     outputs : the 2 n operands of y' = f.
     constants : the numbers of the generated functions' constant tables, in slot order
         (two functions may bind the same name to different values).
+    form : "qp" (Hamilton's equations of an M, V system) or "qv" (the equations of motion
+        of a general Lagrangian).
     """
 
     n: int
@@ -89,6 +115,7 @@ class Tape:
     series: list = field(default_factory=list)
     outputs: list = field(default_factory=list)
     constants: list = field(default_factory=list)
+    form: str = "qp"
 
 
 class _Builder:
@@ -254,10 +281,27 @@ class _Builder:
         return d
 
 
-def build_tape(sources: Sequence[str], tables: Sequence[dict], n: int, npar: int) -> Tape:
-    """The tape of a Hamiltonian field from the generated sources of
-    :func:`mpvi.kernels._field_parts`: ``hamiltonian_field(t, q, p, params)`` returning
-    [det M, M, v, p'], or ``M(q, params)`` and ``force(t, q, v, params)``.
+def build_tape(sources: Sequence[str], tables: Sequence[dict], n: int, npar: int,
+               form: str = "qp") -> Tape:
+    """The tape of a mechanical system's equations of motion from generated sources.
+
+    Parameters
+    ----------
+    sources : sequence of str
+        ``form`` "qp": the sources of :func:`mpvi.kernels._field_parts`,
+        ``hamiltonian_field(t, q, p, params)`` returning [det M, M, v, p'], or ``M(q,
+        params)`` and ``force(t, q, v, params)``; ``form`` "qv": one source
+        ``motion(t, q, v, params)`` returning [L_vv row by row, r] with L_vv v' = r.
+    tables : sequence of dict
+        Their constant tables.
+    n, npar : int
+        Degrees of freedom, number of parameters.
+    form : {"qp", "qv"}
+        The state: (q, p) or (q, v).
+
+    Returns
+    -------
+    Tape
 
     Raises
     ------
@@ -267,13 +311,25 @@ def build_tape(sources: Sequence[str], tables: Sequence[dict], n: int, npar: int
     b = _Builder()
     time = b.new_series()
     q = [b.new_series() for _ in range(n)]
-    p = [b.new_series() for _ in range(n)]
+    p = [b.new_series() for _ in range(n)]          # p, or v for the "qv" form
     params = []
     for i in range(npar):
         d = b.new_fixed()
         b.fixed.append(("param", d, i))
         params.append(d)
-    if len(sources) == 1:
+    if form == "qv":
+        if len(sources) != 1:
+            raise TaylorUnsupported(f"equations of motion of {len(sources)} functions")
+        out = b.function(sources[0], [[time], q, p, params], tables[0])
+        if len(out) != n * n + n:
+            raise TaylorUnsupported(f"equations of motion of {n} degrees of freedom return "
+                                    f"{len(out)} values")
+        a = [b.new_series() for _ in range(n)]
+        b.series.append(("solve", a, out[:n * n], out[n * n:]))
+        outputs = p + a
+    elif form != "qp":
+        raise ValueError(f"a tape's form is 'qp' or 'qv', not {form!r}")
+    elif len(sources) == 1:
         out = b.function(sources[0], [[time], q, p, params], tables[0])
         if len(out) != 1 + n * n + 2 * n:
             raise TaylorUnsupported(f"a Hamiltonian field of {n} degrees of freedom returns "
@@ -289,7 +345,7 @@ def build_tape(sources: Sequence[str], tables: Sequence[dict], n: int, npar: int
     used = time in outputs or any(time in operands(ins) for ins in b.series)
     return Tape(n=n, nseries=b.nseries, nfixed=b.nfixed, time=time[1] if used else None,
                 state=[s[1] for s in q + p], fixed=b.fixed, series=b.series,
-                outputs=outputs, constants=b.constants)
+                outputs=outputs, constants=b.constants, form=form)
 
 
 def operands(ins) -> list:
@@ -303,9 +359,58 @@ def operands(ins) -> list:
     return out
 
 
+def jorba_zou_order(tol: Any, ctx: Any, rate: int = 2) -> int:
+    """The Taylor order for a tolerance: P = ceil(-ln(tol) / 2 + 1), the order that makes
+    a unit of time cheapest (Jorba & Zou 2005, Sec. 3.2; heyoka.py's rule).
+
+    Parameters
+    ----------
+    tol : number
+        The tolerance, a context number in (0, 1).
+    ctx : context
+        Its number context.
+    rate : int, default 2
+        P = ceil(-ln(tol) / rate + 1) in general: the order whose substeps are about
+        e^-rate of the radius of convergence.
+
+    Returns
+    -------
+    int
+        The order (at least 2): 33 at tol = 1e-28, 75 at 1e-64, 149 at 1e-128.
+    """
+    from .dense import floor
+    x = 1 - ctx.log(tol) / rate
+    return max(2, -floor(-x))
+
+
+def step_factor(order: int, tol: Any, ctx: Any) -> Any:
+    """tol^(1/P) exp(-7 / (10 (P - 1))): the adaptive substep over the estimated radius of
+    convergence (Jorba & Zou 2005, Sec. 3.2, with their safety factor; about e^-2
+    exp(-0.7 / (P - 1)) at the order of :func:`jorba_zou_order`).
+
+    Parameters
+    ----------
+    order : int
+        The Taylor order P (at least 2).
+    tol : number
+        The tolerance, a context number in (0, 1).
+    ctx : context
+        Its number context.
+
+    Returns
+    -------
+    number
+        The factor, a context number in (0, 1).
+    """
+    with ctx.active():
+        return tol ** (ctx.one / order) * ctx.exp(ctx.num(-7) / (10 * (order - 1)))
+
+
 class TaylorEvaluator:
-    """One Taylor step on a :class:`Tape` in a number context (Python numbers: the
-    reference of the compiled step, :func:`mpvi.cbackend.translate_taylor`)."""
+    """Taylor steps on a :class:`Tape` in a number context (Python numbers: the reference
+    of the compiled steps, :func:`mpvi.cbackend.translate_taylor`): the coefficients of
+    the solution through a point, one step of fixed size, and Jorba & Zou's adaptive
+    substeps across a step."""
 
     def __init__(self, tape: Tape, ctx: Any):
         self.tape, self.ctx = tape, ctx
@@ -336,11 +441,12 @@ class TaylorEvaluator:
                         a * b if op == "mul" else a / b if op == "div" else a ** b)
         return F
 
-    def coefficients(self, t, y: Sequence, order: int, params: Sequence) -> list:
+    def coefficients(self, t, y: Sequence, order: int, params: Sequence, fixed=None) -> list:
         """The Taylor coefficients y_0 .. y_order of the solution through (t, y), as a
-        list of ``order + 1`` lists of 2 n numbers."""
+        list of ``order + 1`` lists of 2 n numbers (``fixed``: the values of
+        :meth:`fixed_values`, if already computed)."""
         tape, ctx = self.tape, self.ctx
-        F = self.fixed_values(params)
+        F = self.fixed_values(params) if fixed is None else fixed
         S: list = [[None] * (order + 1) for _ in range(tape.nseries)]
         zero = ctx.zero
 
@@ -362,6 +468,80 @@ class TaylorEvaluator:
                 S[i][k + 1] = coef(o, k) / (k + 1)
         return [[S[i][k] for i in tape.state] for k in range(order + 1)]
 
+    @staticmethod
+    def horner(ys: Sequence, h) -> list:
+        """sum_k ys[k] h^k by Horner's rule (the compiled steps' order of operations)."""
+        order = len(ys) - 1
+        acc = list(ys[order])
+        for k in range(order - 1, -1, -1):
+            acc = [a * h + c for a, c in zip(acc, ys[k])]
+        return acc
+
+    def radius(self, ys: Sequence, order: int, inverses: tuple):
+        """Jorba & Zou's estimate of the radius of convergence from the coefficients
+        ``ys`` of order ``order``: min over k in {order - 1, order} of (s / |y_k|)^(1/k),
+        s = max(1, |y_0|) (max norms; ``inverses`` = (1/(order - 1), 1/order)).  None when
+        both coefficients vanish (or are nan): nothing bounds the step."""
+        scale = self.ctx.one
+        for x in ys[0]:
+            if abs(x) > scale:
+                scale = abs(x)
+        r = None
+        for k, inv in zip((order - 1, order), inverses):
+            m = self.ctx.zero
+            for x in ys[k]:
+                if abs(x) > m:
+                    m = abs(x)
+            if m > 0:
+                x = (scale / m) ** inv
+                if r is None or x < r:
+                    r = x
+        return r
+
+    def adaptive(self, t, y: Sequence, h, order: int, params: Sequence, factor,
+                 record: bool = False) -> tuple:
+        """Jorba & Zou's adaptive Taylor substeps of order ``order`` from (t, y) across
+        [t, t + h] (module docstring; ``factor`` = :func:`step_factor`), the last one
+        landing on t + h.
+
+        Returns (the new y as a list, the number of substeps, None or -- with ``record``
+        -- the flat list [tau_1, y(tau_1).., tau_2, ...] of the interior substep ends).
+        Raises :class:`StepSizeCollapse` where a substep no longer moves the time."""
+        ctx = self.ctx
+        F = self.fixed_values(params)
+        inverses = (ctx.one / (order - 1), ctx.one / order)
+        tend = t + h
+        forward = h > 0
+        tau, y = t, list(y)
+        nsub, bounds = 0, []
+        while True:
+            ys = self.coefficients(tau, y, order, params, F)
+            rem = tend - tau
+            r = self.radius(ys, order, inverses)
+            last = r is None
+            if not last:
+                hs = r * factor
+                last = not hs < abs(rem)
+            if last:
+                hs = rem
+            else:
+                if not forward:
+                    hs = -hs
+                if tau + hs == tau:
+                    raise StepSizeCollapse(
+                        f"the adaptive Taylor substep shrank to {ctx.to_str(hs, 3)} at t = "
+                        f"{ctx.to_str(tau, 12)}, below the resolution of the time: the "
+                        f"solution's radius of convergence vanishes there (it runs into a "
+                        f"singularity)")
+            y = self.horner(ys, hs)
+            nsub += 1
+            if last:
+                return y, nsub, (bounds if record else None)
+            tau = tau + hs
+            if record:
+                bounds.append(tau)
+                bounds.extend(y)
+
     def _order_k(self, ins, k, S, F, coef):
         """The k-th coefficient of the result of ``ins`` (all lower ones known)."""
         op = ins[0]
@@ -370,7 +550,7 @@ class TaylorEvaluator:
             n = len(v)
             rhs = []
             for i in range(n):
-                acc = S[p[i][1]][k]
+                acc = coef(p[i], k)
                 for j in range(1, k + 1):
                     for m in range(n):
                         e = M[i * n + m]
@@ -488,11 +668,7 @@ class TaylorEvaluator:
 
     def step(self, t, y: Sequence, h, order: int, params: Sequence) -> list:
         """y(t + h) by the Taylor polynomial of degree ``order`` (Horner's rule)."""
-        ys = self.coefficients(t, y, order, params)
-        acc = list(ys[order])
-        for k in range(order - 1, -1, -1):
-            acc = [a * h + c for a, c in zip(acc, ys[k])]
-        return acc
+        return self.horner(self.coefficients(t, y, order, params), h)
 
 
 from .precision import boundary_module  # noqa: E402  (last: wraps the names above)

@@ -1,73 +1,248 @@
-"""The Taylor-series method as a reference scheme (order ``degree``, default 32): the
-reference that wins at high precision.
+"""The Taylor-series method as a reference scheme: Jorba & Zou's adaptive Taylor steps to a
+tolerance ``tol`` (default: the context's eps), or a fixed step of degree ``degree``
+(``tol=None``): the reference that wins at high precision.
 
-One step of size h sums the Taylor polynomial of degree ``degree`` of the solution of the
-Hamiltonian system y' = f(t, y), y = (q, p), through the node, its coefficients computed
-by automatic differentiation of the generated field in Taylor mode (:mod:`mpvi.taylor`;
-Jorba & Zou, *Exp. Math.* 14 (2005) 99-117, the method of heyoka.py and TIDES).  Local
-error O(h^(degree+1)); the cost of a step grows as degree^2 (each product of two series is
-a convolution) but needs no more special-function calls than one field evaluation, so at
-64 digits and beyond it overtakes GBS, whose order-2L step costs about L^2 field
-evaluations.  Error per step about (h / rho)^order for rho the radius of convergence of
-the solution in complex time: the most economical order for a tolerance tol is about
--ln(tol) / 2 with h about rho e^-2 (Jorba & Zou, Sec. 3.2).  Not symplectic; a reference
-for systems without an exact solution, to be checked by halving h like GBS.
+Each step sums Taylor polynomials of the solution of the equations of motion, their
+coefficients computed by automatic differentiation of the generated field in Taylor mode
+(:mod:`mpvi.taylor`; Jorba & Zou, *Exp. Math.* 14 (2005) 99-117, the method of heyoka.py
+and TIDES).  With a tolerance, a step of :func:`mpvi.solve` (its h stays the spacing of the
+nodes) is crossed in as many substeps as the solution needs: each substep's size comes
+from the last two coefficients (an estimate rho of the radius of convergence in complex
+time: tau = rho tol^(1/P) e^(-0.7/(P-1))), the last one lands exactly on t + h, and the
+order is P = ceil(-ln(tol)/2 + 1) -- the cheapest per unit time -- unless ``degree`` fixes
+it.  The error of a substep is then below tol times max(1, |y|); the substeps taken are
+``sol.stats["substeps"]``.  With ``tol=None`` one step of size h is one polynomial of
+degree ``degree`` (default 32): local error O(h^(degree+1)), to be checked by halving h
+like GBS.  A step's cost grows as P^2 (each product of two series is a convolution) but
+needs no more special-function calls than one field evaluation, so at 64 digits and beyond
+it overtakes GBS.  Not symplectic.
 
-Mechanical systems of the M, V form only (the field must be generated code); the
-functions of the field that depend on the state must be sin, cos, exp, log or sqrt
-(:class:`mpvi.taylor.TaylorUnsupported` names any other).  In the gmp context the step
-runs compiled to MPFR (:func:`mpvi.cbackend.translate_taylor`), bit-identical to the
-Python step.  M(q) singular at a node raises :class:`mpvi.linalg.SingularMatrixError` as
-for RK4.  Dense output: one Taylor step of size theta h from the node (order ``degree``).
+M, V systems are integrated on (q, p) with Hamilton's equations; a general Lagrangian
+(:meth:`mpvi.LagrangianSystem.from_lagrangian`) on (q, v) with its equations of motion
+L_vv v' = L_q + F - L_vq v - L_vt, v from p at the start of a step (the inverse Legendre
+map) and p from v at its end.  The functions of the field that depend on the state must
+be sin, cos, exp, log, sqrt or powers (:class:`mpvi.taylor.TaylorUnsupported` names any
+other).  In the gmp context the steps run compiled to MPFR
+(:func:`mpvi.cbackend.translate_taylor`), bit-identical to the Python ones.  A singular
+M(q) or L_vv at a node raises :class:`mpvi.linalg.SingularMatrixError` as for RK4; the
+singular factors of the system (:mod:`mpvi.singular`) are checked at every substep end.
+Dense output and events: the Taylor polynomial of the substep holding the time.
 """
 import numpy as np
 
 from ..kernels import hamiltonian_field, taylor_steps
+from ..singular import SingularityCrossed, singularities
+from ..taylor import jorba_zou_order, step_factor
 from .base import Method, StepResult, check_count, check_step, register
 
+FIXED_DEGREE = 32
+"""The degree of a fixed step (``tol=None``) when ``degree`` is not given."""
 
-def prepare(system, h, ctx, check_stability=True, degree=32):
-    """Prepare a Taylor-series step of degree ``degree`` (Jorba & Zou 2005) on (q, p).
+SLOWEST = 10
+"""A given degree P must keep tol^(1/P) >= e^-SLOWEST (the substep over the radius of
+convergence; Jorba & Zou's order makes it about e^-2): a lower degree is refused."""
 
-    ``degree``: the degree of the Taylor polynomial (the method's order; named so that
-    it does not collide with the ``order`` of :func:`mpvi.modified_equation`)."""
+MAX_DEGREE = 1000
+"""The largest degree: a step costs about degree^2 products of series coefficients (1000:
+a few seconds per step)."""
+
+
+def tolerance(tol, ctx):
+    """``tol`` as a context number in (0, 1): "eps" is the context's eps.
+
+    Parameters
+    ----------
+    tol : "eps" or number
+        The tolerance (a string such as "1e-50", an int, a Fraction, a context number).
+    ctx : context
+        The number context.
+
+    Returns
+    -------
+    number
+        The tolerance in ``ctx``.
+
+    Raises
+    ------
+    ValueError
+        Not a number between 0 and 1 (exclusive).
+    """
+    if isinstance(tol, str) and tol.strip() == "eps":
+        return ctx.eps
+    value = ctx.number(tol, "tol")
+    if not (ctx.isfinite(value) and 0 < value < 1):
+        raise ValueError(f"taylor: tol must be a number between 0 and 1 (or None for fixed "
+                         f"steps of the given degree), got {tol!r}")
+    return value
+
+
+def prepare(system, h, ctx, check_stability=True, degree=None, tol="eps"):
+    """Prepare Taylor steps on a mechanical system (Jorba & Zou 2005).
+
+    ``tol``: the tolerance of the adaptive substeps ("eps": the context's eps; None: one
+    fixed step of degree ``degree`` per step, 32 by default).  ``degree``: the order of
+    the Taylor polynomials (named so that it does not collide with the ``order`` of
+    :func:`mpvi.modified_equation`); with a tolerance and no degree, Jorba & Zou's
+    ceil(-ln(tol)/2 + 1)."""
     h = check_step(h, ctx)
-    degree = check_count(degree, "degree", 1, 1000, "a step costs about degree^2 products of "
-                         "series coefficients (1000: a few seconds per step)")
+    why = "a step costs about degree^2 products of series coefficients (1000: a few seconds)"
+    if tol is None:
+        factor = None
+        degree = FIXED_DEGREE if degree is None else check_count(degree, "degree", 1,
+                                                                 MAX_DEGREE, why)
+    else:
+        tol = tolerance(tol, ctx)
+        if degree is None:
+            degree = jorba_zou_order(tol, ctx)
+            if degree > MAX_DEGREE:
+                raise ValueError(f"taylor: tol = {ctx.to_str(tol, 5)} needs Taylor polynomials "
+                                 f"of degree {degree}, beyond {MAX_DEGREE}: {why}")
+        else:
+            degree = check_count(degree, "degree", 1, MAX_DEGREE, why)
+            low = jorba_zou_order(tol, ctx, SLOWEST)
+            if degree < low:
+                raise ValueError(
+                    f"taylor: degree {degree} is too low for tol = {ctx.to_str(tol, 5)}: each "
+                    f"substep would be below e^-{SLOWEST} of the solution's radius of "
+                    f"convergence (tol^(1/degree)), millions of substeps; give degree >= {low}, "
+                    f"or no degree for Jorba & Zou's {jorba_zou_order(tol, ctx)}")
+        factor = step_factor(degree, tol, ctx)
     if system.first_order:
         raise ValueError(f"taylor: {system.name} is a first-order system with a Python "
                          "right-hand side; the Taylor method needs a mechanical system's "
                          "generated field (use rk4 or gbs)")
     steps = taylor_steps(system)
-    if steps is None:
-        raise ValueError(f"taylor: {system.name} has no mass-matrix expression (not of "
-                         "the M, V form); the Taylor method needs its generated field")
-    python, compiled = steps
-    f, n, dtype = hamiltonian_field(system), system.dof, ctx.dtype
+    python, compiled = steps.python, steps.compiled
+    general = steps.form == "qv"
+    n, dtype = system.dof, ctx.dtype
+    f = None if general else hamiltonian_field(system)
+    sing = singularities(system)
 
-    def stepper(t, q, p, carry=None):
+    def start(t, q, y):
+        """The Taylor state at the node: (q, p), or (q, v) of a general Lagrangian."""
+        if general:               # SingularMatrixError or NewtonError naming q
+            return [*q, *system.velocity(q, y, t)]
+        state = [*q, *y]
+        f(t, state)               # M(q) singular at the node: SingularMatrixError naming q
+        return state
+
+    def advance(t, y0, record):
+        """(the state at t + h, substeps, interior substep ends or None)."""
+        if factor is None:
+            out = compiled.step(t, y0, h, degree) if compiled is not None else None
+            return (python.step(t, y0, h, degree) if out is None else out), 1, None
+        out = (compiled.adaptive(t, y0, h, degree, factor, record) if compiled is not None
+               else None)
+        return python.adaptive(t, y0, h, degree, factor, record) if out is None else out
+
+    def check(bounds, nsub, signs):
+        """The singular factors at the interior substep ends keep their signs."""
+        w = 2 * n + 1
+        for i in range(nsub - 1):
+            tau, y = bounds[i * w], bounds[i * w + 1:(i + 1) * w]
+            q = y[:n]
+            v = y[n:] if general else (system.velocity(q, y[n:], tau) if sing.uses_velocity
+                                      else q)
+            values = sing.values(tau, q, v)
+            j = sing.crossed(values, signs)
+            if j is not None:
+                raise SingularityCrossed(f"at the end of substep {i + 1} of {nsub}, t = "
+                                         f"{ctx.to_str(tau, 10)}: {sing.describe(j, values[j])}")
+
+    def stepper(t, q, y, carry=None):
         ctx.activate()
-        y = [*q, *p]
-        f(t, y)            # M(q) singular at the node: SingularMatrixError naming q
-        out = compiled(t, y, h, degree) if compiled is not None else None
-        if out is None:
-            out = python(t, y, h, degree)
-        return StepResult(np.array(out[:n], dtype=dtype), np.array(out[n:], dtype=dtype))
-    stepper.dense = "substep"
+        signs = stepper.guard_signs
+        y1, nsub, bounds = advance(t, start(t, q, y), signs is not None and len(sing) > 0)
+        stepper.substeps += nsub
+        if bounds:
+            check(bounds, nsub, signs)
+        q1 = np.array(y1[:n], dtype=dtype)
+        if general:
+            return StepResult(q1, system.momentum(q1, np.array(y1[n:], dtype=dtype), t + h))
+        return StepResult(q1, np.array(y1[n:], dtype=dtype))
+
+    def coefficients(tau, y):
+        out = compiled.coefficients(tau, y, degree) if compiled is not None else None
+        return python.coefficients(tau, y, degree) if out is None else out
+
+    def substeps_of(t, q, y):
+        """The dense output of the step from (t, q, y): its substeps' polynomials."""
+        ctx.activate()
+        y0 = start(t, q, y)
+        _, nsub, bounds = advance(t, y0, True)
+        w = 2 * n + 1
+        starts = [(t, y0)] + [(bounds[i * w], bounds[i * w + 1:(i + 1) * w])
+                              for i in range(nsub - 1)]
+        return Substeps(t, h, starts, coefficients, system, general, ctx, factor is None)
+
+    stepper.dense = "taylor"
+    stepper.guard_signs = None
+    stepper.substeps = 0
+    stepper.stats = lambda: {"substeps": stepper.substeps}
+    stepper.substeps_of = substeps_of
     return stepper
+
+
+class Substeps:
+    """The dense output of one Taylor step [t, t + h]: the starts (tau_i, y_i) of its
+    substeps and their Taylor polynomials (computed when first needed, then kept).
+
+    ``at(theta)`` -> (q, v) at t + theta h from the polynomial of the substep holding it
+    (``fixed``: the one polynomial of a fixed step, at theta h); at theta = 1 the step's
+    own end, bit for bit."""
+
+    def __init__(self, t, h, starts, coefficients, system, general, ctx, fixed=False):
+        self.t, self.h, self.starts, self.fixed = t, h, starts, fixed
+        self._coefficients, self._system, self._general, self._ctx = (coefficients, system,
+                                                                      general, ctx)
+        self._cache = {}
+
+    def at(self, theta):
+        """(q, v) at t + theta h.
+
+        Parameters
+        ----------
+        theta : number
+            The fraction of the step, in [0, 1].
+
+        Returns
+        -------
+        tuple of numpy.ndarray
+            Positions and velocities.
+        """
+        from ..taylor import TaylorEvaluator
+        ctx = self._ctx
+        ctx.activate()
+        s = self.t + theta * self.h
+        forward = self.h > 0
+        i = 0
+        for j, (tau, _) in enumerate(self.starts):
+            if (tau <= s) if forward else (tau >= s):
+                i = j
+        tau, y = self.starts[i]
+        if i not in self._cache:
+            self._cache[i] = self._coefficients(tau, y)
+        out = TaylorEvaluator.horner(self._cache[i], theta * self.h if self.fixed else s - tau)
+        n, dtype = self._system.dof, ctx.dtype
+        q = np.array(out[:n], dtype=dtype)
+        rest = np.array(out[n:], dtype=dtype)
+        return q, (rest if self._general else self._system.velocity(q, rest, s))
 
 
 def _declaration(params):
     """The Taylor polynomial of the exact flow, for mpvi.modified."""
     from ..modified import TaylorSeries
-    return TaylorSeries(params["degree"], form="qp")
+    return TaylorSeries(FIXED_DEGREE if params["degree"] is None else params["degree"],
+                        form="qp")
 
 
 taylor = register(Method(
-    name="taylor", label="Taylor reference", state="qp", order=lambda p: p["degree"],
-    symplectic=False, implicit=False, params={"degree": 32},
+    name="taylor", label="Taylor reference", state="qp",
+    order=lambda p: FIXED_DEGREE if p["degree"] is None else p["degree"],
+    symplectic=False, implicit=False, params={"degree": None, "tol": "eps"},
     reference="Jorba & Zou, Exp. Math. 14 (2005) 99-117 (Taylor series by automatic "
-              "differentiation)", prepare=prepare, doc=__doc__, declaration=_declaration))
+              "differentiation, adaptive step and order)", prepare=prepare, doc=__doc__,
+    declaration=_declaration))
 
 
 from ..precision import boundary_module  # noqa: E402  (last: wraps the names above)
