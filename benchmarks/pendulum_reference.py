@@ -18,8 +18,13 @@ at the same precision:
   Python step), by one of two methods:
 
   - ``--method taylor`` (default): the Taylor-series scheme "taylor"
-    (:mod:`mpvi.taylor`: automatic differentiation of the generated field) with fixed
-    step ``--taylor-H`` and order ``--taylor-order`` (default ceil(-ln(target) / 2));
+    (:mod:`mpvi.taylor`: automatic differentiation of the generated field) with Jorba &
+    Zou's adaptive step to the tolerance ``--taylor-tol`` (default the target / 100;
+    ``eps``: the context's eps) and their order ceil(-ln(tol) / 2 + 1) (``--taylor-order``
+    fixes another), its nodes -- only where the state is saved; the substeps between
+    them adapt -- every ``--taylor-H`` (default 1 s); or, with ``--taylor-tol fixed``,
+    the fixed step ``--taylor-H`` (default 0.0125 s) of order ``--taylor-order`` (default
+    ceil(-ln(target) / 2));
   - ``--method gbs``: the Gragg-Bulirsch-Stoer extrapolation scheme "gbs", the method
     top2025's Figs. 2-3 build their reference with (``pendulum_reference`` of
     reproductions/_top2025_pendulum.py), at step ``--gbs-H`` with ``--gbs-levels``
@@ -28,9 +33,11 @@ at the same precision:
     step sequence), which limits the levels worth using: at 128 digits it cannot reach
     the default target 1e-119 (see benchmarks/README.md).
 
-  Its error is *shown*, not assumed: a second run at H/2 (not timed; ``--no-check``
-  skips it) gives max_j |X(H) - X(H/2)| over the common nodes t_j = j H, which estimates
-  the error of the H run (the H/2 run's truncation error is 2^order times smaller).
+  Its error is *shown*, not assumed: a second run (not timed; ``--no-check`` skips it)
+  gives max_j |X - X'| over the common nodes t_j = j H, which estimates the error of the
+  timed run: for the adaptive Taylor method a run at the tolerance tol / 10^6 (but not
+  below the context's eps; its error is that much smaller), for the fixed steps a run at
+  H/2 (its truncation error is 2^order times smaller).
 * **heyoka.py** (optional; ``pip install heyoka``): ``taylor_adaptive`` with
   ``fp_type=heyoka.real`` at ``ctx.prec`` bits (216 for 64 digits), tolerance
   ``--heyoka-tol`` (default the context's eps, which is also heyoka's default).  Its
@@ -43,7 +50,9 @@ at the same precision:
   heyoka's state is (q, q'); its end state is turned into (q, p) with mpvi's
   ``system.momentum``.
 
-Printed: the wall time of each integration, heyoka's one-off JIT compilation time (shown
+mpvi's compiled step is built (or loaded from the disk cache) by one untimed warm-up step
+(``MPVI_COMPILE_AFTER`` defaults to 0 here), counted in its setup time.  Printed: the wall
+time of each integration, heyoka's one-off JIT compilation time (shown
 separately, and in a second ratio: it is paid once per system and precision), the ratios
 mpvi / heyoka, mpvi's error estimate, the agreement |q_mpvi(T) - q_heyoka(T)|_2 and
 |p_mpvi(T) - p_heyoka(T)|_2, the precision.  Progress lines go to stderr.  The exit status
@@ -51,8 +60,8 @@ is 1 if the error estimate or the agreement exceeds the target (the times then d
 compare equal accuracies), 0 otherwise -- also when heyoka.py is missing, after printing
 how to install it and the mpvi time alone.
 
-The last lines put the ratio in numbers: steps and ms per step of both Taylor methods
-(mpvi's fixed step, heyoka's adaptive one); for GBS, mpvi's time per right-hand side
+The last lines put the ratio in numbers: the steps taken and ms per step of both Taylor
+methods (for mpvi's adaptive one its substeps); for GBS, mpvi's time per right-hand side
 evaluation against one evaluation of the same equations in heyoka's compiled code
 (``heyoka.cfunc``), and what the GBS evaluations would cost at that speed.  Measured
 numbers and the choice of H, order and levels: ``benchmarks/README.md``.  The machine is noisy: compare ratios of one
@@ -63,6 +72,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import random
 import sys
 import time
@@ -72,7 +82,9 @@ from fractions import Fraction
 import numpy as np
 
 from mpvi import get_context, solve
+from mpvi.cbackend import ENV_COMPILE_AFTER
 from mpvi.kernels import explicit_steps, taylor_steps
+from mpvi.taylor import jorba_zou_order
 from mpvi.repro.studies import fraction, steps
 from mpvi.systems.double_pendulum import nonlinear_double_pendulum
 
@@ -82,6 +94,9 @@ except ImportError:                        # the benchmark's optional dependency
     heyoka = None
 
 INSTALL_HINT = "pip install heyoka"
+WARM_UP_H = "1/1000"
+"""One untimed step of this size builds the compiled step (or loads it from the disk
+cache) before the timed run: counted in the setup time."""
 PROGRESS_LINES = 10
 """A GBS run prints a progress line after each tenth of its steps."""
 CHECK_STATES = 8
@@ -117,16 +132,28 @@ def default_target(dps):
 
 # ----- mpvi: the Taylor and GBS references -----------------------------------------------
 
+TOL_MARGIN = 100
+"""The default Taylor tolerance is the target over this: the global error over 10 s stays
+within a few tol (measured: tol 1e-57 gives 1.4e-57 at 64 digits)."""
+CHECK_TIGHTER = 10 ** 6
+"""The check run of the adaptive Taylor method is at tol / CHECK_TIGHTER (not below eps)."""
+
+
+def default_taylor_tol(target):
+    """The adaptive Taylor method's default tolerance: the target / TOL_MARGIN."""
+    return target / TOL_MARGIN
+
+
 def default_order(target):
     """The Taylor order for an accuracy ``target`` (a float): ceil(-ln(target) / 2), the
     most economical order of Jorba & Zou (2005), Sec. 3.2 (64 at 1e-55, 138 at 1e-119)."""
     return math.ceil(-math.log(target) / 2)
 
 
-def method_run(prob, method, H, n, params, label):
+def method_run(prob, method, H, n, params, label, check_stability=True):
     """``n`` steps of ``method`` of size ``H`` (decimal string) from the problem's initial
     state (one :func:`mpvi.solve` run), with a progress line after each tenth of the
-    steps.  Returns (Q, P, wall seconds): the states at every node."""
+    steps.  Returns (Q, P, wall seconds, the solution's stats): the states at every node."""
     ctx = prob.system.ctx
     h = ctx.num(H)
     marks = {round(n * k / PROGRESS_LINES) for k in range(1, PROGRESS_LINES + 1)}
@@ -138,9 +165,10 @@ def method_run(prob, method, H, n, params, label):
         if done[0] in marks:
             say(f"  {label}: t = {ctx.to_float(t):g} s ({100 * done[0] // n}%), "
                 f"{time.perf_counter() - start:.1f} s")
-    sol = solve(prob, method, h=h, n=n, callback=tick, **params)
+    sol = solve(prob, method, h=h, n=n, callback=tick, check_stability=check_stability,
+                **params)
     wall = time.perf_counter() - start
-    return sol.q, sol.p, wall
+    return sol.q, sol.p, wall, sol.stats
 
 
 def halve(H):
@@ -157,38 +185,63 @@ def rhs_evaluations(levels):
     return 1 + levels ** 2
 
 
-def mpvi_reference(ctx, T, method, H, order_param, check):
-    """mpvi's reference over [0, T] by ``method`` ("taylor": ``order_param`` is the order;
-    "gbs": the levels) and, if ``check``, its error estimate from a run at H/2.  Returns a
-    dict of plain values and the end state (q, p) in ``ctx``."""
+def mpvi_reference(ctx, T, method, H, order_param, check, tol=None):
+    """mpvi's reference over [0, T] by ``method`` ("taylor": ``order_param`` is the order,
+    None for Jorba & Zou's from ``tol``, and ``tol`` the tolerance of the adaptive step or
+    None for fixed steps; "gbs": the levels) and, if ``check``, its error estimate from a
+    second run (a tighter tolerance, or H/2).  Returns a dict of plain values and the end
+    state (q, p) in ``ctx``."""
     t0 = time.perf_counter()
+    os.environ.setdefault(ENV_COMPILE_AFTER, "0")      # compiled at the first call: below
     prob = nonlinear_double_pendulum(ctx)
     prob.system.hamiltonian_rhs(prob.q0, prob.p0)      # sympy derivation + lambdify, once
-    setup = time.perf_counter() - t0
     n = steps(T, H)
+    adaptive = method == "taylor" and tol is not None
     if method == "taylor":
-        params, order = {"degree": order_param}, order_param
-        compiled = taylor_steps(prob.system)[1] is not None
+        params = {"degree": order_param, "tol": tol}
+        order = order_param or jorba_zou_order(tol, ctx)
+        compiled = taylor_steps(prob.system).compiled is not None
         evaluations = None
     else:
         params, order = {"levels": order_param}, 2 * order_param
         compiled = explicit_steps(prob.system) is not None
         evaluations = n * rhs_evaluations(order_param)
     name = {"taylor": "Taylor", "gbs": "GBS"}[method]
-    say(f"mpvi: {name} of order {order}, {n} steps of H = {H} s, context {ctx.name}")
-    Q, P, wall = method_run(prob, method, H, n, params, f"mpvi {name}")
-    out = {"scheme": method, "order": order, "H": H, **params, "steps": n,
+    method_run(prob, method, WARM_UP_H, 1, params, f"mpvi {name} warm-up", False)
+    setup = time.perf_counter() - t0                   # the step's compilation included
+    what = (f"adaptive (tol {ctx.to_str(tol, 3)}), nodes every H = {H} s" if adaptive else
+            f"{n} steps of H = {H} s")
+    say(f"mpvi: {name} of order {order}, {what}, context {ctx.name}")
+    # the adaptive substeps resolve the motion: the nodes are only where the state is saved
+    Q, P, wall, stats = method_run(prob, method, H, n, params, f"mpvi {name}",
+                                   check_stability=not adaptive)
+    out = {"scheme": method, "order": order, "H": H, **params, "adaptive": adaptive,
+           "steps": n, "substeps": stats.get("substeps"),
            "compiled": compiled, "rhs_evaluations": evaluations, "setup_s": setup,
            "time_s": wall, "q_end": Q[-1], "p_end": P[-1], "prob": prob}
+    if adaptive:
+        out["tol"] = ctx.to_float(tol)
     if check:
-        half = halve(H)
-        say(f"mpvi check (not timed): {name} of order {order}, {2 * n} steps of H/2 = {half} s")
-        Qh, Ph, wall_h = method_run(prob, method, half, 2 * n, params, f"mpvi {name} check")
-        out["check_H"] = half
-        out["check_time_s"] = wall_h
+        if adaptive:
+            tight = max(tol / CHECK_TIGHTER, ctx.eps)
+            say(f"mpvi check (not timed): {name} at tol {ctx.to_str(tight, 3)}")
+            Qc, Pc, wall_c, _ = method_run(prob, method, H, n, {"tol": tight},
+                                           f"mpvi {name} check", check_stability=False)
+            out["check_tol"] = ctx.to_float(tight)
+            kind = "tol"
+        else:
+            half = halve(H)
+            say(f"mpvi check (not timed): {name} of order {order}, {2 * n} steps of H/2 = {half} s")
+            Qc, Pc, wall_c, _ = method_run(prob, method, half, 2 * n, params,
+                                           f"mpvi {name} check")
+            Qc, Pc = Qc[::2], Pc[::2]
+            out["check_H"] = half
+            kind = "H/2"
+        out["check_time_s"] = wall_c
+        out["check_kind"] = kind
         out["error_estimate"] = {
-            "q": max(ctx.norm2(a - b) for a, b in zip(Q, Qh[::2])),
-            "p": max(ctx.norm2(a - b) for a, b in zip(P, Ph[::2]))}
+            "q": max(ctx.norm2(a - b) for a, b in zip(Q, Qc)),
+            "p": max(ctx.norm2(a - b) for a, b in zip(P, Pc))}
     return out
 
 
@@ -337,7 +390,7 @@ def build_report(ctx, args, target, mpvi, hy):
            "T": args.T, "context": ctx.name, "dps": ctx.dps, "prec_bits": ctx.prec,
            "eps": f(ctx.eps), "target": f(target)}
     m = {k: v for k, v in mpvi.items() if k not in ("q_end", "p_end", "prob", "error_estimate")}
-    m["ms_per_step"] = mpvi["time_s"] / mpvi["steps"] * 10 ** 3
+    m["ms_per_step"] = mpvi["time_s"] / (mpvi["substeps"] or mpvi["steps"]) * 10 ** 3
     if mpvi["rhs_evaluations"]:
         m["us_per_rhs_evaluation"] = mpvi["time_s"] / mpvi["rhs_evaluations"] * 10 ** 6
     m["q_end"] = [ctx.to_str(x) for x in mpvi["q_end"]]
@@ -382,16 +435,20 @@ def print_report(rep):
     if m["scheme"] == "gbs":
         what = (f"GBS order {m['order']} (levels {m['levels']}), {m['steps']} steps of "
                 f"H = {m['H']} s, {m['rhs_evaluations']} rhs evaluations")
+    elif m["adaptive"]:
+        what = (f"Taylor order {m['order']}, adaptive (tol {m['tol']:.3g}): {m['substeps']} "
+                f"steps, nodes every H = {m['H']} s")
     else:
         what = f"Taylor order {m['order']}, {m['steps']} steps of H = {m['H']} s"
     print(f"mpvi   {what}: {m['time_s']:.2f} s, {m['ms_per_step']:.2f} ms per step ({path}; "
-          f"+ {m['setup_s']:.2f} s sympy/lambdify setup)")
+          f"+ {m['setup_s']:.2f} s setup: sympy, code generation, compilation)")
     if "error_estimate" in m:
         e = m["error_estimate"]
-        print(f"       error estimate max_j |X(H) - X(H/2)|: q {e['q']:.2e}, p {e['p']:.2e}")
+        against = (f"X(tol {m['check_tol']:.3g})" if m.get("check_kind") == "tol" else "X(H/2)")
+        print(f"       error estimate max_j |X - {against}|: q {e['q']:.2e}, p {e['p']:.2e}")
     else:
         print("       error estimate: not computed (--no-check)")
-    status = {True: "met", False: "NOT met", None: "not shown (no H/2 check, no heyoka)"}
+    status = {True: "met", False: "NOT met", None: "not shown (no check run, no heyoka)"}
     if h is None:
         print(f"heyoka.py is not installed ({INSTALL_HINT}); it is an optional dependency of "
               "this benchmark only, so only the mpvi time is reported")
@@ -415,9 +472,10 @@ def print_report(rep):
               f"{rep['gbs_evaluations_at_compiled_cost_s']:.2f} s against heyoka's "
               f"{h['time_s']:.2f} s for {h['steps']} Taylor steps of order {h['taylor_order']}.")
     else:
-        print(f"{faster}.  mpvi's fixed-step Taylor method takes {m['steps']} steps of order "
-              f"{m['order']} at {m['ms_per_step']:.2f} ms, heyoka's adaptive one "
-              f"{h['steps']} steps of order {h['taylor_order']} at {h['ms_per_step']:.2f} ms.")
+        kind = "adaptive" if m["adaptive"] else "fixed-step"
+        print(f"{faster}.  mpvi's {kind} Taylor method takes {m['substeps'] or m['steps']} "
+              f"steps of order {m['order']} at {m['ms_per_step']:.2f} ms, heyoka's adaptive "
+              f"one {h['steps']} steps of order {h['taylor_order']} at {h['ms_per_step']:.2f} ms.")
     print(f"target accuracy {rep['target']:.0e}: {status[rep['target_met']]}")
 
 
@@ -434,10 +492,15 @@ def main(argv=None):
                     help="accuracy the reference must reach (default 10^-(dps-9): 1e-55 at 64 digits)")
     ap.add_argument("--method", choices=("taylor", "gbs"), default="taylor",
                     help="mpvi's reference method (default taylor)")
-    ap.add_argument("--taylor-H", default="0.0125",
-                    help="Taylor step in s (default 0.0125; see benchmarks/README.md)")
+    ap.add_argument("--taylor-tol", default=None,
+                    help="tolerance of the adaptive Taylor step (default the target / 100; "
+                         "'eps': the context's eps; 'fixed': fixed steps of --taylor-H)")
+    ap.add_argument("--taylor-H", default=None,
+                    help="spacing of the Taylor nodes in s (default 1; with --taylor-tol "
+                         "fixed the step, default 0.0125; see benchmarks/README.md)")
     ap.add_argument("--taylor-order", type=int, default=None,
-                    help="Taylor order (default ceil(-ln(target) / 2): 64 at 1e-55, 138 at 1e-119)")
+                    help="Taylor order (default: adaptive ceil(-ln(tol) / 2 + 1), fixed "
+                         "ceil(-ln(target) / 2): 64 at 1e-55, 138 at 1e-119)")
     ap.add_argument("--gbs-H", default="0.02",
                     help="GBS step in s (default 0.02; chosen for 64 digits, see benchmarks/README.md)")
     ap.add_argument("--gbs-levels", type=int, default=24,
@@ -465,9 +528,15 @@ def main(argv=None):
 def run(ctx, args):
     """The benchmark in ``ctx`` (active): the exit status."""
     target = ctx.num(args.target or default_target(args.dps))
-    if args.method == "taylor":
+    if args.method == "taylor" and args.taylor_tol == "fixed":
         order = args.taylor_order or default_order(ctx.to_float(target))
-        mpvi = mpvi_reference(ctx, args.T, "taylor", args.taylor_H, order, not args.no_check)
+        mpvi = mpvi_reference(ctx, args.T, "taylor", args.taylor_H or "0.0125", order,
+                              not args.no_check)
+    elif args.method == "taylor":
+        tol = (default_taylor_tol(target) if args.taylor_tol is None else
+               ctx.eps if args.taylor_tol == "eps" else ctx.num(args.taylor_tol))
+        mpvi = mpvi_reference(ctx, args.T, "taylor", args.taylor_H or "1", args.taylor_order,
+                              not args.no_check, tol)
     else:
         mpvi = mpvi_reference(ctx, args.T, "gbs", args.gbs_H, args.gbs_levels, not args.no_check)
     hy = None
@@ -483,8 +552,9 @@ def run(ctx, args):
         print_report(rep)
     if rep["target_met"] is False:
         say(f"target accuracy {args.target or default_target(args.dps)} NOT met (see the error "
-            "estimate and the agreement): choose a smaller --taylor-H (or --gbs-H), a higher "
-            "--taylor-order (other --gbs-levels) or a smaller --heyoka-tol")
+            "estimate and the agreement): choose a smaller --taylor-tol (with --taylor-tol "
+            "fixed a smaller --taylor-H, a higher --taylor-order), a smaller --gbs-H (other "
+            "--gbs-levels) or a smaller --heyoka-tol")
         return 1
     return 0
 

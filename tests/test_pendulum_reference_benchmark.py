@@ -14,8 +14,9 @@ from mpvi.systems.double_pendulum import nonlinear_double_pendulum
 PATH = Path(__file__).resolve().parents[1] / "benchmarks" / "pendulum_reference.py"
 CHEAP = ["--method", "gbs", "--dps", "30", "--T", "0.2", "--gbs-H", "0.1", "--gbs-levels", "8",
          "--target", "1e-12", "--json"]
-TAYLOR = ["--dps", "30", "--T", "0.2", "--taylor-H", "0.05", "--taylor-order", "20",
-          "--target", "1e-12", "--json"]
+TAYLOR = ["--dps", "30", "--T", "0.2", "--taylor-H", "0.1", "--target", "1e-12", "--json"]
+FIXED = ["--dps", "30", "--T", "0.2", "--taylor-tol", "fixed", "--taylor-H", "0.05",
+         "--taylor-order", "20", "--target", "1e-12", "--json"]
 
 
 @pytest.fixture(scope="module")
@@ -68,17 +69,36 @@ def test_report_and_agreement(bench, heyoka, capsys):
 
 
 def test_the_taylor_reference_is_the_default(bench, heyoka, capsys):
-    """The default method: Taylor (order 20, four steps here), its error estimate and the
-    agreement with heyoka within the target; the default order ceil(-ln(target) / 2)."""
-    assert [bench.default_order(t) for t in (1e-12, 1e-55, 1e-119)] == [14, 64, 138]
+    """The default method: the adaptive Taylor method at tol = target / 100 (Jorba & Zou's
+    order ceil(-ln(1e-14) / 2 + 1) = 18), its error estimate against a run at tol / 10^6
+    and the agreement with heyoka within the target, the steps of both printed."""
     assert bench.main(TAYLOR) == 0
-    rep = json.loads(capsys.readouterr().out)
+    out = capsys.readouterr().out
+    rep = json.loads(out)
     m = rep["mpvi"]
-    assert m["scheme"] == "taylor" and m["order"] == 20 and m["steps"] == 4
+    assert m["scheme"] == "taylor" and m["adaptive"] is True and m["order"] == 18
+    assert m["tol"] == pytest.approx(1e-14) and m["check_tol"] == pytest.approx(1e-20)
+    assert m["steps"] == 2 and m["substeps"] >= 2 and rep["heyoka"]["steps"] >= 1
+    assert m["ms_per_step"] == pytest.approx(m["time_s"] / m["substeps"] * 1000)
     assert m["rhs_evaluations"] is None and "us_per_rhs_evaluation" not in m
     assert max(m["error_estimate"].values()) <= rep["target"]
     assert max(rep["agreement"].values()) <= rep["target"] and rep["target_met"] is True
-    assert bench.main(TAYLOR + ["--taylor-order", "2"]) == 1
+    # a tolerance far above the target: the check run and the agreement show it
+    assert bench.main(TAYLOR + ["--taylor-tol", "1e-4"]) == 1
+    assert "NOT met" in capsys.readouterr().err
+
+
+def test_the_fixed_step_taylor_reference(bench, heyoka, capsys):
+    """--taylor-tol fixed: order 20, four steps of 0.05 s, its error estimated at H/2; the
+    default order ceil(-ln(target) / 2); order 2 misses the target."""
+    assert [bench.default_order(t) for t in (1e-12, 1e-55, 1e-119)] == [14, 64, 138]
+    assert bench.main(FIXED) == 0
+    rep = json.loads(capsys.readouterr().out)
+    m = rep["mpvi"]
+    assert m["adaptive"] is False and m["order"] == 20 and m["steps"] == 4
+    assert m["substeps"] == 4 and m["check_H"] == "0.025"
+    assert max(m["error_estimate"].values()) <= rep["target"] and rep["target_met"] is True
+    assert bench.main(FIXED + ["--taylor-order", "2"]) == 1
     assert "NOT met" in capsys.readouterr().err
 
 
