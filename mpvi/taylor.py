@@ -206,10 +206,15 @@ class _Builder:
             name = node.func.id
             if name == "mpf":
                 arg = node.args[0]
+                sign = 1
+                if (isinstance(arg, ast.UnaryOp) and isinstance(arg.op, ast.USub)
+                        and isinstance(arg.operand, ast.Constant)
+                        and type(arg.operand.value) is int):   # mpf(-3): a negative integer
+                    arg, sign = arg.operand, -1
                 if not (isinstance(arg, ast.Constant) and isinstance(arg.value, (int, str))):
                     raise TaylorUnsupported(f"mpf of {ast.unparse(arg)[:40]}")
                 d = self.new_fixed()
-                self.fixed.append(("mpf", d, arg.value))
+                self.fixed.append(("mpf", d, -arg.value if sign < 0 else arg.value))
                 return d
             a = self.operand(self.value(node.args[0], env))
             if a[0] == "f":
@@ -376,7 +381,8 @@ def jorba_zou_order(tol: Any, ctx: Any, rate: int = 2) -> int:
     Returns
     -------
     int
-        The order (at least 2): 33 at tol = 1e-28, 75 at 1e-64, 149 at 1e-128.
+        The order (at least 2): 34 at tol = 1e-28, 75 at 1e-64, 149 at 1e-128; 76 at
+        the eps of 64 digits (1.9e-65), heyoka.py's order there.
     """
     from .dense import floor
     x = 1 - ctx.log(tol) / rate
