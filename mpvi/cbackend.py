@@ -1856,12 +1856,14 @@ def translate_taylor(name: str, tape, prec: int, note: str = "") -> str:
     :class:`mpvi.taylor.TaylorEvaluator` (the same recurrences, operation by operation):
     ``step(t, y, h, order, params, eps)`` -> the new y as a list;
     ``adaptive(t, y, h, order, params, eps, factor, record)`` -> (the new y, the number
-    of substeps, the interior substep ends or None), Jorba & Zou's adaptive substeps; and
+    of substeps, the interior substep ends or None), Jorba & Zou's adaptive substeps --
+    (None, substeps, [tau, hs]) where Python raises :func:`mpvi.taylor.substep_limit`; and
     ``coefficients(t, y, order, params, eps)`` -> the flat list of the coefficients y_0 ..
     y_order.  Each returns None where Python takes another path (a singular M_0 in a
     solve; a substep that no longer moves the time; an argument wider than the context):
     the caller then runs the Python step, which raises its error.  ``setup`` takes a
     one-element tuple: the list of the tape's constants."""
+    from .taylor import MAX_SUBSTEPS
     F = lambda o: f"F[{o[1]}]"                      # noqa: E731
     S = lambda o, k: f"S[{o[1]}][{k}]"              # noqa: E731
 
@@ -2068,7 +2070,8 @@ def translate_taylor(name: str, tape, prec: int, note: str = "") -> str:
         nparr=sum(1 for i in tape.fixed if i[0] == "param"),
         state=", ".join(map(str, tape.state)), fixed="\n".join(f"    {x}" for x in fixed),
         body="\n".join(f"    {x}" for x in body), outputs="\n".join(f"        {x}" for x in outputs),
-        time=time, solve=_SOLVE, number=_NUMBER, note=note.replace("*/", "* /"))
+        time=time, solve=_SOLVE, number=_NUMBER, note=note.replace("*/", "* /"),
+        max_substeps=MAX_SUBSTEPS)
 
 
 _TAYLOR_TEMPLATE = r"""
@@ -2090,6 +2093,7 @@ _TAYLOR_TEMPLATE = r"""
 #define NF {nf}
 #define NC {ncr}
 #define NPAR {nparr}
+#define MAX_SUBSTEPS {max_substeps}L
 static mpfr_t limit, ZERO, W, W2, ACC, SF, SS, STINY, KS[{nc}], RHS[N], Ao[N * N], bo[N], vx[N];
 static mpfr_t FS[NF], Y[NY], yslot[NY], tslot, hslot, eslot, fslot, parslot[{npar}];
 static mpfr_t TAU, TEND, REM, HS, SC, NM, R, X, INV1, INV2;
@@ -2278,6 +2282,14 @@ static PyObject *adaptive(PyObject *self, PyObject *const *args, Py_ssize_t narg
         }}
         if (last) mpfr_set(HS, REM, MPFR_RNDN);
         else {{
+            mpfr_mul_si(X, HS, MAX_SUBSTEPS - nsub, MPFR_RNDN);
+            if (mpfr_cmpabs(REM, X) > 0) {{                /* Python raises substep_limit */
+                Py_XDECREF(bounds);
+                mpfr_ptr where[2] = {{TAU, HS}};
+                PyObject *pair = nw_result(where, 2);
+                if (pair == NULL) return NULL;
+                return Py_BuildValue("(OlN)", Py_None, nsub, pair);
+            }}
             if (!forward) mpfr_neg(HS, HS, MPFR_RNDN);
             mpfr_add(X, TAU, HS, MPFR_RNDN);
             if (mpfr_equal_p(X, TAU)) goto fallback;      /* Python raises StepSizeCollapse */

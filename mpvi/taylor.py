@@ -65,10 +65,41 @@ class TaylorUnsupported(ValueError):
 
 
 class StepSizeCollapse(SingularityCrossed):
-    """An adaptive Taylor substep too small to move the time: the estimated radius of
-    convergence of the solution vanishes there (it runs into a singularity: a collision,
-    a pole of the field).  :func:`mpvi.solve` reports it as :class:`mpvi.IntegrationError`
-    with the step and the time."""
+    """An adaptive Taylor step that cannot be completed: a substep too small to move the
+    time (the estimated radius of convergence of the solution vanishes there: it runs into
+    a singularity, a collision, a pole of the field), or, at the pace of the substeps, more
+    than :data:`MAX_SUBSTEPS` of them in one step.  :func:`mpvi.solve` reports it as
+    :class:`mpvi.IntegrationError` with the step and the time."""
+
+
+MAX_SUBSTEPS = 10000
+"""The most adaptive substeps in one step of :func:`mpvi.solve`: a step whose remainder
+would need more at the pace of the current substep is refused at once (rather than
+computing for minutes), naming a smaller h."""
+
+
+def substep_limit(ctx: Any, h: Any, tau: Any, hs: Any) -> StepSizeCollapse:
+    """The error for a step of ``h`` that would need more than :data:`MAX_SUBSTEPS`
+    substeps at the pace of the substep ``hs`` at ``tau``.
+
+    Parameters
+    ----------
+    ctx : context
+        The number context.
+    h, tau, hs : number
+        The step, the time reached, the substep there.
+
+    Returns
+    -------
+    StepSizeCollapse
+        The error to raise.
+    """
+    return StepSizeCollapse(
+        f"the step h = {ctx.to_str(h, 5)} would need more than {MAX_SUBSTEPS} adaptive "
+        f"Taylor substeps at the pace of the substep {ctx.to_str(hs, 3)} at t = "
+        f"{ctx.to_str(tau, 10)}: the solution's radius of convergence is that small there "
+        f"(near a singularity of the solution -- a collision, a pole of the field -- or "
+        f"against a large h: then take a smaller h, the substeps between the nodes adapt)")
 
 
 SERIES_FUNCTIONS = ("sin", "cos", "exp", "log", "sqrt")
@@ -512,7 +543,8 @@ class TaylorEvaluator:
 
         Returns (the new y as a list, the number of substeps, None or -- with ``record``
         -- the flat list [tau_1, y(tau_1).., tau_2, ...] of the interior substep ends).
-        Raises :class:`StepSizeCollapse` where a substep no longer moves the time."""
+        Raises :class:`StepSizeCollapse` where a substep no longer moves the time or the
+        rest of the step would need more than :data:`MAX_SUBSTEPS` at its pace."""
         ctx = self.ctx
         F = self.fixed_values(params)
         inverses = (ctx.one / (order - 1), ctx.one / order)
@@ -531,6 +563,8 @@ class TaylorEvaluator:
             if last:
                 hs = rem
             else:
+                if abs(rem) > hs * (MAX_SUBSTEPS - nsub):
+                    raise substep_limit(ctx, h, tau, hs)
                 if not forward:
                     hs = -hs
                 if tau + hs == tau:

@@ -245,13 +245,30 @@ def test_singular_factors_are_checked_at_every_substep_end():
 
 def test_a_collision_is_reported_not_crossed():
     """V = -1/q falling from q = 1 at rest hits q = 0 at t = pi / (2 sqrt 2): the substeps
-    shrink with the radius of convergence until they no longer move the time, and the
-    run stops there with the step and the time."""
+    shrink with the radius of convergence, and the run stops there, naming the step and
+    the time, as soon as the rest of the step would need more than MAX_SUBSTEPS of them
+    (a quick refusal, not minutes of substeps), or when they no longer move the time."""
     S = mpvi.LagrangianSystem("fall", [q], sp.Matrix([[1]]), -1 / q, {}, G64)
     prob = mpvi.Problem(S, ["1"], p0=["0"])
     with pytest.raises(mpvi.IntegrationError, match=r"step 0 .*radius of convergence") as info:
         mpvi.solve(prob, "taylor", h=2, n=1, check_stability=False)
-    assert "t = 1.110720" in str(info.value)         # pi / (2 sqrt 2) = 1.1107207...
+    assert "at t = 1.110" in str(info.value)         # pi / (2 sqrt 2) = 1.1107207...
+    # a step ending 1e-62 past the collision: the substeps close in on it until they no
+    # longer move the time (the pace rule does not fire: 1e-62 is within 10^4 substeps)
+    with G64.active():
+        end = G64.pi / (2 * G64.sqrt(G64.num(2)))
+    with pytest.raises(mpvi.IntegrationError, match=r"shrank to .* at t = 1.11072073454, "
+                                                    r"below the resolution"):
+        mpvi.solve(prob, "taylor", h=end + G64.num("1e-62"), n=1, check_stability=False)
+
+
+def test_a_step_spanning_too_many_radii_is_refused_at_once():
+    """h = 10^6 on the pendulum would take about 10^6 substeps: refused after the first,
+    naming a smaller h, in every context."""
+    for ctx in (G64, mpvi.MPContext(16), mpvi.fp):
+        prob = mpvi.Problem(pendulum(ctx).system, ["1/2"], p0=["0"])
+        with pytest.raises(mpvi.IntegrationError, match=r"more than 10000 .*smaller h"):
+            mpvi.solve(prob, "taylor", h="1e6", n=1, check_stability=False)
 
 
 def test_bad_tolerances_and_degrees_are_refused():

@@ -32,7 +32,7 @@ import numpy as np
 
 from ..kernels import hamiltonian_field, taylor_steps
 from ..singular import SingularityCrossed, singularities
-from ..taylor import jorba_zou_order, step_factor
+from ..taylor import jorba_zou_order, step_factor, substep_limit
 from .base import Method, StepResult, check_count, check_step, register
 
 FIXED_DEGREE = 32
@@ -133,7 +133,11 @@ def prepare(system, h, ctx, check_stability=True, degree=None, tol="eps"):
             return (python.step(t, y0, h, degree) if out is None else out), 1, None
         out = (compiled.adaptive(t, y0, h, degree, factor, record) if compiled is not None
                else None)
-        return python.adaptive(t, y0, h, degree, factor, record) if out is None else out
+        if out is None:
+            return python.adaptive(t, y0, h, degree, factor, record)
+        if out[0] is None:                      # the compiled steps' substep limit
+            raise substep_limit(ctx, h, *out[2])
+        return out
 
     def check(bounds, nsub, signs):
         """The singular factors at the interior substep ends keep their signs."""
