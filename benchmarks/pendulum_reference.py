@@ -35,9 +35,10 @@ at the same precision:
 
   Its error is *shown*, not assumed: a second run (not timed; ``--no-check`` skips it)
   gives max_j |X - X'| over the common nodes t_j = j H, which estimates the error of the
-  timed run: for the adaptive Taylor method a run at the tolerance tol / 10^6 (but not
-  below the context's eps; its error is that much smaller), for the fixed steps a run at
-  H/2 (its truncation error is 2^order times smaller).
+  timed run: for the adaptive Taylor method a run at the tolerance tol / 10^6 (its error
+  is that much smaller; with 10 digits more when that is below 16 eps, so that rounding
+  does not hide it), for the fixed steps a run at H/2 (its truncation error is 2^order
+  times smaller).
 * **heyoka.py** (optional; ``pip install heyoka``): ``taylor_adaptive`` with
   ``fp_type=heyoka.real`` at ``ctx.prec`` bits (216 for 64 digits), tolerance
   ``--heyoka-tol`` (default the context's eps, which is also heyoka's default).  Its
@@ -136,7 +137,10 @@ TOL_MARGIN = 100
 """The default Taylor tolerance is the target over this: the global error over 10 s stays
 within a few tol (measured: tol 1e-57 gives 1.4e-57 at 64 digits)."""
 CHECK_TIGHTER = 10 ** 6
-"""The check run of the adaptive Taylor method is at tol / CHECK_TIGHTER (not below eps)."""
+"""The check run of the adaptive Taylor method is at tol / CHECK_TIGHTER ..."""
+CHECK_EPS = 16
+CHECK_DIGITS = 10
+"""... in a context CHECK_DIGITS digits wider when that is below CHECK_EPS eps."""
 
 
 def default_taylor_tol(target):
@@ -223,11 +227,21 @@ def mpvi_reference(ctx, T, method, H, order_param, check, tol=None):
         out["tol"] = ctx.to_float(tol)
     if check:
         if adaptive:
-            tight = max(tol / CHECK_TIGHTER, ctx.eps)
-            say(f"mpvi check (not timed): {name} at tol {ctx.to_str(tight, 3)}")
-            Qc, Pc, wall_c, _ = method_run(prob, method, H, n, {"tol": tight},
+            tight = tol / CHECK_TIGHTER
+            # below the rounding of ctx: the check runs with CHECK_DIGITS more digits
+            wide = (ctx if tight >= CHECK_EPS * ctx.eps else
+                    type(ctx)(ctx.dps + CHECK_DIGITS))
+            ctx.activate()                     # (a new context made its precision current)
+            say(f"mpvi check (not timed): {name} at tol {ctx.to_str(tight, 3)}, "
+                f"{wide.dps} digits")
+            Qc, Pc, wall_c, _ = method_run(nonlinear_double_pendulum(wide), method, H, n,
+                                           {"tol": wide.num(ctx.dump(tight))},
                                            f"mpvi {name} check", check_stability=False)
+            Qc, Pc = ([[ctx.num(wide.dump(z)) for z in row] for row in X] for X in (Qc, Pc))
+            Qc, Pc = ctx.matrix(Qc), ctx.matrix(Pc)
+            ctx.activate()
             out["check_tol"] = ctx.to_float(tight)
+            out["check_dps"] = wide.dps
             kind = "tol"
         else:
             half = halve(H)
@@ -444,7 +458,8 @@ def print_report(rep):
           f"+ {m['setup_s']:.2f} s setup: sympy, code generation, compilation)")
     if "error_estimate" in m:
         e = m["error_estimate"]
-        against = (f"X(tol {m['check_tol']:.3g})" if m.get("check_kind") == "tol" else "X(H/2)")
+        against = (f"X(tol {m['check_tol']:.3g}, {m['check_dps']} digits)"
+                   if m.get("check_kind") == "tol" else "X(H/2)")
         print(f"       error estimate max_j |X - {against}|: q {e['q']:.2e}, p {e['p']:.2e}")
     else:
         print("       error estimate: not computed (--no-check)")

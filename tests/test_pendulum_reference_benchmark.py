@@ -83,6 +83,12 @@ def test_the_taylor_reference_is_the_default(bench, heyoka, capsys):
     assert m["rhs_evaluations"] is None and "us_per_rhs_evaluation" not in m
     assert max(m["error_estimate"].values()) <= rep["target"]
     assert max(rep["agreement"].values()) <= rep["target"] and rep["target_met"] is True
+    assert m["check_dps"] == 30
+    # at tol = eps the check runs 10 digits wider (at 30 digits it would show only rounding)
+    assert bench.main(TAYLOR + ["--taylor-tol", "eps"]) == 0
+    m = json.loads(capsys.readouterr().out)["mpvi"]
+    assert m["order"] == 37 and m["check_dps"] == 40           # eps = 1.97e-31
+    assert 0 < max(m["error_estimate"].values()) < 1e-25
     # a tolerance far above the target: the check run and the agreement show it
     assert bench.main(TAYLOR + ["--taylor-tol", "1e-4"]) == 1
     assert "NOT met" in capsys.readouterr().err
