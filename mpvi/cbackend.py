@@ -1863,7 +1863,6 @@ def translate_taylor(name: str, tape, prec: int, note: str = "") -> str:
     solve; a substep that no longer moves the time; an argument wider than the context):
     the caller then runs the Python step, which raises its error.  ``setup`` takes a
     one-element tuple: the list of the tape's constants."""
-    from .taylor import MAX_SUBSTEPS
     F = lambda o: f"F[{o[1]}]"                      # noqa: E731
     S = lambda o, k: f"S[{o[1]}][{k}]"              # noqa: E731
 
@@ -2071,7 +2070,7 @@ def translate_taylor(name: str, tape, prec: int, note: str = "") -> str:
         state=", ".join(map(str, tape.state)), fixed="\n".join(f"    {x}" for x in fixed),
         body="\n".join(f"    {x}" for x in body), outputs="\n".join(f"        {x}" for x in outputs),
         time=time, solve=_SOLVE, number=_NUMBER, note=note.replace("*/", "* /"),
-        max_substeps=MAX_SUBSTEPS)
+        max_substeps=tape.max_substeps)
 
 
 _TAYLOR_TEMPLATE = r"""

@@ -135,6 +135,9 @@ class Tape:
         (two functions may bind the same name to different values).
     form : "qp" (Hamilton's equations of an M, V system) or "qv" (the equations of motion
         of a general Lagrangian).
+    max_substeps : the most adaptive substeps of one step (:data:`MAX_SUBSTEPS`; carried by
+        the tape so that the compiled step, :func:`mpvi.cbackend.translate_taylor`, needs
+        no import of this module).
     """
 
     n: int
@@ -147,6 +150,7 @@ class Tape:
     outputs: list = field(default_factory=list)
     constants: list = field(default_factory=list)
     form: str = "qp"
+    max_substeps: int = MAX_SUBSTEPS
 
 
 class _Builder:
