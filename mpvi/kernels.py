@@ -153,7 +153,8 @@ def cached_kernel(system, key: tuple, build: Callable):
     generated code binds the context's functions and constants, e.g. pi, at its precision)."""
     full = (system.ctx.key, cbackend.active(system.ctx), system.signature) + tuple(key)
     if full not in _KERNELS:
-        _KERNELS[full] = build()
+        with cbackend.kernels_of(system.name):    # a kernel that stays in Python names it
+            _KERNELS[full] = build()
     return _KERNELS[full]
 
 

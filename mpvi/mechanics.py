@@ -54,6 +54,7 @@ import numpy as np
 import sympy as sp
 
 
+from . import cbackend
 from .codegen import TIME, check_functions, compile_exprs
 from .context import PrecisionError
 from .expressions import as_expression, as_matrix
@@ -407,7 +408,8 @@ class LagrangianSystem:
 
     # ----- compiled functions ------------------------------------------------------------
     def _compile(self, args, exprs, name="system"):
-        return compile_exprs(args, exprs, self.ctx, name)
+        with cbackend.kernels_of(self.name):        # a kernel that stays in Python names it
+            return compile_exprs(args, exprs, self.ctx, name)
 
     @property
     def _txvp(self):

@@ -41,6 +41,7 @@ from typing import Any, Sequence
 
 import sympy as sp
 
+from . import cbackend
 from .codegen import TIME, compile_exprs
 from .precision import sticky
 
@@ -198,7 +199,8 @@ class Singularities:
             One number of the system's context per factor.
         """
         if self._f is None:
-            self._f = compile_exprs(*self.exprs_args, self.system.ctx, "singular_factors")
+            with cbackend.kernels_of(self.system.name):   # a kernel that stays in Python names it
+                self._f = compile_exprs(*self.exprs_args, self.system.ctx, "singular_factors")
         return self._f([t], q, v, self.system.param_values)
 
     @staticmethod
