@@ -636,6 +636,93 @@ class _Translator:
         return {"groups": groups, "unpack": unpack, "results": results}
 
 
+COUNTED_OPERATIONS = {
+    "mpfr_add": "binary", "mpfr_sub": "binary", "mpfr_mul": "binary", "mpfr_div": "binary",
+    "mpfr_sqr": "unary", "mpfr_neg": "unary", "mpfr_abs": "unary",
+    "mpfr_add_si": "si", "mpfr_sub_si": "si", "mpfr_mul_si": "si", "mpfr_div_si": "si",
+    "mpfr_si_sub": "si_first", "mpfr_si_div": "si_first",
+    "mpfr_mul_2ui": "ui", "mpfr_div_2ui": "ui", "mpfr_pow_ui": "ui", "mpfr_pow_si": "si",
+    "mpfr_sin_cos": "sin_cos", "mpfr_sin": "unary", "mpfr_cos": "unary", "mpfr_tan": "unary",
+    "mpfr_exp": "unary", "mpfr_log": "unary", "mpfr_sqrt": "unary", "mpfr_rec_sqrt": "unary",
+    "mpfr_cbrt": "unary", "mpfr_pow": "binary", "mpfr_atan": "unary", "mpfr_atan2": "binary",
+    "mpfr_sinh": "unary", "mpfr_cosh": "unary", "mpfr_tanh": "unary", "mpfr_asin": "unary",
+    "mpfr_acos": "unary", "mpfr_atanh": "unary", "mpfr_asinh": "unary", "mpfr_acosh": "unary",
+    "mpfr_erf": "unary", "mpfr_erfc": "unary", "mpfr_gamma": "unary", "mpfr_lngamma": "unary",
+    "mpfr_digamma": "unary", "mpfr_zeta": "unary", "mpfr_eint": "unary", "mpfr_ai": "unary",
+    "mpfr_set": "copy", "mpfr_set_si": "set_si"}
+"""The MPFR functions an operation-counting build counts (:func:`operation_counts`), with
+the shape of their arguments: "binary" (out, a, b), "unary" (out, a), "si" (out, a,
+long), "si_first" (out, long, a), "ui" (out, a, unsigned long), "sin_cos" (sin, cos, a),
+"copy" (out, a) and "set_si" (out, long) -- the copies, not arithmetic."""
+
+ENV_COUNT = "MPVI_COUNT_OPERATIONS"
+"""``MPVI_COUNT_OPERATIONS=1`` (set before the first kernel is built) builds the compiled
+modules with a counter on every MPFR function of :data:`COUNTED_OPERATIONS`
+(:func:`operation_counts`): an instrument of ``benchmarks/step_speed.py --floor``, slower."""
+
+
+def _counting_source() -> str:
+    lines = ["#ifdef MPVI_COUNT",
+             f"static unsigned long long mpvi_counts[{len(COUNTED_OPERATIONS)}];",
+             "static const char *mpvi_counted[] = {"
+             + ", ".join(f'"{f}"' for f in COUNTED_OPERATIONS) + "};"]
+    for i, f in enumerate(COUNTED_OPERATIONS):
+        lines += [f"#undef {f}", f"#define {f}(...) (mpvi_counts[{i}]++, ({f})(__VA_ARGS__))"]
+    lines += [r"""/* operation_counts(reset): {function: calls} since the last reset */
+static PyObject *operation_counts(PyObject *self, PyObject *reset) {
+    PyObject *d = PyDict_New();
+    for (int i = 0; d != NULL && i < (int)(sizeof mpvi_counts / sizeof mpvi_counts[0]); i++) {
+        PyObject *v = PyLong_FromUnsignedLongLong(mpvi_counts[i]);
+        if (v == NULL || PyDict_SetItemString(d, mpvi_counted[i], v) < 0) { Py_XDECREF(v); Py_CLEAR(d); break; }
+        Py_DECREF(v);
+    }
+    if (d != NULL && PyObject_IsTrue(reset))
+        for (int i = 0; i < (int)(sizeof mpvi_counts / sizeof mpvi_counts[0]); i++) mpvi_counts[i] = 0;
+    return d;
+}
+#define MPVI_COUNT_METHOD {"operation_counts", (PyCFunction)operation_counts, METH_O, "MPFR calls"},
+#else
+#define MPVI_COUNT_METHOD
+#endif"""]
+    return "\n".join(lines) + "\n"
+
+
+_COUNTING = _counting_source()
+"""C of the operation-counting build (``#define MPVI_COUNT``, :data:`ENV_COUNT`): every
+function of :data:`COUNTED_OPERATIONS` counted; nothing in a normal build."""
+
+
+def counting() -> bool:
+    """Whether the modules built now count their MPFR operations (:data:`ENV_COUNT`)."""
+    return os.environ.get(ENV_COUNT, "0").strip() == "1"
+
+
+def operation_counts(reset: bool = False) -> dict:
+    """The MPFR calls made by the operation-counting modules loaded in this process
+    (built with ``MPVI_COUNT_OPERATIONS=1``), summed over the modules.
+
+    Parameters
+    ----------
+    reset : bool, default False
+        Set every counter to 0 after reading it.
+
+    Returns
+    -------
+    dict
+        MPFR function name (:data:`COUNTED_OPERATIONS`) -> calls since the last reset;
+        empty when no counting module is loaded.
+    """
+    total: dict = {}
+    with _lock:
+        modules = list(_MODULES.values())
+    for module in modules:
+        counts = getattr(module, "operation_counts", None)
+        if counts is not None:
+            for name, n in counts(reset).items():
+                total[name] = total.get(name, 0) + n
+    return total
+
+
 _POWERS = r"""
 /* x**e for the exponent e = p / 2^m that mpvi.codegen prints as mpf(p)/mpf(2^m): Python
    computes mpfr_pow(x, e), the correctly rounded x^(p/2^m).  The same value by square roots,
@@ -709,7 +796,7 @@ def translate(name: str, source: str, prec: int, constants: Sequence[str],
                        for n, z in tr.ints.items()] + [f"    {line}" for line in tr.init])
     decls = "\n".join(f"    mpfr_ptr v_{n} = NULL;" for n in names) or ""
     return _TEMPLATE.format(
-        powers=_POWERS,
+        shared=_COUNTING + _POWERS,
         name=name, prec=prec, ntemps=max(tr.temps, 1), nconst=max(len(constants), 1),
         nconst_real=len(constants), ngroups=len(groups), nslots=max(nslots, 1), decls=decls,
         read="\n".join(read), body=body, nresults=len(results), outs=outs, zinit=zinit,
@@ -732,7 +819,7 @@ static mpfr_t k[{nconst}];
 static mpfr_t z[{nz}];
 static mpfr_t limit;
 static int ready = 0;
-{powers}
+{shared}
 
 /* an argument: the mpfr_t of a gmpy2 mpfr, or an exact copy of a Python int */
 static mpfr_ptr arg(PyObject *x, int group, int index, mpfr_t *slot) {{
@@ -798,6 +885,7 @@ fail:
 static PyMethodDef methods[] = {{
     {{"f", (PyCFunction)(void (*)(void))f, METH_FASTCALL, "the compiled kernel"}},
     {{"setup", (PyCFunction)setup, METH_O, "the constant table (hoisted rationals, pi, E)"}},
+    MPVI_COUNT_METHOD
     {{NULL, NULL, 0, NULL}}
 }};
 
@@ -875,7 +963,7 @@ def translate_newton(name: str, sources: Sequence[str], constants: Sequence[Sequ
         outputs = evaluate[2] + "\n" + "\n".join(f"        oo[{i}] = {r};"
                                                   for i, r in enumerate(results[2]))
     return _NEWTON_TEMPLATE.format(
-        powers=_POWERS,
+        shared=_COUNTING + _POWERS,
         name=name, prec=prec, n=n, nk=max(nk, 1), np=max(np_, 1), nkr=nk, npr=np_,
         nout=max(len(results[2]) if len(parts) > 2 else 0, 1),
         has_outputs=int(len(parts) > 2), ntables=len(parts), decls="\n".join(decls),
@@ -964,7 +1052,7 @@ _NEWTON_TEMPLATE = r"""
 {decls}
 static mpfr_t limit;
 static int ready = 0;
-{powers}
+{shared}
 static mpfr_t xo[N], Ao[N][N], bo[N], dx[N], S, F, W1, W2, W3, TINY, DN1, DN2, XN, JN, RN;
 static mpfr_ptr dxp[N], xp[N], ap[N][N], bp[N], rp[N], Jp[N][N], rr[N], oo[NOUT];
 static mpfr_ptr kp[{nk}], pp[{np}], xin[N];
@@ -1126,6 +1214,7 @@ fallback:
 static PyMethodDef methods[] = {{
     {{"newton", (PyCFunction)(void (*)(void))newton, METH_FASTCALL, "Newton's method in MPFR"}},
     {{"setup", (PyCFunction)setup, METH_O, "the constant tables of the kernels"}},
+    MPVI_COUNT_METHOD
     {{NULL, NULL, 0, NULL}}
 }};
 
@@ -1235,7 +1324,7 @@ def translate_explicit(name: str, sources: Sequence[str], constants: Sequence[Se
         guards = ["if (gon) {"] + [f"    if (!sg_ok({r}, {j})) return 0;"
                                    for j, r in enumerate(factors)] + ["}"]
     return _EXPLICIT_TEMPLATE.format(
-        powers=_POWERS,
+        shared=_COUNTING + _POWERS,
         name=name, prec=prec, n=n, npar=max(npar, 1), nparr=npar,
         ntables=len(parts), ng=ng, ngr=max(ng, 1),
         guards="\n".join(f"    {x}" for x in guards),
@@ -1354,7 +1443,7 @@ _EXPLICIT_TEMPLATE = r"""
 {decls}
 static mpfr_t limit;
 static int ready = 0;
-{powers}
+{shared}
 static mpfr_ptr ft_[1], fy[NY], parp[{npar}], mp[N * N], bp[N], vxp[N], yin[NY];
 static mpfr_t fo[NY], vx[N], Ao[N * N], bo[N], W, SF, SS, STINY, BOUND, SUM, T1, T2, H0, H1, H2;
 static mpfr_t tslot, yslot[NY], hslot, eslot, parslot[{npar}];
@@ -1554,6 +1643,7 @@ static PyMethodDef methods[] = {{
     {{"rk4", (PyCFunction)(void (*)(void))rk4, METH_FASTCALL, "one RK4 step"}},
     {{"gbs", (PyCFunction)(void (*)(void))gbs, METH_FASTCALL, "one GBS step"}},
     {{"setup", (PyCFunction)setup, METH_O, "the constant tables of the field's functions"}},
+    MPVI_COUNT_METHOD
     {{NULL, NULL, 0, NULL}}
 }};
 
@@ -1625,7 +1715,7 @@ def translate_check(name: str, source: str, constants: Sequence[str], prec: int,
         guards += ["}"]
         gtable = f"    if (!nw_set_table(tables, 1, g_k, {len(guard[1])})) return NULL;"
     return _CHECK_TEMPLATE.format(
-        powers=_POWERS,
+        shared=_COUNTING + _POWERS,
         name=name, prec=prec, n=n, npar=npar, nparr=max(npar, 1), ng=ng, ngr=max(ng, 1),
         ntables=2 if guard is not None else 1, gtable=gtable,
         nconst_real=len(constants), decls="\n".join(decls),
@@ -1650,7 +1740,7 @@ _CHECK_TEMPLATE = r"""
 {decls}
 static mpfr_t limit;
 static int ready = 0;
-{powers}
+{shared}
 #define NPAR {npar}
 #define NG {ng}
 static mpfr_ptr tp[1], yp[2 * N], parp[{nparr}], mp[N * N], qm[N], qprev[N];
@@ -1734,6 +1824,7 @@ static PyObject *check(PyObject *self, PyObject *const *args, Py_ssize_t nargs) 
 static PyMethodDef methods[] = {{
     {{"check", (PyCFunction)(void (*)(void))check, METH_FASTCALL, "the checks after a step"}},
     {{"setup", (PyCFunction)setup, METH_O, "the constant table of the regularity kernel"}},
+    MPVI_COUNT_METHOD
     {{NULL, NULL, 0, NULL}}
 }};
 
@@ -2515,6 +2606,8 @@ def _plan(source: str, prec: int, constants: dict):
     except Unsupported as exc:
         _stays_in_python("kernel", exc)
         return None
+    if counting():
+        body = "#define MPVI_COUNT 1\n" + body
     name = f"mpvi_k{hashlib.sha256(body.encode()).hexdigest()[:16]}"
     return name, body.replace("mpvi_kernel", name), tc, [constants[n] for n in names]
 
@@ -2535,6 +2628,8 @@ def _tables_plan(stem: str, what: str, tables: Sequence[dict], make: Callable):
     except Unsupported as exc:
         _stays_in_python(what, exc)
         return None
+    if counting():
+        body = "#define MPVI_COUNT 1\n" + body
     name = f"{stem}{hashlib.sha256(body.encode()).hexdigest()[:16]}"
     return (name, body.replace("mpvi_module", name), tc,
             tuple([t[k] for k in ns] for ns, t in zip(names, tables)))
