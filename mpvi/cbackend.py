@@ -426,7 +426,13 @@ class _Translator:
         op = _BINARY.get(type(node.op))
         if op is None:
             raise Unsupported(f"operator {type(node.op).__name__}")
-        if rk == "int" and -2 ** 62 < rv < 2 ** 62:
+        scale = rv if rk == "int" else (lv if lk == "int" and op == "mul" else None)
+        if op in ("mul", "div") and scale and abs(scale) >= 2 and not abs(scale) & (abs(scale) - 1):
+            x = lv if rk == "int" else rv         # x * 2^k, x / 2^k: exact, as mul_si, div_si
+            emit(f"mpfr_{op}_2ui({out}, {x}, {abs(scale).bit_length() - 1}, MPFR_RNDN);")
+            if scale < 0:
+                emit(f"mpfr_neg({out}, {out}, MPFR_RNDN);")
+        elif rk == "int" and -2 ** 62 < rv < 2 ** 62:
             emit(f"mpfr_{op}_si({out}, {lv}, {rv}L, MPFR_RNDN);")
         elif lk == "int" and -2 ** 62 < lv < 2 ** 62:
             if op in ("add", "mul"):
