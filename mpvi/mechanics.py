@@ -330,11 +330,12 @@ class LagrangianSystem:
                                   self.mass_expr, self.potential_expr, self.lagrangian_expr,
                                   params, ctx, force))
 
-    @property
+    @cached_property
     def signature(self) -> tuple:
         """What the generated code depends on: L, F, the symbols, the parameter symbols.
 
         Not the parameter values: systems that differ only in them share their code.
+        (Computed once: a system's expressions are set when it is built.)
         """
         return (self.lagrangian_expr, tuple(self.force_expr), tuple(self.coords),
                 tuple(self.velocity_symbols), tuple(self.param_symbols))

@@ -251,9 +251,13 @@ def singularities(system) -> Singularities:
     Singularities
         Possibly empty.
     """
+    found = system.__dict__.get("_singularities")
+    if found is not None:                   # this system's, found before
+        return found
     key = (system.ctx.key, system.signature, tuple(map(str, system.param_values)))
     found = _CACHE.get(key)
     if found is not None:
+        system.__dict__["_singularities"] = found
         return found
     q, v = list(system.coords), list(system.velocity_symbols)
     sources = [(system.lagrangian_expr, "L")]
@@ -283,7 +287,7 @@ def singularities(system) -> Singularities:
                 seen.add(f)
                 if _can_change_sign(f, env):
                     found.append((f, f"{what} in {where}"))
-    result = _CACHE[key] = Singularities(system, found)
+    result = _CACHE[key] = system.__dict__["_singularities"] = Singularities(system, found)
     return result
 
 
