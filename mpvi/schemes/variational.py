@@ -368,8 +368,9 @@ class _TrialStepper:
                 for x in self.singular.values(tk, xk, gk)]
 
     def kernel_step(self, t, q, y, carry, known, outputs):
-        """One step by the generated kernel: Newton on lists, results as context arrays,
-        and the singular factors at the quadrature nodes (None without any)."""
+        """One step by the generated kernel: Newton on lists, the coefficients as one array
+        (a row per slot: the step's carry), the new y, and the singular factors at the
+        quadrature nodes (None without any)."""
         ctx = self.ctx.activate()
         n = self.n
 
@@ -383,25 +384,32 @@ class _TrialStepper:
                 flat = [x for c in carry for x in c]
             if flat is not None:
                 extrapolate = (flat, E, m)
-        known_lists = [list(kernels._entries(c)) for c in known]
+        known_lists = [kernels._entries(c) for c in known]
         K = self.kernel_inputs(t, q, y, known_lists)
         X, iterations, residual, out = self.kernel.solve(
             X0, K, self.system.param_values, ctx, extrapolate=extrapolate,
             what=self.method.disc.name,
             diagnose=lambda X: self.diagnose(t, known, np.array(X, dtype=object)),
             outputs=True, **self.newton)
-        X = list(X)
-        rows = np.array(X, dtype=object).reshape(len(self.unknown), n)
-        coeffs, flat = [None] * len(self.slots), [None] * len(self.slots)
-        for i, c, c_list in zip(self.known, known, known_lists):
-            coeffs[i], flat[i] = c, c_list
-        for k, i in enumerate(self.unknown):
-            coeffs[i], flat[i] = rows[k], X[k * n:(k + 1) * n]
-        self._carried = (coeffs, [x for c in flat for x in c])   # the next step's first guess
+        flat = self._flat(known_lists, list(X))
+        coeffs = np.array(flat, dtype=object).reshape(len(self.slots), n)
+        self._carried = (coeffs, flat)          # the next step's first guess reads flat
         m = n if outputs else 0
         y1 = np.array(out[:m], dtype=object) if outputs else coeffs[self.v1]
         guards = self._node_guards(t, coeffs, out[m:]) if self.singular is not None else None
-        return rows, iterations, residual, coeffs, y1, guards
+        return coeffs, iterations, residual, y1, guards
+
+    def _flat(self, known, X):
+        """The coefficient vectors of the slots, in slot order, as one list: the known
+        slots' ``known`` (lists) and the unknowns X."""
+        if self.known == list(range(len(self.known))):      # the known slots first
+            return [x for c in known for x in c] + X
+        n, flat = self.n, [None] * len(self.slots)
+        for i, c in zip(self.known, known):
+            flat[i] = c
+        for k, i in enumerate(self.unknown):
+            flat[i] = X[k * n:(k + 1) * n]
+        return [x for c in flat for x in c]
 
     @cached_property
     def _extrapolation(self):
@@ -425,9 +433,9 @@ class _TrialStepper:
 
     @cached_property
     def _internal_rows(self):
-        """The rows of the unknown slots (kernel_step's ``rows``) that are internal (neither
-        q_{j+1} nor v_{j+1}) as a slice, or an index list; None if there are none."""
-        rows = [k for k, i in enumerate(self.unknown) if i != self.q1 and i != self.v1]
+        """The internal slots (unknown, neither q_{j+1} nor v_{j+1}): rows of kernel_step's
+        coefficient array, as a slice (a view) or an index list; None if there are none."""
+        rows = [i for i in self.unknown if i != self.q1 and i != self.v1]
         if not rows:
             return None
         if rows == list(range(rows[0], rows[-1] + 1)):
@@ -452,10 +460,10 @@ class _TrialStepper:
     def __call__(self, t, q, y, carry=None):
         known = self.known_values(q, y)
         if self.kernel is not None:
-            rows, iterations, residual, coeffs, y1, guards = self.kernel_step(
+            coeffs, iterations, residual, y1, guards = self.kernel_step(
                 t, q, y, carry, known, self.method.state == "qp")
             internal = self._internal_rows
-            return StepResult(coeffs[self.q1], y1, None if internal is None else rows[internal],
+            return StepResult(coeffs[self.q1], y1, None if internal is None else coeffs[internal],
                               iterations, residual, coeffs, guards)
         else:
             guess = self.first_guess(t, q, y, carry)
