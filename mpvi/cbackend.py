@@ -426,11 +426,13 @@ class _Translator:
         op = _BINARY.get(type(node.op))
         if op is None:
             raise Unsupported(f"operator {type(node.op).__name__}")
-        scale = rv if rk == "int" else (lv if lk == "int" and op == "mul" else None)
-        if op in ("mul", "div") and scale and abs(scale) >= 2 and not abs(scale) & (abs(scale) - 1):
-            x = lv if rk == "int" else rv         # x * 2^k, x / 2^k: exact, as mul_si, div_si
-            emit(f"mpfr_{op}_2ui({out}, {x}, {abs(scale).bit_length() - 1}, MPFR_RNDN);")
-            if scale < 0:
+        scale, x = (self.power_of_two(node.right), lv) if lk == "mpfr" else (None, None)
+        if scale is None and op == "mul" and rk == "mpfr":
+            scale, x = self.power_of_two(node.left), rv
+        if op in ("mul", "div") and scale is not None:
+            sign, e = scale                       # x * (+-2^e), x / (+-2^e): x scaled, exactly
+            emit(f"mpfr_mul_2si({out}, {x}, {e if op == 'mul' else -e}L, MPFR_RNDN);")
+            if sign < 0:
                 emit(f"mpfr_neg({out}, {out}, MPFR_RNDN);")
         elif rk == "int" and -2 ** 62 < rv < 2 ** 62:
             emit(f"mpfr_{op}_si({out}, {lv}, {rv}L, MPFR_RNDN);")
@@ -444,6 +446,22 @@ class _Translator:
             b = rv if rk == "mpfr" else self.exact_int(rv)
             emit(f"mpfr_{op}({out}, {a}, {b}, MPFR_RNDN);")
         return "mpfr", out
+
+    def power_of_two(self, node) -> tuple[int, int] | None:
+        """(sign, e) if ``node`` is +-2^e: an integer literal (e >= 1) or a constant of the
+        table whose exact value is one (``_r0`` = 1/2); else None.  x * 2^e is then
+        ``mpfr_mul_2si``: the correctly rounded product, exactly as ``mpfr_mul`` or
+        ``mpfr_mul_si`` computes it, an eighth of the time."""
+        n = _literal_int(node)
+        if n is not None:
+            m = abs(n)
+            return (1 if n > 0 else -1, m.bit_length() - 1) if m >= 2 and not m & (m - 1) else None
+        if isinstance(node, ast.Name) and node.id not in self.names and node.id in self.values:
+            p, q = self.values[node.id]
+            m, d = abs(p), q
+            if m and not m & (m - 1) and not d & (d - 1) and (m == 1 or d == 1) and (m, d) != (1, 1):
+                return 1 if p > 0 else -1, m.bit_length() - 1 - (d.bit_length() - 1)
+        return None
 
     def call(self, node) -> tuple[str, Any]:
         if not isinstance(node.func, ast.Name) or node.keywords:
@@ -647,7 +665,8 @@ COUNTED_OPERATIONS = {
     "mpfr_sqr": "unary", "mpfr_neg": "unary", "mpfr_abs": "unary",
     "mpfr_add_si": "si", "mpfr_sub_si": "si", "mpfr_mul_si": "si", "mpfr_div_si": "si",
     "mpfr_si_sub": "si_first", "mpfr_si_div": "si_first",
-    "mpfr_mul_2ui": "ui", "mpfr_div_2ui": "ui", "mpfr_pow_ui": "ui", "mpfr_pow_si": "si",
+    "mpfr_mul_2ui": "ui", "mpfr_div_2ui": "ui", "mpfr_mul_2si": "si", "mpfr_pow_ui": "ui",
+    "mpfr_pow_si": "si",
     "mpfr_sin_cos": "sin_cos", "mpfr_sin": "unary", "mpfr_cos": "unary", "mpfr_tan": "unary",
     "mpfr_exp": "unary", "mpfr_log": "unary", "mpfr_sqrt": "unary", "mpfr_rec_sqrt": "unary",
     "mpfr_cbrt": "unary", "mpfr_pow": "binary", "mpfr_atan": "unary", "mpfr_atan2": "binary",
@@ -765,12 +784,13 @@ static void pw_dyadic(mpfr_ptr out, mpfr_srcptr x, mpfr_srcptr e, long p, int m,
 
 
 def translate(name: str, source: str, prec: int, constants: Sequence[str],
-              note: str = "") -> str:
+              note: str = "", values: dict | None = None) -> str:
     """The C source of an extension module ``name`` whose function ``f(*groups)`` computes
     what the Python ``source`` (printed by :func:`mpvi.codegen.generate`) computes, bit for
     bit, at ``prec`` bits; ``constants`` are the names of the constant table given to
-    ``setup`` once (the hoisted rationals, pi, E)."""
-    tr = _Translator(constants)
+    ``setup`` once (the hoisted rationals, pi, E), ``values`` their exact values as
+    (numerator, denominator) if known."""
+    tr = _Translator(constants, values=values)
     info = tr.function(source)
     groups, unpack, results = info["groups"], info["unpack"], info["results"]
     names = sorted(tr.names)
@@ -1260,7 +1280,8 @@ def _bind(tr: "_Translator", info: dict, sources: Sequence[str]) -> list[str]:
 
 
 def translate_explicit(name: str, sources: Sequence[str], constants: Sequence[Sequence[str]],
-                       prec: int, n: int, npar: int, note: str = "", ng: int = 0) -> str:
+                       prec: int, n: int, npar: int, note: str = "", ng: int = 0,
+                       values: Sequence[dict] | None = None) -> str:
     """The C source of an extension module ``name`` with the explicit steps of
     :mod:`mpvi.ode` on a mechanical system's Hamiltonian field y = (q, p), in MPFR:
     ``rk4(t, y, h, params, eps)`` (:func:`mpvi.ode.rk4_step`), ``gbs(t, y, H, levels,
@@ -1287,8 +1308,8 @@ def translate_explicit(name: str, sources: Sequence[str], constants: Sequence[Se
     else:
         raise Unsupported(f"an explicit field of {len(sources)} functions")
     parts = []
-    for src, consts, (prefix, varying, args) in zip(sources, constants, specs):
-        tr = _Translator(consts, prefix, varying=varying)
+    for c, (src, consts, (prefix, varying, args)) in enumerate(zip(sources, constants, specs)):
+        tr = _Translator(consts, prefix, varying=varying, values=values[c] if values else None)
         info = tr.function(src)
         results = [tr.exact_int(v) if kind == "int" else v for kind, v in info["results"]]
         parts.append((tr, info, args, results))
@@ -1675,7 +1696,8 @@ PyMODINIT_FUNC PyInit_{name}(void) {{
 """
 
 def translate_check(name: str, source: str, constants: Sequence[str], prec: int, n: int,
-                    note: str = "", guard: tuple | None = None) -> str:
+                    note: str = "", guard: tuple | None = None,
+                    values: Sequence[dict] | None = None) -> str:
     """The C source of an extension module ``name`` whose ``check(t, q, y, params, bound)``
     runs the checks :func:`mpvi.solve` makes after every step of an M, V system, in MPFR:
     every number of q and y finite, max |x| <= ``bound`` (the growth guard; None: off), and
@@ -1691,12 +1713,12 @@ def translate_check(name: str, source: str, constants: Sequence[str], prec: int,
     ``qprev``, at the chord midpoint (q + qprev)/2 (``guard``'s function; a 0 sign: the
     caller decides).  True when all hold; False otherwise or for an argument it does not
     take: the caller then runs its own checks, which raise with the message."""
-    tr = _Translator(constants, "r_")
+    tr = _Translator(constants, "r_", values=values[0] if values else None)
     info = tr.function(source)
     res = [tr.exact_int(v) if kind == "int" else v for kind, v in info["results"]]
     ng = 0
     if guard is not None:
-        gt = _Translator(guard[1], "g_")
+        gt = _Translator(guard[1], "g_", values=values[1] if values and len(values) > 1 else None)
         ginfo = gt.function(guard[0])
         gres = [gt.exact_int(v) if kind == "int" else v for kind, v in ginfo["results"]]
         if len(ginfo["groups"]) != 4:
@@ -1863,7 +1885,7 @@ def step_check(source: str, table: dict, prec: int, n: int, guard: tuple | None 
     tables = [table] if guard is None else [table, guard[1]]
     plan = _tables_plan("mpvi_c", "step check", tables, lambda names, note, exact:
                         translate_check("mpvi_module", source, names[0], prec, n, note,
-                                        None if guard is None else (guard[0], names[1])))
+                                        None if guard is None else (guard[0], names[1]), exact))
     return None if plan is None else _lazy(plan, "check", _not_checked)
 
 
@@ -2608,7 +2630,8 @@ def _plan(source: str, prec: int, constants: dict):
         return None
     names = sorted(constants)
     try:
-        body = translate("mpvi_kernel", source, prec, names, "constants: " + _note(names, constants))
+        body = translate("mpvi_kernel", source, prec, names, "constants: " + _note(names, constants),
+                         {k: v.as_integer_ratio() for k, v in constants.items()})
     except Unsupported as exc:
         _stays_in_python("kernel", exc)
         return None
@@ -2791,7 +2814,7 @@ def explicit_steps(sources: Sequence[str], tables: Sequence[dict], prec: int, n:
     """
     plan = _tables_plan("mpvi_e", "explicit field", tables, lambda names, note, exact:
                         translate_explicit("mpvi_module", sources, names, prec, n, npar, note,
-                                           ng))
+                                           ng, exact))
     if plan is None:
         return None
     per = FIELD_EVALUATIONS_PER_CALL
