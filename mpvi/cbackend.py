@@ -458,9 +458,9 @@ class _Translator:
             return (1 if n > 0 else -1, m.bit_length() - 1) if m >= 2 and not m & (m - 1) else None
         if isinstance(node, ast.Name) and node.id not in self.names and node.id in self.values:
             p, q = self.values[node.id]
-            m, d = abs(p), q
-            if m and not m & (m - 1) and not d & (d - 1) and (m == 1 or d == 1) and (m, d) != (1, 1):
-                return 1 if p > 0 else -1, m.bit_length() - 1 - (d.bit_length() - 1)
+            m, d = abs(p), abs(q)
+            if m and d and not m & (m - 1) and not d & (d - 1) and m != d:
+                return 1 if (p > 0) == (q > 0) else -1, m.bit_length() - d.bit_length()
         return None
 
     def call(self, node) -> tuple[str, Any]:
