@@ -81,6 +81,7 @@ from __future__ import annotations
 
 import ast
 import atexit
+import contextlib
 import hashlib
 import importlib.machinery
 import importlib.util
@@ -127,6 +128,103 @@ _status: dict = {}
 
 class Unsupported(ValueError):
     """A construct of the generated source that the translator does not know."""
+
+
+_TWO_ARGUMENTS = ("atan2", "heaviside", "besselj", "bessely", "polygamma")
+"""Functions of generated code translated with two arguments."""
+
+_USER_NAMES = {"lambertw": "LambertW", "ei": "Ei", "si": "Si", "ci": "Ci", "shi": "Shi",
+               "chi": "Chi", "ellipk": "elliptic_k", "ellipe": "elliptic_e",
+               "ellipf": "elliptic_f", "heaviside": "Heaviside", "airyai": "airyai",
+               "zetaderiv": "the derivative of zeta", "diracdelta": "DiracDelta",
+               "fabs": "Abs", "ceil": "ceiling"}
+"""The sympy names of the functions of generated code whose printed names differ (the
+others are the same), for the messages."""
+
+
+def _user_name(name: str) -> str:
+    """The sympy name of the generated code's function ``name`` (:data:`_USER_NAMES`)."""
+    return _USER_NAMES.get(name, name)
+
+
+_owner = threading.local()
+
+
+@contextlib.contextmanager
+def kernels_of(name: str):
+    """Within the block, a kernel that stays in Python is said to be ``name``'s (a
+    system's name), once per system and reason: "mpvi: the kernels of Kepler stay in
+    Python (...): LambertW has no counterpart in MPFR".
+
+    Parameters
+    ----------
+    name : str
+        Whose kernels are built in the block (e.g. ``system.name``).
+
+    Yields
+    ------
+    None
+    """
+    saved = getattr(_owner, "name", None)
+    _owner.name = name
+    try:
+        yield
+    finally:
+        _owner.name = saved
+
+
+def _stays_in_python(what: str, exc: "Unsupported") -> None:
+    """Say once per system (:func:`kernels_of`) and reason that its kernels stay in Python
+    (outside :func:`kernels_of`: that a ``what``, e.g. "Newton iteration", does), and why."""
+    owner = getattr(_owner, "name", None)
+    subject = f"the kernels of {owner} stay" if owner else f"a {what} stays"
+    _report_once(f"unsupported-{owner}-{exc}",
+                 f"{subject} in Python (the same numbers, computed more slowly): {exc}")
+
+
+def _literal_int(node) -> int | None:
+    """The integer a literal ``node`` is (``3``, ``-3``), or None."""
+    if isinstance(node, ast.Constant) and type(node.value) is int:
+        return node.value
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        n = _literal_int(node.operand)
+        return None if n is None else (-n if isinstance(node.op, ast.USub) else n)
+    return None
+
+
+PW_MAX_NUMERATOR = 2 ** 20
+"""The largest |p| of an exponent p/2^m computed by roots and a power (:func:`_dyadic_exponent`);
+beyond, ``mpfr_pow`` itself."""
+PW_MAX_ROOTS = 8
+"""The most square roots (m of p/2^m) taken for an exponent; beyond, ``mpfr_pow`` itself."""
+
+
+def _dyadic_exponent(node) -> tuple[int, int] | None:
+    """(p, m) if ``node`` is the exponent ``mpf(p)/mpf(2**m)`` that :mod:`mpvi.codegen`
+    prints for the rational p/2^m (m >= 1, p odd, |p| <= :data:`PW_MAX_NUMERATOR`, m <=
+    :data:`PW_MAX_ROOTS`): its value is exact at every precision, so x**e is x^(p/2^m)
+    correctly rounded, computable by square roots (``pw_dyadic``); else None."""
+    if not (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div)):
+        return None
+    parts = []
+    for side in (node.left, node.right):
+        if not (isinstance(side, ast.Call) and isinstance(side.func, ast.Name)
+                and side.func.id == "mpf" and len(side.args) == 1 and not side.keywords):
+            return None
+        parts.append(_literal_int(side.args[0]))
+    p, q = parts
+    if p is None or q is None or q < 2 or q & (q - 1) or p % 2 == 0:
+        return None
+    m = q.bit_length() - 1
+    if abs(p) > PW_MAX_NUMERATOR or m > PW_MAX_ROOTS:
+        return None
+    return p, m
+
+
+def _pw_margin(p: int) -> int:
+    """Bits lost by ``pw_dyadic`` at its working precision: its error is below 2|p| + 2 ulps,
+    and the result's exponent may be one above the exact value's."""
+    return (2 * abs(p) + 2 - 1).bit_length() + 1
 
 
 def enabled() -> bool:
@@ -233,6 +331,7 @@ class _Translator:
         self.hoisting = varying is not None
         self.varying_groups = set(varying or ())
         self.temps = 0
+        self.init: list[str] = []                 # operations on literals alone (module load)
         self.pre: list[str] = []                  # operations on the fixed arguments only
         self.lines: list[str] = []                # the rest (everything without hoisting)
         self.names: set[str] = set()
@@ -248,10 +347,15 @@ class _Translator:
         return f"{self.prefix}t[{self.temps - 1}]"
 
     def region(self, node) -> list:
-        """Where the operations of ``node`` go: :attr:`pre` when hoisting and ``node``
-        reads no varying name, else :attr:`lines`."""
-        if self.hoisting and not any(isinstance(m, ast.Name) and m.id in self.varying
-                                     for m in ast.walk(node)):
+        """Where the operations of ``node`` go: :attr:`init` (run once, when the module is
+        loaded) when ``node`` reads no name at all (``mpf(-3)/mpf(2)``, the exponent of a
+        rational power), :attr:`pre` when hoisting and ``node`` reads no varying name, else
+        :attr:`lines`."""
+        called = {id(c.func) for c in ast.walk(node) if isinstance(c, ast.Call)}
+        names = [m.id for m in ast.walk(node) if isinstance(m, ast.Name) and id(m) not in called]
+        if not names:
+            return self.init
+        if self.hoisting and not any(n in self.varying for n in names):
             return self.pre
         return self.lines
 
@@ -293,7 +397,7 @@ class _Translator:
     def exact_int(self, n: int) -> str:
         """An integer operand as an exact 64-bit constant, set once when the module loads."""
         if not -2 ** 63 < n < 2 ** 63:
-            raise Unsupported(f"integer literal {n} beyond 64 bits")
+            raise Unsupported(f"the integer {n} has more than 64 bits")
         if n not in self.ints:
             self.ints[n] = f"{self.prefix}z[{len(self.ints)}]"
         return self.ints[n]
@@ -306,7 +410,11 @@ class _Translator:
                               "round it)")
         out, emit = self.temp(), self.region(node).append
         if isinstance(node.op, ast.Pow):
-            if rk == "int" and rv == 2:
+            dyadic = _dyadic_exponent(node.right)
+            if lk == "mpfr" and dyadic is not None:    # x**(mpf(-3)/mpf(2)): one mpfr_pow
+                p, m = dyadic
+                emit(f"pw_dyadic({out}, {lv}, {rv}, {p}L, {m}, {_pw_margin(p)});")
+            elif rk == "int" and rv == 2:
                 emit(f"mpfr_sqr({out}, {lv}, MPFR_RNDN);")
             elif rk == "int":
                 emit(f"mpfr_pow_si({out}, {lv}, {rv}L, MPFR_RNDN);")
@@ -318,7 +426,15 @@ class _Translator:
         op = _BINARY.get(type(node.op))
         if op is None:
             raise Unsupported(f"operator {type(node.op).__name__}")
-        if rk == "int" and -2 ** 62 < rv < 2 ** 62:
+        scale, x = (self.power_of_two(node.right), lv) if lk == "mpfr" else (None, None)
+        if scale is None and op == "mul" and rk == "mpfr":
+            scale, x = self.power_of_two(node.left), rv
+        if op in ("mul", "div") and scale is not None:
+            sign, e = scale                       # x * (+-2^e), x / (+-2^e): x scaled, exactly
+            emit(f"mpfr_mul_2si({out}, {x}, {e if op == 'mul' else -e}L, MPFR_RNDN);")
+            if sign < 0:
+                emit(f"mpfr_neg({out}, {out}, MPFR_RNDN);")
+        elif rk == "int" and -2 ** 62 < rv < 2 ** 62:
             emit(f"mpfr_{op}_si({out}, {lv}, {rv}L, MPFR_RNDN);")
         elif lk == "int" and -2 ** 62 < lv < 2 ** 62:
             if op in ("add", "mul"):
@@ -331,6 +447,22 @@ class _Translator:
             emit(f"mpfr_{op}({out}, {a}, {b}, MPFR_RNDN);")
         return "mpfr", out
 
+    def power_of_two(self, node) -> tuple[int, int] | None:
+        """(sign, e) if ``node`` is +-2^e: an integer literal (e >= 1) or a constant of the
+        table whose exact value is one (``_r0`` = 1/2); else None.  x * 2^e is then
+        ``mpfr_mul_2si``: the correctly rounded product, exactly as ``mpfr_mul`` or
+        ``mpfr_mul_si`` computes it, an eighth of the time."""
+        n = _literal_int(node)
+        if n is not None:
+            m = abs(n)
+            return (1 if n > 0 else -1, m.bit_length() - 1) if m >= 2 and not m & (m - 1) else None
+        if isinstance(node, ast.Name) and node.id not in self.names and node.id in self.values:
+            p, q = self.values[node.id]
+            m, d = abs(p), abs(q)
+            if m and d and not m & (m - 1) and not d & (d - 1) and m != d:
+                return 1 if (p > 0) == (q > 0) else -1, m.bit_length() - d.bit_length()
+        return None
+
     def call(self, node) -> tuple[str, Any]:
         if not isinstance(node.func, ast.Name) or node.keywords:
             raise Unsupported(f"call {ast.unparse(node)[:60]}")
@@ -340,8 +472,10 @@ class _Translator:
         out, emit = self.temp(), self.region(node).append
         if name == "mpf" and len(args) == 1:
             a = args[0]
-            if isinstance(a, ast.Constant) and type(a.value) is int:
-                emit(f"mpfr_set_si({out}, {a.value}L, MPFR_RNDN);")
+            n = _literal_int(a)
+            if n is not None:                     # mpf(-3): correctly rounded, as gmpy2.mpfr
+                emit(f"mpfr_set_si({out}, {n}L, MPFR_RNDN);" if -2 ** 62 < n < 2 ** 62 else
+                     f'mpfr_set_str({out}, "{n}", 10, MPFR_RNDN);')
                 return "mpfr", out
             if isinstance(a, ast.Constant) and isinstance(a.value, str):
                 text = a.value
@@ -379,8 +513,11 @@ class _Translator:
         if name in ("besselj", "bessely", "polygamma") and len(args) == 2:
             kind, n = self.value(args[0])          # an integer order: gmpy2's jn, yn, digamma
             if kind != "int" or not -2 ** 31 < n < 2 ** 31 or (name == "polygamma" and n != 0):
-                raise Unsupported(f"function {name} of order {ast.unparse(args[0])[:40]} "
-                                  "(mpmath's)")
+                raise Unsupported(
+                    "polygamma of an order other than 0 has no counterpart in MPFR (only "
+                    "digamma)" if name == "polygamma" else
+                    f"{name} of a non-integer order has no counterpart in MPFR (only integer "
+                    "orders)")
             x = self.mpfr(args[1])
             if name == "besselj":
                 emit(f"mpfr_jn({out}, {n}L, {x}, MPFR_RNDN);")
@@ -403,7 +540,10 @@ class _Translator:
                         f"mpfr_set_nan({out}); else {call}")
             emit(call)
             return "mpfr", out
-        raise Unsupported(f"function {name}/{len(args)}")
+        if name in _FUNCTIONS or name in _TWO_ARGUMENTS:
+            raise Unsupported(f"{_user_name(name)} of {len(args)} arguments "
+                              f"({ast.unparse(node)[:60]}) has no counterpart in MPFR")
+        raise Unsupported(f"{_user_name(name)} has no counterpart in MPFR")
 
     def key(self, node) -> str:
         """The value of ``node`` as text independent of the function's own names: a
@@ -427,7 +567,7 @@ class _Translator:
         shared by all its functions; with a ``scope``, operations on the unknowns are shared
         by the functions evaluated at the same point (the residual and the outputs of the
         converged step).  None when not computed yet (or nothing is shared)."""
-        if self.shared is None:
+        if self.shared is None or region is self.init:
             return "", None
         scope = "pre" if region is self.pre else self.scope
         if scope is None:
@@ -493,6 +633,8 @@ class _Translator:
             if not isinstance(target, ast.Name):
                 raise Unsupported(f"assignment to {ast.unparse(target)}")
             region = self.region(value)
+            if region is self.init:               # a literal's value, bound where it is used
+                region = self.pre if self.hoisting else self.lines
             if region is self.lines:
                 self.varying.add(target.id)
             skey, known = self.share(value, region)
@@ -518,13 +660,137 @@ class _Translator:
         return {"groups": groups, "unpack": unpack, "results": results}
 
 
+COUNTED_OPERATIONS = {
+    "mpfr_add": "binary", "mpfr_sub": "binary", "mpfr_mul": "binary", "mpfr_div": "binary",
+    "mpfr_sqr": "unary", "mpfr_neg": "unary", "mpfr_abs": "unary",
+    "mpfr_add_si": "si", "mpfr_sub_si": "si", "mpfr_mul_si": "si", "mpfr_div_si": "si",
+    "mpfr_si_sub": "si_first", "mpfr_si_div": "si_first",
+    "mpfr_mul_2ui": "ui", "mpfr_div_2ui": "ui", "mpfr_mul_2si": "si", "mpfr_pow_ui": "ui",
+    "mpfr_pow_si": "si",
+    "mpfr_sin_cos": "sin_cos", "mpfr_sin": "unary", "mpfr_cos": "unary", "mpfr_tan": "unary",
+    "mpfr_exp": "unary", "mpfr_log": "unary", "mpfr_sqrt": "unary", "mpfr_rec_sqrt": "unary",
+    "mpfr_cbrt": "unary", "mpfr_pow": "binary", "mpfr_atan": "unary", "mpfr_atan2": "binary",
+    "mpfr_sinh": "unary", "mpfr_cosh": "unary", "mpfr_tanh": "unary", "mpfr_asin": "unary",
+    "mpfr_acos": "unary", "mpfr_atanh": "unary", "mpfr_asinh": "unary", "mpfr_acosh": "unary",
+    "mpfr_erf": "unary", "mpfr_erfc": "unary", "mpfr_gamma": "unary", "mpfr_lngamma": "unary",
+    "mpfr_digamma": "unary", "mpfr_zeta": "unary", "mpfr_eint": "unary", "mpfr_ai": "unary",
+    "mpfr_set": "copy", "mpfr_set_si": "set_si"}
+"""The MPFR functions an operation-counting build counts (:func:`operation_counts`), with
+the shape of their arguments: "binary" (out, a, b), "unary" (out, a), "si" (out, a,
+long), "si_first" (out, long, a), "ui" (out, a, unsigned long), "sin_cos" (sin, cos, a),
+"copy" (out, a) and "set_si" (out, long) -- the copies, not arithmetic."""
+
+ENV_COUNT = "MPVI_COUNT_OPERATIONS"
+"""``MPVI_COUNT_OPERATIONS=1`` (set before the first kernel is built) builds the compiled
+modules with a counter on every MPFR function of :data:`COUNTED_OPERATIONS`
+(:func:`operation_counts`): an instrument of ``benchmarks/step_speed.py --floor``, slower."""
+
+
+def _counting_source() -> str:
+    lines = ["#ifdef MPVI_COUNT",
+             f"static unsigned long long mpvi_counts[{len(COUNTED_OPERATIONS)}];",
+             "static const char *mpvi_counted[] = {"
+             + ", ".join(f'"{f}"' for f in COUNTED_OPERATIONS) + "};"]
+    for i, f in enumerate(COUNTED_OPERATIONS):
+        lines += [f"#undef {f}", f"#define {f}(...) (mpvi_counts[{i}]++, ({f})(__VA_ARGS__))"]
+    lines += [r"""/* operation_counts(reset): {function: calls} since the last reset */
+static PyObject *operation_counts(PyObject *self, PyObject *reset) {
+    PyObject *d = PyDict_New();
+    for (int i = 0; d != NULL && i < (int)(sizeof mpvi_counts / sizeof mpvi_counts[0]); i++) {
+        PyObject *v = PyLong_FromUnsignedLongLong(mpvi_counts[i]);
+        if (v == NULL || PyDict_SetItemString(d, mpvi_counted[i], v) < 0) { Py_XDECREF(v); Py_CLEAR(d); break; }
+        Py_DECREF(v);
+    }
+    if (d != NULL && PyObject_IsTrue(reset))
+        for (int i = 0; i < (int)(sizeof mpvi_counts / sizeof mpvi_counts[0]); i++) mpvi_counts[i] = 0;
+    return d;
+}
+#define MPVI_COUNT_METHOD {"operation_counts", (PyCFunction)operation_counts, METH_O, "MPFR calls"},
+#else
+#define MPVI_COUNT_METHOD
+#endif"""]
+    return "\n".join(lines) + "\n"
+
+
+_COUNTING = _counting_source()
+"""C of the operation-counting build (``#define MPVI_COUNT``, :data:`ENV_COUNT`): every
+function of :data:`COUNTED_OPERATIONS` counted; nothing in a normal build."""
+
+
+def counting() -> bool:
+    """Whether the modules built now count their MPFR operations (:data:`ENV_COUNT`)."""
+    return os.environ.get(ENV_COUNT, "0").strip() == "1"
+
+
+def operation_counts(reset: bool = False) -> dict:
+    """The MPFR calls made by the operation-counting modules loaded in this process
+    (built with ``MPVI_COUNT_OPERATIONS=1``), summed over the modules.
+
+    Parameters
+    ----------
+    reset : bool, default False
+        Set every counter to 0 after reading it.
+
+    Returns
+    -------
+    dict
+        MPFR function name (:data:`COUNTED_OPERATIONS`) -> calls since the last reset;
+        empty when no counting module is loaded.
+    """
+    total: dict = {}
+    with _lock:
+        modules = list(_MODULES.values())
+    for module in modules:
+        counts = getattr(module, "operation_counts", None)
+        if counts is not None:
+            for name, n in counts(reset).items():
+                total[name] = total.get(name, 0) + n
+    return total
+
+
+_POWERS = r"""
+/* x**e for the exponent e = p / 2^m that mpvi.codegen prints as mpf(p)/mpf(2^m): Python
+   computes mpfr_pow(x, e), the correctly rounded x^(p/2^m).  The same value by square roots,
+   faster: mpfr_sqrt or mpfr_rec_sqrt for p = +-1, m = 1 (correctly rounded themselves); else
+   the m roots and the power |p| at PREC + 32 bits (error below 2|p| + 2 units of that
+   precision), rounded once when mpfr_can_round proves that rounding is the correctly
+   rounded value (never on an exact or half-way case: the RNDZ test at PREC + 1 bits).
+   Everything else -- x zero, negative, infinite or nan, e not exactly p/2^m (a precision
+   below the bits of p), a result near the ends of the exponent range, a value too close
+   to a rounding boundary -- is mpfr_pow itself. */
+static mpfr_t pw_work;
+static int pw_ready = 0;
+
+static void pw_dyadic(mpfr_ptr out, mpfr_srcptr x, mpfr_srcptr e, long p, int m, int margin) {
+    if (mpfr_regular_p(x) && mpfr_sgn(x) > 0 && mpfr_cmp_si_2exp(e, p, -m) == 0) {
+        if (m == 1 && p == 1) { mpfr_sqrt(out, x, MPFR_RNDN); return; }
+        if (m == 1 && p == -1) { mpfr_rec_sqrt(out, x, MPFR_RNDN); return; }
+        if (!pw_ready) { mpfr_init2(pw_work, PREC + 32); pw_ready = 1; }
+        mpfr_srcptr a = x;
+        for (int i = 1; i < m; i++) { mpfr_sqrt(pw_work, a, MPFR_RNDN); a = pw_work; }
+        if (p > 0) mpfr_sqrt(pw_work, a, MPFR_RNDN); else mpfr_rec_sqrt(pw_work, a, MPFR_RNDN);
+        if (p > 1 || p < -1) mpfr_pow_ui(pw_work, pw_work, (unsigned long)(p > 0 ? p : -p), MPFR_RNDN);
+        if (mpfr_regular_p(pw_work) && mpfr_get_exp(pw_work) < mpfr_get_emax() - 1
+            && mpfr_get_exp(pw_work) > mpfr_get_emin() + 1
+            && mpfr_can_round(pw_work, PREC + 32 - margin, MPFR_RNDN, MPFR_RNDZ, PREC + 1)) {
+            mpfr_set(out, pw_work, MPFR_RNDN);
+            return;
+        }
+    }
+    mpfr_pow(out, x, e, MPFR_RNDN);
+}
+"""
+"""C of the rational powers x**(mpf(p)/mpf(2^m)), shared by every translated module."""
+
+
 def translate(name: str, source: str, prec: int, constants: Sequence[str],
-              note: str = "") -> str:
+              note: str = "", values: dict | None = None) -> str:
     """The C source of an extension module ``name`` whose function ``f(*groups)`` computes
     what the Python ``source`` (printed by :func:`mpvi.codegen.generate`) computes, bit for
     bit, at ``prec`` bits; ``constants`` are the names of the constant table given to
-    ``setup`` once (the hoisted rationals, pi, E)."""
-    tr = _Translator(constants)
+    ``setup`` once (the hoisted rationals, pi, E), ``values`` their exact values as
+    (numerator, denominator) if known."""
+    tr = _Translator(constants, values=values)
     info = tr.function(source)
     groups, unpack, results = info["groups"], info["unpack"], info["results"]
     names = sorted(tr.names)
@@ -552,10 +818,11 @@ def translate(name: str, source: str, prec: int, constants: Sequence[str],
         f"    o = (PyObject *)GMPy_MPFR_New(mpfr_get_prec({r}), NULL); if (o == NULL) goto fail;\n"
         f"    mpfr_set(MPFR(o), {r}, MPFR_RNDN); PyList_SET_ITEM(result, {i}, o);"
         for i, (kind, r) in enumerate(results))
-    zinit = "\n".join(f"    mpfr_init2({z}, 64); mpfr_set_si({z}, {n}L, MPFR_RNDN);"
-                      for n, z in tr.ints.items())
+    zinit = "\n".join([f"    mpfr_init2({z}, 64); mpfr_set_si({z}, {n}L, MPFR_RNDN);"
+                       for n, z in tr.ints.items()] + [f"    {line}" for line in tr.init])
     decls = "\n".join(f"    mpfr_ptr v_{n} = NULL;" for n in names) or ""
     return _TEMPLATE.format(
+        shared=_COUNTING + _POWERS,
         name=name, prec=prec, ntemps=max(tr.temps, 1), nconst=max(len(constants), 1),
         nconst_real=len(constants), ngroups=len(groups), nslots=max(nslots, 1), decls=decls,
         read="\n".join(read), body=body, nresults=len(results), outs=outs, zinit=zinit,
@@ -578,6 +845,7 @@ static mpfr_t k[{nconst}];
 static mpfr_t z[{nz}];
 static mpfr_t limit;
 static int ready = 0;
+{shared}
 
 /* an argument: the mpfr_t of a gmpy2 mpfr, or an exact copy of a Python int */
 static mpfr_ptr arg(PyObject *x, int group, int index, mpfr_t *slot) {{
@@ -643,6 +911,7 @@ fail:
 static PyMethodDef methods[] = {{
     {{"f", (PyCFunction)(void (*)(void))f, METH_FASTCALL, "the compiled kernel"}},
     {{"setup", (PyCFunction)setup, METH_O, "the constant table (hoisted rationals, pi, E)"}},
+    MPVI_COUNT_METHOD
     {{NULL, NULL, 0, NULL}}
 }};
 
@@ -650,12 +919,12 @@ static struct PyModuleDef module = {{PyModuleDef_HEAD_INIT, "{name}", NULL, -1, 
 
 PyMODINIT_FUNC PyInit_{name}(void) {{
     if (import_gmpy2() < 0) return NULL;
+    mpfr_init2(limit, 2);
+    mpfr_set_ui_2exp(limit, 1, PREC, MPFR_RNDN);
     for (int i = 0; i < {ntemps}; i++) mpfr_init2(t[i], PREC);
     for (int i = 0; i < {nconst}; i++) mpfr_init2(k[i], PREC);
     for (int i = 0; i < {nslots}; i++) mpfr_init2(slots[i], 64);
 {zinit}
-    mpfr_init2(limit, 2);
-    mpfr_set_ui_2exp(limit, 1, PREC, MPFR_RNDN);
     return PyModule_Create(&module);
 }}
 """
@@ -664,7 +933,7 @@ PyMODINIT_FUNC PyInit_{name}(void) {{
 def _storage(tr: "_Translator") -> tuple[list[str], list[str]]:
     """(C declarations, module-init lines) of a translated function's storage: its
     temporaries, constant table and exact integers (``prefix``t/k/z) and its named
-    values (``prefix``v_*)."""
+    values (``prefix``v_*); the init lines end with the operations on literals alone."""
     p, nt, nc, nz = tr.prefix, max(tr.temps, 1), max(len(tr.constants), 1), max(len(tr.ints), 1)
     decls = [f"static mpfr_t {p}t[{nt}], {p}k[{nc}], {p}z[{nz}];"]
     decls += [f"static mpfr_ptr {p}v_{m};" for m in sorted(tr.names)]
@@ -672,7 +941,7 @@ def _storage(tr: "_Translator") -> tuple[list[str], list[str]]:
              f"for (int i = 0; i < {nc}; i++) mpfr_init2({p}k[i], PREC);",
              f"for (int i = 0; i < {nz}; i++) mpfr_init2({p}z[i], 64);"]
     inits += [f"mpfr_set_si({z}, {v}L, MPFR_RNDN);" for v, z in tr.ints.items()]
-    return decls, inits
+    return decls, inits + tr.init
 
 
 def translate_newton(name: str, sources: Sequence[str], constants: Sequence[Sequence[str]],
@@ -720,6 +989,7 @@ def translate_newton(name: str, sources: Sequence[str], constants: Sequence[Sequ
         outputs = evaluate[2] + "\n" + "\n".join(f"        oo[{i}] = {r};"
                                                   for i, r in enumerate(results[2]))
     return _NEWTON_TEMPLATE.format(
+        shared=_COUNTING + _POWERS,
         name=name, prec=prec, n=n, nk=max(nk, 1), np=max(np_, 1), nkr=nk, npr=np_,
         nout=max(len(results[2]) if len(parts) > 2 else 0, 1),
         has_outputs=int(len(parts) > 2), ntables=len(parts), decls="\n".join(decls),
@@ -808,6 +1078,7 @@ _NEWTON_TEMPLATE = r"""
 {decls}
 static mpfr_t limit;
 static int ready = 0;
+{shared}
 static mpfr_t xo[N], Ao[N][N], bo[N], dx[N], S, F, W1, W2, W3, TINY, DN1, DN2, XN, JN, RN;
 static mpfr_ptr dxp[N], xp[N], ap[N][N], bp[N], rp[N], Jp[N][N], rr[N], oo[NOUT];
 static mpfr_ptr kp[{nk}], pp[{np}], xin[N];
@@ -969,6 +1240,7 @@ fallback:
 static PyMethodDef methods[] = {{
     {{"newton", (PyCFunction)(void (*)(void))newton, METH_FASTCALL, "Newton's method in MPFR"}},
     {{"setup", (PyCFunction)setup, METH_O, "the constant tables of the kernels"}},
+    MPVI_COUNT_METHOD
     {{NULL, NULL, 0, NULL}}
 }};
 
@@ -976,6 +1248,8 @@ static struct PyModuleDef module = {{PyModuleDef_HEAD_INIT, "{name}", NULL, -1, 
 
 PyMODINIT_FUNC PyInit_{name}(void) {{
     if (import_gmpy2() < 0) return NULL;
+    mpfr_init2(limit, 2);
+    mpfr_set_ui_2exp(limit, 1, PREC, MPFR_RNDN);
 {inits}
     for (int i = 0; i < N; i++) {{
         mpfr_init2(xo[i], PREC); mpfr_init2(bo[i], PREC); mpfr_init2(dx[i], PREC);
@@ -985,8 +1259,6 @@ PyMODINIT_FUNC PyInit_{name}(void) {{
     for (int i = 0; i < {nk}; i++) mpfr_init2(kslot[i], 64);
     for (int i = 0; i < {np}; i++) mpfr_init2(pslot[i], 64);
     mpfr_inits2(PREC, S, F, W1, W2, W3, TINY, DN1, DN2, XN, JN, RN, (mpfr_ptr)0);
-    mpfr_init2(limit, 2);
-    mpfr_set_ui_2exp(limit, 1, PREC, MPFR_RNDN);
     return PyModule_Create(&module);
 }}
 """
@@ -1008,7 +1280,8 @@ def _bind(tr: "_Translator", info: dict, sources: Sequence[str]) -> list[str]:
 
 
 def translate_explicit(name: str, sources: Sequence[str], constants: Sequence[Sequence[str]],
-                       prec: int, n: int, npar: int, note: str = "", ng: int = 0) -> str:
+                       prec: int, n: int, npar: int, note: str = "", ng: int = 0,
+                       values: Sequence[dict] | None = None) -> str:
     """The C source of an extension module ``name`` with the explicit steps of
     :mod:`mpvi.ode` on a mechanical system's Hamiltonian field y = (q, p), in MPFR:
     ``rk4(t, y, h, params, eps)`` (:func:`mpvi.ode.rk4_step`), ``gbs(t, y, H, levels,
@@ -1035,8 +1308,8 @@ def translate_explicit(name: str, sources: Sequence[str], constants: Sequence[Se
     else:
         raise Unsupported(f"an explicit field of {len(sources)} functions")
     parts = []
-    for src, consts, (prefix, varying, args) in zip(sources, constants, specs):
-        tr = _Translator(consts, prefix, varying=varying)
+    for c, (src, consts, (prefix, varying, args)) in enumerate(zip(sources, constants, specs)):
+        tr = _Translator(consts, prefix, varying=varying, values=values[c] if values else None)
         info = tr.function(src)
         results = [tr.exact_int(v) if kind == "int" else v for kind, v in info["results"]]
         parts.append((tr, info, args, results))
@@ -1078,6 +1351,7 @@ def translate_explicit(name: str, sources: Sequence[str], constants: Sequence[Se
         guards = ["if (gon) {"] + [f"    if (!sg_ok({r}, {j})) return 0;"
                                    for j, r in enumerate(factors)] + ["}"]
     return _EXPLICIT_TEMPLATE.format(
+        shared=_COUNTING + _POWERS,
         name=name, prec=prec, n=n, npar=max(npar, 1), nparr=npar,
         ntables=len(parts), ng=ng, ngr=max(ng, 1),
         guards="\n".join(f"    {x}" for x in guards),
@@ -1196,6 +1470,7 @@ _EXPLICIT_TEMPLATE = r"""
 {decls}
 static mpfr_t limit;
 static int ready = 0;
+{shared}
 static mpfr_ptr ft_[1], fy[NY], parp[{npar}], mp[N * N], bp[N], vxp[N], yin[NY];
 static mpfr_t fo[NY], vx[N], Ao[N * N], bo[N], W, SF, SS, STINY, BOUND, SUM, T1, T2, H0, H1, H2;
 static mpfr_t tslot, yslot[NY], hslot, eslot, parslot[{npar}];
@@ -1395,6 +1670,7 @@ static PyMethodDef methods[] = {{
     {{"rk4", (PyCFunction)(void (*)(void))rk4, METH_FASTCALL, "one RK4 step"}},
     {{"gbs", (PyCFunction)(void (*)(void))gbs, METH_FASTCALL, "one GBS step"}},
     {{"setup", (PyCFunction)setup, METH_O, "the constant tables of the field's functions"}},
+    MPVI_COUNT_METHOD
     {{NULL, NULL, 0, NULL}}
 }};
 
@@ -1402,6 +1678,8 @@ static struct PyModuleDef module = {{PyModuleDef_HEAD_INIT, "{name}", NULL, -1, 
 
 PyMODINIT_FUNC PyInit_{name}(void) {{
     if (import_gmpy2() < 0) return NULL;
+    mpfr_init2(limit, 2);
+    mpfr_set_ui_2exp(limit, 1, PREC, MPFR_RNDN);
 {inits}
     for (int i = 0; i < NY; i++) {{
         mpfr_init2(fo[i], PREC); mpfr_init2(yslot[i], 64);
@@ -1413,14 +1691,13 @@ PyMODINIT_FUNC PyInit_{name}(void) {{
     for (int i = 0; i < {npar}; i++) mpfr_init2(parslot[i], 64);
     mpfr_inits2(PREC, W, SF, SS, STINY, BOUND, SUM, T1, T2, H0, H1, H2, (mpfr_ptr)0);
     mpfr_init2(tslot, 64); mpfr_init2(hslot, 64); mpfr_init2(eslot, 64);
-    mpfr_init2(limit, 2);
-    mpfr_set_ui_2exp(limit, 1, PREC, MPFR_RNDN);
     return PyModule_Create(&module);
 }}
 """
 
 def translate_check(name: str, source: str, constants: Sequence[str], prec: int, n: int,
-                    note: str = "", guard: tuple | None = None) -> str:
+                    note: str = "", guard: tuple | None = None,
+                    values: Sequence[dict] | None = None) -> str:
     """The C source of an extension module ``name`` whose ``check(t, q, y, params, bound)``
     runs the checks :func:`mpvi.solve` makes after every step of an M, V system, in MPFR:
     every number of q and y finite, max |x| <= ``bound`` (the growth guard; None: off), and
@@ -1436,12 +1713,12 @@ def translate_check(name: str, source: str, constants: Sequence[str], prec: int,
     ``qprev``, at the chord midpoint (q + qprev)/2 (``guard``'s function; a 0 sign: the
     caller decides).  True when all hold; False otherwise or for an argument it does not
     take: the caller then runs its own checks, which raise with the message."""
-    tr = _Translator(constants, "r_")
+    tr = _Translator(constants, "r_", values=values[0] if values else None)
     info = tr.function(source)
     res = [tr.exact_int(v) if kind == "int" else v for kind, v in info["results"]]
     ng = 0
     if guard is not None:
-        gt = _Translator(guard[1], "g_")
+        gt = _Translator(guard[1], "g_", values=values[1] if values and len(values) > 1 else None)
         ginfo = gt.function(guard[0])
         gres = [gt.exact_int(v) if kind == "int" else v for kind, v in ginfo["results"]]
         if len(ginfo["groups"]) != 4:
@@ -1466,6 +1743,7 @@ def translate_check(name: str, source: str, constants: Sequence[str], prec: int,
         guards += ["}"]
         gtable = f"    if (!nw_set_table(tables, 1, g_k, {len(guard[1])})) return NULL;"
     return _CHECK_TEMPLATE.format(
+        shared=_COUNTING + _POWERS,
         name=name, prec=prec, n=n, npar=npar, nparr=max(npar, 1), ng=ng, ngr=max(ng, 1),
         ntables=2 if guard is not None else 1, gtable=gtable,
         nconst_real=len(constants), decls="\n".join(decls),
@@ -1490,6 +1768,7 @@ _CHECK_TEMPLATE = r"""
 {decls}
 static mpfr_t limit;
 static int ready = 0;
+{shared}
 #define NPAR {npar}
 #define NG {ng}
 static mpfr_ptr tp[1], yp[2 * N], parp[{nparr}], mp[N * N], qm[N], qprev[N];
@@ -1573,6 +1852,7 @@ static PyObject *check(PyObject *self, PyObject *const *args, Py_ssize_t nargs) 
 static PyMethodDef methods[] = {{
     {{"check", (PyCFunction)(void (*)(void))check, METH_FASTCALL, "the checks after a step"}},
     {{"setup", (PyCFunction)setup, METH_O, "the constant table of the regularity kernel"}},
+    MPVI_COUNT_METHOD
     {{NULL, NULL, 0, NULL}}
 }};
 
@@ -1580,6 +1860,8 @@ static struct PyModuleDef module = {{PyModuleDef_HEAD_INIT, "{name}", NULL, -1, 
 
 PyMODINIT_FUNC PyInit_{name}(void) {{
     if (import_gmpy2() < 0) return NULL;
+    mpfr_init2(limit, 2);
+    mpfr_set_ui_2exp(limit, 1, PREC, MPFR_RNDN);
 {inits}
     for (int i = 0; i < 2 * N; i++) mpfr_init2(yslot[i], 64);
     for (int i = 0; i < {nparr}; i++) mpfr_init2(parslot[i], 64);
@@ -1589,8 +1871,6 @@ PyMODINIT_FUNC PyInit_{name}(void) {{
     for (int i = 0; i < N * N; i++) mpfr_init2(L[i], PREC);
     mpfr_inits2(PREC, S, W, (mpfr_ptr)0);
     mpfr_init2(tslot, 64); mpfr_init2(bslot, 64);
-    mpfr_init2(limit, 2);
-    mpfr_set_ui_2exp(limit, 1, PREC, MPFR_RNDN);
     return PyModule_Create(&module);
 }}
 """
@@ -1603,9 +1883,9 @@ def step_check(source: str, table: dict, prec: int, n: int, guard: tuple | None 
     run the Python checks), or None when compiled kernels are off or unavailable.  Compiled
     after :data:`COMPILE_AFTER` calls unless in the disk cache (False meanwhile)."""
     tables = [table] if guard is None else [table, guard[1]]
-    plan = _tables_plan("mpvi_c", "the step check", tables, lambda names, note, exact:
+    plan = _tables_plan("mpvi_c", "step check", tables, lambda names, note, exact:
                         translate_check("mpvi_module", source, names[0], prec, n, note,
-                                        None if guard is None else (guard[0], names[1])))
+                                        None if guard is None else (guard[0], names[1]), exact))
     return None if plan is None else _lazy(plan, "check", _not_checked)
 
 
@@ -2363,7 +2643,7 @@ def taylor_step(tape, prec: int):
         order, unless it is in the disk cache) they return None too.
     """
     exact = {f"c{i:06d}": c for i, c in enumerate(tape.constants)}   # sorted = tape order
-    plan = _tables_plan("mpvi_t", "a Taylor step", [exact], lambda names, note, _:
+    plan = _tables_plan("mpvi_t", "Taylor step", [exact], lambda names, note, _:
                         translate_taylor("mpvi_module", tape, prec, note))
     if plan is None:
         return None
@@ -2509,10 +2789,13 @@ def _plan(source: str, prec: int, constants: dict):
         return None
     names = sorted(constants)
     try:
-        body = translate("mpvi_kernel", source, prec, names, "constants: " + _note(names, constants))
+        body = translate("mpvi_kernel", source, prec, names, "constants: " + _note(names, constants),
+                         {k: v.as_integer_ratio() for k, v in constants.items()})
     except Unsupported as exc:
-        _report_once(f"unsupported-{exc}", f"a kernel stays in Python: {exc}")
+        _stays_in_python("kernel", exc)
         return None
+    if counting():
+        body = "#define MPVI_COUNT 1\n" + body
     name = f"mpvi_k{hashlib.sha256(body.encode()).hexdigest()[:16]}"
     return name, body.replace("mpvi_kernel", name), tc, [constants[n] for n in names]
 
@@ -2520,7 +2803,8 @@ def _plan(source: str, prec: int, constants: dict):
 def _tables_plan(stem: str, what: str, tables: Sequence[dict], make: Callable):
     """The plan (as :func:`_plan`) of a module of several generated functions with the
     constant ``tables``: ``make(names, note, exact)`` translates it (module name
-    ``mpvi_module``), or None (said once on stderr: ``what`` stays in Python)."""
+    ``mpvi_module``), or None (said once on stderr: the ``what`` -- "Newton iteration"
+    -- stays in Python, :func:`_stays_in_python`)."""
     tc = _usable()
     if tc is None:
         return None
@@ -2530,8 +2814,10 @@ def _tables_plan(stem: str, what: str, tables: Sequence[dict], make: Callable):
         exact = [{k: v.as_integer_ratio() for k, v in t.items()} for t in tables]
         body = make(names, note, exact)
     except Unsupported as exc:
-        _report_once(f"unsupported-{exc}", f"{what} stays in Python: {exc}")
+        _stays_in_python(what, exc)
         return None
+    if counting():
+        body = "#define MPVI_COUNT 1\n" + body
     name = f"{stem}{hashlib.sha256(body.encode()).hexdigest()[:16]}"
     return (name, body.replace("mpvi_module", name), tc,
             tuple([t[k] for k in ns] for ns, t in zip(names, tables)))
@@ -2540,7 +2826,7 @@ def _tables_plan(stem: str, what: str, tables: Sequence[dict], make: Callable):
 def _newton_plan(sources: Sequence[str], tables: Sequence[dict], prec: int, n: int, nk: int,
                  np_: int):
     """The plan (as :func:`_plan`) of a compiled Newton module, or None."""
-    return _tables_plan("mpvi_n", "a Newton iteration", tables, lambda names, note, exact:
+    return _tables_plan("mpvi_n", "Newton iteration", tables, lambda names, note, exact:
                         translate_newton("mpvi_module", sources, names, prec, n, nk, np_,
                                          note, exact))
 
@@ -2685,9 +2971,9 @@ def explicit_steps(sources: Sequence[str], tables: Sequence[dict], prec: int, n:
         :data:`COMPILE_AFTER` calls of :data:`FIELD_EVALUATIONS_PER_CALL` evaluations,
         unless it is in the disk cache).
     """
-    plan = _tables_plan("mpvi_e", "an explicit field", tables, lambda names, note, exact:
+    plan = _tables_plan("mpvi_e", "explicit field", tables, lambda names, note, exact:
                         translate_explicit("mpvi_module", sources, names, prec, n, npar, note,
-                                           ng))
+                                           ng, exact))
     if plan is None:
         return None
     per = FIELD_EVALUATIONS_PER_CALL

@@ -141,6 +141,15 @@ class Kernel:
         return X, iterations, residual
 
 
+def _entries(v):
+    """A vector's entries (the same objects) as a list for a compiled module: ``tolist`` of
+    a 1-d object array is one C call, where the module reading the array itself would
+    iterate it, one Python call per entry.  Anything else (a list, None) as it is."""
+    if type(v) is np.ndarray and v.dtype == object and v.ndim == 1:
+        return v.tolist()
+    return v
+
+
 _KERNELS: dict = {}
 """Every kernel built in this process, keyed by (context, system signature, scheme
 structure): systems built again with the same expressions (a sweep over a parameter, a
@@ -153,7 +162,8 @@ def cached_kernel(system, key: tuple, build: Callable):
     generated code binds the context's functions and constants, e.g. pi, at its precision)."""
     full = (system.ctx.key, cbackend.active(system.ctx), system.signature) + tuple(key)
     if full not in _KERNELS:
-        _KERNELS[full] = build()
+        with cbackend.kernels_of(system.name):    # a kernel that stays in Python names it
+            _KERNELS[full] = build()
     return _KERNELS[full]
 
 
@@ -439,8 +449,10 @@ def step_check(system):
         return None
     params = list(system.param_values)
     if not len(sing):
-        return lambda t, q, y, bound, signs, qprev: check(t, q, y, params, bound)
-    return lambda t, q, y, bound, signs, qprev: check(t, q, y, params, bound, signs, qprev)
+        return lambda t, q, y, bound, signs, qprev: check(t, _entries(q), _entries(y), params,
+                                                          bound)
+    return lambda t, q, y, bound, signs, qprev: check(t, _entries(q), _entries(y), params, bound,
+                                                      signs, _entries(qprev))
 
 
 from .precision import boundary_module  # noqa: E402  (last: wraps the names above)

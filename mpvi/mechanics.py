@@ -54,6 +54,7 @@ import numpy as np
 import sympy as sp
 
 
+from . import cbackend
 from .codegen import TIME, check_functions, compile_exprs
 from .context import PrecisionError
 from .expressions import as_expression, as_matrix
@@ -329,11 +330,12 @@ class LagrangianSystem:
                                   self.mass_expr, self.potential_expr, self.lagrangian_expr,
                                   params, ctx, force))
 
-    @property
+    @cached_property
     def signature(self) -> tuple:
         """What the generated code depends on: L, F, the symbols, the parameter symbols.
 
         Not the parameter values: systems that differ only in them share their code.
+        (Computed once: a system's expressions are set when it is built.)
         """
         return (self.lagrangian_expr, tuple(self.force_expr), tuple(self.coords),
                 tuple(self.velocity_symbols), tuple(self.param_symbols))
@@ -407,7 +409,8 @@ class LagrangianSystem:
 
     # ----- compiled functions ------------------------------------------------------------
     def _compile(self, args, exprs, name="system"):
-        return compile_exprs(args, exprs, self.ctx, name)
+        with cbackend.kernels_of(self.name):        # a kernel that stays in Python names it
+            return compile_exprs(args, exprs, self.ctx, name)
 
     @property
     def _txvp(self):

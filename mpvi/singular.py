@@ -41,6 +41,7 @@ from typing import Any, Sequence
 
 import sympy as sp
 
+from . import cbackend
 from .codegen import TIME, compile_exprs
 from .precision import sticky
 
@@ -198,7 +199,8 @@ class Singularities:
             One number of the system's context per factor.
         """
         if self._f is None:
-            self._f = compile_exprs(*self.exprs_args, self.system.ctx, "singular_factors")
+            with cbackend.kernels_of(self.system.name):   # a kernel that stays in Python names it
+                self._f = compile_exprs(*self.exprs_args, self.system.ctx, "singular_factors")
         return self._f([t], q, v, self.system.param_values)
 
     @staticmethod
@@ -249,9 +251,13 @@ def singularities(system) -> Singularities:
     Singularities
         Possibly empty.
     """
+    found = system.__dict__.get("_singularities")
+    if found is not None:                   # this system's, found before
+        return found
     key = (system.ctx.key, system.signature, tuple(map(str, system.param_values)))
     found = _CACHE.get(key)
     if found is not None:
+        system.__dict__["_singularities"] = found
         return found
     q, v = list(system.coords), list(system.velocity_symbols)
     sources = [(system.lagrangian_expr, "L")]
@@ -281,7 +287,7 @@ def singularities(system) -> Singularities:
                 seen.add(f)
                 if _can_change_sign(f, env):
                     found.append((f, f"{what} in {where}"))
-    result = _CACHE[key] = Singularities(system, found)
+    result = _CACHE[key] = system.__dict__["_singularities"] = Singularities(system, found)
     return result
 
 

@@ -207,7 +207,7 @@ class Solution:
             self.internal = np.empty((len(internal),) + np.shape(internal[0]), dtype=ctx.dtype)
             for j, x in enumerate(internal):
                 self.internal[j] = x
-        self._dense = None if dense is None else [np.array(c, dtype=ctx.dtype) for c in dense]
+        self._dense = None if dense is None else [np.asarray(c, dtype=ctx.dtype) for c in dense]
         self._dense_kind, self._tail, self._prepare_args = dense_kind, tail, prepare_args
         self._trial = trial                   # (polynomials, powers) of a trial basis
         self.stats, self.events, self.stopped = stats, list(events), stopped

@@ -250,6 +250,7 @@ class _TrialStepper:
         self.start = {i: ctx.num(s.tau) * self.h for i, s in enumerate(slots) if s.derivative == 0}
         self.n = system.dof
         self.kernel = None                 # set by the subclass when ctx.kernels
+        self._carried = (None, None)       # (the last step's coefficients, flat): kernel_step
         self.trial_basis = TrialBasis.of(method.disc.basis, ctx)
         found = singularities(system)
         self.singular = found if len(found) else None
@@ -367,29 +368,48 @@ class _TrialStepper:
                 for x in self.singular.values(tk, xk, gk)]
 
     def kernel_step(self, t, q, y, carry, known, outputs):
-        """One step by the generated kernel: Newton on lists, results as context arrays,
-        and the singular factors at the quadrature nodes (None without any)."""
+        """One step by the generated kernel: Newton on lists, the coefficients as one array
+        (a row per slot: the step's carry), the new y, and the singular factors at the
+        quadrature nodes (None without any)."""
         ctx = self.ctx.activate()
+        n = self.n
 
         def X0():
             return [x for g in self.first_guess(t, q, y, carry) for x in g]
         extrapolate = None
         if carry is not None and self.kernel.newton is not None:
             E, m = self._extrapolation
-            if m == len(carry) and all(len(c) == self.n for c in carry):
-                extrapolate = ([x for c in carry for x in c], E, m)
-        K = self.kernel_inputs(t, q, y, known)
+            flat = self._carried[1] if carry is self._carried[0] else None
+            if flat is None and m == len(carry) and all(len(c) == n for c in carry):
+                flat = [x for c in carry for x in c]
+            if flat is not None:
+                extrapolate = (flat, E, m)
+        known_lists = [kernels._entries(c) for c in known]
+        K = self.kernel_inputs(t, q, y, known_lists)
         X, iterations, residual, out = self.kernel.solve(
             X0, K, self.system.param_values, ctx, extrapolate=extrapolate,
             what=self.method.disc.name,
             diagnose=lambda X: self.diagnose(t, known, np.array(X, dtype=object)),
             outputs=True, **self.newton)
-        X = np.array(X, dtype=object)
-        coeffs = self.assemble(known, X)
-        n = self.n if outputs else 0
-        y1 = np.array(out[:n], dtype=object) if outputs else coeffs[self.v1]
-        guards = self._node_guards(t, coeffs, out[n:]) if self.singular is not None else None
-        return X, iterations, residual, coeffs, y1, guards
+        flat = self._flat(known_lists, list(X))
+        coeffs = np.array(flat, dtype=object).reshape(len(self.slots), n)
+        self._carried = (coeffs, flat)          # the next step's first guess reads flat
+        m = n if outputs else 0
+        y1 = np.array(out[:m], dtype=object) if outputs else coeffs[self.v1]
+        guards = self._node_guards(t, coeffs, out[m:]) if self.singular is not None else None
+        return coeffs, iterations, residual, y1, guards
+
+    def _flat(self, known, X):
+        """The coefficient vectors of the slots, in slot order, as one list: the known
+        slots' ``known`` (lists) and the unknowns X."""
+        if self.known == list(range(len(self.known))):      # the known slots first
+            return [x for c in known for x in c] + X
+        n, flat = self.n, [None] * len(self.slots)
+        for i, c in zip(self.known, known):
+            flat[i] = c
+        for k, i in enumerate(self.unknown):
+            flat[i] = X[k * n:(k + 1) * n]
+        return [x for c in flat for x in c]
 
     @cached_property
     def _extrapolation(self):
@@ -411,6 +431,17 @@ class _TrialStepper:
                          (v if s.derivative == 1 else self.ctx.zeros(self.n)))
         return guess
 
+    @cached_property
+    def _internal_rows(self):
+        """The internal slots (unknown, neither q_{j+1} nor v_{j+1}): rows of kernel_step's
+        coefficient array, as a slice (a view) or an index list; None if there are none."""
+        rows = [i for i in self.unknown if i != self.q1 and i != self.v1]
+        if not rows:
+            return None
+        if rows == list(range(rows[0], rows[-1] + 1)):
+            return slice(rows[0], rows[-1] + 1)
+        return rows
+
     def split(self, X):
         n = self.n
         return [X[k * n:(k + 1) * n] for k in range(len(self.unknown))]
@@ -429,8 +460,11 @@ class _TrialStepper:
     def __call__(self, t, q, y, carry=None):
         known = self.known_values(q, y)
         if self.kernel is not None:
-            X, iterations, residual, coeffs, y1, guards = self.kernel_step(
+            coeffs, iterations, residual, y1, guards = self.kernel_step(
                 t, q, y, carry, known, self.method.state == "qp")
+            internal = self._internal_rows
+            return StepResult(coeffs[self.q1], y1, None if internal is None else coeffs[internal],
+                              iterations, residual, coeffs, guards)
         else:
             guess = self.first_guess(t, q, y, carry)
             fun, output = self.equations(t, q, y, known)
@@ -513,7 +547,7 @@ class _VariationalStepper(_TrialStepper):
     def kernel_inputs(self, t, q, y, known):
         K = [x for c in known for x in c]
         if any(self.momentum):
-            K.extend(y)
+            K.extend(kernels._entries(y))
         if self.timed:
             K.extend(self.tables.node_times(t))
         return K + self._K_tail
