@@ -69,7 +69,7 @@ import sympy as sp
 from sympy.polys.domains import QQ
 
 from .expressions import as_expression
-from .jets import Algebra, Jet, evaluate
+from .jets import Algebra, Jet, UnsupportedExpression, evaluate
 
 H = sp.Symbol("h", positive=True)
 """The step symbol of the modified equations' series."""
@@ -315,6 +315,7 @@ class _Moments:
                                       f"{quad.degree} < {len(quad.nodes) - 1})")
         self.quad = quad
         self.omega, self.x = _node_polynomial(quad)
+        self.node_coefficients = list(reversed(self.omega.all_coeffs()))
         self.values = []
         self.power = sp.Poly(1, self.x, domain=QQ)       # x^m mod omega
 
@@ -471,7 +472,7 @@ def _series_taylor(decl, model, hi):
     g = [alg.coerce(s) for s in y]
     for k in range(1, min(decl.order, hi - 1) + 1):
         g = [sum((alg.diff(gi, yj) * fj for yj, fj in zip(y, f)), alg.zero) for gi in g]
-        out = [o + Jet({k: gi * QQ(1, factorial(k))}, hi, alg) for o, gi in zip(out, g)]
+        out = [o + Jet({k: gi * alg.rational(1, factorial(k))}, hi, alg) for o, gi in zip(out, g)]
     return decl.form, out
 
 
@@ -791,7 +792,7 @@ def _modified_field(d, y, alg):
         for c in range(len(y)):
             e = d[j][c]
             for k in range(2, j + 1):
-                e = e - G[(k, j - k)][c] * QQ(1, factorial(k))
+                e = e - G[(k, j - k)][c] * alg.rational(1, factorial(k))
             fj.append(alg.reduce(e))
         f.append(fj)
     return f
@@ -1014,15 +1015,10 @@ class ModifiedHamiltonian:
         return _series_sum(self.terms, upto, h)
 
 
-def _integrate_generator(c, symbol, alg):
-    """int_0^symbol c d symbol for a generator ``symbol`` no atom depends on (a momentum)."""
-    i = alg.symbols.index(symbol)
-    out = {}
-    for m, v in c.items():
-        mm = list(m)
-        mm[i] += 1
-        out[tuple(mm)] = v * QQ(1, mm[i])
-    return alg.ring.from_dict(out)
+def _qq(v):
+    """A rational coefficient of the ring as an element of sympy's QQ (the domain of the
+    potential's linear system)."""
+    return v if QQ.of_type(v) else QQ(int(v.numerator), int(v.denominator))
 
 
 def _monomials(bounds, total):
@@ -1039,7 +1035,8 @@ def _gradient_potential(g, q, C, bare):
     With a the highest power of each reciprocal atom 1/D in g, the ansatz is
     c = R / prod D^(a - 1), R a polynomial in the atoms of g, written in the reduced form
     of C (sines of degree <= 1), of degree at most one more than the numerators of g
-    (bare coordinates only up to one more than their degree ``bare`` in H).  Then
+    (bare coordinates only up to one more than their degree ``bare`` in H; with ``bare``
+    None, up to one more than in the numerators too).  Then
     dR/dq_j prod D - R sum_D (a - 1) dD/dq_j prod_(others) D = g_j prod D^a is a linear
     system over Q for R's coefficients, solved exactly.  None when the atoms of g are not
     independent in C (the zero test could not decide) or the system has no solution (no
@@ -1072,17 +1069,18 @@ def _gradient_potential(g, q, C, bare):
     rules = C._rules
     recips = {ns + i for i in range(len(C._atoms)) if isinstance(C._atoms[i][1], tuple)
               and C._atoms[i][1][2] == -1}
-    ngens = len(C.ring.gens)
+    ngens = ns + len(C._atoms)
     top = [0] * ngens
+    terms = [C.terms(e) for e in G]
     for e in G:
         if e:
-            top = [max(a, b) for a, b in zip(top, e.degrees())]
+            top = [max(a, b) for a, b in zip(top, C.degrees(e))]
     bounds = []
     for i in range(ngens):
         if i in recips:
             bounds.append(0)
         elif i in qidx:
-            b = bare.get(C.symbols[i], 0)
+            b = top[i] if bare is None else bare.get(C.symbols[i], 0)
             bounds.append(b + 1 if b else 0)
         elif i in rules:
             bounds.append(rules[i][0] - 1)
@@ -1090,11 +1088,11 @@ def _gradient_potential(g, q, C, bare):
             bounds.append(top[i])
         else:
             bounds.append(top[i] + 1)
-    total = 1 + max(sum(m) for e in G for m in e.keys())
+    total = 1 + max(sum(m) for t in terms for m, _ in t)
     basis = _monomials(bounds, total)
     cols = []
     for mono in basis:
-        b = C.ring.from_dict({mono: QQ(1)})
+        b = C.from_terms({mono: 1})
         cols.append([C.reduce(C.diff(b, qj) * P - b * Qj) for qj, Qj in zip(q, Q)])
     rows: dict = {}
     def row(j, m):
@@ -1102,12 +1100,12 @@ def _gradient_potential(g, q, C, bare):
     A: dict = {}
     for k, col in enumerate(cols):
         for j, e in enumerate(col):
-            for m, v in e.items():
-                A.setdefault(row(j, m), {})[k] = v
+            for m, v in C.terms(e):
+                A.setdefault(row(j, m), {})[k] = _qq(v)
     rhs = {}
-    for j, e in enumerate(G):
-        for m, v in e.items():
-            rhs[row(j, m)] = v
+    for j, t in enumerate(terms):
+        for m, v in t:
+            rhs[row(j, m)] = _qq(v)
     n = len(basis)
     for r, v in rhs.items():
         A.setdefault(r, {})[n] = v
@@ -1118,13 +1116,14 @@ def _gradient_potential(g, q, C, bare):
     if n in pivots:
         return None
     Rd = R.to_sdm()
-    sol = C.zero
+    sol = {}
     for r, piv in enumerate(pivots):
         v = Rd.get(r, {}).get(n)
         if v:
-            sol += C.ring.from_dict({basis[piv]: v})
+            sol[basis[piv]] = v
+    sol = C.from_terms(sol)
     for i, a in K.items():
-        sol *= C.ring.gens[ns + i] ** (a - 1)
+        sol *= C.atom_gen(i) ** (a - 1)
     return sol
 
 
@@ -1133,10 +1132,18 @@ def _over_common_denominator(c, C):
     reduced: C's canonical form of c (zero exactly when c is)."""
     K = C.reciprocal_degrees([c])
     out = C.reduce(C.clear_reciprocals(c, K))
-    ns = len(C.symbols)
     for i, a in K.items():
-        out *= C.ring.gens[ns + i] ** a
+        out *= C.atom_gen(i) ** a
     return out
+
+
+def _at_origin(c, symbols, C):
+    """c at ``symbols`` = 0, in the ring C (its atoms at their values there), or, when a
+    value is not in the ring (sqrt(2 + q^2) at q = 0 without sqrt(2)), as sympy's number."""
+    try:
+        return C.at(c, {x: 0 for x in symbols})
+    except UnsupportedExpression:
+        return C.to_expr(c).subs({x: 0 for x in symbols})
 
 
 def _potential(term, q, p, alg, bare):
@@ -1150,12 +1157,14 @@ def _potential(term, q, p, alg, bare):
     Hp = C.zero
     for i in range(n):                       # along p_i, the later p at 0
         e = C.drop(term[i], p[i + 1:]) if i + 1 < n else term[i]
-        Hp += _integrate_generator(e, p[i], C)
+        Hp += C.integrate(e, p[i])
     g = [-C.drop(term[n + i], p) for i in range(n)]
     c = _gradient_potential(g, q, C, bare)
+    if c is None:           # a numerator of higher degree in the bare coordinates than H
+        c = _gradient_potential(g, q, C, None)     # has (M(q) = 1/(1 + q^2))
     if c is not None:
-        H = C.to_expr(_over_common_denominator(C.reduce(Hp + c), C))
-        return H - H.subs({x: 0 for x in q + p})
+        H = _over_common_denominator(C.reduce(Hp + c), C)
+        return C.to_expr(H - _at_origin(H, q + p, C))
     Hq = sp.Integer(0)
     for i in range(n):                       # along q_i at p = 0, the later q at 0
         e = C.to_expr(g[i]).subs({q[j]: 0 for j in range(i + 1, n)})
@@ -1208,7 +1217,7 @@ def modified_hamiltonian(method: Any, system: Any, order: int,
     q, p, alg = me.model.q, me.model.p, me.algebra
     qp = _qp_ring_terms(me)
     Hring = alg.canonical().coerce(me.model.H)
-    bare = {x: Hring.degrees()[alg.canonical().symbols.index(x)] for x in q}
+    bare = {x: alg.canonical().degrees(Hring)[alg.canonical().symbols.index(x)] for x in q}
     terms = [me.model.H] + [_potential(t, q, p, alg, bare) for t in qp[1:]]
     return ModifiedHamiltonian(me.method, q, p, terms, me)
 
