@@ -270,3 +270,26 @@ def test_the_modified_hamiltonian_of_a_position_dependent_mass():
             for a, b in zip([sp.diff(Hk, p), -sp.diff(Hk, q)], f):
                 assert abs(sp.N((a - b).xreplace(sub), 40)) < sp.Float(10) ** -35
     forget_derivations()
+
+
+def test_the_cost_benchmark_prints_the_ratio_of_each_derivation():
+    """benchmarks/modified_cost.py times every derivation on both rings in one run and
+    reports sympy's seconds over FLINT's beside FLINT's."""
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+    script = Path(__file__).resolve().parents[1] / "benchmarks" / "modified_cost.py"
+    out = subprocess.run([sys.executable, str(script), "--json", "--orders", "4", "6",
+                          "--methods", "midpoint", "--dof", "1", "--mq-order", "1"],
+                         capture_output=True, text=True, timeout=600, check=True).stdout
+    report = json.loads(out)
+    rows = report["order"] + report["dof"]
+    assert report["backends"] == ["flint", "sympy"] and len(rows) == 5
+    for r in rows:
+        assert r["equation_s"] > 0 and r["equation_s_sympy"] > 0
+        assert r["ratio_sympy"] == pytest.approx(r["equation_s_sympy"] / r["equation_s"])
+    text = subprocess.run([sys.executable, str(script), "--orders", "4", "--methods",
+                           "midpoint", "--dof", "1", "--mq-order", "0"], capture_output=True,
+                          text=True, timeout=600, check=True).stdout
+    assert "sympy's / FLINT's in brackets" in text and "x)" in text
