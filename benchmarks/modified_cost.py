@@ -132,7 +132,7 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--methods", nargs="+", default=["midpoint", "simpson", "lobatto", "mutze", "rk4"])
-    ap.add_argument("--orders", nargs="+", type=int, default=[4, 8, 12, 16])
+    ap.add_argument("--orders", nargs="+", type=int, default=[8, 12, 16, 20])
     ap.add_argument("--dof", nargs="+", type=int, default=[1, 2, 3])
     ap.add_argument("--dof-order", type=int, default=4)
     ap.add_argument("--mq-order", type=int, default=2,

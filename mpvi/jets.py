@@ -719,7 +719,8 @@ class _FlintAlgebra(Algebra):
     _element = fmpq_mpoly
 
     def _make_ring(self, gens, first):
-        rest = [i for i in range(len(gens)) if i not in set(first)]
+        firsts = set(first)
+        rest = [i for i in range(len(gens)) if i not in firsts]
         self._logical = first + rest                 # FLINT index -> the algebra's index
         self._flint = [0] * len(gens)                # the algebra's index -> FLINT's
         for f, i in enumerate(self._logical):

@@ -55,7 +55,15 @@ A one-step method y_(j+1) = Phi_h(y_j) is, to any order, the exact time-h flow o
 The system must be of the M, V form (L = v^T M(q) v / 2 - V(q)), autonomous, without
 external forces; its parameters stay symbols.  All arithmetic is exact: polynomials with
 rational coefficients in the state, the parameters and the system's functions
-(:class:`mpvi.jets.Algebra`); the results are sympy expressions.
+(:class:`mpvi.jets.Algebra`, on FLINT); the results are sympy expressions, each term made
+from the ring when it is first read.
+
+The process keeps the last :data:`MEMO_SIZE` derivations (a method with its parameters on
+a system, equal systems alike): a later call to a higher order resumes the step
+equations' chord iteration where it can and continues the field, the checks and the
+potentials from the terms found (through h^6 after h^4 costs the difference), a lower
+order reads them; either gives what a derivation from scratch gives, term by term
+(:func:`forget_derivations` drops them).
 """
 from __future__ import annotations
 
@@ -483,8 +491,9 @@ def _series_taylor(decl, model, hi):
 def _leading_jacobian(residual, unknown, n, guess, scale, name, model, extra):
     """The leading-order Jacobian of step equations: row r's lowest power alpha_r in the
     unknowns W_i = h^scale[i] U_i and A[r, (i, g)] = [h^(alpha_r + scale[i])] dG_r/dU_ig,
-    exact, and by how much each row's order falls short of the evaluation's.  Each unknown is perturbed by eps_ig h (eps a generator of the ring): the part
-    of [h^(m+1)] G_r linear in eps_ig is [h^m] dG_r/dU_ig -- no function of a perturbed
+    exact, and by how much each row's order falls short of the evaluation's.  Each
+    unknown is perturbed by eps_ig h (eps a generator of the ring): the part of
+    [h^(m+1)] G_r linear in eps_ig is [h^m] dG_r/dU_ig -- no function of a perturbed
     constant term is ever needed."""
     cols = [(i, g) for i in unknown for g in range(n)]
     eps = {c: sp.Dummy(f"eps{c[0]}_{c[1]}") for c in cols}
@@ -820,9 +829,13 @@ class _Derivation:
         return form, y, d, alg
 
     def field(self, order):
-        """(form, y, algebra, [f_1 .. f_(order+1)]) (HLW IX.1, :func:`_modified_field`)."""
-        form, y, d, alg = self.step(order + 2)
-        if len(self.f) <= order:
+        """(form, y, algebra, [f_1 .. f_(order+1)]) (HLW IX.1, :func:`_modified_field`):
+        the terms found for a higher order, or those continued from the step series to
+        O(h^(order + 2))."""
+        if len(self.f) > order:
+            form, y, _, alg = next(iter(self.steps.values()))
+        else:
+            form, y, d, alg = self.step(order + 2)
             _modified_field(d[:order + 2], y, alg, self.f, self.G, self.jac)
         return form, y, alg, self.f[:order + 1]
 
@@ -915,7 +928,8 @@ class ModifiedEquation:
         The coefficient of h^k is terms[k] = f_(k+1) (terms[0] is the system's field);
         each made from the ring on its first access.
     seconds : float
-        The derivation's wall time.
+        The call's wall time (a derivation kept from an earlier call to another order
+        costs only the difference, :func:`forget_derivations`).
     model : object
         The sympy data of the system the derivation used.
     algebra : mpvi.jets.Algebra
