@@ -515,11 +515,39 @@ def _leading_jacobian(residual, unknown, n, guess, scale, name, model, extra):
                 break
             a_r = min(first.values())
             alpha.append(a_r)
-            A.append([alg.to_expr(alg.coefficient(alg.reduce(r.coeff(a_r + scale[i] + 1)), eps[(i, g)]))
-                      if a_r + scale[i] + 1 < r.hi else sp.Integer(0) for i, g in cols])
+            A.append([alg.coefficient(alg.reduce(r.coeff(a_r + scale[i] + 1)), eps[(i, g)])
+                      if a_r + scale[i] + 1 < r.hi else alg.zero for i, g in cols])
         else:
-            return alpha, sp.Matrix(A), [probe - r.hi for r in rows]
+            return alpha, A, alg, [probe - r.hi for r in rows]
     raise ArithmeticError(f"{name}: a step equation does not depend on the unknowns")
+
+
+def _det_adjugate(A, alg):
+    """det(A) and adj(A) of a square matrix of ring elements, exactly (Laplace expansion
+    along the first row of each minor, every minor computed once: O(n 2^n) products, no
+    division)."""
+    n = len(A)
+    minors: dict = {}
+
+    def det(rows, cols):                 # rows: a suffix of range(n) with one row removed
+        if not rows:
+            return alg.one
+        key = (rows, cols)
+        if key not in minors:
+            out = alg.zero
+            for pos, c in enumerate(cols):
+                if A[rows[0]][c]:
+                    term = A[rows[0]][c] * det(rows[1:], cols[:pos] + cols[pos + 1:])
+                    out = out - term if pos % 2 else out + term
+            minors[key] = out
+        return minors[key]
+    everything = tuple(range(n))
+    adj = [[None] * n for _ in range(n)]
+    for i in range(n):
+        for j in range(n):              # adj[j][i] = (-1)^(i+j) det(A without row i, column j)
+            minor = det(everything[:i] + everything[i + 1:], everything[:j] + everything[j + 1:])
+            adj[j][i] = -minor if (i + j) % 2 else minor
+    return det(everything, everything), adj
 
 
 def _chord_solve(residual, unknown, n, guess, scale, hi, name, model, extra=(), memo=None):
@@ -559,13 +587,14 @@ class _Chord:
     gives what a derivation from scratch gives, term by term."""
 
     def __init__(self, residual, unknown, n, guess, scale, name, model, extra):
-        self.alpha, A, self.offsets = _leading_jacobian(residual, unknown, n, guess, scale,
-                                                        name, model, extra)
-        det = sp.expand(A.det(method="berkowitz"))
-        if det == 0:
+        self.alpha, A, jac, self.offsets = _leading_jacobian(residual, unknown, n, guess, scale,
+                                                             name, model, extra)
+        det, adj = _det_adjugate(A, jac)            # in the ring; as sympy, expanded, the
+        det = sp.expand(jac.to_expr(det))           # new algebra's atom 1/det is found
+        if det == 0:                                # from (its factors)
             raise ArithmeticError(f"{name}: the leading-order Jacobian of the step equations "
                                   "is singular")
-        adj = A.adjugate(method="berkowitz").applyfunc(sp.expand)
+        adj = sp.Matrix([[sp.expand(jac.to_expr(e)) for e in row] for row in adj])
         inv_det = sp.Pow(det, -1)
         alg = self.alg = model.algebra(extra=extra, more=[inv_det])
         self.adj = [[alg.coerce(e) for e in row] for row in adj.tolist()]
@@ -761,9 +790,9 @@ def _frozen(x):
 
 
 def _memo_key(m, system, params):
-    """The key of a derivation: the method (its identity), its parameters, the system's
-    equations (equal systems share derivations), the ring backend; None when the system
-    has attributes that cannot be compared (such a derivation is not kept)."""
+    """The key of a derivation: the method (its identity, name and parameters), then the
+    system's equations (equal systems share derivations) and the ring backend; None when
+    the system has attributes that cannot be compared (such a derivation is not kept)."""
     attrs = ("name", "dof", "coords", "velocity_symbols", "param_symbols", "mass_expr",
              "lagrangian_expr", "potential_expr", "has_force", "time_dependent",
              "first_order", "is_linear")
@@ -862,7 +891,8 @@ def _derivation(method, system, params) -> _Derivation:
     if der is not None and der.method is m:
         _MEMO.move_to_end(key)
         return der
-    model = _Model(system)
+    model = next((d.model for k, d in _MEMO.items() if key is not None and k[3:] == key[3:]),
+                 None) or _Model(system)       # a system's model, shared by its methods
     der = _Derivation(m, _unwrap(decl_of(params), model, m.name), model)
     if key is not None:
         _MEMO[key] = der

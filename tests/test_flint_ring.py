@@ -293,3 +293,20 @@ def test_the_cost_benchmark_prints_the_ratio_of_each_derivation():
                            "midpoint", "--dof", "1", "--mq-order", "0"], capture_output=True,
                           text=True, timeout=600, check=True).stdout
     assert "sympy's / FLINT's in brackets" in text and "x)" in text
+
+
+def test_the_leading_jacobians_determinant_and_adjugate_are_computed_in_the_ring():
+    """The chord iteration's det(A) and adj(A) (A: 2 to 5 square, entries polynomials in
+    sines, cosines and p) are sympy's Berkowitz results, expanded, term by term."""
+    p = sp.Symbol("p")
+    rng = random.Random(7)
+    atoms = [sp.sin(q1), sp.cos(q1), sp.cos(q1 - q2), p]
+    for n in (2, 3, 5):
+        entries = [[_random_element(rng, atoms, terms=2) if rng.random() < 0.8 else 0
+                    for _ in range(n)] for _ in range(n)]
+        A = Algebra([e for row in entries for e in row], [q1, q2, p])
+        det, adj = modified._det_adjugate([[A.coerce(e) for e in row] for row in entries], A)
+        S = sp.Matrix(entries)
+        assert sp.expand(A.to_expr(det)) == sp.expand(S.det(method="berkowitz")) != 0
+        assert sp.Matrix([[sp.expand(A.to_expr(e)) for e in row] for row in adj]) == \
+            S.adjugate(method="berkowitz").applyfunc(sp.expand)
