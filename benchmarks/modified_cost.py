@@ -1,22 +1,33 @@
 """What a backward error analysis derivation costs: seconds of
-:func:`mpvi.modified_equation` (and of :func:`mpvi.modified_hamiltonian` on top of it)
-against the order and against the number of degrees of freedom, measured in one run.
+:func:`mpvi.modified_equation` (and of :func:`mpvi.modified_hamiltonian`) against the order
+and against the number of degrees of freedom, on FLINT's ring and on sympy's, measured in
+one run.
 
     python benchmarks/modified_cost.py                         # the defaults below
     python benchmarks/modified_cost.py --orders 4 8 12 16 20 --methods midpoint lobatto
     python benchmarks/modified_cost.py --dof 1 2 3 --dof-order 4 --json
+    python benchmarks/modified_cost.py --bea                   # bea_double's derivations
+    python benchmarks/modified_cost.py --backends flint        # FLINT only (no ratios)
+
+Each derivation is timed on every ring backend of ``--backends`` (:func:`mpvi.jets.ring_backend`:
+``flint``, python-flint's fmpq_mpoly, the default; ``sympy``, sympy's PolyRing), from
+scratch (:func:`mpvi.modified.forget_derivations` before each), one after the other: the
+ratio sympy / FLINT of each derivation is printed beside FLINT's seconds (each derivation
+run once before, untimed).
 
 Against the order: the pendulum H = p^2/2 - cos q, each method of ``--methods`` through
 each order of ``--orders``; the fitted exponent p of seconds ~ order^p (least squares on
-the logs of the orders >= 8, where the fixed costs no longer dominate).  Against the
-size: N pendulums coupled by torsion springs (:func:`mpvi.systems.pendulums.pendulum_chain`,
-constant mass matrix, its parameters symbols) for each N of ``--dof`` through
-``--dof-order``, and the double pendulum with its position-dependent mass matrix
-M(q) = [[2, cos(q1 - q2)], [cos(q1 - q2), 1]] through ``--mq-order`` (one more atom,
-1/det M(q), and the relations between the sines and cosines of q1, q2 and q1 - q2 that
-the ring does not apply: much larger terms).  Each figure is the best of ``--repeats``
-runs (the derivation caches nothing between runs).  The machine is noisy: compare the
-ratios of one run.
+the logs of the orders >= 8, where the fixed costs no longer dominate; FLINT's seconds).
+Against the size: N pendulums coupled by torsion springs
+(:func:`mpvi.systems.pendulums.pendulum_chain`, constant mass matrix, its parameters
+symbols) for each N of ``--dof`` through ``--dof-order``, the double pendulum with its
+position-dependent mass matrix M(q) = [[2, cos(q1 - q2)], [cos(q1 - q2), 1]] and one degree
+of freedom with M(q) = 1/(1 + q^2), V = q^2/2, through ``--mq-order`` (0: skip).  With
+``--bea``, the modified Hamiltonians of ``bea_double`` instead: the midpoint VI's and
+Simpson's on the double pendulum through h^4 and the midpoint VI's with M(q) = 1/(1 + q^2)
+through h^4 (``--bea-backends``: sympy's ring takes 17 minutes for Simpson's, so by default
+FLINT only).  Each figure is the best of ``--repeats`` runs.  The machine is noisy:
+compare the ratios of one run.
 """
 from __future__ import annotations
 
@@ -29,6 +40,8 @@ import time
 import sympy as sp
 
 import mpvi
+from mpvi.jets import BACKENDS, ring_backend
+from mpvi.modified import forget_derivations
 from mpvi.systems.pendulums import pendulum_chain
 
 PARAMS = {"lobatto": {"points": 4}}
@@ -37,10 +50,41 @@ PARAMS = {"lobatto": {"points": 4}}
 def best_of(repeats, fn):
     best = math.inf
     for _ in range(repeats):
+        forget_derivations()
         t0 = time.perf_counter()
         fn()
         best = min(best, time.perf_counter() - t0)
+    forget_derivations()
     return best
+
+
+def timed(backends, repeats, fn):
+    """{backend: best seconds of fn() from scratch on it}, after a first call on the first
+    backend (imports and the caches of the quadrature rules and of sympy are then warm for
+    every backend alike)."""
+    with ring_backend(backends[0]):
+        best_of(1, fn)
+    out = {}
+    for b in backends:
+        with ring_backend(b):
+            out[b] = best_of(repeats, fn)
+    return out
+
+
+def record(row, key, seconds):
+    """row[key] = FLINT's seconds (the first backend's), the others' as key_<backend> and
+    their ratio to FLINT's as ratio_<backend>."""
+    first, *others = seconds
+    row[key] = seconds[first]
+    for b in others:
+        row[f"{key}_{b}"] = seconds[b]
+        row[f"ratio_{b}"] = seconds[b] / seconds[first]
+    return row
+
+
+def cell(row, key="equation_s"):
+    ratio = row.get("ratio_sympy")
+    return f"{row[key]:.2f}" + (f" ({ratio:.1f}x)" if ratio is not None else "")
 
 
 def fit(xs, ys):
@@ -52,16 +96,55 @@ def fit(xs, ys):
     return sum((x - mx) * (y - my) for x, y in zip(lx, ly)) / den if den else float("nan")
 
 
+def double_pendulum(ctx):
+    q1, q2 = sp.symbols("q1 q2")
+    c = sp.cos(q1 - q2)
+    return mpvi.LagrangianSystem("double pendulum", [q1, q2], sp.Matrix([[2, c], [c, 1]]),
+                                 -2 * sp.cos(q1) - sp.cos(q2), {}, ctx)
+
+
+def position_mass(ctx):
+    q = sp.Symbol("q")
+    return mpvi.LagrangianSystem("M(q) = 1/(1 + q^2)", [q], sp.Matrix([[1 / (1 + q ** 2)]]),
+                                 q ** 2 / 2, {}, ctx)
+
+
+def bea(args, ctx):
+    """bea_double's derivations (module doc): rows of seconds and H_5's size."""
+    rows = []
+    for label, system, method in [("double pendulum", double_pendulum(ctx), "midpoint"),
+                                  ("double pendulum", double_pendulum(ctx), "simpson"),
+                                  ("M(q) = 1/(1 + q^2)", position_mass(ctx), "midpoint")]:
+        sizes = []
+
+        def run():
+            mh = mpvi.modified_hamiltonian(method, system, 4, **PARAMS.get(method, {}))
+            sizes[:] = [len(sp.Add.make_args(mh.terms[-1]))]
+        row = record({"system": label, "method": method, "order": 4},
+                     "hamiltonian_s", timed(args.bea_backends, args.repeats, run))
+        row["last_term_terms"] = sizes[0]
+        print(f"{label} {method} H~ through h^4: {cell(row, 'hamiltonian_s')} s", file=sys.stderr)
+        rows.append(row)
+    return rows
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--methods", nargs="+", default=["midpoint", "simpson", "lobatto", "mutze", "rk4"])
-    ap.add_argument("--orders", nargs="+", type=int, default=[4, 8, 12, 16])
+    ap.add_argument("--orders", nargs="+", type=int, default=[8, 12, 16, 20])
     ap.add_argument("--dof", nargs="+", type=int, default=[1, 2, 3])
     ap.add_argument("--dof-order", type=int, default=4)
-    ap.add_argument("--mq-order", type=int, default=2, help="order on the double pendulum (0: skip)")
+    ap.add_argument("--mq-order", type=int, default=2,
+                    help="order on the double pendulum and on M(q) = 1/(1 + q^2) (0: skip)")
     ap.add_argument("--hamiltonian", action="store_true",
                     help="also time modified_hamiltonian (the potentials) against the order")
+    ap.add_argument("--backends", nargs="+", default=list(BACKENDS), choices=BACKENDS,
+                    help="ring backends, FLINT first (default: both)")
+    ap.add_argument("--bea", action="store_true",
+                    help="bea_double's modified Hamiltonians through h^4 instead")
+    ap.add_argument("--bea-backends", nargs="+", default=["flint"], choices=BACKENDS,
+                    help="ring backends of --bea (sympy's takes about 20 minutes)")
     ap.add_argument("--repeats", type=int, default=1)
     ap.add_argument("--json", action="store_true", help="one JSON object on stdout")
     args = ap.parse_args(argv)
@@ -70,45 +153,58 @@ def main(argv=None):
     unknown = [m for m in args.methods if m not in mpvi.METHODS]
     if unknown:
         ap.error(f"unknown methods {unknown}; registered: {', '.join(sorted(mpvi.METHODS))}")
+    for option in ("backends", "bea_backends"):        # FLINT first: the ratios' reference
+        setattr(args, option, sorted(set(getattr(args, option)), key=BACKENDS.index))
     ctx = mpvi.GMPContext(30)
+    if args.bea:
+        rows = bea(args, ctx)
+        if args.json:
+            json.dump({"bea": rows}, sys.stdout, indent=1)
+            print()
+            return 0
+        print("seconds of modified_hamiltonian through h^4 (sympy / FLINT in brackets)")
+        for r in rows:
+            print(f"{r['system']:22} {r['method']:10} {cell(r, 'hamiltonian_s'):>16}   "
+                  f"H_5: {r['last_term_terms']} terms")
+        return 0
     q = sp.Symbol("q")
     pendulum = mpvi.LagrangianSystem("pendulum", [q], sp.Matrix([[1]]), -sp.cos(q), {}, ctx)
-    report = {"order": [], "dof": [], "fits": {}}
+    report = {"order": [], "dof": [], "fits": {}, "backends": args.backends}
     for m in args.methods:
         for order in args.orders:
-            row = {"method": m, "order": order, "equation_s": best_of(
-                args.repeats, lambda: mpvi.modified_equation(m, pendulum, order, **PARAMS.get(m, {})))}
+            row = record({"method": m, "order": order}, "equation_s", timed(
+                args.backends, args.repeats,
+                lambda: mpvi.modified_equation(m, pendulum, order, **PARAMS.get(m, {}))))
             if args.hamiltonian and mpvi.METHODS[m].symplectic is not False and m != "rk4":
-                row["hamiltonian_s"] = best_of(args.repeats, lambda: mpvi.modified_hamiltonian(
-                    m, pendulum, order, **PARAMS.get(m, {})))
-            print(f"pendulum {m} through h^{order}: {row['equation_s']:.2f} s", file=sys.stderr)
+                row["hamiltonian_s"] = timed(args.backends[:1], args.repeats, lambda: (
+                    mpvi.modified_hamiltonian(m, pendulum, order, **PARAMS.get(m, {}))))[args.backends[0]]
+            print(f"pendulum {m} through h^{order}: {cell(row)} s", file=sys.stderr)
             report["order"].append(row)
         sel = [r for r in report["order"] if r["method"] == m and r["order"] >= 8]
         if len(sel) >= 2:
             report["fits"][m] = fit([r["order"] for r in sel], [r["equation_s"] for r in sel])
     systems = [(f"chain N={n}", n, pendulum_chain(ctx, n).system, args.dof_order) for n in args.dof]
     if args.mq_order:
-        q1, q2 = sp.symbols("q1 q2")
-        c = sp.cos(q1 - q2)
-        systems.append(("double pendulum M(q)", 2, mpvi.LagrangianSystem(
-            "double pendulum", [q1, q2], sp.Matrix([[2, c], [c, 1]]),
-            -2 * sp.cos(q1) - sp.cos(q2), {}, ctx), args.mq_order))
+        systems.append(("double pendulum M(q)", 2, double_pendulum(ctx), args.mq_order))
+        systems.append(("M(q) = 1/(1 + q^2)", 1, position_mass(ctx), args.mq_order))
     for label, n, system, order in systems:
         for m in args.methods:
-            seconds = best_of(args.repeats,
-                              lambda: mpvi.modified_equation(m, system, order, **PARAMS.get(m, {})))
-            print(f"{label} {m} through h^{order}: {seconds:.2f} s", file=sys.stderr)
-            report["dof"].append({"system": label, "dof": n, "method": m, "order": order,
-                                  "equation_s": seconds})
+            row = record({"system": label, "dof": n, "method": m, "order": order}, "equation_s",
+                         timed(args.backends, args.repeats, lambda: mpvi.modified_equation(
+                             m, system, order, **PARAMS.get(m, {}))))
+            print(f"{label} {m} through h^{order}: {cell(row)} s", file=sys.stderr)
+            report["dof"].append(row)
     if args.json:
         json.dump(report, sys.stdout, indent=1)
         print()
         return 0
-    print("seconds of modified_equation on the pendulum (rows: order)")
-    print(f"{'order':>6}" + "".join(f"{m:>11}" for m in args.methods))
+    both = len(args.backends) > 1
+    print("seconds of modified_equation on the pendulum on FLINT's ring (rows: order"
+          + ("; sympy's / FLINT's in brackets)" if both else ")"))
+    print(f"{'order':>6}" + "".join(f"{m:>15}" for m in args.methods))
     for order in args.orders:
-        cells = {r["method"]: r["equation_s"] for r in report["order"] if r["order"] == order}
-        print(f"{order:>6}" + "".join(f"{cells[m]:>11.2f}" for m in args.methods))
+        cells = {r["method"]: cell(r) for r in report["order"] if r["order"] == order}
+        print(f"{order:>6}" + "".join(f"{cells[m]:>15}" for m in args.methods))
     if report["fits"]:
         print("fitted growth, seconds ~ order^p (orders >= 8): " + ", ".join(
             f"{m} p = {p:.2f}" for m, p in report["fits"].items()))
@@ -117,10 +213,10 @@ def main(argv=None):
             f"{r['method']} h^{r['order']} {r['hamiltonian_s']:.2f}" for r in report["order"]
             if "hamiltonian_s" in r))
     print("\nseconds of modified_equation against the size")
-    print(f"{'system':22} {'order':>5}" + "".join(f"{m:>11}" for m in args.methods))
+    print(f"{'system':22} {'order':>5}" + "".join(f"{m:>15}" for m in args.methods))
     for label, n, _, order in systems:
-        cells = {r["method"]: r["equation_s"] for r in report["dof"] if r["system"] == label}
-        print(f"{label:22} {order:>5}" + "".join(f"{cells[m]:>11.2f}" for m in args.methods))
+        cells = {r["method"]: cell(r) for r in report["dof"] if r["system"] == label}
+        print(f"{label:22} {order:>5}" + "".join(f"{cells[m]:>15}" for m in args.methods))
     return 0
 
 

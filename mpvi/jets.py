@@ -14,24 +14,40 @@ methods' own step code (:func:`mpvi.ode.rk4_step`, :func:`mpvi.ode.gbs_step`) ru
 lists of jets unchanged.
 
 **The coefficients** live in an :class:`Algebra`: the polynomial ring
-Q[symbols, atoms] (sympy's sparse ``PolyRing``), where the symbols are the state, the
-system's parameters and any extra symbols of a derivation, and the *atoms* are the
-non-polynomial parts of the system's expressions -- sin(q), cos(q), exp(u),
-1/D(q), sqrt(B), the radicals of the numbers -- each one generator.  The atoms are
-closed under differentiation (the derivative of an atom is a polynomial in the atoms:
-(1/D)' = -D'/D^2, sin' = cos, ...), so that derivatives, products and sums never leave
-the ring and cost dictionary operations instead of sympy's ``expand`` of expression
-trees (a derivation to h^10 is ~50 times faster than on sympy expressions).  Relations
-between the atoms (sin^2 + cos^2 = 1, sqrt(5)^2 = 5) are applied by
-:meth:`Algebra.reduce`, which makes zero tests exact for the common cases (one angle per
-sine-cosine pair); nothing depends on it for correctness, only for size.
+Q[symbols, atoms], where the symbols are the state, the system's parameters and any
+extra symbols of a derivation, and the *atoms* are the non-polynomial parts of the
+system's expressions -- sin(q), cos(q), exp(u), 1/D(q), sqrt(B), the radicals of the
+numbers -- each one generator.  The atoms are closed under differentiation (the
+derivative of an atom is a polynomial in the atoms: (1/D)' = -D'/D^2, sin' = cos, ...),
+so that derivatives, products and sums never leave the ring.  Relations between the
+atoms (sin^2 + cos^2 = 1, sqrt(5)^2 = 5) are applied by :meth:`Algebra.reduce`, which
+makes zero tests exact for the common cases (one angle per sine-cosine pair); nothing
+depends on it for correctness, only for size.
+
+**Two backends** hold the ring, with identical results term by term:
+
+* ``"flint"`` (the default): python-flint's ``fmpq_mpoly`` (FLINT's sparse multivariate
+  polynomials over Q, in C): products, derivatives, the reduction (a remainder on
+  division by gen^d - R in a lexicographic order whose first generators are those of the
+  relations: the unique normal form the relations define), composition and
+  coefficient extraction never leave C (products are 40 to 60 times faster than
+  sympy's);
+* ``"sympy"``: sympy's sparse ``PolyRing`` (dictionaries of exponent tuples), the
+  arithmetic of earlier versions, kept as the independent check of the first and the
+  baseline of ``benchmarks/modified_cost.py``.
+
+:func:`ring_backend` selects the backend of the algebras (and so of the derivations)
+made inside a ``with`` block.
 """
 from __future__ import annotations
 
+import itertools
+from contextlib import contextmanager
 from math import factorial
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 import sympy as sp
+from flint import fmpq, fmpq_mpoly, fmpq_mpoly_ctx
 from sympy.polys.domains import QQ
 from sympy.polys.orderings import lex
 from sympy.polys.rings import PolyElement, PolyRing
@@ -41,10 +57,58 @@ MAX_ATOMS = 400
 """The largest number of atoms a derivation may need (a function whose derivatives do
 not close -- each one a new function -- stops here with an error)."""
 
+BACKENDS = ("flint", "sympy")
+"""The ring backends (module doc): FLINT's ``fmpq_mpoly``, sympy's ``PolyRing``."""
+
+_backend = "flint"
+_names = itertools.count()          # FLINT caches contexts by their names: each algebra
+                                    # gets names of its own (an element of one algebra is
+                                    # never taken for one of another)
+
 
 class UnsupportedExpression(NotImplementedError):
     """An expression the algebra of a derivation cannot represent exactly (a float, a
     function whose derivatives do not close, a power with a varying exponent)."""
+
+
+@contextmanager
+def ring_backend(name: str) -> Iterator[str]:
+    """Make the algebras created inside the ``with`` block use the ring backend ``name``.
+
+    Parameters
+    ----------
+    name : {"flint", "sympy"}
+        FLINT's ``fmpq_mpoly`` (the default) or sympy's ``PolyRing`` (module doc).
+
+    Yields
+    ------
+    str
+        ``name``.
+
+    Raises
+    ------
+    ValueError
+        An unknown backend.
+    """
+    global _backend
+    if name not in BACKENDS:
+        raise ValueError(f"unknown ring backend {name!r}; the backends are {', '.join(BACKENDS)}")
+    previous, _backend = _backend, name
+    try:
+        yield name
+    finally:
+        _backend = previous
+
+
+def current_backend() -> str:
+    """Return the ring backend new algebras use (:func:`ring_backend`).
+
+    Returns
+    -------
+    str
+        One of :data:`BACKENDS`.
+    """
+    return _backend
 
 
 def _canonical(e):
@@ -76,6 +140,16 @@ def _primitive(e):
     return c, P
 
 
+def _rational_parts(x):
+    """(numerator, denominator) of an exact rational number of any of the kinds the
+    derivations meet (int, sympy's QQ, FLINT's fmpq, a sympy Rational)."""
+    if isinstance(x, int):
+        return x, 1
+    if isinstance(x, sp.Rational):
+        return int(x.p), int(x.q)
+    return int(x.numerator), int(x.denominator)
+
+
 class Algebra:
     """The ring Q[symbols, atoms] of a derivation (module doc).
 
@@ -90,16 +164,35 @@ class Algebra:
     extra : sequence of sympy symbols, optional
         More generators (a node variable, perturbations), not differentiated through atoms.
     parent : Algebra, optional
-        An algebra whose atoms are taken over (so that the walk is not repeated).
+        An algebra whose atoms are taken over (so that the walk is not repeated); its
+        backend is the new algebra's.
     expand_angles : bool, default False
         Write sin and cos of integer combinations of the variables (sin(q1 - q2), cos(2 q))
         with those of the variables (angle addition): a canonical form for zero tests
         (:meth:`is_zero` uses such an algebra), larger than the compact one the
         derivations use.
+    backend : {"flint", "sympy"}, optional
+        The ring backend (module doc); default the parent's, else :func:`current_backend`.
     """
 
+    backend = None
+
+    def __new__(cls, *args, **kwargs):
+        if cls is Algebra:
+            parent = kwargs.get("parent", args[3] if len(args) > 3 else None)
+            name = kwargs.get("backend") or (parent.backend if parent is not None else _backend)
+            if name not in _ALGEBRAS:
+                raise ValueError(f"unknown ring backend {name!r}; the backends are "
+                                 f"{', '.join(BACKENDS)}")
+            cls = _ALGEBRAS[name]
+        return super().__new__(cls)
+
     def __init__(self, exprs: Iterable, variables: Sequence, extra: Sequence = (),
-                 parent: "Algebra | None" = None, expand_angles: bool = False):
+                 parent: "Algebra | None" = None, expand_angles: bool = False,
+                 backend: str | None = None):
+        if parent is not None and parent.backend != self.backend:
+            raise ValueError(f"an algebra on {self.backend} cannot take over the atoms of one "
+                             f"on {parent.backend}")
         self.variables = list(variables)
         self.expand_angles = expand_angles
         self._canonical = None
@@ -120,11 +213,12 @@ class Algebra:
         for e in exprs + [a for a, _ in self._atoms]:
             symbols |= {s for s in e.free_symbols}
         self.symbols = sorted(symbols, key=lambda s: (s.name, s.dummy_index if isinstance(s, sp.Dummy) else 0))
+        self._ns = len(self.symbols)
         self._atom_symbols = [sp.Dummy(f"atom{i}") for i in range(len(self._atoms))]
         gens = list(self.symbols) + self._atom_symbols
-        self.ring = PolyRing(gens, QQ, lex)
-        self.zero, self.one = self.ring.zero, self.ring.one
-        self._gen = {s: g for s, g in zip(gens, self.ring.gens)}
+        self._exprs = list(self.symbols) + [a for a, _ in self._atoms]
+        self._make_ring(gens, [self._ns + i for i in self._rule_atoms()])
+        self._gen = {s: g for s, g in zip(gens, self._gens)}
         self._index = {s: i for i, s in enumerate(gens)}
         self._to_expr = {d: a for d, (a, _) in zip(self._atom_symbols, self._atoms)}
         self._cache: dict = {}
@@ -138,6 +232,7 @@ class Algebra:
                     row[v] = self.coerce(d)
             self._d_atom.append(row)
         self._rules = self._reduction_rules()
+        self._use_rules()
 
     # ----- atoms ------------------------------------------------------------------------
     def _register(self, atom, kind):
@@ -219,33 +314,65 @@ class Algebra:
             return
         raise UnsupportedExpression(f"{type(e).__name__} in an expression of the derivation: {e}")
 
+    def _rule_atom(self, i):
+        """(d, R as a sympy expression) when atom i obeys atom^d = R (sin(u)^2 =
+        1 - cos(u)^2 when cos(u) is an atom too; B^(1/d)^d = B), else None."""
+        a, kind = self._atoms[i]
+        if kind == "function" and a.func == sp.sin:
+            c = sp.cos(*a.args)
+            if c in self._atom_index:
+                return 2, 1 - c ** 2
+        elif isinstance(kind, tuple) and kind[0] == "pow":
+            base, ex = kind[1], kind[2]
+            if ex.q > 1 and ex.p == 1:
+                return int(ex.q), base
+        return None
+
+    def _rule_atoms(self):
+        """The atoms with a relation, the later ones first: a relation's right-hand side
+        has only atoms met before it in the walk (a root's base is walked before the root
+        is registered, a sine's is a cosine), so that in this order each relation's
+        generator comes before every generator of its right-hand side."""
+        return [i for i in reversed(range(len(self._atoms))) if self._rule_atom(i)]
+
     def _reduction_rules(self):
         """gen index -> (d, R): gen^d = R (sin(u)^2 = 1 - cos(u)^2; B^(1/d)^d = B)."""
         rules = {}
-        for i, (a, kind) in enumerate(self._atoms):
-            g = len(self.symbols) + i
-            if kind == "function" and a.func == sp.sin:
-                c = sp.cos(*a.args)
-                if c in self._atom_index:
-                    rules[g] = (2, self.one - self.coerce(c) ** 2)
-            elif isinstance(kind, tuple) and kind[0] == "pow":
-                base, ex = kind[1], kind[2]
-                if ex.q > 1 and ex.p == 1:
-                    rules[g] = (int(ex.q), self.coerce(base))
+        for i in self._rule_atoms():
+            d, R = self._rule_atom(i)
+            rules[self._ns + i] = (d, self.coerce(R))
         return rules
 
     # ----- conversion ------------------------------------------------------------------
-    def coerce(self, x) -> PolyElement:
-        """A number or sympy expression as an element of the ring."""
-        if isinstance(x, PolyElement):
-            if x.ring is not self.ring:
+    def coerce(self, x) -> Any:
+        """Return a number or sympy expression as an element of the ring.
+
+        Parameters
+        ----------
+        x : int, rational, sympy expression or element of the ring
+            The value.
+
+        Returns
+        -------
+        element of the ring
+            ``x`` in the ring (its atoms replaced by their generators).
+
+        Raises
+        ------
+        UnsupportedExpression
+            ``x`` has a symbol or function that is not the algebra's.
+        ValueError
+            ``x`` is an element of another algebra.
+        """
+        if isinstance(x, self._element):
+            if not self._owns(x):
                 raise ValueError("a coefficient of another derivation's algebra")
             return x
-        if isinstance(x, int) or QQ.of_type(x):
-            return self.ring(x)
+        if isinstance(x, int) or QQ.of_type(x) or isinstance(x, fmpq):
+            return self._constant(*_rational_parts(x))
         x = sp.sympify(x, strict=True)
         if x.is_Rational:
-            return self.ring(QQ(int(x.p), int(x.q)))
+            return self._constant(int(x.p), int(x.q))
         hit = self._cache.get(x)
         if hit is None:
             hit = self._cache[x] = self._convert(x)
@@ -259,7 +386,7 @@ class Algebra:
         if e.is_Rational or e.is_Float:
             if e.is_Float:
                 self._walk(e)
-            return self.ring(QQ(int(e.p), int(e.q)))
+            return self._constant(int(e.p), int(e.q))
         if e in self._atom_index:
             return self._gen[self._atom_symbols[self._atom_index[e]]]
         if e.is_Add:
@@ -297,13 +424,475 @@ class Algebra:
                                     f"{', '.join(str(a) for a, _ in self._atoms[:8])}...)")
 
     def to_expr(self, c) -> Any:
-        """An element of the ring as a sympy expression (atoms written out)."""
-        if not isinstance(c, PolyElement):
+        """Return an element of the ring as a sympy expression (atoms written out).
+
+        Parameters
+        ----------
+        c : element of the ring, or a number
+            The value.
+
+        Returns
+        -------
+        sympy expression
+            ``c`` with every generator replaced by its symbol or atom.
+        """
+        if not isinstance(c, self._element):
             return sp.sympify(c, strict=True)
+        return self._to_sympy(c)
+
+    def rational(self, p: int, q: int = 1) -> Any:
+        """Return the number p/q as the backend's scalar (it multiplies elements of the ring).
+
+        Parameters
+        ----------
+        p, q : int
+            Numerator and denominator.
+
+        Returns
+        -------
+        scalar
+            FLINT's ``fmpq`` or sympy's ``QQ``.
+        """
+        return self._scalar(p, q)
+
+    def gen(self, symbol) -> Any:
+        """Return the generator of ``symbol`` (one of :attr:`symbols`) as an element of the ring.
+
+        Parameters
+        ----------
+        symbol : sympy symbol
+            A symbol of the algebra.
+
+        Returns
+        -------
+        element of the ring
+            The generator.
+        """
+        return self._gen[symbol]
+
+    def atom_gen(self, i: int) -> Any:
+        """Return the generator of the atom of index ``i`` as an element of the ring.
+
+        Parameters
+        ----------
+        i : int
+            The atom's index (the order of the walk).
+
+        Returns
+        -------
+        element of the ring
+            The generator.
+        """
+        return self._gens[self._ns + i]
+
+    # ----- operations ------------------------------------------------------------------
+    def function(self, f, c) -> Any:
+        """f(c) for a sympy function ``f`` of one argument (a class or a lambda), an atom of
+        the algebra (or a polynomial in atoms)."""
+        return self.coerce(f(self.to_expr(c)))
+
+    def reciprocal(self, c) -> Any:
+        """1 / c: a number, or an atom 1/D of the algebra."""
+        k = self.number(c)
+        if k is not None:
+            if k == 0:
+                raise ZeroDivisionError("the inverse of a jet whose leading coefficient is 0")
+            return self.coerce(1 / k)
+        return self.coerce(sp.Pow(self.to_expr(c), -1))
+
+    def is_zero(self, c) -> bool | None:
+        """Test exactly whether ``c`` is zero: True, False, or None when the algebra cannot decide.
+
+        ``c`` is reduced (:meth:`reduce`), then divided by (1/D) D - 1 for every reciprocal
+        atom 1/D: a zero remainder proves c = 0 (the relations hold as functions) -- this
+        decides the common case, a combination of the field's terms that vanishes, without
+        leaving the algebra.  Otherwise the remainder is multiplied by D^a for every
+        reciprocal atom 1/D it contains (a its highest power: this clears the relation
+        D (1/D) = 1) and reduced again.  The atoms sin(x), cos(x) of distinct variables, polynomials in
+        the variables and the reciprocals of polynomials in them are algebraically
+        independent up to sin^2 + cos^2 = 1, so a non-zero result proves c != 0 when only
+        such atoms occur; with any other atom (exp, a root of a non-constant polynomial,
+        a root of a non-constant polynomial), a non-zero result is None ("cannot tell"),
+        for the caller to simplify.  The test runs in the algebra's canonical form (sines
+        and cosines of sums expanded, ``expand_angles``).
+
+        Parameters
+        ----------
+        c : ring element or sympy expression
+            The value to test.
+
+        Returns
+        -------
+        bool or None
+            Whether c is zero; None when undecided.
+        """
+        c = self.reduce(self.coerce(c))
+        if not c:
+            return True
+        for i in self.reciprocal_degrees([c]):
+            c = self.reduce(self._remainder(c, self.atom_gen(i) * self.reciprocal_base(i) - 1))
+            if not c:
+                return True
+        if not self.expand_angles:
+            C = self.canonical()
+            return C.is_zero(C.convert(c, self))
+        c = self.reduce(self.clear_reciprocals(c, self.reciprocal_degrees([c])))
+        if not c:
+            return True
+        return False if self.decidable(c) else None
+
+    def canonical(self) -> "Algebra":
+        """The algebra's canonical copy (sines and cosines of sums expanded, the same
+        symbols, the same backend): where :meth:`is_zero` decides.  Built once."""
+        if self.expand_angles:
+            return self
+        if self._canonical is None:
+            self._canonical = Algebra([a for a, _ in self._atoms], self.variables,
+                                      self.symbols, expand_angles=True, backend=self.backend)
+        return self._canonical
+
+    def convert(self, c, source: "Algebra") -> Any:
+        """An element of another algebra ``source`` over the same symbols as one of this
+        algebra (its generators' images: each symbol and atom of ``source`` coerced
+        once)."""
+        if source.backend != self.backend:
+            raise ValueError(f"an element of an algebra on {source.backend} converted to one "
+                             f"on {self.backend}")
+        images = self._images.get(source)
+        if images is None:
+            images = self._images[source] = [self.coerce(e) for e in source._exprs]
+        return self._convert_from(c, source, images)
+
+    def at(self, c, point: Mapping) -> Any:
+        """c with the symbols of ``point`` replaced by its numbers (the atoms that depend on
+        them by their values): c at a point, in the ring.
+
+        Raises UnsupportedExpression when an atom's value is not in the algebra (sqrt(2 +
+        q^2) at q = 0 without the atom sqrt(2))."""
+        point = {s: sp.sympify(v, strict=True) for s, v in point.items()}
+        images = []
+        for e in self._exprs:
+            if e.free_symbols & set(point):
+                images.append(self.coerce(e.subs(point)))
+            else:
+                images.append(self._gen[e] if e in self._gen else self.coerce(e))
+        return self._compose(c, images)
+
+    def reciprocal_degrees(self, cs) -> dict:
+        """{index of a reciprocal atom 1/D: its highest power in any of ``cs``}."""
+        ns = self._ns
+        out = {}
+        for c in cs:
+            if not c:
+                continue
+            for i, d in enumerate(self.degrees(c)[ns:]):
+                kind = self._atoms[i][1]
+                if d and isinstance(kind, tuple) and kind[2] == -1:
+                    out[i] = max(out.get(i, 0), d)
+        return out
+
+    def reciprocal_base(self, i) -> Any:
+        """D for the reciprocal atom 1/D of index ``i`` (an element of the ring)."""
+        return self.coerce(self._atoms[i][1][1])
+
+    def clear_reciprocals(self, c, degrees: dict) -> Any:
+        """c * prod D^a over ``degrees`` {atom index of 1/D: a}, written without those atoms
+        (a must be at least the power of 1/D in c: D (1/D) = 1 is applied)."""
+        for i, a in degrees.items():
+            base = self.reciprocal_base(i)
+            groups = self._powers(c, self._ns + i)   # power of 1/D -> the part without it
+            # Horner: sum_k N_k D^(a - k) = (..(N_0 D + N_1) D + ..) D + N_a, reduced
+            # after each product (D^(a - k) itself, expanded, is far larger than D)
+            out = self.zero
+            for k in range(a + 1):
+                out = self.reduce(out * base) if out else out
+                if k in groups:
+                    out += groups[k]
+            c = out
+        return c
+
+    def decidable(self, c) -> bool:
+        """Whether c's atoms are independent up to the relations :meth:`reduce` applies (in
+        the canonical algebra: sines and cosines of the variables, reciprocals,
+        radicals of rationals), so that a reduced non-zero c is not zero."""
+        ns = self._ns
+        return all(self._canonical_atom(atom, kind) for (atom, kind), d
+                   in zip(self._atoms, self.degrees(c)[ns:]) if d)
+
+    @staticmethod
+    def _canonical_atom(atom, kind):
+        if kind == "constant":
+            return atom.is_Pow and atom.base.is_Rational and atom.exp.is_Rational
+        if kind == "function":
+            return atom.func in (sp.sin, sp.cos) and atom.args[0].is_Symbol
+        return kind[2] == -1
+
+    # ----- the backend's operations (:class:`_FlintAlgebra`, :class:`_PolyRingAlgebra`) --
+    def number(self, c):
+        """The ring element ``c`` as a sympy Rational if it is a constant, else None."""
+        raise NotImplementedError
+
+    def degrees(self, c) -> tuple:
+        """The highest power of each generator in ``c`` (symbols, then atoms; 0 for the
+        zero element)."""
+        raise NotImplementedError
+
+    def terms(self, c) -> list:
+        """(exponents: symbols then atoms, coefficient) of every term of ``c``."""
+        raise NotImplementedError
+
+    def from_terms(self, terms: Mapping) -> Any:
+        """The element sum coefficient * monomial of {exponents (symbols then atoms):
+        coefficient}."""
+        raise NotImplementedError
+
+    def diff(self, c, symbol) -> Any:
+        """Return dc/d symbol (a variable or another generator), through the atoms' derivatives.
+
+        Parameters
+        ----------
+        c : element of the ring
+            The value.
+        symbol : sympy symbol
+            A generator of the algebra.
+
+        Returns
+        -------
+        element of the ring
+            The derivative.
+        """
+        raise NotImplementedError
+
+    def reduce(self, c) -> Any:
+        """Return c with the relations of the atoms applied (sin^2 -> 1 - cos^2, sqrt(B)^2 -> B).
+
+        The result is the normal form of c modulo the relations: no sine of a
+        sine-cosine pair above the first power, no root B^(1/d) above the (d - 1)-th.
+
+        Parameters
+        ----------
+        c : element of the ring
+            The value.
+
+        Returns
+        -------
+        element of the ring
+            c reduced.
+        """
+        raise NotImplementedError
+
+    def coefficient(self, c, symbol) -> Any:
+        """The coefficient of ``symbol`` (a generator) in c: the terms of c of degree one
+        in it, divided by it."""
+        raise NotImplementedError
+
+    def drop(self, c, symbols) -> Any:
+        """c with every term containing one of ``symbols`` removed (c at symbols = 0)."""
+        raise NotImplementedError
+
+    def integrate(self, c, symbol) -> Any:
+        """int_0^symbol c d symbol for a generator ``symbol`` no atom depends on (a
+        momentum)."""
+        raise NotImplementedError
+
+    def integrate_moments(self, c, symbol, moments) -> Any:
+        """sum_m [symbol^m] c * moments(m): the quadrature rule sum_k w_k c(tau_k) taken
+        exactly on a polynomial in ``symbol`` through the moments sum_k w_k tau_k^m of an
+        interpolatory rule on [0, 1] (:class:`mpvi.modified._Moments`: a callable of m
+        with ``node_coefficients``, those of the rule's node polynomial omega, lowest
+        first)."""
+        raise NotImplementedError
+
+    def substitute(self, c, symbol, value) -> Any:
+        """c with the generator ``symbol`` replaced by ``value`` (an element of the ring)."""
+        raise NotImplementedError
+
+
+class _FlintAlgebra(Algebra):
+    """:class:`Algebra` on FLINT's ``fmpq_mpoly`` (module doc).  The FLINT generators are
+    the algebra's in another order -- those of the relations first (:meth:`_rule_atoms`),
+    then the others -- so that in FLINT's lexicographic order the leading term of each
+    relation's gen^d - R is gen^d, and the remainder on division by it is the normal form
+    the relations define."""
+
+    backend = "flint"
+    _element = fmpq_mpoly
+
+    def _make_ring(self, gens, first):
+        firsts = set(first)
+        rest = [i for i in range(len(gens)) if i not in firsts]
+        self._logical = first + rest                 # FLINT index -> the algebra's index
+        self._flint = [0] * len(gens)                # the algebra's index -> FLINT's
+        for f, i in enumerate(self._logical):
+            self._flint[i] = f
+        uid = next(_names)
+        self.ctx = fmpq_mpoly_ctx.get(tuple(f"g{uid}_{f}" for f in range(len(gens))), "lex")
+        fgens = self.ctx.gens()
+        self._fgens = list(fgens)
+        self._gens = [fgens[self._flint[i]] for i in range(len(gens))]
+        self._fexprs = [self._exprs[i] for i in self._logical]
+        self._powers_cache: dict = {}
+        self._images: dict = {}
+        self._omega: dict = {}
+        self.zero, self.one = self.ctx.from_dict({}), self.ctx.constant(1)
+
+    def _use_rules(self):
+        self._divisors = [(self._flint[g], d, self._gens[g] ** d - R)
+                          for g, (d, R) in self._rules.items()]
+        self._divisors.sort(key=lambda t: t[0])
+
+    def _owns(self, x):
+        return x.context() is self.ctx
+
+    def _constant(self, p, q=1):
+        return self.ctx.constant(fmpq(p, q))
+
+    @staticmethod
+    def _scalar(p, q=1):
+        return fmpq(p, q)
+
+    def _to_sympy(self, c):
+        exprs, powers = self._fexprs, self._powers_cache
+        terms = []
+        for m, v in c.terms():
+            factors = [sp.Rational(int(v.p), int(v.q))]
+            for f, e in enumerate(m):
+                if e:
+                    key = (f, e)
+                    if key not in powers:
+                        powers[key] = sp.Pow(exprs[f], e)
+                    factors.append(powers[key])
+            terms.append(sp.Mul(*factors))
+        return sp.Add(*terms)
+
+    def number(self, c):
+        if c.is_zero():
+            return sp.Integer(0)
+        if c.is_constant():
+            v = c.leading_coefficient()
+            return sp.Rational(int(v.p), int(v.q))
+        return None
+
+    def degrees(self, c) -> tuple:
+        d = c.degrees()
+        return tuple(max(d[f], 0) for f in self._flint)
+
+    def terms(self, c):
+        order = self._flint
+        return [(tuple(m[f] for f in order), v) for m, v in c.terms()]
+
+    def from_terms(self, terms: Mapping) -> Any:
+        logical = self._logical
+        return self.ctx.from_dict({tuple(m[i] for i in logical): fmpq(*_rational_parts(v))
+                                   for m, v in terms.items()})
+
+    def diff(self, c, symbol) -> Any:
+        if not c:
+            return self.zero
+        ns, out = self._ns, self.zero
+        for f, d in enumerate(c.degrees()):
+            if d <= 0:
+                continue
+            i = self._logical[f]
+            if i < ns:
+                if self.symbols[i] == symbol:
+                    out += c.derivative(f)
+            else:
+                da = self._d_atom[i - ns].get(symbol)
+                if da is not None:
+                    out += c.derivative(f) * da
+        return out
+
+    def reduce(self, c) -> Any:
+        # the remainder on division by each gen^d - R, the earliest generator first (a
+        # later relation does not bring an earlier generator back)
+        if not self._divisors or not c:
+            return c
+        degrees = c.degrees()
+        for f, d, divisor in self._divisors:
+            if degrees[f] >= d:
+                c = c % divisor
+                degrees = c.degrees()
+        return c
+
+    def _powers(self, c, g):
+        """{k: the part of c of degree k in generator g, divided by g^k}."""
+        gen, out, k = self._gens[g], {}, 0
+        while c:
+            c, r = divmod(c, gen)
+            if r:
+                out[k] = r
+            k += 1
+        return out
+
+    def _convert_from(self, c, source, images):
+        return c.compose(*[images[i] for i in source._logical], ctx=self.ctx)
+
+    @staticmethod
+    def _remainder(c, divisor):
+        return c % divisor
+
+    def _compose(self, c, images):
+        return c.compose(*[images[i] for i in self._logical])
+
+    def coefficient(self, c, symbol) -> Any:
+        g = self._gen[symbol]
+        return (c // g) % g
+
+    def drop(self, c, symbols) -> Any:
+        return c.subs({self._flint[self._index[s]]: 0 for s in symbols})
+
+    def integrate(self, c, symbol) -> Any:
+        return c.integral(self._flint[self._index[symbol]])
+
+    def integrate_moments(self, c, symbol, moments) -> Any:
+        # the integral over [0, 1] of the remainder of c on division by omega(symbol): the
+        # rule integrates it exactly and it agrees with c at every node
+        f = self._flint[self._index[symbol]]
+        key = (f, tuple(moments.node_coefficients))
+        omega = self._omega.get(key)
+        if omega is None:
+            gen = self._fgens[f]
+            omega = self._omega[key] = sum(
+                (gen ** k * fmpq(*_rational_parts(a)) for k, a in enumerate(key[1]) if a),
+                self.zero)
+        return (c % omega).integral(f).subs({f: 1})
+
+    def substitute(self, c, symbol, value) -> Any:
+        images = list(self._fgens)
+        images[self._flint[self._index[symbol]]] = value
+        return c.compose(*images)
+
+
+class _PolyRingAlgebra(Algebra):
+    """:class:`Algebra` on sympy's sparse ``PolyRing`` (module doc)."""
+
+    backend = "sympy"
+    _element = PolyElement
+
+    def _make_ring(self, gens, first):
+        self.ring = PolyRing(gens, QQ, lex)
+        self._gens = list(self.ring.gens)
+        self._images: dict = {}
+        self.zero, self.one = self.ring.zero, self.ring.one
+
+    def _use_rules(self):
+        pass
+
+    def _owns(self, x):
+        return x.ring is self.ring
+
+    def _constant(self, p, q=1):
+        return self.ring(QQ(p, q))
+
+    @staticmethod
+    def _scalar(p, q=1):
+        return QQ(p, q)
+
+    def _to_sympy(self, c):
         return c.as_expr().xreplace(self._to_expr)
 
     def number(self, c):
-        """The ring element ``c`` as a sympy Rational if it is a constant, else None."""
         if not c:
             return sp.Integer(0)
         if len(c) == 1:
@@ -312,15 +901,24 @@ class Algebra:
                 return sp.Rational(int(v.numerator), int(v.denominator))
         return None
 
-    # ----- operations ------------------------------------------------------------------
-    def diff(self, c: PolyElement, symbol) -> PolyElement:
-        """dc/d symbol (a variable or another generator), through the atoms' derivatives."""
+    def degrees(self, c) -> tuple:
+        if not c:
+            return (0,) * len(self._gens)
+        return c.degrees()
+
+    def terms(self, c):
+        return list(c.items())
+
+    def from_terms(self, terms: Mapping) -> Any:
+        return self.ring.from_dict({m: QQ(*_rational_parts(v)) for m, v in terms.items()})
+
+    def diff(self, c, symbol) -> Any:
         if not c:
             return self.zero
         present = [i for i, d in enumerate(c.degrees()) if d > 0]
         out = self.zero
         gens = self.ring.gens
-        ns = len(self.symbols)
+        ns = self._ns
         for i in present:
             if i < ns:
                 if self.symbols[i] == symbol:
@@ -331,23 +929,7 @@ class Algebra:
                     out += c.diff(gens[i]) * d
         return out
 
-    def function(self, f, c: PolyElement) -> PolyElement:
-        """f(c) for a sympy function ``f`` of one argument (a class or a lambda), an atom of
-        the algebra (or a polynomial in atoms)."""
-        return self.coerce(f(self.to_expr(c)))
-
-    def reciprocal(self, c: PolyElement) -> PolyElement:
-        """1 / c: a number, or an atom 1/D of the algebra."""
-        k = self.number(c)
-        if k is not None:
-            if k == 0:
-                raise ZeroDivisionError("the inverse of a jet whose leading coefficient is 0")
-            return self.coerce(1 / k)
-        return self.coerce(sp.Pow(self.to_expr(c), -1))
-
-    def reduce(self, c: PolyElement) -> PolyElement:
-        """c with the relations of the atoms applied (sin^2 -> 1 - cos^2, sqrt(B)^2 -> B),
-        until none applies."""
+    def reduce(self, c) -> Any:
         if not self._rules or not c:
             return c
         ring = self.ring
@@ -377,55 +959,25 @@ class Algebra:
                 out += term
             c = out
 
-    def is_zero(self, c) -> bool | None:
-        """An exact zero test: True, False, or None when the algebra cannot decide.
+    def _powers(self, c, g):
+        """{k: the part of c of degree k in generator g, divided by g^k}."""
+        groups: dict = {}
+        for m, v in c.items():
+            mm = list(m)
+            k = mm[g]
+            mm[g] = 0
+            groups.setdefault(k, {})[tuple(mm)] = v
+        return {k: self.ring.from_dict(d) for k, d in groups.items()}
 
-        ``c`` is reduced (:meth:`reduce`), multiplied by D^a for every reciprocal atom
-        1/D it contains (a its highest power: this clears the relation D (1/D) = 1) and
-        reduced again.  The atoms sin(x), cos(x) of distinct variables, polynomials in
-        the variables and the reciprocals of polynomials in them are algebraically
-        independent up to sin^2 + cos^2 = 1, so a non-zero result proves c != 0 when only
-        such atoms occur; with any other atom (exp, a root of a non-constant polynomial,
-        a root of a non-constant polynomial), a non-zero result is None ("cannot tell"),
-        for the caller to simplify.  The test runs in the algebra's canonical form (sines
-        and cosines of sums expanded, ``expand_angles``).
+    def _convert_from(self, c, source, images):
+        return self._compose(c, images)
 
-        Parameters
-        ----------
-        c : ring element or sympy expression
-            The value to test.
+    @staticmethod
+    def _remainder(c, divisor):
+        return c.rem(divisor)
 
-        Returns
-        -------
-        bool or None
-            Whether c is zero; None when undecided.
-        """
-        c = self.reduce(self.coerce(c))
-        if not c:
-            return True
-        if not self.expand_angles:
-            C = self.canonical()
-            return C.is_zero(C.convert(c, self))
-        c = self.reduce(self.clear_reciprocals(c, self.reciprocal_degrees([c])))
-        if not c:
-            return True
-        return False if self.decidable(c) else None
-
-    def canonical(self) -> "Algebra":
-        """The algebra's canonical copy (sines and cosines of sums expanded, the same
-        symbols): where :meth:`is_zero` decides.  Built once."""
-        if self.expand_angles:
-            return self
-        if self._canonical is None:
-            self._canonical = Algebra([a for a, _ in self._atoms], self.variables,
-                                      self.symbols, expand_angles=True)
-        return self._canonical
-
-    def convert(self, c: PolyElement, source: "Algebra") -> PolyElement:
-        """An element of another algebra ``source`` over the same symbols as one of this
-        algebra (each of its atoms coerced once, then monomial by monomial)."""
-        images = [self.coerce(s) for s in source.symbols] + \
-                 [self.coerce(a) for a, _ in source._atoms]
+    def _compose(self, c, images):
+        """c with generator i replaced by images[i], monomial by monomial."""
         powers: dict = {}
         out: dict = {}                        # summed in place: ``+=`` on ring elements
         for m, v in c.items():               # copies the sum each time (quadratic)
@@ -440,82 +992,30 @@ class Algebra:
                 out[mt] = out.get(mt, 0) + vt
         return self.ring.from_dict({m: v for m, v in out.items() if v})
 
-    def reciprocal_degrees(self, cs) -> dict:
-        """{index of a reciprocal atom 1/D: its highest power in any of ``cs``}."""
-        ns = len(self.symbols)
-        out = {}
-        for c in cs:
-            if not c:
-                continue
-            for i, d in enumerate(c.degrees()[ns:]):
-                kind = self._atoms[i][1]
-                if d and isinstance(kind, tuple) and kind[2] == -1:
-                    out[i] = max(out.get(i, 0), d)
-        return out
-
-    def reciprocal_base(self, i) -> PolyElement:
-        """D for the reciprocal atom 1/D of index ``i`` (an element of the ring)."""
-        return self.coerce(self._atoms[i][1][1])
-
-    def clear_reciprocals(self, c: PolyElement, degrees: dict) -> PolyElement:
-        """c * prod D^a over ``degrees`` {atom index of 1/D: a}, written without those atoms
-        (a must be at least the power of 1/D in c: D (1/D) = 1 is applied)."""
-        ns = len(self.symbols)
-        for i, a in degrees.items():
-            base = self.reciprocal_base(i)
-            groups: dict = {}                 # power of 1/D -> the monomials without it
-            for m, v in c.items():
-                mm = list(m)
-                k = mm[ns + i]
-                mm[ns + i] = 0
-                groups.setdefault(k, {})[tuple(mm)] = v
-            # Horner: sum_k N_k D^(a - k) = (..(N_0 D + N_1) D + ..) D + N_a, reduced
-            # after each product (D^(a - k) itself, expanded, is far larger than D)
-            out = self.zero
-            for k in range(a + 1):
-                out = self.reduce(out * base) if out else out
-                if k in groups:
-                    out += self.ring.from_dict(groups[k])
-            c = out
-        return c
-
-    def decidable(self, c: PolyElement) -> bool:
-        """Whether c's atoms are independent up to the relations :meth:`reduce` applies (in
-        the canonical algebra: sines and cosines of the variables, reciprocals,
-        radicals of rationals), so that a reduced non-zero c is not zero."""
-        ns = len(self.symbols)
-        return all(self._canonical_atom(atom, kind) for (atom, kind), d
-                   in zip(self._atoms, c.degrees()[ns:]) if d)
-
-    @staticmethod
-    def _canonical_atom(atom, kind):
-        if kind == "constant":
-            return atom.is_Pow and atom.base.is_Rational and atom.exp.is_Rational
-        if kind == "function":
-            return atom.func in (sp.sin, sp.cos) and atom.args[0].is_Symbol
-        return kind[2] == -1
-
-    def coefficient(self, c: PolyElement, symbol) -> PolyElement:
-        """The coefficient of ``symbol`` (a generator) in c: the terms of c of degree one
-        in it, divided by it."""
+    def coefficient(self, c, symbol) -> Any:
         i = self._index[symbol]
-        ring = self.ring
         out = {}
         for m, v in c.items():
             if m[i] == 1:
                 mm = list(m)
                 mm[i] = 0
                 out[tuple(mm)] = v
-        return ring.from_dict(out)
+        return self.ring.from_dict(out)
 
-    def drop(self, c: PolyElement, symbols) -> PolyElement:
-        """c with every term containing one of ``symbols`` removed (c at symbols = 0)."""
+    def drop(self, c, symbols) -> Any:
         idx = [self._index[s] for s in symbols]
         return self.ring.from_dict({m: v for m, v in c.items() if not any(m[i] for i in idx)})
 
-    def integrate_moments(self, c: PolyElement, symbol, moments) -> PolyElement:
-        """sum_m [symbol^m] c * moments(m): a linear functional on polynomials in
-        ``symbol`` (a quadrature rule sum_k w_k c(tau_k) when moments(m) = sum_k w_k tau_k^m)."""
+    def integrate(self, c, symbol) -> Any:
+        i = self._index[symbol]
+        out = {}
+        for m, v in c.items():
+            mm = list(m)
+            mm[i] += 1
+            out[tuple(mm)] = v * QQ(1, mm[i])
+        return self.ring.from_dict(out)
+
+    def integrate_moments(self, c, symbol, moments) -> Any:
         i = self._index[symbol]
         out = {}
         for m, v in c.items():
@@ -528,8 +1028,7 @@ class Algebra:
                 out[mm] = out.get(mm, 0) + v * mu
         return self.ring.from_dict({m: v for m, v in out.items() if v})
 
-    def substitute(self, c: PolyElement, symbol, value: PolyElement) -> PolyElement:
-        """c with the generator ``symbol`` replaced by ``value`` (an element of the ring)."""
+    def substitute(self, c, symbol, value) -> Any:
         i = self._index[symbol]
         by_power: dict = {}
         for m, v in c.items():
@@ -541,6 +1040,9 @@ class Algebra:
         for k, d in by_power.items():
             out += self.ring.from_dict(d) * value ** k
         return out
+
+
+_ALGEBRAS = {"flint": _FlintAlgebra, "sympy": _PolyRingAlgebra}
 
 
 class Jet:
@@ -677,14 +1179,14 @@ def _coefficients(a: Jet):
     return [a.terms.get(k, a.alg.zero) for k in range(a.hi)]
 
 
-def _recurrence(A, first, k, other):
+def _recurrence(A, alg, k, other):
     """sum_{j=1..k} j A_j other_(k-j) / k."""
     acc = None
     for j in range(1, k + 1):
         if A[j]:
             t = A[j] * other[k - j] * j if j > 1 else A[j] * other[k - j]
             acc = t if acc is None else acc + t
-    return acc * QQ(1, k) if acc is not None else first.ring.zero
+    return acc * alg.rational(1, k) if acc is not None else alg.zero
 
 
 def _sin_cos(a: Jet) -> tuple:
@@ -694,8 +1196,8 @@ def _sin_cos(a: Jet) -> tuple:
     A = _coefficients(a)
     S, C = [alg.function(sp.sin, A[0])], [alg.function(sp.cos, A[0])]
     for k in range(1, n):
-        S.append(_recurrence(A, S[0], k, C))
-        C.append(-_recurrence(A, S[0], k, S))
+        S.append(_recurrence(A, alg, k, C))
+        C.append(-_recurrence(A, alg, k, S))
     return Jet(dict(enumerate(S)), n, alg), Jet(dict(enumerate(C)), n, alg)
 
 
@@ -705,7 +1207,7 @@ def _exp(a: Jet) -> Jet:
     A = _coefficients(a)
     E = [alg.function(sp.exp, A[0])]
     for k in range(1, n):
-        E.append(_recurrence(A, E[0], k, E))
+        E.append(_recurrence(A, alg, k, E))
     return Jet(dict(enumerate(E)), n, alg)
 
 

@@ -55,11 +55,21 @@ A one-step method y_(j+1) = Phi_h(y_j) is, to any order, the exact time-h flow o
 The system must be of the M, V form (L = v^T M(q) v / 2 - V(q)), autonomous, without
 external forces; its parameters stay symbols.  All arithmetic is exact: polynomials with
 rational coefficients in the state, the parameters and the system's functions
-(:class:`mpvi.jets.Algebra`); the results are sympy expressions.
+(:class:`mpvi.jets.Algebra`, on FLINT); the results are sympy expressions, each term made
+from the ring when it is first read.
+
+The process keeps the last :data:`MEMO_SIZE` derivations (a method with its parameters on
+a system, equal systems alike): a later call to a higher order resumes the step
+equations' chord iteration where it can and continues the field, the checks and the
+potentials from the terms found (through h^6 after h^4 costs the difference), a lower
+order reads them; either gives what a derivation from scratch gives, term by term
+(:func:`forget_derivations` drops them).
 """
 from __future__ import annotations
 
 import time
+from collections import OrderedDict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from math import factorial
@@ -69,7 +79,7 @@ import sympy as sp
 from sympy.polys.domains import QQ
 
 from .expressions import as_expression
-from .jets import Algebra, Jet, evaluate
+from .jets import Algebra, Jet, UnsupportedExpression, current_backend, evaluate
 
 H = sp.Symbol("h", positive=True)
 """The step symbol of the modified equations' series."""
@@ -175,8 +185,8 @@ class LinearOnly:
 # ----- the system as sympy ------------------------------------------------------------------
 
 MAX_ORDER = 40
-"""The highest power of h a derivation goes to (about five minutes for Simpson's method on
-the pendulum: the cost grows as order^4)."""
+"""The highest power of h a derivation goes to (about 30 s for Simpson's method on the
+pendulum: the cost grows as order^6 there)."""
 
 
 def _check_order(order):
@@ -184,9 +194,10 @@ def _check_order(order):
         raise ValueError(f"order must be a non-negative integer, got {order!r}")
     if order > MAX_ORDER:
         raise ValueError(f"order = {order} is beyond what mpvi derives (h^{MAX_ORDER}): the "
-                         "derivation's cost grows as order^4 to order^4.5 (the pendulum through "
-                         "h^20: 5 s for the midpoint rule, 16 s for Simpson's method; through "
-                         f"h^{order} that is about {16 * (order / 20) ** 4.2 / 3600:.2g} hours)")
+                         "derivation's cost grows as order^6 to order^7 there (the pendulum "
+                         "through h^40: 8 s for the midpoint rule, 29 s for Simpson's method; "
+                         f"through h^{order} that is about "
+                         f"{29 * (order / 40) ** 6.5 / 60:.2g} minutes for Simpson's)")
 
 
 def _momentum_symbols(system) -> list:
@@ -315,6 +326,7 @@ class _Moments:
                                       f"{quad.degree} < {len(quad.nodes) - 1})")
         self.quad = quad
         self.omega, self.x = _node_polynomial(quad)
+        self.node_coefficients = list(reversed(self.omega.all_coeffs()))
         self.values = []
         self.power = sp.Poly(1, self.x, domain=QQ)       # x^m mod omega
 
@@ -385,7 +397,7 @@ def _parabolic_update(x, v, a, h):
     return x1 + v1
 
 
-def _series_parabolic(decl, model, hi):
+def _series_parabolic(decl, model, hi, memo=None):
     n = model.n
     acc = model.f_qv[n:]
 
@@ -396,12 +408,13 @@ def _series_parabolic(decl, model, hi):
         env = {model.q[g]: x[g] + v[g] * tau + a[g] * tau * tau * decl.g for g in range(n)}
         env.update({model.v[g]: v[g] + a[g] * tau for g in range(n)})
         return [a[g] - evaluate(acc[g], env, hi, alg) for g in range(n)]
-    U, alg = _chord_solve(residual, [0], n, {0: acc}, {0: 0}, hi, "mutze g-family", model)
+    U, alg = _chord_solve(residual, [0], n, {0: acc}, {0: 0}, hi, "mutze g-family", model,
+                          memo=memo)
     x, v = _jets(model.q, hi, alg), _jets(model.v, hi, alg)
     return decl.form, _parabolic_update(x, v, U[0], Jet.step(EXACT_HI, alg))
 
 
-def _series_action(decl, model, hi):
+def _series_action(decl, model, hi, memo=None):
     """Mutze's eqs. (54), (44): int_0^h R(s) ds = 0 with s = h tau, the quadrature taken at
     the generic node tau through the rule's moments."""
     from .mechanics import TIME
@@ -429,12 +442,12 @@ def _series_action(decl, model, hi):
             rows.append(Rg.map(lambda c: alg.integrate_moments(c, _TAU, moments)) * h)
         return rows
     U, alg = _chord_solve(residual, [0], n, {0: acc}, {0: 0}, hi, decl.label or decl.kind,
-                          model, extra=[_TAU])
+                          model, extra=[_TAU], memo=memo)
     x, v = _jets(model.q, hi, alg), _jets(model.v, hi, alg)
     return decl.form, _parabolic_update(x, v, U[0], Jet.step(EXACT_HI, alg))
 
 
-def _series_newmark(decl, model, hi):
+def _series_newmark(decl, model, hi, memo=None):
     n = model.n
     if decl.form == "qp" and any(e.has(*model.q) for e in model.M):
         raise NotImplementedError("Newmark on (q, p) with a mass matrix that depends on q")
@@ -456,7 +469,8 @@ def _series_newmark(decl, model, hi):
         env = dict(zip(model.q + model.v, x1 + v1))
         return [U[0][g] - evaluate(acc[g], env, hi, alg) for g in range(n)]
     guess = [sp.expand(e.subs(dict(zip(model.v, v0)))) for e in acc]
-    U, alg = _chord_solve(residual, [0], n, {0: guess}, {0: 0}, hi, "newmark", model)
+    U, alg = _chord_solve(residual, [0], n, {0: guess}, {0: 0}, hi, "newmark", model,
+                          memo=memo)
     x1, v1 = new_state(U[0], alg, hi)
     if decl.form == "qp":                       # p = M v, constant M
         v1 = [sum((v1[d] * model.M[g, d] for d in range(n)), _zero(hi, alg)) for g in range(n)]
@@ -471,15 +485,16 @@ def _series_taylor(decl, model, hi):
     g = [alg.coerce(s) for s in y]
     for k in range(1, min(decl.order, hi - 1) + 1):
         g = [sum((alg.diff(gi, yj) * fj for yj, fj in zip(y, f)), alg.zero) for gi in g]
-        out = [o + Jet({k: gi * QQ(1, factorial(k))}, hi, alg) for o, gi in zip(out, g)]
+        out = [o + Jet({k: gi * alg.rational(1, factorial(k))}, hi, alg) for o, gi in zip(out, g)]
     return decl.form, out
 
 
 def _leading_jacobian(residual, unknown, n, guess, scale, name, model, extra):
     """The leading-order Jacobian of step equations: row r's lowest power alpha_r in the
     unknowns W_i = h^scale[i] U_i and A[r, (i, g)] = [h^(alpha_r + scale[i])] dG_r/dU_ig,
-    exact.  Each unknown is perturbed by eps_ig h (eps a generator of the ring): the part
-    of [h^(m+1)] G_r linear in eps_ig is [h^m] dG_r/dU_ig -- no function of a perturbed
+    exact, and by how much each row's order falls short of the evaluation's.  Each
+    unknown is perturbed by eps_ig h (eps a generator of the ring): the part of
+    [h^(m+1)] G_r linear in eps_ig is [h^m] dG_r/dU_ig -- no function of a perturbed
     constant term is ever needed."""
     cols = [(i, g) for i in unknown for g in range(n)]
     eps = {c: sp.Dummy(f"eps{c[0]}_{c[1]}") for c in cols}
@@ -501,16 +516,56 @@ def _leading_jacobian(residual, unknown, n, guess, scale, name, model, extra):
                 break
             a_r = min(first.values())
             alpha.append(a_r)
-            A.append([alg.to_expr(alg.coefficient(alg.reduce(r.coeff(a_r + scale[i] + 1)), eps[(i, g)]))
-                      if a_r + scale[i] + 1 < r.hi else sp.Integer(0) for i, g in cols])
+            A.append([alg.coefficient(alg.reduce(r.coeff(a_r + scale[i] + 1)), eps[(i, g)])
+                      if a_r + scale[i] + 1 < r.hi else alg.zero for i, g in cols])
         else:
-            return alpha, sp.Matrix(A)
+            return alpha, A, alg, [probe - r.hi for r in rows]
     raise ArithmeticError(f"{name}: a step equation does not depend on the unknowns")
 
 
-def _chord_solve(residual, unknown, n, guess, scale, hi, name, model, extra=()):
+def _det_adjugate(A, alg):
+    """det(A) and adj(A) of a square matrix of ring elements, exactly (Laplace expansion
+    along the first row of each minor, every minor computed once: O(n 2^n) products, no
+    division)."""
+    n = len(A)
+    minors: dict = {}
+
+    def det(rows, cols):                 # rows: a suffix of range(n) with one row removed
+        if not rows:
+            return alg.one
+        key = (rows, cols)
+        if key not in minors:
+            out = alg.zero
+            for pos, c in enumerate(cols):
+                if A[rows[0]][c]:
+                    term = A[rows[0]][c] * det(rows[1:], cols[:pos] + cols[pos + 1:])
+                    out = out - term if pos % 2 else out + term
+            minors[key] = out
+        return minors[key]
+    everything = tuple(range(n))
+    adj = [[None] * n for _ in range(n)]
+    for i in range(n):
+        for j in range(n):              # adj[j][i] = (-1)^(i+j) det(A without row i, column j)
+            minor = det(everything[:i] + everything[i + 1:], everything[:j] + everything[j + 1:])
+            adj[j][i] = -minor if (i + j) % 2 else minor
+    return det(everything, everything), adj
+
+
+def _chord_solve(residual, unknown, n, guess, scale, hi, name, model, extra=(), memo=None):
     """Solve step equations ``residual(U, alg, hi) = 0`` (a list of jets; U: unknown -> n
-    jets) as power series in h by a chord iteration with their leading-order Jacobian.
+    jets) as power series in h by a chord iteration with their leading-order Jacobian
+    (:class:`_Chord`).  ``memo`` (a dict of the derivation, :class:`_Derivation`) keeps
+    the iteration for a later derivation to another order.  Returns (U, algebra)."""
+    chord = memo.get("chord") if memo is not None else None
+    if chord is None:
+        chord = _Chord(residual, unknown, n, guess, scale, name, model, extra)
+        if memo is not None:
+            memo["chord"] = chord
+    return chord.solve(residual, hi), chord.alg
+
+
+class _Chord:
+    """A chord iteration on step equations, kept between derivations to different orders.
 
     Unknown i enters the step scaled by h^scale[i] (a slot of derivative d through
     h^d c): with W_i = h^scale[i] U_i, row r's lowest power in dG_r/dW is alpha_r and
@@ -518,39 +573,100 @@ def _chord_solve(residual, unknown, n, guess, scale, hi, name, model, extra=()):
     (:func:`_leading_jacobian`).  A correction of W at power m is then -A^-1 times the
     rows' residuals at powers alpha_r + m: every sweep fixes one more power of h.  A^-1 =
     adj(A) / det(A); 1/det(A) is an atom of the final algebra when A depends on the state
-    (a mass matrix M(q)).  Returns (U, algebra)."""
-    alpha, A = _leading_jacobian(residual, unknown, n, guess, scale, name, model, extra)
-    det = sp.expand(A.det(method="berkowitz"))
-    if det == 0:
-        raise ArithmeticError(f"{name}: the leading-order Jacobian of the step equations is "
-                              "singular")
-    adj = A.adjugate(method="berkowitz").applyfunc(sp.expand)
-    inv_det = sp.Pow(det, -1)
-    alg = model.algebra(extra=extra, more=[inv_det])
-    adj = [[alg.coerce(e) for e in row] for row in adj.tolist()]
-    inv_det = alg.coerce(inv_det)
-    cols = [(i, g) for i in unknown for g in range(n)]
-    U = {i: [Jet.constant(guess[i][g], hi, alg) for g in range(n)] for i in unknown}
-    top = hi - min(alpha) + max(scale.values(), default=0) + 1
-    for m in range(1, top):
-        rows = residual(U, alg, hi)
-        rho = [alg.reduce(r.coeff(a_r + m)) if a_r + m < r.hi else alg.zero
-               for r, a_r in zip(rows, alpha)]
-        if not any(rho):
-            continue
-        for pos, (i, g) in enumerate(cols):
-            delta = sum((adj[pos][k] * rho[k] for k in range(len(rho)) if rho[k]), alg.zero)
-            delta = alg.reduce(delta * inv_det)
-            power = m - scale[i]
-            if delta and power < hi:
-                if power < 1:
-                    raise ArithmeticError(f"{name}: the first guess of the step is not "
-                                          "consistent (a correction at h^0)")
-                U[i][g] = U[i][g] - Jet({power: delta}, hi, alg)
-    return U, alg
+    (a mass matrix M(q)).
+
+    Sweep m needs row r to O(h^(alpha_r + m + 1)) only: the residual is evaluated to the
+    lowest order that gives it (the rows' orders lag the evaluation's by offsets that the
+    last evaluation measured), the full order only for the last sweeps.  The
+    coefficients of a jet below its order do not depend on the order it is computed to,
+    so each rho is the one of an evaluation to the full order.
+
+    A sweep that computed every row's coefficient and dropped no correction (none at a
+    power >= the order) is repeated identically by an iteration to a higher order: the
+    state after the last sweep of such a prefix is kept (:attr:`resume`) and a higher
+    order starts from it -- deriving through h^6 after h^4 costs the difference, and
+    gives what a derivation from scratch gives, term by term."""
+
+    def __init__(self, residual, unknown, n, guess, scale, name, model, extra):
+        self.alpha, A, jac, self.offsets = _leading_jacobian(residual, unknown, n, guess, scale,
+                                                             name, model, extra)
+        det, adj = _det_adjugate(A, jac)            # in the ring; as sympy, expanded, the
+        det = sp.expand(jac.to_expr(det))           # new algebra's atom 1/det is found
+        if det == 0:                                # from (its factors)
+            raise ArithmeticError(f"{name}: the leading-order Jacobian of the step equations "
+                                  "is singular")
+        adj = sp.Matrix([[sp.expand(jac.to_expr(e)) for e in row] for row in adj])
+        inv_det = sp.Pow(det, -1)
+        alg = self.alg = model.algebra(extra=extra, more=[inv_det])
+        self.adj = [[alg.coerce(e) for e in row] for row in adj.tolist()]
+        self.inv_det = alg.coerce(inv_det)
+        self.cols = [(i, g) for i in unknown for g in range(n)]
+        self.scale, self.name = scale, name
+        self.start = {i: [alg.coerce(guess[i][g]) for g in range(n)] for i in unknown}
+        self.resume = None              # (sweeps done, U's terms, the order they hold for)
+        self.solutions: dict = {}       # order -> U's terms
+
+    def _jets(self, terms, hi):
+        return {i: [Jet(t, hi, self.alg) for t in row] for i, row in terms.items()}
+
+    @staticmethod
+    def _terms(U):
+        return {i: [dict(u.terms) for u in row] for i, row in U.items()}
+
+    def _rows(self, residual, U, hi, m):
+        """The residual's rows to the order sweep m needs (class doc)."""
+        t = min(hi, max(a + m + 1 + o for a, o in zip(self.alpha, self.offsets)))
+        while True:
+            Ut = U if t >= hi else {i: [u.truncate(t) for u in row] for i, row in U.items()}
+            rows = residual(Ut, self.alg, t)
+            self.offsets = [t - r.hi for r in rows]
+            if t >= hi or all(a + m < r.hi for r, a in zip(rows, self.alpha)):
+                return rows
+            wider = min(hi, max(a + m + 1 + o for a, o in zip(self.alpha, self.offsets)))
+            t = wider if wider > t else hi
+
+    def solve(self, residual, hi):
+        """U to O(h^hi) (``residual``: the step equations, as for :func:`_chord_solve`)."""
+        alg = self.alg
+        if hi in self.solutions:
+            return self._jets(self.solutions[hi], hi)
+        first = 1
+        if self.resume is not None and self.resume[2] <= hi:
+            first = self.resume[0] + 1
+            U = self._jets(self.resume[1], hi)
+        else:
+            U = {i: [Jet({0: c}, hi, alg) for c in row] for i, row in self.start.items()}
+        repeatable, resume = True, None
+        top = hi - min(self.alpha) + max(self.scale.values(), default=0) + 1
+        for m in range(first, top):
+            rows = self._rows(residual, U, hi, m)
+            repeatable = repeatable and all(a + m < r.hi for r, a in zip(rows, self.alpha))
+            rho = [alg.reduce(r.coeff(a_r + m)) if a_r + m < r.hi else alg.zero
+                   for r, a_r in zip(rows, self.alpha)]
+            if any(rho):
+                for pos, (i, g) in enumerate(self.cols):
+                    delta = sum((self.adj[pos][k] * rho[k] for k in range(len(rho)) if rho[k]),
+                                alg.zero)
+                    delta = alg.reduce(delta * self.inv_det)
+                    power = m - self.scale[i]
+                    if not delta:
+                        continue
+                    if power >= hi:
+                        repeatable = False
+                        continue
+                    if power < 1:
+                        raise ArithmeticError(f"{self.name}: the first guess of the step is "
+                                              "not consistent (a correction at h^0)")
+                    U[i][g] = U[i][g] - Jet({power: delta}, hi, alg)
+            if repeatable:
+                resume = (m, self._terms(U), hi)
+        if resume is not None and (self.resume is None or self.resume[2] <= hi):
+            self.resume = resume
+        self.solutions[hi] = self._terms(U)
+        return U
 
 
-def _series_trial(spec, model, hi):
+def _series_trial(spec, model, hi, memo=None):
     """The step of a trial-function method on jets: (form, [q1, y1] jets).  The trial
     function and the integrands are written at a generic node tau (polynomials in tau),
     and the quadrature sum_k w_k F(tau_k) is the linear functional of the rule's moments
@@ -627,7 +743,7 @@ def _series_trial(spec, model, hi):
     guess = {i: first_guess(i) for i in unknown}
     scale = {i: slots[i].derivative for i in unknown}
     U, alg = _chord_solve(residual, unknown, n, guess, scale, hi, spec.disc.name, model,
-                          extra=[_TAU])
+                          extra=[_TAU], memo=memo)
     right = slots.index((1, 0))
     q1 = U[right] if right in U else None
     if form == "qv":
@@ -646,47 +762,184 @@ def _unwrap(decl, model, name):
     return decl
 
 
-def step_series(method, system, order: int, **params):
-    """The series of one step of ``method`` on ``system``: ``(form, state symbols, d,
-    model, algebra)`` with d[k] the list of the coefficients of h^k of Phi_h(y) - y
-    (k = 0..order + 1), elements of the algebra."""
+MEMO_SIZE = 8
+"""How many derivations (a method with its parameters on a system, in one ring backend)
+the process keeps for a later call to another order (:func:`forget_derivations`)."""
+
+_MEMO: "OrderedDict[tuple, _Derivation]" = OrderedDict()
+
+
+def forget_derivations() -> None:
+    """Drop the derivations kept for later calls (:data:`MEMO_SIZE`).
+
+    A derivation of a method on a system keeps its step series, its modified field and its
+    potentials, so that a later derivation of the same method on an equal system to
+    another order costs only the difference (and gives what one from scratch gives, term
+    by term); this frees their memory, or makes the next call start from scratch (for a
+    benchmark).
+    """
+    _MEMO.clear()
+
+
+def _frozen(x):
+    """A hashable stand-in for a system's attribute (matrices and lists as tuples)."""
+    if isinstance(x, sp.MatrixBase):
+        return sp.ImmutableMatrix(x)
+    if isinstance(x, (list, tuple)):
+        return tuple(_frozen(e) for e in x)
+    return x
+
+
+def _memo_key(m, system, params):
+    """The key of a derivation: the method (its identity, name and parameters), then the
+    system's equations (equal systems share derivations) and the ring backend; None when
+    the system has attributes that cannot be compared (such a derivation is not kept)."""
+    attrs = ("name", "dof", "coords", "velocity_symbols", "param_symbols", "mass_expr",
+             "lagrangian_expr", "potential_expr", "has_force", "time_dependent",
+             "first_order", "is_linear")
+    key = (id(m), m.name, tuple(sorted((k, repr(v)) for k, v in params.items())),
+           type(system), tuple(_frozen(getattr(system, a, None)) for a in attrs),
+           current_backend())
+    try:
+        hash(key)
+    except TypeError:
+        return None
+    return key
+
+
+class _Derivation:
+    """Everything derived for one method on one system, reused by a later call to another
+    order: the model, the step series per order (a chord iteration resumes,
+    :class:`_Chord`), the modified field's terms and the intermediate G_k of
+    :func:`_modified_field`, the (q, p) terms, their Hamiltonian defects, the potentials
+    and the sympy expressions already made."""
+
+    def __init__(self, method, decl, model):
+        self.method, self.decl, self.model = method, decl, model
+        self.memo: dict = {}            # the chord iteration (_chord_solve)
+        self.steps: dict = {}           # order -> (form, state symbols, d, algebra)
+        self.f: list = []               # the modified field's terms, f[k] = f_(k+1)
+        self.G: dict = {}
+        self.jac: dict = {}
+        self.qp: list = []              # the terms on (q, p)
+        self.defects: dict = {}         # k -> check_hamiltonian's entries
+        self.potentials: dict = {}      # k -> H_(k+1) (ring element or sympy expression)
+        self.exprs: dict = {}           # ("f", k) or ("H", k) -> sympy
+
+    def step(self, hi):
+        """(form, state symbols, d, algebra): d[k] = [h^k] Phi_h(y) - y, k < hi."""
+        if hi not in self.steps:
+            self.steps[hi] = self._step(hi)
+        return self.steps[hi]
+
+    def _step(self, hi):
+        decl, model, name = self.decl, self.model, self.method.name
+        if isinstance(decl, ButcherTableau):
+            form, out = _series_tableau(decl, model, hi)
+        elif isinstance(decl, StepFunction):
+            form, out = _series_step_function(decl, model, hi)
+        elif isinstance(decl, TaylorSeries):
+            form, out = _series_taylor(decl, model, hi)
+        elif isinstance(decl, ParabolicPath):
+            form, out = _series_parabolic(decl, model, hi, self.memo)
+        elif isinstance(decl, ParabolicAction):
+            form, out = _series_action(decl, model, hi, self.memo)
+        elif isinstance(decl, NewmarkScheme):
+            form, out = _series_newmark(decl, model, hi, self.memo)
+        else:              # two more orders inside: velocities are differences over h
+            form, out = _series_trial(decl, model, hi + 2, self.memo)
+        y = model.state(form)
+        for o in out:
+            if o.hi < hi:
+                raise ArithmeticError(f"{name}: the step series is known to O(h^{o.hi}) "
+                                      f"only, not O(h^{hi})")
+        alg = out[0].alg
+        d = [[alg.reduce(o.coeff(k) - (alg.coerce(yk) if k == 0 else alg.zero))
+              for o, yk in zip(out, y)] for k in range(hi)]
+        return form, y, d, alg
+
+    def field(self, order):
+        """(form, y, algebra, [f_1 .. f_(order+1)]) (HLW IX.1, :func:`_modified_field`):
+        the terms found for a higher order, or those continued from the step series to
+        O(h^(order + 2))."""
+        if len(self.f) > order:
+            form, y, _, alg = next(iter(self.steps.values()))
+        else:
+            form, y, d, alg = self.step(order + 2)
+            _modified_field(d[:order + 2], y, alg, self.f, self.G, self.jac)
+        return form, y, alg, self.f[:order + 1]
+
+    def expr(self, kind, k, convert):
+        """The sympy expression(s) of term k of ``kind``, made once."""
+        if (kind, k) not in self.exprs:
+            self.exprs[kind, k] = convert()
+        return self.exprs[kind, k]
+
+
+def _derivation(method, system, params) -> _Derivation:
+    """The :class:`_Derivation` of ``method`` on ``system``: the one kept for an equal
+    call, or a new one (kept, the least recently used beyond :data:`MEMO_SIZE` dropped)."""
     from .schemes import get_method
-    _check_order(order)
     m = get_method(method) if isinstance(method, str) else method
     decl_of = getattr(m, "declaration", None)
     if decl_of is None:
         raise NotImplementedError(f"modified equations: method {m.name!r} declares no "
                                   "form the derivation reads (a trial-function method, a "
                                   "Butcher tableau, a step function or a Taylor series)")
-    model = _Model(system)
-    decl = _unwrap(decl_of(m.parameters(**params)), model, m.name)
-    hi = order + 2
-    if isinstance(decl, ButcherTableau):
-        form, out = _series_tableau(decl, model, hi)
-    elif isinstance(decl, StepFunction):
-        form, out = _series_step_function(decl, model, hi)
-    elif isinstance(decl, TaylorSeries):
-        form, out = _series_taylor(decl, model, hi)
-    elif isinstance(decl, ParabolicPath):
-        form, out = _series_parabolic(decl, model, hi)
-    elif isinstance(decl, ParabolicAction):
-        form, out = _series_action(decl, model, hi)
-    elif isinstance(decl, NewmarkScheme):
-        form, out = _series_newmark(decl, model, hi)
-    else:              # two more orders inside: velocities are differences over h
-        form, out = _series_trial(decl, model, hi + 2)
-    y = model.state(form)
-    for o in out:
-        if o.hi < hi:
-            raise ArithmeticError(f"{m.name}: the step series is known to O(h^{o.hi}) only, "
-                                  f"not O(h^{hi})")
-    alg = out[0].alg
-    d = [[alg.reduce(o.coeff(k) - (alg.coerce(yk) if k == 0 else alg.zero))
-          for o, yk in zip(out, y)] for k in range(hi)]
-    return form, y, d, model, alg
+    params = m.parameters(**params)
+    key = _memo_key(m, system, params)
+    der = _MEMO.get(key) if key is not None else None
+    if der is not None and der.method is m:
+        _MEMO.move_to_end(key)
+        return der
+    model = next((d.model for k, d in _MEMO.items() if key is not None and k[3:] == key[3:]),
+                 None) or _Model(system)       # a system's model, shared by its methods
+    der = _Derivation(m, _unwrap(decl_of(params), model, m.name), model)
+    if key is not None:
+        _MEMO[key] = der
+        while len(_MEMO) > MEMO_SIZE:
+            _MEMO.popitem(last=False)
+    return der
+
+
+def step_series(method, system, order: int, **params):
+    """The series of one step of ``method`` on ``system``: ``(form, state symbols, d,
+    model, algebra)`` with d[k] the list of the coefficients of h^k of Phi_h(y) - y
+    (k = 0..order + 1), elements of the algebra."""
+    _check_order(order)
+    der = _derivation(method, system, params)
+    form, y, d, alg = der.step(order + 2)
+    return form, y, d, der.model, alg
 
 
 # ----- the modified equation ---------------------------------------------------------------
+
+class _Terms(Sequence):
+    """The terms of a modified equation or Hamiltonian as sympy expressions, term k made by
+    ``make(k)`` on its first access (on a large system making every term costs more than
+    deriving it, and a modified Hamiltonian needs none of its equation's)."""
+
+    def __init__(self, n, make):
+        self._n, self._make = n, make
+
+    def __len__(self):
+        return self._n
+
+    def __getitem__(self, k):
+        if isinstance(k, slice):
+            return [self[i] for i in range(*k.indices(self._n))]
+        return self._make(range(self._n)[k])
+
+    def __eq__(self, other):
+        if isinstance(other, Sequence) and not isinstance(other, str):
+            return list(self) == list(other)
+        return NotImplemented
+
+    __hash__ = None
+
+    def __repr__(self):
+        return repr(list(self))
+
 
 @dataclass
 class ModifiedEquation:
@@ -702,26 +955,31 @@ class ModifiedEquation:
         The state: positions and momenta, or positions and velocities.
     symbols : list of sympy symbols
         The state symbols (q..., p... or v...).
-    terms : list of lists of sympy expressions
-        The coefficient of h^k is terms[k] = f_(k+1) (terms[0] is the system's field).
+    terms : sequence of lists of sympy expressions
+        The coefficient of h^k is terms[k] = f_(k+1) (terms[0] is the system's field);
+        each made from the ring on its first access.
     seconds : float
-        The derivation's wall time.
+        The call's wall time (a derivation kept from an earlier call to another order
+        costs only the difference, :func:`forget_derivations`).
     model : object
         The sympy data of the system the derivation used.
     algebra : mpvi.jets.Algebra
         The exact ring the terms were derived in.
     ring_terms : list of lists
         The terms as elements of ``algebra``.
+    derivation : object, optional
+        What the derivation kept for later calls (the (q, p) terms and their checks).
     """
 
     method: str
     form: str
     symbols: list
-    terms: list
+    terms: Sequence
     seconds: float = 0.0
     model: Any = field(default=None, repr=False)
     algebra: Any = field(default=None, repr=False)
     ring_terms: list = field(default=None, repr=False)
+    derivation: Any = field(default=None, repr=False, compare=False)
 
     @property
     def order(self) -> int:
@@ -761,14 +1019,14 @@ class ModifiedEquation:
         return None
 
 
-def _modified_field(d, y, alg):
+def _modified_field(d, y, alg, f, G, jac):
     """f_1 .. f_N from the step series d (d[j] = [h^j] Phi_h(y) - y), HLW IX.1 eq. (1.4):
     f_j = d_j - sum_(k=2..j) [h^(j-k)] G_k / k!, G_1 = F~, G_k = G_(k-1)' F~, each
-    [h^m] G_k computed once from the Jacobians of the [h^a] G_(k-1), a <= m."""
+    [h^m] G_k computed once from the Jacobians of the [h^a] G_(k-1), a <= m.  Continues
+    the terms ``f`` (f[k] = f_(k+1), the coefficient of h^k) found so far, with their
+    ``G`` ((k, m) -> [h^m] G_k, a vector) and ``jac`` ((k, m) -> its Jacobian), in
+    place."""
     N = len(d) - 1
-    f: list = []                                # f[k] = f_(k+1), the coefficient of h^k
-    G: dict = {}                                # (k, m) -> [h^m] G_k (a vector)
-    jac: dict = {}                              # (k, m) -> its Jacobian, column by column
 
     def jacobian(k, m):
         if (k, m) not in jac:
@@ -776,7 +1034,7 @@ def _modified_field(d, y, alg):
             jac[(k, m)] = [[alg.diff(e, s) for s in y] for e in vec]
         return jac[(k, m)]
 
-    for j in range(1, N + 1):
+    for j in range(len(f) + 1, N + 1):
         for k in range(2, j + 1):
             m = j - k
             acc = [alg.zero] * len(y)
@@ -791,10 +1049,9 @@ def _modified_field(d, y, alg):
         for c in range(len(y)):
             e = d[j][c]
             for k in range(2, j + 1):
-                e = e - G[(k, j - k)][c] * QQ(1, factorial(k))
+                e = e - G[(k, j - k)][c] * alg.rational(1, factorial(k))
             fj.append(alg.reduce(e))
         f.append(fj)
-    return f
 
 
 def modified_equation(method: Any, system: Any, order: int, **method_params: Any) -> ModifiedEquation:
@@ -829,11 +1086,12 @@ def modified_equation(method: Any, system: Any, order: int, **method_params: Any
     """
     _check_order(order)
     t0 = time.perf_counter()
-    form, y, d, model, alg = step_series(method, system, order, **method_params)
-    f = _modified_field(d[:order + 2], y, alg)
-    terms = [[alg.to_expr(e) for e in t] for t in f]
+    der = _derivation(method, system, method_params)
+    form, y, alg, f = der.field(order)
+    terms = _Terms(len(f), lambda k: list(der.expr("f", k, lambda: [alg.to_expr(e) for e in f[k]])))
     name = method if isinstance(method, str) else method.name
-    return ModifiedEquation(name, form, y, terms, time.perf_counter() - t0, model, alg, f)
+    return ModifiedEquation(name, form, y, terms, time.perf_counter() - t0, der.model, alg, f,
+                            der)
 
 
 def modified_frequency(me: ModifiedEquation, values: dict | None = None) -> tuple:
@@ -883,17 +1141,24 @@ def modified_frequency(me: ModifiedEquation, values: dict | None = None) -> tupl
 def _qp_ring_terms(me):
     """The terms of a modified equation on (q, p), in its algebra: a (q, v) equation is
     taken to (q, p) = (q, M(q) v) as a vector field, p' = M v' + (dM/dt) v, then
-    v = M^-1 p."""
-    alg, model = me.algebra, me.model
+    v = M^-1 p (kept by the derivation for a later call)."""
     if me.form == "qp":
         return me.ring_terms
+    done = me.derivation.qp if me.derivation is not None else []
+    if len(done) < len(me.ring_terms):
+        done.extend(_qp_terms(me.ring_terms[len(done):], me.algebra, me.model))
+    return done[:len(me.ring_terms)]
+
+
+def _qp_terms(terms, alg, model):
+    """:func:`_qp_ring_terms` of the (q, v) terms ``terms``."""
     n = model.n
     M = [[alg.coerce(model.M[r, c]) for c in range(n)] for r in range(n)]
     dM = [[[alg.diff(M[r][c], qk) for qk in model.q] for c in range(n)] for r in range(n)]
     v = [alg.coerce(s) for s in model.v]
     v_of_p = [alg.coerce(e) for e in model.v_of_p]
     out = []
-    for t in me.ring_terms:
+    for t in terms:
         tq, tv = t[:n], t[n:]
         tp = [sum((M[r][c] * tv[c] + sum((dM[r][c][k] * tq[k] for k in range(n)), alg.zero) * v[c]
                    for c in range(n)), alg.zero) for r in range(n)]
@@ -923,6 +1188,23 @@ def _ring_defect(term, q, p, alg):
     return bad
 
 
+def _defect_entries(t, q, p, alg):
+    """The entries ((i, j), sympy expression) of J^-1 t' - its transpose that are not zero
+    (decided in the ring, or by sympy where the ring cannot)."""
+    entries = []
+    for ij, e in _ring_defect(t, q, p, alg):
+        zero = alg.is_zero(e)
+        if zero is True:
+            continue
+        expr = alg.to_expr(e)
+        if zero is None:                  # atoms the ring cannot decide on: sympy
+            expr = sp.simplify(sp.expand_trig(expr))
+            if expr == 0:
+                continue
+        entries.append((ij, expr))
+    return entries
+
+
 def check_hamiltonian(me: ModifiedEquation) -> list:
     """Find the terms of a modified equation that are not Hamiltonian.
 
@@ -945,19 +1227,12 @@ def check_hamiltonian(me: ModifiedEquation) -> list:
         Hamiltonian; empty when all are.
     """
     q, p, alg = me.model.q, me.model.p, me.algebra
+    done = me.derivation.defects if me.derivation is not None else {}
     bad = []
     for k, t in enumerate(_qp_ring_terms(me)):
-        entries = []
-        for ij, e in _ring_defect(t, q, p, alg):
-            zero = alg.is_zero(e)
-            if zero is True:
-                continue
-            expr = alg.to_expr(e)
-            if zero is None:                  # atoms the ring cannot decide on: sympy
-                expr = sp.simplify(sp.expand_trig(expr))
-                if expr == 0:
-                    continue
-            entries.append((ij, expr))
+        if k not in done:
+            done[k] = _defect_entries(t, q, p, alg)
+        entries = done[k]
         if entries:
             D = sp.zeros(2 * len(q))
             for (i, j), e in entries:
@@ -984,8 +1259,9 @@ class ModifiedHamiltonian:
         The method's name.
     q, p : list of sympy symbols
         Coordinates and momenta.
-    terms : list of sympy expressions
-        The coefficient of h^k is terms[k] (terms[0] = H).
+    terms : sequence of sympy expressions
+        The coefficient of h^k is terms[k] (terms[0] = H); each made from the ring on its
+        first access.
     equation : ModifiedEquation
         The modified equation the terms are the potentials of.
     """
@@ -993,7 +1269,7 @@ class ModifiedHamiltonian:
     method: str
     q: list
     p: list
-    terms: list
+    terms: Sequence
     equation: ModifiedEquation = field(repr=False, default=None)
 
     def energy(self, upto: int | None = None, h: Any = H) -> Any:
@@ -1014,15 +1290,10 @@ class ModifiedHamiltonian:
         return _series_sum(self.terms, upto, h)
 
 
-def _integrate_generator(c, symbol, alg):
-    """int_0^symbol c d symbol for a generator ``symbol`` no atom depends on (a momentum)."""
-    i = alg.symbols.index(symbol)
-    out = {}
-    for m, v in c.items():
-        mm = list(m)
-        mm[i] += 1
-        out[tuple(mm)] = v * QQ(1, mm[i])
-    return alg.ring.from_dict(out)
+def _qq(v):
+    """A rational coefficient of the ring as an element of sympy's QQ (the domain of the
+    potential's linear system)."""
+    return v if QQ.of_type(v) else QQ(int(v.numerator), int(v.denominator))
 
 
 def _monomials(bounds, total):
@@ -1039,7 +1310,8 @@ def _gradient_potential(g, q, C, bare):
     With a the highest power of each reciprocal atom 1/D in g, the ansatz is
     c = R / prod D^(a - 1), R a polynomial in the atoms of g, written in the reduced form
     of C (sines of degree <= 1), of degree at most one more than the numerators of g
-    (bare coordinates only up to one more than their degree ``bare`` in H).  Then
+    (bare coordinates only up to one more than their degree ``bare`` in H; with ``bare``
+    None, up to one more than in the numerators too).  Then
     dR/dq_j prod D - R sum_D (a - 1) dD/dq_j prod_(others) D = g_j prod D^a is a linear
     system over Q for R's coefficients, solved exactly.  None when the atoms of g are not
     independent in C (the zero test could not decide) or the system has no solution (no
@@ -1072,17 +1344,18 @@ def _gradient_potential(g, q, C, bare):
     rules = C._rules
     recips = {ns + i for i in range(len(C._atoms)) if isinstance(C._atoms[i][1], tuple)
               and C._atoms[i][1][2] == -1}
-    ngens = len(C.ring.gens)
+    ngens = ns + len(C._atoms)
     top = [0] * ngens
+    terms = [C.terms(e) for e in G]
     for e in G:
         if e:
-            top = [max(a, b) for a, b in zip(top, e.degrees())]
+            top = [max(a, b) for a, b in zip(top, C.degrees(e))]
     bounds = []
     for i in range(ngens):
         if i in recips:
             bounds.append(0)
         elif i in qidx:
-            b = bare.get(C.symbols[i], 0)
+            b = top[i] if bare is None else bare.get(C.symbols[i], 0)
             bounds.append(b + 1 if b else 0)
         elif i in rules:
             bounds.append(rules[i][0] - 1)
@@ -1090,11 +1363,11 @@ def _gradient_potential(g, q, C, bare):
             bounds.append(top[i])
         else:
             bounds.append(top[i] + 1)
-    total = 1 + max(sum(m) for e in G for m in e.keys())
+    total = 1 + max(sum(m) for t in terms for m, _ in t)
     basis = _monomials(bounds, total)
     cols = []
     for mono in basis:
-        b = C.ring.from_dict({mono: QQ(1)})
+        b = C.from_terms({mono: 1})
         cols.append([C.reduce(C.diff(b, qj) * P - b * Qj) for qj, Qj in zip(q, Q)])
     rows: dict = {}
     def row(j, m):
@@ -1102,12 +1375,12 @@ def _gradient_potential(g, q, C, bare):
     A: dict = {}
     for k, col in enumerate(cols):
         for j, e in enumerate(col):
-            for m, v in e.items():
-                A.setdefault(row(j, m), {})[k] = v
+            for m, v in C.terms(e):
+                A.setdefault(row(j, m), {})[k] = _qq(v)
     rhs = {}
-    for j, e in enumerate(G):
-        for m, v in e.items():
-            rhs[row(j, m)] = v
+    for j, t in enumerate(terms):
+        for m, v in t:
+            rhs[row(j, m)] = _qq(v)
     n = len(basis)
     for r, v in rhs.items():
         A.setdefault(r, {})[n] = v
@@ -1118,13 +1391,14 @@ def _gradient_potential(g, q, C, bare):
     if n in pivots:
         return None
     Rd = R.to_sdm()
-    sol = C.zero
+    sol = {}
     for r, piv in enumerate(pivots):
         v = Rd.get(r, {}).get(n)
         if v:
-            sol += C.ring.from_dict({basis[piv]: v})
+            sol[basis[piv]] = v
+    sol = C.from_terms(sol)
     for i, a in K.items():
-        sol *= C.ring.gens[ns + i] ** (a - 1)
+        sol *= C.atom_gen(i) ** (a - 1)
     return sol
 
 
@@ -1133,29 +1407,40 @@ def _over_common_denominator(c, C):
     reduced: C's canonical form of c (zero exactly when c is)."""
     K = C.reciprocal_degrees([c])
     out = C.reduce(C.clear_reciprocals(c, K))
-    ns = len(C.symbols)
     for i, a in K.items():
-        out *= C.ring.gens[ns + i] ** a
+        out *= C.atom_gen(i) ** a
     return out
+
+
+def _at_origin(c, symbols, C):
+    """c at ``symbols`` = 0, in the ring C (its atoms at their values there), or, when a
+    value is not in the ring (sqrt(2 + q^2) at q = 0 without sqrt(2)), as a sympy number."""
+    try:
+        return C.at(c, {x: 0 for x in symbols})
+    except UnsupportedExpression:
+        return C.to_expr(c).subs({x: 0 for x in symbols})
 
 
 def _potential(term, q, p, alg, bare):
     """H with (dH/dp, -dH/dq) = term, H(0, 0) = 0: integrated along p at fixed q (in the
     ring: polynomials in p), then H(q, 0), whose gradient is -term_q at p = 0, by
-    :func:`_gradient_potential` in the canonical algebra, or else along q at p = 0 by
-    sympy."""
+    :func:`_gradient_potential` in the canonical algebra (H an element of it), or else
+    along q at p = 0 by sympy (H a sympy expression)."""
     n = len(q)
     C = alg.canonical()
     term = [C.reduce(C.convert(e, alg)) for e in term]
     Hp = C.zero
     for i in range(n):                       # along p_i, the later p at 0
         e = C.drop(term[i], p[i + 1:]) if i + 1 < n else term[i]
-        Hp += _integrate_generator(e, p[i], C)
+        Hp += C.integrate(e, p[i])
     g = [-C.drop(term[n + i], p) for i in range(n)]
     c = _gradient_potential(g, q, C, bare)
+    if c is None:           # a numerator of higher degree in the bare coordinates than H
+        c = _gradient_potential(g, q, C, None)     # has (M(q) = 1/(1 + q^2))
     if c is not None:
-        H = C.to_expr(_over_common_denominator(C.reduce(Hp + c), C))
-        return H - H.subs({x: 0 for x in q + p})
+        H = _over_common_denominator(C.reduce(Hp + c), C)
+        H0 = _at_origin(H, q + p, C)
+        return H - H0 if not isinstance(H0, sp.Basic) else C.to_expr(H) - H0
     Hq = sp.Integer(0)
     for i in range(n):                       # along q_i at p = 0, the later q at 0
         e = C.to_expr(g[i]).subs({q[j]: 0 for j in range(i + 1, n)})
@@ -1205,12 +1490,20 @@ def modified_hamiltonian(method: Any, system: Any, order: int,
         raise NotHamiltonianError(f"{me.method}: the h^{k} term of the modified field is not "
                                   f"Hamiltonian (J^-1 f' is not symmetric: its entry ({i}, {j}) "
                                   f"minus ({j}, {i}) is {text}, not 0)")
-    q, p, alg = me.model.q, me.model.p, me.algebra
+    q, p, alg, der = me.model.q, me.model.p, me.algebra, me.derivation
+    C = alg.canonical()
     qp = _qp_ring_terms(me)
-    Hring = alg.canonical().coerce(me.model.H)
-    bare = {x: Hring.degrees()[alg.canonical().symbols.index(x)] for x in q}
-    terms = [me.model.H] + [_potential(t, q, p, alg, bare) for t in qp[1:]]
-    return ModifiedHamiltonian(me.method, q, p, terms, me)
+    bare = {x: C.degrees(C.coerce(me.model.H))[C.symbols.index(x)] for x in q}
+    for k in range(1, len(qp)):
+        if k not in der.potentials:
+            der.potentials[k] = _potential(qp[k], q, p, alg, bare)
+
+    def term(k):
+        if k == 0:
+            return me.model.H
+        H = der.potentials[k]
+        return der.expr("H", k, lambda: H if isinstance(H, sp.Basic) else C.to_expr(H))
+    return ModifiedHamiltonian(me.method, q, p, _Terms(len(qp), term), me)
 
 
 @dataclass
