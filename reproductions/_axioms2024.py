@@ -79,7 +79,7 @@ def plot_time_series(df, columns, ylabels, title, T_tbar):
     return fig
 
 
-def time_series_reproduction(rid, item, title, params, columns, ylabels, runtime):
+def time_series_reproduction(rid, item, title, params, columns, ylabels):
     """A Reproduction that plots ``columns`` of exact and numerical trajectories against
     time (Figs. 2-4): ``params`` holds T_tbar, h_tbar and methods."""
     from mpvi.repro.run import Output, Reproduction
@@ -94,7 +94,7 @@ def time_series_reproduction(rid, item, title, params, columns, ylabels, runtime
                                 f"axioms2024 {item}: {title} (h = {p['h_tbar']}" + r" $\bar t$)",
                                 p["T_tbar"])
 
-    return Reproduction(id=rid, paper=PAPER, item=item, title=title, runtime=runtime,
+    return Reproduction(id=rid, paper=PAPER, item=item, title=title,
                         params=params, compute=compute, plot=plot,
                         published=False)      # time series: the paper prints no numbers
 

@@ -60,8 +60,6 @@ QUICK = {"T": "4", "dt": "0.02", "gbs_levels": 8, "small_levels": 6, "dt_scan": 
 """Coarser and shorter: the limit cycle is not yet established at T = 4 s, so the
 LCO-phase values are absent from quick runs (``mpvi diff --quick`` reports them skipped)."""
 
-RUNTIME = "~3 min for the first of hermite_fig09..12 (shared study), seconds for the others"
-
 STUDY_KEYS = tuple(PARAMS)
 STEP_SECONDS = 0.177
 """Seconds per step of dt of the whole study (benchmark, check, methods, scan, small
@@ -421,7 +419,7 @@ def energy_error_plot(out, p):
     return fig
 
 
-__all__ = ["PAPER", "PARAMS", "QUICK", "RUNTIME", "aeroelastic_runs", "compute_for",
+__all__ = ["PAPER", "PARAMS", "QUICK", "aeroelastic_runs", "compute_for",
            "phase_portrait_plot", "energy_plot", "energy_error_plot"]
 
 

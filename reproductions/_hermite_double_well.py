@@ -180,7 +180,7 @@ def double_well_plot(out, p, item):
     return fig
 
 
-def double_well_reproduction(number, q0, runtime):
+def double_well_reproduction(number, q0):
     """The Reproduction of Fig. ``number`` (q(0) = ``q0``)."""
     from mpvi.repro.run import Reproduction
 
@@ -188,7 +188,7 @@ def double_well_reproduction(number, q0, runtime):
     return Reproduction(
         id=f"hermite_fig0{number}", paper=PAPER, item=item,
         title=f"double well, q(0) = {q0}: phase portrait and energy error of both one-step methods",
-        runtime=runtime, params={**PARAMS, "q0": q0}, quick=QUICK,
+        params={**PARAMS, "q0": q0}, quick=QUICK,
         compute=double_well_output, plot=lambda out, p: double_well_plot(out, p, item))
 
 

@@ -238,9 +238,9 @@ def _heading(item, p):
             f" = {p['h']}, T = {p['T']} (benchmark: GBS order {2 * p['gbs_levels']})")
 
 
-def duffing_reproduction(rid, item, title, compute, plot, runtime):
+def duffing_reproduction(rid, item, title, compute, plot):
     from mpvi.repro.run import Reproduction
-    return Reproduction(id=rid, paper=PAPER, item=item, title=title, runtime=runtime,
+    return Reproduction(id=rid, paper=PAPER, item=item, title=title,
                         params=PARAMS, quick=QUICK, compute=compute, plot=plot, tasks=tasks)
 
 

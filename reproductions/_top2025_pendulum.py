@@ -199,11 +199,10 @@ def plot_states(out, p, var, item):
     return fig
 
 
-def states_reproduction(rid, item, var, title, runtime, params, quick):
+def states_reproduction(rid, item, var, title, params, quick):
     """The Reproduction of Fig. 2 (var 'q') or Fig. 3 (var 'p'); ``params`` and ``quick``
     should be STATES_PARAMS and STATES_QUICK for the references to be shared."""
-    return Reproduction(id=rid, paper=PAPER, item=item, title=title, runtime=runtime,
-                        params=params, quick=quick,
+    return Reproduction(id=rid, paper=PAPER, item=item, title=title, params=params, quick=quick,
                         compute=lambda run: pendulum_states(run, var),
                         plot=lambda out, p: plot_states(out, p, var, item),
                         tasks=reference_tasks)

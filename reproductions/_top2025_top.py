@@ -153,7 +153,7 @@ ZERO_FLOOR = 1e-70
 """Exact zeros (RK4's momenta) are drawn at this level on a log axis."""
 
 
-def series_reproduction(rid, item, title, keys, summarize, panels, heading, runtime,
+def series_reproduction(rid, item, title, keys, summarize, panels, heading,
                         params, quick):
     """A Reproduction of node errors over several nutation periods (Figs. 9 and 10): the
     three methods at h = t_bar/N over ``params["periods"]`` periods, the CSV columns
@@ -188,7 +188,7 @@ def series_reproduction(rid, item, title, keys, summarize, panels, heading, runt
         fig.tight_layout()
         return fig
 
-    return Reproduction(id=rid, paper=PAPER, item=item, title=title, runtime=runtime,
+    return Reproduction(id=rid, paper=PAPER, item=item, title=title,
                         params=params, quick=quick, compute=compute, plot=plot)
 
 
@@ -260,7 +260,6 @@ def long_run_reproduction(number, variable, what):
     return Reproduction(
         id=f"top2025_tab0{number}", paper=PAPER, item=f"Table {number}",
         title=f"{what} for T = 1..1000 nutation periods",
-        runtime=f"~28 min (shared with Table {other} through the cache)",
         params=LONG_RUN_PARAMS, quick=LONG_RUN_QUICK, compute=compute, tasks=long_run_tasks,
         plot=lambda out, p: plot_long_run_table(
             out, p, variable, f"top2025 Table {number}: {what} against simulation length"))

@@ -11,7 +11,7 @@ PARAMS = {"T_tbar": "1", "h_tbar": "1/10", "methods": ["newmark", "rk4", "simpso
 
 REPRODUCTION = time_series_reproduction(
     "axioms2024_fig02", "Fig. 2", "q(t) over one period", PARAMS,
-    columns=["q1", "q2"], ylabels=[r"$q_1$ [rad]", r"$q_2$ [rad]"], runtime="~1 s")
+    columns=["q1", "q2"], ylabels=[r"$q_1$ [rad]", r"$q_2$ [rad]"])
 
 if __name__ == "__main__":
     raise SystemExit(script_main(REPRODUCTION))

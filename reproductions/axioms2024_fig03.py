@@ -11,7 +11,7 @@ PARAMS = {"T_tbar": "10", "h_tbar": "1/10", "methods": ["newmark", "rk4", "simps
 
 REPRODUCTION = time_series_reproduction(
     "axioms2024_fig03", "Fig. 3", "q(t) over ten periods", PARAMS,
-    columns=["q1", "q2"], ylabels=[r"$q_1$ [rad]", r"$q_2$ [rad]"], runtime="~1 s")
+    columns=["q1", "q2"], ylabels=[r"$q_1$ [rad]", r"$q_2$ [rad]"])
 
 if __name__ == "__main__":
     raise SystemExit(script_main(REPRODUCTION))

@@ -11,7 +11,7 @@ PARAMS = {"T_tbar": "10", "h_tbar": "1/10", "methods": ["newmark", "rk4", "simps
 
 REPRODUCTION = time_series_reproduction(
     "axioms2024_fig04", "Fig. 4", "p(t) over ten periods", PARAMS,
-    columns=["p1", "p2"], ylabels=[r"$p_1$ [kg m$^2$/s]", r"$p_2$ [kg m$^2$/s]"], runtime="~1 s")
+    columns=["p1", "p2"], ylabels=[r"$p_1$ [kg m$^2$/s]", r"$p_2$ [kg m$^2$/s]"])
 
 if __name__ == "__main__":
     raise SystemExit(script_main(REPRODUCTION))

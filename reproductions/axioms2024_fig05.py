@@ -36,7 +36,7 @@ def plot(out, p):
 
 REPRODUCTION = Reproduction(
     id="axioms2024_fig05", paper=PAPER, item="Fig. 5", title="phase portraits (q_i, p_i)",
-    runtime="~1 s", params=PARAMS, compute=compute, plot=plot, published=False)
+    params=PARAMS, compute=compute, plot=plot, published=False)
 
 if __name__ == "__main__":
     raise SystemExit(script_main(REPRODUCTION))

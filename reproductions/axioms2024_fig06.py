@@ -71,7 +71,7 @@ def plot(out, p):
 
 REPRODUCTION = Reproduction(
     id="axioms2024_fig06", paper=PAPER, item="Fig. 6", title="relative energy error over time",
-    runtime="~5 s", params=PARAMS, quick=QUICK, compute=compute, plot=plot)
+    params=PARAMS, quick=QUICK, compute=compute, plot=plot)
 
 if __name__ == "__main__":
     raise SystemExit(script_main(REPRODUCTION))

@@ -67,7 +67,7 @@ def plot(out, p):
 REPRODUCTION = Reproduction(
     id="axioms2024_fig07", paper=PAPER, item="Fig. 7",
     title="error of the conserved quadratic form phi, float64 and 64 digits",
-    runtime="~5 s", params=PARAMS, quick=QUICK, compute=compute, plot=plot)
+    params=PARAMS, quick=QUICK, compute=compute, plot=plot)
 
 if __name__ == "__main__":
     raise SystemExit(script_main(REPRODUCTION))

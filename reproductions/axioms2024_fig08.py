@@ -52,7 +52,7 @@ def plot(out, p):
 
 REPRODUCTION = Reproduction(
     id="axioms2024_fig08", paper=PAPER, item="Fig. 8", title="error against h with fitted orders",
-    runtime="~10 s", params=PARAMS, quick=QUICK, compute=compute, plot=plot)
+    params=PARAMS, quick=QUICK, compute=compute, plot=plot)
 
 if __name__ == "__main__":
     raise SystemExit(script_main(REPRODUCTION))

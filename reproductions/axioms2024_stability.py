@@ -82,7 +82,7 @@ def plot(out, p):
 REPRODUCTION = Reproduction(
     id="axioms2024_stability", paper=PAPER, item="eq. (40)",
     title="exact stability set of Simpson's scheme, omega h in (0, 6]",
-    runtime="~5 s", params=PARAMS, quick=QUICK, compute=compute, plot=plot, published=False)
+    params=PARAMS, quick=QUICK, compute=compute, plot=plot, published=False)
 
 if __name__ == "__main__":
     raise SystemExit(script_main(REPRODUCTION))

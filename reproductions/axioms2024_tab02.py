@@ -85,7 +85,7 @@ def plot(out, p):
 REPRODUCTION = Reproduction(
     id="axioms2024_tab02", paper=PAPER, item="Table 2",
     title="error norms and orders for T = 1..1000 periods",
-    runtime="~1 min", params=PARAMS, quick=QUICK, compute=compute, plot=plot, tasks=tasks)
+    params=PARAMS, quick=QUICK, compute=compute, plot=plot, tasks=tasks)
 
 if __name__ == "__main__":
     raise SystemExit(script_main(REPRODUCTION))

@@ -52,7 +52,7 @@ REPRODUCTION = Reproduction(
     id="bea_double", paper=PAPER, item="modified energies, double pendulum",
     title="energy errors of the truncated modified Hamiltonians H~_k on the double pendulum "
           "(M(q)) fall as h^(p+k); Mutze's method has no H~ there",
-    runtime="~2 min (Simpson's H~ 35 s)", params=PARAMS, quick=QUICK, compute=energy_output,
+    params=PARAMS, quick=QUICK, compute=energy_output,
     plot=plot,
     tasks=energy_tasks, published=False)
 

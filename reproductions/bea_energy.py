@@ -53,7 +53,7 @@ REPRODUCTION = Reproduction(
     id="bea_energy", paper=PAPER, item="modified energies",
     title="energy errors of the truncated modified Hamiltonians H~_k fall as h^(p+k) to "
           "round-off (64 and 128 digits)",
-    runtime="~20 s", params=PARAMS, quick=QUICK, compute=energy_output, plot=plot,
+    params=PARAMS, quick=QUICK, compute=energy_output, plot=plot,
     tasks=energy_tasks, published=False)
 
 if __name__ == "__main__":

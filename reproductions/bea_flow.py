@@ -111,7 +111,7 @@ def plot(out, p):
 REPRODUCTION = Reproduction(
     id="bea_flow", paper=PAPER, item="modified flows",
     title="the numerical solution follows the exact flow of its truncated modified equation "
-          "to O(h^s)", runtime="~20 s", params=PARAMS, quick=QUICK, compute=compute,
+          "to O(h^s)", params=PARAMS, quick=QUICK, compute=compute,
     plot=plot, tasks=tasks, published=False)
 
 if __name__ == "__main__":

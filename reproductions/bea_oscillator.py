@@ -144,7 +144,7 @@ def plot(out, p):
 REPRODUCTION = Reproduction(
     id="bea_oscillator", paper=PAPER, item="modified frequencies",
     title="the modified frequency of every trial-function method equals, term by term, "
-          "arccos(tr A / 2) / h", runtime="~30 s", params=PARAMS, quick=QUICK,
+          "arccos(tr A / 2) / h", params=PARAMS, quick=QUICK,
     compute=compute, plot=plot, published=False)
 
 if __name__ == "__main__":

@@ -69,7 +69,7 @@ def plot(out, p):
 REPRODUCTION = Reproduction(
     id="hermite_fig01", paper=PAPER, item="Fig. 1",
     title="cubic Hermite basis functions over one step; eqs. (17), (27)-(28) checked",
-    runtime="~2 s", params=PARAMS, quick=QUICK, compute=compute, plot=plot)
+    params=PARAMS, quick=QUICK, compute=compute, plot=plot)
 
 if __name__ == "__main__":
     raise SystemExit(script_main(REPRODUCTION))

@@ -83,7 +83,7 @@ def plot(out, p):
 REPRODUCTION = Reproduction(
     id="hermite_fig02", paper=PAPER, item="Fig. 2",
     title="spectral radius of A(z) of both one-step methods (n = 2, 3)",
-    runtime="~1 min", params=PARAMS, quick=QUICK, compute=compute, plot=plot, published=False)
+    params=PARAMS, quick=QUICK, compute=compute, plot=plot, published=False)
 
 if __name__ == "__main__":
     raise SystemExit(script_main(REPRODUCTION))

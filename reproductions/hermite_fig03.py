@@ -15,7 +15,7 @@ from mpvi.repro.run import script_main
 
 from reproductions._hermite_double_well import double_well_reproduction
 
-REPRODUCTION = double_well_reproduction(3, "0.74", runtime="~25 s (quick: ~6 s)")
+REPRODUCTION = double_well_reproduction(3, "0.74")
 
 if __name__ == "__main__":
     raise SystemExit(script_main(REPRODUCTION))

@@ -134,7 +134,7 @@ def plot(out, p):
 REPRODUCTION = Reproduction(
     id="hermite_fig05", paper=PAPER, item="Fig. 5",
     title="maximum errors in q, v, energy against dt; fitted orders",
-    runtime="~3 min", params=PARAMS, quick=QUICK, compute=compute, plot=plot)
+    params=PARAMS, quick=QUICK, compute=compute, plot=plot)
 
 if __name__ == "__main__":
     raise SystemExit(script_main(REPRODUCTION))

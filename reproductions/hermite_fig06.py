@@ -15,8 +15,7 @@ from reproductions._hermite_duffing import duffing_reproduction, trajectory_outp
 
 REPRODUCTION = duffing_reproduction(
     "hermite_fig06", "Fig. 6", "damped Duffing oscillator: trajectories for three dampings",
-    trajectory_output, trajectory_plot,
-    runtime="~2.5 min, shared with Fig. 7 through the cache (quick: ~17 s)")
+    trajectory_output, trajectory_plot)
 
 if __name__ == "__main__":
     raise SystemExit(script_main(REPRODUCTION))

@@ -18,8 +18,7 @@ from reproductions._hermite_duffing import duffing_reproduction, energy_output, 
 
 REPRODUCTION = duffing_reproduction(
     "hermite_fig07", "Fig. 7", "damped Duffing oscillator: energy error for three dampings",
-    energy_output, energy_plot,
-    runtime="~2.5 min, shared with Fig. 6 through the cache (quick: ~17 s)")
+    energy_output, energy_plot)
 
 if __name__ == "__main__":
     raise SystemExit(script_main(REPRODUCTION))

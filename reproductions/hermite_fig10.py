@@ -15,7 +15,7 @@ Run: ``mpvi run hermite_fig10`` or ``python reproductions/hermite_fig10.py``.
 """
 from mpvi.repro.run import Reproduction, script_main
 
-from reproductions._hermite_aeroelastic import (PAPER, PARAMS, QUICK, RUNTIME, compute_for,
+from reproductions._hermite_aeroelastic import (PAPER, PARAMS, QUICK, compute_for,
                                                 phase_portrait_plot)
 
 METHOD = "hermite_galerkin"
@@ -23,7 +23,7 @@ METHOD = "hermite_galerkin"
 REPRODUCTION = Reproduction(
     id="hermite_fig10", paper=PAPER, item="Fig. 10",
     title="subcritical LCO of the aeroelastic section, one-step Galerkin method (phase portraits)",
-    runtime=RUNTIME, params=PARAMS, quick=QUICK, compute=compute_for([METHOD]),
+    params=PARAMS, quick=QUICK, compute=compute_for([METHOD]),
     plot=lambda out, p: phase_portrait_plot(out, p, METHOD, "Fig. 10"), published=False)
 
 if __name__ == "__main__":

@@ -84,7 +84,7 @@ def plot(out, p):
 REPRODUCTION = Reproduction(
     id="hermite_stability", paper=PAPER, item="Sec. 4.1 (stability intervals)",
     title="complete stable sets of z = omega dt, exact endpoints",
-    runtime="~10 s", params=PARAMS, quick=QUICK, compute=compute, plot=plot)
+    params=PARAMS, quick=QUICK, compute=compute, plot=plot)
 
 if __name__ == "__main__":
     raise SystemExit(script_main(REPRODUCTION))

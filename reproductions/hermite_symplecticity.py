@@ -102,7 +102,7 @@ def plot(out, p):
 REPRODUCTION = Reproduction(
     id="hermite_symplecticity", paper=PAPER, item="Sec. 4.2",
     title="Jacobians on the oscillator; symplecticity defect on the double well",
-    runtime="~1 min", params=PARAMS, quick=QUICK, compute=compute, plot=plot,
+    params=PARAMS, quick=QUICK, compute=compute, plot=plot,
     refuse=needs_mp("the one-step Jacobian is taken by central differences at 2 dps + 10 digits"))
 
 if __name__ == "__main__":

@@ -56,7 +56,7 @@ def plot(out, p):
 REPRODUCTION = Reproduction(
     id="mutze_fig02", paper=PAPER, item="Fig. 2",
     title="relative amplitude error of the anti-damped oscillator, 32 steps per period, 20 periods",
-    runtime="~6 s", params={k: v for k, v in PARAMS.items() if k != "g_scan"},
+    params={k: v for k, v in PARAMS.items() if k != "g_scan"},
     quick={k: v for k, v in QUICK.items() if k != "g_scan"}, compute=compute, plot=plot)
 
 if __name__ == "__main__":

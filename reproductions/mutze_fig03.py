@@ -69,7 +69,7 @@ def plot(out, p):
 REPRODUCTION = Reproduction(
     id="mutze_fig03", paper=PAPER, item="Fig. 3",
     title="phase error of the anti-damped oscillator over 20 periods; the zero-phase g",
-    runtime="~20 s", params=PARAMS, quick=QUICK, compute=compute, plot=plot)
+    params=PARAMS, quick=QUICK, compute=compute, plot=plot)
 
 if __name__ == "__main__":
     raise SystemExit(script_main(REPRODUCTION))

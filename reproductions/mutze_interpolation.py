@@ -382,7 +382,7 @@ def plot(out, params):
 REPRODUCTION = Reproduction(
     id="mutze_interpolation", paper=PAPER, item="Sec. 2, footnote 3",
     title="C-infinity partition-of-unity interpolation; p* = 0.810747... minimises ||r''||_2",
-    runtime="~1 min (quick ~10 s)", params=PARAMS, quick=QUICK, compute=compute, plot=plot,
+    params=PARAMS, quick=QUICK, compute=compute, plot=plot,
     refuse=needs_mp("p* is computed with mpmath quadrature (quad, findroot) to 30+ digits"))
 
 if __name__ == "__main__":

@@ -144,7 +144,7 @@ def plot(out, p):
 REPRODUCTION = Reproduction(
     id="mutze_orders", paper=PAPER, item="Secs. 4-6",
     title="eq. (90) from eqs. (44) and (54); g = 1 is the implicit midpoint rule; measured orders",
-    runtime="~15 s", params=PARAMS, quick=QUICK, compute=compute, plot=plot)
+    params=PARAMS, quick=QUICK, compute=compute, plot=plot)
 
 if __name__ == "__main__":
     raise SystemExit(script_main(REPRODUCTION))

@@ -523,7 +523,7 @@ def plot(out, p):
 REPRODUCTION = Reproduction(
     id="mutze_quantum", paper=PAPER, item="Sec. 6, eq. (86)",
     title="direct midpoint rule for a 1-D quantum particle: norm and energy after violent phases",
-    runtime="~3 min (quick ~15 s)", params=PARAMS, quick=QUICK, compute=compute, plot=plot,
+    params=PARAMS, quick=QUICK, compute=compute, plot=plot,
     refuse=needs_mp("the study compares a 64-digit run, its closed form and the exact "
                     "64-digit evolution with float64; the float64 run is part of it"))
 

@@ -510,7 +510,7 @@ REPRODUCTION = Reproduction(
     id="mutze_systems", paper=PAPER, item="beyond the paper: other systems",
     title="direct midpoint method vs Simpson and midpoint rules on the double pendulum and "
           "the Lagrange top: orders, energy behaviour, reversibility, cost",
-    runtime="~2.5 min (quick ~15 s)", params=PARAMS, quick=QUICK, compute=compute, plot=plot,
+    params=PARAMS, quick=QUICK, compute=compute, plot=plot,
     published=False)                                 # beyond the paper: nothing printed
 
 if __name__ == "__main__":

@@ -476,7 +476,7 @@ REPRODUCTION = Reproduction(
     id="mutze_theorem60", paper=PAPER, item="Sec. 5, eq. (60)",
     title="the small step action principle re-derived: series of S, D_tau S, DIFF vs the "
           "printed FORM output and eqs. (69)-(70); g = 3/5; quadrature check",
-    runtime="~1 min (quick: ~10 s)", params=PARAMS, quick=QUICK, compute=compute, plot=plot)
+    params=PARAMS, quick=QUICK, compute=compute, plot=plot)
 
 if __name__ == "__main__":
     raise SystemExit(script_main(REPRODUCTION))

@@ -35,7 +35,6 @@ QUICK = dict(STATES_QUICK)
 
 REPRODUCTION = states_reproduction(
     "top2025_fig02", "Fig. 2", "q", "double pendulum configuration q(t) over 10 s, h = 0.1 s",
-    runtime="~10 min (RK4 reference: 10^6 steps)",
     params=PARAMS, quick=QUICK)
 
 if __name__ == "__main__":

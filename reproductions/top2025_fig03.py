@@ -35,7 +35,6 @@ QUICK = dict(STATES_QUICK)
 
 REPRODUCTION = states_reproduction(
     "top2025_fig03", "Fig. 3", "p", "double pendulum momenta p(t) over 10 s, h = 0.1 s",
-    runtime="~10 min (~1 s after fig02: cached references)",
     params=PARAMS, quick=QUICK)
 
 if __name__ == "__main__":

@@ -73,7 +73,6 @@ def plot(out, p):
 REPRODUCTION = Reproduction(
     id="top2025_fig04", paper=PAPER, item="Fig. 4",
     title="energy error norm against h with least-squares orders",
-    runtime="~2.5 min",
     params=PARAMS, quick=QUICK, compute=compute, plot=plot,
     tasks=lambda p: energy_error_tasks(p["T"], p["N"], p["methods"]))
 

@@ -80,7 +80,7 @@ def plot(out, p):
 REPRODUCTION = Reproduction(
     id="top2025_fig05", paper=PAPER, item="Fig. 5",
     title="relative energy error over 10 s, h = 0.1 s",
-    runtime="~3 s", params=PARAMS, quick=QUICK, compute=compute, plot=plot)
+    params=PARAMS, quick=QUICK, compute=compute, plot=plot)
 
 if __name__ == "__main__":
     raise SystemExit(script_main(REPRODUCTION))

@@ -78,7 +78,7 @@ def plot(out, p):
 
 REPRODUCTION = Reproduction(
     id="top2025_fig07", paper=PAPER, item="Fig. 7", title="top motion with loops over 5 nutation periods",
-    runtime="~5 s", params=PARAMS, quick=QUICK, compute=compute, plot=plot)
+    params=PARAMS, quick=QUICK, compute=compute, plot=plot)
 
 if __name__ == "__main__":
     raise SystemExit(script_main(REPRODUCTION))

@@ -52,7 +52,7 @@ def plot(out, p):
 
 REPRODUCTION = Reproduction(
     id="top2025_fig08", paper=PAPER, item="Fig. 8", title="nutation over one period vs the exact solution",
-    runtime="~2 s", params=PARAMS, quick=QUICK, compute=compute, plot=plot)
+    params=PARAMS, quick=QUICK, compute=compute, plot=plot)
 
 if __name__ == "__main__":
     raise SystemExit(script_main(REPRODUCTION))

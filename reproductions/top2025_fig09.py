@@ -34,7 +34,7 @@ REPRODUCTION = series_reproduction(
     summarize, panels=[("H", False, r"$e_H = (H - H_0)/H_0$", None),
                        ("H", True, r"$|e_H|$", None)],
     heading="relative energy error over {periods} periods",
-    runtime="~5 s", params=PARAMS, quick=QUICK)
+    params=PARAMS, quick=QUICK)
 
 if __name__ == "__main__":
     raise SystemExit(script_main(REPRODUCTION))

@@ -28,7 +28,7 @@ REPRODUCTION = series_reproduction(
     summarize, panels=[("p_phi", True, None, r"$|p_\varphi - p_\varphi(0)| / |p_\varphi(0)|$"),
                        ("p_psi", True, None, r"$|p_\psi - p_\psi(0)| / |p_\psi(0)|$")],
     heading=f"conserved momenta (exact zeros drawn at {ZERO_FLOOR:g})",
-    runtime="~5 s", params=PARAMS, quick=QUICK)
+    params=PARAMS, quick=QUICK)
 
 if __name__ == "__main__":
     raise SystemExit(script_main(REPRODUCTION))

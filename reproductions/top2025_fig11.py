@@ -75,7 +75,7 @@ def plot(out, p):
 
 REPRODUCTION = Reproduction(
     id="top2025_fig11", paper=PAPER, item="Fig. 11", title="nutation and energy errors against h, orders",
-    runtime="~40 s", params=PARAMS, quick=QUICK, compute=compute, plot=plot)
+    params=PARAMS, quick=QUICK, compute=compute, plot=plot)
 
 if __name__ == "__main__":
     raise SystemExit(script_main(REPRODUCTION))

@@ -184,7 +184,7 @@ def plot(out, p):
 REPRODUCTION = Reproduction(
     id="top2025_fig12", paper=PAPER, item="Fig. 12",
     title="cusp motion of the Table 6 top: axis path, theta(t), phi(t), phi' at the cusps",
-    runtime="~10 s", params=PARAMS, quick=QUICK, compute=compute, plot=plot)
+    params=PARAMS, quick=QUICK, compute=compute, plot=plot)
 
 if __name__ == "__main__":
     raise SystemExit(script_main(REPRODUCTION))

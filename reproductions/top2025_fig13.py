@@ -185,7 +185,7 @@ def plot(out, p):
 REPRODUCTION = Reproduction(
     id="top2025_fig13", paper=PAPER, item="Fig. 13",
     title="theta(t) at h = 0.1 s: midpoint, RK4, Simpson vs RK4 reference (h = 1e-5) and GBS",
-    runtime="~40 s", params=PARAMS, quick=QUICK, compute=compute, plot=plot)
+    params=PARAMS, quick=QUICK, compute=compute, plot=plot)
 
 if __name__ == "__main__":
     raise SystemExit(script_main(REPRODUCTION))

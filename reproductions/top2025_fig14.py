@@ -143,7 +143,7 @@ def plot(out, p):
 REPRODUCTION = Reproduction(
     id="top2025_fig14", paper=PAPER, item="Fig. 14",
     title="order of Simpson (complete) - RK4 (reduced) as h is halved, with GBS errors",
-    runtime="~30 s", params=PARAMS, quick=QUICK, compute=compute, plot=plot)
+    params=PARAMS, quick=QUICK, compute=compute, plot=plot)
 
 if __name__ == "__main__":
     raise SystemExit(script_main(REPRODUCTION))

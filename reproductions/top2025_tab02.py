@@ -108,7 +108,6 @@ def plot(out, p):
 REPRODUCTION = Reproduction(
     id="top2025_tab02", paper=PAPER, item="Table 2",
     title="energy error norm and orders for T = 1..1000 s, h = 0.1, 0.05, 0.025 s",
-    runtime="~8 min",
     params=PARAMS, quick=QUICK, compute=compute, plot=plot, tasks=tasks)
 
 if __name__ == "__main__":

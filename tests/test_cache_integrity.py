@@ -67,7 +67,7 @@ def _plot(out, params):
 
 
 def _fake(rid, compute):
-    return Reproduction(id=rid, paper="fake_cache", item="Fig. 0", title="t", runtime="0 s",
+    return Reproduction(id=rid, paper="fake_cache", item="Fig. 0", title="t",
                         params={}, compute=compute, plot=_plot, module=__name__,
                         tasks=lambda p: [Task(errors, {"x": x}) for x in _xs(rid)])
 

@@ -134,7 +134,7 @@ def _plot(out, params):
 
 
 def _fake(rid, compute, refuse=None):
-    return Reproduction(id=rid, paper="fake", item="Fig. 0", title="t", runtime="0 s",
+    return Reproduction(id=rid, paper="fake", item="Fig. 0", title="t",
                         params={}, compute=compute, plot=_plot, refuse=refuse)
 
 

@@ -94,7 +94,7 @@ def _plot(output, params):
 
 
 FAKE = Reproduction(id="digits_fig01", paper="digits", item="Fig. 1", title="known digits",
-                    runtime="~1 s", params={}, compute=_compute, plot=_plot, published=False)
+                    params={}, compute=_compute, plot=_plot, published=False)
 
 
 def test_a_check_records_every_column_and_value(tmp_path):

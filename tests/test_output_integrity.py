@@ -101,7 +101,7 @@ def test_a_run_killed_between_renames_is_reported_and_the_next_run_cleans_up(tmp
 # ----- the commit record, in process ----------------------------------------------------------
 
 def _fake(rid="fake_fig01"):
-    return Reproduction(id=rid, paper="fake", item="Fig. 1", title="t", runtime="0 s",
+    return Reproduction(id=rid, paper="fake", item="Fig. 1", title="t",
                         params={}, compute=None, plot=None, published=False)
 
 

@@ -121,7 +121,7 @@ def _plot(out, params):
 
 
 def _fake(rid, compute, tasks):
-    return Reproduction(id=rid, paper="fake", item="Fig. 0", title="t", runtime="0 s", params={},
+    return Reproduction(id=rid, paper="fake", item="Fig. 0", title="t", params={},
                         compute=compute, plot=_plot, tasks=lambda p: tasks, module=__name__)
 
 

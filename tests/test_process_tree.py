@@ -49,7 +49,7 @@ def _plot(out, params):
 
 
 def _sleepy(rid, n):
-    return Reproduction(id=rid, paper="fake", item="Fig. 0", title="t", runtime="0 s", params={},
+    return Reproduction(id=rid, paper="fake", item="Fig. 0", title="t", params={},
                         compute=_compute, plot=_plot, module=__name__,
                         tasks=lambda p: [Task(sleeps, {"n": k}) for k in range(1, n + 1)])
 

@@ -441,7 +441,7 @@ try:
             ax.plot([0, 1], [0, i])
             return fig
         return Reproduction(id=f"slow_{i}", paper="slow", item=f"Fig. {i}", title="t",
-                            runtime="0 s", params={}, compute=compute, plot=plot,
+                            params={}, compute=compute, plot=plot,
                             tasks=lambda p: [Task(slow, {"x": str(i), "s": SLEEP_S})],
                             module=__name__)
 

@@ -93,7 +93,9 @@ def cmd_list(args, reps, parser):
     from .published import aligned, diff
     from .run import OutputError, read_provenance
     from .report import compute_time, count_statuses
+    from .runtimes import Runtimes
     results = _results_dir(args)
+    runtimes = Runtimes()
     records, invalid = {}, []
     for r in reps.values():
         try:
@@ -103,7 +105,7 @@ def cmd_list(args, reps, parser):
     rows = {}
     for row in diff(list(records), results, records=records):
         rows.setdefault(row.value.id, []).append(row)
-    table = [("id", "paper", "item", "status", "last run", "expected run time", "title")]
+    table = [("id", "paper", "item", "status", "last run", "measured run time", "title")]
     for r in reps.values():
         record = records.get(r.id)
         if r.id not in records:
@@ -116,10 +118,10 @@ def cmd_list(args, reps, parser):
             if record["quick"]:
                 status += " (quick)"
             last = f"{compute_time([record]):.1f} s, {record['created_utc'][:10]}"
-        table.append((r.id, r.paper, r.item, status, last, r.runtime, r.title))
+        table.append((r.id, r.paper, r.item, status, last, runtimes.describe(r), r.title))
     print(f"results: {results}", file=sys.stderr)
     print(aligned(table))
-    for line in invalid:
+    for line in invalid + runtimes.problems:
         print(f"mpvi: {line}", file=sys.stderr)
     return 2 if invalid else 0
 
@@ -370,8 +372,9 @@ def build_parser():
     sub.required = True
     p_list = sub.add_parser(
         "list", help="list every reproduction: paper, item, status of its published values "
-                     "and its last measured run time (from figures/, or quick-figures/ with "
-                     "--quick)")
+                     "its last run (from figures/, or quick-figures/ with --quick) and the "
+                     "run time measured by benchmarks/runtimes.py (alone, without a cache: "
+                     "full, and quick)")
     _add_results_options(p_list)
     p_list.set_defaults(func=cmd_list, parser=p_list)
     p_run = sub.add_parser("run", help="run reproductions, writing CSV + PNG + provenance JSON",

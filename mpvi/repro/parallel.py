@@ -17,7 +17,8 @@ The units of work are pure functions of picklable arguments:
 run), deduplicates the study tasks by cache key (Tables 4 and 5 of top2025 share their
 runs), reads those it can from the cache, and then keeps every worker busy: whenever a
 worker is free it starts the most expensive ready unit (the tasks' ``cost`` hints; a
-reproduction's cost is the wall time its last JSON recorded, else its ``runtime`` text).  A reproduction becomes
+reproduction's cost is the wall time its last JSON recorded, else its measured time,
+:mod:`mpvi.repro.runtimes`).  A reproduction becomes
 ready when all its study tasks are done.  The parent process alone writes files: the
 results of study tasks go into the cache (unless it cannot be written:
 :meth:`mpvi.repro.cache.DiskCache.store` then reports it once and stores nothing more,
@@ -60,7 +61,6 @@ import io as _io
 import json
 import multiprocessing
 import os
-import re
 import signal
 import socket
 import sys
@@ -71,6 +71,7 @@ from dataclasses import dataclass, field
 
 from .. import io
 from .cache import DiskCache, TaskCache, key, plain
+from .runtimes import Runtimes
 from ..context import get_context
 from .run import (DEFAULT_CONTEXT, Refused, Reproduction, check_context, default_out_dir,
                   one_line, output_paths, render, write_outputs)
@@ -482,24 +483,12 @@ class _Rep:
         return self.rep.id
 
 
-_RUNTIME = re.compile(r"~\s*([0-9.]+)\s*(s|min)\b")
-_QUICK_RUNTIME = re.compile(r"quick:?\s*~\s*([0-9.]+)\s*(s|min)\b")
-
-
-def runtime_hint(text, quick):
-    """Seconds from a reproduction's ``runtime`` text ('~2.5 min (quick ~15 s)'): the quick
-    figure for a quick run if there is one, else the first figure; 0 if none."""
-    m = (quick and _QUICK_RUNTIME.search(text)) or _RUNTIME.search(text)
-    if not m:
-        return 0.0
-    return float(m.group(1)) * (60 if m.group(2) == "min" else 1)
-
-
-def reproduction_cost(rep, out_dir, quick, study_names):
+def reproduction_cost(rep, out_dir, quick, study_names, runtimes=None):
     """The expected wall time of ``rep``'s compute: the one recorded in its last JSON (in
     ``out_dir``, else in the default directory of full or quick runs) without the studies
-    it computed that are now separate tasks (``study_names``), else
-    :func:`runtime_hint`.  Only the order matters (the longest starts first)."""
+    it computed that are now separate tasks (``study_names``), else its own computation
+    as measured (:class:`mpvi.repro.runtimes.Runtimes`), else 0.  Only the order matters
+    (the longest starts first)."""
     for d in (out_dir, default_out_dir(quick)):
         path = output_paths(rep, d)["json"]
         try:
@@ -512,7 +501,8 @@ def reproduction_cost(rep, out_dir, quick, study_names):
         tasks = sum(float(s.get("wall_time_s", 0)) for s in rec.get("studies", [])
                     if not s.get("from_cache") and s.get("study") in study_names)
         return max(0.0, wall - tasks)
-    return runtime_hint(rep.runtime, quick)
+    entry = runtimes.entry(rep, quick) if runtimes is not None else None
+    return entry["compute_s"] if entry else 0.0
 
 
 def run_parallel(reps, ids, executor, context=DEFAULT_CONTEXT, dps=64, quick=False, out_dir=None,
@@ -528,6 +518,7 @@ def run_parallel(reps, ids, executor, context=DEFAULT_CONTEXT, dps=64, quick=Fal
     contexts = [ctx, check_context(ctx)] if check_digits else [ctx]
     ran, refused, failed = [], [], []
     jobs, todo = {}, {}
+    runtimes = Runtimes()         # the cost hints of reproductions never run here
 
     def say(line):
         print(line, file=stream, flush=True)
@@ -570,7 +561,7 @@ def run_parallel(reps, ids, executor, context=DEFAULT_CONTEXT, dps=64, quick=Fal
             fail(rid, f"{type(exc).__name__}: {one_line(exc)}")
             continue
         names = {t.study.name for t in tasks}
-        todo[rid] = _Rep(rep, keys, reproduction_cost(rep, out_dir, quick, names))
+        todo[rid] = _Rep(rep, keys, reproduction_cost(rep, out_dir, quick, names, runtimes))
 
     waiting = [j for j in jobs.values() if j.state == "waiting"]
     total = len(waiting) + len(todo)

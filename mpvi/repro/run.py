@@ -121,6 +121,11 @@ class ReproductionPackage:
     def discrepancies(self):
         return self.root / "discrepancies.csv"
 
+    @property
+    def runtimes(self):
+        """The measured run times of its reproductions (:mod:`mpvi.repro.runtimes`)."""
+        return self.root / "runtimes.json"
+
 
 def reproduction_packages():
     """The installed reproduction packages (entry point group ``mpvi.reproductions``),
@@ -187,7 +192,6 @@ class Reproduction:
     paper: str
     item: str
     title: str
-    runtime: str
     params: dict
     compute: Callable
     plot: Callable
@@ -689,10 +693,12 @@ def open_cache(args):
 def script_main(rep, argv=None):
     """Command line of a single reproduction script (exit status 0, 1 on an error, 2 on a
     bad option or an unwritable --out, 3 if it refuses the context)."""
+    from .runtimes import Runtimes
     ap = argparse.ArgumentParser(
         prog=f"python reproductions/{rep.id}.py",
         description=f"{rep.item} of {rep.paper}: {rep.title}. Writes <out>/{rep.paper}/{rep.id}"
-                    ".csv, .png and .json (provenance). Expected run time: " + rep.runtime,
+                    ".csv, .png and .json (provenance). Run time measured alone with "
+                    f"--no-cache: {Runtimes().describe(rep)}.",
         epilog="Exit status: 0 done, 1 error, 2 bad option or unwritable --out, "
                "3 refused (the reproduction cannot run in the requested context).")
     add_run_options(ap)
