@@ -109,7 +109,8 @@ def test_an_unusable_file_leaves_the_times_unknown_and_is_reported(monkeypatch, 
 
 
 def test_describe_and_format():
-    assert rt.format_seconds(0.04) == "0.0 s"
+    assert rt.format_seconds(0.04) == "0.04 s"
+    assert rt.format_seconds(3.21) == "3.2 s"
     assert rt.format_seconds(12.4) == "12 s"
     assert rt.format_seconds(150) == "2.5 min"
 

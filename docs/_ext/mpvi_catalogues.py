@@ -9,7 +9,8 @@
   docstrings;
 * ``cli.rst``: ``mpvi --help`` and the help of every subcommand, from the argument parser;
 * ``reproductions.rst``: every reproduction of every installed reproduction package with
-  its measured run time (reproductions/runtimes.json), the wall time of the committed full run (``figures/``), its
+  its measured run time (reproductions/runtimes.json), the wall time of the committed full
+  run (``figures/``), its
   published-value statuses, and a link to its entry in the report;
 * ``benchmarks.md``: every script of ``benchmarks/`` with its command and docstring.
 

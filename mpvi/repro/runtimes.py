@@ -130,7 +130,9 @@ class Runtimes:
 
 
 def format_seconds(s):
-    """'0.3 s', '12 s', '2.4 min'."""
+    """'0.04 s', '3.2 s', '12 s', '2.4 min'."""
+    if s < 1:
+        return f"{s:.2f} s"
     if s < 10:
         return f"{s:.1f} s"
     if s < 120:
