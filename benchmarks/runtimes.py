@@ -23,8 +23,23 @@ import tempfile
 import time
 from pathlib import Path
 
-from mpvi.repro.run import all_reproductions, package_of, reproduction_packages
-from mpvi.repro.runtimes import KINDS, format_seconds, measured_times, record_runtimes
+from mpvi.repro.report import compute_time
+from mpvi.repro.run import all_reproductions, package_of, read_provenance, reproduction_packages
+from mpvi.repro.runtimes import KINDS, format_seconds, record_runtimes
+
+
+def measured_times(reps, out_dir):
+    """``{id: {"seconds", "compute_s"}}`` from the provenance of the outputs in ``out_dir``
+    (:func:`mpvi.repro.run.read_provenance`: only verified outputs; a forged or damaged
+    JSON stops the recording): the cost alone (:func:`mpvi.repro.report.compute_time`)
+    and the reproduction's own computation.  Ids without outputs are left out."""
+    times = {}
+    for rep in reps:
+        record = read_provenance(rep, out_dir)
+        if record is not None:
+            times[rep.id] = {"seconds": round(compute_time([record]), 3),
+                             "compute_s": round(float(record["wall_time_s"]), 3)}
+    return times
 
 
 def measure(kind, jobs, out):

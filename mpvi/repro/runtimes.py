@@ -5,7 +5,7 @@ parallel run starts the longest reproduction first.
 The times are measured, never written by hand: ``python benchmarks/runtimes.py`` runs
 ``mpvi run --all --jobs 2 --no-cache`` (and its ``--quick`` twin) into a temporary
 directory, times each command as a whole, and records into the package's
-``runtimes.json`` (:data:`mpvi.repro.run.ReproductionPackage.runtimes`), for every
+``runtimes.json`` (:data:`mpvi.repro.packages.ReproductionPackage.runtimes`), for every
 reproduction, the seconds its outputs' provenance records
 (:func:`mpvi.repro.report.compute_time`: its own computation plus every study it used,
 which is what ``mpvi run <id> --no-cache`` costs when run alone), and its own
@@ -26,6 +26,7 @@ import math
 import platform
 
 from .. import io
+from .packages import package_of, reproduction_packages
 
 FORMAT = 1
 MAX_BYTES = 1 << 20
@@ -99,7 +100,6 @@ class Runtimes:
     be used."""
 
     def __init__(self, packages=None):
-        from .run import reproduction_packages
         self.packages = packages if packages is not None else reproduction_packages()
         self.data, self.problems = {}, []
         for pkg in self.packages:
@@ -111,7 +111,6 @@ class Runtimes:
 
     def entry(self, rep, quick):
         """``{"seconds": ..., "compute_s": ...}`` measured for ``rep``, or None."""
-        from .run import package_of
         data = self.data.get(package_of(rep, self.packages).name)
         return data[("quick" if quick else "full")].get(rep.id) if data else None
 
@@ -140,24 +139,9 @@ def format_seconds(s):
     return f"{s / 60:.1f} min"
 
 
-def measured_times(reps, out_dir):
-    """``{id: {"seconds", "compute_s"}}`` from the provenance of the outputs in ``out_dir``
-    (:func:`mpvi.repro.run.read_provenance`, so only verified outputs); the ids without
-    outputs are left out."""
-    from .report import compute_time
-    from .run import read_provenance
-    times = {}
-    for rep in reps:
-        record = read_provenance(rep, out_dir)
-        if record is not None:
-            times[rep.id] = {"seconds": round(compute_time([record]), 3),
-                             "compute_s": round(float(record["wall_time_s"]), 3)}
-    return times
-
-
 def record_runtimes(pkg, kind, times, command, wall_s, cores):
     """Replace the ``kind`` ('full' or 'quick') half of ``pkg``'s ``runtimes.json`` by
-    ``times`` (:func:`measured_times`) measured by ``command`` in ``wall_s`` seconds on
+    ``times`` (``{id: {"seconds": s, "compute_s": s}}``) measured by ``command`` in ``wall_s`` seconds on
     ``cores`` workers; the other half is kept.  Written atomically, with its digest."""
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS}, not {kind!r}")
