@@ -1029,16 +1029,9 @@ class _PolyRingAlgebra(Algebra):
         return self.ring.from_dict({m: v for m, v in out.items() if v})
 
     def substitute(self, c, symbol, value) -> Any:
-        i = self._index[symbol]
-        by_power: dict = {}
-        for m, v in c.items():
-            mm = list(m)
-            k = mm[i]
-            mm[i] = 0
-            by_power.setdefault(k, {})[tuple(mm)] = v
         out = self.zero
-        for k, d in by_power.items():
-            out += self.ring.from_dict(d) * value ** k
+        for k, part in self._powers(c, self._index[symbol]).items():
+            out += part * value ** k
         return out
 
 
