@@ -84,6 +84,7 @@ import atexit
 import contextlib
 import hashlib
 import importlib.machinery
+import importlib.resources
 import importlib.util
 import os
 import re
@@ -341,6 +342,7 @@ class _Translator:
         self.varying: set[str] = set()            # names whose values depend on a varying group
         self.fusable: set[str] = set()
         self.fused: dict = {}
+        self.scalars: set[str] = set()            # the arguments that are not unpacked
 
     def temp(self) -> str:
         self.temps += 1
@@ -617,7 +619,8 @@ class _Translator:
                             & {a for f, a in calls if f == "cos"})
         unpacked = {stmt.value.id for stmt in body if isinstance(stmt, ast.Assign)
                     and isinstance(stmt.value, ast.Name) and stmt.value.id in groups}
-        self.names.update(g for g in groups if g not in unpacked)     # scalar arguments
+        self.scalars = {g for g in groups if g not in unpacked}
+        self.names.update(self.scalars)                               # scalar arguments
         self.varying.update(groups[i] for i in self.varying_groups if i < len(groups))
         for stmt in body:
             if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1):
@@ -686,35 +689,21 @@ modules with a counter on every MPFR function of :data:`COUNTED_OPERATIONS`
 (:func:`operation_counts`): an instrument of ``benchmarks/step_speed.py --floor``, slower."""
 
 
-def _counting_source() -> str:
-    lines = ["#ifdef MPVI_COUNT",
+def _counting_lines() -> list[str]:
+    """The generated part of an operation-counting build (:data:`ENV_COUNT`; nothing in a
+    normal build): ``MPVI_COUNT``, the counters and one macro per function of
+    :data:`COUNTED_OPERATIONS` that counts its calls, placed after ``mpvi_runtime.h`` (the
+    MPFR header) and before everything that calls MPFR; ``mpvi_count.h`` adds the module's
+    ``operation_counts``."""
+    if not counting():
+        return []
+    lines = ["#define MPVI_COUNT 1",
              f"static unsigned long long mpvi_counts[{len(COUNTED_OPERATIONS)}];",
              "static const char *mpvi_counted[] = {"
              + ", ".join(f'"{f}"' for f in COUNTED_OPERATIONS) + "};"]
     for i, f in enumerate(COUNTED_OPERATIONS):
         lines += [f"#undef {f}", f"#define {f}(...) (mpvi_counts[{i}]++, ({f})(__VA_ARGS__))"]
-    lines += [r"""/* operation_counts(reset): {function: calls} since the last reset */
-static PyObject *operation_counts(PyObject *self, PyObject *reset) {
-    PyObject *d = PyDict_New();
-    for (int i = 0; d != NULL && i < (int)(sizeof mpvi_counts / sizeof mpvi_counts[0]); i++) {
-        PyObject *v = PyLong_FromUnsignedLongLong(mpvi_counts[i]);
-        if (v == NULL || PyDict_SetItemString(d, mpvi_counted[i], v) < 0) { Py_XDECREF(v); Py_CLEAR(d); break; }
-        Py_DECREF(v);
-    }
-    if (d != NULL && PyObject_IsTrue(reset))
-        for (int i = 0; i < (int)(sizeof mpvi_counts / sizeof mpvi_counts[0]); i++) mpvi_counts[i] = 0;
-    return d;
-}
-#define MPVI_COUNT_METHOD {"operation_counts", (PyCFunction)operation_counts, METH_O, "MPFR calls"},
-#else
-#define MPVI_COUNT_METHOD
-#endif"""]
-    return "\n".join(lines) + "\n"
-
-
-_COUNTING = _counting_source()
-"""C of the operation-counting build (``#define MPVI_COUNT``, :data:`ENV_COUNT`): every
-function of :data:`COUNTED_OPERATIONS` counted; nothing in a normal build."""
+    return lines
 
 
 def counting() -> bool:
@@ -748,39 +737,32 @@ def operation_counts(reset: bool = False) -> dict:
     return total
 
 
-_POWERS = r"""
-/* x**e for the exponent e = p / 2^m that mpvi.codegen prints as mpf(p)/mpf(2^m): Python
-   computes mpfr_pow(x, e), the correctly rounded x^(p/2^m).  The same value by square roots,
-   faster: mpfr_sqrt or mpfr_rec_sqrt for p = +-1, m = 1 (correctly rounded themselves); else
-   the m roots and the power |p| at PREC + 32 bits (error below 2|p| + 2 units of that
-   precision), rounded once when mpfr_can_round proves that rounding is the correctly
-   rounded value (never on an exact or half-way case: the RNDZ test at PREC + 1 bits).
-   Everything else -- x zero, negative, infinite or nan, e not exactly p/2^m (a precision
-   below the bits of p), a result near the ends of the exponent range, a value too close
-   to a rounding boundary -- is mpfr_pow itself. */
-static mpfr_t pw_work;
-static int pw_ready = 0;
 
-static void pw_dyadic(mpfr_ptr out, mpfr_srcptr x, mpfr_srcptr e, long p, int m, int margin) {
-    if (mpfr_regular_p(x) && mpfr_sgn(x) > 0 && mpfr_cmp_si_2exp(e, p, -m) == 0) {
-        if (m == 1 && p == 1) { mpfr_sqrt(out, x, MPFR_RNDN); return; }
-        if (m == 1 && p == -1) { mpfr_rec_sqrt(out, x, MPFR_RNDN); return; }
-        if (!pw_ready) { mpfr_init2(pw_work, PREC + 32); pw_ready = 1; }
-        mpfr_srcptr a = x;
-        for (int i = 1; i < m; i++) { mpfr_sqrt(pw_work, a, MPFR_RNDN); a = pw_work; }
-        if (p > 0) mpfr_sqrt(pw_work, a, MPFR_RNDN); else mpfr_rec_sqrt(pw_work, a, MPFR_RNDN);
-        if (p > 1 || p < -1) mpfr_pow_ui(pw_work, pw_work, (unsigned long)(p > 0 ? p : -p), MPFR_RNDN);
-        if (mpfr_regular_p(pw_work) && mpfr_get_exp(pw_work) < mpfr_get_emax() - 1
-            && mpfr_get_exp(pw_work) > mpfr_get_emin() + 1
-            && mpfr_can_round(pw_work, PREC + 32 - margin, MPFR_RNDN, MPFR_RNDZ, PREC + 1)) {
-            mpfr_set(out, pw_work, MPFR_RNDN);
-            return;
-        }
-    }
-    mpfr_pow(out, x, e, MPFR_RNDN);
-}
-"""
-"""C of the rational powers x**(mpf(p)/mpf(2^m)), shared by every translated module."""
+
+RUNTIME_PACKAGE = "mpvi"
+RUNTIME_DIRECTORY = "csrc"
+"""The C runtime every compiled module includes: the files of ``mpvi/csrc`` (shipped as
+package data), read as C by a reader and by the compiler (``-I``)."""
+
+
+def _module_source(what: str, note: str, header: str, defines: dict, hooks: Sequence[str],
+                   counted: bool = True) -> str:
+    """The C source of a compiled module: a comment (``what``, ``note``), the ``defines``
+    (sizes, the module name), the runtime (``mpvi_runtime.h``, the counting macros of an
+    operation-counting build if ``counted``, then the kind's ``header``) and the generated
+    ``hooks`` the header declares."""
+    lines = [f"/* generated by mpvi.cbackend: {what}", f"   {note.replace('*/', '* /')} */"]
+    lines += [f"#define {k} {v}" for k, v in defines.items()]
+    lines.append('#include "mpvi_runtime.h"')
+    lines += _counting_lines() if counted else []
+    lines.append(f'#include "{header}"')
+    return "\n".join(lines) + "\n\n" + "\n\n".join(hooks) + "\n"
+
+
+def _hook(signature: str, lines: Sequence[str], result: str | None = None) -> str:
+    """A generated static C function ``signature`` of ``lines`` (then ``return result;``)."""
+    body = [f"    {x}" for x in lines] + ([f"    return {result};"] if result is not None else [])
+    return f"static {signature} {{\n" + "\n".join(body) + "\n}"
 
 
 def translate(name: str, source: str, prec: int, constants: Sequence[str],
@@ -789,145 +771,41 @@ def translate(name: str, source: str, prec: int, constants: Sequence[str],
     what the Python ``source`` (printed by :func:`mpvi.codegen.generate`) computes, bit for
     bit, at ``prec`` bits; ``constants`` are the names of the constant table given to
     ``setup`` once (the hoisted rationals, pi, E), ``values`` their exact values as
-    (numerator, denominator) if known."""
+    (numerator, denominator) if known.  The module is ``mpvi_function.h`` of the runtime
+    with the hooks ``mk_evaluate`` (the arguments read, the statements, the results) and
+    ``mk_init``."""
     tr = _Translator(constants, values=values)
     info = tr.function(source)
     groups, unpack, results = info["groups"], info["unpack"], info["results"]
-    names = sorted(tr.names)
+    members = {m for g in unpack.values() for m in g}
+    scalars = {g for g in groups if g not in unpack}
+    names = sorted(m for m in tr.names if m in tr.used or (m not in members and m not in scalars))
+    decls = [f"mpfr_ptr v_{n} = NULL;" for n in names]
     read, nslots = [], 0          # slots: exact copies of arguments given as Python ints
     for i, g in enumerate(groups):
         if g in unpack:
-            members = unpack[g]
-            read.append(f"    seq = PySequence_Fast(args[{i}], \"argument {i} must be a sequence\");")
-            read.append("    if (seq == NULL) goto fail;")
-            read.append(f"    if (PySequence_Fast_GET_SIZE(seq) != {len(members)}) {{ "
-                        f"PyErr_Format(PyExc_ValueError, \"argument {i} must have {len(members)} "
-                        f"items, got %zd\", PySequence_Fast_GET_SIZE(seq)); goto fail; }}")
-            for j, m in enumerate(members):
-                read.append(f"    if (!(v_{m} = arg(PySequence_Fast_GET_ITEM(seq, {j}), {i}, "
-                            f"{j}, &slots[{nslots}]))) goto fail;")
-                nslots += 1
-            read.append("    Py_DECREF(seq); seq = NULL;")
+            group = unpack[g]
+            decls.append(f"mpfr_ptr g{i}[{max(len(group), 1)}];")
+            read.append(f"if (!mk_group(args[{i}], {i}, {len(group)}, g{i}, &slots[{nslots}])) "
+                        "return 0;")
+            read += [f"v_{m} = g{i}[{j}];" for j, m in enumerate(group) if m in tr.used]
+            nslots += len(group)
         elif g in tr.used:   # a scalar argument; one never read (an empty group) is not checked
-            read.append(f"    if (!(v_{g} = arg(args[{i}], {i}, -1, &slots[{nslots}]))) goto fail;")
+            read.append(f"if (!(v_{g} = arg(args[{i}], {i}, -1, &slots[{nslots}]))) return 0;")
             nslots += 1
-    body = "\n".join(f"    {line}" for line in tr.lines)
-    outs = "\n".join(
-        f"    o = PyLong_FromString(\"{r}\", NULL, 10); if (o == NULL) goto fail;\n"
-        f"    PyList_SET_ITEM(result, {i}, o);" if kind == "int" else
-        f"    o = (PyObject *)GMPy_MPFR_New(mpfr_get_prec({r}), NULL); if (o == NULL) goto fail;\n"
-        f"    mpfr_set(MPFR(o), {r}, MPFR_RNDN); PyList_SET_ITEM(result, {i}, o);"
-        for i, (kind, r) in enumerate(results))
-    zinit = "\n".join([f"    mpfr_init2({z}, 64); mpfr_set_si({z}, {n}L, MPFR_RNDN);"
-                       for n, z in tr.ints.items()] + [f"    {line}" for line in tr.init])
-    decls = "\n".join(f"    mpfr_ptr v_{n} = NULL;" for n in names) or ""
-    return _TEMPLATE.format(
-        shared=_COUNTING + _POWERS,
-        name=name, prec=prec, ntemps=max(tr.temps, 1), nconst=max(len(constants), 1),
-        nconst_real=len(constants), ngroups=len(groups), nslots=max(nslots, 1), decls=decls,
-        read="\n".join(read), body=body, nresults=len(results), outs=outs, zinit=zinit,
-        nz=max(len(tr.ints), 1), note=note.replace("*/", "* /"))
-
-
-_TEMPLATE = r"""
-/* generated by mpvi.cbackend: a kernel of mpvi.codegen translated to MPFR
-   {note} */
-#define PY_SSIZE_T_CLEAN
-#include <Python.h>
-#include <gmp.h>
-#include <mpfr.h>
-#include <mpc.h>
-#include "gmpy2.h"
-
-#define PREC {prec}
-static mpfr_t t[{ntemps}];
-static mpfr_t k[{nconst}];
-static mpfr_t z[{nz}];
-static mpfr_t limit;
-static int ready = 0;
-{shared}
-
-/* an argument: the mpfr_t of a gmpy2 mpfr, or an exact copy of a Python int */
-static mpfr_ptr arg(PyObject *x, int group, int index, mpfr_t *slot) {{
-    if (MPFR_Check(x)) return MPFR(x);
-    if (PyLong_Check(x)) {{
-        int overflow = 0;
-        long n = PyLong_AsLongAndOverflow(x, &overflow);
-        if (!overflow && !(n == -1 && PyErr_Occurred())) {{
-            mpfr_set_si(*slot, n, MPFR_RNDN);
-            return *slot;
-        }}
-    }}
-    PyErr_Format(PyExc_TypeError, "compiled kernel: argument %d[%d] must be a gmpy2 mpfr "
-                 "(or a small int), got %s", group, index, Py_TYPE(x)->tp_name);
-    return NULL;
-}}
-
-static mpfr_t slots[{nslots}];
-
-static PyObject *setup(PyObject *self, PyObject *constants) {{
-    PyObject *seq = PySequence_Fast(constants, "setup needs a sequence of mpfr");
-    if (seq == NULL) return NULL;
-    if (PySequence_Fast_GET_SIZE(seq) != {nconst_real}) {{
-        Py_DECREF(seq);
-        PyErr_SetString(PyExc_ValueError, "setup: wrong number of constants");
-        return NULL;
-    }}
-    for (Py_ssize_t i = 0; i < {nconst_real}; i++) {{
-        PyObject *c = PySequence_Fast_GET_ITEM(seq, i);
-        if (!MPFR_Check(c)) {{
-            Py_DECREF(seq);
-            PyErr_SetString(PyExc_TypeError, "setup: constants must be mpfr");
-            return NULL;
-        }}
-        mpfr_set_prec(k[i], mpfr_get_prec(MPFR(c)));
-        mpfr_set(k[i], MPFR(c), MPFR_RNDN);
-    }}
-    Py_DECREF(seq);
-    ready = 1;
-    Py_RETURN_NONE;
-}}
-
-static PyObject *f(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {{
-    PyObject *seq = NULL, *result = NULL, *o;
-{decls}
-    if (!ready) {{ PyErr_SetString(PyExc_RuntimeError, "compiled kernel used before setup"); return NULL; }}
-    if (nargs != {ngroups}) {{
-        PyErr_Format(PyExc_TypeError, "compiled kernel takes {ngroups} arguments, got %zd", nargs);
-        return NULL;
-    }}
-{read}
-{body}
-    result = PyList_New({nresults});
-    if (result == NULL) goto fail;
-{outs}
-    return result;
-fail:
-    Py_XDECREF(seq);
-    Py_XDECREF(result);
-    return NULL;
-}}
-
-static PyMethodDef methods[] = {{
-    {{"f", (PyCFunction)(void (*)(void))f, METH_FASTCALL, "the compiled kernel"}},
-    {{"setup", (PyCFunction)setup, METH_O, "the constant table (hoisted rationals, pi, E)"}},
-    MPVI_COUNT_METHOD
-    {{NULL, NULL, 0, NULL}}
-}};
-
-static struct PyModuleDef module = {{PyModuleDef_HEAD_INIT, "{name}", NULL, -1, methods}};
-
-PyMODINIT_FUNC PyInit_{name}(void) {{
-    if (import_gmpy2() < 0) return NULL;
-    mpfr_init2(limit, 2);
-    mpfr_set_ui_2exp(limit, 1, PREC, MPFR_RNDN);
-    for (int i = 0; i < {ntemps}; i++) mpfr_init2(t[i], PREC);
-    for (int i = 0; i < {nconst}; i++) mpfr_init2(k[i], PREC);
-    for (int i = 0; i < {nslots}; i++) mpfr_init2(slots[i], 64);
-{zinit}
-    return PyModule_Create(&module);
-}}
-"""
+    outs = [f'if (!mk_int(result, {i}, "{r}")) return 0;' if kind == "int" else
+            f"if (!mk_mpfr(result, {i}, {r})) return 0;" for i, (kind, r) in enumerate(results)]
+    init = [f"mpfr_init2({z}, 64); mpfr_set_si({z}, {n}L, MPFR_RNDN);"
+            for n, z in tr.ints.items()] + tr.init
+    defines = {"PREC": prec, "MPVI_MODULE": name, "NTEMPS": max(tr.temps, 1),
+               "NCONST": max(len(constants), 1), "NCONST_REAL": len(constants),
+               "NZ": max(len(tr.ints), 1), "NSLOTS": max(nslots, 1), "NGROUPS": len(groups),
+               "NRESULTS": len(results)}
+    hooks = [_hook("int mk_evaluate(PyObject *const *args, PyObject *result)",
+                   ["(void)args;"] + decls + read + tr.lines + outs, "1"),
+             _hook("void mk_init(void)", init)]
+    return _module_source("a kernel of mpvi.codegen translated to MPFR", note,
+                          "mpvi_function.h", defines, hooks)
 
 
 def _storage(tr: "_Translator") -> tuple[list[str], list[str]]:
@@ -936,7 +814,8 @@ def _storage(tr: "_Translator") -> tuple[list[str], list[str]]:
     values (``prefix``v_*); the init lines end with the operations on literals alone."""
     p, nt, nc, nz = tr.prefix, max(tr.temps, 1), max(len(tr.constants), 1), max(len(tr.ints), 1)
     decls = [f"static mpfr_t {p}t[{nt}], {p}k[{nc}], {p}z[{nz}];"]
-    decls += [f"static mpfr_ptr {p}v_{m};" for m in sorted(tr.names)]
+    decls += [f"static mpfr_ptr {p}v_{m};" for m in sorted(tr.names)   # an argument never
+              if m not in tr.scalars or m in tr.used]                # read is not declared
     inits = [f"for (int i = 0; i < {nt}; i++) mpfr_init2({p}t[i], PREC);",
              f"for (int i = 0; i < {nc}; i++) mpfr_init2({p}k[i], PREC);",
              f"for (int i = 0; i < {nz}; i++) mpfr_init2({p}z[i], 64);"]
@@ -974,294 +853,32 @@ def translate_newton(name: str, sources: Sequence[str], constants: Sequence[Sequ
         d, i = _storage(tr)
         decls += d
         inits += i
-        setups.append(f"    if (!nw_set_table(tables, {c}, {p}k, {nc})) return NULL;")
+        setups.append(f"if (!nw_set_table(tables, {c}, {p}k, {nc})) return 0;")
         X, K, P = (info["unpack"].get(g, ()) for g in info["groups"])
         pres += [f"{p}v_{m} = kp[{j}];" for j, m in enumerate(K)]
         pres += [f"{p}v_{m} = pp[{j}];" for j, m in enumerate(P)] + tr.pre
-        evaluate.append("\n".join(f"        {line}" for line in
-                                  [f"{p}v_{m} = xp[{j}];" for j, m in enumerate(X)] + tr.lines))
+        evaluate.append([f"{p}v_{m} = xp[{j}];" for j, m in enumerate(X)] + tr.lines)
     both, res = results[0], results[1]
-    fill = [f"        rp[{i}] = {r};" for i, r in enumerate(both[:n])]
-    fill += [f"        Jp[{i}][{j}] = {both[n + i * n + j]};" for i in range(n) for j in range(n)]
-    rfill = [f"        rr[{i}] = {r};" for i, r in enumerate(res)]
-    outputs = ""
+    fill = [f"rp[{i}] = {r};" for i, r in enumerate(both[:n])]
+    fill += [f"Jp[{i}][{j}] = {both[n + i * n + j]};" for i in range(n) for j in range(n)]
+    rfill = [f"rr[{i}] = {r};" for i, r in enumerate(res)]
+    outputs = []
     if len(parts) > 2:
-        outputs = evaluate[2] + "\n" + "\n".join(f"        oo[{i}] = {r};"
-                                                  for i, r in enumerate(results[2]))
-    return _NEWTON_TEMPLATE.format(
-        shared=_COUNTING + _POWERS,
-        name=name, prec=prec, n=n, nk=max(nk, 1), np=max(np_, 1), nkr=nk, npr=np_,
-        nout=max(len(results[2]) if len(parts) > 2 else 0, 1),
-        has_outputs=int(len(parts) > 2), ntables=len(parts), decls="\n".join(decls),
-        inits="\n".join(f"    {x}" for x in inits), setup="\n".join(setups),
-        pre="\n".join(f"    {x}" for x in pres), both=evaluate[0], fill="\n".join(fill),
-        residual=evaluate[1], rfill="\n".join(rfill), outputs=outputs,
-        note=note.replace("*/", "* /"), solve=_SOLVE, number=_NUMBER)
-
-
-_SOLVE = r"""
-/* mpvi.linalg.solve_dense(a, b): Gaussian elimination with partial pivoting, the same
-   operations in the same order (the rows swapped through perm).  a: n x n pointers, row
-   by row, and b: n pointers, both consumed (new values go to ao and bo); x gets the
-   solution.  0 where Python raises (a zero or non-finite matrix, a pivot at most
-   n eps max|a|) or could go another way (a non-finite multiplier): the caller falls back */
-static int dense_solve(int n, mpfr_ptr *a, mpfr_t *ao, mpfr_ptr *b, mpfr_t *bo, mpfr_t *x,
-                       mpfr_srcptr eps, int *perm, mpfr_ptr w, mpfr_ptr f, mpfr_ptr s,
-                       mpfr_ptr tiny) {
-    for (int i = 0; i < n; i++) perm[i] = i;
-    mpfr_ptr big = a[0];
-    for (int i = 0; i < n * n; i++) {
-        if (!mpfr_number_p(a[i])) return 0;
-        if (mpfr_cmpabs(a[i], big) > 0) big = a[i];
-    }
-    if (mpfr_zero_p(big)) return 0;
-    mpfr_abs(w, big, MPFR_RNDN);
-    mpfr_set_si(tiny, n, MPFR_RNDN);
-    mpfr_mul(tiny, tiny, eps, MPFR_RNDN);                 /* n * eps, then * max|a| */
-    mpfr_mul(tiny, tiny, w, MPFR_RNDN);
-    for (int k = 0; k < n; k++) {
-        int piv = k;
-        for (int i = k + 1; i < n; i++)
-            if (mpfr_cmpabs(a[perm[i] * n + k], a[perm[piv] * n + k]) > 0) piv = i;
-        mpfr_abs(w, a[perm[piv] * n + k], MPFR_RNDN);
-        if (!mpfr_number_p(w) || !(mpfr_cmp(w, tiny) > 0)) return 0;
-        int tmp = perm[k]; perm[k] = perm[piv]; perm[piv] = tmp;
-        int rk = perm[k];
-        mpfr_ptr pk = a[rk * n + k];
-        for (int i = k + 1; i < n; i++) {
-            int ri = perm[i];
-            mpfr_div(f, a[ri * n + k], pk, MPFR_RNDN);
-            if (!mpfr_number_p(f)) return 0;
-            if (mpfr_zero_p(f)) continue;
-            for (int j = k + 1; j < n; j++) {
-                mpfr_mul(w, f, a[rk * n + j], MPFR_RNDN);
-                mpfr_sub(ao[ri * n + j], a[ri * n + j], w, MPFR_RNDN);
-                a[ri * n + j] = ao[ri * n + j];
-            }
-            mpfr_mul(w, f, b[rk], MPFR_RNDN);
-            mpfr_sub(bo[ri], b[ri], w, MPFR_RNDN);
-            b[ri] = bo[ri];
-        }
-    }
-    for (int i = n - 1; i >= 0; i--) {
-        int ri = perm[i];
-        mpfr_ptr r = b[ri];
-        for (int j = i + 1; j < n; j++) {
-            mpfr_mul(w, a[ri * n + j], x[j], MPFR_RNDN);
-            mpfr_sub(s, r, w, MPFR_RNDN);
-            r = s;
-        }
-        mpfr_div(x[i], r, a[ri * n + i], MPFR_RNDN);
-    }
-    return 1;
-}
-"""
-"""C of :func:`mpvi.linalg.solve_dense`, shared by the Newton and the explicit modules."""
-
-
-_NEWTON_TEMPLATE = r"""
-/* generated by mpvi.cbackend: Newton's method of mpvi.newton.solve_info on a kernel of
-   mpvi.kernels, with the elimination of mpvi.linalg.solve_dense, in MPFR
-   {note} */
-#define PY_SSIZE_T_CLEAN
-#include <Python.h>
-#include <gmp.h>
-#include <mpfr.h>
-#include <mpc.h>
-#include "gmpy2.h"
-
-#define PREC {prec}
-#define N {n}
-#define NK {nkr}
-#define NP {npr}
-#define NOUT {nout}
-{decls}
-static mpfr_t limit;
-static int ready = 0;
-{shared}
-static mpfr_t xo[N], Ao[N][N], bo[N], dx[N], S, F, W1, W2, W3, TINY, DN1, DN2, XN, JN, RN;
-static mpfr_ptr dxp[N], xp[N], ap[N][N], bp[N], rp[N], Jp[N][N], rr[N], oo[NOUT];
-static mpfr_ptr kp[{nk}], pp[{np}], xin[N];
-static mpfr_t kslot[{nk}], pslot[{np}], xslot[N];
-static int perm[N];
-{solve}
-{number}
-static PyObject *setup(PyObject *self, PyObject *tables) {{
-    if (!PyTuple_Check(tables) || PyTuple_GET_SIZE(tables) != {ntables}) {{
-        PyErr_SetString(PyExc_TypeError, "setup needs a tuple of {ntables} constant tables");
-        return NULL;
-    }}
-{setup}
-    ready = 1;
-    Py_RETURN_NONE;
-}}
-
-/* max_i |v_i| (the first largest, as Python's max), 0 if a value is not finite */
-static int nw_norm(mpfr_ptr *v, int count, mpfr_t out) {{
-    int best = 0;
-    for (int i = 0; i < count; i++) {{
-        if (!mpfr_number_p(v[i])) return 0;
-        if (i > 0 && mpfr_cmpabs(v[i], v[best]) > 0) best = i;
-    }}
-    mpfr_abs(out, v[best], MPFR_RNDN);
-    return 1;
-}}
-
-/* mpvi.linalg.solve_dense(J, -r) */
-static int nw_solve(mpfr_srcptr eps) {{
-    for (int i = 0; i < N; i++) {{
-        for (int j = 0; j < N; j++) ap[i][j] = Jp[i][j];
-        mpfr_neg(bo[i], rp[i], MPFR_RNDN);
-        bp[i] = bo[i];
-    }}
-    return dense_solve(N, &ap[0][0], &Ao[0][0], bp, bo, dx, eps, perm, W1, F, S, TINY);
-}}
-
-/* the first guess extrapolated from the previous step, as Python's
-   x_{{u,d}} = sum(c_i * e_{{u,i}} for i), c_i the m vectors of C, e the U x m table E:
-   0 + c_0 e_0 is c_0 e_0 exactly, then one rounded product and sum per term */
-static int nw_extrapolate(PyObject *cs, PyObject *es, long m) {{
-    PyObject *C = PySequence_Fast(cs, "a sequence"), *E = C ? PySequence_Fast(es, "a sequence") : NULL;
-    int ok = C && E && m > 0;
-    Py_ssize_t lc = ok ? PySequence_Fast_GET_SIZE(C) : 0, le = ok ? PySequence_Fast_GET_SIZE(E) : 0;
-    ok = ok && lc % m == 0 && le % m == 0 && (lc / m) * (le / m) == N;
-    Py_ssize_t nd = ok ? lc / m : 0;
-    for (Py_ssize_t k = 0; ok && k < N; k++) {{
-        Py_ssize_t u = k / nd, d = k % nd;
-        for (Py_ssize_t i = 0; ok && i < m; i++) {{
-            PyObject *x = PySequence_Fast_GET_ITEM(C, i * nd + d), *e = PySequence_Fast_GET_ITEM(E, u * m + i);
-            ok = MPFR_Check(x) && MPFR_Check(e) && mpfr_get_prec(MPFR(x)) <= PREC
-                 && mpfr_get_prec(MPFR(e)) <= PREC;
-            if (!ok) break;
-            if (i == 0) mpfr_mul(xo[k], MPFR(x), MPFR(e), MPFR_RNDN);
-            else {{
-                mpfr_mul(W1, MPFR(x), MPFR(e), MPFR_RNDN);
-                mpfr_add(xo[k], xo[k], W1, MPFR_RNDN);
-            }}
-        }}
-        xp[k] = xo[k];
-    }}
-    Py_XDECREF(C); Py_XDECREF(E);
-    if (PyErr_Occurred()) PyErr_Clear();
-    return ok;
-}}
-
-/* newton(X0, K, P, eps, rtol, scale, max_iter, slack[, C, E, m]): X0 None and the
-   extrapolation C, E, m given, the first guess is extrapolated here */
-static PyObject *newton(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {{
-    mpfr_t es, rs, ss;
-    if (!ready) {{ PyErr_SetString(PyExc_RuntimeError, "compiled Newton used before setup"); return NULL; }}
-    if (nargs != 8 && nargs != 11) {{
-        PyErr_Format(PyExc_TypeError, "newton takes 8 or 11 arguments, got %zd", nargs);
-        return NULL;
-    }}
-    long max_iter = PyLong_AsLong(args[6]), slack = PyLong_AsLong(args[7]);
-    long m = nargs == 11 ? PyLong_AsLong(args[10]) : 0;
-    if (PyErr_Occurred()) return NULL;
-    mpfr_init2(es, 64); mpfr_init2(rs, 64); mpfr_init2(ss, 64);
-    mpfr_ptr eps = nw_number(args[3], es), rtol = nw_number(args[4], rs), scale = nw_number(args[5], ss);
-    int ok = eps && rtol && scale && nw_read(args[1], NK, kp, kslot) && nw_read(args[2], NP, pp, pslot);
-    PyObject *out = NULL;
-    if (ok && args[0] == Py_None)
-        ok = nargs == 11 && nw_extrapolate(args[8], args[9], m);
-    else if (ok) {{
-        ok = nw_read(args[0], N, xin, xslot);
-        for (int i = 0; ok && i < N; i++) xp[i] = xin[i];
-    }}
-    if (!ok) goto fallback;
-{pre}
-    mpfr_ptr dn = NULL, previous = NULL;
-    for (long it = 1; it <= max_iter; it++) {{
-{both}
-{fill}
-        for (int i = 0; i < N; i++) if (!mpfr_number_p(rp[i])) goto fallback;
-        if (!nw_solve(eps)) goto fallback;
-        for (int i = 0; i < N; i++) {{
-            mpfr_add(xo[i], xp[i], dx[i], MPFR_RNDN);
-            xp[i] = xo[i];
-        }}
-        mpfr_ptr fresh = (dn == DN1) ? DN2 : DN1;    /* previous, dn = dn, ||dx|| */
-        for (int i = 0; i < N; i++) dxp[i] = dx[i];
-        if (!nw_norm(dxp, N, fresh)) goto fallback;
-        previous = dn;
-        dn = fresh;
-        if (!nw_norm(xp, N, XN)) goto fallback;
-        if (mpfr_greater_p(scale, XN)) mpfr_set(XN, scale, MPFR_RNDN);
-        mpfr_mul(W1, rtol, XN, MPFR_RNDN);
-        int converged = mpfr_lessequal_p(dn, W1);
-        if (!converged && previous != NULL) {{
-            mpfr_mul_2ui(W1, dn, 1, MPFR_RNDN);
-            if (mpfr_lessequal_p(W1, previous)) {{
-                mpfr_pow_ui(W1, dn, 3, MPFR_RNDN);
-                mpfr_mul(W2, eps, XN, MPFR_RNDN);
-                mpfr_sqr(W3, previous, MPFR_RNDN);
-                mpfr_mul(W2, W2, W3, MPFR_RNDN);
-                converged = mpfr_lessequal_p(W1, W2);
-            }}
-        }}
-        if (!converged) continue;
-{residual}
-{rfill}
-        if (!nw_norm(rr, N, RN)) goto fallback;
-        for (int i = 0; i < N; i++) {{          /* ||J||_inf: row sums, from 0 as Python's sum */
-            mpfr_abs(S, Jp[i][0], MPFR_RNDN);
-            for (int j = 1; j < N; j++) {{
-                mpfr_abs(W1, Jp[i][j], MPFR_RNDN);
-                mpfr_add(S, S, W1, MPFR_RNDN);
-            }}
-            if (i == 0 || mpfr_greater_p(S, JN)) mpfr_set(JN, S, MPFR_RNDN);
-        }}
-        mpfr_mul_si(W1, rtol, N, MPFR_RNDN);      /* n rtol ||J|| max(||x||, scale) slack */
-        mpfr_mul(W1, W1, JN, MPFR_RNDN);
-        mpfr_mul(W1, W1, XN, MPFR_RNDN);
-        mpfr_mul_si(W1, W1, slack, MPFR_RNDN);
-        if (!mpfr_lessequal_p(RN, W1)) goto fallback;
-#if {has_outputs}
-{outputs}
-#endif
-        mpfr_ptr rn = RN;
-        PyObject *x = nw_result(xp, N), *r = x ? nw_result(&rn, 1) : NULL, *o = NULL;
-#if {has_outputs}
-        o = r ? nw_result(oo, NOUT) : NULL;
-        if (o != NULL) out = Py_BuildValue("(OlOO)", x, it, PyList_GET_ITEM(r, 0), o);
-#else
-        if (r != NULL) out = Py_BuildValue("(OlO)", x, it, PyList_GET_ITEM(r, 0));
-#endif
-        Py_XDECREF(x); Py_XDECREF(r); Py_XDECREF(o);
-        mpfr_clear(es); mpfr_clear(rs); mpfr_clear(ss);
-        return out;
-    }}
-fallback:
-    mpfr_clear(es); mpfr_clear(rs); mpfr_clear(ss);
-    if (PyErr_Occurred()) return NULL;
-    Py_RETURN_NONE;
-}}
-
-static PyMethodDef methods[] = {{
-    {{"newton", (PyCFunction)(void (*)(void))newton, METH_FASTCALL, "Newton's method in MPFR"}},
-    {{"setup", (PyCFunction)setup, METH_O, "the constant tables of the kernels"}},
-    MPVI_COUNT_METHOD
-    {{NULL, NULL, 0, NULL}}
-}};
-
-static struct PyModuleDef module = {{PyModuleDef_HEAD_INIT, "{name}", NULL, -1, methods}};
-
-PyMODINIT_FUNC PyInit_{name}(void) {{
-    if (import_gmpy2() < 0) return NULL;
-    mpfr_init2(limit, 2);
-    mpfr_set_ui_2exp(limit, 1, PREC, MPFR_RNDN);
-{inits}
-    for (int i = 0; i < N; i++) {{
-        mpfr_init2(xo[i], PREC); mpfr_init2(bo[i], PREC); mpfr_init2(dx[i], PREC);
-        mpfr_init2(xslot[i], 64);
-        for (int j = 0; j < N; j++) mpfr_init2(Ao[i][j], PREC);
-    }}
-    for (int i = 0; i < {nk}; i++) mpfr_init2(kslot[i], 64);
-    for (int i = 0; i < {np}; i++) mpfr_init2(pslot[i], 64);
-    mpfr_inits2(PREC, S, F, W1, W2, W3, TINY, DN1, DN2, XN, JN, RN, (mpfr_ptr)0);
-    return PyModule_Create(&module);
-}}
-"""
+        outputs = evaluate[2] + [f"oo[{i}] = {r};" for i, r in enumerate(results[2])]
+    defines = {"PREC": prec, "MPVI_MODULE": name, "N": n, "NK": nk, "NP": np_,
+               "NKA": max(nk, 1), "NPA": max(np_, 1),
+               "NOUT": max(len(results[2]) if len(parts) > 2 else 0, 1),
+               "HAS_OUTPUTS": int(len(parts) > 2), "NTABLES": len(parts)}
+    hooks = ["\n".join(decls),
+             _hook("int nw_tables(PyObject *tables)", setups, "1"),
+             _hook("void nw_init(void)", inits),
+             _hook("void nw_pre(void)", pres),
+             _hook("void nw_both(void)", evaluate[0] + fill),
+             _hook("void nw_residual(void)", evaluate[1] + rfill),
+             _hook("void nw_outputs(void)", outputs)]
+    return _module_source("Newton's method of mpvi.newton.solve_info on a kernel of "
+                          "mpvi.kernels, with the elimination of mpvi.linalg.solve_dense, "
+                          "in MPFR", note, "mpvi_newton.h", defines, hooks)
 
 
 def _bind(tr: "_Translator", info: dict, sources: Sequence[str]) -> list[str]:
@@ -1319,7 +936,7 @@ def translate_explicit(name: str, sources: Sequence[str], constants: Sequence[Se
         d, i = _storage(tr)
         decls += d
         inits += i
-        binds.append(f"    if (!nw_set_table(tables, {c}, {p}k, {nc})) return NULL;")
+        binds.append(f"if (!nw_set_table(tables, {c}, {p}k, {nc})) return 0;")
         varying = {info["groups"][i] for i in (tr.varying_groups or ())}
         fixed_args = [a if g not in varying else None for g, a in zip(info["groups"], args)]
         moving_args = [a if g in varying else None for g, a in zip(info["groups"], args)]
@@ -1350,350 +967,17 @@ def translate_explicit(name: str, sources: Sequence[str], constants: Sequence[Se
     if ng:
         guards = ["if (gon) {"] + [f"    if (!sg_ok({r}, {j})) return 0;"
                                    for j, r in enumerate(factors)] + ["}"]
-    return _EXPLICIT_TEMPLATE.format(
-        shared=_COUNTING + _POWERS,
-        name=name, prec=prec, n=n, npar=max(npar, 1), nparr=npar,
-        ntables=len(parts), ng=ng, ngr=max(ng, 1),
-        guards="\n".join(f"    {x}" for x in guards),
-        decls="\n".join(decls), inits="\n".join(f"    {x}" for x in inits),
-        setup="\n".join(binds), fixed="\n".join(f"    {x}" for x in fixed),
-        body="\n".join(f"    {x}" for x in body), solve=_SOLVE, signs=_SIGNS,
-        number=_NUMBER, note=note.replace("*/", "* /"))
+    defines = {"PREC": prec, "MPVI_MODULE": name, "N": n, "NPAR": npar,
+               "NPARA": max(npar, 1), "NG": ng, "NGR": max(ng, 1), "NTABLES": len(parts)}
+    hooks = ["\n".join(decls),
+             _hook("int ex_tables(PyObject *tables)", binds, "1"),
+             _hook("void ex_init(void)", inits),
+             _hook("void ex_fixed(void)", fixed),
+             _hook("int ex_evaluate(mpfr_srcptr eps)", body, "1"),
+             _hook("int ex_guards(void)", guards, "1")]
+    return _module_source("the RK4 and GBS steps of mpvi.ode on a Hamiltonian field of "
+                          "mpvi.kernels, in MPFR", note, "mpvi_explicit.h", defines, hooks)
 
-
-_SIGNS = r"""
-/* the signs the singular factors of the system must keep (mpvi.singular), set from the
-   call's ``signs`` argument: gon = 0 (None: no check) or 1 (a tuple of NG ints) */
-static int gsign[NGR], gon = 0;
-
-static int sg_read(PyObject *signs) {
-    gon = 0;
-    if (signs == Py_None) return 1;
-    if (!PyTuple_Check(signs) || PyTuple_GET_SIZE(signs) != NG) return 0;
-    for (int j = 0; j < NG; j++) {
-        long s = PyLong_AsLong(PyTuple_GET_ITEM(signs, j));
-        if (s == -1 && PyErr_Occurred()) { PyErr_Clear(); return 0; }
-        gsign[j] = s > 0 ? 1 : (s < 0 ? -1 : 0);
-    }
-    gon = 1;
-    return 1;
-}
-
-/* a singular factor x_j keeps the sign the caller gave (a 0 sign or a nan: the caller's
-   Python path decides) */
-static int sg_ok(mpfr_srcptr x, int j) {
-    if (mpfr_nan_p(x)) return 0;
-    return gsign[j] > 0 ? mpfr_sgn(x) > 0 : (gsign[j] < 0 ? mpfr_sgn(x) < 0 : 0);
-}
-"""
-
-_NUMBER = r"""
-/* a number of an argument: the mpfr_t of a gmpy2 mpfr of at most PREC bits, or an exact
-   copy of a small Python int; NULL (no error set) for anything else */
-static mpfr_ptr nw_number(PyObject *x, mpfr_t slot) {
-    if (MPFR_Check(x)) return mpfr_get_prec(MPFR(x)) <= PREC ? MPFR(x) : NULL;
-    if (PyLong_Check(x)) {
-        int overflow = 0;
-        long v = PyLong_AsLongAndOverflow(x, &overflow);
-        if (overflow || (v == -1 && PyErr_Occurred())) { PyErr_Clear(); return NULL; }
-        mpfr_set_si(slot, v, MPFR_RNDN);
-        return slot;
-    }
-    return NULL;
-}
-
-static int nw_read(PyObject *obj, Py_ssize_t count, mpfr_ptr *out, mpfr_t *slots) {
-    PyObject *seq = PySequence_Fast(obj, "a sequence");
-    if (seq == NULL) { PyErr_Clear(); return 0; }
-    int ok = PySequence_Fast_GET_SIZE(seq) == count;
-    for (Py_ssize_t i = 0; ok && i < count; i++)
-        ok = (out[i] = nw_number(PySequence_Fast_GET_ITEM(seq, i), slots[i])) != NULL;
-    Py_DECREF(seq);
-    return ok;
-}
-
-static int nw_set_table(PyObject *tables, int which, mpfr_t *k, Py_ssize_t count) {
-    PyObject *seq = PySequence_Fast(PyTuple_GET_ITEM(tables, which), "setup: a sequence");
-    if (seq == NULL) return 0;
-    if (PySequence_Fast_GET_SIZE(seq) != count) {
-        Py_DECREF(seq);
-        PyErr_SetString(PyExc_ValueError, "setup: wrong number of constants");
-        return 0;
-    }
-    for (Py_ssize_t i = 0; i < count; i++) {
-        PyObject *c = PySequence_Fast_GET_ITEM(seq, i);
-        if (!MPFR_Check(c)) {
-            Py_DECREF(seq);
-            PyErr_SetString(PyExc_TypeError, "setup: constants must be mpfr");
-            return 0;
-        }
-        mpfr_set_prec(k[i], mpfr_get_prec(MPFR(c)));
-        mpfr_set(k[i], MPFR(c), MPFR_RNDN);
-    }
-    Py_DECREF(seq);
-    return 1;
-}
-
-static PyObject *nw_result(mpfr_ptr *v, int count) {
-    PyObject *list = PyList_New(count), *o;
-    if (list == NULL) return NULL;
-    for (int i = 0; i < count; i++) {
-        o = (PyObject *)GMPy_MPFR_New(mpfr_get_prec(v[i]), NULL);
-        if (o == NULL) { Py_DECREF(list); return NULL; }
-        mpfr_set(MPFR(o), v[i], MPFR_RNDN);
-        PyList_SET_ITEM(list, i, o);
-    }
-    return list;
-}
-"""
-"""C reading and returning numbers, shared by the Newton and the explicit modules."""
-
-
-_EXPLICIT_TEMPLATE = r"""
-/* generated by mpvi.cbackend: the RK4 and GBS steps of mpvi.ode on a Hamiltonian field of
-   mpvi.kernels, in MPFR
-   {note} */
-#define PY_SSIZE_T_CLEAN
-#include <Python.h>
-#include <stdlib.h>
-#include <gmp.h>
-#include <mpfr.h>
-#include <mpc.h>
-#include "gmpy2.h"
-
-#define PREC {prec}
-#define N {n}
-#define NY (2 * N)
-#define NPAR {nparr}
-#define NG {ng}
-#define NA (NG > 0)                 /* one more argument: the signs of the singular factors */
-{decls}
-static mpfr_t limit;
-static int ready = 0;
-{shared}
-static mpfr_ptr ft_[1], fy[NY], parp[{npar}], mp[N * N], bp[N], vxp[N], yin[NY];
-static mpfr_t fo[NY], vx[N], Ao[N * N], bo[N], W, SF, SS, STINY, BOUND, SUM, T1, T2, H0, H1, H2;
-static mpfr_t tslot, yslot[NY], hslot, eslot, parslot[{npar}];
-static int perm[N];
-#define NGR {ngr}
-{number}
-{solve}
-{signs}
-static PyObject *setup(PyObject *self, PyObject *tables) {{
-    if (!PyTuple_Check(tables) || PyTuple_GET_SIZE(tables) != {ntables}) {{
-        PyErr_SetString(PyExc_TypeError, "setup needs a tuple of {ntables} constant tables");
-        return NULL;
-    }}
-{setup}
-    ready = 1;
-    Py_RETURN_NONE;
-}}
-
-/* |det M| > n eps prod_i sum_j |M_ij| (Hadamard's bound), as mpvi.kernels.hamiltonian_field
-   checks it: sums from Python's 0, one rounded product per row; false for a nan */
-static int ex_regular(mpfr_srcptr det, mpfr_srcptr eps) {{
-    mpfr_mul_si(BOUND, eps, N, MPFR_RNDN);
-    for (int i = 0; i < N; i++) {{
-        mpfr_abs(SUM, mp[i * N], MPFR_RNDN);
-        for (int j = 1; j < N; j++) {{
-            mpfr_abs(W, mp[i * N + j], MPFR_RNDN);
-            mpfr_add(SUM, SUM, W, MPFR_RNDN);
-        }}
-        mpfr_mul(BOUND, BOUND, SUM, MPFR_RNDN);
-    }}
-    mpfr_abs(W, det, MPFR_RNDN);
-    return mpfr_greater_p(W, BOUND);
-}}
-
-/* the fixed inputs: the parameters, and the operations on them alone (once per step) */
-static void ex_fixed(void) {{
-{fixed}
-}}
-
-/* fo = f(ft_[0], fy): 0 where the Python field takes its other path, or (signs given) a
-   singular factor at (ft_[0], fy, v = fo) has left its sign */
-static int ex_field(mpfr_srcptr eps) {{
-{body}
-    for (int i = 0; i < NY; i++) if (!mpfr_number_p(fo[i])) return 0;
-{guards}
-    return 1;
-}}
-
-/* the common arguments: t, y, params, eps; 0 (fallback) if one is not a number we take */
-static int ex_read(PyObject *t, PyObject *y, PyObject *params, PyObject *eps, mpfr_ptr *e) {{
-    if (!ready) {{ PyErr_SetString(PyExc_RuntimeError, "compiled field used before setup"); return 0; }}
-    if (!(ft_[0] = nw_number(t, tslot)) || !(*e = nw_number(eps, eslot))) return 0;
-    if (!nw_read(y, NY, yin, yslot) || !nw_read(params, NPAR, parp, parslot)) return 0;
-    ex_fixed();
-    return 1;
-}}
-
-static PyObject *field(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {{
-    mpfr_ptr eps;
-    if (nargs != 4 + NA) {{ PyErr_Format(PyExc_TypeError, "field takes %d arguments, got %zd", 4 + NA, nargs); return NULL; }}
-    if (!ex_read(args[0], args[1], args[2], args[3], &eps) || (NA && !sg_read(args[4]))) goto fallback;
-    for (int i = 0; i < NY; i++) fy[i] = yin[i];
-    if (!ex_field(eps)) goto fallback;
-    mpfr_ptr out[NY];
-    for (int i = 0; i < NY; i++) out[i] = fo[i];
-    return nw_result(out, NY);
-fallback:
-    if (PyErr_Occurred()) return NULL;
-    Py_RETURN_NONE;
-}}
-
-/* z_i = a_i + b_i * h, as Python's [a + b * h for a, b in zip(y, k)] */
-static void ex_axpy(mpfr_t *z, mpfr_ptr *a, mpfr_t *b, mpfr_srcptr h) {{
-    for (int i = 0; i < NY; i++) {{
-        mpfr_mul(W, b[i], h, MPFR_RNDN);
-        mpfr_add(z[i], a[i], W, MPFR_RNDN);
-    }}
-}}
-
-static mpfr_t K[4][NY], Z[3][NY];
-static mpfr_ptr zp[3][NY];
-
-/* rk4(t, y, h, params, eps): mpvi.ode.rk4_step */
-static PyObject *rk4(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {{
-    mpfr_ptr eps, h;
-    if (nargs != 5 + NA) {{ PyErr_Format(PyExc_TypeError, "rk4 takes %d arguments, got %zd", 5 + NA, nargs); return NULL; }}
-    if (!ex_read(args[0], args[1], args[3], args[4], &eps) || !(h = nw_number(args[2], hslot))
-        || (NA && !sg_read(args[5]))) goto fallback;
-    mpfr_ptr t = ft_[0];
-    mpfr_div_si(H0, h, 2, MPFR_RNDN);                       /* half = h / 2 */
-    mpfr_add(T1, t, H0, MPFR_RNDN);                         /* t + half */
-    mpfr_add(T2, t, h, MPFR_RNDN);                          /* t + h */
-    mpfr_ptr tk[4] = {{t, T1, T1, T2}}, hk[3] = {{H0, H0, h}};
-    for (int s = 0; s < 4; s++) {{
-        if (s == 0) for (int i = 0; i < NY; i++) fy[i] = yin[i];
-        else {{
-            ex_axpy(Z[0], yin, K[s - 1], hk[s - 1]);
-            for (int i = 0; i < NY; i++) fy[i] = Z[0][i];
-        }}
-        ft_[0] = tk[s];
-        if (!ex_field(eps)) goto fallback;
-        for (int i = 0; i < NY; i++) mpfr_set(K[s][i], fo[i], MPFR_RNDN);
-    }}
-    mpfr_div_si(H1, h, 6, MPFR_RNDN);                       /* h6 = h / 6 */
-    mpfr_ptr out[NY];
-    for (int i = 0; i < NY; i++) {{   /* a + (b1 + 2 * (b2 + b3) + b4) * h6 */
-        mpfr_add(W, K[1][i], K[2][i], MPFR_RNDN);
-        mpfr_mul_si(W, W, 2, MPFR_RNDN);
-        mpfr_add(W, K[0][i], W, MPFR_RNDN);
-        mpfr_add(W, W, K[3][i], MPFR_RNDN);
-        mpfr_mul(W, W, H1, MPFR_RNDN);
-        mpfr_add(Z[1][i], yin[i], W, MPFR_RNDN);
-        out[i] = Z[1][i];
-    }}
-    return nw_result(out, NY);
-fallback:
-    if (PyErr_Occurred()) return NULL;
-    Py_RETURN_NONE;
-}}
-
-static mpfr_t *rows[2];         /* two rows of the extrapolation tableau: levels x NY each */
-static long capacity = 0;
-
-static int ex_reserve(long levels) {{
-    if (levels <= capacity) return 1;
-    for (int r = 0; r < 2; r++) {{
-        mpfr_t *grown = (mpfr_t *)realloc(rows[r], sizeof(mpfr_t) * levels * NY);
-        if (grown == NULL) {{ PyErr_NoMemory(); return 0; }}
-        rows[r] = grown;
-        for (long i = capacity * NY; i < levels * NY; i++) mpfr_init2(rows[r][i], PREC);
-    }}
-    capacity = levels;
-    return 1;
-}}
-
-/* gbs(t, y, H, levels, params, eps): mpvi.ode.gbs_step, the explicit midpoint rule with
-   n_i = 2, 4, ..., 2 levels substeps and the Aitken-Neville tableau in h^2 */
-static PyObject *gbs(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {{
-    mpfr_ptr eps, H;
-    if (nargs != 6 + NA) {{ PyErr_Format(PyExc_TypeError, "gbs takes %d arguments, got %zd", 6 + NA, nargs); return NULL; }}
-    long levels = PyLong_AsLong(args[3]);
-    if (PyErr_Occurred()) return NULL;
-    if (levels < 1 || levels > 4096) {{
-        PyErr_Format(PyExc_ValueError, "gbs: levels must be 1 to 4096, got %ld", levels);
-        return NULL;
-    }}
-    if (!ex_read(args[0], args[1], args[4], args[5], &eps) || !(H = nw_number(args[2], hslot))
-        || (NA && !sg_read(args[6]))) goto fallback;
-    if (!ex_reserve(levels)) return NULL;
-    mpfr_ptr t = ft_[0];
-    for (int i = 0; i < NY; i++) fy[i] = yin[i];
-    if (!ex_field(eps)) goto fallback;                       /* f0 = f(t, y) */
-    for (int i = 0; i < NY; i++) mpfr_set(K[0][i], fo[i], MPFR_RNDN);
-    mpfr_t *prev = rows[0], *cur = rows[1];
-    for (long i = 0; i < levels; i++) {{
-        long ni = 2 * (i + 1);
-        mpfr_div_si(H0, H, ni, MPFR_RNDN);                  /* h = H / n_i */
-        ex_axpy(Z[0], yin, K[0], H0);                       /* z = y + h f0 */
-        mpfr_mul_si(H1, H0, 2, MPFR_RNDN);                  /* two_h = 2 h */
-        int a = -1, b = 0;                                  /* z_prev = y (-1), z = Z[0] */
-        for (long m = 1; m < ni; m++) {{
-            mpfr_mul_si(W, H0, m, MPFR_RNDN);               /* t + m h */
-            mpfr_add(T1, t, W, MPFR_RNDN);
-            ft_[0] = T1;
-            for (int k = 0; k < NY; k++) fy[k] = Z[b][k];
-            if (!ex_field(eps)) goto fallback;
-            int c = (a != 0 && b != 0) ? 0 : (a != 1 && b != 1) ? 1 : 2;
-            ex_axpy(Z[c], a < 0 ? yin : zp[a], fo, H1);     /* z_prev + f(t + m h, z) 2h */
-            a = b; b = c;
-        }}
-        ft_[0] = t;
-        for (int k = 0; k < NY; k++) mpfr_set(cur[k], Z[b][k], MPFR_RNDN);   /* row = [z] */
-        for (long j = 0; j < i; j++) {{
-            long d = 2 * (i - j);                           /* seq[i - j - 1] */
-            mpfr_set_si(H2, ni * ni, MPFR_RNDN);            /* ctx.num(n_i^2) / d^2 - 1 */
-            mpfr_div_si(H2, H2, d * d, MPFR_RNDN);
-            mpfr_sub_si(H2, H2, 1, MPFR_RNDN);
-            for (int k = 0; k < NY; k++) {{                 /* a + (a - b) / ratio */
-                mpfr_ptr x = cur[j * NY + k];
-                mpfr_sub(W, x, prev[j * NY + k], MPFR_RNDN);
-                mpfr_div(W, W, H2, MPFR_RNDN);
-                mpfr_add(cur[(j + 1) * NY + k], x, W, MPFR_RNDN);
-            }}
-        }}
-        mpfr_t *swap = prev; prev = cur; cur = swap;
-    }}
-    mpfr_ptr out[NY];
-    for (int k = 0; k < NY; k++) out[k] = prev[(levels - 1) * NY + k];
-    return nw_result(out, NY);
-fallback:
-    if (PyErr_Occurred()) return NULL;
-    Py_RETURN_NONE;
-}}
-
-static PyMethodDef methods[] = {{
-    {{"field", (PyCFunction)(void (*)(void))field, METH_FASTCALL, "the Hamiltonian field"}},
-    {{"rk4", (PyCFunction)(void (*)(void))rk4, METH_FASTCALL, "one RK4 step"}},
-    {{"gbs", (PyCFunction)(void (*)(void))gbs, METH_FASTCALL, "one GBS step"}},
-    {{"setup", (PyCFunction)setup, METH_O, "the constant tables of the field's functions"}},
-    MPVI_COUNT_METHOD
-    {{NULL, NULL, 0, NULL}}
-}};
-
-static struct PyModuleDef module = {{PyModuleDef_HEAD_INIT, "{name}", NULL, -1, methods}};
-
-PyMODINIT_FUNC PyInit_{name}(void) {{
-    if (import_gmpy2() < 0) return NULL;
-    mpfr_init2(limit, 2);
-    mpfr_set_ui_2exp(limit, 1, PREC, MPFR_RNDN);
-{inits}
-    for (int i = 0; i < NY; i++) {{
-        mpfr_init2(fo[i], PREC); mpfr_init2(yslot[i], 64);
-        for (int s = 0; s < 4; s++) mpfr_init2(K[s][i], PREC);
-        for (int s = 0; s < 3; s++) {{ mpfr_init2(Z[s][i], PREC); zp[s][i] = Z[s][i]; }}
-    }}
-    for (int i = 0; i < N; i++) {{ mpfr_init2(vx[i], PREC); mpfr_init2(bo[i], PREC); vxp[i] = vx[i]; }}
-    for (int i = 0; i < N * N; i++) mpfr_init2(Ao[i], PREC);
-    for (int i = 0; i < {npar}; i++) mpfr_init2(parslot[i], 64);
-    mpfr_inits2(PREC, W, SF, SS, STINY, BOUND, SUM, T1, T2, H0, H1, H2, (mpfr_ptr)0);
-    mpfr_init2(tslot, 64); mpfr_init2(hslot, 64); mpfr_init2(eslot, 64);
-    return PyModule_Create(&module);
-}}
-"""
 
 def translate_check(name: str, source: str, constants: Sequence[str], prec: int, n: int,
                     note: str = "", guard: tuple | None = None,
@@ -1731,149 +1015,30 @@ def translate_check(name: str, source: str, constants: Sequence[str], prec: int,
     body = tr.lines + [f"mp[{i}] = {r};" for i, r in enumerate(res[1:1 + n * n])]
     decls, inits = _storage(tr)
     npar = len(info["unpack"].get(info["groups"][3], ()))
-    guards, gtable = [], ""
+    tables = [f"if (!nw_set_table(tables, 0, r_k, {len(constants)})) return 0;"]
+    guards = []
     if guard is not None:
         d, i = _storage(gt)
         decls, inits = decls + d, inits + i
-        guards = ["if (gon) {"] + [f"    if (!sg_ok({r}, {j})) Py_RETURN_FALSE;"
+        guards = ["if (gon) {"] + [f"    if (!sg_ok({r}, {j})) return 0;"
                                    for j, r in enumerate(res[1 + n * n:])] + ["}"]
         guards += ["if (gon && qmid) {"] + [f"    {x}" for x in _bind(gt, ginfo, ("tp", "qm", "qm", "parp"))]
         guards += [f"    {x}" for x in gt.lines]
-        guards += [f"    if (!sg_ok({r}, {j})) Py_RETURN_FALSE;" for j, r in enumerate(gres)]
+        guards += [f"    if (!sg_ok({r}, {j})) return 0;" for j, r in enumerate(gres)]
         guards += ["}"]
-        gtable = f"    if (!nw_set_table(tables, 1, g_k, {len(guard[1])})) return NULL;"
-    return _CHECK_TEMPLATE.format(
-        shared=_COUNTING + _POWERS,
-        name=name, prec=prec, n=n, npar=npar, nparr=max(npar, 1), ng=ng, ngr=max(ng, 1),
-        ntables=2 if guard is not None else 1, gtable=gtable,
-        nconst_real=len(constants), decls="\n".join(decls),
-        inits="\n".join(f"    {x}" for x in inits), binds="\n".join(f"    {x}" for x in binds),
-        body="\n".join(f"    {x}" for x in body), potential=res[0], number=_NUMBER,
-        signs=_SIGNS, guards="\n".join(f"    {x}" for x in guards),
-        note=note.replace("*/", "* /"))
-
-
-_CHECK_TEMPLATE = r"""
-/* generated by mpvi.cbackend: the checks after a step of mpvi.solve, in MPFR
-   {note} */
-#define PY_SSIZE_T_CLEAN
-#include <Python.h>
-#include <gmp.h>
-#include <mpfr.h>
-#include <mpc.h>
-#include "gmpy2.h"
-
-#define PREC {prec}
-#define N {n}
-{decls}
-static mpfr_t limit;
-static int ready = 0;
-{shared}
-#define NPAR {npar}
-#define NG {ng}
-static mpfr_ptr tp[1], yp[2 * N], parp[{nparr}], mp[N * N], qm[N], qprev[N];
-static mpfr_t tslot, yslot[2 * N], bslot, parslot[{nparr}], D[N], L[N * N], S, W, QM[N], pslot[N];
-#define NGR {ngr}
-{number}
-static PyObject *setup(PyObject *self, PyObject *tables) {{
-    if (!PyTuple_Check(tables) || PyTuple_GET_SIZE(tables) != {ntables}) {{
-        PyErr_SetString(PyExc_TypeError, "setup needs a tuple of {ntables} constant table(s)");
-        return NULL;
-    }}
-    if (!nw_set_table(tables, 0, r_k, {nconst_real})) return NULL;
-{gtable}
-    ready = 1;
-    Py_RETURN_NONE;
-}}
-
-/* mpvi.linalg.is_positive_definite on mp: s -= (l_jk l_jk) d_k, l_ij = s / d_j */
-static int ck_positive_definite(void) {{
-    for (int j = 0; j < N; j++) {{
-        mpfr_set(S, mp[j * N + j], MPFR_RNDN);
-        for (int k = 0; k < j; k++) {{
-            mpfr_sqr(W, L[j * N + k], MPFR_RNDN);
-            mpfr_mul(W, W, D[k], MPFR_RNDN);
-            mpfr_sub(S, S, W, MPFR_RNDN);
-        }}
-        if (!(mpfr_sgn(S) > 0) || mpfr_nan_p(S)) return 0;
-        mpfr_set(D[j], S, MPFR_RNDN);
-        for (int i = j + 1; i < N; i++) {{
-            mpfr_set(S, mp[i * N + j], MPFR_RNDN);
-            for (int k = 0; k < j; k++) {{
-                mpfr_mul(W, L[i * N + k], L[j * N + k], MPFR_RNDN);
-                mpfr_mul(W, W, D[k], MPFR_RNDN);
-                mpfr_sub(S, S, W, MPFR_RNDN);
-            }}
-            mpfr_div(L[i * N + j], S, D[j], MPFR_RNDN);
-        }}
-    }}
-    return 1;
-}}
-
-{signs}
-/* check(t, q, y, params, bound[, signs, qprev]): True if every check after the step passes */
-static PyObject *check(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {{
-    if (!ready) {{ PyErr_SetString(PyExc_RuntimeError, "compiled check used before setup"); return NULL; }}
-    if (nargs != (NG ? 7 : 5)) {{ PyErr_Format(PyExc_TypeError, "check takes %d arguments, got %zd", NG ? 7 : 5, nargs); return NULL; }}
-    int qmid = 0;
-    if (NG) {{
-        if (!sg_read(args[5])) Py_RETURN_FALSE;
-        if (args[6] != Py_None) {{
-            if (!nw_read(args[6], N, qprev, pslot)) Py_RETURN_FALSE;
-            qmid = 1;
-        }}
-    }}
-    mpfr_ptr bound = args[4] == Py_None ? NULL : nw_number(args[4], bslot);
-    if (!(tp[0] = nw_number(args[0], tslot)) || (args[4] != Py_None && bound == NULL)
-        || !nw_read(args[1], N, yp, yslot) || !nw_read(args[3], NPAR, parp, parslot))
-        Py_RETURN_FALSE;
-    int ny = N;
-    if (args[2] != Py_None) {{
-        if (!nw_read(args[2], N, yp + N, yslot + N)) Py_RETURN_FALSE;
-        ny = 2 * N;
-    }}
-    for (int i = 0; i < ny; i++) {{
-        if (!mpfr_number_p(yp[i])) Py_RETURN_FALSE;
-        if (bound != NULL && mpfr_cmpabs(yp[i], bound) > 0) Py_RETURN_FALSE;
-    }}
-{binds}
-{body}
-    if (!mpfr_number_p({potential})) Py_RETURN_FALSE;
-    for (int i = 0; i < N * N; i++) if (!mpfr_number_p(mp[i])) Py_RETURN_FALSE;
-    if (!ck_positive_definite()) Py_RETURN_FALSE;
-    if (qmid) for (int i = 0; i < N; i++) {{         /* the chord midpoint (q + qprev) / 2 */
-        mpfr_add(QM[i], yp[i], qprev[i], MPFR_RNDN);
-        mpfr_div_2ui(QM[i], QM[i], 1, MPFR_RNDN);
-    }}
-{guards}
-    Py_RETURN_TRUE;
-}}
-
-static PyMethodDef methods[] = {{
-    {{"check", (PyCFunction)(void (*)(void))check, METH_FASTCALL, "the checks after a step"}},
-    {{"setup", (PyCFunction)setup, METH_O, "the constant table of the regularity kernel"}},
-    MPVI_COUNT_METHOD
-    {{NULL, NULL, 0, NULL}}
-}};
-
-static struct PyModuleDef module = {{PyModuleDef_HEAD_INIT, "{name}", NULL, -1, methods}};
-
-PyMODINIT_FUNC PyInit_{name}(void) {{
-    if (import_gmpy2() < 0) return NULL;
-    mpfr_init2(limit, 2);
-    mpfr_set_ui_2exp(limit, 1, PREC, MPFR_RNDN);
-{inits}
-    for (int i = 0; i < 2 * N; i++) mpfr_init2(yslot[i], 64);
-    for (int i = 0; i < {nparr}; i++) mpfr_init2(parslot[i], 64);
-    for (int i = 0; i < N; i++) {{
-        mpfr_init2(D[i], PREC); mpfr_init2(QM[i], PREC); mpfr_init2(pslot[i], 64); qm[i] = QM[i];
-    }}
-    for (int i = 0; i < N * N; i++) mpfr_init2(L[i], PREC);
-    mpfr_inits2(PREC, S, W, (mpfr_ptr)0);
-    mpfr_init2(tslot, 64); mpfr_init2(bslot, 64);
-    return PyModule_Create(&module);
-}}
-"""
+        tables.append(f"if (!nw_set_table(tables, 1, g_k, {len(guard[1])})) return 0;")
+    else:
+        guards = ["(void)qmid;"]
+    defines = {"PREC": prec, "MPVI_MODULE": name, "N": n, "NPAR": npar,
+               "NPARA": max(npar, 1), "NG": ng, "NGR": max(ng, 1),
+               "NTABLES": 2 if guard is not None else 1}
+    hooks = ["\n".join(decls),
+             _hook("int ck_tables(PyObject *tables)", tables, "1"),
+             _hook("void ck_init(void)", inits),
+             _hook("mpfr_srcptr ck_evaluate(void)", binds + body, res[0]),
+             _hook("int ck_guards(int qmid)", guards, "1")]
+    return _module_source("the checks after a step of mpvi.solve, in MPFR", note,
+                          "mpvi_check.h", defines, hooks)
 
 
 def step_check(source: str, table: dict, prec: int, n: int, guard: tuple | None = None):
@@ -2126,9 +1291,77 @@ def _discard(path: Path) -> bool:
 
 # ----- building and loading ------------------------------------------------------------------
 
-_CFLAGS = ("-O2", "-fno-plt", "-shared", "-fPIC", "-std=c99", "-w")
+_CFLAGS = ("-O2", "-fno-plt", "-shared", "-fPIC", "-std=c99", "-Wall", "-Wextra")
 """The compiler's flags (part of a module's cache key).  ``-fno-plt`` calls MPFR through
-the GOT directly: the modules make thousands of MPFR calls per step (1-2 % faster)."""
+the GOT directly: the modules make thousands of MPFR calls per step (1-2 % faster).
+Warnings are on (the runtime and the generated code compile without any under ``-Wall
+-Wextra -Werror``, ``tests/test_csrc.py``) but not errors: a newer compiler's new warning
+must not stop a build.  The headers of Python, GMP, MPFR and gmpy2 are included as system
+headers (``-isystem``): their warnings are not ours to fix."""
+
+
+def runtime_files(directory: Path | None = None) -> dict:
+    """The C runtime's files: ``{file name: contents}`` of the ``.h`` and ``.c`` files of
+    ``directory`` (default: ``mpvi/csrc`` of the installed package, :data:`RUNTIME_DIRECTORY`).
+
+    Parameters
+    ----------
+    directory : Path, optional
+        Where to read them (a copy, in the tests); default the installed package's.
+
+    Returns
+    -------
+    dict
+        File name -> bytes, sorted by name: what every module is compiled against and
+        keyed on (:func:`runtime_digest`).
+
+    Raises
+    ------
+    RuntimeError
+        The directory holds no runtime file (an installation without the package data).
+    """
+    if directory is None:
+        root = importlib.resources.files(RUNTIME_PACKAGE).joinpath(RUNTIME_DIRECTORY)
+        entries = [e for e in root.iterdir() if e.name.endswith((".h", ".c"))]
+    else:
+        entries = [e for e in Path(directory).iterdir() if e.name.endswith((".h", ".c"))]
+    files = {e.name: e.read_bytes() for e in sorted(entries, key=lambda e: e.name)}
+    if "mpvi_runtime.h" not in files:
+        raise RuntimeError(f"the C runtime of mpvi is missing (no mpvi_runtime.h in "
+                           f"{directory or RUNTIME_PACKAGE + '/' + RUNTIME_DIRECTORY})")
+    return files
+
+
+def runtime_digest(files: dict) -> str:
+    """The SHA-256 of the runtime ``files`` (:func:`runtime_files`): their names and
+    contents, so that any change of a byte, a file added or removed, changes it.
+
+    Parameters
+    ----------
+    files : dict
+        File name -> bytes.
+
+    Returns
+    -------
+    str
+        The hexadecimal digest.
+    """
+    h = hashlib.sha256()
+    for name, data in sorted(files.items()):
+        h.update(f"{name}\0{len(data)}\0".encode())
+        h.update(data)
+    return h.hexdigest()
+
+
+def _runtime() -> tuple[dict, str]:
+    """(files, digest) of the installed runtime, read once per process: the modules are
+    keyed on these bytes and compiled against a copy of them."""
+    with _lock:
+        if "runtime" not in _status:
+            files = runtime_files()
+            _status["runtime"] = (files, runtime_digest(files))
+        return _status["runtime"]
+
 
 def translate_taylor(name: str, tape, prec: int, note: str = "") -> str:
     """The C source of an extension module ``name`` with the Taylor steps on a
@@ -2335,294 +1568,21 @@ def translate_taylor(name: str, tape, prec: int, note: str = "") -> str:
             emit("}")
         else:
             raise Unsupported(f"series tape operation {op}")
-    outputs = []
-    for i, (st, o) in enumerate(zip(tape.state, tape.outputs)):
-        outputs.append(f"mpfr_div_si(S[{st}][k + 1], {coef(o, 'k')}, k + 1, MPFR_RNDN);")
-    time = ("" if tape.time is None else
-            f"mpfr_set(S[{tape.time}][0], t, MPFR_RNDN);\n"
-            f"    for (long k = 1; k <= order; k++) mpfr_set_si(S[{tape.time}][k], k == 1, MPFR_RNDN);")
-    n = tape.n
-    return _TAYLOR_TEMPLATE.format(
-        name=name, prec=prec, n=n, ns=max(tape.nseries, 1), nf=max(tape.nfixed, 1),
-        nc=max(len(tape.constants), 1), ncr=len(tape.constants),
-        npar=max(sum(1 for i in tape.fixed if i[0] == "param"), 1),
-        nparr=sum(1 for i in tape.fixed if i[0] == "param"),
-        state=", ".join(map(str, tape.state)), fixed="\n".join(f"    {x}" for x in fixed),
-        body="\n".join(f"    {x}" for x in body), outputs="\n".join(f"        {x}" for x in outputs),
-        time=time, solve=_SOLVE, number=_NUMBER, note=note.replace("*/", "* /"),
-        max_substeps=tape.max_substeps)
-
-
-_TAYLOR_TEMPLATE = r"""
-/* generated by mpvi.cbackend: one Taylor step of mpvi.taylor on a Hamiltonian field of
-   mpvi.kernels, in MPFR
-   {note} */
-#define PY_SSIZE_T_CLEAN
-#include <Python.h>
-#include <stdlib.h>
-#include <gmp.h>
-#include <mpfr.h>
-#include <mpc.h>
-#include "gmpy2.h"
-
-#define PREC {prec}
-#define N {n}
-#define NY (2 * N)
-#define NS {ns}
-#define NF {nf}
-#define NC {ncr}
-#define NPAR {nparr}
-#define MAX_SUBSTEPS {max_substeps}L
-static mpfr_t limit, ZERO, W, W2, ACC, SF, SS, STINY, KS[{nc}], RHS[N], Ao[N * N], bo[N], vx[N];
-static mpfr_t FS[NF], Y[NY], yslot[NY], tslot, hslot, eslot, fslot, parslot[{npar}];
-static mpfr_t TAU, TEND, REM, HS, SC, NM, R, X, INV1, INV2;
-static mpfr_ptr F[NF], KC[{nc}], par[{npar}], yin[NY], mp[N * N], rp[N];
-static mpfr_t *S[NS];
-static long capacity = 0;
-static int perm[N], ready = 0;
-static const int state[NY] = {{{state}}};
-{number}
-{solve}
-static PyObject *setup(PyObject *self, PyObject *tables) {{
-    if (!PyTuple_Check(tables) || PyTuple_GET_SIZE(tables) != 1) {{
-        PyErr_SetString(PyExc_TypeError, "setup needs a tuple of one constant table");
-        return NULL;
-    }}
-    if (!nw_set_table(tables, 0, KS, NC)) return NULL;
-    ready = 1;
-    Py_RETURN_NONE;
-}}
-
-static int tp_reserve(long size) {{
-    if (size <= capacity) return 1;
-    for (int i = 0; i < NS; i++) {{
-        mpfr_t *grown = (mpfr_t *)realloc(S[i], sizeof(mpfr_t) * size);
-        if (grown == NULL) {{ PyErr_NoMemory(); return 0; }}
-        S[i] = grown;
-        for (long k = capacity; k < size; k++) mpfr_init2(S[i][k], PREC);
-    }}
-    capacity = size;
-    return 1;
-}}
-
-/* the fixed slots: parameters, constants and the operations on them alone */
-static void tp_fixed(void) {{
-{fixed}
-}}
-
-/* the k-th coefficient of every series of the tape; 0 where Python raises */
-static int tp_order(long k, mpfr_srcptr eps) {{
-{body}
-    return 1;
-}}
-
-/* the coefficients y_0 .. y_order of the solution through (t, y) into S (the fixed slots
-   set): mpvi.taylor.TaylorEvaluator.coefficients; 0 where Python raises */
-static int tp_coefficients(mpfr_srcptr t, mpfr_ptr *y, long order, mpfr_srcptr eps) {{
-    {time}
-    for (int i = 0; i < NY; i++) mpfr_set(S[state[i]][0], y[i], MPFR_RNDN);
-    for (long k = 0; k < order; k++) {{
-        if (!tp_order(k, eps)) return 0;
-{outputs}
-    }}
-    return 1;
-}}
-
-/* Horner: out = sum_k y_k h^k (out may be the state the coefficients started from) */
-static void tp_horner(mpfr_t *out, long order, mpfr_srcptr h) {{
-    for (int i = 0; i < NY; i++) {{
-        mpfr_set(out[i], S[state[i]][order], MPFR_RNDN);
-        for (long k = order - 1; k >= 0; k--) {{
-            mpfr_mul(out[i], out[i], h, MPFR_RNDN);
-            mpfr_add(out[i], out[i], S[state[i]][k], MPFR_RNDN);
-        }}
-    }}
-}}
-
-/* the arguments every function reads: t, y, order, params, eps; 0 to decline, -1 error */
-static int tp_args(PyObject *const *args, int it, int iy, int io, int ipar, int ieps,
-                   mpfr_ptr *t, long *order, mpfr_ptr *eps, long low) {{
-    if (!ready) {{ PyErr_SetString(PyExc_RuntimeError, "compiled Taylor step used before setup"); return -1; }}
-    *order = PyLong_AsLong(args[io]);
-    if (PyErr_Occurred()) return -1;
-    if (*order < low || *order > 100000) {{
-        PyErr_Format(PyExc_ValueError, "taylor: order must be %ld to 100000, got %ld", low, *order);
-        return -1;
-    }}
-    if (!(*t = nw_number(args[it], tslot)) || !(*eps = nw_number(args[ieps], eslot))
-        || !nw_read(args[iy], NY, yin, yslot) || !nw_read(args[ipar], NPAR, par, parslot)) return 0;
-    if (!tp_reserve(*order + 1)) return -1;
-    tp_fixed();
-    return 1;
-}}
-
-/* step(t, y, h, order, params, eps): mpvi.taylor.TaylorEvaluator.step */
-static PyObject *step(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {{
-    mpfr_ptr t, h, eps;
-    long order;
-    if (nargs != 6) {{ PyErr_Format(PyExc_TypeError, "step takes 6 arguments, got %zd", nargs); return NULL; }}
-    int ok = tp_args(args, 0, 1, 3, 4, 5, &t, &order, &eps, 1);
-    if (ok < 0) return NULL;
-    if (!ok || !(h = nw_number(args[2], hslot))) goto fallback;
-    if (!tp_coefficients(t, yin, order, eps)) goto fallback;
-    tp_horner(Y, order, h);
-    mpfr_ptr out[NY];
-    for (int i = 0; i < NY; i++) out[i] = Y[i];
-    return nw_result(out, NY);
-fallback:
-    if (PyErr_Occurred()) return NULL;
-    Py_RETURN_NONE;
-}}
-
-/* coefficients(t, y, order, params, eps): mpvi.taylor.TaylorEvaluator.coefficients, flat */
-static PyObject *coefficients(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {{
-    mpfr_ptr t, eps;
-    long order;
-    if (nargs != 5) {{ PyErr_Format(PyExc_TypeError, "coefficients takes 5 arguments, got %zd", nargs); return NULL; }}
-    int ok = tp_args(args, 0, 1, 2, 3, 4, &t, &order, &eps, 1);
-    if (ok < 0) return NULL;
-    if (!ok || !tp_coefficients(t, yin, order, eps)) goto fallback;
-    PyObject *list = PyList_New((order + 1) * NY), *o;
-    if (list == NULL) return NULL;
-    for (long k = 0; k <= order; k++)
-        for (int i = 0; i < NY; i++) {{
-            mpfr_srcptr x = S[state[i]][k];
-            o = (PyObject *)GMPy_MPFR_New(mpfr_get_prec(x), NULL);
-            if (o == NULL) {{ Py_DECREF(list); return NULL; }}
-            mpfr_set(MPFR(o), x, MPFR_RNDN);
-            PyList_SET_ITEM(list, k * NY + i, o);
-        }}
-    return list;
-fallback:
-    if (PyErr_Occurred()) return NULL;
-    Py_RETURN_NONE;
-}}
-
-/* Jorba & Zou's radius of convergence from the coefficients in S:
-   mpvi.taylor.TaylorEvaluator.radius into R; 0 when nothing bounds the step */
-static int tp_radius(long order) {{
-    int have = 0;
-    mpfr_set_si(SC, 1, MPFR_RNDN);
-    for (int i = 0; i < NY; i++)
-        if (mpfr_cmpabs(S[state[i]][0], SC) > 0) mpfr_abs(SC, S[state[i]][0], MPFR_RNDN);
-    for (int which = 0; which < 2; which++) {{
-        long k = order - 1 + which;
-        mpfr_set_zero(NM, 1);
-        for (int i = 0; i < NY; i++)
-            if (mpfr_cmpabs(S[state[i]][k], NM) > 0) mpfr_abs(NM, S[state[i]][k], MPFR_RNDN);
-        if (mpfr_sgn(NM) > 0) {{
-            mpfr_div(X, SC, NM, MPFR_RNDN);
-            mpfr_pow(X, X, which ? INV2 : INV1, MPFR_RNDN);
-            if (!have || mpfr_less_p(X, R)) mpfr_set(R, X, MPFR_RNDN);
-            have = 1;
-        }}
-    }}
-    return have;
-}}
-
-static int tp_append(PyObject *list, mpfr_srcptr x) {{
-    PyObject *o = (PyObject *)GMPy_MPFR_New(mpfr_get_prec(x), NULL);
-    if (o == NULL) return 0;
-    mpfr_set(MPFR(o), x, MPFR_RNDN);
-    int bad = PyList_Append(list, o);
-    Py_DECREF(o);
-    return !bad;
-}}
-
-/* adaptive(t, y, h, order, params, eps, factor, record):
-   mpvi.taylor.TaylorEvaluator.adaptive */
-static PyObject *adaptive(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {{
-    mpfr_ptr t, h, eps, factor;
-    long order, nsub = 0;
-    PyObject *bounds = NULL;
-    if (nargs != 8) {{ PyErr_Format(PyExc_TypeError, "adaptive takes 8 arguments, got %zd", nargs); return NULL; }}
-    int record = PyObject_IsTrue(args[7]);
-    if (record < 0) return NULL;
-    int ok = tp_args(args, 0, 1, 3, 4, 5, &t, &order, &eps, 2);
-    if (ok < 0) return NULL;
-    if (!ok || !(h = nw_number(args[2], hslot)) || !(factor = nw_number(args[6], fslot))) goto fallback;
-    if (record && (bounds = PyList_New(0)) == NULL) return NULL;
-    mpfr_set_si(INV1, 1, MPFR_RNDN);
-    mpfr_div_si(INV1, INV1, order - 1, MPFR_RNDN);
-    mpfr_set_si(INV2, 1, MPFR_RNDN);
-    mpfr_div_si(INV2, INV2, order, MPFR_RNDN);
-    mpfr_add(TEND, t, h, MPFR_RNDN);
-    mpfr_set(TAU, t, MPFR_RNDN);
-    int forward = mpfr_sgn(h) > 0;
-    mpfr_ptr cur[NY];
-    for (int i = 0; i < NY; i++) {{ mpfr_set(Y[i], yin[i], MPFR_RNDN); cur[i] = Y[i]; }}
-    for (;;) {{
-        if (!tp_coefficients(TAU, cur, order, eps)) goto fallback;
-        mpfr_sub(REM, TEND, TAU, MPFR_RNDN);
-        int last = !tp_radius(order);
-        if (!last) {{
-            mpfr_mul(HS, R, factor, MPFR_RNDN);
-            last = !(mpfr_cmpabs(HS, REM) < 0);
-        }}
-        if (last) mpfr_set(HS, REM, MPFR_RNDN);
-        else {{
-            mpfr_mul_si(X, HS, MAX_SUBSTEPS - nsub, MPFR_RNDN);
-            if (mpfr_cmpabs(REM, X) > 0) {{                /* Python raises substep_limit */
-                Py_XDECREF(bounds);
-                mpfr_ptr where[2] = {{TAU, HS}};
-                PyObject *pair = nw_result(where, 2);
-                if (pair == NULL) return NULL;
-                return Py_BuildValue("(OlN)", Py_None, nsub, pair);
-            }}
-            if (!forward) mpfr_neg(HS, HS, MPFR_RNDN);
-            mpfr_add(X, TAU, HS, MPFR_RNDN);
-            if (mpfr_equal_p(X, TAU)) goto fallback;      /* Python raises StepSizeCollapse */
-        }}
-        tp_horner(Y, order, HS);
-        nsub++;
-        if (last) break;
-        mpfr_add(TAU, TAU, HS, MPFR_RNDN);
-        if (record) {{
-            if (!tp_append(bounds, TAU)) goto error;
-            for (int i = 0; i < NY; i++) if (!tp_append(bounds, Y[i])) goto error;
-        }}
-    }}
-    PyObject *ys = nw_result(cur, NY);
-    if (ys == NULL) goto error;
-    if (!record) {{ Py_INCREF(Py_None); bounds = Py_None; }}
-    return Py_BuildValue("(NlN)", ys, nsub, bounds);
-error:
-    Py_XDECREF(bounds);
-    return NULL;
-fallback:
-    Py_XDECREF(bounds);
-    if (PyErr_Occurred()) return NULL;
-    Py_RETURN_NONE;
-}}
-
-static PyMethodDef methods[] = {{
-    {{"step", (PyCFunction)(void (*)(void))step, METH_FASTCALL, "one Taylor step"}},
-    {{"adaptive", (PyCFunction)(void (*)(void))adaptive, METH_FASTCALL, "adaptive Taylor substeps"}},
-    {{"coefficients", (PyCFunction)(void (*)(void))coefficients, METH_FASTCALL, "Taylor coefficients"}},
-    {{"setup", (PyCFunction)setup, METH_O, "the tape's constants"}},
-    {{NULL, NULL, 0, NULL}}
-}};
-
-static struct PyModuleDef module = {{PyModuleDef_HEAD_INIT, "{name}", NULL, -1, methods}};
-
-PyMODINIT_FUNC PyInit_{name}(void) {{
-    if (import_gmpy2() < 0) return NULL;
-    for (int i = 0; i < NF; i++) {{ mpfr_init2(FS[i], PREC); F[i] = FS[i]; }}
-    for (int i = 0; i < {nc}; i++) {{ mpfr_init2(KS[i], PREC); KC[i] = KS[i]; }}
-    for (int i = 0; i < NY; i++) {{ mpfr_init2(Y[i], PREC); mpfr_init2(yslot[i], 64); }}
-    for (int i = 0; i < N; i++) {{ mpfr_init2(RHS[i], PREC); mpfr_init2(bo[i], PREC); mpfr_init2(vx[i], PREC); }}
-    for (int i = 0; i < N * N; i++) mpfr_init2(Ao[i], PREC);
-    for (int i = 0; i < {npar}; i++) mpfr_init2(parslot[i], 64);
-    mpfr_inits2(PREC, ZERO, W, W2, ACC, SF, SS, STINY, (mpfr_ptr)0);
-    mpfr_inits2(PREC, TAU, TEND, REM, HS, SC, NM, R, X, INV1, INV2, (mpfr_ptr)0);
-    mpfr_init2(fslot, 64);
-    mpfr_set_zero(ZERO, 1);
-    mpfr_init2(tslot, 64); mpfr_init2(hslot, 64); mpfr_init2(eslot, 64);
-    mpfr_init2(limit, 2);
-    mpfr_set_ui_2exp(limit, 1, PREC, MPFR_RNDN);
-    return PyModule_Create(&module);
-}}
-"""
+    outputs = [f"mpfr_div_si(S[{st}][k + 1], {coef(o, 'k')}, k + 1, MPFR_RNDN);"
+               for st, o in zip(tape.state, tape.outputs)]
+    nparams = sum(1 for i in tape.fixed if i[0] == "param")
+    defines = {"PREC": prec, "MPVI_MODULE": name, "N": tape.n, "NS": max(tape.nseries, 1),
+               "NF": max(tape.nfixed, 1), "NC": len(tape.constants),
+               "NCA": max(len(tape.constants), 1), "NPAR": nparams,
+               "NPARA": max(nparams, 1), "MAX_SUBSTEPS": f"{tape.max_substeps}L",
+               "MPVI_STATE": ", ".join(map(str, tape.state)),
+               "MPVI_TIME": -1 if tape.time is None else tape.time}
+    hooks = [_hook("void tp_fixed(void)", fixed),
+             _hook("int tp_order(long k, mpfr_srcptr eps)", ["(void)k;", "(void)eps;"] + body, "1"),
+             _hook("void tp_outputs(long k)", ["(void)k;"] + outputs)]
+    return _module_source("one Taylor step of mpvi.taylor on a Hamiltonian field of "
+                          "mpvi.kernels, in MPFR", note, "mpvi_taylor.h", defines, hooks,
+                          counted=False)
 
 
 def taylor_step(tape, prec: int):
@@ -2653,10 +1613,13 @@ def taylor_step(tape, prec: int):
             _lazy(plan, "coefficients", _not_compiled, lambda t, y, order, *a: order ** 2 / per))
 
 
-def _file_name(name: str, csource: str, tc: dict) -> str:
-    """The file name of the module of ``csource``: keyed by the source, the compiler, MPFR,
-    the Python ABI, the libraries linked and the flags."""
-    key = hashlib.sha256("\0".join([csource, tc["version"], tc["mpfr"], tc["abi"],
+def _file_name(name: str, csource: str, tc: dict, runtime: str | None = None) -> str:
+    """The file name of the module of ``csource``: keyed by the source, the runtime it
+    includes (``runtime``: its :func:`runtime_digest`; default the installed runtime's),
+    the compiler, MPFR, the Python ABI, the libraries linked and the flags."""
+    if runtime is None:
+        runtime = _runtime()[1]
+    key = hashlib.sha256("\0".join([csource, runtime, tc["version"], tc["mpfr"], tc["abi"],
                                     " ".join(tc["link"]), " ".join(_CFLAGS)]).encode()).hexdigest()[:24]
     return f"{name}_{key}{tc['abi']}"
 
@@ -2677,8 +1640,8 @@ def _build(name: str, csource: str, tc: dict, target: Path):
         c = Path(tmp) / f"{name}.c"
         c.write_text(csource, encoding="utf-8")
         out = Path(tmp) / target.name
-        cmd = [tc["cc"], *_CFLAGS, str(c), "-o", str(out)]
-        cmd += [f"-I{d}" for d in tc["includes"]] + tc["link"]
+        cmd = [tc["cc"], *_CFLAGS, str(c), "-o", str(out), f"-I{_copy_runtime(Path(tmp))}"]
+        cmd += [f"-isystem{d}" for d in tc["includes"]] + tc["link"]
         if tc["rpath"]:
             cmd.append(f"-Wl,-rpath,{tc['rpath']}")
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
@@ -2701,6 +1664,17 @@ def _build(name: str, csource: str, tc: dict, target: Path):
             _report_once(f"store-error-{target}", f"the compiled kernel {target} cannot be "
                          f"stored ({exc.strerror or exc}); it is used by this process only")
     return module
+
+
+def _copy_runtime(directory: Path) -> Path:
+    """Write the runtime's bytes that the module is keyed on (:func:`_runtime`) into
+    ``directory``/csrc, the include directory of the build: what is compiled is what was
+    hashed, whatever happens to the installed files meanwhile."""
+    csrc = directory / RUNTIME_DIRECTORY
+    csrc.mkdir()
+    for file_name, data in _runtime()[0].items():
+        (csrc / file_name).write_bytes(data)
+    return csrc
 
 
 def _load(name: str, path: Path):
@@ -2794,8 +1768,6 @@ def _plan(source: str, prec: int, constants: dict):
     except Unsupported as exc:
         _stays_in_python("kernel", exc)
         return None
-    if counting():
-        body = "#define MPVI_COUNT 1\n" + body
     name = f"mpvi_k{hashlib.sha256(body.encode()).hexdigest()[:16]}"
     return name, body.replace("mpvi_kernel", name), tc, [constants[n] for n in names]
 
@@ -2816,8 +1788,6 @@ def _tables_plan(stem: str, what: str, tables: Sequence[dict], make: Callable):
     except Unsupported as exc:
         _stays_in_python(what, exc)
         return None
-    if counting():
-        body = "#define MPVI_COUNT 1\n" + body
     name = f"{stem}{hashlib.sha256(body.encode()).hexdigest()[:16]}"
     return (name, body.replace("mpvi_module", name), tc,
             tuple([t[k] for k in ns] for ns, t in zip(names, tables)))

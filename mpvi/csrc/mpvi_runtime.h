@@ -1,0 +1,49 @@
+/* mpvi's C runtime: what every compiled module of mpvi.cbackend includes first.
+
+   A compiled module is one C file that mpvi.cbackend writes: the sizes and the name of
+   the module as macros (PREC, N, ..., MPVI_MODULE), then this header, then the header of
+   its kind (mpvi_function.h, mpvi_newton.h, mpvi_explicit.h, mpvi_check.h,
+   mpvi_taylor.h), then the translated expressions of its kernels as a few static
+   functions the kind's header declares (the hooks).  Everything fixed -- the dense
+   solve, the Newton loop, RK4 and GBS, the checks after a step, the Taylor recurrences'
+   driver, reading and returning numbers -- is here, in these files, and only here. */
+#ifndef MPVI_RUNTIME_H
+#define MPVI_RUNTIME_H
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdlib.h>
+#include <gmp.h>
+#include <mpfr.h>
+#include <mpc.h>
+#include "gmpy2.h"
+
+#ifndef PREC
+#error "PREC (the precision in bits of every operation) must be defined"
+#endif
+
+#if defined(__GNUC__) || defined(__clang__)
+#define MPVI_UNUSED __attribute__((unused))
+#else
+#define MPVI_UNUSED
+#endif
+
+#define MPVI_CAT_(a, b) a##b
+#define MPVI_CAT(a, b) MPVI_CAT_(a, b)
+#define MPVI_STR_(a) #a
+#define MPVI_STR(a) MPVI_STR_(a)
+/* the module's init function, PyInit_<MPVI_MODULE> */
+#define MPVI_INIT MPVI_CAT(PyInit_, MPVI_MODULE)
+
+/* 2^PREC: sin, cos and tan of an argument at least this large are nan, as the context's */
+static mpfr_t limit;
+/* setup() has been given the constant tables */
+static int ready = 0;
+
+/* limit = 2^PREC (at module init) */
+static void mpvi_init_limit(void) {
+    mpfr_init2(limit, 2);
+    mpfr_set_ui_2exp(limit, 1, PREC, MPFR_RNDN);
+}
+
+#endif
