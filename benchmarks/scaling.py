@@ -68,8 +68,8 @@ def special_calls(problem):
     python = len(re.findall(r"\b(?:sin|cos)\(", source))
     c = cbackend.translate_newton("probe", found[-1].sources, found[-1].constant_names,
                                   found[-1].prec, found[-1].n, found[-1].nk, found[-1].np)
-    loop = c[c.index("for (long it = 1"):c.index("rp[0] =")]
-    pre = c[c.index("static PyObject *newton("):c.index("for (long it = 1")]
+    loop = c[c.index("static void nw_both(void)"):c.index("rp[0] =")]      # every iteration
+    pre = c[c.index("static void nw_pre(void)"):c.index("static void nw_both(void)")]  # once
     fused_loop = len(re.findall(r"mpfr_sin_cos\(|mpfr_sin\(|mpfr_cos\(", loop))
     fused_pre = len(re.findall(r"mpfr_sin_cos\(b_|mpfr_sin\(b_|mpfr_cos\(b_", pre))
     return python, fused_loop + fused_pre, fused_loop

@@ -29,6 +29,15 @@ Explicit steps and checks.  :func:`explicit_steps` compiles the RK4 and GBS step
 after every step (:func:`translate_check`); both return None or False where the Python
 path would go another way, which then runs.
 
+The C runtime.  Everything fixed in a compiled module -- the dense solve, the Newton loop,
+the RK4 and GBS drivers, the checks after a step, the Taylor driver, reading and returning
+numbers, the module definitions -- is C in real files, ``mpvi/csrc/*.h`` (package data,
+:func:`runtime_files`).  Python writes only the generated part of a module: its sizes and
+name as macros, ``#include`` of the runtime's header of its kind, and the translated
+statements of its kernels as the few static functions (hooks) that header declares.  The
+modules are compiled with ``-Wall -Wextra`` (``tests/test_csrc.py`` builds every kind with
+``-Werror``).
+
 Binding and libraries.  The module uses the CPython C-API with gmpy2's own C-API
 (``gmpy2.h``, shipped in the gmpy2 wheel): it reads the ``mpfr_t`` inside the caller's
 ``mpfr`` objects and returns new ``mpfr`` objects without converting numbers through
@@ -38,6 +47,8 @@ the system's when gmpy2 was built against them), so the two share one library in
 
 Cache.  A compiled module is stored under :func:`cache_dir` (``MPVI_KERNEL_CACHE``,
 default ``~/.cache/mpvi/kernels``) keyed by the SHA-256 of the generated C source, the
+runtime's files (:func:`runtime_digest` of the installed ``mpvi/csrc``, read once per
+process; the module is compiled against a copy of exactly the bytes hashed), the
 compiler's version, the MPFR version and the Python ABI; it is written atomically (a
 temporary file, then a rename), so concurrent processes can share the directory.
 
