@@ -1389,6 +1389,7 @@ def translate_taylor(name: str, tape, prec: int, note: str = "") -> str:
     one-element tuple: the list of the tape's constants."""
     F = lambda o: f"F[{o[1]}]"                      # noqa: E731
     S = lambda o, k: f"S[{o[1]}][{k}]"              # noqa: E731
+    T = lambda o: f"S[{o[1]}]"                      # noqa: E731  (a whole series)
 
     def coef(o, k):
         return S(o, k) if o[0] == "s" else f"(({k}) == 0 ? F[{o[1]}] : ZERO)"
@@ -1469,11 +1470,9 @@ def translate_taylor(name: str, tape, prec: int, note: str = "") -> str:
         if op in ("add", "sub"):
             b = ins[3]
             if a[0] == "f":
-                emit(f"if (k > 0) mpfr_{'set' if op == 'add' else 'neg'}({D}, {S(b, 'k')}, MPFR_RNDN);")
-                emit(f"else mpfr_{op}({D}, {F(a)}, {S(b, 0)}, MPFR_RNDN);")
+                emit(f"ts_{op}_fs({T(d)}, {F(a)}, {T(b)}, k);")
             elif b[0] == "f":
-                emit(f"if (k > 0) mpfr_set({D}, {S(a, 'k')}, MPFR_RNDN);")
-                emit(f"else mpfr_{op}({D}, {S(a, 0)}, {F(b)}, MPFR_RNDN);")
+                emit(f"ts_{op}_sf({T(d)}, {T(a)}, {F(b)}, k);")
             else:
                 emit(f"mpfr_{op}({D}, {S(a, 'k')}, {S(b, 'k')}, MPFR_RNDN);")
         elif op == "neg":
@@ -1485,98 +1484,23 @@ def translate_taylor(name: str, tape, prec: int, note: str = "") -> str:
             elif b[0] == "f":
                 emit(f"mpfr_mul({D}, {S(a, 'k')}, {F(b)}, MPFR_RNDN);")
             else:
-                emit(f"mpfr_mul({D}, {S(a, 0)}, {S(b, 'k')}, MPFR_RNDN);")
-                emit("for (long j = 1; j <= k; j++) {")
-                emit(f"    mpfr_mul(W, {S(a, 'j')}, {S(b, 'k - j')}, MPFR_RNDN);")
-                emit(f"    mpfr_add({D}, {D}, W, MPFR_RNDN);")
-                emit("}")
+                emit(f"ts_mul({T(d)}, {T(a)}, {T(b)}, k);")
         elif op == "div":
             b = ins[3]
             if b[0] == "f":
                 emit(f"mpfr_div({D}, {S(a, 'k')}, {F(b)}, MPFR_RNDN);")
             else:
-                emit(f"mpfr_set(ACC, {coef(a, 'k')}, MPFR_RNDN);")
-                emit("for (long j = 1; j <= k; j++) {")
-                emit(f"    mpfr_mul(W, {S(b, 'j')}, {S(d, 'k - j')}, MPFR_RNDN);")
-                emit("    mpfr_sub(ACC, ACC, W, MPFR_RNDN);")
-                emit("}")
-                emit(f"mpfr_div({D}, ACC, {S(b, 0)}, MPFR_RNDN);")
+                emit(f"ts_div({T(d)}, {coef(a, 'k')}, {T(b)}, k);")
         elif op == "sqr":
-            emit(f"if (k == 0) mpfr_sqr({D}, {S(a, 0)}, MPFR_RNDN);")
-            emit("else {")
-            emit(f"    mpfr_mul(ACC, {S(a, 0)}, {S(a, 'k')}, MPFR_RNDN);")
-            emit("    for (long j = 1; j < (k + 1) / 2; j++) {")
-            emit(f"        mpfr_mul(W, {S(a, 'j')}, {S(a, 'k - j')}, MPFR_RNDN);")
-            emit("        mpfr_add(ACC, ACC, W, MPFR_RNDN);")
-            emit("    }")
-            emit("    mpfr_add(ACC, ACC, ACC, MPFR_RNDN);")
-            emit(f"    if (k % 2 == 0) {{ mpfr_sqr(W, {S(a, 'k / 2')}, MPFR_RNDN); "
-                 f"mpfr_add(ACC, ACC, W, MPFR_RNDN); }}")
-            emit(f"    mpfr_set({D}, ACC, MPFR_RNDN);")
-            emit("}")
-        elif op in ("sincos", "exp"):
-            outs = [d, ins[2]] if op == "sincos" else [d]
-            a, da = (ins[3], ins[4]) if op == "sincos" else (ins[2], ins[3])
-            x = S(a, 0)
-            if op == "sincos":
-                emit(f"if (k == 0) {{ if (mpfr_nan_p({x}) || mpfr_cmpabs({x}, limit) >= 0) "
-                     f"{{ mpfr_set_nan({S(d, 0)}); mpfr_set_nan({S(ins[2], 0)}); }} "
-                     f"else mpfr_sin_cos({S(d, 0)}, {S(ins[2], 0)}, {x}, MPFR_RNDN); }}")
-            else:
-                emit(f"if (k == 0) mpfr_exp({D}, {x}, MPFR_RNDN);")
-            emit("else {")
-            emit(f"    mpfr_mul_si({S(da, 'k')}, {S(a, 'k')}, k, MPFR_RNDN);")
-            # sin from cos, then cos from sin (negated); exp from itself
-            pairs = [(d, ins[2], "k"), (ins[2], d, "-k")] if op == "sincos" else [(d, d, "k")]
-            for target, other, div in pairs:
-                emit(f"    mpfr_mul(ACC, {S(da, 1)}, {S(other, 'k - 1')}, MPFR_RNDN);")
-                emit("    for (long j = 2; j <= k; j++) {")
-                emit(f"        mpfr_mul(W, {S(da, 'j')}, {S(other, 'k - j')}, MPFR_RNDN);")
-                emit("        mpfr_add(ACC, ACC, W, MPFR_RNDN);")
-                emit("    }")
-                emit(f"    mpfr_div_si({S(target, 'k')}, ACC, {div}, MPFR_RNDN);")
-            emit("}")
-        elif op == "log":
-            emit(f"if (k == 0) mpfr_log({D}, {S(a, 0)}, MPFR_RNDN);")
-            emit("else {")
-            emit(f"    mpfr_set(ACC, {S(a, 'k')}, MPFR_RNDN);")
-            emit("    if (k > 1) {")
-            emit(f"        mpfr_mul(W2, {S(d, 1)}, {S(a, 'k - 1')}, MPFR_RNDN);")
-            emit("        for (long j = 2; j < k; j++) {")
-            emit(f"            mpfr_mul_si(W, {S(d, 'j')}, j, MPFR_RNDN);")
-            emit(f"            mpfr_mul(W, W, {S(a, 'k - j')}, MPFR_RNDN);")
-            emit("            mpfr_add(W2, W2, W, MPFR_RNDN);")
-            emit("        }")
-            emit("        mpfr_div_si(W2, W2, k, MPFR_RNDN);")
-            emit("        mpfr_sub(ACC, ACC, W2, MPFR_RNDN);")
-            emit("    }")
-            emit(f"    mpfr_div({D}, ACC, {S(a, 0)}, MPFR_RNDN);")
-            emit("}")
-        elif op == "sqrt":
-            emit(f"if (k == 0) mpfr_sqrt({D}, {S(a, 0)}, MPFR_RNDN);")
-            emit("else {")
-            emit(f"    mpfr_set(ACC, {S(a, 'k')}, MPFR_RNDN);")
-            emit("    for (long j = 1; j < k; j++) {")
-            emit(f"        mpfr_mul(W, {S(d, 'j')}, {S(d, 'k - j')}, MPFR_RNDN);")
-            emit("        mpfr_sub(ACC, ACC, W, MPFR_RNDN);")
-            emit("    }")
-            emit(f"    mpfr_mul_si(W, {S(d, 0)}, 2, MPFR_RNDN);")
-            emit(f"    mpfr_div({D}, ACC, W, MPFR_RNDN);")
-            emit("}")
+            emit(f"ts_sqr({T(d)}, {T(a)}, k);")
+        elif op == "sincos":
+            emit(f"ts_sincos({T(d)}, {T(ins[2])}, {T(ins[3])}, {T(ins[4])}, k);")
+        elif op == "exp":
+            emit(f"ts_exp({T(d)}, {T(a)}, {T(ins[3])}, k);")
+        elif op in ("log", "sqrt"):
+            emit(f"ts_{op}({T(d)}, {T(a)}, k);")
         elif op == "powc":
-            alpha = F(ins[3])
-            emit(f"if (k == 0) mpfr_pow({D}, {S(a, 0)}, {alpha}, MPFR_RNDN);")
-            emit("else {")
-            emit("    for (long j = 1; j <= k; j++) {")
-            emit(f"        mpfr_mul_si(W, {alpha}, j, MPFR_RNDN);")
-            emit("        mpfr_sub_si(W, W, k - j, MPFR_RNDN);")
-            emit(f"        mpfr_mul(W, W, {S(a, 'j')}, MPFR_RNDN);")
-            emit(f"        mpfr_mul(W, W, {S(d, 'k - j')}, MPFR_RNDN);")
-            emit("        if (j == 1) mpfr_set(ACC, W, MPFR_RNDN); else mpfr_add(ACC, ACC, W, MPFR_RNDN);")
-            emit("    }")
-            emit(f"    mpfr_mul_si(W, {S(a, 0)}, k, MPFR_RNDN);")
-            emit(f"    mpfr_div({D}, ACC, W, MPFR_RNDN);")
-            emit("}")
+            emit(f"ts_powc({T(d)}, {T(a)}, {F(ins[3])}, k);")
         else:
             raise Unsupported(f"series tape operation {op}")
     outputs = [f"mpfr_div_si(S[{st}][k + 1], {coef(o, 'k')}, k + 1, MPFR_RNDN);"

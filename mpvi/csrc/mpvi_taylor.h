@@ -29,6 +29,140 @@ MPVI_UNUSED static mpfr_ptr mp[N * N], rp[N];
 MPVI_UNUSED static int perm[N];
 static const int state[NY] = {MPVI_STATE};
 
+/* The recurrences of the series operations, mpvi.taylor.TaylorEvaluator's: the k-th
+   coefficient d[k] of d = f(a, b) from the coefficients 0 .. k of a and b and 0 .. k - 1 of
+   d (a series: an array of mpfr_t).  A fixed operand (a constant of the tape: a_0 = F,
+   a_k = 0) is an mpfr_srcptr.  W, W2 and ACC are work space. */
+
+/* d = F + b */
+MPVI_UNUSED static void ts_add_fs(mpfr_t *d, mpfr_srcptr a, mpfr_t *b, long k) {
+    if (k > 0) mpfr_set(d[k], b[k], MPFR_RNDN);
+    else mpfr_add(d[k], a, b[0], MPFR_RNDN);
+}
+
+/* d = F - b */
+MPVI_UNUSED static void ts_sub_fs(mpfr_t *d, mpfr_srcptr a, mpfr_t *b, long k) {
+    if (k > 0) mpfr_neg(d[k], b[k], MPFR_RNDN);
+    else mpfr_sub(d[k], a, b[0], MPFR_RNDN);
+}
+
+/* d = a + F */
+MPVI_UNUSED static void ts_add_sf(mpfr_t *d, mpfr_t *a, mpfr_srcptr b, long k) {
+    if (k > 0) mpfr_set(d[k], a[k], MPFR_RNDN);
+    else mpfr_add(d[k], a[0], b, MPFR_RNDN);
+}
+
+/* d = a - F */
+MPVI_UNUSED static void ts_sub_sf(mpfr_t *d, mpfr_t *a, mpfr_srcptr b, long k) {
+    if (k > 0) mpfr_set(d[k], a[k], MPFR_RNDN);
+    else mpfr_sub(d[k], a[0], b, MPFR_RNDN);
+}
+
+/* d = a b: d_k = sum_{j=0..k} a_j b_{k-j} */
+MPVI_UNUSED static void ts_mul(mpfr_t *d, mpfr_t *a, mpfr_t *b, long k) {
+    mpfr_mul(d[k], a[0], b[k], MPFR_RNDN);
+    for (long j = 1; j <= k; j++) {
+        mpfr_mul(W, a[j], b[k - j], MPFR_RNDN);
+        mpfr_add(d[k], d[k], W, MPFR_RNDN);
+    }
+}
+
+/* d = a / b (a_k given: a series' or a constant's): d_k = (a_k - sum_{j=1..k} b_j d_{k-j}) / b_0 */
+MPVI_UNUSED static void ts_div(mpfr_t *d, mpfr_srcptr ak, mpfr_t *b, long k) {
+    mpfr_set(ACC, ak, MPFR_RNDN);
+    for (long j = 1; j <= k; j++) {
+        mpfr_mul(W, b[j], d[k - j], MPFR_RNDN);
+        mpfr_sub(ACC, ACC, W, MPFR_RNDN);
+    }
+    mpfr_div(d[k], ACC, b[0], MPFR_RNDN);
+}
+
+/* d = a^2: twice the products below the middle, plus the middle square */
+MPVI_UNUSED static void ts_sqr(mpfr_t *d, mpfr_t *a, long k) {
+    if (k == 0) { mpfr_sqr(d[k], a[0], MPFR_RNDN); return; }
+    mpfr_mul(ACC, a[0], a[k], MPFR_RNDN);
+    for (long j = 1; j < (k + 1) / 2; j++) {
+        mpfr_mul(W, a[j], a[k - j], MPFR_RNDN);
+        mpfr_add(ACC, ACC, W, MPFR_RNDN);
+    }
+    mpfr_add(ACC, ACC, ACC, MPFR_RNDN);
+    if (k % 2 == 0) { mpfr_sqr(W, a[k / 2], MPFR_RNDN); mpfr_add(ACC, ACC, W, MPFR_RNDN); }
+    mpfr_set(d[k], ACC, MPFR_RNDN);
+}
+
+/* target_k = sum_{j=1..k} da_j other_{k-j} / div (da_j = j a_j) */
+MPVI_UNUSED static void ts_convolve(mpfr_t *target, mpfr_t *da, mpfr_t *other, long k, long div) {
+    mpfr_mul(ACC, da[1], other[k - 1], MPFR_RNDN);
+    for (long j = 2; j <= k; j++) {
+        mpfr_mul(W, da[j], other[k - j], MPFR_RNDN);
+        mpfr_add(ACC, ACC, W, MPFR_RNDN);
+    }
+    mpfr_div_si(target[k], ACC, div, MPFR_RNDN);
+}
+
+/* s = sin a, c = cos a (da: the series j a_j): sin from cos, then cos from sin, negated;
+   nan beyond 2^PREC, as the context's */
+MPVI_UNUSED static void ts_sincos(mpfr_t *s, mpfr_t *c, mpfr_t *a, mpfr_t *da, long k) {
+    if (k == 0) {
+        if (mpfr_nan_p(a[0]) || mpfr_cmpabs(a[0], limit) >= 0) { mpfr_set_nan(s[0]); mpfr_set_nan(c[0]); }
+        else mpfr_sin_cos(s[0], c[0], a[0], MPFR_RNDN);
+        return;
+    }
+    mpfr_mul_si(da[k], a[k], k, MPFR_RNDN);
+    ts_convolve(s, da, c, k, k);
+    ts_convolve(c, da, s, k, -k);
+}
+
+/* d = exp a (da: the series j a_j) */
+MPVI_UNUSED static void ts_exp(mpfr_t *d, mpfr_t *a, mpfr_t *da, long k) {
+    if (k == 0) { mpfr_exp(d[k], a[0], MPFR_RNDN); return; }
+    mpfr_mul_si(da[k], a[k], k, MPFR_RNDN);
+    ts_convolve(d, da, d, k, k);
+}
+
+/* d = log a: d_k = (a_k - sum_{j=1..k-1} j d_j a_{k-j} / k) / a_0 */
+MPVI_UNUSED static void ts_log(mpfr_t *d, mpfr_t *a, long k) {
+    if (k == 0) { mpfr_log(d[k], a[0], MPFR_RNDN); return; }
+    mpfr_set(ACC, a[k], MPFR_RNDN);
+    if (k > 1) {
+        mpfr_mul(W2, d[1], a[k - 1], MPFR_RNDN);
+        for (long j = 2; j < k; j++) {
+            mpfr_mul_si(W, d[j], j, MPFR_RNDN);
+            mpfr_mul(W, W, a[k - j], MPFR_RNDN);
+            mpfr_add(W2, W2, W, MPFR_RNDN);
+        }
+        mpfr_div_si(W2, W2, k, MPFR_RNDN);
+        mpfr_sub(ACC, ACC, W2, MPFR_RNDN);
+    }
+    mpfr_div(d[k], ACC, a[0], MPFR_RNDN);
+}
+
+/* d = sqrt a: d_k = (a_k - sum_{j=1..k-1} d_j d_{k-j}) / (2 d_0) */
+MPVI_UNUSED static void ts_sqrt(mpfr_t *d, mpfr_t *a, long k) {
+    if (k == 0) { mpfr_sqrt(d[k], a[0], MPFR_RNDN); return; }
+    mpfr_set(ACC, a[k], MPFR_RNDN);
+    for (long j = 1; j < k; j++) {
+        mpfr_mul(W, d[j], d[k - j], MPFR_RNDN);
+        mpfr_sub(ACC, ACC, W, MPFR_RNDN);
+    }
+    mpfr_mul_si(W, d[0], 2, MPFR_RNDN);
+    mpfr_div(d[k], ACC, W, MPFR_RNDN);
+}
+
+/* d = a^alpha (alpha a constant): d_k = sum_{j=1..k} (alpha j - (k - j)) a_j d_{k-j} / (k a_0) */
+MPVI_UNUSED static void ts_powc(mpfr_t *d, mpfr_t *a, mpfr_srcptr alpha, long k) {
+    if (k == 0) { mpfr_pow(d[k], a[0], alpha, MPFR_RNDN); return; }
+    for (long j = 1; j <= k; j++) {
+        mpfr_mul_si(W, alpha, j, MPFR_RNDN);
+        mpfr_sub_si(W, W, k - j, MPFR_RNDN);
+        mpfr_mul(W, W, a[j], MPFR_RNDN);
+        mpfr_mul(W, W, d[k - j], MPFR_RNDN);
+        if (j == 1) mpfr_set(ACC, W, MPFR_RNDN); else mpfr_add(ACC, ACC, W, MPFR_RNDN);
+    }
+    mpfr_mul_si(W, a[0], k, MPFR_RNDN);
+    mpfr_div(d[k], ACC, W, MPFR_RNDN);
+}
+
 static void tp_fixed(void);
 static int tp_order(long k, mpfr_srcptr eps);
 static void tp_outputs(long k);
