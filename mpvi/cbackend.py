@@ -535,8 +535,8 @@ headers (``-isystem``): their warnings are not ours to fix."""
 
 
 def runtime_files(directory: Path | None = None) -> dict:
-    """The C runtime's files: ``{file name: contents}`` of the ``.h`` and ``.c`` files of
-    ``directory`` (default: ``mpvi/csrc`` of the installed package, :data:`RUNTIME_DIRECTORY`).
+    """The C runtime's files: ``{file name: contents}`` of the ``.h`` files of ``directory``
+    (default: ``mpvi/csrc`` of the installed package, :data:`RUNTIME_DIRECTORY`).
 
     Parameters
     ----------
@@ -556,9 +556,9 @@ def runtime_files(directory: Path | None = None) -> dict:
     """
     if directory is None:
         root = importlib.resources.files(RUNTIME_PACKAGE).joinpath(RUNTIME_DIRECTORY)
-        entries = [e for e in root.iterdir() if e.name.endswith((".h", ".c"))]
+        entries = [e for e in root.iterdir() if e.name.endswith(".h")]
     else:
-        entries = [e for e in Path(directory).iterdir() if e.name.endswith((".h", ".c"))]
+        entries = [e for e in Path(directory).iterdir() if e.name.endswith(".h")]
     files = {e.name: e.read_bytes() for e in sorted(entries, key=lambda e: e.name)}
     if "mpvi_runtime.h" not in files:
         raise RuntimeError(f"the C runtime of mpvi is missing (no mpvi_runtime.h in "
