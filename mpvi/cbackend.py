@@ -752,13 +752,20 @@ def compile_after() -> int:
 
 
 def _usable() -> dict | None:
-    """The toolchain, or None when compiled kernels are off or unavailable (said once)."""
+    """The toolchain, or None when compiled kernels are off or unavailable (no toolchain,
+    or the C runtime cannot be read: said once)."""
     if not enabled():
         return None
     tc = toolchain()
     if "error" in tc:
         _report_once("toolchain-error", f"compiled kernels unavailable ({tc['error']}); "
                      f"computing with the Python kernels")
+        return None
+    try:
+        _runtime()
+    except (OSError, RuntimeError) as exc:
+        _report_once("runtime-error", f"compiled kernels unavailable ({exc}); computing "
+                     f"with the Python kernels")
         return None
     return tc
 

@@ -156,3 +156,20 @@ def test_a_module_is_compiled_against_the_runtime_bytes_it_is_keyed_on(monkeypat
     monkeypatch.setattr(cbackend, "_status", {})
     assert cbackend._file_name("m", "s", cbackend.toolchain()) != \
         cbackend._file_name("m", "s", cbackend.toolchain(), digest)
+
+
+@needs_toolchain
+def test_a_missing_runtime_falls_back_to_python_and_says_so(monkeypatch, tmp_path, capsys):
+    """An installation without the runtime files: the kernels stay in Python (the same
+    numbers) and one line says why, naming the missing runtime -- no traceback."""
+    monkeypatch.setenv(cbackend.ENV_SWITCH, "1")
+    monkeypatch.setattr(cbackend, "_MODULES", {})
+    monkeypatch.setattr(cbackend, "_status", {})
+    real = cbackend.runtime_files                                  # read an empty directory
+    monkeypatch.setattr(cbackend, "runtime_files", lambda directory=None: real(tmp_path))
+    x = sp.Symbol("x")
+    f = codegen.generate([[x]], [sp.cos(x) * x], mpvi.GMPContext(64), compiled=True)
+    assert f.__name__ == "kernel"                                  # the Python function
+    lines = [line for line in capsys.readouterr().err.splitlines() if line.startswith("mpvi:")]
+    assert lines == [f"mpvi: compiled kernels unavailable (the C runtime of mpvi is missing (no "
+                     f"mpvi_runtime.h in {tmp_path})); computing with the Python kernels"]
