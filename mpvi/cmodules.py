@@ -80,7 +80,7 @@ def _module_source(what: str, note: str, header: str, defines: dict, hooks: Sequ
 def _hook(signature: str, lines: Sequence[str], result: str | None = None) -> str:
     """A generated static C function ``signature`` of ``lines`` (then ``return result;``)."""
     body = [f"    {x}" for x in lines] + ([f"    return {result};"] if result is not None else [])
-    return f"static {signature} {{\n" + "\n".join(body) + "\n}"
+    return f"static {signature} {{\n" + "".join(f"{x}\n" for x in body) + "}"
 
 
 def translate(name: str, source: str, prec: int, constants: Sequence[str],
@@ -120,7 +120,7 @@ def translate(name: str, source: str, prec: int, constants: Sequence[str],
                "NZ": max(len(tr.ints), 1), "NSLOTS": max(nslots, 1), "NGROUPS": len(groups),
                "NRESULTS": len(results)}
     hooks = [_hook("int mk_evaluate(PyObject *const *args, PyObject *result)",
-                   ["(void)args;"] + decls + read + tr.lines + outs, "1"),
+                   ([] if read else ["(void)args;"]) + decls + read + tr.lines + outs, "1"),
              _hook("void mk_init(void)", init)]
     return _module_source("a kernel of mpvi.codegen translated to MPFR", note,
                           "mpvi_function.h", defines, hooks)
