@@ -11,8 +11,10 @@ from typing import Any, Callable, Iterable, Sequence
 import numpy as np
 
 from .schemes import get_method
+from .precision import entry
 
 
+@entry
 def node_errors(ctx: Any, values: Sequence, reference: Sequence) -> np.ndarray:
     """Compute the Euclidean norm of ``values[j] - reference[j]`` for every row j.
 
@@ -33,6 +35,7 @@ def node_errors(ctx: Any, values: Sequence, reference: Sequence) -> np.ndarray:
     return np.array([ctx.norm2(v - r) for v, r in zip(values, reference)], dtype=ctx.dtype)
 
 
+@entry
 def error_norms(sol: Any, exact: Callable | None = None) -> dict:
     """Compute the largest Euclidean error over the saved points of a solution.
 
@@ -69,6 +72,7 @@ def _largest(ctx, values):
     return max(values)
 
 
+@entry
 def sup_errors(sol: Any, q_ref: Sequence, p_ref: Sequence) -> dict:
     """Compute the largest Euclidean errors against reference values at the saved points.
 
@@ -94,6 +98,7 @@ def sup_errors(sol: Any, q_ref: Sequence, p_ref: Sequence) -> dict:
             "p": _largest(ctx, node_errors(ctx, sol.p, p_ref))}
 
 
+@entry
 def fit_order(ctx: Any, hs: Sequence, errors: Sequence) -> Any:
     """Fit the convergence order: the least-squares slope of log(error) against ``log|h|``.
 
@@ -127,6 +132,7 @@ def fit_order(ctx: Any, hs: Sequence, errors: Sequence) -> Any:
     return ctx.fsum((a - xm) * (b - ym) for a, b in zip(x, y)) / ctx.fsum((a - xm) ** 2 for a in x)
 
 
+@entry
 def central_differences(f: Callable, x: Sequence, ctx: Any, delta: Any) -> np.ndarray:
     """Differentiate an array-valued function by central differences.
 
@@ -158,6 +164,7 @@ def central_differences(f: Callable, x: Sequence, ctx: Any, delta: Any) -> np.nd
     return np.array(out, dtype=object)
 
 
+@entry
 def energy(system: Any, sol: Any) -> np.ndarray:
     """Compute the energy H(q_j, p_j) at every saved point.
 
@@ -176,6 +183,7 @@ def energy(system: Any, sol: Any) -> np.ndarray:
     return np.array([system.energy(q, p) for q, p in zip(sol.q, sol.p)], dtype=sol.ctx.dtype)
 
 
+@entry
 def relative_energy_error(system: Any, sol: Any) -> np.ndarray:
     """Compute the relative energy error ``|H_j - H_0| / |H_0|`` at every saved point.
 
@@ -204,6 +212,7 @@ def quadratic_form_matrices(X, Y, ctx):
 
 # ----- symplecticity -------------------------------------------------------------------
 
+@entry
 def one_step_matrix(scheme: Any, system: Any, h: Any, ctx: Any, **options: Any) -> np.ndarray:
     """Compute the 2n x 2n matrix Phi of a method's one-step map on a linear system.
 
@@ -254,6 +263,7 @@ def step_pq(method, stepper, system, t, h, q, p):
     return system.momentum(r.q, r.y, t + h), r.q
 
 
+@entry
 def one_step_jacobian(scheme: Any, make_system: Callable, h: Any, q: Sequence, p: Sequence,
                       ctx: Any, t: Any = 0, **options: Any) -> np.ndarray:
     """Compute the Jacobian d(p_1, q_1)/d(p_0, q_0) of one step of a method.
@@ -320,6 +330,7 @@ def canonical_J(n, ctx):
     return np.block([[zero, -eye], [eye, zero]])
 
 
+@entry
 def symplecticity_defect(scheme: Any, system: Any, h: Any, ctx: Any, **options: Any) -> Any:
     """Compute the symplecticity defect ``||Phi^T J Phi - J||_F`` of a one-step matrix.
 
@@ -347,6 +358,7 @@ def symplecticity_defect(scheme: Any, system: Any, h: Any, ctx: Any, **options: 
     return matrix_defect(one_step_matrix(scheme, system, h, ctx, **options), ctx)
 
 
+@entry
 def matrix_defect(phi: np.ndarray, ctx: Any) -> Any:
     """Compute ``||Phi^T J Phi - J||_F`` of a 2n x 2n Jacobian on (p, q).
 
@@ -370,6 +382,7 @@ def matrix_defect(phi: np.ndarray, ctx: Any) -> Any:
 
 # ----- linear stability ---------------------------------------------------------------
 
+@entry
 def stability_scan(scheme: Any, omega_h: Iterable, ctx: Any, **options: Any) -> list:
     """Scan the spectral radius of a method's one-step matrix on the scalar oscillator.
 
@@ -405,8 +418,3 @@ def stability_scan(scheme: Any, omega_h: Iterable, ctx: Any, **options: Any) -> 
         distinct = abs(lam[0] - lam[1]) > tol
         rows.append((wh, rho, (phi[0, 0] + phi[1, 1]) / 2, bool(rho <= 1 + tol and distinct)))
     return rows
-
-
-from .precision import boundary_module  # noqa: E402  (last: wraps the names above)
-
-boundary_module(globals())

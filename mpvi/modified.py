@@ -80,6 +80,7 @@ from sympy.polys.domains import QQ
 
 from .expressions import as_expression
 from .jets import Algebra, Jet, UnsupportedExpression, current_backend, evaluate
+from .precision import entry, entry_class
 
 H = sp.Symbol("h", positive=True)
 """The step symbol of the modified equations' series."""
@@ -342,6 +343,7 @@ class _Moments:
         return self.values[m]
 
 
+@entry
 @lru_cache(maxsize=None)
 def quadrature_moments(quad):
     """The moments sum_k w_k tau_k^m of a quadrature rule (:class:`mpvi.quadrature.Quadrature`)
@@ -769,6 +771,7 @@ the process keeps for a later call to another order (:func:`forget_derivations`)
 _MEMO: "OrderedDict[tuple, _Derivation]" = OrderedDict()
 
 
+@entry
 def forget_derivations() -> None:
     """Drop the derivations kept for later calls (:data:`MEMO_SIZE`).
 
@@ -941,6 +944,7 @@ class _Terms(Sequence):
         return repr(list(self))
 
 
+@entry_class
 @dataclass
 class ModifiedEquation:
     """The modified equation y' = f_1(y) + h f_2(y) + ... + h^order f_(order+1)(y).
@@ -1054,6 +1058,7 @@ def _modified_field(d, y, alg, f, G, jac):
         f.append(fj)
 
 
+@entry
 def modified_equation(method: Any, system: Any, order: int, **method_params: Any) -> ModifiedEquation:
     """The modified equation of a one-step method on a system, to h^order.
 
@@ -1094,6 +1099,7 @@ def modified_equation(method: Any, system: Any, order: int, **method_params: Any
                             der)
 
 
+@entry
 def modified_frequency(me: ModifiedEquation, values: dict | None = None) -> tuple:
     """The modified frequency and damping of a method on a linear oscillator.
 
@@ -1205,6 +1211,7 @@ def _defect_entries(t, q, p, alg):
     return entries
 
 
+@entry
 def check_hamiltonian(me: ModifiedEquation) -> list:
     """Find the terms of a modified equation that are not Hamiltonian.
 
@@ -1247,6 +1254,7 @@ def _series_sum(terms, upto, h):
     return sp.Add(*[h ** k * terms[k] for k in range(upto + 1)])
 
 
+@entry_class
 @dataclass
 class ModifiedHamiltonian:
     """The modified Hamiltonian H~(q, p) = H + h H_2 + ... + h^order H_(order+1) of a method.
@@ -1449,6 +1457,7 @@ def _potential(term, q, p, alg, bare):
     return sp.expand(C.to_expr(C.reduce(Hp)) + Hq)
 
 
+@entry
 def modified_hamiltonian(method: Any, system: Any, order: int,
                          **method_params: Any) -> ModifiedHamiltonian:
     """The modified Hamiltonian of a method, to h^order, as a function of (q, p).
@@ -1506,6 +1515,7 @@ def modified_hamiltonian(method: Any, system: Any, order: int,
     return ModifiedHamiltonian(me.method, q, p, _Terms(len(qp), term), me)
 
 
+@entry_class
 @dataclass
 class ModifiedLagrangian:
     """The modified Lagrangian L~(q, v) = L + h L_2 + ... + h^order L_(order+1) of a method.
@@ -1549,6 +1559,7 @@ class ModifiedLagrangian:
         return _series_sum(self.terms, upto, h)
 
 
+@entry
 def modified_lagrangian(method: Any, system: Any, order: int,
                         **method_params: Any) -> ModifiedLagrangian:
     """The modified Lagrangian of a symplectic method, to h^order.
@@ -1604,8 +1615,3 @@ def modified_lagrangian(method: Any, system: Any, order: int,
     L = sum((P[r] * v[r] for r in range(n)), _zero(hi, alg)) - Ht
     terms = [alg.to_expr(alg.reduce(L.coeff(k))) for k in range(hi)]
     return ModifiedLagrangian(mh.method, model.q, model.v, terms, mh)
-
-
-from .precision import boundary_module  # noqa: E402  (last: wraps the names above)
-
-boundary_module(globals())

@@ -330,8 +330,3 @@ def _damp(call, x, dx, rnorm, ctx, halvings=64):
             return step
         lam = lam * half
     return dx
-
-
-from .precision import boundary_module  # noqa: E402  (last: wraps the names above)
-
-boundary_module(globals())

@@ -1,5 +1,5 @@
-"""The caller's precision is left as it was: :func:`boundary` and its class and module
-forms wrap mpvi's public names.
+"""The caller's precision is left as it was: :func:`entry` and :func:`entry_class` mark
+mpvi's public names (``with ctx.active():`` runs a block in a context).
 
 gmpy2 rounds every operation to the precision of the calling thread's gmpy2 context.
 mpvi's contexts make their own precision the thread's while they compute
@@ -101,6 +101,7 @@ def boundary(f, own=False, find=True, handoff=False):
                 return result
             finally:
                 restore(caller, done)
+        method.mpvi_entry = True
         return method
 
     @functools.wraps(f)
@@ -118,6 +119,7 @@ def boundary(f, own=False, find=True, handoff=False):
             return result
         finally:
             restore(caller, done)
+    entry.mpvi_entry = True
     return entry
 
 
@@ -152,20 +154,21 @@ def context_class(cls):
     return boundary_class(cls, own=True)
 
 
-def boundary_module(namespace):
-    """Make the public functions and classes a module defines :func:`boundary` entry
-    points (classes: :func:`boundary_class`).  Called at the end of every numerical
-    module of mpvi (``boundary_module(globals())``), so that no public name computes at
-    the caller's precision or leaves it changed.  Exceptions and tuples are left alone."""
-    name = namespace["__name__"]
-    for key, obj in list(namespace.items()):
-        if key.startswith("_") or getattr(obj, "__module__", None) != name:
-            continue
-        if inspect.isclass(obj):
-            if not issubclass(obj, (BaseException, tuple)):
-                boundary_class(obj)
-        elif inspect.isfunction(obj) and not hasattr(obj, "__wrapped__"):
-            namespace[key] = boundary(obj)
+def entry(f):
+    """Mark ``f`` as a public entry point of mpvi: :func:`boundary` (it computes at its
+    arguments' context and leaves the caller's precision as it was).  Written on every
+    name of mpvi's public surface -- the names of ``mpvi.__all__``, the documented
+    functions of :mod:`mpvi.jets`, :mod:`mpvi.symbolic`, :mod:`mpvi.expressions`,
+    :mod:`mpvi.singular`, :mod:`mpvi.callables` and the factories of :mod:`mpvi.systems`
+    (``tests/test_guards.py`` lists them) -- and nowhere else: code called from an entry
+    point runs inside it and pays nothing."""
+    return boundary(f)
+
+
+def entry_class(cls):
+    """Mark the public class ``cls`` as entry points: every public method, constructor
+    and property (:func:`boundary_class`)."""
+    return boundary_class(cls)
 
 
 def sticky(f):

@@ -50,6 +50,7 @@ import numpy as np
 
 from .io import DIGEST_PREFIX, content_digest, parse_json, read_regular
 from .problem import dump_numbers, load_numbers
+from .precision import entry, entry_class
 
 if TYPE_CHECKING:                       # annotations only: importing mpvi loads no pandas
     import pandas
@@ -137,6 +138,7 @@ def _jsonable(value):
     return str(value)
 
 
+@entry_class
 class Solution:
     """The result of :func:`mpvi.solve`: the saved states, with dense output and analysis.
 
@@ -645,6 +647,7 @@ def _system_record(S):
             "parameters": {str(s): ctx.dump(x) for s, x in zip(S.param_symbols, S.param_values)}}
 
 
+@entry
 def load_solution(path: str | Path, system: Any = None) -> Solution:
     """Read a solution written by :meth:`Solution.save`, digit for digit, after checking it.
 
@@ -1194,8 +1197,3 @@ def attach(sol: Solution, system) -> Solution:
                          f"{sol.ctx.dps}")
     sol.system = system
     return sol
-
-
-from .precision import boundary_module  # noqa: E402  (last: wraps the names above)
-
-boundary_module(globals())

@@ -50,6 +50,7 @@ from .problem import Problem
 from .schemes.base import StabilityError, check_step, get_method
 from .singular import SingularityCrossed, singularities
 from .solution import EventRecord, Solution
+from .precision import entry, entry_class
 
 __all__ = ["solve", "Event", "EventRecord", "IntegrationError", "Progress"]
 
@@ -81,6 +82,7 @@ class StorageError(MemoryError):
     """
 
 
+@entry_class
 class Event:
     """An event function for :func:`solve`, whose sign changes are located.
 
@@ -126,6 +128,7 @@ class Event:
         return f"Event({self.name!r}, terminal={self.terminal}, direction={self.direction})"
 
 
+@entry_class
 class Progress:
     """A progress callback for :func:`solve` that prints a line every few seconds.
 
@@ -346,6 +349,7 @@ def _check_step_size(problem, method, params, h):
 
 # ----- the driver ---------------------------------------------------------------------------------
 
+@entry
 def solve(problem: Problem, method: Any, *, h: Any = None, n: int | None = None,
           t1: Any = None, saveat: Any = None, events: Any = None,
           callback: Callable | None = None, newton: dict | None = None,
@@ -769,8 +773,3 @@ def _locate(e, segment, h, a, b, ctx):
         return ctx.zero if abs(a) <= abs(b) else ctx.one
     tol = 4 * ctx.eps * max(ctx.one, abs(t) / abs(h))
     return locate_root(phi, ctx.zero, ctx.one, f0, f1, ctx, tol)
-
-
-from .precision import boundary_module  # noqa: E402  (last: wraps the names above)
-
-boundary_module(globals())

@@ -746,8 +746,3 @@ _RECURRENCES = {"solve": _k_solve, "add": _k_add_sub, "sub": _k_add_sub, "neg": 
                 "exp": _k_exp, "log": _k_log, "sqrt": _k_sqrt, "powc": _k_powc}
 """Operation of the tape -> its Taylor recurrence (the same rules, in the same order of
 operations, as the compiled tape: :func:`mpvi.cbackend.translate_taylor`)."""
-
-
-from .precision import boundary_module  # noqa: E402  (last: wraps the names above)
-
-boundary_module(globals())

@@ -39,6 +39,7 @@ from typing import Any, Callable, NamedTuple
 import numpy as np
 
 from ..context import PrecisionError
+from ..precision import entry, entry_class
 
 
 STATE_KINDS = {"qp": "positions and momenta (q, p)", "qv": "positions and velocities (q, v)"}
@@ -74,6 +75,7 @@ class StepResult(NamedTuple):
     guards: Any = None
 
 
+@entry_class
 @dataclass(frozen=True)
 class Method:
     """An integration method: metadata plus a ``prepare`` function (frozen).
@@ -316,6 +318,7 @@ METHODS: dict[str, Method] = {}
 """The registry: every method by name (``mpvi.METHODS``)."""
 
 
+@entry
 def register(method: Method) -> Method:
     """Add a method to the registry :data:`METHODS`.
 
@@ -344,6 +347,7 @@ def register(method: Method) -> Method:
     return method
 
 
+@entry
 def get_method(name: Any) -> Method:
     """Look up the :class:`Method` of a registered name.
 
@@ -418,8 +422,3 @@ def prop1_matrices(X, Y, ctx):
     A = np.block([[eye, -X], [eye, Y]])
     B = np.block([[-eye, -X], [eye, -Y]])
     return A, B
-
-
-from ..precision import boundary_module  # noqa: E402  (last: wraps the names above)
-
-boundary_module(globals())

@@ -39,8 +39,3 @@ gbs = register(Method(
     symplectic=False, implicit=False, params={"levels": 16},
     reference="Hairer-Norsett-Wanner, Solving ODEs I, Sec. II.9 (reference solutions)",
     prepare=prepare, doc=__doc__, first_order=True, declaration=_declaration))
-
-
-from ..precision import boundary_module  # noqa: E402  (last: wraps the names above)
-
-boundary_module(globals())

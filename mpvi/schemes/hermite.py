@@ -126,8 +126,3 @@ hermite_galerkin = register(Method(
     reference="hermite eqs. (17), (26); (27)-(29), (31) for n >= 3", prepare=_prepare(galerkin_spec),
     internal="higher derivatives", doc=__doc__,
     declaration=lambda p: galerkin_spec(p["hermite_n"], _check_nodes(p["nodes"], p["hermite_n"]))))
-
-
-from ..precision import boundary_module  # noqa: E402  (last: wraps the names above)
-
-boundary_module(globals())

@@ -65,8 +65,3 @@ implicit_midpoint = register(Method(
     symplectic=False, implicit=True,
     reference="mutze eqs. (83), (85); the one-stage Gauss method on (x, v)' = (v, A)",
     prepare=prepare, doc=__doc__, declaration=_declaration))
-
-
-from ..precision import boundary_module  # noqa: E402  (last: wraps the names above)
-
-boundary_module(globals())

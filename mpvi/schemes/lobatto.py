@@ -41,8 +41,3 @@ lobatto = register(Method(
     reference="Marsden & West 2001 Sec. 2.6 (not in the four papers); points = 3 is top2025 App. A",
     prepare=prepare, internal="internal points", doc=__doc__, stability_bound=_stability_bound,
     declaration=lambda p: lagrange_variational(lobatto_discretization(p["points"]))))
-
-
-from ..precision import boundary_module  # noqa: E402  (last: wraps the names above)
-
-boundary_module(globals())

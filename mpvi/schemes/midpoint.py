@@ -31,8 +31,3 @@ midpoint = register(Method(
     name="midpoint", label="Implicit midpoint", state="qp", order=2, symplectic=True,
     implicit=True, reference="top2025 App. B, eqs. (18as)", prepare=prepare, doc=__doc__,
     declaration=lambda p: lagrange_variational(MIDPOINT)))
-
-
-from ..precision import boundary_module  # noqa: E402  (last: wraps the names above)
-
-boundary_module(globals())

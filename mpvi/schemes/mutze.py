@@ -473,8 +473,3 @@ mutze_parabolic_el = register(Method(
     reference="mutze eq. (44) with S_L, W_F (39, 41)",
     prepare=prepare_action("parabolic_el"), doc=__doc__,
     declaration=_action_declaration("parabolic_el")))
-
-
-from ..precision import boundary_module  # noqa: E402  (last: wraps the names above)
-
-boundary_module(globals())

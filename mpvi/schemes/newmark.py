@@ -45,8 +45,3 @@ newmark = register(Method(
     name="newmark", label="Newmark", state="qp", order=2, symplectic=True, implicit=True,
     reference="axioms2024 eqs. (10)-(12)", prepare=prepare, doc=__doc__,
     declaration=_declaration))
-
-
-from ..precision import boundary_module  # noqa: E402  (last: wraps the names above)
-
-boundary_module(globals())

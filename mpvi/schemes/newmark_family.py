@@ -96,8 +96,3 @@ newmark_family = register(Method(
               "beta = 1/4, gamma = 1/2 on linear systems)",
     prepare=prepare, internal="acceleration", doc=__doc__, stability_bound=_stability_bound,
     declaration=_declaration))
-
-
-from ..precision import boundary_module  # noqa: E402  (last: wraps the names above)
-
-boundary_module(globals())

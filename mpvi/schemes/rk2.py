@@ -72,8 +72,3 @@ rk2 = register(Method(
     params={"variant": "midpoint"},
     reference="mutze Sec. 7 (second-order Runge-Kutta; explicit midpoint or Heun)",
     prepare=prepare, doc=__doc__, first_order=True, declaration=_declaration))
-
-
-from ..precision import boundary_module  # noqa: E402  (last: wraps the names above)
-
-boundary_module(globals())

@@ -85,8 +85,3 @@ rk4 = register(Method(
     reference="axioms2024 Sec. 6; top2025 Secs. 3-4 (classical RK4)", prepare=prepare,
     doc=__doc__, stability_bound=2 * sp.sqrt(2), first_order=True,
     declaration=lambda p: _declaration()))
-
-
-from ..precision import boundary_module  # noqa: E402  (last: wraps the names above)
-
-boundary_module(globals())

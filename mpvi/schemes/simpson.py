@@ -156,8 +156,3 @@ simpson_v1 = register(Method(
 
 __all__ = ["simpson", "simpson_v1", "check_simpson_stability", "simpson_XY", "simpson_phi",
            "StabilityError"]
-
-
-from ..precision import boundary_module  # noqa: E402  (last: wraps the names above)
-
-boundary_module(globals())

@@ -247,8 +247,3 @@ taylor = register(Method(
     reference="Jorba & Zou, Exp. Math. 14 (2005) 99-117 (Taylor series by automatic "
               "differentiation, adaptive step and order)", prepare=prepare, doc=__doc__,
     declaration=_declaration))
-
-
-from ..precision import boundary_module  # noqa: E402  (last: wraps the names above)
-
-boundary_module(globals())

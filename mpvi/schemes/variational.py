@@ -699,8 +699,3 @@ def lagrange_variational(disc):
 def prepare_rule(disc, system, h, ctx, newton=None):
     """Stepper of the Lagrange variational scheme of ``disc`` (see :func:`lagrange_variational`)."""
     return lagrange_variational(disc).prepare(system, h, ctx, newton)
-
-
-from ..precision import boundary_module  # noqa: E402  (last: wraps the names above)
-
-boundary_module(globals())
