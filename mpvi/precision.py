@@ -3,10 +3,15 @@ mpvi's public names (``with ctx.active():`` runs a block in a context).
 
 gmpy2 rounds every operation to the precision of the calling thread's gmpy2 context.
 mpvi's contexts make their own precision the thread's while they compute
-(:meth:`mpvi.context.GMPContext.activate`); every public function, method and
-constructor of mpvi is an entry point that restores the caller's gmpy2 context when it
-returns or raises, so that a call into mpvi never changes the precision of the caller's
-own arithmetic.  (mpmath's global ``mpmath.mp`` is never changed: every mpvi context
+(:meth:`mpvi.context.GMPContext.activate`); every name of mpvi's public surface (the
+names of ``mpvi``, the documented functions of its modules, the factories of
+:mod:`mpvi.systems`) is an entry point, marked where it is defined with :func:`entry` or
+:func:`entry_class`, that makes its arguments' context the thread's and restores the
+caller's gmpy2 context when it returns or raises, so that a call into mpvi never changes
+the precision of the caller's own arithmetic.  Code called from an entry point runs
+inside it; the internal modules are not wrapped (a framework running user code in a
+context uses ``with ctx.active():``, as :mod:`mpvi.repro` does for each reproduction and
+study).  (mpmath's global ``mpmath.mp`` is never changed: every mpvi context
 computes in a private mpmath context.)
 
 One call changes it on purpose: **creating a context** (``GMPContext(64)``,
