@@ -587,102 +587,129 @@ class _Chord:
         return U
 
 
-def _series_variational(spec, model, hi, memo=None):
-    """The step of a :class:`~mpvi.declarations.VariationalMethod` on jets
-    (:func:`_series_trial`)."""
-    return _series_trial(spec, model, hi, memo, galerkin=False)
+class _Trial:
+    """A trial-function declaration on jets: its slots, the known ones (the state at the
+    left end) and the unknown ones, and the trial function written at a generic node tau
+    (polynomials in tau) from the slot coefficients.  The quadrature sum_k w_k F(tau_k) is
+    the linear functional of the rule's moments (:func:`quadrature_moments`)."""
 
+    def __init__(self, spec, model):
+        self.spec, self.model = spec, model
+        basis = spec.disc.basis
+        self.moments = quadrature_moments(spec.disc.quadrature)
+        self.slots = slots = basis.slots
+        self.form = spec.state
+        self.y0 = model.p if self.form == "qp" else model.v
+        self.known = {i: (model.q if s.derivative == 0 else self.y0)
+                      for i, s in enumerate(slots)
+                      if s.tau == 0 and s.derivative <= spec.known_derivative}
+        self.unknown = [i for i in range(len(slots)) if i not in self.known]
+        self.phi = [basis.poly(i) for i in range(len(slots))]
 
-def _series_galerkin(spec, model, hi, memo=None):
-    """The step of a :class:`~mpvi.declarations.GalerkinMethod` on jets
-    (:func:`_series_trial`)."""
-    return _series_trial(spec, model, hi, memo, galerkin=True)
+    def quadrature(self, jet, alg):
+        return jet.map(lambda c: alg.integrate_moments(c, _TAU, self.moments))
 
-
-def _series_trial(spec, model, hi, memo, galerkin):
-    """The step of a trial-function method on jets: (form, [q1, y1] jets).  The trial
-    function and the integrands are written at a generic node tau (polynomials in tau),
-    and the quadrature sum_k w_k F(tau_k) is the linear functional of the rule's moments
-    (:func:`quadrature_moments`).  Two more orders inside: the velocities are differences
-    over h."""
-    hi += 2
-    n = model.n
-    basis, quad = spec.disc.basis, spec.disc.quadrature
-    moments = quadrature_moments(quad)
-    slots = basis.slots
-    form = spec.state
-    q0 = model.q
-    y0 = model.p if form == "qp" else model.v
-    known = {i: (q0 if s.derivative == 0 else y0) for i, s in enumerate(slots)
-             if s.tau == 0 and s.derivative <= spec.known_derivative}
-    unknown = [i for i in range(len(slots)) if i not in known]
-    phi = [basis.poly(i) for i in range(len(slots))]
-    tests = [sp.expand(psi(_TAU)) for psi in spec.tests] if galerkin else []
-    a_sym = sp.symbols(f"a0:{n}", cls=sp.Dummy)
-    R = [sum(sp.diff(model.P[g], model.v[d]) * a_sym[d] for d in range(n))
-         + sum(sp.diff(model.P[g], model.q[d]) * model.v[d] for d in range(n))
-         - model.G[g] for g in range(n)]
-
-    def first_guess(i):
-        """x^(d)(t_j) of the exact solution: the h^0 value of slot (tau, d) at any tau."""
-        return model.time_derivative(slots[i].derivative, form)
-
-    def quadrature(jet, alg):
-        return jet.map(lambda c: alg.integrate_moments(c, _TAU, moments))
-
-    def residual(U, alg, hi, outputs=False):
+    def path(self, U, alg, hi):
+        """(hd, val, dval, combine, env): h^d_i per slot (None for d = 0), phi_i and
+        phi_i' at tau, ``combine(coeffs, g)`` = sum_i coeffs[i] h^d_i c_ig, and the
+        system's q, v at the trial function."""
+        model, slots = self.model, self.slots
         h = Jet.step(EXACT_HI, alg)
         hinv = Jet({-1: alg.one}, EXACT_HI, alg)
-        c = {i: _jets(v, hi, alg) for i, v in known.items()}
+        c = {i: _jets(v, hi, alg) for i, v in self.known.items()}
         c.update(U)
         hd = [h ** s.derivative if s.derivative else None for s in slots]
-        val = [alg.coerce(p) for p in phi]
-        dval = [alg.coerce(sp.diff(p, _TAU)) for p in phi]
+        val = [alg.coerce(p) for p in self.phi]
+        dval = [alg.coerce(sp.diff(p, _TAU)) for p in self.phi]
 
         def scaled(i, comp):                 # h^d_i c_i
             return c[i][comp] * hd[i] if hd[i] is not None else c[i][comp]
 
         def combine(coeffs, g):
             return sum((scaled(i, g) * coeffs[i] for i in range(len(slots))), _zero(hi, alg))
-        x = [combine(val, g) for g in range(n)]
-        xd = [combine(dval, g) * hinv for g in range(n)]
-        env = dict(zip(model.q, x))
-        env.update(zip(model.v, xd))
-        if galerkin:
-            ddval = [alg.coerce(sp.diff(p, _TAU, 2)) for p in phi]
-            env.update(zip(a_sym, [combine(ddval, g) * hinv * hinv for g in range(n)]))
-            Rt = [evaluate(e, env, hi, alg) for e in R]
-            return [quadrature(Rt[g] * alg.coerce(psi), alg) for psi in tests for g in range(n)]
+        env = dict(zip(model.q, [combine(val, g) for g in range(model.n)]))
+        env.update(zip(model.v, [combine(dval, g) * hinv for g in range(model.n)]))
+        return hd, val, dval, combine, env
+
+    def solve(self, residual, hi, memo):
+        """U, the unknown slots as jets to O(h^hi), and the algebra (:func:`_chord_solve`);
+        the first guess of slot (tau, d) is x^(d)(t_j) of the exact solution."""
+        guess = {i: self.model.time_derivative(self.slots[i].derivative, self.form)
+                 for i in self.unknown}
+        scale = {i: self.slots[i].derivative for i in self.unknown}
+        return _chord_solve(residual, self.unknown, self.model.n, guess, scale, hi,
+                            self.spec.disc.name, self.model, extra=[_TAU], memo=memo)
+
+    def new_state(self, U, alg, y1=None):
+        """(form, [q1, y1] jets): the slots at tau = 1 (y1 given for a (q, p) method)."""
+        right = self.slots.index((1, 0))
+        q1 = U[right] if right in U else None
+        if y1 is None:
+            y1 = U[self.slots.index((1, 1))]
+        return self.form, list(q1) + list(y1)
+
+
+def _series_variational(spec, model, hi, memo=None):
+    """The step of a :class:`~mpvi.declarations.VariationalMethod` on jets: the equations
+    dS_d/dc_e (+ p_j) = 0 of its slots e, the quadrature at the generic node (:class:`_Trial`).
+    Two more orders inside: the velocities are differences over h."""
+    trial, n = _Trial(spec, model), model.n
+
+    def gradient(U, alg, hi):
+        """i -> dS_d/dc_i times 1/h (a common factor dropped)."""
+        hinv = Jet({-1: alg.one}, EXACT_HI, alg)
+        hd, val, dval, _, env = trial.path(U, alg, hi)
         Pt = [evaluate(e, env, hi, alg) for e in model.P]
         Gt = [evaluate(e, env, hi, alg) for e in model.G]
 
-        def dS(i):                           # dS_d / dc_i times 1/h (a common factor dropped)
+        def dS(i):
             out = []
             for g in range(n):
                 integrand = Gt[g] * val[i] + Pt[g] * dval[i] * hinv
-                acc = quadrature(integrand, alg)
+                acc = trial.quadrature(integrand, alg)
                 out.append(acc * hd[i] if hd[i] is not None else acc)
             return out
-        if outputs:
-            return dS
+        return dS
+
+    def residual(U, alg, hi):
+        hinv = Jet({-1: alg.one}, EXACT_HI, alg)
+        dS = gradient(U, alg, hi)
         rows = []
         for e, momentum in spec.equations:
             d = dS(e)
-            rows.extend([d[g] + (_jets(y0, hi, alg)[g] * hinv if momentum else 0)
+            rows.extend([d[g] + (_jets(trial.y0, hi, alg)[g] * hinv if momentum else 0)
                          for g in range(n)])
         return rows
+    U, alg = trial.solve(residual, hi + 2, memo)
+    if trial.form == "qv":
+        return trial.new_state(U, alg)
+    right = trial.slots.index((1, 0))          # p1 = dS_d/dq1 (dS above is it times 1/h)
+    return trial.new_state(U, alg, [x * Jet.step(EXACT_HI, alg)
+                                    for x in gradient(U, alg, hi + 2)(right)])
 
-    guess = {i: first_guess(i) for i in unknown}
-    scale = {i: slots[i].derivative for i in unknown}
-    U, alg = _chord_solve(residual, unknown, n, guess, scale, hi, spec.disc.name, model,
-                          extra=[_TAU], memo=memo)
-    right = slots.index((1, 0))
-    q1 = U[right] if right in U else None
-    if form == "qv":
-        y1 = U[slots.index((1, 1))]
-    else:                                    # p1 = dS_d/dq1 (dS above is it times 1/h)
-        y1 = [x * Jet.step(EXACT_HI, alg) for x in residual(U, alg, hi, outputs=True)(right)]
-    return form, list(q1) + list(y1)
+
+def _series_galerkin(spec, model, hi, memo=None):
+    """The step of a :class:`~mpvi.declarations.GalerkinMethod` on (q, v) on jets: the
+    weighted residuals of the equations of motion against its test functions, the
+    quadrature at the generic node (:class:`_Trial`).  Two more orders inside."""
+    if spec.state != "qv":
+        raise NotImplementedError(f"{spec.disc.name}: a Galerkin method on (q, p)")
+    trial, n = _Trial(spec, model), model.n
+    tests = [sp.expand(psi(_TAU)) for psi in spec.tests]
+    a_sym = sp.symbols(f"a0:{n}", cls=sp.Dummy)
+    R = [sum(sp.diff(model.P[g], model.v[d]) * a_sym[d] for d in range(n))
+         + sum(sp.diff(model.P[g], model.q[d]) * model.v[d] for d in range(n))
+         - model.G[g] for g in range(n)]
+
+    def residual(U, alg, hi):
+        hinv = Jet({-1: alg.one}, EXACT_HI, alg)
+        _, _, _, combine, env = trial.path(U, alg, hi)
+        ddval = [alg.coerce(sp.diff(p, _TAU, 2)) for p in trial.phi]
+        env.update(zip(a_sym, [combine(ddval, g) * hinv * hinv for g in range(n)]))
+        Rt = [evaluate(e, env, hi, alg) for e in R]
+        return [trial.quadrature(Rt[g] * alg.coerce(psi), alg) for psi in tests for g in range(n)]
+    U, alg = trial.solve(residual, hi + 2, memo)
+    return trial.new_state(U, alg)
 
 
 SERIES = {
