@@ -10,8 +10,10 @@ from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 
+from .context import MPContext
 from .schemes import get_method
 from .precision import entry
+from .systems.linear import LinearSystem
 
 
 @entry
@@ -203,13 +205,6 @@ def relative_energy_error(system: Any, sol: Any) -> np.ndarray:
     return np.array([abs(x - H[0]) / abs(H[0]) for x in H], dtype=sol.ctx.dtype)
 
 
-# ----- Proposition 7: the conserved quadratic form ---------------------------------------
-
-def quadratic_form_matrices(X, Y, ctx):
-    """xi = (X + Y)^-1 and zeta = (X^-1 + Y^-1)^-1 (axioms2024 Prop. 7, eq. 42)."""
-    return ctx.inv(X + Y), ctx.inv(ctx.inv(X) + ctx.inv(Y))
-
-
 # ----- symplecticity -------------------------------------------------------------------
 
 @entry
@@ -303,7 +298,6 @@ def one_step_jacobian(scheme: Any, make_system: Callable, h: Any, q: Sequence, p
     ValueError
         For the float64 context (it cannot raise its precision).
     """
-    from .context import MPContext
     if not ctx.is_mp:
         raise ValueError("one_step_jacobian differentiates at a higher precision: it needs an mp context")
     hi = MPContext(2 * ctx.dps + 10)
@@ -406,7 +400,6 @@ def stability_scan(scheme: Any, omega_h: Iterable, ctx: Any, **options: Any) -> 
         ``stable`` means rho <= 1 + sqrt(eps) and distinct eigenvalues (a double
         eigenvalue on the unit circle is a Jordan block: linear growth).
     """
-    from .systems.linear import LinearSystem
     osc = LinearSystem([[1]], [[1]], ctx, name="scalar oscillator")
     tol = ctx.sqrt(ctx.eps)
     rows = []

@@ -48,6 +48,7 @@ from typing import TYPE_CHECKING, Any, Callable, NamedTuple
 
 import numpy as np
 
+from ._version import __version__
 from .io import DIGEST_PREFIX, content_digest, parse_json, read_regular
 from .problem import dump_numbers, load_numbers
 from .precision import entry, entry_class
@@ -500,7 +501,6 @@ class Solution:
         d = ctx.dump
         S = self.system
         rec = {"format": FORMAT, "version": FORMAT_VERSION}
-        from . import __version__
         rec["mpvi_version"] = __version__
         rec["context"] = {"kind": _context_kind(ctx), "dps": ctx.dps}
         if S is not None:

@@ -26,6 +26,7 @@ from typing import Any
 
 import sympy as sp
 
+from .declarations import GalerkinMethod
 from .quadrature import _TAU
 from .precision import entry
 
@@ -61,7 +62,7 @@ def oscillator_map(spec: Any, h: Any = DT, omega: Any = OMEGA) -> sp.Matrix:
     Parameters
     ----------
     spec : VariationalMethod or GalerkinMethod
-        The method's declaration (:mod:`mpvi.schemes.variational`), e.g.
+        The method's declaration (:mod:`mpvi.declarations`), e.g.
         ``mpvi.schemes.hermite.galerkin_spec(2)``.
     h : sympy expression, default Delta_t
         The step (a positive symbol, or a value).
@@ -79,7 +80,6 @@ def oscillator_map(spec: Any, h: Any = DT, omega: Any = OMEGA) -> sp.Matrix:
     ArithmeticError
         Step equations without a unique solution.
     """
-    from .schemes.variational import GalerkinMethod
     basis, quad = spec.disc.basis, spec.disc.quadrature
     slots = basis.slots
     c = sp.symbols(f"c0:{len(slots)}")

@@ -122,12 +122,15 @@ class Method:
         Whether it also integrates first-order systems.
     declaration : callable, optional
         ``declaration(params)``: the method as data for the derivation of its modified
-        equation (:mod:`mpvi.modified`): a trial-function method
-        (:class:`~mpvi.schemes.variational.VariationalMethod`,
-        :class:`~mpvi.schemes.variational.GalerkinMethod`), a
-        :class:`~mpvi.modified.ButcherTableau`, a :class:`~mpvi.modified.StepFunction`, a
-        :class:`~mpvi.modified.ParabolicPath`, a :class:`~mpvi.modified.NewmarkScheme` or
-        a :class:`~mpvi.modified.TaylorSeries`; None where the method declares none.
+        equation (:mod:`mpvi.modified`), one of the types of :mod:`mpvi.declarations`: a
+        trial-function method (:class:`~mpvi.declarations.VariationalMethod`,
+        :class:`~mpvi.declarations.GalerkinMethod`), a
+        :class:`~mpvi.declarations.ButcherTableau`, a
+        :class:`~mpvi.declarations.StepFunction`, a :class:`~mpvi.declarations.ParabolicPath`,
+        a :class:`~mpvi.declarations.ParabolicAction`, a
+        :class:`~mpvi.declarations.NewmarkScheme` or a
+        :class:`~mpvi.declarations.TaylorSeries` (:class:`~mpvi.declarations.LinearOnly`
+        around one for linear systems only); None where the method declares none.
 
     Raises
     ------
@@ -422,3 +425,10 @@ def prop1_matrices(X, Y, ctx):
     A = np.block([[eye, -X], [eye, Y]])
     B = np.block([[-eye, -X], [eye, -Y]])
     return A, B
+
+
+def quadratic_form_matrices(X, Y, ctx):
+    """xi = (X + Y)^-1 and zeta = (X^-1 + Y^-1)^-1 of the quadratic form conserved by the
+    map of :func:`prop1_matrices` (axioms2024 Prop. 7, eq. 42)."""
+    return ctx.inv(X + Y), ctx.inv(ctx.inv(X) + ctx.inv(Y))
+

@@ -8,6 +8,7 @@ levels and h such that its error is below 1e-50 (checked by halving h in the tes
 the reproductions).  Dense output: one GBS step of size theta h from the node (order
 2 levels, the method's own).
 """
+from ..declarations import EXACT, StepFunction
 from ..ode import gbs_step
 from .base import Method, check_count, check_step, register
 from .rk4 import explicit_stepper
@@ -29,7 +30,6 @@ def prepare(system, h, ctx, check_stability=True, levels=16):
 
 def _declaration(params):
     """GBS's own step code on (q, p) with exact rationals, for mpvi.modified."""
-    from ..modified import EXACT, StepFunction
     levels = params["levels"]
     return StepFunction(lambda f, t, y, h: gbs_step(f, t, y, h, levels, EXACT), form="qp")
 

@@ -48,9 +48,10 @@ from functools import lru_cache
 
 import sympy as sp
 
+from ..declarations import Discretization, GalerkinMethod, VariationalMethod
 from ..quadrature import gauss_legendre, hermite_basis
 from .base import Method, check_count, register
-from .variational import Discretization, GalerkinMethod, VariationalMethod
+from .variational import prepare_spec
 
 
 MAX_N = 8
@@ -109,7 +110,7 @@ def _prepare(spec):
         points per step (default 4n); ``newton``: options for :func:`mpvi.newton.solve`;
         ``check_stability`` is accepted for a uniform interface (no a-priori bound)."""
         _check_n(hermite_n)
-        return spec(hermite_n, _check_nodes(nodes, hermite_n)).prepare(system, h, ctx, newton)
+        return prepare_spec(spec(hermite_n, _check_nodes(nodes, hermite_n)), system, h, ctx, newton)
     return prepare
 
 

@@ -16,6 +16,7 @@ step); it is written here independently, in stage form, to make that check meani
 import numpy as np
 import sympy as sp
 
+from ..declarations import ButcherTableau
 from ..newton import check_options, solve_info
 from .base import Method, StepResult, check_step, register
 
@@ -56,7 +57,6 @@ def prepare(system, h, ctx, newton=None, check_stability=True):
 
 def _declaration(params):
     """The one-stage Gauss tableau (a = 1/2, b = 1) on (x, v), for mpvi.modified."""
-    from ..modified import ButcherTableau
     return ButcherTableau(a=((sp.Rational(1, 2),),), b=(1,), form="qv")
 
 

@@ -59,6 +59,7 @@ import sympy as sp
 
 from .. import kernels
 from ..codegen import compile_exprs
+from ..declarations import ParabolicAction, ParabolicPath
 from ..expressions import as_expression
 from ..mechanics import TIME
 from ..newton import check_options, solve_info
@@ -222,7 +223,6 @@ def _g_order(p):
 def _g_declaration(params):
     """The g-family solved exactly, for mpvi.modified (the finite iteration (80) is
     another map, not declared)."""
-    from ..modified import ParabolicPath
     if params["solver"] == "iterate":
         raise NotImplementedError("mutze with solver='iterate' (the finite iteration (80)) "
                                   "has no declaration for modified equations; the exact "
@@ -443,7 +443,6 @@ def prepare_action(kind):
 def _action_declaration(kind):
     def declaration(params):
         """The small step equation with its Gauss-Legendre rule, for mpvi.modified."""
-        from ..modified import ParabolicAction
         nodes = params["nodes"]
         nodes = check_count(nodes, "nodes", 1, 64, "each node adds the system's derivatives "
                             "to the step's kernel")

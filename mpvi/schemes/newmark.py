@@ -16,6 +16,7 @@ for a linear system).
 """
 from fractions import Fraction
 
+from ..declarations import LinearOnly, NewmarkScheme
 from .base import Method, check_step, pq_block_stepper, prop1_matrices, register, require_linear
 
 
@@ -37,7 +38,6 @@ def prepare(system, h, ctx, check_stability=True):
 
 def _declaration(params):
     """beta = 1/4, gamma = 1/2 on (q, p = M v), linear systems only, for mpvi.modified."""
-    from ..modified import LinearOnly, NewmarkScheme
     return LinearOnly(NewmarkScheme(Fraction(1, 4), Fraction(1, 2), form="qp"))
 
 

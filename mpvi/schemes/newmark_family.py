@@ -23,6 +23,7 @@ import numpy as np
 import sympy as sp
 
 from ..context import PrecisionError
+from ..declarations import NewmarkScheme
 from ..newton import check_options, solve_info
 from .base import Method, StepResult, check_step, register
 
@@ -82,7 +83,6 @@ def _stability_bound(p):
 
 def _declaration(params):
     """The family on (q, v), for mpvi.modified."""
-    from ..modified import NewmarkScheme
     beta, gamma = _params(params)
     return NewmarkScheme(sp.Rational(beta), sp.Rational(gamma))
 

@@ -13,6 +13,7 @@ the mutze reproductions report both (reproductions/ERRATA.md).
 import numpy as np
 import sympy as sp
 
+from ..declarations import ButcherTableau
 from .base import Method, StepResult, check_step, register
 
 VARIANTS = ("midpoint", "heun")
@@ -60,7 +61,6 @@ def _first_order(system, h, ctx, variant):
 
 def _declaration(params):
     """The tableau of the variant on (x, v), for mpvi.modified."""
-    from ..modified import ButcherTableau
     half = sp.Rational(1, 2)
     if params["variant"] == "heun":
         return ButcherTableau(a=((0, 0), (1, 0)), b=(half, half), form="qv")

@@ -13,6 +13,7 @@ Dense output: cubic Hermite interpolation of (q, v) (order 4, as the method).
 import numpy as np
 import sympy as sp
 
+from ..declarations import StepFunction
 from ..kernels import explicit_steps
 from ..ode import field_with_factors, hamiltonian_field, rk4_step
 from ..singular import SingularityCrossed, singularities
@@ -76,7 +77,6 @@ def prepare(system, h, ctx, check_stability=True):
 
 def _declaration():
     """RK4's own step code on (q, p), for mpvi.modified."""
-    from ..modified import StepFunction
     return StepFunction(rk4_step, form="qp")
 
 

@@ -33,8 +33,9 @@ omega_max h >= 2 sqrt 2, unless ``check_stability=False``.
 import numpy as np
 import sympy as sp
 
+from ..declarations import LinearOnly
 from .base import (Method, StabilityError, StepResult, check_step, pq_block_stepper, prop1_matrices,
-                   register, require_linear)
+                   quadratic_form_matrices, register, require_linear)
 from .variational import SIMPSON, lagrange_variational, prepare_rule
 
 
@@ -96,7 +97,6 @@ def simpson_phi(system, h, ctx):
     Simpson's scheme on a linear system (axioms2024 Prop. 7 with X_s, Y_s of eq. 31; Sec.
     6.3).  Returns a function ``phi(q, p)``.  Note xi_s ~ (h/2) M^-1, so phi ~ (h/2) H:
     (2/h) phi -> H as h -> 0."""
-    from ..analysis import quadratic_form_matrices
     xi, zeta = quadratic_form_matrices(*simpson_XY(system, ctx.num(h), ctx), ctx)
 
     def phi(q, p):
@@ -144,7 +144,6 @@ simpson = register(Method(
 def _v1_declaration(params):
     """Variant 1 gives the nodes of variant 2 (the same discrete Euler-Lagrange equations,
     solved for the midpoint too), on linear systems only, for mpvi.modified."""
-    from ..modified import LinearOnly
     return LinearOnly(lagrange_variational(SIMPSON))
 
 

@@ -30,9 +30,10 @@ Dense output and events: the Taylor polynomial of the substep holding the time.
 """
 import numpy as np
 
+from ..declarations import TaylorSeries
 from ..kernels import hamiltonian_field, taylor_steps
 from ..singular import SingularityCrossed, singularities
-from ..taylor import jorba_zou_order, step_factor, substep_limit
+from ..taylor import TaylorEvaluator, jorba_zou_order, step_factor, substep_limit
 from .base import Method, StepResult, check_count, check_step, register
 
 FIXED_DEGREE = 32
@@ -214,7 +215,6 @@ class Substeps:
         tuple of numpy.ndarray
             Positions and velocities.
         """
-        from ..taylor import TaylorEvaluator
         ctx = self._ctx
         ctx.activate()
         s = self.t + theta * self.h
@@ -235,7 +235,6 @@ class Substeps:
 
 def _declaration(params):
     """The Taylor polynomial of the exact flow, for mpvi.modified."""
-    from ..modified import TaylorSeries
     return TaylorSeries(FIXED_DEGREE if params["degree"] is None else params["degree"],
                         form="qp")
 
