@@ -595,7 +595,7 @@ class _Run:
         need_segment, velocity_state = bool(evs) or bool(times), self.state == "qv"
         every_node, keep_dense, stride = self.every_node, self.keep_dense, self.stride
         every_k = self.saves_nodes and not every_node
-        record, save = self.stats.record, self._save
+        record, save, T, Q, Y = self.stats.record, self._save, self.T, self.Q, self.Y
         q, y, t, carry, v_prev, j_done, stopped = self.q0, self.y0, t0, None, None, 0, None
         try:
             for j in range(steps):
@@ -626,8 +626,10 @@ class _Run:
                 if times:
                     self._save_requested(t_next, segment, inclusive=True)
                 node_saved = every_node or (every_k and ((j + 1) % stride == 0 or j + 1 == steps))
-                if node_saved:
-                    save(t_next, q1, y1)
+                if node_saved:                     # self._save, inline: every step
+                    T.append(t_next)
+                    Q.append(q1)
+                    Y.append(y1)
                 if every_node:
                     if r.internal is not None:
                         self.internal.append(r.internal)
