@@ -4,6 +4,14 @@ One loop for every method (variational, Galerkin, Mutze, Newmark, Runge-Kutta, G
 for first-order systems.  It keeps O(saved points) in memory, never O(steps): the state
 of the current step, the saved points, O(1) Newton statistics and the events found.
 
+It reads as its steps: :func:`_plan` checks every argument before the first step (the
+step count, ``h`` -- validated here, once --, the method's options, the resolution at
+the initial state, ``saveat`` and the memory it needs, the events and callbacks); a
+private ``_Run`` prepares the stepper and takes the steps -- each step with its guards
+(``_check``), the saved nodes and requested times (``_save_requested``), the events
+(``_events``: detection and location on the step's dense output) -- and builds the
+:class:`mpvi.Solution` (``_finish``), also the partial one an error carries.
+
 Along the run it checks, and names step and time when something fails:
 
 * the step's result is finite (``IntegrationError``, with what is not finite where);
