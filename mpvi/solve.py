@@ -674,8 +674,8 @@ class _Run:
         """The checks after a step (module doc): a finite state, no divergence, a regular
         system, the singular factors' signs; v1 as the regularity check computed it."""
         m, system, ctx = self.method, self.system, self.ctx
-        y_finite = y1 is None or all(map(ctx.isfinite, y1))
-        if not (all(map(ctx.isfinite, q1)) and y_finite):
+        isfinite = ctx.isfinite
+        if not (all(map(isfinite, q1)) and (y1 is None or all(map(isfinite, y1)))):
             cause = "" if system.first_order else _cause(system, t_next, q1, None)
             raise IntegrationError(
                 f"{m.name}: step {j} at t = {_t(t)} produced a non-finite state "
