@@ -52,6 +52,7 @@ from ._version import __version__
 from .io import DIGEST_PREFIX, content_digest, parse_json, read_regular
 from .problem import dump_numbers, load_numbers
 from .precision import entry, entry_class
+from .schemes.base import State
 
 if TYPE_CHECKING:                       # annotations only: importing mpvi loads no pandas
     import pandas
@@ -104,24 +105,6 @@ class EventRecord(NamedTuple):
     p: Any
     v: Any
     direction: int
-
-
-class State(NamedTuple):
-    """A state at one time (what ``sol(t)`` returns).
-
-    Parameters
-    ----------
-    q : numpy.ndarray
-        Positions (the state y for a first-order system).
-    p : numpy.ndarray or None
-        Momenta (None for a first-order system).
-    v : numpy.ndarray
-        Velocities (y' for a first-order system).
-    """
-
-    q: Any
-    p: Any
-    v: Any
 
 
 def _jsonable(value):
@@ -857,8 +840,19 @@ class _Reader:
                 self.malformed("digest", f"should be {DIGEST_PREFIX}<64 hex digits>, not "
                                          f"{_short(d)}")
         self.text(rec["mpvi_version"], "mpvi_version", limit=100)
-        # the system: its coordinates give the number of degrees of freedom
-        S = rec["system"]
+        kind = self.system_fields(rec["system"])
+        state = self.method_fields(rec, kind)
+        self.run_fields(rec, state)
+        self.problem(rec["problem"], kind)
+        self.internal(rec["internal"], rec["steps"], rec["saveat"])
+        self.dense(rec["dense"], rec["steps"], rec["saveat"], state)
+        self.stats(rec["stats"])
+        self.events(rec["events"], state)
+        self.text(rec["stopped"], "stopped", none=True, limit=10_000)
+
+    def system_fields(self, S):
+        """The system: its coordinates give the number of degrees of freedom; its kind."""
+        need = self.need
         kind = need(S, "kind", "system")
         if kind not in ("mechanical", "first_order"):
             self.malformed("system.kind", f"should be mechanical or first_order, not "
@@ -885,7 +879,10 @@ class _Reader:
                 self.malformed("system.parameters", f"should be an object, not {_short(par)}")
             for k, x in par.items():
                 self.number(x, f"system.parameters[{k!r}]")
-        # the method and its state
+        return kind
+
+    def method_fields(self, rec, kind):
+        """The method, its state (returned) and its parameters."""
         from .schemes import get_method
         method = self.text(rec["method"], "method", limit=100)
         try:
@@ -912,7 +909,10 @@ class _Reader:
                 if not isinstance(x, (int, str)) or not _FRACTION.fullmatch(str(x)) or \
                         str(x).endswith("/0") or re.search(r"/0+$", str(x)):
                     self.malformed(f"params[{k!r}]", f"should be a fraction p/q, not {_short(x)}")
-        # the run
+        return state
+
+    def run_fields(self, rec, state):
+        """The step, the step counts, the saved times and points."""
         self.number(rec["h"], "h")
         self.number(rec["t0"], "t0")
         steps_planned = self.integer(rec["steps_planned"], "steps_planned", 0, 10 ** 15)
@@ -933,13 +933,7 @@ class _Reader:
                                 f"steps makes")
         self.vector(t, "t", n)
         for key in ("q",) if state == "y" else ("q", "p", "v"):
-            self.matrix(rec[key], key, n, dof)
-        self.problem(rec["problem"], kind)
-        self.internal(rec["internal"], steps, saveat)
-        self.dense(rec["dense"], steps, saveat, state)
-        self.stats(rec["stats"])
-        self.events(rec["events"], state)
-        self.text(rec["stopped"], "stopped", none=True, limit=10_000)
+            self.matrix(rec[key], key, n, self.dof)
 
     def problem(self, P, kind):
         if P is None:

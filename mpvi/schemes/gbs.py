@@ -10,15 +10,14 @@ the reproductions).  Dense output: one GBS step of size theta h from the node (o
 """
 from ..declarations import EXACT, StepFunction
 from ..ode import gbs_step
-from .base import Method, check_count, check_step, register
+from .base import Method, check_count, register
 from .rk4 import explicit_stepper
 
 
-def prepare(system, h, ctx, check_stability=True, levels=16):
+def prepare(system, h, ctx, levels=16):
     """Prepare a Gragg-Bulirsch-Stoer step of order 2 levels (Hairer, Norsett & Wanner, Sec. II.9).
 
     ``levels``: extrapolation levels (order 2 levels)."""
-    h = check_step(h, ctx)
     levels = check_count(levels, "levels", 1, 64, "a step costs 1 + levels^2 field evaluations, "
                          "and rounding grows with the extrapolation's Lebesgue constant (2.3e10 "
                          "at 32 levels): beyond 64 nothing is gained at any precision")

@@ -103,12 +103,12 @@ def galerkin_spec(n=2, nodes=None):
 
 
 def _prepare(spec):
-    def prepare(system, h, ctx, hermite_n=2, nodes=None, newton=None, check_stability=True):
+    def prepare(system, h, ctx, hermite_n=2, nodes=None, newton=None):
         """Prepare a Hermite variational or Galerkin step (hermite Sec. 3, eqs. (17)-(26); (27)-(31) for n >= 3).
 
         ``hermite_n``: the paper's n (degree 2n - 1, n >= 2); ``nodes``: Gauss-Legendre
-        points per step (default 4n); ``newton``: options for :func:`mpvi.newton.solve`;
-        ``check_stability`` is accepted for a uniform interface (no a-priori bound)."""
+        points per step (default 4n); ``newton``: options for :func:`mpvi.newton.solve`
+        (no a-priori stability bound)."""
         _check_n(hermite_n)
         return prepare_spec(spec(hermite_n, _check_nodes(nodes, hermite_n)), system, h, ctx, newton)
     return prepare

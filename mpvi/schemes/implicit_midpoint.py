@@ -18,15 +18,13 @@ import sympy as sp
 
 from ..declarations import ButcherTableau
 from ..newton import check_options, solve_info
-from .base import Method, StepResult, check_step, register
+from .base import Method, StepResult, register
 
 
-def prepare(system, h, ctx, newton=None, check_stability=True):
+def prepare(system, h, ctx, newton=None):
     """Prepare an implicit midpoint step on (x, v)' = (v, A) (mutze eqs. (83), (85)).
 
-    ``newton``: options of :func:`mpvi.newton.solve`; ``check_stability`` is accepted
-    for a uniform interface (the rule is A-stable)."""
-    h = check_step(h, ctx)
+    ``newton``: options of :func:`mpvi.newton.solve` (the rule is A-stable)."""
     half = h / 2
     newton = check_options(newton, ctx)
     n = system.dof

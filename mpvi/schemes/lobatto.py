@@ -21,11 +21,11 @@ from .base import Method, register
 from .variational import lagrange_variational, lobatto as lobatto_discretization, prepare_rule
 
 
-def prepare(system, h, ctx, points=4, newton=None, check_stability=True):
+def prepare(system, h, ctx, points=4, newton=None):
     """Prepare a Lobatto variational step (Marsden & West 2001, Sec. 2.6; not in the four papers).
 
     ``points``: number of Lobatto points s >= 2 (order 2 s - 2); ``newton``: options
-    for :func:`mpvi.newton.solve`; ``check_stability`` is accepted for a uniform interface."""
+    for :func:`mpvi.newton.solve`."""
     return prepare_rule(lobatto_discretization(points), system, h, ctx, newton)
 
 

@@ -17,7 +17,7 @@ for a linear system).
 from fractions import Fraction
 
 from ..declarations import LinearOnly, NewmarkScheme
-from .base import Method, check_step, pq_block_stepper, prop1_matrices, register, require_linear
+from .base import Method, pq_block_stepper, prop1_matrices, register, require_linear
 
 
 def newmark_XY(system, h):
@@ -25,12 +25,11 @@ def newmark_XY(system, h):
     return 2 * system.M / h, h * system.K / 2
 
 
-def prepare(system, h, ctx, check_stability=True):
+def prepare(system, h, ctx):
     """Prepare a step of Newmark's variational scheme for M q'' + K q = 0 (axioms2024 eqs. (10)-(12)).
 
-    ``check_stability`` is accepted for a uniform interface; there is no bound to check."""
+    There is no stability bound to check."""
     require_linear(system, "newmark")
-    h = check_step(h, ctx)
     X, Y = newmark_XY(system, h)
     A, B = prop1_matrices(X, Y, ctx)
     return pq_block_stepper(ctx.solve(A, B), system.dof)
@@ -44,4 +43,5 @@ def _declaration(params):
 newmark = register(Method(
     name="newmark", label="Newmark", state="qp", order=2, symplectic=True, implicit=True,
     reference="axioms2024 eqs. (10)-(12)", prepare=prepare, doc=__doc__,
-    declaration=_declaration))
+    declaration=_declaration, takes_newton_options=False))
+

@@ -25,7 +25,7 @@ import sympy as sp
 from ..context import PrecisionError
 from ..declarations import NewmarkScheme
 from ..newton import check_options, solve_info
-from .base import Method, StepResult, check_step, register
+from .base import Method, StepResult, register
 
 
 def _exact(x, name):
@@ -40,13 +40,11 @@ def _exact(x, name):
                          f"got {x!r}") from None
 
 
-def prepare(system, h, ctx, beta=Fraction(1, 4), gamma=Fraction(1, 2), newton=None,
-            check_stability=True):
+def prepare(system, h, ctx, beta=Fraction(1, 4), gamma=Fraction(1, 2), newton=None):
     """Prepare a step of Newmark's (beta, gamma) family (Newmark 1959; axioms2024 eqs. (10)-(12) at 1/4, 1/2).
 
     ``beta``, ``gamma``: exact numbers (strings or Fractions); ``newton``: options for
-    :func:`mpvi.newton.solve`; ``check_stability`` is accepted for a uniform interface."""
-    h = check_step(h, ctx)
+    :func:`mpvi.newton.solve`."""
     newton = check_options(newton, ctx)
     b, g = ctx.num(_exact(beta, "beta")), ctx.num(_exact(gamma, "gamma"))
     bh2, gh = b * h * h, g * h

@@ -14,16 +14,15 @@ import numpy as np
 import sympy as sp
 
 from ..declarations import ButcherTableau
-from .base import Method, StepResult, check_step, register
+from .base import Method, StepResult, register
 
 VARIANTS = ("midpoint", "heun")
 
 
-def prepare(system, h, ctx, variant="midpoint", check_stability=True):
+def prepare(system, h, ctx, variant="midpoint"):
     """Prepare an explicit second-order Runge-Kutta step (mutze Sec. 7, eqs. (81)-(82)).
 
-    ``check_stability`` is accepted for a uniform interface (no a-priori bound)."""
-    h = check_step(h, ctx)
+    No a-priori stability bound."""
     if variant not in VARIANTS:
         raise ValueError(f"rk2: unknown variant {variant!r}; use one of {', '.join(VARIANTS)}")
     half = h / 2

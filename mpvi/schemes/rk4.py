@@ -17,7 +17,7 @@ from ..declarations import StepFunction
 from ..kernels import explicit_steps
 from ..ode import field_with_factors, hamiltonian_field, rk4_step
 from ..singular import SingularityCrossed, singularities
-from .base import Method, StepResult, check_step, register
+from .base import Method, StepResult, register
 
 
 def explicit_stepper(system, ctx, one_step, compiled=None):
@@ -66,11 +66,10 @@ def explicit_stepper(system, ctx, one_step, compiled=None):
     return stepper
 
 
-def prepare(system, h, ctx, check_stability=True):
+def prepare(system, h, ctx):
     """Prepare a classical RK4 step on (q, p) (axioms2024 Sec. 6; top2025 Secs. 3-4).
 
-    ``check_stability`` is checked by :func:`mpvi.solve` (omega h <= 2 sqrt 2)."""
-    h = check_step(h, ctx)
+    Its stability bound (omega h < 2 sqrt 2) is checked by :func:`mpvi.solve`."""
     return explicit_stepper(system, ctx, lambda f, t, y: rk4_step(f, t, y, h),
                             lambda steps, t, y, signs: steps[0](t, y, h, signs))
 

@@ -34,7 +34,7 @@ from ..declarations import TaylorSeries
 from ..kernels import hamiltonian_field, taylor_steps
 from ..singular import SingularityCrossed, singularities
 from ..taylor import TaylorEvaluator, jorba_zou_order, step_factor, substep_limit
-from .base import Method, StepResult, check_count, check_step, register
+from .base import Method, StepResult, check_count, register
 
 FIXED_DEGREE = 32
 """The degree of a fixed step (``tol=None``) when ``degree`` is not given."""
@@ -77,7 +77,7 @@ def tolerance(tol, ctx):
     return value
 
 
-def prepare(system, h, ctx, check_stability=True, degree=None, tol="eps"):
+def prepare(system, h, ctx, degree=None, tol="eps"):
     """Prepare Taylor steps on a mechanical system (Jorba & Zou 2005).
 
     ``tol``: the tolerance of the adaptive substeps ("eps": the context's eps; None: one
@@ -85,7 +85,6 @@ def prepare(system, h, ctx, check_stability=True, degree=None, tol="eps"):
     the Taylor polynomials (named so that it does not collide with the ``order`` of
     :func:`mpvi.modified_equation`); with a tolerance and no degree, Jorba & Zou's
     ceil(-ln(tol)/2 + 1)."""
-    h = check_step(h, ctx)
     why = "a step costs about degree^2 products of series coefficients (1000: a few seconds)"
     if tol is None:
         factor = None

@@ -56,7 +56,7 @@ from ..dense import TrialBasis
 from ..newton import check_options, solve_info
 from ..singular import singularities
 from ..quadrature import gauss_legendre, gauss_lobatto, is_zero, lagrange_basis, to_context
-from .base import StepResult, check_count, check_step
+from .base import StepResult, check_count
 
 
 def lagrange_discretization(name, points, quadrature):
@@ -230,7 +230,7 @@ class _TrialStepper:
 
     def __init__(self, method, system, h, ctx, newton):
         self.method, self.system, self.ctx = method, system, ctx
-        self.h = check_step(h, ctx)
+        self.h = h
         self.newton = check_options(newton, ctx)
         slots = method.disc.basis.slots
         self.slots = slots
