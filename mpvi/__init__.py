@@ -17,6 +17,7 @@ The public surface: number contexts (:class:`GMPContext` -- fast, MPFR --,
 (:func:`modified_equation`, :func:`modified_hamiltonian`) and the errors.  Importing mpvi
 loads neither matplotlib, pandas nor the reproduction framework (:mod:`mpvi.repro`).
 """
+from ._version import __version__
 from .analysis import (central_differences, energy, error_norms, fit_order, matrix_defect,
                        node_errors, one_step_jacobian, one_step_matrix, relative_energy_error,
                        stability_scan, sup_errors, symplecticity_defect)
@@ -35,8 +36,6 @@ from .solution import Solution, SolutionFileError, State, load_solution
 from .solution import EventRecord
 from .solve import Event, IntegrationError, Progress, StorageError, solve
 from .systems.linear import LinearSystem
-
-__version__ = "0.2.0"
 
 __all__ = [
     # contexts

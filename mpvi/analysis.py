@@ -10,9 +10,13 @@ from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 
+from .context import MPContext
 from .schemes import get_method
+from .precision import entry
+from .systems.linear import LinearSystem
 
 
+@entry
 def node_errors(ctx: Any, values: Sequence, reference: Sequence) -> np.ndarray:
     """Compute the Euclidean norm of ``values[j] - reference[j]`` for every row j.
 
@@ -33,6 +37,7 @@ def node_errors(ctx: Any, values: Sequence, reference: Sequence) -> np.ndarray:
     return np.array([ctx.norm2(v - r) for v, r in zip(values, reference)], dtype=ctx.dtype)
 
 
+@entry
 def error_norms(sol: Any, exact: Callable | None = None) -> dict:
     """Compute the largest Euclidean error over the saved points of a solution.
 
@@ -69,6 +74,7 @@ def _largest(ctx, values):
     return max(values)
 
 
+@entry
 def sup_errors(sol: Any, q_ref: Sequence, p_ref: Sequence) -> dict:
     """Compute the largest Euclidean errors against reference values at the saved points.
 
@@ -94,6 +100,7 @@ def sup_errors(sol: Any, q_ref: Sequence, p_ref: Sequence) -> dict:
             "p": _largest(ctx, node_errors(ctx, sol.p, p_ref))}
 
 
+@entry
 def fit_order(ctx: Any, hs: Sequence, errors: Sequence) -> Any:
     """Fit the convergence order: the least-squares slope of log(error) against ``log|h|``.
 
@@ -127,6 +134,7 @@ def fit_order(ctx: Any, hs: Sequence, errors: Sequence) -> Any:
     return ctx.fsum((a - xm) * (b - ym) for a, b in zip(x, y)) / ctx.fsum((a - xm) ** 2 for a in x)
 
 
+@entry
 def central_differences(f: Callable, x: Sequence, ctx: Any, delta: Any) -> np.ndarray:
     """Differentiate an array-valued function by central differences.
 
@@ -158,6 +166,7 @@ def central_differences(f: Callable, x: Sequence, ctx: Any, delta: Any) -> np.nd
     return np.array(out, dtype=object)
 
 
+@entry
 def energy(system: Any, sol: Any) -> np.ndarray:
     """Compute the energy H(q_j, p_j) at every saved point.
 
@@ -176,6 +185,7 @@ def energy(system: Any, sol: Any) -> np.ndarray:
     return np.array([system.energy(q, p) for q, p in zip(sol.q, sol.p)], dtype=sol.ctx.dtype)
 
 
+@entry
 def relative_energy_error(system: Any, sol: Any) -> np.ndarray:
     """Compute the relative energy error ``|H_j - H_0| / |H_0|`` at every saved point.
 
@@ -195,15 +205,9 @@ def relative_energy_error(system: Any, sol: Any) -> np.ndarray:
     return np.array([abs(x - H[0]) / abs(H[0]) for x in H], dtype=sol.ctx.dtype)
 
 
-# ----- Proposition 7: the conserved quadratic form ---------------------------------------
-
-def quadratic_form_matrices(X, Y, ctx):
-    """xi = (X + Y)^-1 and zeta = (X^-1 + Y^-1)^-1 (axioms2024 Prop. 7, eq. 42)."""
-    return ctx.inv(X + Y), ctx.inv(ctx.inv(X) + ctx.inv(Y))
-
-
 # ----- symplecticity -------------------------------------------------------------------
 
+@entry
 def one_step_matrix(scheme: Any, system: Any, h: Any, ctx: Any, **options: Any) -> np.ndarray:
     """Compute the 2n x 2n matrix Phi of a method's one-step map on a linear system.
 
@@ -221,7 +225,8 @@ def one_step_matrix(scheme: Any, system: Any, h: Any, ctx: Any, **options: Any) 
     ctx : Context
         The number context.
     **options
-        The method's parameters (and ``check_stability``).
+        The method's parameters (and ``check_stability`` for a method that checks a
+        bound of its own, :attr:`mpvi.Method.checks_stability`).
 
     Returns
     -------
@@ -254,6 +259,7 @@ def step_pq(method, stepper, system, t, h, q, p):
     return system.momentum(r.q, r.y, t + h), r.q
 
 
+@entry
 def one_step_jacobian(scheme: Any, make_system: Callable, h: Any, q: Sequence, p: Sequence,
                       ctx: Any, t: Any = 0, **options: Any) -> np.ndarray:
     """Compute the Jacobian d(p_1, q_1)/d(p_0, q_0) of one step of a method.
@@ -293,7 +299,6 @@ def one_step_jacobian(scheme: Any, make_system: Callable, h: Any, q: Sequence, p
     ValueError
         For the float64 context (it cannot raise its precision).
     """
-    from .context import MPContext
     if not ctx.is_mp:
         raise ValueError("one_step_jacobian differentiates at a higher precision: it needs an mp context")
     hi = MPContext(2 * ctx.dps + 10)
@@ -320,6 +325,7 @@ def canonical_J(n, ctx):
     return np.block([[zero, -eye], [eye, zero]])
 
 
+@entry
 def symplecticity_defect(scheme: Any, system: Any, h: Any, ctx: Any, **options: Any) -> Any:
     """Compute the symplecticity defect ``||Phi^T J Phi - J||_F`` of a one-step matrix.
 
@@ -347,6 +353,7 @@ def symplecticity_defect(scheme: Any, system: Any, h: Any, ctx: Any, **options: 
     return matrix_defect(one_step_matrix(scheme, system, h, ctx, **options), ctx)
 
 
+@entry
 def matrix_defect(phi: np.ndarray, ctx: Any) -> Any:
     """Compute ``||Phi^T J Phi - J||_F`` of a 2n x 2n Jacobian on (p, q).
 
@@ -370,11 +377,13 @@ def matrix_defect(phi: np.ndarray, ctx: Any) -> Any:
 
 # ----- linear stability ---------------------------------------------------------------
 
+@entry
 def stability_scan(scheme: Any, omega_h: Iterable, ctx: Any, **options: Any) -> list:
     """Scan the spectral radius of a method's one-step matrix on the scalar oscillator.
 
     q'' + q = 0 (M = 1, K = 1, so h = omega h), for each value of omega h.  The steps are
-    prepared with ``check_stability=False``: Simpson's proven bound is not enforced here.
+    prepared with ``check_stability=False`` where the method checks a bound of its own:
+    Simpson's proven bound is not enforced here.
 
     Parameters
     ----------
@@ -393,20 +402,16 @@ def stability_scan(scheme: Any, omega_h: Iterable, ctx: Any, **options: Any) -> 
         ``stable`` means rho <= 1 + sqrt(eps) and distinct eigenvalues (a double
         eigenvalue on the unit circle is a Jordan block: linear growth).
     """
-    from .systems.linear import LinearSystem
     osc = LinearSystem([[1]], [[1]], ctx, name="scalar oscillator")
     tol = ctx.sqrt(ctx.eps)
+    if get_method(scheme).checks_stability:
+        options = {**options, "check_stability": False}
     rows = []
     for wh in omega_h:
         wh = ctx.num(wh)
-        phi = one_step_matrix(scheme, osc, wh, ctx, check_stability=False, **options)
+        phi = one_step_matrix(scheme, osc, wh, ctx, **options)
         lam = ctx.eigvals(phi)
         rho = max(abs(z) for z in lam)
         distinct = abs(lam[0] - lam[1]) > tol
         rows.append((wh, rho, (phi[0, 0] + phi[1, 1]) / 2, bool(rho <= 1 + tol and distinct)))
     return rows
-
-
-from .precision import boundary_module  # noqa: E402  (last: wraps the names above)
-
-boundary_module(globals())

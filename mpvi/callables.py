@@ -31,6 +31,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .context import PrecisionError
+from .precision import entry
 
 
 def _name(fn) -> str:
@@ -72,6 +73,7 @@ def _functions(fn):
     return []
 
 
+@entry
 def float_literals(fn: Callable) -> list:
     """The float constants reachable from ``fn``'s code that are not exact decimals.
 
@@ -107,6 +109,7 @@ def float_literals(fn: Callable) -> list:
     return out
 
 
+@entry
 def check_literals(fn: Callable, ctx: Any, what: str) -> None:
     """Refuse a callable whose code holds a float literal that is not an exact decimal.
 
@@ -136,6 +139,7 @@ def check_literals(fn: Callable, ctx: Any, what: str) -> None:
             "pass the value as a parameter")
 
 
+@entry
 def returned(ctx: Any, value: Any, what: str) -> Any:
     """A number a callable returned, converted and checked like initial data.
 
@@ -174,6 +178,7 @@ def returned(ctx: Any, value: Any, what: str) -> Any:
         raise TypeError(f"{what} returned {value!r}, not a number ({exc})") from None
 
 
+@entry
 def returned_vector(ctx: Any, values: Any, n: int, what: str) -> list:
     """A vector a callable returned: ``n`` numbers, each as :func:`returned`.
 
@@ -207,6 +212,7 @@ def returned_vector(ctx: Any, values: Any, n: int, what: str) -> list:
     return [returned(ctx, x, f"{what}[{i}]") for i, x in enumerate(values)]
 
 
+@entry
 def stop_flag(value: Any, what: str) -> bool:
     """A callback's answer to "stop here?": True, False, None (go on) or a numpy bool.
 
@@ -233,8 +239,3 @@ def stop_flag(value: Any, what: str) -> bool:
         return bool(value)
     raise TypeError(f"{what} returned {value!r}: a callback returns True to stop, False or "
                     "None to go on")
-
-
-from .precision import boundary_module  # noqa: E402  (last: wraps the names above)
-
-boundary_module(globals())

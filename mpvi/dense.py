@@ -218,8 +218,3 @@ class StepData:
         if self.state == "y":
             return None
         return self.system.momentum(q, v, t)
-
-
-from .precision import boundary_module  # noqa: E402  (last: wraps the names above)
-
-boundary_module(globals())

@@ -194,8 +194,3 @@ class Weierstrass:
         s = self.ctx.to_str
         return (f"Weierstrass(g2={s(self.g2, 12)}, g3={s(self.g3, 12)}, "
                 f"omega1={s(self.omega1, 12)}, dps={self.ctx.dps})")
-
-
-from .precision import boundary_module  # noqa: E402  (last: wraps the names above)
-
-boundary_module(globals())

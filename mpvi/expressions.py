@@ -49,6 +49,7 @@ import re
 from typing import Any, Callable, Mapping
 
 import sympy as sp
+from .precision import entry
 
 __all__ = ["ExpressionError", "parse_expression", "as_expression", "as_matrix",
            "FUNCTIONS", "CONSTANTS"]
@@ -419,6 +420,7 @@ class _Parser:
         return sp.Pow(base, exponent, evaluate=self.evaluate)
 
 
+@entry
 def parse_expression(text: str, names: Mapping[str, Any] | None = None, *,
                      what: str = "expression", free_symbols: bool = False,
                      functions: Mapping[str, Callable] | None = None,
@@ -492,6 +494,7 @@ def parse_expression(text: str, names: Mapping[str, Any] | None = None, *,
         raise ExpressionError(what, "nested too deeply for the interpreter's stack") from None
 
 
+@entry
 def as_expression(value: Any, names: Mapping[str, Any] | None = None, *,
                   what: str = "expression", **options: Any) -> Any:
     """Return a sympy expression given as text or as a sympy object or number.
@@ -529,6 +532,7 @@ def as_expression(value: Any, names: Mapping[str, Any] | None = None, *,
         raise ExpressionError(what, f"a {type(value).__name__} is not an expression") from None
 
 
+@entry
 def as_matrix(value: Any, names: Mapping[str, Any] | None = None, *,
               what: str = "matrix", **options: Any) -> Any:
     """Return a sympy Matrix given as one, or as rows of texts, sympy objects or numbers.
@@ -567,8 +571,3 @@ def as_matrix(value: Any, names: Mapping[str, Any] | None = None, *,
             return [entry(y) for y in x]
         return as_expression(x, names, what=what, **options)
     return sp.Matrix(entry(value))
-
-
-from .precision import boundary_module  # noqa: E402  (last: wraps the names above)
-
-boundary_module(globals())

@@ -34,6 +34,8 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+from ._version import __version__
+
 
 def _umask():
     mask = os.umask(0)
@@ -258,7 +260,6 @@ def provenance(ctx, params, wall_time_s=None, extra=None):
     import mpmath
     import numpy
 
-    from . import __version__
     rec = {
         "mpvi_version": __version__,
         "git_commit": git_commit(),

@@ -51,6 +51,7 @@ from flint import fmpq, fmpq_mpoly, fmpq_mpoly_ctx
 from sympy.polys.domains import QQ
 from sympy.polys.orderings import lex
 from sympy.polys.rings import PolyElement, PolyRing
+from .precision import entry, entry_class
 
 _X = sp.Dummy("x")
 MAX_ATOMS = 400
@@ -71,6 +72,7 @@ class UnsupportedExpression(NotImplementedError):
     function whose derivatives do not close, a power with a varying exponent)."""
 
 
+@entry
 @contextmanager
 def ring_backend(name: str) -> Iterator[str]:
     """Make the algebras created inside the ``with`` block use the ring backend ``name``.
@@ -150,6 +152,7 @@ def _rational_parts(x):
     return int(x.numerator), int(x.denominator)
 
 
+@entry_class
 class Algebra:
     """The ring Q[symbols, atoms] of a derivation (module doc).
 
@@ -1038,6 +1041,7 @@ class _PolyRingAlgebra(Algebra):
 _ALGEBRAS = {"flint": _FlintAlgebra, "sympy": _PolyRingAlgebra}
 
 
+@entry_class
 class Jet:
     """sum_{k < hi} c_k h^k + O(h^hi); ``terms``: power -> coefficient (an element of
     ``alg``; zeros omitted)."""
@@ -1233,6 +1237,7 @@ def apply(f, a: Jet) -> Jet:
     return result
 
 
+@entry
 def evaluate(expr, env: Mapping, hi: int, alg: Algebra):
     """``expr`` (sympy) with the jets of ``env`` for its symbols, as a jet to O(h^hi) (an
     element of ``alg`` when no jet enters)."""
@@ -1277,8 +1282,3 @@ def evaluate(expr, env: Mapping, hi: int, alg: Algebra):
         cache[e] = r
         return r
     return ev(sp.sympify(expr, strict=True))
-
-
-from .precision import boundary_module  # noqa: E402  (last: wraps the names above)
-
-boundary_module(globals())

@@ -453,8 +453,3 @@ def step_check(system):
                                                           bound)
     return lambda t, q, y, bound, signs, qprev: check(t, _entries(q), _entries(y), params, bound,
                                                       signs, _entries(qprev))
-
-
-from .precision import boundary_module  # noqa: E402  (last: wraps the names above)
-
-boundary_module(globals())

@@ -157,8 +157,3 @@ def is_positive_definite(a: Sequence[Sequence]) -> bool:
                 s -= li[k] * lj[k] * d[k]
             li[j] = s / d[j]
     return True
-
-
-from .precision import boundary_module  # noqa: E402  (last: wraps the names above)
-
-boundary_module(globals())

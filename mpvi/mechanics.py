@@ -59,6 +59,7 @@ from .codegen import TIME, check_functions, compile_exprs
 from .context import PrecisionError
 from .expressions import as_expression, as_matrix
 from .linalg import NotPositiveDefiniteError, SingularMatrixError, is_positive_definite
+from .precision import entry_class
 
 __all__ = ["LagrangianSystem", "TIME"]
 
@@ -132,6 +133,7 @@ _SYMBOLIC: dict = {}
 _ACCELERATIONS: list = []
 
 
+@entry_class
 class LagrangianSystem:
     """A mechanical system with Lagrangian L(t, q, v) and generalized force F(t, q, v).
 
@@ -1164,8 +1166,3 @@ def _rebuild_system(cls, name, coords, velocities, mass, potential, lagrangian, 
     self.mass_expr, self.potential_expr = mass, potential
     self._finish(lagrangian, force)
     return self
-
-
-from .precision import boundary_module  # noqa: E402  (last: wraps the names above)
-
-boundary_module(globals())

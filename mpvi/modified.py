@@ -7,10 +7,12 @@ A one-step method y_(j+1) = Phi_h(y_j) is, to any order, the exact time-h flow o
 *Geometric Numerical Integration*, 2nd ed., Sec. IX.1; f_1 = f).  Steps:
 
 1. **The series of the step.**  Phi_h(y) = y + h d_1(y) + h^2 d_2(y) + ..., each d_k
-   exact, from the method's declaration (:attr:`mpvi.schemes.Method.declaration`):
+   exact, from the method's declaration (:attr:`mpvi.schemes.Method.declaration`, one of
+   the types of :mod:`mpvi.declarations`), by the series executor of its type
+   (:data:`SERIES`):
 
-   * a trial-function method (:class:`~mpvi.schemes.variational.VariationalMethod`,
-     :class:`~mpvi.schemes.variational.GalerkinMethod`: Simpson, the midpoint and Lobatto
+   * a trial-function method (:class:`~mpvi.declarations.VariationalMethod`,
+     :class:`~mpvi.declarations.GalerkinMethod`: Simpson, the midpoint and Lobatto
      variational integrators, the Hermite methods): its trial basis, quadrature rule and
      equations, written on jets (:mod:`mpvi.jets`: truncated power series in h) at a
      *generic node* tau, the quadrature sum_k w_k F(tau_k) taken exactly through the
@@ -73,13 +75,21 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from math import factorial
-from typing import Any, Callable
+from typing import Any
 
 import sympy as sp
 from sympy.polys.domains import QQ
 
+from .declarations import (ButcherTableau, GalerkinMethod, LinearOnly, NewmarkScheme,
+                           ParabolicAction, ParabolicPath, StepFunction, TaylorSeries,
+                           VariationalMethod)
+from .declarations import EXACT  # noqa: F401  (mpvi.modified.EXACT: its public path before)
 from .expressions import as_expression
 from .jets import Algebra, Jet, UnsupportedExpression, current_backend, evaluate
+from .precision import entry, entry_class
+from .mechanics import TIME
+from .quadrature import _TAU
+from .schemes import get_method
 
 H = sp.Symbol("h", positive=True)
 """The step symbol of the modified equations' series."""
@@ -88,98 +98,12 @@ EXACT_HI = 10 ** 6
 """The order of an exact jet (h itself, 1/h, a constant): never the one that limits."""
 
 
-class _ExactNumbers:
-    """A stand-in for a number context in a method's own step code run on jets:
-    ``num`` makes exact sympy rationals."""
-
-    @staticmethod
-    def num(x):
-        return sp.Rational(x)
-
-
-EXACT = _ExactNumbers()
-
-
 class NotHamiltonianError(ArithmeticError):
     """A term of a modified field is not Hamiltonian.
 
     The method is not symplectic (or not on this system); the message names the power of
     h and the defect.  An ``ArithmeticError``.
     """
-
-
-@dataclass(frozen=True)
-class ButcherTableau:
-    """A Runge-Kutta method on y' = f(y) as data: y_new = y + h sum_i b_i k_i,
-    k_i = f(y + h sum_j a_ij k_j) (implicit where a_ij != 0 for j >= i)."""
-
-    a: tuple
-    b: tuple
-    form: str = "qv"            # the first-order form it is applied to: (q, v) or (q, p)
-
-
-@dataclass(frozen=True)
-class StepFunction:
-    """A one-step method given by its own code ``step(f, t, y, h)`` on lists of numbers
-    (here: jets), on the first-order form ``form``."""
-
-    step: Callable
-    form: str = "qp"
-
-
-@dataclass(frozen=True)
-class ParabolicPath:
-    """Mutze's g-family on (x, v) (mutze eqs. 72-74): tau = h/2, the acceleration
-    parameter a solves a = A(x + v tau + g tau^2 a, v + tau a) (G = 0 at the midpoint data,
-    A the system's acceleration), then v_new = v + 2 tau a, x_new = x + tau (v + v_new)."""
-
-    g: Any
-    form: str = "qv"
-
-
-@dataclass(frozen=True)
-class ParabolicAction:
-    """Mutze's action-based methods on (x, v): the parabolic path x + v s + a s^2/2 over
-    s in [0, h], a from int_0^h R(s) ds = 0 by the ``quadrature`` rule on [0, 1], then as
-    the g-family (eq. 74).  ``integrand(system)`` returns the integrand's pieces: a dict
-    with R (one expression per coordinate) in the path's position and velocity symbols X,
-    V, the acceleration symbols a, the path parameter s and tau = h/2
-    (:func:`mpvi.schemes.mutze.action_integrand`; eq. (54) or (44)); ``label`` names the
-    equation."""
-
-    kind: str
-    quadrature: Any
-    integrand: Callable = field(repr=False, compare=False, default=None)
-    label: str = ""
-    form: str = "qv"
-
-
-@dataclass(frozen=True)
-class NewmarkScheme:
-    """Newmark's (beta, gamma) family on (q, v): a_j = A(q_j, v_j) and
-    q_new = q + h v + h^2 ((1/2 - beta) a_j + beta a_new),
-    v_new = v + h ((1 - gamma) a_j + gamma a_new),  a_new = A(q_new, v_new).
-    ``form="qp"`` reports (q, p = M v) (constant M)."""
-
-    beta: Any
-    gamma: Any
-    form: str = "qv"
-
-
-@dataclass(frozen=True)
-class TaylorSeries:
-    """The Taylor polynomial of degree ``order`` of the exact flow (the Taylor scheme)."""
-
-    order: int
-    form: str = "qp"
-
-
-@dataclass(frozen=True)
-class LinearOnly:
-    """A declaration that holds for linear systems only (the method refuses others):
-    the derivation refuses them too."""
-
-    declaration: Any
 
 
 # ----- the system as sympy ------------------------------------------------------------------
@@ -342,6 +266,7 @@ class _Moments:
         return self.values[m]
 
 
+@entry
 @lru_cache(maxsize=None)
 def quadrature_moments(quad):
     """The moments sum_k w_k tau_k^m of a quadrature rule (:class:`mpvi.quadrature.Quadrature`)
@@ -367,14 +292,14 @@ def _field_on_jets(exprs, symbols, hi, alg):
     return f
 
 
-def _series_step_function(decl, model, hi):
+def _series_step_function(decl, model, hi, memo=None):
     alg = model.algebra()
     y = model.state(decl.form)
     f = _field_on_jets(model.field(decl.form), y, hi, alg)
     return decl.form, decl.step(f, 0, _jets(y, hi, alg), Jet.step(EXACT_HI, alg))
 
 
-def _series_tableau(decl, model, hi):
+def _series_tableau(decl, model, hi, memo=None):
     alg = model.algebra()
     y = model.state(decl.form)
     f = _field_on_jets(model.field(decl.form), y, hi, alg)
@@ -417,8 +342,6 @@ def _series_parabolic(decl, model, hi, memo=None):
 def _series_action(decl, model, hi, memo=None):
     """Mutze's eqs. (54), (44): int_0^h R(s) ds = 0 with s = h tau, the quadrature taken at
     the generic node tau through the rule's moments."""
-    from .mechanics import TIME
-    from .quadrature import _TAU
     n = model.n
     pieces = decl.integrand(model.system)
     X, V, R, a_syms, S, TAU = (pieces[k] for k in ("X", "V", "R", "a", "s", "tau"))
@@ -477,7 +400,7 @@ def _series_newmark(decl, model, hi, memo=None):
     return decl.form, x1 + v1
 
 
-def _series_taylor(decl, model, hi):
+def _series_taylor(decl, model, hi, memo=None):
     alg = model.algebra()
     y = model.state(decl.form)
     f = [alg.coerce(e) for e in model.field(decl.form)]
@@ -666,91 +589,154 @@ class _Chord:
         return U
 
 
-def _series_trial(spec, model, hi, memo=None):
-    """The step of a trial-function method on jets: (form, [q1, y1] jets).  The trial
-    function and the integrands are written at a generic node tau (polynomials in tau),
-    and the quadrature sum_k w_k F(tau_k) is the linear functional of the rule's moments
-    (:func:`quadrature_moments`)."""
-    from .quadrature import _TAU
-    from .schemes.variational import GalerkinMethod
-    n = model.n
-    basis, quad = spec.disc.basis, spec.disc.quadrature
-    moments = quadrature_moments(quad)
-    slots = basis.slots
-    galerkin = isinstance(spec, GalerkinMethod)
-    form = spec.state
-    q0 = model.q
-    y0 = model.p if form == "qp" else model.v
-    known = {i: (q0 if s.derivative == 0 else y0) for i, s in enumerate(slots)
-             if s.tau == 0 and s.derivative <= spec.known_derivative}
-    unknown = [i for i in range(len(slots)) if i not in known]
-    phi = [basis.poly(i) for i in range(len(slots))]
-    tests = [sp.expand(psi(_TAU)) for psi in spec.tests] if galerkin else []
-    a_sym = sp.symbols(f"a0:{n}", cls=sp.Dummy)
-    R = [sum(sp.diff(model.P[g], model.v[d]) * a_sym[d] for d in range(n))
-         + sum(sp.diff(model.P[g], model.q[d]) * model.v[d] for d in range(n))
-         - model.G[g] for g in range(n)]
+class _Trial:
+    """A trial-function declaration on jets: its slots, the known ones (the state at the
+    left end) and the unknown ones, and the trial function written at a generic node tau
+    (polynomials in tau) from the slot coefficients.  The quadrature sum_k w_k F(tau_k) is
+    the linear functional of the rule's moments (:func:`quadrature_moments`)."""
 
-    def first_guess(i):
-        """x^(d)(t_j) of the exact solution: the h^0 value of slot (tau, d) at any tau."""
-        return model.time_derivative(slots[i].derivative, form)
+    def __init__(self, spec, model):
+        self.spec, self.model = spec, model
+        basis = spec.disc.basis
+        self.moments = quadrature_moments(spec.disc.quadrature)
+        self.slots = slots = basis.slots
+        self.form = spec.state
+        self.y0 = model.p if self.form == "qp" else model.v
+        self.known = {i: (model.q if s.derivative == 0 else self.y0)
+                      for i, s in enumerate(slots)
+                      if s.tau == 0 and s.derivative <= spec.known_derivative}
+        self.unknown = [i for i in range(len(slots)) if i not in self.known]
+        self.phi = [basis.poly(i) for i in range(len(slots))]
 
-    def quadrature(jet, alg):
-        return jet.map(lambda c: alg.integrate_moments(c, _TAU, moments))
+    def quadrature(self, jet, alg):
+        return jet.map(lambda c: alg.integrate_moments(c, _TAU, self.moments))
 
-    def residual(U, alg, hi, outputs=False):
+    def path(self, U, alg, hi):
+        """(hd, val, dval, combine, env): h^d_i per slot (None for d = 0), phi_i and
+        phi_i' at tau, ``combine(coeffs, g)`` = sum_i coeffs[i] h^d_i c_ig, and the
+        system's q, v at the trial function."""
+        model, slots = self.model, self.slots
         h = Jet.step(EXACT_HI, alg)
         hinv = Jet({-1: alg.one}, EXACT_HI, alg)
-        c = {i: _jets(v, hi, alg) for i, v in known.items()}
+        c = {i: _jets(v, hi, alg) for i, v in self.known.items()}
         c.update(U)
         hd = [h ** s.derivative if s.derivative else None for s in slots]
-        val = [alg.coerce(p) for p in phi]
-        dval = [alg.coerce(sp.diff(p, _TAU)) for p in phi]
+        val = [alg.coerce(p) for p in self.phi]
+        dval = [alg.coerce(sp.diff(p, _TAU)) for p in self.phi]
 
         def scaled(i, comp):                 # h^d_i c_i
             return c[i][comp] * hd[i] if hd[i] is not None else c[i][comp]
 
         def combine(coeffs, g):
             return sum((scaled(i, g) * coeffs[i] for i in range(len(slots))), _zero(hi, alg))
-        x = [combine(val, g) for g in range(n)]
-        xd = [combine(dval, g) * hinv for g in range(n)]
-        env = dict(zip(model.q, x))
-        env.update(zip(model.v, xd))
-        if galerkin:
-            ddval = [alg.coerce(sp.diff(p, _TAU, 2)) for p in phi]
-            env.update(zip(a_sym, [combine(ddval, g) * hinv * hinv for g in range(n)]))
-            Rt = [evaluate(e, env, hi, alg) for e in R]
-            return [quadrature(Rt[g] * alg.coerce(psi), alg) for psi in tests for g in range(n)]
+        env = dict(zip(model.q, [combine(val, g) for g in range(model.n)]))
+        env.update(zip(model.v, [combine(dval, g) * hinv for g in range(model.n)]))
+        return hd, val, dval, combine, env
+
+    def solve(self, residual, hi, memo):
+        """U, the unknown slots as jets to O(h^hi), and the algebra (:func:`_chord_solve`);
+        the first guess of slot (tau, d) is x^(d)(t_j) of the exact solution."""
+        guess = {i: self.model.time_derivative(self.slots[i].derivative, self.form)
+                 for i in self.unknown}
+        scale = {i: self.slots[i].derivative for i in self.unknown}
+        return _chord_solve(residual, self.unknown, self.model.n, guess, scale, hi,
+                            self.spec.disc.name, self.model, extra=[_TAU], memo=memo)
+
+    def new_state(self, U, alg, y1=None):
+        """(form, [q1, y1] jets): the slots at tau = 1 (y1 given for a (q, p) method)."""
+        right = self.slots.index((1, 0))
+        q1 = U[right] if right in U else None
+        if y1 is None:
+            y1 = U[self.slots.index((1, 1))]
+        return self.form, list(q1) + list(y1)
+
+
+def _series_variational(spec, model, hi, memo=None):
+    """The step of a :class:`~mpvi.declarations.VariationalMethod` on jets: the equations
+    dS_d/dc_e (+ p_j) = 0 of its slots e, the quadrature at the generic node (:class:`_Trial`).
+    Two more orders inside: the velocities are differences over h."""
+    trial, n = _Trial(spec, model), model.n
+
+    def gradient(U, alg, hi):
+        """i -> dS_d/dc_i times 1/h (a common factor dropped)."""
+        hinv = Jet({-1: alg.one}, EXACT_HI, alg)
+        hd, val, dval, _, env = trial.path(U, alg, hi)
         Pt = [evaluate(e, env, hi, alg) for e in model.P]
         Gt = [evaluate(e, env, hi, alg) for e in model.G]
 
-        def dS(i):                           # dS_d / dc_i times 1/h (a common factor dropped)
+        def dS(i):
             out = []
             for g in range(n):
                 integrand = Gt[g] * val[i] + Pt[g] * dval[i] * hinv
-                acc = quadrature(integrand, alg)
+                acc = trial.quadrature(integrand, alg)
                 out.append(acc * hd[i] if hd[i] is not None else acc)
             return out
-        if outputs:
-            return dS
+        return dS
+
+    def residual(U, alg, hi):
+        hinv = Jet({-1: alg.one}, EXACT_HI, alg)
+        dS = gradient(U, alg, hi)
         rows = []
         for e, momentum in spec.equations:
             d = dS(e)
-            rows.extend([d[g] + (_jets(y0, hi, alg)[g] * hinv if momentum else 0)
+            rows.extend([d[g] + (_jets(trial.y0, hi, alg)[g] * hinv if momentum else 0)
                          for g in range(n)])
         return rows
+    U, alg = trial.solve(residual, hi + 2, memo)
+    if trial.form == "qv":
+        return trial.new_state(U, alg)
+    right = trial.slots.index((1, 0))          # p1 = dS_d/dq1 (dS above is it times 1/h)
+    return trial.new_state(U, alg, [x * Jet.step(EXACT_HI, alg)
+                                    for x in gradient(U, alg, hi + 2)(right)])
 
-    guess = {i: first_guess(i) for i in unknown}
-    scale = {i: slots[i].derivative for i in unknown}
-    U, alg = _chord_solve(residual, unknown, n, guess, scale, hi, spec.disc.name, model,
-                          extra=[_TAU], memo=memo)
-    right = slots.index((1, 0))
-    q1 = U[right] if right in U else None
-    if form == "qv":
-        y1 = U[slots.index((1, 1))]
-    else:                                    # p1 = dS_d/dq1 (dS above is it times 1/h)
-        y1 = [x * Jet.step(EXACT_HI, alg) for x in residual(U, alg, hi, outputs=True)(right)]
-    return form, list(q1) + list(y1)
+
+def _series_galerkin(spec, model, hi, memo=None):
+    """The step of a :class:`~mpvi.declarations.GalerkinMethod` on (q, v) on jets: the
+    weighted residuals of the equations of motion against its test functions, the
+    quadrature at the generic node (:class:`_Trial`).  Two more orders inside."""
+    if spec.state != "qv":
+        raise NotImplementedError(f"{spec.disc.name}: a Galerkin method on (q, p)")
+    trial, n = _Trial(spec, model), model.n
+    tests = [sp.expand(psi(_TAU)) for psi in spec.tests]
+    a_sym = sp.symbols(f"a0:{n}", cls=sp.Dummy)
+    R = [sum(sp.diff(model.P[g], model.v[d]) * a_sym[d] for d in range(n))
+         + sum(sp.diff(model.P[g], model.q[d]) * model.v[d] for d in range(n))
+         - model.G[g] for g in range(n)]
+
+    def residual(U, alg, hi):
+        hinv = Jet({-1: alg.one}, EXACT_HI, alg)
+        _, _, _, combine, env = trial.path(U, alg, hi)
+        ddval = [alg.coerce(sp.diff(p, _TAU, 2)) for p in trial.phi]
+        env.update(zip(a_sym, [combine(ddval, g) * hinv * hinv for g in range(n)]))
+        Rt = [evaluate(e, env, hi, alg) for e in R]
+        return [trial.quadrature(Rt[g] * alg.coerce(psi), alg) for psi in tests for g in range(n)]
+    U, alg = trial.solve(residual, hi + 2, memo)
+    return trial.new_state(U, alg)
+
+
+SERIES = {
+    VariationalMethod: _series_variational,
+    GalerkinMethod: _series_galerkin,
+    ButcherTableau: _series_tableau,
+    StepFunction: _series_step_function,
+    TaylorSeries: _series_taylor,
+    ParabolicPath: _series_parabolic,
+    ParabolicAction: _series_action,
+    NewmarkScheme: _series_newmark,
+}
+"""The series executor of each declaration type (:mod:`mpvi.declarations`):
+``executor(decl, model, hi, memo) -> (form, jets of the new state to O(h^hi))``.  A method
+whose declaration is of one of these types (or of a subclass) needs nothing here."""
+
+
+def _executor(decl, name):
+    """The series executor of ``decl`` (:data:`SERIES`, by its type or a base of it)."""
+    for kind in type(decl).__mro__:
+        if kind in SERIES:
+            return SERIES[kind]
+    raise NotImplementedError(f"modified equations: method {name!r} declares a "
+                              f"{type(decl).__name__}, which no series executor reads "
+                              "(mpvi.modified.SERIES)")
 
 
 def _unwrap(decl, model, name):
@@ -769,6 +755,7 @@ the process keeps for a later call to another order (:func:`forget_derivations`)
 _MEMO: "OrderedDict[tuple, _Derivation]" = OrderedDict()
 
 
+@entry
 def forget_derivations() -> None:
     """Drop the derivations kept for later calls (:data:`MEMO_SIZE`).
 
@@ -816,6 +803,7 @@ class _Derivation:
 
     def __init__(self, method, decl, model):
         self.method, self.decl, self.model = method, decl, model
+        self.executor = _executor(decl, method.name)    # SERIES: the step on jets
         self.memo: dict = {}            # the chord iteration (_chord_solve)
         self.steps: dict = {}           # order -> (form, state symbols, d, algebra)
         self.f: list = []               # the modified field's terms, f[k] = f_(k+1)
@@ -834,20 +822,7 @@ class _Derivation:
 
     def _step(self, hi):
         decl, model, name = self.decl, self.model, self.method.name
-        if isinstance(decl, ButcherTableau):
-            form, out = _series_tableau(decl, model, hi)
-        elif isinstance(decl, StepFunction):
-            form, out = _series_step_function(decl, model, hi)
-        elif isinstance(decl, TaylorSeries):
-            form, out = _series_taylor(decl, model, hi)
-        elif isinstance(decl, ParabolicPath):
-            form, out = _series_parabolic(decl, model, hi, self.memo)
-        elif isinstance(decl, ParabolicAction):
-            form, out = _series_action(decl, model, hi, self.memo)
-        elif isinstance(decl, NewmarkScheme):
-            form, out = _series_newmark(decl, model, hi, self.memo)
-        else:              # two more orders inside: velocities are differences over h
-            form, out = _series_trial(decl, model, hi + 2, self.memo)
+        form, out = self.executor(decl, model, hi, self.memo)
         y = model.state(form)
         for o in out:
             if o.hi < hi:
@@ -879,7 +854,6 @@ class _Derivation:
 def _derivation(method, system, params) -> _Derivation:
     """The :class:`_Derivation` of ``method`` on ``system``: the one kept for an equal
     call, or a new one (kept, the least recently used beyond :data:`MEMO_SIZE` dropped)."""
-    from .schemes import get_method
     m = get_method(method) if isinstance(method, str) else method
     decl_of = getattr(m, "declaration", None)
     if decl_of is None:
@@ -941,6 +915,7 @@ class _Terms(Sequence):
         return repr(list(self))
 
 
+@entry_class
 @dataclass
 class ModifiedEquation:
     """The modified equation y' = f_1(y) + h f_2(y) + ... + h^order f_(order+1)(y).
@@ -1054,6 +1029,7 @@ def _modified_field(d, y, alg, f, G, jac):
         f.append(fj)
 
 
+@entry
 def modified_equation(method: Any, system: Any, order: int, **method_params: Any) -> ModifiedEquation:
     """The modified equation of a one-step method on a system, to h^order.
 
@@ -1094,6 +1070,7 @@ def modified_equation(method: Any, system: Any, order: int, **method_params: Any
                             der)
 
 
+@entry
 def modified_frequency(me: ModifiedEquation, values: dict | None = None) -> tuple:
     """The modified frequency and damping of a method on a linear oscillator.
 
@@ -1205,6 +1182,7 @@ def _defect_entries(t, q, p, alg):
     return entries
 
 
+@entry
 def check_hamiltonian(me: ModifiedEquation) -> list:
     """Find the terms of a modified equation that are not Hamiltonian.
 
@@ -1247,6 +1225,7 @@ def _series_sum(terms, upto, h):
     return sp.Add(*[h ** k * terms[k] for k in range(upto + 1)])
 
 
+@entry_class
 @dataclass
 class ModifiedHamiltonian:
     """The modified Hamiltonian H~(q, p) = H + h H_2 + ... + h^order H_(order+1) of a method.
@@ -1449,6 +1428,7 @@ def _potential(term, q, p, alg, bare):
     return sp.expand(C.to_expr(C.reduce(Hp)) + Hq)
 
 
+@entry
 def modified_hamiltonian(method: Any, system: Any, order: int,
                          **method_params: Any) -> ModifiedHamiltonian:
     """The modified Hamiltonian of a method, to h^order, as a function of (q, p).
@@ -1506,6 +1486,7 @@ def modified_hamiltonian(method: Any, system: Any, order: int,
     return ModifiedHamiltonian(me.method, q, p, _Terms(len(qp), term), me)
 
 
+@entry_class
 @dataclass
 class ModifiedLagrangian:
     """The modified Lagrangian L~(q, v) = L + h L_2 + ... + h^order L_(order+1) of a method.
@@ -1549,6 +1530,7 @@ class ModifiedLagrangian:
         return _series_sum(self.terms, upto, h)
 
 
+@entry
 def modified_lagrangian(method: Any, system: Any, order: int,
                         **method_params: Any) -> ModifiedLagrangian:
     """The modified Lagrangian of a symplectic method, to h^order.
@@ -1604,8 +1586,3 @@ def modified_lagrangian(method: Any, system: Any, order: int,
     L = sum((P[r] * v[r] for r in range(n)), _zero(hi, alg)) - Ht
     terms = [alg.to_expr(alg.reduce(L.coeff(k))) for k in range(hi)]
     return ModifiedLagrangian(mh.method, model.q, model.v, terms, mh)
-
-
-from .precision import boundary_module  # noqa: E402  (last: wraps the names above)
-
-boundary_module(globals())

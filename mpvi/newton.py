@@ -263,22 +263,13 @@ def solve_info(fun: Callable, x0, ctx, *, scale=None, rtol=None, max_iter=DEFAUL
         return NewtonError(message, residual=residual, iterations=iterations, what=what,
                            cause=cause)
 
-    def done(x):
-        r = call(x, False)
-        return (np.array(x, dtype=dtype) if as_array else x), _norm(r)
-
     x = list(x0)
     dn = None
     for it in range(1, max_iter + 1):
         r, J = call(x, True)
-        rows = J.tolist() if isinstance(J, np.ndarray) else [list(row) for row in J]
-        try:
-            dx = solve_dense(rows, [-v for v in r], ctx)
-        except SingularMatrixError as e:
-            if not all(ctx.isfinite(v) for row in J for v in row):
-                e = "the Jacobian is not finite at the iterate"
-            raise failure(f"singular Jacobian ({e})" if isinstance(e, Exception) else e,
-                          x, _norm(r), it) from None
+        dx, why = _update(J, r, ctx)
+        if why is not None:
+            raise failure(why, x, _norm(r), it)
         if damped:
             dx = _damp(call, x, dx, _norm(r), ctx)
         x = [a + d for a, d in zip(x, dx)]
@@ -291,9 +282,9 @@ def solve_info(fun: Callable, x0, ctx, *, scale=None, rtol=None, max_iter=DEFAUL
         # quadratic convergence: the next update would be about dn^3 / previous^2
         if dn <= rtol * xn or (previous is not None and 2 * dn <= previous
                                and dn ** 3 <= eps * xn * previous ** 2):
-            x, residual = done(x)
-            jnorm = max(sum(abs(v) for v in row) for row in J)   # rows was eliminated
-            bound = len(rows) * rtol * jnorm * max(_norm(x), scale) * RESIDUAL_SLACK
+            residual = _norm(call(x, False))
+            x = np.array(x, dtype=dtype) if as_array else x
+            bound = _residual_bound(J, rtol, x, scale)
             if not residual <= bound:
                 raise failure(f"the update converged but the residual {_short(residual)} "
                               f"exceeds its bound {_short(bound)} (n rtol ||J|| max(||x||, "
@@ -303,6 +294,24 @@ def solve_info(fun: Callable, x0, ctx, *, scale=None, rtol=None, max_iter=DEFAUL
     residual = _norm(call(x, False))
     raise failure(f"no convergence to the relative tolerance {_short(rtol)} "
                   f"(last update {_short(dn)})", x, residual, max_iter)
+
+
+def _update(J, r, ctx):
+    """(the Newton update -J^-1 r, None), or (None, why there is none)."""
+    rows = J.tolist() if isinstance(J, np.ndarray) else [list(row) for row in J]
+    try:
+        return solve_dense(rows, [-v for v in r], ctx), None
+    except SingularMatrixError as e:
+        if not all(ctx.isfinite(v) for row in J for v in row):
+            return None, "the Jacobian is not finite at the iterate"
+        return None, f"singular Jacobian ({e})"
+
+
+def _residual_bound(J, rtol, x, scale):
+    """What the residual of a converged iterate may be: n rtol ||J||_inf max(||x||, scale)
+    times :data:`RESIDUAL_SLACK` (J the last Jacobian, as the caller evaluated it)."""
+    jnorm = max(sum(abs(v) for v in row) for row in J)
+    return len(J) * rtol * jnorm * max(_norm(x), scale) * RESIDUAL_SLACK
 
 
 def _damp(call, x, dx, rnorm, ctx, halvings=64):
@@ -321,8 +330,3 @@ def _damp(call, x, dx, rnorm, ctx, halvings=64):
             return step
         lam = lam * half
     return dx
-
-
-from .precision import boundary_module  # noqa: E402  (last: wraps the names above)
-
-boundary_module(globals())

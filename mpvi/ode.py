@@ -36,8 +36,10 @@ from typing import Any, Callable
 import numpy as np
 
 from .callables import check_literals, returned_vector
+from .precision import entry_class
 
 
+@entry_class
 @dataclass
 class FirstOrderSystem:
     """A first-order system y' = rhs(t, y), a system kind for :func:`mpvi.solve`.
@@ -211,8 +213,3 @@ def hamiltonian_field(system):
         dq, dp = system.hamiltonian_rhs(np.array(y[:n], dtype=dtype), np.array(y[n:], dtype=dtype), t)
         return [*dq, *dp]
     return f
-
-
-from .precision import boundary_module  # noqa: E402  (last: wraps the names above)
-
-boundary_module(globals())

@@ -1,12 +1,17 @@
-"""The caller's precision is left as it was: :func:`boundary` and its class and module
-forms wrap mpvi's public names.
+"""The caller's precision is left as it was: :func:`entry` and :func:`entry_class` mark
+mpvi's public names (``with ctx.active():`` runs a block in a context).
 
 gmpy2 rounds every operation to the precision of the calling thread's gmpy2 context.
 mpvi's contexts make their own precision the thread's while they compute
-(:meth:`mpvi.context.GMPContext.activate`); every public function, method and
-constructor of mpvi is an entry point that restores the caller's gmpy2 context when it
-returns or raises, so that a call into mpvi never changes the precision of the caller's
-own arithmetic.  (mpmath's global ``mpmath.mp`` is never changed: every mpvi context
+(:meth:`mpvi.context.GMPContext.activate`); every name of mpvi's public surface (the
+names of ``mpvi``, the documented functions of its modules, the factories of
+:mod:`mpvi.systems`) is an entry point, marked where it is defined with :func:`entry` or
+:func:`entry_class`, that makes its arguments' context the thread's and restores the
+caller's gmpy2 context when it returns or raises, so that a call into mpvi never changes
+the precision of the caller's own arithmetic.  Code called from an entry point runs
+inside it; the internal modules are not wrapped (a framework running user code in a
+context uses ``with ctx.active():``, as :mod:`mpvi.repro` does for each reproduction and
+study).  (mpmath's global ``mpmath.mp`` is never changed: every mpvi context
 computes in a private mpmath context.)
 
 One call changes it on purpose: **creating a context** (``GMPContext(64)``,
@@ -101,6 +106,7 @@ def boundary(f, own=False, find=True, handoff=False):
                 return result
             finally:
                 restore(caller, done)
+        method.mpvi_entry = True
         return method
 
     @functools.wraps(f)
@@ -118,6 +124,7 @@ def boundary(f, own=False, find=True, handoff=False):
             return result
         finally:
             restore(caller, done)
+    entry.mpvi_entry = True
     return entry
 
 
@@ -152,20 +159,21 @@ def context_class(cls):
     return boundary_class(cls, own=True)
 
 
-def boundary_module(namespace):
-    """Make the public functions and classes a module defines :func:`boundary` entry
-    points (classes: :func:`boundary_class`).  Called at the end of every numerical
-    module of mpvi (``boundary_module(globals())``), so that no public name computes at
-    the caller's precision or leaves it changed.  Exceptions and tuples are left alone."""
-    name = namespace["__name__"]
-    for key, obj in list(namespace.items()):
-        if key.startswith("_") or getattr(obj, "__module__", None) != name:
-            continue
-        if inspect.isclass(obj):
-            if not issubclass(obj, (BaseException, tuple)):
-                boundary_class(obj)
-        elif inspect.isfunction(obj) and not hasattr(obj, "__wrapped__"):
-            namespace[key] = boundary(obj)
+def entry(f):
+    """Mark ``f`` as a public entry point of mpvi: :func:`boundary` (it computes at its
+    arguments' context and leaves the caller's precision as it was).  Written on every
+    name of mpvi's public surface -- the names of ``mpvi.__all__``, the documented
+    functions of :mod:`mpvi.jets`, :mod:`mpvi.symbolic`, :mod:`mpvi.expressions`,
+    :mod:`mpvi.singular`, :mod:`mpvi.callables` and the factories of :mod:`mpvi.systems`
+    (``tests/test_guards.py`` lists them) -- and nowhere else: code called from an entry
+    point runs inside it and pays nothing."""
+    return boundary(f)
+
+
+def entry_class(cls):
+    """Mark the public class ``cls`` as entry points: every public method, constructor
+    and property (:func:`boundary_class`)."""
+    return boundary_class(cls)
 
 
 def sticky(f):

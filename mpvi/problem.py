@@ -23,10 +23,12 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from .callables import check_literals, returned_vector
+from .precision import entry_class
 
 __all__ = ["Problem"]
 
 
+@entry_class
 class Problem:
     """An initial-value problem for :func:`mpvi.solve`.
 
@@ -333,8 +335,3 @@ def load_numbers(ctx, value):
     if isinstance(value, dict):
         return {k: load_numbers(ctx, x) for k, x in value.items()}
     return value
-
-
-from .precision import boundary_module  # noqa: E402  (last: wraps the names above)
-
-boundary_module(globals())

@@ -175,8 +175,3 @@ def to_context(value, ctx):
     if value.is_Rational:
         return ctx.num(Fraction(int(value.p), int(value.q)))
     return ctx.num(_digits(value, ctx.dps + GUARD_DIGITS))
-
-
-from .precision import boundary_module  # noqa: E402  (last: wraps the names above)
-
-boundary_module(globals())

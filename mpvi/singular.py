@@ -44,6 +44,7 @@ import sympy as sp
 from . import cbackend
 from .codegen import TIME, compile_exprs
 from .precision import sticky
+from .precision import entry, entry_class
 
 class SingularityCrossed(ArithmeticError):
     """A step evaluated the system on the other side of one of its singularities (raised
@@ -150,6 +151,7 @@ def _can_change_sign(factor, env) -> bool:
     return bool(box.a < 0 < box.b) or box.a != box.a
 
 
+@entry_class
 class Singularities:
     """The factors of a system whose zeros are singularities (module doc), with what they
     come from, and their evaluation.
@@ -237,6 +239,7 @@ class Singularities:
 _CACHE: dict = {}
 
 
+@entry
 def singularities(system) -> Singularities:
     """The :class:`Singularities` of a mechanical system (cached per signature, parameter
     values and context).
@@ -289,8 +292,3 @@ def singularities(system) -> Singularities:
                     found.append((f, f"{what} in {where}"))
     result = _CACHE[key] = system.__dict__["_singularities"] = Singularities(system, found)
     return result
-
-
-from .precision import boundary_module  # noqa: E402  (last: wraps the names above)
-
-boundary_module(globals())

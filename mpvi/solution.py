@@ -48,8 +48,11 @@ from typing import TYPE_CHECKING, Any, Callable, NamedTuple
 
 import numpy as np
 
+from ._version import __version__
 from .io import DIGEST_PREFIX, content_digest, parse_json, read_regular
 from .problem import dump_numbers, load_numbers
+from .precision import entry, entry_class
+from .schemes.base import State
 
 if TYPE_CHECKING:                       # annotations only: importing mpvi loads no pandas
     import pandas
@@ -104,24 +107,6 @@ class EventRecord(NamedTuple):
     direction: int
 
 
-class State(NamedTuple):
-    """A state at one time (what ``sol(t)`` returns).
-
-    Parameters
-    ----------
-    q : numpy.ndarray
-        Positions (the state y for a first-order system).
-    p : numpy.ndarray or None
-        Momenta (None for a first-order system).
-    v : numpy.ndarray
-        Velocities (y' for a first-order system).
-    """
-
-    q: Any
-    p: Any
-    v: Any
-
-
 def _jsonable(value):
     """Method parameters as JSON data (Fractions and context numbers as strings)."""
     if isinstance(value, float) and not math.isfinite(value):
@@ -137,6 +122,7 @@ def _jsonable(value):
     return str(value)
 
 
+@entry_class
 class Solution:
     """The result of :func:`mpvi.solve`: the saved states, with dense output and analysis.
 
@@ -498,7 +484,6 @@ class Solution:
         d = ctx.dump
         S = self.system
         rec = {"format": FORMAT, "version": FORMAT_VERSION}
-        from . import __version__
         rec["mpvi_version"] = __version__
         rec["context"] = {"kind": _context_kind(ctx), "dps": ctx.dps}
         if S is not None:
@@ -645,6 +630,7 @@ def _system_record(S):
             "parameters": {str(s): ctx.dump(x) for s, x in zip(S.param_symbols, S.param_values)}}
 
 
+@entry
 def load_solution(path: str | Path, system: Any = None) -> Solution:
     """Read a solution written by :meth:`Solution.save`, digit for digit, after checking it.
 
@@ -854,8 +840,19 @@ class _Reader:
                 self.malformed("digest", f"should be {DIGEST_PREFIX}<64 hex digits>, not "
                                          f"{_short(d)}")
         self.text(rec["mpvi_version"], "mpvi_version", limit=100)
-        # the system: its coordinates give the number of degrees of freedom
-        S = rec["system"]
+        kind = self.system_fields(rec["system"])
+        state = self.method_fields(rec, kind)
+        self.run_fields(rec, state)
+        self.problem(rec["problem"], kind)
+        self.internal(rec["internal"], rec["steps"], rec["saveat"])
+        self.dense(rec["dense"], rec["steps"], rec["saveat"], state)
+        self.stats(rec["stats"])
+        self.events(rec["events"], state)
+        self.text(rec["stopped"], "stopped", none=True, limit=10_000)
+
+    def system_fields(self, S):
+        """The system: its coordinates give the number of degrees of freedom; its kind."""
+        need = self.need
         kind = need(S, "kind", "system")
         if kind not in ("mechanical", "first_order"):
             self.malformed("system.kind", f"should be mechanical or first_order, not "
@@ -882,7 +879,10 @@ class _Reader:
                 self.malformed("system.parameters", f"should be an object, not {_short(par)}")
             for k, x in par.items():
                 self.number(x, f"system.parameters[{k!r}]")
-        # the method and its state
+        return kind
+
+    def method_fields(self, rec, kind):
+        """The method, its state (returned) and its parameters."""
         from .schemes import get_method
         method = self.text(rec["method"], "method", limit=100)
         try:
@@ -909,7 +909,10 @@ class _Reader:
                 if not isinstance(x, (int, str)) or not _FRACTION.fullmatch(str(x)) or \
                         str(x).endswith("/0") or re.search(r"/0+$", str(x)):
                     self.malformed(f"params[{k!r}]", f"should be a fraction p/q, not {_short(x)}")
-        # the run
+        return state
+
+    def run_fields(self, rec, state):
+        """The step, the step counts, the saved times and points."""
         self.number(rec["h"], "h")
         self.number(rec["t0"], "t0")
         steps_planned = self.integer(rec["steps_planned"], "steps_planned", 0, 10 ** 15)
@@ -930,13 +933,7 @@ class _Reader:
                                 f"steps makes")
         self.vector(t, "t", n)
         for key in ("q",) if state == "y" else ("q", "p", "v"):
-            self.matrix(rec[key], key, n, dof)
-        self.problem(rec["problem"], kind)
-        self.internal(rec["internal"], steps, saveat)
-        self.dense(rec["dense"], steps, saveat, state)
-        self.stats(rec["stats"])
-        self.events(rec["events"], state)
-        self.text(rec["stopped"], "stopped", none=True, limit=10_000)
+            self.matrix(rec[key], key, n, self.dof)
 
     def problem(self, P, kind):
         if P is None:
@@ -1194,8 +1191,3 @@ def attach(sol: Solution, system) -> Solution:
                          f"{sol.ctx.dps}")
     sol.system = system
     return sol
-
-
-from .precision import boundary_module  # noqa: E402  (last: wraps the names above)
-
-boundary_module(globals())

@@ -4,6 +4,14 @@ One loop for every method (variational, Galerkin, Mutze, Newmark, Runge-Kutta, G
 for first-order systems.  It keeps O(saved points) in memory, never O(steps): the state
 of the current step, the saved points, O(1) Newton statistics and the events found.
 
+It reads as its steps: :func:`_plan` checks every argument before the first step (the
+step count, ``h`` -- validated here, once --, the method's options, the resolution at
+the initial state, ``saveat`` and the memory it needs, the events and callbacks); a
+private ``_Run`` prepares the stepper and takes the steps -- each step with its guards
+(``_check``), the saved nodes and requested times (``_save_requested``), the events
+(``_events``: detection and location on the step's dense output) -- and builds the
+:class:`mpvi.Solution` (``_finish``), also the partial one an error carries.
+
 Along the run it checks, and names step and time when something fails:
 
 * the step's result is finite (``IntegrationError``, with what is not finite where);
@@ -36,7 +44,7 @@ from __future__ import annotations
 import sys
 import time
 import weakref
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, NamedTuple
 
 import numpy as np
 
@@ -50,6 +58,7 @@ from .problem import Problem
 from .schemes.base import StabilityError, check_step, get_method
 from .singular import SingularityCrossed, singularities
 from .solution import EventRecord, Solution
+from .precision import entry, entry_class
 
 __all__ = ["solve", "Event", "EventRecord", "IntegrationError", "Progress"]
 
@@ -81,6 +90,7 @@ class StorageError(MemoryError):
     """
 
 
+@entry_class
 class Event:
     """An event function for :func:`solve`, whose sign changes are located.
 
@@ -126,6 +136,7 @@ class Event:
         return f"Event({self.name!r}, terminal={self.terminal}, direction={self.direction})"
 
 
+@entry_class
 class Progress:
     """A progress callback for :func:`solve` that prints a line every few seconds.
 
@@ -346,6 +357,7 @@ def _check_step_size(problem, method, params, h):
 
 # ----- the driver ---------------------------------------------------------------------------------
 
+@entry
 def solve(problem: Problem, method: Any, *, h: Any = None, n: int | None = None,
           t1: Any = None, saveat: Any = None, events: Any = None,
           callback: Callable | None = None, newton: dict | None = None,
@@ -444,31 +456,52 @@ def solve(problem: Problem, method: Any, *, h: Any = None, n: int | None = None,
     Problem : The initial-value problem.
     METHODS : The registered methods.
     """
+    plan = _plan(problem, method, h, n, t1, saveat, events, callback, newton, progress,
+                 check_stability, method_params)
+    return _Run(plan, max_growth).run()
+
+
+# ----- plan: every argument checked before the first step ------------------------------------------
+
+class _Plan(NamedTuple):
+    """What :func:`solve` settled before the first step."""
+
+    problem: Problem
+    method: Any
+    params: dict
+    h: Any                     # the step, validated: a nonzero finite context number
+    steps: int
+    prepare_args: dict         # the method's parameters and options, as ``prepare`` takes them
+    saveat: Any                # as given (the Solution records it)
+    points: Any                # None (every node), ("every", k) or ("times", sorted times)
+    events: list
+    callback: Any
+    progress: Any
+
+
+def _plan(problem, method, h, n, t1, saveat, events, callback, newton, progress, check_stability,
+          method_params):
+    """The arguments of :func:`solve` checked, in the order of its documented errors: the
+    method, the step (validated here, once), the step count, the options, the resolution,
+    the saved points and the memory they need, the events and callbacks."""
     if not isinstance(problem, Problem):
         raise TypeError(f"solve takes an mpvi.Problem, got {type(problem).__name__} (build one "
                         "with mpvi.Problem(system, q0, p0=... or v0=...))")
     m = get_method(method)
     params = m.parameters(**method_params)
-    system, ctx = problem.system, problem.ctx
-    first_order = bool(system.first_order)
-    if first_order and not m.first_order:
+    ctx = problem.ctx
+    if problem.system.first_order and not m.first_order:
         raise ValueError(f"method {m.name!r} integrates mechanical systems; {problem.name!r} is a "
                          "first-order system (use rk4, gbs or rk2)")
     if h is None:
         raise TypeError("solve needs the step size h")
     h = check_step(h, ctx)
     steps = _step_count(problem, h, n, t1)
-    prepare_args = dict(params)
-    if newton is not None:
-        if not m.takes_newton_options:
-            raise ValueError(f"method {m.name!r} solves no Newton equations: newton options do "
-                             "not apply")
-        prepare_args["newton"] = newton
-    prepare_args["check_stability"] = bool(check_stability)
+    prepare_args = _prepare_args(m, params, newton, check_stability)
     if check_stability:
         _check_step_size(problem, m, params, h)
-    plan = _saveat(problem, saveat, h, steps)
-    _check_storage(problem, plan, steps)
+    points = _saveat(problem, saveat, h, steps)
+    _check_storage(problem, points, steps)
     evs = _events(events, ctx)
     if callback is not None and not callable(callback):
         raise TypeError("callback must be callable callback(t, q, y)")
@@ -478,192 +511,288 @@ def solve(problem: Problem, method: Any, *, h: Any = None, n: int | None = None,
         progress = None
     elif progress is not None and not callable(progress):
         raise TypeError("progress must be None, True or a callable progress(step, total)")
+    return _Plan(problem, m, params, h, steps, prepare_args, saveat, points, evs, callback,
+                 progress)
 
-    start = time.perf_counter()
-    stepper = m.prepare(system, h, ctx, **prepare_args)
-    run = StepData(m, stepper, system, ctx, h, prepare_args)
-    state = run.state
-    q, y = problem.initial_state(m.state)
-    t0 = problem.t0
-    guard = _Divergence(problem, m, q, y, max_growth)
-    every_node = plan is None
-    keep_dense = every_node and run.dense == "trial"       # the trial coefficients per step
-    T, Q, Y, internal, dense = [], [], [], [], []
-    times = plan[1] if plan is not None and plan[0] == "times" else []
-    stride = plan[1] if plan is not None and plan[0] == "every" else 1
-    ti = 0                                     # next requested time
-    forward = h > 0
 
-    def save(t, qq, yy):
-        T.append(t)
-        Q.append(qq)
-        Y.append(yy)
+def _prepare_args(m, params, newton, check_stability):
+    """The keyword arguments of the method's ``prepare``: its parameters, the Newton options
+    of a method that declares it takes them, ``check_stability`` for one that declares a
+    bound of its own (:class:`mpvi.Method`)."""
+    args = dict(params)
+    if newton is not None:
+        if not m.takes_newton_options:
+            raise ValueError(f"method {m.name!r} solves no Newton equations: newton options do "
+                             "not apply")
+        args["newton"] = newton
+    if m.checks_stability:
+        args["check_stability"] = bool(check_stability)
+    return args
 
-    def before(a, b):                          # a strictly before b in the direction of h
-        return a < b if forward else a > b
 
-    def save_requested_up_to(t_node, segment, inclusive):
-        nonlocal ti
-        while ti < len(times) and (before(times[ti], t_node) or (inclusive and times[ti] == t_node)):
-            s = times[ti]
+# ----- the run: step, guards, save, events, finish -------------------------------------------------
+
+class _Run:
+    """One run of :func:`solve`: the stepper, the guards after each step, the saved points
+    and the events found.  :meth:`run` takes the steps; what it needs of the run at every
+    step is read into locals there, the rest is in small methods."""
+
+    def __init__(self, plan, max_growth):
+        problem, m, h = plan.problem, plan.method, plan.h
+        system, ctx = problem.system, problem.ctx
+        self.plan, self.problem, self.method, self.system, self.ctx, self.h = \
+            plan, problem, m, system, ctx, h
+        self.start = time.perf_counter()
+        self.stepper = m._prepare(system, h, ctx, **plan.prepare_args)
+        self.data = StepData(m, self.stepper, system, ctx, h, plan.prepare_args)
+        self.state = self.data.state
+        self.q0, self.y0 = problem.initial_state(m.state)
+        self.guard = _Divergence(problem, m, self.q0, self.y0, max_growth)
+        points = plan.points
+        self.every_node = points is None
+        self.saves_nodes = points is None or points[0] == "every"
+        self.stride = points[1] if points is not None and points[0] == "every" else 1
+        self.times = points[1] if points is not None and points[0] == "times" else []
+        self.keep_dense = self.every_node and self.data.dense == "trial"
+        self.T, self.Q, self.Y, self.internal, self.dense = [], [], [], [], []
+        self.ti = 0                                # the next requested time
+        self.forward = h > 0
+        self._save_start()
+        self._singular_signs()
+        self.inside = getattr(self.stepper, "checks_inside", False)   # else: the chord midpoint too
+        self.stats = NewtonStats()
+        self.found, self.tail, self.g_prev = [], None, None
+        first_order = system.first_order
+        self.check_regular = not first_order and system.needs_regularity_check
+        self.fast_check = None if first_order else step_check(system)
+        self.bound = self.guard.bound if self.guard.on else None
+
+    def _save(self, t, q, y):
+        self.T.append(t)
+        self.Q.append(q)
+        self.Y.append(y)
+
+    def _save_start(self):
+        t0, q, y = self.problem.t0, self.q0, self.y0
+        if self.saves_nodes:
+            self._save(t0, q, y)
+        times = self.times
+        while self.ti < len(times) and times[self.ti] == t0:
+            self._save(t0, q, y)
+            self.ti += 1
+
+    def _singular_signs(self):
+        """The signs the system's singular factors must keep (:mod:`mpvi.singular`), given
+        to the stepper too; a list only while a sign is unknown."""
+        system = self.system
+        sing = None if system.first_order else singularities(system)
+        self.sing = sing if sing is not None and len(sing) else None
+        self.signs = None
+        if self.sing is not None:
+            q0 = self.q0
+            signs = sing.signs(sing.values(self.problem.t0, q0,
+                                           self.problem.v0 if sing.uses_velocity else q0))
+            self.signs = signs if 0 in signs else tuple(signs)
+            self.stepper.guard_signs = self.signs
+
+    def run(self):
+        """Take the steps: the Solution, or the step's error carrying the points saved
+        before it as ``exc.solution``."""
+        stepper, data, h, t0, steps = self.stepper, self.data, self.h, self.problem.t0, \
+            self.plan.steps
+        fast_check, bound, signs, inside, sing = \
+            self.fast_check, self.bound, self.signs, self.inside, self.sing
+        evs, times, progress, callback = \
+            self.plan.events, self.times, self.plan.progress, self.plan.callback
+        need_segment, velocity_state = bool(evs) or bool(times), self.state == "qv"
+        every_node, keep_dense, stride = self.every_node, self.keep_dense, self.stride
+        every_k = self.saves_nodes and not every_node
+        record, save, T, Q, Y = self.stats.record, self._save, self.T, self.Q, self.Y
+        q, y, t, carry, v_prev, j_done, stopped = self.q0, self.y0, t0, None, None, 0, None
+        try:
+            for j in range(steps):
+                try:
+                    r = stepper(t, q, y, carry)
+                except (NewtonError, SingularMatrixError, NotPositiveDefiniteError,
+                        SingularityCrossed) as e:
+                    raise self._step_error(e, j, t) from None
+                q1, y1 = r.q, r.y
+                t_next = t0 + (j + 1) * h
+                v1 = y1 if velocity_state else None
+                # the checks after the step; compiled for an M, V system, with the same outcome
+                if fast_check is None or not fast_check(t_next, q1, y1, bound, signs,
+                                                        None if inside else q):
+                    v1 = self._check(j, t, t_next, q, q1, y1, v1)
+                if sing is not None and r.guards is not None:
+                    self._check_quadrature_nodes(j, t, r.guards)
+                if r.iterations is not None:
+                    record(r.iterations, r.residual)
+                segment = Segment(data, t, q, y, q1, y1, r.carry, v_prev, v1) if need_segment \
+                    else None
+                if evs:
+                    stop_at = self._events(t, q, t_next, q1, segment)
+                    if stop_at is not None:
+                        stopped = self._stop_at_event(stop_at, segment, r)
+                        j_done = j + 1
+                        break
+                if times:
+                    self._save_requested(t_next, segment, inclusive=True)
+                node_saved = every_node or (every_k and ((j + 1) % stride == 0 or j + 1 == steps))
+                if node_saved:                     # self._save, inline: every step
+                    T.append(t_next)
+                    Q.append(q1)
+                    Y.append(y1)
+                if every_node:
+                    if r.internal is not None:
+                        self.internal.append(r.internal)
+                    if keep_dense:
+                        self.dense.append(r.carry)
+                q, y, carry, t = q1, y1, r.carry, t_next
+                v_prev = segment._v[1] if segment is not None else v1
+                j_done = j + 1
+                if progress is not None and (j % PROGRESS_EVERY == 0 or j + 1 == steps):
+                    progress(j + 1, steps)
+                if callback is not None and stop_flag(callback(t_next, q1, y1), "callback"):
+                    stopped = f"callback at t = {_t(t_next)}"
+                    if every_k and not node_saved:
+                        save(t_next, q1, y1)
+                    break
+        except (NewtonError, IntegrationError) as exc:
+            # nothing computed is lost: the points saved before the failing step travel with
+            # the error (exc.solution), ending at the last good node
+            if every_k and j_done % stride:
+                save(t, q, y)                      # the last good node
+            exc.solution = self._finish(j_done, f"failed at step {j_done}: {type(exc).__name__}")
+            raise
+        return self._finish(j_done, stopped)
+
+    # ----- step: the errors of a step and the guards after it -------------------------------------
+
+    def _step_error(self, e, j, t):
+        """The error of a step that failed inside, naming the step j and its time t_j."""
+        if isinstance(e, NewtonError):
+            return e.at(j, t)
+        return IntegrationError(f"{self.method.name}: step {j} at t = {_t(t)}: {e}")
+
+    def _check(self, j, t, t_next, q, q1, y1, v1):
+        """The checks after a step (module doc): a finite state, no divergence, a regular
+        system, the singular factors' signs; v1 as the regularity check computed it."""
+        m, system, ctx = self.method, self.system, self.ctx
+        isfinite = ctx.isfinite
+        if not (all(map(isfinite, q1)) and (y1 is None or all(map(isfinite, y1)))):
+            cause = "" if system.first_order else _cause(system, t_next, q1, None)
+            raise IntegrationError(
+                f"{m.name}: step {j} at t = {_t(t)} produced a non-finite state "
+                f"(h = {_t(self.h)} too large?){cause}")
+        self.guard.check(j, t, t_next, q1, y1)
+        if self.check_regular:
+            if self.state == "qp" and system.mass_expr is None:     # L and L_vv need v
+                v1 = system.velocity(q1, y1, t_next)
+            # the M, V form does not read v: q1 stands in for it
+            wrong = system.irregularity(t_next, q1, q1 if v1 is None else v1)
+            if wrong:
+                raise IntegrationError(
+                    f"{m.name}: step {j} at t = {_t(t)} reached t = {_t(t_next)} where "
+                    f"{wrong} (q = ({', '.join(ctx.to_str(x, 8) for x in q1)})): the "
+                    "system leaves its regular domain, the results would be meaningless")
+        if self.sing is not None:
+            _check_singular(self.sing, self.signs, m, j, t, t_next, None if self.inside else q,
+                            q1, y1, self.state, system)
+        return v1
+
+    def _check_quadrature_nodes(self, j, t, guards):
+        """The singular factors at the points inside the step the method reported."""
+        sing, signs = self.sing, self.signs
+        i = sing.crossed(guards, signs)
+        if i is not None:
+            raise IntegrationError(
+                f"{self.method.name}: step {j} at t = {_t(t)}: at quadrature node "
+                f"{i // len(signs)} of the step, {sing.describe(i, guards[i])}")
+
+    # ----- save: requested times between the nodes ------------------------------------------------
+
+    def _save_requested(self, t_node, segment, inclusive):
+        """Save the requested times before ``t_node`` (and at it if ``inclusive``) on the
+        step's dense output."""
+        times, h = self.times, self.h
+        while self.ti < len(times) and (self._before(times[self.ti], t_node)
+                                        or (inclusive and times[self.ti] == t_node)):
+            s = times[self.ti]
             if s == segment.t:
                 qq, yy = segment.q0, segment.y0
             elif s == t_node and inclusive:
                 qq, yy = segment.q1, segment.y1
             else:
                 qq, vv = segment.at((s - segment.t) / h)
-                yy = run.y_of(s, qq, vv) if state != "y" else None
-            save(s, qq, yy)
-            ti += 1
+                yy = self.data.y_of(s, qq, vv) if self.state != "y" else None
+            self._save(s, qq, yy)
+            self.ti += 1
 
-    if plan is None or plan[0] == "every":
-        save(t0, q, y)
-    while ti < len(times) and times[ti] == t0:
-        save(t0, q, y)
-        ti += 1
+    def _before(self, a, b):
+        """a strictly before b in the direction of h."""
+        return a < b if self.forward else a > b
 
-    sing = None if first_order else singularities(system)
-    sing = sing if sing is not None and len(sing) else None
-    signs = None
-    if sing is not None:                       # the signs the singular factors must keep
-        signs = sing.signs(sing.values(t0, q, problem.v0 if sing.uses_velocity else q))
-        signs = signs if 0 in signs else tuple(signs)   # a list only while a sign is unknown
-        stepper.guard_signs = signs
-    inside = getattr(stepper, "checks_inside", False)  # else: the chord midpoint too
-    stats = NewtonStats()
-    found, stopped, tail = [], None, None
-    g_prev = None
-    need_segment = bool(evs) or bool(times)
-    check_regular = not first_order and system.needs_regularity_check
-    fast_check = None if first_order else step_check(system)
-    bound = guard.bound if guard.on else None
-    carry, v_prev = None, None
-    isfinite = ctx.isfinite
-    j_done = 0
-    t = t0
+    # ----- events: detection and location ---------------------------------------------------------
 
-    def finish(j_done, stopped):
-        stats_out = {"wall_time_s": time.perf_counter() - start, "steps": j_done}
+    def _events(self, t, q, t_next, q1, segment):
+        """Record the sign changes of the events between t and t_next, in time order;
+        (te, qe, ve, i) of the first terminal one, or None."""
+        evs, ctx, h = self.plan.events, self.ctx, self.h
+        if self.g_prev is None:
+            self.g_prev = [_event_value(e, t, q, segment.velocity(0), ctx) for e in evs]
+        g_next = [_event_value(e, t_next, q1, segment.velocity(1), ctx) for e in evs]
+        hits = []
+        for i, e in enumerate(evs):
+            a, b = self.g_prev[i], g_next[i]
+            if (a < 0 < b or a > 0 > b or (b == 0 and a != 0)) and \
+                    (e.direction == 0 or (e.direction > 0) == (b > a)):
+                hits.append((_locate(e, segment, h, a, b, ctx), i, 1 if b > a else -1))
+        hits.sort(key=lambda x: x[0])
+        stop_at = None
+        for theta, i, direction in hits:
+            te = t + theta * h
+            qe, ve = segment.at(theta) if theta != 1 else (q1, segment.velocity(1))
+            self.found.append(EventRecord(i, evs[i].name, te, qe, self.data.momentum(te, qe, ve),
+                                          ve, direction))
+            if evs[i].terminal:
+                stop_at = (te, qe, ve, i)
+                break
+        self.g_prev = g_next
+        return stop_at
+
+    def _stop_at_event(self, stop_at, segment, r):
+        """Save up to a terminal event and the event's point; why the run stopped."""
+        te, qe, ve, i = stop_at
+        self._save_requested(te, segment, inclusive=False)
+        if self.saves_nodes:
+            self._save(te, qe, self.data.y_of(te, qe, ve))
+        if self.every_node:
+            self.tail = (r.q, r.y)             # the dense output of the cut step needs its end
+            if r.internal is not None:
+                self.internal.append(r.internal)
+            if self.keep_dense:
+                self.dense.append(r.carry)
+        return f"terminal event {i} ({self.plan.events[i].name}) at t = {_t(te)}"
+
+    # ----- finish: the Solution -------------------------------------------------------------------
+
+    def _finish(self, j_done, stopped):
+        plan, stepper, data = self.plan, self.stepper, self.data
+        stats = {"wall_time_s": time.perf_counter() - self.start, "steps": j_done}
         if hasattr(stepper, "stats"):             # a method's own counts (taylor's substeps)
-            stats_out.update(stepper.stats())
-        if stats.solves:
-            stats_out["newton"] = stats.summary()
+            stats.update(stepper.stats())
+        if self.stats.solves:
+            stats["newton"] = self.stats.summary()
         return Solution._from_run(
-            problem=problem, method=m, params=params, h=h, steps_planned=steps, steps=j_done,
-            t=T, q=Q, y=Y, state=state, internal=internal if (every_node and internal) else None,
-            dense=dense if keep_dense else None, dense_kind=run.dense, stats=stats_out,
-            events=found, stopped=stopped,
-            saveat=saveat if plan is None or plan[0] == "every" else "times",
-            tail=tail, prepare_args=prepare_args,
-            trial=(run.stepper.trial_basis.polynomials, run.stepper.trial_basis.powers)
-            if run.dense == "trial" else None)
-
-    try:
-        for j in range(steps):
-            try:
-                r = stepper(t, q, y, carry)
-            except NewtonError as e:
-                raise e.at(j, t) from None
-            except (SingularMatrixError, NotPositiveDefiniteError, SingularityCrossed) as e:
-                raise IntegrationError(f"{m.name}: step {j} at t = {_t(t)}: {e}") from None
-            q1, y1 = r.q, r.y
-            t_next = t0 + (j + 1) * h
-            v1 = y1 if state == "qv" else None
-            # the checks after the step; compiled for an M, V system, with the same outcome
-            if fast_check is None or not fast_check(t_next, q1, y1, bound, signs,
-                                                    None if inside else q):
-                if not (all(map(isfinite, q1)) and (y1 is None or all(map(isfinite, y1)))):
-                    cause = "" if first_order else _cause(system, t_next, q1, None)
-                    raise IntegrationError(
-                        f"{m.name}: step {j} at t = {_t(t)} produced a non-finite state "
-                        f"(h = {_t(h)} too large?){cause}")
-                guard.check(j, t, t_next, q1, y1)
-                if check_regular:
-                    if state == "qp" and system.mass_expr is None:     # L and L_vv need v
-                        v1 = system.velocity(q1, y1, t_next)
-                    # the M, V form does not read v: q1 stands in for it
-                    wrong = system.irregularity(t_next, q1, q1 if v1 is None else v1)
-                    if wrong:
-                        raise IntegrationError(
-                            f"{m.name}: step {j} at t = {_t(t)} reached t = {_t(t_next)} where "
-                            f"{wrong} (q = ({', '.join(ctx.to_str(x, 8) for x in q1)})): the "
-                            "system leaves its regular domain, the results would be meaningless")
-                if sing is not None:
-                    _check_singular(sing, signs, m, j, t, t_next, None if inside else q, q1, y1,
-                                    state, system)
-            if sing is not None and r.guards is not None:
-                i = sing.crossed(r.guards, signs)
-                if i is not None:
-                    raise IntegrationError(
-                        f"{m.name}: step {j} at t = {_t(t)}: at quadrature node {i // len(signs)} "
-                        f"of the step, {sing.describe(i, r.guards[i])}")
-            if r.iterations is not None:
-                stats.record(r.iterations, r.residual)
-            segment = Segment(run, t, q, y, q1, y1, r.carry, v_prev, v1) if need_segment else None
-            stop_at = None
-            if evs:                                  # sign changes between t and t_next
-                if g_prev is None:
-                    g_prev = [_event_value(e, t, q, segment.velocity(0), ctx) for e in evs]
-                g_next = [_event_value(e, t_next, q1, segment.velocity(1), ctx) for e in evs]
-                hits = []
-                for i, e in enumerate(evs):
-                    a, b = g_prev[i], g_next[i]
-                    if (a < 0 < b or a > 0 > b or (b == 0 and a != 0)) and \
-                            (e.direction == 0 or (e.direction > 0) == (b > a)):
-                        hits.append((_locate(e, segment, h, a, b, ctx), i, 1 if b > a else -1))
-                hits.sort(key=lambda x: x[0])
-                for theta, i, direction in hits:
-                    te = t + theta * h
-                    qe, ve = segment.at(theta) if theta != 1 else (q1, segment.velocity(1))
-                    found.append(EventRecord(i, evs[i].name, te, qe, run.momentum(te, qe, ve), ve,
-                                             direction))
-                    if evs[i].terminal:
-                        stop_at = (te, qe, ve, i)
-                        break
-                g_prev = g_next
-            if stop_at is not None:
-                te, qe, ve, i = stop_at
-                save_requested_up_to(te, segment, inclusive=False)
-                if plan is None or plan[0] == "every":
-                    save(te, qe, run.y_of(te, qe, ve))
-                if every_node:
-                    tail = (q1, y1)                # the dense output of the cut step needs its end
-                    if r.internal is not None:
-                        internal.append(r.internal)
-                    if keep_dense:
-                        dense.append(r.carry)
-                stopped = f"terminal event {i} ({evs[i].name}) at t = {_t(te)}"
-                j_done = j + 1
-                break
-            if times:
-                save_requested_up_to(t_next, segment, inclusive=True)
-            node_saved = every_node or (plan[0] == "every" and ((j + 1) % stride == 0 or j + 1 == steps))
-            if node_saved:
-                save(t_next, q1, y1)
-            if every_node:
-                if r.internal is not None:
-                    internal.append(r.internal)
-                if keep_dense:
-                    dense.append(r.carry)
-            q, y, carry, t = q1, y1, r.carry, t_next
-            v_prev = segment._v[1] if segment is not None else v1
-            j_done = j + 1
-            if progress is not None and (j % PROGRESS_EVERY == 0 or j + 1 == steps):
-                progress(j + 1, steps)
-            if callback is not None and stop_flag(callback(t_next, q1, y1), "callback"):
-                stopped = f"callback at t = {_t(t_next)}"
-                if plan is not None and plan[0] == "every" and not node_saved:
-                    save(t_next, q1, y1)
-                break
-    except (NewtonError, IntegrationError) as exc:
-        # nothing computed is lost: the points saved before the failing step travel with
-        # the error (exc.solution), ending at the last good node
-        if plan is not None and plan[0] == "every" and j_done % stride:
-            save(t, q, y)                      # the last good node
-        exc.solution = finish(j_done, f"failed at step {j_done}: {type(exc).__name__}")
-        raise
-
-    return finish(j_done, stopped)
+            problem=self.problem, method=self.method, params=plan.params, h=self.h,
+            steps_planned=plan.steps, steps=j_done, t=self.T, q=self.Q, y=self.Y,
+            state=self.state, internal=self.internal if (self.every_node and self.internal) else None,
+            dense=self.dense if self.keep_dense else None, dense_kind=data.dense, stats=stats,
+            events=self.found, stopped=stopped,
+            saveat=plan.saveat if self.saves_nodes else "times", tail=self.tail,
+            prepare_args=plan.prepare_args,
+            trial=(stepper.trial_basis.polynomials, stepper.trial_basis.powers)
+            if data.dense == "trial" else None)
 
 
 class _Divergence:
@@ -769,8 +898,3 @@ def _locate(e, segment, h, a, b, ctx):
         return ctx.zero if abs(a) <= abs(b) else ctx.one
     tol = 4 * ctx.eps * max(ctx.one, abs(t) / abs(h))
     return locate_root(phi, ctx.zero, ctx.one, f0, f1, ctx, tol)
-
-
-from .precision import boundary_module  # noqa: E402  (last: wraps the names above)
-
-boundary_module(globals())

@@ -26,7 +26,9 @@ from typing import Any
 
 import sympy as sp
 
+from .declarations import GalerkinMethod
 from .quadrature import _TAU
+from .precision import entry
 
 Z = sp.Symbol("z", positive=True)
 DT = sp.Symbol("Delta_t", positive=True)
@@ -49,6 +51,7 @@ def _integrate(expr, quad):
     return total
 
 
+@entry
 def oscillator_map(spec: Any, h: Any = DT, omega: Any = OMEGA) -> sp.Matrix:
     """Derive the exact one-step map of a trial-function method on the harmonic oscillator.
 
@@ -59,7 +62,7 @@ def oscillator_map(spec: Any, h: Any = DT, omega: Any = OMEGA) -> sp.Matrix:
     Parameters
     ----------
     spec : VariationalMethod or GalerkinMethod
-        The method's declaration (:mod:`mpvi.schemes.variational`), e.g.
+        The method's declaration (:mod:`mpvi.declarations`), e.g.
         ``mpvi.schemes.hermite.galerkin_spec(2)``.
     h : sympy expression, default Delta_t
         The step (a positive symbol, or a value).
@@ -77,7 +80,6 @@ def oscillator_map(spec: Any, h: Any = DT, omega: Any = OMEGA) -> sp.Matrix:
     ArithmeticError
         Step equations without a unique solution.
     """
-    from .schemes.variational import GalerkinMethod
     basis, quad = spec.disc.basis, spec.disc.quadrature
     slots = basis.slots
     c = sp.symbols(f"c0:{len(slots)}")
@@ -108,6 +110,7 @@ def oscillator_map(spec: Any, h: Any = DT, omega: Any = OMEGA) -> sp.Matrix:
     return sp.Matrix([[sp.factor(sp.cancel(sp.diff(r, v))) for v in (y0, q0)] for r in rows])
 
 
+@entry
 def amplification_matrix(spec: Any) -> sp.Matrix:
     """Derive the amplification matrix A(z) of hermite eq. (35), z = omega dt.
 
@@ -138,6 +141,7 @@ def _acos_squared(terms):
     return sp.Poly(sp.series(sp.acos(1 - u) ** 2, u, 0, terms).removeO(), u)
 
 
+@entry
 def amplification_frequency(A: sp.Matrix, order: int) -> tuple:
     """The frequency and damping of an amplification matrix, as series in z.
 
@@ -217,6 +221,7 @@ def _positive_roots(expr):
     return roots
 
 
+@entry
 def stable_intervals(A: sp.Matrix) -> list[Interval]:
     """Find the complete set of z > 0 where A(z) (det A = 1) is stable, with exact ends.
 
@@ -266,8 +271,3 @@ def eigenvalues(A):
     tr, det = sp.cancel(A.trace()), sp.cancel(A.det())
     disc = sp.factor(sp.cancel(tr ** 2 / 4 - det))
     return tuple(sp.together(tr / 2 + s * sp.sqrt(disc)) for s in (1, -1))
-
-
-from .precision import boundary_module  # noqa: E402  (last: wraps the names above)
-
-boundary_module(globals())

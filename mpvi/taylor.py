@@ -587,134 +587,162 @@ class TaylorEvaluator:
                 bounds.extend(y)
 
     def _order_k(self, ins, k, S, F, coef):
-        """The k-th coefficient of the result of ``ins`` (all lower ones known)."""
-        op = ins[0]
-        if op == "solve":
-            v, M, p = ins[1], ins[2], ins[3]
-            n = len(v)
-            rhs = []
-            for i in range(n):
-                acc = coef(p[i], k)
-                for j in range(1, k + 1):
-                    for m in range(n):
-                        e = M[i * n + m]
-                        if e[0] == "s":              # a fixed entry has no j >= 1 term
-                            acc = acc - S[e[1]][j] * S[v[m][1]][k - j]
-                rhs.append(acc)
-            x = solve_dense([[coef(M[i * n + m], 0) for m in range(n)] for i in range(n)],
-                            rhs, self.ctx)
-            for i in range(n):
-                S[v[i][1]][k] = x[i]
-            return
-        d = ins[1][1]
-        a = ins[2]
-        if op in ("add", "sub"):
-            b = ins[3]
-            if k > 0 and a[0] == "f":
-                S[d][k] = S[b[1]][k] if op == "add" else -S[b[1]][k]
-            elif k > 0 and b[0] == "f":
-                S[d][k] = S[a[1]][k]
-            else:
-                S[d][k] = coef(a, k) + coef(b, k) if op == "add" else coef(a, k) - coef(b, k)
-        elif op == "neg":
-            S[d][k] = -S[a[1]][k]
-        elif op == "mul":
-            b = ins[3]
-            if a[0] == "f":
-                S[d][k] = F[a[1]] * S[b[1]][k]
-            elif b[0] == "f":
-                S[d][k] = S[a[1]][k] * F[b[1]]
-            else:
-                A, B = S[a[1]], S[b[1]]
-                acc = A[0] * B[k]
-                for j in range(1, k + 1):
-                    acc = acc + A[j] * B[k - j]
-                S[d][k] = acc
-        elif op == "div":
-            b = ins[3]
-            if b[0] == "f":
-                S[d][k] = S[a[1]][k] / F[b[1]]
-            else:
-                B, C = S[b[1]], S[d]
-                acc = coef(a, k)
-                for j in range(1, k + 1):
-                    acc = acc - B[j] * C[k - j]
-                C[k] = acc / B[0]
-        elif op == "sqr":
-            A = S[a[1]]
-            if k == 0:
-                S[d][0] = A[0] * A[0]
-            else:
-                acc = A[0] * A[k]
-                for j in range(1, (k + 1) // 2):
-                    acc = acc + A[j] * A[k - j]
-                acc = acc + acc
-                if k % 2 == 0:
-                    acc = acc + A[k // 2] * A[k // 2]
-                S[d][k] = acc
-        elif op == "sincos":
-            s, c, A, DA = S[d], S[ins[2][1]], S[ins[3][1]], S[ins[4][1]]
-            if k == 0:
-                s[0], c[0] = self.ns["sin"](A[0]), self.ns["cos"](A[0])
-            else:
-                DA[k] = A[k] * k
-                acc = DA[1] * c[k - 1]
-                for j in range(2, k + 1):
-                    acc = acc + DA[j] * c[k - j]
-                s[k] = acc / k
-                acc = DA[1] * s[k - 1]
-                for j in range(2, k + 1):
-                    acc = acc + DA[j] * s[k - j]
-                c[k] = acc / (-k)
-        elif op == "exp":
-            e, A, DA = S[d], S[a[1]], S[ins[3][1]]
-            if k == 0:
-                e[0] = self.ns["exp"](A[0])
-            else:
-                DA[k] = A[k] * k
-                acc = DA[1] * e[k - 1]
-                for j in range(2, k + 1):
-                    acc = acc + DA[j] * e[k - j]
-                e[k] = acc / k
-        elif op == "log":
-            L, A = S[d], S[a[1]]
-            if k == 0:
-                L[0] = self.ns["log"](A[0])
-            else:
-                acc = A[k]
-                if k > 1:
-                    w = L[1] * A[k - 1]
-                    for j in range(2, k):
-                        w = w + (L[j] * j) * A[k - j]
-                    acc = acc - w / k
-                L[k] = acc / A[0]
-        elif op == "sqrt":
-            R, A = S[d], S[a[1]]
-            if k == 0:
-                R[0] = self.ns["sqrt"](A[0])
-            else:
-                acc = A[k]
-                for j in range(1, k):
-                    acc = acc - R[j] * R[k - j]
-                R[k] = acc / (R[0] * 2)
-        elif op == "powc":
-            C, A, alpha = S[d], S[a[1]], F[ins[3][1]]
-            if k == 0:
-                C[0] = A[0] ** alpha
-            else:
-                acc = None
-                for j in range(1, k + 1):
-                    w = (alpha * j - (k - j)) * A[j] * C[k - j]
-                    acc = w if acc is None else acc + w
-                C[k] = acc / (A[0] * k)
-        else:                                        # pragma: no cover (the builder's ops)
-            raise TaylorUnsupported(f"tape operation {op}")
+        """The k-th coefficient of the result of ``ins`` (all lower ones known): the
+        recurrence of its operation (:data:`_RECURRENCES`)."""
+        rule = _RECURRENCES.get(ins[0])
+        if rule is None:                             # pragma: no cover (the builder's ops)
+            raise TaylorUnsupported(f"tape operation {ins[0]}")
+        rule(self, ins, k, S, F, coef)
 
     def step(self, t, y: Sequence, h, order: int, params: Sequence) -> list:
         """y(t + h) by the Taylor polynomial of degree ``order`` (Horner's rule)."""
         return self.horner(self.coefficients(t, y, order, params), h)
 
 
-from .precision import boundary_module  # noqa: E402  (last: wraps the names above)
+# ----- the Taylor recurrences of the tape's operations ---------------------------------------
+# Each sets S[d][k], the k-th coefficient of the result of ``ins`` (all lower ones known):
+# S the series of the tape's slots, F its fixed numbers, coef(x, k) the k-th coefficient of
+# an operand (a slot or a fixed number).
 
-boundary_module(globals())
+def _k_solve(tape, ins, k, S, F, coef):
+    v, M, p = ins[1], ins[2], ins[3]
+    n = len(v)
+    rhs = []
+    for i in range(n):
+        acc = coef(p[i], k)
+        for j in range(1, k + 1):
+            for m in range(n):
+                e = M[i * n + m]
+                if e[0] == "s":              # a fixed entry has no j >= 1 term
+                    acc = acc - S[e[1]][j] * S[v[m][1]][k - j]
+        rhs.append(acc)
+    x = solve_dense([[coef(M[i * n + m], 0) for m in range(n)] for i in range(n)],
+                    rhs, tape.ctx)
+    for i in range(n):
+        S[v[i][1]][k] = x[i]
+
+
+def _k_add_sub(tape, ins, k, S, F, coef):
+    op, d, a, b = ins[0], ins[1][1], ins[2], ins[3]
+    if k > 0 and a[0] == "f":
+        S[d][k] = S[b[1]][k] if op == "add" else -S[b[1]][k]
+    elif k > 0 and b[0] == "f":
+        S[d][k] = S[a[1]][k]
+    else:
+        S[d][k] = coef(a, k) + coef(b, k) if op == "add" else coef(a, k) - coef(b, k)
+
+
+def _k_neg(tape, ins, k, S, F, coef):
+    S[ins[1][1]][k] = -S[ins[2][1]][k]
+
+
+def _k_mul(tape, ins, k, S, F, coef):
+    d, a, b = ins[1][1], ins[2], ins[3]
+    if a[0] == "f":
+        S[d][k] = F[a[1]] * S[b[1]][k]
+    elif b[0] == "f":
+        S[d][k] = S[a[1]][k] * F[b[1]]
+    else:
+        A, B = S[a[1]], S[b[1]]
+        acc = A[0] * B[k]
+        for j in range(1, k + 1):
+            acc = acc + A[j] * B[k - j]
+        S[d][k] = acc
+
+
+def _k_div(tape, ins, k, S, F, coef):
+    d, a, b = ins[1][1], ins[2], ins[3]
+    if b[0] == "f":
+        S[d][k] = S[a[1]][k] / F[b[1]]
+    else:
+        B, C = S[b[1]], S[d]
+        acc = coef(a, k)
+        for j in range(1, k + 1):
+            acc = acc - B[j] * C[k - j]
+        C[k] = acc / B[0]
+
+
+def _k_sqr(tape, ins, k, S, F, coef):
+    d, A = ins[1][1], S[ins[2][1]]
+    if k == 0:
+        S[d][0] = A[0] * A[0]
+    else:
+        acc = A[0] * A[k]
+        for j in range(1, (k + 1) // 2):
+            acc = acc + A[j] * A[k - j]
+        acc = acc + acc
+        if k % 2 == 0:
+            acc = acc + A[k // 2] * A[k // 2]
+        S[d][k] = acc
+
+
+def _k_sincos(tape, ins, k, S, F, coef):
+    s, c, A, DA = S[ins[1][1]], S[ins[2][1]], S[ins[3][1]], S[ins[4][1]]
+    if k == 0:
+        s[0], c[0] = tape.ns["sin"](A[0]), tape.ns["cos"](A[0])
+    else:
+        DA[k] = A[k] * k
+        acc = DA[1] * c[k - 1]
+        for j in range(2, k + 1):
+            acc = acc + DA[j] * c[k - j]
+        s[k] = acc / k
+        acc = DA[1] * s[k - 1]
+        for j in range(2, k + 1):
+            acc = acc + DA[j] * s[k - j]
+        c[k] = acc / (-k)
+
+
+def _k_exp(tape, ins, k, S, F, coef):
+    e, A, DA = S[ins[1][1]], S[ins[2][1]], S[ins[3][1]]
+    if k == 0:
+        e[0] = tape.ns["exp"](A[0])
+    else:
+        DA[k] = A[k] * k
+        acc = DA[1] * e[k - 1]
+        for j in range(2, k + 1):
+            acc = acc + DA[j] * e[k - j]
+        e[k] = acc / k
+
+
+def _k_log(tape, ins, k, S, F, coef):
+    L, A = S[ins[1][1]], S[ins[2][1]]
+    if k == 0:
+        L[0] = tape.ns["log"](A[0])
+    else:
+        acc = A[k]
+        if k > 1:
+            w = L[1] * A[k - 1]
+            for j in range(2, k):
+                w = w + (L[j] * j) * A[k - j]
+            acc = acc - w / k
+        L[k] = acc / A[0]
+
+
+def _k_sqrt(tape, ins, k, S, F, coef):
+    R, A = S[ins[1][1]], S[ins[2][1]]
+    if k == 0:
+        R[0] = tape.ns["sqrt"](A[0])
+    else:
+        acc = A[k]
+        for j in range(1, k):
+            acc = acc - R[j] * R[k - j]
+        R[k] = acc / (R[0] * 2)
+
+
+def _k_powc(tape, ins, k, S, F, coef):
+    C, A, alpha = S[ins[1][1]], S[ins[2][1]], F[ins[3][1]]
+    if k == 0:
+        C[0] = A[0] ** alpha
+    else:
+        acc = None
+        for j in range(1, k + 1):
+            w = (alpha * j - (k - j)) * A[j] * C[k - j]
+            acc = w if acc is None else acc + w
+        C[k] = acc / (A[0] * k)
+
+
+_RECURRENCES = {"solve": _k_solve, "add": _k_add_sub, "sub": _k_add_sub, "neg": _k_neg,
+                "mul": _k_mul, "div": _k_div, "sqr": _k_sqr, "sincos": _k_sincos,
+                "exp": _k_exp, "log": _k_log, "sqrt": _k_sqrt, "powc": _k_powc}
+"""Operation of the tape -> its Taylor recurrence (the same rules, in the same order of
+operations, as the compiled tape: :func:`mpvi.cbackend.translate_taylor`)."""

@@ -150,8 +150,3 @@ def linear_pendulum_errors(rec, params):
     :data:`linear_pendulum_convergence`'s value."""
     _, errs = _linear_pendulum_sweep(rec, params, [params["N"]])
     return {m: {v: errs[(m, v)][0] for v in ("p", "q")} for m in params["methods"]}
-
-
-from mpvi.precision import boundary_module  # noqa: E402  (last: wraps the names above)
-
-boundary_module(globals())

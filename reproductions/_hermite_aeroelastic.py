@@ -421,8 +421,3 @@ def energy_error_plot(out, p):
 
 __all__ = ["PAPER", "PARAMS", "QUICK", "aeroelastic_runs", "compute_for",
            "phase_portrait_plot", "energy_plot", "energy_error_plot"]
-
-
-from mpvi.precision import boundary_module  # noqa: E402  (last: wraps the names above)
-
-boundary_module(globals())

@@ -40,8 +40,3 @@ def formula(expr):
 def trace_det(name):
     A = derived(name)[0]
     return sp.cancel(A.trace()), sp.cancel(A.det())
-
-
-from mpvi.precision import boundary_module  # noqa: E402  (last: wraps the names above)
-
-boundary_module(globals())

@@ -190,8 +190,3 @@ def double_well_reproduction(number, q0):
         title=f"double well, q(0) = {q0}: phase portrait and energy error of both one-step methods",
         params={**PARAMS, "q0": q0}, quick=QUICK,
         compute=double_well_output, plot=lambda out, p: double_well_plot(out, p, item))
-
-
-from mpvi.precision import boundary_module  # noqa: E402  (last: wraps the names above)
-
-boundary_module(globals())

@@ -242,8 +242,3 @@ def duffing_reproduction(rid, item, title, compute, plot):
     from mpvi.repro.run import Reproduction
     return Reproduction(id=rid, paper=PAPER, item=item, title=title,
                         params=PARAMS, quick=QUICK, compute=compute, plot=plot, tasks=tasks)
-
-
-from mpvi.precision import boundary_module  # noqa: E402  (last: wraps the names above)
-
-boundary_module(globals())

@@ -7,8 +7,3 @@ and ``mutze_parabolic_el`` (the Euler-Lagrange equation for parabolic paths, eq.
 all take one step of length h = 2 tau from the state (x, v).
 """
 PAPER = "mutze"
-
-
-from mpvi.precision import boundary_module  # noqa: E402  (last: wraps the names above)
-
-boundary_module(globals())

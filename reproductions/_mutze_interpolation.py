@@ -364,8 +364,3 @@ def optimal_p(ctx=None, method="tanh-sinh", start=("4/5", "41/50")):
         raise ArithmeticError(f"findroot left p > 0 (p = {ctx.to_str(p, 10)}); try other "
                               f"starting values than {start}")
     return p
-
-
-from mpvi.precision import boundary_module  # noqa: E402  (last: wraps the names above)
-
-boundary_module(globals())

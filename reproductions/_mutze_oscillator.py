@@ -219,8 +219,3 @@ def plot_errors(out, params, column, ylabel, title):
 
 
 __all__ = ["PAPER", "PARAMS", "QUICK", "METHODS", "sec7_errors", "g_scan", "sensitivity", "long_table", "plot_errors"]
-
-
-from mpvi.precision import boundary_module  # noqa: E402  (last: wraps the names above)
-
-boundary_module(globals())

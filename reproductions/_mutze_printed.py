@@ -189,8 +189,3 @@ eq. 60): (printed line, power, factor, transliteration)."""
 
 G_PRINTED = "3/5"
 """The value of g printed in the theorem (eq. 60) and at the end of its proof."""
-
-
-from mpvi.precision import boundary_module  # noqa: E402  (last: wraps the names above)
-
-boundary_module(globals())

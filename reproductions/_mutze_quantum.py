@@ -505,8 +505,3 @@ class ChebyshevPropagator:
         # times exp(-i c t / hbar): (u + i w)(cos - i sin)
         cp, sp_ = self.cos_ph, self.sin_ph
         return np.array([S[0] * cp + S[1] * sp_, S[1] * cp - S[0] * sp_], dtype=X.dtype)
-
-
-from mpvi.precision import boundary_module  # noqa: E402  (last: wraps the names above)
-
-boundary_module(globals())

@@ -827,8 +827,3 @@ class DirectCheck:
         """(LHS, RHS, DIFF) at one point."""
         L, R = self.lhs(t, x, v, a, e, tau), self.rhs(t, x, v, a, e, tau, g)
         return L, R, L - R
-
-
-from mpvi.precision import boundary_module  # noqa: E402  (last: wraps the names above)
-
-boundary_module(globals())

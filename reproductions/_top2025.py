@@ -25,8 +25,3 @@ STYLE = {
     "reference": {"color": "0.6", "ls": "-", "lw": 3, "alpha": 0.6, "label": "reference"},
     "exact": {"color": "0.6", "ls": "-", "lw": 3, "alpha": 0.6, "label": "exact"},
 }
-
-
-from mpvi.precision import boundary_module  # noqa: E402  (last: wraps the names above)
-
-boundary_module(globals())

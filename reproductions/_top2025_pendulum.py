@@ -245,8 +245,3 @@ def orders_frame(ctx, rows, first=()):
                  "order_step": [s(r["order_step"]) for r in rows],
                  "order": [s(r["order"]) for r in rows]})
     return pd.DataFrame(data)
-
-
-from mpvi.precision import boundary_module  # noqa: E402  (last: wraps the names above)
-
-boundary_module(globals())

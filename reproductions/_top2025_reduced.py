@@ -111,8 +111,3 @@ def turning_points(ctx, system, sol, which="min", levels=GBS_LEVELS, max_iter=20
         fy = f(t + d, y)
         out.append({"j": j, "t": t + d, "y": y, "rhs": fy, "iterations": it})
     return out
-
-
-from mpvi.precision import boundary_module  # noqa: E402  (last: wraps the names above)
-
-boundary_module(globals())

@@ -281,8 +281,3 @@ def plot_long_run_table(out, p, variable, title):
     ax.grid(alpha=0.3, which="both"); ax.legend(fontsize=6, ncol=2)
     ax.set_title(title, fontsize=10)
     return fig
-
-
-from mpvi.precision import boundary_module  # noqa: E402  (last: wraps the names above)
-
-boundary_module(globals())

@@ -12,8 +12,8 @@ from mpvi import METHODS, IntegrationError, MPContext, Problem, fit_order, solve
 from mpvi.mechanics import TIME, LagrangianSystem
 from mpvi.quadrature import gauss_legendre, gauss_lobatto, hermite_basis, to_context
 from mpvi.schemes.base import Method
-from mpvi.schemes.variational import (Discretization, DiscreteLagrangian, GalerkinMethod,
-                                      VariationalMethod)
+from mpvi.declarations import Discretization, GalerkinMethod, VariationalMethod
+from mpvi.schemes.variational import DiscreteLagrangian, prepare_spec
 
 C64 = MPContext(64)
 
@@ -144,7 +144,7 @@ def as_method(name, spec):
     return Method(name=name, label=name, state="qv", order=4, symplectic=False, implicit=True,
                   reference="engine test",
                   prepare=lambda system, h, ctx, newton=None, check_stability=True:
-                  spec.prepare(system, h, ctx, newton))
+                  prepare_spec(spec, system, h, ctx, newton))
 
 
 def test_cubic_hermite_petrov_galerkin_is_order_4_on_the_forced_system():
@@ -168,7 +168,7 @@ def test_cubic_hermite_variational_step_solves_its_equations():
     spec = VariationalMethod(HERMITE3, "qv", ((1, False), (3, False)), known_derivative=1)
     s = driven_oscillator(C64)
     t, q0, v0, h = C64.num("1.5"), C64.asarray(["0.8"]), C64.asarray(["-0.4"]), C64.num("0.1")
-    r = spec.prepare(s, h, C64)(t, q0, v0)
+    r = prepare_spec(spec, s, h, C64)(t, q0, v0)
     grad = DiscreteLagrangian(s, HERMITE3, h, C64).gradient([q0, v0, r.q, r.y], t)
     assert C64.norm_inf(grad[1]) < 1e-60 and C64.norm_inf(grad[3]) < 1e-60
     assert C64.norm_inf(grad[0]) > 1e-3          # the other two are not equations

@@ -155,7 +155,7 @@ def test_discrete_lagrangians_approximate_the_action(c64):
 
 def test_simpson_v1_step_is_variational(c64):
     for system, h, q, p in _test_problems(c64):
-        (q1, p1), info = METHODS["simpson_v1"].step(system, (q, p), h, c64)
+        (q1, p1, _), info = METHODS["simpson_v1"].step(system, (q, p), h, c64)
         qm = info["q_mid"][0]
         L = lambda ql, qmid, qr: simpson_Lh(system.M, system.K, h, ql, qmid, qr)
         args = (q, qm, q1)
@@ -169,7 +169,7 @@ def test_simpson_v1_step_is_variational(c64):
 def test_simpson_v2_step_is_variational(c64):
     """Variant 2 has no midpoint output; it is the one that makes dL_h/dq_m = 0."""
     for system, h, q, p in _test_problems(c64):
-        (q1, p1), _ = METHODS["simpson"].step(system, (q, p), h, c64)
+        (q1, p1, _), _ = METHODS["simpson"].step(system, (q, p), h, c64)
         L = system.ctx.eye(system.dof) - h * h / 8 * (system.Minv @ system.K)
         qm = c64.solve(L, (q + q1) / 2)
         f = lambda ql, qmid, qr: simpson_Lh(system.M, system.K, h, ql, qmid, qr)
@@ -181,7 +181,7 @@ def test_simpson_v2_step_is_variational(c64):
 
 def test_newmark_step_is_variational(c64):
     for system, h, q, p in _test_problems(c64):
-        (q1, p1), info = METHODS["newmark"].step(system, (q, p), h, c64)
+        (q1, p1, _), info = METHODS["newmark"].step(system, (q, p), h, c64)
         assert info == {}
         L = lambda ql, qr: newmark_Ld(system.M, system.K, h, ql, qr)
         assert c64.norm_inf(p + fd_grad(c64, L, (q, q1), 0)) < 1e-50     # eq. 7
@@ -323,7 +323,7 @@ def test_simpson_stability_bound(c64, dp64, name):
     h = c64.num(4) / wmax
     sol = solve(dp64, name, h=h, n=50, check_stability=False)
     assert sol.steps == 50
-    (q1, p1), _ = METHODS[name].step(s, (dp64.q0, dp64.p0), h, c64, check_stability=False)
+    (q1, p1, _), _ = METHODS[name].step(s, (dp64.q0, dp64.p0), h, c64, check_stability=False)
     assert c64.norm_inf(q1 - sol.q[1]) == 0
     # newmark has no bound of its own: it runs beyond Simpson's (and RK4's) 2 sqrt(2) ...
     h29 = c64.num("2.9") / wmax

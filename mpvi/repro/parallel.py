@@ -512,172 +512,212 @@ def run_parallel(reps, ids, executor, context=DEFAULT_CONTEXT, dps=64, quick=Fal
     finish (a progress bar).  ``check_digits``: each reproduction also runs with more
     digits (:func:`mpvi.repro.render`), its studies in that context being further tasks.
     Returns ``(ran, refused, failed)``, lists of ids."""
-    stream = stream if stream is not None else sys.stderr
-    out_dir = out_dir or default_out_dir(quick)
-    ctx = get_context(context, dps)
-    contexts = [ctx, check_context(ctx)] if check_digits else [ctx]
-    ran, refused, failed = [], [], []
-    jobs, todo = {}, {}
-    runtimes = Runtimes()         # the cost hints of reproductions never run here
+    run = _ParallelRun(executor, context, dps, quick, out_dir, cache, stream, on_progress,
+                       check_digits)
+    run.plan(reps, ids)
+    run.announce()
+    try:
+        run.loop()
+    except ExecutorLost as exc:          # one line; what finished is written
+        run.stop(exc)
+    run.say(f"parallel run: {run.finished} unit(s) in {time.perf_counter() - run.t_start:.1f} s")
+    return run.ran, run.refused, run.failed
 
-    def say(line):
-        print(line, file=stream, flush=True)
 
-    def fail(rid, message):
-        if rid in todo and todo[rid].state in ("failed", "done"):
+class _ParallelRun:
+    """The state of one :func:`run_parallel`: the study tasks (``jobs``, by cache key) and
+    the reproductions (``todo``, by id), the futures ``running``, and the ``suspects``
+    (units that were running when a worker process died, rerun one at a time)."""
+
+    def __init__(self, executor, context, dps, quick, out_dir, cache, stream, on_progress,
+                 check_digits):
+        self.executor, self.context, self.dps, self.quick = executor, context, dps, quick
+        self.out_dir = out_dir or default_out_dir(quick)
+        self.cache, self.on_progress, self.check_digits = cache, on_progress, check_digits
+        self.stream = stream if stream is not None else sys.stderr
+        self.ctx = get_context(context, dps)
+        self.contexts = [self.ctx, check_context(self.ctx)] if check_digits else [self.ctx]
+        self.ran, self.refused, self.failed = [], [], []
+        self.jobs, self.todo = {}, {}
+        self.running, self.suspects = {}, []      # future -> _Job or _Rep; see the class doc
+        self.finished, self.total = 0, 0
+        self.runtimes = Runtimes()    # the cost hints of reproductions never run here
+
+    def say(self, line):
+        print(line, file=self.stream, flush=True)
+
+    def fail(self, rid, message):
+        if rid in self.todo and self.todo[rid].state in ("failed", "done"):
             return
-        say(f"{rid}: error: {message}")
-        failed.append(rid)
-        if rid in todo:
-            todo[rid].state = "failed"
+        self.say(f"{rid}: error: {message}")
+        self.failed.append(rid)
+        if rid in self.todo:
+            self.todo[rid].state = "failed"
 
-    # plan: refusals, output directories, study tasks (deduplicated, from the cache)
-    for rid in dict.fromkeys(ids):
-        rep = reps[rid]
-        reason = next(filter(None, (rep.refusal(c) for c in contexts)), None)
-        if reason:
-            say(str(Refused(rid, ctx.name, reason)))
-            refused.append(rid)
-            continue
-        try:
-            if rep.module is None:
-                raise LookupError("it has no module to import it from in a worker process "
-                                  "(reproductions are found through their entry points)")
-            io.check_writable(output_paths(rep, out_dir)["dir"], "output directory")
-            keys = []
-            tasks = rep.declared_tasks(rep.parameters(quick))
-            for task, c in ((t, c) for c in contexts for t in tasks):
-                ident = task.study.identity(task.params, c)
-                k = key(ident)
-                if k not in jobs:
-                    jobs[k] = _Job(task, ident, k, c, "" if c is ctx else f" [{c.name}]")
-                    entry = cache.load(ident) if cache is not None else None
-                    if entry is not None:
-                        jobs[k].entry, jobs[k].state = entry, "done"
-                        jobs[k].from_cache, jobs[k].cache_file = True, str(cache.path(ident))
-                jobs[k].needed_by.append(rid)
-                keys.append(k)
-        except Exception as exc:             # a broken declaration fails this id only
-            fail(rid, f"{type(exc).__name__}: {one_line(exc)}")
-            continue
-        names = {t.study.name for t in tasks}
-        todo[rid] = _Rep(rep, keys, reproduction_cost(rep, out_dir, quick, names, runtimes))
+    def plan(self, reps, ids):
+        """Refusals, output directories, study tasks (deduplicated, from the cache)."""
+        for rid in dict.fromkeys(ids):
+            rep = reps[rid]
+            reason = next(filter(None, (rep.refusal(c) for c in self.contexts)), None)
+            if reason:
+                self.say(str(Refused(rid, self.ctx.name, reason)))
+                self.refused.append(rid)
+                continue
+            try:
+                keys, names = self._tasks_of(rep)
+            except Exception as exc:             # a broken declaration fails this id only
+                self.fail(rid, f"{type(exc).__name__}: {one_line(exc)}")
+                continue
+            self.todo[rid] = _Rep(rep, keys, reproduction_cost(rep, self.out_dir, self.quick,
+                                                               names, self.runtimes))
 
-    waiting = [j for j in jobs.values() if j.state == "waiting"]
-    total = len(waiting) + len(todo)
-    say(f"running {len(todo)} reproduction(s) on {executor.description}: {len(waiting)} study "
-        f"task(s) first ({len(jobs) - len(waiting)} more from the cache)")
-    commit = io.git_commit()
-    cache_dir = str(cache.directory) if cache is not None else None
-    running = {}                  # future -> _Job or _Rep
-    suspects = []                 # units that were running when a worker process died
-    finished = 0
-    t_start = time.perf_counter()
+    def _tasks_of(self, rep):
+        """The cache keys of ``rep``'s study tasks (made jobs, read from the cache if there)
+        and the names of their studies."""
+        if rep.module is None:
+            raise LookupError("it has no module to import it from in a worker process "
+                              "(reproductions are found through their entry points)")
+        io.check_writable(output_paths(rep, self.out_dir)["dir"], "output directory")
+        keys = []
+        tasks = rep.declared_tasks(rep.parameters(self.quick))
+        for task, c in ((t, c) for c in self.contexts for t in tasks):
+            ident = task.study.identity(task.params, c)
+            k = key(ident)
+            if k not in self.jobs:
+                job = self.jobs[k] = _Job(task, ident, k, c,
+                                          "" if c is self.ctx else f" [{c.name}]")
+                entry = self.cache.load(ident) if self.cache is not None else None
+                if entry is not None:
+                    job.entry, job.state = entry, "done"
+                    job.from_cache, job.cache_file = True, str(self.cache.path(ident))
+            self.jobs[k].needed_by.append(rep.id)
+            keys.append(k)
+        return keys, {t.study.name for t in tasks}
 
-    def ready():
-        units = [j for j in jobs.values() if j.state == "waiting" and
+    def announce(self):
+        waiting = [j for j in self.jobs.values() if j.state == "waiting"]
+        self.total = len(waiting) + len(self.todo)
+        self.say(f"running {len(self.todo)} reproduction(s) on {self.executor.description}: "
+                 f"{len(waiting)} study task(s) first ({len(self.jobs) - len(waiting)} more "
+                 f"from the cache)")
+        self.commit = io.git_commit()
+        self.cache_dir = str(self.cache.directory) if self.cache is not None else None
+        self.t_start = time.perf_counter()
+
+    def ready(self):
+        """The units that can start, the most expensive first."""
+        todo = self.todo
+        units = [j for j in self.jobs.values() if j.state == "waiting" and
                  any(todo[r].state == "waiting" for r in j.needed_by if r in todo)]
         units += [r for r in todo.values() if r.state == "waiting" and
-                  all(jobs[k].state == "done" for k in r.keys)]
+                  all(self.jobs[k].state == "done" for k in r.keys)]
         return sorted(units, key=lambda u: -u.cost)
 
-    def start(unit):
+    def start(self, unit):
         unit.state = "running"
-        unit.alone = bool(suspects)
+        unit.alone = bool(self.suspects)
         if isinstance(unit, _Job):
-            future = executor.submit(study_task, unit.task.study, plain(unit.task.params),
-                                     context, unit.ctx.dps)
+            future = self.executor.submit(study_task, unit.task.study, plain(unit.task.params),
+                                          self.context, unit.ctx.dps)
         else:
-            prefetched = {k: (jobs[k].entry, jobs[k].from_cache, jobs[k].cache_file)
-                          for k in unit.keys}
-            future = executor.submit(reproduction_task, unit.rep.module, unit.rep.id,
-                                     unit.rep.parameters(quick), context, dps, quick,
-                                     prefetched, cache_dir, check_digits)
-        running[future] = unit
+            prefetched = {k: (self.jobs[k].entry, self.jobs[k].from_cache,
+                              self.jobs[k].cache_file) for k in unit.keys}
+            future = self.executor.submit(reproduction_task, unit.rep.module, unit.rep.id,
+                                          unit.rep.parameters(self.quick), self.context,
+                                          self.dps, self.quick, prefetched, self.cache_dir,
+                                          self.check_digits)
+        self.running[future] = unit
 
-    def progress(unit, text):
-        say(f"[{finished}/{total}] {unit.label()}: {text}")
-        if on_progress is not None:
-            on_progress(finished, total, unit.label())
+    def progress(self, unit, text):
+        self.say(f"[{self.finished}/{self.total}] {unit.label()}: {text}")
+        if self.on_progress is not None:
+            self.on_progress(self.finished, self.total, unit.label())
 
-    def study_done(job, entry):
-        entry["git_commit"] = commit
+    def study_done(self, job, entry):
+        entry["git_commit"] = self.commit
         job.entry, job.state = entry, "done"
-        path = cache.store(job.ident, entry) if cache is not None else None
+        path = self.cache.store(job.ident, entry) if self.cache is not None else None
         job.cache_file = None if path is None else str(path)
-        progress(job, f"{entry['wall_time_s']:.1f} s")
+        self.progress(job, f"{entry['wall_time_s']:.1f} s")
 
-    def study_failed(job, exc):
+    def study_failed(self, job, exc):
         job.state = "failed"
         what = f"{type(exc).__name__}: {one_line(exc)}"
-        progress(job, f"failed: {what}")
+        self.progress(job, f"failed: {what}")
         for rid in job.needed_by:
-            if rid in todo:
-                fail(rid, f"its task {job.label()} (study {job.task.study.name}) failed: {what}")
+            if rid in self.todo:
+                self.fail(rid, f"its task {job.label()} (study {job.task.study.name}) failed: "
+                               f"{what}")
 
-    def reproduction_done(unit, result):
+    def reproduction_done(self, unit, result):
         rendered, new = result
         rep = unit.rep
         try:
-            paths = write_outputs(rep, rendered, ctx, rep.parameters(quick), quick, out_dir,
-                                  {"executor": executor.description})
+            paths = write_outputs(rep, rendered, self.ctx, rep.parameters(self.quick),
+                                  self.quick, self.out_dir,
+                                  {"executor": self.executor.description})
         except Exception as exc:             # one line for this id, then the others
-            progress(unit, "failed")
-            fail(rep.id, f"{type(exc).__name__}: {one_line(exc)}")
+            self.progress(unit, "failed")
+            self.fail(rep.id, f"{type(exc).__name__}: {one_line(exc)}")
             return
-        if cache is not None:                # never fails: a cache it cannot write is skipped
+        if self.cache is not None:           # never fails: a cache it cannot write is skipped
             for ident, entry in new:
-                cache.store(ident, entry)
+                self.cache.store(ident, entry)
         unit.state = "done"
-        ran.append(rep.id)
-        progress(unit, f"{rendered.wall_time_s:.1f} s -> {paths['dir']}")
+        self.ran.append(rep.id)
+        self.progress(unit, f"{rendered.wall_time_s:.1f} s -> {paths['dir']}")
 
-    try:
+    def loop(self):
+        """Keep the workers busy until nothing is left to start or running."""
         while True:
-            if suspects:                             # one at a time until they are cleared
-                if not running:
-                    start(suspects[0])
+            if self.suspects:                        # one at a time until they are cleared
+                if not self.running:
+                    self.start(self.suspects[0])
             else:
-                for unit in ready()[:max(0, executor.capacity() - len(running))]:
-                    start(unit)
-            if not running:
-                break
-            for future in executor.wait(set(running)):
-                unit = running.pop(future)
-                try:                                  # a Dask result comes from its worker
-                    exc = future.exception()
-                    result = future.result() if exc is None else None
-                except Exception as lost:            # e.g. cancelled by a lost Dask scheduler
-                    exc = lost
-                if exc is not None and executor.worker_died(exc):
-                    executor.recover(future)
-                    if not unit.alone:
-                        say(f"{unit.label()}: its worker process died ({type(exc).__name__}); "
-                            f"it is run again alone")
-                        unit.state = "waiting"
-                        suspects.append(unit)
-                        continue
-                    exc = RuntimeError(f"its worker process died while it ran alone "
-                                       f"({type(exc).__name__}: {one_line(exc)})")
-                if unit in suspects:
-                    suspects.remove(unit)
-                finished += 1
-                if isinstance(unit, _Job):
-                    if exc is None:
-                        study_done(unit, result)
-                    else:
-                        study_failed(unit, exc)
-                elif exc is None:
-                    reproduction_done(unit, result)
-                else:
-                    progress(unit, "failed")
-                    fail(unit.rep.id, f"{type(exc).__name__}: {one_line(exc)}")
-    except ExecutorLost as exc:          # one line; what finished is written
-        left = [u.rep.id for u in todo.values() if u.state not in ("done", "failed")]
-        say(f"{exc}: the run stops after {finished} of {total} unit(s), whose results are "
-            f"kept; not finished: {', '.join(left) or 'none'}")
+                free = max(0, self.executor.capacity() - len(self.running))
+                for unit in self.ready()[:free]:
+                    self.start(unit)
+            if not self.running:
+                return
+            for future in self.executor.wait(set(self.running)):
+                self.collect(future, self.running.pop(future))
+
+    def collect(self, future, unit):
+        """Take the result of a finished ``future`` of ``unit``."""
+        try:                                  # a Dask result comes from its worker
+            exc = future.exception()
+            result = future.result() if exc is None else None
+        except Exception as lost:            # e.g. cancelled by a lost Dask scheduler
+            exc = lost
+        if exc is not None and self.executor.worker_died(exc):
+            self.executor.recover(future)
+            if not unit.alone:
+                self.say(f"{unit.label()}: its worker process died ({type(exc).__name__}); "
+                         f"it is run again alone")
+                unit.state = "waiting"
+                self.suspects.append(unit)
+                return
+            exc = RuntimeError(f"its worker process died while it ran alone "
+                               f"({type(exc).__name__}: {one_line(exc)})")
+        if unit in self.suspects:
+            self.suspects.remove(unit)
+        self.finished += 1
+        if isinstance(unit, _Job):
+            if exc is None:
+                self.study_done(unit, result)
+            else:
+                self.study_failed(unit, exc)
+        elif exc is None:
+            self.reproduction_done(unit, result)
+        else:
+            self.progress(unit, "failed")
+            self.fail(unit.rep.id, f"{type(exc).__name__}: {one_line(exc)}")
+
+    def stop(self, exc):
+        """The executor is lost: fail what has not finished; what finished is kept."""
+        left = [u.rep.id for u in self.todo.values() if u.state not in ("done", "failed")]
+        self.say(f"{exc}: the run stops after {self.finished} of {self.total} unit(s), whose "
+                 f"results are kept; not finished: {', '.join(left) or 'none'}")
         for rid in left:
-            todo[rid].state = "failed"
-            failed.append(rid)
-    say(f"parallel run: {finished} unit(s) in {time.perf_counter() - t_start:.1f} s")
-    return ran, refused, failed
+            self.todo[rid].state = "failed"
+            self.failed.append(rid)

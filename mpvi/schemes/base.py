@@ -16,7 +16,8 @@ A **method** (:class:`Method`) is metadata plus a ``prepare`` function:
   state;
 * ``first_order``: whether it also integrates a first-order system y' = f(t, y).
 
-``method.prepare(system, h, ctx, newton=None, check_stability=True, **params)`` returns a
+``method.prepare(system, h, ctx, **params)`` (plus ``newton=`` for a method that
+``takes_newton_options``, ``check_stability=`` for one that ``checks_stability``) returns a
 **stepper**: a pure function ``stepper(t, q, y, carry=None) -> StepResult`` from the state
 (q, y) at time t (y = p or v, as ``state`` says; for a first-order system q is the state
 and y is None) to the state at t + h.  ``h`` may be negative (backward integration).
@@ -26,7 +27,9 @@ step's internal data (any shape, or None), its Newton iterations and final resid
 for explicit steps), and a ``carry``: what the next step may use to start faster (the
 previous step's trial function for an extrapolated Newton guess).  The driver passes each
 step's carry to the next; the result does not depend on anything else, so a step can be
-recomputed alone.  A stepper's ``dense`` attribute names its dense output
+recomputed alone.  ``prepare`` is the public door: the :class:`Method` validates ``h``
+(:func:`check_step`) and the system's context there, once, so the scheme's own function
+receives a nonzero finite context number.  A stepper's ``dense`` attribute names its dense output
 (:mod:`mpvi.dense`): ``"trial"`` (the carry holds the trial coefficients), ``"substep"``,
 or ``"hermite"`` (the default).
 """
@@ -39,6 +42,7 @@ from typing import Any, Callable, NamedTuple
 import numpy as np
 
 from ..context import PrecisionError
+from ..precision import entry, entry_class
 
 
 STATE_KINDS = {"qp": "positions and momenta (q, p)", "qv": "positions and velocities (q, v)"}
@@ -55,8 +59,23 @@ class StabilityError(ValueError):
 
 
 class State(NamedTuple):
-    q: np.ndarray
-    p: np.ndarray
+    """A state at one time: what ``sol(t)`` and :meth:`Method.step` return.
+
+    Parameters
+    ----------
+    q : numpy.ndarray
+        Positions (the state y for a first-order system).
+    p : numpy.ndarray or None
+        Momenta (None for a first-order system, and from :meth:`Method.step` of a method
+        that carries velocities).
+    v : numpy.ndarray or None
+        Velocities (y' for a first-order system; None from :meth:`Method.step` of a method
+        that carries momenta).
+    """
+
+    q: Any
+    p: Any = None
+    v: Any = None
 
 
 class StepResult(NamedTuple):
@@ -74,17 +93,19 @@ class StepResult(NamedTuple):
     guards: Any = None
 
 
+@entry_class
 @dataclass(frozen=True)
 class Method:
     """An integration method: metadata plus a ``prepare`` function (frozen).
 
-    ``prepare(system, h, ctx, newton=None, check_stability=True, **params)`` returns a
+    ``prepare(system, h, ctx, **params)`` returns a
     pure stepper ``stepper(t, q, y, carry=None) -> StepResult`` from the state (q, y) at
     time t (y = p or v, as ``state`` says; for a first-order system q is the state and y
     None) to the state at t + h; work that depends only on (system, h) is done once in
-    ``prepare``.  The ``prepare`` stored is wrapped so that it refuses (with
+    ``prepare``.  The ``prepare`` stored is the public door: it validates ``h`` (nonzero
+    and finite, as a number of ``ctx``; ``ValueError``) and refuses (with
     ``PrecisionError``) a system built in a context of another kind or precision than
-    ``ctx``.  See :mod:`mpvi.schemes.base` for the contract; :func:`register` adds a method
+    ``ctx``, so the function given receives a validated context number.  See :mod:`mpvi.schemes.base` for the contract; :func:`register` adds a method
     to :data:`METHODS`.
 
     Parameters
@@ -105,7 +126,9 @@ class Method:
     reference : str
         Paper and equations.
     prepare : callable
-        ``prepare(system, h, ctx, newton=None, check_stability=True, **params)`` -> stepper.
+        ``prepare(system, h, ctx, **params)`` -> stepper, with ``newton=None`` if the
+        method takes Newton options and ``check_stability=True`` if it checks a bound of
+        its own; ``h`` a validated number of ``ctx``.
     params : dict, optional
         Parameters with their defaults.
     internal : str, optional
@@ -120,12 +143,21 @@ class Method:
         Whether it also integrates first-order systems.
     declaration : callable, optional
         ``declaration(params)``: the method as data for the derivation of its modified
-        equation (:mod:`mpvi.modified`): a trial-function method
-        (:class:`~mpvi.schemes.variational.VariationalMethod`,
-        :class:`~mpvi.schemes.variational.GalerkinMethod`), a
-        :class:`~mpvi.modified.ButcherTableau`, a :class:`~mpvi.modified.StepFunction`, a
-        :class:`~mpvi.modified.ParabolicPath`, a :class:`~mpvi.modified.NewmarkScheme` or
-        a :class:`~mpvi.modified.TaylorSeries`; None where the method declares none.
+        equation (:mod:`mpvi.modified`), one of the types of :mod:`mpvi.declarations`: a
+        trial-function method (:class:`~mpvi.declarations.VariationalMethod`,
+        :class:`~mpvi.declarations.GalerkinMethod`), a
+        :class:`~mpvi.declarations.ButcherTableau`, a
+        :class:`~mpvi.declarations.StepFunction`, a :class:`~mpvi.declarations.ParabolicPath`,
+        a :class:`~mpvi.declarations.ParabolicAction`, a
+        :class:`~mpvi.declarations.NewmarkScheme` or a
+        :class:`~mpvi.declarations.TaylorSeries` (:class:`~mpvi.declarations.LinearOnly`
+        around one for linear systems only); None where the method declares none.
+    takes_newton_options : bool, optional
+        Whether ``prepare`` takes ``newton`` (options of :func:`mpvi.newton.solve`);
+        default: ``implicit``.
+    checks_stability : bool, default False
+        Whether ``prepare`` takes ``check_stability`` and refuses a step beyond a bound of
+        its own (Simpson's linear forms); :func:`mpvi.solve` passes its flag on.
 
     Raises
     ------
@@ -147,12 +179,20 @@ class Method:
     stability_bound: Any = None      # omega h bound on the oscillator, or f(params), or None
     first_order: bool = False
     declaration: Callable | None = field(default=None, repr=False)
+    takes_newton_options: bool | None = None   # None: as ``implicit``
+    checks_stability: bool = False
 
     def __post_init__(self):
         if self.state not in STATE_KINDS:
             raise ValueError(f"method {self.name!r}: state must be one of {sorted(STATE_KINDS)}, "
                              f"got {self.state!r}")
-        object.__setattr__(self, "prepare", _same_context(self.prepare, self.name))
+        if self.takes_newton_options is None:
+            object.__setattr__(self, "takes_newton_options", bool(self.implicit))
+        # _prepare: the function as given, for the driver, which validated h and whose
+        # system is in the run's context; prepare: the public door that checks both
+        given = getattr(self.prepare, "_door_of", self.prepare)
+        object.__setattr__(self, "_prepare", given)
+        object.__setattr__(self, "prepare", _door(given, self.name))
 
     def parameters(self, **given: Any) -> dict:
         """Return the method's parameters: the defaults updated by ``given``.
@@ -241,12 +281,6 @@ class Method:
         b = self.stability_bound
         return b(self.parameters(**params)) if callable(b) else b
 
-    @property
-    def takes_newton_options(self) -> bool:
-        """Whether ``prepare`` accepts Newton options (the methods solved by Newton)."""
-        import inspect
-        return "newton" in inspect.signature(self.prepare).parameters
-
     def step(self, system: Any, state: Any, h: Any, ctx: Any, t: Any = None,
              **options: Any) -> tuple:
         """Take one step (``prepare`` and one call of the stepper), for tests and checks.
@@ -255,8 +289,8 @@ class Method:
         ----------
         system : LagrangianSystem, LinearSystem or FirstOrderSystem
             The system (built in ``ctx``).
-        state : tuple
-            (q, y) in this method's state kind.
+        state : State or tuple
+            A :class:`State`, or (q, y) in this method's state kind.
         h : number
             The step (a number of ``ctx``).
         ctx : Context
@@ -264,41 +298,46 @@ class Method:
         t : number, optional
             The time (default 0).
         **options
-            The method's parameters, ``newton``, ``check_stability``.
+            The method's parameters; ``newton`` if it takes Newton options,
+            ``check_stability`` if it checks a bound of its own.
 
         Returns
         -------
         tuple
-            ``((q, y), info)``: the new state (a named tuple with fields ``q`` and ``p``,
-            whatever the state kind) and a dict with the internal data under
+            ``(state, info)``: the new :class:`State` (``q`` and the ``p`` or ``v`` the
+            method carries, the other None) and a dict with the internal data under
             :attr:`internal` and the Newton iterations and residual.
 
         Raises
         ------
+        ValueError
+            A zero or non-finite ``h``.
         PrecisionError
             A system built in a context other than ``ctx``.
         NewtonError
             A Newton solve that fails.
         """
-        q, y = state
+        if isinstance(state, State):
+            q, y = state.q, (state.v if self.state == "qv" else state.p)
+        else:
+            q, y = state
         r = self.prepare(system, h, ctx, **options)(
             ctx.zero if t is None else ctx.num(t), ctx.asarray(q), ctx.asarray(y))
         info = {} if r.internal is None else {self.internal or "internal": r.internal}
         if r.iterations is not None:
             info["newton_iterations"], info["newton_residual"] = r.iterations, r.residual
-        return State(r.q, r.y), info
+        return (State(r.q, None, r.y) if self.state == "qv" else State(r.q, r.y)), info
 
 
-def _same_context(prepare, name):
-    """``prepare`` refusing a system whose number context is not ``ctx``: a system built at
-    32 digits and stepped in a 64-digit context would cap the run at 32 digits (its
-    compiled constants and parameters are 32-digit numbers), and one of another backend
-    cannot even be evaluated there."""
-    if getattr(prepare, "_checks_context", False):
-        return prepare
+def _door(prepare, name):
+    """``prepare`` behind the checks of its public door: ``h`` validated once
+    (:func:`check_step`), and a system whose number context is not ``ctx`` refused -- a
+    system built at 32 digits and stepped in a 64-digit context would cap the run at 32
+    digits (its compiled constants and parameters are 32-digit numbers), and one of
+    another backend cannot even be evaluated there."""
 
     @functools.wraps(prepare)
-    def checked(system, h, ctx, *args, **kwargs):
+    def door(system, h, ctx, *args, **kwargs):
         own = getattr(system, "ctx", None)
         if own is not None and own is not ctx and (
                 type(own) is not type(ctx) or own.prec != ctx.prec):
@@ -307,15 +346,16 @@ def _same_context(prepare, name):
                 f"context {own.name} and cannot be stepped in context {ctx.name}: its numbers "
                 f"would {'cap the run at its precision' if own.prec < ctx.prec else 'be rounded'}"
                 f" or not evaluate there; build the system in {ctx.name}")
-        return prepare(system, h, ctx, *args, **kwargs)
-    checked._checks_context = True
-    return checked
+        return prepare(system, check_step(h, ctx), ctx, *args, **kwargs)
+    door._door_of = prepare
+    return door
 
 
 METHODS: dict[str, Method] = {}
 """The registry: every method by name (``mpvi.METHODS``)."""
 
 
+@entry
 def register(method: Method) -> Method:
     """Add a method to the registry :data:`METHODS`.
 
@@ -344,6 +384,7 @@ def register(method: Method) -> Method:
     return method
 
 
+@entry
 def get_method(name: Any) -> Method:
     """Look up the :class:`Method` of a registered name.
 
@@ -420,6 +461,8 @@ def prop1_matrices(X, Y, ctx):
     return A, B
 
 
-from ..precision import boundary_module  # noqa: E402  (last: wraps the names above)
+def quadratic_form_matrices(X, Y, ctx):
+    """xi = (X + Y)^-1 and zeta = (X^-1 + Y^-1)^-1 of the quadratic form conserved by the
+    map of :func:`prop1_matrices` (axioms2024 Prop. 7, eq. 42)."""
+    return ctx.inv(X + Y), ctx.inv(ctx.inv(X) + ctx.inv(Y))
 
-boundary_module(globals())

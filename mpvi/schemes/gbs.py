@@ -8,16 +8,16 @@ levels and h such that its error is below 1e-50 (checked by halving h in the tes
 the reproductions).  Dense output: one GBS step of size theta h from the node (order
 2 levels, the method's own).
 """
+from ..declarations import EXACT, StepFunction
 from ..ode import gbs_step
-from .base import Method, check_count, check_step, register
+from .base import Method, check_count, register
 from .rk4 import explicit_stepper
 
 
-def prepare(system, h, ctx, check_stability=True, levels=16):
+def prepare(system, h, ctx, levels=16):
     """Prepare a Gragg-Bulirsch-Stoer step of order 2 levels (Hairer, Norsett & Wanner, Sec. II.9).
 
     ``levels``: extrapolation levels (order 2 levels)."""
-    h = check_step(h, ctx)
     levels = check_count(levels, "levels", 1, 64, "a step costs 1 + levels^2 field evaluations, "
                          "and rounding grows with the extrapolation's Lebesgue constant (2.3e10 "
                          "at 32 levels): beyond 64 nothing is gained at any precision")
@@ -29,7 +29,6 @@ def prepare(system, h, ctx, check_stability=True, levels=16):
 
 def _declaration(params):
     """GBS's own step code on (q, p) with exact rationals, for mpvi.modified."""
-    from ..modified import EXACT, StepFunction
     levels = params["levels"]
     return StepFunction(lambda f, t, y, h: gbs_step(f, t, y, h, levels, EXACT), form="qp")
 
@@ -39,8 +38,3 @@ gbs = register(Method(
     symplectic=False, implicit=False, params={"levels": 16},
     reference="Hairer-Norsett-Wanner, Solving ODEs I, Sec. II.9 (reference solutions)",
     prepare=prepare, doc=__doc__, first_order=True, declaration=_declaration))
-
-
-from ..precision import boundary_module  # noqa: E402  (last: wraps the names above)
-
-boundary_module(globals())

@@ -48,9 +48,10 @@ from functools import lru_cache
 
 import sympy as sp
 
+from ..declarations import Discretization, GalerkinMethod, VariationalMethod
 from ..quadrature import gauss_legendre, hermite_basis
 from .base import Method, check_count, register
-from .variational import Discretization, GalerkinMethod, VariationalMethod
+from .variational import prepare_spec
 
 
 MAX_N = 8
@@ -102,14 +103,14 @@ def galerkin_spec(n=2, nodes=None):
 
 
 def _prepare(spec):
-    def prepare(system, h, ctx, hermite_n=2, nodes=None, newton=None, check_stability=True):
+    def prepare(system, h, ctx, hermite_n=2, nodes=None, newton=None):
         """Prepare a Hermite variational or Galerkin step (hermite Sec. 3, eqs. (17)-(26); (27)-(31) for n >= 3).
 
         ``hermite_n``: the paper's n (degree 2n - 1, n >= 2); ``nodes``: Gauss-Legendre
-        points per step (default 4n); ``newton``: options for :func:`mpvi.newton.solve`;
-        ``check_stability`` is accepted for a uniform interface (no a-priori bound)."""
+        points per step (default 4n); ``newton``: options for :func:`mpvi.newton.solve`
+        (no a-priori stability bound)."""
         _check_n(hermite_n)
-        return spec(hermite_n, _check_nodes(nodes, hermite_n)).prepare(system, h, ctx, newton)
+        return prepare_spec(spec(hermite_n, _check_nodes(nodes, hermite_n)), system, h, ctx, newton)
     return prepare
 
 
@@ -126,8 +127,3 @@ hermite_galerkin = register(Method(
     reference="hermite eqs. (17), (26); (27)-(29), (31) for n >= 3", prepare=_prepare(galerkin_spec),
     internal="higher derivatives", doc=__doc__,
     declaration=lambda p: galerkin_spec(p["hermite_n"], _check_nodes(p["nodes"], p["hermite_n"]))))
-
-
-from ..precision import boundary_module  # noqa: E402  (last: wraps the names above)
-
-boundary_module(globals())

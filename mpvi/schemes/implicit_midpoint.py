@@ -16,16 +16,15 @@ step); it is written here independently, in stage form, to make that check meani
 import numpy as np
 import sympy as sp
 
+from ..declarations import ButcherTableau
 from ..newton import check_options, solve_info
-from .base import Method, StepResult, check_step, register
+from .base import Method, StepResult, register
 
 
-def prepare(system, h, ctx, newton=None, check_stability=True):
+def prepare(system, h, ctx, newton=None):
     """Prepare an implicit midpoint step on (x, v)' = (v, A) (mutze eqs. (83), (85)).
 
-    ``newton``: options of :func:`mpvi.newton.solve`; ``check_stability`` is accepted
-    for a uniform interface (the rule is A-stable)."""
-    h = check_step(h, ctx)
+    ``newton``: options of :func:`mpvi.newton.solve` (the rule is A-stable)."""
     half = h / 2
     newton = check_options(newton, ctx)
     n = system.dof
@@ -56,7 +55,6 @@ def prepare(system, h, ctx, newton=None, check_stability=True):
 
 def _declaration(params):
     """The one-stage Gauss tableau (a = 1/2, b = 1) on (x, v), for mpvi.modified."""
-    from ..modified import ButcherTableau
     return ButcherTableau(a=((sp.Rational(1, 2),),), b=(1,), form="qv")
 
 
@@ -65,8 +63,3 @@ implicit_midpoint = register(Method(
     symplectic=False, implicit=True,
     reference="mutze eqs. (83), (85); the one-stage Gauss method on (x, v)' = (v, A)",
     prepare=prepare, doc=__doc__, declaration=_declaration))
-
-
-from ..precision import boundary_module  # noqa: E402  (last: wraps the names above)
-
-boundary_module(globals())

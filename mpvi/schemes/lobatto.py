@@ -21,11 +21,11 @@ from .base import Method, register
 from .variational import lagrange_variational, lobatto as lobatto_discretization, prepare_rule
 
 
-def prepare(system, h, ctx, points=4, newton=None, check_stability=True):
+def prepare(system, h, ctx, points=4, newton=None):
     """Prepare a Lobatto variational step (Marsden & West 2001, Sec. 2.6; not in the four papers).
 
     ``points``: number of Lobatto points s >= 2 (order 2 s - 2); ``newton``: options
-    for :func:`mpvi.newton.solve`; ``check_stability`` is accepted for a uniform interface."""
+    for :func:`mpvi.newton.solve`."""
     return prepare_rule(lobatto_discretization(points), system, h, ctx, newton)
 
 
@@ -41,8 +41,3 @@ lobatto = register(Method(
     reference="Marsden & West 2001 Sec. 2.6 (not in the four papers); points = 3 is top2025 App. A",
     prepare=prepare, internal="internal points", doc=__doc__, stability_bound=_stability_bound,
     declaration=lambda p: lagrange_variational(lobatto_discretization(p["points"]))))
-
-
-from ..precision import boundary_module  # noqa: E402  (last: wraps the names above)
-
-boundary_module(globals())

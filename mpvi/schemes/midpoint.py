@@ -19,11 +19,11 @@ from .base import Method, register
 from .variational import MIDPOINT, lagrange_variational, prepare_rule
 
 
-def prepare(system, h, ctx, check_stability=True, newton=None):
+def prepare(system, h, ctx, newton=None):
     """Prepare an implicit midpoint variational step (top2025 App. B, eqs. (18as)).
 
-    ``newton``: options for :func:`mpvi.newton.solve` (max_iter, rtol, scale);
-    ``check_stability`` is accepted for a uniform interface (no a-priori bound)."""
+    ``newton``: options for :func:`mpvi.newton.solve` (max_iter, rtol, scale); no
+    a-priori stability bound."""
     return prepare_rule(MIDPOINT, system, h, ctx, newton)
 
 
@@ -31,8 +31,3 @@ midpoint = register(Method(
     name="midpoint", label="Implicit midpoint", state="qp", order=2, symplectic=True,
     implicit=True, reference="top2025 App. B, eqs. (18as)", prepare=prepare, doc=__doc__,
     declaration=lambda p: lagrange_variational(MIDPOINT)))
-
-
-from ..precision import boundary_module  # noqa: E402  (last: wraps the names above)
-
-boundary_module(globals())

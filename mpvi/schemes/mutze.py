@@ -59,11 +59,12 @@ import sympy as sp
 
 from .. import kernels
 from ..codegen import compile_exprs
+from ..declarations import ParabolicAction, ParabolicPath
 from ..expressions import as_expression
 from ..mechanics import TIME
 from ..newton import check_options, solve_info
 from ..quadrature import gauss_legendre, to_context
-from .base import Method, StepResult, check_count, check_step, register
+from .base import Method, StepResult, check_count, register
 
 SOLVERS = ("newton", "explicit", "iterate")
 VARIANTS = ("damped", "simple")
@@ -110,13 +111,12 @@ def _affine_in_a(system, g_is_zero):
 
 
 def prepare_g(system, h, ctx, g=0, solver="newton", iterations=1, variant="damped",
-              newton=None, check_stability=True):
+              newton=None):
     """Prepare a step of Mutze's g-family (mutze eq. (72); solvers of eqs. (79), (80)).
 
     Stepper of the g-family (module doc).  ``g`` a number the context reads exactly
-    (int, str, Fraction; ``"0.68"``); ``newton``: options of :func:`mpvi.newton.solve`;
-    ``check_stability`` is accepted for a uniform interface (no a-priori bound)."""
-    h = check_step(h, ctx)
+    (int, str, Fraction; ``"0.68"``); ``newton``: options of :func:`mpvi.newton.solve`
+    (no a-priori stability bound)."""
     tau = h / 2
     if solver not in SOLVERS:
         raise ValueError(f"mutze: unknown solver {solver!r}; use one of {', '.join(SOLVERS)}")
@@ -222,7 +222,6 @@ def _g_order(p):
 def _g_declaration(params):
     """The g-family solved exactly, for mpvi.modified (the finite iteration (80) is
     another map, not declared)."""
-    from ..modified import ParabolicPath
     if params["solver"] == "iterate":
         raise NotImplementedError("mutze with solver='iterate' (the finite iteration (80)) "
                                   "has no declaration for modified equations; the exact "
@@ -391,13 +390,11 @@ def _action_kernel_stepper(system, kind, h, ctx, tau, ss, ws, newton, diagnose):
 
 
 def prepare_action(kind):
-    def prepare(system, h, ctx, nodes=4, newton=None, check_stability=True):
+    def prepare(system, h, ctx, nodes=4, newton=None):
         """Prepare a step of Mutze's small step equation (mutze eqs. (54)/(57), or eq. (44)).
 
         Stepper of the small step equation ``kind`` with ``nodes``-point Gauss-Legendre
-        quadrature on [0, 2 tau] (module doc); ``check_stability`` is accepted for a
-        uniform interface."""
-        h = check_step(h, ctx)
+        quadrature on [0, 2 tau] (module doc)."""
         tau = h / 2
         if getattr(system, "lagrangian_expr", None) is None:
             raise TypeError(f"{KINDS[kind]} needs a system with a symbolic Lagrangian "
@@ -443,7 +440,6 @@ def prepare_action(kind):
 def _action_declaration(kind):
     def declaration(params):
         """The small step equation with its Gauss-Legendre rule, for mpvi.modified."""
-        from ..modified import ParabolicAction
         nodes = params["nodes"]
         nodes = check_count(nodes, "nodes", 1, 64, "each node adds the system's derivatives "
                             "to the step's kernel")
@@ -473,8 +469,3 @@ mutze_parabolic_el = register(Method(
     reference="mutze eq. (44) with S_L, W_F (39, 41)",
     prepare=prepare_action("parabolic_el"), doc=__doc__,
     declaration=_action_declaration("parabolic_el")))
-
-
-from ..precision import boundary_module  # noqa: E402  (last: wraps the names above)
-
-boundary_module(globals())

@@ -16,7 +16,8 @@ for a linear system).
 """
 from fractions import Fraction
 
-from .base import Method, check_step, pq_block_stepper, prop1_matrices, register, require_linear
+from ..declarations import LinearOnly, NewmarkScheme
+from .base import Method, pq_block_stepper, prop1_matrices, register, require_linear
 
 
 def newmark_XY(system, h):
@@ -24,12 +25,11 @@ def newmark_XY(system, h):
     return 2 * system.M / h, h * system.K / 2
 
 
-def prepare(system, h, ctx, check_stability=True):
+def prepare(system, h, ctx):
     """Prepare a step of Newmark's variational scheme for M q'' + K q = 0 (axioms2024 eqs. (10)-(12)).
 
-    ``check_stability`` is accepted for a uniform interface; there is no bound to check."""
+    There is no stability bound to check."""
     require_linear(system, "newmark")
-    h = check_step(h, ctx)
     X, Y = newmark_XY(system, h)
     A, B = prop1_matrices(X, Y, ctx)
     return pq_block_stepper(ctx.solve(A, B), system.dof)
@@ -37,16 +37,11 @@ def prepare(system, h, ctx, check_stability=True):
 
 def _declaration(params):
     """beta = 1/4, gamma = 1/2 on (q, p = M v), linear systems only, for mpvi.modified."""
-    from ..modified import LinearOnly, NewmarkScheme
     return LinearOnly(NewmarkScheme(Fraction(1, 4), Fraction(1, 2), form="qp"))
 
 
 newmark = register(Method(
     name="newmark", label="Newmark", state="qp", order=2, symplectic=True, implicit=True,
     reference="axioms2024 eqs. (10)-(12)", prepare=prepare, doc=__doc__,
-    declaration=_declaration))
+    declaration=_declaration, takes_newton_options=False))
 
-
-from ..precision import boundary_module  # noqa: E402  (last: wraps the names above)
-
-boundary_module(globals())

@@ -23,8 +23,9 @@ import numpy as np
 import sympy as sp
 
 from ..context import PrecisionError
+from ..declarations import NewmarkScheme
 from ..newton import check_options, solve_info
-from .base import Method, StepResult, check_step, register
+from .base import Method, StepResult, register
 
 
 def _exact(x, name):
@@ -39,13 +40,11 @@ def _exact(x, name):
                          f"got {x!r}") from None
 
 
-def prepare(system, h, ctx, beta=Fraction(1, 4), gamma=Fraction(1, 2), newton=None,
-            check_stability=True):
+def prepare(system, h, ctx, beta=Fraction(1, 4), gamma=Fraction(1, 2), newton=None):
     """Prepare a step of Newmark's (beta, gamma) family (Newmark 1959; axioms2024 eqs. (10)-(12) at 1/4, 1/2).
 
     ``beta``, ``gamma``: exact numbers (strings or Fractions); ``newton``: options for
-    :func:`mpvi.newton.solve`; ``check_stability`` is accepted for a uniform interface."""
-    h = check_step(h, ctx)
+    :func:`mpvi.newton.solve`."""
     newton = check_options(newton, ctx)
     b, g = ctx.num(_exact(beta, "beta")), ctx.num(_exact(gamma, "gamma"))
     bh2, gh = b * h * h, g * h
@@ -82,7 +81,6 @@ def _stability_bound(p):
 
 def _declaration(params):
     """The family on (q, v), for mpvi.modified."""
-    from ..modified import NewmarkScheme
     beta, gamma = _params(params)
     return NewmarkScheme(sp.Rational(beta), sp.Rational(gamma))
 
@@ -96,8 +94,3 @@ newmark_family = register(Method(
               "beta = 1/4, gamma = 1/2 on linear systems)",
     prepare=prepare, internal="acceleration", doc=__doc__, stability_bound=_stability_bound,
     declaration=_declaration))
-
-
-from ..precision import boundary_module  # noqa: E402  (last: wraps the names above)
-
-boundary_module(globals())

@@ -13,16 +13,16 @@ the mutze reproductions report both (reproductions/ERRATA.md).
 import numpy as np
 import sympy as sp
 
-from .base import Method, StepResult, check_step, register
+from ..declarations import ButcherTableau
+from .base import Method, StepResult, register
 
 VARIANTS = ("midpoint", "heun")
 
 
-def prepare(system, h, ctx, variant="midpoint", check_stability=True):
+def prepare(system, h, ctx, variant="midpoint"):
     """Prepare an explicit second-order Runge-Kutta step (mutze Sec. 7, eqs. (81)-(82)).
 
-    ``check_stability`` is accepted for a uniform interface (no a-priori bound)."""
-    h = check_step(h, ctx)
+    No a-priori stability bound."""
     if variant not in VARIANTS:
         raise ValueError(f"rk2: unknown variant {variant!r}; use one of {', '.join(VARIANTS)}")
     half = h / 2
@@ -60,7 +60,6 @@ def _first_order(system, h, ctx, variant):
 
 def _declaration(params):
     """The tableau of the variant on (x, v), for mpvi.modified."""
-    from ..modified import ButcherTableau
     half = sp.Rational(1, 2)
     if params["variant"] == "heun":
         return ButcherTableau(a=((0, 0), (1, 0)), b=(half, half), form="qv")
@@ -72,8 +71,3 @@ rk2 = register(Method(
     params={"variant": "midpoint"},
     reference="mutze Sec. 7 (second-order Runge-Kutta; explicit midpoint or Heun)",
     prepare=prepare, doc=__doc__, first_order=True, declaration=_declaration))
-
-
-from ..precision import boundary_module  # noqa: E402  (last: wraps the names above)
-
-boundary_module(globals())

@@ -13,10 +13,11 @@ Dense output: cubic Hermite interpolation of (q, v) (order 4, as the method).
 import numpy as np
 import sympy as sp
 
+from ..declarations import StepFunction
 from ..kernels import explicit_steps
 from ..ode import field_with_factors, hamiltonian_field, rk4_step
 from ..singular import SingularityCrossed, singularities
-from .base import Method, StepResult, check_step, register
+from .base import Method, StepResult, register
 
 
 def explicit_stepper(system, ctx, one_step, compiled=None):
@@ -65,18 +66,16 @@ def explicit_stepper(system, ctx, one_step, compiled=None):
     return stepper
 
 
-def prepare(system, h, ctx, check_stability=True):
+def prepare(system, h, ctx):
     """Prepare a classical RK4 step on (q, p) (axioms2024 Sec. 6; top2025 Secs. 3-4).
 
-    ``check_stability`` is checked by :func:`mpvi.solve` (omega h <= 2 sqrt 2)."""
-    h = check_step(h, ctx)
+    Its stability bound (omega h < 2 sqrt 2) is checked by :func:`mpvi.solve`."""
     return explicit_stepper(system, ctx, lambda f, t, y: rk4_step(f, t, y, h),
                             lambda steps, t, y, signs: steps[0](t, y, h, signs))
 
 
 def _declaration():
     """RK4's own step code on (q, p), for mpvi.modified."""
-    from ..modified import StepFunction
     return StepFunction(rk4_step, form="qp")
 
 
@@ -85,8 +84,3 @@ rk4 = register(Method(
     reference="axioms2024 Sec. 6; top2025 Secs. 3-4 (classical RK4)", prepare=prepare,
     doc=__doc__, stability_bound=2 * sp.sqrt(2), first_order=True,
     declaration=lambda p: _declaration()))
-
-
-from ..precision import boundary_module  # noqa: E402  (last: wraps the names above)
-
-boundary_module(globals())

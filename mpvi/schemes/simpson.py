@@ -33,8 +33,9 @@ omega_max h >= 2 sqrt 2, unless ``check_stability=False``.
 import numpy as np
 import sympy as sp
 
-from .base import (Method, StabilityError, StepResult, check_step, pq_block_stepper, prop1_matrices,
-                   register, require_linear)
+from ..declarations import LinearOnly
+from .base import (Method, StabilityError, StepResult, pq_block_stepper, prop1_matrices,
+                   quadratic_form_matrices, register, require_linear)
 from .variational import SIMPSON, lagrange_variational, prepare_rule
 
 
@@ -65,15 +66,13 @@ def simpson_XY(system, h, ctx):
 
 def _setup(system, h, ctx, check_stability, name):
     require_linear(system, name)
-    h = check_step(h, ctx)
     if check_stability:
         check_simpson_stability(system, h, ctx)
-    return h
 
 
 def prepare_v2(system, h, ctx, check_stability=True):
     """Prepare a step of Simpson's scheme, variant 2, for M q'' + K q = 0 (axioms2024 eqs. (30)-(32))."""
-    h = _setup(system, h, ctx, check_stability, "simpson")
+    _setup(system, h, ctx, check_stability, "simpson")
     A, B = prop1_matrices(*simpson_XY(system, h, ctx), ctx)
     return pq_block_stepper(ctx.solve(A, B), system.dof)
 
@@ -96,7 +95,6 @@ def simpson_phi(system, h, ctx):
     Simpson's scheme on a linear system (axioms2024 Prop. 7 with X_s, Y_s of eq. 31; Sec.
     6.3).  Returns a function ``phi(q, p)``.  Note xi_s ~ (h/2) M^-1, so phi ~ (h/2) H:
     (2/h) phi -> H as h -> 0."""
-    from ..analysis import quadratic_form_matrices
     xi, zeta = quadratic_form_matrices(*simpson_XY(system, ctx.num(h), ctx), ctx)
 
     def phi(q, p):
@@ -122,7 +120,7 @@ def sigma_matrices(system, h, ctx):
 
 def prepare_v1(system, h, ctx, check_stability=True):
     """Prepare a step of Simpson's scheme, variant 1, midpoint kept (axioms2024 eqs. (26)-(29))."""
-    h = _setup(system, h, ctx, check_stability, "simpson_v1")
+    _setup(system, h, ctx, check_stability, "simpson_v1")
     n = system.dof
     psi = ctx.solve(*sigma_matrices(system, h, ctx))          # eq. (29)
     mq, mp = psi[:n, :n], psi[:n, n:]
@@ -139,12 +137,11 @@ simpson = register(Method(
     name="simpson", label="Simpson", state="qp", order=4, symplectic=True, implicit=True,
     reference="axioms2024 eqs. (30)-(32) (linear, variant 2); top2025 Sec. 2, App. A (nonlinear)",
     prepare=prepare, internal="q_mid", doc=__doc__, stability_bound=2 * sp.sqrt(2),
-    declaration=lambda p: lagrange_variational(SIMPSON)))
+    declaration=lambda p: lagrange_variational(SIMPSON), checks_stability=True))
 
 def _v1_declaration(params):
     """Variant 1 gives the nodes of variant 2 (the same discrete Euler-Lagrange equations,
     solved for the midpoint too), on linear systems only, for mpvi.modified."""
-    from ..modified import LinearOnly
     return LinearOnly(lagrange_variational(SIMPSON))
 
 
@@ -152,12 +149,7 @@ simpson_v1 = register(Method(
     name="simpson_v1", label="Simpson (variant 1)", state="qp", order=4, symplectic=True,
     implicit=True, reference="axioms2024 eqs. (26)-(29) (variant 1, internal midpoint kept)",
     prepare=prepare_v1, internal="q_mid", doc=__doc__, stability_bound=2 * sp.sqrt(2),
-    declaration=_v1_declaration))
+    declaration=_v1_declaration, takes_newton_options=False, checks_stability=True))
 
 __all__ = ["simpson", "simpson_v1", "check_simpson_stability", "simpson_XY", "simpson_phi",
            "StabilityError"]
-
-
-from ..precision import boundary_module  # noqa: E402  (last: wraps the names above)
-
-boundary_module(globals())

@@ -30,10 +30,11 @@ Dense output and events: the Taylor polynomial of the substep holding the time.
 """
 import numpy as np
 
+from ..declarations import TaylorSeries
 from ..kernels import hamiltonian_field, taylor_steps
 from ..singular import SingularityCrossed, singularities
-from ..taylor import jorba_zou_order, step_factor, substep_limit
-from .base import Method, StepResult, check_count, check_step, register
+from ..taylor import TaylorEvaluator, jorba_zou_order, step_factor, substep_limit
+from .base import Method, StepResult, check_count, register
 
 FIXED_DEGREE = 32
 """The degree of a fixed step (``tol=None``) when ``degree`` is not given."""
@@ -76,7 +77,7 @@ def tolerance(tol, ctx):
     return value
 
 
-def prepare(system, h, ctx, check_stability=True, degree=None, tol="eps"):
+def prepare(system, h, ctx, degree=None, tol="eps"):
     """Prepare Taylor steps on a mechanical system (Jorba & Zou 2005).
 
     ``tol``: the tolerance of the adaptive substeps ("eps": the context's eps; None: one
@@ -84,7 +85,6 @@ def prepare(system, h, ctx, check_stability=True, degree=None, tol="eps"):
     the Taylor polynomials (named so that it does not collide with the ``order`` of
     :func:`mpvi.modified_equation`); with a tolerance and no degree, Jorba & Zou's
     ceil(-ln(tol)/2 + 1)."""
-    h = check_step(h, ctx)
     why = "a step costs about degree^2 products of series coefficients (1000: a few seconds)"
     if tol is None:
         factor = None
@@ -214,7 +214,6 @@ class Substeps:
         tuple of numpy.ndarray
             Positions and velocities.
         """
-        from ..taylor import TaylorEvaluator
         ctx = self._ctx
         ctx.activate()
         s = self.t + theta * self.h
@@ -235,7 +234,6 @@ class Substeps:
 
 def _declaration(params):
     """The Taylor polynomial of the exact flow, for mpvi.modified."""
-    from ..modified import TaylorSeries
     return TaylorSeries(FIXED_DEGREE if params["degree"] is None else params["degree"],
                         form="qp")
 
@@ -247,8 +245,3 @@ taylor = register(Method(
     reference="Jorba & Zou, Exp. Math. 14 (2005) 99-117 (Taylor series by automatic "
               "differentiation, adaptive step and order)", prepare=prepare, doc=__doc__,
     declaration=_declaration))
-
-
-from ..precision import boundary_module  # noqa: E402  (last: wraps the names above)
-
-boundary_module(globals())

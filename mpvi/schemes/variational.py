@@ -44,7 +44,6 @@ the 1-point Gauss rule), :func:`lobatto` (any number of points; Lobatto IIIA-III
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from fractions import Fraction as Fr
 from functools import cached_property, lru_cache
 
@@ -52,20 +51,12 @@ import numpy as np
 import sympy as sp
 
 from .. import kernels
+from ..declarations import Discretization, GalerkinMethod, VariationalMethod
 from ..dense import TrialBasis
 from ..newton import check_options, solve_info
 from ..singular import singularities
-from ..quadrature import Basis, Quadrature, gauss_legendre, gauss_lobatto, is_zero, lagrange_basis, to_context
-from .base import StepResult, check_count, check_step
-
-
-@dataclass(frozen=True)
-class Discretization:
-    """A trial basis and a quadrature rule: the data of one step of a trial-function scheme."""
-
-    name: str
-    basis: Basis
-    quadrature: Quadrature
+from ..quadrature import gauss_legendre, gauss_lobatto, is_zero, lagrange_basis, to_context
+from .base import StepResult, check_count
 
 
 def lagrange_discretization(name, points, quadrature):
@@ -239,7 +230,7 @@ class _TrialStepper:
 
     def __init__(self, method, system, h, ctx, newton):
         self.method, self.system, self.ctx = method, system, ctx
-        self.h = check_step(h, ctx)
+        self.h = h
         self.newton = check_options(newton, ctx)
         slots = method.disc.basis.slots
         self.slots = slots
@@ -659,33 +650,19 @@ class _GalerkinStepper(_TrialStepper):
         return fun, None
 
 
-@dataclass(frozen=True)
-class VariationalMethod:
-    """A variational scheme as data: its discretization, which state derivatives are
-    known at the left end (0: q only, for (q, p) methods; 1: q and v), and its equations
-    as (slot, add the momentum p_j) pairs."""
-
-    disc: Discretization
-    state: str
-    equations: tuple
-    known_derivative: int = 0
-
-    def prepare(self, system, h, ctx, newton=None):
-        return _VariationalStepper(self, system, h, ctx, newton)
+_STEPPERS = {VariationalMethod: _VariationalStepper, GalerkinMethod: _GalerkinStepper}
+"""The numeric executor of each trial-function declaration type (:mod:`mpvi.declarations`)."""
 
 
-@dataclass(frozen=True)
-class GalerkinMethod:
-    """A weighted-residual scheme as data: discretization, test functions psi_m(tau)
-    (callables on exact numbers), state (q, v) known at the left end."""
-
-    disc: Discretization
-    tests: tuple
-    state: str = "qv"
-    known_derivative: int = 1
-
-    def prepare(self, system, h, ctx, newton=None):
-        return _GalerkinStepper(self, system, h, ctx, newton)
+def prepare_spec(spec, system, h, ctx, newton=None):
+    """Stepper of a trial-function declaration (a :class:`~mpvi.declarations.VariationalMethod`
+    or :class:`~mpvi.declarations.GalerkinMethod`) for ``system``, step ``h`` in ``ctx``;
+    ``newton`` = options for :func:`mpvi.newton.solve`."""
+    stepper = _STEPPERS.get(type(spec))
+    if stepper is None:
+        raise TypeError(f"{type(spec).__name__} is not a trial-function declaration "
+                        "(a VariationalMethod or a GalerkinMethod)")
+    return stepper(spec, system, h, ctx, newton)
 
 
 def lagrange_variational(disc):
@@ -698,9 +675,4 @@ def lagrange_variational(disc):
 
 def prepare_rule(disc, system, h, ctx, newton=None):
     """Stepper of the Lagrange variational scheme of ``disc`` (see :func:`lagrange_variational`)."""
-    return lagrange_variational(disc).prepare(system, h, ctx, newton)
-
-
-from ..precision import boundary_module  # noqa: E402  (last: wraps the names above)
-
-boundary_module(globals())
+    return prepare_spec(lagrange_variational(disc), system, h, ctx, newton)

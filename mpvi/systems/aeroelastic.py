@@ -83,6 +83,7 @@ from ..codegen import compile_exprs
 from ..dense import locate_root
 from ..mechanics import LagrangianSystem
 from ..problem import Problem
+from ..precision import entry, entry_class
 
 DEFAULT_PARAMETERS = {
     "b": "0.135", "a": "-0.6847", "m_T": "12.387", "m_W": "2.049", "x_cg": "0.0873",
@@ -114,6 +115,7 @@ def _exact(name, value):
                          f"{value!r}") from None
 
 
+@entry
 def section_parameters(params=None):
     """The parameter set ``params`` (default :data:`DEFAULT_PARAMETERS`; a dict with the
     same keys, values exact) checked and completed with the derived quantities, all as
@@ -150,6 +152,7 @@ def section_parameters(params=None):
 
 # ----- symbolic model -------------------------------------------------------------------------
 
+@entry_class
 @dataclass(frozen=True)
 class SymbolicModel:
     """The printed and corrected forms of hermite eqs. (42)-(46) in sympy.
@@ -199,6 +202,7 @@ class SymbolicModel:
                      for qi, vi, f in zip(q, v, forces))
 
 
+@entry
 @lru_cache(maxsize=None)
 def symbolic_model(n_stiffness=3):
     """:class:`SymbolicModel` with k_alpha(alpha) = sum_{i < n_stiffness} k_alpha_i alpha^i
@@ -238,6 +242,7 @@ def symbolic_model(n_stiffness=3):
 
 # ----- the system -----------------------------------------------------------------------------
 
+@entry_class
 class AeroelasticSection(Problem):
     """The section at one speed: a :class:`mpvi.Problem` (``system``, state q = (h, alpha),
     the paper's initial state ``q0``, ``v0``) with ``U`` (a context number) and the checked
@@ -263,6 +268,7 @@ def _param_table(p, U, model):
     return table
 
 
+@entry
 def aeroelastic_section(ctx, U, params=None, q0=None, v0=None, equations="corrected"):
     """The aeroelastic section (corrected eqs. (42)-(46), module docstring) at freestream
     speed ``U`` [m/s] (a positive decimal string, int, Fraction or context number) with
@@ -313,6 +319,7 @@ def _linear_pieces(n_stiffness, equations):
     return keys, [s[k] for k in keys], exprs
 
 
+@entry
 def linear_matrix(U, ctx, params=None, equations="corrected"):
     """A(U): the first-order matrix of the equations of motion linearized about q = 0
     (k_alpha(alpha) -> k_alpha0), x' = A x with x = (h, alpha, h', alpha'):
@@ -350,11 +357,13 @@ def _compiled_linear(n_stiffness, equations, ctx):
     return _COMPILED[key][1]
 
 
+@entry
 def linear_eigenvalues(U, ctx, params=None, equations="corrected"):
     """The eigenvalues of :func:`linear_matrix` (complex numbers of ``ctx``)."""
     return ctx.eigvals(linear_matrix(U, ctx, params, equations))
 
 
+@entry
 def max_real_part(U, ctx, params=None, equations="corrected"):
     """The largest real part of the eigenvalues of A(U): negative where the origin is
     linearly stable."""
@@ -365,6 +374,7 @@ class NoFlutterError(ArithmeticError):
     """No crossing of the largest real part through zero in the scanned speed range."""
 
 
+@entry
 def flutter_speed(params, ctx, U_max="100", samples=200, equations="corrected"):
     """The linear flutter speed U_f [m/s] and the flutter frequency omega_f [rad/s].
 
@@ -406,8 +416,3 @@ def flutter_speed(params, ctx, U_max="100", samples=200, equations="corrected"):
 __all__ = ["DEFAULT_PARAMETERS", "PAPER_INITIAL_STATE", "AeroelasticSection", "SymbolicModel",
            "NoFlutterError", "aeroelastic_section", "flutter_speed", "linear_eigenvalues",
            "linear_matrix", "max_real_part", "section_parameters", "symbolic_model"]
-
-
-from ..precision import boundary_module  # noqa: E402  (last: wraps the names above)
-
-boundary_module(globals())

@@ -24,8 +24,10 @@ from __future__ import annotations
 import sympy as sp
 
 from ..mechanics import LagrangianSystem
+from ..precision import entry, entry_class
 
 
+@entry
 def damped_oscillator(ctx, m=1, k=1, b=0):
     """The damped harmonic oscillator (eq. 87) with mass ``m``, stiffness ``k`` and
     damping ``b`` (negative: anti-damping); numbers the context reads exactly or context
@@ -39,6 +41,7 @@ def damped_oscillator(ctx, m=1, k=1, b=0):
                             force=lambda t, q, v: sp.Matrix([-bs * v[0]]))
 
 
+@entry_class
 class DampedOscillatorExact:
     """Exact flow of m x'' + b x' + k x = 0 (module doc); ``rho``, ``omega``."""
 
@@ -87,6 +90,7 @@ class DampedOscillatorExact:
         return self.ctx.sqrt(re * re + im * im), self.ctx.atan2(im, re)
 
 
+@entry
 def damped_pendulum(ctx, w0=1, damping="1/5", force="1/2", drive="2/3"):
     """The damped driven pendulum x'' = -w0^2 sin x - c x' + f cos(W t) (module doc)."""
     x = sp.Symbol("x")
@@ -99,8 +103,3 @@ def damped_pendulum(ctx, w0=1, damping="1/5", force="1/2", drive="2/3"):
 
 
 __all__ = ["damped_oscillator", "DampedOscillatorExact", "damped_pendulum"]
-
-
-from ..precision import boundary_module  # noqa: E402  (last: wraps the names above)
-
-boundary_module(globals())

@@ -21,8 +21,10 @@ import numpy as np
 
 from ..problem import Problem
 from .linear import LinearSystem
+from ..precision import entry, entry_class
 
 
+@entry_class
 class LinearDoublePendulum(Problem):
     """The axioms2024 test problem: a :class:`mpvi.Problem` (system, Table 1 initial data,
     the exact modal solution as ``exact``) with the time unit ``tbar``, ``omega0``,
@@ -58,6 +60,7 @@ class LinearDoublePendulum(Problem):
         return np.array([a + b, s * (b - a)], dtype=ctx.dtype)
 
 
+@entry
 def linearized_double_pendulum(ctx, m1=1, mu_r=1, omega0=None, g="9.81",
                                q0=None, p0=(0, 0)):
     """The linearized double pendulum with axioms2024 Table 1 values by default.
@@ -79,6 +82,7 @@ def linearized_double_pendulum(ctx, m1=1, mu_r=1, omega0=None, g="9.81",
 
 
 
+@entry_class
 class NonlinearDoublePendulum(Problem):
     """top2025 Sec. 3: a :class:`mpvi.Problem` (system, Table 1 initial data) with the
     constants used (``length``, ``g``, ``omega0``)."""
@@ -88,6 +92,7 @@ class NonlinearDoublePendulum(Problem):
         super().__init__(system, q0, p0=p0, name=system.name)
 
 
+@entry
 def nonlinear_double_pendulum(ctx, m1=1, m2=1, g="9.81", omega0=None, length=None,
                               q0=None, p0=(0, 0), force=None):
     """The nonlinear double pendulum of top2025 Sec. 3 (Table 1 values by default).
@@ -122,8 +127,3 @@ def nonlinear_double_pendulum(ctx, m1=1, m2=1, g="9.81", omega0=None, length=Non
 
 __all__ = ["LinearDoublePendulum", "linearized_double_pendulum", "NonlinearDoublePendulum",
            "nonlinear_double_pendulum"]
-
-
-from ..precision import boundary_module  # noqa: E402  (last: wraps the names above)
-
-boundary_module(globals())

@@ -48,8 +48,10 @@ import sympy as sp
 from ..context import MPContext
 from ..mechanics import LagrangianSystem
 from ..problem import Problem
+from ..precision import entry, entry_class
 
 
+@entry
 def double_well(ctx, m=1):
     """The particle in a double-well potential, eq. (38): L = 1/2 m q'^2 - 1/2 (q^4 - q^2),
     coordinate ``q``, parameter ``m`` (a string, int or Fraction; the paper's m = 1).  Its
@@ -61,6 +63,7 @@ def double_well(ctx, m=1):
                             {M: m}, ctx)
 
 
+@entry
 def duffing(ctx, alpha, beta, delta):
     """The Duffing oscillator with linear damping, eqs. (40)-(41): coordinate ``x``,
     L = 1/2 x'^2 - 1/2 alpha x^2 - 1/4 beta x^4 and the force f = -delta x', so that
@@ -78,6 +81,7 @@ def duffing(ctx, alpha, beta, delta):
                             force=lambda t, q, v: sp.Matrix([-d * v[0]]))
 
 
+@entry_class
 class DoubleWellExact:
     """The exact motion of the double well (38)-(39) from q(0) = ``q0``, q'(0) = ``v0``
     with mass ``m`` (module doc: Jacobi dn inside a well and on the separatrix, cn over
@@ -201,12 +205,14 @@ class DoubleWellExact:
         return self.ctx.num(self.energy_exact)
 
 
+@entry
 def double_well_exact(ctx, q0, v0=0, m=1):
     """:class:`DoubleWellExact` (the exact solution of eq. (39) from q(0) = q0,
     q'(0) = v0)."""
     return DoubleWellExact(ctx, q0, v0, m)
 
 
+@entry
 def double_well_problem(ctx, q0, v0=0, m=1):
     """The double well (38) from q(0) = ``q0``, q'(0) = ``v0`` as a :class:`mpvi.Problem`
     with its exact solution (:class:`DoubleWellExact`)."""
@@ -215,8 +221,3 @@ def double_well_problem(ctx, q0, v0=0, m=1):
 
 
 __all__ = ["DoubleWellExact", "double_well", "double_well_exact", "double_well_problem", "duffing"]
-
-
-from ..precision import boundary_module  # noqa: E402  (last: wraps the names above)
-
-boundary_module(globals())

@@ -25,11 +25,13 @@ import sympy as sp
 from ..mechanics import LagrangianSystem
 from ..ode import FirstOrderSystem
 from ..problem import Problem
+from ..precision import entry, entry_class
 
 PHI, THETA, PSI = sp.symbols("phi theta psi")
 _I, _I3, _M, _G, _L = sp.symbols("I I3 m_top g ell", positive=True)
 
 
+@entry
 def top_system(ctx, m_top, I, I3, ell, g, force=None):
     """The complete Lagrange top as a :class:`LagrangianSystem` (parameters via ctx.num)."""
     c, s = sp.cos(THETA), sp.sin(THETA)
@@ -39,6 +41,7 @@ def top_system(ctx, m_top, I, I3, ell, g, force=None):
     return LagrangianSystem("Lagrange top", [PHI, THETA, PSI], M, V, params, ctx, force=force)
 
 
+@entry_class
 class LagrangeTop(Problem):
     """A top: a :class:`mpvi.Problem` given with the initial angular velocities q'0
     (``qdot0``, = ``v0``; ``p0`` follows), with the top's constants ``params`` (context
@@ -74,6 +77,7 @@ class LagrangeTop(Problem):
                                    psi_dot0=self.qdot0[2])
 
 
+@entry
 def make_top(ctx, m_top, I, I3, ell, g, q0, qdot0, force=None):
     P = {"m_top": ctx.num(m_top), "I": ctx.num(I), "I3": ctx.num(I3), "ell": ctx.num(ell),
          "g": ctx.num(g)}
@@ -81,6 +85,7 @@ def make_top(ctx, m_top, I, I3, ell, g, q0, qdot0, force=None):
     return LagrangeTop(system, ctx.asarray(q0), ctx.asarray(qdot0), P)
 
 
+@entry
 def table3_top(ctx, g="9.81", I="0.002329969592394382"):
     """Table 3 (looping motion): m_top = 0.1 kg, I = 0.002329969592394382 kg m^2,
     I3 = 0.000125 kg m^2, l = 0.15 m, q0 = (0, pi/3, 0), q'0 = (9.2, 0, 252) rad/s.
@@ -91,6 +96,7 @@ def table3_top(ctx, g="9.81", I="0.002329969592394382"):
                     (0, ctx.pi / 3, 0), ("9.2", 0, 252))
 
 
+@entry
 def table6_top(ctx, g="9.81"):
     """Table 6 (cusps): m_top = 1, I = 1, I3 = 2, l = 4 pi^2 / g (so A = m g l / I =
     4 pi^2 for any g), q0 = (0, pi/6, 0), q'0 = (0, 0, 2 pi)."""
@@ -99,6 +105,7 @@ def table6_top(ctx, g="9.81"):
                     (0, 0, 2 * ctx.pi))
 
 
+@entry
 def reduced_top(ctx, params, p_phi, p_psi):
     """First-order reduced top (eqs. (18ad)-(18af); (18aq) for Table 6)."""
     I = params["I"]
@@ -113,8 +120,3 @@ def reduced_top(ctx, params, p_phi, p_psi):
         return np.array([phidot, xi, (A + phidot * phidot * c - k * phidot) * s], dtype=ctx.dtype)
     return FirstOrderSystem(name="reduced Lagrange top", rhs=rhs, dim=3, ctx=ctx,
                             labels=("phi", "theta", "xi"))
-
-
-from ..precision import boundary_module  # noqa: E402  (last: wraps the names above)
-
-boundary_module(globals())

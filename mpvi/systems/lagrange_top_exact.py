@@ -52,6 +52,7 @@ I = 0.002329969592394382 and g = 9.81 (:func:`mpvi.systems.lagrange_top.table3_t
 from __future__ import annotations
 
 from ..elliptic import Weierstrass
+from ..precision import entry_class
 
 SETUP_GUARD_DIGITS = 20
 """Extra digits for the constants (momenta, invariants, roots, half-periods, phase).  The
@@ -64,6 +65,7 @@ QUADRATURE_GUARD_DIGITS = 20
 turning points)."""
 
 
+@entry_class
 class LagrangeTopNutation:
     """The exact nutation θ(t) of the Lagrange top for given parameters and initial data.
 
@@ -225,8 +227,3 @@ class LagrangeTopNutation:
         s = self.ctx.to_str
         return (f"LagrangeTopNutation(period={s(self.period, 15)}, u_min={s(self.roots[0], 15)}, "
                 f"u_max={s(self.roots[1], 15)}, dps={self.ctx.dps})")
-
-
-from ..precision import boundary_module  # noqa: E402  (last: wraps the names above)
-
-boundary_module(globals())

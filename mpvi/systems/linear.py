@@ -15,8 +15,10 @@ import numpy as np
 import sympy as sp
 
 from ..mechanics import LagrangianSystem
+from ..precision import entry_class
 
 
+@entry_class
 class LinearSystem(LagrangianSystem):
     """A linear mechanical system ``M q'' + K q = 0`` (axioms2024, eqs. 3 and 48).
 
@@ -240,6 +242,7 @@ class LinearSystem(LagrangianSystem):
         return ModalSolution(self, q0, p0)
 
 
+@entry_class
 class ModalSolution:
     """The exact solution of ``M q'' + K q = 0`` by modal decomposition.
 
@@ -352,8 +355,3 @@ def _linear_system(M, K, ctx, name):
 
 def _modal_solution(system, q0, p0):
     return ModalSolution(system, q0, p0)
-
-
-from ..precision import boundary_module  # noqa: E402  (last: wraps the names above)
-
-boundary_module(globals())

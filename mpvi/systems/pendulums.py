@@ -28,8 +28,10 @@ import sympy as sp
 
 from ..mechanics import LagrangianSystem
 from ..problem import Problem
+from ..precision import entry
 
 
+@entry
 def trig_arguments(exprs: Sequence) -> set:
     """The distinct arguments of sin and cos in ``exprs``: the number of ``mpfr_sin_cos``
     calls an evaluation of them needs (sin and cos of one argument are one call)."""
@@ -39,6 +41,7 @@ def trig_arguments(exprs: Sequence) -> set:
     return out
 
 
+@entry
 def angle_addition(exprs: Sequence) -> tuple[list, int, int]:
     """``exprs`` with sines and cosines of sums and differences expanded by the addition
     theorems (``sympy.expand_trig``) when that lowers the number of distinct trigonometric
@@ -70,6 +73,7 @@ def _check_n(n):
     return int(n)
 
 
+@entry
 def pendulum_chain(ctx: Any, n: int, m: Any = 1, length: Any = 1, g: Any = "9.81",
                    k: Any = 1, q0: Any = None, p0: Any = None) -> Problem:
     """A chain of ``n`` pendulums coupled by torsion springs (module doc), as a Problem.
@@ -100,6 +104,7 @@ def pendulum_chain(ctx: Any, n: int, m: Any = 1, length: Any = 1, g: Any = "9.81
                    p0=_initial(ctx, n, p0, lambda i: 0), name=f"pendulum chain {n}")
 
 
+@entry
 def n_link_pendulum(ctx: Any, n: int, m: Any = 1, length: Any = 1, g: Any = "9.81",
                     q0: Any = None, p0: Any = None, angle_addition: bool = True) -> Problem:
     """The ``n``-link pendulum (module doc), as a Problem.
@@ -136,8 +141,3 @@ def n_link_pendulum(ctx: Any, n: int, m: Any = 1, length: Any = 1, g: Any = "9.8
 
 
 __all__ = ["pendulum_chain", "n_link_pendulum", "angle_addition", "trig_arguments"]
-
-
-from ..precision import boundary_module  # noqa: E402  (last: wraps the names above)
-
-boundary_module(globals())

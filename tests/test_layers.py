@@ -1,0 +1,277 @@
+"""The layer order of the library's modules (mpvi/ outside mpvi/repro/).
+
+Every module stands in one layer of :data:`LAYERS`, from the ground up; a module imports
+only modules of its own layer or of the layers below it -- module-level imports and the
+ones inside functions alike, a package's ``__init__`` (``mpvi.schemes``, the registry)
+counted as the module it is -- and the imports form no circle.  An import that runs back
+up fails with the two file names; a new module fails until it is given a layer here.
+(The library never imports the reproduction framework: tests/test_layering.py.)
+"""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+LAYERS = (
+    ("ground", "no numerics: the version, the precision boundary, files, the parser of text",
+     ("mpvi._version", "mpvi.precision", "mpvi.io", "mpvi.expressions")),
+    ("numbers", "number contexts, the dense linear algebra, Newton's method, special functions",
+     ("mpvi.linalg", "mpvi.context", "mpvi.newton", "mpvi.elliptic")),
+    ("code", "the one code generator and the compiled MPFR backend (its translator, its "
+     "module sources, its build)",
+     ("mpvi.ctranslate", "mpvi.cmodules", "mpvi.cbackend", "mpvi.codegen")),
+    ("model", "the mechanical system, user callables, the problem, singular factors",
+     ("mpvi.mechanics", "mpvi.callables", "mpvi.problem", "mpvi.singular")),
+    ("declarations", "methods as data: trial bases and quadrature rules, the declaration types",
+     ("mpvi.quadrature", "mpvi.declarations")),
+    ("executors", "what steps: generated kernels, Taylor, jets, dense output, first-order fields",
+     ("mpvi.dense", "mpvi.jets", "mpvi.taylor", "mpvi.kernels", "mpvi.ode")),
+    ("methods", "the registry, one module per method; the papers' systems",
+     ("mpvi.schemes", "mpvi.schemes.*", "mpvi.systems", "mpvi.systems.*")),
+    ("drive", "the driver and its result",
+     ("mpvi.solution", "mpvi.solve")),
+    ("analysis", "measures, stability, exact linear maps, backward error analysis",
+     ("mpvi.analysis", "mpvi.symbolic", "mpvi.modified")),
+    ("face", "the package: the public names",
+     ("mpvi",)),
+)
+
+
+def library_files(root=ROOT):
+    """Dotted module name -> path, for every module of mpvi/ outside mpvi/repro/."""
+    out = {}
+    for p in sorted((root / "mpvi").rglob("*.py")):
+        rel = p.relative_to(root).with_suffix("")
+        if rel.parts[:2] == ("mpvi", "repro"):
+            continue
+        name = ".".join(rel.parts)
+        out[name[:-len(".__init__")] if name.endswith(".__init__") else name] = p
+    return out
+
+
+def import_graph(files):
+    """Module -> the library modules it imports anywhere in its file (inside functions
+    too); ``from .schemes import get_method`` is an import of the package ``mpvi.schemes``,
+    ``from . import kernels`` one of the module ``mpvi.kernels``."""
+    graph = {}
+    for name, path in files.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        found = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom):
+                target = node.module
+                if node.level:
+                    base = package
+                    for _ in range(node.level - 1):
+                        base = base.rpartition(".")[0]
+                    target = f"{base}.{node.module}" if node.module else base
+                for alias in node.names:
+                    full = f"{target}.{alias.name}"
+                    found.add(full if full in files else target)
+            elif isinstance(node, ast.Import):
+                found.update(alias.name for alias in node.names)
+        graph[name] = {m for m in found if m in files and m != name}
+    return graph
+
+
+def layer_of(module):
+    """The index of ``module``'s layer in :data:`LAYERS`, or None."""
+    for i, (_, _, patterns) in enumerate(LAYERS):
+        for pattern in patterns:
+            if module == pattern or (pattern.endswith(".*")
+                                     and module.startswith(pattern[:-1])):
+                return i
+    return None
+
+
+def arrows_back_up(graph, files):
+    """Every import from a module to a module of a higher layer, as one line naming the
+    two files and the two layers."""
+    out = []
+    for source in sorted(graph):
+        for target in sorted(graph[source]):
+            low, high = layer_of(source), layer_of(target)
+            if low is not None and high is not None and high > low:
+                out.append(f"{files[source].relative_to(ROOT)} imports "
+                           f"{files[target].relative_to(ROOT)}: layer {LAYERS[low][0]!r} "
+                           f"below layer {LAYERS[high][0]!r}")
+    return out
+
+
+def circle(graph):
+    """One circle of imports (a list of modules, the first repeated at its end), or None."""
+    state = {}
+
+    def visit(node, path):
+        state[node] = "open"
+        for nxt in sorted(graph[node]):
+            if state.get(nxt) == "open":
+                return path[path.index(nxt):] + [nxt]
+            if nxt not in state:
+                found = visit(nxt, path + [nxt])
+                if found:
+                    return found
+        state[node] = "done"
+        return None
+    for start in sorted(graph):
+        if start not in state:
+            found = visit(start, [start])
+            if found:
+                return found
+    return None
+
+
+FILES = library_files()
+GRAPH = import_graph(FILES)
+
+
+def test_the_scan_resolves_the_imports_that_tie_the_layers():
+    """The scan sees function-level imports, a package's __init__ and relative imports."""
+    assert "mpvi.schemes" in GRAPH["mpvi.modified"]          # from .schemes import get_method
+    assert "mpvi.kernels" in GRAPH["mpvi.schemes.mutze"]     # from .. import kernels
+    assert "mpvi.declarations" in GRAPH["mpvi.schemes.rk4"]
+    assert "mpvi.schemes.gbs" in GRAPH["mpvi.schemes"]        # the registry imports its methods
+    assert "mpvi.newton" in GRAPH["mpvi.mechanics"]           # inside a function
+    assert not any(m.startswith("mpvi.repro") for m in FILES)
+
+
+def test_every_library_module_has_a_layer():
+    missing = [str(p.relative_to(ROOT)) for m, p in FILES.items() if layer_of(m) is None]
+    assert not missing, f"modules without a layer in tests/test_layers.py LAYERS: {missing}"
+
+
+def test_no_import_runs_back_up():
+    bad = arrows_back_up(GRAPH, FILES)
+    assert not bad, "imports that run back up:\n" + "\n".join(bad)
+
+
+def test_the_imports_form_no_circle():
+    found = circle(GRAPH)
+    assert found is None, "a circle of imports: " + " -> ".join(
+        str(FILES[m].relative_to(ROOT)) for m in found)
+
+
+@pytest.mark.parametrize("source, target, words", [
+    ("mpvi.io", "mpvi", "mpvi/io.py imports mpvi/__init__.py: layer 'ground' below layer 'face'"),
+    ("mpvi.schemes.rk4", "mpvi.modified",
+     "mpvi/schemes/rk4.py imports mpvi/modified.py: layer 'methods' below layer 'analysis'"),
+])
+def test_an_arrow_back_up_is_named_with_its_two_files(source, target, words):
+    graph = {m: set(d) for m, d in GRAPH.items()}
+    graph[source].add(target)
+    assert arrows_back_up(graph, FILES) == [words]
+
+
+def test_a_circle_through_a_package_init_is_found():
+    """The registry mpvi.schemes imports every method; a method that imports an analysis
+    which imports the registry closes a circle (the one the declarations module broke)."""
+    graph = {m: set(d) for m, d in GRAPH.items()}
+    graph["mpvi.schemes.rk4"].add("mpvi.modified")
+    found = circle(graph)
+    assert found is not None and found[0] == found[-1]
+    assert {"mpvi.schemes", "mpvi.schemes.rk4", "mpvi.modified"} <= set(found)
+
+
+# ----- the declarations below the methods, read by the executors ----------------------------
+
+def _imports_mpvi(node):
+    if isinstance(node, ast.ImportFrom):
+        return node.level > 0 or (node.module or "").split(".")[0] == "mpvi"
+    return isinstance(node, ast.Import) and any(a.name.split(".")[0] == "mpvi"
+                                                 for a in node.names)
+
+
+def test_no_method_module_imports_the_library_inside_a_function():
+    """A scheme module imports the library modules it reads at its top: an import inside
+    a function is how the circle schemes -> modified -> schemes was dodged."""
+    bad = []
+    for name, path in FILES.items():
+        if not name.startswith("mpvi.schemes."):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                bad.extend(f"{path.relative_to(ROOT)}:{inner.lineno} in {node.name}"
+                           for inner in ast.walk(node) if _imports_mpvi(inner))
+    assert not bad, "library imports inside functions:\n" + "\n".join(bad)
+
+
+def test_every_declaration_type_has_its_series_executor_and_every_method_uses_one():
+    import dataclasses
+    import inspect
+
+    import mpvi
+    from mpvi import declarations
+    from mpvi.modified import SERIES
+    types = {obj for name, obj in vars(declarations).items() if inspect.isclass(obj)
+             and obj.__module__ == declarations.__name__ and not name.startswith("_")}
+    assert all(dataclasses.is_dataclass(t) and t.__dataclass_params__.frozen for t in types)
+    wrappers = {declarations.LinearOnly, declarations.Discretization}
+    assert set(SERIES) == types - wrappers
+    for name, method in mpvi.METHODS.items():
+        if method.declaration is None:
+            continue
+        decl = method.declaration(method.parameters())
+        while isinstance(decl, declarations.LinearOnly):
+            decl = decl.declaration
+        assert type(decl) in SERIES, name
+
+
+def _data_only_method(declaration):
+    """A method known by its declaration alone (not registered: the suite loops over the
+    registry)."""
+    import mpvi
+
+    def prepare(system, h, ctx, newton=None, check_stability=True):
+        raise NotImplementedError("a method declared as data only")
+    return mpvi.Method(name="trapezoidal", label="trapezoidal", state="qv", order=2,
+                       symplectic=False, implicit=True, reference="HLW II.1",
+                       prepare=prepare, declaration=lambda params: declaration)
+
+
+def test_a_new_method_of_a_declared_type_is_derived_with_nothing_added():
+    """The trapezoidal rule y1 = y + h (f(y) + f(y1)) / 2, a Butcher tableau and nothing
+    else, through mpvi.modified: y1 = y + h f + h^2 f'f / 2 + h^3 (f'f'f + f''(f, f)) / 4
+    + O(h^4) against the flow's h^3 (f'f'f + f''(f, f)) / 6, so f_2 = 0 and
+    f_3 = (f'f'f + f''(f, f)) / 12 (worked by hand from the two series)."""
+    import sympy as sp
+
+    import mpvi
+    from mpvi.declarations import ButcherTableau
+    from mpvi.modified import modified_equation
+    half = sp.Rational(1, 2)
+    method = _data_only_method(ButcherTableau(a=((0, 0), (half, half)), b=(half, half)))
+    q = sp.Symbol("q")
+    pendulum = mpvi.LagrangianSystem("pendulum", [q], sp.Matrix([[1]]), -sp.cos(q), {},
+                                     mpvi.GMPContext(30))
+    me = modified_equation(method, pendulum, 3)
+    f, y = sp.Matrix(me.terms[0]), me.symbols
+    J = f.jacobian(y)
+    fpp = sp.Matrix([sum(sp.diff(fi, a, b) * f[ia] * f[ib] for ia, a in enumerate(y)
+                         for ib, b in enumerate(y)) for fi in f])
+    assert all(sp.simplify(t) == 0 for t in me.terms[1])
+    assert all(sp.simplify(x - e) == 0 for x, e in zip(me.terms[2], (J * J * f + fpp) / 12))
+
+
+def test_a_declaration_no_executor_reads_is_refused_by_name():
+    """A declaration of a type without a series executor is refused with its name (it
+    was taken for a trial-function method, and failed deep inside on a missing ``disc``)."""
+    from dataclasses import dataclass
+
+    import sympy as sp
+
+    import mpvi
+    from mpvi.modified import modified_equation
+
+    @dataclass(frozen=True)
+    class Splitting:
+        weights: tuple
+    q = sp.Symbol("q")
+    pendulum = mpvi.LagrangianSystem("pendulum", [q], sp.Matrix([[1]]), -sp.cos(q), {},
+                                     mpvi.GMPContext(30))
+    with pytest.raises(NotImplementedError, match="'trapezoidal' declares a Splitting, "
+                                                  "which no series executor reads"):
+        modified_equation(_data_only_method(Splitting((1,))), pendulum, 2)
