@@ -85,49 +85,73 @@ def prepare(system, h, ctx, degree=None, tol="eps"):
     the Taylor polynomials (named so that it does not collide with the ``order`` of
     :func:`mpvi.modified_equation`); with a tolerance and no degree, Jorba & Zou's
     ceil(-ln(tol)/2 + 1)."""
-    why = "a step costs about degree^2 products of series coefficients (1000: a few seconds)"
-    if tol is None:
-        factor = None
-        degree = FIXED_DEGREE if degree is None else check_count(degree, "degree", 1,
-                                                                 MAX_DEGREE, why)
-    else:
-        tol = tolerance(tol, ctx)
-        if degree is None:
-            degree = jorba_zou_order(tol, ctx)
-            if degree > MAX_DEGREE:
-                raise ValueError(f"taylor: tol = {ctx.to_str(tol, 5)} needs Taylor polynomials "
-                                 f"of degree {degree}, beyond {MAX_DEGREE}: {why}")
-        else:
-            degree = check_count(degree, "degree", 1, MAX_DEGREE, why)
-            low = jorba_zou_order(tol, ctx, SLOWEST)
-            if degree < low:
-                raise ValueError(
-                    f"taylor: degree {degree} is too low for tol = {ctx.to_str(tol, 5)}: each "
-                    f"substep would be below e^-{SLOWEST} of the solution's radius of "
-                    f"convergence (tol^(1/degree)), millions of substeps; give degree >= {low}, "
-                    f"or no degree for Jorba & Zou's {jorba_zou_order(tol, ctx)}")
-        factor = step_factor(degree, tol, ctx)
+    degree, factor = _degree_and_factor(degree, tol, ctx)
     if system.first_order:
         raise ValueError(f"taylor: {system.name} is a first-order system with a Python "
                          "right-hand side; the Taylor method needs a mechanical system's "
                          "generated field (use rk4 or gbs)")
-    steps = taylor_steps(system)
-    python, compiled = steps.python, steps.compiled
-    general = steps.form == "qv"
-    n, dtype = system.dof, ctx.dtype
-    f = None if general else hamiltonian_field(system)
-    sing = singularities(system)
+    return _TaylorStepper(system, h, ctx, degree, factor)
 
-    def start(t, q, y):
+
+def _degree_and_factor(degree, tol, ctx):
+    """(the degree of the Taylor polynomials, the substep factor of Jorba & Zou or None for
+    one fixed step per step), checked."""
+    why = "a step costs about degree^2 products of series coefficients (1000: a few seconds)"
+    if tol is None:
+        return (FIXED_DEGREE if degree is None else check_count(degree, "degree", 1,
+                                                                MAX_DEGREE, why)), None
+    tol = tolerance(tol, ctx)
+    if degree is None:
+        degree = jorba_zou_order(tol, ctx)
+        if degree > MAX_DEGREE:
+            raise ValueError(f"taylor: tol = {ctx.to_str(tol, 5)} needs Taylor polynomials "
+                             f"of degree {degree}, beyond {MAX_DEGREE}: {why}")
+    else:
+        degree = check_count(degree, "degree", 1, MAX_DEGREE, why)
+        low = jorba_zou_order(tol, ctx, SLOWEST)
+        if degree < low:
+            raise ValueError(
+                f"taylor: degree {degree} is too low for tol = {ctx.to_str(tol, 5)}: each "
+                f"substep would be below e^-{SLOWEST} of the solution's radius of "
+                f"convergence (tol^(1/degree)), millions of substeps; give degree >= {low}, "
+                f"or no degree for Jorba & Zou's {jorba_zou_order(tol, ctx)}")
+    return degree, step_factor(degree, tol, ctx)
+
+
+class _TaylorStepper:
+    """The stepper :func:`prepare` returns: ``stepper(t, q, y)`` is one step of h (in
+    substeps of Jorba & Zou's size when ``factor`` is not None), ``substeps_of`` its dense
+    output; ``guard_signs`` (set by :func:`mpvi.solve`) the signs the singular factors
+    keep, checked at the interior substep ends."""
+
+    dense = "taylor"
+
+    def __init__(self, system, h, ctx, degree, factor):
+        self.system, self.h, self.ctx, self.degree, self.factor = system, h, ctx, degree, factor
+        steps = taylor_steps(system)
+        self.python, self.compiled = steps.python, steps.compiled
+        self.general = steps.form == "qv"
+        self.n, self.dtype = system.dof, ctx.dtype
+        self.f = None if self.general else hamiltonian_field(system)
+        self.sing = singularities(system)
+        self.guard_signs = None
+        self.substeps = 0
+
+    def stats(self):
+        return {"substeps": self.substeps}
+
+    def start(self, t, q, y):
         """The Taylor state at the node: (q, p), or (q, v) of a general Lagrangian."""
-        if general:               # SingularMatrixError or NewtonError naming q
-            return [*q, *system.velocity(q, y, t)]
+        if self.general:          # SingularMatrixError or NewtonError naming q
+            return [*q, *self.system.velocity(q, y, t)]
         state = [*q, *y]
-        f(t, state)               # M(q) singular at the node: SingularMatrixError naming q
+        self.f(t, state)          # M(q) singular at the node: SingularMatrixError naming q
         return state
 
-    def advance(t, y0, record):
+    def advance(self, t, y0, record):
         """(the state at t + h, substeps, interior substep ends or None)."""
+        h, degree, factor, compiled, python = (self.h, self.degree, self.factor,
+                                                self.compiled, self.python)
         if factor is None:
             out = compiled.step(t, y0, h, degree) if compiled is not None else None
             return (python.step(t, y0, h, degree) if out is None else out), 1, None
@@ -136,55 +160,54 @@ def prepare(system, h, ctx, degree=None, tol="eps"):
         if out is None:
             return python.adaptive(t, y0, h, degree, factor, record)
         if out[0] is None:                      # the compiled steps' substep limit
-            raise substep_limit(ctx, h, *out[2])
+            raise substep_limit(self.ctx, h, *out[2])
         return out
 
-    def check(bounds, nsub, signs):
+    def check(self, bounds, nsub, signs):
         """The singular factors at the interior substep ends keep their signs."""
+        n, sing, system = self.n, self.sing, self.system
         w = 2 * n + 1
         for i in range(nsub - 1):
             tau, y = bounds[i * w], bounds[i * w + 1:(i + 1) * w]
             q = y[:n]
-            v = y[n:] if general else (system.velocity(q, y[n:], tau) if sing.uses_velocity
-                                      else q)
+            v = y[n:] if self.general else (system.velocity(q, y[n:], tau)
+                                           if sing.uses_velocity else q)
             values = sing.values(tau, q, v)
             j = sing.crossed(values, signs)
             if j is not None:
                 raise SingularityCrossed(f"at the end of substep {i + 1} of {nsub}, t = "
-                                         f"{ctx.to_str(tau, 10)}: {sing.describe(j, values[j])}")
+                                         f"{self.ctx.to_str(tau, 10)}: "
+                                         f"{sing.describe(j, values[j])}")
 
-    def stepper(t, q, y, carry=None):
-        ctx.activate()
-        signs = stepper.guard_signs
-        y1, nsub, bounds = advance(t, start(t, q, y), signs is not None and len(sing) > 0)
-        stepper.substeps += nsub
+    def __call__(self, t, q, y, carry=None):
+        self.ctx.activate()
+        signs, n, dtype = self.guard_signs, self.n, self.dtype
+        y1, nsub, bounds = self.advance(t, self.start(t, q, y),
+                                        signs is not None and len(self.sing) > 0)
+        self.substeps += nsub
         if bounds:
-            check(bounds, nsub, signs)
+            self.check(bounds, nsub, signs)
         q1 = np.array(y1[:n], dtype=dtype)
-        if general:
-            return StepResult(q1, system.momentum(q1, np.array(y1[n:], dtype=dtype), t + h))
+        if self.general:
+            return StepResult(q1, self.system.momentum(q1, np.array(y1[n:], dtype=dtype),
+                                                       t + self.h))
         return StepResult(q1, np.array(y1[n:], dtype=dtype))
 
-    def coefficients(tau, y):
-        out = compiled.coefficients(tau, y, degree) if compiled is not None else None
-        return python.coefficients(tau, y, degree) if out is None else out
+    def coefficients(self, tau, y):
+        compiled = self.compiled
+        out = compiled.coefficients(tau, y, self.degree) if compiled is not None else None
+        return self.python.coefficients(tau, y, self.degree) if out is None else out
 
-    def substeps_of(t, q, y):
+    def substeps_of(self, t, q, y):
         """The dense output of the step from (t, q, y): its substeps' polynomials."""
-        ctx.activate()
-        y0 = start(t, q, y)
-        _, nsub, bounds = advance(t, y0, True)
-        w = 2 * n + 1
+        self.ctx.activate()
+        y0 = self.start(t, q, y)
+        _, nsub, bounds = self.advance(t, y0, True)
+        w = 2 * self.n + 1
         starts = [(t, y0)] + [(bounds[i * w], bounds[i * w + 1:(i + 1) * w])
                               for i in range(nsub - 1)]
-        return Substeps(t, h, starts, coefficients, system, general, ctx, factor is None)
-
-    stepper.dense = "taylor"
-    stepper.guard_signs = None
-    stepper.substeps = 0
-    stepper.stats = lambda: {"substeps": stepper.substeps}
-    stepper.substeps_of = substeps_of
-    return stepper
+        return Substeps(t, self.h, starts, self.coefficients, self.system, self.general,
+                        self.ctx, self.factor is None)
 
 
 class Substeps:
