@@ -1305,6 +1305,23 @@ def _gradient_potential(g, q, C, bare):
     G = [C.reduce(C.clear_reciprocals(e, K)) for e in g]
     if not any(G):                            # g = 0, written with reciprocals
         return C.zero
+    P, Q = _ansatz_factors(q, C, D, K)
+    basis = _ansatz_basis(G, q, C, bare)
+    cols = []
+    for mono in basis:
+        b = C.from_terms({mono: 1})
+        cols.append([C.reduce(C.diff(b, qj) * P - b * Qj) for qj, Qj in zip(q, Q)])
+    sol = _solve_exact(cols, [C.terms(e) for e in G], basis, C)
+    if sol is None:
+        return None
+    for i, a in K.items():
+        sol *= C.atom_gen(i) ** (a - 1)
+    return sol
+
+
+def _ansatz_factors(q, C, D, K):
+    """prod D, and for each q_j sum_D (a - 1) dD/dq_j prod_(others) D (the ansatz of
+    :func:`_gradient_potential`)."""
     P = C.one
     for d in D.values():
         P *= d
@@ -1318,6 +1335,12 @@ def _gradient_potential(g, q, C, bare):
                     rest *= e
             t += (K[i] - 1) * C.diff(d, qj) * rest
         Q.append(t)
+    return P, Q
+
+
+def _ansatz_basis(G, q, C, bare):
+    """The monomials R may have (:func:`_gradient_potential`): degree bounds per generator
+    from the numerators ``G`` (bare coordinates up to one more than ``bare``)."""
     ns = len(C.symbols)
     qidx = {C.symbols.index(x) for x in q}
     rules = C._rules
@@ -1343,12 +1366,15 @@ def _gradient_potential(g, q, C, bare):
         else:
             bounds.append(top[i] + 1)
     total = 1 + max(sum(m) for t in terms for m, _ in t)
-    basis = _monomials(bounds, total)
-    cols = []
-    for mono in basis:
-        b = C.from_terms({mono: 1})
-        cols.append([C.reduce(C.diff(b, qj) * P - b * Qj) for qj, Qj in zip(q, Q)])
+    return _monomials(bounds, total)
+
+
+def _solve_exact(cols, terms, basis, C):
+    """The element sum_k x_k basis[k] of C whose columns ``cols`` (per equation j, the
+    image of basis[k]) sum to the right-hand sides ``terms``, solved exactly over Q as a
+    sparse system; None if there is none."""
     rows: dict = {}
+
     def row(j, m):
         return rows.setdefault((j, m), len(rows))
     A: dict = {}
@@ -1375,10 +1401,7 @@ def _gradient_potential(g, q, C, bare):
         v = Rd.get(r, {}).get(n)
         if v:
             sol[basis[piv]] = v
-    sol = C.from_terms(sol)
-    for i, a in K.items():
-        sol *= C.atom_gen(i) ** (a - 1)
-    return sol
+    return C.from_terms(sol)
 
 
 def _over_common_denominator(c, C):
