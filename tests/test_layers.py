@@ -56,7 +56,8 @@ def library_files(root=ROOT):
 def import_graph(files):
     """Module -> the library modules it imports anywhere in its file (inside functions
     too); ``from .schemes import get_method`` is an import of the package ``mpvi.schemes``,
-    ``from . import kernels`` one of the module ``mpvi.kernels``."""
+    ``from . import kernels`` one of the module ``mpvi.kernels``; a package ``__init__``
+    that discovers its modules with ``pkgutil`` (the registry) imports each of them."""
     graph = {}
     for name, path in files.items():
         package = name if path.name == "__init__.py" else name.rpartition(".")[0]
@@ -74,6 +75,9 @@ def import_graph(files):
                     found.add(full if full in files else target)
             elif isinstance(node, ast.Import):
                 found.update(alias.name for alias in node.names)
+        if path.name == "__init__.py" and "pkgutil" in found:
+            # a package that discovers its modules (pkgutil) imports every one of them
+            found.update(m for m in files if m.rpartition(".")[0] == name)
         graph[name] = {m for m in found if m in files and m != name}
     return graph
 

@@ -1,20 +1,34 @@
-"""Integration methods, one module per method, all in the registry ``METHODS``
-(see :mod:`mpvi.schemes.base` for the method contract)."""
-from .base import METHODS, Method, StabilityError, State, StepResult, get_method, register
-from .gbs import gbs
-from .hermite import hermite_galerkin, hermite_variational
-from .implicit_midpoint import implicit_midpoint
-from .lobatto import lobatto
-from .midpoint import midpoint
-from .mutze import mutze, mutze_parabolic_el, mutze_variation
-from .newmark import newmark
-from .newmark_family import newmark_family
-from .rk2 import rk2
-from .rk4 import rk4
-from .simpson import simpson, simpson_v1
-from .taylor import taylor
+"""Integration methods, one module per method family, all in the registry ``METHODS``
+(see :mod:`mpvi.schemes.base` for the method contract).
 
-__all__ = ["METHODS", "Method", "StabilityError", "State", "StepResult", "get_method", "register",
-           "gbs", "hermite_galerkin", "hermite_variational", "implicit_midpoint", "lobatto", "midpoint",
-           "mutze", "mutze_parabolic_el", "mutze_variation", "newmark", "newmark_family", "rk2", "rk4",
-           "simpson", "simpson_v1", "taylor"]
+The modules are discovered, not listed: importing the package imports every module of
+it (in sorted order, so the registry's order does not depend on the file system), and a
+module that calls :func:`register` at its top is in ``METHODS``.  Adding a method family
+is one new file ``mpvi/schemes/<family>.py``; nothing here changes.  Each registered
+:class:`Method` is also a name of the package (``from mpvi.schemes import lobatto`` is
+the method, as :func:`get_method` returns it).
+"""
+import importlib
+import pkgutil
+
+from .base import METHODS, Method, StabilityError, State, StepResult, get_method, register
+
+
+def _discover():
+    """Import every module of the package, sorted by name; return the methods each
+    defines at its top (name -> Method, in module then definition order)."""
+    found = {}
+    for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
+        if info.name.startswith("_"):
+            continue
+        module = importlib.import_module(f"{__name__}.{info.name}")
+        found.update((name, obj) for name, obj in vars(module).items()
+                     if isinstance(obj, Method) and METHODS.get(obj.name) is obj)
+    return found
+
+
+_METHODS_BY_NAME = _discover()
+globals().update(_METHODS_BY_NAME)
+
+__all__ = ["METHODS", "Method", "StabilityError", "State", "StepResult", "get_method",
+           "register", *sorted(_METHODS_BY_NAME)]
