@@ -13,7 +13,7 @@
 #ifndef MPVI_EXPLICIT_H
 #define MPVI_EXPLICIT_H
 #include "mpvi_runtime.h"
-#include "mpvi_count.h"
+#include "mpvi_module.h"
 #include "mpvi_powers.h"
 #include "mpvi_number.h"
 #include "mpvi_solve.h"
@@ -37,13 +37,7 @@ static int ex_guards(void);
 
 static PyObject *setup(PyObject *self, PyObject *tables) {
     (void)self;
-    if (!PyTuple_Check(tables) || PyTuple_GET_SIZE(tables) != NTABLES) {
-        PyErr_Format(PyExc_TypeError, "setup needs a tuple of %d constant tables", NTABLES);
-        return NULL;
-    }
-    if (!ex_tables(tables)) return NULL;
-    ready = 1;
-    Py_RETURN_NONE;
+    return mpvi_setup(tables, NTABLES, ex_tables);
 }
 
 /* |det M| > n eps prod_i sum_j |M_ij| (Hadamard's bound), as mpvi.kernels.hamiltonian_field
@@ -223,20 +217,11 @@ static PyMethodDef methods[] = {
     {"field", (PyCFunction)(void (*)(void))field, METH_FASTCALL, "the Hamiltonian field"},
     {"rk4", (PyCFunction)(void (*)(void))rk4, METH_FASTCALL, "one RK4 step"},
     {"gbs", (PyCFunction)(void (*)(void))gbs, METH_FASTCALL, "one GBS step"},
-    {"setup", (PyCFunction)setup, METH_O, "the constant tables of the field's functions"},
-    MPVI_COUNT_METHOD
-    {NULL, NULL, 0, NULL}
+    MPVI_METHODS_END("the constant tables of the field's functions")
 };
 
-static struct PyModuleDef module = {
-    .m_base = PyModuleDef_HEAD_INIT, .m_name = MPVI_STR(MPVI_MODULE), .m_size = -1,
-    .m_methods = methods,
-};
-
-PyMODINIT_FUNC MPVI_INIT(void);
-PyMODINIT_FUNC MPVI_INIT(void) {
-    if (import_gmpy2() < 0) return NULL;
-    mpvi_init_limit();
+/* the numbers of the module (at its init) */
+static void ex_module_numbers(void) {
     ex_init();
     for (int i = 0; i < NY; i++) {
         mpfr_init2(fo[i], PREC); mpfr_init2(yslot[i], 64);
@@ -248,6 +233,7 @@ PyMODINIT_FUNC MPVI_INIT(void) {
     for (int i = 0; i < NPARA; i++) mpfr_init2(parslot[i], 64);
     mpfr_inits2(PREC, W, SF, SS, STINY, BOUND, SUM, T1, T2, H0, H1, H2, (mpfr_ptr)0);
     mpfr_init2(tslot, 64); mpfr_init2(hslot, 64); mpfr_init2(eslot, 64);
-    return PyModule_Create(&module);
 }
+
+MPVI_MODULE_INIT(methods, ex_module_numbers)
 #endif

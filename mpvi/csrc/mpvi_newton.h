@@ -15,7 +15,7 @@
 #ifndef MPVI_NEWTON_H
 #define MPVI_NEWTON_H
 #include "mpvi_runtime.h"
-#include "mpvi_count.h"
+#include "mpvi_module.h"
 #include "mpvi_powers.h"
 #include "mpvi_solve.h"
 #include "mpvi_number.h"
@@ -35,13 +35,7 @@ static void nw_outputs(void);
 
 static PyObject *setup(PyObject *self, PyObject *tables) {
     (void)self;
-    if (!PyTuple_Check(tables) || PyTuple_GET_SIZE(tables) != NTABLES) {
-        PyErr_Format(PyExc_TypeError, "setup needs a tuple of %d constant tables", NTABLES);
-        return NULL;
-    }
-    if (!nw_tables(tables)) return NULL;
-    ready = 1;
-    Py_RETURN_NONE;
+    return mpvi_setup(tables, NTABLES, nw_tables);
 }
 
 /* max_i |v_i| (the first largest, as Python's max), 0 if a value is not finite */
@@ -196,20 +190,11 @@ fallback:
 
 static PyMethodDef methods[] = {
     {"newton", (PyCFunction)(void (*)(void))newton, METH_FASTCALL, "Newton's method in MPFR"},
-    {"setup", (PyCFunction)setup, METH_O, "the constant tables of the kernels"},
-    MPVI_COUNT_METHOD
-    {NULL, NULL, 0, NULL}
+    MPVI_METHODS_END("the constant tables of the kernels")
 };
 
-static struct PyModuleDef module = {
-    .m_base = PyModuleDef_HEAD_INIT, .m_name = MPVI_STR(MPVI_MODULE), .m_size = -1,
-    .m_methods = methods,
-};
-
-PyMODINIT_FUNC MPVI_INIT(void);
-PyMODINIT_FUNC MPVI_INIT(void) {
-    if (import_gmpy2() < 0) return NULL;
-    mpvi_init_limit();
+/* the numbers of the module (at its init) */
+static void nw_module_numbers(void) {
     nw_init();
     for (int i = 0; i < N; i++) {
         mpfr_init2(xo[i], PREC); mpfr_init2(bo[i], PREC); mpfr_init2(dx[i], PREC);
@@ -219,6 +204,7 @@ PyMODINIT_FUNC MPVI_INIT(void) {
     for (int i = 0; i < NKA; i++) mpfr_init2(kslot[i], 64);
     for (int i = 0; i < NPA; i++) mpfr_init2(pslot[i], 64);
     mpfr_inits2(PREC, S, F, W1, W2, W3, TINY, DN1, DN2, XN, JN, RN, (mpfr_ptr)0);
-    return PyModule_Create(&module);
 }
+
+MPVI_MODULE_INIT(methods, nw_module_numbers)
 #endif

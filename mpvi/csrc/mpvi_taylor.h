@@ -14,6 +14,7 @@
 #ifndef MPVI_TAYLOR_H
 #define MPVI_TAYLOR_H
 #include "mpvi_runtime.h"
+#include "mpvi_module.h"
 #include "mpvi_number.h"
 #include "mpvi_solve.h"
 
@@ -167,15 +168,14 @@ static void tp_fixed(void);
 static int tp_order(long k, mpfr_srcptr eps);
 static void tp_outputs(long k);
 
+/* the tape's one constant table */
+static int tp_tables(PyObject *tables) {
+    return nw_set_table(tables, 0, KS, NC);
+}
+
 static PyObject *setup(PyObject *self, PyObject *tables) {
     (void)self;
-    if (!PyTuple_Check(tables) || PyTuple_GET_SIZE(tables) != 1) {
-        PyErr_SetString(PyExc_TypeError, "setup needs a tuple of one constant table");
-        return NULL;
-    }
-    if (!nw_set_table(tables, 0, KS, NC)) return NULL;
-    ready = 1;
-    Py_RETURN_NONE;
+    return mpvi_setup(tables, 1, tp_tables);
 }
 
 static int tp_reserve(long size) {
@@ -381,18 +381,11 @@ static PyMethodDef methods[] = {
     {"step", (PyCFunction)(void (*)(void))step, METH_FASTCALL, "one Taylor step"},
     {"adaptive", (PyCFunction)(void (*)(void))adaptive, METH_FASTCALL, "adaptive Taylor substeps"},
     {"coefficients", (PyCFunction)(void (*)(void))coefficients, METH_FASTCALL, "Taylor coefficients"},
-    {"setup", (PyCFunction)setup, METH_O, "the tape's constants"},
-    {NULL, NULL, 0, NULL}
+    MPVI_METHODS_END("the tape's constants")
 };
 
-static struct PyModuleDef module = {
-    .m_base = PyModuleDef_HEAD_INIT, .m_name = MPVI_STR(MPVI_MODULE), .m_size = -1,
-    .m_methods = methods,
-};
-
-PyMODINIT_FUNC MPVI_INIT(void);
-PyMODINIT_FUNC MPVI_INIT(void) {
-    if (import_gmpy2() < 0) return NULL;
+/* the numbers of the module (at its init) */
+static void tp_module_numbers(void) {
     for (int i = 0; i < NF; i++) { mpfr_init2(FS[i], PREC); F[i] = FS[i]; }
     for (int i = 0; i < NCA; i++) { mpfr_init2(KS[i], PREC); KC[i] = KS[i]; }
     for (int i = 0; i < NY; i++) { mpfr_init2(Y[i], PREC); mpfr_init2(yslot[i], 64); }
@@ -404,7 +397,7 @@ PyMODINIT_FUNC MPVI_INIT(void) {
     mpfr_init2(fslot, 64);
     mpfr_set_zero(ZERO, 1);
     mpfr_init2(tslot, 64); mpfr_init2(hslot, 64); mpfr_init2(eslot, 64);
-    mpvi_init_limit();
-    return PyModule_Create(&module);
 }
+
+MPVI_MODULE_INIT(methods, tp_module_numbers)
 #endif
