@@ -96,23 +96,19 @@ static PyObject *check(PyObject *self, PyObject *const *args, Py_ssize_t nargs) 
     Py_RETURN_TRUE;
 }
 
-static PyMethodDef methods[] = {
-    {"check", (PyCFunction)(void (*)(void))check, METH_FASTCALL, "the checks after a step"},
-    MPVI_METHODS_END("the constant table of the regularity kernel")
-};
-
 /* the numbers of the module (at its init) */
 static void ck_module_numbers(void) {
     ck_init();
-    for (int i = 0; i < 2 * N; i++) mpfr_init2(yslot[i], 64);
-    for (int i = 0; i < NPARA; i++) mpfr_init2(parslot[i], 64);
+    mpvi_init_array(yslot, 2 * N, 64);
+    mpvi_init_array(parslot, NPARA, 64);
     for (int i = 0; i < N; i++) {
         mpfr_init2(D[i], PREC); mpfr_init2(QM[i], PREC); mpfr_init2(pslot[i], 64); qm[i] = QM[i];
     }
-    for (int i = 0; i < N * N; i++) mpfr_init2(L[i], PREC);
+    mpvi_init_array(L, N * N, PREC);
     mpfr_inits2(PREC, S, W, (mpfr_ptr)0);
     mpfr_init2(tslot, 64); mpfr_init2(bslot, 64);
 }
 
-MPVI_MODULE_INIT(methods, ck_module_numbers)
+MPVI_DEFINE_MODULE(ck_module_numbers, "the constant table of the regularity kernel",
+    {"check", (PyCFunction)(void (*)(void))check, METH_FASTCALL, "the checks after a step"})
 #endif

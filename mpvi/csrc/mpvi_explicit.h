@@ -84,8 +84,7 @@ static PyObject *field(PyObject *self, PyObject *const *args, Py_ssize_t nargs) 
     for (int i = 0; i < NY; i++) out[i] = fo[i];
     return nw_result(out, NY);
 fallback:
-    if (PyErr_Occurred()) return NULL;
-    Py_RETURN_NONE;
+    return mpvi_fallback();
 }
 
 /* z_i = a_i + b_i * h, as Python's [a + b * h for a, b in zip(y, k)] */
@@ -134,8 +133,7 @@ static PyObject *rk4(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     }
     return nw_result(out, NY);
 fallback:
-    if (PyErr_Occurred()) return NULL;
-    Py_RETURN_NONE;
+    return mpvi_fallback();
 }
 
 static mpfr_t *rows[2];         /* two rows of the extrapolation tableau: levels x NY each */
@@ -209,16 +207,8 @@ static PyObject *gbs(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     for (int k = 0; k < NY; k++) out[k] = prev[(levels - 1) * NY + k];
     return nw_result(out, NY);
 fallback:
-    if (PyErr_Occurred()) return NULL;
-    Py_RETURN_NONE;
+    return mpvi_fallback();
 }
-
-static PyMethodDef methods[] = {
-    {"field", (PyCFunction)(void (*)(void))field, METH_FASTCALL, "the Hamiltonian field"},
-    {"rk4", (PyCFunction)(void (*)(void))rk4, METH_FASTCALL, "one RK4 step"},
-    {"gbs", (PyCFunction)(void (*)(void))gbs, METH_FASTCALL, "one GBS step"},
-    MPVI_METHODS_END("the constant tables of the field's functions")
-};
 
 /* the numbers of the module (at its init) */
 static void ex_module_numbers(void) {
@@ -228,12 +218,15 @@ static void ex_module_numbers(void) {
         for (int s = 0; s < 4; s++) mpfr_init2(K[s][i], PREC);
         for (int s = 0; s < 3; s++) { mpfr_init2(Z[s][i], PREC); zp[s][i] = Z[s][i]; }
     }
-    for (int i = 0; i < N; i++) { mpfr_init2(vx[i], PREC); mpfr_init2(bo[i], PREC); vxp[i] = vx[i]; }
-    for (int i = 0; i < N * N; i++) mpfr_init2(Ao[i], PREC);
-    for (int i = 0; i < NPARA; i++) mpfr_init2(parslot[i], 64);
-    mpfr_inits2(PREC, W, SF, SS, STINY, BOUND, SUM, T1, T2, H0, H1, H2, (mpfr_ptr)0);
-    mpfr_init2(tslot, 64); mpfr_init2(hslot, 64); mpfr_init2(eslot, 64);
+    dense_solve_init(N, Ao, bo, vx, W, SF, SS, STINY);
+    for (int i = 0; i < N; i++) vxp[i] = vx[i];
+    mpvi_init_array(parslot, NPARA, 64);
+    mpfr_inits2(PREC, BOUND, SUM, T1, T2, H0, H1, H2, (mpfr_ptr)0);
+    mpfr_inits2(64, tslot, hslot, eslot, (mpfr_ptr)0);
 }
 
-MPVI_MODULE_INIT(methods, ex_module_numbers)
+MPVI_DEFINE_MODULE(ex_module_numbers, "the constant tables of the field's functions",
+    {"field", (PyCFunction)(void (*)(void))field, METH_FASTCALL, "the Hamiltonian field"},
+    {"rk4", (PyCFunction)(void (*)(void))rk4, METH_FASTCALL, "one RK4 step"},
+    {"gbs", (PyCFunction)(void (*)(void))gbs, METH_FASTCALL, "one GBS step"})
 #endif

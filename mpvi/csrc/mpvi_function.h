@@ -120,18 +120,14 @@ static PyObject *f(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     return result;
 }
 
-static PyMethodDef methods[] = {
-    {"f", (PyCFunction)(void (*)(void))f, METH_FASTCALL, "the compiled kernel"},
-    MPVI_METHODS_END("the constant table (hoisted rationals, pi, E)")
-};
-
 /* the numbers of the module (at its init) */
 static void mk_module_numbers(void) {
-    for (int i = 0; i < NTEMPS; i++) mpfr_init2(t[i], PREC);
-    for (int i = 0; i < NCONST; i++) mpfr_init2(k[i], PREC);
-    for (int i = 0; i < NSLOTS; i++) mpfr_init2(slots[i], 64);
+    mpvi_init_array(t, NTEMPS, PREC);
+    mpvi_init_array(k, NCONST, PREC);
+    mpvi_init_array(slots, NSLOTS, 64);
     mk_init();
 }
 
-MPVI_MODULE_INIT(methods, mk_module_numbers)
+MPVI_DEFINE_MODULE(mk_module_numbers, "the constant table (hoisted rationals, pi, E)",
+    {"f", (PyCFunction)(void (*)(void))f, METH_FASTCALL, "the compiled kernel"})
 #endif

@@ -1,7 +1,7 @@
-/* The Python module of a compiled kernel, the same for every kind: the kind's header
-   ends its methods table with MPVI_METHODS_END(doc of its setup) and defines
-   PyInit_<MPVI_MODULE> with MPVI_MODULE_INIT(its table, the function that
-   initialises its numbers). */
+/* The Python module of a compiled kernel, the same for every kind: each kind's header
+   ends with MPVI_DEFINE_MODULE(the function that initialises its numbers, the doc of its
+   setup, its methods), and a kind whose constants come as a tuple of tables has its
+   setup() read them with mpvi_setup. */
 #ifndef MPVI_MODULE_H
 #define MPVI_MODULE_H
 #include "mpvi_runtime.h"
@@ -20,19 +20,12 @@ MPVI_UNUSED static PyObject *mpvi_setup(PyObject *tables, Py_ssize_t count,
     Py_RETURN_NONE;
 }
 
-/* the last entries of a methods table: setup(constants) (its doc `doc`), the
-   operation-counting build's operation_counts, the sentinel */
-#define MPVI_METHODS_END(doc)                                                           \
-    {"setup", (PyCFunction)setup, METH_O, doc},                                         \
-    MPVI_COUNT_METHOD                                                                   \
-    {NULL, NULL, 0, NULL}
-
 static struct PyModuleDef mpvi_module_def = {
     .m_base = PyModuleDef_HEAD_INIT, .m_name = MPVI_STR(MPVI_MODULE), .m_size = -1,
 };
 
 /* the module of `methods`, after gmpy2's C API is imported, limit is set and `init`
-   has initialised the kind's numbers; NULL (an exception set) if gmpy2's is missing */
+   has initialised the kind's numbers; NULL (an exception set) if gmpy2's C API is missing */
 static PyObject *mpvi_module_create(PyMethodDef *methods, void (*init)(void)) {
     if (import_gmpy2() < 0) return NULL;
     mpvi_init_limit();
@@ -41,8 +34,16 @@ static PyObject *mpvi_module_create(PyMethodDef *methods, void (*init)(void)) {
     return PyModule_Create(&mpvi_module_def);
 }
 
-/* PyInit_<MPVI_MODULE>: the module of the table `methods`, its numbers set by `init` */
-#define MPVI_MODULE_INIT(methods, init)                                                 \
+/* the module: its methods table (the kind's `...`, then setup(constants) with the doc
+   `setup_doc`, the operation-counting build's operation_counts, the sentinel) and
+   PyInit_<MPVI_MODULE>, which creates it after `init` has initialised the kind's numbers */
+#define MPVI_DEFINE_MODULE(init, setup_doc, ...)                                        \
+    static PyMethodDef methods[] = {                                                    \
+        __VA_ARGS__,                                                                    \
+        {"setup", (PyCFunction)setup, METH_O, setup_doc},                               \
+        MPVI_COUNT_METHOD                                                               \
+        {NULL, NULL, 0, NULL}                                                           \
+    };                                                                                  \
     PyMODINIT_FUNC MPVI_INIT(void);                                                     \
     PyMODINIT_FUNC MPVI_INIT(void) { return mpvi_module_create(methods, init); }
 #endif

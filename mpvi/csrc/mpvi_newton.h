@@ -184,27 +184,20 @@ static PyObject *newton(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     }
 fallback:
     mpfr_clear(es); mpfr_clear(rs); mpfr_clear(ss);
-    if (PyErr_Occurred()) return NULL;
-    Py_RETURN_NONE;
+    return mpvi_fallback();
 }
-
-static PyMethodDef methods[] = {
-    {"newton", (PyCFunction)(void (*)(void))newton, METH_FASTCALL, "Newton's method in MPFR"},
-    MPVI_METHODS_END("the constant tables of the kernels")
-};
 
 /* the numbers of the module (at its init) */
 static void nw_module_numbers(void) {
     nw_init();
-    for (int i = 0; i < N; i++) {
-        mpfr_init2(xo[i], PREC); mpfr_init2(bo[i], PREC); mpfr_init2(dx[i], PREC);
-        mpfr_init2(xslot[i], 64);
-        for (int j = 0; j < N; j++) mpfr_init2(Ao[i][j], PREC);
-    }
-    for (int i = 0; i < NKA; i++) mpfr_init2(kslot[i], 64);
-    for (int i = 0; i < NPA; i++) mpfr_init2(pslot[i], 64);
-    mpfr_inits2(PREC, S, F, W1, W2, W3, TINY, DN1, DN2, XN, JN, RN, (mpfr_ptr)0);
+    mpvi_init_array(xo, N, PREC);
+    mpvi_init_array(xslot, N, 64);
+    dense_solve_init(N, &Ao[0][0], bo, dx, W1, F, S, TINY);
+    mpvi_init_array(kslot, NKA, 64);
+    mpvi_init_array(pslot, NPA, 64);
+    mpfr_inits2(PREC, W2, W3, DN1, DN2, XN, JN, RN, (mpfr_ptr)0);
 }
 
-MPVI_MODULE_INIT(methods, nw_module_numbers)
+MPVI_DEFINE_MODULE(nw_module_numbers, "the constant tables of the kernels",
+    {"newton", (PyCFunction)(void (*)(void))newton, METH_FASTCALL, "Newton's method in MPFR"})
 #endif
