@@ -6,7 +6,8 @@
    mpvi_taylor.h), then the translated expressions of its kernels as a few static
    functions the kind's header declares (the hooks).  Everything fixed -- the dense
    solve, the Newton loop, RK4 and GBS, the checks after a step, the Taylor recurrences'
-   driver, reading and returning numbers -- is here, in these files, and only here. */
+   driver, reading and returning numbers, the Python module itself (mpvi_module.h) -- is
+   here, in these files, and only here. */
 #ifndef MPVI_RUNTIME_H
 #define MPVI_RUNTIME_H
 
