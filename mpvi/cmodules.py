@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 from typing import Sequence
 
-from .ctranslate import _FUNCTIONS, _PERIODIC, Unsupported, _Translator
+from .ctranslate import _FUNCTIONS, _PERIODIC, Unsupported, _Translator, _nan_if
 
 COUNTED_OPERATIONS = {
     "mpfr_add": "binary", "mpfr_sub": "binary", "mpfr_mul": "binary", "mpfr_div": "binary",
@@ -388,6 +388,13 @@ def _coef(o, k) -> str:
     return _S(o, k) if o[0] == "s" else f"(({k}) == 0 ? F[{o[1]}] : ZERO)"
 
 
+def _series_binary(a, b, fixed_first: str, fixed_second: str, both_series: str) -> str:
+    """The C of a binary operation of a series tape on the slots ``a`` and ``b``: the
+    statement ``fixed_first`` where ``a`` is a fixed slot, else ``fixed_second`` where
+    ``b`` is, else ``both_series``."""
+    return fixed_first if a[0] == "f" else fixed_second if b[0] == "f" else both_series
+
+
 def _taylor_fixed(tape) -> list[str]:
     """C of the fixed slots of ``tape`` (parameters, constants, operations on them alone)."""
     fixed = []
@@ -420,8 +427,7 @@ def _taylor_fixed(tape) -> list[str]:
                 raise Unsupported(f"function {fn}")
             call = f"{_FUNCTIONS[fn]}({d}, {a}, MPFR_RNDN);"
             if fn in _PERIODIC:
-                call = (f"if (mpfr_nan_p({a}) || mpfr_cmpabs({a}, limit) >= 0) "
-                        f"mpfr_set_nan({d}); else {call}")
+                call = _nan_if(a, d, call, f"mpfr_cmpabs({a}, limit) >= 0")
             fixed.append(call)
         elif op == "neg":
             fixed.append(f"mpfr_neg({d}, {_F(ins[2])}, MPFR_RNDN);")
@@ -471,22 +477,16 @@ def _taylor_series(tape) -> list[str]:
         D = _S(d, "k")
         if op in ("add", "sub"):
             b = ins[3]
-            if a[0] == "f":
-                emit(f"ts_{op}_fs({_T(d)}, {_F(a)}, {_T(b)}, k);")
-            elif b[0] == "f":
-                emit(f"ts_{op}_sf({_T(d)}, {_T(a)}, {_F(b)}, k);")
-            else:
-                emit(f"mpfr_{op}({D}, {_S(a, 'k')}, {_S(b, 'k')}, MPFR_RNDN);")
+            emit(_series_binary(a, b, f"ts_{op}_fs({_T(d)}, {_F(a)}, {_T(b)}, k);",
+                                f"ts_{op}_sf({_T(d)}, {_T(a)}, {_F(b)}, k);",
+                                f"mpfr_{op}({D}, {_S(a, 'k')}, {_S(b, 'k')}, MPFR_RNDN);"))
         elif op == "neg":
             emit(f"mpfr_neg({D}, {_S(a, 'k')}, MPFR_RNDN);")
         elif op == "mul":
             b = ins[3]
-            if a[0] == "f":
-                emit(f"mpfr_mul({D}, {_F(a)}, {_S(b, 'k')}, MPFR_RNDN);")
-            elif b[0] == "f":
-                emit(f"mpfr_mul({D}, {_S(a, 'k')}, {_F(b)}, MPFR_RNDN);")
-            else:
-                emit(f"ts_mul({_T(d)}, {_T(a)}, {_T(b)}, k);")
+            emit(_series_binary(a, b, f"mpfr_mul({D}, {_F(a)}, {_S(b, 'k')}, MPFR_RNDN);",
+                                f"mpfr_mul({D}, {_S(a, 'k')}, {_F(b)}, MPFR_RNDN);",
+                                f"ts_mul({_T(d)}, {_T(a)}, {_T(b)}, k);"))
         elif op == "div":
             b = ins[3]
             if b[0] == "f":

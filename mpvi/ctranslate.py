@@ -91,6 +91,14 @@ def _dyadic_exponent(node) -> tuple[int, int] | None:
     return p, m
 
 
+def _nan_if(x: str, out: str, otherwise: str, also: str = "") -> str:
+    """The C statement: ``out`` is nan if ``x`` is nan (or the C condition ``also``
+    holds), else the statement ``otherwise`` -- the context's nan where MPFR would give
+    a number (a function outside its domain, sign and heaviside of a nan)."""
+    test = f"mpfr_nan_p({x}) || {also}" if also else f"mpfr_nan_p({x})"
+    return f"if ({test}) mpfr_set_nan({out}); else {otherwise}"
+
+
 def _pw_margin(p: int) -> int:
     """Bits lost by ``pw_dyadic`` at its working precision: its error is below 2|p| + 2 ulps,
     and the result's exponent may be one above the exact value's."""
@@ -284,8 +292,7 @@ class _Translator:
             return "mpfr", out
         if name == "sign" and len(args) == 1:
             x = self.mpfr(args[0])
-            emit(f"if (mpfr_nan_p({x})) mpfr_set_nan({out}); "
-                 f"else mpfr_set_si({out}, mpfr_sgn({x}), MPFR_RNDN);")
+            emit(_nan_if(x, out, f"mpfr_set_si({out}, mpfr_sgn({x}), MPFR_RNDN);"))
             return "mpfr", out
         if name == "heaviside" and len(args) == 2:
             x = self.mpfr(args[0])
@@ -293,9 +300,9 @@ class _Translator:
             at0 = (f"mpfr_set_si({out}, {h0}L, MPFR_RNDN);" if kind == "int" and abs(h0) < 2 ** 62
                    else f"mpfr_set({out}, {h0 if kind == 'mpfr' else self.exact_int(h0)}, "
                         "MPFR_RNDN);")
-            emit(f"if (mpfr_nan_p({x})) mpfr_set_nan({out}); "
-                 f"else if (mpfr_sgn({x}) < 0) mpfr_set_zero({out}, 1); "
-                 f"else if (mpfr_sgn({x}) > 0) mpfr_set_si({out}, 1, MPFR_RNDN); else {at0}")
+            emit(_nan_if(x, out, f"if (mpfr_sgn({x}) < 0) mpfr_set_zero({out}, 1); "
+                                 f"else if (mpfr_sgn({x}) > 0) mpfr_set_si({out}, 1, MPFR_RNDN); "
+                                 f"else {at0}"))
             return "mpfr", out
         if name in ("diracdelta", "diraccomb", "besselj", "bessely", "polygamma", "loggamma"):
             done = self.special(name, args, out, emit)
@@ -305,8 +312,7 @@ class _Translator:
             x = self.mpfr(args[0])
             call = f"{_FUNCTIONS[name]}({out}, {x}, MPFR_RNDN);"
             if name in _PERIODIC:                 # nan beyond 2^prec, as the context's
-                call = (f"if (mpfr_nan_p({x}) || mpfr_cmpabs({x}, limit) >= 0) "
-                        f"mpfr_set_nan({out}); else {call}")
+                call = _nan_if(x, out, call, f"mpfr_cmpabs({x}, limit) >= 0")
             emit(call)
             return "mpfr", out
         if name in _FUNCTIONS or name in _TWO_ARGUMENTS:
@@ -322,8 +328,7 @@ class _Translator:
             x = self.mpfr(args[0])
             support = (f"mpfr_zero_p({x})" if name == "diracdelta" else
                        f"mpfr_inf_p({x}) || mpfr_integer_p({x})")
-            emit(f"if (mpfr_nan_p({x}) || {support}) mpfr_set_nan({out}); "
-                 f"else mpfr_set_zero({out}, 1);")
+            emit(_nan_if(x, out, f"mpfr_set_zero({out}, 1);", support))
             return "mpfr", out
         if name in ("besselj", "bessely", "polygamma") and len(args) == 2:
             kind, n = self.value(args[0])          # an integer order: gmpy2's jn, yn, digamma
@@ -339,13 +344,13 @@ class _Translator:
             elif name == "polygamma":
                 emit(f"mpfr_digamma({out}, {x}, MPFR_RNDN);")
             else:
-                emit(f"if (mpfr_nan_p({x}) || mpfr_sgn({x}) <= 0) mpfr_set_nan({out}); "
-                     f"else {_NAN_UNLESS_POSITIVE[name].format(out=out, n=n, x=x)};")
+                emit(_nan_if(x, out, f"{_NAN_UNLESS_POSITIVE[name].format(out=out, n=n, x=x)};",
+                             f"mpfr_sgn({x}) <= 0"))
             return "mpfr", out
         if name == "loggamma" and len(args) == 1:
             x = self.mpfr(args[0])
-            emit(f"if (mpfr_nan_p({x}) || mpfr_sgn({x}) <= 0) mpfr_set_nan({out}); "
-                 f"else {_NAN_UNLESS_POSITIVE[name].format(out=out, x=x)};")
+            emit(_nan_if(x, out, f"{_NAN_UNLESS_POSITIVE[name].format(out=out, x=x)};",
+                         f"mpfr_sgn({x}) <= 0"))
             return "mpfr", out
         return None
 

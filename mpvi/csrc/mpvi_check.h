@@ -16,7 +16,7 @@
 #ifndef MPVI_CHECK_H
 #define MPVI_CHECK_H
 #include "mpvi_runtime.h"
-#include "mpvi_count.h"
+#include "mpvi_module.h"
 #include "mpvi_powers.h"
 #include "mpvi_number.h"
 #include "mpvi_signs.h"
@@ -31,13 +31,7 @@ static int ck_guards(int qmid);
 
 static PyObject *setup(PyObject *self, PyObject *tables) {
     (void)self;
-    if (!PyTuple_Check(tables) || PyTuple_GET_SIZE(tables) != NTABLES) {
-        PyErr_Format(PyExc_TypeError, "setup needs a tuple of %d constant table(s)", NTABLES);
-        return NULL;
-    }
-    if (!ck_tables(tables)) return NULL;
-    ready = 1;
-    Py_RETURN_NONE;
+    return mpvi_setup(tables, NTABLES, ck_tables);
 }
 
 /* mpvi.linalg.is_positive_definite on mp: s -= (l_jk l_jk) d_k, l_ij = s / d_j */
@@ -102,31 +96,19 @@ static PyObject *check(PyObject *self, PyObject *const *args, Py_ssize_t nargs) 
     Py_RETURN_TRUE;
 }
 
-static PyMethodDef methods[] = {
-    {"check", (PyCFunction)(void (*)(void))check, METH_FASTCALL, "the checks after a step"},
-    {"setup", (PyCFunction)setup, METH_O, "the constant table of the regularity kernel"},
-    MPVI_COUNT_METHOD
-    {NULL, NULL, 0, NULL}
-};
-
-static struct PyModuleDef module = {
-    .m_base = PyModuleDef_HEAD_INIT, .m_name = MPVI_STR(MPVI_MODULE), .m_size = -1,
-    .m_methods = methods,
-};
-
-PyMODINIT_FUNC MPVI_INIT(void);
-PyMODINIT_FUNC MPVI_INIT(void) {
-    if (import_gmpy2() < 0) return NULL;
-    mpvi_init_limit();
+/* the numbers of the module (at its init) */
+static void ck_module_numbers(void) {
     ck_init();
-    for (int i = 0; i < 2 * N; i++) mpfr_init2(yslot[i], 64);
-    for (int i = 0; i < NPARA; i++) mpfr_init2(parslot[i], 64);
+    mpvi_init_array(yslot, 2 * N, 64);
+    mpvi_init_array(parslot, NPARA, 64);
     for (int i = 0; i < N; i++) {
         mpfr_init2(D[i], PREC); mpfr_init2(QM[i], PREC); mpfr_init2(pslot[i], 64); qm[i] = QM[i];
     }
-    for (int i = 0; i < N * N; i++) mpfr_init2(L[i], PREC);
+    mpvi_init_array(L, N * N, PREC);
     mpfr_inits2(PREC, S, W, (mpfr_ptr)0);
     mpfr_init2(tslot, 64); mpfr_init2(bslot, 64);
-    return PyModule_Create(&module);
 }
+
+MPVI_DEFINE_MODULE(ck_module_numbers, "the constant table of the regularity kernel",
+    {"check", (PyCFunction)(void (*)(void))check, METH_FASTCALL, "the checks after a step"})
 #endif

@@ -13,7 +13,7 @@
 #ifndef MPVI_EXPLICIT_H
 #define MPVI_EXPLICIT_H
 #include "mpvi_runtime.h"
-#include "mpvi_count.h"
+#include "mpvi_module.h"
 #include "mpvi_powers.h"
 #include "mpvi_number.h"
 #include "mpvi_solve.h"
@@ -37,13 +37,7 @@ static int ex_guards(void);
 
 static PyObject *setup(PyObject *self, PyObject *tables) {
     (void)self;
-    if (!PyTuple_Check(tables) || PyTuple_GET_SIZE(tables) != NTABLES) {
-        PyErr_Format(PyExc_TypeError, "setup needs a tuple of %d constant tables", NTABLES);
-        return NULL;
-    }
-    if (!ex_tables(tables)) return NULL;
-    ready = 1;
-    Py_RETURN_NONE;
+    return mpvi_setup(tables, NTABLES, ex_tables);
 }
 
 /* |det M| > n eps prod_i sum_j |M_ij| (Hadamard's bound), as mpvi.kernels.hamiltonian_field
@@ -90,8 +84,7 @@ static PyObject *field(PyObject *self, PyObject *const *args, Py_ssize_t nargs) 
     for (int i = 0; i < NY; i++) out[i] = fo[i];
     return nw_result(out, NY);
 fallback:
-    if (PyErr_Occurred()) return NULL;
-    Py_RETURN_NONE;
+    return mpvi_fallback();
 }
 
 /* z_i = a_i + b_i * h, as Python's [a + b * h for a, b in zip(y, k)] */
@@ -140,8 +133,7 @@ static PyObject *rk4(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     }
     return nw_result(out, NY);
 fallback:
-    if (PyErr_Occurred()) return NULL;
-    Py_RETURN_NONE;
+    return mpvi_fallback();
 }
 
 static mpfr_t *rows[2];         /* two rows of the extrapolation tableau: levels x NY each */
@@ -215,39 +207,26 @@ static PyObject *gbs(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     for (int k = 0; k < NY; k++) out[k] = prev[(levels - 1) * NY + k];
     return nw_result(out, NY);
 fallback:
-    if (PyErr_Occurred()) return NULL;
-    Py_RETURN_NONE;
+    return mpvi_fallback();
 }
 
-static PyMethodDef methods[] = {
-    {"field", (PyCFunction)(void (*)(void))field, METH_FASTCALL, "the Hamiltonian field"},
-    {"rk4", (PyCFunction)(void (*)(void))rk4, METH_FASTCALL, "one RK4 step"},
-    {"gbs", (PyCFunction)(void (*)(void))gbs, METH_FASTCALL, "one GBS step"},
-    {"setup", (PyCFunction)setup, METH_O, "the constant tables of the field's functions"},
-    MPVI_COUNT_METHOD
-    {NULL, NULL, 0, NULL}
-};
-
-static struct PyModuleDef module = {
-    .m_base = PyModuleDef_HEAD_INIT, .m_name = MPVI_STR(MPVI_MODULE), .m_size = -1,
-    .m_methods = methods,
-};
-
-PyMODINIT_FUNC MPVI_INIT(void);
-PyMODINIT_FUNC MPVI_INIT(void) {
-    if (import_gmpy2() < 0) return NULL;
-    mpvi_init_limit();
+/* the numbers of the module (at its init) */
+static void ex_module_numbers(void) {
     ex_init();
     for (int i = 0; i < NY; i++) {
         mpfr_init2(fo[i], PREC); mpfr_init2(yslot[i], 64);
         for (int s = 0; s < 4; s++) mpfr_init2(K[s][i], PREC);
         for (int s = 0; s < 3; s++) { mpfr_init2(Z[s][i], PREC); zp[s][i] = Z[s][i]; }
     }
-    for (int i = 0; i < N; i++) { mpfr_init2(vx[i], PREC); mpfr_init2(bo[i], PREC); vxp[i] = vx[i]; }
-    for (int i = 0; i < N * N; i++) mpfr_init2(Ao[i], PREC);
-    for (int i = 0; i < NPARA; i++) mpfr_init2(parslot[i], 64);
-    mpfr_inits2(PREC, W, SF, SS, STINY, BOUND, SUM, T1, T2, H0, H1, H2, (mpfr_ptr)0);
-    mpfr_init2(tslot, 64); mpfr_init2(hslot, 64); mpfr_init2(eslot, 64);
-    return PyModule_Create(&module);
+    dense_solve_init(N, Ao, bo, vx, W, SF, SS, STINY);
+    for (int i = 0; i < N; i++) vxp[i] = vx[i];
+    mpvi_init_array(parslot, NPARA, 64);
+    mpfr_inits2(PREC, BOUND, SUM, T1, T2, H0, H1, H2, (mpfr_ptr)0);
+    mpfr_inits2(64, tslot, hslot, eslot, (mpfr_ptr)0);
 }
+
+MPVI_DEFINE_MODULE(ex_module_numbers, "the constant tables of the field's functions",
+    {"field", (PyCFunction)(void (*)(void))field, METH_FASTCALL, "the Hamiltonian field"},
+    {"rk4", (PyCFunction)(void (*)(void))rk4, METH_FASTCALL, "one RK4 step"},
+    {"gbs", (PyCFunction)(void (*)(void))gbs, METH_FASTCALL, "one GBS step"})
 #endif

@@ -10,7 +10,7 @@
 #ifndef MPVI_FUNCTION_H
 #define MPVI_FUNCTION_H
 #include "mpvi_runtime.h"
-#include "mpvi_count.h"
+#include "mpvi_module.h"
 #include "mpvi_powers.h"
 
 static mpfr_t t[NTEMPS];
@@ -120,26 +120,14 @@ static PyObject *f(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     return result;
 }
 
-static PyMethodDef methods[] = {
-    {"f", (PyCFunction)(void (*)(void))f, METH_FASTCALL, "the compiled kernel"},
-    {"setup", (PyCFunction)setup, METH_O, "the constant table (hoisted rationals, pi, E)"},
-    MPVI_COUNT_METHOD
-    {NULL, NULL, 0, NULL}
-};
-
-static struct PyModuleDef module = {
-    .m_base = PyModuleDef_HEAD_INIT, .m_name = MPVI_STR(MPVI_MODULE), .m_size = -1,
-    .m_methods = methods,
-};
-
-PyMODINIT_FUNC MPVI_INIT(void);
-PyMODINIT_FUNC MPVI_INIT(void) {
-    if (import_gmpy2() < 0) return NULL;
-    mpvi_init_limit();
-    for (int i = 0; i < NTEMPS; i++) mpfr_init2(t[i], PREC);
-    for (int i = 0; i < NCONST; i++) mpfr_init2(k[i], PREC);
-    for (int i = 0; i < NSLOTS; i++) mpfr_init2(slots[i], 64);
+/* the numbers of the module (at its init) */
+static void mk_module_numbers(void) {
+    mpvi_init_array(t, NTEMPS, PREC);
+    mpvi_init_array(k, NCONST, PREC);
+    mpvi_init_array(slots, NSLOTS, 64);
     mk_init();
-    return PyModule_Create(&module);
 }
+
+MPVI_DEFINE_MODULE(mk_module_numbers, "the constant table (hoisted rationals, pi, E)",
+    {"f", (PyCFunction)(void (*)(void))f, METH_FASTCALL, "the compiled kernel"})
 #endif

@@ -15,7 +15,7 @@
 #ifndef MPVI_NEWTON_H
 #define MPVI_NEWTON_H
 #include "mpvi_runtime.h"
-#include "mpvi_count.h"
+#include "mpvi_module.h"
 #include "mpvi_powers.h"
 #include "mpvi_solve.h"
 #include "mpvi_number.h"
@@ -35,13 +35,7 @@ static void nw_outputs(void);
 
 static PyObject *setup(PyObject *self, PyObject *tables) {
     (void)self;
-    if (!PyTuple_Check(tables) || PyTuple_GET_SIZE(tables) != NTABLES) {
-        PyErr_Format(PyExc_TypeError, "setup needs a tuple of %d constant tables", NTABLES);
-        return NULL;
-    }
-    if (!nw_tables(tables)) return NULL;
-    ready = 1;
-    Py_RETURN_NONE;
+    return mpvi_setup(tables, NTABLES, nw_tables);
 }
 
 /* max_i |v_i| (the first largest, as Python's max), 0 if a value is not finite */
@@ -190,35 +184,20 @@ static PyObject *newton(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     }
 fallback:
     mpfr_clear(es); mpfr_clear(rs); mpfr_clear(ss);
-    if (PyErr_Occurred()) return NULL;
-    Py_RETURN_NONE;
+    return mpvi_fallback();
 }
 
-static PyMethodDef methods[] = {
-    {"newton", (PyCFunction)(void (*)(void))newton, METH_FASTCALL, "Newton's method in MPFR"},
-    {"setup", (PyCFunction)setup, METH_O, "the constant tables of the kernels"},
-    MPVI_COUNT_METHOD
-    {NULL, NULL, 0, NULL}
-};
-
-static struct PyModuleDef module = {
-    .m_base = PyModuleDef_HEAD_INIT, .m_name = MPVI_STR(MPVI_MODULE), .m_size = -1,
-    .m_methods = methods,
-};
-
-PyMODINIT_FUNC MPVI_INIT(void);
-PyMODINIT_FUNC MPVI_INIT(void) {
-    if (import_gmpy2() < 0) return NULL;
-    mpvi_init_limit();
+/* the numbers of the module (at its init) */
+static void nw_module_numbers(void) {
     nw_init();
-    for (int i = 0; i < N; i++) {
-        mpfr_init2(xo[i], PREC); mpfr_init2(bo[i], PREC); mpfr_init2(dx[i], PREC);
-        mpfr_init2(xslot[i], 64);
-        for (int j = 0; j < N; j++) mpfr_init2(Ao[i][j], PREC);
-    }
-    for (int i = 0; i < NKA; i++) mpfr_init2(kslot[i], 64);
-    for (int i = 0; i < NPA; i++) mpfr_init2(pslot[i], 64);
-    mpfr_inits2(PREC, S, F, W1, W2, W3, TINY, DN1, DN2, XN, JN, RN, (mpfr_ptr)0);
-    return PyModule_Create(&module);
+    mpvi_init_array(xo, N, PREC);
+    mpvi_init_array(xslot, N, 64);
+    dense_solve_init(N, &Ao[0][0], bo, dx, W1, F, S, TINY);
+    mpvi_init_array(kslot, NKA, 64);
+    mpvi_init_array(pslot, NPA, 64);
+    mpfr_inits2(PREC, W2, W3, DN1, DN2, XN, JN, RN, (mpfr_ptr)0);
 }
+
+MPVI_DEFINE_MODULE(nw_module_numbers, "the constant tables of the kernels",
+    {"newton", (PyCFunction)(void (*)(void))newton, METH_FASTCALL, "Newton's method in MPFR"})
 #endif

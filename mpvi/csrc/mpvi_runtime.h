@@ -6,7 +6,8 @@
    mpvi_taylor.h), then the translated expressions of its kernels as a few static
    functions the kind's header declares (the hooks).  Everything fixed -- the dense
    solve, the Newton loop, RK4 and GBS, the checks after a step, the Taylor recurrences'
-   driver, reading and returning numbers -- is here, in these files, and only here. */
+   driver, reading and returning numbers, the Python module itself (mpvi_module.h) -- is
+   here, in these files, and only here. */
 #ifndef MPVI_RUNTIME_H
 #define MPVI_RUNTIME_H
 
@@ -44,6 +45,19 @@ static int ready = 0;
 static void mpvi_init_limit(void) {
     mpfr_init2(limit, 2);
     mpfr_set_ui_2exp(limit, 1, PREC, MPFR_RNDN);
+}
+
+/* mpfr_init2 of the `count` numbers of `array` at `prec` bits (at module init: PREC for
+   a working number, 64 for a slot that holds a caller's int, a C long, exactly) */
+MPVI_UNUSED static void mpvi_init_array(mpfr_t *array, int count, mpfr_prec_t prec) {
+    for (int i = 0; i < count; i++) mpfr_init2(array[i], prec);
+}
+
+/* what a kernel returns where Python must take over (the Python method raises or the
+   kernel cannot follow it): NULL if an exception is set, else None */
+MPVI_UNUSED static PyObject *mpvi_fallback(void) {
+    if (PyErr_Occurred()) return NULL;
+    Py_RETURN_NONE;
 }
 
 #endif

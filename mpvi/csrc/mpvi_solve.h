@@ -58,4 +58,14 @@ MPVI_UNUSED static int dense_solve(int n, mpfr_ptr *a, mpfr_t *ao, mpfr_ptr *b, 
     }
     return 1;
 }
+
+/* mpfr_init2 at PREC of what dense_solve writes for n unknowns: ao (n x n), bo, x and
+   the scratch numbers w, f, s, tiny (at module init) */
+MPVI_UNUSED static void dense_solve_init(int n, mpfr_t *ao, mpfr_t *bo, mpfr_t *x, mpfr_ptr w,
+                                         mpfr_ptr f, mpfr_ptr s, mpfr_ptr tiny) {
+    mpvi_init_array(ao, n * n, PREC);
+    mpvi_init_array(bo, n, PREC);
+    mpvi_init_array(x, n, PREC);
+    mpfr_inits2(PREC, w, f, s, tiny, (mpfr_ptr)0);
+}
 #endif

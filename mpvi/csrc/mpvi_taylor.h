@@ -14,6 +14,7 @@
 #ifndef MPVI_TAYLOR_H
 #define MPVI_TAYLOR_H
 #include "mpvi_runtime.h"
+#include "mpvi_module.h"
 #include "mpvi_number.h"
 #include "mpvi_solve.h"
 
@@ -167,15 +168,14 @@ static void tp_fixed(void);
 static int tp_order(long k, mpfr_srcptr eps);
 static void tp_outputs(long k);
 
+/* the tape's one constant table */
+static int tp_tables(PyObject *tables) {
+    return nw_set_table(tables, 0, KS, NC);
+}
+
 static PyObject *setup(PyObject *self, PyObject *tables) {
     (void)self;
-    if (!PyTuple_Check(tables) || PyTuple_GET_SIZE(tables) != 1) {
-        PyErr_SetString(PyExc_TypeError, "setup needs a tuple of one constant table");
-        return NULL;
-    }
-    if (!nw_set_table(tables, 0, KS, NC)) return NULL;
-    ready = 1;
-    Py_RETURN_NONE;
+    return mpvi_setup(tables, 1, tp_tables);
 }
 
 static int tp_reserve(long size) {
@@ -250,8 +250,7 @@ static PyObject *step(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     for (int i = 0; i < NY; i++) out[i] = Y[i];
     return nw_result(out, NY);
 fallback:
-    if (PyErr_Occurred()) return NULL;
-    Py_RETURN_NONE;
+    return mpvi_fallback();
 }
 
 /* coefficients(t, y, order, params, eps): mpvi.taylor.TaylorEvaluator.coefficients, flat */
@@ -275,8 +274,7 @@ static PyObject *coefficients(PyObject *self, PyObject *const *args, Py_ssize_t 
         }
     return list;
 fallback:
-    if (PyErr_Occurred()) return NULL;
-    Py_RETURN_NONE;
+    return mpvi_fallback();
 }
 
 /* Jorba & Zou's radius of convergence from the coefficients in S:
@@ -373,38 +371,25 @@ error:
     return NULL;
 fallback:
     Py_XDECREF(bounds);
-    if (PyErr_Occurred()) return NULL;
-    Py_RETURN_NONE;
+    return mpvi_fallback();
 }
 
-static PyMethodDef methods[] = {
-    {"step", (PyCFunction)(void (*)(void))step, METH_FASTCALL, "one Taylor step"},
-    {"adaptive", (PyCFunction)(void (*)(void))adaptive, METH_FASTCALL, "adaptive Taylor substeps"},
-    {"coefficients", (PyCFunction)(void (*)(void))coefficients, METH_FASTCALL, "Taylor coefficients"},
-    {"setup", (PyCFunction)setup, METH_O, "the tape's constants"},
-    {NULL, NULL, 0, NULL}
-};
-
-static struct PyModuleDef module = {
-    .m_base = PyModuleDef_HEAD_INIT, .m_name = MPVI_STR(MPVI_MODULE), .m_size = -1,
-    .m_methods = methods,
-};
-
-PyMODINIT_FUNC MPVI_INIT(void);
-PyMODINIT_FUNC MPVI_INIT(void) {
-    if (import_gmpy2() < 0) return NULL;
+/* the numbers of the module (at its init) */
+static void tp_module_numbers(void) {
     for (int i = 0; i < NF; i++) { mpfr_init2(FS[i], PREC); F[i] = FS[i]; }
     for (int i = 0; i < NCA; i++) { mpfr_init2(KS[i], PREC); KC[i] = KS[i]; }
     for (int i = 0; i < NY; i++) { mpfr_init2(Y[i], PREC); mpfr_init2(yslot[i], 64); }
-    for (int i = 0; i < N; i++) { mpfr_init2(RHS[i], PREC); mpfr_init2(bo[i], PREC); mpfr_init2(vx[i], PREC); }
-    for (int i = 0; i < N * N; i++) mpfr_init2(Ao[i], PREC);
-    for (int i = 0; i < NPARA; i++) mpfr_init2(parslot[i], 64);
-    mpfr_inits2(PREC, ZERO, W, W2, ACC, SF, SS, STINY, (mpfr_ptr)0);
+    mpvi_init_array(RHS, N, PREC);
+    dense_solve_init(N, Ao, bo, vx, W, SF, SS, STINY);
+    mpvi_init_array(parslot, NPARA, 64);
+    mpfr_inits2(PREC, ZERO, W2, ACC, (mpfr_ptr)0);
     mpfr_inits2(PREC, TAU, TEND, REM, HS, SC, NM, R, X, INV1, INV2, (mpfr_ptr)0);
-    mpfr_init2(fslot, 64);
+    mpfr_inits2(64, tslot, hslot, eslot, fslot, (mpfr_ptr)0);
     mpfr_set_zero(ZERO, 1);
-    mpfr_init2(tslot, 64); mpfr_init2(hslot, 64); mpfr_init2(eslot, 64);
-    mpvi_init_limit();
-    return PyModule_Create(&module);
 }
+
+MPVI_DEFINE_MODULE(tp_module_numbers, "the tape's constants",
+    {"step", (PyCFunction)(void (*)(void))step, METH_FASTCALL, "one Taylor step"},
+    {"adaptive", (PyCFunction)(void (*)(void))adaptive, METH_FASTCALL, "adaptive Taylor substeps"},
+    {"coefficients", (PyCFunction)(void (*)(void))coefficients, METH_FASTCALL, "Taylor coefficients"})
 #endif
