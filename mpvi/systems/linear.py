@@ -54,6 +54,7 @@ class LinearSystem(LagrangianSystem):
     def __init__(self, M: Sequence, K: Sequence, ctx: Any, name: str = "linear system"):
         self.ctx = ctx
         self.name = name
+        self._matrices = (M, K)
         self.M = ctx.asarray(M)
         self.K = ctx.asarray(K)
         for label, a in (("mass matrix M", self.M), ("stiffness matrix K", self.K)):
@@ -217,6 +218,18 @@ class LinearSystem(LagrangianSystem):
         t, q, v : optional
             Ignored.
         """
+
+    def _rebind(self, ctx, params):
+        """This system in ``ctx`` (:meth:`LagrangianSystem.with_context`): M and K read
+        from ``params`` where given, else again from the values the system was given;
+        the model is shared."""
+        M, K = (np.array(m, dtype=object) for m in self._matrices)
+        for s, x in params.items():
+            if x is not self._params[s]:
+                letter, i, j = str(s)[0], *map(int, str(s)[1:].split("_"))
+                for m in ((M,) if letter == "m" else (K,)):
+                    m[i, j] = m[j, i] = x
+        return type(self)(M.tolist(), K.tolist(), ctx, self.name)
 
     def __reduce__(self):
         d = self.ctx.dump
