@@ -398,24 +398,15 @@ def printed_source(arg_groups: Sequence, exprs: Sequence, name: str = "kernel",
     """The context-free part of :func:`generate_source`, cached per process: (Python
     source, [(constant name, Fraction)] of the hoisted rationals, the calls in the
     expressions).  The source is a ``ValueError`` for expressions the printer refuses
-    (:func:`generate_source` then names the call).
+    (:func:`generate_source` then names the call).  The cache is keyed by the expressions
+    with the arguments renamed to their fixed names, so kernels built again with fresh
+    symbols (sympy Dummies) find their source.
 
     Raises
     ------
     ValueError
         Symbols that are not arguments.
     """
-    key = (name, tuple(a if isinstance(a, sp.Basic) else tuple(a) for a in arg_groups),
-           tuple(sp.sympify(e, strict=True) for e in exprs),
-           tuple((s, sp.sympify(e, strict=True)) for s, e in stages))
-    found = _PRINTED.get(key)
-    if found is None:
-        found = _PRINTED[key] = _print_source(arg_groups, exprs, name, stages)
-        PRINTS[0] += 1
-    return found
-
-
-def _print_source(arg_groups, exprs, name, stages):
     subs, groups = {}, []
     for g, group in enumerate(arg_groups):
         if isinstance(group, sp.Basic):
@@ -429,9 +420,21 @@ def _print_source(arg_groups, exprs, name, stages):
     staged = []
     for i, (sym, e) in enumerate(stages):
         fixed = sp.Symbol(f"_s{i}")
-        staged.append((fixed, evaluable(sp.sympify(e, strict=True).xreplace(subs))))
+        staged.append((fixed, sp.sympify(e, strict=True).xreplace(subs)))
         subs[sym] = fixed
-    exprs = [evaluable(sp.sympify(e, strict=True).xreplace(subs)) for e in exprs]
+    exprs = tuple(sp.sympify(e, strict=True).xreplace(subs) for e in exprs)
+    key = (name, tuple(g if isinstance(g, sp.Basic) else len(g) for g in groups),
+           tuple(staged), exprs)
+    found = _PRINTED.get(key)
+    if found is None:
+        found = _PRINTED[key] = _print_source(groups, subs, staged, exprs, name)
+        PRINTS[0] += 1
+    return found
+
+
+def _print_source(groups, subs, staged, exprs, name):
+    staged = [(s, evaluable(e)) for s, e in staged]
+    exprs = [evaluable(e) for e in exprs]
     known = set(subs.values())
     free = set().union(set(), *(e.free_symbols for e in exprs),
                        *(e.free_symbols for _, e in staged)) - known
