@@ -17,8 +17,11 @@ sympy generates every derivative from those expressions and :mod:`mpvi.codegen` 
 them (common subexpressions eliminated) into plain Python calling the context's own
 functions, so nothing is typed by hand and nothing runs at a precision other than the
 context's.  Parameter values enter as context numbers at call time, never as floats.
-Compilation is lazy (a function is generated the first time it is asked for) and shared
-by every system with the same expressions in a context of the same precision.
+The derivation is a context-free :class:`mpvi.model.Model`, made once per process for
+every system with the same expressions; a system is that model, a context and its
+parameter values, and :meth:`LagrangianSystem.with_context` binds it to another context
+(no sympy work; the printed code is shared, only its constants are converted).
+Compilation is lazy (a function is generated the first time it is asked for).
 
 What a system gives (numeric methods take and return context arrays; ``t`` defaults to 0):
 
@@ -57,6 +60,7 @@ import sympy as sp
 
 from . import cbackend
 from .codegen import TIME, compile_exprs
+from .context import PrecisionError
 from .expressions import as_expression, as_matrix
 from .linalg import NotPositiveDefiniteError, SingularMatrixError, is_positive_definite
 from .model import lagrangian_model, mass_model
@@ -254,7 +258,7 @@ class LagrangianSystem:
         self.param_symbols = list(params)
         self.param_values = tuple(ctx.number(params[s], f"{name}: parameter {s}")
                                   for s in self.param_symbols)
-        self._params = params
+        self._params = dict(params)
 
     def _force_expr(self, force):
         if force is None:
@@ -321,7 +325,11 @@ class LagrangianSystem:
             return self._rebind(ctx, {**self._params, **params})
         found = self._bindings.get(ctx.key)
         if found is None:
-            found = self._rebind(ctx, self._params)
+            try:
+                found = self._rebind(ctx, self._params)
+            except PrecisionError as exc:
+                raise PrecisionError(f"{exc}; pass its value in {ctx.name} as "
+                                     "with_context(ctx, params={...})") from None
             found._bindings = self._bindings
             self._bindings[ctx.key] = found
         return found
