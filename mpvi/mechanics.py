@@ -1163,6 +1163,8 @@ def _rebuild_system(cls, name, coords, velocities, mass, potential, lagrangian, 
         model = lagrangian_model(name, self.coords, self.velocity_symbols, self.param_symbols,
                                  lagrangian, force)
     self._bind(model)
-    if sources is not None:
-        self._params = sources
+    # what with_context reads: the exact values given, else the numbers themselves (a
+    # dump read at more digits would pass for a more precise value than it is)
+    self._params = (sources if sources is not None
+                    else dict(zip(self.param_symbols, self.param_values)))
     return self

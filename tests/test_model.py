@@ -143,6 +143,16 @@ def test_a_pickled_system_finds_its_model_and_binds_again():
     assert loaded.with_context(g84).param_values == _pendulum(g84).param_values
     b = pickle.loads(pickle.dumps(s.with_context(g84)))
     assert b.ctx.name == g84.name and b.param_values == _pendulum(g84).param_values
+    # parameters given as 64-digit numbers: the pickle's dump is not read at 84 digits
+    S = pickle.loads(pickle.dumps(nonlinear_double_pendulum(g64).system))
+    with pytest.raises(PrecisionError, match="parameter m1"):
+        S.with_context(g84)
+    M, K = [[2, "1/3"], ["1/3", 1]], [["3.5", 0], [0, "1/7"]]
+    lin = pickle.loads(pickle.dumps(LinearSystem(M, K, g64)))
+    assert lin.with_context(g84).Minv.ravel().tolist() == LinearSystem(M, K, g84).Minv.ravel().tolist()
+    lin = pickle.loads(pickle.dumps(LinearSystem(g64.asarray(M), K, g64)))
+    with pytest.raises(PrecisionError):
+        lin.with_context(g84)
 
 
 def test_a_linear_system_binds_with_its_matrices_read_again():

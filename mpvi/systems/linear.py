@@ -9,6 +9,7 @@ directly, and the Legendre map, energy and Hamiltonian field use the matrix form
 """
 from __future__ import annotations
 
+from fractions import Fraction
 from typing import Any, Sequence
 
 import numpy as np
@@ -233,8 +234,10 @@ class LinearSystem(LagrangianSystem):
 
     def __reduce__(self):
         d = self.ctx.dump
+        exact = all(isinstance(x, (str, int, Fraction, sp.Rational))
+                    for m in self._matrices for x in np.ravel(np.array(m, dtype=object)))
         return (_linear_system, ([[d(x) for x in r] for r in self.M], [[d(x) for x in r] for r in self.K],
-                                 self.ctx, self.name))
+                                 self.ctx, self.name, self._matrices if exact else None))
 
     def exact(self, q0: Any, p0: Any) -> ModalSolution:
         """Return the exact solution through (q0, p0) at t = 0, at context precision.
@@ -362,8 +365,12 @@ class ModalSolution:
         return (-(self.a * c + self.b * s) * self.omega ** 2) @ self.V.T
 
 
-def _linear_system(M, K, ctx, name):
-    return LinearSystem(M, K, ctx, name)
+def _linear_system(M, K, ctx, name, sources=None):
+    """Unpickle a :class:`LinearSystem`; ``sources`` are the exact M and K it was given (what
+    :meth:`LagrangianSystem.with_context` reads), else its numbers are."""
+    system = LinearSystem(M, K, ctx, name)
+    system._matrices = sources if sources is not None else (system.M.tolist(), system.K.tolist())
+    return system
 
 
 def _modal_solution(system, q0, p0):
