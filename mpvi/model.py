@@ -200,6 +200,18 @@ class Model:
             smooth = self.lagrangian_expr.is_polynomial(*x, *v)
         return not (self.constant_mass and smooth)
 
+    @cached_property
+    def inverse_mass(self) -> sp.Matrix:
+        """M(q)^-1 (the M, V form), exact."""
+        return sp.Matrix(self.mass_expr).inv()
+
+    @cached_property
+    def field_qv(self) -> list:
+        """The (q, v) field of the M, V form: q' = v, v' = M^-1 r (r of
+        :meth:`symbolic` ``"motion"``), expanded."""
+        _, r = self.symbolic("motion")
+        return self.velocity_symbols + [sp.expand(a) for a in self.inverse_mass * sp.Matrix(r)]
+
     @property
     def acceleration_symbols(self) -> list:
         """The symbols a^1..a^n of the accelerations in :meth:`symbolic` ("residual")."""

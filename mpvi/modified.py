@@ -162,7 +162,7 @@ class _Model:
         self.v = list(system.velocity_symbols)
         self.p = _momentum_symbols(system)
         self.M = sp.Matrix(system.mass_expr)
-        self.Minv = self.M.inv()
+        self.Minv = system.model.inverse_mass
         V = getattr(system, "potential_expr", None)
         if V is None:
             L = system.lagrangian_expr
@@ -174,8 +174,7 @@ class _Model:
         self.f_qp = [sp.diff(self.H, pi) for pi in self.p] + [-sp.diff(self.H, qi) for qi in self.q]
         # (q, v): q' = v, v' = M^-1 (dL/dq - (dM/dt) v), the acceleration, from the
         # system's own derivation (mpvi.model: L_vv a = r, the equations of motion)
-        _, r = system.symbolic("motion")
-        self.f_qv = self.v + [sp.expand(a) for a in self.Minv * sp.Matrix(r)]
+        self.f_qv = list(system.model.field_qv)
         self.L = system.lagrangian_expr
         self.P, self.G = list(system.model._P), list(system.model._G)
         self._alg = None
