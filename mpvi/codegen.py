@@ -236,21 +236,45 @@ def check_functions(exprs: Sequence, what: str, ctx: Any, variables: Sequence | 
         evaluation in mpvi, or a derivative sympy leaves unevaluated and mpvi cannot
         evaluate; the message names it and ``what``.
     """
-    ns = ctx.namespace()
+    check_calls(function_calls(exprs, variables, order), what, ctx)
+
+
+def function_calls(exprs: Sequence, variables: Sequence | None = None, order: int = 3) -> list:
+    """The calls :func:`check_functions` checks, in the order it checks them: those in
+    ``exprs`` and in their derivatives by ``variables`` up to ``order``, depth by depth.
+    Context-free (a system's model finds them once; :func:`check_calls` checks them
+    against each context)."""
     frontier = set().union(*(_calls(evaluable(sp.sympify(e))) for e in exprs))
     seen: set = set()
+    found = []
     for depth in range(order + 1):
         following = set()
         for f in sorted(frontier - seen, key=sp.default_sort_key):
             seen.add(f)
-            why = _refusal(f, ns)
-            if why is not None:
-                raise ValueError(f"{what}: {why}")
-            if depth < order and not isinstance(f, _ELEMENTARY):
+            found.append(f)
+            if (depth < order and not isinstance(f, _ELEMENTARY)
+                    and not isinstance(f, (AppliedUndef, sp.Derivative))):
                 by = f.free_symbols if variables is None else f.free_symbols & set(variables)
                 for s in sorted(by, key=sp.default_sort_key):
                     following |= _calls(evaluable(sp.diff(f, s)))
         frontier = following
+    return found
+
+
+def check_calls(calls: Sequence, what: str, ctx: Any) -> None:
+    """Refuse the first of ``calls`` (from :func:`function_calls`) that ``ctx`` cannot
+    evaluate.
+
+    Raises
+    ------
+    ValueError
+        As :func:`check_functions`.
+    """
+    ns = ctx.namespace()
+    for f in calls:
+        why = _refusal(f, ns)
+        if why is not None:
+            raise ValueError(f"{what}: {why}")
 
 
 def _hoist_rationals(expr, constants):
@@ -329,7 +353,60 @@ def generate_source(arg_groups: Sequence, exprs: Sequence, ctx: Any, name: str =
                     stages: Sequence = ()) -> tuple[str, dict]:
     """The source printed by :func:`generate` and its constant table: (Python source of
     ``def name(*args)``, {name: context number} of the hoisted rationals, ``pi``, ``E``
-    and ``e``)."""
+    and ``e``).
+
+    The printing (CSE, the hoisted rationals) does not depend on the context and is done
+    once per process (:func:`printed_source`); only the names are checked against ``ctx``
+    and the constants converted into it."""
+    return bound_source(printed_source(arg_groups, exprs, name, stages), ctx, name)
+
+
+def bound_source(printed: tuple, ctx: Any, name: str) -> tuple[str, dict]:
+    """A source of :func:`printed_source` bound to ``ctx``: its names checked against the
+    context's, its constants converted into it.  (source, {name: context number}).
+
+    Raises
+    ------
+    ValueError
+        A call the context cannot evaluate, naming it.
+    """
+    source, constants, calls = printed
+    ns = ctx.namespace()
+    if isinstance(source, Exception):       # a call the printer refused: say which
+        why = next(filter(None, (_refusal(f, ns) for f in calls)), None)
+        raise ValueError(f"generate {name}: {why or 'an expression mpvi cannot print'}")
+    missing = _missing_names(source.split("\n", 1)[1], ns)
+    if missing:
+        raise ValueError(f"generate {name}: no function {', '.join(missing)} in the "
+                         f"{ctx.name} context")
+    table = {d: ctx.num(r) for d, r in constants}
+    table.update(pi=ns["pi"], E=ns["E"], e=ns["e"])
+    return source, table
+
+
+_PRINTED: dict = {}
+"""Every source printed by :func:`printed_source` in this process, keyed by (name,
+arguments, expressions, stages): context-free."""
+
+PRINTS = [0]
+"""How many sources :func:`printed_source` has printed (not found in its cache): binding a
+system to another context prints none (tests count them)."""
+
+
+def printed_source(arg_groups: Sequence, exprs: Sequence, name: str = "kernel",
+                   stages: Sequence = ()) -> tuple:
+    """The context-free part of :func:`generate_source`, cached per process: (Python
+    source, [(constant name, Fraction)] of the hoisted rationals, the calls in the
+    expressions).  The source is a ``ValueError`` for expressions the printer refuses
+    (:func:`generate_source` then names the call).  The cache is keyed by the expressions
+    with the arguments renamed to their fixed names, so kernels built again with fresh
+    symbols (sympy Dummies) find their source.
+
+    Raises
+    ------
+    ValueError
+        Symbols that are not arguments.
+    """
     subs, groups = {}, []
     for g, group in enumerate(arg_groups):
         if isinstance(group, sp.Basic):
@@ -343,9 +420,21 @@ def generate_source(arg_groups: Sequence, exprs: Sequence, ctx: Any, name: str =
     staged = []
     for i, (sym, e) in enumerate(stages):
         fixed = sp.Symbol(f"_s{i}")
-        staged.append((fixed, evaluable(sp.sympify(e, strict=True).xreplace(subs))))
+        staged.append((fixed, sp.sympify(e, strict=True).xreplace(subs)))
         subs[sym] = fixed
-    exprs = [evaluable(sp.sympify(e, strict=True).xreplace(subs)) for e in exprs]
+    exprs = tuple(sp.sympify(e, strict=True).xreplace(subs) for e in exprs)
+    key = (name, tuple(g if isinstance(g, sp.Basic) else len(g) for g in groups),
+           tuple(staged), exprs)
+    found = _PRINTED.get(key)
+    if found is None:
+        found = _PRINTED[key] = _print_source(groups, subs, staged, exprs, name)
+        PRINTS[0] += 1
+    return found
+
+
+def _print_source(groups, subs, staged, exprs, name):
+    staged = [(s, evaluable(e)) for s, e in staged]
+    exprs = [evaluable(e) for e in exprs]
     known = set(subs.values())
     free = set().union(set(), *(e.free_symbols for e in exprs),
                        *(e.free_symbols for _, e in staged)) - known
@@ -362,7 +451,6 @@ def generate_source(arg_groups: Sequence, exprs: Sequence, ctx: Any, name: str =
     reduced = [_narrow(e, narrow, names) for e in reduced]
     replacements = narrow
     pr = ContextPrinter()
-    ns = ctx.namespace()
     lines = [f"def {name}({', '.join(f'_a{i}' for i in range(len(groups)))}):"]
     for i, group in enumerate(groups):
         if isinstance(group, list) and group:
@@ -371,17 +459,12 @@ def generate_source(arg_groups: Sequence, exprs: Sequence, ctx: Any, name: str =
         lines += [f"    {pr.doprint(sym)} = {pr.doprint(e)}" for sym, e in staged]
         lines += [f"    {pr.doprint(sym)} = {pr.doprint(e)}" for sym, e in replacements]
         lines.append(f"    return [{', '.join(pr.doprint(e) for e in reduced)}]")
-    except PrintMethodNotImplementedError:
-        why = next(filter(None, (_refusal(f, ns) for e in exprs + [e for _, e in staged]
-                                 for f in sorted(_calls(e), key=sp.default_sort_key))), None)
-        raise ValueError(f"generate {name}: {why or 'an expression mpvi cannot print'}") from None
-    missing = _missing_names("\n".join(lines[1:]), ns)
-    if missing:
-        raise ValueError(f"generate {name}: no function {', '.join(missing)} in the "
-                         f"{ctx.name} context")
-    table = {pr.doprint(d): ctx.num(Fraction(int(r.p), int(r.q))) for r, d in constants.items()}
-    table.update(pi=ns["pi"], E=ns["E"], e=ns["e"])
-    return "\n".join(lines), table
+    except PrintMethodNotImplementedError as exc:
+        calls = [f for e in exprs + [e for _, e in staged]
+                 for f in sorted(_calls(e), key=sp.default_sort_key)]
+        return exc, [], calls
+    constants = [(pr.doprint(d), Fraction(int(r.p), int(r.q))) for r, d in constants.items()]
+    return "\n".join(lines), constants, []
 
 
 def function(source: str, table: dict, ctx: Any, name: str, compiled: bool | None = None):

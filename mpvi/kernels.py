@@ -39,13 +39,14 @@ check kernel against reference in the same context.
 """
 from __future__ import annotations
 
+import copy
 from typing import Any, Callable, NamedTuple, Sequence
 
 import numpy as np
 import sympy as sp
 
 from . import cbackend
-from .codegen import TIME as TIME_SYMBOL, function, generate_source
+from .codegen import TIME as TIME_SYMBOL, bound_source, function, generate_source, printed_source
 from .linalg import SingularMatrixError, solve_dense
 from .newton import DEFAULT_MAX_ITER, RESIDUAL_SLACK, solve_info, tolerance
 
@@ -81,18 +82,33 @@ class Kernel:
         parts = [("residual_and_jacobian", list(residual) + jac), ("residual", list(residual))]
         if outputs:
             parts.append(("outputs", list(outputs)))
-        sources = [generate_source(args, exprs, ctx, name, stages) for name, exprs in parts]
+        self.names = [name for name, _ in parts]
+        self.printed = [printed_source(args, exprs, name, stages) for name, exprs in parts]
+        self.nk, self.np = len(K), len(P)
+        self._bind(ctx)
+
+    def _bind(self, ctx):
+        """Make the functions of the printed sources in ``ctx`` (no sympy work)."""
+        sources = [bound_source(p, ctx, name) for p, name in zip(self.printed, self.names)]
         self.both, self.residual, *rest = [function(source, table, ctx, name) for
-                                           (name, _), (source, table) in zip(parts, sources)]
+                                           name, (source, table) in zip(self.names, sources)]
         self.outputs = rest[0] if rest else None
         # what the compiled iteration is made of (benchmarks/scaling.py counts its calls)
         self.sources = [s for s, _ in sources]
         self.constant_names = [sorted(t) for _, t in sources]
-        self.prec, self.nk, self.np = getattr(ctx, "prec", None), len(K), len(P)
+        self.prec = getattr(ctx, "prec", None)
         self.newton, self._tolerance = None, (None, None)
         if cbackend.active(ctx):
             self.newton = cbackend.newton_function(
                 self.sources, [t for _, t in sources], ctx.prec, self.n, self.nk, self.np)
+
+    def in_context(self, ctx: Any) -> "Kernel":
+        """This kernel in another number context: the same printed code, its constants
+        and functions bound to ``ctx`` (a system bound to another context reuses its
+        kernels: :func:`cached_kernel`)."""
+        new = copy.copy(self)
+        new._bind(ctx)
+        return new
 
     def equations(self, K, P):
         """``fun(X, jacobian)`` for :func:`mpvi.newton.solve_info`: (residual, Jacobian
@@ -160,11 +176,24 @@ def cached_kernel(system, key: tuple, build: Callable):
     """The kernel ``key`` of ``system`` in its context (built by ``build()`` on first use,
     then shared by every system with the same expressions in a context of the same name:
     generated code binds the context's functions and constants, e.g. pi, at its precision)."""
-    full = (system.ctx.key, cbackend.active(system.ctx), system.signature) + tuple(key)
+    ctx = system.ctx
+    full = (ctx.key, cbackend.active(ctx), system.signature) + tuple(key)
     if full not in _KERNELS:
         with cbackend.kernels_of(system.name):    # a kernel that stays in Python names it
-            _KERNELS[full] = build()
+            other = _ANY_CONTEXT.get((system.signature,) + tuple(key))
+            if other is not None:
+                _KERNELS[full] = other.in_context(ctx)
+            else:
+                built = _KERNELS[full] = build()
+                if isinstance(built, Kernel):
+                    _ANY_CONTEXT[(system.signature,) + tuple(key)] = built
     return _KERNELS[full]
+
+
+_ANY_CONTEXT: dict = {}
+"""A :class:`Kernel` of any context per (system signature, scheme structure): its printed
+code serves every context (:meth:`Kernel.in_context`), so binding a system to another
+context builds no kernel again."""
 
 
 def node_symbols(prefix: str, n: int) -> list:

@@ -17,8 +17,11 @@ sympy generates every derivative from those expressions and :mod:`mpvi.codegen` 
 them (common subexpressions eliminated) into plain Python calling the context's own
 functions, so nothing is typed by hand and nothing runs at a precision other than the
 context's.  Parameter values enter as context numbers at call time, never as floats.
-Compilation is lazy (a function is generated the first time it is asked for) and shared
-by every system with the same expressions in a context of the same precision.
+The derivation is a context-free :class:`mpvi.model.Model`, made once per process for
+every system with the same expressions; a system is that model, a context and its
+parameter values, and :meth:`LagrangianSystem.with_context` binds it to another context
+(no sympy work; the printed code is shared, only its constants are converted).
+Compilation is lazy (a function is generated the first time it is asked for).
 
 What a system gives (numeric methods take and return context arrays; ``t`` defaults to 0):
 
@@ -47,6 +50,7 @@ again on first use), so a :class:`mpvi.Solution` holding one can be pickled too.
 from __future__ import annotations
 
 from collections.abc import Mapping, Set as AbstractSet
+from fractions import Fraction
 from functools import cached_property
 from typing import Any, Callable, Sequence
 
@@ -55,25 +59,14 @@ import sympy as sp
 
 
 from . import cbackend
-from .codegen import TIME, check_functions, compile_exprs
+from .codegen import TIME, compile_exprs
 from .context import PrecisionError
 from .expressions import as_expression, as_matrix
 from .linalg import NotPositiveDefiniteError, SingularMatrixError, is_positive_definite
+from .model import lagrangian_model, mass_model
 from .precision import entry_class
 
 __all__ = ["LagrangianSystem", "TIME"]
-
-
-def _refuse_floats(name, ctx, *exprs):
-    """A float literal (sympy Float) in an expression carries 53 bits: refuse it in mp."""
-    if not ctx.is_mp:
-        return
-    floats = sorted({str(f) for e in exprs for f in sp.sympify(e, strict=True).atoms(sp.Float)})
-    if floats:
-        raise PrecisionError(
-            f"{name}: float literal(s) {', '.join(floats)} in L, M, V or F would cap a "
-            f"{ctx.dps}-digit computation at 53 bits; write sp.Rational(1, 10) or make it a "
-            "parameter with a string value ('0.1')")
 
 
 def _flat(m):
@@ -125,12 +118,6 @@ def _names(*groups):
     """Name (as printed) -> symbol of the symbols in ``groups``: the names a potential, mass
     matrix or Lagrangian given as text may use (:func:`mpvi.expressions.parse_expression`)."""
     return {str(s): s for group in groups for s in group if isinstance(s, sp.Symbol)}
-
-
-_SYMBOLIC: dict = {}
-"""Symbolic derivative blocks per system signature (:meth:`LagrangianSystem.symbolic`)."""
-
-_ACCELERATIONS: list = []
 
 
 @entry_class
@@ -193,19 +180,11 @@ class LagrangianSystem:
     def __init__(self, name: str, coords: Sequence, mass: Any, potential: Any, params: dict, ctx: Any,
                  force: Callable | None = None):
         self._init_common(name, coords, None, params, ctx)
-        n = self.dof
         names = _names(self.coords, self.param_symbols)
         M = as_matrix(mass, names, what=f"{name}: mass matrix")
-        if M.shape != (n, n):
-            raise ValueError(f"{name}: mass matrix is {M.shape[0]}x{M.shape[1]}, expected {n}x{n}")
-        if sp.simplify(M - M.T) != sp.zeros(n, n):
-            raise ValueError(f"{name}: mass matrix M(q) is not symmetric")
         V = as_expression(potential, names, what=f"{name}: potential")
-        _refuse_floats(name, ctx, M, V)
-        self._check_symbols("M or V", M.free_symbols | V.free_symbols, allowed=set(self.coords))
-        self.mass_expr, self.potential_expr = M, V
-        vv = sp.Matrix(self.velocity_symbols)
-        self._finish((vv.T * M * vv)[0, 0] / 2 - V, self._force_expr(force))
+        self._bind(mass_model(name, self.coords, self.velocity_symbols, self.param_symbols,
+                              M, V, self._force_expr(force)))
 
     @classmethod
     def from_lagrangian(cls, name: str, coords: Sequence, velocities: Sequence, lagrangian: Any,
@@ -253,11 +232,8 @@ class LagrangianSystem:
         L = as_expression(lagrangian, _names(self.coords, self.velocity_symbols,
                                              self.param_symbols, [TIME]),
                           what=f"{name}: Lagrangian")
-        _refuse_floats(name, ctx, L)
-        self._check_symbols("L", L.free_symbols,
-                            allowed=set(self.coords) | set(self.velocity_symbols) | {TIME})
-        self.mass_expr = self.potential_expr = None
-        self._finish(L, self._force_expr(force))
+        self._bind(lagrangian_model(name, self.coords, self.velocity_symbols,
+                                    self.param_symbols, L, self._force_expr(force)))
         return self
 
     # ----- construction ------------------------------------------------------------
@@ -282,12 +258,7 @@ class LagrangianSystem:
         self.param_symbols = list(params)
         self.param_values = tuple(ctx.number(params[s], f"{name}: parameter {s}")
                                   for s in self.param_symbols)
-
-    def _check_symbols(self, what, symbols, allowed):
-        free = symbols - allowed - set(self.param_symbols)
-        if free:
-            raise ValueError(f"{self.name}: symbols {sorted(map(str, free))} in {what} are "
-                             "neither coordinates nor parameters")
+        self._params = dict(params)
 
     def _force_expr(self, force):
         if force is None:
@@ -298,39 +269,90 @@ class LagrangianSystem:
             raise ValueError(f"{self.name}: force must be an {n}x1 column, got {F.shape}")
         return F
 
-    def _finish(self, L, F):
-        n, x, v, t = self.dof, self.coords, self.velocity_symbols, TIME
-        check_functions([L] + ([] if F is None else list(F)), self.name, self.ctx, [*x, *v, t])
-        self.lagrangian_expr = L
-        self.time_dependent = L.has(t)
-        self.has_force = F is not None
-        if F is not None:
-            extra = F.free_symbols - set(x) - set(v) - {t} - set(self.param_symbols)
-            if extra:
-                raise ValueError(f"{self.name}: symbols {sorted(map(str, extra))} in F are not "
-                                 "t, coordinates, velocities or parameters")
-            _refuse_floats(self.name, self.ctx, F)
-            self.force_expr = F
-        else:
-            self.force_expr = sp.zeros(n, 1)
-        P = [sp.diff(L, vi) for vi in v]
-        G = [sp.diff(L, xi) for xi in x]
-        self._P, self._G = P, G
-        self._Lvv = [[sp.diff(P[g], v[d]) for d in range(n)] for g in range(n)]
-        self.quadratic_in_velocity = not any(e.has(*v) for e in _flat(self._Lvv))
-        mass = self._Lvv if self.mass_expr is None else self.mass_expr.tolist()
-        self.constant_mass = not any(e.has(*x, *v, t) for e in _flat(mass))
+    def _bind(self, model):
+        """Make this system ``model`` in its context: the model's expressions and
+        derivatives are shared, not copied; the context is checked against them
+        (:meth:`mpvi.model.Model.check_context`)."""
+        model.check_context(self.ctx, self.name)
+        self.model = model
+        self.mass_expr, self.potential_expr = model.mass_expr, model.potential_expr
+        self.lagrangian_expr, self.force_expr = model.lagrangian_expr, model.force_expr
+        self.time_dependent, self.has_force = model.time_dependent, model.has_force
+        self._P, self._G, self._Lvv = model._P, model._G, model._Lvv
+        self.quadratic_in_velocity = model.quadratic_in_velocity
+        self.constant_mass = model.constant_mass
         """True when M (or L_vv) depends on neither q, v nor t: checked once, not after
         every step."""
+        self._bindings = {self.ctx.key: self}
+
+    def with_context(self, ctx: Any, params: dict | None = None) -> LagrangianSystem:
+        """Return this system in the number context ``ctx``, sharing its symbolic model.
+
+        No sympy derivation and no code generation: the model (L, M, V, F and their
+        derivatives, :class:`mpvi.model.Model`) and the code it printed are shared; only
+        the parameter values are read in ``ctx``: from ``params`` where given, else from
+        the values the system was given (strings, ints, Fractions and sympy numbers give
+        the numbers a system built in ``ctx`` has; a number of a less precise context is
+        refused, as everywhere).  Without ``params``, cached: the same system for the same
+        context.
+
+        Parameters
+        ----------
+        ctx : Context
+            The number context.
+        params : dict, optional
+            Parameter symbols to values (as for the constructor) replacing the system's.
+
+        Returns
+        -------
+        LagrangianSystem
+            The system in ``ctx`` (this one if ``ctx`` is its context and no ``params``).
+
+        Raises
+        ------
+        PrecisionError
+            A float literal in L, M, V or F, or a parameter value that would lose
+            precision, in an mp context.
+        ValueError
+            A function ``ctx`` cannot evaluate; a symbol in ``params`` that is not a
+            parameter.
+        """
+        if params is not None:
+            unknown = [s for s in params if s not in self._params]
+            if unknown:
+                raise ValueError(f"{self.name}: {', '.join(map(str, unknown))} in params "
+                                 f"are not parameters ({', '.join(map(str, self._params))})")
+            return self._rebind(ctx, {**self._params, **params})
+        found = self._bindings.get(ctx.key)
+        if found is None:
+            try:
+                found = self._rebind(ctx, self._params)
+            except PrecisionError as exc:
+                raise PrecisionError(f"{exc}; pass its value in {ctx.name} as "
+                                     "with_context(ctx, params={...})") from None
+            found._bindings = self._bindings
+            self._bindings[ctx.key] = found
+        return found
+
+    def _rebind(self, ctx, params):
+        """A new system of this class: this one's model, ``params`` read in ``ctx``."""
+        new = type(self).__new__(type(self))
+        model = self.model
+        new._init_common(self.name, model.coords,
+                         None if model.mass_expr is not None else model.velocity_symbols,
+                         params, ctx)
+        new._bind(model)
+        return new
 
     # ----- pickling ------------------------------------------------------------------
     def __reduce__(self):
         ctx = self.ctx
         params = {s: ctx.dump(x) for s, x in zip(self.param_symbols, self.param_values)}
         force = self.force_expr if self.has_force else None
+        exact = all(isinstance(x, (str, int, Fraction, sp.Rational)) for x in self._params.values())
         return (_rebuild_system, (type(self), self.name, self.coords, self.velocity_symbols,
                                   self.mass_expr, self.potential_expr, self.lagrangian_expr,
-                                  params, ctx, force))
+                                  params, ctx, force, dict(self._params) if exact else None))
 
     @cached_property
     def signature(self) -> tuple:
@@ -339,8 +361,7 @@ class LagrangianSystem:
         Not the parameter values: systems that differ only in them share their code.
         (Computed once: a system's expressions are set when it is built.)
         """
-        return (self.lagrangian_expr, tuple(self.force_expr), tuple(self.coords),
-                tuple(self.velocity_symbols), tuple(self.param_symbols))
+        return self.model.signature
 
     def __repr__(self):
         return (f"<{type(self).__name__} {self.name!r}: {self.dof} dof "
@@ -370,10 +391,7 @@ class LagrangianSystem:
         ValueError
             Another ``what``.
         """
-        key = (self.signature, what)
-        if key not in _SYMBOLIC:
-            _SYMBOLIC[key] = self._build_symbolic(what)
-        return _SYMBOLIC[key]
+        return self.model.symbolic(what)
 
     @property
     def acceleration_symbols(self) -> list:
@@ -382,29 +400,7 @@ class LagrangianSystem:
         The same sympy Dummies in every call (they never collide with a user's own
         symbols).
         """
-        while len(_ACCELERATIONS) < self.dof:
-            _ACCELERATIONS.append(sp.Dummy(f"a{len(_ACCELERATIONS)}"))
-        return _ACCELERATIONS[:self.dof]
-
-    def _build_symbolic(self, what):
-        n, x, v = self.dof, self.coords, self.velocity_symbols
-        if what == "node":
-            G = [g + f for g, f in zip(self._G, self.force_expr)]
-            jac = [[[sp.diff(e, s) for s in syms] for e in exprs]
-                   for exprs, syms in ((G, x), (G, v), (self._P, x))]
-            return (self._P, G, *jac, self._Lvv)
-        if what == "motion":
-            r = [self._G[g] + self.force_expr[g]
-                 - sum(sp.diff(self._P[g], x[d]) * v[d] for d in range(n))
-                 - sp.diff(self._P[g], TIME) for g in range(n)]
-            return self._Lvv, r
-        if what == "residual":
-            a = self.acceleration_symbols
-            Lvv, r = self.symbolic("motion")
-            R = [sum(Lvv[g][d] * a[d] for d in range(n)) - r[g] for g in range(n)]
-            return (R, *[[[sp.diff(R[g], s[d]) for d in range(n)] for g in range(n)]
-                         for s in (x, v, a)])
-        raise ValueError(f"unknown symbolic block {what!r}")
+        return self.model.acceleration_symbols
 
     def _motion_exprs(self):
         return self.symbolic("motion")
@@ -1062,12 +1058,7 @@ class LagrangianSystem:
         False when the mass matrix is constant (checked once) and V (or L) is a
         polynomial, finite everywhere.
         """
-        x, v = self.coords, self.velocity_symbols
-        if self.mass_expr is not None:
-            smooth = self.potential_expr.is_polynomial(*x)
-        else:
-            smooth = self.lagrangian_expr.is_polynomial(*x, *v)
-        return not (self.constant_mass and smooth)
+        return self.model.needs_regularity_check
 
     @property
     def _regularity_exprs(self) -> tuple[list, list]:
@@ -1159,10 +1150,21 @@ class LagrangianSystem:
 
 
 def _rebuild_system(cls, name, coords, velocities, mass, potential, lagrangian, params, ctx,
-                    force):
-    """Unpickle a :class:`LagrangianSystem` (see ``__reduce__``)."""
+                    force, sources=None):
+    """Unpickle a :class:`LagrangianSystem` (see ``__reduce__``): the model is found again
+    in this process's cache, or derived once.  ``sources`` are the exact values the
+    parameters were given (what :meth:`LagrangianSystem.with_context` reads), if any."""
     self = cls.__new__(cls)
     self._init_common(name, coords, velocities, params, ctx)
-    self.mass_expr, self.potential_expr = mass, potential
-    self._finish(lagrangian, force)
+    if mass is not None:
+        model = mass_model(name, self.coords, self.velocity_symbols, self.param_symbols,
+                           mass, potential, force)
+    else:
+        model = lagrangian_model(name, self.coords, self.velocity_symbols, self.param_symbols,
+                                 lagrangian, force)
+    self._bind(model)
+    # what with_context reads: the exact values given, else the numbers themselves (a
+    # dump read at more digits would pass for a more precise value than it is)
+    self._params = (sources if sources is not None
+                    else dict(zip(self.param_symbols, self.param_values)))
     return self

@@ -162,7 +162,7 @@ class _Model:
         self.v = list(system.velocity_symbols)
         self.p = _momentum_symbols(system)
         self.M = sp.Matrix(system.mass_expr)
-        self.Minv = self.M.inv()
+        self.Minv = system.model.inverse_mass
         V = getattr(system, "potential_expr", None)
         if V is None:
             L = system.lagrangian_expr
@@ -172,15 +172,11 @@ class _Model:
         self.v_of_p = [sp.simplify(e) for e in v_of_p]
         self.H = sp.expand((sp.Matrix(self.p).T * self.Minv * sp.Matrix(self.p))[0] / 2 + V)
         self.f_qp = [sp.diff(self.H, pi) for pi in self.p] + [-sp.diff(self.H, qi) for qi in self.q]
-        # (q, v): q' = v, v' = M^-1 (dL/dq - (dM/dt) v), the acceleration
-        L = system.lagrangian_expr
-        P = sp.Matrix([sp.diff(L, vi) for vi in self.v])
-        G = sp.Matrix([sp.diff(L, qi) for qi in self.q])
-        acc = self.Minv * (G - P.jacobian(self.q) * sp.Matrix(self.v))
-        self.f_qv = self.v + [sp.expand(a) for a in acc]
+        # (q, v): q' = v, v' = M^-1 (dL/dq - (dM/dt) v), the acceleration, from the
+        # system's own derivation (mpvi.model: L_vv a = r, the equations of motion)
+        self.f_qv = list(system.model.field_qv)
         self.L = system.lagrangian_expr
-        self.P = [sp.diff(self.L, vi) for vi in self.v]
-        self.G = [sp.diff(self.L, qi) for qi in self.q]
+        self.P, self.G = list(system.model._P), list(system.model._G)
         self._alg = None
 
     @property

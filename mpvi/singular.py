@@ -236,6 +236,44 @@ class Singularities:
                 f"{ctx.to_str(value, 5)}: the step crossed a singularity of the system")
 
 
+_FACTORS: dict = {}
+"""The singular factors per (system signature, parameter values to 30 digits): the sympy
+work is context-free, so a system bound to another context finds them again here."""
+
+
+def _singular_factors(system, values):
+    """[(factor, origin)] of :func:`singularities`, the parameters in intervals around
+    ``values`` (30-digit strings)."""
+    q, v = list(system.coords), list(system.velocity_symbols)
+    sources = [(system.lagrangian_expr, "L")]
+    if system.mass_expr is not None:
+        sources = [(system.potential_expr, "V")] + [(e, "M") for e in system.mass_expr]
+        mass = sp.Matrix(system.mass_expr)
+    else:
+        mass = sp.Matrix(system._Lvv)
+    if system.has_force:
+        sources += [(e, "F") for e in system.force_expr]
+    exprs = list(sources)
+    for e, where in sources:
+        exprs += [(sp.diff(e, s), f"d{where}/d{s}") for s in q + v if e.has(s)]
+    if system.dof <= DETERMINANT_DOF and not system.constant_mass:
+        det = sp.factor(mass.det(method="berkowitz"))
+        exprs.append((1 / det, "det M" if system.mass_expr is not None else "det L_vv"))
+    from mpmath import iv
+    env = {s: iv.mpf(x) for s, x in zip(system.param_symbols, values)}  # intervals around them
+    moving = set(q) | set(v) | {TIME}
+    found, seen = [], set()
+    for e, where in exprs:
+        for base, what in _singular_bases(e):
+            for f in _factors(base):
+                if not (f.free_symbols & moving) or f in seen or -f in seen:
+                    continue
+                seen.add(f)
+                if _can_change_sign(f, env):
+                    found.append((f, f"{what} in {where}"))
+    return found
+
+
 _CACHE: dict = {}
 
 
@@ -262,33 +300,9 @@ def singularities(system) -> Singularities:
     if found is not None:
         system.__dict__["_singularities"] = found
         return found
-    q, v = list(system.coords), list(system.velocity_symbols)
-    sources = [(system.lagrangian_expr, "L")]
-    if system.mass_expr is not None:
-        sources = [(system.potential_expr, "V")] + [(e, "M") for e in system.mass_expr]
-        mass = sp.Matrix(system.mass_expr)
-    else:
-        mass = sp.Matrix(system._Lvv)
-    if system.has_force:
-        sources += [(e, "F") for e in system.force_expr]
-    exprs = list(sources)
-    for e, where in sources:
-        exprs += [(sp.diff(e, s), f"d{where}/d{s}") for s in q + v if e.has(s)]
-    if system.dof <= DETERMINANT_DOF and not system.constant_mass:
-        det = sp.factor(mass.det(method="berkowitz"))
-        exprs.append((1 / det, "det M" if system.mass_expr is not None else "det L_vv"))
-    from mpmath import iv
-    env = {s: iv.mpf(system.ctx.to_str(x, 30))            # an interval around the value
-           for s, x in zip(system.param_symbols, system.param_values)}
-    moving = set(q) | set(v) | {TIME}
-    found, seen = [], set()
-    for e, where in exprs:
-        for base, what in _singular_bases(e):
-            for f in _factors(base):
-                if not (f.free_symbols & moving) or f in seen or -f in seen:
-                    continue
-                seen.add(f)
-                if _can_change_sign(f, env):
-                    found.append((f, f"{what} in {where}"))
+    values = tuple(system.ctx.to_str(x, 30) for x in system.param_values)
+    found = _FACTORS.get((system.signature, values))
+    if found is None:
+        found = _FACTORS[system.signature, values] = _singular_factors(system, values)
     result = _CACHE[key] = system.__dict__["_singularities"] = Singularities(system, found)
     return result

@@ -24,8 +24,9 @@ LAYERS = (
     ("code", "the one code generator and the compiled MPFR backend (its translator, its "
      "module sources, its build)",
      ("mpvi.ctranslate", "mpvi.cmodules", "mpvi.cbackend", "mpvi.codegen")),
-    ("model", "the mechanical system, user callables, the problem, singular factors",
-     ("mpvi.mechanics", "mpvi.callables", "mpvi.problem", "mpvi.singular")),
+    ("model", "the context-free symbolic model, the mechanical system (model + context), "
+     "user callables, the problem, singular factors",
+     ("mpvi.model", "mpvi.mechanics", "mpvi.callables", "mpvi.problem", "mpvi.singular")),
     ("declarations", "methods as data: trial bases and quadrature rules, the declaration types",
      ("mpvi.quadrature", "mpvi.declarations")),
     ("executors", "what steps: generated kernels, Taylor, jets, dense output, first-order fields",

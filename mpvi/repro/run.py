@@ -500,7 +500,9 @@ def _csv_files(rep, out):
 def check_context(ctx):
     """The context of ``--check-digits`` for a run in ``ctx``: the same kind with
     :data:`mpvi.repro.digits.CHECK_EXTRA` more digits.  ValueError for float64, whose
-    precision is fixed."""
+    precision is fixed.  The systems the checking run builds find the models of the first
+    run (:mod:`mpvi.model`) and their printed code: no sympy derivation and no code
+    generation is done again, only the numbers are read at the new precision."""
     if not ctx.is_mp:
         raise ValueError(f"--check-digits needs a context whose precision can be raised "
                          f"(gmp or mp), not {ctx.name}")

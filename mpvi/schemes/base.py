@@ -345,7 +345,8 @@ def _door(prepare, name):
                 f"method {name!r}: the system {getattr(system, 'name', system)!r} was built in "
                 f"context {own.name} and cannot be stepped in context {ctx.name}: its numbers "
                 f"would {'cap the run at its precision' if own.prec < ctx.prec else 'be rounded'}"
-                f" or not evaluate there; build the system in {ctx.name}")
+                f" or not evaluate there; build the system in {ctx.name} or bind it there: "
+                f"system.with_context(ctx)")
         return prepare(system, check_step(h, ctx), ctx, *args, **kwargs)
     door._door_of = prepare
     return door

@@ -9,6 +9,7 @@ directly, and the Legendre map, energy and Hamiltonian field use the matrix form
 """
 from __future__ import annotations
 
+from fractions import Fraction
 from typing import Any, Sequence
 
 import numpy as np
@@ -54,6 +55,7 @@ class LinearSystem(LagrangianSystem):
     def __init__(self, M: Sequence, K: Sequence, ctx: Any, name: str = "linear system"):
         self.ctx = ctx
         self.name = name
+        self._matrices = (M, K)
         self.M = ctx.asarray(M)
         self.K = ctx.asarray(K)
         for label, a in (("mass matrix M", self.M), ("stiffness matrix K", self.K)):
@@ -218,10 +220,24 @@ class LinearSystem(LagrangianSystem):
             Ignored.
         """
 
+    def _rebind(self, ctx, params):
+        """This system in ``ctx`` (:meth:`LagrangianSystem.with_context`): M and K read
+        from ``params`` where given, else again from the values the system was given;
+        the model is shared."""
+        M, K = (np.array(m, dtype=object) for m in self._matrices)
+        for s, x in params.items():
+            if x is not self._params[s]:
+                letter, i, j = str(s)[0], *map(int, str(s)[1:].split("_"))
+                for m in ((M,) if letter == "m" else (K,)):
+                    m[i, j] = m[j, i] = x
+        return type(self)(M.tolist(), K.tolist(), ctx, self.name)
+
     def __reduce__(self):
         d = self.ctx.dump
+        exact = all(isinstance(x, (str, int, Fraction, sp.Rational))
+                    for m in self._matrices for x in np.ravel(np.array(m, dtype=object)))
         return (_linear_system, ([[d(x) for x in r] for r in self.M], [[d(x) for x in r] for r in self.K],
-                                 self.ctx, self.name))
+                                 self.ctx, self.name, self._matrices if exact else None))
 
     def exact(self, q0: Any, p0: Any) -> ModalSolution:
         """Return the exact solution through (q0, p0) at t = 0, at context precision.
@@ -349,8 +365,12 @@ class ModalSolution:
         return (-(self.a * c + self.b * s) * self.omega ** 2) @ self.V.T
 
 
-def _linear_system(M, K, ctx, name):
-    return LinearSystem(M, K, ctx, name)
+def _linear_system(M, K, ctx, name, sources=None):
+    """Unpickle a :class:`LinearSystem`; ``sources`` are the exact M and K it was given (what
+    :meth:`LagrangianSystem.with_context` reads), else its numbers are."""
+    system = LinearSystem(M, K, ctx, name)
+    system._matrices = sources if sources is not None else (system.M.tolist(), system.K.tolist())
+    return system
 
 
 def _modal_solution(system, q0, p0):
