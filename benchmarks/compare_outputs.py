@@ -68,7 +68,8 @@ def compare_cells(a, b, rtol, atol, where, report):
         report["bad"].append(f"{where}: {a} vs {b} (|diff| {mpmath.nstr(d, 3)})")
     # agreement statistic: relative, with numbers below atol * 1e10 measured against that
     # floor (a round-off-level quantity has no significant digits to agree on)
-    report["max_rel"] = max(report["max_rel"], d / max(big, atol * 10 ** 10))
+    if d:                                   # (with --atol 0, two zeros agree exactly)
+        report["max_rel"] = max(report["max_rel"], d / max(big, atol * 10 ** 10))
 
 
 def fp_report(rep):
