@@ -4,7 +4,7 @@
     python benchmarks/against_revision.py /tmp/base     # step_speed.py and scaling.py, 3 rounds
 
 Runs ``benchmarks/step_speed.py --json`` (the Simpson step of the Lagrange top and of the
-Kepler problem: the gmp Python kernels and the compiled ones) and ``benchmarks/scaling.py
+Kepler problem: mpmath, the gmp Python kernels and the compiled ones) and ``benchmarks/scaling.py
 --json`` (Simpson and RK4 on pendulum chains, Python and compiled) of this checkout and
 those of the other revision, each with its own ``mpvi`` (``PYTHONPATH`` set to its
 checkout), alternately for ``--rounds`` rounds, keeps the best time of each, and prints for every timing this/base: a ratio above 1 is a
@@ -33,9 +33,10 @@ def timings(name, data):
     out = {}
     if name == "step_speed":
         for case, d in (("top", data), ("kepler", data.get("kepler") or {})):
-            for key in ("gmp_ms", "compiled_ms"):
+            for key, label in (("reference_ms", "mp"), ("fast_ms", "gmp"),
+                               ("compiled_ms", "compiled")):
                 if d.get(key):
-                    out[f"simpson {case} {key[:-3]}"] = d[key]
+                    out[f"simpson {case} {label}"] = d[key]
     else:
         for r in data["rows"]:
             for key in ("python_ms", "compiled_ms"):
