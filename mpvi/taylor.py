@@ -676,20 +676,22 @@ def _k_sqr(tape, ins, k, S, F, coef):
         S[d][k] = acc
 
 
+def _convolve(DA, X, k):
+    """sum_(j=1..k) DA[j] X[k-j], summed from j = 1 up (the order of the compiled tape)."""
+    acc = DA[1] * X[k - 1]
+    for j in range(2, k + 1):
+        acc = acc + DA[j] * X[k - j]
+    return acc
+
+
 def _k_sincos(tape, ins, k, S, F, coef):
     s, c, A, DA = S[ins[1][1]], S[ins[2][1]], S[ins[3][1]], S[ins[4][1]]
     if k == 0:
         s[0], c[0] = tape.ns["sin"](A[0]), tape.ns["cos"](A[0])
     else:
         DA[k] = A[k] * k
-        acc = DA[1] * c[k - 1]
-        for j in range(2, k + 1):
-            acc = acc + DA[j] * c[k - j]
-        s[k] = acc / k
-        acc = DA[1] * s[k - 1]
-        for j in range(2, k + 1):
-            acc = acc + DA[j] * s[k - j]
-        c[k] = acc / (-k)
+        s[k] = _convolve(DA, c, k) / k
+        c[k] = _convolve(DA, s, k) / (-k)
 
 
 def _k_exp(tape, ins, k, S, F, coef):
@@ -698,10 +700,7 @@ def _k_exp(tape, ins, k, S, F, coef):
         e[0] = tape.ns["exp"](A[0])
     else:
         DA[k] = A[k] * k
-        acc = DA[1] * e[k - 1]
-        for j in range(2, k + 1):
-            acc = acc + DA[j] * e[k - j]
-        e[k] = acc / k
+        e[k] = _convolve(DA, e, k) / k
 
 
 def _k_log(tape, ins, k, S, F, coef):
