@@ -244,7 +244,7 @@ def function_calls(exprs: Sequence, variables: Sequence | None = None, order: in
     ``exprs`` and in their derivatives by ``variables`` up to ``order``, depth by depth.
     Context-free (a system's model finds them once; :func:`check_calls` checks them
     against each context)."""
-    frontier = set().union(*(_calls(evaluable(sp.sympify(e))) for e in exprs))
+    frontier = set().union(*(_calls(evaluable(sp.sympify(e, strict=True))) for e in exprs))
     seen: set = set()
     found = []
     for depth in range(order + 1):

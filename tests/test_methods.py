@@ -222,48 +222,7 @@ def test_a_mass_matrix_that_is_not_positive_definite_at_q0_is_refused():
         Problem(s, ["-1"], p0=["0"])
 
 
-# ----- layering -----------------------------------------------------------------------------------
-
-def test_no_import_cycle_inside_mpvi():
-    """Every import between mpvi modules, module-level or inside a function, forms a DAG."""
-    import ast
-    from pathlib import Path
-    root = Path(__file__).resolve().parent.parent / "mpvi"
-    mods = {".".join(p.relative_to(root.parent).with_suffix("").parts).replace(".__init__", ""): p
-            for p in root.rglob("*.py")}
-    graph = {}
-    for name, path in mods.items():
-        pkg = name if path.name == "__init__.py" else name.rpartition(".")[0]
-        deps = set()
-        for node in ast.walk(ast.parse(path.read_text())):
-            if isinstance(node, ast.ImportFrom):
-                base = pkg
-                for _ in range(max(node.level - 1, 0)):
-                    base = base.rpartition(".")[0]
-                target = (f"{base}.{node.module}" if node.module else base) if node.level else node.module
-                for alias in node.names:
-                    full = f"{target}.{alias.name}"
-                    deps.add(full if full in mods else target)
-            elif isinstance(node, ast.Import):
-                deps.update(a.name for a in node.names)
-        graph[name] = {d for d in deps if d in mods and d != name}
-    # a package importing its own submodules (mpvi/__init__ re-exports) is not a cycle
-    state = {}
-
-    def visit(n, stack):
-        state[n] = 1
-        for d in graph[n]:
-            if d.startswith(n + "."):
-                continue
-            if state.get(d) == 1:
-                raise AssertionError(" -> ".join(stack + [n, d]))
-            if d not in state:
-                visit(d, stack + [n])
-        state[n] = 2
-    for n in graph:
-        if n not in state:
-            visit(n, [])
-
+# ----- symplecticity (the layers: tests/test_layers.py) -----------------------------------------
 
 @pytest.mark.parametrize("method, options, symplectic", [
     ("lobatto", {}, True), ("newmark_family", {"beta": 0}, True),
