@@ -215,10 +215,20 @@ class ProcessExecutor(Executor):
             self._pool.shutdown(wait=True)
             return
         workers = list((self._pool._processes or {}).values())  # as 3.14's terminate_workers
+        manager = self._pool._executor_manager_thread
         self._pool.shutdown(wait=False, cancel_futures=True)
         for process in workers:
             process.terminate()
+        if manager is not None:
+            # let the pool's manager thread finish (it closes its wake-up pipe): left running,
+            # Python 3.11's exit handler can write to that pipe as it closes ("Exception
+            # ignored ... Bad file descriptor" after Ctrl-C)
+            manager.join(MANAGER_JOIN_S)
 
+
+MANAGER_JOIN_S = 10.0
+"""How long closing a cancelled process pool waits for its manager thread (it ends as soon
+as the terminated workers are reaped)."""
 
 SCHEDULER_PORT = 8786
 """The port of a Dask scheduler address that gives none."""
