@@ -33,7 +33,7 @@ import contextlib
 import functools
 import math
 import re
-from typing import Any, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Iterable, Iterator
 from decimal import Decimal
 from fractions import Fraction
 
@@ -43,6 +43,11 @@ from mpmath.ctx_mp_python import _mpf as _any_mpf  # base class of every mpmath 
 
 from .linalg import cholesky, solve_dense
 from .precision import boundary, context_class, request_handoff, sticky
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
+
+    from ._types import Array, Matrix, Number, NumberLike, Real, Vector
 
 try:                                    # optional: the fast context (extra "fast")
     import gmpy2
@@ -58,7 +63,7 @@ MAX_DPS = 1_000_000
 """The largest precision (decimal digits) a context accepts: a number then takes 415 kB."""
 
 
-def check_dps(dps: Any, what: str = "dps") -> int:
+def check_dps(dps: object, what: str = "dps") -> int:
     """``dps`` as an int if it is a whole number of digits from 1 to :data:`MAX_DPS`.
 
     Checked before any work: MPFR aborts the process on a precision it cannot allocate,
@@ -259,6 +264,38 @@ class Context:
     name = "abstract"
     is_mp = False
     kernels = False
+    if TYPE_CHECKING:
+        # What every concrete context defines (as attributes, properties or methods),
+        # declared for the type checker only: the base class stays as it was at run time.
+        dps: int
+        prec: int
+        repr_digits: int
+        dtype: type
+        zero: Number
+        one: Number
+        eps: Real
+        pi: Real
+
+        def num(self, x: NumberLike) -> Number: ...
+        def lift(self, x: NumberLike) -> Number: ...
+        def fsum(self, terms: Iterable[Number]) -> Number: ...
+        def is_number(self, x: object) -> bool: ...
+        def is_complex(self, x: object) -> bool: ...
+        def isfinite(self, x: Number) -> bool: ...
+        def sqrt(self, x: Number | Array) -> Number | Array: ...
+        def cos(self, x: Number | Array) -> Number | Array: ...
+        def sin(self, x: Number | Array) -> Number | Array: ...
+        def exp(self, x: Number | Array) -> Number | Array: ...
+        def log(self, x: Number | Array) -> Number | Array: ...
+        def atan2(self, y: Real | Array, x: Real | Array) -> Real | Array: ...
+        def csqrt(self, x: Number | Array) -> Number | Array: ...
+        def to_str(self, x: Number, digits: int | None = None) -> str: ...
+        def eigvals(self, a: Matrix) -> list[Number]: ...
+        def with_dps(self, dps: int) -> Context: ...
+        def workdps(self, dps: int) -> contextlib.AbstractContextManager[Context]: ...
+
+        def __getattr__(self, name: str) -> Any:
+            """The mpmath functions an instance sets (``SPECIAL_FUNCTIONS``)."""
     """Whether implicit schemes use generated kernels (:mod:`mpvi.kernels`) in this
     context: True for the gmp context; the mp reference and float64 keep the assembled
     reference path.  Set it on an instance to choose."""
@@ -288,7 +325,7 @@ class Context:
         """
         yield self
 
-    def to_mpmath(self, x: Any, m: mpmath.MPContext) -> Any:
+    def to_mpmath(self, x: Number, m: mpmath.MPContext) -> mpmath.mpf | mpmath.mpc:
         """Convert a number of this context into an mpf of the mpmath context ``m``.
 
         For code that calls mpmath directly (``m.mpf(x)`` cannot read a gmpy2 number).
@@ -317,7 +354,7 @@ class Context:
         return f"mp{self.dps}" if self.is_mp else "fp"
 
     @property
-    def key(self) -> Any:
+    def key(self) -> str:
         """What caches of context numbers and generated code are keyed by.
 
         The context itself (an mpmath context's numbers and functions are its own); the
@@ -327,7 +364,7 @@ class Context:
         return self
 
     # ----- construction -------------------------------------------------------------
-    def number(self, x: Any, what: str) -> Any:
+    def number(self, x: NumberLike, what: str) -> Number:
         """Convert ``x`` with :meth:`num`, any error naming the quantity ``what``.
 
         Parameters
@@ -354,7 +391,7 @@ class Context:
         except (TypeError, ValueError) as exc:
             raise type(exc)(f"{what}: {exc}") from None
 
-    def vector(self, values: Iterable) -> np.ndarray:
+    def vector(self, values: Iterable[NumberLike]) -> Vector:
         """Convert a sequence of numbers into a vector of this context (each by :meth:`num`).
 
         Parameters
@@ -369,7 +406,7 @@ class Context:
         """
         return np.array([self.num(v) for v in values], dtype=self.dtype)
 
-    def matrix(self, rows: Iterable) -> np.ndarray:
+    def matrix(self, rows: Iterable[Iterable[NumberLike]]) -> Matrix:
         """Convert rows of numbers into a matrix of this context (each entry by :meth:`num`).
 
         Parameters
@@ -392,7 +429,7 @@ class Context:
             raise ValueError(f"matrix rows must be non-empty and of equal length, got {rows!r}")
         return np.array([[self.num(v) for v in r] for r in rows], dtype=self.dtype)
 
-    def zeros(self, shape: int | tuple) -> np.ndarray:
+    def zeros(self, shape: int | tuple[int, ...]) -> Array:
         """Return an array of this context's zeros.
 
         Parameters
@@ -409,7 +446,7 @@ class Context:
         z[...] = self.zero
         return z
 
-    def eye(self, n: int) -> np.ndarray:
+    def eye(self, n: int) -> Matrix:
         """Return the ``n`` x ``n`` identity matrix of this context.
 
         Parameters
@@ -427,7 +464,7 @@ class Context:
             e[i, i] = self.one
         return e
 
-    def asarray(self, x: Any) -> np.ndarray:
+    def asarray(self, x: NumberLike | Iterable[Any]) -> Array:
         """Convert a (nested) sequence or array of numbers into this context's array.
 
         Parameters
@@ -447,7 +484,7 @@ class Context:
         return out
 
     # ----- norms --------------------------------------------------------------------
-    def norm2(self, v: Any) -> Any:
+    def norm2(self, v: Vector) -> Real:
         """Compute the Euclidean norm of a vector (of all entries of an array).
 
         Parameters
@@ -462,7 +499,7 @@ class Context:
         """
         return self.sqrt(self.fsum(x * x for x in np.ravel(v)))
 
-    def norm_inf(self, v: Any) -> Any:
+    def norm_inf(self, v: Vector) -> Real:
         """Compute the max-abs norm of a vector or of all entries of a matrix.
 
         Parameters
@@ -477,7 +514,7 @@ class Context:
         """
         return max((abs(x) for x in np.ravel(v)), default=self.zero)
 
-    def norm_fro(self, a: Any) -> Any:
+    def norm_fro(self, a: Matrix) -> Real:
         """Compute the Frobenius norm of a matrix (the Euclidean norm of its entries).
 
         Parameters
@@ -493,7 +530,7 @@ class Context:
         return self.norm2(a)
 
     # ----- linear algebra -----------------------------------------------------------
-    def solve(self, a: Any, b: Any) -> np.ndarray:
+    def solve(self, a: Matrix, b: Vector | Matrix) -> Vector | Matrix:
         """Solve ``a x = b`` (``b`` a vector or a matrix) by Gaussian elimination.
 
         Partial pivoting, :func:`mpvi.linalg.solve_dense` (the one dense solve of mpvi).
@@ -525,7 +562,7 @@ class Context:
         x = solve_dense(a.tolist(), b.tolist(), self)
         return np.array(x, dtype=self.dtype)
 
-    def inv(self, a: Any) -> np.ndarray:
+    def inv(self, a: Matrix) -> Matrix:
         """Invert a square matrix (:meth:`solve` against the identity).
 
         Parameters
@@ -545,7 +582,7 @@ class Context:
         """
         return self.solve(a, self.eye(np.shape(a)[0]))
 
-    def cholesky(self, a: Any, name: str = "matrix") -> np.ndarray:
+    def cholesky(self, a: Matrix, name: str = "matrix") -> Matrix:
         """Factor a symmetric positive-definite matrix as ``a = L L^T``.
 
         :func:`mpvi.linalg.cholesky`.
@@ -569,7 +606,7 @@ class Context:
         """
         return np.array(cholesky(np.asarray(a).tolist(), self, name), dtype=self.dtype)
 
-    def check_symmetric(self, a: Any, name: str = "matrix") -> None:
+    def check_symmetric(self, a: Matrix, name: str = "matrix") -> None:
         """Check that ``a`` is square and symmetric to ``n * eps`` relative.
 
         Parameters
@@ -593,7 +630,7 @@ class Context:
         if asym > tol:
             raise ValueError(f"{name} is not symmetric: max |a_ij - a_ji| = {self.to_str(asym, 5)}")
 
-    def eigh_generalized(self, k: Any, m: Any) -> tuple[np.ndarray, np.ndarray]:
+    def eigh_generalized(self, k: Matrix, m: Matrix) -> tuple[Vector, Matrix]:
         """Solve the symmetric generalized eigenproblem ``k v = lam m v``.
 
         Parameters
@@ -623,7 +660,7 @@ class Context:
         v = linv.T @ q
         return lam, v
 
-    def spectral_radius(self, a: Any) -> Any:
+    def spectral_radius(self, a: Matrix) -> Real:
         """Compute the spectral radius (the largest eigenvalue modulus) of a square matrix.
 
         Parameters
@@ -639,7 +676,7 @@ class Context:
         return max(abs(z) for z in self.eigvals(a))
 
     # ----- output -------------------------------------------------------------------
-    def to_float(self, x: Any) -> float | np.ndarray:
+    def to_float(self, x: Number | Array) -> float | NDArray[np.float64]:
         """Round a number or an array to float64 (for plotting and quick looks).
 
         Parameters
@@ -654,7 +691,7 @@ class Context:
         """
         return np.asarray(x, dtype=float) if isinstance(x, np.ndarray) else float(x)
 
-    def dump(self, x: Any) -> str:
+    def dump(self, x: Number) -> str:
         """Write a number as a decimal string that :meth:`num` reads back to the same bits.
 
         More digits than :meth:`to_str` (``repr_digits``): for caches, checkpoints and
@@ -673,7 +710,7 @@ class Context:
         return self.to_str(x, self.repr_digits)
 
     # ----- checks -------------------------------------------------------------------
-    def all_finite(self, values: Any) -> bool:
+    def all_finite(self, values: Number | Array | Iterable[Any]) -> bool:
         """Tell whether every entry of a number or (nested) array is finite.
 
         Parameters
@@ -692,7 +729,7 @@ class Context:
     GENERATED_FUNCTIONS = ("sin", "cos", "tan", "exp", "log", "sqrt", "atan", "atan2", "sinh",
                            "cosh", "tanh", "asin", "acos")
 
-    def namespace(self) -> dict:
+    def namespace(self) -> dict[str, Any]:
         """Return the names that code generated from sympy expressions may call.
 
         ``sin``, ``mpf``, ``pi``, ... and the special functions of
@@ -863,7 +900,7 @@ class MPContext(Context):
         """The number of digits :meth:`dump` writes: enough to read back the same bits."""
         return mpmath.libmp.repr_dps(self.prec)
 
-    def is_number(self, x: Any) -> bool:
+    def is_number(self, x: object) -> bool:
         """Tell whether ``x`` is a real number of this very context.
 
         Parameters
@@ -878,7 +915,7 @@ class MPContext(Context):
         """
         return isinstance(x, self._m.mpf)
 
-    def is_complex(self, x: Any) -> bool:
+    def is_complex(self, x: object) -> bool:
         """Tell whether ``x`` is a complex number of this very context.
 
         Parameters
@@ -910,7 +947,7 @@ class MPContext(Context):
         return self._m.prec
 
     @property
-    def eps(self) -> Any:
+    def eps(self) -> Real:
         """The machine epsilon of this precision, ``2^(1 - prec)``."""
         return self._m.eps
 
@@ -951,11 +988,11 @@ class MPContext(Context):
 
     # numbers -----------------------------------------------------------------------
     @property
-    def pi(self) -> Any:
+    def pi(self) -> Real:
         """Pi at this context's precision."""
         return +self._m.pi
 
-    def num(self, x: Any) -> Any:
+    def num(self, x: NumberLike) -> Number:
         """Convert ``x`` to a number of this context, exactly or correctly rounded.
 
         Reads ints, strings (decimal or ``'p/q'``, e.g. ``"0.1"``, ``"1/3"``),
@@ -1015,7 +1052,7 @@ class MPContext(Context):
             return self.num(value) if not isinstance(value, tuple) else m.mpf(value)
         raise TypeError(f"cannot convert {type(x).__name__} {x!r} to a number")
 
-    def lift(self, x: Any) -> Any:
+    def lift(self, x: NumberLike) -> Number:
         """Convert a number of any precision, keeping its bits as they are.
 
         A float, an mpmath number of any context or a gmpy2 number of any precision
@@ -1048,7 +1085,7 @@ class MPContext(Context):
             return self._m.mpf(float(x))
         return self.num(x)
 
-    def fsum(self, terms: Iterable) -> Any:
+    def fsum(self, terms: Iterable[Number]) -> Number:
         """Sum numbers of this context with a single rounding (mpmath's ``fsum``).
 
         Parameters
@@ -1073,7 +1110,7 @@ class MPContext(Context):
             return vf(x) if isinstance(x, np.ndarray) else f(x)
         return apply
 
-    def sqrt(self, x: Any) -> Any:
+    def sqrt(self, x: Number | Array) -> Number | Array:
         """Compute the square root of a number or, element-wise, of an array.
 
         Parameters
@@ -1089,7 +1126,7 @@ class MPContext(Context):
         """
         return self._elementwise("sqrt")(x)
 
-    def cos(self, x: Any) -> Any:
+    def cos(self, x: Number | Array) -> Number | Array:
         """Compute the cosine of a number or, element-wise, of an array.
 
         Parameters
@@ -1104,7 +1141,7 @@ class MPContext(Context):
         """
         return self._elementwise("cos")(x)
 
-    def sin(self, x: Any) -> Any:
+    def sin(self, x: Number | Array) -> Number | Array:
         """Compute the sine of a number or, element-wise, of an array.
 
         Parameters
@@ -1119,7 +1156,7 @@ class MPContext(Context):
         """
         return self._elementwise("sin")(x)
 
-    def exp(self, x: Any) -> Any:
+    def exp(self, x: Number | Array) -> Number | Array:
         """Compute the exponential of a number or, element-wise, of an array.
 
         Parameters
@@ -1134,7 +1171,7 @@ class MPContext(Context):
         """
         return self._elementwise("exp")(x)
 
-    def log(self, x: Any) -> Any:
+    def log(self, x: Number | Array) -> Number | Array:
         """Compute the natural logarithm of a number or, element-wise, of an array.
 
         Parameters
@@ -1150,7 +1187,7 @@ class MPContext(Context):
         """
         return self._elementwise("log")(x)
 
-    def log10(self, x: Any) -> Any:
+    def log10(self, x: Number | Array) -> Number | Array:
         """Compute the decimal logarithm of a number or, element-wise, of an array.
 
         Parameters
@@ -1165,7 +1202,7 @@ class MPContext(Context):
         """
         return self._elementwise("log10")(x)
 
-    def atan2(self, y: Any, x: Any) -> Any:
+    def atan2(self, y: Real | Array, x: Real | Array) -> Real | Array:
         """Compute the angle of the point (x, y), in (-pi, pi].
 
         Parameters
@@ -1182,7 +1219,7 @@ class MPContext(Context):
         """
         return self._m.atan2(y, x)
 
-    def csqrt(self, x: Any) -> Any:
+    def csqrt(self, x: Number | Array) -> Number | Array:
         """Compute the complex square root (for eigenvalues).
 
         Parameters
@@ -1197,7 +1234,7 @@ class MPContext(Context):
         """
         return self._m.sqrt(self._m.mpc(x))
 
-    def to_str(self, x: Any, digits: int | None = None) -> str:
+    def to_str(self, x: Number, digits: int | None = None) -> str:
         """Write a number as a full-precision decimal string.
 
         Parameters
@@ -1227,7 +1264,7 @@ class MPContext(Context):
         order = sorted(range(n), key=lambda i: lam[i])
         return lam[order], qa[:, order]
 
-    def eigvals(self, a: Any) -> list:
+    def eigvals(self, a: Matrix) -> list[Number]:
         """Compute the eigenvalues of a square matrix.
 
         A 2 x 2 matrix by the closed formula, a larger one by mpmath's ``eig``.
@@ -1389,7 +1426,7 @@ class GMPContext(MPContext):
 
     @property
     @sticky                 # read at every Newton iteration: no entry-point wrapper
-    def eps(self) -> Any:
+    def eps(self) -> Real:
         """The machine epsilon of this precision, ``2^(1 - prec)``."""
         prec = self._g.precision
         if self._eps[0] != prec:
@@ -1449,7 +1486,7 @@ class GMPContext(MPContext):
     def __reduce__(self):
         return GMPContext, (self.dps,)
 
-    def is_number(self, x: Any) -> bool:
+    def is_number(self, x: object) -> bool:
         """Tell whether ``x`` is a real number of this context's kind.
 
         Parameters
@@ -1464,7 +1501,7 @@ class GMPContext(MPContext):
         """
         return isinstance(x, _mpfr_type)
 
-    def is_complex(self, x: Any) -> bool:
+    def is_complex(self, x: object) -> bool:
         """Tell whether ``x`` is a gmpy2 complex number.
 
         Parameters
@@ -1481,11 +1518,11 @@ class GMPContext(MPContext):
 
     # numbers ---------------------------------------------------------------------------
     @property
-    def pi(self) -> Any:
+    def pi(self) -> Real:
         """Pi at this context's precision."""
         return gmpy2.const_pi()
 
-    def num(self, x: Any) -> Any:
+    def num(self, x: NumberLike) -> Number:
         """Convert ``x`` to a number of this context, exactly or correctly rounded.
 
         As :meth:`MPContext.num`, for gmpy2 numbers: an ``mpfr`` of this precision is
@@ -1552,7 +1589,7 @@ class GMPContext(MPContext):
             return gmpy2.mpfr(gmpy2.mul_2exp(gmpy2.mpz(-man if sign else man), exp))
         return gmpy2.mpfr(mpmath.libmp.to_str(t, 5))     # inf, -inf, nan
 
-    def lift(self, x: Any) -> Any:
+    def lift(self, x: NumberLike) -> Number:
         """Convert a number of any precision, keeping its bits as they are.
 
         As :meth:`MPContext.lift`: a float, an mpmath number of any context or a gmpy2
@@ -1582,7 +1619,7 @@ class GMPContext(MPContext):
             return gmpy2.mpfr(float(x))
         return self.num(x)
 
-    def fsum(self, terms: Iterable) -> Any:
+    def fsum(self, terms: Iterable[Number]) -> Number:
         """Sum numbers of this context with a single rounding (gmpy2's ``fsum``).
 
         Parameters
@@ -1612,7 +1649,7 @@ class GMPContext(MPContext):
             self._vec[name] = self._native(name)
         return self._vec[name]
 
-    def atan2(self, y: Any, x: Any) -> Any:
+    def atan2(self, y: Real | Array, x: Real | Array) -> Real | Array:
         """Compute the angle of the point (x, y), in (-pi, pi].
 
         Parameters
@@ -1630,7 +1667,7 @@ class GMPContext(MPContext):
         return gmpy2.atan2(y, x)
 
     @sticky                 # a predicate, at any precision: called for every number a step makes
-    def isfinite(self, x: Any) -> bool:
+    def isfinite(self, x: Number) -> bool:
         """Tell whether a number is finite (neither nan nor infinite).
 
         Parameters
@@ -1645,7 +1682,7 @@ class GMPContext(MPContext):
         """
         return gmpy2.is_finite(x)
 
-    def mpc(self, re: Any, im: Any = 0) -> Any:
+    def mpc(self, re: NumberLike, im: NumberLike = 0) -> gmpy2.mpc:
         """Make a complex number of this context.
 
         Parameters
@@ -1662,7 +1699,7 @@ class GMPContext(MPContext):
         """
         return gmpy2.mpc(self.num(re), self.num(im))
 
-    def re(self, z: Any) -> Any:
+    def re(self, z: Number) -> Real:
         """Return the real part of a number.
 
         Parameters
@@ -1677,7 +1714,7 @@ class GMPContext(MPContext):
         """
         return z.real if isinstance(z, _mpc_type) else self.num(z)
 
-    def im(self, z: Any) -> Any:
+    def im(self, z: Number) -> Real:
         """Return the imaginary part of a number.
 
         Parameters
@@ -1692,7 +1729,7 @@ class GMPContext(MPContext):
         """
         return z.imag if isinstance(z, _mpc_type) else self.zero
 
-    def csqrt(self, x: Any) -> Any:
+    def csqrt(self, x: Number | Array) -> Number | Array:
         """Compute the complex square root (for eigenvalues).
 
         Parameters
@@ -1707,7 +1744,7 @@ class GMPContext(MPContext):
         """
         return gmpy2.sqrt(gmpy2.mpc(x))
 
-    def to_str(self, x: Any, digits: int | None = None) -> str:
+    def to_str(self, x: Number, digits: int | None = None) -> str:
         """Write a number as a full-precision decimal string.
 
         Formatted exactly as :meth:`MPContext.to_str`.
@@ -1818,7 +1855,7 @@ class GMPContext(MPContext):
         return (np.array([self.num(x) for x in lam], dtype=object),
                 np.array([[self.num(x) for x in row] for row in q], dtype=object))
 
-    def eigvals(self, a: Any) -> list:
+    def eigvals(self, a: Matrix) -> list[Number]:
         """Compute the eigenvalues of a square matrix (in the private mpmath context).
 
         Parameters
@@ -1881,7 +1918,7 @@ class FPContext(Context):
                              f"computation asking for {dps} working digits needs an mp context")
         yield self
 
-    def num(self, x: Any) -> float:
+    def num(self, x: NumberLike) -> float:
         """Convert ``x`` to a float64, correctly rounded.
 
         Reads ints, floats, strings (decimal or ``'p/q'``), ``Fraction``, ``Decimal``,
@@ -1918,7 +1955,7 @@ class FPContext(Context):
                     if isinstance(value, tuple) else float(value))
         raise TypeError(f"cannot convert {type(x).__name__} {x!r} to a number")
 
-    def lift(self, x: Any) -> float:
+    def lift(self, x: NumberLike) -> float:
         """Convert a number of any precision (as :meth:`num`: every number rounds to float64).
 
         Parameters
@@ -1977,7 +2014,7 @@ class FPContext(Context):
     _lib = math
     _lib_mpf = float
 
-    def fsum(self, terms: Iterable) -> float:
+    def fsum(self, terms: Iterable[Number]) -> float:
         """Sum floats with a single rounding (:func:`math.fsum`).
 
         Parameters
@@ -1992,7 +2029,7 @@ class FPContext(Context):
         """
         return math.fsum(terms)
 
-    def isfinite(self, x: Any) -> bool:
+    def isfinite(self, x: Number) -> bool:
         """Tell whether a number is finite (neither nan nor infinite).
 
         Parameters
@@ -2007,7 +2044,7 @@ class FPContext(Context):
         """
         return math.isfinite(x)
 
-    def is_number(self, x: Any) -> bool:
+    def is_number(self, x: object) -> bool:
         """Tell whether ``x`` is a number of this context (a Python float).
 
         Parameters
@@ -2022,7 +2059,7 @@ class FPContext(Context):
         """
         return isinstance(x, float)
 
-    def is_complex(self, x: Any) -> bool:
+    def is_complex(self, x: object) -> bool:
         """Tell whether ``x`` is a Python complex number.
 
         Parameters
@@ -2049,7 +2086,7 @@ class FPContext(Context):
     atan = staticmethod(np.arctan)
     tan = staticmethod(np.tan)
 
-    def csqrt(self, x: Any) -> complex:
+    def csqrt(self, x: Number) -> complex:
         """Compute the complex square root (for eigenvalues).
 
         Parameters
@@ -2064,7 +2101,7 @@ class FPContext(Context):
         """
         return np.sqrt(complex(x))
 
-    def to_str(self, x: Any, digits: int | None = None) -> str:
+    def to_str(self, x: Number, digits: int | None = None) -> str:
         """Write a number in scientific notation.
 
         Parameters
@@ -2084,7 +2121,7 @@ class FPContext(Context):
     def _eigh(self, c):
         return np.linalg.eigh(np.asarray(c, dtype=float))
 
-    def eigvals(self, a: Any) -> list:
+    def eigvals(self, a: Matrix) -> list[complex]:
         """Compute the eigenvalues of a square matrix (:func:`numpy.linalg.eigvals`).
 
         Parameters

@@ -52,7 +52,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Set as AbstractSet
 from fractions import Fraction
 from functools import cached_property
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import numpy as np
 import sympy as sp
@@ -65,6 +65,13 @@ from .expressions import as_expression, as_matrix
 from .linalg import NotPositiveDefiniteError, SingularMatrixError, is_positive_definite
 from .model import lagrangian_model, mass_model
 from .precision import entry_class
+
+if TYPE_CHECKING:
+    import sympy
+
+    from ._types import (Array, ExprLike, ForceFunction, Matrix, MatrixLike, Number,
+                         NumberLike, Vector, VectorLike)
+    from .context import Context
 
 __all__ = ["LagrangianSystem", "TIME"]
 
@@ -80,14 +87,15 @@ symbols are the same in every process (systems built again share their generated
 and pickles rebuild them equal) and equal to no symbol a user can make."""
 
 
-def private_symbols(stem: str, n: int, offset: int) -> list:
+def private_symbols(stem: str, n: int, offset: int) -> list[sympy.Dummy]:
     """``n`` private symbols ``stem0 .. stem{n-1}`` (sympy Dummies, printed ``_stem0``):
     equal to nothing a user writes, the same in every process.  ``offset`` (a multiple of
     2**16) keeps the kinds apart."""
     return [sp.Dummy(f"{stem}{i}", dummy_index=_PRIVATE_BASE + offset + i) for i in range(n)]
 
 
-def check_symbols(name: str, coords: Sequence, params: Sequence, velocities: Sequence = ()) -> None:
+def check_symbols(name: str, coords: Sequence[sympy.Symbol], params: Sequence[sympy.Symbol],
+                  velocities: Sequence[sympy.Symbol] = ()) -> None:
     """Refuse a system whose symbols clash: a coordinate, velocity or parameter that is not
     a sympy Symbol, two of them equal or printed alike, or one named like the time symbol
     :data:`mpvi.TIME` (``t``).  Names label outputs, saved files and messages, so two
@@ -177,8 +185,9 @@ class LagrangianSystem:
     is_linear = False
     first_order = False
 
-    def __init__(self, name: str, coords: Sequence, mass: Any, potential: Any, params: dict, ctx: Any,
-                 force: Callable | None = None):
+    def __init__(self, name: str, coords: Sequence[sympy.Symbol], mass: MatrixLike,
+                 potential: ExprLike, params: Mapping[str, NumberLike], ctx: Context,
+                 force: ForceFunction | None = None) -> None:
         self._init_common(name, coords, None, params, ctx)
         names = _names(self.coords, self.param_symbols)
         M = as_matrix(mass, names, what=f"{name}: mass matrix")
@@ -187,9 +196,10 @@ class LagrangianSystem:
                               M, V, self._force_expr(force)))
 
     @classmethod
-    def from_lagrangian(cls, name: str, coords: Sequence, velocities: Sequence, lagrangian: Any,
-                        params: dict, ctx: Any, force: Callable | None = None
-                        ) -> LagrangianSystem:
+    def from_lagrangian(cls, name: str, coords: Sequence[sympy.Symbol],
+                        velocities: Sequence[sympy.Symbol], lagrangian: ExprLike,
+                        params: Mapping[str, NumberLike], ctx: Context,
+                        force: ForceFunction | None = None) -> LagrangianSystem:
         """Build a system from a general Lagrangian L(t, q, v) (Mutze's setting).
 
         L_vv must be positive definite along the motion (checked at the initial point
@@ -285,7 +295,8 @@ class LagrangianSystem:
         every step."""
         self._bindings = {self.ctx.key: self}
 
-    def with_context(self, ctx: Any, params: dict | None = None) -> LagrangianSystem:
+    def with_context(self, ctx: Context, params: Mapping[str, NumberLike] | None = None
+                     ) -> LagrangianSystem:
         """Return this system in the number context ``ctx``, sharing its symbolic model.
 
         No sympy derivation and no code generation: the model (L, M, V, F and their
@@ -355,7 +366,7 @@ class LagrangianSystem:
                                   params, ctx, force, dict(self._params) if exact else None))
 
     @cached_property
-    def signature(self) -> tuple:
+    def signature(self) -> tuple[Any, ...]:
         """What the generated code depends on: L, F, the symbols, the parameter symbols.
 
         Not the parameter values: systems that differ only in them share their code.
@@ -368,7 +379,7 @@ class LagrangianSystem:
                 f"({', '.join(self.coord_names)}), context {self.ctx.name}>")
 
     # ----- symbolic pieces (shared by every system with the same expressions) -----------
-    def symbolic(self, what: str) -> tuple:
+    def symbolic(self, what: str) -> tuple[Any, ...]:
         """Return symbolic derivative blocks, computed once per system :attr:`signature`.
 
         Parameters
@@ -394,7 +405,7 @@ class LagrangianSystem:
         return self.model.symbolic(what)
 
     @property
-    def acceleration_symbols(self) -> list:
+    def acceleration_symbols(self) -> list[sympy.Symbol]:
         """The symbols a^1..a^n of the accelerations in :meth:`symbolic` ("residual").
 
         The same sympy Dummies in every call (they never collide with a user's own
@@ -473,7 +484,8 @@ class LagrangianSystem:
         self._mv_form("M(q)")
         return self._compile([self.coords, self.param_symbols], list(self.mass_expr), "M")
 
-    def mass(self, q: Any, v: Any = None, t: Any = None) -> np.ndarray:
+    def mass(self, q: VectorLike, v: VectorLike | None = None,
+             t: NumberLike | None = None) -> Matrix:
         """Evaluate the mass matrix M(q) (for a general Lagrangian: L_vv(t, q, v)).
 
         Parameters
@@ -496,7 +508,7 @@ class LagrangianSystem:
         v = self.ctx.zeros(n) if v is None else v
         return self._arr(self._mass_txv(self._t(t), q, v, self.param_values), (n, n))
 
-    def potential(self, q: Any) -> Any:
+    def potential(self, q: VectorLike) -> Number:
         """Evaluate the potential V(q).
 
         Parameters
@@ -520,7 +532,7 @@ class LagrangianSystem:
         self._mv_form(key)
         return self._compile([self.coords, self.param_symbols], exprs, key)
 
-    def dmass(self, q: Any) -> np.ndarray:
+    def dmass(self, q: VectorLike) -> Array:
         """Evaluate the first derivatives of the mass matrix.
 
         Parameters
@@ -543,7 +555,7 @@ class LagrangianSystem:
         f = self._mv_piece("dmass", [e for xg in self.coords for e in sp.diff(M, xg)])
         return self._arr(f(q, self.param_values), (n, n, n))
 
-    def d2mass(self, q: Any) -> np.ndarray:
+    def d2mass(self, q: VectorLike) -> Array:
         """Evaluate the second derivatives of the mass matrix.
 
         Parameters
@@ -566,7 +578,7 @@ class LagrangianSystem:
         f = self._mv_piece("d2mass", [e for xg in x for xd in x for e in sp.diff(M, xd, xg)])
         return self._arr(f(q, self.param_values), (n, n, n, n))
 
-    def grad_potential(self, q: Any) -> np.ndarray:
+    def grad_potential(self, q: VectorLike) -> Vector:
         """Evaluate the gradient of the potential, dV/dq.
 
         Parameters
@@ -588,7 +600,7 @@ class LagrangianSystem:
         f = self._mv_piece("grad_potential", [sp.diff(self.potential_expr, xi) for xi in self.coords])
         return self._arr(f(q, self.param_values), (self.dof,))
 
-    def hess_potential(self, q: Any) -> np.ndarray:
+    def hess_potential(self, q: VectorLike) -> Matrix:
         """Evaluate the Hessian of the potential, d2V/dq dq.
 
         Parameters
@@ -616,7 +628,7 @@ class LagrangianSystem:
     def _t(self, t):
         return self.ctx.zero if t is None else t
 
-    def force(self, t: Any, q: Any, v: Any) -> np.ndarray:
+    def force(self, t: NumberLike | None, q: VectorLike, v: VectorLike) -> Vector:
         """Evaluate the generalized force F(t, q, v).
 
         Parameters
@@ -637,7 +649,8 @@ class LagrangianSystem:
             return self.ctx.zeros(self.dof)
         return self._arr(self._force(self._t(t), q, v, self.param_values), (self.dof,))
 
-    def force_derivatives(self, t: Any, q: Any, v: Any) -> tuple:
+    def force_derivatives(self, t: NumberLike | None, q: VectorLike,
+                          v: VectorLike) -> tuple[Array, ...]:
         """Evaluate the force and its derivatives, (F, dF/dq, dF/dv), at (t, q, v).
 
         Parameters
@@ -661,7 +674,7 @@ class LagrangianSystem:
                 self._arr(vals[n + n * n:], (n, n)))
 
     # ----- Lagrangian derivatives at a point (what the variational schemes use) ----------------
-    def lagrangian(self, q: Any, v: Any, t: Any = None) -> Any:
+    def lagrangian(self, q: VectorLike, v: VectorLike, t: NumberLike | None = None) -> Number:
         """Evaluate the Lagrangian L(t, q, v).
 
         Parameters
@@ -682,7 +695,8 @@ class LagrangianSystem:
             return (v @ self.mass(q) @ v) / 2 - self.potential(q)
         return self._lagrangian(self._t(t), q, v, self.param_values)[0]
 
-    def node_gradient(self, x: Any, v: Any, t: Any = None) -> tuple:
+    def node_gradient(self, x: VectorLike, v: VectorLike,
+                      t: NumberLike | None = None) -> tuple[Array, ...]:
         """Evaluate (P, G) = (dL/dv, dL/dq) at (t, x, v).
 
         Parameters
@@ -703,7 +717,8 @@ class LagrangianSystem:
         vals = self._node_grad(self._t(t), x, v, self.param_values)
         return self._arr(vals[:n], (n,)), self._arr(vals[n:], (n,))
 
-    def node_derivatives(self, x: Any, v: Any, t: Any = None) -> tuple:
+    def node_derivatives(self, x: VectorLike, v: VectorLike,
+                         t: NumberLike | None = None) -> tuple[Array, ...]:
         """Evaluate the first and second derivatives of L at (t, x, v).
 
         What the variational schemes use at a quadrature node.
@@ -730,7 +745,8 @@ class LagrangianSystem:
                 self._arr(vals[k:k + n * n], (n, n)), self._arr(vals[k + n * n:k + 2 * n * n], (n, n)),
                 self._arr(vals[k + 2 * n * n:], (n, n)))
 
-    def residual_derivatives(self, t: Any, x: Any, v: Any, a: Any) -> tuple:
+    def residual_derivatives(self, t: NumberLike | None, x: VectorLike, v: VectorLike,
+                             a: VectorLike) -> tuple[Array, ...]:
         """Evaluate the residual of the equations of motion and its derivatives.
 
         R = L_vv a + L_vq v + L_vt - L_q - F, zero along a motion; the weighted-residual
@@ -770,7 +786,7 @@ class LagrangianSystem:
             raise SingularMatrixError(f"{self.name}: the mass matrix is singular at "
                                       f"q = ({self._point(q)}): {exc}") from None
 
-    def momentum(self, q: Any, v: Any, t: Any = None) -> np.ndarray:
+    def momentum(self, q: VectorLike, v: VectorLike, t: NumberLike | None = None) -> Vector:
         """Compute the momentum p = dL/dv (= M(q) v for the M, V form): the Legendre map.
 
         Parameters
@@ -791,7 +807,8 @@ class LagrangianSystem:
             return self.mass(q) @ v
         return self.node_gradient(q, v, t)[0]
 
-    def velocity(self, q: Any, p: Any, t: Any = None, guess: Any = None) -> np.ndarray:
+    def velocity(self, q: VectorLike, p: VectorLike, t: NumberLike | None = None,
+                 guess: VectorLike | None = None) -> Vector:
         """Compute the velocity v with dL/dv(t, q, v) = p: the inverse Legendre map.
 
         v = M(q)^-1 p for the M, V form; a linear solve when L is quadratic in v.  For a
@@ -843,7 +860,7 @@ class LagrangianSystem:
                 if k == len(starts) - 1:
                     raise
 
-    def acceleration(self, t: Any, q: Any, v: Any) -> np.ndarray:
+    def acceleration(self, t: NumberLike | None, q: VectorLike, v: VectorLike) -> Vector:
         """Compute the acceleration a = q'' at (t, q, v) from the equations of motion.
 
         L_vv a = L_q + F - L_vq v - L_vt (mutze eq. 15), solved at context precision.
@@ -871,7 +888,8 @@ class LagrangianSystem:
         vals = self._acceleration_parts(self._t(t), q, v, self.param_values)
         return self._solve_mass(self._arr(vals[:n * n], (n, n)), self._arr(vals[n * n:], (n,)), q)
 
-    def acceleration_derivatives(self, t: Any, q: Any, v: Any) -> tuple:
+    def acceleration_derivatives(self, t: NumberLike | None, q: VectorLike,
+                                 v: VectorLike) -> tuple[Array, ...]:
         """Compute the acceleration and its derivatives (A, dA/dq, dA/dv) at (t, q, v).
 
         A as :meth:`acceleration`; its derivatives from G(t, q, v, A(t, q, v)) = 0 by
@@ -901,7 +919,7 @@ class LagrangianSystem:
         _, Gq, Gv, Ga = self.residual_derivatives(t, q, v, a)
         return a, -self._solve_mass(Ga, Gq, q), -self._solve_mass(Ga, Gv, q)
 
-    def hamiltonian(self, q: Any, p: Any, t: Any = None) -> Any:
+    def hamiltonian(self, q: VectorLike, p: VectorLike, t: NumberLike | None = None) -> Number:
         """Compute the Hamiltonian (the energy) H = p^T v - L at v = velocity(q, p).
 
         For the M, V form, H = 1/2 p^T M(q)^-1 p + V(q) (top2025 eq. (15)).
@@ -933,7 +951,8 @@ class LagrangianSystem:
 
     energy = hamiltonian
 
-    def hamiltonian_rhs(self, q: Any, p: Any, t: Any = None) -> tuple:
+    def hamiltonian_rhs(self, q: VectorLike, p: VectorLike,
+                        t: NumberLike | None = None) -> tuple[Array, ...]:
         """Evaluate Hamilton's equations: (q', p') = (v, dL/dq + F) at v = velocity(q, p).
 
         Parameters
@@ -962,7 +981,7 @@ class LagrangianSystem:
         return v, G
 
     # ----- validation ----------------------------------------------------------------------
-    def check_vector(self, values: Any, label: str) -> np.ndarray:
+    def check_vector(self, values: VectorLike, label: str) -> Vector:
         """Convert and validate a vector of initial data (length dof, finite).
 
         Parameters
@@ -1002,7 +1021,7 @@ class LagrangianSystem:
                              f"({', '.join(ctx.to_str(e, 8) for e in x)})")
         return x
 
-    def mass_rows(self, t: Any, q: Any, v: Any) -> list:
+    def mass_rows(self, t: NumberLike | None, q: VectorLike, v: VectorLike) -> list[list[Number]]:
         """Evaluate M(q) (or L_vv(t, q, v)) as a list of rows, for the checks.
 
         Parameters
@@ -1023,7 +1042,8 @@ class LagrangianSystem:
         flat = self._mass_txv(self._t(t), q, v, self.param_values)
         return [flat[i * n:(i + 1) * n] for i in range(n)]
 
-    def check_state(self, t: Any, q: Any, v: Any = None) -> None:
+    def check_state(self, t: NumberLike | None, q: VectorLike,
+                    v: VectorLike | None = None) -> None:
         """Validate the initial point of an integration.
 
         The mass matrix (L_vv for a general Lagrangian) must be positive definite at
@@ -1074,7 +1094,7 @@ class LagrangianSystem:
         after every step."""
         return self._compile(*self._regularity_exprs, "regularity")
 
-    def irregularity(self, t: Any, q: Any, v: Any) -> str | None:
+    def irregularity(self, t: NumberLike | None, q: VectorLike, v: VectorLike) -> str | None:
         """Tell what, if anything, makes the system irregular at (t, q, v).
 
         Regular: V (L for a general Lagrangian) finite, the mass matrix (L_vv) finite and
@@ -1109,7 +1129,7 @@ class LagrangianSystem:
             return "the mass matrix is not positive definite"
         return None
 
-    def diagnose(self, t: Any, q: Any, v: Any) -> str | None:
+    def diagnose(self, t: NumberLike | None, q: VectorLike, v: VectorLike) -> str | None:
         """Tell in a sentence what is wrong with the system at (t, q, v), if anything.
 
         A non-finite state, potential, Lagrangian or mass matrix, a mass matrix that is

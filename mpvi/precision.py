@@ -27,27 +27,31 @@ from __future__ import annotations
 import functools
 import inspect
 import threading
+from typing import Any, Callable, TypeVar, cast
 
 try:
     import gmpy2
 except ImportError:                     # pragma: no cover - gmpy2 is a dependency
     gmpy2 = None
 
-_CONTEXT_TYPES = ()
+_CONTEXT_TYPES: tuple[type, ...] = ()
 """The number context classes (set by :mod:`mpvi.context`: ``register_context_type``)."""
 
 
-def register_context_type(cls):
+def register_context_type(cls: type[_C]) -> type[_C]:
     """Let :func:`boundary` recognise instances of ``cls`` as number contexts."""
     global _CONTEXT_TYPES
     _CONTEXT_TYPES = _CONTEXT_TYPES + (cls,)
     return cls
 
 
+_F = TypeVar("_F", bound=Callable[..., Any])
+_C = TypeVar("_C")
+
 _depth = threading.local()
 
 
-def request_handoff(gmpy2_context) -> None:
+def request_handoff(gmpy2_context: Any) -> None:
     """Ask the outermost entry point, if it is a context constructor (``handoff=True``), to
     leave ``gmpy2_context`` as the thread's context instead of restoring the caller's:
     what :class:`mpvi.GMPContext` does when it is created (module doc)."""
@@ -66,7 +70,7 @@ def _context_of(args):
     return None
 
 
-def boundary(f, own=False, find=True, handoff=False):
+def boundary(f: _F, own: bool = False, find: bool = True, handoff: bool = False) -> _F:
     """Decorate a public entry point of mpvi: the caller's gmpy2 thread context is the same
     object, at the same precision, after the call as before.
 
@@ -106,8 +110,8 @@ def boundary(f, own=False, find=True, handoff=False):
                 return result
             finally:
                 restore(caller, done)
-        method.mpvi_entry = True
-        return method
+        method.mpvi_entry = True            # type: ignore[attr-defined]
+        return cast("_F", method)
 
     @functools.wraps(f)
     def entry(*args, **kwargs):
@@ -124,17 +128,17 @@ def boundary(f, own=False, find=True, handoff=False):
             return result
         finally:
             restore(caller, done)
-    entry.mpvi_entry = True
-    return entry
+    entry.mpvi_entry = True                 # type: ignore[attr-defined]
+    return cast("_F", entry)
 
 
-def boundary_class(cls, own=False):
+def boundary_class(cls: type[_C], own: bool = False) -> type[_C]:
     """Make every public method of ``cls`` (and ``__init__``, ``__call__``, the getters of
     its properties) a :func:`boundary`; ``own=True`` for the number contexts (each method
     activates its context)."""
     if vars(cls).get("_guarded"):
         return cls
-    cls._guarded = True
+    cls._guarded = True                     # type: ignore[attr-defined]
     for name, attr in list(vars(cls).items()):
         if name.startswith("_") and name not in ("__init__", "__call__", "__getitem__"):
             continue
@@ -153,13 +157,13 @@ def boundary_class(cls, own=False):
     return cls
 
 
-def context_class(cls):
+def context_class(cls: type[_C]) -> type[_C]:
     """:func:`boundary_class` for a number context (and register its type)."""
     register_context_type(cls)
     return boundary_class(cls, own=True)
 
 
-def entry(f):
+def entry(f: _F) -> _F:
     """Mark ``f`` as a public entry point of mpvi: :func:`boundary` (it computes at its
     arguments' context and leaves the caller's precision as it was).  Written on every
     name of mpvi's public surface -- the names of ``mpvi.__all__``, the documented
@@ -170,16 +174,16 @@ def entry(f):
     return boundary(f)
 
 
-def entry_class(cls):
+def entry_class(cls: type[_C]) -> type[_C]:
     """Mark the public class ``cls`` as entry points: every public method, constructor
     and property (:func:`boundary_class`)."""
     return boundary_class(cls)
 
 
-def sticky(f):
+def sticky(f: _F) -> _F:
     """Mark a method (or a property's getter) that :func:`boundary_class` leaves alone:
     ``activate``, whose purpose is to change the thread's precision, and methods called
     in the hot loop that neither compute at the thread's precision nor leave it changed
     (``isfinite``, ``eps``), where the wrapper would cost 7 % of a Simpson step."""
-    f._sticky = True
+    f._sticky = True                        # type: ignore[attr-defined]
     return f

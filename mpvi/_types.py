@@ -1,0 +1,65 @@
+"""The names of the public annotations: a context's numbers, vectors and matrices, the
+numbers a user may write, sympy's expressions.
+
+Written once here and imported by the library's modules under ``if TYPE_CHECKING:``
+only: nothing is imported at run time (every alias is a string the type checker reads),
+so that annotating a signature never makes ``import mpvi`` load numpy, gmpy2, mpmath or
+sympy.  The third-party packages without type information (gmpy2, mpmath, sympy) are
+``Any`` to mypy (pyproject.toml, ``[tool.mypy]``), so their names below document the
+value more than they check it.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, TypeAlias
+
+if TYPE_CHECKING:
+    from decimal import Decimal
+    from fractions import Fraction
+
+    import gmpy2
+    import mpmath
+    import numpy as np
+    import sympy
+    from collections.abc import Callable, Sequence
+    from numpy.typing import NDArray
+
+Real: TypeAlias = "float | gmpy2.mpfr | mpmath.mpf"
+"""A real number of a context: ``gmpy2.mpfr`` (:class:`mpvi.GMPContext`), mpmath's
+``mpf`` (:class:`mpvi.MPContext`) or ``float`` (:class:`mpvi.FPContext`)."""
+
+Number: TypeAlias = "float | complex | gmpy2.mpfr | gmpy2.mpc | mpmath.mpf | mpmath.mpc"
+"""A real or complex number of a context."""
+
+NumberLike: TypeAlias = ("int | float | complex | str | Fraction | Decimal | sympy.Basic"
+                         " | gmpy2.mpfr | gmpy2.mpc | gmpy2.mpq | gmpy2.mpz"
+                         " | mpmath.mpf | mpmath.mpc")
+"""What a context reads as a number (:meth:`mpvi.context.Context.number`): an exact
+integer, fraction or decimal text, a sympy number, or a number of a context."""
+
+Vector: TypeAlias = "NDArray[np.object_] | NDArray[np.float64]"
+"""A 1-D numpy array of a context's numbers (dtype object; float64 for the fp context)."""
+
+VectorLike: TypeAlias = "Vector | Sequence[NumberLike]"
+"""What a function reads as a vector: an array, or a sequence of numbers (array_like)."""
+
+Matrix: TypeAlias = "NDArray[np.object_] | NDArray[np.float64]"
+"""A 2-D numpy array of a context's numbers."""
+
+Array: TypeAlias = "NDArray[np.object_] | NDArray[np.float64]"
+"""A numpy array of a context's numbers, of any shape (a state history: steps x dof)."""
+
+Expr: TypeAlias = "sympy.Expr"
+"""A sympy expression."""
+
+ExprLike: TypeAlias = "sympy.Basic | str | int | float"
+"""What :func:`mpvi.expressions.as_expression` reads: a sympy object, a formula's text
+(parsed by mpvi's own parser), or a number."""
+
+MatrixLike: TypeAlias = "sympy.MatrixBase | Sequence[Sequence[ExprLike]] | Sequence[ExprLike]"
+"""What :func:`mpvi.expressions.as_matrix` reads: a sympy Matrix, or its rows (a flat
+sequence is a column)."""
+
+ForceFunction: TypeAlias = ("Callable[[sympy.Symbol, sympy.Matrix, sympy.Matrix],"
+                            " sympy.MatrixBase | Sequence[ExprLike]]")
+"""A non-conservative force ``force(t, q, v)``: called once with the symbols of time,
+coordinates and velocities, it returns the n x 1 column of the force's expressions."""
