@@ -10,17 +10,19 @@ value more than they check it.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, TypeAlias
+from typing import TYPE_CHECKING, TypeAlias, TypedDict
 
 if TYPE_CHECKING:
     from decimal import Decimal
     from fractions import Fraction
 
+    import flint
     import gmpy2
     import mpmath
     import numpy as np
     import sympy
-    from collections.abc import Callable, Sequence
+    import sympy.polys.rings
+    from collections.abc import Callable, Mapping, Sequence
     from numpy.typing import NDArray
 
 Real: TypeAlias = "float | gmpy2.mpfr | mpmath.mpf"
@@ -63,3 +65,57 @@ ForceFunction: TypeAlias = ("Callable[[sympy.Symbol, sympy.Matrix, sympy.Matrix]
                             " sympy.MatrixBase | Sequence[ExprLike]]")
 """A non-conservative force ``force(t, q, v)``: called once with the symbols of time,
 coordinates and velocities, it returns the n x 1 column of the force's expressions."""
+
+ExactSolution: TypeAlias = ("Callable[[Number], tuple[VectorLike, VectorLike]]"
+                            " | Callable[[Number], VectorLike]")
+"""An exact solution: ``t -> (q, p)`` or ``t -> (q, v)`` for a mechanical system,
+``t -> y`` for a first-order system (:class:`mpvi.Problem`)."""
+
+EventFunction: TypeAlias = "Callable[[Number, Vector, Vector], Real]"
+"""An event function ``g(t, q, v)`` (``g(t, y, y')`` for a first-order system) whose
+sign changes :func:`mpvi.solve` locates."""
+
+StepCallback: TypeAlias = "Callable[[Number, Vector, Vector | None], bool | None]"
+"""``callback(t, q, y)`` of :func:`mpvi.solve`, after every step; True stops the run."""
+
+ProgressCallback: TypeAlias = "Callable[[int, int], object]"
+"""``progress(step, total)`` of :func:`mpvi.solve`."""
+
+FirstOrderField: TypeAlias = "Callable[[Number, Vector], VectorLike]"
+"""The right-hand side ``rhs(t, y)`` of a first-order system."""
+
+RingElement: TypeAlias = "flint.fmpq_mpoly | sympy.polys.rings.PolyElement"
+"""An element of an :class:`mpvi.jets.Algebra`: a polynomial over the rationals in its
+symbols and atoms (FLINT's ``fmpq_mpoly``, or sympy's ``PolyElement`` on that backend)."""
+
+RingScalar: TypeAlias = "flint.fmpq | gmpy2.mpq"
+"""A rational scalar of an algebra's ring (FLINT's ``fmpq`` or sympy's QQ, ``gmpy2.mpq``)."""
+
+
+class ParseOptions(TypedDict, total=False):
+    """The options of :func:`mpvi.expressions.parse_expression` that
+    :func:`~mpvi.expressions.as_expression` and :func:`~mpvi.expressions.as_matrix` pass on
+    (``**options``)."""
+
+    free_symbols: bool
+    functions: Mapping[str, Callable[..., sympy.Basic]] | None
+    constants: Mapping[str, sympy.Basic] | None
+    evaluate: bool
+    tuples: bool
+    max_length: int
+    max_depth: int
+    max_digits: int
+    max_exponent: int
+    max_bits: int
+
+
+class ProblemChanges(TypedDict, total=False):
+    """What :meth:`mpvi.Problem.replace` may change (``**changes``)."""
+
+    q0: VectorLike
+    p0: VectorLike | None
+    v0: VectorLike | None
+    t0: NumberLike
+    t1: NumberLike | None
+    exact: ExactSolution | None
+    name: str | None

@@ -6,7 +6,7 @@ the error vector over all nodes j = 0..N.
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 
 import numpy as np
 
@@ -15,9 +15,17 @@ from .schemes import get_method
 from .precision import entry
 from .systems.linear import LinearSystem
 
+if TYPE_CHECKING:
+    from ._types import Array, ExactSolution, Matrix, NumberLike, Real, Vector, VectorLike
+    from .context import Context
+    from .mechanics import LagrangianSystem
+    from .schemes.base import Method
+    from .solution import Solution
+
 
 @entry
-def node_errors(ctx: Any, values: Sequence, reference: Sequence) -> np.ndarray:
+def node_errors(ctx: Context, values: Sequence[VectorLike], reference: Sequence[VectorLike]
+                ) -> Vector:
     """Compute the Euclidean norm of ``values[j] - reference[j]`` for every row j.
 
     Parameters
@@ -38,7 +46,7 @@ def node_errors(ctx: Any, values: Sequence, reference: Sequence) -> np.ndarray:
 
 
 @entry
-def error_norms(sol: Any, exact: Callable | None = None) -> dict:
+def error_norms(sol: Solution, exact: ExactSolution | None = None) -> dict[str, Real]:
     """Compute the largest Euclidean error over the saved points of a solution.
 
     The norm convention of axioms2024 Sec. 6.4: ``||e||_inf = max_j |q_j - q_ex(t_j)|_2``.
@@ -75,7 +83,8 @@ def _largest(ctx, values):
 
 
 @entry
-def sup_errors(sol: Any, q_ref: Sequence, p_ref: Sequence) -> dict:
+def sup_errors(sol: Solution, q_ref: Sequence[VectorLike], p_ref: Sequence[VectorLike]
+               ) -> dict[str, Real]:
     """Compute the largest Euclidean errors against reference values at the saved points.
 
     For references already sampled on the solution's saved points (e.g. one exact
@@ -101,7 +110,7 @@ def sup_errors(sol: Any, q_ref: Sequence, p_ref: Sequence) -> dict:
 
 
 @entry
-def fit_order(ctx: Any, hs: Sequence, errors: Sequence) -> Any:
+def fit_order(ctx: Context, hs: Sequence[NumberLike], errors: Sequence[NumberLike]) -> Real:
     """Fit the convergence order: the least-squares slope of log(error) against ``log|h|``.
 
     Parameters
@@ -135,7 +144,8 @@ def fit_order(ctx: Any, hs: Sequence, errors: Sequence) -> Any:
 
 
 @entry
-def central_differences(f: Callable, x: Sequence, ctx: Any, delta: Any) -> np.ndarray:
+def central_differences(f: Callable[[Vector], Any], x: VectorLike, ctx: Context,
+                        delta: NumberLike) -> Array:
     """Differentiate an array-valued function by central differences.
 
     For checking generated derivatives (evaluate ``f`` in a context with more digits
@@ -167,7 +177,7 @@ def central_differences(f: Callable, x: Sequence, ctx: Any, delta: Any) -> np.nd
 
 
 @entry
-def energy(system: Any, sol: Any) -> np.ndarray:
+def energy(system: LagrangianSystem, sol: Solution) -> Vector:
     """Compute the energy H(q_j, p_j) at every saved point.
 
     Parameters
@@ -186,7 +196,7 @@ def energy(system: Any, sol: Any) -> np.ndarray:
 
 
 @entry
-def relative_energy_error(system: Any, sol: Any) -> np.ndarray:
+def relative_energy_error(system: LagrangianSystem, sol: Solution) -> Vector:
     """Compute the relative energy error ``|H_j - H_0| / |H_0|`` at every saved point.
 
     Parameters
@@ -208,7 +218,8 @@ def relative_energy_error(system: Any, sol: Any) -> np.ndarray:
 # ----- symplecticity -------------------------------------------------------------------
 
 @entry
-def one_step_matrix(scheme: Any, system: Any, h: Any, ctx: Any, **options: Any) -> np.ndarray:
+def one_step_matrix(scheme: str | Method, system: LinearSystem, h: NumberLike, ctx: Context,
+                    **options: object) -> Matrix:
     """Compute the 2n x 2n matrix Phi of a method's one-step map on a linear system.
 
     Phi acts on eta = (p, q) (axioms2024 eqs. 12, 32); it is obtained by stepping the unit
@@ -260,8 +271,9 @@ def step_pq(method, stepper, system, t, h, q, p):
 
 
 @entry
-def one_step_jacobian(scheme: Any, make_system: Callable, h: Any, q: Sequence, p: Sequence,
-                      ctx: Any, t: Any = 0, **options: Any) -> np.ndarray:
+def one_step_jacobian(scheme: str | Method, make_system: Callable[[Context], LagrangianSystem],
+                      h: NumberLike, q: VectorLike, p: VectorLike, ctx: Context,
+                      t: NumberLike = 0, **options: object) -> Matrix:
     """Compute the Jacobian d(p_1, q_1)/d(p_0, q_0) of one step of a method.
 
     On a nonlinear system at the point (q, p), by central differences in a context with
@@ -326,7 +338,8 @@ def canonical_J(n, ctx):
 
 
 @entry
-def symplecticity_defect(scheme: Any, system: Any, h: Any, ctx: Any, **options: Any) -> Any:
+def symplecticity_defect(scheme: str | Method, system: LinearSystem, h: NumberLike, ctx: Context,
+                         **options: object) -> Real:
     """Compute the symplecticity defect ``||Phi^T J Phi - J||_F`` of a one-step matrix.
 
     Of a method's one-step matrix on a linear system (axioms2024 eq. 33); (q, v) methods
@@ -354,7 +367,7 @@ def symplecticity_defect(scheme: Any, system: Any, h: Any, ctx: Any, **options: 
 
 
 @entry
-def matrix_defect(phi: np.ndarray, ctx: Any) -> Any:
+def matrix_defect(phi: Matrix, ctx: Context) -> Real:
     """Compute ``||Phi^T J Phi - J||_F`` of a 2n x 2n Jacobian on (p, q).
 
     E.g. of :func:`one_step_jacobian`; J = [[0, -I], [I, 0]] (axioms2024 eq. 33).
@@ -378,7 +391,8 @@ def matrix_defect(phi: np.ndarray, ctx: Any) -> Any:
 # ----- linear stability ---------------------------------------------------------------
 
 @entry
-def stability_scan(scheme: Any, omega_h: Iterable, ctx: Any, **options: Any) -> list:
+def stability_scan(scheme: str | Method, omega_h: Iterable[NumberLike], ctx: Context,
+                   **options: object) -> list[tuple[Real, Real, Real, bool]]:
     """Scan the spectral radius of a method's one-step matrix on the scalar oscillator.
 
     q'' + q = 0 (M = 1, K = 1, so h = omega h), for each value of omega h.  The steps are

@@ -26,12 +26,16 @@ from __future__ import annotations
 import functools
 import types
 from fractions import Fraction
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 
 from .context import PrecisionError
 from .precision import entry
+
+if TYPE_CHECKING:
+    from ._types import Number
+    from .context import Context
 
 
 def _name(fn) -> str:
@@ -74,7 +78,7 @@ def _functions(fn):
 
 
 @entry
-def float_literals(fn: Callable) -> list:
+def float_literals(fn: Callable[..., object]) -> list[float]:
     """The float constants reachable from ``fn``'s code that are not exact decimals.
 
     Parameters
@@ -110,7 +114,7 @@ def float_literals(fn: Callable) -> list:
 
 
 @entry
-def check_literals(fn: Callable, ctx: Any, what: str) -> None:
+def check_literals(fn: Callable[..., object], ctx: Context, what: str) -> None:
     """Refuse a callable whose code holds a float literal that is not an exact decimal.
 
     Parameters
@@ -140,7 +144,7 @@ def check_literals(fn: Callable, ctx: Any, what: str) -> None:
 
 
 @entry
-def returned(ctx: Any, value: Any, what: str) -> Any:
+def returned(ctx: Context, value: object, what: str) -> Number:
     """A number a callable returned, converted and checked like initial data.
 
     Parameters
@@ -179,7 +183,7 @@ def returned(ctx: Any, value: Any, what: str) -> Any:
 
 
 @entry
-def returned_vector(ctx: Any, values: Any, n: int, what: str) -> list:
+def returned_vector(ctx: Context, values: object, n: int, what: str) -> list[Number]:
     """A vector a callable returned: ``n`` numbers, each as :func:`returned`.
 
     Parameters
@@ -213,7 +217,7 @@ def returned_vector(ctx: Any, values: Any, n: int, what: str) -> list:
 
 
 @entry
-def stop_flag(value: Any, what: str) -> bool:
+def stop_flag(value: object, what: str) -> bool:
     """A callback's answer to "stop here?": True, False, None (go on) or a numpy bool.
 
     Parameters

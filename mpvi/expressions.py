@@ -46,10 +46,16 @@ from __future__ import annotations
 
 import keyword
 import re
-from typing import Any, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 import sympy as sp
 from .precision import entry
+
+if TYPE_CHECKING:
+    import sympy
+    from typing_extensions import Unpack
+
+    from ._types import ExprLike, MatrixLike, ParseOptions
 
 __all__ = ["ExpressionError", "parse_expression", "as_expression", "as_matrix",
            "FUNCTIONS", "CONSTANTS"]
@@ -421,13 +427,13 @@ class _Parser:
 
 
 @entry
-def parse_expression(text: str, names: Mapping[str, Any] | None = None, *,
+def parse_expression(text: str, names: Mapping[str, sympy.Basic] | None = None, *,
                      what: str = "expression", free_symbols: bool = False,
-                     functions: Mapping[str, Callable] | None = None,
-                     constants: Mapping[str, Any] | None = None, evaluate: bool = True,
+                     functions: Mapping[str, Callable[..., sympy.Basic]] | None = None,
+                     constants: Mapping[str, sympy.Basic] | None = None, evaluate: bool = True,
                      tuples: bool = False, max_length: int = MAX_LENGTH, max_depth: int = MAX_DEPTH,
                      max_digits: int = MAX_DIGITS, max_exponent: int = MAX_EXPONENT,
-                     max_bits: int = MAX_BITS) -> Any:
+                     max_bits: int = MAX_BITS) -> sympy.Basic:
     """Read a text as a sympy expression by the closed grammar of :mod:`mpvi.expressions`.
 
     Parameters
@@ -495,8 +501,8 @@ def parse_expression(text: str, names: Mapping[str, Any] | None = None, *,
 
 
 @entry
-def as_expression(value: Any, names: Mapping[str, Any] | None = None, *,
-                  what: str = "expression", **options: Any) -> Any:
+def as_expression(value: ExprLike, names: Mapping[str, sympy.Basic] | None = None, *,
+                  what: str = "expression", **options: Unpack[ParseOptions]) -> sympy.Expr:
     """Return a sympy expression given as text or as a sympy object or number.
 
     Text is read by :func:`parse_expression`; anything else is converted by
@@ -533,8 +539,8 @@ def as_expression(value: Any, names: Mapping[str, Any] | None = None, *,
 
 
 @entry
-def as_matrix(value: Any, names: Mapping[str, Any] | None = None, *,
-              what: str = "matrix", **options: Any) -> Any:
+def as_matrix(value: MatrixLike, names: Mapping[str, sympy.Basic] | None = None, *,
+              what: str = "matrix", **options: Unpack[ParseOptions]) -> sympy.Matrix:
     """Return a sympy Matrix given as one, or as rows of texts, sympy objects or numbers.
 
     Every entry is read by :func:`as_expression` (a text by the closed grammar), so that

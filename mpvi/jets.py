@@ -44,7 +44,7 @@ from __future__ import annotations
 import itertools
 from contextlib import contextmanager
 from math import factorial
-from typing import Any, Iterable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 import sympy as sp
 from flint import fmpq, fmpq_mpoly, fmpq_mpoly_ctx
@@ -52,6 +52,13 @@ from sympy.polys.domains import QQ
 from sympy.polys.orderings import lex
 from sympy.polys.rings import PolyElement, PolyRing
 from .precision import entry, entry_class
+
+if TYPE_CHECKING:
+    from fractions import Fraction
+
+    import sympy
+
+    from ._types import ExprLike, RingElement, RingScalar
 
 _X = sp.Dummy("x")
 MAX_ATOMS = 400
@@ -190,7 +197,8 @@ class Algebra:
             cls = _ALGEBRAS[name]
         return super().__new__(cls)
 
-    def __init__(self, exprs: Iterable, variables: Sequence, extra: Sequence = (),
+    def __init__(self, exprs: Iterable[ExprLike], variables: Sequence[sympy.Symbol],
+                 extra: Sequence[sympy.Symbol] = (),
                  parent: "Algebra | None" = None, expand_angles: bool = False,
                  backend: str | None = None):
         if parent is not None and parent.backend != self.backend:
@@ -347,7 +355,7 @@ class Algebra:
         return rules
 
     # ----- conversion ------------------------------------------------------------------
-    def coerce(self, x) -> Any:
+    def coerce(self, x: int | Fraction | sympy.Basic | RingElement) -> RingElement:
         """Return a number or sympy expression as an element of the ring.
 
         Parameters
@@ -426,7 +434,7 @@ class Algebra:
         raise UnsupportedExpression(f"{e} is not in the derivation's algebra (atoms: "
                                     f"{', '.join(str(a) for a, _ in self._atoms[:8])}...)")
 
-    def to_expr(self, c) -> Any:
+    def to_expr(self, c: RingElement | int) -> sympy.Expr:
         """Return an element of the ring as a sympy expression (atoms written out).
 
         Parameters
@@ -443,7 +451,7 @@ class Algebra:
             return sp.sympify(c, strict=True)
         return self._to_sympy(c)
 
-    def rational(self, p: int, q: int = 1) -> Any:
+    def rational(self, p: int, q: int = 1) -> RingScalar:
         """Return the number p/q as the backend's scalar (it multiplies elements of the ring).
 
         Parameters
@@ -458,7 +466,7 @@ class Algebra:
         """
         return self._scalar(p, q)
 
-    def gen(self, symbol) -> Any:
+    def gen(self, symbol: sympy.Symbol) -> RingElement:
         """Return the generator of ``symbol`` (one of :attr:`symbols`) as an element of the ring.
 
         Parameters
@@ -473,7 +481,7 @@ class Algebra:
         """
         return self._gen[symbol]
 
-    def atom_gen(self, i: int) -> Any:
+    def atom_gen(self, i: int) -> RingElement:
         """Return the generator of the atom of index ``i`` as an element of the ring.
 
         Parameters
@@ -489,12 +497,12 @@ class Algebra:
         return self._gens[self._ns + i]
 
     # ----- operations ------------------------------------------------------------------
-    def function(self, f, c) -> Any:
+    def function(self, f: Callable[[sympy.Expr], sympy.Expr], c: RingElement) -> RingElement:
         """f(c) for a sympy function ``f`` of one argument (a class or a lambda), an atom of
         the algebra (or a polynomial in atoms)."""
         return self.coerce(f(self.to_expr(c)))
 
-    def reciprocal(self, c) -> Any:
+    def reciprocal(self, c: RingElement) -> RingElement:
         """1 / c: a number, or an atom 1/D of the algebra."""
         k = self.number(c)
         if k is not None:
@@ -503,7 +511,7 @@ class Algebra:
             return self.coerce(1 / k)
         return self.coerce(sp.Pow(self.to_expr(c), -1))
 
-    def is_zero(self, c) -> bool | None:
+    def is_zero(self, c: RingElement | sympy.Expr) -> bool | None:
         """Test exactly whether ``c`` is zero: True, False, or None when the algebra cannot decide.
 
         ``c`` is reduced (:meth:`reduce`), then divided by (1/D) D - 1 for every reciprocal
@@ -554,7 +562,7 @@ class Algebra:
                                       self.symbols, expand_angles=True, backend=self.backend)
         return self._canonical
 
-    def convert(self, c, source: "Algebra") -> Any:
+    def convert(self, c: RingElement, source: Algebra) -> RingElement:
         """An element of another algebra ``source`` over the same symbols as one of this
         algebra (its generators' images: each symbol and atom of ``source`` coerced
         once)."""
@@ -566,7 +574,7 @@ class Algebra:
             images = self._images[source] = [self.coerce(e) for e in source._exprs]
         return self._convert_from(c, source, images)
 
-    def at(self, c, point: Mapping) -> Any:
+    def at(self, c: RingElement, point: Mapping[sympy.Symbol, ExprLike]) -> RingElement:
         """c with the symbols of ``point`` replaced by its numbers (the atoms that depend on
         them by their values): c at a point, in the ring.
 
@@ -581,7 +589,7 @@ class Algebra:
                 images.append(self._gen[e] if e in self._gen else self.coerce(e))
         return self._compose(c, images)
 
-    def reciprocal_degrees(self, cs) -> dict:
+    def reciprocal_degrees(self, cs: Iterable[RingElement]) -> dict[int, int]:
         """{index of a reciprocal atom 1/D: its highest power in any of ``cs``}."""
         ns = self._ns
         out = {}
@@ -594,11 +602,11 @@ class Algebra:
                     out[i] = max(out.get(i, 0), d)
         return out
 
-    def reciprocal_base(self, i) -> Any:
+    def reciprocal_base(self, i: int) -> RingElement:
         """D for the reciprocal atom 1/D of index ``i`` (an element of the ring)."""
         return self.coerce(self._atoms[i][1][1])
 
-    def clear_reciprocals(self, c, degrees: dict) -> Any:
+    def clear_reciprocals(self, c: RingElement, degrees: Mapping[int, int]) -> RingElement:
         """c * prod D^a over ``degrees`` {atom index of 1/D: a}, written without those atoms
         (a must be at least the power of 1/D in c: D (1/D) = 1 is applied)."""
         for i, a in degrees.items():
@@ -614,7 +622,7 @@ class Algebra:
             c = out
         return c
 
-    def decidable(self, c) -> bool:
+    def decidable(self, c: RingElement) -> bool:
         """Whether c's atoms are independent up to the relations :meth:`reduce` applies (in
         the canonical algebra: sines and cosines of the variables, reciprocals,
         radicals of rationals), so that a reduced non-zero c is not zero."""
@@ -631,25 +639,25 @@ class Algebra:
         return kind[2] == -1
 
     # ----- the backend's operations (:class:`_FlintAlgebra`, :class:`_PolyRingAlgebra`) --
-    def number(self, c):
+    def number(self, c: RingElement) -> sympy.Rational | None:
         """The ring element ``c`` as a sympy Rational if it is a constant, else None."""
         raise NotImplementedError
 
-    def degrees(self, c) -> tuple:
+    def degrees(self, c: RingElement) -> tuple[int, ...]:
         """The highest power of each generator in ``c`` (symbols, then atoms; 0 for the
         zero element)."""
         raise NotImplementedError
 
-    def terms(self, c) -> list:
+    def terms(self, c: RingElement) -> list[tuple[tuple[int, ...], RingScalar]]:
         """(exponents: symbols then atoms, coefficient) of every term of ``c``."""
         raise NotImplementedError
 
-    def from_terms(self, terms: Mapping) -> Any:
+    def from_terms(self, terms: Mapping[tuple[int, ...], RingScalar]) -> RingElement:
         """The element sum coefficient * monomial of {exponents (symbols then atoms):
         coefficient}."""
         raise NotImplementedError
 
-    def diff(self, c, symbol) -> Any:
+    def diff(self, c: RingElement, symbol: sympy.Symbol) -> RingElement:
         """Return dc/d symbol (a variable or another generator), through the atoms' derivatives.
 
         Parameters
@@ -666,7 +674,7 @@ class Algebra:
         """
         raise NotImplementedError
 
-    def reduce(self, c) -> Any:
+    def reduce(self, c: RingElement) -> RingElement:
         """Return c with the relations of the atoms applied (sin^2 -> 1 - cos^2, sqrt(B)^2 -> B).
 
         The result is the normal form of c modulo the relations: no sine of a
@@ -684,21 +692,22 @@ class Algebra:
         """
         raise NotImplementedError
 
-    def coefficient(self, c, symbol) -> Any:
+    def coefficient(self, c: RingElement, symbol: sympy.Symbol) -> RingElement:
         """The coefficient of ``symbol`` (a generator) in c: the terms of c of degree one
         in it, divided by it."""
         raise NotImplementedError
 
-    def drop(self, c, symbols) -> Any:
+    def drop(self, c: RingElement, symbols: Iterable[sympy.Symbol]) -> RingElement:
         """c with every term containing one of ``symbols`` removed (c at symbols = 0)."""
         raise NotImplementedError
 
-    def integrate(self, c, symbol) -> Any:
+    def integrate(self, c: RingElement, symbol: sympy.Symbol) -> RingElement:
         """int_0^symbol c d symbol for a generator ``symbol`` no atom depends on (a
         momentum)."""
         raise NotImplementedError
 
-    def integrate_moments(self, c, symbol, moments) -> Any:
+    def integrate_moments(self, c: RingElement, symbol: sympy.Symbol,
+                          moments: Callable[[int], RingScalar | sympy.Rational]) -> RingElement:
         """sum_m [symbol^m] c * moments(m): the quadrature rule sum_k w_k c(tau_k) taken
         exactly on a polynomial in ``symbol`` through the moments sum_k w_k tau_k^m of an
         interpolatory rule on [0, 1] (:class:`mpvi.modified._Moments`: a callable of m
@@ -706,7 +715,7 @@ class Algebra:
         first)."""
         raise NotImplementedError
 
-    def substitute(self, c, symbol, value) -> Any:
+    def substitute(self, c: RingElement, symbol: sympy.Symbol, value: RingElement) -> RingElement:
         """c with the generator ``symbol`` replaced by ``value`` (an element of the ring)."""
         raise NotImplementedError
 
@@ -1048,13 +1057,14 @@ class Jet:
 
     __slots__ = ("terms", "hi", "alg")
 
-    def __init__(self, terms: Mapping[int, Any], hi: int, alg: Algebra):
+    def __init__(self, terms: Mapping[int, RingElement], hi: int, alg: Algebra) -> None:
         self.hi = hi
         self.alg = alg
         self.terms = {k: v for k, v in terms.items() if k < hi and v}
 
     @classmethod
-    def constant(cls, value, hi: int, alg: Algebra) -> "Jet":
+    def constant(cls, value: int | Fraction | sympy.Basic | RingElement, hi: int, alg: Algebra
+                 ) -> Jet:
         return cls({0: alg.coerce(value)}, hi, alg)
 
     @classmethod
@@ -1067,7 +1077,7 @@ class Jet:
         """The lowest power present (``hi`` for a jet known to be O(h^hi))."""
         return min(self.terms) if self.terms else self.hi
 
-    def coeff(self, k: int):
+    def coeff(self, k: int) -> RingElement:
         if k >= self.hi:
             raise ArithmeticError(f"the coefficient of h^{k} of a jet known to O(h^{self.hi})")
         return self.terms.get(k, self.alg.zero)
@@ -1160,11 +1170,11 @@ class Jet:
             return result
         return apply(lambda x: x ** e, self)
 
-    def diff(self, symbol) -> "Jet":
+    def diff(self, symbol: sympy.Symbol) -> Jet:
         """d/d symbol, coefficient by coefficient."""
         return Jet({k: self.alg.diff(v, symbol) for k, v in self.terms.items()}, self.hi, self.alg)
 
-    def map(self, fn) -> "Jet":
+    def map(self, fn: Callable[[RingElement], RingElement]) -> Jet:
         """``fn`` applied to every coefficient (a linear map of the algebra)."""
         return Jet({k: fn(v) for k, v in self.terms.items()}, self.hi, self.alg)
 
@@ -1238,7 +1248,8 @@ def apply(f, a: Jet) -> Jet:
 
 
 @entry
-def evaluate(expr, env: Mapping, hi: int, alg: Algebra):
+def evaluate(expr: sympy.Expr, env: Mapping[sympy.Symbol, Jet | RingElement], hi: int,
+             alg: Algebra) -> Jet | RingElement:
     """``expr`` (sympy) with the jets of ``env`` for its symbols, as a jet to O(h^hi) (an
     element of ``alg`` when no jet enters)."""
     cache: dict = {}

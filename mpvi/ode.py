@@ -31,12 +31,16 @@ a numpy array is wrapped): one implementation for every path.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Callable, Sequence
 
 import numpy as np
 
 from .callables import check_literals, returned_vector
 from .precision import entry_class
+
+if TYPE_CHECKING:
+    from ._types import FirstOrderField, Number, Vector, VectorLike
+    from .context import Context
 
 
 @entry_class
@@ -72,10 +76,10 @@ class FirstOrderSystem:
     """
 
     name: str
-    rhs: Callable
+    rhs: FirstOrderField
     dim: int
-    ctx: Any
-    labels: tuple = ()
+    ctx: Context
+    labels: tuple[str, ...] = ()
 
     first_order = True
     is_linear = False
@@ -96,11 +100,11 @@ class FirstOrderSystem:
         return self.dim
 
     @property
-    def coord_names(self) -> list:
+    def coord_names(self) -> list[str]:
         """The names of the components (the labels), as mechanical systems name theirs."""
         return list(self.labels)
 
-    def field(self) -> Callable:
+    def field(self) -> Callable[[Number, Sequence[Number]], list[Number]]:
         """Return the right-hand side on lists, as the RK4 and GBS steps use it.
 
         Every value ``rhs`` returns is checked like initial data
@@ -116,7 +120,7 @@ class FirstOrderSystem:
         what = f"{self.name}: the right-hand side"
         return lambda t, y: returned_vector(ctx, rhs(t, np.array(y, dtype=dtype)), n, what)
 
-    def check_vector(self, values: Any, label: str) -> np.ndarray:
+    def check_vector(self, values: VectorLike, label: str) -> Vector:
         """Convert and validate a state vector (length dim, finite).
 
         Parameters

@@ -18,12 +18,20 @@ from __future__ import annotations
 
 import pickle
 import warnings
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .callables import check_literals, returned_vector
 from .precision import entry_class
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+    from ._types import ExactSolution, NumberLike, ProblemChanges, Vector, VectorLike
+    from .context import Context
+    from .mechanics import LagrangianSystem
+    from .ode import FirstOrderSystem
 
 __all__ = ["Problem"]
 
@@ -85,9 +93,10 @@ class Problem:
     Problem.replace : A copy with other initial data.
     """
 
-    def __init__(self, system: Any, q0: Sequence, *, p0: Sequence | None = None,
-                 v0: Sequence | None = None, t0: Any = 0, t1: Any = None,
-                 exact: Callable | None = None, name: str | None = None):
+    def __init__(self, system: LagrangianSystem | FirstOrderSystem, q0: VectorLike, *,
+                 p0: VectorLike | None = None, v0: VectorLike | None = None,
+                 t0: NumberLike = 0, t1: NumberLike | None = None,
+                 exact: ExactSolution | None = None, name: str | None = None) -> None:
         ctx = system.ctx
         self.system = system
         self.name = name if name is not None else system.name
@@ -129,25 +138,25 @@ class Problem:
 
     # ----- the state at t0 ------------------------------------------------------------------
     @property
-    def ctx(self) -> Any:
+    def ctx(self) -> Context:
         """The number context (the system's)."""
         return self.system.ctx
 
     @property
-    def p0(self) -> Any:
+    def p0(self) -> Vector | None:
         """Initial momenta (computed from v0 through the Legendre map if v0 was given)."""
         if self._p0 is None and self.given == "v":
             self._p0 = self.system.momentum(self.q0, self._v0, self.t0)
         return self._p0
 
     @property
-    def v0(self) -> Any:
+    def v0(self) -> Vector | None:
         """Initial velocities (computed from p0 through the Legendre map if p0 was given)."""
         if self._v0 is None and self.given == "p":
             self._v0 = self.system.velocity(self.q0, self._p0, self.t0)
         return self._v0
 
-    def initial_state(self, kind: str) -> tuple:
+    def initial_state(self, kind: str) -> tuple[Vector, Vector | None]:
         """Return the initial state in a method's state kind.
 
         Parameters
@@ -166,7 +175,7 @@ class Problem:
             return self.q0, None
         return self.q0, (self.p0 if kind == "qp" else self.v0)
 
-    def replace(self, **changes: Any) -> Problem:
+    def replace(self, **changes: Unpack[ProblemChanges]) -> Problem:
         """Return a copy with some of q0, p0, v0, t0, t1, exact, name changed.
 
         Giving p0 drops v0 and the reverse.  The copy is validated anew (an exact solution
@@ -210,7 +219,8 @@ class Problem:
         return new
 
     # ----- the exact solution ------------------------------------------------------------------
-    def exact_state(self, t: Any) -> tuple:
+    def exact_state(self, t: NumberLike
+                    ) -> tuple[Vector, Vector | None, Vector | None]:
         """Evaluate the exact solution at ``t`` as (q, p, v).
 
         The part the protocol does not return is computed by the Legendre map.

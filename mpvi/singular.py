@@ -37,7 +37,7 @@ and the time.
 """
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 import sympy as sp
 
@@ -45,6 +45,12 @@ from . import cbackend
 from .codegen import TIME, compile_exprs
 from .precision import sticky
 from .precision import entry, entry_class
+
+if TYPE_CHECKING:
+    import sympy
+
+    from ._types import Number, NumberLike, Real, VectorLike
+    from .mechanics import LagrangianSystem
 
 class SingularityCrossed(ArithmeticError):
     """A step evaluated the system on the other side of one of its singularities (raised
@@ -164,7 +170,8 @@ class Singularities:
         Each factor with a phrase saying where it comes from.
     """
 
-    def __init__(self, system, factors: Sequence):
+    def __init__(self, system: LagrangianSystem, factors: Sequence[tuple[sympy.Expr, str]]
+                 ) -> None:
         self.system = system
         self.factors = [f for f, _ in factors]
         self.origins = [w for _, w in factors]
@@ -178,12 +185,12 @@ class Singularities:
         return len(self.factors)
 
     @property
-    def exprs_args(self) -> tuple:
+    def exprs_args(self) -> tuple[list[Any], list[sympy.Expr]]:
         """(argument groups, expressions): ``([t], q, v, params) -> [factors]``."""
         S = self.system
         return [[TIME], S.coords, S.velocity_symbols, S.param_symbols], list(self.factors)
 
-    def values(self, t: Any, q: Any, v: Any) -> list:
+    def values(self, t: NumberLike, q: VectorLike, v: VectorLike) -> list[Real]:
         """The factors at (t, q, v) (v is not read by factors without velocities).
 
         Parameters
@@ -207,13 +214,13 @@ class Singularities:
 
     @staticmethod
     @sticky                     # comparisons only, after every step: no entry-point wrapper
-    def signs(values: Sequence) -> list:
+    def signs(values: Sequence[Real]) -> list[int]:
         """-1, 0 or +1 for each value (0 also for nan: no sign to keep)."""
         return [1 if x > 0 else (-1 if x < 0 else 0) for x in values]
 
     @staticmethod
     @sticky
-    def crossed(values: Sequence, signs: list) -> int | None:
+    def crossed(values: Sequence[Real], signs: list[int]) -> int | None:
         """The index of the first value whose sign differs from ``signs`` (kept signs; a 0
         in ``signs``, a list then, takes the value's sign once it has one), or None.
         ``values`` may hold several points' factors one after the other (len(signs) each):
@@ -227,7 +234,7 @@ class Singularities:
                 return i
         return None
 
-    def describe(self, i: int, value: Any) -> str:
+    def describe(self, i: int, value: Number) -> str:
         """A sentence naming factor ``i`` (modulo their number), where it comes from and its
         value."""
         ctx = self.system.ctx
@@ -278,7 +285,7 @@ _CACHE: dict = {}
 
 
 @entry
-def singularities(system) -> Singularities:
+def singularities(system: LagrangianSystem) -> Singularities:
     """The :class:`Singularities` of a mechanical system (cached per signature, parameter
     values and context).
 

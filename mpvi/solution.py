@@ -44,7 +44,7 @@ import warnings
 import zlib
 from fractions import Fraction
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, Sequence
 
 import numpy as np
 
@@ -56,6 +56,11 @@ from .schemes.base import State
 
 if TYPE_CHECKING:                       # annotations only: importing mpvi loads no pandas
     import pandas
+    import sympy
+
+    from ._types import Array, ExactSolution, NumberLike, Real, Vector
+    from .mechanics import LagrangianSystem
+    from .ode import FirstOrderSystem
 
 FORMAT = "mpvi.Solution"
 """The ``format`` field of a saved solution."""
@@ -100,10 +105,10 @@ class EventRecord(NamedTuple):
 
     index: int
     name: str
-    t: Any
-    q: Any
-    p: Any
-    v: Any
+    t: Real
+    q: Vector
+    p: Vector | None
+    v: Vector
     direction: int
 
 
@@ -230,7 +235,7 @@ class Solution:
         return self._converted[kind]
 
     @property
-    def p(self) -> np.ndarray:
+    def p(self) -> Array:
         """Momenta at the saved points (saved points x dof).
 
         Computed through the system's Legendre map when first asked for if the method
@@ -240,7 +245,7 @@ class Solution:
         return self.y if self.state == "qp" else self._other("p")
 
     @property
-    def v(self) -> np.ndarray:
+    def v(self) -> Array:
         """Velocities at the saved points (saved points x dof).
 
         Computed through the system's Legendre map when first asked for if the method
@@ -258,7 +263,7 @@ class Solution:
         """
         return self.saveat is None and self.state is not None
 
-    def __call__(self, t: Any) -> State:
+    def __call__(self, t: NumberLike | Sequence[NumberLike]) -> State:
         """Evaluate the state at time ``t`` by the method's dense output.
 
         :mod:`mpvi.dense`: the method's trial function -- order min(p, k + 1) in q for a
@@ -339,7 +344,7 @@ class Solution:
         return State(q, run.momentum(t, q, v), v)
 
     # ----- analysis along the run ------------------------------------------------------------
-    def observable(self, expr: Any) -> np.ndarray:
+    def observable(self, expr: sympy.Basic | str | Sequence[sympy.Basic | str]) -> Array:
         """Evaluate a sympy expression (or a list of them) at every saved point.
 
         The expressions are in the time symbol :data:`mpvi.TIME` and the system's
@@ -392,7 +397,7 @@ class Solution:
         out = np.array(rows, dtype=self.ctx.dtype)
         return out if many else out[:, 0]
 
-    def error(self, exact: Callable | None = None) -> dict:
+    def error(self, exact: ExactSolution | None = None) -> dict[str, Vector]:
         """Compute the errors at the saved points against the exact solution.
 
         Parameters
@@ -436,7 +441,7 @@ class Solution:
         return {k: np.array(v, dtype=ctx.dtype) for k, v in out.items()}
 
     # ----- leaving mpvi -----------------------------------------------------------------------
-    def columns(self) -> list:
+    def columns(self) -> list[str]:
         """Return the column names of :meth:`to_frame`.
 
         Returns
@@ -631,7 +636,8 @@ def _system_record(S):
 
 
 @entry
-def load_solution(path: str | Path, system: Any = None) -> Solution:
+def load_solution(path: str | Path, system: LagrangianSystem | FirstOrderSystem | None = None
+                  ) -> Solution:
     """Read a solution written by :meth:`Solution.save`, digit for digit, after checking it.
 
     The file is untrusted data, checked before it is used (the module docstring lists

@@ -44,7 +44,7 @@ from __future__ import annotations
 import sys
 import time
 import weakref
-from typing import Any, Callable, Iterable, NamedTuple
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, NamedTuple, Sequence, TextIO
 
 import numpy as np
 
@@ -59,6 +59,11 @@ from .schemes.base import StabilityError, check_step, get_method
 from .singular import SingularityCrossed, singularities
 from .solution import EventRecord, Solution
 from .precision import entry, entry_class
+
+if TYPE_CHECKING:
+    from ._types import (EventFunction, Number, NumberLike, ProgressCallback, Real,
+                         StepCallback, Vector)
+    from .schemes.base import Method
 
 __all__ = ["solve", "Event", "EventRecord", "IntegrationError", "Progress"]
 
@@ -118,8 +123,8 @@ class Event:
         Another ``direction``.
     """
 
-    def __init__(self, g: Callable, terminal: bool = False, direction: int = 0,
-                 name: str | None = None):
+    def __init__(self, g: EventFunction, terminal: bool = False, direction: int = 0,
+                 name: str | None = None) -> None:
         if not callable(g):
             raise TypeError("an event needs a callable g(t, q, v)")
         if isinstance(direction, bool) or direction not in (-1, 0, 1):
@@ -129,7 +134,7 @@ class Event:
         self.g, self.terminal, self.direction = g, bool(terminal), int(direction)
         self.name = name or getattr(g, "__name__", "event")
 
-    def __call__(self, t: Any, q: Any, v: Any) -> Any:
+    def __call__(self, t: Number, q: Vector, v: Vector) -> Real:
         return self.g(t, q, v)
 
     def __repr__(self):
@@ -153,7 +158,8 @@ class Progress:
         Seconds between two lines.
     """
 
-    def __init__(self, label: str = "solve", stream: Any = None, every: float = 5.0):
+    def __init__(self, label: str = "solve", stream: TextIO | None = None,
+                 every: float = 5.0) -> None:
         self.label, self.every = label, every
         self.stream = stream if stream is not None else sys.stderr
         self._last = time.monotonic()
@@ -358,11 +364,14 @@ def _check_step_size(problem, method, params, h):
 # ----- the driver ---------------------------------------------------------------------------------
 
 @entry
-def solve(problem: Problem, method: Any, *, h: Any = None, n: int | None = None,
-          t1: Any = None, saveat: Any = None, events: Any = None,
-          callback: Callable | None = None, newton: dict | None = None,
-          progress: Any = None, check_stability: bool = True, max_growth: Any = "1/eps",
-          **method_params: Any) -> Solution:
+def solve(problem: Problem, method: str | Method, *, h: NumberLike | None = None,
+          n: int | None = None, t1: NumberLike | None = None,
+          saveat: int | Sequence[NumberLike] | None = None,
+          events: EventFunction | Event | Sequence[EventFunction | Event] | None = None,
+          callback: StepCallback | None = None,
+          newton: Mapping[str, NumberLike] | None = None,
+          progress: bool | ProgressCallback | None = None, check_stability: bool = True,
+          max_growth: NumberLike | None = "1/eps", **method_params: object) -> Solution:
     """Integrate an initial-value problem with one method.
 
     The one driver, for every method (variational, Galerkin, Mutze, Newmark,

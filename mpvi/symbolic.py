@@ -22,13 +22,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING
 
 import sympy as sp
 
 from .declarations import GalerkinMethod
 from .quadrature import _TAU
 from .precision import entry
+
+if TYPE_CHECKING:
+    import sympy
+
+    from ._types import ExprLike
+    from .declarations import VariationalMethod
 
 Z = sp.Symbol("z", positive=True)
 DT = sp.Symbol("Delta_t", positive=True)
@@ -52,7 +58,8 @@ def _integrate(expr, quad):
 
 
 @entry
-def oscillator_map(spec: Any, h: Any = DT, omega: Any = OMEGA) -> sp.Matrix:
+def oscillator_map(spec: VariationalMethod | GalerkinMethod, h: ExprLike = DT,
+                   omega: ExprLike = OMEGA) -> sympy.Matrix:
     """Derive the exact one-step map of a trial-function method on the harmonic oscillator.
 
     For L = v^2/2 - omega^2 q^2/2 (hermite eq. (32)), from the method's own declaration:
@@ -111,7 +118,7 @@ def oscillator_map(spec: Any, h: Any = DT, omega: Any = OMEGA) -> sp.Matrix:
 
 
 @entry
-def amplification_matrix(spec: Any) -> sp.Matrix:
+def amplification_matrix(spec: VariationalMethod | GalerkinMethod) -> sympy.Matrix:
     """Derive the amplification matrix A(z) of hermite eq. (35), z = omega dt.
 
     The map of :func:`oscillator_map` on (v, omega q), with omega = 1 and h = z.
@@ -142,7 +149,7 @@ def _acos_squared(terms):
 
 
 @entry
-def amplification_frequency(A: sp.Matrix, order: int) -> tuple:
+def amplification_frequency(A: sympy.Matrix, order: int) -> tuple[sympy.Expr, sympy.Expr]:
     """The frequency and damping of an amplification matrix, as series in z.
 
     A(z) has eigenvalues e^((a +- i Omega) z) for a method on the oscillator (omega = 1):
@@ -222,7 +229,7 @@ def _positive_roots(expr):
 
 
 @entry
-def stable_intervals(A: sp.Matrix) -> list[Interval]:
+def stable_intervals(A: sympy.Matrix) -> list[Interval]:
     """Find the complete set of z > 0 where A(z) (det A = 1) is stable, with exact ends.
 
     Stable: ``|tr A| < 2`` (distinct eigenvalues on the unit circle).  The maximal open

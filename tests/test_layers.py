@@ -5,6 +5,8 @@ only modules of its own layer or of the layers below it -- module-level imports 
 ones inside functions alike, a package's ``__init__`` (``mpvi.schemes``, the registry)
 counted as the module it is -- and the imports form no circle.  An import that runs back
 up fails with the two file names; a new module fails until it is given a layer here.
+Imports under ``if TYPE_CHECKING:`` never run (the names of annotations, read by the type
+checker only) and are not counted.
 (The library never imports the reproduction framework: tests/test_layering.py.)
 """
 from __future__ import annotations
@@ -17,8 +19,9 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 
 LAYERS = (
-    ("ground", "no numerics: the version, the precision boundary, files, the parser of text",
-     ("mpvi._version", "mpvi.precision", "mpvi.io", "mpvi.expressions")),
+    ("ground", "no numerics: the version, the precision boundary, files, the parser of text, "
+     "the names of the annotations",
+     ("mpvi._version", "mpvi.precision", "mpvi.io", "mpvi.expressions", "mpvi._types")),
     ("numbers", "number contexts, the dense linear algebra, Newton's method, special functions",
      ("mpvi.linalg", "mpvi.context", "mpvi.newton", "mpvi.elliptic")),
     ("code", "the one code generator and the compiled MPFR backend (its translator, its "
@@ -58,12 +61,18 @@ def import_graph(files):
     """Module -> the library modules it imports anywhere in its file (inside functions
     too); ``from .schemes import get_method`` is an import of the package ``mpvi.schemes``,
     ``from . import kernels`` one of the module ``mpvi.kernels``; a package ``__init__``
-    that discovers its modules with ``pkgutil`` (the registry) imports each of them."""
+    that discovers its modules with ``pkgutil`` (the registry) imports each of them.  The
+    imports of an ``if TYPE_CHECKING:`` block are left out: they never run."""
     graph = {}
     for name, path in files.items():
         package = name if path.name == "__init__.py" else name.rpartition(".")[0]
         found = set()
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        typing_only = {id(n) for block in ast.walk(tree) if _is_type_checking_block(block)
+                       for stmt in block.body for n in ast.walk(stmt)}
+        for node in ast.walk(tree):
+            if id(node) in typing_only:
+                continue
             if isinstance(node, ast.ImportFrom):
                 target = node.module
                 if node.level:
@@ -81,6 +90,15 @@ def import_graph(files):
             found.update(m for m in files if m.rpartition(".")[0] == name)
         graph[name] = {m for m in found if m in files and m != name}
     return graph
+
+
+def _is_type_checking_block(node):
+    """Whether ``node`` is ``if TYPE_CHECKING:`` (or ``if typing.TYPE_CHECKING:``)."""
+    if not isinstance(node, ast.If):
+        return False
+    test = node.test
+    return ((isinstance(test, ast.Name) and test.id == "TYPE_CHECKING")
+            or (isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"))
 
 
 def layer_of(module):

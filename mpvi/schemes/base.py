@@ -37,12 +37,20 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass, field
-from typing import Any, Callable, NamedTuple
+from typing import TYPE_CHECKING, Any, Callable, Mapping, NamedTuple
 
 import numpy as np
 
 from ..context import PrecisionError
 from ..precision import entry, entry_class
+
+if TYPE_CHECKING:
+    import sympy
+
+    from .._types import NumberLike, Vector, VectorLike
+    from ..context import Context
+    from ..mechanics import LagrangianSystem
+    from ..ode import FirstOrderSystem
 
 
 STATE_KINDS = {"qp": "positions and momenta (q, p)", "qv": "positions and velocities (q, v)"}
@@ -73,9 +81,9 @@ class State(NamedTuple):
         that carries momenta).
     """
 
-    q: Any
-    p: Any = None
-    v: Any = None
+    q: Vector
+    p: Vector | None = None
+    v: Vector | None = None
 
 
 class StepResult(NamedTuple):
@@ -168,17 +176,17 @@ class Method:
     name: str
     label: str
     state: str
-    order: Any                       # int, or a function of the parameters dict
-    symplectic: Any                  # bool, or a function of the parameters dict
+    order: int | Callable[[Mapping[str, Any]], int]
+    symplectic: bool | Callable[[Mapping[str, Any]], bool]
     implicit: bool
     reference: str
-    prepare: Callable = field(repr=False)
-    params: dict = field(default_factory=dict)
+    prepare: Callable[..., Callable[..., StepResult]] = field(repr=False)
+    params: dict[str, Any] = field(default_factory=dict)
     internal: str | None = None
     doc: str = field(default="", repr=False)
-    stability_bound: Any = None      # omega h bound on the oscillator, or f(params), or None
+    stability_bound: sympy.Expr | Callable[[Mapping[str, Any]], sympy.Expr | None] | None = None
     first_order: bool = False
-    declaration: Callable | None = field(default=None, repr=False)
+    declaration: Callable[[Mapping[str, Any]], object] | None = field(default=None, repr=False)
     takes_newton_options: bool | None = None   # None: as ``implicit``
     checks_stability: bool = False
 
@@ -194,7 +202,7 @@ class Method:
         object.__setattr__(self, "_prepare", given)
         object.__setattr__(self, "prepare", _door(given, self.name))
 
-    def parameters(self, **given: Any) -> dict:
+    def parameters(self, **given: object) -> dict[str, object]:
         """Return the method's parameters: the defaults updated by ``given``.
 
         Parameters
@@ -219,7 +227,7 @@ class Method:
                              f"its parameters: {known}")
         return {**self.params, **given}
 
-    def order_for(self, **params: Any) -> Any:
+    def order_for(self, **params: object) -> int:
         """Return the method's order for these parameters.
 
         Parameters
@@ -239,7 +247,7 @@ class Method:
         """
         return self.order(self.parameters(**params)) if callable(self.order) else self.order
 
-    def symplectic_for(self, **params: Any) -> bool:
+    def symplectic_for(self, **params: object) -> bool:
         """Tell whether the method is symplectic for these parameters.
 
         Parameters
@@ -260,7 +268,7 @@ class Method:
         s = self.symplectic
         return bool(s(self.parameters(**params)) if callable(s) else s)
 
-    def stability_bound_for(self, **params: Any) -> Any:
+    def stability_bound_for(self, **params: object) -> sympy.Expr | None:
         """Return the method's omega h stability bound on the oscillator for these parameters.
 
         Parameters
@@ -281,8 +289,9 @@ class Method:
         b = self.stability_bound
         return b(self.parameters(**params)) if callable(b) else b
 
-    def step(self, system: Any, state: Any, h: Any, ctx: Any, t: Any = None,
-             **options: Any) -> tuple:
+    def step(self, system: LagrangianSystem | FirstOrderSystem,
+             state: State | tuple[VectorLike, VectorLike | None], h: NumberLike, ctx: Context,
+             t: NumberLike | None = None, **options: object) -> tuple[State, dict[str, object]]:
         """Take one step (``prepare`` and one call of the stepper), for tests and checks.
 
         Parameters
@@ -386,7 +395,7 @@ def register(method: Method) -> Method:
 
 
 @entry
-def get_method(name: Any) -> Method:
+def get_method(name: str | Method) -> Method:
     """Look up the :class:`Method` of a registered name.
 
     Parameters
@@ -413,7 +422,7 @@ def get_method(name: Any) -> Method:
                          f"{', '.join(sorted(METHODS))}") from None
 
 
-def check_count(value: Any, name: str, low: int, high: int, why: str) -> int:
+def check_count(value: object, name: str, low: int, high: int, why: str) -> int:
     """An integer method parameter from ``low`` to ``high``, or ValueError naming it.
 
     ``high`` is what mpvi builds or steps in reasonable time on a small machine; ``why``
