@@ -186,7 +186,7 @@ class LagrangianSystem:
     first_order = False
 
     def __init__(self, name: str, coords: Sequence[sympy.Symbol], mass: MatrixLike,
-                 potential: ExprLike, params: Mapping[str, NumberLike], ctx: Context,
+                 potential: ExprLike, params: dict[sympy.Symbol, NumberLike], ctx: Context,
                  force: ForceFunction | None = None) -> None:
         self._init_common(name, coords, None, params, ctx)
         names = _names(self.coords, self.param_symbols)
@@ -198,7 +198,7 @@ class LagrangianSystem:
     @classmethod
     def from_lagrangian(cls, name: str, coords: Sequence[sympy.Symbol],
                         velocities: Sequence[sympy.Symbol], lagrangian: ExprLike,
-                        params: Mapping[str, NumberLike], ctx: Context,
+                        params: dict[sympy.Symbol, NumberLike], ctx: Context,
                         force: ForceFunction | None = None) -> LagrangianSystem:
         """Build a system from a general Lagrangian L(t, q, v) (Mutze's setting).
 
@@ -295,7 +295,7 @@ class LagrangianSystem:
         every step."""
         self._bindings = {self.ctx.key: self}
 
-    def with_context(self, ctx: Context, params: Mapping[str, NumberLike] | None = None
+    def with_context(self, ctx: Context, params: dict[sympy.Symbol, NumberLike] | None = None
                      ) -> LagrangianSystem:
         """Return this system in the number context ``ctx``, sharing its symbolic model.
 

@@ -72,9 +72,12 @@ linear flutter speed U_f is the smallest U at which the largest real part of the
 eigenvalues of A(U) crosses zero (hermite Sec. 5.3: "U_f is the linear flutter
 velocity").
 """
+from __future__ import annotations
+
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
+from typing import TYPE_CHECKING, Mapping, Sequence
 
 import numpy as np
 import sympy as sp
@@ -84,6 +87,14 @@ from ..dense import locate_root
 from ..mechanics import LagrangianSystem
 from ..problem import Problem
 from ..precision import entry, entry_class
+
+if TYPE_CHECKING:
+    from .._types import Matrix, Number, NumberLike, Real, VectorLike
+    from ..context import Context
+
+    ExactValue = str | int | Fraction
+    Parameters = Mapping[str, ExactValue | Sequence[ExactValue]]
+    CheckedParameters = dict[str, Fraction | tuple[Fraction, ...]]
 
 DEFAULT_PARAMETERS = {
     "b": "0.135", "a": "-0.6847", "m_T": "12.387", "m_W": "2.049", "x_cg": "0.0873",
@@ -116,7 +127,7 @@ def _exact(name, value):
 
 
 @entry
-def section_parameters(params=None):
+def section_parameters(params: Parameters | None = None) -> CheckedParameters:
     """The parameter set ``params`` (default :data:`DEFAULT_PARAMETERS`; a dict with the
     same keys, values exact) checked and completed with the derived quantities, all as
     Fractions: x_alpha = (x_cg - (b + a b)) / b, I_alpha = I_cg + m_W x_alpha^2 b^2,
@@ -172,17 +183,17 @@ class SymbolicModel:
     ad: sp.Symbol
     hdd: sp.Symbol
     add: sp.Symbol
-    sym: dict
+    sym: dict[str, sp.Symbol]
     alpha_eff: sp.Expr
     lagrangian_printed: sp.Expr
     lagrangian: sp.Expr
-    forces_printed: tuple
-    forces: tuple
-    forces_of_eom_printed: tuple
-    eom_printed: tuple
-    eom: tuple
+    forces_printed: tuple[sp.Expr, sp.Expr]
+    forces: tuple[sp.Expr, sp.Expr]
+    forces_of_eom_printed: tuple[sp.Expr, sp.Expr]
+    eom_printed: tuple[sp.Expr, sp.Expr]
+    eom: tuple[sp.Expr, sp.Expr]
 
-    def forces_for(self, equations):
+    def forces_for(self, equations: str) -> tuple[sp.Expr, sp.Expr]:
         """The forces of ``equations``: 'corrected' (the default everywhere) or 'printed'
         (those giving the printed eqs. (45)-(46) with the corrected Lagrangian)."""
         if equations == "corrected":
@@ -192,7 +203,7 @@ class SymbolicModel:
         raise ValueError(f"equations must be 'corrected' or 'printed' (eqs. (45)-(46) as "
                          f"printed, for comparisons only), got {equations!r}")
 
-    def euler_lagrange(self, L, forces):
+    def euler_lagrange(self, L: sp.Expr, forces: Sequence[sp.Expr]) -> tuple[sp.Expr, ...]:
         """d/dt dL/dq' - dL/dq - f for q = (h, alpha), with q'' the symbols hdd, add."""
         q, v, acc = (self.h, self.alpha), (self.hd, self.ad), (self.hdd, self.add)
 
@@ -204,7 +215,7 @@ class SymbolicModel:
 
 @entry
 @lru_cache(maxsize=None)
-def symbolic_model(n_stiffness=3):
+def symbolic_model(n_stiffness: int = 3) -> SymbolicModel:
     """:class:`SymbolicModel` with k_alpha(alpha) = sum_{i < n_stiffness} k_alpha_i alpha^i
     (the paper's form has n_stiffness = 3)."""
     h, alpha, hd, ad, hdd, add = sp.symbols("h alpha hd ad hdd add")
@@ -248,11 +259,12 @@ class AeroelasticSection(Problem):
     the paper's initial state ``q0``, ``v0``) with ``U`` (a context number) and the checked
     parameters ``params`` (Fractions, derived ones included)."""
 
-    def __init__(self, system, U, params, q0, v0):
+    def __init__(self, system: LagrangianSystem, U: Real, params: CheckedParameters,
+                 q0: VectorLike, v0: VectorLike) -> None:
         self.U, self.params = U, params
         super().__init__(system, q0, v0=v0, name=system.name)
 
-    def energy(self, q, v):
+    def energy(self, q: VectorLike, v: VectorLike) -> Number:
         """Total mechanical energy 1/2 v^T M v + V(q) of the corrected Lagrangian (42)."""
         return self.system.energy(q, self.system.momentum(q, v))
 
@@ -269,7 +281,9 @@ def _param_table(p, U, model):
 
 
 @entry
-def aeroelastic_section(ctx, U, params=None, q0=None, v0=None, equations="corrected"):
+def aeroelastic_section(ctx: Context, U: NumberLike, params: Parameters | None = None,
+                        q0: VectorLike | None = None, v0: VectorLike | None = None,
+                        equations: str = "corrected") -> AeroelasticSection:
     """The aeroelastic section (corrected eqs. (42)-(46), module docstring) at freestream
     speed ``U`` [m/s] (a positive decimal string, int, Fraction or context number) with
     parameters ``params`` (:func:`section_parameters`); q0, v0 default to the paper's
@@ -320,7 +334,8 @@ def _linear_pieces(n_stiffness, equations):
 
 
 @entry
-def linear_matrix(U, ctx, params=None, equations="corrected"):
+def linear_matrix(U: NumberLike, ctx: Context, params: Parameters | None = None,
+                  equations: str = "corrected") -> Matrix:
     """A(U): the first-order matrix of the equations of motion linearized about q = 0
     (k_alpha(alpha) -> k_alpha0), x' = A x with x = (h, alpha, h', alpha'):
 
@@ -358,13 +373,15 @@ def _compiled_linear(n_stiffness, equations, ctx):
 
 
 @entry
-def linear_eigenvalues(U, ctx, params=None, equations="corrected"):
+def linear_eigenvalues(U: NumberLike, ctx: Context, params: Parameters | None = None,
+                       equations: str = "corrected") -> list[Number]:
     """The eigenvalues of :func:`linear_matrix` (complex numbers of ``ctx``)."""
     return ctx.eigvals(linear_matrix(U, ctx, params, equations))
 
 
 @entry
-def max_real_part(U, ctx, params=None, equations="corrected"):
+def max_real_part(U: NumberLike, ctx: Context, params: Parameters | None = None,
+                  equations: str = "corrected") -> Real:
     """The largest real part of the eigenvalues of A(U): negative where the origin is
     linearly stable."""
     return max(z.real for z in linear_eigenvalues(U, ctx, params, equations))
@@ -375,7 +392,8 @@ class NoFlutterError(ArithmeticError):
 
 
 @entry
-def flutter_speed(params, ctx, U_max="100", samples=200, equations="corrected"):
+def flutter_speed(params: Parameters | None, ctx: Context, U_max: NumberLike = "100",
+                  samples: int = 200, equations: str = "corrected") -> tuple[Real, Real]:
     """The linear flutter speed U_f [m/s] and the flutter frequency omega_f [rad/s].
 
     The largest real part g(U) of the eigenvalues of :func:`linear_matrix` is sampled at

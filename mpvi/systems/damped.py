@@ -21,14 +21,21 @@ x'' = -w0^2 sin x - c x' + f cos(W t): A depends on v and t.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Callable
+
 import sympy as sp
 
 from ..mechanics import LagrangianSystem
 from ..precision import entry, entry_class
 
+if TYPE_CHECKING:
+    from .._types import NumberLike, Real, Vector
+    from ..context import Context
+
 
 @entry
-def damped_oscillator(ctx, m=1, k=1, b=0):
+def damped_oscillator(ctx: Context, m: NumberLike = 1, k: NumberLike = 1, b: NumberLike = 0
+                      ) -> LagrangianSystem:
     """The damped harmonic oscillator (eq. 87) with mass ``m``, stiffness ``k`` and
     damping ``b`` (negative: anti-damping); numbers the context reads exactly or context
     numbers.  ``energy`` is the mechanical energy m v^2/2 + k x^2/2."""
@@ -45,7 +52,8 @@ def damped_oscillator(ctx, m=1, k=1, b=0):
 class DampedOscillatorExact:
     """Exact flow of m x'' + b x' + k x = 0 (module doc); ``rho``, ``omega``."""
 
-    def __init__(self, ctx, m=1, k=1, b=0):
+    def __init__(self, ctx: Context, m: NumberLike = 1, k: NumberLike = 1,
+                 b: NumberLike = 0) -> None:
         self.ctx = ctx
         m, k, b = ctx.num(m), ctx.num(k), ctx.num(b)
         self.rho = b / (2 * m)
@@ -54,14 +62,15 @@ class DampedOscillatorExact:
             raise ValueError("damped oscillator: k/m <= (b/2m)^2, the motion does not oscillate")
         self.omega = ctx.sqrt(w2)
 
-    def flow(self, t, x0, v0):
+    def flow(self, t: Real, x0: Real, v0: Real) -> tuple[Real, Real]:
         """(x(t), v(t)) from (x0, v0) at time 0."""
         ctx, r, w = self.ctx, self.rho, self.omega
         e, c, s = ctx.exp(-r * t), ctx.cos(w * t), ctx.sin(w * t)
         y0 = (v0 + r * x0) / w
         return e * (x0 * c + y0 * s), e * (v0 * c - (w * x0 + r * y0) * s)
 
-    def solution(self, x0, v0, t0=0):
+    def solution(self, x0: NumberLike, v0: NumberLike, t0: NumberLike = 0
+                 ) -> Callable[[NumberLike], tuple[Vector, Vector]]:
         """The exact solution through (x0, v0) at time t0 in mpvi's protocol: a callable
         t -> (x(t), v(t)) (vectors of one entry) for a problem given with v0."""
         ctx = self.ctx
@@ -72,12 +81,12 @@ class DampedOscillatorExact:
             return ctx.vector([x]), ctx.vector([v])
         return exact
 
-    def amplitude(self, x, v):
+    def amplitude(self, x: Real, v: Real) -> tuple[Real, Real]:
         """The complex amplitude s_c = x - i (v + rho x)/omega (mutze Sec. 7) as its real
         and imaginary parts."""
         return x, -(v + self.rho * x) / self.omega
 
-    def interaction(self, t, x, v):
+    def interaction(self, t: Real, x: Real, v: Real) -> tuple[Real, Real]:
         """s_int(t)_c for the state (x, v) reached at time t (eq. 92): the complex amplitude
         of Phi_exact(-t)(x, v), which is e^((rho - i omega) t) s_c; (real, imaginary)."""
         ctx = self.ctx
@@ -85,13 +94,14 @@ class DampedOscillatorExact:
         e, c, s = ctx.exp(self.rho * t), ctx.cos(self.omega * t), ctx.sin(self.omega * t)
         return e * (re * c + im * s), e * (im * c - re * s)
 
-    def polar(self, re, im):
+    def polar(self, re: Real, im: Real) -> tuple[Real, Real]:
         """(``|s|``, arg s) of a complex amplitude given as (real, imaginary)."""
         return self.ctx.sqrt(re * re + im * im), self.ctx.atan2(im, re)
 
 
 @entry
-def damped_pendulum(ctx, w0=1, damping="1/5", force="1/2", drive="2/3"):
+def damped_pendulum(ctx: Context, w0: NumberLike = 1, damping: NumberLike = "1/5",
+                    force: NumberLike = "1/2", drive: NumberLike = "2/3") -> LagrangianSystem:
     """The damped driven pendulum x'' = -w0^2 sin x - c x' + f cos(W t) (module doc)."""
     x = sp.Symbol("x")
     v = sp.Symbol("v")

@@ -17,11 +17,18 @@ reproductions/ERRATA.md, "axioms2024: conventions behind Table 2"):
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ..problem import Problem
 from .linear import LinearSystem
 from ..precision import entry, entry_class
+
+if TYPE_CHECKING:
+    from .._types import ForceFunction, NumberLike, Real, Vector, VectorLike
+    from ..context import Context
+    from ..mechanics import LagrangianSystem
 
 
 @entry_class
@@ -30,17 +37,18 @@ class LinearDoublePendulum(Problem):
     the exact modal solution as ``exact``) with the time unit ``tbar``, ``omega0``,
     ``mu_r`` and the paper's closed-form solution."""
 
-    def __init__(self, system, q0, p0, tbar, omega0, mu_r):
+    def __init__(self, system: LinearSystem, q0: VectorLike, p0: VectorLike, tbar: Real,
+                 omega0: Real, mu_r: Real) -> None:
         self.tbar, self.omega0, self.mu_r = tbar, omega0, mu_r
         super().__init__(system, q0, p0=p0, exact=system.exact(q0, p0), name=system.name)
 
-    def frequencies(self):
+    def frequencies(self) -> tuple[Real, Real]:
         """(omega1, omega2) of eq. (49): omega0 sqrt(1 + mu_r +- sqrt(mu_r (1 + mu_r)))."""
         ctx = self.system.ctx
         r = ctx.sqrt(self.mu_r * (1 + self.mu_r))
         return (self.omega0 * ctx.sqrt(1 + self.mu_r + r), self.omega0 * ctx.sqrt(1 + self.mu_r - r))
 
-    def closed_form_q(self, t):
+    def closed_form_q(self, t: NumberLike) -> Vector:
         """q(t) from eqs. (49)-(51) for p0 = 0 (null initial phases), any q0.
 
         Mode shapes x1 = (1, -s), x2 = (1, s) with s = sqrt((1 + mu_r)/mu_r) (eq. 50);
@@ -61,8 +69,10 @@ class LinearDoublePendulum(Problem):
 
 
 @entry
-def linearized_double_pendulum(ctx, m1=1, mu_r=1, omega0=None, g="9.81",
-                               q0=None, p0=(0, 0)):
+def linearized_double_pendulum(ctx: Context, m1: NumberLike = 1, mu_r: NumberLike = 1,
+                               omega0: NumberLike | None = None, g: NumberLike = "9.81",
+                               q0: VectorLike | None = None, p0: VectorLike = (0, 0)
+                               ) -> LinearDoublePendulum:
     """The linearized double pendulum with axioms2024 Table 1 values by default.
 
     ``omega0`` defaults to 2 pi s^-1; ``l = g / omega0^2``; ``q0`` defaults to
@@ -87,14 +97,18 @@ class NonlinearDoublePendulum(Problem):
     """top2025 Sec. 3: a :class:`mpvi.Problem` (system, Table 1 initial data) with the
     constants used (``length``, ``g``, ``omega0``)."""
 
-    def __init__(self, system, q0, p0, length, g, omega0):
+    def __init__(self, system: LagrangianSystem, q0: VectorLike, p0: VectorLike, length: Real,
+                 g: Real, omega0: Real) -> None:
         self.length, self.g, self.omega0 = length, g, omega0
         super().__init__(system, q0, p0=p0, name=system.name)
 
 
 @entry
-def nonlinear_double_pendulum(ctx, m1=1, m2=1, g="9.81", omega0=None, length=None,
-                              q0=None, p0=(0, 0), force=None):
+def nonlinear_double_pendulum(ctx: Context, m1: NumberLike = 1, m2: NumberLike = 1,
+                              g: NumberLike = "9.81", omega0: NumberLike | None = None,
+                              length: NumberLike | None = None, q0: VectorLike | None = None,
+                              p0: VectorLike = (0, 0), force: ForceFunction | None = None
+                              ) -> NonlinearDoublePendulum:
     """The nonlinear double pendulum of top2025 Sec. 3 (Table 1 values by default).
 
     q = (q1, q2) are the absolute rod angles from the downward vertical:

@@ -41,6 +41,7 @@ tests/test_double_well.py (the ODE by numerical differentiation, initial data, e
 from __future__ import annotations
 
 from fractions import Fraction
+from typing import TYPE_CHECKING
 
 import numpy as np
 import sympy as sp
@@ -50,9 +51,13 @@ from ..mechanics import LagrangianSystem
 from ..problem import Problem
 from ..precision import entry, entry_class
 
+if TYPE_CHECKING:
+    from .._types import Array, NumberLike, Real
+    from ..context import Context
+
 
 @entry
-def double_well(ctx, m=1):
+def double_well(ctx: Context, m: NumberLike = 1) -> LagrangianSystem:
     """The particle in a double-well potential, eq. (38): L = 1/2 m q'^2 - 1/2 (q^4 - q^2),
     coordinate ``q``, parameter ``m`` (a string, int or Fraction; the paper's m = 1).  Its
     equation of motion is eq. (39), m q'' - q + 2 q^3 = 0."""
@@ -64,7 +69,8 @@ def double_well(ctx, m=1):
 
 
 @entry
-def duffing(ctx, alpha, beta, delta):
+def duffing(ctx: Context, alpha: NumberLike, beta: NumberLike, delta: NumberLike
+            ) -> LagrangianSystem:
     """The Duffing oscillator with linear damping, eqs. (40)-(41): coordinate ``x``,
     L = 1/2 x'^2 - 1/2 alpha x^2 - 1/4 beta x^4 and the force f = -delta x', so that
     x'' + delta x' + alpha x + beta x^3 = 0.  ``alpha``, ``beta``, ``delta``: strings, ints
@@ -95,7 +101,8 @@ class DoubleWellExact:
     mp context of twice float64's round-trip digits and rounded (the context has no
     Jacobi functions)."""
 
-    def __init__(self, ctx, q0, v0=0, m=1):
+    def __init__(self, ctx: Context, q0: NumberLike, v0: NumberLike = 0, m: NumberLike = 1
+                 ) -> None:
         self.ctx = ctx
         R = self.rctx = ctx if ctx.is_mp else MPContext(2 * ctx.repr_digits)
         q0, v0, m = (self._in(x) for x in (q0, v0, m))
@@ -182,38 +189,40 @@ class DoubleWellExact:
         out = np.array(vals, dtype=self.ctx.dtype)
         return out.reshape(len(vals), 1) if many else out
 
-    def __call__(self, t):
+    def __call__(self, t: NumberLike | Array) -> tuple[Array, Array]:
         """(q(t), q'(t)) at one time: the exact solution in mpvi's protocol for a problem
         given with v0 (:func:`double_well_problem`)."""
         return self.q(t), self.v(t)
 
-    def q(self, t):
+    def q(self, t: NumberLike | Array) -> Array:
         """q(t); ``t`` a number or a 1-D array (then one row per time)."""
         return self._eval(t, 0)
 
-    def v(self, t):
+    def v(self, t: NumberLike | Array) -> Array:
         """q'(t)."""
         return self._eval(t, 1)
 
-    def p(self, t):
+    def p(self, t: NumberLike | Array) -> Array:
         """p(t) = m q'(t)."""
         return self._eval(t, 1, self.m)
 
     @property
-    def energy(self):
+    def energy(self) -> Real:
         """E = 1/2 m q'(0)^2 + 1/2 (q(0)^4 - q(0)^2), in the caller's context."""
         return self.ctx.num(self.energy_exact)
 
 
 @entry
-def double_well_exact(ctx, q0, v0=0, m=1):
+def double_well_exact(ctx: Context, q0: NumberLike, v0: NumberLike = 0, m: NumberLike = 1
+                      ) -> DoubleWellExact:
     """:class:`DoubleWellExact` (the exact solution of eq. (39) from q(0) = q0,
     q'(0) = v0)."""
     return DoubleWellExact(ctx, q0, v0, m)
 
 
 @entry
-def double_well_problem(ctx, q0, v0=0, m=1):
+def double_well_problem(ctx: Context, q0: NumberLike, v0: NumberLike = 0, m: NumberLike = 1
+                        ) -> Problem:
     """The double well (38) from q(0) = ``q0``, q'(0) = ``v0`` as a :class:`mpvi.Problem`
     with its exact solution (:class:`DoubleWellExact`)."""
     return Problem(double_well(ctx, m), [q0], v0=[v0], exact=DoubleWellExact(ctx, q0, v0, m),

@@ -19,6 +19,8 @@ Parameter sets: :func:`table3_top` (looping motion, Sec. 4.2) and :func:`table6_
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Mapping
+
 import numpy as np
 import sympy as sp
 
@@ -27,12 +29,18 @@ from ..ode import FirstOrderSystem
 from ..problem import Problem
 from ..precision import entry, entry_class
 
+if TYPE_CHECKING:
+    from .._types import ForceFunction, Number, NumberLike, Real, Vector, VectorLike
+    from ..context import Context
+    from .lagrange_top_exact import LagrangeTopNutation
+
 PHI, THETA, PSI = sp.symbols("phi theta psi")
 _I, _I3, _M, _G, _L = sp.symbols("I I3 m_top g ell", positive=True)
 
 
 @entry
-def top_system(ctx, m_top, I, I3, ell, g, force=None):
+def top_system(ctx: Context, m_top: NumberLike, I: NumberLike, I3: NumberLike, ell: NumberLike,
+               g: NumberLike, force: ForceFunction | None = None) -> LagrangianSystem:
     """The complete Lagrange top as a :class:`LagrangianSystem` (parameters via ctx.num)."""
     c, s = sp.cos(THETA), sp.sin(THETA)
     M = sp.Matrix([[_I * s ** 2 + _I3 * c ** 2, 0, _I3 * c], [0, _I, 0], [_I3 * c, 0, _I3]])
@@ -47,27 +55,28 @@ class LagrangeTop(Problem):
     (``qdot0``, = ``v0``; ``p0`` follows), with the top's constants ``params`` (context
     numbers m_top, I, I3, ell, g)."""
 
-    def __init__(self, system, q0, qdot0, params):
+    def __init__(self, system: LagrangianSystem, q0: VectorLike, qdot0: VectorLike,
+                 params: Mapping[str, Real]) -> None:
         self.params = params
         super().__init__(system, q0, v0=qdot0, name=system.name)
 
     @property
-    def qdot0(self):
+    def qdot0(self) -> Vector | None:
         return self.v0
 
-    def conserved_momenta(self, p):
+    def conserved_momenta(self, p: Vector) -> tuple[Number, Number]:
         """(p_phi, p_psi) of a momentum vector (eq. (18s))."""
         return p[0], p[2]
 
-    def reduced(self):
+    def reduced(self) -> FirstOrderSystem:
         """The reduced first-order system (18ad)-(18af) with this top's constants."""
         return reduced_top(self.ctx, self.params, self.p0[0], self.p0[2])
 
-    def reduced_state0(self):
+    def reduced_state0(self) -> Vector:
         """(phi0, theta0, xi0 = theta'0)."""
         return np.array([self.q0[0], self.q0[1], self.qdot0[1]], dtype=self.ctx.dtype)
 
-    def nutation(self):
+    def nutation(self) -> LagrangeTopNutation:
         """The exact nutation (Weierstrass p solution of eq. (18aa))."""
         from .lagrange_top_exact import LagrangeTopNutation
         P = self.params
@@ -78,7 +87,9 @@ class LagrangeTop(Problem):
 
 
 @entry
-def make_top(ctx, m_top, I, I3, ell, g, q0, qdot0, force=None):
+def make_top(ctx: Context, m_top: NumberLike, I: NumberLike, I3: NumberLike, ell: NumberLike,
+             g: NumberLike, q0: VectorLike, qdot0: VectorLike,
+             force: ForceFunction | None = None) -> LagrangeTop:
     P = {"m_top": ctx.num(m_top), "I": ctx.num(I), "I3": ctx.num(I3), "ell": ctx.num(ell),
          "g": ctx.num(g)}
     system = top_system(ctx, P["m_top"], P["I"], P["I3"], P["ell"], P["g"], force=force)
@@ -86,7 +97,8 @@ def make_top(ctx, m_top, I, I3, ell, g, q0, qdot0, force=None):
 
 
 @entry
-def table3_top(ctx, g="9.81", I="0.002329969592394382"):
+def table3_top(ctx: Context, g: NumberLike = "9.81", I: NumberLike = "0.002329969592394382"
+               ) -> LagrangeTop:
     """Table 3 (looping motion): m_top = 0.1 kg, I = 0.002329969592394382 kg m^2,
     I3 = 0.000125 kg m^2, l = 0.15 m, q0 = (0, pi/3, 0), q'0 = (9.2, 0, 252) rad/s.
     g is not printed in Sec. 4; 9.81 (Sec. 3's value) reproduces the printed nutation
@@ -97,7 +109,7 @@ def table3_top(ctx, g="9.81", I="0.002329969592394382"):
 
 
 @entry
-def table6_top(ctx, g="9.81"):
+def table6_top(ctx: Context, g: NumberLike = "9.81") -> LagrangeTop:
     """Table 6 (cusps): m_top = 1, I = 1, I3 = 2, l = 4 pi^2 / g (so A = m g l / I =
     4 pi^2 for any g), q0 = (0, pi/6, 0), q'0 = (0, 0, 2 pi)."""
     g_ = ctx.num(g)
@@ -106,7 +118,8 @@ def table6_top(ctx, g="9.81"):
 
 
 @entry
-def reduced_top(ctx, params, p_phi, p_psi):
+def reduced_top(ctx: Context, params: Mapping[str, Real], p_phi: Real, p_psi: Real
+                ) -> FirstOrderSystem:
     """First-order reduced top (eqs. (18ad)-(18af); (18aq) for Table 6)."""
     I = params["I"]
     A = params["m_top"] * params["g"] * params["ell"] / I

@@ -51,8 +51,14 @@ I = 0.002329969592394382 and g = 9.81 (:func:`mpvi.systems.lagrange_top.table3_t
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ..elliptic import Weierstrass
 from ..precision import entry_class
+
+if TYPE_CHECKING:
+    from .._types import NumberLike, Real
+    from ..context import Context
 
 SETUP_GUARD_DIGITS = 20
 """Extra digits for the constants (momenta, invariants, roots, half-periods, phase).  The
@@ -84,7 +90,9 @@ class LagrangeTopNutation:
     (p_φ = p_ψ: the axis passes through the vertical).
     """
 
-    def __init__(self, ctx, *, m_top, I, I3, ell, g, theta0, phi_dot0, theta_dot0, psi_dot0):
+    def __init__(self, ctx: Context, *, m_top: NumberLike, I: NumberLike, I3: NumberLike,
+                 ell: NumberLike, g: NumberLike, theta0: NumberLike, phi_dot0: NumberLike,
+                 theta_dot0: NumberLike, psi_dot0: NumberLike) -> None:
         self.ctx = ctx
         # numbers of the context are exact inputs: checked at its precision here (fewer bits
         # are refused), then kept as they are with the guard digits, where ctx.num would
@@ -137,12 +145,12 @@ class LagrangeTopNutation:
         self.t0 = self._phase(u0, -s0 * self.theta_dot0)
 
     # ----- the cubic ---------------------------------------------------------------
-    def f(self, u):
+    def f(self, u: Real) -> Real:
         """f(u) with u̇² = f(u), u = cosθ (module docstring)."""
         a3, a2, a1, a0 = self.coefficients
         return ((a3 * u + a2) * u + a1) * u + a0
 
-    def f_prime(self, u):
+    def f_prime(self, u: Real) -> Real:
         """f'(u)."""
         a3, a2, a1, _ = self.coefficients
         return (3 * a3 * u + 2 * a2) * u + a1
@@ -171,36 +179,36 @@ class LagrangeTopNutation:
         return ctx.ellipf(ctx.atan2(sn, cn), w.k2) / lam
 
     # ----- the solution ----------------------------------------------------------------
-    def cos_theta(self, t):
+    def cos_theta(self, t: NumberLike) -> Real:
         """cosθ(t) = (2/m) ℘(t + t0 + ω3) + b (eq. 18aa, corrected)."""
         return 2 * self.wp.p_shifted(self.ctx.num(t) + self.t0) / self.m + self.b
 
-    def cos_theta_dot(self, t):
+    def cos_theta_dot(self, t: NumberLike) -> Real:
         """d cosθ/dt = (2/m) ℘'(t + t0 + ω3)."""
         return 2 * self.wp.p_dp_shifted(self.ctx.num(t) + self.t0)[1] / self.m
 
-    def theta(self, t):
+    def theta(self, t: NumberLike) -> Real:
         """θ(t) = acos(cosθ(t)) in (0, π)."""
         return self.ctx.acos(self.cos_theta(t))
 
-    def theta_dot(self, t):
+    def theta_dot(self, t: NumberLike) -> Real:
         """θ̇(t) = −(d cosθ/dt)/sinθ."""
         p, dp = self.wp.p_dp_shifted(self.ctx.num(t) + self.t0)
         u = 2 * p / self.m + self.b
         return -2 * dp / (self.m * self.ctx.sqrt(1 - u * u))
 
-    def phi_dot(self, t):
+    def phi_dot(self, t: NumberLike) -> Real:
         """Precession rate φ̇ = (p_φ − p_ψ cosθ)/(I sin²θ) (eq. 18af)."""
         u = self.cos_theta(t)
         return (self.p_phi - self.p_psi * u) / (self.I * (1 - u * u))
 
-    def psi_dot(self, t):
+    def psi_dot(self, t: NumberLike) -> Real:
         """Spin rate ψ̇ = p_ψ/I3 − φ̇ cosθ (eq. 18s)."""
         u = self.cos_theta(t)
         return self.p_psi / self.I3 - (self.p_phi - self.p_psi * u) * u / (self.I * (1 - u * u))
 
     # ----- independent check of the period ----------------------------------------------
-    def period_quadrature(self):
+    def period_quadrature(self) -> Real:
         """2 ∫_{u_min}^{u_max} du / √f(u), computed without ℘.
 
         The roots of f come from ``polyroots`` and f is evaluated from its coefficients,

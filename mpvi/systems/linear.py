@@ -10,13 +10,17 @@ directly, and the Legendre map, energy and Hamiltonian field use the matrix form
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 import sympy as sp
 
 from ..mechanics import LagrangianSystem
 from ..precision import entry_class
+
+if TYPE_CHECKING:
+    from .._types import Array, Matrix, Number, NumberLike, Real, Vector, VectorLike
+    from ..context import Context
 
 
 @entry_class
@@ -52,7 +56,9 @@ class LinearSystem(LagrangianSystem):
 
     is_linear = True
 
-    def __init__(self, M: Sequence, K: Sequence, ctx: Any, name: str = "linear system"):
+    def __init__(self, M: Matrix | Sequence[Sequence[NumberLike]],
+                 K: Matrix | Sequence[Sequence[NumberLike]], ctx: Context,
+                 name: str = "linear system") -> None:
         self.ctx = ctx
         self.name = name
         self._matrices = (M, K)
@@ -89,7 +95,7 @@ class LinearSystem(LagrangianSystem):
         super().__init__(name, q, Ms, (qv.T * Ks * qv)[0, 0] / 2, params, ctx)
 
     # ----- modal data ---------------------------------------------------------------
-    def modes(self) -> tuple[np.ndarray, np.ndarray]:
+    def modes(self) -> tuple[Vector, Matrix]:
         """Compute the eigenfrequencies and mode shapes (computed once, then cached).
 
         Returns
@@ -105,7 +111,7 @@ class LinearSystem(LagrangianSystem):
             self._modes = (self.ctx.sqrt(w2), v)
         return self._modes
 
-    def omega_max(self) -> Any:
+    def omega_max(self) -> Real:
         """Return the largest eigenfrequency, the omega_max of axioms2024 eq. (40).
 
         Returns
@@ -116,7 +122,8 @@ class LinearSystem(LagrangianSystem):
         return self.modes()[0][-1]
 
     # ----- mechanics (matrix formulas) --------------------------------------------------
-    def mass(self, q: Any = None, v: Any = None, t: Any = None) -> np.ndarray:
+    def mass(self, q: VectorLike | None = None, v: VectorLike | None = None,
+             t: NumberLike | None = None) -> Matrix:
         """Return the constant mass matrix M.
 
         Parameters
@@ -131,7 +138,8 @@ class LinearSystem(LagrangianSystem):
         """
         return self.M
 
-    def velocity(self, q: Any, p: Any, t: Any = None) -> np.ndarray:
+    def velocity(self, q: VectorLike, p: VectorLike,  # type: ignore[override]  # no guess: linear
+                 t: NumberLike | None = None) -> Vector:
         """Compute the velocity v = M^-1 p.
 
         Parameters
@@ -150,7 +158,8 @@ class LinearSystem(LagrangianSystem):
         """
         return self.Minv @ p
 
-    def hamiltonian_rhs(self, q: Any, p: Any, t: Any = None) -> tuple:
+    def hamiltonian_rhs(self, q: VectorLike, p: VectorLike, t: NumberLike | None = None
+                        ) -> tuple[Array, ...]:
         """Evaluate Hamilton's equations (q', p') = (M^-1 p, -K q).
 
         Parameters
@@ -169,7 +178,7 @@ class LinearSystem(LagrangianSystem):
         """
         return self.Minv @ p, -(self.K @ q)
 
-    def acceleration(self, t: Any, q: Any, v: Any) -> np.ndarray:
+    def acceleration(self, t: NumberLike | None, q: VectorLike, v: VectorLike) -> Vector:
         """Compute the acceleration a = -M^-1 K q.
 
         Parameters
@@ -188,7 +197,7 @@ class LinearSystem(LagrangianSystem):
         """
         return -(self.Minv @ (self.K @ q))
 
-    def hamiltonian(self, q: Any, p: Any, t: Any = None) -> Any:
+    def hamiltonian(self, q: VectorLike, p: VectorLike, t: NumberLike | None = None) -> Number:
         """Compute the energy H(p, q) = 1/2 p^T M^-1 p + 1/2 q^T K q (axioms2024, Sec. 6.3).
 
         ``energy`` is the same method.
@@ -211,7 +220,8 @@ class LinearSystem(LagrangianSystem):
 
     energy = hamiltonian
 
-    def check_state(self, t: Any, q: Any, v: Any = None) -> None:
+    def check_state(self, t: NumberLike | None, q: VectorLike, v: VectorLike | None = None
+                    ) -> None:
         """Do nothing: M is constant and was checked positive definite at construction.
 
         Parameters
@@ -239,7 +249,7 @@ class LinearSystem(LagrangianSystem):
         return (_linear_system, ([[d(x) for x in r] for r in self.M], [[d(x) for x in r] for r in self.K],
                                  self.ctx, self.name, self._matrices if exact else None))
 
-    def exact(self, q0: Any, p0: Any) -> ModalSolution:
+    def exact(self, q0: VectorLike, p0: VectorLike) -> ModalSolution:
         """Return the exact solution through (q0, p0) at t = 0, at context precision.
 
         Parameters
@@ -280,7 +290,7 @@ class ModalSolution:
         Momenta at t = 0.
     """
 
-    def __init__(self, system: LinearSystem, q0: Any, p0: Any):
+    def __init__(self, system: LinearSystem, q0: VectorLike, p0: VectorLike) -> None:
         ctx = system.ctx
         self.system = system
         self.ctx = ctx
@@ -291,7 +301,7 @@ class ModalSolution:
         self.b = (self.V.T @ p0) / self.omega
         self.MV = system.M @ self.V
 
-    def __call__(self, t: Any) -> tuple:
+    def __call__(self, t: NumberLike) -> tuple[Vector, Vector]:
         """Evaluate (q(t), p(t)) at one time ``t``.
 
         Parameters
@@ -316,7 +326,7 @@ class ModalSolution:
         wt = self.omega * self.ctx.num(t) if not isinstance(t, np.ndarray) else np.outer(t, self.omega)
         return self.ctx.cos(wt), self.ctx.sin(wt)
 
-    def q(self, t: Any) -> np.ndarray:
+    def q(self, t: NumberLike | Sequence[NumberLike]) -> Array:
         """Evaluate the positions q(t).
 
         Parameters
@@ -332,7 +342,7 @@ class ModalSolution:
         c, s = self._cs(t)
         return (self.a * c + self.b * s) @ self.V.T
 
-    def p(self, t: Any) -> np.ndarray:
+    def p(self, t: NumberLike | Sequence[NumberLike]) -> Array:
         """Evaluate the momenta p(t) = M q'(t).
 
         Parameters
@@ -348,7 +358,7 @@ class ModalSolution:
         c, s = self._cs(t)
         return ((self.b * c - self.a * s) * self.omega) @ self.MV.T
 
-    def qddot(self, t: Any) -> np.ndarray:
+    def qddot(self, t: NumberLike | Sequence[NumberLike]) -> Array:
         """Evaluate the accelerations q''(t), for checking the ODE.
 
         Parameters

@@ -21,7 +21,7 @@ calls grows like N, not N^2.  The two forms differ only in rounding.
 """
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 import sympy as sp
@@ -30,9 +30,15 @@ from ..mechanics import LagrangianSystem
 from ..problem import Problem
 from ..precision import entry
 
+if TYPE_CHECKING:
+    import sympy
+
+    from .._types import ExprLike, NumberLike, VectorLike
+    from ..context import Context
+
 
 @entry
-def trig_arguments(exprs: Sequence) -> set:
+def trig_arguments(exprs: Sequence[ExprLike]) -> set[sympy.Expr]:
     """The distinct arguments of sin and cos in ``exprs``: the number of ``mpfr_sin_cos``
     calls an evaluation of them needs (sin and cos of one argument are one call)."""
     out = set()
@@ -42,7 +48,7 @@ def trig_arguments(exprs: Sequence) -> set:
 
 
 @entry
-def angle_addition(exprs: Sequence) -> tuple[list, int, int]:
+def angle_addition(exprs: Sequence[ExprLike]) -> tuple[list[sympy.Expr], int, int]:
     """``exprs`` with sines and cosines of sums and differences expanded by the addition
     theorems (``sympy.expand_trig``) when that lowers the number of distinct trigonometric
     arguments, else unchanged; returns (expressions, arguments before, arguments after).
@@ -74,8 +80,9 @@ def _check_n(n):
 
 
 @entry
-def pendulum_chain(ctx: Any, n: int, m: Any = 1, length: Any = 1, g: Any = "9.81",
-                   k: Any = 1, q0: Any = None, p0: Any = None) -> Problem:
+def pendulum_chain(ctx: Context, n: int, m: NumberLike = 1, length: NumberLike = 1,
+                   g: NumberLike = "9.81", k: NumberLike = 1, q0: VectorLike | None = None,
+                   p0: VectorLike | None = None) -> Problem:
     """A chain of ``n`` pendulums coupled by torsion springs (module doc), as a Problem.
 
     Parameters
@@ -105,8 +112,9 @@ def pendulum_chain(ctx: Any, n: int, m: Any = 1, length: Any = 1, g: Any = "9.81
 
 
 @entry
-def n_link_pendulum(ctx: Any, n: int, m: Any = 1, length: Any = 1, g: Any = "9.81",
-                    q0: Any = None, p0: Any = None, angle_addition: bool = True) -> Problem:
+def n_link_pendulum(ctx: Context, n: int, m: NumberLike = 1, length: NumberLike = 1,
+                    g: NumberLike = "9.81", q0: VectorLike | None = None,
+                    p0: VectorLike | None = None, angle_addition: bool = True) -> Problem:
     """The ``n``-link pendulum (module doc), as a Problem.
 
     Parameters
