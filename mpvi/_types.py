@@ -32,11 +32,11 @@ Real: TypeAlias = "float | gmpy2.mpfr | mpmath.mpf"
 Number: TypeAlias = "float | complex | gmpy2.mpfr | gmpy2.mpc | mpmath.mpf | mpmath.mpc"
 """A real or complex number of a context."""
 
-NumberLike: TypeAlias = ("int | float | complex | str | Fraction | Decimal | sympy.Basic"
-                         " | gmpy2.mpfr | gmpy2.mpc | gmpy2.mpq | gmpy2.mpz"
-                         " | mpmath.mpf | mpmath.mpc")
-"""What a context reads as a number (:meth:`mpvi.context.Context.number`): an exact
-integer, fraction or decimal text, a sympy number, or a number of a context."""
+NumberLike: TypeAlias = ("int | float | str | Fraction | Decimal | sympy.Basic"
+                         " | gmpy2.mpfr | gmpy2.mpq | gmpy2.mpz | mpmath.mpf")
+"""What a context reads as a real number (:meth:`mpvi.context.Context.num`): an exact
+integer, fraction or decimal text, a sympy number, or a number of a context (a float only
+in the fp context: the mp contexts refuse it, it would cap their precision)."""
 
 Vector: TypeAlias = "NDArray[np.object_] | NDArray[np.float64]"
 """A 1-D numpy array of a context's numbers (dtype object; float64 for the fp context)."""

@@ -267,17 +267,23 @@ class Context:
     if TYPE_CHECKING:
         # What every concrete context defines (as attributes, properties or methods),
         # declared for the type checker only: the base class stays as it was at run time.
-        dps: int
-        prec: int
-        repr_digits: int
         dtype: type
-        zero: Number
-        one: Number
-        eps: Real
-        pi: Real
+        zero: Real
+        one: Real
 
-        def num(self, x: NumberLike) -> Number: ...
-        def lift(self, x: NumberLike) -> Number: ...
+        @property
+        def dps(self) -> int: ...
+        @property
+        def prec(self) -> int: ...
+        @property
+        def repr_digits(self) -> int: ...
+        @property
+        def eps(self) -> Real: ...
+        @property
+        def pi(self) -> Real: ...
+
+        def num(self, x: NumberLike) -> Real: ...
+        def lift(self, x: NumberLike) -> Real: ...
         def fsum(self, terms: Iterable[Number]) -> Number: ...
         def is_number(self, x: object) -> bool: ...
         def is_complex(self, x: object) -> bool: ...
@@ -364,7 +370,7 @@ class Context:
         return self
 
     # ----- construction -------------------------------------------------------------
-    def number(self, x: NumberLike, what: str) -> Number:
+    def number(self, x: NumberLike, what: str) -> Real:
         """Convert ``x`` with :meth:`num`, any error naming the quantity ``what``.
 
         Parameters
@@ -992,7 +998,7 @@ class MPContext(Context):
         """Pi at this context's precision."""
         return +self._m.pi
 
-    def num(self, x: NumberLike) -> Number:
+    def num(self, x: NumberLike) -> Real:
         """Convert ``x`` to a number of this context, exactly or correctly rounded.
 
         Reads ints, strings (decimal or ``'p/q'``, e.g. ``"0.1"``, ``"1/3"``),
@@ -1052,7 +1058,7 @@ class MPContext(Context):
             return self.num(value) if not isinstance(value, tuple) else m.mpf(value)
         raise TypeError(f"cannot convert {type(x).__name__} {x!r} to a number")
 
-    def lift(self, x: NumberLike) -> Number:
+    def lift(self, x: NumberLike) -> Real:
         """Convert a number of any precision, keeping its bits as they are.
 
         A float, an mpmath number of any context or a gmpy2 number of any precision
@@ -1522,7 +1528,7 @@ class GMPContext(MPContext):
         """Pi at this context's precision."""
         return gmpy2.const_pi()
 
-    def num(self, x: NumberLike) -> Number:
+    def num(self, x: NumberLike) -> Real:
         """Convert ``x`` to a number of this context, exactly or correctly rounded.
 
         As :meth:`MPContext.num`, for gmpy2 numbers: an ``mpfr`` of this precision is
@@ -1589,7 +1595,7 @@ class GMPContext(MPContext):
             return gmpy2.mpfr(gmpy2.mul_2exp(gmpy2.mpz(-man if sign else man), exp))
         return gmpy2.mpfr(mpmath.libmp.to_str(t, 5))     # inf, -inf, nan
 
-    def lift(self, x: NumberLike) -> Number:
+    def lift(self, x: NumberLike) -> Real:
         """Convert a number of any precision, keeping its bits as they are.
 
         As :meth:`MPContext.lift`: a float, an mpmath number of any context or a gmpy2

@@ -52,15 +52,17 @@ from ._version import __version__
 from .io import DIGEST_PREFIX, content_digest, parse_json, read_regular
 from .problem import dump_numbers, load_numbers
 from .precision import entry, entry_class
-from .schemes.base import State
+from .schemes.base import State as State            # re-exported: mpvi.State
 
 if TYPE_CHECKING:                       # annotations only: importing mpvi loads no pandas
     import pandas
     import sympy
 
     from ._types import Array, ExactSolution, NumberLike, Real, Vector
+    from .context import Context
     from .mechanics import LagrangianSystem
     from .ode import FirstOrderSystem
+    from .problem import Problem
 
 FORMAT = "mpvi.Solution"
 """The ``format`` field of a saved solution."""
@@ -177,6 +179,37 @@ class Solution:
     ctx : Context
         The number context.
     """
+
+    if TYPE_CHECKING:
+        # The attributes above, set by _from_run and load_solution (declared for the type
+        # checker only), and the private ones of the dense output.
+        t: Vector
+        q: Array
+        y: Array | None
+        state: str | None
+        method: str
+        params: dict[str, Any]
+        h: Real
+        t0: Real
+        steps: int
+        steps_planned: int
+        saveat: Any
+        stats: dict[str, Any]
+        events: list[EventRecord]
+        stopped: str | None
+        internal: Array | None
+        problem: Problem | None
+        system: LagrangianSystem | FirstOrderSystem | None
+        ctx: Context
+        _dense: list[Array] | None
+        _dense_kind: str | None
+        _tail: Any
+        _prepare_args: dict[str, Any]
+        _trial: Any
+        _converted: dict[str, Array]
+        _system_record: dict[str, Any]
+        _problem_record: dict[str, Any]
+        _names: list[str]
 
     # ----- construction -----------------------------------------------------------------
     @classmethod
