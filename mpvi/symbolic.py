@@ -33,7 +33,6 @@ from .precision import entry
 if TYPE_CHECKING:
     import sympy
 
-    from ._types import ExprLike
     from .declarations import VariationalMethod
 
 Z = sp.Symbol("z", positive=True)
@@ -58,8 +57,8 @@ def _integrate(expr, quad):
 
 
 @entry
-def oscillator_map(spec: VariationalMethod | GalerkinMethod, h: ExprLike = DT,
-                   omega: ExprLike = OMEGA) -> sympy.Matrix:
+def oscillator_map(spec: VariationalMethod | GalerkinMethod, h: sympy.Expr | int = DT,
+                   omega: sympy.Expr | int = OMEGA) -> sympy.Matrix:
     """Derive the exact one-step map of a trial-function method on the harmonic oscillator.
 
     For L = v^2/2 - omega^2 q^2/2 (hermite eq. (32)), from the method's own declaration:
