@@ -45,6 +45,8 @@ from .linalg import cholesky, solve_dense
 from .precision import boundary, context_class, request_handoff, sticky
 
 if TYPE_CHECKING:
+    from collections.abc import Hashable
+
     from numpy.typing import NDArray
 
     from ._types import Array, Matrix, Number, NumberLike, Real, Vector
@@ -264,6 +266,10 @@ class Context:
     name = "abstract"
     is_mp = False
     kernels = False
+    """Whether implicit schemes use generated kernels (:mod:`mpvi.kernels`) in this
+    context: True for the gmp context; the mp reference and float64 keep the assembled
+    reference path.  Set it on an instance to choose."""
+
     if TYPE_CHECKING:
         # What every concrete context defines (as attributes, properties or methods),
         # declared for the type checker only: the base class stays as it was at run time.
@@ -302,9 +308,6 @@ class Context:
 
         def __getattr__(self, name: str) -> Any:
             """The mpmath functions an instance sets (``SPECIAL_FUNCTIONS``)."""
-    """Whether implicit schemes use generated kernels (:mod:`mpvi.kernels`) in this
-    context: True for the gmp context; the mp reference and float64 keep the assembled
-    reference path.  Set it on an instance to choose."""
 
     @sticky
     def activate(self) -> Context:
@@ -360,7 +363,7 @@ class Context:
         return f"mp{self.dps}" if self.is_mp else "fp"
 
     @property
-    def key(self) -> str:
+    def key(self) -> Hashable:
         """What caches of context numbers and generated code are keyed by.
 
         The context itself (an mpmath context's numbers and functions are its own); the

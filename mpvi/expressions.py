@@ -46,7 +46,7 @@ from __future__ import annotations
 
 import keyword
 import re
-from typing import TYPE_CHECKING, Any, Callable, Mapping
+from typing import TYPE_CHECKING, Callable, Mapping
 
 import sympy as sp
 from .precision import entry

@@ -52,7 +52,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Set as AbstractSet
 from fractions import Fraction
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 import sympy as sp
@@ -69,7 +69,7 @@ from .precision import entry_class
 if TYPE_CHECKING:
     import sympy
 
-    from ._types import (Array, ExprLike, ForceFunction, Matrix, MatrixLike, Number,
+    from ._types import (Array, ExprLike, ForceFunction, Matrix, MatrixLike, Real,
                          NumberLike, Vector, VectorLike)
     from .context import Context
 
@@ -508,7 +508,7 @@ class LagrangianSystem:
         v = self.ctx.zeros(n) if v is None else v
         return self._arr(self._mass_txv(self._t(t), q, v, self.param_values), (n, n))
 
-    def potential(self, q: VectorLike) -> Number:
+    def potential(self, q: VectorLike) -> Real:
         """Evaluate the potential V(q).
 
         Parameters
@@ -674,7 +674,7 @@ class LagrangianSystem:
                 self._arr(vals[n + n * n:], (n, n)))
 
     # ----- Lagrangian derivatives at a point (what the variational schemes use) ----------------
-    def lagrangian(self, q: VectorLike, v: VectorLike, t: NumberLike | None = None) -> Number:
+    def lagrangian(self, q: VectorLike, v: VectorLike, t: NumberLike | None = None) -> Real:
         """Evaluate the Lagrangian L(t, q, v).
 
         Parameters
@@ -919,7 +919,7 @@ class LagrangianSystem:
         _, Gq, Gv, Ga = self.residual_derivatives(t, q, v, a)
         return a, -self._solve_mass(Ga, Gq, q), -self._solve_mass(Ga, Gv, q)
 
-    def hamiltonian(self, q: VectorLike, p: VectorLike, t: NumberLike | None = None) -> Number:
+    def hamiltonian(self, q: VectorLike, p: VectorLike, t: NumberLike | None = None) -> Real:
         """Compute the Hamiltonian (the energy) H = p^T v - L at v = velocity(q, p).
 
         For the M, V form, H = 1/2 p^T M(q)^-1 p + V(q) (top2025 eq. (15)).
@@ -1021,7 +1021,7 @@ class LagrangianSystem:
                              f"({', '.join(ctx.to_str(e, 8) for e in x)})")
         return x
 
-    def mass_rows(self, t: NumberLike | None, q: VectorLike, v: VectorLike) -> list[list[Number]]:
+    def mass_rows(self, t: NumberLike | None, q: VectorLike, v: VectorLike) -> list[list[Real]]:
         """Evaluate M(q) (or L_vv(t, q, v)) as a list of rows, for the checks.
 
         Parameters

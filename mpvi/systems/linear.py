@@ -19,7 +19,7 @@ from ..mechanics import LagrangianSystem
 from ..precision import entry_class
 
 if TYPE_CHECKING:
-    from .._types import Array, Matrix, Number, NumberLike, Real, Vector, VectorLike
+    from .._types import Array, Matrix, NumberLike, Real, Vector, VectorLike
     from ..context import Context
 
 
@@ -197,7 +197,7 @@ class LinearSystem(LagrangianSystem):
         """
         return -(self.Minv @ (self.K @ q))
 
-    def hamiltonian(self, q: VectorLike, p: VectorLike, t: NumberLike | None = None) -> Number:
+    def hamiltonian(self, q: VectorLike, p: VectorLike, t: NumberLike | None = None) -> Real:
         """Compute the energy H(p, q) = 1/2 p^T M^-1 p + 1/2 q^T K q (axioms2024, Sec. 6.3).
 
         ``energy`` is the same method.
