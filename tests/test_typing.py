@@ -57,7 +57,7 @@ def test_the_strict_check_covers_the_public_modules():
     public = {inspect.unwrap(f).__module__
               for f in annotation_counts.public_callables().values()}
     assert "mpvi.context" in public and "mpvi.systems.linear" in public
-    assert ignored & public == {"mpvi.modified"}, ignored & public
+    assert ignored & public == {m.rstrip(".") for m in PENDING}, ignored & public
 
 
 def test_an_import_for_the_type_checker_is_no_dependency_between_layers(tmp_path):
