@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, TypeAlias, TypedDict
 
 if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping, Sequence
     from decimal import Decimal
     from fractions import Fraction
 
@@ -22,7 +23,6 @@ if TYPE_CHECKING:
     import numpy as np
     import sympy
     import sympy.polys.rings
-    from collections.abc import Callable, Mapping, Sequence
     from numpy.typing import NDArray
 
 Real: TypeAlias = "float | gmpy2.mpfr | mpmath.mpf"
@@ -50,9 +50,6 @@ Matrix: TypeAlias = "NDArray[np.object_] | NDArray[np.float64]"
 Array: TypeAlias = "NDArray[np.object_] | NDArray[np.float64]"
 """A numpy array of a context's numbers, of any shape (a state history: steps x dof)."""
 
-Expr: TypeAlias = "sympy.Expr"
-"""A sympy expression."""
-
 ExprLike: TypeAlias = "sympy.Basic | str | int | float"
 """What :func:`mpvi.expressions.as_expression` reads: a sympy object, a formula's text
 (parsed by mpvi's own parser), or a number."""
@@ -66,22 +63,22 @@ ForceFunction: TypeAlias = ("Callable[[sympy.Symbol, sympy.Matrix, sympy.Matrix]
 """A non-conservative force ``force(t, q, v)``: called once with the symbols of time,
 coordinates and velocities, it returns the n x 1 column of the force's expressions."""
 
-ExactSolution: TypeAlias = ("Callable[[Number], tuple[VectorLike, VectorLike]]"
-                            " | Callable[[Number], VectorLike]")
+ExactSolution: TypeAlias = ("Callable[[Real], tuple[VectorLike, VectorLike]]"
+                            " | Callable[[Real], VectorLike]")
 """An exact solution: ``t -> (q, p)`` or ``t -> (q, v)`` for a mechanical system,
 ``t -> y`` for a first-order system (:class:`mpvi.Problem`)."""
 
-EventFunction: TypeAlias = "Callable[[Number, Vector, Vector], Real]"
+EventFunction: TypeAlias = "Callable[[Real, Vector, Vector], Real]"
 """An event function ``g(t, q, v)`` (``g(t, y, y')`` for a first-order system) whose
 sign changes :func:`mpvi.solve` locates."""
 
-StepCallback: TypeAlias = "Callable[[Number, Vector, Vector | None], bool | None]"
+StepCallback: TypeAlias = "Callable[[Real, Vector, Vector | None], bool | None]"
 """``callback(t, q, y)`` of :func:`mpvi.solve`, after every step; True stops the run."""
 
 ProgressCallback: TypeAlias = "Callable[[int, int], object]"
 """``progress(step, total)`` of :func:`mpvi.solve`."""
 
-FirstOrderField: TypeAlias = "Callable[[Number, Vector], VectorLike]"
+FirstOrderField: TypeAlias = "Callable[[Real, Vector], VectorLike]"
 """The right-hand side ``rhs(t, y)`` of a first-order system."""
 
 RingElement: TypeAlias = "flint.fmpq_mpoly | sympy.polys.rings.PolyElement"

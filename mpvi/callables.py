@@ -34,7 +34,7 @@ from .context import PrecisionError
 from .precision import entry
 
 if TYPE_CHECKING:
-    from ._types import Number
+    from ._types import Real
     from .context import Context
 
 
@@ -144,7 +144,7 @@ def check_literals(fn: Callable[..., object], ctx: Context, what: str) -> None:
 
 
 @entry
-def returned(ctx: Context, value: object, what: str) -> Number:
+def returned(ctx: Context, value: object, what: str) -> Real:
     """A number a callable returned, converted and checked like initial data.
 
     Parameters
@@ -183,7 +183,7 @@ def returned(ctx: Context, value: object, what: str) -> Number:
 
 
 @entry
-def returned_vector(ctx: Context, values: object, n: int, what: str) -> list[Number]:
+def returned_vector(ctx: Context, values: object, n: int, what: str) -> list[Real]:
     """A vector a callable returned: ``n`` numbers, each as :func:`returned`.
 
     Parameters

@@ -39,7 +39,7 @@ from .callables import check_literals, returned_vector
 from .precision import entry_class
 
 if TYPE_CHECKING:
-    from ._types import FirstOrderField, Number, Vector, VectorLike
+    from ._types import FirstOrderField, Real, Vector, VectorLike
     from .context import Context
 
 
@@ -104,7 +104,7 @@ class FirstOrderSystem:
         """The names of the components (the labels), as mechanical systems name theirs."""
         return list(self.labels)
 
-    def field(self) -> Callable[[Number, Sequence[Number]], list[Number]]:
+    def field(self) -> Callable[[Real, Sequence[Real]], list[Real]]:
         """Return the right-hand side on lists, as the RK4 and GBS steps use it.
 
         Every value ``rhs`` returns is checked like initial data

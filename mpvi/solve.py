@@ -61,7 +61,7 @@ from .solution import EventRecord, Solution
 from .precision import entry, entry_class
 
 if TYPE_CHECKING:
-    from ._types import (EventFunction, Number, NumberLike, ProgressCallback, Real,
+    from ._types import (EventFunction, NumberLike, ProgressCallback, Real,
                          StepCallback, Vector)
     from .schemes.base import Method
 
@@ -134,7 +134,7 @@ class Event:
         self.g, self.terminal, self.direction = g, bool(terminal), int(direction)
         self.name = name or getattr(g, "__name__", "event")
 
-    def __call__(self, t: Number, q: Vector, v: Vector) -> Real:
+    def __call__(self, t: Real, q: Vector, v: Vector) -> Real:
         return self.g(t, q, v)
 
     def __repr__(self):
