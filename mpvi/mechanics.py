@@ -160,9 +160,14 @@ class LagrangianSystem:
         are refused in the mp contexts).
     ctx : Context
         The number context of every computation.
-    force : callable, optional
-        ``force(t, q, v) -> sympy.Matrix`` (n x 1), called once with the symbols of time,
-        coordinates and velocities (e.g. ``lambda t, q, v: -c * v`` for damping).
+    force : callable or sequence, optional
+        The generalized force F(t, q, v): a callable ``force(t, q, v) -> sympy.Matrix``
+        (n x 1), called once with the symbols of time, coordinates and velocities (e.g.
+        ``lambda t, q, v: -c * v`` for damping), or the n components themselves (a
+        sequence or an n x 1 matrix of sympy expressions, numbers or texts, e.g.
+        ``["a*cos(w*t)"]``) in ``t`` (:data:`TIME`), the coordinates and the parameters;
+        a force that depends on the velocities is given as a callable here (their
+        symbols are internal).  Text is read as the mass matrix's entries are.
 
     Raises
     ------
@@ -173,6 +178,9 @@ class LagrangianSystem:
         undefined ``sympy.Function('f')(q)``; :func:`mpvi.codegen.check_functions`);
         text that is not an expression in those names
         (:class:`mpvi.expressions.ExpressionError`).
+    TypeError
+        A force that is neither a callable nor a sequence or matrix of expressions (a
+        single expression, say: give ``[expr]``).
     PrecisionError
         A float literal in M, V or F (or a float parameter value) in an mp context.
 
@@ -187,7 +195,7 @@ class LagrangianSystem:
 
     def __init__(self, name: str, coords: Sequence[sympy.Symbol], mass: MatrixLike,
                  potential: ExprLike, params: dict[sympy.Symbol, NumberLike], ctx: Context,
-                 force: ForceFunction | None = None) -> None:
+                 force: ForceFunction | Sequence[ExprLike] | MatrixLike | None = None) -> None:
         self._init_common(name, coords, None, params, ctx)
         names = _names(self.coords, self.param_symbols)
         M = as_matrix(mass, names, what=f"{name}: mass matrix")
@@ -199,7 +207,8 @@ class LagrangianSystem:
     def from_lagrangian(cls, name: str, coords: Sequence[sympy.Symbol],
                         velocities: Sequence[sympy.Symbol], lagrangian: ExprLike,
                         params: dict[sympy.Symbol, NumberLike], ctx: Context,
-                        force: ForceFunction | None = None) -> LagrangianSystem:
+                        force: ForceFunction | Sequence[ExprLike] | MatrixLike | None = None,
+                        ) -> LagrangianSystem:
         """Build a system from a general Lagrangian L(t, q, v) (Mutze's setting).
 
         L_vv must be positive definite along the motion (checked at the initial point
@@ -222,8 +231,10 @@ class LagrangianSystem:
             Parameter symbols to values, as for the constructor.
         ctx : Context
             The number context.
-        force : callable, optional
-            ``force(t, q, v) -> sympy.Matrix`` (n x 1), as for the constructor.
+        force : callable or sequence, optional
+            F(t, q, v): a callable ``force(t, q, v) -> sympy.Matrix`` (n x 1), as for the
+            constructor, or the n components in ``t``, the coordinates, the velocities
+            (``velocities``) and the parameters.
 
         Returns
         -------
@@ -234,6 +245,8 @@ class LagrangianSystem:
         ------
         ValueError
             As the constructor; also a number of velocity symbols other than n.
+        TypeError
+            A force that is neither a callable nor a sequence or matrix of expressions.
         PrecisionError
             A float literal in L or F in an mp context.
         """
@@ -243,7 +256,8 @@ class LagrangianSystem:
                                              self.param_symbols, [TIME]),
                           what=f"{name}: Lagrangian")
         self._bind(lagrangian_model(name, self.coords, self.velocity_symbols,
-                                    self.param_symbols, L, self._force_expr(force)))
+                                    self.param_symbols, L,
+                                    self._force_expr(force, velocities=True)))
         return self
 
     # ----- construction ------------------------------------------------------------
@@ -270,11 +284,37 @@ class LagrangianSystem:
                                   for s in self.param_symbols)
         self._params = dict(params)
 
-    def _force_expr(self, force):
+    def _force_expr(self, force, velocities=False):
+        """F(t, q, v) as an n x 1 sympy Matrix, or None: ``force`` called with the symbols
+        of time, coordinates and velocities, or its n components given as expressions (or
+        texts) in t, the coordinates, the parameters and, if the user named them
+        (``velocities``: :meth:`from_lagrangian`), the velocities."""
         if force is None:
             return None
         n = self.dof
-        F = sp.Matrix(force(TIME, sp.Matrix(self.coords), sp.Matrix(self.velocity_symbols)))
+        known = [[TIME], self.coords] + ([self.velocity_symbols] if velocities else [])
+        known.append(self.param_symbols)
+        allowed = ", ".join(str(s) for group in known for s in group)
+        expressions = isinstance(force, (sp.MatrixBase, np.ndarray)) or (
+            isinstance(force, Sequence) and not isinstance(force, (str, bytes)))
+        if expressions:
+            F = as_matrix(force, _names(*known), what=f"{self.name}: force")
+            extra = F.free_symbols - {s for group in known for s in group}
+            if extra:
+                hint = ("" if velocities else "; a force that depends on the velocities is a "
+                        "callable force(t, q, v)")
+                raise ValueError(f"{self.name}: force: symbols {sorted(map(str, extra))} are "
+                                 f"not among {allowed}{hint}")
+        elif callable(force) and not isinstance(force, sp.Basic):
+            F = sp.Matrix(force(TIME, sp.Matrix(self.coords), sp.Matrix(self.velocity_symbols)))
+        else:
+            shown = repr(force)
+            shown = shown if len(shown) <= 60 else shown[:57] + "..."
+            raise TypeError(f"{self.name}: force must be a callable force(t, q, v) returning "
+                            f"F as a {n}x1 sympy.Matrix, or a sequence of {n} expression(s) in "
+                            f"{allowed}; got {type(force).__name__} {shown}"
+                            + (" (a single expression: give it as [expr])"
+                               if isinstance(force, (str, sp.Basic)) else ""))
         if F.shape != (n, 1):
             raise ValueError(f"{self.name}: force must be an {n}x1 column, got {F.shape}")
         return F

@@ -178,8 +178,11 @@ class Problem:
     def replace(self, **changes: Unpack[ProblemChanges]) -> Problem:
         """Return a copy with some of q0, p0, v0, t0, t1, exact, name changed.
 
-        Giving p0 drops v0 and the reverse.  The copy is validated anew (an exact solution
-        kept must match the new initial data: pass ``exact=None`` to drop it).
+        Giving p0 drops v0 and the reverse.  A new t0 without a new t1 moves the whole
+        time span: t1 keeps its distance and direction from t0 (``replace(t0=t1)``
+        continues a problem over another span of the same length); give t1 as well to
+        set both ends.  The copy is validated anew (an exact solution kept must match the
+        new initial data at the new t0: pass ``exact=None`` to drop it).
 
         Parameters
         ----------
@@ -212,6 +215,9 @@ class Problem:
             args.pop("v0", None)
         if "v0" in changes:
             args.pop("p0", None)
+        if "t0" in changes and "t1" not in changes and self.t1 is not None:
+            t0 = self.ctx.number(changes["t0"], f"{self.name}: initial time t0")
+            changes = {**changes, "t0": t0, "t1": t0 + (self.t1 - self.t0)}
         args.update(changes)
         new = object.__new__(type(self))
         new.__dict__.update(self.__dict__)

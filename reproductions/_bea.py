@@ -265,7 +265,7 @@ def derivation_params(method, order, common):
 
 
 def energy_tasks(params):
-    """The :class:`Task` list of :mod:`reproductions.bea_energy` (and ``bea_double``): one
+    """The :class:`Task` list of :mod:`mpvi_papers.bea_energy` (and ``bea_double``): one
     derivation per method and one run per (group, step)."""
     double = params.get("system", "pendulum") != "pendulum"
     size = 40 if double else 1
@@ -292,7 +292,7 @@ KS = range(0, 40, 2)
 
 
 def energy_output(run):
-    """The table and values of :mod:`reproductions.bea_energy` (and ``bea_double``): the
+    """The table and values of :mod:`mpvi_papers.bea_energy` (and ``bea_double``): the
     energy error of every H~_k of every group at every step, the fitted orders, the
     smallest error; derivation times in ``extra``."""
     ctx, p = run.ctx, run.params

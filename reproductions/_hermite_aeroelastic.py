@@ -39,7 +39,7 @@ from mpvi.repro.studies import Task, fraction, numstr, steps, study
 from mpvi.systems.aeroelastic import (DEFAULT_PARAMETERS, aeroelastic_section, flutter_speed,
                                       max_real_part)
 
-from reproductions._hermite import METHODS, PAPER, STYLE
+from mpvi_papers._hermite import METHODS, PAPER, STYLE
 
 BENCHMARK = "benchmark"
 

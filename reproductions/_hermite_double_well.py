@@ -25,7 +25,7 @@ import pandas as pd
 
 from mpvi.repro.studies import numstr, steps, study
 
-from reproductions._hermite import METHODS, PAPER, STYLE
+from mpvi_papers._hermite import METHODS, PAPER, STYLE
 
 PARAMS = {"q0": None, "v0": "0", "m": "1", "h": "0.1", "T": "100", "gbs_levels": 16}
 QUICK = {"T": "10"}

@@ -31,8 +31,8 @@ import pandas as pd
 
 from mpvi.repro.studies import Task, numstr, steps, study
 
-from reproductions._hermite import METHODS, PAPER, STYLE
-from reproductions._hermite_double_well import col, energies, growth, sup
+from mpvi_papers._hermite import METHODS, PAPER, STYLE
+from mpvi_papers._hermite_double_well import col, energies, growth, sup
 
 PARAMS = {"alpha": "-1", "beta": "2", "x0": "0", "v0": "1", "deltas": ["0.025", "0.05", "0.1"],
           "h": "0.1", "T": "100", "gbs_levels": 16, "start": "10"}

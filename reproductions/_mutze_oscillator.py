@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from mpvi.repro.studies import numstr, study
 
-from reproductions._mutze import PAPER
+from mpvi_papers._mutze import PAPER
 
 PARAMS = {"steps_per_period": 32, "periods": 20, "x0": "1", "v0": "0", "period": "damped",
           "g_scan": {"start": "0", "stop": "1", "count": 51}}

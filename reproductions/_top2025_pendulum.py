@@ -10,7 +10,7 @@ from mpvi.repro.studies import (Task, convergence_rows, convergence_sweep, energ
                                 fraction, numstr, state_frame, steps, study, trajectory_frame)
 from mpvi.systems.double_pendulum import nonlinear_double_pendulum
 
-from reproductions._top2025 import METHODS, PAPER, STEP_SECONDS, STYLE
+from mpvi_papers._top2025 import METHODS, PAPER, STEP_SECONDS, STYLE
 
 #: Figs. 2-3 (the same parameters, so that the expensive references are one cached
 #: study).  The paper's step h = 0.1 s over 10 s; references: GBS of order 64 (levels =

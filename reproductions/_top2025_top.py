@@ -18,7 +18,7 @@ from mpvi.repro.run import Output, Reproduction
 from mpvi.repro.studies import Task, study, successive_orders, sup_norm
 from mpvi.systems.lagrange_top import table3_top
 
-from reproductions._top2025 import METHODS, PAPER, STEP_SECONDS, STYLE
+from mpvi_papers._top2025 import METHODS, PAPER, STEP_SECONDS, STYLE
 
 
 # ----- the Table 3 top and its exact nutation ------------------------------------------------

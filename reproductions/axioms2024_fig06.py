@@ -14,7 +14,7 @@ from mpvi import relative_energy_error, solve
 from mpvi.repro.run import Output, Reproduction, script_main
 from mpvi.repro.studies import numstr, steps
 
-from reproductions._axioms2024 import PAPER, STYLE, problem, step
+from mpvi_papers._axioms2024 import PAPER, STYLE, problem, step
 
 PARAMS = {"T_tbar": "10", "h_tbar": ["1/10", "1/100"], "methods": ["rk4", "newmark", "simpson"]}
 QUICK = {"T_tbar": "4"}

@@ -15,7 +15,7 @@ from mpvi.schemes.simpson import simpson_phi
 from mpvi.repro.run import Output, Reproduction, script_main
 from mpvi.repro.studies import numstr, steps
 
-from reproductions._axioms2024 import PAPER, problem, step
+from mpvi_papers._axioms2024 import PAPER, problem, step
 
 PARAMS = {"T_tbar": "10", "h_tbar": ["1/10", "1/100"]}
 QUICK = {"T_tbar": "4"}

@@ -13,7 +13,7 @@ import pandas as pd
 from mpvi.repro.run import Output, Reproduction, script_main
 from mpvi.repro.studies import numstr
 
-from reproductions._axioms2024 import PAPER, STYLE, linear_pendulum_convergence, problem
+from mpvi_papers._axioms2024 import PAPER, STYLE, linear_pendulum_convergence, problem
 
 PARAMS = {"T_tbar": "1", "N": [10, 16, 25, 40, 63, 100, 160, 250, 400, 630, 1000],
           "methods": ["newmark", "rk4", "simpson"]}

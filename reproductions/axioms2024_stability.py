@@ -18,7 +18,7 @@ from mpvi import stability_scan
 from mpvi.repro.run import Output, Reproduction, script_main
 from mpvi.repro.studies import numstr
 
-from reproductions._axioms2024 import PAPER, STYLE
+from mpvi_papers._axioms2024 import PAPER, STYLE
 
 PARAMS = {"omega_h_max": 6, "points": 1200, "methods": ["simpson", "newmark", "rk4"]}
 QUICK = {"points": 300}

@@ -14,7 +14,7 @@ import pandas as pd
 from mpvi.repro.run import Output, Reproduction, script_main
 from mpvi.repro.studies import Task, convergence_rows, numstr
 
-from reproductions._axioms2024 import (PAPER, STEP_SECONDS, STYLE, linear_pendulum_errors,
+from mpvi_papers._axioms2024 import (PAPER, STEP_SECONDS, STYLE, linear_pendulum_errors,
                                        linear_pendulum_grid, problem)
 
 PARAMS = {"T_tbar": [1, 10, 100, 1000], "meshes_per_tbar": [10, 20, 40],
@@ -23,7 +23,7 @@ QUICK = {"T_tbar": [1, 10, 100]}
 
 
 def runs(p):
-    """The parameters of :func:`reproductions._axioms2024.linear_pendulum_errors`: one study per span
+    """The parameters of :func:`mpvi_papers._axioms2024.linear_pendulum_errors`: one study per span
     and step (all methods against the exact solution computed once on its nodes)."""
     return [{"T_tbar": T, "N": k * T, "methods": p["methods"]}
             for T in p["T_tbar"] for k in p["meshes_per_tbar"]]

@@ -27,7 +27,7 @@ from mpvi.repro.run import Output, Reproduction, script_main
 from mpvi.repro.studies import study
 from mpvi.symbolic import Z, amplification_frequency, amplification_matrix
 
-from reproductions._bea import PAPER
+from mpvi_papers._bea import PAPER
 
 CASES = {
     "midpoint": {}, "simpson": {}, "simpson_v1": {}, "lobatto 2": {"points": 2},

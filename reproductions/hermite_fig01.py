@@ -20,7 +20,7 @@ from mpvi.quadrature import hermite_basis
 from mpvi.repro.run import Output, Reproduction, script_main
 from mpvi.repro.studies import numstr
 
-from reproductions._hermite import PAPER
+from mpvi_papers._hermite import PAPER
 
 PARAMS = {"points": 101, "orders": [2, 3]}
 QUICK = {"points": 21}

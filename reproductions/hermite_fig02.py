@@ -23,8 +23,8 @@ from mpvi.repro.run import Output, Reproduction, script_main
 from mpvi.repro.studies import numstr
 from mpvi.symbolic import Z
 
-from reproductions._hermite import PAPER, STYLE
-from reproductions._hermite_analysis import ANALYSED, trace_det
+from mpvi_papers._hermite import PAPER, STYLE
+from mpvi_papers._hermite_analysis import ANALYSED, trace_det
 
 PARAMS = {"panels": [{"methods": ["hermite_galerkin", "hermite_variational"], "z_max": 9, "points": 900},
                      {"methods": ["hermite_galerkin_n3", "hermite_variational_n3"], "z_max": 21, "points": 1050}],

@@ -36,8 +36,8 @@ from mpvi.repro.run import Output, Reproduction, script_main
 from mpvi.repro.studies import numstr, steps, successive_orders
 from mpvi.systems.double_well import double_well_problem
 
-from reproductions._hermite import PAPER, STYLE
-from reproductions._hermite_double_well import energies
+from mpvi_papers._hermite import PAPER, STYLE
+from mpvi_papers._hermite_double_well import energies
 
 PARAMS = {"q0": "0.74", "v0": "0", "T": 10, "dt": ["0.2", "0.1", "0.05", "0.025", "0.0125"],
           "methods": ["hermite_variational", "hermite_galerkin", "simpson"]}

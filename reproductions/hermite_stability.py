@@ -25,8 +25,8 @@ import sympy as sp
 
 from mpvi.repro.run import Output, Reproduction, script_main
 
-from reproductions._hermite import PAPER
-from reproductions._hermite_analysis import ANALYSED, derived, formula, trace_det
+from mpvi_papers._hermite import PAPER
+from mpvi_papers._hermite_analysis import ANALYSED, derived, formula, trace_det
 
 PARAMS = {"methods": list(ANALYSED)}
 QUICK = {"methods": ["hermite_variational", "hermite_galerkin", "midpoint"]}

@@ -25,8 +25,8 @@ from mpvi.repro.run import Output, Reproduction, needs_mp, script_main
 from mpvi.repro.studies import numstr
 from mpvi.symbolic import DT, oscillator_map
 
-from reproductions._hermite import PAPER, STYLE
-from reproductions._hermite_analysis import ANALYSED, formula
+from mpvi_papers._hermite import PAPER, STYLE
+from mpvi_papers._hermite_analysis import ANALYSED, formula
 
 PARAMS = {"symbolic": ["hermite_variational", "hermite_galerkin"],
           "methods": ["hermite_variational", "hermite_galerkin", "hermite_variational_n3",

@@ -14,7 +14,7 @@ Run: ``mpvi run mutze_fig02`` or ``python reproductions/mutze_fig02.py``.
 from mpvi.repro.run import Output, Reproduction, script_main
 from mpvi.repro.studies import numstr
 
-from reproductions._mutze_oscillator import METHODS, PAPER, PARAMS, QUICK, long_table, plot_errors, sec7_errors
+from mpvi_papers._mutze_oscillator import METHODS, PAPER, PARAMS, QUICK, long_table, plot_errors, sec7_errors
 
 CONSIDERED = ["direct_midpoint", "g=0.34 (0.68 halved)", "midpoint_variation"]
 """The curves the text ranks: the direct midpoint method, g = 0.68 (in the paper's

@@ -16,9 +16,9 @@ import pandas as pd
 from mpvi.repro.run import Output, Reproduction, script_main
 from mpvi.repro.studies import numstr
 
-from reproductions._mutze_oscillator import (METHODS, PAPER, PARAMS, QUICK, STYLE, g_scan, long_table,
+from mpvi_papers._mutze_oscillator import (METHODS, PAPER, PARAMS, QUICK, STYLE, g_scan, long_table,
                                              plot_errors, sec7_errors, sensitivity)
-from reproductions.mutze_fig02 import CONSIDERED, worst_rank
+from mpvi_papers.mutze_fig02 import CONSIDERED, worst_rank
 
 
 def compute(run):

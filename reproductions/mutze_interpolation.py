@@ -3,7 +3,7 @@ parameter p* that minimises the L2 norm of r''.
 
 The smooth step r(x) = rho(x, p) = 1 / (1 + exp((1/x + 1/(x - 1)) p)) on ]0, 1[ (0 left,
 1 right) and the interpolant f = sum_i w_i f_i of mutze Sec. 2 are
-:mod:`reproductions._mutze_interpolation`.  This script checks the claims of the section:
+:mod:`mpvi_papers._mutze_interpolation`.  This script checks the claims of the section:
 
 * footnote 3, "the L2-norm of the second derivative of r is minimal for p = 0.810747...":
   J(p) = int_0^1 r''(x)^2 dx on a grid of p (main table), p* from J'(p) = 0
@@ -38,8 +38,8 @@ from mpvi.context import MPContext
 from mpvi.repro.run import Output, Reproduction, needs_mp, script_main
 from mpvi.repro.studies import numstr
 
-from reproductions._mutze import PAPER
-from reproductions._mutze_interpolation import (
+from mpvi_papers._mutze import PAPER
+from mpvi_papers._mutze_interpolation import (
     P_OPT,
     SmoothInterpolant,
     optimal_p,

@@ -27,7 +27,7 @@ from mpvi.repro.run import Output, Reproduction, script_main
 from mpvi.schemes.mutze import TAU, parabolic_acceleration
 from mpvi.repro.studies import numstr, study
 
-from reproductions._mutze import PAPER
+from mpvi_papers._mutze import PAPER
 
 PARAMS = {"T": "4", "steps": ["1/8", "1/16", "1/32", "1/64", "1/128"], "gbs_H": "1/4", "gbs_levels": 14,
           "g1_steps": 40}

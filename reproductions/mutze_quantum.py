@@ -2,7 +2,7 @@
 and the claim that norm and energy "come back to the original values with nearly the
 accuracy of the computer's number representation in all phases of calmer motion".
 
-Model (:mod:`reproductions._mutze_quantum`): hbar = m = 1, H = -D2/2 + V on N interior grid
+Model (:mod:`mpvi_papers._mutze_quantum`): hbar = m = 1, H = -D2/2 + V on N interior grid
 points (Dirichlet ends), a rectangular barrier in the middle, time-independent; eq. (86)
 with psi'_0 = H psi_0 / (i hbar), run at 64 digits and in float64 from the same
 parameters.  The half step tau must satisfy tau omega_max < 1 (derived symbolically for
@@ -46,8 +46,8 @@ import pandas as pd
 from mpvi.context import fp
 from mpvi.repro.run import Output, Reproduction, needs_mp, script_main
 from mpvi.repro.studies import numstr
-from reproductions._mutze import PAPER
-from reproductions._mutze_quantum import (
+from mpvi_papers._mutze import PAPER
+from mpvi_papers._mutze_quantum import (
     ChebyshevPropagator,
     Particle,
     closed_form,

@@ -75,8 +75,8 @@ from mpvi.repro.studies import fraction, numstr, steps
 from mpvi.schemes import get_method
 from mpvi.systems.double_pendulum import nonlinear_double_pendulum
 
-from reproductions._mutze import PAPER
-from reproductions._top2025_top import LoopingTop
+from mpvi_papers._mutze import PAPER
+from mpvi_papers._top2025_top import LoopingTop
 
 #: key -> (registered method, options)
 METHODS = {

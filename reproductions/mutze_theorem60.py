@@ -7,7 +7,7 @@ e.D_tau S to tau^2, the tau^2 coefficient of DIFF = LHS - RHS) is printed in the
 Appendix, hand-converted into grad-notation in eqs. (69), (70) and, for L = T(v) - V(x),
 F = 0, into the list of remaining terms before "QED".
 
-This script re-derives all of it with :mod:`reproductions._mutze_series` (Taylor's
+This script re-derives all of it with :mod:`mpvi_papers._mutze_series` (Taylor's
 formula on words, no FORM commutation relations) and compares, word by word, with the
 printed FORM output and with the hand conversions (the printed text is data in
 ``reproductions/_mutze_printed.py``).  Words are contractions of derivatives of L, a.F,
@@ -41,9 +41,9 @@ from mpvi.codegen import compile_exprs
 from mpvi.repro.run import Output, Reproduction, script_main
 from mpvi.repro.studies import numstr
 
-from reproductions import _mutze_printed as printed
-from reproductions import _mutze_series as ser
-from reproductions._mutze import PAPER
+from mpvi_papers import _mutze_printed as printed
+from mpvi_papers import _mutze_series as ser
+from mpvi_papers._mutze import PAPER
 
 PARAMS = {
     "p": 4,                     # FORM's p: S to tau^(p+1), LHS to tau^(p-2)

@@ -27,8 +27,8 @@ Run: ``mpvi run top2025_fig04`` or ``python reproductions/top2025_fig04.py``.
 from mpvi.repro.run import Output, Reproduction, script_main
 from mpvi.repro.studies import numstr
 
-from reproductions._top2025 import METHODS, PAPER, STYLE
-from reproductions._top2025_pendulum import energy_convergence, energy_error_tasks, orders_frame
+from mpvi_papers._top2025 import METHODS, PAPER, STYLE
+from mpvi_papers._top2025_pendulum import energy_convergence, energy_error_tasks, orders_frame
 
 PARAMS = {"T": "10", "N": [100, 160, 250, 400, 630, 1000, 1600, 2500, 4000, 6300, 10000],
           "methods": list(METHODS)}

@@ -25,8 +25,8 @@ import pandas as pd
 from mpvi.repro.run import Output, Reproduction, script_main
 from mpvi.repro.studies import energy_error, numstr
 
-from reproductions._top2025 import METHODS, PAPER, STYLE
-from reproductions._top2025_pendulum import double_pendulum, run_methods
+from mpvi_papers._top2025 import METHODS, PAPER, STYLE
+from mpvi_papers._top2025_pendulum import double_pendulum, run_methods
 
 PARAMS = {"T": "10", "h": "0.1", "methods": list(METHODS)}
 QUICK = {}

@@ -15,8 +15,8 @@ import pandas as pd
 from mpvi.repro.run import Output, Reproduction, script_main
 from mpvi.repro.studies import numstr, sup_norm
 
-from reproductions._top2025 import PAPER
-from reproductions._top2025_top import LoopingTop
+from mpvi_papers._top2025 import PAPER
+from mpvi_papers._top2025_top import LoopingTop
 
 PARAMS = {"periods": 5, "N_per_period": 100, "method": "simpson", "exact_samples_per_period": 200}
 QUICK = {"periods": 2, "N_per_period": 40}

@@ -13,8 +13,8 @@ import pandas as pd
 from mpvi.repro.run import Output, Reproduction, script_main
 from mpvi.repro.studies import numstr, sup_norm
 
-from reproductions._top2025 import PAPER, STYLE
-from reproductions._top2025_top import loop_methods_run, series_frame
+from mpvi_papers._top2025 import PAPER, STYLE
+from mpvi_papers._top2025_top import loop_methods_run, series_frame
 
 PARAMS = {"periods": 1, "N_per_period": 20, "exact_samples": 400}
 QUICK = {"exact_samples": 100}

@@ -11,7 +11,7 @@ Run: ``mpvi run top2025_fig09`` or ``python reproductions/top2025_fig09.py``.
 from mpvi.repro.run import script_main
 from mpvi.repro.studies import numstr, sup_norm
 
-from reproductions._top2025_top import growth, series_reproduction
+from mpvi_papers._top2025_top import growth, series_reproduction
 
 PARAMS = {"periods": 10, "N_per_period": 20}
 QUICK = {"periods": 4}

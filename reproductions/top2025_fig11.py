@@ -16,8 +16,8 @@ from mpvi.analysis import fit_order
 from mpvi.repro.run import Output, Reproduction, script_main
 from mpvi.repro.studies import numstr, sup_norm
 
-from reproductions._top2025 import METHODS, PAPER, STYLE
-from reproductions._top2025_top import LoopingTop
+from mpvi_papers._top2025 import METHODS, PAPER, STYLE
+from mpvi_papers._top2025_top import LoopingTop
 
 PARAMS = {"N": [20, 28, 40, 57, 80, 113, 160, 226, 320, 453, 640, 905, 1280], "fit_from_N": 80}
 QUICK = {"N": [20, 40, 80, 160, 320]}

@@ -48,8 +48,8 @@ import pandas as pd
 from mpvi.repro.run import Output, Reproduction, script_main
 from mpvi.repro.studies import fraction, numstr, steps
 
-from reproductions._top2025 import METHODS, PAPER, STYLE
-from reproductions._top2025_reduced import (GBS_LEVELS, cusp_exact, cusp_top, max_abs_diff,
+from mpvi_papers._top2025 import METHODS, PAPER, STYLE
+from mpvi_papers._top2025_reduced import (GBS_LEVELS, cusp_exact, cusp_top, max_abs_diff,
                                             reduced_problem, solve_reduced)
 
 PARAMS = {"T": "1", "h": "1/10", "methods": METHODS, "h_ref": "1/100000",

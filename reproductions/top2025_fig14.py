@@ -40,8 +40,8 @@ from mpvi.analysis import fit_order
 from mpvi.repro.run import Output, Reproduction, script_main
 from mpvi.repro.studies import fraction, numstr, steps, successive_orders
 
-from reproductions._top2025 import PAPER, STYLE
-from reproductions._top2025_reduced import (GBS_LEVELS, cusp_top, max_abs_diff, reduced_problem,
+from mpvi_papers._top2025 import PAPER, STYLE
+from mpvi_papers._top2025_reduced import (GBS_LEVELS, cusp_top, max_abs_diff, reduced_problem,
                                             solve_reduced)
 
 PARAMS = {"T": "1", "h0": "1/10", "halvings": 6, "gbs_levels": GBS_LEVELS}

@@ -36,8 +36,8 @@ import pandas as pd
 from mpvi.repro.run import Output, Reproduction, script_main
 from mpvi.repro.studies import numstr, steps
 
-from reproductions._top2025 import METHODS, PAPER, STYLE
-from reproductions._top2025_pendulum import energy_convergence, energy_error_tasks, orders_frame
+from mpvi_papers._top2025 import METHODS, PAPER, STYLE
+from mpvi_papers._top2025_pendulum import energy_convergence, energy_error_tasks, orders_frame
 
 PARAMS = {"T": ["1", "10", "100", "1000"], "h": ["0.1", "0.05", "0.025"],
           "methods": list(METHODS)}

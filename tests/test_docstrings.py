@@ -154,15 +154,9 @@ def test_numpydoc():
 
 
 def _data_modules():
-    """{name: module} for the data names of ``mpvi.__all__``, from mpvi/__init__.py's
-    ``from .x import ...`` lines."""
-    tree = ast.parse((ROOT / "mpvi" / "__init__.py").read_text(encoding="utf-8"))
-    where = {}
-    for node in tree.body:
-        if isinstance(node, ast.ImportFrom) and node.level == 1:
-            for alias in node.names:
-                where[alias.asname or alias.name] = f"mpvi.{node.module}"
-    return where
+    """{name: module} for the names of ``mpvi.__all__``, from mpvi/__init__.py's table
+    of where each public name is defined (the package imports them on first use)."""
+    return {name: f"mpvi.{module}" for name, module in mpvi._WHERE.items()}
 
 
 def _attribute_docstring(module, name):

@@ -18,7 +18,7 @@ from mpvi.repro.cache import CacheError, DiskCache, decode, encode
 from mpvi.repro.run import all_reproductions, execute, reproduction_packages
 from mpvi.repro.studies import Study, steps
 
-from reproductions._axioms2024 import linear_pendulum_convergence
+from mpvi_papers._axioms2024 import linear_pendulum_convergence
 
 ROOT = Path(__file__).resolve().parents[1]
 REPS = all_reproductions()
@@ -190,8 +190,9 @@ def test_figs_2_and_3_are_the_same_bytes_whichever_runs_first(tmp_path):
 
 
 def test_no_module_of_the_library_imports_the_reproductions():
-    pattern = re.compile(r"^\s*(import\s+reproductions|from\s+reproductions[\s.])|"
-                         r"import_module\(\s*['\"]reproductions", re.M)
+    pattern = re.compile(r"^\s*(import\s+(reproductions|mpvi_papers)|"
+                         r"from\s+(reproductions|mpvi_papers)[\s.])|"
+                         r"import_module\(\s*['\"](reproductions|mpvi_papers)", re.M)
     offenders = [str(p.relative_to(ROOT)) for p in (ROOT / "mpvi").rglob("*.py")
                  if pattern.search(p.read_text(encoding="utf-8"))]
     assert offenders == []
@@ -208,7 +209,7 @@ def test_the_study_framework_imports_no_system():
 
 def test_reproductions_are_found_through_the_entry_point():
     (pkg,) = [p for p in reproduction_packages() if p.name == "mpvi-papers"]
-    assert pkg.module == "reproductions"
+    assert pkg.module == "mpvi_papers"
     assert (pkg.root / "ERRATA.md").exists() and pkg.discrepancies.exists()
     assert sorted(pkg.published.glob("*.csv"))
     assert {"axioms2024_fig02", "top2025_tab05"} <= set(REPS)

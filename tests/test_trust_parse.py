@@ -200,7 +200,7 @@ def test_a_method_parameter_or_stability_bound_given_as_text_is_read_by_the_gram
 
 
 def test_study_cache_texts_are_read_by_the_grammar(tmp_path):
-    from reproductions import _bea, _mutze_series, bea_oscillator
+    from mpvi_papers import _bea, _mutze_series, bea_oscillator
     marker = tmp_path / "pwned"
     for text in payloads(marker, "p0**2/2 - cos(q)"):
         with pytest.raises(ExpressionError):
@@ -220,7 +220,7 @@ def test_modified_hamiltonian_terms_read_back_identical():
     """The study cache keeps H~ as text of the grammar; every term of the pendulum's H~
     through h^8 (midpoint) and h^6 (4-point Lobatto) reads back as the identical sympy
     expression (``==``, not merely equal in value)."""
-    from reproductions import _bea
+    from mpvi_papers import _bea
     S = _bea.pendulum(mpvi.GMPContext(30))
     for method, order in (("midpoint", 8), ("lobatto", 6)):
         mh = mpvi.modified_hamiltonian(method, S, order, **_bea.METHODS[method][2])

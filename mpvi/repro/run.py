@@ -1,8 +1,8 @@
 """The reproduction framework.
 
 Reproductions live in installed *reproduction packages*: packages that declare an entry
-point in the group ``mpvi.reproductions`` (this project's ``reproductions/`` does so in
-pyproject.toml: ``mpvi-papers = "reproductions"``).  mpvi never imports such a package by
+point in the group ``mpvi.reproductions`` (this project's ``reproductions/``, installed as
+the package ``mpvi_papers``, does so in pyproject.toml: ``mpvi-papers = "mpvi_papers"``).  mpvi never imports such a package by
 name; :func:`reproduction_packages` finds them through the entry points.  A package holds
 one script per figure or table, ``<paper>_<item>.py``, and next to them (at the
 package's ``ROOT``, default its directory) ``published/*.csv``, ``ERRATA.md`` and

@@ -1,0 +1,145 @@
+"""mpvi as a user installs it: the package names, and the wheel and sdist built, installed
+and used outside the repository.
+
+* The papers' scripts (the directory ``reproductions/``) install as ``mpvi_papers``:
+  nothing imports a top-level package ``reproductions`` (a generic name a user's own
+  package may have), and ``python reproductions/<id>.py`` still runs.
+* ``python -m build`` makes the sdist and, from it, the wheel; the wheel goes into a clean
+  virtual environment (its dependencies from the package registry), where the README's
+  library block prints what its comments say and ``mpvi list/run/diff`` work from a
+  directory outside the repository, with the data files (published values, errata, run
+  times) read from the wheel.  The whole test takes about a minute.
+"""
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import tarfile
+import textwrap
+import venv
+import zipfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = ("ERRATA.md", "discrepancies.csv", "runtimes.json")
+RID = "axioms2024_tab02"          # a quick run of a few seconds, with published values
+
+
+def _run(argv, cwd, timeout=600, **kw):
+    """``argv`` run to its end in ``cwd``, without the caller's PYTHONPATH; the completed
+    process (the test fails with its output on a nonzero exit status)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    out = subprocess.run([str(a) for a in argv], cwd=cwd, capture_output=True, text=True,
+                         timeout=timeout, env=env, **kw)
+    assert out.returncode == 0, (f"{' '.join(map(str, argv))} exited with {out.returncode}:\n"
+                                 f"{out.stdout[-3000:]}\n{out.stderr[-3000:]}")
+    return out
+
+
+def readme_library_block():
+    """The ```python block of README.md's section "## The library in 20 lines"."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = text[text.index("## The library in 20 lines"):]
+    section = section[:section.index("\n## ", 1)]
+    (block,) = re.findall(r"^```python\n(.*?)^```", section, re.S | re.M)
+    return textwrap.dedent(block)
+
+
+def test_the_scripts_are_the_package_mpvi_papers_and_no_reproductions_is_imported():
+    """From the repository's top, where a package ``reproductions`` would be importable,
+    listing and loading every reproduction imports ``mpvi_papers`` and never it."""
+    out = _run([sys.executable, "-c", textwrap.dedent("""
+        import sys
+        from mpvi.repro.cli import main
+        from mpvi.repro.run import all_reproductions, reproduction_packages
+        assert main(["list"]) == 0
+        reps = all_reproductions()
+        print("PACKAGES", [p.module for p in reproduction_packages()])
+        print("MODULES", sorted({r.module.split(".")[0] for r in reps.values()}))
+        print("LOADED", sorted(m for m in sys.modules if m.split(".")[0] == "reproductions"))
+    """)], cwd=ROOT)
+    lines = dict(line.split(" ", 1) for line in out.stdout.splitlines()
+                 if line.split(" ", 1)[0] in ("PACKAGES", "MODULES", "LOADED"))
+    assert lines["PACKAGES"] == "['mpvi_papers']"
+    assert lines["MODULES"] == "['mpvi_papers']"
+    assert lines["LOADED"] == "[]"
+
+
+def test_a_script_runs_on_its_own(tmp_path):
+    out = _run([sys.executable, ROOT / "reproductions" / f"{RID}.py", "--help"], cwd=tmp_path)
+    assert f"python reproductions/{RID}.py" in out.stdout
+
+
+@pytest.fixture(scope="module")
+def dist(tmp_path_factory):
+    """The sdist and the wheel of the repository (``python -m build``: the wheel is built
+    from the sdist)."""
+    out = tmp_path_factory.mktemp("dist")
+    _run([sys.executable, "-m", "build", "--outdir", out, ROOT], cwd=ROOT)
+    (sdist,) = out.glob("mpvi-*.tar.gz")
+    (wheel,) = out.glob("mpvi-*.whl")
+    return sdist, wheel
+
+
+def test_the_sdist_holds_the_tests_and_the_scripts_data(dist):
+    sdist, _ = dist
+    with tarfile.open(sdist) as tar:
+        names = {name.split("/", 1)[1] for name in tar.getnames() if "/" in name}
+    assert {"pyproject.toml", "README.md", "tests/test_wheel.py", "tests/conftest.py",
+            "reproductions/__init__.py", f"reproductions/{RID}.py"} <= names
+    assert {f"reproductions/{name}" for name in DATA} <= names
+    assert any(re.fullmatch(r"reproductions/published/.+\.csv", n) for n in names)
+
+
+def test_the_wheel_installs_mpvi_and_mpvi_papers_with_their_data(dist):
+    _, wheel = dist
+    with zipfile.ZipFile(wheel) as z:
+        names = set(z.namelist())
+        (top_level,) = [n for n in names if n.endswith(".dist-info/top_level.txt")]
+        (entry_points,) = [n for n in names if n.endswith(".dist-info/entry_points.txt")]
+        assert z.read(top_level).decode().split() == ["mpvi", "mpvi_papers"]
+        assert "mpvi-papers = mpvi_papers" in z.read(entry_points).decode()
+    assert not any(n.startswith("reproductions/") for n in names)
+    assert {f"mpvi_papers/{name}" for name in DATA} <= names
+    published = sorted(p.name for p in (ROOT / "reproductions" / "published").glob("*.csv"))
+    assert published and {f"mpvi_papers/published/{p}" for p in published} <= names
+    assert "mpvi/py.typed" in names and "mpvi/repro/templates/index.html" in names
+    assert {f"mpvi/csrc/{p.name}" for p in (ROOT / "mpvi" / "csrc").glob("*.h")} <= names
+
+
+def test_the_wheel_in_a_clean_venv_runs_the_readme_and_the_command_line(dist, tmp_path):
+    _, wheel = dist
+    env_dir = tmp_path / "venv"
+    venv.EnvBuilder(with_pip=True).create(env_dir)
+    bindir = env_dir / ("Scripts" if os.name == "nt" else "bin")
+    python, mpvi = bindir / "python", bindir / "mpvi"
+    _run([python, "-m", "pip", "install", "-q", wheel], cwd=tmp_path, timeout=900)
+    work = tmp_path / "work"                  # outside the repository
+    work.mkdir()
+
+    where = _run([python, "-c", "import mpvi, mpvi_papers; print(mpvi.__file__); "
+                  "print(mpvi_papers.ROOT)"], cwd=work).stdout.split()
+    assert all(Path(p).is_relative_to(env_dir) for p in where), where
+
+    block = readme_library_block()
+    (work / "readme.py").write_text(block, encoding="utf-8")
+    expected = [line[2:] for line in block.splitlines() if line.startswith("# ")]
+    assert len(expected) >= 4
+    assert _run([python, "readme.py"], cwd=work).stdout.splitlines() == expected
+
+    listed = _run([mpvi, "list"], cwd=work).stdout
+    ids = sorted(p.stem for p in (ROOT / "reproductions").glob("[!_]*.py"))
+    assert all(re.search(rf"^{i}\s", listed, re.M) for i in ids)
+    assert "not run" in listed                 # no results outside the repository yet
+
+    _run([mpvi, "run", RID, "--quick"], cwd=work)
+    assert (work / "quick-figures" / "axioms2024" / f"{RID}.json").is_file()
+    diff = _run([mpvi, "diff", RID, "--quick"], cwd=work).stdout   # exit 0: no mismatch
+    assert re.search(r"\b\d+ match", diff), diff
+
+    script = _run([python, ROOT / "reproductions" / f"{RID}.py", "--help"], cwd=work)
+    assert f"python reproductions/{RID}.py" in script.stdout
