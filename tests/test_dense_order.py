@@ -1,0 +1,195 @@
+"""Dense output at the method's order (issue 38, item 2), measured for every method.
+
+For every method of :data:`mpvi.METHODS` (a new method file is covered with nothing
+added here), ``sol(t)`` between the nodes -- at t_j + h/3 and t_j + 0.71 h of every step
+-- is compared with an independent reference on a nonlinear system, over three step
+sizes: the errors of q and of p (and of v where p is not v) decrease at the method's
+declared order, the order of its nodes.  The references are computed without mpvi: the
+pendulum's closed form in Jacobi's elliptic functions, and mpmath's Taylor-series ODE
+solver for a swing with a position-dependent mass.  The location of events inherits the
+order (a Lobatto-4 and a Simpson event time against the pendulum's quarter period), and
+the interpolant keeps the nodes bit for bit.
+"""
+from fractions import Fraction
+from math import comb
+
+import mpmath
+import pytest
+import sympy as sp
+
+import mpvi
+from mpvi import METHODS, Event, LagrangianSystem, LinearSystem, MPContext, Problem, fit_order, solve
+from mpvi.dense import hermite_basis
+
+CTX = MPContext(40)
+Q, U = sp.symbols("q u")
+Q0 = "0.9"                                  # released from rest at q = 0.9
+T = 1
+STEPS = (12, 24, 48)
+THETAS = ("1/3", "0.71")
+MARGIN = 0.25          # as the dense-output order test of tests/test_solve.py
+# parameters that bring the order of a method into what three step sizes at 40 digits
+# can measure (the default order-32 GBS and Taylor reach round-off at once)
+LOWER = {"gbs": {"levels": 2}, "taylor": {"degree": 4, "tol": None}}
+MAX_ORDER = 8
+
+
+def pendulum():
+    return LagrangianSystem("pendulum", [Q], sp.Matrix([[1]]), -sp.cos(Q), {}, CTX)
+
+
+def swing():
+    """A general Lagrangian L(q, u) = (2 + cos q) u^2 / 2 + cos q (read on (q, v) by the
+    Taylor recurrences of mpvi.taylor, not through the M, V form)."""
+    return LagrangianSystem.from_lagrangian(
+        "swing", [Q], [U], (2 + sp.cos(Q)) * U ** 2 / 2 + sp.cos(Q), {}, CTX)
+
+
+def _pendulum_exact(mp):
+    """q(t) = 2 asin(k sn(K - t, k^2)), v(t) = -2 k cn(K - t, k^2), k = sin(q0/2)."""
+    k = mp.sin(mp.mpf(Q0) / 2)
+    m = k * k
+    K = mp.ellipk(m)
+
+    def exact(t):
+        u = K - t
+        return 2 * mp.asin(k * mp.ellipfun("sn", u, m=m)), -2 * k * mp.ellipfun("cn", u, m=m)
+    return exact
+
+
+def _swing_exact(mp):
+    """mpmath's Taylor-series solver on q' = v, v' = sin q (v^2/2 - 1) / (2 + cos q)."""
+    f = mp.odefun(lambda t, y: [y[1], mp.sin(y[0]) * (y[1] ** 2 / 2 - 1) / (2 + mp.cos(y[0]))],
+                  0, [mp.mpf(Q0), mp.mpf(0)])
+    return lambda t: tuple(f(t))
+
+
+def oscillator():
+    """For the methods of linear systems only: M = 2, K = 3."""
+    return LinearSystem([[2]], [[3]], CTX, name="oscillator")
+
+
+def _oscillator_exact(mp):
+    w = mp.sqrt(mp.mpf(3) / 2)
+    return lambda t: (mp.mpf(Q0) * mp.cos(w * t), -mp.mpf(Q0) * w * mp.sin(w * t))
+
+
+SYSTEMS = {"pendulum": (pendulum, _pendulum_exact, lambda q, v: v),
+           "swing": (swing, _swing_exact, lambda q, v: (2 + mpmath.cos(q)) * v),
+           "oscillator": (oscillator, _oscillator_exact, lambda q, v: 2 * v)}
+
+
+def _params(name):
+    return LOWER.get(name, {})
+
+
+def dense_errors(name, system):
+    """The largest errors of q, p and v between the nodes, for each h of STEPS."""
+    make, exact_of, momentum = SYSTEMS[system]
+    with mpmath.workdps(60):
+        exact = exact_of(mpmath.mp)
+        pb = Problem(make(), [Q0], v0=[0])
+        hs, errs = [], {"q": [], "p": [], "v": []}
+        for N in STEPS:
+            h = CTX.num(T) / N
+            sol = solve(pb, name, h=h, n=N, **_params(name))
+            e = {"q": CTX.zero, "p": CTX.zero, "v": CTX.zero}
+            for tj in sol.t[:-1]:
+                for th in THETAS:
+                    t = tj + CTX.num(th) * h
+                    s = sol(t)
+                    qx, vx = exact(mpmath.mpf(CTX.to_str(t, 50)))
+                    px = momentum(qx, vx)
+                    for key, got, want in (("q", s.q[0], qx), ("p", s.p[0], px),
+                                           ("v", s.v[0], vx)):
+                        e[key] = max(e[key], abs(got - CTX.num(mpmath.nstr(want, 55))))
+            hs.append(h)
+            for key in errs:
+                errs[key].append(e[key])
+    return hs, errs
+
+
+def _nonlinear(name):
+    """The methods that integrate a nonlinear system (not only the linear forms)."""
+    try:
+        METHODS[name].prepare(pendulum(), CTX.num("0.1"), CTX, **_params(name))
+    except TypeError:
+        return False
+    return True
+
+
+NAMES = sorted(METHODS)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_dense_output_of_q_p_and_v_has_the_order_of_the_nodes(name):
+    """On the pendulum (a method of linear systems only: on an oscillator)."""
+    order = METHODS[name].order_for(**_params(name))
+    assert order <= MAX_ORDER, f"{name}: add parameters of a lower order to LOWER"
+    hs, errs = dense_errors(name, "pendulum" if _nonlinear(name) else "oscillator")
+    for key in ("q", "p", "v"):
+        got = fit_order(CTX, hs, errs[key])
+        assert abs(got - order) < MARGIN, (name, key, float(got), [float(e) for e in errs[key]])
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_dense_output_with_a_position_dependent_mass_has_the_order_of_the_nodes(name):
+    """p = (2 + cos q) v is not v: both are measured."""
+    if not _nonlinear(name):
+        pytest.skip(f"{name} integrates linear systems only")
+    order = METHODS[name].order_for(**_params(name))
+    hs, errs = dense_errors(name, "swing")
+    for key in ("q", "p", "v"):
+        got = fit_order(CTX, hs, errs[key])
+        assert abs(got - order) < MARGIN, (name, key, float(got), [float(e) for e in errs[key]])
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_the_dense_output_keeps_the_nodes_bit_for_bit(name):
+    system = swing() if _nonlinear(name) else oscillator()
+    sol = solve(Problem(system, [Q0], v0=[0]), name, h="1/4", n=3, **_params(name))
+    for j, t in enumerate(sol.t):
+        s = sol(t)
+        assert (s.q == sol.q[j]).all() and (s.p == sol.p[j]).all(), (name, j)
+
+
+@pytest.mark.parametrize("name, order", [("lobatto", 6), ("simpson", 4)])
+def test_an_event_time_converges_at_the_method_order(name, order):
+    """The pendulum falls through q = 1/2 at t = K - F(asin(sin(1/4) / k) | k^2), k =
+    sin(q0/2) (from q = 2 asin(k sn(K - t))): the event time located on the dense output
+    errs by O(h^p), as the nodes do (before dense output of the method's order, Lobatto-4
+    gave O(h^4), Simpson O(h^3)).  (Not the bottom q = 0: the error of q happens to pass
+    near zero there, which leaves the order but not its constant to three step sizes.)"""
+    with mpmath.workdps(60):
+        k = mpmath.sin(mpmath.mpf(Q0) / 2)
+        when = mpmath.ellipk(k * k) - mpmath.ellipf(mpmath.asin(mpmath.sin(mpmath.mpf(1) / 4) / k), k * k)
+        when = CTX.num(mpmath.nstr(when, 55))
+    level = CTX.num("0.5")
+    pb = Problem(pendulum(), [Q0], v0=[0])
+    hs, errs = [], []
+    for N in STEPS:
+        h = CTX.num(1) / N
+        sol = solve(pb, name, h=h, n=2 * N, events=Event(lambda t, q, v: q[0] - level))
+        (ev,) = sol.events
+        hs.append(h)
+        errs.append(abs(ev.t - when))
+    got = fit_order(CTX, hs, errs)
+    assert abs(got - order) < MARGIN, (name, float(got), [float(e) for e in errs])
+
+
+def _taylor_at(c, x, j):
+    """The j-th Taylor coefficient at x of the polynomial c (lowest degree first)."""
+    return sum(ci * comb(i, j) * x ** (i - j) for i, ci in enumerate(c) if i >= j)
+
+
+@pytest.mark.parametrize("m", [1, 2, 3, 4])
+def test_the_hermite_basis_interpolates_m_derivatives_at_both_ends(m):
+    """Exactly, by its definition: H0_k has Taylor coefficients delta_jk at 0 and 0 at 1
+    (j = 0..m), H1_k the reverse, each of degree 2m + 1."""
+    h0, h1 = hermite_basis(m)
+    for k in range(m + 1):
+        assert len(h0[k]) == len(h1[k]) == 2 * m + 2
+        for j in range(m + 1):
+            delta = Fraction(int(j == k))
+            assert _taylor_at(h0[k], 0, j) == delta and _taylor_at(h0[k], 1, j) == 0
+            assert _taylor_at(h1[k], 1, j) == delta and _taylor_at(h1[k], 0, j) == 0
