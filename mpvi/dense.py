@@ -1,26 +1,44 @@
 """Dense output between the nodes of a step, and the location of sign changes on it.
 
-Four kinds of interpolant, chosen by the method (the stepper's ``dense`` attribute):
+Between the nodes t_j and t_j + h, q and p (or v) keep the order p of the method's nodes:
+the error of ``sol(t)`` is O(h^p) in q, p and v, as at the nodes (measured for every
+registered method by tests/test_dense_order.py), and events are located to that accuracy.
+At theta = 0 and 1 the interpolant returns the nodes themselves, bit for bit.  Four kinds
+of interpolant (:class:`StepData` ``dense``):
 
-``"trial"``
-    the method's own trial function on the step (Simpson, midpoint, Lobatto, the Hermite
-    methods): x(t_j + theta h) = sum_i phi_i(theta) h^(d_i) c_i with the step's solved
-    coefficients c_i.  Its order in q is min(p, k + 1) for a method of order p and a
-    trial space of degree k (Simpson: 3, midpoint: 2, Lobatto with s points: min(2s - 2,
-    s), Hermite of degree 2n - 1: min(p, 2n)); the velocity (its derivative) is one order
-    lower.
 ``"hermite"``
-    cubic Hermite interpolation of (q, v) at both ends of the step (for the methods
-    without a trial function of their own: RK4, RK2, Newmark, Mutze's methods, the
-    implicit midpoint rule): order min(p, 4) in q, min(p, 3) in v -- which matches the
-    order p <= 4 of every such method.
+    Hermite interpolation of degree 2m + 1 through the Taylor coefficients q^(k) h^k / k!,
+    k = 0 .. m, of the exact flow through each of the two nodes (:func:`hermite_basis`):
+    q and v at the node, q'' = a(t, q, v) and the higher ones by the Taylor recurrences of
+    :mod:`mpvi.taylor` on the system's equations of motion (M, V systems on (q, p), a
+    general L(t, q, v) on (q, v), forcing and time dependence included).  The
+    interpolation error is O(h^(2m+2)) in q and O(h^(2m+1)) in v; with m = max(1, p // 2)
+    (:func:`hermite_derivatives`) both are below the nodes' O(h^p), which the interpolant
+    inherits (the node derivatives are those of the exact flow through the numerical node:
+    their error is the node's).  The interpolant of every registered method but the three
+    below: midpoint, implicit midpoint, Newmark and its family, RK2, Mutze's three methods
+    (p = 2: m = 1, the cubic of hermite eq. (17)); Simpson (both variants), RK4, cubic
+    Hermite-Galerkin (p = 4: m = 2); Lobatto with s points (p = 2s - 2: m = s - 1); Gauss
+    with s points (p = 2s: m = s).  A field with a function the
+    Taylor recurrences lack (:class:`mpvi.taylor.TaylorUnsupported`) gets q'' alone from
+    :meth:`mpvi.LagrangianSystem.acceleration`: m <= 2, order min(p, 5) in v.  On a
+    first-order system y' = f(t, y), m = 1 in y (order min(p, 4)), y' = f(t, y) at the
+    interpolated y.
+``"trial"``
+    the method's own trial function on the step: x(t_j + theta h) = sum_i phi_i(theta)
+    h^(d_i) c_i with the step's solved coefficients c_i, kept where its degree k is at
+    least p (its order is min(p, k + 1) in q, min(p, k) in v): the order-2 Hermite
+    variational integrator (a cubic).  A trial function of lower degree (midpoint: 1,
+    Simpson: 2, Lobatto with s points: s - 1, Gauss with s points: s, cubic
+    Hermite-Galerkin of order 4: 3) gives way to ``"hermite"``.
 ``"substep"``
-    one step of the method itself from the node t_j to t_j + theta h (for GBS, whose
-    order 2 levels no Hermite interpolant of two nodes matches): order p, the method's own.
+    one step of the method itself from the node t_j to t_j + theta h (GBS): order p in q
+    and p, the method's own (its local error is O((theta h)^(p+1))).
 ``"taylor"``
     the Taylor polynomial of the substep holding the time (:mod:`mpvi.schemes.taylor`: the
     step is recomputed once, recording its substeps, and each substep's coefficients are
-    kept): the method's own accuracy, and the step's end bit for bit at theta = 1.
+    kept): order p in q and p, the method's own, and the step's end bit for bit at theta =
+    1.
 
 :func:`locate_root` finds a sign change of a function of theta in [0, 1] to the
 precision of the context (Illinois regula falsi with bisection whenever it stalls).
@@ -175,17 +193,6 @@ def locate_root(phi: Callable, a: Any, b: Any, fa: Any, fb: Any, ctx: Any, tol: 
         return (a + b) / 2
     raise ArithmeticError(f"no root to the tolerance {ctx.to_str(tol, 3)} in {max_iter} "
                           f"iterations (bracket [{ctx.to_str(a, 12)}, {ctx.to_str(b, 12)}])")
-
-
-def floor(x) -> int:
-    """The largest integer <= x for a number of any context (``int()`` of a gmpy2 number
-    rounds to nearest, of an mpmath number truncates)."""
-    k = int(x)
-    while k > x:
-        k -= 1
-    while k + 1 <= x:
-        k += 1
-    return k
 
 
 class Segment:

@@ -10,6 +10,7 @@ solver for a swing with a position-dependent mass.  The location of events inher
 order (a Lobatto-4 and a Simpson event time against the pendulum's quarter period), and
 the interpolant keeps the nodes bit for bit.
 """
+import types
 from fractions import Fraction
 from math import comb
 
@@ -18,7 +19,8 @@ import pytest
 import sympy as sp
 
 import mpvi
-from mpvi import METHODS, Event, LagrangianSystem, LinearSystem, MPContext, Problem, fit_order, solve
+from mpvi import (METHODS, Event, LagrangianSystem, LinearSystem, MPContext, Problem, cbackend,
+                  fit_order, kernels, solve)
 from mpvi.dense import hermite_basis
 
 CTX = MPContext(40)
@@ -193,3 +195,36 @@ def test_the_hermite_basis_interpolates_m_derivatives_at_both_ends(m):
             delta = Fraction(int(j == k))
             assert _taylor_at(h0[k], 0, j) == delta and _taylor_at(h0[k], 1, j) == 0
             assert _taylor_at(h1[k], 1, j) == delta and _taylor_at(h1[k], 0, j) == 0
+
+
+def test_compiled_node_derivatives_give_the_python_dense_output_bit_for_bit(monkeypatch):
+    """Between the nodes of a Lobatto-4 run (m = 3: Taylor coefficients of order 3 at each
+    node), the compiled Taylor coefficients (mpvi.cbackend) and the Python recurrences give
+    the same bits of q and p, and the compiled ones were used."""
+    if "error" in cbackend.toolchain():
+        pytest.skip("no toolchain for compiled kernels")
+    ctx = mpvi.GMPContext(40)
+    system = LagrangianSystem("swing", [Q], sp.Matrix([[2 + sp.cos(Q)]]), -sp.cos(Q), {}, ctx)
+    monkeypatch.setenv(cbackend.ENV_COMPILE_AFTER, "0")
+    used, declined = [], []
+    real = kernels.taylor_steps
+
+    def watching(system):
+        steps = real(system)
+        used.append(steps.compiled is not None)
+        if steps.compiled is None:
+            return steps
+        watched = types.SimpleNamespace(**vars(steps.compiled))
+        watched.coefficients = lambda *args: declined.append(args) if (
+            c := steps.compiled.coefficients(*args)) is None else c
+        return steps._replace(compiled=watched)
+    monkeypatch.setattr(kernels, "taylor_steps", watching)
+    out = []
+    for switch in ("0", "1"):
+        monkeypatch.setenv(cbackend.ENV_SWITCH, switch)
+        monkeypatch.setattr(kernels, "_KERNELS", {})
+        sol = solve(Problem(system, [Q0], v0=[0]), "lobatto", h="1/8", n=4)
+        out.append([x for t in ("1/24", "0.2", "0.47") for s in [sol(t)] for x in (*s.q, *s.p)])
+        used.append(switch)
+    assert used == [False] * 3 + ["0"] + [True] * 3 + ["1"]      # one StepData per sol(t)
+    assert all(a == b for a, b in zip(*out)) and len(out[0]) == 6 and declined == []
