@@ -2,13 +2,15 @@
 
 For every method of :data:`mpvi.METHODS` (a new method file is covered with nothing
 added here), ``sol(t)`` between the nodes -- at t_j + h/3 and t_j + 0.71 h of every step
--- is compared with an independent reference on a nonlinear system, over three step
-sizes: the errors of q and of p (and of v where p is not v) decrease at the method's
-declared order, the order of its nodes.  The references are computed without mpvi: the
-pendulum's closed form in Jacobi's elliptic functions, and mpmath's Taylor-series ODE
-solver for a swing with a position-dependent mass.  The location of events inherits the
-order (a Lobatto-4 and a Simpson event time against the pendulum's quarter period), and
-the interpolant keeps the nodes bit for bit.
+-- is compared with an independent reference, over three step sizes: the errors of q, p
+and v decrease at the method's declared order, the order of its nodes.  The systems are
+nonlinear (the methods of linear systems only: an oscillator): a pendulum, against its
+closed form in Jacobi's elliptic functions, and a swing with a position-dependent mass
+given by a general Lagrangian, against mpmath's Taylor-series ODE solver -- references
+computed without mpvi.  Also: the first-order form (y and y'), a field the Taylor
+recurrences do not cover (q'' alone), the location of events (Lobatto-4 and Simpson
+event times), the nodes kept bit for bit, the Hermite basis against its definition, and
+the compiled node derivatives against the Python ones.
 """
 import types
 from fractions import Fraction
@@ -228,3 +230,61 @@ def test_compiled_node_derivatives_give_the_python_dense_output_bit_for_bit(monk
         used.append(switch)
     assert used == [False] * 3 + ["0"] + [True] * 3 + ["1"]      # one StepData per sol(t)
     assert all(a == b for a, b in zip(*out)) and len(out[0]) == 6 and declined == []
+
+
+@pytest.mark.parametrize("name", sorted(n for n, m in METHODS.items() if m.first_order))
+def test_dense_output_of_a_first_order_system_has_the_order_of_the_nodes(name):
+    """The pendulum as y' = (y2, -sin y1): y and y' (the State's v) between the nodes at the
+    method's order (y' was the cubic's derivative, one order less, before)."""
+    order = METHODS[name].order_for(**_params(name))
+    system = mpvi.FirstOrderSystem(
+        "pendulum", lambda t, y: [y[1], -CTX.sin(y[0])], 2, CTX)
+    with mpmath.workdps(60):
+        exact = _pendulum_exact(mpmath.mp)
+        hs, errs = [], {"y": [], "dy": []}
+        for N in STEPS:
+            h = CTX.num(T) / N
+            sol = solve(Problem(system, [Q0, 0]), name, h=h, n=N, **_params(name))
+            e = {"y": CTX.zero, "dy": CTX.zero}
+            for tj in sol.t[:-1]:
+                for th in THETAS:
+                    t = tj + CTX.num(th) * h
+                    s = sol(t)
+                    qx, vx = (CTX.num(mpmath.nstr(x, 55))
+                              for x in exact(mpmath.mpf(CTX.to_str(t, 50))))
+                    e["y"] = max(e["y"], abs(s.q[0] - qx), abs(s.q[1] - vx))
+                    e["dy"] = max(e["dy"], abs(s.v[0] - vx), abs(s.v[1] + CTX.sin(qx)))
+            hs.append(h)
+            for key in errs:
+                errs[key].append(e[key])
+    for key in errs:
+        got = fit_order(CTX, hs, errs[key])
+        assert abs(got - order) < MARGIN, (name, key, float(got), [float(e) for e in errs[key]])
+
+
+def test_a_field_without_taylor_recurrences_still_gets_order_4():
+    """V = cosh q: sinh has no Taylor recurrence in mpvi.taylor, so q'' comes from the
+    system's acceleration alone (m = 2, quintic): Simpson's q and v between the nodes at
+    its order 4 (against mpmath's Taylor-series solver)."""
+    system = LagrangianSystem("cosh well", [Q], sp.Matrix([[1]]), sp.cosh(Q), {}, CTX)
+    with mpmath.workdps(60):
+        f = mpmath.odefun(lambda t, y: [y[1], -mpmath.sinh(y[0])], 0, [mpmath.mpf(Q0), 0])
+        hs, errs = [], {"q": [], "v": []}
+        for N in STEPS:
+            h = CTX.num(T) / N
+            sol = solve(Problem(system, [Q0], v0=[0]), "simpson", h=h, n=N)
+            e = {"q": CTX.zero, "v": CTX.zero}
+            for tj in sol.t[:-1]:
+                for th in THETAS:
+                    t = tj + CTX.num(th) * h
+                    s = sol(t)
+                    qx, vx = (CTX.num(mpmath.nstr(x, 55))
+                              for x in f(mpmath.mpf(CTX.to_str(t, 50))))
+                    e["q"] = max(e["q"], abs(s.q[0] - qx))
+                    e["v"] = max(e["v"], abs(s.v[0] - vx))
+            hs.append(h)
+            for key in errs:
+                errs[key].append(e[key])
+    for key in errs:
+        got = fit_order(CTX, hs, errs[key])
+        assert abs(got - 4) < MARGIN, (key, float(got), [float(e) for e in errs[key]])
