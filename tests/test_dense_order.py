@@ -288,3 +288,40 @@ def test_a_field_without_taylor_recurrences_still_gets_order_4():
     for key in errs:
         got = fit_order(CTX, hs, errs[key])
         assert abs(got - 4) < MARGIN, (key, float(got), [float(e) for e in errs[key]])
+
+
+@pytest.mark.parametrize("name, order", [("lobatto", 6), ("simpson", 4)])
+def test_dense_output_of_a_forced_system_from_t0_has_the_order_of_the_nodes(name, order):
+    """q'' + q = cos 2t from t0 = 1/2 (the node derivatives take the force's time
+    derivatives: q''' = -q' - 2 sin 2t, ...): q = A cos t + B sin t - cos(2t) / 3 with
+    A, B from q(t0) = 0.9, v(t0) = 0."""
+    w = sp.Symbol("w")
+    system = LagrangianSystem("forced", [Q], sp.Matrix([[1]]), Q ** 2 / 2, {w: 2}, CTX,
+                              force=lambda t, x, v: sp.Matrix([sp.cos(w * t)]))
+    t0, q0 = CTX.num("1/2"), CTX.num(Q0)
+    c0 = q0 + CTX.cos(2 * t0) / 3                  # the free part's value and slope at t0
+    s0 = -2 * CTX.sin(2 * t0) / 3
+    A = c0 * CTX.cos(t0) - s0 * CTX.sin(t0)
+    B = c0 * CTX.sin(t0) + s0 * CTX.cos(t0)
+
+    def exact(t):
+        return (A * CTX.cos(t) + B * CTX.sin(t) - CTX.cos(2 * t) / 3,
+                -A * CTX.sin(t) + B * CTX.cos(t) + 2 * CTX.sin(2 * t) / 3)
+    assert abs(exact(t0)[0] - q0) < 10 * CTX.eps and abs(exact(t0)[1]) < 10 * CTX.eps
+    hs, errs = [], {"q": [], "v": []}
+    for N in STEPS:
+        h = CTX.num(T) / N
+        sol = solve(Problem(system, [q0], v0=[0], t0=t0), name, h=h, n=N)
+        e = {"q": CTX.zero, "v": CTX.zero}
+        for tj in sol.t[:-1]:
+            for th in THETAS:
+                t = tj + CTX.num(th) * h
+                s, (qx, vx) = sol(t), exact(t)
+                e["q"] = max(e["q"], abs(s.q[0] - qx))
+                e["v"] = max(e["v"], abs(s.v[0] - vx))
+        hs.append(h)
+        for key in errs:
+            errs[key].append(e[key])
+    for key in errs:
+        got = fit_order(CTX, hs, errs[key])
+        assert abs(got - order) < MARGIN, (name, key, float(got), [float(e) for e in errs[key]])
