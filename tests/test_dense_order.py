@@ -14,6 +14,7 @@ the compiled node derivatives against the Python ones.
 """
 import types
 from fractions import Fraction
+from functools import lru_cache
 from math import comb
 
 import mpmath
@@ -87,29 +88,40 @@ def _params(name):
     return LOWER.get(name, {})
 
 
+@lru_cache(maxsize=None)
+def reference(system, t_text):
+    """(q, p, v) of ``system``'s reference at the time t (its 50 digits), as context numbers;
+    kept: every method is measured at the same times."""
+    momentum = SYSTEMS[system][2]
+    with mpmath.workdps(60):
+        qx, vx = _exact(system)(mpmath.mpf(t_text))
+        return tuple(CTX.num(mpmath.nstr(x, 55)) for x in (qx, momentum(qx, vx), vx))
+
+
+@lru_cache(maxsize=None)
+def _exact(system):
+    with mpmath.workdps(60):
+        return SYSTEMS[system][1](mpmath.mp)
+
+
 def dense_errors(name, system):
     """The largest errors of q, p and v between the nodes, for each h of STEPS."""
-    make, exact_of, momentum = SYSTEMS[system]
-    with mpmath.workdps(60):
-        exact = exact_of(mpmath.mp)
-        pb = Problem(make(), [Q0], v0=[0])
-        hs, errs = [], {"q": [], "p": [], "v": []}
-        for N in STEPS:
-            h = CTX.num(T) / N
-            sol = solve(pb, name, h=h, n=N, **_params(name))
-            e = {"q": CTX.zero, "p": CTX.zero, "v": CTX.zero}
-            for tj in sol.t[:-1]:
-                for th in THETAS:
-                    t = tj + CTX.num(th) * h
-                    s = sol(t)
-                    qx, vx = exact(mpmath.mpf(CTX.to_str(t, 50)))
-                    px = momentum(qx, vx)
-                    for key, got, want in (("q", s.q[0], qx), ("p", s.p[0], px),
-                                           ("v", s.v[0], vx)):
-                        e[key] = max(e[key], abs(got - CTX.num(mpmath.nstr(want, 55))))
-            hs.append(h)
-            for key in errs:
-                errs[key].append(e[key])
+    pb = Problem(SYSTEMS[system][0](), [Q0], v0=[0])
+    hs, errs = [], {"q": [], "p": [], "v": []}
+    for N in STEPS:
+        h = CTX.num(T) / N
+        sol = solve(pb, name, h=h, n=N, **_params(name))
+        e = {"q": CTX.zero, "p": CTX.zero, "v": CTX.zero}
+        for tj in sol.t[:-1]:
+            for th in THETAS:
+                t = tj + CTX.num(th) * h
+                s = sol(t)
+                for key, got, want in zip("qpv", (s.q[0], s.p[0], s.v[0]),
+                                          reference(system, CTX.to_str(t, 50))):
+                    e[key] = max(e[key], abs(got - want))
+        hs.append(h)
+        for key in errs:
+            errs[key].append(e[key])
     return hs, errs
 
 
