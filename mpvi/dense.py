@@ -19,8 +19,8 @@ of interpolant (:class:`StepData` ``dense``):
     below: midpoint, implicit midpoint, Newmark and its family, RK2, Mutze's three methods
     (p = 2: m = 1, the cubic of hermite eq. (17)); Simpson (both variants), RK4, cubic
     Hermite-Galerkin (p = 4: m = 2); Lobatto with s points (p = 2s - 2: m = s - 1); Gauss
-    with s points (p = 2s: m = s).  A field with a function the
-    Taylor recurrences lack (:class:`mpvi.taylor.TaylorUnsupported`) gets q'' alone from
+    with s points (p = 2s: m = s).  A field with a function the Taylor recurrences lack
+    (:class:`mpvi.taylor.TaylorUnsupported`) gets q'' alone from
     :meth:`mpvi.LagrangianSystem.acceleration`: m <= 2, order min(p, 5) in v.  On a
     first-order system y' = f(t, y), m = 1 in y (order min(p, 4)), y' = f(t, y) at the
     interpolated y.
@@ -37,8 +37,7 @@ of interpolant (:class:`StepData` ``dense``):
 ``"taylor"``
     the Taylor polynomial of the substep holding the time (:mod:`mpvi.schemes.taylor`: the
     step is recomputed once, recording its substeps, and each substep's coefficients are
-    kept): order p in q and p, the method's own, and the step's end bit for bit at theta =
-    1.
+    kept): order p in q and p, the method's own.
 
 :func:`locate_root` finds a sign change of a function of theta in [0, 1] to the
 precision of the context (Illinois regula falsi with bisection whenever it stalls).
@@ -57,7 +56,7 @@ def hermite_derivatives(order: int) -> int:
     """The number m of derivatives at each node for dense output of order ``order`` in q
     and v: the smallest m >= 1 with 2m + 1 >= order (the interpolant of degree 2m + 1 errs
     by O(h^(2m+2)) in q and O(h^(2m+1)) in v)."""
-    return max(1, (int(order) // 2))
+    return max(1, int(order) // 2)
 
 
 @lru_cache(maxsize=None)
@@ -225,10 +224,12 @@ class Segment:
     def at(self, theta):
         run = self.run
         kind = run.dense
-        if kind == "trial":
-            return run.stepper.trial_basis.value(self.carry, run.h, theta)
         if theta == 0:
             return self.q0, self.velocity(0)
+        if theta == 1:
+            return self.q1, self.velocity(1)
+        if kind == "trial":
+            return run.stepper.trial_basis.value(self.carry, run.h, theta)
         if kind == "substep":
             stepper = run.method.prepare(run.system, theta * run.h, run.ctx, **run.prepare_args)
             r = stepper(self.t, self.q0, self.y0)
@@ -237,8 +238,6 @@ class Segment:
             if self.carry is None:
                 self.carry = run.substeps(self.t, self.q0, self.y0)
             return self.carry.at(theta)
-        if theta == 1:
-            return self.q1, self.velocity(1)
         a, b = self.jet(0), self.jet(1)
         q, v = run.hermite.value(a, b, run.h, theta)
         if run.state == "y":                  # y' = f(t, y): the order of y, not one less
