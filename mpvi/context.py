@@ -2153,6 +2153,17 @@ fp = FPContext()
 """The float64 context."""
 
 
+def floor(x) -> int:
+    """The largest integer <= x for a number of any context (``int()`` of a gmpy2 number
+    rounds to nearest, of an mpmath number truncates)."""
+    k = int(x)
+    while k > x:
+        k -= 1
+    while k + 1 <= x:
+        k += 1
+    return k
+
+
 CONTEXTS = ("gmp", "mp", "fp")
 """The names :func:`get_context` knows: gmpy2 (fast), mpmath (the reference), float64."""
 

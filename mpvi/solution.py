@@ -299,11 +299,12 @@ class Solution:
     def __call__(self, t: NumberLike | Sequence[NumberLike]) -> State:
         """Evaluate the state at time ``t`` by the method's dense output.
 
-        :mod:`mpvi.dense`: the method's trial function -- order min(p, k + 1) in q for a
-        trial space of degree k --, cubic Hermite interpolation of (q, v) -- order min(p,
-        4) --, a GBS substep -- order p --, or the Taylor polynomial of the Taylor
-        method's substep holding t; the velocity is one order lower for the first two.
-        Needs every node saved (``saveat=None``).
+        :mod:`mpvi.dense`: q, p and v of the order p of the method's nodes -- Hermite
+        interpolation through the node values and the exact flow's derivatives to order
+        max(1, p // 2) at both nodes, the method's trial function where its degree is at
+        least p, a GBS substep, or the Taylor polynomial of the Taylor method's substep
+        holding t --; at a node, the node itself.  Needs every node saved
+        (``saveat=None``).
 
         Parameters
         ----------
@@ -335,7 +336,8 @@ class Solution:
             pts = [self(s) for s in t]
             stack = (lambda xs: None if xs[0] is None else np.array(xs, dtype=self.ctx.dtype))
             return State(*(stack([getattr(p, f) for p in pts]) for f in ("q", "p", "v")))
-        from .dense import Segment, StepData, floor
+        from .context import floor
+        from .dense import Segment, StepData
         from .schemes import get_method
         ctx = self.ctx
         if self.saveat is not None:

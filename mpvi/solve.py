@@ -49,7 +49,8 @@ from typing import TYPE_CHECKING, Any, Iterable, Mapping, NamedTuple, Sequence, 
 import numpy as np
 
 from .callables import check_literals, returned, stop_flag
-from .dense import Segment, StepData, floor, locate_root
+from .context import floor
+from .dense import Segment, StepData, locate_root
 from .expressions import as_expression
 from .kernels import step_check
 from .linalg import NotPositiveDefiniteError, SingularMatrixError
@@ -410,9 +411,9 @@ def solve(problem: Problem, method: str | Method, *, h: NumberLike | None = None
         output.  Memory is O(saved points).
     events : callable, Event or sequence of them, optional
         Functions g(t, q, v) (``g(t, y, y')`` for a first-order system) whose sign changes
-        between nodes are located to context precision on the dense output; an
-        :class:`Event` (or a function with a ``terminal`` attribute, scipy style) with
-        ``terminal=True`` stops the run there.
+        between nodes are located to context precision on the dense output (of the
+        method's order, :mod:`mpvi.dense`); an :class:`Event` (or a function with a
+        ``terminal`` attribute, scipy style) with ``terminal=True`` stops the run there.
     callback : callable, optional
         ``callback(t, q, y)`` after every step with the new node (y = p or v, as the
         method carries; for a first-order system q is the state and y None); returning

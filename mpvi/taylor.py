@@ -419,7 +419,7 @@ def jorba_zou_order(tol: Any, ctx: Any, rate: int = 2) -> int:
         The order (at least 2): 34 at tol = 1e-28, 75 at 1e-64, 149 at 1e-128; 76 at
         the eps of 64 digits (1.9e-65), heyoka.py's order there.
     """
-    from .dense import floor
+    from .context import floor
     x = 1 - ctx.log(tol) / rate
     return max(2, -floor(-x))
 

@@ -23,6 +23,16 @@ def test_every_registered_method_is_in_the_catalogue():
     assert f"({len(mpvi.METHODS)} methods)" in page
 
 
+def test_the_catalogue_states_each_method_dense_output_and_its_order():
+    page = catalogues.methods_page()
+    assert page.count("dense output ``sol(t)``") == len(mpvi.METHODS)
+    assert ("Hermite interpolation of degree 7 through q and the exact flow's derivatives to "
+            "order 3 at both nodes: order 6 in q, p and v") in catalogues._dense_output(
+                mpvi.get_method("lobatto"))
+    assert catalogues._dense_output(mpvi.get_method("gbs")) == (
+        "a step of the method from the node: order 32 in q, p and v (as the nodes)")
+
+
 def test_declared_orders_are_read_from_the_registration():
     lobatto = mpvi.get_method("lobatto")
     assert catalogues._declared(lobatto, "order") == "2 * p['points'] - 2"

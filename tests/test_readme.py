@@ -48,7 +48,7 @@ def test_the_library_guide_runs(tmp_path, monkeypatch, capsys):
     assert "simpson {'q': '5.1e-06'" in out and "drift" in out
     assert (tmp_path / "orbit.json").exists() and (tmp_path / "orbit.png").stat().st_size > 1000
     # the printed comments are what the code prints
-    assert "['7.49666003899698', '1.49933224034629e+1']" in out
+    assert "['7.49666012949110', '1.49933202620796e+1']" in out
     assert "['0 .. sqrt(10)', '2*sqrt(3) .. 2*sqrt(15)']" in out
 
 

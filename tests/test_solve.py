@@ -319,7 +319,7 @@ def test_callback_stops_and_progress_is_called():
 # ----- dense output order ----------------------------------------------------------------------
 
 @pytest.mark.parametrize("method,params,order", [
-    ("simpson", {}, 3), ("midpoint", {}, 2), ("lobatto", {"points": 4}, 4),
+    ("simpson", {}, 4), ("midpoint", {}, 2), ("lobatto", {"points": 4}, 6),
     ("hermite_galerkin", {}, 4), ("rk4", {}, 4), ("implicit_midpoint", {}, 2),
     ("mutze", {}, 2), ("gbs", {"levels": 2}, 4)])
 def test_dense_output_order_is_measured(method, params, order):

@@ -1,7 +1,7 @@
 """Catalogues generated from mpvi's registries at every build (``reference/generated/``).
 
 * ``methods.rst``: every method of :data:`mpvi.METHODS` -- state, order, symplectic,
-  implicit, stability bound, parameters, reference -- with the order (and the other
+  implicit, stability bound, parameters, dense output and its order, reference -- with the order (and the other
   declared functions of the parameters) shown as the expression the method's registration
   declares (read from its source with :mod:`ast`, so the page cannot drift from the code),
   and the method's own documentation (its discrete Lagrangian or residual);
@@ -140,6 +140,32 @@ def _value_or_expr(method, keyword: str, value_at_defaults) -> str:
     return f"{shown} (p: {_code(expr)})" if expr else shown
 
 
+def _dense_output(method) -> str:
+    """The method's dense output (:mod:`mpvi.dense`) at its default parameters, as the
+    solver chooses it: read from the method's stepper on a pendulum (on an oscillator for
+    the forms of linear systems only)."""
+    import sympy as sp
+
+    import mpvi
+    from mpvi.dense import StepData
+    ctx = mpvi.MPContext(30)
+    q = sp.Symbol("q")
+    system = mpvi.LagrangianSystem("pendulum", [q], sp.Matrix([[1]]), -sp.cos(q), {}, ctx)
+    params, h = method.parameters(), ctx.num(1) / 10
+    try:
+        stepper = method.prepare(system, h, ctx, **params)
+    except TypeError:                               # the linear forms
+        system = mpvi.LinearSystem([[1]], [[1]], ctx)
+        stepper = method.prepare(system, h, ctx, **params)
+    data = StepData(method, stepper, system, ctx, h, params)
+    how = {"hermite": f"Hermite interpolation of degree {2 * data.m + 1} through q and the "
+                      f"exact flow's derivatives to order {data.m} at both nodes",
+           "trial": "the method's own trial function",
+           "substep": "a step of the method from the node",
+           "taylor": "the Taylor polynomial of the substep"}[data.dense]
+    return f"{how}: order {data.order} in q, p and v (as the nodes)"
+
+
 def methods_page() -> str:
     import mpvi
     methods = sorted(mpvi.METHODS.values(), key=lambda m: m.name)
@@ -181,6 +207,7 @@ def methods_page() -> str:
              _value_or_expr(m, "stability_bound", m.stability_bound_for())
              if m.stability_bound is not None else "none below π known"),
             ("internal data of a step", _code(m.internal) if m.internal else "none"),
+            ("dense output ``sol(t)``", _dense_output(m)),
             ("first-order systems", "yes" if m.first_order else "no"),
             ("reference", m.reference),
             ("module", _code(m.prepare.__module__)),

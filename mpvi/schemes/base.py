@@ -30,8 +30,10 @@ step's carry to the next; the result does not depend on anything else, so a step
 recomputed alone.  ``prepare`` is the public door: the :class:`Method` validates ``h``
 (:func:`check_step`) and the system's context there, once, so the scheme's own function
 receives a nonzero finite context number.  A stepper's ``dense`` attribute names its dense output
-(:mod:`mpvi.dense`): ``"trial"`` (the carry holds the trial coefficients), ``"substep"``,
-or ``"hermite"`` (the default).
+(:mod:`mpvi.dense`): ``"trial"`` (the carry holds the trial coefficients; used where the
+trial function's degree reaches the method's order, else Hermite interpolation of that
+order), ``"substep"``, ``"taylor"`` or ``"hermite"`` (the default: Hermite interpolation
+of the method's order through the node values and the exact flow's derivatives).
 """
 from __future__ import annotations
 

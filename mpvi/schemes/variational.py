@@ -251,8 +251,9 @@ class _TrialStepper:
         check at the chord midpoint."""
 
     dense = "trial"
-    """Dense output: the step's trial function (:mod:`mpvi.dense`); the carry of a step
-    is its coefficient vectors."""
+    """Dense output: the step's trial function where its degree reaches the method's
+    order, else Hermite interpolation of that order (:mod:`mpvi.dense`); the carry of a
+    step is its coefficient vectors."""
 
     def diagnose(self, t, known, X):
         """The likely cause of a Newton failure at the iterate X: what is not finite or
