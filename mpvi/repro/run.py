@@ -60,6 +60,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import copy
+import difflib
 import hashlib
 import importlib
 import io as _io
@@ -248,8 +249,16 @@ def all_reproductions():
 def get_reproduction(rid):
     reps = all_reproductions()
     if rid not in reps:
-        raise KeyError(f"unknown reproduction id {rid!r}; known ids: {', '.join(reps)}")
+        raise KeyError(unknown_id(rid, reps))
     return reps[rid]
+
+
+def unknown_id(rid, reps):
+    """One line for an id that is not one of ``reps``: the closest id (:mod:`difflib`), or
+    where to find the ids, never the list of all of them."""
+    close = difflib.get_close_matches(rid, list(reps), n=1)
+    hint = f"did you mean {close[0]!r}?" if close else "`mpvi list` lists the ids"
+    return f"unknown reproduction {rid!r}; {hint}"
 
 
 def output_paths(rep, out_dir):
@@ -634,11 +643,11 @@ def script_main(rep, argv=None):
         description=f"{rep.item} of {rep.paper}: {rep.title}. Writes <out>/{rep.paper}/{rep.id}"
                     ".csv, .png and .json (provenance). Run time measured alone with "
                     f"--no-cache: {Runtimes().describe(rep)}.",
-        epilog="Exit status: 0 done, 1 error, 2 bad option or unwritable --out, "
+        epilog="Exit status: 0 done, 1 error, 2 bad option or unwritable --results, "
                "3 refused (the reproduction cannot run in the requested context).")
     add_run_options(ap)
     args = ap.parse_args(argv)
-    out = args.out or default_out_dir(args.quick)
+    out = args.results or default_out_dir(args.quick)
     try:
         io.check_writable(out, "output directory")
     except OSError as exc:
@@ -677,10 +686,9 @@ def add_run_options(ap):
                          "below 1e-50 to 1e-50 absolute): benchmarks/compare_outputs.py")
     ap.add_argument("--quick", action="store_true",
                     help="smaller parameter set (fewer steps) for a fast check; written to "
-                         "quick-figures/ unless --out is given")
-    ap.add_argument("--out", type=Path, default=None,
-                    help="output directory (default: figures/ of the source checkout, "
-                         "quick-figures/ with --quick); checked writable before computing")
+                         "quick-figures/ unless --results is given")
+    add_results_option(ap, "output directory (default: figures/ of the source checkout, "
+                           "quick-figures/ with --quick); checked writable before computing")
     ap.add_argument("--check-digits", action="store_true",
                     help=f"also run with {_digits.CHECK_EXTRA} more digits and record, per "
                          f"output column and per compared value, how many digits the two "
@@ -694,6 +702,27 @@ def add_run_options(ap):
                             "used (with a warning)")
     group.add_argument("--no-cache", action="store_true",
                        help="compute every study, neither reading nor writing the cache")
+
+
+def add_results_option(ap, help, alias=True):
+    """``--results DIR``: the one name of the results directory in every command (where
+    ``mpvi run`` writes, where ``diff``, ``list`` and ``report`` read); ``alias``: also
+    accept ``--out DIR``, its former name for ``run`` and ``diff``, with a notice."""
+    ap.add_argument("--results", type=Path, default=None, metavar="DIR", help=help)
+    if alias:
+        ap.add_argument("--out", type=Path, dest="results", action=DeprecatedAlias,
+                        help=argparse.SUPPRESS)
+
+
+class DeprecatedAlias(argparse.Action):
+    """An option's former name: sets the same destination, with a one-line notice on
+    stderr naming the option to use."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        new = "--" + self.dest.replace("_", "-")
+        print(f"{parser.prog}: {option_string} is deprecated, use {new} (the same option)",
+              file=sys.stderr, flush=True)
+        setattr(namespace, self.dest, values)
 
 
 def positive_int(text):
