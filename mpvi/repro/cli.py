@@ -221,10 +221,11 @@ def _run_in_parallel(args, reps, ids, out, cache):
     from .progress import ProgressBar
     executor = make_executor(args.jobs, args.scheduler)
     try:
-        with ProgressBar(None, "mpvi run") as bar:
+        level = _verbosity(args)
+        with ProgressBar(None, "mpvi run", enabled=None if level else False) as bar:
             result = run_parallel(
                 reps, ids, executor, args.context, args.dps, args.quick, out, cache,
-                check_digits=args.check_digits,
+                check_digits=args.check_digits, verbosity=level,
                 on_progress=lambda done, total, label: bar.update(done, total, label))
     except BaseException:
         executor.close(cancel=True)
@@ -233,20 +234,43 @@ def _run_in_parallel(args, reps, ids, out, cache):
     return result
 
 
+QUIET, DEFAULT, VERBOSE = 0, 1, 2
+"""What ``mpvi run`` prints on stderr: errors and the summary (``--quiet``); also a start
+line and a line per finished reproduction (the default; on a terminal with a live
+progress bar); also every task and progress line of the computations (``--verbose``)."""
+
+
+def _verbosity(args):
+    return QUIET if args.quiet else VERBOSE if args.verbose else DEFAULT
+
+
 def _run_serially(args, reps, ids, out, cache):
-    """Each id in turn in this process (progress lines as they come, and a progress bar on
-    a terminal); (ran, refused, failed)."""
+    """Each id in turn in this process (the lines of :data:`VERBOSE`, and a progress bar
+    on a terminal); (ran, refused, failed)."""
+    import io as _io
     from .progress import ProgressBar
-    from .run import Refused, execute, one_line
+    from .run import Refused, carried_note, execute, one_line
+    level = _verbosity(args)
     ran, refused, failed = [], [], []
-    with ProgressBar(len(ids), "mpvi run") as bar:
+    if level == DEFAULT:
+        print(f"mpvi run: {len(ids)} reproduction(s) in {args.context}"
+              f"{'' if args.context == 'fp' else str(args.dps)}"
+              f"{' (quick)' if args.quick else ''} -> {out}", file=sys.stderr, flush=True)
+    with ProgressBar(len(ids), "mpvi run", enabled=None if level else False) as bar:
         for k, rid in enumerate(ids, 1):
-            print(f"[{k}/{len(ids)}] {rid}", file=sys.stderr, flush=True)
+            if level == VERBOSE:
+                print(f"[{k}/{len(ids)}] {rid}", file=sys.stderr, flush=True)
             bar.update(k - 1, label=rid)
+            t0 = time.perf_counter()
             try:
-                execute(reps[rid], args.context, args.dps, args.quick, out, cache=cache,
-                        check_digits=args.check_digits)
+                paths = execute(reps[rid], args.context, args.dps, args.quick, out,
+                                cache=cache, check_digits=args.check_digits,
+                                stream=None if level == VERBOSE else _io.StringIO())
                 ran.append(rid)
+                if level == DEFAULT:
+                    print(f"{rid}: done in {time.perf_counter() - t0:.1f} s -> {paths['dir']}"
+                          f"{carried_note(paths['digits_check'])}", file=sys.stderr,
+                          flush=True)
             except Refused as exc:
                 print(exc, file=sys.stderr, flush=True)
                 refused.append(rid)
@@ -443,6 +467,13 @@ def build_parser():
                        help="compute on a Dask cluster: the address of its scheduler "
                             "(tcp://host:8786), or 'local' to start one on this machine; "
                             "needs the dask extra (pip install -e '.[dask]')")
+    chatter = p_run.add_mutually_exclusive_group()
+    chatter.add_argument("-v", "--verbose", action="store_true",
+                         help="print every task as it finishes and the progress lines of "
+                              "each computation (default: a start line and one line per "
+                              "finished reproduction, with a progress bar on a terminal)")
+    chatter.add_argument("-q", "--quiet", action="store_true",
+                         help="print only errors, refusals and the summary")
     p_run.set_defaults(func=cmd_run, parser=p_run)
     p_diff = sub.add_parser("diff", help="compare published numbers with reproduced ones; "
                                          "exit 1 on any MISMATCH or MISSING value "

@@ -347,8 +347,12 @@ def diff(ids, out_dir, published=None, known=None, records=None):
 
 def checked_digits(record, key):
     """The correct digits of value ``key`` that the record's ``digits_check`` measured
-    (:mod:`mpvi.repro.digits`), or None if the run did not check them."""
-    entry = record.get("digits_check", {}).get("values", {}).get(key)
+    (:mod:`mpvi.repro.digits`), or None if the run did not check them or its check is
+    stale (:func:`mpvi.repro.run.carry_digits_check`)."""
+    check = record.get("digits_check", {})
+    if check.get("stale"):                   # of other numbers than these
+        return None
+    entry = check.get("values", {}).get(key)
     return None if entry is None else entry["digits"]
 
 

@@ -290,7 +290,8 @@ _NEWTON = {"steps": int, "mean_iterations_per_step": float, "max_iterations": in
 _AGREEMENT = {"min": int, "row": int, "median": int, "identical": bool}
 _DIGITS = {"check_digits": int, "wall_time_s": float, "tables": {str: {str: _AGREEMENT}},
            "values": {str: {"digits": int, "identical": bool}}, "smallest": (int, None),
-           "where": (str, None), "unchecked": {str: str}, "problems": [str]}
+           "where": (str, None), "unchecked": {str: str}, "problems": [str],
+           "stale?": bool, "reason?": str, "checked_utc?": str, "checked_commit?": str}
 PROVENANCE = {"reproduction": str, "paper": str, "item": str, "quick": bool,
               "mpvi_version": str, "git_commit": str, "context": str, "digits": int,
               "parameters": dict, "created_utc": str, "python": str, "mpmath": str,
@@ -561,7 +562,9 @@ def render(rep, ctx, params, quick, stream=None, cache=None, check_digits=False)
 
 def write_outputs(rep, rendered, ctx, params, quick, out_dir, extra=None):
     """Write the files of a :class:`Rendered` and then its provenance JSON (``extra``:
-    further entries) into ``out_dir``; returns the paths (:func:`output_paths`).
+    further entries) into ``out_dir``; returns the paths (:func:`output_paths`) and, under
+    ``digits_check``, the check a run without ``--check-digits`` kept from the previous
+    record or None (:func:`carry_digits_check`).
 
     The commit record rule (module docstring): each file is written atomically, then the
     JSON, listing the SHA-256 of each file under ``files``, replaces the old one; only
@@ -572,12 +575,19 @@ def write_outputs(rep, rendered, ctx, params, quick, out_dir, extra=None):
     paths = output_paths(rep, out_dir)
     io.remove_stale_temporaries(paths["dir"], started)
     previous = _listed_files(paths["json"], rep.id)
+    extra = dict(extra or {})
+    carried = None
+    if "digits_check" not in rendered.extra:
+        carried = carry_digits_check(_previous_record(rep, out_dir), rendered, ctx, params,
+                                     quick)
+        if carried is not None:
+            extra["digits_check"] = carried
     for name, data in rendered.files.items():
         with io.atomic_path(paths["dir"] / name) as tmp:
             tmp.write_bytes(data)
     record = io.provenance(ctx, params, rendered.wall_time_s,
                            {"reproduction": rep.id, "paper": rep.paper, "item": rep.item,
-                            "quick": quick, **rendered.extra, **(extra or {})})
+                            "quick": quick, **rendered.extra, **extra})
     record["values"] = rendered.values
     record["files"] = {name: hashlib.sha256(data).hexdigest()
                        for name, data in rendered.files.items()}
@@ -585,12 +595,61 @@ def write_outputs(rep, rendered, ctx, params, quick, out_dir, extra=None):
     for name in previous - set(rendered.files):
         with contextlib.suppress(FileNotFoundError):
             (paths["dir"] / name).unlink()
+    paths["digits_check"] = carried
     return paths
+
+
+def _previous_record(rep, out_dir):
+    """The provenance record of ``rep`` in ``out_dir`` before a run replaces it, or None
+    if there is none or it cannot be used (:func:`read_provenance`)."""
+    try:
+        return read_provenance(rep, out_dir)
+    except OutputError:
+        return None
+
+
+def carry_digits_check(previous, rendered, ctx, params, quick):
+    """The ``digits_check`` that a run without ``--check-digits`` keeps from the
+    ``previous`` record of its reproduction (None if that has none): the same if the new
+    run is in the same context with the same parameters and its CSV files and values are
+    equal to those checked (the check is of these very numbers; ``checked_utc`` and
+    ``checked_commit`` then say when and where it ran), else marked ``"stale": true`` with
+    the ``reason`` (``mpvi diff`` and ``mpvi report`` show it as stale, and count none of
+    its digits)."""
+    check = None if previous is None else previous.get("digits_check")
+    if check is None:
+        return None
+    check = dict(check)
+    check.setdefault("checked_utc", previous["created_utc"])
+    check.setdefault("checked_commit", previous["git_commit"])
+    if check.get("stale"):
+        return check
+    differ = []
+    if previous["context"] != ctx.name:
+        differ.append(f"this run is in {ctx.name}, the checked one in {previous['context']}")
+    if previous["parameters"] != json_data(params) or previous["quick"] != quick:
+        differ.append("this run has other parameters")
+    old = {n: d for n, d in previous.get("files", {}).items() if n.endswith(".csv")}
+    new = {n: hashlib.sha256(d).hexdigest() for n, d in rendered.files.items()
+           if n.endswith(".csv")}
+    files = sorted(n for n in old.keys() | new.keys() if old.get(n) != new.get(n))
+    keys = previous["values"].keys() | rendered.values.keys()
+    values = sum(previous["values"].get(k) != rendered.values.get(k) for k in keys)
+    if files or values:
+        what = [", ".join(files)] if files else []
+        what += [f"{values} value(s)"] if values else []
+        differ.append(f"its outputs differ from those checked ({'; '.join(what)})")
+    if differ:
+        check["stale"] = True
+        check["reason"] = "; ".join(differ) + ": rerun with --check-digits"
+    return check
 
 
 def execute(rep, context=DEFAULT_CONTEXT, dps=64, quick=False, out_dir=None, stream=None,
             cache=None, check_digits=False):
-    """Run one reproduction and write its files atomically; returns the paths.
+    """Run one reproduction and write its files atomically; returns the paths
+    (:func:`output_paths`) and, under ``digits_check``, the check kept from the previous
+    run or None (:func:`carry_digits_check`).
 
     ``out_dir`` defaults to :func:`default_out_dir`; ``cache`` is a
     :class:`mpvi.repro.cache.DiskCache` for the studies, or None (compute them);
@@ -609,11 +668,21 @@ def execute(rep, context=DEFAULT_CONTEXT, dps=64, quick=False, out_dir=None, str
     io.check_writable(paths["dir"], "output directory")
     params = rep.parameters(quick)
     rendered = render(rep, ctx, params, quick, stream, cache, check_digits)
-    write_outputs(rep, rendered, ctx, params, quick, out_dir or default_out_dir(quick))
+    written = write_outputs(rep, rendered, ctx, params, quick, out_dir or default_out_dir(quick))
     print(f"  [{time.perf_counter() - t0:7.1f} s] {rep.id}: done in {rendered.wall_time_s:.1f} s "
-          f"-> {paths['csv'].parent}", file=stream if stream is not None else sys.stderr,
-          flush=True)
-    return paths
+          f"-> {paths['csv'].parent}{carried_note(written['digits_check'])}",
+          file=stream if stream is not None else sys.stderr, flush=True)
+    return written
+
+
+def carried_note(check):
+    """What became of an earlier ``digits_check`` (:func:`carry_digits_check`), for the
+    line that ends a run: nothing if there was none."""
+    if check is None:
+        return ""
+    if check.get("stale"):
+        return f" (its digits_check is stale: {check['reason']})"
+    return " (its digits_check is kept: the outputs are those checked)"
 
 
 def open_cache(args):
