@@ -452,9 +452,13 @@ def _unit(exponent):
 
 
 def _plain(d):
-    """A Decimal written short (``1e-50``, ``10``, ``0.5``)."""
-    text = f"{d.normalize():g}" if d != 0 else "0"
-    return text.replace("E", "e").replace("e+", "e")
+    """A Decimal written short: positional from 1e-4 to 1e6 (``10``, ``0.5``), else with
+    an exponent (``1e-50``, ``2.5e7``)."""
+    if d == 0:
+        return "0"
+    d = d.normalize()
+    text = f"{d:f}" if -4 <= d.adjusted() <= 6 else f"{d:e}"
+    return text.replace("e+", "e")
 
 
 NOTE_LINES = 2
