@@ -42,11 +42,15 @@ ADDRESS on a Dask cluster (tcp://host:8786; "local" starts one here with --jobs 
 default one per CPU; needs the dask extra: pip install -e '.[dask]').  The independent
 runs the reproductions declare (step sizes, spans, methods) are computed first, the
 most expensive first, then each reproduction's tables and plot; one line per finished
-unit.  The files are the same bytes as those of a serial run.  Ctrl-C (exit status
+unit with --verbose.  The files are the same bytes as those of a serial run.  Ctrl-C (exit status
 130) or SIGTERM (143) stops the workers too, and they die with a killed mpvi run; a
 scheduler address where nothing listens fails at once (exit status 2); a scheduler that
 goes away during the run, or a cluster left without workers for 20 s, stops it in one
 line (exit status 1), keeping what finished.
+
+Output on stderr: a start line and one line per finished reproduction (and a progress
+bar on a terminal); --verbose (-v) also every task and the progress lines of each
+computation, --quiet (-q) only errors, refusals and the summary.
 
 Each id either runs, is refused, or fails; the run always goes on with the next id:
   <id>: refused in <context>: <reason>   the reproduction declared, before computing,

@@ -497,9 +497,8 @@ def format_diff(rows, reps, width, stale=None):
         say(rid if rep is None else f"{rid}: {rep.item} of {rep.paper}, {rep.title}")
         if rid in stale:
             say(f"correct digits: stale, {stale[rid]}", "  ")
-        table = Table(box=rule_under_head, show_edge=False, pad_edge=False,
-                      padding=(0, 1, 0, 1), collapse_padding=True)
-        table.add_column("key", overflow="fold", ratio=1, min_width=12)
+        table = Table(box=rule_under_head, show_edge=False, pad_edge=False, padding=0)
+        table.add_column("key", overflow="fold", ratio=1)
         for name in ("printed", "rule", "reproduced", "digits"):
             table.add_column(name, justify="left" if name == "rule" else "right",
                              no_wrap=True, overflow="ellipsis")
@@ -583,7 +582,7 @@ def _short(text):
     try:
         d = Decimal(text)
     except InvalidOperation:                 # a formula
-        return text if len(text) <= 12 else text[:9] + "..."
+        return text if len(text) <= 10 else text[:7] + "..."
     return f"{d:.6g}" if d != 0 else "0"
 
 
