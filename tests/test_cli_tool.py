@@ -16,7 +16,7 @@ import pytest
 import mpvi.io
 from mpvi.repro.cli import build_parser, main
 from mpvi.repro.published import diff, rule
-from mpvi.repro.run import all_reproductions, default_out_dir
+from mpvi.repro.run import all_reproductions, default_out_dir, read_records
 
 ROOT = Path(__file__).resolve().parent.parent
 FIGURES = ROOT / "figures"
@@ -65,10 +65,11 @@ def test_each_row_shows_its_rule(monkeypatch, capsys, all_rows):
                            "806.120", "57", "match"]
     shown = {r.value.compare: rule(r.value) for r in all_rows}
     assert shown["magnitude"] == "same decade" and shown["symbolic"] == "same formula"
-    v = next(r.value for r in all_rows if r.value.compare == "digit" and r.value.printed == "0.0751")
-    assert rule(v) == "±0.0001"
-    v = next(r.value for r in all_rows if r.value.compare == "abs" and r.value.tolerance == "1e-50")
-    assert rule(v) == "±1e-50"
+    values = [r.value for r in all_rows]
+    assert rule(next(v for v in values if v.compare == "digit" and v.printed == "0.0751")) \
+        == "±0.0001"
+    assert rule(next(v for v in values if v.compare == "abs" and v.tolerance == "1e-50")) \
+        == "±1e-50"
 
 
 def test_a_subset_counts_its_values(monkeypatch, capsys):
@@ -87,11 +88,16 @@ def test_the_digits_summary_tells_round_off_from_correct_digits(monkeypatch, cap
     _, out = _diff_text(monkeypatch, capsys, 1000, "--all")
     summary = out.splitlines()[-2]
     assert "at least 0" not in summary
-    some = [r for r in all_rows if r.digits]
-    worst = min(some, key=lambda r: r.digits)
-    assert f"compared values: at least {worst.digits} ({worst.value.id} {worst.value.key})" \
-        in summary
-    none = [r for r in all_rows if r.digits == 0]
+    records = read_records([REPS[rid] for rid in REPS], FIGURES)
+
+    def identical(r):                       # equal in both runs: an exact number
+        return records[r.value.id]["digits_check"]["values"][r.value.key]["identical"]
+    exact = [r for r in all_rows if r.digits is not None and identical(r)]
+    worst = min((r for r in all_rows if r.digits and not identical(r)), key=lambda r: r.digits)
+    assert worst.digits > 1 and exact
+    assert f"compared values: at least {worst.digits} ({worst.value.id} {worst.value.key}), " \
+           f"{len(exact)} more exact (equal in both runs)" in summary
+    none = [r for r in all_rows if r.digits == 0 and not identical(r)]
     assert none, "the committed figures compare round-off values (Fig. 6's Newmark energy)"
     assert f"{len(none)} compared value(s) are round-off, with no correct digit (e.g. " \
            f"{none[0].value.id} {none[0].value.key} = " in summary
@@ -114,7 +120,8 @@ def test_a_mistyped_id_gets_one_line_with_the_closest(capsys, command):
     (["run", "--quik"], "unknown option --quik for `mpvi run`; did you mean --quick?"),
     (["diff", "--all", "--formt", "json"], "unknown option --formt for `mpvi diff`; did you "
                                            "mean --format?"),
-    (["list", "--reslts=x"], "unknown option --reslts for `mpvi list`; did you mean --results?"),
+    (["list", "--reslts=x"], "unknown option --reslts for `mpvi list`; did you mean "
+                             "--results?"),
 ])
 def test_a_mistyped_option_names_the_subcommand_and_the_closest(capsys, argv, said):
     with pytest.raises(SystemExit) as exc:

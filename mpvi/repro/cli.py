@@ -27,8 +27,8 @@ Unix tool killed by SIGPIPE (``set -o pipefail`` then sees it)."""
 
 RUN_EPILOG = """\
 Outputs go to figures/ (full runs) or quick-figures/ (--quick) at the root of the source
-checkout unless --results is given; the directory is created and checked writable before any
-computation.  Studies (the references of Figs. 2-3, the long runs of Tables 4-5,
+checkout unless --results is given; the directory is created and checked writable before
+any computation.  Studies (the references of Figs. 2-3, the long runs of Tables 4-5,
 convergence sweeps) are cached on disk, keyed by their parameters, the context and the
 mpvi version and a fingerprint of its source: a second reproduction using the same
 study, or a rerun, reads it back (--cache DIR, --no-cache).  The JSON provenance records
@@ -42,11 +42,11 @@ ADDRESS on a Dask cluster (tcp://host:8786; "local" starts one here with --jobs 
 default one per CPU; needs the dask extra: pip install -e '.[dask]').  The independent
 runs the reproductions declare (step sizes, spans, methods) are computed first, the
 most expensive first, then each reproduction's tables and plot; one line per finished
-unit with --verbose.  The files are the same bytes as those of a serial run.  Ctrl-C (exit status
-130) or SIGTERM (143) stops the workers too, and they die with a killed mpvi run; a
-scheduler address where nothing listens fails at once (exit status 2); a scheduler that
-goes away during the run, or a cluster left without workers for 20 s, stops it in one
-line (exit status 1), keeping what finished.
+unit with --verbose.  The files are the same bytes as those of a serial run.  Ctrl-C
+(exit status 130) or SIGTERM (143) stops the workers too, and they die with a killed
+mpvi run; a scheduler address where nothing listens fails at once (exit status 2); a
+scheduler that goes away during the run, or a cluster left without workers for 20 s,
+stops it in one line (exit status 1), keeping what finished.
 
 Output on stderr: a start line and one line per finished reproduction (and a progress
 bar on a terminal); --verbose (-v) also every task and the progress lines of each
@@ -344,7 +344,8 @@ def digits_summary(rows, records):
     """One line for ``mpvi diff``: how many of the runs in ``records`` (id -> provenance
     record or None) checked their digits (``mpvi run --check-digits``; a stale check, of
     outputs that changed since, is counted apart), the fewest correct digits among the
-    compared values that have any, those that have none (round-off: the two runs agree
+    compared values that have any and differ between the two runs, how many are exact
+    (equal in both: an integer, a count), those that have none (round-off: the two runs agree
     on no digit, e.g. the error of an exactly conserved quantity at the precision floor,
     whose rule compares only its magnitude) and the same for the output columns.  Nothing
     is said of compared values if none was checked."""
@@ -360,12 +361,17 @@ def digits_summary(rows, records):
              + (f" ({len(stale)} more stale: the outputs changed since; rerun with "
                 f"--check-digits)" if stale else "")]
     compared = [r for r in rows if r.digits is not None and r.value.id in checked]
-    some = [r for r in compared if r.digits > 0]
+    exact = [r for r in compared
+             if checked[r.value.id]["values"][r.value.key].get("identical")]
+    some = [r for r in compared if r.digits > 0 and r not in exact]
     if some:
         worst = min(some, key=lambda r: r.digits)
         parts.append(f"compared values: at least {worst.digits} ({worst.value.id} "
-                     f"{worst.value.key})")
-    none = [r for r in compared if r.digits == 0]
+                     f"{worst.value.key})" + (f", {len(exact)} more exact (equal in both "
+                                              f"runs)" if exact else ""))
+    elif exact:
+        parts.append(f"compared values: {len(exact)} exact (equal in both runs)")
+    none = [r for r in compared if r.digits == 0 and r not in exact]
     if none:
         r = none[0]
         parts.append(f"{len(none)} compared value(s) are round-off, with no correct digit "

@@ -29,8 +29,8 @@ processes: a worker rebuilds its context from ``(context name, digits)``.
 
 Progress (``verbosity`` 2, ``mpvi run --verbose``; by default a start line and a line
 per finished reproduction): one line per finished unit on stderr (``[3/57] top_long_run
-T=100 t_bar simpson h=t_bar/40: 41.2 s``).  A failing study task is reported with its label and study, and
-the reproductions that need it fail with that message; the others go on, as in a
+T=100 t_bar simpson h=t_bar/40: 41.2 s``).  A failing study task is reported with its
+label and study, and the reproductions that need it fail with that message; the others go on, as in a
 serial run.  A worker process that dies (a crash, an out-of-memory kill) breaks a
 process pool, failing every unit running on it: the pool is restarted and those units are
 run again one at a time, so that the one that kills its worker when it runs alone fails
