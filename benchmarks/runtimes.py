@@ -44,7 +44,7 @@ def measured_times(reps, out_dir):
 
 def measure(kind, jobs, out):
     """Run every reproduction (``kind``) into ``out``; the wall time of the command."""
-    args = ["run", "--all", "--jobs", str(jobs), "--no-cache", "--out", str(out)] \
+    args = ["run", "--all", "--jobs", str(jobs), "--no-cache", "--results", str(out)] \
         + (["--quick"] if kind == "quick" else [])
     cmd = [sys.executable, "-c", "import sys; from mpvi.repro.cli import main; "
                                  "sys.exit(main(sys.argv[1:]))"] + args
@@ -87,7 +87,7 @@ def main(argv=None):
                 wall, command = measure(kind, args.jobs, out)
             else:
                 out, wall = args.source, 0.0
-                command = f"mpvi run --all --out {out}" + (" --quick" if kind == "quick" else "")
+                command = f"mpvi run --all --results {out}" + (" --quick" if kind == "quick" else "")
             times = measured_times(reps.values(), out)
         missing = sorted(set(reps) - set(times))
         if missing:

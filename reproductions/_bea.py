@@ -281,7 +281,8 @@ def energy_tasks(params):
         for h in g["steps"]:
             n = steps(params["T"], h)
             tasks.append(Task(sampled_run, run_params(g, h, params),
-                              label=f"bea {g['method']} h={h} {g.get('digits') or ''} digits",
+                              label=f"bea {g['method']} h={h}"
+                                    + (f" at {g['digits']} digits" if g.get("digits") else ""),
                               cost=size * n * 5e-5 * (1 + (g.get("digits") or 64) / 64)))
     return tasks
 

@@ -216,7 +216,7 @@ def test_a_refused_dask_port_fails_at_once_naming_the_cause(monkeypatch, tmp_pat
         port = s.getsockname()[1]
     address = f"tcp://127.0.0.1:{port}"
     t0 = time.monotonic()
-    assert main(["run", "sleeps_once", "--scheduler", address, "--out", str(tmp_path)]) == 2
+    assert main(["run", "sleeps_once", "--scheduler", address, "--results", str(tmp_path)]) == 2
     assert time.monotonic() - t0 < 10
     err = capsys.readouterr().err
     assert err == f"mpvi: cannot connect to the Dask scheduler {address}: connection refused\n"

@@ -365,14 +365,14 @@ def test_list_report_and_diff_of_a_missing_results_directory_are_one_line(tmp_pa
              missing),
             (["list", "--results", str(missing)], "--results", missing),
             (["list", "--results", str(file)], "--results", file),
-            (["diff", "--all", "--out", str(missing)], "--out", missing),
-            (["diff", "axioms2024_fig08", "--out", str(file)], "--out", file)]:
+            (["diff", "--all", "--results", str(missing)], "--results", missing),
+            (["diff", "axioms2024_fig08", "--results", str(file)], "--results", file)]:
         assert main(argv) == 2, argv
         captured = capsys.readouterr()
         lines = captured.err.splitlines()
         what = "does not exist" if path == missing else "is not a directory"
         assert lines == [f"mpvi: the results directory {path} ({option}) {what}: run `mpvi run "
-                         f"--all --out {path}` (or some ids) first"], argv
+                         f"--all --results {path}` (or some ids) first"], argv
         assert captured.out == ""
     assert not (tmp_path / "r").exists()
 
@@ -405,7 +405,7 @@ def test_numeric_run_options_out_of_range_are_argparse_errors(capsys, tmp_path, 
 def test_mpvi_run_with_a_bad_compile_after_is_one_line(monkeypatch, tmp_path, capsys):
     from mpvi.repro.cli import main
     monkeypatch.setenv("MPVI_COMPILE_AFTER", "abc")
-    assert main(["run", "axioms2024_fig02", "--quick", "--out", str(tmp_path / "o")]) == 2
+    assert main(["run", "axioms2024_fig02", "--quick", "--results", str(tmp_path / "o")]) == 2
     assert capsys.readouterr().err.splitlines() == [
         "mpvi: error: ValueError: MPVI_COMPILE_AFTER='abc': must be a non-negative integer "
         "(the calls of a kernel before it is compiled; default 1000)"]

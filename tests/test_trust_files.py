@@ -547,5 +547,7 @@ def test_a_reproduced_value_beyond_the_decimal_range_is_a_mismatch_with_its_reas
     assert main(["diff", RID, "--out", str(results)]) == 1
     captured = capsys.readouterr()
     assert "Traceback" not in captured.err
-    row = next(x for x in captured.out.splitlines() if key in x)
-    assert "MISMATCH" in row and "cannot be compared (Overflow)" in row
+    row = next(x for x in captured.out.splitlines() if x.startswith(key))
+    words = " ".join(captured.out.split())          # the note under the table, unwrapped
+    assert "MISMATCH" in row and f"{key}: the reproduced value '1e999999999' cannot be " \
+        "compared (Overflow)" in words

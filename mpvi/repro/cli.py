@@ -27,8 +27,8 @@ Unix tool killed by SIGPIPE (``set -o pipefail`` then sees it)."""
 
 RUN_EPILOG = """\
 Outputs go to figures/ (full runs) or quick-figures/ (--quick) at the root of the source
-checkout unless --out is given; the directory is created and checked writable before any
-computation.  Studies (the references of Figs. 2-3, the long runs of Tables 4-5,
+checkout unless --results is given; the directory is created and checked writable before
+any computation.  Studies (the references of Figs. 2-3, the long runs of Tables 4-5,
 convergence sweeps) are cached on disk, keyed by their parameters, the context and the
 mpvi version and a fingerprint of its source: a second reproduction using the same
 study, or a rerun, reads it back (--cache DIR, --no-cache).  The JSON provenance records
@@ -42,11 +42,15 @@ ADDRESS on a Dask cluster (tcp://host:8786; "local" starts one here with --jobs 
 default one per CPU; needs the dask extra: pip install -e '.[dask]').  The independent
 runs the reproductions declare (step sizes, spans, methods) are computed first, the
 most expensive first, then each reproduction's tables and plot; one line per finished
-unit.  The files are the same bytes as those of a serial run.  Ctrl-C (exit status
-130) or SIGTERM (143) stops the workers too, and they die with a killed mpvi run; a
-scheduler address where nothing listens fails at once (exit status 2); a scheduler that
-goes away during the run, or a cluster left without workers for 20 s, stops it in one
-line (exit status 1), keeping what finished.
+unit with --verbose.  The files are the same bytes as those of a serial run.  Ctrl-C
+(exit status 130) or SIGTERM (143) stops the workers too, and they die with a killed
+mpvi run; a scheduler address where nothing listens fails at once (exit status 2); a
+scheduler that goes away during the run, or a cluster left without workers for 20 s,
+stops it in one line (exit status 1), keeping what finished.
+
+Output on stderr: a start line and one line per finished reproduction (and a progress
+bar on a terminal); --verbose (-v) also every task and the progress lines of each
+computation, --quiet (-q) only errors, refusals and the summary.
 
 Each id either runs, is refused, or fails; the run always goes on with the next id:
   <id>: refused in <context>: <reason>   the reproduction declared, before computing,
@@ -54,7 +58,7 @@ Each id either runs, is refused, or fails; the run always goes on with the next 
   <id>: error: <Type>: <message>         any other error, on one line
 Refusals and failures are listed again at the end.  Exit status: 0 if every id ran,
 1 if any id failed, 3 if none failed but some were refused (nothing was computed for
-them), 2 for a bad option, an unwritable --out, or malformed published data."""
+them), 2 for a bad option, an unwritable --results, or malformed published data."""
 
 
 MAX_JOBS_PER_CPU = 4
@@ -81,8 +85,10 @@ def _ids(args, reps, parser):
     ids = list(reps) if args.all else args.ids
     unknown = [i for i in ids if i not in reps]
     if unknown:
-        parser.error(f"unknown reproduction id(s): {', '.join(unknown)}; "
-                     f"known ids: {', '.join(reps)}")
+        from .run import unknown_id
+        print("\n".join(f"{parser.prog}: {unknown_id(i, reps)}" for i in unknown),
+              file=sys.stderr)
+        sys.exit(2)
     return ids
 
 
@@ -147,7 +153,8 @@ def _check_results(path, origin, quick):
         return path
     what = "is not a directory" if os.path.lexists(path) else "does not exist"
     raise DirectoryError(f"the results directory {path} ({origin}) {what}: run `mpvi run "
-                         f"--all{' --quick' if quick else ''} --out {path}` (or some ids) first")
+                         f"--all{' --quick' if quick else ''} --results {path}` (or some ids) "
+                         f"first")
 
 
 def cmd_run(args, reps, parser):
@@ -162,7 +169,7 @@ def cmd_run(args, reps, parser):
         parser.error("--check-digits needs a context whose precision can be raised (gmp or "
                      "mp), not fp")
     cbackend.compile_after()                 # a bad MPVI_COMPILE_AFTER: one line, exit 2
-    out = args.out or default_out_dir(args.quick)
+    out = args.results or default_out_dir(args.quick)
     check_writable(out, "output directory")
     cache = open_cache(args)
     t0 = time.perf_counter()
@@ -218,10 +225,11 @@ def _run_in_parallel(args, reps, ids, out, cache):
     from .progress import ProgressBar
     executor = make_executor(args.jobs, args.scheduler)
     try:
-        with ProgressBar(None, "mpvi run") as bar:
+        level = _verbosity(args)
+        with ProgressBar(None, "mpvi run", enabled=None if level else False) as bar:
             result = run_parallel(
                 reps, ids, executor, args.context, args.dps, args.quick, out, cache,
-                check_digits=args.check_digits,
+                check_digits=args.check_digits, verbosity=level,
                 on_progress=lambda done, total, label: bar.update(done, total, label))
     except BaseException:
         executor.close(cancel=True)
@@ -230,20 +238,43 @@ def _run_in_parallel(args, reps, ids, out, cache):
     return result
 
 
+QUIET, DEFAULT, VERBOSE = 0, 1, 2
+"""What ``mpvi run`` prints on stderr: errors and the summary (``--quiet``); also a start
+line and a line per finished reproduction (the default; on a terminal with a live
+progress bar); also every task and progress line of the computations (``--verbose``)."""
+
+
+def _verbosity(args):
+    return QUIET if args.quiet else VERBOSE if args.verbose else DEFAULT
+
+
 def _run_serially(args, reps, ids, out, cache):
-    """Each id in turn in this process (progress lines as they come, and a progress bar on
-    a terminal); (ran, refused, failed)."""
+    """Each id in turn in this process (the lines of :data:`VERBOSE`, and a progress bar
+    on a terminal); (ran, refused, failed)."""
+    import io as _io
     from .progress import ProgressBar
-    from .run import Refused, execute, one_line
+    from .run import Refused, carried_note, execute, one_line
+    level = _verbosity(args)
     ran, refused, failed = [], [], []
-    with ProgressBar(len(ids), "mpvi run") as bar:
+    if level == DEFAULT:
+        print(f"mpvi run: {len(ids)} reproduction(s) in {args.context}"
+              f"{'' if args.context == 'fp' else str(args.dps)}"
+              f"{' (quick)' if args.quick else ''} -> {out}", file=sys.stderr, flush=True)
+    with ProgressBar(len(ids), "mpvi run", enabled=None if level else False) as bar:
         for k, rid in enumerate(ids, 1):
-            print(f"[{k}/{len(ids)}] {rid}", file=sys.stderr, flush=True)
+            if level == VERBOSE:
+                print(f"[{k}/{len(ids)}] {rid}", file=sys.stderr, flush=True)
             bar.update(k - 1, label=rid)
+            t0 = time.perf_counter()
             try:
-                execute(reps[rid], args.context, args.dps, args.quick, out, cache=cache,
-                        check_digits=args.check_digits)
+                paths = execute(reps[rid], args.context, args.dps, args.quick, out,
+                                cache=cache, check_digits=args.check_digits,
+                                stream=None if level == VERBOSE else _io.StringIO())
                 ran.append(rid)
+                if level == DEFAULT:
+                    print(f"{rid}: done in {time.perf_counter() - t0:.1f} s -> {paths['dir']}"
+                          f"{carried_note(paths['digits_check'])}", file=sys.stderr,
+                          flush=True)
             except Refused as exc:
                 print(exc, file=sys.stderr, flush=True)
                 refused.append(rid)
@@ -256,19 +287,31 @@ def _run_serially(args, reps, ids, out, cache):
 
 
 def cmd_diff(args, reps, parser):
-    from .published import describe_outputs, diff, format_rows
+    """Text: a heading and a table per reproduction (:func:`mpvi.repro.published.format_diff`)
+    at the width of the terminal (``COLUMNS``; 80 off a terminal), no line wider, and
+    last the counts (:func:`mpvi.repro.published.count_line`)."""
+    import shutil
+    import textwrap
+    from .published import count_line, describe_outputs, diff, format_diff
     from .run import default_out_dir, read_records
     ids = _ids(args, reps, parser)
-    if args.out:
-        out, origin = args.out, "--out"
+    if args.results:
+        out, origin = args.results, "--results"
     elif args.quick:
         out, origin = default_out_dir(True), "quick results, --quick"
     else:
         out, origin = default_out_dir(False), "full results, the default; --quick for quick-figures/"
     _check_results(out, origin, args.quick)
     text = args.format == "text"
-    print(f"mpvi diff: {out} ({origin}); outputs found: {describe_outputs(ids, out)}",
-          file=sys.stdout if text else sys.stderr)
+    width = max(40, shutil.get_terminal_size().columns)
+    summary = sys.stdout if text else sys.stderr
+
+    def say(line):
+        """A line of text, wrapped at the width (a long path is broken anywhere)."""
+        print("\n".join(textwrap.wrap(line, width, subsequent_indent="  ",
+                                      break_on_hyphens=False)), file=summary)
+
+    say(f"mpvi diff: {out} ({origin}); outputs found: {describe_outputs(ids, out)}")
     records = read_records([reps[rid] for rid in ids], out)
     rows = diff(ids, out, records=records)
     if not text:
@@ -277,45 +320,89 @@ def cmd_diff(args, reps, parser):
         print("no published values for: " + ", ".join(ids) + " (their papers print none)")
         return 0
     else:
-        print(format_rows(rows))
-    counts = {}
-    for r in rows:
-        counts[r.status] = counts.get(r.status, 0) + 1
-    summary = sys.stdout if text else sys.stderr
-    print("\n" + ", ".join(f"{n} {s}" for s, n in sorted(counts.items())), file=summary)
-    if counts.get("skipped"):
-        print(f"{counts['skipped']} value(s) skipped by --quick runs: run those reproductions "
-              "without --quick to check them", file=summary)
-    print(digits_summary(rows, records), file=summary)
-    bad = counts.get("MISMATCH", 0) + counts.get("MISSING", 0)
-    return 1 if bad else 0
+        print(format_diff(rows, reps, width, stale_checks(records)))
+        print()
+    skipped = sum(r.status == "skipped" for r in rows)
+    if skipped:
+        say(f"{skipped} value(s) skipped by --quick runs: run those reproductions without "
+            f"--quick to check them")
+    say(digits_summary(rows, records))
+    say(count_line(rows, set(ids) == set(reps)))
+    return 1 if any(r.status in ("MISMATCH", "MISSING") for r in rows) else 0
+
+
+def stale_checks(records):
+    """``{id: reason}`` of the records (id -> provenance record or None) whose
+    ``digits_check`` is stale: kept from an earlier run whose outputs differ
+    (:func:`mpvi.repro.run.carry_digits_check`)."""
+    return {rid: r["digits_check"].get("reason", "")
+            for rid, r in records.items()
+            if r is not None and r.get("digits_check", {}).get("stale")}
 
 
 def digits_summary(rows, records):
     """One line for ``mpvi diff``: how many of the runs in ``records`` (id -> provenance
-    record or None) checked their digits (``mpvi run --check-digits``), and the smallest
-    number of correct digits among the compared values and among all their outputs."""
+    record or None) checked their digits (``mpvi run --check-digits``; a stale check, of
+    outputs that changed since, is counted apart), the fewest correct digits among the
+    compared values that have any and differ between the two runs, how many are exact
+    (equal in both: an integer, a count), those that have none (round-off: the two runs agree
+    on no digit, e.g. the error of an exactly conserved quantity at the precision floor,
+    whose rule compares only its magnitude) and the same for the output columns.  Nothing
+    is said of compared values if none was checked."""
     ran = {rid: r for rid, r in records.items() if r is not None}
-    checked = {rid: r["digits_check"] for rid, r in ran.items() if "digits_check" in r}
+    stale = stale_checks(records)
+    checked = {rid: r["digits_check"] for rid, r in ran.items()
+               if "digits_check" in r and rid not in stale}
     if not checked:
         return ("correct digits: not measured (`mpvi run --check-digits` reruns with more "
-                "digits and records how many agree)")
-    parts = [f"correct digits measured for {len(checked)} of {len(ran)} run(s)"]
-    compared = [r for r in rows if r.digits is not None]
-    if compared:
-        worst = min(compared, key=lambda r: r.digits)
+                "digits and records how many agree)" +
+                (f"; {len(stale)} check(s) stale" if stale else ""))
+    parts = [f"correct digits measured for {len(checked)} of {len(ran)} run(s)"
+             + (f" ({len(stale)} more stale: the outputs changed since; rerun with "
+                f"--check-digits)" if stale else "")]
+    compared = [r for r in rows if r.digits is not None and r.value.id in checked]
+    exact = [r for r in compared
+             if checked[r.value.id]["values"][r.value.key].get("identical")]
+    some = [r for r in compared if r.digits > 0 and r not in exact]
+    if some:
+        worst = min(some, key=lambda r: r.digits)
         parts.append(f"compared values: at least {worst.digits} ({worst.value.id} "
-                     f"{worst.value.key})")
-    places = [(c["smallest"], f"{rid}: {c['where']}") for rid, c in checked.items()
-              if c["smallest"] is not None]
-    if places:
-        d, where = min(places, key=lambda p: p[0])
-        parts.append(f"any output: at least {d} ({where})")
+                     f"{worst.value.key})" + (f", {len(exact)} more exact (equal in both "
+                                              f"runs)" if exact else ""))
+    elif exact:
+        parts.append(f"compared values: {len(exact)} exact (equal in both runs)")
+    none = [r for r in compared if r.digits == 0 and r not in exact]
+    if none:
+        r = none[0]
+        parts.append(f"{len(none)} compared value(s) are round-off, with no correct digit "
+                     f"(e.g. {r.value.id} {r.value.key} = {_magnitude(r.reproduced)}, rule "
+                     f"{_rule(r.value)})")
+    columns = [(c["min"], f"{rid}: {name} column {col!r}, row {c['row'] + 1}")
+               for rid, check in checked.items() for name, cols in check["tables"].items()
+               for col, c in cols.items() if not c["identical"]]
+    if columns:
+        fewest = min((c for c in columns if c[0] > 0), default=None, key=lambda c: c[0])
+        if fewest is not None:
+            parts.append(f"output columns: at least {fewest[0]} ({fewest[1]})")
+        zero = [c for c in columns if c[0] == 0]
+        if zero:
+            parts.append(f"{len(zero)} of {len(columns)} output columns hold round-off "
+                         f"(e.g. {zero[0][1]})")
     problems = sum(len(c["problems"]) for c in checked.values())
     if problems:
         parts.append(f"{problems} output(s) differ in shape between the two runs (see "
                      f"digits_check.problems in the JSON)")
     return "; ".join(parts)
+
+
+def _magnitude(text):
+    from .published import _short
+    return _short(text) if text is not None else "-"
+
+
+def _rule(value):
+    from .published import rule
+    return rule(value)
 
 
 def _write_records(rows, reps, fmt):
@@ -357,8 +444,8 @@ def cmd_report(args, reps, parser):
 
 def build_parser():
     from .published import RECORD_FIELDS
-    from .run import add_run_options
-    ap = argparse.ArgumentParser(
+    from .run import add_results_option, add_run_options
+    ap = ToolParser(
         prog="mpvi",
         description="Reproduce the figures and tables of the mpvi papers at 64 digits "
                     "(or any precision) and diff every published number.",
@@ -390,6 +477,13 @@ def build_parser():
                        help="compute on a Dask cluster: the address of its scheduler "
                             "(tcp://host:8786), or 'local' to start one on this machine; "
                             "needs the dask extra (pip install -e '.[dask]')")
+    chatter = p_run.add_mutually_exclusive_group()
+    chatter.add_argument("-v", "--verbose", action="store_true",
+                         help="print every task as it finishes and the progress lines of "
+                              "each computation (default: a start line and one line per "
+                              "finished reproduction, with a progress bar on a terminal)")
+    chatter.add_argument("-q", "--quiet", action="store_true",
+                         help="print only errors, refusals and the summary")
     p_run.set_defaults(func=cmd_run, parser=p_run)
     p_diff = sub.add_parser("diff", help="compare published numbers with reproduced ones; "
                                          "exit 1 on any MISMATCH or MISSING value "
@@ -401,9 +495,9 @@ def build_parser():
     p_diff.add_argument("--quick", action="store_true",
                         help="compare the outputs of --quick runs (quick-figures/) instead of "
                              "the full results (figures/)")
-    p_diff.add_argument("--out", type=Path, default=None,
-                        help="where the reproductions wrote their files (overrides the "
-                             "default figures/ or, with --quick, quick-figures/)")
+    add_results_option(p_diff, "where the reproductions wrote their files (`mpvi run "
+                               "--results`; overrides the default figures/ or, with --quick, "
+                               "quick-figures/)")
     p_diff.add_argument("--format", choices=["text", "json", "csv"], default="text",
                         help="text: an aligned table for reading (default); json: a list with "
                              "one record per compared value; csv: the same records as rows.  "
@@ -428,13 +522,40 @@ def build_parser():
     return ap
 
 
+class ToolParser(argparse.ArgumentParser):
+    """The parser of ``mpvi``: an option that no parser knows is reported by the
+    subcommand it was given to, with that subcommand's usage and the closest option
+    (``unknown option --quik for `mpvi run`; did you mean --quick?``), exit status 2."""
+
+    def parse_args(self, args=None, namespace=None):
+        args, extras = self.parse_known_args(args, namespace)
+        if extras:
+            sub = getattr(args, "parser", None) or self
+            sub.error(unknown_argument(extras[0], sub))
+        return args
+
+
+def unknown_argument(word, parser):
+    """The message for ``word``, an argument ``parser`` does not take: the closest of its
+    options (:mod:`difflib`) for a mistyped option."""
+    import difflib
+    where = f"`{parser.prog}`"
+    if not word.startswith("-") or word == "-":
+        return f"unexpected argument {word!r} for {where}"
+    name = word.split("=", 1)[0]
+    options = [o for o in parser._option_string_actions if o.startswith("--")]
+    close = difflib.get_close_matches(name, options, n=1)
+    hint = f"did you mean {close[0]}?" if close else f"see `{parser.prog} --help`"
+    return f"unknown option {name} for {where}; {hint}"
+
+
 def _add_results_options(p):
+    from .run import add_results_option
     p.add_argument("--quick", action="store_true",
                    help="read the outputs of --quick runs (quick-figures/) instead of the "
                         "full results (figures/)")
-    p.add_argument("--results", type=Path, default=None, metavar="DIR",
-                   help="where the reproductions wrote their files (`mpvi run --out`; "
-                        "overrides figures/ or quick-figures/)")
+    add_results_option(p, "where the reproductions wrote their files (`mpvi run --results`; "
+                          "overrides figures/ or quick-figures/)", alias=False)
 
 
 def main(argv=None):

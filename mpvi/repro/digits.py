@@ -188,7 +188,10 @@ def agreement(files, values, check_files, check_values, dps, check_dps, wall_tim
 
 
 def summary(check):
-    """One line: the smallest agreement of a ``digits_check`` record and where."""
+    """One line: the smallest agreement of a ``digits_check`` record and where, or that
+    it is stale (kept from a run whose outputs differ: ``reason``)."""
+    if check.get("stale"):
+        return f"stale, of an earlier run: {check.get('reason', '')}"
     if check["smallest"] is None:
         return f"checked at {check['check_digits']} digits: every number identical"
     return (f"checked at {check['check_digits']} digits: at least {check['smallest']} "

@@ -27,9 +27,10 @@ and the run goes on), the outputs of reproduction tasks are written by
 the files are the bytes a serial run writes.  Contexts are never sent between
 processes: a worker rebuilds its context from ``(context name, digits)``.
 
-Progress: one line per finished unit on stderr (``[3/57] top_long_run T=100 t_bar simpson
-h=t_bar/40: 41.2 s``).  A failing study task is reported with its label and study, and
-the reproductions that need it fail with that message; the others go on, as in a
+Progress (``verbosity`` 2, ``mpvi run --verbose``; by default a start line and a line
+per finished reproduction): one line per finished unit on stderr (``[3/57] top_long_run
+T=100 t_bar simpson h=t_bar/40: 41.2 s``).  A failing study task is reported with its
+label and study, and the reproductions that need it fail with that message; the others go on, as in a
 serial run.  A worker process that dies (a crash, an out-of-memory kill) breaks a
 process pool, failing every unit running on it: the pool is restarted and those units are
 run again one at a time, so that the one that kills its worker when it runs alone fails
@@ -73,8 +74,8 @@ from .. import io
 from .cache import DiskCache, TaskCache, key, plain
 from .runtimes import Runtimes
 from ..context import get_context
-from .run import (DEFAULT_CONTEXT, Refused, Reproduction, check_context, default_out_dir,
-                  one_line, output_paths, render, write_outputs)
+from .run import (DEFAULT_CONTEXT, Refused, Reproduction, carried_note, check_context,
+                  default_out_dir, one_line, output_paths, render, write_outputs)
 
 DASK_MISSING = "install the dask extra: pip install -e '.[dask]'"
 
@@ -516,21 +517,26 @@ def reproduction_cost(rep, out_dir, quick, study_names, runtimes=None):
 
 
 def run_parallel(reps, ids, executor, context=DEFAULT_CONTEXT, dps=64, quick=False, out_dir=None,
-                 cache=None, stream=None, on_progress=None, check_digits=False):
+                 cache=None, stream=None, on_progress=None, check_digits=False, verbosity=2):
     """Run the reproductions ``ids`` (of ``reps``: id -> Reproduction) on ``executor``
     (module docstring).  ``on_progress(finished, total, label)`` is called as units
     finish (a progress bar).  ``check_digits``: each reproduction also runs with more
     digits (:func:`mpvi.repro.render`), its studies in that context being further tasks.
-    Returns ``(ran, refused, failed)``, lists of ids."""
+    ``verbosity`` (:data:`mpvi.repro.cli.VERBOSE`): 2 prints a line per finished unit on
+    ``stream`` (stderr), 1 a start line and a line per finished reproduction, 0 only
+    failures, refusals and a lost executor.  Returns ``(ran, refused, failed)``, lists of
+    ids."""
     run = _ParallelRun(executor, context, dps, quick, out_dir, cache, stream, on_progress,
-                       check_digits)
+                       check_digits, verbosity)
     run.plan(reps, ids)
     run.announce()
     try:
         run.loop()
     except ExecutorLost as exc:          # one line; what finished is written
         run.stop(exc)
-    run.say(f"parallel run: {run.finished} unit(s) in {time.perf_counter() - run.t_start:.1f} s")
+    if verbosity >= 2:
+        run.say(f"parallel run: {run.finished} unit(s) in "
+                f"{time.perf_counter() - run.t_start:.1f} s")
     return run.ran, run.refused, run.failed
 
 
@@ -540,7 +546,7 @@ class _ParallelRun:
     (units that were running when a worker process died, rerun one at a time)."""
 
     def __init__(self, executor, context, dps, quick, out_dir, cache, stream, on_progress,
-                 check_digits):
+                 check_digits, verbosity=2):
         self.executor, self.context, self.dps, self.quick = executor, context, dps, quick
         self.out_dir = out_dir or default_out_dir(quick)
         self.cache, self.on_progress, self.check_digits = cache, on_progress, check_digits
@@ -552,6 +558,7 @@ class _ParallelRun:
         self.running, self.suspects = {}, []      # future -> _Job or _Rep; see the class doc
         self.finished, self.total = 0, 0
         self.runtimes = Runtimes()    # the cost hints of reproductions never run here
+        self.verbosity = verbosity
 
     def say(self, line):
         print(line, file=self.stream, flush=True)
@@ -607,7 +614,8 @@ class _ParallelRun:
     def announce(self):
         waiting = [j for j in self.jobs.values() if j.state == "waiting"]
         self.total = len(waiting) + len(self.todo)
-        self.say(f"running {len(self.todo)} reproduction(s) on {self.executor.description}: "
+        if self.verbosity >= 1:
+            self.say(f"running {len(self.todo)} reproduction(s) on {self.executor.description}: "
                  f"{len(waiting)} study task(s) first ({len(self.jobs) - len(waiting)} more "
                  f"from the cache)")
         self.commit = io.git_commit()
@@ -639,7 +647,12 @@ class _ParallelRun:
         self.running[future] = unit
 
     def progress(self, unit, text):
-        self.say(f"[{self.finished}/{self.total}] {unit.label()}: {text}")
+        """A unit finished: its line (``verbosity`` 2), or that of a finished reproduction
+        (1)."""
+        if self.verbosity >= 2:
+            self.say(f"[{self.finished}/{self.total}] {unit.label()}: {text}")
+        elif self.verbosity == 1 and isinstance(unit, _Rep) and unit.state == "done":
+            self.say(f"{unit.label()}: done in {text}")
         if self.on_progress is not None:
             self.on_progress(self.finished, self.total, unit.label())
 
@@ -675,7 +688,8 @@ class _ParallelRun:
                 self.cache.store(ident, entry)
         unit.state = "done"
         self.ran.append(rep.id)
-        self.progress(unit, f"{rendered.wall_time_s:.1f} s -> {paths['dir']}")
+        self.progress(unit, f"{rendered.wall_time_s:.1f} s -> {paths['dir']}"
+                            f"{carried_note(paths['digits_check'])}")
 
     def loop(self):
         """Keep the workers busy until nothing is left to start or running."""

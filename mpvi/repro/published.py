@@ -315,7 +315,8 @@ def diff(ids, out_dir, published=None, known=None, records=None):
     reps = all_reproductions()
     unknown = [rid for rid in ids if rid not in reps]
     if unknown:
-        raise KeyError(f"unknown reproduction id {unknown[0]!r}; known ids: {', '.join(reps)}")
+        from .run import unknown_id
+        raise KeyError(unknown_id(unknown[0], reps))
     check_published(published, reps, ids)
     if records is None:
         records = read_records([reps[rid] for rid in ids], out_dir)
@@ -346,8 +347,12 @@ def diff(ids, out_dir, published=None, known=None, records=None):
 
 def checked_digits(record, key):
     """The correct digits of value ``key`` that the record's ``digits_check`` measured
-    (:mod:`mpvi.repro.digits`), or None if the run did not check them."""
-    entry = record.get("digits_check", {}).get("values", {}).get(key)
+    (:mod:`mpvi.repro.digits`), or None if the run did not check them or its check is
+    stale (:func:`mpvi.repro.run.carry_digits_check`)."""
+    check = record.get("digits_check", {})
+    if check.get("stale"):                   # of other numbers than these
+        return None
+    entry = check.get("values", {}).get(key)
     return None if entry is None else entry["digits"]
 
 
@@ -417,15 +422,130 @@ def describe_outputs(ids, out_dir):
     return ", ".join(f"{n} {what}" for what, n in counts.items() if n) or "nothing"
 
 
-def format_rows(rows):
-    """The rows of :func:`diff` as an aligned text table (:func:`aligned`)."""
-    head = ("id", "key", "printed", "reproduced", "digits", "rel.diff", "status")
-    cells = [(r.value.id, r.value.key, _short(r.value.printed),
-              "-" if r.reproduced is None else _short(r.reproduced),
-              "-" if r.digits is None else str(r.digits),
-              "-" if r.rel is None else f"{float(r.rel):.1e}",
-              r.status + (f"  {r.reason}" if r.reason else "")) for r in rows]
-    return aligned([head, *cells], right={2, 3, 4, 5})
+def rule(v):
+    """The comparison of the published value ``v`` as a short phrase for a table cell:
+    ``±0.001`` (within one unit of the last printed digit, or within an absolute
+    tolerance), ``>= 10`` (at least), ``<= 1e-10`` (at most), ``log10 ±0.5``, ``same
+    decade``, ``same formula``."""
+    if v.compare == "symbolic":
+        return "same formula"
+    if v.compare == "magnitude":
+        return "same decade"
+    if v.compare == "digit":
+        return "±" + _unit(Decimal(v.printed).as_tuple().exponent)
+    tol = Decimal(v.tolerance)
+    if v.compare == "abs":
+        return f"±{_plain(tol)}"
+    if v.compare == "log10":
+        return f"log10 ±{_plain(tol)}"
+    bound = Decimal(v.printed) + (tol if v.compare == "max" else -tol)
+    return f"{'<=' if v.compare == 'max' else '>='} {_plain(bound)}"
+
+
+def _unit(exponent):
+    """``10**exponent`` written short: ``1``, ``0.001``, ``1e-8``, ``1e4``."""
+    if exponent == 0:
+        return "1"
+    if -4 <= exponent < 0:
+        return "0." + "0" * (-exponent - 1) + "1"
+    return f"1e{exponent}"
+
+
+def _plain(d):
+    """A Decimal written short: positional from 1e-4 to 1e6 (``10``, ``0.5``), else with
+    an exponent (``1e-50``, ``2.5e7``)."""
+    if d == 0:
+        return "0"
+    d = d.normalize()
+    text = f"{d:f}" if -4 <= d.adjusted() <= 6 else f"{d:e}"
+    return text.replace("e+", "e")
+
+
+NOTE_LINES = 2
+"""The lines an explanation (the reason of a known discrepancy) may take under its
+table in ``mpvi diff``; a longer one is cut and points to the ERRATA file."""
+
+
+def format_diff(rows, reps, width, stale=None):
+    """The rows of :func:`diff` as text at most ``width`` columns wide (rich tables): a
+    heading per reproduction, then a table of its values with the comparison rule
+    (:func:`rule`), the correct digits (``--check-digits``; ``stale`` if the id is in
+    ``stale``, id -> reason, a check of outputs that have changed since) and the status,
+    then the explanations (a known discrepancy's, cut to :data:`NOTE_LINES` lines with a
+    pointer to ERRATA.md; why a value is missing or skipped, in full)."""
+    import textwrap
+    from rich.box import Box
+    from rich.console import Console
+    from rich.table import Table
+    stale = stale or {}
+    buffer = io.StringIO()
+    console = Console(file=buffer, width=width, color_system=None, markup=False,
+                      highlight=False, emoji=False, soft_wrap=False)
+    rule_under_head = Box("    \n    \n----\n    \n    \n    \n    \n    \n", ascii=True)
+
+    def say(text, indent=""):
+        console.out("\n".join(textwrap.wrap(text, width, initial_indent=indent,
+                                            subsequent_indent=indent + "  ",
+                                            break_on_hyphens=False)) or "")
+
+    groups = {}
+    for r in rows:
+        groups.setdefault(r.value.id, []).append(r)
+    for rid, group in groups.items():
+        rep = reps.get(rid)
+        console.out("")
+        say(rid if rep is None else f"{rid}: {rep.item} of {rep.paper}, {rep.title}")
+        if rid in stale:
+            say(f"correct digits: stale, {stale[rid]}", "  ")
+        table = Table(box=rule_under_head, show_edge=False, pad_edge=False, padding=0)
+        table.add_column("key", overflow="fold", ratio=1)
+        for name in ("printed", "rule", "reproduced", "digits"):
+            table.add_column(name, justify="left" if name == "rule" else "right",
+                             no_wrap=True, overflow="ellipsis")
+        table.add_column("status", no_wrap=True, overflow="ellipsis")
+        notes = []
+        for r in group:
+            tags = errata_tags(r.reason) if r.status == "known" else []
+            status = r.status + (f" [{', '.join(tags)}]" if tags else "")
+            digits = "stale" if rid in stale else "-" if r.digits is None else str(r.digits)
+            table.add_row(r.value.key, _short(r.value.printed), rule(r.value),
+                          "-" if r.reproduced is None else _short(r.reproduced), digits,
+                          status)
+            if r.status == "known":
+                notes.append(_cut(f"{r.value.key}: {r.reason}", width, "ERRATA.md"))
+            elif r.reason and r.status != "match":
+                notes.append(f"{r.value.key}: {r.reason}")
+        with console.capture() as capture:
+            console.print(table)
+        console.out("\n".join(line.rstrip() for line in capture.get().splitlines()))
+        for note in notes:
+            say(note, "  ")
+    return buffer.getvalue().rstrip("\n")
+
+
+def _cut(text, width, pointer):
+    """``text`` if it fits in :data:`NOTE_LINES` lines of ``width`` (less an indent of 2),
+    else cut at a word with ``... (see <pointer>)``."""
+    room = NOTE_LINES * (width - 4) - 10 * NOTE_LINES    # the lines break at words
+    if len(text) <= room:
+        return text
+    tail = f" ... (see {pointer})"
+    return text[:max(0, room - len(tail))].rsplit(" ", 1)[0] + tail
+
+
+def count_line(rows, every):
+    """The last line of ``mpvi diff``: ``all 409 values compared: 346 match, 63 known, 0
+    mismatch`` (``every``: all reproductions were asked for; else ``12 values
+    compared: ...``), with the values missing and skipped when there are any."""
+    counts = {s: 0 for s in STATUSES}
+    for r in rows:
+        counts[r.status] += 1
+    parts = [f"{counts['match']} match", f"{counts['known']} known",
+             f"{counts['MISMATCH']} mismatch"]
+    parts += [f"{counts[s]} {s.lower()}" for s in ("MISSING", "skipped") if counts[s]]
+    n = len(rows)
+    return (f"{'all ' if every else ''}{n} value{'s' if n != 1 else ''} compared: "
+            + ", ".join(parts))
 
 
 def aligned(rows, right=()):
@@ -462,7 +582,7 @@ def _short(text):
     try:
         d = Decimal(text)
     except InvalidOperation:                 # a formula
-        return text if len(text) <= 12 else text[:9] + "..."
+        return text if len(text) <= 10 else text[:7] + "..."
     return f"{d:.6g}" if d != 0 else "0"
 
 

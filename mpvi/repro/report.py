@@ -122,8 +122,17 @@ class Item:
 
     @property
     def digits(self):
-        """The run's ``digits_check`` record (:mod:`mpvi.repro.digits`), or None."""
-        return None if self.record is None else self.record.get("digits_check")
+        """The run's ``digits_check`` record (:mod:`mpvi.repro.digits`), or None (also if
+        it is stale: :attr:`stale_digits`)."""
+        check = None if self.record is None else self.record.get("digits_check")
+        return None if check is None or check.get("stale") else check
+
+    @property
+    def stale_digits(self):
+        """Why the run's ``digits_check`` is stale (kept from an earlier run whose outputs
+        differ, :func:`mpvi.repro.run.carry_digits_check`), or None."""
+        check = None if self.record is None else self.record.get("digits_check")
+        return check["reason"] if check is not None and check.get("stale") else None
 
     @property
     def studies_time(self):

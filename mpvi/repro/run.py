@@ -60,6 +60,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import copy
+import difflib
 import hashlib
 import importlib
 import io as _io
@@ -248,8 +249,16 @@ def all_reproductions():
 def get_reproduction(rid):
     reps = all_reproductions()
     if rid not in reps:
-        raise KeyError(f"unknown reproduction id {rid!r}; known ids: {', '.join(reps)}")
+        raise KeyError(unknown_id(rid, reps))
     return reps[rid]
+
+
+def unknown_id(rid, reps):
+    """One line for an id that is not one of ``reps``: the closest id (:mod:`difflib`), or
+    where to find the ids, never the list of all of them."""
+    close = difflib.get_close_matches(rid, list(reps), n=1)
+    hint = f"did you mean {close[0]!r}?" if close else "`mpvi list` lists the ids"
+    return f"unknown reproduction {rid!r}; {hint}"
 
 
 def output_paths(rep, out_dir):
@@ -281,7 +290,8 @@ _NEWTON = {"steps": int, "mean_iterations_per_step": float, "max_iterations": in
 _AGREEMENT = {"min": int, "row": int, "median": int, "identical": bool}
 _DIGITS = {"check_digits": int, "wall_time_s": float, "tables": {str: {str: _AGREEMENT}},
            "values": {str: {"digits": int, "identical": bool}}, "smallest": (int, None),
-           "where": (str, None), "unchecked": {str: str}, "problems": [str]}
+           "where": (str, None), "unchecked": {str: str}, "problems": [str],
+           "stale?": bool, "reason?": str, "checked_utc?": str, "checked_commit?": str}
 PROVENANCE = {"reproduction": str, "paper": str, "item": str, "quick": bool,
               "mpvi_version": str, "git_commit": str, "context": str, "digits": int,
               "parameters": dict, "created_utc": str, "python": str, "mpmath": str,
@@ -552,7 +562,9 @@ def render(rep, ctx, params, quick, stream=None, cache=None, check_digits=False)
 
 def write_outputs(rep, rendered, ctx, params, quick, out_dir, extra=None):
     """Write the files of a :class:`Rendered` and then its provenance JSON (``extra``:
-    further entries) into ``out_dir``; returns the paths (:func:`output_paths`).
+    further entries) into ``out_dir``; returns the paths (:func:`output_paths`) and, under
+    ``digits_check``, the check a run without ``--check-digits`` kept from the previous
+    record or None (:func:`carry_digits_check`).
 
     The commit record rule (module docstring): each file is written atomically, then the
     JSON, listing the SHA-256 of each file under ``files``, replaces the old one; only
@@ -563,12 +575,19 @@ def write_outputs(rep, rendered, ctx, params, quick, out_dir, extra=None):
     paths = output_paths(rep, out_dir)
     io.remove_stale_temporaries(paths["dir"], started)
     previous = _listed_files(paths["json"], rep.id)
+    extra = dict(extra or {})
+    carried = None
+    if "digits_check" not in rendered.extra:
+        carried = carry_digits_check(_previous_record(rep, out_dir), rendered, ctx, params,
+                                     quick)
+        if carried is not None:
+            extra["digits_check"] = carried
     for name, data in rendered.files.items():
         with io.atomic_path(paths["dir"] / name) as tmp:
             tmp.write_bytes(data)
     record = io.provenance(ctx, params, rendered.wall_time_s,
                            {"reproduction": rep.id, "paper": rep.paper, "item": rep.item,
-                            "quick": quick, **rendered.extra, **(extra or {})})
+                            "quick": quick, **rendered.extra, **extra})
     record["values"] = rendered.values
     record["files"] = {name: hashlib.sha256(data).hexdigest()
                        for name, data in rendered.files.items()}
@@ -576,12 +595,61 @@ def write_outputs(rep, rendered, ctx, params, quick, out_dir, extra=None):
     for name in previous - set(rendered.files):
         with contextlib.suppress(FileNotFoundError):
             (paths["dir"] / name).unlink()
+    paths["digits_check"] = carried
     return paths
+
+
+def _previous_record(rep, out_dir):
+    """The provenance record of ``rep`` in ``out_dir`` before a run replaces it, or None
+    if there is none or it cannot be used (:func:`read_provenance`)."""
+    try:
+        return read_provenance(rep, out_dir)
+    except OutputError:
+        return None
+
+
+def carry_digits_check(previous, rendered, ctx, params, quick):
+    """The ``digits_check`` that a run without ``--check-digits`` keeps from the
+    ``previous`` record of its reproduction (None if that has none): the same if the new
+    run is in the same context with the same parameters and its CSV files and values are
+    equal to those checked (the check is of these very numbers; ``checked_utc`` and
+    ``checked_commit`` then say when and where it ran), else marked ``"stale": true`` with
+    the ``reason`` (``mpvi diff`` and ``mpvi report`` show it as stale, and count none of
+    its digits)."""
+    check = None if previous is None else previous.get("digits_check")
+    if check is None:
+        return None
+    check = dict(check)
+    check.setdefault("checked_utc", previous["created_utc"])
+    check.setdefault("checked_commit", previous["git_commit"])
+    if check.get("stale"):
+        return check
+    differ = []
+    if previous["context"] != ctx.name:
+        differ.append(f"this run is in {ctx.name}, the checked one in {previous['context']}")
+    if previous["parameters"] != json_data(params) or previous["quick"] != quick:
+        differ.append("this run has other parameters")
+    old = {n: d for n, d in previous.get("files", {}).items() if n.endswith(".csv")}
+    new = {n: hashlib.sha256(d).hexdigest() for n, d in rendered.files.items()
+           if n.endswith(".csv")}
+    files = sorted(n for n in old.keys() | new.keys() if old.get(n) != new.get(n))
+    keys = previous["values"].keys() | rendered.values.keys()
+    values = sum(previous["values"].get(k) != rendered.values.get(k) for k in keys)
+    if files or values:
+        what = [", ".join(files)] if files else []
+        what += [f"{values} value(s)"] if values else []
+        differ.append(f"its outputs differ from those checked ({'; '.join(what)})")
+    if differ:
+        check["stale"] = True
+        check["reason"] = "; ".join(differ) + ": rerun with --check-digits"
+    return check
 
 
 def execute(rep, context=DEFAULT_CONTEXT, dps=64, quick=False, out_dir=None, stream=None,
             cache=None, check_digits=False):
-    """Run one reproduction and write its files atomically; returns the paths.
+    """Run one reproduction and write its files atomically; returns the paths
+    (:func:`output_paths`) and, under ``digits_check``, the check kept from the previous
+    run or None (:func:`carry_digits_check`).
 
     ``out_dir`` defaults to :func:`default_out_dir`; ``cache`` is a
     :class:`mpvi.repro.cache.DiskCache` for the studies, or None (compute them);
@@ -600,11 +668,21 @@ def execute(rep, context=DEFAULT_CONTEXT, dps=64, quick=False, out_dir=None, str
     io.check_writable(paths["dir"], "output directory")
     params = rep.parameters(quick)
     rendered = render(rep, ctx, params, quick, stream, cache, check_digits)
-    write_outputs(rep, rendered, ctx, params, quick, out_dir or default_out_dir(quick))
+    written = write_outputs(rep, rendered, ctx, params, quick, out_dir or default_out_dir(quick))
     print(f"  [{time.perf_counter() - t0:7.1f} s] {rep.id}: done in {rendered.wall_time_s:.1f} s "
-          f"-> {paths['csv'].parent}", file=stream if stream is not None else sys.stderr,
-          flush=True)
-    return paths
+          f"-> {paths['csv'].parent}{carried_note(written['digits_check'])}",
+          file=stream if stream is not None else sys.stderr, flush=True)
+    return written
+
+
+def carried_note(check):
+    """What became of an earlier ``digits_check`` (:func:`carry_digits_check`), for the
+    line that ends a run: nothing if there was none."""
+    if check is None:
+        return ""
+    if check.get("stale"):
+        return f" (its digits_check is stale: {check['reason']})"
+    return " (its digits_check is kept: the outputs are those checked)"
 
 
 def open_cache(args):
@@ -634,11 +712,11 @@ def script_main(rep, argv=None):
         description=f"{rep.item} of {rep.paper}: {rep.title}. Writes <out>/{rep.paper}/{rep.id}"
                     ".csv, .png and .json (provenance). Run time measured alone with "
                     f"--no-cache: {Runtimes().describe(rep)}.",
-        epilog="Exit status: 0 done, 1 error, 2 bad option or unwritable --out, "
+        epilog="Exit status: 0 done, 1 error, 2 bad option or unwritable --results, "
                "3 refused (the reproduction cannot run in the requested context).")
     add_run_options(ap)
     args = ap.parse_args(argv)
-    out = args.out or default_out_dir(args.quick)
+    out = args.results or default_out_dir(args.quick)
     try:
         io.check_writable(out, "output directory")
     except OSError as exc:
@@ -677,10 +755,9 @@ def add_run_options(ap):
                          "below 1e-50 to 1e-50 absolute): benchmarks/compare_outputs.py")
     ap.add_argument("--quick", action="store_true",
                     help="smaller parameter set (fewer steps) for a fast check; written to "
-                         "quick-figures/ unless --out is given")
-    ap.add_argument("--out", type=Path, default=None,
-                    help="output directory (default: figures/ of the source checkout, "
-                         "quick-figures/ with --quick); checked writable before computing")
+                         "quick-figures/ unless --results is given")
+    add_results_option(ap, "output directory (default: figures/ of the source checkout, "
+                           "quick-figures/ with --quick); checked writable before computing")
     ap.add_argument("--check-digits", action="store_true",
                     help=f"also run with {_digits.CHECK_EXTRA} more digits and record, per "
                          f"output column and per compared value, how many digits the two "
@@ -694,6 +771,27 @@ def add_run_options(ap):
                             "used (with a warning)")
     group.add_argument("--no-cache", action="store_true",
                        help="compute every study, neither reading nor writing the cache")
+
+
+def add_results_option(ap, help, alias=True):
+    """``--results DIR``: the one name of the results directory in every command (where
+    ``mpvi run`` writes, where ``diff``, ``list`` and ``report`` read); ``alias``: also
+    accept ``--out DIR``, its former name for ``run`` and ``diff``, with a notice."""
+    ap.add_argument("--results", type=Path, default=None, metavar="DIR", help=help)
+    if alias:
+        ap.add_argument("--out", type=Path, dest="results", action=DeprecatedAlias,
+                        help=argparse.SUPPRESS)
+
+
+class DeprecatedAlias(argparse.Action):
+    """An option's former name: sets the same destination, with a one-line notice on
+    stderr naming the option to use."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        new = "--" + self.dest.replace("_", "-")
+        print(f"{parser.prog}: {option_string} is deprecated, use {new} (the same option)",
+              file=sys.stderr, flush=True)
+        setattr(namespace, self.dest, values)
 
 
 def positive_int(text):
