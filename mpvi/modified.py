@@ -258,15 +258,19 @@ class _Model:
             exprs = [*self.f_qv, *self.P, *self.G, self.L, *self.M, *self.F]
             if self.quadratic:
                 exprs += [*self.f_qp, self.H, *self.v_of_p, *self.A, self.V]
+            else:                           # L_vv(t, q, v)^-1: _velocity_from_momentum
+                exprs += [*self.Minv]
             self._alg = Algebra(exprs, self.variables)
         if not extra and not more:
             return self._alg
         return Algebra(more, self.variables, extra, parent=self._alg)
 
     def state(self, form):
-        if form == "qp":
-            self.need_qp("modified equations")
-        return self.q + (self.p if form == "qp" else self.v)
+        """The derivation's state symbols for a method on ``form``: q, p or q, v -- always
+        q, v for an L not quadratic in v (a (q, p) method's momenta are then P(t, q, v),
+        :func:`_start`, and its new momenta are taken back to velocities,
+        :func:`_velocity_from_momentum`)."""
+        return self.q + (self.p if form == "qp" and self.quadratic else self.v)
 
     def time_jet(self, hi, alg, offset=None):
         """The time t (+ ``offset``, a jet) as a jet, or None for an autonomous system."""
@@ -283,8 +287,7 @@ class _Model:
         for _ in range(d):
             D = [sp.expand(sum(sp.diff(e, s) * f for s, f in zip(self.q + self.v, self.f_qv))
                            + (sp.diff(e, self.t) if self.t is not None else 0)) for e in D]
-        if form == "qp":
-            self.need_qp("modified equations")
+        if form == "qp" and self.quadratic:
             D = [sp.expand(e.subs(dict(zip(self.v, self.v_of_p)))) for e in D]
         return D
 
@@ -372,25 +375,68 @@ def _field_on_jets(exprs, symbols, hi, alg, time=None):
     return f
 
 
+def _velocity_from_momentum(model, q1, p1, t1, hi, alg):
+    """v1 with P(t1, q1, v1) = p1 (P = dL/dv), as jets to O(h^hi), for q1, p1 jets whose
+    h^0 terms are the state's q and P(t, q, v): a chord iteration from v with the constant
+    Jacobian L_vv(t, q, v)^-1 (each round gains a power of h)."""
+    n = model.n
+    Minv = [[alg.coerce(model.Minv[r, c]) for c in range(n)] for r in range(n)]
+    V = _jets(model.v, hi, alg)
+    q1 = [x.truncate(hi) for x in q1]
+    for _ in range(hi + 1):
+        env = dict(zip(model.q, q1))
+        env.update(zip(model.v, V))
+        if t1 is not None:
+            env[model.t] = t1
+        R = [evaluate(e, env, hi, alg) - p for e, p in zip(model.P, p1)]
+        V = [(V[r] - sum((R[c] * Minv[r][c] for c in range(n)), _zero(hi, alg)))
+             .map(lambda c: _normalized(c, alg)) for r in range(n)]
+    return V
+
+
+def _start(model, form, hi, alg):
+    """The state a method on ``form`` starts from, as jets: q and v, or q and p (for an L
+    not quadratic in v: p = P(t, q, v), expressions in the derivation's state)."""
+    if form == "qp" and not model.quadratic:
+        return _jets(model.q + model.P, hi, alg)
+    return _jets(model.state(form), hi, alg)
+
+
+def _field_fn(model, form, hi, alg):
+    """The field f(t, y) of ``form`` on jets; on (q, p) for an L not quadratic in v,
+    q' = v, p' = dL/dq + F at the v with P(t, q, v) = p (:func:`_velocity_from_momentum`)."""
+    if form == "qp" and not model.quadratic:
+        n = model.n
+
+        def f(t, y):
+            t = t if model.t is not None else None
+            V = _velocity_from_momentum(model, y[:n], y[n:], t, hi, alg)
+            env = dict(zip(model.q, [x.truncate(hi) for x in y[:n]]))
+            env.update(zip(model.v, V))
+            if t is not None:
+                env[model.t] = t
+            return V + [evaluate(g + F, env, hi, alg) for g, F in zip(model.G, model.F)]
+        return f
+    return _field_on_jets(model.field(form), model.state(form), hi, alg, model.t)
+
+
 def _series_step_function(decl, model, hi, memo=None):
     alg = model.algebra()
-    y = model.state(decl.form)
-    f = _field_on_jets(model.field(decl.form), y, hi, alg, model.t)
+    f = _field_fn(model, decl.form, hi, alg)
     t0 = model.time_jet(hi, alg)
-    return decl.form, decl.step(f, 0 if t0 is None else t0, _jets(y, hi, alg),
+    return decl.form, decl.step(f, 0 if t0 is None else t0, _start(model, decl.form, hi, alg),
                                 Jet.step(EXACT_HI, alg))
 
 
 def _series_tableau(decl, model, hi, memo=None):
     alg = model.algebra()
-    y = model.state(decl.form)
-    f = _field_on_jets(model.field(decl.form), y, hi, alg, model.t)
+    f = _field_fn(model, decl.form, hi, alg)
     h = Jet.step(EXACT_HI, alg)
     s = len(decl.b)
     # stage i at t + c_i h, c_i = sum_j a_ij
     times = [model.time_jet(hi, alg, h * sum(decl.a[i], 0)) for i in range(s)]
-    Y = _jets(y, hi, alg)
-    k = [[_zero(hi, alg) for _ in y] for _ in range(s)]
+    Y = _start(model, decl.form, hi, alg)
+    k = [[_zero(hi, alg) for _ in Y] for _ in range(s)]
     # fixed point: every iteration gains one power of h (the stages are multiplied by h)
     for _ in range(hi + 1):
         k = [f(times[i], [yi + h * sum((k[j][c] * decl.a[i][j] for j in range(s)), _zero(hi, alg))
@@ -506,10 +552,10 @@ def _series_newmark(decl, model, hi, memo=None):
 
 def _series_taylor(decl, model, hi, memo=None):
     alg = model.algebra()
-    y = model.state(decl.form)
-    f = [alg.coerce(e) for e in model.field(decl.form)]
-    out = _jets(y, hi, alg)
-    g = [alg.coerce(s) for s in y]
+    y = model.state(decl.form)              # q, v for an L not quadratic in v: the Taylor
+    f = [alg.coerce(e) for e in model.field(decl.form if model.quadratic else "qv")]
+    out = _start(model, decl.form, hi, alg)  # polynomial of q(t) and P(t, q(t), v(t))
+    g = [o.coeff(0) for o in out]
     for k in range(1, min(decl.order, hi - 1) + 1):      # Lie derivative along (f, t' = 1)
         g = [sum((alg.diff(gi, yj) * fj for yj, fj in zip(y, f)),
                  alg.diff(gi, model.t) if model.t is not None else alg.zero) for gi in g]
@@ -528,9 +574,13 @@ def _leading_jacobian(residual, unknown, n, guess, scale, name, model, extra):
     eps = {c: sp.Dummy(f"eps{c[0]}_{c[1]}") for c in cols}
     alg = model.algebra(extra=[*extra, *eps.values()])
     top = max(scale.values(), default=0)
+
+    def linear(c, col):             # the part of c linear in eps[col], at every eps = 0
+        return alg.drop(alg.coefficient(c, eps[col]), list(eps.values()))
     for probe in (top + 4, top + 8, top + 16):
-        U = {i: [Jet({0: alg.coerce(guess[i][g]), 1: alg.coerce(eps[(i, g)])}, probe, alg)
-                 for g in range(n)] for i in unknown}
+        U = {i: [Jet({0: alg.coerce(_guess_terms(guess[i][g])[0]),
+                      1: alg.coerce(_guess_terms(guess[i][g])[1]) + alg.coerce(eps[(i, g)])},
+                     probe, alg) for g in range(n)] for i in unknown}
         rows = residual(U, alg, probe)
         alpha, A = [], []
         for r in rows:
@@ -538,17 +588,23 @@ def _leading_jacobian(residual, unknown, n, guess, scale, name, model, extra):
             for k in sorted(r.terms):
                 c = alg.reduce(r.terms[k])
                 for col in cols:
-                    if col not in first and alg.coefficient(c, eps[col]):
+                    if col not in first and linear(c, col):
                         first[col] = k - 1 - scale[col[0]]
             if not first:
                 break
             a_r = min(first.values())
             alpha.append(a_r)
-            A.append([alg.coefficient(alg.reduce(r.coeff(a_r + scale[i] + 1)), eps[(i, g)])
+            A.append([linear(alg.reduce(r.coeff(a_r + scale[i] + 1)), (i, g))
                       if a_r + scale[i] + 1 < r.hi else alg.zero for i, g in cols])
         else:
             return alpha, A, alg, [probe - r.hi for r in rows]
     raise ArithmeticError(f"{name}: a step equation does not depend on the unknowns")
+
+
+def _guess_terms(g):
+    """The coefficients of h^0 and h^1 of a first guess: an expression (its h^0 term) or a
+    pair of them."""
+    return tuple(g) if isinstance(g, tuple) else (g, 0)
 
 
 def _det_adjugate(A, alg):
@@ -630,7 +686,8 @@ class _Chord:
         self.inv_det = alg.coerce(inv_det)
         self.cols = [(i, g) for i in unknown for g in range(n)]
         self.scale, self.name = scale, name
-        self.start = {i: [alg.coerce(guess[i][g]) for g in range(n)] for i in unknown}
+        self.start = {i: [[alg.coerce(c) for c in _guess_terms(guess[i][g])] for g in range(n)]
+                      for i in unknown}
         self.resume = None              # (sweeps done, U's terms, the order they hold for)
         self.solutions: dict = {}       # order -> U's terms
 
@@ -663,7 +720,8 @@ class _Chord:
             first = self.resume[0] + 1
             U = self._jets(self.resume[1], hi)
         else:
-            U = {i: [Jet({0: c}, hi, alg) for c in row] for i, row in self.start.items()}
+            U = {i: [Jet(dict(enumerate(c)), hi, alg) for c in row]
+                 for i, row in self.start.items()}
         repeatable, resume = True, None
         top = hi - min(self.alpha) + max(self.scale.values(), default=0) + 1
         for m in range(first, top):
@@ -706,7 +764,8 @@ class _Trial:
         self.moments = quadrature_moments(spec.disc.quadrature)
         self.slots = slots = basis.slots
         self.form = spec.state
-        self.y0 = model.p if self.form == "qp" else model.v
+        self.y0 = (model.v if self.form == "qv" else model.p if model.quadratic
+                   else model.P)            # the momenta P(t, q, v) of the (q, v) state
         self.known = {i: (model.q if s.derivative == 0 else self.y0)
                       for i, s in enumerate(slots)
                       if s.tau == 0 and s.derivative <= spec.known_derivative}
@@ -745,6 +804,11 @@ class _Trial:
         the first guess of slot (tau, d) is x^(d)(t_j) of the exact solution."""
         guess = {i: self.model.time_derivative(self.slots[i].derivative, self.form)
                  for i in self.unknown}
+        if not self.model.quadratic:        # L_vv depends on v: the leading Jacobian is
+            for i in self.unknown:          # taken where the path's velocity is the state's
+                s = self.slots[i]
+                nxt = self.model.time_derivative(s.derivative + 1, self.form)
+                guess[i] = [(g, s.tau * d) for g, d in zip(guess[i], nxt)]
         scale = {i: self.slots[i].derivative for i in self.unknown}
         return _chord_solve(residual, self.unknown, self.model.n, guess, scale, hi,
                             self.spec.disc.name, self.model, extra=[_TAU], memo=memo)
@@ -931,13 +995,20 @@ class _Derivation:
     def _step(self, hi):
         decl, model, name = self.decl, self.model, self.method.name
         form, out = self.executor(decl, model, hi, self.memo)
+        if form == "qp" and not model.quadratic:      # (q1, p1) -> (q1, v1)
+            alg, n = out[0].alg, model.n
+            top = min(o.hi for o in out)
+            t1 = model.time_jet(top, alg, Jet.step(EXACT_HI, alg))
+            out = out[:n] + _velocity_from_momentum(model, out[:n], out[n:], t1, top, alg)
+            form = "qv"
         y = model.state(form)
         for o in out:
             if o.hi < hi:
                 raise ArithmeticError(f"{name}: the step series is known to O(h^{o.hi}) "
                                       f"only, not O(h^{hi})")
         alg = out[0].alg
-        d = [[alg.reduce(o.coeff(k) - (alg.coerce(yk) if k == 0 else alg.zero))
+        norm = alg.reduce if model.quadratic else (lambda c: _normalized(c, alg))
+        d = [[norm(o.coeff(k) - (alg.coerce(yk) if k == 0 else alg.zero))
               for o, yk in zip(out, y)] for k in range(hi)]
         return form, y, d, alg
 
@@ -953,7 +1024,8 @@ class _Derivation:
             if self.model.t is not None:     # f_j(t, y) with t' = 1 exactly: the flow of
                 ys = y + [self.model.t]      # (y, t) moves t by h, the t-terms are 1, 0, ..
                 ds = [row + [alg.one if k == 1 else alg.zero] for k, row in enumerate(ds)]
-            _modified_field(ds, ys, alg, self.f, self.G, self.jac)
+            _modified_field(ds, ys, alg, self.f, self.G, self.jac,
+                            None if self.model.quadratic else lambda c: _normalized(c, alg))
         return form, y, alg, [row[:len(y)] for row in self.f[:order + 1]]
 
     def expr(self, kind, k, convert):
@@ -1000,10 +1072,38 @@ def step_series(method, system, order: int, **params):
 
 # ----- the modified equation ---------------------------------------------------------------
 
+def _normalized(c, alg):
+    """c = N prod (1/D)^a with N reduced and free of the reciprocal atoms 1/D, the factors
+    D of N cancelled: a normal form of c in ``alg`` (D (1/D) = 1 applied, which the ring's
+    reduction does not), so that coefficients with a reciprocal L_vv(q, v)^-1 do not grow
+    through products."""
+    K = alg.reciprocal_degrees([c])
+    if not K:
+        return alg.reduce(c)
+    N, K = _cancelled(alg.reduce(alg.clear_reciprocals(c, K)), K, alg)
+    for i, a in K.items():
+        N *= alg.atom_gen(i) ** a
+    return N
+
+
+def _cancelled(N, K, alg):
+    """N / prod D^a ({atom index of 1/D: a}) with the factors D of N cancelled: (N', K')."""
+    K = dict(K)
+    for i in K:
+        D = alg.reciprocal_base(i)
+        while K[i] and N:
+            quotient, rest = divmod(N, D)
+            if rest:
+                break
+            N, K[i] = alg.reduce(quotient), K[i] - 1
+    return N, K
+
+
 def _simplified(c, alg):
     """The element ``c`` of ``alg`` as a sympy expression in a canonical simplified form:
-    N / prod D^a over the reciprocal atoms 1/D of c (a their highest powers), N reduced
-    (:meth:`mpvi.jets.Algebra.reduce` after D (1/D) = 1 is applied); 0 when c is zero
+    N / prod D^a over the reciprocal atoms 1/D of c (a their highest powers, less the
+    factors D that divide N), N reduced (:meth:`mpvi.jets.Algebra.reduce` after
+    D (1/D) = 1 is applied); 0 when c is zero
     (decided in the ring: exactly for polynomials in the state, sines and cosines of the
     coordinates and reciprocals of such polynomials, :meth:`mpvi.jets.Algebra.is_zero`)."""
     if not isinstance(c, alg._element):
@@ -1012,6 +1112,7 @@ def _simplified(c, alg):
     N = alg.reduce(alg.clear_reciprocals(c, K)) if K else alg.reduce(c)
     if not N or (not alg.decidable(N) and alg.is_zero(N) is True):
         return sp.Integer(0)
+    N, K = _cancelled(N, K, alg)
     den = sp.Mul(*[alg.to_expr(alg.reciprocal_base(i)) ** a for i, a in K.items()])
     return alg.to_expr(N) / den
 
@@ -1131,14 +1232,16 @@ class ModifiedEquation:
         return None
 
 
-def _modified_field(d, y, alg, f, G, jac):
+def _modified_field(d, y, alg, f, G, jac, norm=None):
     """f_1 .. f_N from the step series d (d[j] = [h^j] Phi_h(y) - y), HLW IX.1 eq. (1.4):
     f_j = d_j - sum_(k=2..j) [h^(j-k)] G_k / k!, G_1 = F~, G_k = G_(k-1)' F~, each
     [h^m] G_k computed once from the Jacobians of the [h^a] G_(k-1), a <= m.  Continues
     the terms ``f`` (f[k] = f_(k+1), the coefficient of h^k) found so far, with their
     ``G`` ((k, m) -> [h^m] G_k, a vector) and ``jac`` ((k, m) -> its Jacobian), in
-    place."""
+    place.  ``norm`` writes a ring element in normal form (default: the ring's
+    reduction)."""
     N = len(d) - 1
+    norm = norm or alg.reduce
 
     def jacobian(k, m):
         if (k, m) not in jac:
@@ -1156,13 +1259,13 @@ def _modified_field(d, y, alg, f, G, jac):
                     for s in range(len(y)):
                         if D[c][s] and F[s]:
                             acc[c] += D[c][s] * F[s]
-            G[(k, m)] = [alg.reduce(e) for e in acc]
+            G[(k, m)] = [norm(e) for e in acc]
         fj = []
         for c in range(len(y)):
             e = d[j][c]
             for k in range(2, j + 1):
                 e = e - G[(k, j - k)][c] * alg.rational(1, factorial(k))
-            fj.append(alg.reduce(e))
+            fj.append(norm(e))
         f.append(fj)
 
 
