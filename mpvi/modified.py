@@ -69,8 +69,7 @@ A one-step method y_(j+1) = Phi_h(y_j) is, to any order, the exact time-h flow o
 * any other regular L(t, q, v): the (q, v) form (a method on (q, p) needs v(q, p),
   which has no closed form: refused, as are its modified Hamiltonian and Lagrangian).
 
-Mutze's and Newmark's families are derived for autonomous conservative systems of the
-first kind only.  The momenta are named like the coordinates (q1 -> p1, x -> p_x,
+The momenta are named like the coordinates (q1 -> p1, x -> p_x,
 :func:`_momentum_name`); the step symbol is h unless the system has a symbol named h
 (:data:`H`).  Every term is returned over a common denominator with a reduced numerator
 (:func:`_simplified`): a term equal to zero is 0.  All arithmetic is exact: polynomials with
@@ -452,24 +451,7 @@ def _parabolic_update(x, v, a, h):
     return x1 + v1
 
 
-def _autonomous_only(model, name):
-    """Refuse a time-dependent or forced system for an executor derived for autonomous
-    conservative ones (NotImplementedError naming the cause)."""
-    cause = ("has the external force F = " + _force_text(model.system) if model.forced
-             else "is time-dependent (its Lagrangian depends on t)" if model.t is not None
-             else None)
-    if cause:
-        raise NotImplementedError(f"modified equations: {model.system.name} {cause}; the "
-                                  f"series of {name} is derived for autonomous systems without "
-                                  "forces only")
-    if not model.quadratic:
-        raise NotImplementedError(f"modified equations: the Lagrangian of {model.system.name} "
-                                  f"is not quadratic in the velocities; the series of {name} "
-                                  "is derived for quadratic ones only")
-
-
 def _series_parabolic(decl, model, hi, memo=None):
-    _autonomous_only(model, "Mutze's g-family")
     n = model.n
     acc = model.f_qv[n:]
 
@@ -479,6 +461,8 @@ def _series_parabolic(decl, model, hi, memo=None):
         a = U[0]
         env = {model.q[g]: x[g] + v[g] * tau + a[g] * tau * tau * decl.g for g in range(n)}
         env.update({model.v[g]: v[g] + a[g] * tau for g in range(n)})
+        if model.t is not None:                 # the midpoint data at t + tau
+            env[model.t] = model.time_jet(hi, alg, tau)
         return [a[g] - evaluate(acc[g], env, hi, alg) for g in range(n)]
     U, alg = _chord_solve(residual, [0], n, {0: acc}, {0: 0}, hi, "mutze g-family", model,
                           memo=memo)
@@ -489,7 +473,6 @@ def _series_parabolic(decl, model, hi, memo=None):
 def _series_action(decl, model, hi, memo=None):
     """Mutze's eqs. (54), (44): int_0^h R(s) ds = 0 with s = h tau, the quadrature taken at
     the generic node tau through the rule's moments."""
-    _autonomous_only(model, decl.label or decl.kind)
     n = model.n
     pieces = decl.integrand(model.system)
     X, V, R, a_syms, S, TAU = (pieces[k] for k in ("X", "V", "R", "a", "s", "tau"))
@@ -506,7 +489,7 @@ def _series_action(decl, model, hi, memo=None):
         env.update({a_syms[g]: a[g] for g in range(n)})
         env[S] = s
         env[TAU] = h * QQ(1, 2)
-        env[TIME] = Jet({}, EXACT_HI, alg)
+        env[TIME] = model.time_jet(hi, alg) or Jet({}, EXACT_HI, alg)   # R is at t + s
         rows = []
         for g in range(n):
             Rg = evaluate(R[g], env, hi + 3, alg)
@@ -519,27 +502,35 @@ def _series_action(decl, model, hi, memo=None):
 
 
 def _series_newmark(decl, model, hi, memo=None):
-    _autonomous_only(model, "Newmark's family")
     n = model.n
-    if decl.form == "qp" and (any(e.has(*model.q) for e in model.M) or any(model.A)):
-        raise NotImplementedError("Newmark on (q, p) with a mass matrix that depends on q "
-                                  "or a term linear in the velocities (p != M v)")
+    if decl.form == "qp" and (not model.quadratic or any(e.has(*model.q, TIME) for e in model.M)
+                              or any(model.A)):
+        raise NotImplementedError("Newmark on (q, p) needs p = M v with a constant M; "
+                                  f"{model.system.name} has a mass matrix that depends on the "
+                                  "state or time, a term linear in the velocities or an L not "
+                                  "quadratic in them")
     acc = model.f_qv[n:]
     b, c = (sp.nsimplify(as_expression(x, what=f"Newmark parameter {name}"), rational=True)
             for name, x in (("beta", decl.beta), ("gamma", decl.gamma)))
     v0 = model.v_of_p if decl.form == "qp" else model.v          # v = M^-1 p
 
+    def at(x, v, alg, hi, dt=None):              # q, v (and t + dt) for the field's symbols
+        env = dict(zip(model.q + model.v, x + v))
+        if model.t is not None:
+            env[model.t] = model.time_jet(hi, alg, dt)
+        return env
+
     def new_state(a1, alg, hi):
         x, v = _jets(model.q, hi, alg), _jets(v0, hi, alg)
         h = Jet.step(EXACT_HI, alg)
-        a0 = [evaluate(e, dict(zip(model.q + model.v, x + v)), hi, alg) for e in acc]
+        a0 = [evaluate(e, at(x, v, alg, hi), hi, alg) for e in acc]       # at t
         x1 = [x[g] + h * v[g] + h * h * (a0[g] * (sp.Rational(1, 2) - b) + a1[g] * b) for g in range(n)]
         v1 = [v[g] + h * (a0[g] * (1 - c) + a1[g] * c) for g in range(n)]
         return x1, v1
 
     def residual(U, alg, hi):
         x1, v1 = new_state(U[0], alg, hi)
-        env = dict(zip(model.q + model.v, x1 + v1))
+        env = at(x1, v1, alg, hi, Jet.step(EXACT_HI, alg))                # at t + h
         return [U[0][g] - evaluate(acc[g], env, hi, alg) for g in range(n)]
     guess = [sp.expand(e.subs(dict(zip(model.v, v0)))) for e in acc]
     U, alg = _chord_solve(residual, [0], n, {0: guess}, {0: 0}, hi, "newmark", model,
@@ -1296,9 +1287,8 @@ def modified_equation(method: Any, system: Any, order: int, **method_params: Any
     ValueError
         A first-order system, a negative order, a linear-only method on a nonlinear system.
     NotImplementedError
-        A method on (q, p) with an L not quadratic in v, Mutze's or Newmark's family on a
-        forced or time-dependent system, a method without a declaration, a function of
-        the system whose derivatives do not close.
+        Newmark's family on (q, p) without p = M v (M constant), a method without a
+        declaration, a function of the system whose derivatives do not close.
     ArithmeticError
         Step equations whose leading-order Jacobian is singular.
     """

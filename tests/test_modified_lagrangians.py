@@ -58,8 +58,13 @@ def duffing(as_force):
     return LagrangianSystem.from_lagrangian("duffing_potential", [q], [v], L, params, CTX)
 
 
-def mathews_lakshmanan():
+def mathews_lakshmanan(mass_form=False):
+    """L = (v^2 - lambda q^2) / (2 (1 + lambda q^2)), from L or as M = 1/(1 + lambda q^2),
+    V = lambda q^2 / (2 (1 + lambda q^2))."""
     q, v, lam = sp.symbols("q v lambda")
+    if mass_form:
+        return LagrangianSystem("mathews_lakshmanan", [q], sp.Matrix([[1 / (1 + lam * q ** 2)]]),
+                                lam * q ** 2 / (2 * (1 + lam * q ** 2)), {lam: "1/2"}, CTX)
     L = (v ** 2 - lam * q ** 2) / (2 * (1 + lam * q ** 2))
     return LagrangianSystem.from_lagrangian("mathews_lakshmanan", [q], [v], L, {lam: "1/2"}, CTX)
 
@@ -91,7 +96,7 @@ def one_step_gaps(me, system, method, start, values, truncations):
             end = list(sol.q[-1]) + list((sol.p if me.form == "qp" else sol.v)[-1])
             for r in truncations:
                 field = [e.subs(values) for e in me.field(r, h=sp.Rational(h))]
-                f = sp.lambdify([T, me.symbols], field, "mpmath")
+                f = sp.lambdify([T, me.symbols], field, "mpmath", cse=True)
                 flow = mpmath.odefun(lambda t, z: f(t, z), 0, [_mp(x) for x in start],
                                      tol=mpmath.mpf(10) ** -46, degree=30)
                 z = flow(_mp(h))
@@ -360,13 +365,17 @@ def test_non_quadratic_lagrangian_modified_equation_on_q_v(method):
 
 # ----- the form of the results ------------------------------------------------------------
 
-def test_mathews_lakshmanan_zero_terms_are_zero():
-    """The midpoint VI's h and h^3 terms on the Mathews-Lakshmanan oscillator are 0 (they
-    were expressions of hundreds of operations equal to 0); the others are one fraction
-    N / (1 + lambda q^2)^a with N a polynomial, as is each H_j."""
-    system = mathews_lakshmanan()
+@pytest.mark.parametrize("mass_form", [True, False])
+def test_mathews_lakshmanan_zero_terms_are_zero(mass_form):
+    """The midpoint VI's h and h^3 terms on the Mathews-Lakshmanan oscillator are 0 (in
+    the M, V form they were expressions of 539 and 3230 operations equal to 0); the
+    others are one fraction N / (1 + lambda q^2)^a with N a polynomial, as is each H_j;
+    the M, V form and L give the same terms."""
+    system = mathews_lakshmanan(mass_form)
     me = modified_equation("midpoint", system, 4)
     assert me.terms[1] == [0, 0] and me.terms[3] == [0, 0]
+    other = modified_equation("midpoint", mathews_lakshmanan(not mass_form), 4)
+    assert list(other.terms) == list(me.terms)
     lam = system.param_symbols[0]
     q = system.coords[0]
     mh = modified_hamiltonian("midpoint", system, 4)
@@ -409,15 +418,92 @@ def test_a_user_parameter_named_h_is_not_the_step():
 
 def test_refusals_name_their_cause():
     """A forced system has no modified Hamiltonian (the message names the force, its
-    modified equation is derived); Mutze's family refuses a time-dependent L naming time,
-    not 'the M, V form'."""
+    modified equation is derived); Newmark's family on (q, p) needs p = M v, M constant,
+    and says so."""
     forced = duffing(as_force=True)
     with pytest.raises(ValueError, match=r"external force F = epsilon\*cos\(Omega\*t\)"):
         modified_hamiltonian("midpoint", forced, 2)
     with pytest.raises(ValueError, match="external force"):
         modified_lagrangian("midpoint", forced, 2)
-    with pytest.raises(NotImplementedError, match="time-dependent") as info:
-        modified_equation("mutze", duffing(as_force=False), 2)
-    assert "M, V" not in str(info.value)
-    with pytest.raises(NotImplementedError, match="external force"):
-        modified_equation("newmark_family", forced, 2, beta="1/4", gamma="1/2")
+    assert modified_equation("midpoint", forced, 2).terms[1] == [0, 0]
+    from mpvi.declarations import NewmarkScheme
+    from mpvi.modified import _Model, _series_newmark
+    with pytest.raises(NotImplementedError, match="p = M v with a constant M; charged has"):
+        _series_newmark(NewmarkScheme(sp.Rational(1, 4), sp.Rational(1, 2), form="qp"),
+                        _Model(charged()[0]), 3)
+
+
+# ----- every method on the most general systems ------------------------------------------
+
+def driven_charged():
+    """The charged particle with a time-dependent potential x cos(Omega t) / 2 and a
+    velocity-dependent force -c (v_x, v_y): quadratic in v with A.v, time-dependent,
+    forced."""
+    system, values = charged()
+    x, y = system.coords
+    vx, vy = system.velocity_symbols
+    c = sp.Symbol("c")
+    L = system.lagrangian_expr + x * sp.cos(OMEGA * T) / 2
+    params = {**{s: str(v) for s, v in values.items()}, OMEGA: "3/2", c: "1/5"}
+    driven = LagrangianSystem.from_lagrangian(
+        "driven_charged", [x, y], [vx, vy], L, params, CTX,
+        force=lambda t, q, v: sp.Matrix([-c * v[0], -c * v[1] * q[0]]))
+    return driven, {**values, OMEGA: sp.Rational(3, 2), c: sp.Rational(1, 5)}
+
+
+def damped_quartic_velocity():
+    """L = v^2/2 + e v^4/4 - q^2/2 - q^4/4 + q cos(Omega t) with the force -c v."""
+    system, values = quartic_velocity()
+    (q,), (v,) = system.coords, system.velocity_symbols
+    c = sp.Symbol("c")
+    params = {**{s: str(x) for s, x in values.items()}, OMEGA: "3/2", c: "1/5"}
+    damped = LagrangianSystem.from_lagrangian(
+        "damped_quartic_v", [q], [v], system.lagrangian_expr + q * sp.cos(OMEGA * T), params,
+        CTX, force=lambda t, x, u: sp.Matrix([-c * u[0]]))
+    return damped, {**values, OMEGA: sp.Rational(3, 2), c: sp.Rational(1, 5)}
+
+
+EVERY = [("midpoint", {}, 2), ("simpson", {}, 4), ("gauss", {}, 4),
+         ("lobatto", {"points": 3}, 4), ("hermite_variational", {}, 2),
+         ("hermite_galerkin", {}, 4), ("implicit_midpoint", {}, 2), ("rk2", {}, 2),
+         ("rk4", {}, 4), ("gbs", {"levels": 2}, 4), ("mutze", {}, 2),
+         ("mutze_variation", {}, 2), ("mutze_parabolic_el", {}, 2), ("newmark_family", {}, 2)]
+
+
+@pytest.mark.parametrize("method, options, order, make", [
+    pytest.param(m, o, p, make, id=f"{m}-{make.__name__}",
+                 marks=[pytest.mark.slow] if p > 2 and make is damped_quartic_velocity else [])
+    for make in (driven_charged, damped_quartic_velocity) for m, o, p in EVERY])
+def test_every_method_on_a_driven_forced_system(method, options, order, make):
+    """Every registered one-step method (but the linear-only ones and the adaptive Taylor
+    scheme) on a time-dependent forced system, quadratic in v with a magnetic term or not
+    quadratic in v: its terms vanish below h^order, and one step of it is the flow of f_1
+    to O(h^(order + 1)) and the flow of f_1 + h^order f_(order+1) to at least one more
+    power of h, the gap at the smallest step more than 10 times smaller.  (The methods of
+    order 4 on the second system take 4 to 11 s each: marked slow.)"""
+    system, values = make()
+    me = modified_equation(method, system, order, **options)
+    nonzero = [k for k, t in enumerate(me.terms) if k and any(e != 0 for e in t)]
+    assert nonzero == [order]
+    first = order
+    assert me.time == T and (me.form == "qv" or system.quadratic_in_velocity)
+    n = system.dof
+    start = ["1/2", "1/3", "1/5", "-1/7"][:2 * n]
+    gaps = {r: [] for r in (0, first)}
+    with mpmath.workdps(50):
+        for h in HS:
+            given = {"p0" if me.form == "qp" else "v0": start[n:]}
+            sol = mpvi.solve(mpvi.Problem(system, start[:n], **given), method, h=CTX.num(h), n=1,
+                             **options)
+            end = list(sol.q[-1]) + list((sol.p if me.form == "qp" else sol.v)[-1])
+            for r in gaps:
+                field = [e.subs(values) for e in me.field(r, h=sp.Rational(h))]
+                f = sp.lambdify([T, me.symbols], field, "mpmath", cse=True)
+                flow = mpmath.odefun(lambda t, z: f(t, z), 0, [_mp(x) for x in start],
+                                     tol=mpmath.mpf(10) ** -46, degree=30)
+                gaps[r].append(max(abs(mpmath.mpf(str(a)) - b)
+                                   for a, b in zip(end, flow(_mp(h)))))
+    slope = math.log(gaps[0][-2] / gaps[0][-1]) / math.log(2)
+    assert abs(slope - (first + 1)) < 0.25, (method, slope, first)
+    slope = math.log(gaps[first][-2] / gaps[first][-1]) / math.log(2)
+    assert slope > first + 2 - 0.25 and gaps[first][-1] * 10 < gaps[0][-1], (method, slope)
