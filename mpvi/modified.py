@@ -1149,10 +1149,13 @@ class ModifiedEquation:
     form : {"qp", "qv"}
         The state: positions and momenta, or positions and velocities.
     symbols : list of sympy symbols
-        The state symbols (q..., p... or v...).
+        The state symbols (q..., p... or v...); the momenta p = dL/dv are named like the
+        coordinates (q1 -> p1, q -> p, x -> p_x), private symbols of those names (printed
+        ``_p1``) when a name is one of the system's own symbols.
     terms : sequence of lists of sympy expressions
         The coefficient of h^k is terms[k] = f_(k+1) (terms[0] is the system's field);
-        each made from the ring on its first access.
+        each made from the ring on its first access, over a common denominator with a
+        reduced numerator (a term equal to zero is 0).
     seconds : float
         The call's wall time (a derivation kept from an earlier call to another order
         costs only the difference, :func:`forget_derivations`).
