@@ -174,7 +174,10 @@ def _momentum_symbols(system) -> list:
 
 
 def _force_text(system) -> str:
-    F = list(system.force_expr)
+    """The force F(t, q, v) as text, a private velocity symbol of the system written q'."""
+    names = {v: sp.Symbol(f"{q}'") for q, v in zip(system.coords, system.velocity_symbols)
+             if isinstance(v, sp.Dummy)}
+    F = [sp.sympify(f, strict=True).xreplace(names) for f in system.force_expr]
     return str(F[0] if len(F) == 1 else F)
 
 
