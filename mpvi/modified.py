@@ -66,8 +66,10 @@ A one-step method y_(j+1) = Phi_h(y_j) is, to any order, the exact time-h flow o
   Hamiltonian H_j(t, q, p) for a symplectic method (t a parameter: the (q, p) part of
   each f_j is Hamiltonian at each t, which :func:`check_hamiltonian` verifies); a forced
   system has none;
-* any other regular L(t, q, v): the (q, v) form (a method on (q, p) needs v(q, p),
-  which has no closed form: refused, as are its modified Hamiltonian and Lagrangian).
+* any other regular L(t, q, v): the modified equation on (q, v) (a method on (q, p)
+  starts from p = P(t, q, v), and its new momenta are taken back to velocities as a
+  series, :func:`_velocity_from_momentum`); no modified Hamiltonian or Lagrangian, which
+  would need v(q, p), without a closed form (refused, saying so).
 
 The momenta are named like the coordinates (q1 -> p1, x -> p_x,
 :func:`_momentum_name`); the step symbol is h unless the system has a symbol named h
@@ -1097,9 +1099,9 @@ def _simplified(c, alg):
     """The element ``c`` of ``alg`` as a sympy expression in a canonical simplified form:
     N / prod D^a over the reciprocal atoms 1/D of c (a their highest powers, less the
     factors D that divide N), N reduced (:meth:`mpvi.jets.Algebra.reduce` after
-    D (1/D) = 1 is applied); 0 when c is zero
-    (decided in the ring: exactly for polynomials in the state, sines and cosines of the
-    coordinates and reciprocals of such polynomials, :meth:`mpvi.jets.Algebra.is_zero`)."""
+    D (1/D) = 1 is applied); 0 when c is zero (decided in the ring: exactly for
+    polynomials in the state, sines and cosines of the coordinates and reciprocals of such
+    polynomials, :meth:`mpvi.jets.Algebra.is_zero`)."""
     if not isinstance(c, alg._element):
         return sp.sympify(c, strict=True)
     K = alg.reciprocal_degrees([c])
@@ -1446,6 +1448,12 @@ def check_hamiltonian(me: ModifiedEquation) -> list:
     list of (int, sympy.Matrix)
         (k, J^-1 f_(k+1)' - its transpose) for every term h^k f_(k+1) that is not
         Hamiltonian; empty when all are.
+
+    Raises
+    ------
+    NotImplementedError
+        A system whose Lagrangian is not quadratic in the velocities (no closed-form
+        (q, p) form).
     """
     q, p, alg = me.model.q, me.model.p, me.algebra
     me.model.need_qp("check_hamiltonian")
