@@ -54,8 +54,27 @@ A one-step method y_(j+1) = Phi_h(y_j) is, to any order, the exact time-h flow o
    Lagrangians are unique only up to terms that do not change the Euler-Lagrange
    equations).
 
-The system must be of the M, V form (L = v^T M(q) v / 2 - V(q)), autonomous, without
-external forces; its parameters stay symbols.  All arithmetic is exact: polynomials with
+**The systems.**  Any Lagrangian mpvi integrates, its parameters kept as symbols:
+
+* L quadratic in the velocities, L = v^T M(t, q) v / 2 + A(t, q).v - V(t, q) (the M, V
+  form, magnetic and gyroscopic terms A.v): the (q, v) and the (q, p) forms, with the
+  canonical momenta p = dL/dv = M v + A and H = (p - A)^T M^-1 (p - A) / 2 + V;
+* a time-dependent L or a force F(t, q, v) (the Lagrange-d'Alembert principle): the
+  non-autonomous series, t a variable of the ring, the stage times t + c h jets, the
+  modified field f_j(t, y) with t' = 1 exactly (the extended field (f, 1), whose t-terms
+  beyond the first vanish).  A time-dependent L without forces has a modified
+  Hamiltonian H_j(t, q, p) for a symplectic method (t a parameter: the (q, p) part of
+  each f_j is Hamiltonian at each t, which :func:`check_hamiltonian` verifies); a forced
+  system has none;
+* any other regular L(t, q, v): the modified equation on (q, v) (a method on (q, p)
+  starts from p = P(t, q, v), and its new momenta are taken back to velocities as a
+  series, :func:`_velocity_from_momentum`); no modified Hamiltonian or Lagrangian, which
+  would need v(q, p), without a closed form (refused, saying so).
+
+The momenta are named like the coordinates (q1 -> p1, x -> p_x,
+:func:`_momentum_name`); the step symbol is h unless the system has a symbol named h
+(:data:`H`).  Every term is returned over a common denominator with a reduced numerator
+(:func:`_simplified`): a term equal to zero is 0.  All arithmetic is exact: polynomials with
 rational coefficients in the state, the parameters and the system's functions
 (:class:`mpvi.jets.Algebra`, on FLINT); the results are sympy expressions, each term made
 from the ring when it is first read.
@@ -92,7 +111,10 @@ from .quadrature import _TAU
 from .schemes import get_method
 
 H = sp.Symbol("h", positive=True)
-"""The step symbol of the modified equations' series."""
+"""The step symbol of the modified equations' series: h (positive), unless the system has a
+symbol named h; then each derivation on it uses a private symbol of its own (a sympy
+Dummy, printed ``_h``), which no symbol of the user's can equal (:func:`_step_symbol`).
+The results name theirs (``ModifiedEquation.h``)."""
 
 EXACT_HI = 10 ** 6
 """The order of an exact jet (h itself, 1/h, a constant): never the one that limits."""
@@ -124,87 +146,152 @@ def _check_order(order):
                          f"{29 * (order / 40) ** 6.5 / 60:.2g} minutes for Simpson's)")
 
 
-def _momentum_symbols(system) -> list:
-    """The momenta p0 .. p{n-1} of a derivation on ``system``: plain symbols with those
-    names, or private ones (sympy Dummies, printed ``_p0``) when a name is taken by one of
-    the system's own symbols, so that a coordinate or parameter named ``p0`` is never
-    confused with a momentum.  A system symbol equal to the step symbol :data:`H` is
-    refused (ValueError naming it)."""
+def _step_symbol(system):
+    """The step symbol of a derivation on ``system``: :data:`H`, or a private Dummy printed
+    ``_h`` when one of the system's symbols (coordinate, velocity, parameter) is named h."""
     own = [*system.coords, *system.velocity_symbols, *system.param_symbols]
-    if H in own:
-        raise ValueError(f"modified equations: {system.name} has a symbol equal to the step "
-                         f"symbol {H} (positive): rename it")
-    names = {str(s) for s in own}
-    n = system.dof
-    if any(f"p{i}" in names for i in range(n)):
-        return [sp.Dummy(f"p{i}") for i in range(n)]
-    return list(sp.symbols(f"p0:{n}"))
+    if any(str(s) == str(H) for s in own):
+        return sp.Dummy(str(H), positive=True)
+    return H
+
+
+def _momentum_name(coordinate) -> str:
+    """The name of the momentum conjugate to a coordinate: q<suffix> -> p<suffix> (q1 ->
+    p1, q_a -> p_a, q -> p), any other name x -> p_x."""
+    name = str(coordinate)
+    return "p" + name[1:] if name.startswith("q") else f"p_{name}"
+
+
+def _momentum_symbols(system) -> list:
+    """The momenta of a derivation on ``system``, named like its coordinates
+    (:func:`_momentum_name`: q1..qn -> p1..pn, x -> p_x): plain symbols with those names,
+    or private ones (sympy Dummies with the same names, printed ``_p1``) when a name is
+    taken by one of the system's own symbols or two coordinates give the same name, so
+    that a coordinate or parameter named ``p1`` is never confused with a momentum."""
+    own = [*system.coords, *system.velocity_symbols, *system.param_symbols]
+    names = [_momentum_name(x) for x in system.coords]
+    if len(set(names)) < len(names) or set(names) & {str(s) for s in own}:
+        return [sp.Dummy(name) for name in names]
+    return [sp.Symbol(name) for name in names]
+
+
+def _force_text(system) -> str:
+    """The force F(t, q, v) as text, a private velocity symbol of the system written q'."""
+    names = {v: sp.Symbol(f"{q}'") for q, v in zip(system.coords, system.velocity_symbols)
+             if isinstance(v, sp.Dummy)}
+    F = [sp.sympify(f, strict=True).xreplace(names) for f in system.force_expr]
+    return str(F[0] if len(F) == 1 else F)
 
 
 class _Model:
-    """The sympy data of an M, V system for the derivation: coordinates q, momenta p,
-    velocities v, M(q), V(q), the fields of the (q, p) and (q, v) forms."""
+    """The sympy data of a system for the derivation: coordinates q, momenta p = dL/dv,
+    velocities v, the time t when L or the force F depends on it, and the fields of the
+    (q, v) and (q, p) forms.
+
+    * L quadratic in v, L = v^T M(t, q) v / 2 + A(t, q).v - V(t, q) (the M, V form, and
+      magnetic or gyroscopic terms A.v): p = M v + A, H = (p - A)^T M^-1 (p - A) / 2 + V,
+      q' = dH/dp, p' = -dH/dq + F(t, q, M^-1 (p - A));
+    * any other regular L(t, q, v): the (q, v) form only (v' = L_vv^-1 (dL/dq + F -
+      L_vq v - L_vt)); the (q, p) form needs v(q, p), which has no closed form.
+
+    The field of a time-dependent system is f(t, y), t' = 1: t is a variable of the ring."""
 
     def __init__(self, system):
+        name = system.name
         if getattr(system, "first_order", False):
-            raise ValueError(f"modified equations: {system.name} is a first-order system; "
-                             "a mechanical system of the M, V form is needed")
-        if getattr(system, "mass_expr", None) is None:
-            raise ValueError(f"modified equations: {system.name} is not of the M, V form "
-                             "(no mass-matrix expression)")
-        if system.has_force or system.time_dependent:
-            raise NotImplementedError(f"modified equations: {system.name} is forced or "
-                                      "time-dependent; only autonomous conservative systems "
-                                      "are derived here")
+            raise ValueError(f"modified equations: {name} is a first-order system; a "
+                             "mechanical system with a Lagrangian is needed")
+        L = getattr(system, "lagrangian_expr", None)
+        if L is None:
+            raise ValueError(f"modified equations: {name} has no Lagrangian expression")
         self.system = system
         n = self.n = system.dof
         self.q = list(system.coords)
         self.v = list(system.velocity_symbols)
         self.p = _momentum_symbols(system)
-        self.M = sp.Matrix(system.mass_expr)
-        self.Minv = system.model.inverse_mass
-        V = getattr(system, "potential_expr", None)
-        if V is None:
-            L = system.lagrangian_expr
-            V = -L.subs({vi: 0 for vi in self.v})
-        self.V = V
-        v_of_p = self.Minv * sp.Matrix(self.p)
-        self.v_of_p = [sp.simplify(e) for e in v_of_p]
-        self.H = sp.expand((sp.Matrix(self.p).T * self.Minv * sp.Matrix(self.p))[0] / 2 + V)
-        self.f_qp = [sp.diff(self.H, pi) for pi in self.p] + [-sp.diff(self.H, qi) for qi in self.q]
-        # (q, v): q' = v, v' = M^-1 (dL/dq - (dM/dt) v), the acceleration, from the
-        # system's own derivation (mpvi.model: L_vv a = r, the equations of motion)
-        self.f_qv = list(system.model.field_qv)
-        self.L = system.lagrangian_expr
-        self.P, self.G = list(system.model._P), list(system.model._G)
+        self.h = _step_symbol(system)
+        model = system.model
+        self.forced = bool(system.has_force)
+        self.F = list(system.force_expr) if self.forced else [sp.Integer(0)] * n
+        self.t = TIME if (L.has(TIME) or any(sp.sympify(e, strict=True).has(TIME)
+                                              for e in self.F)) else None
+        self.quadratic = bool(system.quadratic_in_velocity)
+        self.L = L
+        self.P, self.G = list(model._P), list(model._G)
+        Lvv, r = model.symbolic("motion")
+        zero_v = {vi: 0 for vi in self.v}
+        if system.mass_expr is not None:
+            self.M, self.Minv = sp.Matrix(system.mass_expr), model.inverse_mass
+            self.A, self.V = [sp.Integer(0)] * n, system.potential_expr
+            self.f_qv = list(model.field_qv)
+        else:
+            self.M = sp.Matrix(Lvv)
+            self.Minv = self.M.inv().applyfunc(sp.cancel)
+            self.f_qv = self.v + [sp.expand(a) for a in self.Minv * sp.Matrix(r)]
+            self.A = [sp.expand(e.subs(zero_v)) for e in self.P] if self.quadratic else None
+            self.V = sp.expand(-L.subs(zero_v)) if self.quadratic else None
+        if self.quadratic:
+            pa = sp.Matrix(self.p) - sp.Matrix(self.A)
+            self.v_of_p = [sp.simplify(e) for e in self.Minv * pa]
+            self.H = sp.expand((pa.T * self.Minv * pa)[0] / 2 + self.V)
+            at_p = dict(zip(self.v, self.v_of_p))
+            self.f_qp = [sp.diff(self.H, pi) for pi in self.p] + \
+                [-sp.diff(self.H, qi) + sp.expand(Fi.subs(at_p)) for qi, Fi in zip(self.q, self.F)]
+        else:
+            self.v_of_p = self.H = self.f_qp = None
         self._alg = None
 
     @property
     def variables(self):
-        return self.q + self.p + self.v
+        return self.q + self.p + self.v + ([self.t] if self.t is not None else [])
+
+    def need_qp(self, what):
+        """Refuse a (q, p) derivation on an L that is not quadratic in v (NotImplementedError
+        naming the cause and what works)."""
+        if not self.quadratic:
+            raise NotImplementedError(
+                f"{what}: the Lagrangian of {self.system.name} is not quadratic in the "
+                "velocities, so p = dL/dv has no closed-form inverse v(q, p), which the "
+                "(q, p) form needs; modified_equation derives the modified field of a method "
+                "on (q, v) for such an L")
 
     def algebra(self, extra=(), more=()) -> Algebra:
         """The exact ring of a derivation on this system (:class:`mpvi.jets.Algebra`),
         with ``extra`` generators and the atoms of the expressions ``more``."""
         if self._alg is None:
-            exprs = [*self.f_qp, *self.f_qv, *self.P, *self.G, self.L, self.H, *self.v_of_p,
-                     *self.M, self.V]
+            exprs = [*self.f_qv, *self.P, *self.G, self.L, *self.M, *self.F]
+            if self.quadratic:
+                exprs += [*self.f_qp, self.H, *self.v_of_p, *self.A, self.V]
+            else:                           # L_vv(t, q, v)^-1: _velocity_from_momentum
+                exprs += [*self.Minv]
             self._alg = Algebra(exprs, self.variables)
         if not extra and not more:
             return self._alg
         return Algebra(more, self.variables, extra, parent=self._alg)
 
     def state(self, form):
-        return self.q + (self.p if form == "qp" else self.v)
+        """The derivation's state symbols for a method on ``form``: q, p or q, v -- always
+        q, v for an L not quadratic in v (a (q, p) method's momenta are then P(t, q, v),
+        :func:`_start`, and its new momenta are taken back to velocities,
+        :func:`_velocity_from_momentum`)."""
+        return self.q + (self.p if form == "qp" and self.quadratic else self.v)
+
+    def time_jet(self, hi, alg, offset=None):
+        """The time t (+ ``offset``, a jet) as a jet, or None for an autonomous system."""
+        if self.t is None:
+            return None
+        t = Jet.constant(self.t, hi, alg)
+        return t if offset is None else t + offset
 
     def time_derivative(self, d, form):
         """q^(d) along the exact flow as expressions in the state of ``form``: q, v, the
-        acceleration, and Lie derivatives of it along the (q, v) field for d >= 3."""
+        acceleration, and Lie derivatives of it along the (q, v) field (and d/dt) for
+        d >= 3."""
         D = list(self.q)
         for _ in range(d):
-            D = [sp.expand(sum(sp.diff(e, s) * f for s, f in zip(self.q + self.v, self.f_qv)))
-                 for e in D]
-        if form == "qp":
+            D = [sp.expand(sum(sp.diff(e, s) * f for s, f in zip(self.q + self.v, self.f_qv))
+                           + (sp.diff(e, self.t) if self.t is not None else 0)) for e in D]
+        if form == "qp" and self.quadratic:
             D = [sp.expand(e.subs(dict(zip(self.v, self.v_of_p)))) for e in D]
         return D
 
@@ -281,32 +368,83 @@ def _zero(hi, alg):
     return Jet({}, hi, alg)
 
 
-def _field_on_jets(exprs, symbols, hi, alg):
+def _field_on_jets(exprs, symbols, hi, alg, time=None):
+    """f(t, y) on jets: ``exprs`` with the jets y for ``symbols`` and the jet t for the
+    time symbol ``time`` (None: an autonomous field, t unused)."""
     def f(t, y):
         env = {s: (x.truncate(hi) if isinstance(x, Jet) else x) for s, x in zip(symbols, y)}
+        if time is not None:
+            env[time] = t.truncate(hi)
         return [evaluate(e, env, hi, alg) for e in exprs]
     return f
 
 
+def _velocity_from_momentum(model, q1, p1, t1, hi, alg):
+    """v1 with P(t1, q1, v1) = p1 (P = dL/dv), as jets to O(h^hi), for q1, p1 jets whose
+    h^0 terms are the state's q and P(t, q, v): a chord iteration from v with the constant
+    Jacobian L_vv(t, q, v)^-1 (each round gains a power of h)."""
+    n = model.n
+    Minv = [[alg.coerce(model.Minv[r, c]) for c in range(n)] for r in range(n)]
+    V = _jets(model.v, hi, alg)
+    q1 = [x.truncate(hi) for x in q1]
+    for _ in range(hi + 1):
+        env = dict(zip(model.q, q1))
+        env.update(zip(model.v, V))
+        if t1 is not None:
+            env[model.t] = t1
+        R = [evaluate(e, env, hi, alg) - p for e, p in zip(model.P, p1)]
+        V = [(V[r] - sum((R[c] * Minv[r][c] for c in range(n)), _zero(hi, alg)))
+             .map(lambda c: _normalized(c, alg)) for r in range(n)]
+    return V
+
+
+def _start(model, form, hi, alg):
+    """The state a method on ``form`` starts from, as jets: q and v, or q and p (for an L
+    not quadratic in v: p = P(t, q, v), expressions in the derivation's state)."""
+    if form == "qp" and not model.quadratic:
+        return _jets(model.q + model.P, hi, alg)
+    return _jets(model.state(form), hi, alg)
+
+
+def _field_fn(model, form, hi, alg):
+    """The field f(t, y) of ``form`` on jets; on (q, p) for an L not quadratic in v,
+    q' = v, p' = dL/dq + F at the v with P(t, q, v) = p (:func:`_velocity_from_momentum`)."""
+    if form == "qp" and not model.quadratic:
+        n = model.n
+
+        def f(t, y):
+            t = t if model.t is not None else None
+            V = _velocity_from_momentum(model, y[:n], y[n:], t, hi, alg)
+            env = dict(zip(model.q, [x.truncate(hi) for x in y[:n]]))
+            env.update(zip(model.v, V))
+            if t is not None:
+                env[model.t] = t
+            return V + [evaluate(g + F, env, hi, alg) for g, F in zip(model.G, model.F)]
+        return f
+    return _field_on_jets(model.field(form), model.state(form), hi, alg, model.t)
+
+
 def _series_step_function(decl, model, hi, memo=None):
     alg = model.algebra()
-    y = model.state(decl.form)
-    f = _field_on_jets(model.field(decl.form), y, hi, alg)
-    return decl.form, decl.step(f, 0, _jets(y, hi, alg), Jet.step(EXACT_HI, alg))
+    f = _field_fn(model, decl.form, hi, alg)
+    t0 = model.time_jet(hi, alg)
+    return decl.form, decl.step(f, 0 if t0 is None else t0, _start(model, decl.form, hi, alg),
+                                Jet.step(EXACT_HI, alg))
 
 
 def _series_tableau(decl, model, hi, memo=None):
     alg = model.algebra()
-    y = model.state(decl.form)
-    f = _field_on_jets(model.field(decl.form), y, hi, alg)
+    f = _field_fn(model, decl.form, hi, alg)
     h = Jet.step(EXACT_HI, alg)
     s = len(decl.b)
-    Y = _jets(y, hi, alg)
-    k = [[_zero(hi, alg) for _ in y] for _ in range(s)]
+    # stage i at t + c_i h, c_i = sum_j a_ij
+    times = [model.time_jet(hi, alg, h * sum(decl.a[i], 0)) for i in range(s)]
+    Y = _start(model, decl.form, hi, alg)
+    k = [[_zero(hi, alg) for _ in Y] for _ in range(s)]
     # fixed point: every iteration gains one power of h (the stages are multiplied by h)
     for _ in range(hi + 1):
-        k = [f(0, [yi + h * sum((k[j][c] * decl.a[i][j] for j in range(s)), _zero(hi, alg))
-                   for c, yi in enumerate(Y)]) for i in range(s)]
+        k = [f(times[i], [yi + h * sum((k[j][c] * decl.a[i][j] for j in range(s)), _zero(hi, alg))
+                          for c, yi in enumerate(Y)]) for i in range(s)]
     return decl.form, [yi + h * sum((k[i][c] * decl.b[i] for i in range(s)), _zero(hi, alg))
                        for c, yi in enumerate(Y)]
 
@@ -328,6 +466,8 @@ def _series_parabolic(decl, model, hi, memo=None):
         a = U[0]
         env = {model.q[g]: x[g] + v[g] * tau + a[g] * tau * tau * decl.g for g in range(n)}
         env.update({model.v[g]: v[g] + a[g] * tau for g in range(n)})
+        if model.t is not None:                 # the midpoint data at t + tau
+            env[model.t] = model.time_jet(hi, alg, tau)
         return [a[g] - evaluate(acc[g], env, hi, alg) for g in range(n)]
     U, alg = _chord_solve(residual, [0], n, {0: acc}, {0: 0}, hi, "mutze g-family", model,
                           memo=memo)
@@ -354,7 +494,7 @@ def _series_action(decl, model, hi, memo=None):
         env.update({a_syms[g]: a[g] for g in range(n)})
         env[S] = s
         env[TAU] = h * QQ(1, 2)
-        env[TIME] = Jet({}, EXACT_HI, alg)
+        env[TIME] = model.time_jet(hi, alg) or Jet({}, EXACT_HI, alg)   # R is at t + s
         rows = []
         for g in range(n):
             Rg = evaluate(R[g], env, hi + 3, alg)
@@ -368,24 +508,34 @@ def _series_action(decl, model, hi, memo=None):
 
 def _series_newmark(decl, model, hi, memo=None):
     n = model.n
-    if decl.form == "qp" and any(e.has(*model.q) for e in model.M):
-        raise NotImplementedError("Newmark on (q, p) with a mass matrix that depends on q")
+    if decl.form == "qp" and (not model.quadratic or any(e.has(*model.q, TIME) for e in model.M)
+                              or any(model.A)):
+        raise NotImplementedError("Newmark on (q, p) needs p = M v with a constant M; "
+                                  f"{model.system.name} has a mass matrix that depends on the "
+                                  "state or time, a term linear in the velocities or an L not "
+                                  "quadratic in them")
     acc = model.f_qv[n:]
     b, c = (sp.nsimplify(as_expression(x, what=f"Newmark parameter {name}"), rational=True)
             for name, x in (("beta", decl.beta), ("gamma", decl.gamma)))
     v0 = model.v_of_p if decl.form == "qp" else model.v          # v = M^-1 p
 
+    def at(x, v, alg, hi, dt=None):              # q, v (and t + dt) for the field's symbols
+        env = dict(zip(model.q + model.v, x + v))
+        if model.t is not None:
+            env[model.t] = model.time_jet(hi, alg, dt)
+        return env
+
     def new_state(a1, alg, hi):
         x, v = _jets(model.q, hi, alg), _jets(v0, hi, alg)
         h = Jet.step(EXACT_HI, alg)
-        a0 = [evaluate(e, dict(zip(model.q + model.v, x + v)), hi, alg) for e in acc]
+        a0 = [evaluate(e, at(x, v, alg, hi), hi, alg) for e in acc]       # at t
         x1 = [x[g] + h * v[g] + h * h * (a0[g] * (sp.Rational(1, 2) - b) + a1[g] * b) for g in range(n)]
         v1 = [v[g] + h * (a0[g] * (1 - c) + a1[g] * c) for g in range(n)]
         return x1, v1
 
     def residual(U, alg, hi):
         x1, v1 = new_state(U[0], alg, hi)
-        env = dict(zip(model.q + model.v, x1 + v1))
+        env = at(x1, v1, alg, hi, Jet.step(EXACT_HI, alg))                # at t + h
         return [U[0][g] - evaluate(acc[g], env, hi, alg) for g in range(n)]
     guess = [sp.expand(e.subs(dict(zip(model.v, v0)))) for e in acc]
     U, alg = _chord_solve(residual, [0], n, {0: guess}, {0: 0}, hi, "newmark", model,
@@ -398,12 +548,13 @@ def _series_newmark(decl, model, hi, memo=None):
 
 def _series_taylor(decl, model, hi, memo=None):
     alg = model.algebra()
-    y = model.state(decl.form)
-    f = [alg.coerce(e) for e in model.field(decl.form)]
-    out = _jets(y, hi, alg)
-    g = [alg.coerce(s) for s in y]
-    for k in range(1, min(decl.order, hi - 1) + 1):
-        g = [sum((alg.diff(gi, yj) * fj for yj, fj in zip(y, f)), alg.zero) for gi in g]
+    y = model.state(decl.form)              # q, v for an L not quadratic in v: the Taylor
+    f = [alg.coerce(e) for e in model.field(decl.form if model.quadratic else "qv")]
+    out = _start(model, decl.form, hi, alg)  # polynomial of q(t) and P(t, q(t), v(t))
+    g = [o.coeff(0) for o in out]
+    for k in range(1, min(decl.order, hi - 1) + 1):      # Lie derivative along (f, t' = 1)
+        g = [sum((alg.diff(gi, yj) * fj for yj, fj in zip(y, f)),
+                 alg.diff(gi, model.t) if model.t is not None else alg.zero) for gi in g]
         out = [o + Jet({k: gi * alg.rational(1, factorial(k))}, hi, alg) for o, gi in zip(out, g)]
     return decl.form, out
 
@@ -419,9 +570,13 @@ def _leading_jacobian(residual, unknown, n, guess, scale, name, model, extra):
     eps = {c: sp.Dummy(f"eps{c[0]}_{c[1]}") for c in cols}
     alg = model.algebra(extra=[*extra, *eps.values()])
     top = max(scale.values(), default=0)
+
+    def linear(c, col):             # the part of c linear in eps[col], at every eps = 0
+        return alg.drop(alg.coefficient(c, eps[col]), list(eps.values()))
     for probe in (top + 4, top + 8, top + 16):
-        U = {i: [Jet({0: alg.coerce(guess[i][g]), 1: alg.coerce(eps[(i, g)])}, probe, alg)
-                 for g in range(n)] for i in unknown}
+        U = {i: [Jet({0: alg.coerce(_guess_terms(guess[i][g])[0]),
+                      1: alg.coerce(_guess_terms(guess[i][g])[1]) + alg.coerce(eps[(i, g)])},
+                     probe, alg) for g in range(n)] for i in unknown}
         rows = residual(U, alg, probe)
         alpha, A = [], []
         for r in rows:
@@ -429,17 +584,23 @@ def _leading_jacobian(residual, unknown, n, guess, scale, name, model, extra):
             for k in sorted(r.terms):
                 c = alg.reduce(r.terms[k])
                 for col in cols:
-                    if col not in first and alg.coefficient(c, eps[col]):
+                    if col not in first and linear(c, col):
                         first[col] = k - 1 - scale[col[0]]
             if not first:
                 break
             a_r = min(first.values())
             alpha.append(a_r)
-            A.append([alg.coefficient(alg.reduce(r.coeff(a_r + scale[i] + 1)), eps[(i, g)])
+            A.append([linear(alg.reduce(r.coeff(a_r + scale[i] + 1)), (i, g))
                       if a_r + scale[i] + 1 < r.hi else alg.zero for i, g in cols])
         else:
             return alpha, A, alg, [probe - r.hi for r in rows]
     raise ArithmeticError(f"{name}: a step equation does not depend on the unknowns")
+
+
+def _guess_terms(g):
+    """The coefficients of h^0 and h^1 of a first guess: an expression (its h^0 term) or a
+    pair of them."""
+    return tuple(g) if isinstance(g, tuple) else (g, 0)
 
 
 def _det_adjugate(A, alg):
@@ -521,7 +682,8 @@ class _Chord:
         self.inv_det = alg.coerce(inv_det)
         self.cols = [(i, g) for i in unknown for g in range(n)]
         self.scale, self.name = scale, name
-        self.start = {i: [alg.coerce(guess[i][g]) for g in range(n)] for i in unknown}
+        self.start = {i: [[alg.coerce(c) for c in _guess_terms(guess[i][g])] for g in range(n)]
+                      for i in unknown}
         self.resume = None              # (sweeps done, U's terms, the order they hold for)
         self.solutions: dict = {}       # order -> U's terms
 
@@ -554,7 +716,8 @@ class _Chord:
             first = self.resume[0] + 1
             U = self._jets(self.resume[1], hi)
         else:
-            U = {i: [Jet({0: c}, hi, alg) for c in row] for i, row in self.start.items()}
+            U = {i: [Jet(dict(enumerate(c)), hi, alg) for c in row]
+                 for i, row in self.start.items()}
         repeatable, resume = True, None
         top = hi - min(self.alpha) + max(self.scale.values(), default=0) + 1
         for m in range(first, top):
@@ -597,7 +760,8 @@ class _Trial:
         self.moments = quadrature_moments(spec.disc.quadrature)
         self.slots = slots = basis.slots
         self.form = spec.state
-        self.y0 = model.p if self.form == "qp" else model.v
+        self.y0 = (model.v if self.form == "qv" else model.p if model.quadratic
+                   else model.P)            # the momenta P(t, q, v) of the (q, v) state
         self.known = {i: (model.q if s.derivative == 0 else self.y0)
                       for i, s in enumerate(slots)
                       if s.tau == 0 and s.derivative <= spec.known_derivative}
@@ -627,6 +791,8 @@ class _Trial:
             return sum((scaled(i, g) * coeffs[i] for i in range(len(slots))), _zero(hi, alg))
         env = dict(zip(model.q, [combine(val, g) for g in range(model.n)]))
         env.update(zip(model.v, [combine(dval, g) * hinv for g in range(model.n)]))
+        if model.t is not None:                # the time at the generic node: t + h tau
+            env[model.t] = model.time_jet(hi, alg, h * alg.coerce(_TAU))
         return hd, val, dval, combine, env
 
     def solve(self, residual, hi, memo):
@@ -634,6 +800,11 @@ class _Trial:
         the first guess of slot (tau, d) is x^(d)(t_j) of the exact solution."""
         guess = {i: self.model.time_derivative(self.slots[i].derivative, self.form)
                  for i in self.unknown}
+        if not self.model.quadratic:        # L_vv depends on v: the leading Jacobian is
+            for i in self.unknown:          # taken where the path's velocity is the state's
+                s = self.slots[i]
+                nxt = self.model.time_derivative(s.derivative + 1, self.form)
+                guess[i] = [(g, s.tau * d) for g, d in zip(guess[i], nxt)]
         scale = {i: self.slots[i].derivative for i in self.unknown}
         return _chord_solve(residual, self.unknown, self.model.n, guess, scale, hi,
                             self.spec.disc.name, self.model, extra=[_TAU], memo=memo)
@@ -658,7 +829,8 @@ def _series_variational(spec, model, hi, memo=None):
         hinv = Jet({-1: alg.one}, EXACT_HI, alg)
         hd, val, dval, _, env = trial.path(U, alg, hi)
         Pt = [evaluate(e, env, hi, alg) for e in model.P]
-        Gt = [evaluate(e, env, hi, alg) for e in model.G]
+        # dL/dq + F: the discrete Lagrange-d'Alembert principle's integrand
+        Gt = [evaluate(e + f, env, hi, alg) for e, f in zip(model.G, model.F)]
 
         def dS(i):
             out = []
@@ -697,7 +869,7 @@ def _series_galerkin(spec, model, hi, memo=None):
     a_sym = sp.symbols(f"a0:{n}", cls=sp.Dummy)
     R = [sum(sp.diff(model.P[g], model.v[d]) * a_sym[d] for d in range(n))
          + sum(sp.diff(model.P[g], model.q[d]) * model.v[d] for d in range(n))
-         - model.G[g] for g in range(n)]
+         + sp.diff(model.P[g], TIME) - model.G[g] - model.F[g] for g in range(n)]
 
     def residual(U, alg, hi):
         hinv = Jet({-1: alg.one}, EXACT_HI, alg)
@@ -778,7 +950,7 @@ def _memo_key(m, system, params):
     system's equations (equal systems share derivations) and the ring backend; None when
     the system has attributes that cannot be compared (such a derivation is not kept)."""
     attrs = ("name", "dof", "coords", "velocity_symbols", "param_symbols", "mass_expr",
-             "lagrangian_expr", "potential_expr", "has_force", "time_dependent",
+             "lagrangian_expr", "potential_expr", "has_force", "force_expr", "time_dependent",
              "first_order", "is_linear")
     key = (id(m), m.name, tuple(sorted((k, repr(v)) for k, v in params.items())),
            type(system), tuple(_frozen(getattr(system, a, None)) for a in attrs),
@@ -819,13 +991,20 @@ class _Derivation:
     def _step(self, hi):
         decl, model, name = self.decl, self.model, self.method.name
         form, out = self.executor(decl, model, hi, self.memo)
+        if form == "qp" and not model.quadratic:      # (q1, p1) -> (q1, v1)
+            alg, n = out[0].alg, model.n
+            top = min(o.hi for o in out)
+            t1 = model.time_jet(top, alg, Jet.step(EXACT_HI, alg))
+            out = out[:n] + _velocity_from_momentum(model, out[:n], out[n:], t1, top, alg)
+            form = "qv"
         y = model.state(form)
         for o in out:
             if o.hi < hi:
                 raise ArithmeticError(f"{name}: the step series is known to O(h^{o.hi}) "
                                       f"only, not O(h^{hi})")
         alg = out[0].alg
-        d = [[alg.reduce(o.coeff(k) - (alg.coerce(yk) if k == 0 else alg.zero))
+        norm = alg.reduce if model.quadratic else (lambda c: _normalized(c, alg))
+        d = [[norm(o.coeff(k) - (alg.coerce(yk) if k == 0 else alg.zero))
               for o, yk in zip(out, y)] for k in range(hi)]
         return form, y, d, alg
 
@@ -837,8 +1016,13 @@ class _Derivation:
             form, y, _, alg = next(iter(self.steps.values()))
         else:
             form, y, d, alg = self.step(order + 2)
-            _modified_field(d[:order + 2], y, alg, self.f, self.G, self.jac)
-        return form, y, alg, self.f[:order + 1]
+            ys, ds = y, d[:order + 2]
+            if self.model.t is not None:     # f_j(t, y) with t' = 1 exactly: the flow of
+                ys = y + [self.model.t]      # (y, t) moves t by h, the t-terms are 1, 0, ..
+                ds = [row + [alg.one if k == 1 else alg.zero] for k, row in enumerate(ds)]
+            _modified_field(ds, ys, alg, self.f, self.G, self.jac,
+                            None if self.model.quadratic else lambda c: _normalized(c, alg))
+        return form, y, alg, [row[:len(y)] for row in self.f[:order + 1]]
 
     def expr(self, kind, k, convert):
         """The sympy expression(s) of term k of ``kind``, made once."""
@@ -884,6 +1068,51 @@ def step_series(method, system, order: int, **params):
 
 # ----- the modified equation ---------------------------------------------------------------
 
+def _normalized(c, alg):
+    """c = N prod (1/D)^a with N reduced and free of the reciprocal atoms 1/D, the factors
+    D of N cancelled: a normal form of c in ``alg`` (D (1/D) = 1 applied, which the ring's
+    reduction does not), so that coefficients with a reciprocal L_vv(q, v)^-1 do not grow
+    through products."""
+    K = alg.reciprocal_degrees([c])
+    if not K:
+        return alg.reduce(c)
+    N, K = _cancelled(alg.reduce(alg.clear_reciprocals(c, K)), K, alg)
+    for i, a in K.items():
+        N *= alg.atom_gen(i) ** a
+    return N
+
+
+def _cancelled(N, K, alg):
+    """N / prod D^a ({atom index of 1/D: a}) with the factors D of N cancelled: (N', K')."""
+    K = dict(K)
+    for i in K:
+        D = alg.reciprocal_base(i)
+        while K[i] and N:
+            quotient, rest = divmod(N, D)
+            if rest:
+                break
+            N, K[i] = alg.reduce(quotient), K[i] - 1
+    return N, K
+
+
+def _simplified(c, alg):
+    """The element ``c`` of ``alg`` as a sympy expression in a canonical simplified form:
+    N / prod D^a over the reciprocal atoms 1/D of c (a their highest powers, less the
+    factors D that divide N), N reduced (:meth:`mpvi.jets.Algebra.reduce` after
+    D (1/D) = 1 is applied); 0 when c is zero (decided in the ring: exactly for
+    polynomials in the state, sines and cosines of the coordinates and reciprocals of such
+    polynomials, :meth:`mpvi.jets.Algebra.is_zero`)."""
+    if not isinstance(c, alg._element):
+        return sp.sympify(c, strict=True)
+    K = alg.reciprocal_degrees([c])
+    N = alg.reduce(alg.clear_reciprocals(c, K)) if K else alg.reduce(c)
+    if not N or (not alg.decidable(N) and alg.is_zero(N) is True):
+        return sp.Integer(0)
+    N, K = _cancelled(N, K, alg)
+    den = sp.Mul(*[alg.to_expr(alg.reciprocal_base(i)) ** a for i, a in K.items()])
+    return alg.to_expr(N) / den
+
+
 class _Terms(Sequence):
     """The terms of a modified equation or Hamiltonian as sympy expressions, term k made by
     ``make(k)`` on its first access (on a large system making every term costs more than
@@ -925,10 +1154,13 @@ class ModifiedEquation:
     form : {"qp", "qv"}
         The state: positions and momenta, or positions and velocities.
     symbols : list of sympy symbols
-        The state symbols (q..., p... or v...).
+        The state symbols (q..., p... or v...); the momenta p = dL/dv are named like the
+        coordinates (q1 -> p1, q -> p, x -> p_x), private symbols of those names (printed
+        ``_p1``) when a name is one of the system's own symbols.
     terms : sequence of lists of sympy expressions
         The coefficient of h^k is terms[k] = f_(k+1) (terms[0] is the system's field);
-        each made from the ring on its first access.
+        each made from the ring on its first access, over a common denominator with a
+        reduced numerator (a term equal to zero is 0).
     seconds : float
         The call's wall time (a derivation kept from an earlier call to another order
         costs only the difference, :func:`forget_derivations`).
@@ -940,6 +1172,12 @@ class ModifiedEquation:
         The terms as elements of ``algebra``.
     derivation : object, optional
         What the derivation kept for later calls (the (q, p) terms and their checks).
+    h : sympy symbol, optional
+        The step symbol of the series: :data:`H` (printed h), or a private one (printed
+        ``_h``) when the system has a symbol named h.
+    time : sympy symbol or None, optional
+        The time t when the field depends on it (a time-dependent Lagrangian or force:
+        the terms are f_j(t, y), with t' = 1 exactly), else None.
     """
 
     method: str
@@ -951,21 +1189,23 @@ class ModifiedEquation:
     algebra: Any = field(default=None, repr=False)
     ring_terms: list = field(default=None, repr=False)
     derivation: Any = field(default=None, repr=False, compare=False)
+    h: Any = field(default=H, repr=False)
+    time: Any = field(default=None, repr=False)
 
     @property
     def order(self) -> int:
         """The highest power of h derived."""
         return len(self.terms) - 1
 
-    def field(self, upto: int | None = None, h: Any = H) -> list:
+    def field(self, upto: int | None = None, h: Any = None) -> list:
         """Return the truncated modified field sum_(k <= upto) h^k f_(k+1).
 
         Parameters
         ----------
         upto : int, optional
             The highest power of h kept (default: all derived).
-        h : sympy expression, default the symbol h
-            What stands for the step.
+        h : sympy expression, optional
+            What stands for the step (default: the step symbol :attr:`h`).
 
         Returns
         -------
@@ -973,6 +1213,7 @@ class ModifiedEquation:
             One per state component.
         """
         upto = self.order if upto is None else upto
+        h = self.h if h is None else h
         return [sp.Add(*[h ** k * self.terms[k][c] for k in range(upto + 1)])
                 for c in range(len(self.symbols))]
 
@@ -990,14 +1231,16 @@ class ModifiedEquation:
         return None
 
 
-def _modified_field(d, y, alg, f, G, jac):
+def _modified_field(d, y, alg, f, G, jac, norm=None):
     """f_1 .. f_N from the step series d (d[j] = [h^j] Phi_h(y) - y), HLW IX.1 eq. (1.4):
     f_j = d_j - sum_(k=2..j) [h^(j-k)] G_k / k!, G_1 = F~, G_k = G_(k-1)' F~, each
     [h^m] G_k computed once from the Jacobians of the [h^a] G_(k-1), a <= m.  Continues
     the terms ``f`` (f[k] = f_(k+1), the coefficient of h^k) found so far, with their
     ``G`` ((k, m) -> [h^m] G_k, a vector) and ``jac`` ((k, m) -> its Jacobian), in
-    place."""
+    place.  ``norm`` writes a ring element in normal form (default: the ring's
+    reduction)."""
     N = len(d) - 1
+    norm = norm or alg.reduce
 
     def jacobian(k, m):
         if (k, m) not in jac:
@@ -1015,13 +1258,13 @@ def _modified_field(d, y, alg, f, G, jac):
                     for s in range(len(y)):
                         if D[c][s] and F[s]:
                             acc[c] += D[c][s] * F[s]
-            G[(k, m)] = [alg.reduce(e) for e in acc]
+            G[(k, m)] = [norm(e) for e in acc]
         fj = []
         for c in range(len(y)):
             e = d[j][c]
             for k in range(2, j + 1):
                 e = e - G[(k, j - k)][c] * alg.rational(1, factorial(k))
-            fj.append(alg.reduce(e))
+            fj.append(norm(e))
         f.append(fj)
 
 
@@ -1034,7 +1277,9 @@ def modified_equation(method: Any, system: Any, order: int, **method_params: Any
     method : str or Method
         A registered one-step method (its ``declaration`` is what the derivation reads).
     system : LagrangianSystem
-        An autonomous M, V system without forces (its parameters stay symbols).
+        A system of any Lagrangian L(t, q, v), with or without a force F(t, q, v) (its
+        parameters stay symbols; module doc): an L not quadratic in the velocities with a
+        method on (q, v).
     order : int
         The highest power of h kept.
     **method_params
@@ -1048,11 +1293,10 @@ def modified_equation(method: Any, system: Any, order: int, **method_params: Any
     Raises
     ------
     ValueError
-        A system that is not of the M, V form, a negative order, a linear-only method on
-        a nonlinear system.
+        A first-order system, a negative order, a linear-only method on a nonlinear system.
     NotImplementedError
-        A forced or time-dependent system, a method without a declaration, a function of
-        the system whose derivatives do not close.
+        Newmark's family on (q, p) without p = M v (M constant), a method without a
+        declaration, a function of the system whose derivatives do not close.
     ArithmeticError
         Step equations whose leading-order Jacobian is singular.
     """
@@ -1060,10 +1304,11 @@ def modified_equation(method: Any, system: Any, order: int, **method_params: Any
     t0 = time.perf_counter()
     der = _derivation(method, system, method_params)
     form, y, alg, f = der.field(order)
-    terms = _Terms(len(f), lambda k: list(der.expr("f", k, lambda: [alg.to_expr(e) for e in f[k]])))
+    terms = _Terms(len(f), lambda k: list(der.expr("f", k, lambda: [_simplified(e, alg)
+                                                                      for e in f[k]])))
     name = method if isinstance(method, str) else method.name
     return ModifiedEquation(name, form, y, terms, time.perf_counter() - t0, der.model, alg, f,
-                            der)
+                            der, der.model.h, der.model.t)
 
 
 @entry
@@ -1085,7 +1330,7 @@ def modified_frequency(me: ModifiedEquation, values: dict | None = None) -> tupl
     Returns
     -------
     tuple of sympy expressions
-        (Omega, a): polynomials in :data:`H` through h^order.
+        (Omega, a): polynomials in the step symbol ``me.h`` through h^order.
 
     Raises
     ------
@@ -1101,40 +1346,44 @@ def modified_frequency(me: ModifiedEquation, values: dict | None = None) -> tupl
         if any(e.free_symbols & set(me.symbols) for e in J):
             raise ValueError(f"modified_frequency: the modified field of {me.method} is not "
                              "linear (a linear oscillator is needed)")
-        A += H ** k * J
-    n = me.order + 1
+        A += me.h ** k * J
+    n, h = me.order + 1, me.h
     tr, det = sp.expand(A.trace()), sp.expand(A.det())
-    omega2 = sp.series(det - tr ** 2 / 4, H, 0, n).removeO()
-    omega = sp.expand(sp.series(sp.sqrt(omega2), H, 0, n).removeO())
-    return omega, sp.expand(sp.series(tr / 2, H, 0, n).removeO())
+    omega2 = sp.series(det - tr ** 2 / 4, h, 0, n).removeO()
+    omega = sp.expand(sp.series(sp.sqrt(omega2), h, 0, n).removeO())
+    return omega, sp.expand(sp.series(tr / 2, h, 0, n).removeO())
 
 
 # ----- Hamiltonian structure ------------------------------------------------------------------
 
 def _qp_ring_terms(me):
     """The terms of a modified equation on (q, p), in its algebra: a (q, v) equation is
-    taken to (q, p) = (q, M(q) v) as a vector field, p' = M v' + (dM/dt) v, then
-    v = M^-1 p (kept by the derivation for a later call)."""
+    taken to (q, p) = (q, P(t, q, v)), P = dL/dv, as a vector field (t' = 1 in the first
+    term, 0 in the others), p' = P_v v' + P_q q' (+ P_t), then v = v(t, q, p) (kept by the
+    derivation for a later call)."""
     if me.form == "qp":
         return me.ring_terms
+    me.model.need_qp("the (q, p) form of a modified equation")
     done = me.derivation.qp if me.derivation is not None else []
     if len(done) < len(me.ring_terms):
-        done.extend(_qp_terms(me.ring_terms[len(done):], me.algebra, me.model))
+        done.extend(_qp_terms(me.ring_terms[len(done):], me.algebra, me.model, len(done)))
     return done[:len(me.ring_terms)]
 
 
-def _qp_terms(terms, alg, model):
-    """:func:`_qp_ring_terms` of the (q, v) terms ``terms``."""
+def _qp_terms(terms, alg, model, first=0):
+    """:func:`_qp_ring_terms` of the (q, v) terms ``terms``, the first one the coefficient of
+    h^first."""
     n = model.n
-    M = [[alg.coerce(model.M[r, c]) for c in range(n)] for r in range(n)]
-    dM = [[[alg.diff(M[r][c], qk) for qk in model.q] for c in range(n)] for r in range(n)]
-    v = [alg.coerce(s) for s in model.v]
+    P = [alg.coerce(e) for e in model.P]
+    Pv = [[alg.diff(P[r], vc) for vc in model.v] for r in range(n)]
+    Pq = [[alg.diff(P[r], qc) for qc in model.q] for r in range(n)]
     v_of_p = [alg.coerce(e) for e in model.v_of_p]
     out = []
-    for t in terms:
+    for k, t in enumerate(terms, first):
         tq, tv = t[:n], t[n:]
-        tp = [sum((M[r][c] * tv[c] + sum((dM[r][c][k] * tq[k] for k in range(n)), alg.zero) * v[c]
-                   for c in range(n)), alg.zero) for r in range(n)]
+        tp = [sum((Pv[r][c] * tv[c] + Pq[r][c] * tq[c] for c in range(n)),
+                  alg.diff(P[r], model.t) if k == 0 and model.t is not None else alg.zero)
+              for r in range(n)]
         row = []
         for e in tq + tp:
             for vs, vp in zip(model.v, v_of_p):
@@ -1199,8 +1448,15 @@ def check_hamiltonian(me: ModifiedEquation) -> list:
     list of (int, sympy.Matrix)
         (k, J^-1 f_(k+1)' - its transpose) for every term h^k f_(k+1) that is not
         Hamiltonian; empty when all are.
+
+    Raises
+    ------
+    NotImplementedError
+        A system whose Lagrangian is not quadratic in the velocities (no closed-form
+        (q, p) form).
     """
     q, p, alg = me.model.q, me.model.p, me.algebra
+    me.model.need_qp("check_hamiltonian")
     done = me.derivation.defects if me.derivation is not None else {}
     bad = []
     for k, t in enumerate(_qp_ring_terms(me)):
@@ -1239,6 +1495,11 @@ class ModifiedHamiltonian:
         first access.
     equation : ModifiedEquation
         The modified equation the terms are the potentials of.
+    h : sympy symbol, optional
+        The step symbol (:attr:`ModifiedEquation.h`).
+    time : sympy symbol or None, optional
+        The time t when the terms depend on it (H_j(t, q, p) of a time-dependent
+        Lagrangian), else None.
     """
 
     method: str
@@ -1246,23 +1507,25 @@ class ModifiedHamiltonian:
     p: list
     terms: Sequence
     equation: ModifiedEquation = field(repr=False, default=None)
+    h: Any = field(default=H, repr=False)
+    time: Any = field(default=None, repr=False)
 
-    def energy(self, upto: int | None = None, h: Any = H) -> Any:
+    def energy(self, upto: int | None = None, h: Any = None) -> Any:
         """Return the truncated modified Hamiltonian sum_(k <= upto) h^k H_(k+1).
 
         Parameters
         ----------
         upto : int, optional
             The highest power of h kept (default: all derived).
-        h : sympy expression, default the symbol h
-            What stands for the step.
+        h : sympy expression, optional
+            What stands for the step (default: the step symbol :attr:`h`).
 
         Returns
         -------
         sympy expression
             H~ truncated.
         """
-        return _series_sum(self.terms, upto, h)
+        return _series_sum(self.terms, upto, self.h if h is None else h)
 
 
 def _qq(v):
@@ -1452,14 +1715,19 @@ def modified_hamiltonian(method: Any, system: Any, order: int,
                          **method_params: Any) -> ModifiedHamiltonian:
     """The modified Hamiltonian of a method, to h^order, as a function of (q, p).
 
-    A (q, v) method's modified equation is taken to (q, p) = (q, M(q) v) first.
+    The momenta are canonical, p = dL/dv = M v + A (a magnetic or gyroscopic term A.v in
+    L), named like the coordinates (q1 -> p1, x -> p_x); a (q, v) method's modified
+    equation is taken to (q, p) first.  A time-dependent Lagrangian gives H_j(t, q, p):
+    the (q, p) part of each term of the modified field is Hamiltonian at each t (checked,
+    :func:`check_hamiltonian`), t a parameter of the potentials.
 
     Parameters
     ----------
     method : str or Method
         A registered one-step method.
     system : LagrangianSystem
-        An autonomous M, V system without forces.
+        A system without forces whose Lagrangian is quadratic in the velocities,
+        L = v^T M(t, q) v / 2 + A(t, q).v - V(t, q).
     order : int
         The highest power of h kept.
     **method_params
@@ -1470,13 +1738,29 @@ def modified_hamiltonian(method: Any, system: Any, order: int,
     ModifiedHamiltonian
         H and its corrections H_2 .. H_(order+1), each the potential of its term of the
         modified field with H_j(0, 0) = 0 (along p a polynomial; H_j(q, 0) from its
-        gradient, exactly, in the derivation's ring; module doc, step 3).
+        gradient, exactly, in the derivation's ring; module doc, step 3), each over a
+        common denominator with a reduced numerator.
 
     Raises
     ------
     NotHamiltonianError
         A term of the modified field is not Hamiltonian (names the power of h).
+    ValueError
+        A system with an external force (it has no modified Hamiltonian; its modified
+        equation has a modified field, :func:`modified_equation`).
+    NotImplementedError
+        A Lagrangian that is not quadratic in the velocities (v(q, p) has no closed form).
     """
+    if getattr(system, "has_force", False):
+        raise ValueError(f"modified_hamiltonian: {system.name} has the external force "
+                         f"F = {_force_text(system)}, and a forced system has no modified "
+                         "Hamiltonian (its field is not Hamiltonian); modified_equation "
+                         "derives its modified field")
+    if not getattr(system, "quadratic_in_velocity", True):
+        raise NotImplementedError(
+            f"modified_hamiltonian: the Lagrangian of {system.name} is not quadratic in the "
+            "velocities, so p = dL/dv has no closed-form inverse v(q, p) and no H(q, p) is "
+            "derived; modified_equation derives its modified field on (q, v)")
     me = modified_equation(method, system, order, **method_params)
     bad = check_hamiltonian(me)
     if bad:
@@ -1501,8 +1785,8 @@ def modified_hamiltonian(method: Any, system: Any, order: int,
         if k == 0:
             return me.model.H
         H = der.potentials[k]
-        return der.expr("H", k, lambda: H if isinstance(H, sp.Basic) else C.to_expr(H))
-    return ModifiedHamiltonian(me.method, q, p, _Terms(len(qp), term), me)
+        return der.expr("H", k, lambda: H if isinstance(H, sp.Basic) else _simplified(H, C))
+    return ModifiedHamiltonian(me.method, q, p, _Terms(len(qp), term), me, me.h, me.time)
 
 
 @entry_class
@@ -1523,6 +1807,8 @@ class ModifiedLagrangian:
         The coefficient of h^k is terms[k] (terms[0] = L).
     hamiltonian : ModifiedHamiltonian
         The modified Hamiltonian it is the Legendre transform of.
+    h : sympy symbol, optional
+        The step symbol (:attr:`ModifiedEquation.h`).
     """
 
     method: str
@@ -1530,23 +1816,24 @@ class ModifiedLagrangian:
     v: list
     terms: list
     hamiltonian: ModifiedHamiltonian = field(repr=False, default=None)
+    h: Any = field(default=H, repr=False)
 
-    def lagrangian(self, upto: int | None = None, h: Any = H) -> Any:
+    def lagrangian(self, upto: int | None = None, h: Any = None) -> Any:
         """Return the truncated modified Lagrangian sum_(k <= upto) h^k L_(k+1).
 
         Parameters
         ----------
         upto : int, optional
             The highest power of h kept (default: all derived).
-        h : sympy expression, default the symbol h
-            What stands for the step.
+        h : sympy expression, optional
+            What stands for the step (default: the step symbol :attr:`h`).
 
         Returns
         -------
         sympy expression
             L~ truncated.
         """
-        return _series_sum(self.terms, upto, h)
+        return _series_sum(self.terms, upto, self.h if h is None else h)
 
 
 @entry
@@ -1555,7 +1842,7 @@ def modified_lagrangian(method: Any, system: Any, order: int,
     """The modified Lagrangian of a symplectic method, to h^order.
 
     The Legendre transform of :func:`modified_hamiltonian`'s H~: L~(q, v) = p v - H~(q, p)
-    at the p with v = dH~/dp, solved as a series in h (p = M v - M dDH/dp(q, p), DH =
+    at the p with v = dH~/dp, solved as a series in h (p = M v + A - M dDH/dp(q, p), DH =
     H~ - H, iterated: each round gains the order of the method).  Its Euler-Lagrange
     equations are the modified equation for q alone, so that L~ is a Lagrangian of the
     modified equation (M. Vermeeren, "Modified equations for variational integrators",
@@ -1567,7 +1854,8 @@ def modified_lagrangian(method: Any, system: Any, order: int,
     method : str or Method
         A registered one-step method.
     system : LagrangianSystem
-        An autonomous M, V system without forces.
+        A system without forces whose Lagrangian is quadratic in the velocities (as for
+        :func:`modified_hamiltonian`).
     order : int
         The highest power of h kept.
     **method_params
@@ -1583,6 +1871,8 @@ def modified_lagrangian(method: Any, system: Any, order: int,
     NotHamiltonianError
         The method's modified field is not Hamiltonian (it has no modified Lagrangian of
         this kind).
+    ValueError, NotImplementedError
+        As :func:`modified_hamiltonian` (a forced system; an L not quadratic in v).
     """
     mh = modified_hamiltonian(method, system, order, **method_params)
     model = mh.equation.model
@@ -1591,17 +1881,18 @@ def modified_lagrangian(method: Any, system: Any, order: int,
     h = Jet.step(EXACT_HI, alg)
     v = _jets(model.v, hi, alg)
     M = [[alg.coerce(model.M[r, c]) for c in range(n)] for r in range(n)]
-    dH = [sp.Add(*[H ** k * sp.diff(mh.terms[k], pj) for k in range(1, order + 1)])
+    A = [alg.coerce(a) for a in model.A]
+    dH = [sp.Add(*[mh.h ** k * sp.diff(mh.terms[k], pj) for k in range(1, order + 1)])
           for pj in model.p]
-    P = [sum((v[c] * M[r][c] for c in range(n)), _zero(hi, alg)) for r in range(n)]
+    P = [sum((v[c] * M[r][c] for c in range(n)), _zero(hi, alg)) + A[r] for r in range(n)]
     for _ in range(order + 1):                 # each round fixes at least one more power
         env = dict(zip(model.p, P))
-        env[H] = h
+        env[mh.h] = h
         g = [v[c] - evaluate(dH[c], env, hi, alg) for c in range(n)]
-        P = [sum((g[c] * M[r][c] for c in range(n)), _zero(hi, alg)) for r in range(n)]
+        P = [sum((g[c] * M[r][c] for c in range(n)), _zero(hi, alg)) + A[r] for r in range(n)]
     env = dict(zip(model.p, P))
-    env[H] = h
+    env[mh.h] = h
     Ht = evaluate(mh.energy(), env, hi, alg)
     L = sum((P[r] * v[r] for r in range(n)), _zero(hi, alg)) - Ht
-    terms = [alg.to_expr(alg.reduce(L.coeff(k))) for k in range(hi)]
-    return ModifiedLagrangian(mh.method, model.q, model.v, terms, mh)
+    terms = [_simplified(alg.reduce(L.coeff(k)), alg) for k in range(hi)]
+    return ModifiedLagrangian(mh.method, model.q, model.v, terms, mh, mh.h)

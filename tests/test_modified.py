@@ -217,8 +217,10 @@ def test_errors_name_their_cause():
     c = sp.Symbol("c")
     forced = mpvi.LagrangianSystem("damped", [q], sp.Matrix([[1]]), q ** 2 / 2, {c: "1/10"}, G30,
                                    force=lambda t, x, v: sp.Matrix([-c * v[0]]))
-    with pytest.raises(NotImplementedError, match="forced"):
-        modified_equation("rk4", forced, 2)
+    me = modified_equation("rk4", forced, 2)         # a forced system has a modified field
+    assert me.terms[0][1] == -q - c * me.symbols[1]
+    with pytest.raises(ValueError, match=r"external force F = -c\*q', .* no modified Hamiltonian"):
+        modified_hamiltonian("midpoint", forced, 2)
 
 
 def test_mutze_with_g_1_is_the_implicit_midpoint_rule():
