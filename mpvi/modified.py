@@ -94,7 +94,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from math import factorial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import sympy as sp
 from sympy.polys.domains import QQ
@@ -109,6 +109,11 @@ from .precision import entry, entry_class
 from .mechanics import TIME
 from .quadrature import _TAU
 from .schemes import get_method
+
+if TYPE_CHECKING:
+    from .mechanics import LagrangianSystem
+    from .quadrature import Quadrature
+    from .schemes import Method
 
 H = sp.Symbol("h", positive=True)
 """The step symbol of the modified equations' series: h (positive), unless the system has a
@@ -351,7 +356,7 @@ class _Moments:
 
 @entry
 @lru_cache(maxsize=None)
-def quadrature_moments(quad):
+def quadrature_moments(quad: Quadrature) -> _Moments:
     """The moments sum_k w_k tau_k^m of a quadrature rule (:class:`mpvi.quadrature.Quadrature`)
     as a function of m, exact (``QQ`` numbers): with them a rule sum_k w_k F(tau_k) is taken
     exactly on any F polynomial in tau, whatever the nodes are (roots included)."""
@@ -1185,19 +1190,19 @@ class ModifiedEquation:
     symbols: list
     terms: Sequence
     seconds: float = 0.0
-    model: Any = field(default=None, repr=False)
-    algebra: Any = field(default=None, repr=False)
-    ring_terms: list = field(default=None, repr=False)
-    derivation: Any = field(default=None, repr=False, compare=False)
-    h: Any = field(default=H, repr=False)
-    time: Any = field(default=None, repr=False)
+    model: _Model | None = field(default=None, repr=False)
+    algebra: Algebra | None = field(default=None, repr=False)
+    ring_terms: list[list[Any]] | None = field(default=None, repr=False)
+    derivation: _Derivation | None = field(default=None, repr=False, compare=False)
+    h: sp.Symbol = field(default=H, repr=False)
+    time: sp.Symbol | None = field(default=None, repr=False)
 
     @property
     def order(self) -> int:
         """The highest power of h derived."""
         return len(self.terms) - 1
 
-    def field(self, upto: int | None = None, h: Any = None) -> list:
+    def field(self, upto: int | None = None, h: sp.Expr | None = None) -> list[sp.Expr]:
         """Return the truncated modified field sum_(k <= upto) h^k f_(k+1).
 
         Parameters
@@ -1269,7 +1274,8 @@ def _modified_field(d, y, alg, f, G, jac, norm=None):
 
 
 @entry
-def modified_equation(method: Any, system: Any, order: int, **method_params: Any) -> ModifiedEquation:
+def modified_equation(method: str | Method, system: LagrangianSystem, order: int,
+                      **method_params: object) -> ModifiedEquation:
     """The modified equation of a one-step method on a system, to h^order.
 
     Parameters
@@ -1506,11 +1512,11 @@ class ModifiedHamiltonian:
     q: list
     p: list
     terms: Sequence
-    equation: ModifiedEquation = field(repr=False, default=None)
-    h: Any = field(default=H, repr=False)
-    time: Any = field(default=None, repr=False)
+    equation: ModifiedEquation | None = field(repr=False, default=None)
+    h: sp.Symbol = field(default=H, repr=False)
+    time: sp.Symbol | None = field(default=None, repr=False)
 
-    def energy(self, upto: int | None = None, h: Any = None) -> Any:
+    def energy(self, upto: int | None = None, h: sp.Expr | None = None) -> sp.Expr:
         """Return the truncated modified Hamiltonian sum_(k <= upto) h^k H_(k+1).
 
         Parameters
@@ -1711,8 +1717,8 @@ def _potential(term, q, p, alg, bare):
 
 
 @entry
-def modified_hamiltonian(method: Any, system: Any, order: int,
-                         **method_params: Any) -> ModifiedHamiltonian:
+def modified_hamiltonian(method: str | Method, system: LagrangianSystem, order: int,
+                         **method_params: object) -> ModifiedHamiltonian:
     """The modified Hamiltonian of a method, to h^order, as a function of (q, p).
 
     The momenta are canonical, p = dL/dv = M v + A (a magnetic or gyroscopic term A.v in
@@ -1815,10 +1821,10 @@ class ModifiedLagrangian:
     q: list
     v: list
     terms: list
-    hamiltonian: ModifiedHamiltonian = field(repr=False, default=None)
-    h: Any = field(default=H, repr=False)
+    hamiltonian: ModifiedHamiltonian | None = field(repr=False, default=None)
+    h: sp.Symbol = field(default=H, repr=False)
 
-    def lagrangian(self, upto: int | None = None, h: Any = None) -> Any:
+    def lagrangian(self, upto: int | None = None, h: sp.Expr | None = None) -> sp.Expr:
         """Return the truncated modified Lagrangian sum_(k <= upto) h^k L_(k+1).
 
         Parameters
@@ -1837,8 +1843,8 @@ class ModifiedLagrangian:
 
 
 @entry
-def modified_lagrangian(method: Any, system: Any, order: int,
-                        **method_params: Any) -> ModifiedLagrangian:
+def modified_lagrangian(method: str | Method, system: LagrangianSystem, order: int,
+                        **method_params: object) -> ModifiedLagrangian:
     """The modified Lagrangian of a symplectic method, to h^order.
 
     The Legendre transform of :func:`modified_hamiltonian`'s H~: L~(q, v) = p v - H~(q, p)
