@@ -17,7 +17,6 @@ annotated ``Any`` or not at all, ``--json``); tests/test_typing.py asserts them.
 from __future__ import annotations
 
 import argparse
-import functools
 import inspect
 import json
 import re
@@ -26,17 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-
-def _function_of(attr):
-    if isinstance(attr, property):
-        attr = attr.fget
-    elif isinstance(attr, (staticmethod, classmethod)):
-        attr = attr.__func__
-    elif isinstance(attr, functools.cached_property):
-        attr = attr.func
-    if not inspect.isfunction(attr):
-        return None
-    return attr if inspect.unwrap(attr).__module__.startswith("mpvi") else None
+from test_docstrings import _function_of  # noqa: E402  (the same rule as the docstrings')
 
 
 def public_callables():

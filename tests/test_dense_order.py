@@ -104,25 +104,41 @@ def _exact(system):
         return SYSTEMS[system][1](mpmath.mp)
 
 
-def dense_errors(name, system):
-    """The largest errors of q, p and v between the nodes, for each h of STEPS."""
-    pb = Problem(SYSTEMS[system][0](), [Q0], v0=[0])
-    hs, errs = [], {"q": [], "p": [], "v": []}
+def errors_between_nodes(run, errors):
+    """For each h of STEPS: ``run(h, N)`` -> a Solution of N steps, and the largest over
+    the off-node times t (THETAS in every step) of ``errors(t, sol(t))`` -> {key: error}.
+    Returns (hs, {key: [largest error per h]})."""
+    hs, errs = [], {}
     for N in STEPS:
         h = CTX.num(T) / N
-        sol = solve(pb, name, h=h, n=N, **_params(name))
-        e = {"q": CTX.zero, "p": CTX.zero, "v": CTX.zero}
+        sol = run(h, N)
+        e = {}
         for tj in sol.t[:-1]:
             for th in THETAS:
                 t = tj + CTX.num(th) * h
-                s = sol(t)
-                for key, got, want in zip("qpv", (s.q[0], s.p[0], s.v[0]),
-                                          reference(system, CTX.to_str(t, 50))):
-                    e[key] = max(e[key], abs(got - want))
+                for key, err in errors(t, sol(t)).items():
+                    e[key] = max(e.get(key, CTX.zero), err)
         hs.append(h)
-        for key in errs:
-            errs[key].append(e[key])
+        for key, err in e.items():
+            errs.setdefault(key, []).append(err)
     return hs, errs
+
+
+def assert_orders(hs, errs, order, label):
+    """Every error of ``errs`` falls at ``order`` within MARGIN."""
+    for key in errs:
+        got = fit_order(CTX, hs, errs[key])
+        assert abs(got - order) < MARGIN, (label, key, float(got), [float(e) for e in errs[key]])
+
+
+def dense_errors(name, system):
+    """The largest errors of q, p and v between the nodes, for each h of STEPS."""
+    pb = Problem(SYSTEMS[system][0](), [Q0], v0=[0])
+
+    def errors(t, s):
+        want = reference(system, CTX.to_str(t, 50))
+        return {key: abs(got - w) for key, got, w in zip("qpv", (s.q[0], s.p[0], s.v[0]), want)}
+    return errors_between_nodes(lambda h, N: solve(pb, name, h=h, n=N, **_params(name)), errors)
 
 
 def _nonlinear(name):
@@ -143,9 +159,7 @@ def test_dense_output_of_q_p_and_v_has_the_order_of_the_nodes(name):
     order = METHODS[name].order_for(**_params(name))
     assert order <= MAX_ORDER, f"{name}: add parameters of a lower order to LOWER"
     hs, errs = dense_errors(name, "pendulum" if _nonlinear(name) else "oscillator")
-    for key in ("q", "p", "v"):
-        got = fit_order(CTX, hs, errs[key])
-        assert abs(got - order) < MARGIN, (name, key, float(got), [float(e) for e in errs[key]])
+    assert_orders(hs, errs, order, name)
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -155,9 +169,7 @@ def test_dense_output_with_a_position_dependent_mass_has_the_order_of_the_nodes(
         pytest.skip(f"{name} integrates linear systems only")
     order = METHODS[name].order_for(**_params(name))
     hs, errs = dense_errors(name, "swing")
-    for key in ("q", "p", "v"):
-        got = fit_order(CTX, hs, errs[key])
-        assert abs(got - order) < MARGIN, (name, key, float(got), [float(e) for e in errs[key]])
+    assert_orders(hs, errs, order, name)
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -253,25 +265,14 @@ def test_dense_output_of_a_first_order_system_has_the_order_of_the_nodes(name):
         "pendulum", lambda t, y: [y[1], -CTX.sin(y[0])], 2, CTX)
     with mpmath.workdps(60):
         exact = _pendulum_exact(mpmath.mp)
-        hs, errs = [], {"y": [], "dy": []}
-        for N in STEPS:
-            h = CTX.num(T) / N
-            sol = solve(Problem(system, [Q0, 0]), name, h=h, n=N, **_params(name))
-            e = {"y": CTX.zero, "dy": CTX.zero}
-            for tj in sol.t[:-1]:
-                for th in THETAS:
-                    t = tj + CTX.num(th) * h
-                    s = sol(t)
-                    qx, vx = (CTX.num(mpmath.nstr(x, 55))
-                              for x in exact(mpmath.mpf(CTX.to_str(t, 50))))
-                    e["y"] = max(e["y"], abs(s.q[0] - qx), abs(s.q[1] - vx))
-                    e["dy"] = max(e["dy"], abs(s.v[0] - vx), abs(s.v[1] + CTX.sin(qx)))
-            hs.append(h)
-            for key in errs:
-                errs[key].append(e[key])
-    for key in errs:
-        got = fit_order(CTX, hs, errs[key])
-        assert abs(got - order) < MARGIN, (name, key, float(got), [float(e) for e in errs[key]])
+
+        def errors(t, s):
+            qx, vx = (CTX.num(mpmath.nstr(x, 55)) for x in exact(mpmath.mpf(CTX.to_str(t, 50))))
+            return {"y": max(abs(s.q[0] - qx), abs(s.q[1] - vx)),
+                    "dy": max(abs(s.v[0] - vx), abs(s.v[1] + CTX.sin(qx)))}
+        hs, errs = errors_between_nodes(
+            lambda h, N: solve(Problem(system, [Q0, 0]), name, h=h, n=N, **_params(name)), errors)
+    assert_orders(hs, errs, order, name)
 
 
 def test_a_field_without_taylor_recurrences_still_gets_order_4():
@@ -281,25 +282,13 @@ def test_a_field_without_taylor_recurrences_still_gets_order_4():
     system = LagrangianSystem("cosh well", [Q], sp.Matrix([[1]]), sp.cosh(Q), {}, CTX)
     with mpmath.workdps(60):
         f = mpmath.odefun(lambda t, y: [y[1], -mpmath.sinh(y[0])], 0, [mpmath.mpf(Q0), 0])
-        hs, errs = [], {"q": [], "v": []}
-        for N in STEPS:
-            h = CTX.num(T) / N
-            sol = solve(Problem(system, [Q0], v0=[0]), "simpson", h=h, n=N)
-            e = {"q": CTX.zero, "v": CTX.zero}
-            for tj in sol.t[:-1]:
-                for th in THETAS:
-                    t = tj + CTX.num(th) * h
-                    s = sol(t)
-                    qx, vx = (CTX.num(mpmath.nstr(x, 55))
-                              for x in f(mpmath.mpf(CTX.to_str(t, 50))))
-                    e["q"] = max(e["q"], abs(s.q[0] - qx))
-                    e["v"] = max(e["v"], abs(s.v[0] - vx))
-            hs.append(h)
-            for key in errs:
-                errs[key].append(e[key])
-    for key in errs:
-        got = fit_order(CTX, hs, errs[key])
-        assert abs(got - 4) < MARGIN, (key, float(got), [float(e) for e in errs[key]])
+
+        def errors(t, s):
+            qx, vx = (CTX.num(mpmath.nstr(x, 55)) for x in f(mpmath.mpf(CTX.to_str(t, 50))))
+            return {"q": abs(s.q[0] - qx), "v": abs(s.v[0] - vx)}
+        hs, errs = errors_between_nodes(
+            lambda h, N: solve(Problem(system, [Q0], v0=[0]), "simpson", h=h, n=N), errors)
+    assert_orders(hs, errs, 4, "simpson")
 
 
 @pytest.mark.parametrize("name, order", [("lobatto", 6), ("simpson", 4)])
@@ -320,20 +309,10 @@ def test_dense_output_of_a_forced_system_from_t0_has_the_order_of_the_nodes(name
         return (A * CTX.cos(t) + B * CTX.sin(t) - CTX.cos(2 * t) / 3,
                 -A * CTX.sin(t) + B * CTX.cos(t) + 2 * CTX.sin(2 * t) / 3)
     assert abs(exact(t0)[0] - q0) < 10 * CTX.eps and abs(exact(t0)[1]) < 10 * CTX.eps
-    hs, errs = [], {"q": [], "v": []}
-    for N in STEPS:
-        h = CTX.num(T) / N
-        sol = solve(Problem(system, [q0], v0=[0], t0=t0), name, h=h, n=N)
-        e = {"q": CTX.zero, "v": CTX.zero}
-        for tj in sol.t[:-1]:
-            for th in THETAS:
-                t = tj + CTX.num(th) * h
-                s, (qx, vx) = sol(t), exact(t)
-                e["q"] = max(e["q"], abs(s.q[0] - qx))
-                e["v"] = max(e["v"], abs(s.v[0] - vx))
-        hs.append(h)
-        for key in errs:
-            errs[key].append(e[key])
-    for key in errs:
-        got = fit_order(CTX, hs, errs[key])
-        assert abs(got - order) < MARGIN, (name, key, float(got), [float(e) for e in errs[key]])
+
+    def errors(t, s):
+        qx, vx = exact(t)
+        return {"q": abs(s.q[0] - qx), "v": abs(s.v[0] - vx)}
+    hs, errs = errors_between_nodes(
+        lambda h, N: solve(Problem(system, [q0], v0=[0], t0=t0), name, h=h, n=N), errors)
+    assert_orders(hs, errs, order, name)
