@@ -22,8 +22,9 @@ LAYERS = (
     ("ground", "no numerics: the version, the precision boundary, files, the parser of text, "
      "the names of the annotations",
      ("mpvi._version", "mpvi.precision", "mpvi.io", "mpvi.expressions", "mpvi._types")),
-    ("numbers", "number contexts, the dense linear algebra, Newton's method, special functions",
-     ("mpvi.linalg", "mpvi.context", "mpvi.newton", "mpvi.elliptic")),
+    ("numbers", "number contexts, the dense linear algebra, Newton's method, special functions, "
+     "Arb balls for the exact references",
+     ("mpvi.linalg", "mpvi.context", "mpvi.newton", "mpvi.elliptic", "mpvi.arbref")),
     ("code", "the one code generator and the compiled MPFR backend (its translator, its "
      "module sources, its build)",
      ("mpvi.ctranslate", "mpvi.cmodules", "mpvi.cbackend", "mpvi.codegen")),

@@ -57,8 +57,12 @@ from ..elliptic import Weierstrass
 from ..precision import entry_class
 
 if TYPE_CHECKING:
+    from flint import arb
+
     from .._types import NumberLike, Real
     from ..context import Context
+
+_INPUTS = ("m_top", "I", "I3", "ell", "g", "theta0", "phi_dot0", "theta_dot0", "psi_dot0")
 
 SETUP_GUARD_DIGITS = 20
 """Extra digits for the constants (momenta, invariants, roots, half-periods, phase).  The
@@ -99,6 +103,8 @@ class LagrangeTopNutation:
         # refuse them as numbers of fewer bits than the raised precision (gmp context)
         args = [ctx.num(x) if ctx.is_number(x) else x
                 for x in (m_top, I, I3, ell, g, theta0, phi_dot0, theta_dot0, psi_dot0)]
+        self._inputs = dict(zip(_INPUTS, args))
+        self._arb_setups: dict[int, dict[str, arb]] = {}
         with ctx.workdps(ctx.dps + SETUP_GUARD_DIGITS):
             self._setup(*args)
 
@@ -206,6 +212,142 @@ class LagrangeTopNutation:
         """Spin rate ψ̇ = p_ψ/I3 − φ̇ cosθ (eq. 18s)."""
         u = self.cos_theta(t)
         return self.p_psi / self.I3 - (self.p_phi - self.p_psi * u) * u / (self.I * (1 - u * u))
+
+    # ----- proven enclosures (Arb) --------------------------------------------------------
+    def _arb_setup(self) -> dict[str, arb]:
+        """The constants of the solution as balls at flint's current precision, from the
+        exact inputs (cached per precision); the steps of :meth:`_setup` and
+        :meth:`_phase` in ball arithmetic, the roots of 4x^3 - g2 x - g3 by Viete's
+        trigonometric form (e1, e2, e3 in that order by construction)."""
+        from flint import acb, arb
+
+        from ..arbref import ball, prec_digits
+        digits = prec_digits()
+        if digits in self._arb_setups:
+            return self._arb_setups[digits]
+        x = {name: ball(v, name) for name, v in self._inputs.items()}
+        I, I3 = x["I"], x["I3"]
+        u0, s0 = x["theta0"].cos(), x["theta0"].sin()
+        m = x["m_top"] * x["g"] * x["ell"] / I
+        p_psi = I3 * (x["psi_dot0"] + x["phi_dot0"] * u0)
+        p_phi = p_psi * u0 + I * x["phi_dot0"] * s0 ** 2
+        c = (I * x["theta_dot0"] ** 2 / 2 + (p_phi - p_psi * u0) ** 2 / (2 * I * s0 ** 2)
+             + I * m * u0)
+        a3, a2, a1, a0 = (2 * m, -(2 * c / I + p_psi ** 2 / I ** 2),
+                          2 * (p_phi * p_psi / I ** 2 - m), 2 * c / I - p_phi ** 2 / I ** 2)
+        b = (2 * I * c + p_psi ** 2) / (6 * I ** 2 * m)
+        g2 = -m * ((3 * a3 * b + 2 * a2) * b + a1) / 2
+        g3 = -m ** 2 * (((a3 * b + a2) * b + a1) * b + a0) / 4
+        if not g2 ** 3 - 27 * g3 ** 2 > 0:
+            raise ArithmeticError(
+                f"Lagrange top: the discriminant g2^3 - 27 g3^2 = {g2 ** 3 - 27 * g3 ** 2} is "
+                f"not proven positive at {digits} digits: three distinct real roots of f (a "
+                "nutation between two angles) cannot be proven; the motion is degenerate "
+                "(steady precession, the upright top) or too close to it")
+        r = (g2 / 3).sqrt()
+        phi = (3 * arb(3).sqrt() * g3 / (g2 * g2.sqrt())).acos()
+        e1, e2, e3 = (r * ((phi - 2 * arb.pi() * j) / 3).cos() for j in (0, 1, 2))
+        lam = (e1 - e3).sqrt()
+        k2 = (e2 - e3) / (e1 - e3)
+        kk, kp = acb(k2).elliptic_k().real, acb(1 - k2).elliptic_k().real
+        omega1 = kk / lam
+        # phase t0 (_phase): sn^2 = a, sn cn dn = B; either branch is an identity
+        a = (m * (u0 - b) / 2 - e3) / (e2 - e3)
+        bb = m * (-s0 * x["theta_dot0"]) / (4 * (e2 - e3) * lam)
+        dn = (1 - k2 * a).sqrt()
+        if 2 * float(a.mid()) <= 1:           # the better conditioned branch (a choice only)
+            cn = (1 - a).sqrt()
+            sn = bb / (cn * dn)
+        else:
+            sn = a.sqrt()
+            cn = bb / (sn * dn)
+        t0 = acb.elliptic_f(acb(arb.atan2(sn, cn)), acb(k2)).real / lam
+        out = {"m": m, "b": b, "I": I, "I3": I3, "p_phi": p_phi, "p_psi": p_psi, "g2": g2,
+               "g3": g3, "e1": e1, "e2": e2, "e3": e3, "omega1": omega1, "tau": kp / kk,
+               "t0": t0}
+        for name, v in out.items():
+            if not v.is_finite():
+                raise ArithmeticError(f"Lagrange top: the ball of {name} is not finite at "
+                                      f"{digits} digits ({v})")
+        self._arb_setups[digits] = out
+        return out
+
+    def enclose_period(self, dps: int) -> arb:
+        """Enclose the nutation period 2 omega1 in an Arb ball (proven).
+
+        ``2 omega1 = 2 K(k^2)/sqrt(e1 - e3)`` (DLMF 23.6.(ii)), with the roots e_j of
+        4x^3 - g2 x - g3 and the invariants from the exact inputs (top2025 eq. 18aa), all
+        in ball arithmetic (Arb: Johansson 2017) at ``dps + GUARD_DIGITS`` digits.
+
+        Parameters
+        ----------
+        dps : int
+            The digits wanted.
+
+        Returns
+        -------
+        flint.arb
+            A ball containing the period.
+
+        Raises
+        ------
+        ArithmeticError
+            The three roots of f cannot be proven real and distinct (degenerate top).
+        TypeError, ValueError
+            An input that is not an exact number (a float).
+        """
+        from ..arbref import GUARD_DIGITS, arb_precision
+        with arb_precision(dps + GUARD_DIGITS):
+            return 2 * self._arb_setup()["omega1"]
+
+    def enclose(self, t: NumberLike | arb, dps: int) -> dict[str, arb]:
+        """Enclose theta(t), cos theta(t), phi'(t) and psi'(t) in Arb balls (proven).
+
+        cos theta(t) = (2/m) P(t + t0 + omega3) + b (top2025 eq. 18aa, corrected as in the
+        module docstring), with Arb's ``acb_elliptic_p`` on the lattice (1, tau),
+        tau = omega3/omega1: P(z) = P_(1,tau)(z/(2 omega1)) / (2 omega1)^2 (the value on
+        the line t + omega3 is real; the real part of the complex ball is kept, checked to
+        have an imaginary part containing 0).  phi' = (p_phi - p_psi cos theta)/(I sin^2
+        theta) (eq. 18af), psi' = p_psi/I3 - phi' cos theta (eq. 18s).  Everything from the
+        exact inputs on is ball arithmetic (Arb: Johansson 2017), with
+        ``dps + GUARD_DIGITS`` digits plus the digits the number of periods in ``t``
+        costs; flint's precision is restored after.
+
+        Parameters
+        ----------
+        t : int, str, Fraction, context number or flint.arb
+            The time, exact (read as a rational), or a ball: then the enclosures hold for
+            every time in it.
+        dps : int
+            The digits wanted.
+
+        Returns
+        -------
+        dict of str to flint.arb
+            Balls for ``"theta"``, ``"cos_theta"``, ``"phi_dot"``, ``"psi_dot"``.
+
+        Raises
+        ------
+        ArithmeticError
+            The three roots of f cannot be proven real and distinct (degenerate top), or
+            a step's ball is not finite (which one is said).
+        TypeError, ValueError
+            An input that is not an exact number (a float).
+        """
+        from flint import acb
+
+        from ..arbref import GUARD_DIGITS, arb_precision, ball, lost_digits, magnitude, real_part
+        periods = magnitude(t) / magnitude(self.period)
+        with arb_precision(dps + GUARD_DIGITS + lost_digits(periods)):
+            k = self._arb_setup()
+            two_w1 = 2 * k["omega1"]
+            z = acb((ball(t, "t") + k["t0"]) / two_w1, k["tau"] / 2)
+            wp = real_part(z.elliptic_p(acb(0, k["tau"])), "P(t + t0 + omega3)") / two_w1 ** 2
+            u = 2 * wp / k["m"] + k["b"]
+            phi_dot = (k["p_phi"] - k["p_psi"] * u) / (k["I"] * (1 - u * u))
+            out = {"theta": u.acos(), "cos_theta": u, "phi_dot": phi_dot,
+                   "psi_dot": k["p_psi"] / k["I3"] - phi_dot * u}
+        return out
 
     # ----- independent check of the period ----------------------------------------------
     def period_quadrature(self) -> Real:

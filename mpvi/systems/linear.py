@@ -19,6 +19,8 @@ from ..mechanics import LagrangianSystem
 from ..precision import entry_class
 
 if TYPE_CHECKING:
+    from flint import acb_mat, arb
+
     from .._types import Array, Matrix, NumberLike, Real, Vector, VectorLike
     from ..context import Context
 
@@ -79,6 +81,7 @@ class LinearSystem(LagrangianSystem):
         n = self.M.shape[0]
         self.Minv = ctx.inv(self.M)
         self._modes = None
+        self._arb_eigs: dict[int, tuple[list[arb], acb_mat, acb_mat]] = {}
         q = sp.symbols(f"q0:{n}")
         params = {}
 
@@ -110,6 +113,74 @@ class LinearSystem(LagrangianSystem):
             w2, v = self.ctx.eigh_generalized(self.K, self.M)
             self._modes = (self.ctx.sqrt(w2), v)
         return self._modes
+
+    def _arb_eig(self):
+        """(lam, L, R) of the exact M^-1 K at flint's current precision (cached per
+        precision): :func:`mpvi.arbref.eig_simple_real`."""
+        from flint import acb_mat
+
+        from ..arbref import eig_simple_real, fmpq_matrix, prec_digits
+        digits = prec_digits()
+        if digits not in self._arb_eigs:
+            M, K = (fmpq_matrix(np.array(m, dtype=object).tolist(), label)
+                    for m, label in zip(self._matrices, ("M", "K")))
+            lam, L, R = eig_simple_real(acb_mat(M.inv() * K), f"{self.name}: M^-1 K")
+            for k, x in enumerate(lam):
+                if not x > 0:
+                    raise ArithmeticError(f"{self.name}: omega_{k}^2 = {x} is not proven positive")
+            self._arb_eigs[digits] = (lam, L, R)
+        return self._arb_eigs[digits]
+
+    def enclose_modes(self, dps: int) -> tuple[list[arb], list[list[arb]]]:
+        """Enclose the eigenfrequencies and mode shapes in Arb balls (proven).
+
+        The generalized eigenproblem ``K v = omega^2 M v`` is solved as the eigenproblem of
+        ``M^-1 K``, formed exactly in rationals from the exact M and K the system was given
+        (ints, strings, Fractions, or context numbers read as the binary numbers they
+        are), by Arb's certified ``acb_mat_eig_simple_rump`` (Rump 2001; Arb: Johansson
+        2017), which proves the eigenvalues simple and encloses eigenvalues and
+        eigenvectors; each eigenvector is then scaled to ``v^T M v = 1`` in ball
+        arithmetic.  Computed with ``dps + GUARD_DIGITS`` digits
+        (:data:`mpvi.arbref.GUARD_DIGITS`); flint's precision is restored after.
+
+        Parameters
+        ----------
+        dps : int
+            The digits wanted; the balls carry about that many or more.
+
+        Returns
+        -------
+        omega : list of flint.arb
+            Balls containing the eigenfrequencies, ascending (the order is proven).
+        V : list of list of flint.arb
+            ``V[i][k]`` contains entry i of mode k, M-orthonormal, signed so that the entry
+            of largest magnitude is positive (:meth:`modes` may differ by the sign).
+
+        Raises
+        ------
+        ArithmeticError
+            Multiple eigenvalues, or ones the working precision cannot separate (the
+            message says which step failed).
+        TypeError, ValueError
+            M or K not given in exact numbers (a float, a non-finite number).
+        """
+        from flint import arb
+
+        from ..arbref import GUARD_DIGITS, arb_precision, fmpq_matrix, real_part
+        with arb_precision(dps + GUARD_DIGITS):
+            lam, _, R = self._arb_eig()
+            M = fmpq_matrix(np.array(self._matrices[0], dtype=object).tolist(), "M")
+            n = len(lam)
+            omega, V = [x.sqrt() for x in lam], [[arb(0)] * n for _ in range(n)]
+            for k in range(n):
+                col = [R[i, k] for i in range(n)]
+                j = max(range(n), key=lambda i: abs(complex(col[i].mid())))
+                x = [real_part(col[i] / col[j], f"{self.name}: mode {k}") for i in range(n)]
+                norm = sum((arb(M[i, l]) * x[i] * x[l] for i in range(n) for l in range(n)),
+                           arb(0)).sqrt()
+                for i in range(n):
+                    V[i][k] = x[i] / norm
+        return omega, V
 
     def omega_max(self) -> Real:
         """Return the largest eigenfrequency, the omega_max of axioms2024 eq. (40).
@@ -294,6 +365,7 @@ class ModalSolution:
         ctx = system.ctx
         self.system = system
         self.ctx = ctx
+        self._data = (q0, p0)
         self.omega, self.V = system.modes()
         q0 = self.q0 = ctx.asarray(q0)
         p0 = self.p0 = ctx.asarray(p0)
@@ -315,6 +387,70 @@ class ModalSolution:
             Positions and momenta.
         """
         return self.q(t), self.p(t)
+
+    def enclose(self, t: NumberLike | arb, dps: int) -> tuple[list[arb], list[arb]]:
+        """Enclose (q(t), p(t)) in Arb balls: a proven enclosure of the exact solution.
+
+        With the certified diagonalization ``L (M^-1 K) R = diag(omega^2)``, ``L = R^-1``
+        (:meth:`LinearSystem.enclose_modes`), and ``v0 = M^-1 p0``:
+        ``q(t) = R (cos(omega t) L q0 + sin(omega t)/omega L v0)`` and
+        ``p(t) = M R (-omega sin(omega t) L q0 + cos(omega t) L v0)`` -- the modal form of
+        axioms2024 eq. (51), independent of how the eigenvectors are scaled.  Every
+        operation is a ball operation from the exact M, K, q0, p0 and t on; the complex
+        balls of the eigenvectors give real results (their real parts, checked to have
+        imaginary parts containing 0).  Computed with ``dps + GUARD_DIGITS`` digits plus
+        the digits ``omega_max |t|`` costs; flint's precision is restored after.
+
+        Parameters
+        ----------
+        t : int, str, Fraction, context number or flint.arb
+            The time, exact (read as a rational), or a ball: then the enclosure holds for
+            every time in it.
+        dps : int
+            The digits wanted.
+
+        Returns
+        -------
+        q : list of flint.arb
+            Balls containing q(t).
+        p : list of flint.arb
+            Balls containing p(t) = M q'(t).
+
+        Raises
+        ------
+        ArithmeticError
+            Eigenvalues not proven simple (:meth:`LinearSystem.enclose_modes`).
+        TypeError, ValueError
+            An input that is not an exact number (a float, a non-finite number).
+        """
+        from flint import acb_mat, arb_mat
+
+        from ..arbref import (GUARD_DIGITS, arb_precision, ball, exact_rational, fmpq_matrix,
+                              lost_digits, magnitude, real_part)
+        system = self.system
+        size = magnitude(self.omega[-1]) * magnitude(t)
+        with arb_precision(dps + GUARD_DIGITS + lost_digits(size)):
+            lam, L, R = system._arb_eig()
+            Mq = fmpq_matrix(np.array(system._matrices[0], dtype=object).tolist(), "M")
+            n = len(lam)
+            q0 = [exact_rational(x, f"q0[{i}]") for i, x in enumerate(self._data[0])]
+            p0 = [exact_rational(x, f"p0[{i}]") for i, x in enumerate(self._data[1])]
+            if len(q0) != n or len(p0) != n:
+                raise ValueError(f"q0 and p0 need {n} entries, got {len(q0)} and {len(p0)}")
+            v0 = Mq.inv() * fmpq_matrix([[x] for x in p0], "p0")
+            a = L * acb_mat(fmpq_matrix([[x] for x in q0], "q0"))
+            b = L * acb_mat(v0)
+            tt = ball(t, "t")
+            qh, ph = acb_mat(n, 1), acb_mat(n, 1)
+            for k in range(n):
+                w = lam[k].sqrt()
+                c, s = (w * tt).cos(), (w * tt).sin()
+                qh[k, 0] = c * a[k, 0] + s / w * b[k, 0]
+                ph[k, 0] = c * b[k, 0] - w * s * a[k, 0]
+            q = R * qh
+            p = acb_mat(arb_mat(Mq)) * (R * ph)
+            return ([real_part(q[i, 0], f"q[{i}]") for i in range(n)],
+                    [real_part(p[i, 0], f"p[{i}]") for i in range(n)])
 
     def __reduce__(self):
         d = self.ctx.dump
