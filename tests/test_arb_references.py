@@ -227,3 +227,27 @@ def test_the_damped_oscillator_flow_is_enclosed(ctx, ref_ctx, b):
     mx, mv = ex.flow(ctx.num(3000), ctx.num(1), ctx.num("1/2"))
     check(x, ref_ctx, rx, perturbed(ctx, mx))
     check(v, ref_ctx, rv, perturbed(ctx, mv))
+
+
+# ----- hermite's double well (Jacobi dn and cn) ---------------------------------------------
+@pytest.mark.parametrize("q0, v0, m", [("0.9", 0, 1), ("-0.6", 0, 1), ("0.5", "0.2", 2),
+                                       ("1.1", 0, 1), ("0.2", "-0.3", "3/2")])
+@pytest.mark.parametrize("t", ["7/3", 1000])
+def test_the_double_well_motion_is_enclosed(ctx, ref_ctx, q0, v0, m, t):
+    """Inside a well (dn) from the outer and the inner turning point and from a moving
+    start, over both wells (cn) from a turning point and moving; t = 7/3 and t = 1000
+    (~150-300 periods): the 200-digit elliptic solution inside, >= 59 digits, the perturbed
+    outside."""
+    from mpvi.systems.double_well import DoubleWellExact
+    ex, ref = (DoubleWellExact(c, q0, v0, m) for c in (ctx, ref_ctx))
+    q, v = ex.enclose(t, DPS)
+    rq, rv = ref(ref_ctx.num(t))
+    mq, mv = ex(ctx.num(t))
+    check(q, ref_ctx, rq[0], perturbed(ctx, mq[0]))
+    check(v, ref_ctx, rv[0], perturbed(ctx, mv[0]))
+
+
+def test_the_double_well_separatrix_is_refused_clearly(ctx):
+    from mpvi.systems.double_well import DoubleWellExact
+    with pytest.raises(ArithmeticError, match="separatrix E = 0"):
+        DoubleWellExact(ctx, 1, 0).enclose(1, DPS)

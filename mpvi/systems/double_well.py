@@ -52,6 +52,8 @@ from ..problem import Problem
 from ..precision import entry, entry_class
 
 if TYPE_CHECKING:
+    from flint import arb
+
     from .._types import Array, NumberLike, Real
     from ..context import Context
 
@@ -105,6 +107,8 @@ class DoubleWellExact:
                  ) -> None:
         self.ctx = ctx
         R = self.rctx = ctx if ctx.is_mp else MPContext(2 * ctx.repr_digits)
+        self._inputs = tuple(Fraction(float(x)) if isinstance(x, (float, np.floating)) and not ctx.is_mp
+                             else x for x in (q0, v0, m))
         q0, v0, m = (self._in(x) for x in (q0, v0, m))
         for name, x in (("q0", q0), ("v0", v0), ("m", m)):
             if not R.isfinite(x):
@@ -205,6 +209,86 @@ class DoubleWellExact:
     def p(self, t: NumberLike | Array) -> Array:
         """p(t) = m q'(t)."""
         return self._eval(t, 1, self.m)
+
+    def enclose(self, t: NumberLike | arb, dps: int) -> tuple[arb, arb]:
+        """Enclose (q(t), q'(t)) in Arb balls: a proven enclosure of the exact motion.
+
+        The closed form of the module docstring evaluated in ball arithmetic (Arb:
+        Johansson 2017) from the exact q0, v0, m: the energy and the choice of the form
+        (dn inside a well, cn over both) are exact rational arithmetic; the amplitude, k^2
+        and the phase u0 = F(phi, k^2) are balls (phi by atan2 of the square roots of the
+        nonnegative parts of sn^2 and 1 - sn^2, true values in [0, 1]); Jacobi's functions
+        come from Arb's theta functions (DLMF 22.2.4-22.2.6: sn = (theta3/theta2)
+        theta1(z)/theta4(z), cn = (theta4/theta2) theta2(z)/theta4(z),
+        dn = (theta4/theta3) theta3(z)/theta4(z), z = u/(2K), tau = i K'/K).  Computed
+        with ``dps + GUARD_DIGITS`` digits plus the digits the number of periods in ``t``
+        costs, the constants with twice that (at a turning point the phase is a square
+        root of a difference, which halves the digits); flint's precision is restored
+        after.
+
+        Parameters
+        ----------
+        t : int, str, Fraction, context number or flint.arb
+            The time, exact (read as a rational), or a ball: then the enclosure holds for
+            every time in it.
+        dps : int
+            The digits wanted.
+
+        Returns
+        -------
+        tuple of flint.arb
+            Balls containing q(t) and q'(t).
+
+        Raises
+        ------
+        ArithmeticError
+            The separatrix E = 0 (k^2 = 1: the theta form does not apply; not enclosed).
+        TypeError, ValueError
+            An input that is not an exact number (a float of an mp context).
+        """
+        from flint import acb, arb
+
+        from ..arbref import (GUARD_DIGITS, arb_precision, ball, exact_rational, lost_digits,
+                              magnitude, real_part)
+        q0, v0, m = (exact_rational(x, name) for x, name in zip(self._inputs, ("q0", "v0", "m")))
+        E = (v0 ** 2 * m + q0 ** 4 - q0 ** 2) / 2       # exact: Q'(0) = sqrt(m) v0
+        if self.form == "equilibrium":
+            with arb_precision(dps + GUARD_DIGITS):
+                return ball(q0, "q0"), arb(0)
+        if E == 0:
+            raise ArithmeticError("double well: the separatrix E = 0 (k^2 = 1) is not enclosed: "
+                                  "the theta form of Jacobi's functions needs k^2 < 1")
+        periods = magnitude(t) / magnitude(self.period)
+        digits = dps + GUARD_DIGITS + lost_digits(periods)
+        with arb_precision(2 * digits):      # the phase at a turning point: a square root
+            rm, sign = ball(m, "m").sqrt(), (1 if q0 >= 0 else -1)
+            if v0 == 0 and 2 * q0 ** 2 >= 1:
+                A = ball(abs(q0), "q0")                     # the outer turning point
+            else:
+                A = ((1 + ball(1 + 8 * E, "1 + 8E").sqrt()) / 2).sqrt()
+            if E < 0:
+                k2, w = 2 - 1 / A ** 2, A
+                sn2 = (1 - (ball(q0, "q0") / A) ** 2) / k2
+                phi = arb.atan2(sn2.nonnegative_part().sqrt(), (1 - sn2).nonnegative_part().sqrt())
+                u = acb.elliptic_f(acb(phi), acb(k2)).real
+                u0 = -u if -sign * v0 < 0 else u
+            else:
+                w = (2 * A ** 2 - 1).sqrt()
+                k2 = A ** 2 / (2 * A ** 2 - 1)
+                c = ball(q0, "q0") / A
+                phi = arb.atan2((1 - c ** 2).nonnegative_part().sqrt(), c)
+                u = acb.elliptic_f(acb(phi), acb(k2)).real
+                u0 = -u if v0 > 0 else u
+        with arb_precision(digits):
+            kk, kp = acb(k2).elliptic_k().real, acb(1 - k2).elliptic_k().real
+            tau = acb(0, kp / kk)
+            z = (w * ball(t, "t") / rm + u0) / (2 * kk)
+            t1, t2, t3, t4 = (real_part(x, "theta(z)") for x in acb.modular_theta(acb(z), tau))
+            c2, c3, c4 = (real_part(x, "theta(0)") for x in acb.modular_theta(acb(0), tau)[1:])
+            sn, cn, dn = c3 / c2 * t1 / t4, c4 / c2 * t2 / t4, c4 / c3 * t3 / t4
+            if E < 0:
+                return sign * A * dn, -sign * A * A * k2 * sn * cn / rm
+            return A * cn, -A * w * sn * dn / rm
 
     @property
     def energy(self) -> Real:
