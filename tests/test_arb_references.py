@@ -1,11 +1,13 @@
 """Proven enclosures of the exact references in Arb balls (issue 39, first increment).
 
 Each enclosure (``ModalSolution.enclose``, ``LinearSystem.enclose_modes``,
-``LagrangeTopNutation.enclose``/``enclose_period``, ``DampedOscillatorExact.enclose``) is
+``LagrangeTopNutation.enclose``/``enclose_period``, ``DoubleWellExact.enclose``,
+``DampedOscillatorExact.enclose``) is
 checked against a 200-digit rerun of the existing mpmath reference from the same exact
 inputs: the rerun must lie inside the ball, the ball must carry at least ``dps - 5``
 digits, and the 64-digit reference perturbed in its 40th digit must lie outside.
-Multiple eigenvalues and a nutation too close to steady precession give a clear error.
+Multiple eigenvalues, a nutation too close to steady precession and the double well's
+separatrix give a clear error.
 """
 from fractions import Fraction
 
@@ -128,6 +130,22 @@ def test_the_modes_are_enclosed(ctx, ref_ctx, pendulum):
             assert digits(V[i][k]) >= DPS - SLACK
 
 
+@pytest.mark.parametrize("M, K, q0, p0", [
+    ([[1]], [[1]], ["1/2"], ["1/3"]),                                     # bea's oscillator
+    ([[2, 1, 0], [1, 2, 1], [0, 1, 2]], [[3, -1, 0], [-1, 5, "-1/2"], [0, "-1/2", 7]],
+     ["0.1", 0, "-0.3"], [0, "1/7", 1])])
+def test_rational_systems_are_enclosed(ctx, ref_ctx, M, K, q0, p0):
+    """Exact rational (M, K, q0, p0), non-diagonal M: q, p at t = 1000 inside the
+    200-digit modal solution, >= 59 digits, the perturbed outside."""
+    ex = LinearSystem(M, K, ctx).exact(q0, p0)
+    ref = LinearSystem(M, K, ref_ctx).exact(q0, p0)
+    q, p = ex.enclose(1000, DPS)
+    rq, rp = ref(ref_ctx.num(1000))
+    mq, mp_ = ex(ctx.num(1000))
+    for b, r, m in zip(q + p, list(rq) + list(rp), list(mq) + list(mp_)):
+        check(b, ref_ctx, r, perturbed(ctx, m))
+
+
 def test_a_multiple_eigenvalue_is_refused_clearly(ctx):
     """M = I, K = 2 I: omega^2 = 2 twice; the eigenvalues cannot be proven simple."""
     system = LinearSystem([[1, 0], [0, 1]], [[2, 0], [0, 2]], ctx)
@@ -231,11 +249,11 @@ def test_the_damped_oscillator_flow_is_enclosed(ctx, ref_ctx, b):
 
 # ----- hermite's double well (Jacobi dn and cn) ---------------------------------------------
 @pytest.mark.parametrize("q0, v0, m", [("0.9", 0, 1), ("-0.6", 0, 1), ("0.5", "0.2", 2),
-                                       ("1.1", 0, 1), ("0.2", "-0.3", "3/2")])
+                                       ("1.1", 0, 1), ("0.2", "-0.3", "3/2"), ("0.2", "0.9", 1)])
 @pytest.mark.parametrize("t", ["7/3", 1000])
 def test_the_double_well_motion_is_enclosed(ctx, ref_ctx, q0, v0, m, t):
     """Inside a well (dn) from the outer and the inner turning point and from a moving
-    start, over both wells (cn) from a turning point and moving; t = 7/3 and t = 1000
+    start, over both wells (cn) from a turning point and moving either way; t = 7/3 and t = 1000
     (~150-300 periods): the 200-digit elliptic solution inside, >= 59 digits, the perturbed
     outside."""
     from mpvi.systems.double_well import DoubleWellExact
