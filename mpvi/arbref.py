@@ -124,31 +124,39 @@ def eig_simple_real(a: acb_mat, what: str) -> tuple[list[arb], acb_mat, acb_mat]
     """Certified eigen-decomposition ``L A R = diag(lam)`` (``L = R^-1``) of a real matrix
     whose eigenvalues are real and simple, eigenvalues ascending.
 
-    ``acb_mat.eig(left=True, right=True, algorithm="rump")`` is Arb's
-    ``acb_mat_eig_simple_rump`` (Rump 2001, Johansson 2017): it proves that the
-    eigenvalues are simple, isolates each in a ball and encloses the eigenvectors
-    (columns of R, rows of L = R^-1); it fails when two eigenvalues cannot be isolated at
-    the working precision (a multiple eigenvalue, or ones too close).  Each eigenvalue
-    is returned as the real part of its ball (the true eigenvalue is real: the
-    imaginary part must contain 0, or the input was not what the caller said), and the
-    order is proven by the balls being disjoint.
+    ``acb_mat.eig(right=True, algorithm="rump")`` is Arb's ``acb_mat_eig_simple_rump``
+    (Rump 2001, Johansson 2017): it proves that the eigenvalues are simple, isolates each
+    in a ball and encloses an eigenvector of each (the columns of R, in some scaling); it
+    fails when two eigenvalues cannot be isolated at the working precision (a multiple
+    eigenvalue, or ones too close: Rump's test needs about twice the digits of the gap).
+    L is the ball inverse of R (``acb_mat.inv``, which fails rather than return a wrong
+    ball).  Each eigenvalue is returned as the real part of its ball (the true eigenvalue
+    is real: the imaginary part must contain 0, or the input was not what the caller
+    said), and the order is proven by the balls being disjoint.
 
-    Raises ArithmeticError naming ``what`` when the eigenvalues cannot be isolated, a
-    ball does not contain a real number, or two balls overlap on the real line.
+    Raises ArithmeticError naming ``what`` when the eigenvalues cannot be isolated, R
+    cannot be inverted, a ball does not contain a real number, or two balls overlap on the
+    real line.
     """
     try:
-        lam, left, right = a.eig(left=True, right=True, algorithm="rump")
+        lam, right = a.eig(right=True, algorithm="rump")
     except ValueError as exc:
         raise ArithmeticError(
             f"{what}: the eigenvalues could not be proven simple (isolated) at {prec_digits()} "
             f"digits: a multiple eigenvalue, or eigenvalues closer than the working precision "
             f"resolves (Arb: {exc})") from None
+    try:
+        left = right.inv()
+    except ZeroDivisionError as exc:
+        raise ArithmeticError(f"{what}: the enclosed eigenvector matrix could not be inverted "
+                              f"at {prec_digits()} digits (Arb: {exc})") from None
     reals = []
     for k, z in enumerate(lam):
         if not z.imag.contains(0):
             raise ArithmeticError(f"{what}: eigenvalue {k} = {z} is not real; the matrix is "
                                   "not similar to a symmetric one")
         reals.append(z.real)
+
     def by_midpoint(i: int, j: int) -> int:        # exact: midpoints are exact points
         mi, mj = reals[i].mid(), reals[j].mid()
         return -1 if mi < mj else (1 if mj < mi else 0)
@@ -162,6 +170,16 @@ def eig_simple_real(a: acb_mat, what: str) -> tuple[list[arb], acb_mat, acb_mat]
     rs = _acb_mat([[right[i, k] for k in order] for i in range(n)])
     ls = _acb_mat([[left[k, j] for j in range(n)] for k in order])
     return [reals[k] for k in order], ls, rs
+
+
+def finite(values: dict[str, arb], what: str) -> dict[str, arb]:
+    """``values`` if every ball is finite, else ArithmeticError naming ``what`` and the
+    quantity whose ball is not (a step that left its domain, e.g. acos beyond 1)."""
+    for name, v in values.items():
+        if not v.is_finite():
+            raise ArithmeticError(f"{what}: the ball of {name} is not finite at {prec_digits()} "
+                                  f"digits ({v})")
+    return values
 
 
 def prec_digits() -> int:

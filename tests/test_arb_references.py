@@ -168,6 +168,16 @@ def test_close_eigenvalues_need_the_precision_that_separates_them(ctx):
     assert omega[0] < omega[1]
 
 
+def test_a_ball_that_is_not_finite_is_named():
+    """The check every enclosure's steps pass: a NaN or infinite ball is an error naming
+    the quantity, not a result."""
+    from mpvi.arbref import finite
+    ok = {"x": flint.arb(1)}
+    assert finite(ok, "here") is ok
+    with pytest.raises(ArithmeticError, match="here: the ball of y is not finite"):
+        finite({"x": flint.arb(1), "y": flint.arb("2").log() / 0}, "here")
+
+
 def test_inexact_input_and_flint_precision(ctx, pendulum):
     """A float time is refused by name; flint's precision is the caller's after a
     computation and after a failure."""

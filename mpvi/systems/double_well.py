@@ -242,14 +242,15 @@ class DoubleWellExact:
         Raises
         ------
         ArithmeticError
-            The separatrix E = 0 (k^2 = 1: the theta form does not apply; not enclosed).
+            The separatrix E = 0 (k^2 = 1: the theta form does not apply; not enclosed),
+            or a ball that is not finite (which one is said).
         TypeError, ValueError
             An input that is not an exact number (a float of an mp context).
         """
         from flint import acb, arb
 
-        from ..arbref import (GUARD_DIGITS, arb_precision, ball, exact_rational, lost_digits,
-                              magnitude, real_part)
+        from ..arbref import (GUARD_DIGITS, arb_precision, ball, exact_rational, finite,
+                              lost_digits, magnitude, real_part)
         q0, v0, m = (exact_rational(x, name) for x, name in zip(self._inputs, ("q0", "v0", "m")))
         E = (v0 ** 2 * m + q0 ** 4 - q0 ** 2) / 2       # exact: Q'(0) = sqrt(m) v0
         if self.form == "equilibrium":
@@ -287,8 +288,11 @@ class DoubleWellExact:
             c2, c3, c4 = (real_part(x, "theta(0)") for x in acb.modular_theta(acb(0), tau)[1:])
             sn, cn, dn = c3 / c2 * t1 / t4, c4 / c2 * t2 / t4, c4 / c3 * t3 / t4
             if E < 0:
-                return sign * A * dn, -sign * A * A * k2 * sn * cn / rm
-            return A * cn, -A * w * sn * dn / rm
+                q, v = sign * A * dn, -sign * A * A * k2 * sn * cn / rm
+            else:
+                q, v = A * cn, -A * w * sn * dn / rm
+            out = finite({"u0": u0, "q": q, "v": v}, "double well")
+            return out["q"], out["v"]
 
     @property
     def energy(self) -> Real:

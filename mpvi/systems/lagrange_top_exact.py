@@ -221,7 +221,7 @@ class LagrangeTopNutation:
         trigonometric form (e1, e2, e3 in that order by construction)."""
         from flint import acb, arb
 
-        from ..arbref import ball, prec_digits
+        from ..arbref import ball, finite, prec_digits
         digits = prec_digits()
         if digits in self._arb_setups:
             return self._arb_setups[digits]
@@ -262,13 +262,9 @@ class LagrangeTopNutation:
             sn = a.sqrt()
             cn = bb / (sn * dn)
         t0 = acb.elliptic_f(acb(arb.atan2(sn, cn)), acb(k2)).real / lam
-        out = {"m": m, "b": b, "I": I, "I3": I3, "p_phi": p_phi, "p_psi": p_psi, "g2": g2,
-               "g3": g3, "e1": e1, "e2": e2, "e3": e3, "omega1": omega1, "tau": kp / kk,
-               "t0": t0}
-        for name, v in out.items():
-            if not v.is_finite():
-                raise ArithmeticError(f"Lagrange top: the ball of {name} is not finite at "
-                                      f"{digits} digits ({v})")
+        out = finite({"m": m, "b": b, "I": I, "I3": I3, "p_phi": p_phi, "p_psi": p_psi,
+                      "g2": g2, "g3": g3, "e1": e1, "e2": e2, "e3": e3, "omega1": omega1,
+                      "tau": kp / kk, "t0": t0}, "Lagrange top")
         self._arb_setups[digits] = out
         return out
 
@@ -336,7 +332,8 @@ class LagrangeTopNutation:
         """
         from flint import acb
 
-        from ..arbref import GUARD_DIGITS, arb_precision, ball, lost_digits, magnitude, real_part
+        from ..arbref import (GUARD_DIGITS, arb_precision, ball, finite, lost_digits, magnitude,
+                              real_part)
         periods = magnitude(t) / magnitude(self.period)
         with arb_precision(dps + GUARD_DIGITS + lost_digits(periods)):
             k = self._arb_setup()
@@ -345,9 +342,8 @@ class LagrangeTopNutation:
             wp = real_part(z.elliptic_p(acb(0, k["tau"])), "P(t + t0 + omega3)") / two_w1 ** 2
             u = 2 * wp / k["m"] + k["b"]
             phi_dot = (k["p_phi"] - k["p_psi"] * u) / (k["I"] * (1 - u * u))
-            out = {"theta": u.acos(), "cos_theta": u, "phi_dot": phi_dot,
-                   "psi_dot": k["p_psi"] / k["I3"] - phi_dot * u}
-        return out
+            return finite({"theta": u.acos(), "cos_theta": u, "phi_dot": phi_dot,
+                           "psi_dot": k["p_psi"] / k["I3"] - phi_dot * u}, "Lagrange top")
 
     # ----- independent check of the period ----------------------------------------------
     def period_quadrature(self) -> Real:
