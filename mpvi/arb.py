@@ -1,0 +1,883 @@
+"""Ball arithmetic: the Arb context and Krawczyk's test for a step's equations.
+
+:class:`ArbContext` is a number context whose numbers are Arb balls (python-flint's
+``flint.arb``: a midpoint and a radius, every operation returning a ball that contains
+the exact result for every point of its arguments' balls; Johansson 2017).  The steppers
+and the generated Python kernels run on it unchanged, so a step evaluated in it encloses
+the exact step of the method.  The implicit steps reach :func:`krawczyk` through
+:func:`mpvi.newton.solve_info`: it proves that the step equations F(y_n, X) = 0 have one
+and only one solution X in a ball, for every y_n in the ball of the previous state
+(Krawczyk 1969, in the form of Rump 1983; Moore 1966 for interval arithmetic).
+
+**Comparisons.**  ``a < b`` on balls (Arb's rule) is True only if it holds for every
+pair of points of the two balls; False means "not certain", not "a >= b".  Code that
+needs a decision must ask :meth:`ArbContext.less`, which raises
+:class:`UndecidedComparison` when the balls overlap, instead of deciding wrongly.
+
+**Precision.**  python-flint's precision (``flint.ctx.prec``) is one global of the
+process.  Every method of the context sets it to the context's working precision and
+the outermost mpvi call restores the caller's (:func:`mpvi.precision.boundary`); a
+lower precision never makes a ball wrong, only wider.
+"""
+from __future__ import annotations
+
+import contextlib
+from decimal import Decimal
+from fractions import Fraction
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
+
+import flint
+import mpmath
+import numpy as np
+from flint import arb, arb_mat, fmpq, fmpz
+from mpmath.ctx_mp_python import _mpf as _any_mpf
+
+from .context import (Context, PrecisionError, _bits_of_mpf, _mpfr_type, _number_text,
+                      _refuse_float, _refuse_other_mpf, check_dps)
+from .linalg import SingularMatrixError
+from .precision import context_class, sticky
+
+if TYPE_CHECKING:
+    from collections.abc import Hashable
+
+    from ._types import Array, Matrix, Number, NumberLike, Real, Vector
+
+GUARD_BITS = 32
+"""Bits an :class:`ArbContext` works with beyond those of its ``dps`` (mpmath's 216 bits
+for 64 digits): every operation widens a ball by about one unit of the working
+precision, so 32 guard bits keep that round-off some 4e9 times below the last digit
+asked for; the widths that matter then come from the data and from wrapping."""
+
+KRAWCZYK_INFLATIONS = 8
+"""How many times :func:`krawczyk` enlarges the candidate ball before it gives up."""
+
+NEWTON_ITERATIONS = 60
+"""The most Newton iterations on midpoints :func:`krawczyk` makes for its centre."""
+
+
+class UndecidedComparison(ArithmeticError):
+    """Two balls overlap: whether one is below the other cannot be decided.
+
+    Raised by :meth:`ArbContext.less` (and by code that needs a decision on balls); an
+    ``ArithmeticError``.
+    """
+
+
+class KrawczykError(ArithmeticError):
+    """Krawczyk's test did not prove a unique solution of a step's equations.
+
+    The message says which part failed: the midpoint Jacobian is singular (no
+    preconditioner C), the Jacobian is not finite or not invertible on the ball, or the
+    Krawczyk image K is not inside the candidate ball X after
+    :data:`KRAWCZYK_INFLATIONS` enlargements (the ball is too wide: the state's ball or
+    the step is too large for the contraction).  :func:`mpvi.certify` reports it with the
+    step.  An ``ArithmeticError``.
+
+    Parameters
+    ----------
+    message : str
+        What failed.
+    what : str, default ""
+        Which equations.
+    """
+
+    def __init__(self, message: str, what: str = "") -> None:
+        self.message, self.what = message, what
+        super().__init__(f"Krawczyk test ({what}): {message}" if what else
+                         f"Krawczyk test: {message}")
+
+
+def _bits(dps):
+    return int(mpmath.libmp.dps_to_prec(dps))
+
+
+@context_class
+class ArbContext(Context):
+    """Compute with Arb balls (python-flint ``arb``) at ``dps`` digits plus guard bits.
+
+    Every number is a ball [m +/- r]; every operation of the context, of the generated
+    Python kernels and of the steppers returns a ball that contains the exact result for
+    all points of its arguments (Arb: Johansson 2017; interval arithmetic: Moore 1966).
+    The working precision is the bits of ``dps`` (mpmath's: 216 for 64 digits) plus
+    :data:`GUARD_BITS`.  Exact input (ints, Fractions, decimal or ``p/q`` text,
+    Decimals, gmpy2 and mpmath numbers of at least ``dps`` digits, sympy rationals and
+    Floats) gives the tightest ball at that precision; a Python float is refused as in
+    the mp contexts.  Linear algebra (:meth:`solve`, :meth:`inv`) encloses the exact
+    solution for every matrix in the ball matrix, or raises
+    :class:`mpvi.linalg.SingularMatrixError` when the matrix is not provably
+    invertible.  The implicit steps run through :func:`krawczyk`.  Compiled (C) kernels
+    are not used: the Python kernels only (``kernels`` False: the steppers' assembled
+    path).  Comparisons: see :mod:`mpvi.arb` (``a < b`` only when certain; :meth:`less`
+    decides or raises).  Contexts pickle by ``dps``.
+
+    Parameters
+    ----------
+    dps : int, default 64
+        Significant decimal digits asked for.
+
+    Raises
+    ------
+    ValueError
+        A ``dps`` that is not a positive integer.
+
+    See Also
+    --------
+    GMPContext : The point arithmetic the runs use.
+    certify : Enclose a run's states.
+    """
+
+    is_mp = True
+    kernels = False
+    compiles_kernels = False
+    dtype = object
+    verified = True
+    """The implicit solves of this context are proofs (:func:`krawczyk`)."""
+    PARTIAL_FUNCTIONS = ()          # Arb returns nan outside the real domain
+
+    def __init__(self, dps: int = 64):
+        self._dps = check_dps(dps)
+        self._base = _bits(self._dps)
+        self._prec = self._base + GUARD_BITS
+        self.zero = arb(0)
+        self.one = arb(1)
+        self._lib = _BallFunctions(self)
+        self._lib_mpf = self.num
+        self._vec: dict[str, Any] = {}
+
+    # precision -----------------------------------------------------------------------
+    @sticky
+    def activate(self) -> ArbContext:
+        """Make this context's working precision python-flint's (``flint.ctx.prec``).
+
+        Until the outermost mpvi call returns (it restores the caller's) or another
+        context sets it.
+
+        Returns
+        -------
+        ArbContext
+            The context itself.
+        """
+        if flint.ctx.prec != self._prec:
+            flint.ctx.prec = self._prec
+        return self
+
+    @contextlib.contextmanager
+    def active(self) -> Iterator[ArbContext]:
+        """Run bare ball arithmetic at this context's precision inside a block.
+
+        The caller's ``flint.ctx.prec`` is restored on exit.
+
+        Yields
+        ------
+        ArbContext
+            The context itself.
+        """
+        caller = flint.ctx.prec
+        self.activate()
+        try:
+            yield self
+        finally:
+            flint.ctx.prec = caller
+
+    @property
+    def name(self) -> str:
+        """The context's name, ``'arb64'`` for 64 digits."""
+        return f"arb{self._dps}"
+
+    @property
+    def dps(self) -> int:
+        """The significant decimal digits asked for (without the guard bits)."""
+        return self._dps
+
+    @property
+    def prec(self) -> int:
+        """The working precision in bits: those of ``dps`` plus :data:`GUARD_BITS`."""
+        return self._prec
+
+    @property
+    def repr_digits(self) -> int:
+        """The digits :meth:`to_str` shows of a ball's midpoint by default."""
+        return int(mpmath.libmp.repr_dps(self._prec))
+
+    @property
+    def eps(self) -> Real:
+        """``2^(1 - prec)`` of the working precision, an exact ball."""
+        return arb((fmpz(1), 1 - self._prec))
+
+    @property
+    def pi(self) -> Real:
+        """A ball containing pi."""
+        return arb.pi()
+
+    @property
+    def key(self) -> Hashable:
+        """What caches are keyed by: the name (all instances of one ``dps`` share)."""
+        return self.name
+
+    @contextlib.contextmanager
+    def workdps(self, dps: int) -> Iterator[ArbContext]:
+        """Change this context's precision temporarily (restored on exit).
+
+        Parameters
+        ----------
+        dps : int
+            The digits inside the ``with`` block (plus the guard bits).
+
+        Yields
+        ------
+        ArbContext
+            The context itself.
+        """
+        old = (self._dps, self._base, self._prec)
+        caller = flint.ctx.prec
+        self._dps = check_dps(dps)
+        self._base = _bits(self._dps)
+        self._prec = self._base + GUARD_BITS
+        try:
+            self.activate()
+            yield self
+        finally:
+            self._dps, self._base, self._prec = old
+            flint.ctx.prec = caller
+
+    def with_dps(self, dps: int) -> ArbContext:
+        """Make a new independent Arb context at ``dps`` digits.
+
+        Parameters
+        ----------
+        dps : int
+            Significant decimal digits.
+
+        Returns
+        -------
+        ArbContext
+            The new context.
+        """
+        return ArbContext(dps)
+
+    def __reduce__(self):
+        return ArbContext, (self._dps,)
+
+    # numbers -------------------------------------------------------------------------
+    def is_number(self, x: object) -> bool:
+        """Tell whether ``x`` is a ball (``flint.arb``).
+
+        Parameters
+        ----------
+        x : object
+            Anything.
+
+        Returns
+        -------
+        bool
+            True for a ``flint.arb``.
+        """
+        return isinstance(x, arb)
+
+    def is_complex(self, x: object) -> bool:
+        """Tell whether ``x`` is a complex ball (``flint.acb``).
+
+        Parameters
+        ----------
+        x : object
+            Anything.
+
+        Returns
+        -------
+        bool
+            True for a ``flint.acb``.
+        """
+        return isinstance(x, flint.acb)
+
+    def num(self, x: NumberLike) -> Real:
+        """Convert ``x`` to the tightest ball containing it at the working precision.
+
+        Parameters
+        ----------
+        x : int, str, Fraction, Decimal, sympy number, gmpy2/mpmath number or ball
+            The value: ``'0.1'`` and ``'1/3'`` are read exactly and enclosed; a ball is
+            returned as it is.
+
+        Returns
+        -------
+        flint.arb
+            A ball containing ``x``.
+
+        Raises
+        ------
+        PrecisionError
+            A float, an mpmath number of another context, or a gmpy2, mpmath or sympy
+            number of fewer bits than ``dps`` asks for.
+        ValueError
+            A string that is not a number.
+        TypeError
+            A bool, a sympy expression that is not a rational, a Float or pi, or any
+            other type.
+        """
+        if isinstance(x, arb):
+            return x
+        self.activate()
+        if isinstance(x, bool):
+            raise TypeError("a bool is not a number for mpvi")
+        if isinstance(x, (int, np.integer)):
+            return arb(fmpz(int(x)))
+        if isinstance(x, Fraction):
+            return arb(fmpq(x.numerator, x.denominator))
+        if isinstance(x, str):
+            kind, value = _number_text(x)
+            return self._decimal(value) if kind == "decimal" else self.num(value)
+        if isinstance(x, Decimal):
+            return self._decimal(str(x))
+        if isinstance(x, _mpfr_type):
+            if x.precision < self._base:
+                _refuse_other_mpf(x, self._dps, x.precision)
+            return self._dyadic(x)
+        if isinstance(x, _any_mpf):
+            bits = _bits_of_mpf(x)
+            if bits is None or bits < self._base:
+                _refuse_other_mpf(x, self._dps, bits)
+            return self._mpf_tuple(x._mpf_)
+        if isinstance(x, (float, np.floating)):
+            _refuse_float(x, self._dps)
+        return self._sympy(x)
+
+    def _decimal(self, text):
+        low = text.lower().lstrip("+")
+        if low in ("inf", "infinity"):
+            return arb.pos_inf()
+        if low in ("-inf", "-infinity"):
+            return arb.neg_inf()
+        if low.lstrip("-") == "nan":
+            return arb.nan()
+        f = Fraction(text)
+        return arb(fmpq(f.numerator, f.denominator))
+
+    def _dyadic(self, x):
+        """A gmpy2 mpfr, exactly (rounded into a ball only beyond the working precision)."""
+        if not x.is_finite():
+            return self._decimal(str(x))
+        n, d = x.as_integer_ratio()
+        return arb(fmpq(int(n), int(d)))
+
+    def _mpf_tuple(self, t):
+        sign, man, exp, _ = t
+        if man or not exp:
+            return arb(fmpq(-man if sign else man)) * arb((fmpz(1), int(exp)))
+        return self._decimal(mpmath.libmp.to_str(t, 5))
+
+    def _sympy(self, x):
+        import sympy
+        if not isinstance(x, sympy.Basic):
+            raise TypeError(f"cannot convert {type(x).__name__} {x!r} to a ball")
+        if x.is_Rational:
+            return arb(fmpq(int(x.p), int(x.q)))
+        if x.is_Float:
+            if x._prec < self._base:
+                raise PrecisionError(f"sympy Float {x} carries {x._prec} bits, fewer than the "
+                                     f"context's {self._base}: write it as sympy.Rational or a "
+                                     "string")
+            return self._mpf_tuple(x._mpf_)
+        if x is sympy.pi:
+            return arb.pi()
+        raise TypeError(f"cannot enclose the sympy expression {x}: only rationals, Floats and "
+                        "pi are converted to balls")
+
+    def lift(self, x: NumberLike) -> Real:
+        """Convert a number of any precision exactly, keeping its bits.
+
+        A float, an mpmath number or a gmpy2 number of any precision is its exact dyadic
+        value (in a ball of the working precision); anything else by :meth:`num`.
+
+        Parameters
+        ----------
+        x : float, mpmath.mpf, gmpy2.mpfr or anything :meth:`num` reads
+            The value.
+
+        Returns
+        -------
+        flint.arb
+            A ball containing ``x``.
+
+        Raises
+        ------
+        PrecisionError, TypeError, ValueError
+            As :meth:`num`, for the values it converts.
+        """
+        self.activate()
+        if isinstance(x, (float, np.floating)):
+            f = float(x)
+            return arb(fmpq(*f.as_integer_ratio())) if np.isfinite(f) else self._decimal(str(f))
+        if isinstance(x, _mpfr_type):
+            return self._dyadic(x)
+        if isinstance(x, _any_mpf):
+            return self._mpf_tuple(x._mpf_)
+        return self.num(x)
+
+    def fsum(self, terms: Iterable[Number]) -> Number:
+        """Sum balls (every partial sum a ball containing the exact one).
+
+        Parameters
+        ----------
+        terms : iterable of balls
+            The terms.
+
+        Returns
+        -------
+        flint.arb
+            A ball containing the sum.
+        """
+        total = arb(0)
+        for t in terms:
+            total = total + t
+        return total
+
+    @sticky
+    def isfinite(self, x: Number) -> bool:
+        """Tell whether a ball is finite (finite midpoint and radius, not nan).
+
+        Parameters
+        ----------
+        x : flint.arb
+            A ball.
+
+        Returns
+        -------
+        bool
+            True if ``x`` is a finite ball.
+        """
+        return bool(x.is_finite()) if isinstance(x, arb) else bool(self.num(x).is_finite())
+
+    def less(self, a: Real, b: Real) -> bool:
+        """Decide ``a < b`` for balls, or refuse.
+
+        Parameters
+        ----------
+        a, b : flint.arb
+            The balls.
+
+        Returns
+        -------
+        bool
+            True if every point of ``a`` is below every point of ``b``; False if every
+            point of ``a`` is at or above every point of ``b``.
+
+        Raises
+        ------
+        UndecidedComparison
+            The balls overlap (or one is nan): neither answer is certain.
+        """
+        a, b = self.num(a), self.num(b)
+        if a < b:
+            return True
+        if a >= b:
+            return False
+        raise UndecidedComparison(f"cannot decide {self.to_str(a, 10)} < {self.to_str(b, 10)}: "
+                                  "the balls overlap")
+
+    # elementary functions ------------------------------------------------------------
+    def _elementwise(self, name):
+        if name not in self._vec:
+            f = getattr(self._lib, name)
+            vf = np.frompyfunc(f, 1, 1)
+
+            def apply(x):
+                self.activate()
+                return vf(x) if isinstance(x, np.ndarray) else f(x)
+            apply.__name__ = name
+            self._vec[name] = apply
+        return self._vec[name]
+
+    def sqrt(self, x: Number | Array) -> Number | Array:
+        """Enclose the square root (nan for a ball reaching below 0).
+
+        Parameters
+        ----------
+        x : ball or array of balls
+            The argument.
+
+        Returns
+        -------
+        flint.arb or numpy.ndarray
+            The enclosure, element-wise.
+        """
+        return self._elementwise("sqrt")(x)
+
+    def cos(self, x: Number | Array) -> Number | Array:
+        """Enclose the cosine.
+
+        Parameters
+        ----------
+        x : ball or array of balls
+            The argument.
+
+        Returns
+        -------
+        flint.arb or numpy.ndarray
+            The enclosure, element-wise.
+        """
+        return self._elementwise("cos")(x)
+
+    def sin(self, x: Number | Array) -> Number | Array:
+        """Enclose the sine.
+
+        Parameters
+        ----------
+        x : ball or array of balls
+            The argument.
+
+        Returns
+        -------
+        flint.arb or numpy.ndarray
+            The enclosure, element-wise.
+        """
+        return self._elementwise("sin")(x)
+
+    def exp(self, x: Number | Array) -> Number | Array:
+        """Enclose the exponential.
+
+        Parameters
+        ----------
+        x : ball or array of balls
+            The argument.
+
+        Returns
+        -------
+        flint.arb or numpy.ndarray
+            The enclosure, element-wise.
+        """
+        return self._elementwise("exp")(x)
+
+    def log(self, x: Number | Array) -> Number | Array:
+        """Enclose the natural logarithm (nan for a ball reaching 0 or below).
+
+        Parameters
+        ----------
+        x : ball or array of balls
+            The argument.
+
+        Returns
+        -------
+        flint.arb or numpy.ndarray
+            The enclosure, element-wise.
+        """
+        return self._elementwise("log")(x)
+
+    def atan2(self, y: Real | Array, x: Real | Array) -> Real | Array:
+        """Enclose the angle of the point (x, y), in (-pi, pi].
+
+        Parameters
+        ----------
+        y : ball
+            The ordinate.
+        x : ball
+            The abscissa.
+
+        Returns
+        -------
+        flint.arb
+            The enclosure (nan where the ball of (x, y) meets the branch cut x <= 0,
+            y = 0).
+        """
+        return self._lib.atan2(y, x)
+
+    # linear algebra ------------------------------------------------------------------
+    def _mat(self, a):
+        rows = np.asarray(a, dtype=object)
+        if rows.ndim == 1:
+            rows = rows.reshape(-1, 1)
+        return arb_mat([[self.num(v) for v in row] for row in rows.tolist()])
+
+    def solve(self, a: Matrix, b: Vector | Matrix) -> Vector | Matrix:
+        """Enclose the solution of ``a x = b`` for every matrix and right side in the balls.
+
+        Arb's verified solve (``arb_mat_solve``: Gaussian elimination in ball arithmetic,
+        or a preconditioned one; Rump's approach).
+
+        Parameters
+        ----------
+        a : array_like
+            An n x n matrix of balls.
+        b : array_like
+            A vector of length n or an n x k matrix.
+
+        Returns
+        -------
+        numpy.ndarray
+            The enclosure, of the shape of ``b``.
+
+        Raises
+        ------
+        ValueError
+            Shapes that do not fit.
+        SingularMatrixError
+            A matrix that is not provably invertible (singular, or too wide a ball).
+        """
+        a_, b_ = np.asarray(a, dtype=object), np.asarray(b, dtype=object)
+        n = a_.shape[0] if a_.ndim else 0
+        if a_.ndim != 2 or a_.shape != (n, n) or b_.ndim not in (1, 2) or b_.shape[0] != n:
+            raise ValueError(f"solve: shapes {a_.shape} and {b_.shape} do not fit")
+        self.activate()
+        try:
+            x = self._mat(a_).solve(self._mat(b_))
+        except ZeroDivisionError:
+            raise SingularMatrixError(f"the {n} x {n} ball matrix is not provably invertible "
+                                      "(singular, or its balls too wide)") from None
+        out = np.array(x.tolist(), dtype=object)
+        return out[:, 0].copy() if b_.ndim == 1 else out
+
+    def inv(self, a: Matrix) -> Matrix:
+        """Enclose the inverse of every matrix in a ball matrix.
+
+        Parameters
+        ----------
+        a : array_like
+            An n x n matrix of balls.
+
+        Returns
+        -------
+        numpy.ndarray
+            The enclosure of the inverse.
+
+        Raises
+        ------
+        SingularMatrixError
+            A matrix that is not provably invertible.
+        """
+        return self.solve(a, self.eye(np.shape(a)[0]))
+
+    def norm_inf(self, v: Vector) -> Real:
+        """Enclose the max-abs norm of a vector or of all entries of a matrix.
+
+        Parameters
+        ----------
+        v : array_like
+            Balls.
+
+        Returns
+        -------
+        flint.arb
+            A ball containing max |x| over every choice of points in the balls.
+        """
+        out = self.zero
+        for x in np.ravel(v):
+            out = out.max(abs(self.num(x)))
+        return out
+
+    def eigvals(self, a: Matrix) -> list[Number]:
+        """Enclose the eigenvalues of a square matrix (Arb's ``acb_mat_eig_simple``).
+
+        Parameters
+        ----------
+        a : array_like
+            An n x n matrix of balls.
+
+        Returns
+        -------
+        list of flint.acb
+            Disjoint complex balls, one per eigenvalue.
+
+        Raises
+        ------
+        ValueError
+            The eigenvalues could not be isolated (a multiple eigenvalue, or too wide a
+            ball).
+        """
+        self.activate()
+        m = flint.acb_mat(self._mat(a))
+        try:
+            return list(m.eig(algorithm="rump"))
+        except (ValueError, ZeroDivisionError) as exc:
+            raise ValueError(f"eigenvalues not isolated: {exc}") from None
+
+    # output --------------------------------------------------------------------------
+    def to_str(self, x: Number, digits: int | None = None) -> str:
+        """Write a ball as ``[midpoint +/- radius]`` (an exact ball as its value).
+
+        Parameters
+        ----------
+        x : flint.arb
+            A ball.
+        digits : int, optional
+            Significant digits of the midpoint (default: ``dps``).
+
+        Returns
+        -------
+        str
+            Arb's decimal form of the ball, whose interval contains ``x``'s.
+        """
+        x = self.num(x)
+        return str(x.str(digits or self._dps, radius=True))
+
+    def to_float(self, x: Number | Array) -> float | Any:
+        """Round a ball's midpoint (or an array's) to float64, for plotting only.
+
+        Parameters
+        ----------
+        x : ball or numpy.ndarray
+            Balls.
+
+        Returns
+        -------
+        float or numpy.ndarray
+            The midpoints as floats.
+        """
+        if isinstance(x, np.ndarray):
+            return np.array([float(v.mid()) for v in x.ravel()], dtype=float).reshape(x.shape)
+        return float(self.num(x).mid())
+
+    # generated code ------------------------------------------------------------------
+    def _special_functions(self):
+        def one(name):
+            def f(x):
+                return getattr(self.num(x), name)()
+            f.__name__ = name
+            return f
+        return dict(erf=one("erf"), erfc=one("erfc"), gamma=one("gamma"),
+                    loggamma=one("lgamma"), atanh=one("atanh"), asinh=one("asinh"),
+                    acosh=one("acosh"), floor=one("floor"), ceil=one("ceil"), ei=one("ei"))
+
+
+class _BallFunctions:
+    """The elementary functions of generated code on balls (any number is read by the
+    context's ``num`` first)."""
+
+    def __init__(self, ctx: ArbContext) -> None:
+        num = ctx.num
+        for name in Context.GENERATED_FUNCTIONS:
+            if name != "atan2":
+                setattr(self, name, self._method(name, num))
+        self.atan2 = lambda y, x: arb.atan2(num(y), num(x))
+
+    @staticmethod
+    def _method(name: str, num: Callable[[Any], arb]) -> Callable[[Any], arb]:
+        def f(x):
+            return getattr(x if type(x) is arb else num(x), name)()
+        f.__name__ = name
+        return f
+
+
+# ----- Krawczyk's test -------------------------------------------------------------------------
+
+def _vec(values):
+    return arb_mat([[v] for v in values])
+
+
+def _entries(m):
+    return [row[0] for row in m.tolist()]
+
+
+def _point(x):
+    return arb(x.mid())
+
+
+def _upper(x):
+    """An upper bound of |x| as an exact ball."""
+    return arb(abs(x).upper())
+
+
+def krawczyk(fun: Callable[..., Any], x0: Any, ctx: ArbContext, *, what: str = "",
+             **ignored: object) -> tuple[Any, int, Any]:
+    """Prove that F(X) = 0 has exactly one solution in a ball, and enclose it.
+
+    The parametric Krawczyk test (Krawczyk 1969; Rump 1983; Moore 1966): ``fun`` closes
+    over the known state y_n as balls, so F and its Jacobian are evaluated for every y_n
+    in its ball.  A centre x~ by Newton on midpoints from ``x0``; a point preconditioner
+    C ~ mid(J(x~))^-1; the candidate X = x~ + [-r, r] with r twice |C F(x~)| (enlarged by
+    the image's distance to x~ at each retry); the Krawczyk image
+
+        K = x~ - C F(x~) + (I - C J(X)) (X - x~).
+
+    K inside the interior of X proves, for every y_n in its ball, a unique solution in X,
+    and that it lies in K (Krawczyk's theorem).
+
+    Parameters
+    ----------
+    fun : callable
+        ``fun(x, True)`` -> (F(x), dF/dx), ``fun(x, False)`` -> F(x), on balls (the
+        interface of :func:`mpvi.newton.solve_info`).
+    x0 : sequence of balls
+        The first guess of the centre.
+    ctx : ArbContext
+        The context.
+    what : str, default ""
+        Names the equations in errors.
+    **ignored
+        Newton's options of the point contexts (tolerances, ``diagnose``), not used: the
+        test decides.
+
+    Returns
+    -------
+    tuple
+        (K as the type of ``x0``, Newton iterations, an upper bound of ||F(x~)||_inf).
+        ``fun`` was called last on K (a stepper's closure reads its last evaluation).
+
+    Raises
+    ------
+    KrawczykError
+        The midpoint Jacobian is singular, the Jacobian is not finite on X, or K is not
+        inside X after :data:`KRAWCZYK_INFLATIONS` enlargements.
+    """
+    as_array = isinstance(x0, np.ndarray)
+
+    def call(x, jacobian):
+        return fun(np.array(x, dtype=object) if as_array else list(x), jacobian)
+    ctx.activate()
+    x = [_point(ctx.num(v)) for v in x0]
+    n = len(x)
+    eye = arb_mat(n, n, [1 if i == j else 0 for i in range(n) for j in range(n)])
+    tol = ctx.eps * 16
+    previous, it = None, 0
+    for it in range(1, NEWTON_ITERATIONS + 1):
+        F, J = call(x, True)
+        C = _preconditioner(J, n, what)
+        d = _entries(C * _vec([_point(v) for v in F]))
+        x = [_point(a - b) for a, b in zip(x, d)]
+        size = max((abs(v.mid()) for v in d), default=arb(0))
+        scale = max((abs(v.mid()) for v in x), default=arb(0)).max(ctx.one)
+        if size <= tol * scale or (previous is not None and not size < previous / 2):
+            break
+        previous = size
+    F, J = call(x, True)
+    if not all(ctx.isfinite(v) for v in F):
+        raise KrawczykError("the residual is not finite at the centre", what)
+    C = _preconditioner(J, n, what)
+    xc = _vec(x)
+    z = C * _vec(F)                                   # C F(x~), a ball vector
+    r = [2 * _upper(v) + tol * _upper(c) for v, c in zip(_entries(z), x)]
+    for attempt in range(KRAWCZYK_INFLATIONS + 1):
+        X = [c + arb(0, ri.upper()) for c, ri in zip(x, r)]
+        _, JX = call(X, True)
+        JX = arb_mat([[ctx.num(v) for v in row] for row in np.asarray(JX, dtype=object).tolist()])
+        if not all(v.is_finite() for row in JX.tolist() for v in row):
+            raise KrawczykError(f"the Jacobian is not finite on the ball X (radius up to "
+                                f"{_short(max(r, key=_float_mid))})", what)
+        K = _entries(xc - z + (eye - C * JX) * (_vec(X) - xc))
+        if all(Xi.contains_interior(Ki) for Xi, Ki in zip(X, K)):
+            call(K, False)
+            out = np.array(K, dtype=object) if as_array else K
+            return out, it, max((_upper(v) for v in F), default=arb(0))
+        r = [2 * ri.max(_upper(Ki - c)) for ri, Ki, c in zip(r, K, x)]
+    widest = max(range(n), key=lambda i: _float_mid(r[i]))
+    raise KrawczykError(f"K is not inside X after {KRAWCZYK_INFLATIONS} enlargements (the ball "
+                        f"is too wide to contract: radius of component {widest} "
+                        f"{_short(r[widest])})", what)
+
+
+def _preconditioner(J, n, what):
+    """C ~ mid(J)^-1 as a point matrix (exact entries)."""
+    rows = np.asarray(J, dtype=object).tolist()
+    mid = arb_mat([[_point(v) for v in row] for row in rows])
+    try:
+        inv = mid.inv()
+    except ZeroDivisionError:
+        raise KrawczykError("the midpoint Jacobian is singular: no preconditioner C = "
+                            "mid(J)^-1", what) from None
+    return arb_mat([[_point(v) for v in row] for row in inv.tolist()])
+
+
+def _float_mid(x):
+    return float(abs(x.mid()))
+
+
+def _short(x):
+    return x.str(3, radius=False) if isinstance(x, arb) else str(x)

@@ -1,0 +1,276 @@
+"""Proven digits of a run: its steps walked again on Arb balls.
+
+:func:`certify` takes a :class:`mpvi.Solution` and re-walks the run step by step with
+the same method and the same step h in an :class:`mpvi.ArbContext`: the initial data
+and h are the exact values the run used (its numbers, converted exactly), the system's
+parameters the tightest balls of the values it was given.  An explicit step is simply
+evaluated on balls; an implicit one is proven by the parametric Krawczyk test
+(:func:`mpvi.arb.krawczyk`: a unique solution of the step equations in a ball, for
+every state in the previous ball).  The balls so carried enclose the method's exact
+discrete trajectory from those data -- rounding excluded -- at every node.
+
+Each saved computed state is then compared with its enclosure: the distance bounds the
+error of the printed number against the exact discrete trajectory, and the proven digits
+of each component are ``-log10(|computed - enclosure|_upper / scale)`` (``scale`` the
+state's largest component, at least 1).  A computed state farther from its enclosure than
+the run's own round-off could take it -- the Newton tolerance of its context
+(:func:`mpvi.newton.tolerance`, 2^10 eps) per step, summed over the steps so far, relative
+to ``scale`` -- is a wrong step: :class:`WrongStepError` names it.  A step whose proof
+fails (a ball too wide, a Jacobian not invertible on the ball) ends the certificate
+there: it says which step and why, and claims nothing from there on.
+
+The enclosures are propagated as boxes (a ball per component): their radii grow by
+wrapping, faster than the true sensitivity of the step (the dependency of an implicit
+step's output on the previous state is lost).  ``Certificate.widths`` records the growth.
+"""
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from .arb import ArbContext, KrawczykError
+from .linalg import NotPositiveDefiniteError, SingularMatrixError
+from .newton import tolerance
+from .precision import entry, entry_class
+from .schemes import get_method
+
+if TYPE_CHECKING:
+    from .solution import Solution
+
+
+class WrongStepError(ArithmeticError):
+    """A computed state lies outside the proven enclosure of its step.
+
+    Farther than the run's round-off allows (module doc of :mod:`mpvi.certify`): the
+    step computed a wrong value.  An ``ArithmeticError``.
+
+    Parameters
+    ----------
+    message : str
+        Which step, which component, how far.
+    step : int
+        Index j of the step j -> j+1 that produced the state.
+    """
+
+    def __init__(self, message: str, step: int) -> None:
+        self.step = step
+        super().__init__(message)
+
+
+@entry_class
+class Certificate:
+    """The enclosures of a run's saved states and their proven digits (:func:`certify`).
+
+    Made by :func:`certify`, which fills it point by point.
+
+    Parameters
+    ----------
+    method : str
+        The method's name.
+    context : ArbContext
+        The ball context of the walk.
+    nodes : list of int
+        The node index of each saved point.
+
+    Attributes
+    ----------
+    method : str
+        The method's name.
+    context : ArbContext
+        The ball context of the walk.
+    nodes : list of int
+        The node index of each saved point.
+    t : list of flint.arb
+        The saved times, as balls (of the points certified).
+    q, y : list of numpy.ndarray
+        The enclosures of the saved positions and of p or v (y None for a first-order
+        system), for the points certified.
+    digits : list of numpy.ndarray
+        Per certified saved point, the proven digits of each component of (q, y) of the
+        computed solution (module doc); ``numpy.inf`` for an exact value.
+    widths : list of float
+        Per certified saved point, the largest radius of the enclosure (the wrapping).
+    failed_step : int or None
+        The step j (j -> j+1) whose proof failed, or None.
+    why : str or None
+        Why it failed.
+    """
+
+    def __init__(self, method: str, context: ArbContext, nodes: list[int]) -> None:
+        self.method, self.context, self.nodes = method, context, nodes
+        self.t: list[Any] = []
+        self.q: list[Any] = []
+        self.y: list[Any] = []
+        self.digits: list[Any] = []
+        self.widths: list[float] = []
+        self.failed_step: int | None = None
+        self.why: str | None = None
+
+    @property
+    def complete(self) -> bool:
+        """Whether every saved point is certified."""
+        return self.failed_step is None and len(self.t) == len(self.nodes)
+
+    @property
+    def min_digits(self) -> list[float]:
+        """The smallest proven digits per certified saved point."""
+        return [float(np.min(d)) if len(d) else math.inf for d in self.digits]
+
+    def __repr__(self) -> str:
+        done = f"{len(self.t)}/{len(self.nodes)} saved points certified"
+        digits = self.min_digits
+        least = f", at least {min(digits):.1f} digits" if digits else ""
+        fail = f"; step {self.failed_step} not proven: {self.why}" if self.why else ""
+        return f"<Certificate {self.method}: {done}{least}{fail}>"
+
+
+def _saved_nodes(sol: Solution) -> list[int]:
+    steps, saveat = sol.steps, sol.saveat
+    if saveat is None:
+        return list(range(steps + 1))
+    if isinstance(saveat, (int, np.integer)) and not isinstance(saveat, bool):
+        k = int(saveat)
+        nodes = list(range(0, steps + 1, k))
+        return nodes if nodes[-1] == steps else nodes + [steps]
+    raise ValueError("certify: the solution saved times between nodes (saveat = a list of "
+                     "times, through the dense output); only node values are certified: solve "
+                     "with saveat=None or an integer")
+
+
+@entry
+def certify(solution: Solution, dps: int | None = None) -> Certificate:
+    """Enclose every saved state of a run on Arb balls and prove its digits.
+
+    Module doc of :mod:`mpvi.certify`: the run re-walked with its method and h on
+    balls (Arb: Johansson 2017), implicit steps proven by the parametric Krawczyk test
+    (Krawczyk 1969; Rump 1983), box propagation (Moore 1966).
+
+    Parameters
+    ----------
+    solution : Solution
+        A run of :func:`mpvi.solve` (saved at nodes: ``saveat`` None or an integer).
+    dps : int, optional
+        The working digits of the balls (plus :data:`mpvi.arb.GUARD_BITS`); default the
+        run's.  More digits narrow the enclosures: the widths start at the working
+        precision and grow by wrapping.
+
+    Returns
+    -------
+    Certificate
+        The enclosures, the proven digits per component and per saved point, and the
+        first step whose proof failed (with why), if any.
+
+    Raises
+    ------
+    TypeError
+        Not a solution, or a solution without its problem (read from a file).
+    ValueError
+        A solution saved between nodes, or one of a context that is not multiprecision.
+    WrongStepError
+        A computed state outside its enclosure beyond the run's round-off, naming the
+        step.
+    """
+    from .solution import Solution
+    if not isinstance(solution, Solution):
+        raise TypeError(f"certify takes an mpvi.Solution, got {type(solution).__name__}")
+    problem = solution.problem
+    if problem is None:
+        raise TypeError("certify: the solution has no problem (read from a file): solve again")
+    run_ctx = solution.ctx
+    if not run_ctx.is_mp:
+        raise ValueError(f"certify: a run in the {run_ctx.name} context is not certified "
+                         "(float64 rounding: use a gmp or mp context)")
+    nodes = _saved_nodes(solution)
+    ctx = ArbContext(run_ctx.dps if dps is None else dps)
+    method = get_method(solution.method)
+    cert = Certificate(method.name, ctx, nodes)
+    ctx.activate()
+    system = problem.system.with_context(ctx)
+    h = ctx.lift(solution.h)
+    t0 = ctx.lift(problem.t0)
+    q, y = _initial(problem, system, method.state, ctx)
+    args = {k: v for k, v in solution._prepare_args.items() if k != "newton"}
+    stepper = method._prepare(system, h, ctx, **args)
+    allowance = tolerance(run_ctx)
+    saved = {k: i for i, k in enumerate(nodes)}
+    carry = None
+    for k in range(solution.steps + 1):
+        if k > 0:
+            j = k - 1
+            try:
+                r = stepper(t0 + j * h, q, y, carry)
+            except (KrawczykError, SingularMatrixError, NotPositiveDefiniteError,
+                    ArithmeticError) as exc:
+                cert.failed_step, cert.why = j, str(exc)
+                return cert
+            q, y, carry = r.q, r.y, r.carry
+            if not all(map(ctx.isfinite, _state(q, y))):
+                cert.failed_step, cert.why = j, "the enclosure is not finite (the balls grew unbounded)"
+                return cert
+        i = saved.get(k)
+        if i is not None:
+            _record(cert, solution, i, k, t0 + k * h, q, y, ctx, run_ctx, allowance)
+    return cert
+
+
+def _initial(problem, system, state, ctx):
+    """The initial (q, y) as balls: the run's numbers exactly; a momentum computed by the
+    run from a given velocity is computed again on balls."""
+    q = np.array([ctx.lift(x) for x in problem.q0], dtype=object)
+    if problem.given == "y":
+        return q, None
+    if state == "qp" and problem.given == "v":
+        v = np.array([ctx.lift(x) for x in problem.v0], dtype=object)
+        return q, system.momentum(q, v, ctx.lift(problem.t0))
+    if state == "qv" and problem.given == "p":
+        p = np.array([ctx.lift(x) for x in problem.p0], dtype=object)
+        return q, system.velocity(q, p, ctx.lift(problem.t0))
+    given = problem.p0 if state == "qp" else problem.v0
+    return q, np.array([ctx.lift(x) for x in given], dtype=object)
+
+
+def _state(q, y):
+    return list(q) + ([] if y is None else list(y))
+
+
+def _record(cert, solution, i, k, t, q, y, ctx, run_ctx, allowance):
+    """Compare saved point i (node k) with its enclosure: refuse a wrong step, else record
+    the enclosure and the proven digits."""
+    balls = _state(q, y)
+    computed = [ctx.lift(x) for x in _state(solution.q[i], None if solution.y is None
+                                            else solution.y[i])]
+    scale = ctx.one
+    for c in computed:
+        scale = scale.max(abs(c))
+    limit = allowance * k * scale
+    digits = []
+    for n, (c, b) in enumerate(zip(computed, balls)):
+        gap = abs(c - b)
+        if gap.lower() > limit:
+            what = "q" if n < len(q) else ("p" if solution.state == "qp" else "v")
+            index = n if n < len(q) else n - len(q)
+            raise WrongStepError(
+                f"certify: step {k - 1} (node {k}) computed {what}[{index}] = "
+                f"{run_ctx.to_str(_state(solution.q[i], solution.y[i] if solution.y is not None else None)[n], 20)} "
+                f"outside its proven enclosure {ctx.to_str(b, 20)}: distance at least "
+                f"{_sci(gap.lower())}, beyond the run's round-off allowance {_sci(limit)}",
+                k - 1)
+        bound = gap.upper() / scale
+        digits.append(math.inf if bound == 0 else -_log10(bound))
+    cert.t.append(t)
+    cert.q.append(np.array(q, dtype=object))
+    cert.y.append(None if y is None else np.array(y, dtype=object))
+    cert.digits.append(np.array(digits, dtype=float))
+    cert.widths.append(max((float(b.rad()) for b in balls), default=0.0))
+
+
+def _log10(x):
+    """log10 of a positive exact ball's upper bound, as a float rounded up (a count of
+    digits is reported, not computed with)."""
+    return float((x.log() / x.__class__(10).log()).upper())
+
+
+def _sci(x):
+    return x.str(3, radius=False)
