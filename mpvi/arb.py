@@ -24,7 +24,7 @@ from __future__ import annotations
 import contextlib
 from decimal import Decimal
 from fractions import Fraction
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, cast
 
 import flint
 import mpmath
@@ -87,7 +87,7 @@ class KrawczykError(ArithmeticError):
                          f"Krawczyk test: {message}")
 
 
-def _bits(dps):
+def _bits(dps: int) -> int:
     return int(mpmath.libmp.dps_to_prec(dps))
 
 
@@ -311,8 +311,9 @@ class ArbContext(Context):
         ValueError
             A string that is not a number.
         TypeError
-            A bool, a sympy expression that is not a rational, a Float or pi, or any
-            other type.
+            A bool, a sympy expression other than rationals, Floats, pi and their sums,
+            products and rational powers (an algebraic number given as a polynomial's
+            root), or any other type.
         """
         if isinstance(x, arb):
             return x
@@ -340,6 +341,10 @@ class ArbContext(Context):
         if isinstance(x, (float, np.floating)):
             _refuse_float(x, self._dps)
         return self._sympy(x)
+
+    def _ball(self, x: object) -> arb:
+        """``x`` as a ball: a ball as it is, anything else by :meth:`num`."""
+        return x if isinstance(x, arb) else cast(arb, self.num(cast("NumberLike", x)))
 
     def _decimal(self, text):
         low = text.lower().lstrip("+")
@@ -379,8 +384,18 @@ class ArbContext(Context):
             return self._mpf_tuple(x._mpf_)
         if x is sympy.pi:
             return arb.pi()
-        raise TypeError(f"cannot enclose the sympy expression {x}: only rationals, Floats and "
-                        "pi are converted to balls")
+        if x.is_Add or x.is_Mul:
+            parts = [self._sympy(a) for a in x.args]
+            out = parts[0]
+            for v in parts[1:]:
+                out = out + v if x.is_Add else out * v
+            return out
+        if x.is_Pow and x.exp.is_Rational:
+            base, p, q = self._sympy(x.base), int(x.exp.p), int(x.exp.q)
+            root = base if q == 1 else base.root(q)
+            return root ** p if p >= 0 else 1 / root ** (-p)
+        raise TypeError(f"cannot enclose the sympy expression {x}: rationals, Floats, pi and "
+                        "their sums, products and rational powers are converted to balls")
 
     def lift(self, x: NumberLike) -> Real:
         """Convert a number of any precision exactly, keeping its bits.
@@ -428,7 +443,7 @@ class ArbContext(Context):
         """
         total = arb(0)
         for t in terms:
-            total = total + t
+            total = total + self._ball(t)
         return total
 
     @sticky
@@ -445,7 +460,7 @@ class ArbContext(Context):
         bool
             True if ``x`` is a finite ball.
         """
-        return bool(x.is_finite()) if isinstance(x, arb) else bool(self.num(x).is_finite())
+        return bool(self._ball(x).is_finite())
 
     def less(self, a: Real, b: Real) -> bool:
         """Decide ``a < b`` for balls, or refuse.
@@ -658,9 +673,9 @@ class ArbContext(Context):
         flint.arb
             A ball containing max |x| over every choice of points in the balls.
         """
-        out = self.zero
-        for x in np.ravel(v):
-            out = out.max(abs(self.num(x)))
+        out = arb(0)
+        for x in np.ravel(v).tolist():
+            out = out.max(abs(self._ball(x)))
         return out
 
     def eigvals(self, a: Matrix) -> list[Number]:
@@ -705,8 +720,7 @@ class ArbContext(Context):
         str
             Arb's decimal form of the ball, whose interval contains ``x``'s.
         """
-        x = self.num(x)
-        return str(x.str(digits or self._dps, radius=True))
+        return str(self._ball(x).str(digits or self._dps, radius=True))
 
     def to_float(self, x: Number | Array) -> float | Any:
         """Round a ball's midpoint (or an array's) to float64, for plotting only.
@@ -722,8 +736,9 @@ class ArbContext(Context):
             The midpoints as floats.
         """
         if isinstance(x, np.ndarray):
-            return np.array([float(v.mid()) for v in x.ravel()], dtype=float).reshape(x.shape)
-        return float(self.num(x).mid())
+            return np.array([float(self._ball(v).mid()) for v in x.ravel().tolist()],
+                            dtype=float).reshape(x.shape)
+        return float(self._ball(x).mid())
 
     # generated code ------------------------------------------------------------------
     def _special_functions(self):
@@ -742,7 +757,7 @@ class _BallFunctions:
     context's ``num`` first)."""
 
     def __init__(self, ctx: ArbContext) -> None:
-        num = ctx.num
+        num = ctx._ball
         for name in Context.GENERATED_FUNCTIONS:
             if name != "atan2":
                 setattr(self, name, self._method(name, num))

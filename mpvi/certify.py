@@ -12,7 +12,7 @@ discrete trajectory from those data -- rounding excluded -- at every node.
 Each saved computed state is then compared with its enclosure: the distance bounds the
 error of the printed number against the exact discrete trajectory, and the proven digits
 of each component are ``-log10(|computed - enclosure|_upper / scale)`` (``scale`` the
-state's largest component, at least 1).  A computed state farther from its enclosure than
+state's largest component, at least 1; 0 where the enclosure is wider than ``scale``).  A computed state farther from its enclosure than
 the run's own round-off could take it -- the Newton tolerance of its context
 (:func:`mpvi.newton.tolerance`, 2^10 eps) per step, summed over the steps so far, relative
 to ``scale`` -- is a wrong step: :class:`WrongStepError` names it.  A step whose proof
@@ -26,7 +26,7 @@ step's output on the previous state is lost).  ``Certificate.widths`` records th
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -37,6 +37,7 @@ from .precision import entry, entry_class
 from .schemes import get_method
 
 if TYPE_CHECKING:
+    from .mechanics import LagrangianSystem
     from .solution import Solution
 
 
@@ -167,7 +168,8 @@ def certify(solution: Solution, dps: int | None = None) -> Certificate:
     TypeError
         Not a solution, or a solution without its problem (read from a file).
     ValueError
-        A solution saved between nodes, or one of a context that is not multiprecision.
+        A solution saved between nodes, one of a context that is not multiprecision, or
+        one of a first-order system.
     WrongStepError
         A computed state outside its enclosure beyond the run's round-off, naming the
         step.
@@ -182,17 +184,20 @@ def certify(solution: Solution, dps: int | None = None) -> Certificate:
     if not run_ctx.is_mp:
         raise ValueError(f"certify: a run in the {run_ctx.name} context is not certified "
                          "(float64 rounding: use a gmp or mp context)")
+    if problem.system.first_order:
+        raise ValueError("certify: first-order systems are not certified yet (their field "
+                         "has no Arb binding); a mechanical system's run is")
     nodes = _saved_nodes(solution)
     ctx = ArbContext(run_ctx.dps if dps is None else dps)
     method = get_method(solution.method)
     cert = Certificate(method.name, ctx, nodes)
     ctx.activate()
-    system = problem.system.with_context(ctx)
+    system = cast("LagrangianSystem", problem.system).with_context(ctx)
     h = ctx.lift(solution.h)
     t0 = ctx.lift(problem.t0)
     q, y = _initial(problem, system, method.state, ctx)
     args = {k: v for k, v in solution._prepare_args.items() if k != "newton"}
-    stepper = method._prepare(system, h, ctx, **args)
+    stepper = method.prepare(system, h, ctx, **args)
     allowance = tolerance(run_ctx)
     saved = {k: i for i, k in enumerate(nodes)}
     carry = None
@@ -258,7 +263,7 @@ def _record(cert, solution, i, k, t, q, y, ctx, run_ctx, allowance):
                 f"{_sci(gap.lower())}, beyond the run's round-off allowance {_sci(limit)}",
                 k - 1)
         bound = gap.upper() / scale
-        digits.append(math.inf if bound == 0 else -_log10(bound))
+        digits.append(math.inf if bound == 0 else max(0.0, -_log10(bound)))
     cert.t.append(t)
     cert.q.append(np.array(q, dtype=object))
     cert.y.append(None if y is None else np.array(y, dtype=object))
