@@ -140,7 +140,7 @@ class ArbContext(Context):
         self._prec = self._base + GUARD_BITS
         self.zero = arb(0)
         self.one = arb(1)
-        self._lib = _BallFunctions(self)
+        self._lib: Any = _BallFunctions(self)
         self._lib_mpf = self.num
         self._vec: dict[str, Any] = {}
 
@@ -704,6 +704,33 @@ class ArbContext(Context):
         except (ValueError, ZeroDivisionError) as exc:
             raise ValueError(f"eigenvalues not isolated: {exc}") from None
 
+    def verified_solve(self, fun: Callable[..., Any], x0: Vector | list[Real], what: str = ""
+                       ) -> tuple[Any, int, Any]:
+        """Solve F(x) = 0 with a proof: :func:`krawczyk`.
+
+        What :func:`mpvi.newton.solve_info` calls in this context.
+
+        Parameters
+        ----------
+        fun : callable
+            ``fun(x, True)`` -> (F(x), dF/dx), ``fun(x, False)`` -> F(x), on balls.
+        x0 : sequence of balls
+            The first guess.
+        what : str, default ""
+            Names the equations in errors.
+
+        Returns
+        -------
+        tuple
+            As :func:`krawczyk`.
+
+        Raises
+        ------
+        KrawczykError
+            As :func:`krawczyk`.
+        """
+        return krawczyk(fun, x0, self, what=what)
+
     # output --------------------------------------------------------------------------
     def to_str(self, x: Number, digits: int | None = None) -> str:
         """Write a ball as ``[midpoint +/- radius]`` (an exact ball as its value).
@@ -896,3 +923,353 @@ def _float_mid(x):
 
 def _short(x):
     return x.str(3, radius=False) if isinstance(x, arb) else str(x)
+
+
+# ----- first derivatives on balls: the mean-value form of certify -------------------------------
+
+class _Dual:
+    """A ball with the balls of its first derivatives by ``m`` seed variables.
+
+    Forward-mode differentiation in ball arithmetic: ``v`` encloses the value and ``d[i]``
+    the derivative by seed i, for every point of the seeds' balls.  The numbers of a
+    :class:`_DualContext`; comparisons compare the values (Arb's rule: True only if
+    certain).
+    """
+
+    __slots__ = ("v", "d")
+
+    def __init__(self, v: arb, d: tuple[arb, ...]) -> None:
+        self.v, self.d = v, d
+
+    def _lift(self, other):
+        if isinstance(other, _Dual):
+            return other
+        if isinstance(other, (int, arb)):
+            return _Dual(arb(other) if isinstance(other, int) else other, ())
+        return NotImplemented
+
+    @staticmethod
+    def _combine(a, b, fa, fb):
+        """fa * a.d + fb * b.d, with () for a constant."""
+        if not a.d:
+            return tuple(fb * y for y in b.d) if fb is not None else b.d
+        if not b.d:
+            return tuple(fa * x for x in a.d) if fa is not None else a.d
+        if fa is None and fb is None:
+            return tuple(x + y for x, y in zip(a.d, b.d))
+        return tuple((x if fa is None else fa * x) + (y if fb is None else fb * y)
+                     for x, y in zip(a.d, b.d))
+
+    def __add__(self, other):
+        o = self._lift(other)
+        if o is NotImplemented:
+            return o
+        return _Dual(self.v + o.v, self._combine(self, o, None, None))
+
+    __radd__ = __add__
+
+    def __neg__(self):
+        return _Dual(-self.v, tuple(-x for x in self.d))
+
+    def __pos__(self):
+        return self
+
+    def __sub__(self, other):
+        o = self._lift(other)
+        if o is NotImplemented:
+            return o
+        return self + (-o)
+
+    def __rsub__(self, other):
+        o = self._lift(other)
+        if o is NotImplemented:
+            return o
+        return o + (-self)
+
+    def __mul__(self, other):
+        o = self._lift(other)
+        if o is NotImplemented:
+            return o
+        return _Dual(self.v * o.v, self._combine(self, o, o.v, self.v))
+
+    __rmul__ = __mul__
+
+    def __truediv__(self, other):
+        o = self._lift(other)
+        if o is NotImplemented:
+            return o
+        q = self.v / o.v
+        return _Dual(q, self._combine(self, o, 1 / o.v, -q / o.v))
+
+    def __rtruediv__(self, other):
+        o = self._lift(other)
+        if o is NotImplemented:
+            return o
+        return o / self
+
+    def __pow__(self, k):
+        if isinstance(k, int):
+            if k == 0:
+                return _Dual(arb(1), ())
+            return _Dual(self.v ** k, tuple(k * self.v ** (k - 1) * x for x in self.d))
+        k = self._lift(k)
+        if k is NotImplemented:
+            return k
+        return _exp(k * _log(self))
+
+    def __abs__(self):
+        if self.v > 0:
+            return self
+        if self.v < 0:
+            return -self
+        raise UndecidedComparison("|x| is not differentiable on a ball containing 0")
+
+    def __lt__(self, other):
+        return self.v < (other.v if isinstance(other, _Dual) else other)
+
+    def __le__(self, other):
+        return self.v <= (other.v if isinstance(other, _Dual) else other)
+
+    def __gt__(self, other):
+        return self.v > (other.v if isinstance(other, _Dual) else other)
+
+    def __ge__(self, other):
+        return self.v >= (other.v if isinstance(other, _Dual) else other)
+
+    def __repr__(self):
+        return f"_Dual({self.v}, {self.d})"
+
+
+def _chain(x, value, slope):
+    return _Dual(value, tuple(slope * t for t in x.d))
+
+
+def _sin(x):
+    return _chain(x, x.v.sin(), x.v.cos())
+
+
+def _cos(x):
+    return _chain(x, x.v.cos(), -x.v.sin())
+
+
+def _exp(x):
+    e = x.v.exp()
+    return _chain(x, e, e)
+
+
+def _log(x):
+    return _chain(x, x.v.log(), 1 / x.v)
+
+
+def _sqrt(x):
+    s = x.v.sqrt()
+    return _chain(x, s, 1 / (2 * s))
+
+
+def _tan(x):
+    t = x.v.tan()
+    return _chain(x, t, 1 + t * t)
+
+
+def _atan(x):
+    return _chain(x, x.v.atan(), 1 / (1 + x.v * x.v))
+
+
+def _sinh(x):
+    return _chain(x, x.v.sinh(), x.v.cosh())
+
+
+def _cosh(x):
+    return _chain(x, x.v.cosh(), x.v.sinh())
+
+
+def _tanh(x):
+    t = x.v.tanh()
+    return _chain(x, t, 1 - t * t)
+
+
+def _asin(x):
+    return _chain(x, x.v.asin(), 1 / (1 - x.v * x.v).sqrt())
+
+
+def _acos(x):
+    return _chain(x, x.v.acos(), -1 / (1 - x.v * x.v).sqrt())
+
+
+def _atan2(y, x):
+    r2 = x.v * x.v + y.v * y.v
+    return _Dual(arb.atan2(y.v, x.v), _Dual._combine(y, x, x.v / r2, -y.v / r2))
+
+
+_DUAL_FUNCTIONS = dict(sin=_sin, cos=_cos, exp=_exp, log=_log, sqrt=_sqrt, tan=_tan,
+                       atan=_atan, sinh=_sinh, cosh=_cosh, tanh=_tanh, asin=_asin,
+                       acos=_acos)
+
+
+class _DualContext(ArbContext):
+    """Balls with first derivatives (:class:`_Dual`): the steps of a run differentiated by
+    the state on balls, for the mean-value form of :func:`mpvi.certify` (Lohner 1987).
+
+    Numbers are :class:`_Dual`; conversions give a constant (no derivative); the
+    elementary functions and the generated kernels carry the chain rule.  An implicit
+    step is differentiated by the implicit function theorem on balls
+    (:func:`_krawczyk_dual`).  Internal to :mod:`mpvi.certify`.
+    """
+
+    def __init__(self, dps: int = 64):
+        super().__init__(dps)
+        self.zero = _Dual(arb(0), ())
+        self.one = _Dual(arb(1), ())
+        self._lib = _DualFunctions(self)
+        self._lib_mpf = self.num
+        self.balls = ArbContext(dps)
+
+    @property
+    def name(self) -> str:
+        return f"arbdual{self.dps}"
+
+    def __reduce__(self):
+        return _DualContext, (self.dps,)
+
+    def num(self, x):
+        if isinstance(x, _Dual):
+            return x
+        return _Dual(cast(arb, ArbContext.num(self, x)), ())
+
+    def lift(self, x):
+        return x if isinstance(x, _Dual) else _Dual(cast(arb, ArbContext.lift(self, x)), ())
+
+    def is_number(self, x):
+        return isinstance(x, _Dual)
+
+    def isfinite(self, x):
+        x = self.num(x)
+        return bool(x.v.is_finite()) and all(bool(t.is_finite()) for t in x.d)
+
+    @property
+    def pi(self):
+        return _Dual(arb.pi(), ())
+
+    def fsum(self, terms):
+        total = self.zero
+        for t in terms:
+            total = total + t
+        return total
+
+    def _elementwise(self, name):
+        f = getattr(self._lib, name)
+        vf = np.frompyfunc(f, 1, 1)
+
+        def apply(x):
+            self.activate()
+            return vf(x) if isinstance(x, np.ndarray) else f(x)
+        return apply
+
+    def atan2(self, y, x):
+        return _atan2(self.num(y), self.num(x))
+
+    def solve(self, a, b):
+        """Gaussian elimination on duals (pivots chosen by the midpoints' sizes: any
+        non-zero pivot is valid; a ball pivot containing 0 gives a non-finite result)."""
+        a_ = [[self.num(v) for v in row] for row in np.asarray(a, dtype=object).tolist()]
+        b_arr = np.asarray(b, dtype=object)
+        cols = b_arr.reshape(len(a_), -1).tolist()
+        rows = [[self.num(v) for v in row] for row in cols]
+        n = len(a_)
+        for k in range(n):
+            p = max(range(k, n), key=lambda i: float(abs(a_[i][k].v.mid())))
+            a_[k], a_[p], rows[k], rows[p] = a_[p], a_[k], rows[p], rows[k]
+            if a_[k][k].v.contains(0):
+                raise SingularMatrixError("the ball matrix is not provably invertible "
+                                          "(a pivot ball contains 0)")
+            for i in range(k + 1, n):
+                f = a_[i][k] / a_[k][k]
+                a_[i] = [x - f * y for x, y in zip(a_[i], a_[k])]
+                rows[i] = [x - f * y for x, y in zip(rows[i], rows[k])]
+        x: list[Any] = [None] * n
+        for k in reversed(range(n)):
+            acc = rows[k]
+            for j in range(k + 1, n):
+                acc = [u - a_[k][j] * w for u, w in zip(acc, x[j])]
+            x[k] = [u / a_[k][k] for u in acc]
+        out = np.array(x, dtype=object)
+        return out[:, 0].copy() if b_arr.ndim == 1 else out
+
+    def to_str(self, x, digits=None):
+        return ArbContext.to_str(self, self.num(x).v, digits)
+
+    def verified_solve(self, fun, x0, what=""):
+        return _krawczyk_dual(fun, x0, self, what=what)
+
+    def _special_functions(self):
+        def step(name):
+            def f(x):
+                x = self.num(x)
+                if x.v.contains_integer():
+                    raise UndecidedComparison(f"{name} is not differentiable on a ball "
+                                              "containing an integer")
+                return _Dual(getattr(x.v, name)(), ())
+            return f
+        return dict(floor=step("floor"), ceil=step("ceil"))
+
+
+class _DualFunctions:
+    """The elementary functions of generated code on duals."""
+
+    def __init__(self, ctx: _DualContext) -> None:
+        num = ctx.num
+        for name, f in _DUAL_FUNCTIONS.items():
+            setattr(self, name, self._wrap(f, num))
+        self.atan2 = lambda y, x: _atan2(num(y), num(x))
+
+    @staticmethod
+    def _wrap(f, num):
+        def g(x):
+            return f(x if type(x) is _Dual else num(x))
+        g.__name__ = f.__name__.lstrip("_")
+        return g
+
+
+def _krawczyk_dual(fun, x0, ctx, *, what="", **ignored):
+    """:func:`krawczyk` for a step on duals: the solution's ball by the Krawczyk test on
+    the values (for every state in the seeds' balls), its derivatives by the seeds by the
+    implicit function theorem on balls, X_y = -F_X^-1 F_y with F_X and F_y evaluated over
+    the state's ball and the solution's (their every value enclosed)."""
+    as_array = isinstance(x0, np.ndarray)
+    base = ctx.balls
+
+    def const(values):
+        return [_Dual(v, ()) for v in values]
+
+    def values(fun_out, jacobian):
+        if jacobian:
+            r, J = fun_out
+            return ([ctx.num(v).v for v in r],
+                    [[ctx.num(v).v for v in row] for row in np.asarray(J, dtype=object).tolist()])
+        return [ctx.num(v).v for v in fun_out]
+
+    def wrap(x):
+        return np.array(x, dtype=object) if as_array else list(x)
+
+    def fv(x, jacobian):
+        return values(fun(wrap(const(x)), jacobian), jacobian)
+    K, it, res = krawczyk(fv, [ctx.num(v).v for v in x0], base, what=what)
+    F, J = fun(wrap(const(K)), True)
+    F = [ctx.num(v) for v in F]
+    m = max((len(f.d) for f in F), default=0)
+    n = len(K)
+    JX = arb_mat([[ctx.num(v).v for v in row] for row in np.asarray(J, dtype=object).tolist()])
+    Fy = arb_mat([[f.d[s] if f.d else arb(0) for s in range(m)] for f in F]) if m else None
+    if Fy is None:
+        X = const(K)
+    else:
+        try:
+            Xy = JX.solve(-Fy)
+        except ZeroDivisionError:
+            raise KrawczykError("the Jacobian is not provably invertible on the ball of the "
+                                "state and the solution (no derivative of the step)",
+                                what) from None
+        rows = Xy.tolist()
+        X = [_Dual(K[i], tuple(rows[i])) for i in range(n)]
+    fun(wrap(X), False)
+    return wrap(X), it, res

@@ -141,7 +141,8 @@ def _saved_nodes(sol: Solution) -> list[int]:
 
 
 @entry
-def certify(solution: Solution, dps: int | None = None) -> Certificate:
+def certify(solution: Solution, dps: int | None = None, propagation: str = "lohner"
+            ) -> Certificate:
     """Enclose every saved state of a run on Arb balls and prove its digits.
 
     Module doc of :mod:`mpvi.certify`: the run re-walked with its method and h on
@@ -156,6 +157,10 @@ def certify(solution: Solution, dps: int | None = None) -> Certificate:
         The working digits of the balls (plus :data:`mpvi.arb.GUARD_BITS`); default the
         run's.  More digits narrow the enclosures: the widths start at the working
         precision and grow by wrapping.
+    propagation : {"lohner", "box"}, default "lohner"
+        How the balls are carried from step to step: Lohner's method (the mean-value
+        form in a moving orthonormal basis, Lohner 1987), or the plain box of balls (each
+        step on the previous balls; wraps much faster).
 
     Returns
     -------
@@ -169,7 +174,7 @@ def certify(solution: Solution, dps: int | None = None) -> Certificate:
         Not a solution, or a solution without its problem (read from a file).
     ValueError
         A solution saved between nodes, one of a context that is not multiprecision, or
-        one of a first-order system.
+        one of a first-order system; an unknown ``propagation``.
     WrongStepError
         A computed state outside its enclosure beyond the run's round-off, naming the
         step.
@@ -188,36 +193,151 @@ def certify(solution: Solution, dps: int | None = None) -> Certificate:
         raise ValueError("certify: first-order systems are not certified yet (their field "
                          "has no Arb binding); a mechanical system's run is")
     nodes = _saved_nodes(solution)
+    if propagation not in ("lohner", "box"):
+        raise ValueError(f"certify: propagation must be 'lohner' or 'box', got {propagation!r}")
     ctx = ArbContext(run_ctx.dps if dps is None else dps)
     method = get_method(solution.method)
     cert = Certificate(method.name, ctx, nodes)
     ctx.activate()
-    system = cast("LagrangianSystem", problem.system).with_context(ctx)
     h = ctx.lift(solution.h)
     t0 = ctx.lift(problem.t0)
+    system = cast("LagrangianSystem", problem.system).with_context(ctx)
     q, y = _initial(problem, system, method.state, ctx)
     args = {k: v for k, v in solution._prepare_args.items() if k != "newton"}
     stepper = method.prepare(system, h, ctx, **args)
+    walk = (_box(stepper, q, y, t0, h, solution.steps) if propagation == "box" else
+            _lohner(stepper, method, problem, args, ctx, q, y, t0, h, solution.steps))
     allowance = tolerance(run_ctx)
     saved = {k: i for i, k in enumerate(nodes)}
-    carry = None
-    for k in range(solution.steps + 1):
-        if k > 0:
-            j = k - 1
-            try:
-                r = stepper(t0 + j * h, q, y, carry)
-            except (KrawczykError, SingularMatrixError, NotPositiveDefiniteError,
-                    ArithmeticError) as exc:
-                cert.failed_step, cert.why = j, str(exc)
-                return cert
-            q, y, carry = r.q, r.y, r.carry
-            if not all(map(ctx.isfinite, _state(q, y))):
-                cert.failed_step, cert.why = j, "the enclosure is not finite (the balls grew unbounded)"
-                return cert
+    for k, q, y, failure in walk:
+        if failure is not None:
+            cert.failed_step, cert.why = k - 1, failure
+            return cert
         i = saved.get(k)
         if i is not None:
             _record(cert, solution, i, k, t0 + k * h, q, y, ctx, run_ctx, allowance)
     return cert
+
+
+_STEP_FAILURES = (KrawczykError, SingularMatrixError, NotPositiveDefiniteError, ArithmeticError)
+
+
+def _box(stepper, q, y, t0, h, steps):
+    """Box propagation: the step on the previous balls.  Yields (node, q, y, None), or
+    (node, None, None, why) for the node whose step failed."""
+    yield 0, q, y, None
+    carry = None
+    for j in range(steps):
+        try:
+            r = stepper(t0 + j * h, q, y, carry)
+        except _STEP_FAILURES as exc:
+            yield j + 1, None, None, str(exc)
+            return
+        q, y, carry = r.q, r.y, r.carry
+        if not all(b.is_finite() for b in _state(q, y)):
+            yield j + 1, None, None, "the enclosure is not finite (the balls grew unbounded)"
+            return
+        yield j + 1, q, y, None
+
+
+def _lohner(stepper, method, problem, args, ctx, q, y, t0, h, steps):
+    """Lohner's method (Lohner 1987; the mean-value form with a moving orthogonal basis):
+    the state set is y^ + A R (y^ a point, A a point matrix with near-orthonormal columns,
+    R a ball vector centred at 0).  A step maps it into
+
+        Phi(y^) + [DPhi(Y)] A R,    Y = the balls of y^ + A R,
+
+    (mean-value theorem, component by component), Phi(y^) the step from the point on balls
+    and [DPhi(Y)] the balls of the step's Jacobian over Y (forward differentiation on
+    balls, :class:`mpvi.arb._DualContext`; an implicit step by the implicit function
+    theorem).  With B = [DPhi(Y)] A, the new basis is Q of mid(B) orthonormalized, and
+    R <- (Q^-1 B) R + Q^-1 (Phi(y^) - mid Phi(y^)): the rotation of the set is carried by
+    Q, not wrapped into a box.  The enclosure of the state is the intersection of
+    y^ + Q R with the Jacobian step's own (box) image."""
+    from flint import arb_mat
+
+    from .arb import _Dual, _DualContext
+    dctx = _DualContext(ctx.dps)
+    dsystem = cast("LagrangianSystem", problem.system).with_context(dctx)
+    dstepper = method.prepare(dsystem, dctx.num(h), dctx, **args)
+    n = len(q)
+    state = _state(q, y)
+    d = len(state)
+    yhat = [_mid(b) for b in state]
+    A = arb_mat(d, d, [1 if i == j else 0 for i in range(d) for j in range(d)])
+    R = arb_mat([[b - c] for b, c in zip(state, yhat)])
+    yield 0, q, y, None
+    carry = None
+    for j in range(steps):
+        t = t0 + j * h
+        box = [c + e for c, e in zip(yhat, _column(A * R))]
+        try:
+            point = stepper(t, _arr(yhat[:n]), _arr(yhat[n:]) if y is not None else None, carry)
+            seeds = [_Dual(b, tuple(ctx.one if i == k else ctx.zero for i in range(d)))
+                     for k, b in enumerate(box)]
+            r = dstepper(dctx.num(t), _arr(seeds[:n]), _arr(seeds[n:]) if y is not None
+                         else None, None)
+        except _STEP_FAILURES as exc:
+            yield j + 1, None, None, str(exc)
+            return
+        carry = point.carry
+        image = _state(point.q, point.y)
+        duals = [dctx.num(v) for v in _state(r.q, r.y)]
+        J = arb_mat([[u.d[i] if u.d else ctx.zero for i in range(d)] for u in duals])
+        B = J * A
+        yhat = [_mid(b) for b in image]
+        Q = _orthonormal(B, d)
+        try:
+            Qinv = Q.inv()
+        except ZeroDivisionError:
+            yield j + 1, None, None, "Lohner's basis became singular"
+            return
+        R = (Qinv * B) * R + Qinv * arb_mat([[b - c] for b, c in zip(image, yhat)])
+        lohner = [c + e for c, e in zip(yhat, _column(Q * R))]
+        enclosure = [_meet(a, u.v) for a, u in zip(lohner, duals)]
+        if not all(b.is_finite() for b in enclosure):
+            yield j + 1, None, None, "the enclosure is not finite (the balls grew unbounded)"
+            return
+        q, y = _arr(enclosure[:n]), (_arr(enclosure[n:]) if y is not None else None)
+        yield j + 1, q, y, None
+
+
+def _arr(values):
+    return np.array(values, dtype=object)
+
+
+def _mid(b):
+    from flint import arb
+    return arb(b.mid())
+
+
+def _column(m):
+    return [row[0] for row in m.tolist()]
+
+
+def _meet(a, b):
+    """The intersection of two enclosures of the same number (the tighter if one
+    contains the other)."""
+    try:
+        return a.intersection(b)
+    except ValueError:            # disjoint: impossible for two enclosures of one value
+        raise ArithmeticError("two enclosures of one state component are disjoint") from None
+
+
+def _orthonormal(B, d):
+    """The midpoint of B with its columns orthonormalized (Gram-Schmidt on balls, then
+    the midpoints): a point matrix, nearly orthogonal; any invertible point matrix is
+    valid for Lohner's method, orthogonality keeps its inverse well conditioned."""
+    from flint import arb, arb_mat
+    cols = [[arb(B[i, k].mid()) for i in range(d)] for k in range(d)]
+    out: list[list[Any]] = []
+    for c in cols:
+        for u in out:
+            dot = sum((x * y for x, y in zip(c, u)), arb(0))
+            c = [x - dot * y for x, y in zip(c, u)]
+        norm = sum((x * x for x in c), arb(0)).sqrt()
+        out.append([arb((x / norm).mid()) for x in c])
+    return arb_mat([[out[k][i] for k in range(d)] for i in range(d)])
 
 
 def _initial(problem, system, state, ctx):

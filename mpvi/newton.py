@@ -252,8 +252,7 @@ def solve_info(fun: Callable, x0, ctx, *, scale=None, rtol=None, max_iter=DEFAUL
         :class:`mpvi.arb.KrawczykError`).
     """
     if getattr(ctx, "verified", False):         # ball arithmetic: a proof, not an iteration
-        from .arb import krawczyk
-        return krawczyk(fun, x0, ctx, what=what)
+        return ctx.verified_solve(fun, x0, what=what)
     rtol = tolerance(ctx) if rtol is None else ctx.num(rtol)
     scale = ctx.one if scale is None else scale
     eps = ctx.eps
