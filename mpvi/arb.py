@@ -885,7 +885,9 @@ def krawczyk(fun: Callable[..., Any], x0: Any, ctx: ArbContext, *, what: str = "
     C = _preconditioner(J, n, what)
     xc = _vec(x)
     z = C * _vec(F)                                   # C F(x~), a ball vector
-    r = [2 * _upper(v) + tol * _upper(c) for v, c in zip(_entries(z), x)]
+    # twice |C F(x~)|, and never below tol max(|x~|, 1): an exact root (F(x~) = 0 exactly)
+    # still needs a ball with an interior
+    r = [2 * _upper(v) + tol * _upper(c).max(ctx.one) for v, c in zip(_entries(z), x)]
     for attempt in range(KRAWCZYK_INFLATIONS + 1):
         X = [c + arb(0, ri.upper()) for c, ri in zip(x, r)]
         _, JX = call(X, True)

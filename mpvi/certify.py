@@ -119,12 +119,45 @@ class Certificate:
         """The smallest proven digits per certified saved point."""
         return [float(np.min(d)) if len(d) else math.inf for d in self.digits]
 
+    def __getstate__(self) -> dict[str, Any]:
+        """The state with every ball as exact integers (a ball does not pickle)."""
+        state = dict(self.__dict__)
+        state["t"] = [_pack(b) for b in self.t]
+        state["q"] = [[_pack(b) for b in v] for v in self.q]
+        state["y"] = [None if v is None else [_pack(b) for b in v] for v in self.y]
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        state["t"] = [_unpack(b) for b in state["t"]]
+        state["q"] = [np.array([_unpack(b) for b in v], dtype=object) for v in state["q"]]
+        state["y"] = [None if v is None else np.array([_unpack(b) for b in v], dtype=object)
+                      for v in state["y"]]
+        self.__dict__.update(state)
+
     def __repr__(self) -> str:
         done = f"{len(self.t)}/{len(self.nodes)} saved points certified"
         digits = self.min_digits
         least = f", at least {min(digits):.1f} digits" if digits else ""
         fail = f"; step {self.failed_step} not proven: {self.why}" if self.why else ""
         return f"<Certificate {self.method}: {done}{least}{fail}>"
+
+
+def _pack(b):
+    """A finite ball as exact integers ((mantissa, exponent) of its midpoint and radius),
+    read at a precision that holds every bit of the midpoint."""
+    import flint
+    caller = flint.ctx.prec
+    flint.ctx.prec = max(caller, int(b.bits()) + 2)
+    try:
+        (m, e), (rm, re) = b.mid().man_exp(), b.rad().man_exp()
+    finally:
+        flint.ctx.prec = caller
+    return int(m), int(e), int(rm), int(re)
+
+
+def _unpack(t):
+    from flint import arb
+    return arb((t[0], t[1]), (t[2], t[3]))
 
 
 def _saved_nodes(sol: Solution) -> list[int]:

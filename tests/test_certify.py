@@ -4,6 +4,7 @@ Every enclosure is checked against an independent computation at 200 digits (gmp
 mpmath point arithmetic): a run of the same method with the same h and initial data in
 GMPContext(200) must lie inside the balls certify() proves for the 64-digit run.
 """
+import pickle
 from fractions import Fraction
 
 import flint
@@ -159,6 +160,17 @@ def test_krawczyk_encloses_a_root_for_every_parameter_in_its_ball():
     assert K[0].rad() < flint.arb(10) ** -20         # about 1e-20 / (2 sqrt 2)
 
 
+def test_krawczyk_proves_an_exact_root():
+    A = ArbContext(30)
+
+    def linear(x, jacobian):                         # F(x) = 2x - 1: the centre is exact
+        r = [2 * x[0] - 1]
+        return (r, [[2 * A.one]]) if jacobian else r
+    with A.active():
+        K, _, _ = krawczyk(linear, [A.num(0)], A)
+    assert contains(K[0], Fraction(1, 2)) and K[0].rad() < flint.arb(10) ** -30
+
+
 def test_krawczyk_fails_cleanly_on_a_singular_jacobian():
     A = ArbContext(30)
 
@@ -201,6 +213,12 @@ def test_solve_attaches_a_certificate_of_the_double_pendulum():
     sol = mpvi.solve(double_problem(G), "simpson", h="1/20", n=12, certify=True)
     assert sol.certificate.complete and len(sol.certificate.q) == 13
     assert min(sol.certificate.min_digits) > 40
+    back = pickle.loads(pickle.dumps(sol))               # balls travel exactly
+    with sol.certificate.context.active():               # midpoints read without rounding
+        for a, b in zip(back.certificate.q[-1], sol.certificate.q[-1]):
+            assert exact(a.mid()) == exact(b.mid())
+            # a radius of more than 30 bits is rounded up: the ball still contains the original
+            assert exact(b.rad()) <= exact(a.rad()) <= exact(b.rad()) * (1 + Fraction(1, 2**28))
 
 
 # ----- (b) a wrong step is refused ------------------------------------------------------------
