@@ -749,6 +749,25 @@ class ArbContext(Context):
         """
         return str(self._ball(x).str(digits or self._dps, radius=True))
 
+    def decimal(self, x: Number, digits: int | None = None) -> str:
+        """Write a ball's midpoint as plain decimal text (no radius).
+
+        For code that reads decimals (mpmath's intervals), never for a proven value.
+
+        Parameters
+        ----------
+        x : flint.arb
+            A ball.
+        digits : int, optional
+            Significant digits (default: ``dps``).
+
+        Returns
+        -------
+        str
+            The midpoint, rounded to ``digits``.
+        """
+        return str(self._ball(x).mid().str(digits or self._dps, radius=False))
+
     def to_float(self, x: Number | Array) -> float | Any:
         """Round a ball's midpoint (or an array's) to float64, for plotting only.
 
@@ -1199,6 +1218,9 @@ class _DualContext(ArbContext):
 
     def to_str(self, x, digits=None):
         return ArbContext.to_str(self, self.num(x).v, digits)
+
+    def decimal(self, x, digits=None):
+        return ArbContext.decimal(self, self.num(x).v, digits)
 
     def verified_solve(self, fun, x0, what=""):
         return _krawczyk_dual(fun, x0, self, what=what)

@@ -221,6 +221,14 @@ def test_solve_attaches_a_certificate_of_the_double_pendulum():
             assert exact(b.rad()) <= exact(a.rad()) <= exact(b.rad()) * (1 + Fraction(1, 2**28))
 
 
+def test_a_system_with_parameters_of_the_run_is_certified():
+    # the paper's double pendulum: l = g / (2 pi)^2 is a 64-digit number of the run, taken
+    # exactly (the run's system is what is certified)
+    sol = mpvi.solve(nonlinear_double_pendulum(mpvi.GMPContext(64)), "simpson", h="1/100", n=5)
+    cert = certify(sol)
+    assert cert.complete and min(cert.min_digits) > 60
+
+
 # ----- (b) a wrong step is refused ------------------------------------------------------------
 
 def test_a_perturbed_state_is_refused_naming_its_step():
