@@ -140,7 +140,7 @@ class ArbContext(Context):
         self._prec = self._base + GUARD_BITS
         self.zero = arb(0)
         self.one = arb(1)
-        self._lib: Any = _BallFunctions(self)
+        self._lib: Any = _BallFunctions(self._ball)
         self._lib_mpf = self.num
         self._vec: dict[str, Any] = {}
 
@@ -802,8 +802,7 @@ class _BallFunctions:
     """The elementary functions of generated code on balls (any number is read by the
     context's ``num`` first)."""
 
-    def __init__(self, ctx: ArbContext) -> None:
-        num = ctx._ball
+    def __init__(self, num: Callable[[Any], arb]) -> None:
         for name in Context.GENERATED_FUNCTIONS:
             if name != "atan2":
                 setattr(self, name, self._method(name, num))

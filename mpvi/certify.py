@@ -19,9 +19,15 @@ to ``scale`` -- is a wrong step: :class:`WrongStepError` names it.  A step whose
 fails (a ball too wide, a Jacobian not invertible on the ball) ends the certificate
 there: it says which step and why, and claims nothing from there on.
 
-The enclosures are propagated as boxes (a ball per component): their radii grow by
-wrapping, faster than the true sensitivity of the step (the dependency of an implicit
-step's output on the previous state is lost).  ``Certificate.widths`` records the growth.
+The state set is carried by Lohner's method (Lohner 1987; the mean-value form in a moving
+orthonormal basis, :func:`_lohner`): the step from the midpoint on balls plus the step's
+Jacobian on balls (forward derivatives, :class:`mpvi.arb._DualContext`; an implicit step
+differentiated by the implicit function theorem over its Krawczyk ball) times the set in
+its own basis.  ``propagation="box"`` carries plain boxes instead (the step on the
+previous balls): their radii grow by wrapping and by the lost dependency between an
+implicit step's output and the previous state, 2.4 (midpoint) to 7 (Simpson) times per
+step measured on the pendulum at h = 1/5, where Lohner's grow about linearly in time.
+``Certificate.widths`` records the growth.
 """
 from __future__ import annotations
 
