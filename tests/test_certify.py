@@ -67,6 +67,7 @@ def test_num_gives_the_tightest_ball_of_exact_input_and_refuses_floats():
         A.num(0.1)
     with pytest.raises(mpvi.PrecisionError):
         A.num(mpvi.GMPContext(15).num(1))          # fewer bits than the context asks for
+    assert "+/-" in A.to_str(third, 10) and A.to_str(A.num("1/4"), 3) == "0.250"
     with pytest.raises(TypeError, match="cannot enclose"):
         A.num(sp.CRootOf(sp.Symbol("x") ** 5 - sp.Symbol("x") - 1, 0))
 
@@ -227,6 +228,19 @@ def test_a_system_with_parameters_of_the_run_is_certified():
     sol = mpvi.solve(nonlinear_double_pendulum(mpvi.GMPContext(64)), "simpson", h="1/100", n=5)
     cert = certify(sol)
     assert cert.complete and min(cert.min_digits) > 60
+
+
+def test_what_certify_cannot_certify_is_refused_with_the_cause():
+    G = mpvi.GMPContext(30)
+    problem = mpvi.Problem(pendulum(G), ["1/2"], v0=[0])
+    between = mpvi.solve(problem, "simpson", h="1/10", n=4, saveat=["1/20"])
+    with pytest.raises(ValueError, match="between nodes"):
+        certify(between)
+    floats = mpvi.solve(mpvi.Problem(pendulum(mpvi.fp), ["1/2"], v0=[0]), "rk4", h="1/10", n=4)
+    with pytest.raises(ValueError, match="float64"):
+        certify(floats)
+    with pytest.raises(ValueError, match="propagation"):
+        certify(mpvi.solve(problem, "rk4", h="1/10", n=2), propagation="taylor")
 
 
 # ----- (b) a wrong step is refused ------------------------------------------------------------
