@@ -12,7 +12,8 @@ discrete trajectory from those data -- rounding excluded -- at every node.
 Each saved computed state is then compared with its enclosure: the distance bounds the
 error of the printed number against the exact discrete trajectory, and the proven digits
 of each component are ``-log10(|computed - enclosure|_upper / scale)`` (``scale`` the
-state's largest component, at least 1; 0 where the enclosure is wider than ``scale``).  A computed state farther from its enclosure than
+state's largest component, at least 1; 0 where the enclosure is wider than ``scale``).
+A computed state farther from its enclosure than
 the run's own round-off could take it -- the Newton tolerance of its context
 (:func:`mpvi.newton.tolerance`, 2^10 eps) per step, summed over the steps so far, relative
 to ``scale`` -- is a wrong step: :class:`WrongStepError` names it.  A step whose proof
@@ -415,12 +416,12 @@ def _record(cert, solution, i, k, t, q, y, ctx, run_ctx, allowance):
         if gap.lower() > limit:
             what = "q" if n < len(q) else ("p" if solution.state == "qp" else "v")
             index = n if n < len(q) else n - len(q)
+            value = (solution.q[i] if n < len(q) else solution.y[i])[index]
             raise WrongStepError(
                 f"certify: step {k - 1} (node {k}) computed {what}[{index}] = "
-                f"{run_ctx.to_str(_state(solution.q[i], solution.y[i] if solution.y is not None else None)[n], 20)} "
-                f"outside its proven enclosure {ctx.to_str(b, 20)}: distance at least "
-                f"{_sci(gap.lower())}, beyond the run's round-off allowance {_sci(limit)}",
-                k - 1)
+                f"{run_ctx.to_str(value, 20)} outside its proven enclosure "
+                f"{ctx.to_str(b, 20)}: distance at least {_sci(gap.lower())}, beyond the "
+                f"run's round-off allowance {_sci(limit)}", k - 1)
         bound = gap.upper() / scale
         digits.append(math.inf if bound == 0 else max(0.0, -_log10(bound)))
     cert.t.append(t)
