@@ -37,7 +37,7 @@ from ._version import __version__
 _WHERE = {
     # contexts
     "GMPContext": "context", "MPContext": "context", "FPContext": "context",
-    "mp": "context", "fp": "context", "get_context": "context",
+    "mp": "context", "fp": "context", "get_context": "context", "ArbContext": "arb",
     # systems and problems
     "LagrangianSystem": "mechanics", "LinearSystem": "systems.linear",
     "FirstOrderSystem": "ode", "TIME": "codegen", "Problem": "problem",
@@ -45,6 +45,8 @@ _WHERE = {
     "solve": "solve", "Solution": "solution", "State": "solution",
     "load_solution": "solution", "Event": "solve", "EventRecord": "solution",
     "Progress": "solve",
+    # proven digits
+    "certify": "certify", "Certificate": "certify",
     # methods
     "METHODS": "schemes", "Method": "schemes", "register": "schemes",
     "get_method": "schemes",
@@ -64,6 +66,7 @@ _WHERE = {
     "StabilityError": "schemes", "SingularMatrixError": "linalg",
     "NotPositiveDefiniteError": "linalg", "StorageError": "solve",
     "NotHamiltonianError": "modified", "SolutionFileError": "solution",
+    "KrawczykError": "arb", "WrongStepError": "certify", "UndecidedComparison": "arb",
 }
 
 __all__ = list(_WHERE)
@@ -73,6 +76,8 @@ if TYPE_CHECKING:
                            node_errors, one_step_jacobian, one_step_matrix,
                            relative_energy_error, stability_scan, sup_errors,
                            symplecticity_defect)
+    from .arb import ArbContext, KrawczykError, UndecidedComparison
+    from .certify import Certificate, WrongStepError, certify
     from .codegen import TIME
     from .context import FPContext, GMPContext, MPContext, PrecisionError, fp, get_context, mp
     from .linalg import NotPositiveDefiniteError, SingularMatrixError

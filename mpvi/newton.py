@@ -247,8 +247,12 @@ def solve_info(fun: Callable, x0, ctx, *, scale=None, rtol=None, max_iter=DEFAUL
     Returns
     -------
     (x, iterations, final residual norm)
-        x of the type of ``x0``.
+        x of the type of ``x0``.  In a ball context (:class:`mpvi.ArbContext`) x is the
+        enclosure proven by :func:`mpvi.arb.krawczyk` (whose error is a
+        :class:`mpvi.arb.KrawczykError`).
     """
+    if getattr(ctx, "verified", False):         # ball arithmetic: a proof, not an iteration
+        return ctx.verified_solve(fun, x0, what=what)
     rtol = tolerance(ctx) if rtol is None else ctx.num(rtol)
     scale = ctx.one if scale is None else scale
     eps = ctx.eps

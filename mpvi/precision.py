@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import sys
 import threading
 from typing import Any, Callable, TypeVar, cast
 
@@ -49,6 +50,23 @@ _F = TypeVar("_F", bound=Callable[..., Any])
 _C = TypeVar("_C")
 
 _depth = threading.local()
+
+
+def _flint_prec():
+    """python-flint's global precision, or None while flint is not imported (mpvi imports
+    it only for :class:`mpvi.ArbContext`)."""
+    flint = sys.modules.get("flint")
+    return None if flint is None else flint.ctx.prec
+
+
+def _restore_flint(prec):
+    """Give python-flint back the caller's precision (its default 53 bits if flint was
+    imported inside the call)."""
+    flint = sys.modules.get("flint")
+    if flint is not None:
+        prec = 53 if prec is None else prec
+        if flint.ctx.prec != prec:
+            flint.ctx.prec = prec
 
 
 def request_handoff(gmpy2_context: Any) -> None:
@@ -80,15 +98,17 @@ def boundary(f: _F, own: bool = False, find: bool = True, handoff: bool = False)
     ``own=True``: the method of a context, which activates ``self`` at every call, nested
     or not; ``find=False``: none, for a constructor).  Nested entry points pay one
     thread-local look-up and restore nothing: the outermost restores the caller's context
-    when it returns or raises -- except an outermost ``handoff=True`` entry point (a
+    when it returns or raises, and python-flint's global precision if flint is loaded (the
+    Arb context sets it) -- except an outermost ``handoff=True`` entry point (a
     context constructor) that returns normally after :func:`request_handoff`: it leaves
     the requested context, at the new context's precision.  (The global ``mpmath.mp`` is
     never changed: every mpvi context computes in a private mpmath context.)"""
     if gmpy2 is None:                   # pragma: no cover - gmpy2 is a dependency
         return f
 
-    def restore(caller, done):
+    def restore(caller, done, flint_prec):
         _depth.inside = False
+        _restore_flint(flint_prec)
         target = getattr(_depth, "handoff", None) if (handoff and done) else None
         _depth.handoff = None
         target = caller if target is None else target
@@ -102,14 +122,14 @@ def boundary(f: _F, own: bool = False, find: bool = True, handoff: bool = False)
                 self.activate()
                 return f(self, *args, **kwargs)
             _depth.inside, _depth.handoff = True, None
-            caller, done = gmpy2.get_context(), False
+            caller, done, flint_prec = gmpy2.get_context(), False, _flint_prec()
             try:
                 self.activate()
                 result = f(self, *args, **kwargs)
                 done = True
                 return result
             finally:
-                restore(caller, done)
+                restore(caller, done, flint_prec)
         method.mpvi_entry = True            # type: ignore[attr-defined]
         return cast("_F", method)
 
@@ -118,7 +138,7 @@ def boundary(f: _F, own: bool = False, find: bool = True, handoff: bool = False)
         if getattr(_depth, "inside", False):
             return f(*args, **kwargs)
         _depth.inside, _depth.handoff = True, None
-        caller, done = gmpy2.get_context(), False
+        caller, done, flint_prec = gmpy2.get_context(), False, _flint_prec()
         try:
             ctx = _context_of(args) if find else None
             if ctx is not None:
@@ -127,7 +147,7 @@ def boundary(f: _F, own: bool = False, find: bool = True, handoff: bool = False)
             done = True
             return result
         finally:
-            restore(caller, done)
+            restore(caller, done, flint_prec)
     entry.mpvi_entry = True                 # type: ignore[attr-defined]
     return cast("_F", entry)
 

@@ -174,4 +174,6 @@ def to_context(value, ctx):
              else sp.sympify(value, strict=True))
     if value.is_Rational:
         return ctx.num(Fraction(int(value.p), int(value.q)))
+    if getattr(ctx, "verified", False):        # balls: an enclosure, never rounded digits
+        return ctx.num(value)
     return ctx.num(_digits(value, ctx.dps + GUARD_DIGITS))

@@ -307,7 +307,9 @@ def singularities(system: LagrangianSystem) -> Singularities:
     if found is not None:
         system.__dict__["_singularities"] = found
         return found
-    values = tuple(system.ctx.to_str(x, 30) for x in system.param_values)
+    ctx = system.ctx
+    text = ctx.decimal if getattr(ctx, "verified", False) else ctx.to_str  # a ball: its midpoint
+    values = tuple(text(x, 30) for x in system.param_values)
     found = _FACTORS.get((system.signature, values))
     if found is None:
         found = _FACTORS[system.signature, values] = _singular_factors(system, values)

@@ -59,6 +59,7 @@ if TYPE_CHECKING:                       # annotations only: importing mpvi loads
     import sympy
 
     from ._types import Array, ExactSolution, NumberLike, Real, Vector
+    from .certify import Certificate
     from .context import Context
     from .mechanics import LagrangianSystem
     from .ode import FirstOrderSystem
@@ -178,7 +179,12 @@ class Solution:
         The system (None after :func:`load_solution` without ``system=``).
     ctx : Context
         The number context.
+    certificate : Certificate or None
+        The proven enclosures of the saved states (``solve(..., certify=True)``:
+        :func:`mpvi.certify`), else None.
     """
+
+    certificate: Certificate | None = None
 
     if TYPE_CHECKING:
         # The attributes above, set by _from_run and load_solution (declared for the type

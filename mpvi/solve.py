@@ -372,7 +372,8 @@ def solve(problem: Problem, method: str | Method, *, h: NumberLike | None = None
           callback: StepCallback | None = None,
           newton: Mapping[str, NumberLike] | None = None,
           progress: bool | ProgressCallback | None = None, check_stability: bool = True,
-          max_growth: NumberLike | None = "1/eps", **method_params: object) -> Solution:
+          max_growth: NumberLike | None = "1/eps", certify: bool = False,
+          **method_params: object) -> Solution:
     """Integrate an initial-value problem with one method.
 
     The one driver, for every method (variational, Galerkin, Mutze, Newmark,
@@ -431,6 +432,9 @@ def solve(problem: Problem, method: str | Method, *, h: NumberLike | None = None
         The divergence guard: a state component beyond ``max_growth`` times the scale
         of the initial data (``max(1, |q0|, |y0|)``) stops the run with ``IntegrationError``;
         None switches the guard off, for a deliberately growing solution.
+    certify : bool, default False
+        Walk the run again on Arb balls (:func:`mpvi.certify`) and attach the
+        :class:`mpvi.Certificate` as ``solution.certificate``.
     **method_params
         The method's parameters (``points=6`` for ``lobatto``, ``beta``/``gamma`` for
         ``newmark_family``, ``levels`` for ``gbs``, ...).
@@ -460,6 +464,8 @@ def solve(problem: Problem, method: str | Method, *, h: NumberLike | None = None
     NewtonError, IntegrationError
         A failing step, with its index j, time t_j and the likely cause; ``exc.solution``
         holds what was saved up to the last good node.
+    WrongStepError
+        With ``certify``: a computed state outside its proven enclosure.
 
     See Also
     --------
@@ -468,7 +474,11 @@ def solve(problem: Problem, method: str | Method, *, h: NumberLike | None = None
     """
     plan = _plan(problem, method, h, n, t1, saveat, events, callback, newton, progress,
                  check_stability, method_params)
-    return _Run(plan, max_growth).run()
+    solution = _Run(plan, max_growth).run()
+    if certify:
+        from .certify import certify as prove
+        solution.certificate = prove(solution)
+    return solution
 
 
 # ----- plan: every argument checked before the first step ------------------------------------------

@@ -22,9 +22,9 @@ LAYERS = (
     ("ground", "no numerics: the version, the precision boundary, files, the parser of text, "
      "the names of the annotations",
      ("mpvi._version", "mpvi.precision", "mpvi.io", "mpvi.expressions", "mpvi._types")),
-    ("numbers", "number contexts, the dense linear algebra, Newton's method, special functions, "
-     "Arb balls for the exact references",
-     ("mpvi.linalg", "mpvi.context", "mpvi.newton", "mpvi.elliptic", "mpvi.arbref")),
+    ("numbers", "number contexts (the Arb ball context and its Krawczyk test too), the dense "
+     "linear algebra, Newton's method, special functions, Arb balls for the exact references",
+     ("mpvi.linalg", "mpvi.context", "mpvi.newton", "mpvi.elliptic", "mpvi.arb", "mpvi.arbref")),
     ("code", "the one code generator and the compiled MPFR backend (its translator, its "
      "module sources, its build)",
      ("mpvi.ctranslate", "mpvi.cmodules", "mpvi.cbackend", "mpvi.codegen")),
@@ -38,7 +38,7 @@ LAYERS = (
     ("methods", "the registry, one module per method; the papers' systems",
      ("mpvi.schemes", "mpvi.schemes.*", "mpvi.systems", "mpvi.systems.*")),
     ("drive", "the driver and its result",
-     ("mpvi.solution", "mpvi.solve")),
+     ("mpvi.solution", "mpvi.solve", "mpvi.certify")),
     ("analysis", "measures, stability, exact linear maps, backward error analysis",
      ("mpvi.analysis", "mpvi.symbolic", "mpvi.modified")),
     ("face", "the package: the public names",
