@@ -671,7 +671,7 @@ class ArbContext(Context):
         Returns
         -------
         flint.arb
-            A ball containing max |x| over every choice of points in the balls.
+            A ball containing ``max |x|`` over every choice of points in the balls.
         """
         out = arb(0)
         for x in np.ravel(v).tolist():
@@ -842,7 +842,7 @@ def krawczyk(fun: Callable[..., Any], x0: Any, ctx: ArbContext, *, what: str = "
     The parametric Krawczyk test (Krawczyk 1969; Rump 1983; Moore 1966): ``fun`` closes
     over the known state y_n as balls, so F and its Jacobian are evaluated for every y_n
     in its ball.  A centre x~ by Newton on midpoints from ``x0``; a point preconditioner
-    C ~ mid(J(x~))^-1; the candidate X = x~ + [-r, r] with r twice |C F(x~)| (enlarged by
+    C ~ mid(J(x~))^-1; the candidate X = x~ + [-r, r] with r twice ``|C F(x~)|`` (enlarged by
     the image's distance to x~ at each retry); the Krawczyk image
 
         K = x~ - C F(x~) + (I - C J(X)) (X - x~).
