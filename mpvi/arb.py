@@ -143,6 +143,8 @@ class ArbContext(Context):
         self._lib: Any = _BallFunctions(self._ball)
         self._lib_mpf = self.num
         self._vec: dict[str, Any] = {}
+        # a list while certify walks a run: each verified_solve appends its proven centre
+        self._centres: list[Any] | None = None
 
     # precision -----------------------------------------------------------------------
     @sticky
@@ -729,7 +731,10 @@ class ArbContext(Context):
         KrawczykError
             As :func:`krawczyk`.
         """
-        return krawczyk(fun, x0, self, what=what)
+        out = krawczyk(fun, x0, self, what=what)
+        if self._centres is not None:
+            self._centres.append([_point(v) for v in out[0]])
+        return out
 
     # output --------------------------------------------------------------------------
     def to_str(self, x: Number, digits: int | None = None) -> str:
@@ -1143,6 +1148,7 @@ class _DualContext(ArbContext):
         self._lib = _DualFunctions(self)
         self._lib_mpf = self.num
         self.balls = ArbContext(dps)
+        self._starts: list[Any] = []
 
     @property
     def name(self) -> str:
@@ -1222,6 +1228,12 @@ class _DualContext(ArbContext):
         return ArbContext.decimal(self, self.num(x).v, digits)
 
     def verified_solve(self, fun, x0, what=""):
+        """:func:`_krawczyk_dual`, its Newton started from the next of ``_starts`` (the
+        centres of the same equations at the point step, which certify hands over: a start
+        only saves Newton iterations, the Krawczyk test decides) if one is waiting."""
+        if self._starts and len(self._starts[0]) == len(x0):
+            start = [_Dual(v, ()) for v in self._starts.pop(0)]
+            x0 = np.array(start, dtype=object) if isinstance(x0, np.ndarray) else start
         return _krawczyk_dual(fun, x0, self, what=what)
 
     def _special_functions(self):

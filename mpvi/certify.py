@@ -311,13 +311,17 @@ def _lohner(stepper, method, problem, args, ctx, q, y, t0, h, steps):
     for j in range(steps):
         t = t0 + j * h
         box = [c + e for c, e in zip(yhat, _column(A * R))]
+        ctx._centres = []
         try:
             point = stepper(t, _arr(yhat[:n]), _arr(yhat[n:]) if y is not None else None, carry)
+            # the box's implicit equations start Newton from the point step's centres
+            dctx._starts, ctx._centres = ctx._centres, None
             seeds = [_Dual(b, tuple(ctx.one if i == k else ctx.zero for i in range(d)))
                      for k, b in enumerate(box)]
             r = dstepper(dctx.num(t), _arr(seeds[:n]), _arr(seeds[n:]) if y is not None
                          else None, None)
         except _STEP_FAILURES as exc:
+            ctx._centres = None
             yield j + 1, None, None, str(exc)
             return
         carry = point.carry
