@@ -731,10 +731,10 @@ class ArbContext(Context):
         KrawczykError
             As :func:`krawczyk`.
         """
-        out = krawczyk(fun, x0, self, what=what)
+        K, it, res, centre, C = _krawczyk(fun, x0, self, what)
         if self._centres is not None:
-            self._centres.append([_point(v) for v in out[0]])
-        return out
+            self._centres.append((centre, C))
+        return K, it, res
 
     # output --------------------------------------------------------------------------
     def to_str(self, x: Number, digits: int | None = None) -> str:
@@ -882,6 +882,17 @@ def krawczyk(fun: Callable[..., Any], x0: Any, ctx: ArbContext, *, what: str = "
         The midpoint Jacobian is singular, the Jacobian is not finite on X, or K is not
         inside X after :data:`KRAWCZYK_INFLATIONS` enlargements.
     """
+    return _krawczyk(fun, x0, ctx, what)[:3]
+
+
+def _krawczyk(fun, x0, ctx, what, *, centred=False, C=None, finish=True):
+    """:func:`krawczyk`, returning also the centre x~ and the preconditioner C.  A caller
+    that solved the same equations nearby (certify's Jacobian walk: the point step at the
+    box's midpoint) hands over its centre (``centred``: no Newton iteration, it = 0) and
+    its C (F alone is then evaluated at the centre, as after a Newton iteration, whose C
+    is kept): any centre and any point C are valid,
+    K inside the interior of X still decides (and proves C and every J in J(X)
+    non-singular: Rump 1983).  ``finish`` False skips the last call ``fun(K, False)``."""
     as_array = isinstance(x0, np.ndarray)
 
     def call(x, jacobian):
@@ -892,7 +903,7 @@ def krawczyk(fun: Callable[..., Any], x0: Any, ctx: ArbContext, *, what: str = "
     eye = arb_mat(n, n, [1 if i == j else 0 for i in range(n) for j in range(n)])
     tol = ctx.eps * 16
     previous, it = None, 0
-    for it in range(1, NEWTON_ITERATIONS + 1):
+    for it in range(1, 0 if centred else NEWTON_ITERATIONS + 1):
         F, J = call(x, True)
         C = _preconditioner(J, n, what)
         d = _entries(C * _vec([_point(v) for v in F]))
@@ -902,10 +913,15 @@ def krawczyk(fun: Callable[..., Any], x0: Any, ctx: ArbContext, *, what: str = "
         if size <= tol * scale or (previous is not None and not size < previous / 2):
             break
         previous = size
-    F, J = call(x, True)
+    # C: the caller's, else the last Newton iteration's (mid J at the iterate before x~,
+    # as good a preconditioner once Newton has converged); mid J(x~)^-1 only without either
+    if C is None:
+        F, J = call(x, True)
+        C = _preconditioner(J, n, what)
+    else:
+        F = call(x, False)
     if not all(ctx.isfinite(v) for v in F):
         raise KrawczykError("the residual is not finite at the centre", what)
-    C = _preconditioner(J, n, what)
     xc = _vec(x)
     z = C * _vec(F)                                   # C F(x~), a ball vector
     # twice |C F(x~)|, and never below tol max(|x~|, 1): an exact root (F(x~) = 0 exactly)
@@ -920,9 +936,10 @@ def krawczyk(fun: Callable[..., Any], x0: Any, ctx: ArbContext, *, what: str = "
                                 f"{_short(max(r, key=_float_mid))})", what)
         K = _entries(xc - z + (eye - C * JX) * (_vec(X) - xc))
         if all(Xi.contains_interior(Ki) for Xi, Ki in zip(X, K)):
-            call(K, False)
+            if finish:
+                call(K, False)
             out = np.array(K, dtype=object) if as_array else K
-            return out, it, max((_upper(v) for v in F), default=arb(0))
+            return out, it, max((_upper(v) for v in F), default=arb(0)), x, C
         r = [2 * ri.max(_upper(Ki - c)) for ri, Ki, c in zip(r, K, x)]
     widest = max(range(n), key=lambda i: _float_mid(r[i]))
     raise KrawczykError(f"K is not inside X after {KRAWCZYK_INFLATIONS} enlargements (the ball "
@@ -1228,13 +1245,14 @@ class _DualContext(ArbContext):
         return ArbContext.decimal(self, self.num(x).v, digits)
 
     def verified_solve(self, fun, x0, what=""):
-        """:func:`_krawczyk_dual`, its Newton started from the next of ``_starts`` (the
-        centres of the same equations at the point step, which certify hands over: a start
-        only saves Newton iterations, the Krawczyk test decides) if one is waiting."""
-        if self._starts and len(self._starts[0]) == len(x0):
-            start = [_Dual(v, ()) for v in self._starts.pop(0)]
-            x0 = np.array(start, dtype=object) if isinstance(x0, np.ndarray) else start
-        return _krawczyk_dual(fun, x0, self, what=what)
+        """:func:`_krawczyk_dual`; if a start is waiting in ``_starts`` (the centre and
+        the preconditioner of the same equations at the point step, which certify hands
+        over), centred there with that C, without Newton: they only save work, the
+        Krawczyk test decides."""
+        start = None
+        if self._starts and len(self._starts[0][0]) == len(x0):
+            start = self._starts.pop(0)
+        return _krawczyk_dual(fun, x0, self, what=what, start=start)
 
     def _special_functions(self):
         def step(name):
@@ -1265,7 +1283,7 @@ class _DualFunctions:
         return g
 
 
-def _krawczyk_dual(fun, x0, ctx, *, what="", **ignored):
+def _krawczyk_dual(fun, x0, ctx, *, what="", start=None, **ignored):
     """:func:`krawczyk` for a step on duals: the solution's ball by the Krawczyk test on
     the values (for every state in the seeds' balls), its derivatives by the seeds by the
     implicit function theorem on balls, X_y = -F_X^-1 F_y with F_X and F_y evaluated over
@@ -1288,7 +1306,11 @@ def _krawczyk_dual(fun, x0, ctx, *, what="", **ignored):
 
     def fv(x, jacobian):
         return values(fun(wrap(const(x)), jacobian), jacobian)
-    K, it, res = krawczyk(fv, [ctx.num(v).v for v in x0], base, what=what)
+    if start is None:
+        K, it, res, _, _ = _krawczyk(fv, [ctx.num(v).v for v in x0], base, what, finish=False)
+    else:
+        K, it, res, _, _ = _krawczyk(fv, start[0], base, what, centred=True, C=start[1],
+                                     finish=False)
     F, J = fun(wrap(const(K)), True)
     F = [ctx.num(v) for v in F]
     m = max((len(f.d) for f in F), default=0)
