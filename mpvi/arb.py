@@ -143,7 +143,9 @@ class ArbContext(Context):
         self._lib: Any = _BallFunctions(self._ball)
         self._lib_mpf = self.num
         self._vec: dict[str, Any] = {}
-        # a list while certify walks a run: each verified_solve appends its proven centre
+        # while certify walks a run: a first guess for the next verified_solve (the run's
+        # own solution of the step), and a list to which each appends (centre, C)
+        self._start: list[Any] | None = None
         self._centres: list[Any] | None = None
 
     # precision -----------------------------------------------------------------------
@@ -731,6 +733,9 @@ class ArbContext(Context):
         KrawczykError
             As :func:`krawczyk`.
         """
+        start, self._start = self._start, None
+        if start is not None and len(start) == len(x0):
+            x0 = np.array(start, dtype=object) if isinstance(x0, np.ndarray) else start
         K, it, res, centre, C = _krawczyk(fun, x0, self, what)
         if self._centres is not None:
             self._centres.append((centre, C))
