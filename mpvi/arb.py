@@ -105,9 +105,10 @@ class ArbContext(Context):
     the mp contexts.  Linear algebra (:meth:`solve`, :meth:`inv`) encloses the exact
     solution for every matrix in the ball matrix, or raises
     :class:`mpvi.linalg.SingularMatrixError` when the matrix is not provably
-    invertible.  The implicit steps run through :func:`krawczyk`.  Compiled (C) kernels
-    are not used: the Python kernels only (``kernels`` False: the steppers' assembled
-    path).  Comparisons: see :mod:`mpvi.arb` (``a < b`` only when certain; :meth:`less`
+    invertible.  The implicit steps run through :func:`krawczyk`, their residual and
+    Jacobian evaluated by the generated Python kernels (:mod:`mpvi.kernels`, ``kernels``
+    True: the same code as the gmp context's, on balls); compiled (C) kernels are not
+    used.  Comparisons: see :mod:`mpvi.arb` (``a < b`` only when certain; :meth:`less`
     decides or raises).  Contexts pickle by ``dps``.
 
     Parameters
@@ -127,7 +128,7 @@ class ArbContext(Context):
     """
 
     is_mp = True
-    kernels = False
+    kernels = True
     compiles_kernels = False
     dtype = object
     verified = True
