@@ -467,6 +467,17 @@ class ArbContext(Context):
         """
         return bool(self._ball(x).is_finite())
 
+    def _periodic(self, f):
+        """:meth:`mpvi.context.Context._periodic` (nan for |x| >= 2^prec) deciding on the
+        value's ball in one comparison: no derivative is compared (a dual's value is)."""
+        limit = arb(2) ** self.prec
+        nan = self.num("nan")
+
+        def periodic(x):
+            return f(x) if abs(x.v if type(x) is _Dual else x) < limit else nan
+        periodic.__name__ = f.__name__
+        return periodic
+
     def less(self, a: Real, b: Real) -> bool:
         """Decide ``a < b`` for balls, or refuse.
 
