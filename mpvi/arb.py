@@ -1020,6 +1020,13 @@ class _Dual:
                      for x, y in zip(a.d, b.d))
 
     def __add__(self, other):
+        # the common cases first, without _lift and _combine (the hot path of certify)
+        if type(other) is _Dual:
+            a, b = self.d, other.d
+            d = (tuple([x + y for x, y in zip(a, b)]) if a and b else a or b)
+            return _Dual(self.v + other.v, d)
+        if type(other) is arb or type(other) is int:
+            return _Dual(self.v + other, self.d)
         o = self._lift(other)
         if o is NotImplemented:
             return o
@@ -1046,6 +1053,15 @@ class _Dual:
         return o + (-self)
 
     def __mul__(self, other):
+        if type(other) is _Dual:
+            u, w, a, b = self.v, other.v, self.d, other.d
+            if a and b:
+                d = tuple([w * x + u * y for x, y in zip(a, b)])
+            else:
+                d = tuple([w * x for x in a]) if a else tuple([u * y for y in b])
+            return _Dual(u * w, d)
+        if type(other) is arb or type(other) is int:
+            return _Dual(self.v * other, tuple([other * x for x in self.d]))
         o = self._lift(other)
         if o is NotImplemented:
             return o
