@@ -899,7 +899,8 @@ def krawczyk(fun: Callable[..., Any], x0: Any, ctx: ArbContext, *, what: str = "
         The midpoint Jacobian is singular, the Jacobian is not finite on X, or K is not
         inside X after :data:`KRAWCZYK_INFLATIONS` enlargements.
     """
-    return _krawczyk(fun, x0, ctx, what)[:3]
+    K, iterations, residual, _, _ = _krawczyk(fun, x0, ctx, what)
+    return K, iterations, residual
 
 
 def _krawczyk(fun, x0, ctx, what, *, centred=False, C=None, finish=True):
@@ -1210,7 +1211,8 @@ class _DualContext(ArbContext):
     def num(self, x):
         if isinstance(x, _Dual):
             return x
-        return _Dual(cast(arb, ArbContext.num(self, x)), ())
+        v = ArbContext.num(self, x)        # 'p/q' text comes back through self.num
+        return v if isinstance(v, _Dual) else _Dual(cast(arb, v), ())
 
     def lift(self, x):
         return x if isinstance(x, _Dual) else _Dual(cast(arb, ArbContext.lift(self, x)), ())
