@@ -29,6 +29,12 @@ previous balls): their radii grow by wrapping and by the lost dependency between
 implicit step's output and the previous state, 2.4 (midpoint) to 7 (Simpson) times per
 step measured on the pendulum at h = 1/5, where Lohner's grow about linearly in time.
 ``Certificate.widths`` records the growth.
+
+Cost (``benchmarks/certify_cost.py``): the steps run the generated kernels on balls; the
+point step's Newton iteration starts from the run's own solution of the step (its q_{j+1}
+and internal coefficients, when every node was saved), and the Jacobian walk's Krawczyk
+test is centred at the point step's centre with its preconditioner.  Those are only
+starts: any centre and any preconditioner are valid, the test decides.
 """
 from __future__ import annotations
 
