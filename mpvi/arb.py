@@ -1042,6 +1042,15 @@ class _Dual:
         return self
 
     def __sub__(self, other):
+        if type(other) is _Dual:
+            a, b = self.d, other.d
+            if a and b:
+                d = tuple([x - y for x, y in zip(a, b)])
+            else:
+                d = a if a else tuple([-y for y in b])
+            return _Dual(self.v - other.v, d)
+        if type(other) is arb or type(other) is int:
+            return _Dual(self.v - other, self.d)
         o = self._lift(other)
         if o is NotImplemented:
             return o

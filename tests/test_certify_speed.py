@@ -121,11 +121,14 @@ def test_the_fast_dual_operations_give_the_derivatives_of_the_general_path():
         cases = [(x * y, x.v * y.v, (y.v, x.v)), (x + y, x.v + y.v, (one, one)),
                  (x * c, 5 * x.v, (5, 0)), (c * x, 5 * x.v, (5, 0)), (x + 3, x.v + 3, (1, 0)),
                  (x * 3, 3 * x.v, (3, 0)), (x * flint.arb(3), 3 * x.v, (3, 0)),
-                 (c + x, x.v + 5, (1, 0)), (y + flint.arb(2), y.v + 2, (0, 1))]
+                 (c + x, x.v + 5, (1, 0)), (y + flint.arb(2), y.v + 2, (0, 1)),
+                 (x - y, x.v - y.v, (1, -1)), (c - y, 5 - y.v, (0, -1)),
+                 (x - c, x.v - 5, (1, 0)), (x - 3, x.v - 3, (1, 0)),
+                 (y - flint.arb(2), y.v - 2, (0, 1)), (3 - x, 3 - x.v, (-1, 0))]
         for got, value, derivative in cases:
             assert got.v.overlaps(value) and len(got.d) == 2
             for g, w in zip(got.d, derivative):
                 assert g.overlaps(flint.arb(w)) and g.rad() < flint.arb(10) ** -60
         # against the general path (_combine), which the fast one bypasses
         assert all(a.overlaps(b) for a, b in zip((x * y).d, _Dual._combine(x, y, y.v, x.v)))
-        assert (c * c).d == () and (c + c).d == () and (c * 2).d == ()
+        assert (c * c).d == () and (c + c).d == () and (c * 2).d == () and (c - c).d == ()
