@@ -965,6 +965,20 @@ def _krawczyk(fun, x0, ctx, what, *, centred=False, C=None, finish=True):
                         f"{_short(r[widest])})", what)
 
 
+def _watch(balls, start):
+    """Before certify's point step: ``start`` (or None) the first guess of its next
+    verified_solve, and record (centre, C) of each (:meth:`ArbContext.verified_solve`)."""
+    balls._start, balls._centres = start, []
+
+
+def _hand_over(balls, duals):
+    """After the point step: its recorded (centre, C) become the starts of the Jacobian
+    walk's verified_solves in ``duals`` (None: a failed step, dropped); stop recording."""
+    if duals is not None:
+        duals._starts = balls._centres or []
+    balls._start, balls._centres = None, None
+
+
 def _preconditioner(J, n, what):
     """C ~ mid(J)^-1 as a point matrix (exact entries)."""
     rows = np.asarray(J, dtype=object).tolist()

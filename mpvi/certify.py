@@ -302,7 +302,7 @@ def _lohner(stepper, method, solution, args, ctx, q, y, t0, h, steps):
     y^ + Q R with the Jacobian step's own (box) image."""
     from flint import arb_mat
 
-    from .arb import _Dual, _DualContext
+    from .arb import _Dual, _DualContext, _hand_over, _watch
     dctx = _DualContext(ctx.dps)
     dsystem = cast("LagrangianSystem", solution.problem.system).with_context(dctx)
     dstepper = method.prepare(dsystem, dctx.num(h), dctx, **args)
@@ -317,17 +317,17 @@ def _lohner(stepper, method, solution, args, ctx, q, y, t0, h, steps):
     for j in range(steps):
         t = t0 + j * h
         box = [c + e for c, e in zip(yhat, _column(A * R))]
-        ctx._centres, ctx._start = [], _run_guess(stepper, solution, j, ctx)
+        _watch(ctx, _run_guess(stepper, solution, j, ctx))
         try:
             point = stepper(t, _arr(yhat[:n]), _arr(yhat[n:]) if y is not None else None, carry)
             # the box's implicit equations start Newton from the point step's centres
-            dctx._starts, ctx._centres = ctx._centres, None
+            _hand_over(ctx, dctx)
             seeds = [_Dual(b, tuple(ctx.one if i == k else ctx.zero for i in range(d)))
                      for k, b in enumerate(box)]
             r = dstepper(dctx.num(t), _arr(seeds[:n]), _arr(seeds[n:]) if y is not None
                          else None, None)
         except _STEP_FAILURES as exc:
-            ctx._centres = ctx._start = None
+            _hand_over(ctx, None)
             yield j + 1, None, None, str(exc)
             return
         carry = point.carry
