@@ -105,9 +105,10 @@ class ArbContext(Context):
     the mp contexts.  Linear algebra (:meth:`solve`, :meth:`inv`) encloses the exact
     solution for every matrix in the ball matrix, or raises
     :class:`mpvi.linalg.SingularMatrixError` when the matrix is not provably
-    invertible.  The implicit steps run through :func:`krawczyk`.  Compiled (C) kernels
-    are not used: the Python kernels only (``kernels`` False: the steppers' assembled
-    path).  Comparisons: see :mod:`mpvi.arb` (``a < b`` only when certain; :meth:`less`
+    invertible.  The implicit steps run through :func:`krawczyk`, their residual and
+    Jacobian evaluated by the generated Python kernels (:mod:`mpvi.kernels`, ``kernels``
+    True: the same code as the gmp context's, on balls); compiled (C) kernels are not
+    used.  Comparisons: see :mod:`mpvi.arb` (``a < b`` only when certain; :meth:`less`
     decides or raises).  Contexts pickle by ``dps``.
 
     Parameters
@@ -127,7 +128,7 @@ class ArbContext(Context):
     """
 
     is_mp = True
-    kernels = False
+    kernels = True
     compiles_kernels = False
     dtype = object
     verified = True
@@ -143,6 +144,10 @@ class ArbContext(Context):
         self._lib: Any = _BallFunctions(self._ball)
         self._lib_mpf = self.num
         self._vec: dict[str, Any] = {}
+        # while certify walks a run: a first guess for the next verified_solve (the run's
+        # own solution of the step), and a list to which each appends (centre, C)
+        self._start: list[Any] | None = None
+        self._centres: list[Any] | None = None
 
     # precision -----------------------------------------------------------------------
     @sticky
@@ -462,6 +467,17 @@ class ArbContext(Context):
         """
         return bool(self._ball(x).is_finite())
 
+    def _periodic(self, f):
+        """:meth:`mpvi.context.Context._periodic` (nan for |x| >= 2^prec) deciding on the
+        value's ball in one comparison: no derivative is compared (a dual's value is)."""
+        limit = arb(2) ** self.prec
+        nan = self.num("nan")
+
+        def periodic(x):
+            return f(x) if abs(x.v if type(x) is _Dual else x) < limit else nan
+        periodic.__name__ = f.__name__
+        return periodic
+
     def less(self, a: Real, b: Real) -> bool:
         """Decide ``a < b`` for balls, or refuse.
 
@@ -729,7 +745,13 @@ class ArbContext(Context):
         KrawczykError
             As :func:`krawczyk`.
         """
-        return krawczyk(fun, x0, self, what=what)
+        start, self._start = self._start, None
+        if start is not None and len(start) == len(x0):
+            x0 = np.array(start, dtype=object) if isinstance(x0, np.ndarray) else start
+        K, it, res, centre, C = _krawczyk(fun, x0, self, what)
+        if self._centres is not None:
+            self._centres.append((centre, C))
+        return K, it, res
 
     # output --------------------------------------------------------------------------
     def to_str(self, x: Number, digits: int | None = None) -> str:
@@ -877,6 +899,18 @@ def krawczyk(fun: Callable[..., Any], x0: Any, ctx: ArbContext, *, what: str = "
         The midpoint Jacobian is singular, the Jacobian is not finite on X, or K is not
         inside X after :data:`KRAWCZYK_INFLATIONS` enlargements.
     """
+    K, iterations, residual, _, _ = _krawczyk(fun, x0, ctx, what)
+    return K, iterations, residual
+
+
+def _krawczyk(fun, x0, ctx, what, *, centred=False, C=None, finish=True):
+    """:func:`krawczyk`, returning also the centre x~ and the preconditioner C.  A caller
+    that solved the same equations nearby (certify's Jacobian walk: the point step at the
+    box's midpoint) hands over its centre (``centred``: no Newton iteration, it = 0) and
+    its C (F alone is then evaluated at the centre, as after a Newton iteration, whose C
+    is kept): any centre and any point C are valid,
+    K inside the interior of X still decides (and proves C and every J in J(X)
+    non-singular: Rump 1983).  ``finish`` False skips the last call ``fun(K, False)``."""
     as_array = isinstance(x0, np.ndarray)
 
     def call(x, jacobian):
@@ -887,7 +921,7 @@ def krawczyk(fun: Callable[..., Any], x0: Any, ctx: ArbContext, *, what: str = "
     eye = arb_mat(n, n, [1 if i == j else 0 for i in range(n) for j in range(n)])
     tol = ctx.eps * 16
     previous, it = None, 0
-    for it in range(1, NEWTON_ITERATIONS + 1):
+    for it in range(1, 0 if centred else NEWTON_ITERATIONS + 1):
         F, J = call(x, True)
         C = _preconditioner(J, n, what)
         d = _entries(C * _vec([_point(v) for v in F]))
@@ -897,10 +931,15 @@ def krawczyk(fun: Callable[..., Any], x0: Any, ctx: ArbContext, *, what: str = "
         if size <= tol * scale or (previous is not None and not size < previous / 2):
             break
         previous = size
-    F, J = call(x, True)
+    # C: the caller's, else the last Newton iteration's (mid J at the iterate before x~,
+    # as good a preconditioner once Newton has converged); mid J(x~)^-1 only without either
+    if C is None:
+        F, J = call(x, True)
+        C = _preconditioner(J, n, what)
+    else:
+        F = call(x, False)
     if not all(ctx.isfinite(v) for v in F):
         raise KrawczykError("the residual is not finite at the centre", what)
-    C = _preconditioner(J, n, what)
     xc = _vec(x)
     z = C * _vec(F)                                   # C F(x~), a ball vector
     # twice |C F(x~)|, and never below tol max(|x~|, 1): an exact root (F(x~) = 0 exactly)
@@ -915,14 +954,29 @@ def krawczyk(fun: Callable[..., Any], x0: Any, ctx: ArbContext, *, what: str = "
                                 f"{_short(max(r, key=_float_mid))})", what)
         K = _entries(xc - z + (eye - C * JX) * (_vec(X) - xc))
         if all(Xi.contains_interior(Ki) for Xi, Ki in zip(X, K)):
-            call(K, False)
+            if finish:
+                call(K, False)
             out = np.array(K, dtype=object) if as_array else K
-            return out, it, max((_upper(v) for v in F), default=arb(0))
+            return out, it, max((_upper(v) for v in F), default=arb(0)), x, C
         r = [2 * ri.max(_upper(Ki - c)) for ri, Ki, c in zip(r, K, x)]
     widest = max(range(n), key=lambda i: _float_mid(r[i]))
     raise KrawczykError(f"K is not inside X after {KRAWCZYK_INFLATIONS} enlargements (the ball "
                         f"is too wide to contract: radius of component {widest} "
                         f"{_short(r[widest])})", what)
+
+
+def _watch(balls, start):
+    """Before certify's point step: ``start`` (or None) the first guess of its next
+    verified_solve, and record (centre, C) of each (:meth:`ArbContext.verified_solve`)."""
+    balls._start, balls._centres = start, []
+
+
+def _hand_over(balls, duals):
+    """After the point step: its recorded (centre, C) become the starts of the Jacobian
+    walk's verified_solves in ``duals`` (None: a failed step, dropped); stop recording."""
+    if duals is not None:
+        duals._starts = balls._centres or []
+    balls._start, balls._centres = None, None
 
 
 def _preconditioner(J, n, what):
@@ -981,6 +1035,13 @@ class _Dual:
                      for x, y in zip(a.d, b.d))
 
     def __add__(self, other):
+        # the common cases first, without _lift and _combine (the hot path of certify)
+        if type(other) is _Dual:
+            a, b = self.d, other.d
+            d = (tuple([x + y for x, y in zip(a, b)]) if a and b else a or b)
+            return _Dual(self.v + other.v, d)
+        if type(other) is arb or type(other) is int:
+            return _Dual(self.v + other, self.d)
         o = self._lift(other)
         if o is NotImplemented:
             return o
@@ -995,6 +1056,15 @@ class _Dual:
         return self
 
     def __sub__(self, other):
+        if type(other) is _Dual:
+            a, b = self.d, other.d
+            if a and b:
+                d = tuple([x - y for x, y in zip(a, b)])
+            else:
+                d = a if a else tuple([-y for y in b])
+            return _Dual(self.v - other.v, d)
+        if type(other) is arb or type(other) is int:
+            return _Dual(self.v - other, self.d)
         o = self._lift(other)
         if o is NotImplemented:
             return o
@@ -1007,6 +1077,15 @@ class _Dual:
         return o + (-self)
 
     def __mul__(self, other):
+        if type(other) is _Dual:
+            u, w, a, b = self.v, other.v, self.d, other.d
+            if a and b:
+                d = tuple([w * x + u * y for x, y in zip(a, b)])
+            else:
+                d = tuple([w * x for x in a]) if a else tuple([u * y for y in b])
+            return _Dual(u * w, d)
+        if type(other) is arb or type(other) is int:
+            return _Dual(self.v * other, tuple([other * x for x in self.d]))
         o = self._lift(other)
         if o is NotImplemented:
             return o
@@ -1143,6 +1222,7 @@ class _DualContext(ArbContext):
         self._lib = _DualFunctions(self)
         self._lib_mpf = self.num
         self.balls = ArbContext(dps)
+        self._starts: list[Any] = []
 
     @property
     def name(self) -> str:
@@ -1154,7 +1234,8 @@ class _DualContext(ArbContext):
     def num(self, x):
         if isinstance(x, _Dual):
             return x
-        return _Dual(cast(arb, ArbContext.num(self, x)), ())
+        v = ArbContext.num(self, x)        # 'p/q' text comes back through self.num
+        return v if isinstance(v, _Dual) else _Dual(cast(arb, v), ())
 
     def lift(self, x):
         return x if isinstance(x, _Dual) else _Dual(cast(arb, ArbContext.lift(self, x)), ())
@@ -1222,7 +1303,14 @@ class _DualContext(ArbContext):
         return ArbContext.decimal(self, self.num(x).v, digits)
 
     def verified_solve(self, fun, x0, what=""):
-        return _krawczyk_dual(fun, x0, self, what=what)
+        """:func:`_krawczyk_dual`; if a start is waiting in ``_starts`` (the centre and
+        the preconditioner of the same equations at the point step, which certify hands
+        over), centred there with that C, without Newton: they only save work, the
+        Krawczyk test decides."""
+        start = None
+        if self._starts and len(self._starts[0][0]) == len(x0):
+            start = self._starts.pop(0)
+        return _krawczyk_dual(fun, x0, self, what=what, start=start)
 
     def _special_functions(self):
         def step(name):
@@ -1253,7 +1341,7 @@ class _DualFunctions:
         return g
 
 
-def _krawczyk_dual(fun, x0, ctx, *, what="", **ignored):
+def _krawczyk_dual(fun, x0, ctx, *, what="", start=None, **ignored):
     """:func:`krawczyk` for a step on duals: the solution's ball by the Krawczyk test on
     the values (for every state in the seeds' balls), its derivatives by the seeds by the
     implicit function theorem on balls, X_y = -F_X^-1 F_y with F_X and F_y evaluated over
@@ -1276,7 +1364,11 @@ def _krawczyk_dual(fun, x0, ctx, *, what="", **ignored):
 
     def fv(x, jacobian):
         return values(fun(wrap(const(x)), jacobian), jacobian)
-    K, it, res = krawczyk(fv, [ctx.num(v).v for v in x0], base, what=what)
+    if start is None:
+        K, it, res, _, _ = _krawczyk(fv, [ctx.num(v).v for v in x0], base, what, finish=False)
+    else:
+        K, it, res, _, _ = _krawczyk(fv, start[0], base, what, centred=True, C=start[1],
+                                     finish=False)
     F, J = fun(wrap(const(K)), True)
     F = [ctx.num(v) for v in F]
     m = max((len(f.d) for f in F), default=0)

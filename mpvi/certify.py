@@ -29,6 +29,12 @@ previous balls): their radii grow by wrapping and by the lost dependency between
 implicit step's output and the previous state, 2.4 (midpoint) to 7 (Simpson) times per
 step measured on the pendulum at h = 1/5, where Lohner's grow about linearly in time.
 ``Certificate.widths`` records the growth.
+
+Cost (``benchmarks/certify_cost.py``): the steps run the generated kernels on balls; the
+point step's Newton iteration starts from the run's own solution of the step (its q_{j+1}
+and internal coefficients, when every node was saved), and the Jacobian walk's Krawczyk
+test is centred at the point step's centre with its preconditioner.  Those are only
+starts: any centre and any preconditioner are valid, the test decides.
 """
 from __future__ import annotations
 
@@ -246,7 +252,7 @@ def certify(solution: Solution, dps: int | None = None, propagation: str = "lohn
     args = {k: v for k, v in solution._prepare_args.items() if k != "newton"}
     stepper = method.prepare(system, h, ctx, **args)
     walk = (_box(stepper, q, y, t0, h, solution.steps) if propagation == "box" else
-            _lohner(stepper, method, problem, args, ctx, q, y, t0, h, solution.steps))
+            _lohner(stepper, method, solution, args, ctx, q, y, t0, h, solution.steps))
     allowance = tolerance(run_ctx)
     saved = {k: i for i, k in enumerate(nodes)}
     for k, q, y, failure in walk:
@@ -280,7 +286,7 @@ def _box(stepper, q, y, t0, h, steps):
         yield j + 1, q, y, None
 
 
-def _lohner(stepper, method, problem, args, ctx, q, y, t0, h, steps):
+def _lohner(stepper, method, solution, args, ctx, q, y, t0, h, steps):
     """Lohner's method (Lohner 1987; the mean-value form with a moving orthogonal basis):
     the state set is y^ + A R (y^ a point, A a point matrix with near-orthonormal columns,
     R a ball vector centred at 0).  A step maps it into
@@ -296,9 +302,9 @@ def _lohner(stepper, method, problem, args, ctx, q, y, t0, h, steps):
     y^ + Q R with the Jacobian step's own (box) image."""
     from flint import arb_mat
 
-    from .arb import _Dual, _DualContext
+    from .arb import _Dual, _DualContext, _hand_over, _watch
     dctx = _DualContext(ctx.dps)
-    dsystem = cast("LagrangianSystem", problem.system).with_context(dctx)
+    dsystem = cast("LagrangianSystem", solution.problem.system).with_context(dctx)
     dstepper = method.prepare(dsystem, dctx.num(h), dctx, **args)
     n = len(q)
     state = _state(q, y)
@@ -311,13 +317,17 @@ def _lohner(stepper, method, problem, args, ctx, q, y, t0, h, steps):
     for j in range(steps):
         t = t0 + j * h
         box = [c + e for c, e in zip(yhat, _column(A * R))]
+        _watch(ctx, _run_guess(stepper, solution, j, ctx))
         try:
             point = stepper(t, _arr(yhat[:n]), _arr(yhat[n:]) if y is not None else None, carry)
+            # the box's implicit equations start Newton from the point step's centres
+            _hand_over(ctx, dctx)
             seeds = [_Dual(b, tuple(ctx.one if i == k else ctx.zero for i in range(d)))
                      for k, b in enumerate(box)]
             r = dstepper(dctx.num(t), _arr(seeds[:n]), _arr(seeds[n:]) if y is not None
                          else None, None)
         except _STEP_FAILURES as exc:
+            _hand_over(ctx, None)
             yield j + 1, None, None, str(exc)
             return
         carry = point.carry
@@ -340,6 +350,23 @@ def _lohner(stepper, method, problem, args, ctx, q, y, t0, h, steps):
             return
         q, y = _arr(enclosure[:n]), (_arr(enclosure[n:]) if y is not None else None)
         yield j + 1, q, y, None
+
+
+def _run_guess(stepper, solution, j, ctx):
+    """The unknowns of step j as the run computed them (its q_{j+1} and internal
+    coefficients, exactly), the first guess of the point step's Newton iteration; None where
+    the run did not keep them all (saved nodes only, a stepper without slots).  Only a start:
+    the Krawczyk test decides."""
+    if solution.saveat is not None or not hasattr(stepper, "unknown"):
+        return None
+    internal = stepper._internal_rows
+    if stepper.v1 is not None or (internal is not None and solution.internal is None):
+        return None
+    rows = iter([] if internal is None else solution.internal[j])
+    guess = []
+    for u in stepper.unknown:
+        guess.extend(solution.q[j + 1] if u == stepper.q1 else next(rows))
+    return [ctx.lift(x) for x in guess]
 
 
 def _arr(values):

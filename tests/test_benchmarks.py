@@ -63,6 +63,14 @@ def test_modified_cost_runs_and_fits_the_growth():
     assert set(report["fits"]) == {"midpoint", "rk4"}
 
 
+def test_certify_cost_runs_and_proves_the_digits():
+    report = json.loads(run(BENCH / "certify_cost.py", "--json", "--steps", "4", "--repeats",
+                            "1", "--methods", "simpson", "rk4", "--systems", "pendulum"))
+    assert [r["method"] for r in report["rows"]] == ["simpson", "rk4"]
+    assert all(r["plain_s"] > 0 and r["certify_s"] > 0 for r in report["rows"])
+    assert all(r["min_digits"] > 60 for r in report["rows"])      # 64-digit runs
+
+
 @pytest.mark.slow
 def test_trust_cost_runs_against_a_base_commit():
     """benchmarks/trust_cost.py checks out a worktree of --base and times both trees

@@ -1,0 +1,100 @@
+"""What proving a run's digits costs (issue 39: "the certified run costs at most 5x the plain
+run"): :func:`mpvi.certify` against the plain run it certifies, timed in one process.
+
+    python benchmarks/certify_cost.py                     # 300 steps, best of 3
+    python benchmarks/certify_cost.py --steps 100 --json
+    python benchmarks/certify_cost.py --profile rk4/pendulum   # cProfile of one certify
+
+For each case (midpoint, Simpson and RK4 on the pendulum ``q'' = -sin q``, q0 = 1/2, h = 1/10,
+and on the paper's double pendulum, h = 1/100; 64 digits, the plain run with the compiled
+MPFR kernels, compiled from the first call): the plain ``mpvi.solve`` time, the
+``certify`` time of that run (Lohner's method, the default), their ratio, and the least
+proven digits over the saved points.  Each time is the best of ``--repeats``; the kernels of
+both are built by a first untimed run.  The machine is noisy: the ratio of two timings taken
+in the same run is what means something.  No number here is asserted by a test.
+"""
+import argparse
+import cProfile
+import json
+import os
+import pstats
+import sys
+import time
+
+os.environ.setdefault("MPVI_COMPILE_AFTER", "0")
+
+import mpvi  # noqa: E402
+from mpvi.certify import certify  # noqa: E402
+from mpvi.systems.double_pendulum import nonlinear_double_pendulum  # noqa: E402
+
+METHODS = ("midpoint", "simpson", "rk4")
+SYSTEMS = ("pendulum", "double pendulum")
+
+
+def problem_of(system, ctx):
+    if system == "pendulum":
+        import sympy as sp
+        q = sp.Symbol("q")
+        pend = mpvi.LagrangianSystem("pendulum", [q], sp.Matrix([[1]]), -sp.cos(q), {}, ctx)
+        return mpvi.Problem(pend, ["1/2"], v0=[0]), "1/10"
+    return nonlinear_double_pendulum(ctx), "1/100"
+
+
+def best(fn, repeats):
+    out, t = None, None
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        out = fn()
+        dt = time.perf_counter() - t0
+        t = dt if t is None else min(t, dt)
+    return out, t
+
+
+def measure(method, system, steps, repeats, dps):
+    ctx = mpvi.GMPContext(dps)
+    problem, h = problem_of(system, ctx)
+    certify(mpvi.solve(problem, method, h=h, n=2))          # builds both kinds of kernels
+    sol, plain = best(lambda: mpvi.solve(problem, method, h=h, n=steps), repeats)
+    cert, proven = best(lambda: certify(sol), repeats)
+    if not cert.complete:
+        raise SystemExit(f"{method} / {system}: not certified: {cert}")
+    return {"method": method, "system": system, "steps": steps, "plain_s": plain,
+            "certify_s": proven, "ratio": proven / plain,
+            "min_digits": min(cert.min_digits), "final_width": cert.widths[-1]}
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--steps", type=int, default=300, help="steps of each run (default 300)")
+    ap.add_argument("--repeats", type=int, default=3, help="best of this many (default 3)")
+    ap.add_argument("--dps", type=int, default=64, help="working digits (default 64)")
+    ap.add_argument("--methods", nargs="+", default=list(METHODS), choices=METHODS)
+    ap.add_argument("--systems", nargs="+", default=list(SYSTEMS), choices=SYSTEMS)
+    ap.add_argument("--json", action="store_true", help="print the rows as JSON")
+    ap.add_argument("--profile", metavar="METHOD/SYSTEM",
+                    help="print the cProfile of one certify of this case instead")
+    args = ap.parse_args(argv)
+    if args.profile:
+        method, system = args.profile.split("/")
+        ctx = mpvi.GMPContext(args.dps)
+        problem, h = problem_of(system, ctx)
+        sol = mpvi.solve(problem, method, h=h, n=args.steps)
+        certify(mpvi.solve(problem, method, h=h, n=2))
+        prof = cProfile.Profile()
+        prof.runcall(certify, sol)
+        pstats.Stats(prof, stream=sys.stdout).sort_stats("tottime").print_stats(25)
+        return
+    rows = [measure(m, s, args.steps, args.repeats, args.dps)
+            for s in args.systems for m in args.methods]
+    if args.json:
+        print(json.dumps({"rows": rows}, indent=1))
+        return
+    print(f"{'case':28s} {'plain s':>9s} {'certify s':>10s} {'ratio':>7s} {'digits':>7s}")
+    for r in rows:
+        print(f"{r['method'] + ' / ' + r['system']:28s} {r['plain_s']:9.4f} "
+              f"{r['certify_s']:10.4f} {r['ratio']:7.1f} {r['min_digits']:7.1f}")
+
+
+if __name__ == "__main__":
+    main()
