@@ -1296,6 +1296,12 @@ class _DualContext(ArbContext):
         out = np.array(x, dtype=object)
         return out[:, 0].copy() if b_arr.ndim == 1 else out
 
+    def norm_inf(self, v):
+        """``max |x|`` of the values (derivatives dropped): a system's checks of its
+        matrices (symmetry tolerance) rebuilt in this context."""
+        return self.balls.norm_inf(np.array([self.num(x).v for x in np.ravel(v).tolist()],
+                                            dtype=object))
+
     def to_str(self, x, digits=None):
         return ArbContext.to_str(self, self.num(x).v, digits)
 

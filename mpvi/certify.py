@@ -343,6 +343,7 @@ def _lohner(stepper, method, solution, args, ctx, q, y, t0, h, steps):
             yield j + 1, None, None, "Lohner's basis became singular"
             return
         R = (Qinv * B) * R + Qinv * arb_mat([[b - c] for b, c in zip(image, yhat)])
+        A = Q                     # the set is now yhat + Q R: the next step starts from it
         lohner = [c + e for c, e in zip(yhat, _column(Q * R))]
         enclosure = [_meet(a, u.v) for a, u in zip(lohner, duals)]
         if not all(b.is_finite() for b in enclosure):

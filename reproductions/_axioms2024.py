@@ -5,6 +5,7 @@ mpvi/systems/double_pendulum.py for the conventions (m1 = 1 kg, g = 9.81 m/s^2, 
 2 pi/omega0 = 1 s) and reproductions/ERRATA.md for the evidence behind them."""
 from __future__ import annotations
 
+import math
 from fractions import Fraction
 
 import numpy as np
@@ -150,3 +151,96 @@ def linear_pendulum_errors(rec, params):
     :data:`linear_pendulum_convergence`'s value."""
     _, errs = _linear_pendulum_sweep(rec, params, [params["N"]])
     return {m: {v: errs[(m, v)][0] for v in ("p", "q")} for m in params["methods"]}
+
+
+# ----- Table 2 certified (mpvi run --certify) ------------------------------------------------
+
+CERTIFIED_STATEMENT = (
+    "Each error norm is an Arb enclosure of max_j |x_j - x_ex(t_j)|_2 with x_j the method's "
+    "exact discrete trajectory (mpvi.certify, rounding excluded) and x_ex the exact modal "
+    "solution (ModalSolution.enclose) at the exact nodes t_j = j h; each order is the "
+    "least-squares slope of the enclosed log errors.  The data are those the run used as "
+    "binary numbers: M, K, l and q0 = pi/6 hold pi rounded to the run's digits, and h = T "
+    "t_bar / N rounded; the enclosures are of the computation so defined.")
+
+
+def certified_errors(ctx, T_tbar, N, methods):
+    """``(h, {method: {"p": ball, "q": ball}})``: the step the runs took (exact, a
+    Fraction) and Arb enclosures of the error norms of
+    :func:`linear_pendulum_errors` (``T_tbar``, ``N``): each run certified
+    (:func:`mpvi.certify`), the exact reference enclosed at the exact nodes, the norms on
+    balls (:data:`CERTIFIED_STATEMENT`).  Flint's precision is the run's (plus guard
+    digits) inside and the caller's after.  ArithmeticError if a run's proof fails."""
+    from flint import arb
+
+    from mpvi import certify
+    from mpvi.arbref import GUARD_DIGITS, arb_precision, exact_rational
+    with ctx.active():
+        prob = problem(ctx)
+        h, n = linear_pendulum_grid(ctx, prob, T_tbar, N)
+    refs = {}
+    with arb_precision(ctx.dps + GUARD_DIGITS):
+        out = {}
+        for m in methods:
+            # the stability check of Simpson's run needs eigenvalues of the context; it
+            # does not change the step, and the plain run made it
+            opts = {"check_stability": False} if m == "simpson" else {}
+            sol = solve(prob, m, h=h, n=n, **opts)
+            hq = exact_rational(sol.h, "h")          # the step the run took, exactly
+            if hq not in refs:
+                refs[hq] = [prob.exact.enclose(j * hq, ctx.dps) for j in range(n + 1)]
+            ref = refs[hq]
+            cert = certify(sol)
+            if not cert.complete:
+                raise ArithmeticError(f"axioms2024 T = {T_tbar} t_bar, N = {N}, {m}: step "
+                                      f"{cert.failed_step} not proven: {cert.why}")
+            norms = {}
+            for v, balls, k in (("q", cert.q, 0), ("p", cert.y, 1)):
+                largest = arb(0)
+                for x, r in zip(balls, ref):
+                    largest = largest.max(_norm([a - b for a, b in zip(x, r[k])]))
+                norms[v] = largest
+            out[m] = norms
+        if len(refs) != 1:
+            raise ArithmeticError(f"axioms2024 T = {T_tbar} t_bar, N = {N}: the methods' runs "
+                                  "took different steps h")
+        return next(iter(refs)), out
+
+
+def _norm(d):
+    """An enclosure of the Euclidean norm of the ball vector ``d`` (a sum of squares that
+    may contain 0 gives [0, sqrt(its upper bound)])."""
+    from flint import arb
+    s = sum((x * x for x in d), arb(0))
+    return s.sqrt() if s > 0 else arb(0).union(s.upper().sqrt())
+
+
+def certified_order(hs, errors):
+    """The least-squares slope of log(error) against log(h) (:func:`mpvi.fit_order`) on
+    balls: ``hs`` exact (rationals), ``errors`` balls; an enclosure of the order."""
+    from flint import arb
+    x = [arb(h.numerator).log() - arb(h.denominator).log() for h in hs]
+    y = [e.log() for e in errors]
+    xm = sum(x, arb(0)) / len(x)
+    ym = sum(y, arb(0)) / len(y)
+    return (sum(((a - xm) * (b - ym) for a, b in zip(x, y)), arb(0))
+            / sum(((a - xm) * (a - xm) for a in x), arb(0)))
+
+
+def proven_digits(printed, ball):
+    """The proven digits of the number string ``printed`` against the enclosure ``ball``
+    of its exact value: ``-log10(|printed - ball|_upper / |printed|)`` rounded down (0
+    if the ball is wider than the number; its significant digits if the ball is exactly
+    it), and the ball as a string.  At flint's current precision."""
+    from flint import arb
+    value = Fraction(printed)
+    exact = arb(value.numerator) / arb(value.denominator)
+    gap = (abs(exact - ball) / abs(exact)).upper()
+    text = ball.str(len(printed), radius=True)
+    if gap == 0:
+        return len(printed.lstrip("-").split("e")[0].replace(".", "").lstrip("0")), text
+    lower = (-(gap.log() / arb(10).log())).lower()
+    k = math.floor(float(lower))
+    while arb(k) > lower:                 # the float rounded up across an integer
+        k -= 1
+    return max(0, k), text

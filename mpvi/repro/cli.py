@@ -168,6 +168,10 @@ def cmd_run(args, reps, parser):
     if args.check_digits and args.context == "fp":
         parser.error("--check-digits needs a context whose precision can be raised (gmp or "
                      "mp), not fp")
+    if args.certify and args.context == "fp":
+        parser.error("--certify needs a multiprecision context (gmp or mp), not fp")
+    if args.certify and (args.scheduler is not None or (args.jobs or 1) > 1):
+        parser.error("--certify runs serially (without --jobs/--scheduler) in this version")
     cbackend.compile_after()                 # a bad MPVI_COMPILE_AFTER: one line, exit 2
     out = args.results or default_out_dir(args.quick)
     check_writable(out, "output directory")
@@ -269,6 +273,7 @@ def _run_serially(args, reps, ids, out, cache):
             try:
                 paths = execute(reps[rid], args.context, args.dps, args.quick, out,
                                 cache=cache, check_digits=args.check_digits,
+                                certify=args.certify,
                                 stream=None if level == VERBOSE else _io.StringIO())
                 ran.append(rid)
                 if level == DEFAULT:

@@ -61,11 +61,14 @@ KNOWN_COLUMNS = ["id", "key", "errata", "reason"]
 STATUSES = ("match", "known", "MISMATCH", "MISSING", "skipped")
 """Every status of a compared value, in the order they are counted and shown."""
 RECORD_FIELDS = ["id", "paper", "item", "key", "quantity", "printed", "reproduced",
-                 "correct_digits", "compare", "tolerance", "rel_diff", "status", "reason",
-                 "errata", "source"]
+                 "correct_digits", "proven_digits", "proof", "compare", "tolerance",
+                 "rel_diff", "status", "reason", "errata", "source"]
 """The fields of one compared value in ``mpvi diff --format json|csv`` (:func:`records`);
 ``correct_digits``: how many digits of ``reproduced`` a run with more digits confirmed
-(``mpvi run --check-digits``), null if not checked."""
+(``mpvi run --check-digits``), null if not checked; ``proven_digits``: how many digits
+of ``reproduced`` its enclosure proves (``mpvi run --certify``), null if not certified;
+``proof``: ``"proven match"`` or ``"proven misprint"`` where the enclosure decides the
+comparison (:func:`proof`), else null."""
 _TAG = re.compile(r"\[E\d+\]")
 MAX_DATA_BYTES = 16 << 20
 """The largest published-values, discrepancies or errata file read (the largest
@@ -271,6 +274,11 @@ class DiffRow:
     digits: int | None = None
     """How many digits of ``reproduced`` agree with a run with more digits
     (``mpvi run --check-digits``, :mod:`mpvi.repro.digits`); None if not checked."""
+    proven: int | None = None
+    """How many digits of ``reproduced`` its enclosure proves (``mpvi run --certify``);
+    None if not certified."""
+    proof: str | None = None
+    """``"proven match"`` or ``"proven misprint"`` (:func:`proof`), or None."""
 
 
 def check_published(published, reps, ids):
@@ -328,6 +336,10 @@ def diff(ids, out_dir, published=None, known=None, records=None):
             if rep_value is not None:
                 row = _compare(v, rep_value, known)
                 row.digits = checked_digits(record, v.key)
+                entry = record.get("certified", {}).get("values", {}).get(v.key)
+                if entry is not None:
+                    row.proven = entry["digits"]
+                    row.proof = proof(v, entry["enclosure"])
                 rows.append(row)
             elif record is None:
                 rows.append(DiffRow(v, None, None, "MISSING",
@@ -354,6 +366,52 @@ def checked_digits(record, key):
         return None
     entry = check.get("values", {}).get(key)
     return None if entry is None else entry["digits"]
+
+
+def allowed(v):
+    """The numbers the printed value ``v`` allows (what its comparison accepts), as a
+    closed Arb ball at flint's current precision, or None where that set is not an
+    interval this function knows (``symbolic``; ``log10``, ``max``, ``min``: half-lines
+    or logarithmic, not decided here).  ``digit``: printed +- one unit of the last printed
+    digit; ``abs``: printed +- tolerance; ``magnitude``: the decade [10^e, 10^(e+1)]."""
+    from flint import arb
+    if v.compare not in ("digit", "abs", "magnitude"):
+        return None
+    p = Decimal(v.printed)
+    if v.compare == "magnitude":
+        if p <= 0:
+            return None
+        lo, hi = Decimal(1).scaleb(p.adjusted()), Decimal(1).scaleb(p.adjusted() + 1)
+    else:
+        half = (Decimal(1).scaleb(p.as_tuple().exponent) if v.compare == "digit"
+                else Decimal(v.tolerance))
+        lo, hi = p - half, p + half
+    return arb(str(lo)).union(arb(str(hi)))
+
+
+def proof(v, enclosure):
+    """What a proven ``enclosure`` (a ball string ``[m +/- r]`` of the exact reproduced
+    value) says of the published value ``v``: ``"proven match"`` if every number in it is
+    allowed by the printed digits (:func:`allowed`), ``"proven misprint"`` if none is
+    (the printed digits contradict the proof), None if it straddles the bound or the
+    comparison is not an interval.  Decided in ball arithmetic at a precision that holds
+    both numbers (the caller's flint precision is restored)."""
+    from flint import arb
+
+    from ..arbref import arb_precision
+    digits = max(len(enclosure), len(v.printed), len(v.tolerance or "")) + 10
+    with arb_precision(digits):
+        bound = allowed(v)
+        if bound is None:
+            return None
+        ball = arb(enclosure)
+        if not ball.is_finite():
+            return None
+        if bound.contains(ball):
+            return "proven match"
+        if not bound.overlaps(ball):
+            return "proven misprint"
+    return None
 
 
 def _compare(v, reproduced, known):
@@ -470,7 +528,9 @@ def format_diff(rows, reps, width, stale=None):
     """The rows of :func:`diff` as text at most ``width`` columns wide (rich tables): a
     heading per reproduction, then a table of its values with the comparison rule
     (:func:`rule`), the correct digits (``--check-digits``; ``stale`` if the id is in
-    ``stale``, id -> reason, a check of outputs that have changed since) and the status,
+    ``stale``, id -> reason, a check of outputs that have changed since), the proven
+    digits (``--certify``; a column shown only where some are) and the status (with
+    ``proven`` / ``proven misprint`` where the enclosure decides it, :func:`proof`),
     then the explanations (a known discrepancy's, cut to :data:`NOTE_LINES` lines with a
     pointer to ERRATA.md; why a value is missing or skipped, in full)."""
     import textwrap
@@ -499,7 +559,9 @@ def format_diff(rows, reps, width, stale=None):
             say(f"correct digits: stale, {stale[rid]}", "  ")
         table = Table(box=rule_under_head, show_edge=False, pad_edge=False, padding=0)
         table.add_column("key", overflow="fold", ratio=1)
-        for name in ("printed", "rule", "reproduced", "digits"):
+        proven = any(r.proven is not None for r in group)
+        for name in ("printed", "rule", "reproduced", "digits") + (("proven",) if proven
+                                                                   else ()):
             table.add_column(name, justify="left" if name == "rule" else "right",
                              no_wrap=True, overflow="ellipsis")
         table.add_column("status", no_wrap=True, overflow="ellipsis")
@@ -508,9 +570,13 @@ def format_diff(rows, reps, width, stale=None):
             tags = errata_tags(r.reason) if r.status == "known" else []
             status = r.status + (f" [{', '.join(tags)}]" if tags else "")
             digits = "stale" if rid in stale else "-" if r.digits is None else str(r.digits)
-            table.add_row(r.value.key, _short(r.value.printed), rule(r.value),
-                          "-" if r.reproduced is None else _short(r.reproduced), digits,
-                          status)
+            if r.proof is not None:
+                status += " (proven)" if r.proof == "proven match" else " (proven misprint)"
+            cells = [r.value.key, _short(r.value.printed), rule(r.value),
+                     "-" if r.reproduced is None else _short(r.reproduced), digits]
+            if proven:
+                cells.append("-" if r.proven is None else str(r.proven))
+            table.add_row(*cells, status)
             if r.status == "known":
                 notes.append(_cut(f"{r.value.key}: {r.reason}", width, "ERRATA.md"))
             elif r.reason and r.status != "match":
@@ -570,7 +636,8 @@ def records(rows, reps=None):
         out.append({"id": v.id, "paper": rep.paper if rep else None,
                     "item": rep.item if rep else None, "key": v.key, "quantity": v.quantity,
                     "printed": v.printed, "reproduced": r.reproduced,
-                    "correct_digits": r.digits, "compare": v.compare,
+                    "correct_digits": r.digits, "proven_digits": r.proven, "proof": r.proof,
+                    "compare": v.compare,
                     "tolerance": v.tolerance or None,
                     "rel_diff": None if r.rel is None else float(r.rel), "status": r.status,
                     "reason": r.reason, "errata": errata_tags(r.reason) if r.status == "known"

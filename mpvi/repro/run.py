@@ -26,7 +26,10 @@ cache, and the atomic writing of
                               the values compared by ``mpvi diff``, the SHA-256 of
                               each file above (``files``) and, with ``--check-digits``,
                               the correct digits of every column and value
-                              (``digits_check``, :mod:`mpvi.repro.digits`)
+                              (``digits_check``, :mod:`mpvi.repro.digits`) and,
+                              with ``--certify``, the proven digits of every column
+                              and value the reproduction can certify (``certified``,
+                              :func:`certified_block`)
 
 The JSON is the *commit record* of an id's outputs (:func:`write_outputs`): each file is
 atomic (:func:`mpvi.io.atomic_path`), the JSON is written last, and an id's outputs are
@@ -115,7 +118,10 @@ class Reproduction:
     :class:`Output`, ``plot(output, params)`` -> figure, ``refuse(ctx)`` -> the reason
     it cannot run in context ``ctx`` (None: it can; see :func:`needs_mp`), and
     ``tasks(params)`` -> the :class:`mpvi.repro.studies.Task` list of the studies ``compute``
-    will ask for through ``run.study`` (see :meth:`declared_tasks`).  ``published``: whether
+    will ask for through ``run.study`` (see :meth:`declared_tasks`), ``certify(run, output)``
+    -> the proven digits of the columns and values it can certify (``mpvi run --certify``,
+    :func:`certified_block`; None, the default: ``not_certifiable`` says why none are).
+    ``published``: whether
     the paper prints numbers of this item, listed in its package's ``published/*.csv``
     (default True: ``mpvi diff`` reports an error if none are, e.g. a deleted file; False
     for a figure with nothing to compare, and then none may be).  ``module`` is the
@@ -133,6 +139,8 @@ class Reproduction:
     refuse: Callable | None = None
     tasks: Callable | None = None
     published: bool = True
+    certify: Callable | None = None
+    not_certifiable: str = "it declares no certified computation (no certify hook)"
     module: str | None = field(default=None, compare=False)
 
     def parameters(self, quick=False):
@@ -288,6 +296,10 @@ _STUDY = {"study": str, "from_cache": bool, "wall_time_s": float,
 _NEWTON = {"steps": int, "mean_iterations_per_step": float, "max_iterations": int,
            "max_final_residual": float, "context_eps": float}
 _AGREEMENT = {"min": int, "row": int, "median": int, "identical": bool}
+_PROVEN = {"digits": int, "enclosure": str}
+_CERTIFIED = {"dps": int, "wall_time_s": float, "statement": str,
+              "columns": {str: {str: {"min": int, "median": int}}}, "values": {str: _PROVEN},
+              "not_certified": {str: str}}
 _DIGITS = {"check_digits": int, "wall_time_s": float, "tables": {str: {str: _AGREEMENT}},
            "values": {str: {"digits": int, "identical": bool}}, "smallest": (int, None),
            "where": (str, None), "unchecked": {str: str}, "problems": [str],
@@ -299,6 +311,7 @@ PROVENANCE = {"reproduction": str, "paper": str, "item": str, "quick": bool,
               "from_cache": bool, "values": {str: str}, "executor?": str,
               "cached_wall_time_s?": float, "newton?": {str: _NEWTON}, "studies?": [_STUDY],
               "files?": {str: _SHA256}, "digits_check?": _DIGITS,
+              "certified?": _CERTIFIED,
               "digest?": re.compile(r"sha256:[0-9a-f]{64}")}
 """The shape of a provenance record, as :func:`read_provenance` checks it: field -> kind,
 where a kind is a JSON type (``str``, ``bool``, ``int``, ``float`` for any number --
@@ -519,12 +532,56 @@ def check_context(ctx):
     return type(ctx)(ctx.dps + _digits.CHECK_EXTRA)
 
 
-def render(rep, ctx, params, quick, stream=None, cache=None, check_digits=False):
+def certified_block(rep, run, out):
+    """The provenance entry ``certified`` of a run with ``--certify``: ``rep.certify(run,
+    out)`` (the reproduction's certified computation) summarised, or, for a reproduction
+    without one, no column certified and ``not_certified["*"]`` = why.
+
+    ``rep.certify`` returns ``{"statement": what is proven, "columns": {table: {column:
+    [proven digits per row]}}, "values": {key: (proven digits, enclosure)}, "not_certified":
+    {column or key: why}}``; here each certified column becomes ``{"min", "median"}`` of its
+    rows' digits, and every column of ``out``'s tables and every compared value that is
+    neither certified nor declared not certifiable is listed in ``not_certified`` as not
+    declared.  Proven digits are whole digits, rounded down."""
+    t0 = time.perf_counter()
+    block = {"dps": run.ctx.dps, "statement": "", "columns": {}, "values": {},
+             "not_certified": {}}
+    if rep.certify is None:
+        block["not_certified"]["*"] = rep.not_certifiable
+        block["wall_time_s"] = 0.0
+        return block
+    found = rep.certify(run, out)
+    block["statement"] = found["statement"]
+    block["not_certified"] = dict(found.get("not_certified", {}))
+    for table, columns in found.get("columns", {}).items():
+        for column, per_row in columns.items():
+            rows = sorted(int(d) for d in per_row)
+            block["columns"].setdefault(table, {})[column] = {
+                "min": rows[0], "median": rows[(len(rows) - 1) // 2]}
+    block["values"] = {k: {"digits": int(d), "enclosure": str(e)}
+                       for k, (d, e) in found.get("values", {}).items()}
+    for table, df in out.tables.items():
+        for column in df.columns:
+            name = column if table == "" else f"{table}.{column}"
+            if (column not in block["columns"].get(table, {})
+                    and name not in block["not_certified"]):
+                block["not_certified"][name] = "not declared certifiable by the reproduction"
+    for key in out.values:
+        if key not in block["values"] and key not in block["not_certified"]:
+            block["not_certified"][key] = "not declared certifiable by the reproduction"
+    block["wall_time_s"] = round(time.perf_counter() - t0, 3)
+    return block
+
+
+def render(rep, ctx, params, quick, stream=None, cache=None, check_digits=False,
+           certify=False):
     """Compute and plot ``rep`` with ``params`` in ``ctx``: a :class:`Rendered`.  Studies go
     through ``cache`` (a :class:`mpvi.repro.cache.DiskCache`, a :class:`mpvi.repro.cache.TaskCache`
     or None); progress lines go to ``stream`` (stderr).  With ``check_digits``, ``compute``
     runs a second time in :func:`check_context` and the agreement of the two runs
-    (:func:`mpvi.repro.digits.agreement`) becomes the provenance entry ``digits_check``."""
+    (:func:`mpvi.repro.digits.agreement`) becomes the provenance entry ``digits_check``;
+    with ``certify``, the reproduction's certified computation becomes the entry
+    ``certified`` (:func:`certified_block`; not carried to a later run without it)."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -540,6 +597,11 @@ def render(rep, ctx, params, quick, stream=None, cache=None, check_digits=False)
                                   json_data(cout.values), ctx.dps, cctx.dps, cwall,
                                   out.unchecked)
         run.progress(f"{rep.id}: {_digits.summary(check)}")
+    certified = None
+    if certify:
+        with ctx.active():
+            certified = certified_block(rep, run, out)
+        run.progress(f"{rep.id}: certified in {certified['wall_time_s']:.1f} s")
     with ctx.active():
         fig = rep.plot(out, params)
     png = _io.BytesIO()
@@ -552,6 +614,8 @@ def render(rep, ctx, params, quick, stream=None, cache=None, check_digits=False)
     extra["from_cache"] = any(s["from_cache"] for s in run.studies)
     if check is not None:
         extra["digits_check"] = check
+    if certified is not None:
+        extra["certified"] = certified
     if run.studies:
         extra["studies"] = run.studies
         cached = [s["wall_time_s"] for s in run.studies if s["from_cache"]]
@@ -646,14 +710,15 @@ def carry_digits_check(previous, rendered, ctx, params, quick):
 
 
 def execute(rep, context=DEFAULT_CONTEXT, dps=64, quick=False, out_dir=None, stream=None,
-            cache=None, check_digits=False):
+            cache=None, check_digits=False, certify=False):
     """Run one reproduction and write its files atomically; returns the paths
     (:func:`output_paths`) and, under ``digits_check``, the check kept from the previous
     run or None (:func:`carry_digits_check`).
 
     ``out_dir`` defaults to :func:`default_out_dir`; ``cache`` is a
     :class:`mpvi.repro.cache.DiskCache` for the studies, or None (compute them);
-    ``check_digits``: also run it with more digits and record how many agree (:func:`render`).
+    ``check_digits``: also run it with more digits and record how many agree (:func:`render`);
+    ``certify``: also record the proven digits (:func:`certified_block`; mp contexts only).
     Raises :class:`Refused` before any computation if the reproduction cannot run in the
     context (or the digits cannot be checked in it), and ``OSError`` if the output
     directory is not writable."""
@@ -662,12 +727,15 @@ def execute(rep, context=DEFAULT_CONTEXT, dps=64, quick=False, out_dir=None, str
     reason = rep.refusal(ctx)
     if not reason and check_digits:
         reason = rep.refusal(check_context(ctx))
+    if not reason and certify and not ctx.is_mp:
+        reason = "--certify needs a multiprecision context (gmp or mp): float64 runs are not certified"
+
     if reason:
         raise Refused(rep.id, ctx.name, reason)
     paths = output_paths(rep, out_dir or default_out_dir(quick))
     io.check_writable(paths["dir"], "output directory")
     params = rep.parameters(quick)
-    rendered = render(rep, ctx, params, quick, stream, cache, check_digits)
+    rendered = render(rep, ctx, params, quick, stream, cache, check_digits, certify)
     written = write_outputs(rep, rendered, ctx, params, quick, out_dir or default_out_dir(quick))
     print(f"  [{time.perf_counter() - t0:7.1f} s] {rep.id}: done in {rendered.wall_time_s:.1f} s "
           f"-> {paths['csv'].parent}{carried_note(written['digits_check'])}",
@@ -725,10 +793,12 @@ def script_main(rep, argv=None):
     if args.check_digits and args.context == "fp":
         ap.error("--check-digits needs a context whose precision can be raised (gmp or mp), "
                  "not fp")
+    if args.certify and args.context == "fp":
+        ap.error("--certify needs a multiprecision context (gmp or mp), not fp")
     cache = open_cache(args)
     try:
         execute(rep, args.context, args.dps, args.quick, out, cache=cache,
-                check_digits=args.check_digits)
+                check_digits=args.check_digits, certify=args.certify)
     except Refused as exc:
         print(exc, file=sys.stderr)
         return 3
@@ -763,6 +833,11 @@ def add_run_options(ap):
                          f"output column and per compared value, how many digits the two "
                          f"runs agree on (provenance entry digits_check; shown by mpvi diff "
                          f"and mpvi report); about doubles the run time; gmp and mp only")
+    ap.add_argument("--certify", action="store_true",
+                    help="also prove the digits of every column and compared value the "
+                         "reproduction can certify (Arb ball arithmetic: mpvi.certify and "
+                         "the enclosed exact references; provenance entry certified, shown "
+                         "by mpvi diff); the others are listed with why not; gmp and mp only")
     group = ap.add_mutually_exclusive_group()
     group.add_argument("--cache", type=Path, default=None, metavar="DIR",
                        help="cache directory of the shared studies (default: .mpvi-cache/ "
