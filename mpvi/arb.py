@@ -849,7 +849,13 @@ def _entries(m):
 
 
 def _point(x):
-    return arb(x.mid())
+    """The midpoint of a ball as an exact ball; an int (a constant entry of a generated
+    kernel's Jacobian, such as a 0 of its sparsity) as itself."""
+    if isinstance(x, arb):
+        return arb(x.mid())
+    if isinstance(x, int) and not isinstance(x, bool):
+        return arb(x)
+    raise TypeError(f"expected a ball (flint.arb) or an int, got {type(x).__name__}")
 
 
 def _upper(x):

@@ -284,3 +284,30 @@ def test_a_failed_proof_names_the_step_and_claims_nothing_after_it():
     assert not cert.complete and cert.failed_step is not None and cert.why
     assert len(cert.t) == cert.failed_step + 1        # the nodes before the failing step
     assert f"step {cert.failed_step}" in repr(cert)
+
+
+@pytest.mark.parametrize("method", ["simpson", "midpoint"])
+def test_a_jacobian_with_constant_entries_is_certified(method):
+    """Two masses on springs (a constant mass and a quadratic potential): the generated
+    kernel's Jacobian holds plain int entries (its constant zeros), which the Krawczyk
+    preconditioner takes as exact points; the certificate is complete and its balls
+    contain a 200-digit rerun (tutorial 8's example failed on it with an AttributeError)."""
+    G, R = mpvi.GMPContext(64), mpvi.GMPContext(REF)
+    M = sp.Matrix([[2, 0], [0, 1]])
+    K = sp.Matrix([[3, -1], [-1, 1]])
+    x = sp.Matrix(sp.symbols("x1 x2"))
+    springs = mpvi.LagrangianSystem("two masses", list(x), M, (x.T * K * x)[0] / 2, {}, G)
+    q0, p0 = ["1/2", 0], [0, "1/3"]
+    sol = mpvi.solve(mpvi.Problem(springs, q0, p0=p0), method, h="1/10", n=12)
+    cert = certify(sol)
+    assert cert.complete and min(cert.min_digits) > 40
+    y0 = sol.p[0] if sol.state == "qp" else sol.v[0]
+    data = {"p0" if sol.state == "qp" else "v0": [exact(v) for v in y0]}
+    rerun = mpvi.solve(mpvi.Problem(springs.with_context(R), [exact(v) for v in sol.q[0]],
+                                    **data), method, h=exact(sol.h), n=12)
+    A = cert.context
+    ys = rerun.p if sol.state == "qp" else rerun.v
+    for i in range(len(sol.t)):
+        for k in range(2):
+            assert contains(cert.q[i][k], rerun.q[i][k], A), (method, i, k)
+            assert contains(cert.y[i][k], ys[i][k], A), (method, i, k)
