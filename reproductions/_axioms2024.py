@@ -5,7 +5,6 @@ mpvi/systems/double_pendulum.py for the conventions (m1 = 1 kg, g = 9.81 m/s^2, 
 2 pi/omega0 = 1 s) and reproductions/ERRATA.md for the evidence behind them."""
 from __future__ import annotations
 
-import math
 from fractions import Fraction
 
 import numpy as np
@@ -225,22 +224,3 @@ def certified_order(hs, errors):
     ym = sum(y, arb(0)) / len(y)
     return (sum(((a - xm) * (b - ym) for a, b in zip(x, y)), arb(0))
             / sum(((a - xm) * (a - xm) for a in x), arb(0)))
-
-
-def proven_digits(printed, ball):
-    """The proven digits of the number string ``printed`` against the enclosure ``ball``
-    of its exact value: ``-log10(|printed - ball|_upper / |printed|)`` rounded down (0
-    if the ball is wider than the number; its significant digits if the ball is exactly
-    it), and the ball as a string.  At flint's current precision."""
-    from flint import arb
-    value = Fraction(printed)
-    exact = arb(value.numerator) / arb(value.denominator)
-    gap = (abs(exact - ball) / abs(exact)).upper()
-    text = ball.str(len(printed), radius=True)
-    if gap == 0:
-        return len(printed.lstrip("-").split("e")[0].replace(".", "").lstrip("0")), text
-    lower = (-(gap.log() / arb(10).log())).lower()
-    k = math.floor(float(lower))
-    while arb(k) > lower:                 # the float rounded up across an integer
-        k -= 1
-    return max(0, k), text

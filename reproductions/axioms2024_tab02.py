@@ -11,13 +11,13 @@ Run: ``mpvi run axioms2024_tab02`` or ``python reproductions/axioms2024_tab02.py
 """
 import pandas as pd
 
+from mpvi.repro.digits import proven_digits
 from mpvi.repro.run import Output, Reproduction, script_main
 from mpvi.repro.studies import Task, convergence_rows, numstr
 
 from mpvi_papers._axioms2024 import (CERTIFIED_STATEMENT, PAPER, STEP_SECONDS, STYLE,
                                        certified_errors, certified_order,
-                                       linear_pendulum_errors, linear_pendulum_grid, problem,
-                                       proven_digits)
+                                       linear_pendulum_errors, linear_pendulum_grid, problem)
 
 PARAMS = {"T_tbar": [1, 10, 100, 1000], "meshes_per_tbar": [10, 20, 40],
           "methods": ["newmark", "rk4", "simpson"]}

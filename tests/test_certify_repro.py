@@ -153,9 +153,29 @@ def test_mpvi_diff_shows_the_proven_digits_and_the_proven_misprints(table2):
     misprints = [r for r in compared if r.proof == "proven misprint"]
     assert misprints and all(r.status == "known" for r in misprints)
     text = format_diff(rows, {rep.id: rep}, 200)
-    header = next(line for line in text.splitlines() if line.startswith("key"))
-    assert header.split()[-2:] == ["proven", "status"]
-    assert "match (proven)" in text and "(proven misprint)" in text
+    assert "digits: estimated (--check-digits) / proven (--certify)" in text
+    lines = text.splitlines()
+    for r in compared:                      # the digits cell: estimate / proven
+        row = next(line for line in lines if line.startswith(r.value.key + " "))
+        assert f"/{r.proven} " in row, row
+    assert all(f"{r.value.key} (proven misprint): " in " ".join(text.split())
+               for r in misprints)
+    narrow = format_diff(rows, {rep.id: rep}, 80)     # the keys stay whole at 80 columns
+    assert all(len(line) <= 80 for line in narrow.splitlines())
+    assert all(any(line.startswith(r.value.key + " ") for line in narrow.splitlines())
+               for r in compared)
+
+
+def test_a_recorded_value_outside_its_enclosure_claims_no_digit(table2):
+    """The proven digits are those of the recorded value against its enclosure,
+    recomputed: a value changed after the certification (restamped) proves nothing."""
+    rep, out, record = table2
+    key = next(k for k in record["certified"]["values"])
+    changed = dict(record, values={**record["values"], key: "1e999999999"})
+    rows = diff([rep.id], out, records={rep.id: changed})
+    row = next(r for r in rows if r.value.key == key)
+    assert row.proven is None and row.proof is None
+    assert "outside its certified enclosure" in row.reason
 
 
 def _value(printed, compare="digit", tolerance=""):

@@ -35,6 +35,7 @@ import math
 import re
 import statistics
 from decimal import Decimal, InvalidOperation, localcontext
+from fractions import Fraction
 
 CHECK_EXTRA = 20
 """How many more digits the checking run carries (``--check-digits``)."""
@@ -196,3 +197,33 @@ def summary(check):
         return f"checked at {check['check_digits']} digits: every number identical"
     return (f"checked at {check['check_digits']} digits: at least {check['smallest']} "
             f"correct digits ({check['where']})")
+
+
+MAX_EXPONENT = 10 ** 4
+"""A printed number whose decimal exponent exceeds this has no proven digit against any
+enclosure mpvi computes (and is not turned into an exact rational of that size)."""
+
+
+def proven_digits(printed, ball):
+    """The proven digits of the number string ``printed`` against the enclosure ``ball``
+    of its exact value: ``-log10(|printed - ball|_upper / |printed|)`` rounded down (0
+    if the ball is wider than the number; its significant digits if the ball is exactly
+    it), and the ball as a string.  At flint's current precision."""
+    from flint import arb
+    text = ball.str(len(printed), radius=True)
+    try:
+        number = Decimal(printed)
+    except InvalidOperation:
+        return 0, text
+    if not number.is_finite() or number == 0 or abs(number.adjusted()) > MAX_EXPONENT:
+        return 0, text                    # no relative digits, or far beyond any enclosure
+    value = Fraction(number)
+    exact = arb(value.numerator) / arb(value.denominator)
+    gap = (abs(exact - ball) / abs(exact)).upper()
+    if gap == 0:
+        return len(printed.lstrip("-").split("e")[0].replace(".", "").lstrip("0")), text
+    lower = (-(gap.log() / arb(10).log())).lower()
+    k = math.floor(float(lower))
+    while arb(k) > lower:                 # the float rounded up across an integer
+        k -= 1
+    return max(0, k), text

@@ -338,8 +338,7 @@ def diff(ids, out_dir, published=None, known=None, records=None):
                 row.digits = checked_digits(record, v.key)
                 entry = record.get("certified", {}).get("values", {}).get(v.key)
                 if entry is not None:
-                    row.proven = entry["digits"]
-                    row.proof = proof(v, entry["enclosure"])
+                    _certified(row, rep_value, entry)
                 rows.append(row)
             elif record is None:
                 rows.append(DiffRow(v, None, None, "MISSING",
@@ -355,6 +354,26 @@ def diff(ids, out_dir, published=None, known=None, records=None):
     if problems:
         raise PublishedDataError("\n".join(problems))
     return rows
+
+
+def _certified(row, reproduced, entry):
+    """Put the certified ``entry`` of a value on its row: the proven digits of the
+    recorded ``reproduced`` string against the entry's enclosure, recomputed (a recorded
+    value outside its enclosure has none, and then nothing is claimed: the row's reason
+    says so), and what the enclosure proves of the published value (:func:`proof`)."""
+    from flint import arb
+
+    from ..arbref import arb_precision
+    from .digits import proven_digits
+    with arb_precision(len(entry["enclosure"]) + len(reproduced) + 10):
+        digits, _ = proven_digits(reproduced, arb(entry["enclosure"]))
+    if digits == 0:
+        note = (f"the recorded value is outside its certified enclosure {entry['enclosure']}: "
+                "no digit is proven")
+        row.reason = f"{row.reason}; {note}" if row.reason else note
+        return
+    row.proven = min(digits, entry["digits"])
+    row.proof = proof(row.value, entry["enclosure"])
 
 
 def checked_digits(record, key):
@@ -528,11 +547,12 @@ def format_diff(rows, reps, width, stale=None):
     """The rows of :func:`diff` as text at most ``width`` columns wide (rich tables): a
     heading per reproduction, then a table of its values with the comparison rule
     (:func:`rule`), the correct digits (``--check-digits``; ``stale`` if the id is in
-    ``stale``, id -> reason, a check of outputs that have changed since), the proven
-    digits (``--certify``; a column shown only where some are) and the status (with
-    ``proven`` / ``proven misprint`` where the enclosure decides it, :func:`proof`),
-    then the explanations (a known discrepancy's, cut to :data:`NOTE_LINES` lines with a
-    pointer to ERRATA.md; why a value is missing or skipped, in full)."""
+    ``stale``, id -> reason, a check of outputs that have changed since; where some are
+    certified, ``estimated/proven`` with the proven digits of ``--certify``) and the
+    status, then the explanations (a known discrepancy's, cut to :data:`NOTE_LINES` lines
+    with a pointer to ERRATA.md, its key marked ``(proven misprint)`` where the enclosure
+    excludes the printed value, :func:`proof`; why a value is missing or skipped, in
+    full)."""
     import textwrap
     from rich.box import Box
     from rich.console import Console
@@ -560,8 +580,9 @@ def format_diff(rows, reps, width, stale=None):
         table = Table(box=rule_under_head, show_edge=False, pad_edge=False, padding=0)
         table.add_column("key", overflow="fold", ratio=1)
         proven = any(r.proven is not None for r in group)
-        for name in ("printed", "rule", "reproduced", "digits") + (("proven",) if proven
-                                                                   else ()):
+        if proven:
+            say("digits: estimated (--check-digits) / proven (--certify)", "  ")
+        for name in ("printed", "rule", "reproduced", "digits"):
             table.add_column(name, justify="left" if name == "rule" else "right",
                              no_wrap=True, overflow="ellipsis")
         table.add_column("status", no_wrap=True, overflow="ellipsis")
@@ -570,17 +591,16 @@ def format_diff(rows, reps, width, stale=None):
             tags = errata_tags(r.reason) if r.status == "known" else []
             status = r.status + (f" [{', '.join(tags)}]" if tags else "")
             digits = "stale" if rid in stale else "-" if r.digits is None else str(r.digits)
-            if r.proof is not None:
-                status += " (proven)" if r.proof == "proven match" else " (proven misprint)"
+            if proven:
+                digits += "/" + ("-" if r.proven is None else str(r.proven))
             cells = [r.value.key, _short(r.value.printed), rule(r.value),
                      "-" if r.reproduced is None else _short(r.reproduced), digits]
-            if proven:
-                cells.append("-" if r.proven is None else str(r.proven))
             table.add_row(*cells, status)
+            key = r.value.key + (" (proven misprint)" if r.proof == "proven misprint" else "")
             if r.status == "known":
-                notes.append(_cut(f"{r.value.key}: {r.reason}", width, "ERRATA.md"))
+                notes.append(_cut(f"{key}: {r.reason}", width, "ERRATA.md"))
             elif r.reason and r.status != "match":
-                notes.append(f"{r.value.key}: {r.reason}")
+                notes.append(f"{key}: {r.reason}")
         with console.capture() as capture:
             console.print(table)
         console.out("\n".join(line.rstrip() for line in capture.get().splitlines()))
