@@ -34,6 +34,7 @@ from mpmath.ctx_mp_python import _mpf as _any_mpf
 
 from .context import (Context, PrecisionError, _bits_of_mpf, _mpfr_type, _number_text,
                       _refuse_float, _refuse_other_mpf, check_dps)
+from .arbref import MAX_EXACT_EXPONENT
 from .linalg import SingularMatrixError
 from .precision import context_class, sticky
 
@@ -359,8 +360,14 @@ class ArbContext(Context):
             return arb.neg_inf()
         if low.lstrip("-") == "nan":
             return arb.nan()
-        f = Fraction(text)
-        return arb(fmpq(f.numerator, f.denominator))
+        sign, digits, exponent = Decimal(text).as_tuple()
+        mantissa = int("".join(map(str, digits))) * (-1 if sign else 1)
+        if abs(int(exponent)) <= MAX_EXACT_EXPONENT:
+            f = Fraction(mantissa) * Fraction(10) ** int(exponent)
+            return arb(fmpq(f.numerator, f.denominator))
+        # an exact rational would hold 10^|exponent| digits: the mantissa times a ball of
+        # the power of ten encloses the value as well (Arb's power is not exact there)
+        return arb(fmpz(mantissa)) * arb(10) ** int(exponent)
 
     def _dyadic(self, x):
         """A gmpy2 mpfr, exactly (rounded into a ball only beyond the working precision)."""

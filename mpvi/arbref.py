@@ -65,11 +65,7 @@ def exact_rational(x: object, what: str) -> Fraction:
         raise TypeError(f"{what}: refusing the Python float {x!r}: give the exact value as a "
                         "string, int or Fraction")
     if isinstance(x, str):
-        try:
-            return Fraction(x.strip())
-        except (ValueError, ZeroDivisionError):
-            raise ValueError(f"{what}: {x!r} is not an exact rational (an int, a decimal or "
-                             "p/q)") from None
+        return _rational_text(x, what)
     if getattr(x, "is_Rational", False):
         return Fraction(int(x.p), int(x.q))  # type: ignore[attr-defined]
     mpf = getattr(x, "_mpf_", None)           # an mpf of any mpmath context
@@ -85,6 +81,37 @@ def exact_rational(x: object, what: str) -> Fraction:
             raise ValueError(f"{what}: {x} is not finite") from None
         return Fraction(int(p), int(q))
     raise TypeError(f"{what}: cannot read {type(x).__name__} {x!r} as an exact number")
+
+
+MAX_EXACT_EXPONENT = 10 ** 4
+"""The largest decimal exponent |e| a text such as ``"1e-30"`` may carry to be made an
+exact rational: ``Fraction("1e999999999")`` would build 10^999999999 (hours); beyond it an
+exact value is refused and a ball is made from the mantissa and a power of ten
+(:meth:`mpvi.ArbContext.num`)."""
+
+
+def _rational_text(x: str, what: str) -> Fraction:
+    """The exact rational of a number text in the grammar every context reads
+    (:func:`mpvi.context._number_text`: a decimal or p/q); ValueError for anything else, a
+    non-finite value or a decimal exponent beyond :data:`MAX_EXACT_EXPONENT`."""
+    from decimal import Decimal
+
+    from .context import _number_text
+    try:
+        _, value = _number_text(x)
+    except ValueError:
+        raise ValueError(f"{what}: {x!r} is not an exact rational (an int, a decimal or "
+                         "p/q)") from None
+    if isinstance(value, Fraction):              # p/q
+        return value
+    number = Decimal(value)
+    exponent = number.as_tuple().exponent
+    if not isinstance(exponent, int):            # inf, nan
+        raise ValueError(f"{what}: {x!r} is not finite")
+    if abs(exponent) > MAX_EXACT_EXPONENT:
+        raise ValueError(f"{what}: {x!r} has a decimal exponent beyond "
+                         f"{MAX_EXACT_EXPONENT}, too large to read exactly")
+    return Fraction(number)
 
 
 def ball(x: object, what: str) -> arb:

@@ -122,7 +122,7 @@ _NUMBER_TEXT = re.compile(r"[+-]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|(?:inf|
 _RATIO_TEXT = re.compile(r"([+-]?\d+)\s*/\s*(\d+)", re.ASCII)
 
 
-def _number_text(x):
+def _number_text(x: object) -> tuple[str, str | Fraction]:
     """The stripped text of a number string in the one grammar every context reads -- a
     decimal (``-1.5e-3``), ``p/q`` of integers, or inf / nan -- as ``("decimal", text)`` or
     ``("ratio", Fraction)``; ValueError naming ``x`` for anything else (an empty string,

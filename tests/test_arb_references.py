@@ -279,3 +279,16 @@ def test_the_double_well_separatrix_is_refused_clearly(ctx):
     from mpvi.systems.double_well import DoubleWellExact
     with pytest.raises(ArithmeticError, match="separatrix E = 0"):
         DoubleWellExact(ctx, 1, 0).enclose(1, DPS)
+
+
+def test_an_exact_input_with_a_huge_decimal_exponent_is_refused_at_once():
+    """An exact rational of '1e9999999' would hold ten million digits: refused by name,
+    in no time; the grammar is the contexts' own (no '1_000')."""
+    from conftest import time_limit
+
+    from mpvi.arbref import exact_rational
+    with time_limit(2), pytest.raises(ValueError, match="decimal exponent beyond"):
+        exact_rational("1e9999999", "t")
+    with pytest.raises(ValueError, match="not an exact rational"):
+        exact_rational("1_000", "t")
+    assert exact_rational(" 0.15 ", "t") == Fraction(3, 20)

@@ -311,3 +311,16 @@ def test_a_jacobian_with_constant_entries_is_certified(method):
         for k in range(2):
             assert contains(cert.q[i][k], rerun.q[i][k], A), (method, i, k)
             assert contains(cert.y[i][k], ys[i][k], A), (method, i, k)
+
+
+def test_a_decimal_with_a_huge_exponent_is_enclosed_at_once():
+    """'1e9999999' is not made an exact rational (10^9999999: seconds; 1e999999999 would
+    take hours): the ball of the mantissa times a power of ten encloses it at once, and a
+    moderate exponent is still read exactly."""
+    from conftest import time_limit
+    A = ArbContext(30)
+    with time_limit(2):
+        big, tiny = A.num("1e9999999"), A.num("-3e-9999999")
+    assert big.is_finite() and big > 0 and (big.log() / flint.arb(10).log()).overlaps(flint.arb(9999999))
+    assert tiny < 0 and (-tiny / 3).log().overlaps(-9999999 * flint.arb(10).log())
+    assert contains(A.num("2.5e-30"), Fraction(25, 10 ** 31))

@@ -199,23 +199,21 @@ def summary(check):
             f"correct digits ({check['where']})")
 
 
-MAX_EXPONENT = 10 ** 4
-"""A printed number whose decimal exponent exceeds this has no proven digit against any
-enclosure mpvi computes (and is not turned into an exact rational of that size)."""
-
-
 def proven_digits(printed, ball):
     """The proven digits of the number string ``printed`` against the enclosure ``ball``
     of its exact value: ``-log10(|printed - ball|_upper / |printed|)`` rounded down (0
     if the ball is wider than the number; its significant digits if the ball is exactly
     it), and the ball as a string.  At flint's current precision."""
     from flint import arb
+
+    from ..arbref import MAX_EXACT_EXPONENT
     text = ball.str(len(printed), radius=True)
     try:
         number = Decimal(printed)
     except InvalidOperation:
         return 0, text
-    if not number.is_finite() or number == 0 or abs(number.adjusted()) > MAX_EXPONENT:
+    if (not number.is_finite() or number == 0
+            or abs(number.as_tuple().exponent) > MAX_EXACT_EXPONENT):
         return 0, text                    # no relative digits, or far beyond any enclosure
     value = Fraction(number)
     exact = arb(value.numerator) / arb(value.denominator)
