@@ -250,8 +250,8 @@ def stable_intervals(A: sympy.Matrix) -> list[Interval]:
     """
     tr = sp.cancel(A.trace())
     cuts = _positive_roots(tr - 2) | _positive_roots(tr + 2)
-    for entry in A:
-        cuts |= _positive_roots(1 / entry) if entry != 0 else set()
+    for a_ij in A:
+        cuts |= _positive_roots(1 / a_ij) if a_ij != 0 else set()
     cuts = sorted(cuts, key=lambda r: sp.N(r, 50))
     edges = [sp.Integer(0)] + cuts + [sp.oo]
     out = []
