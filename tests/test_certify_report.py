@@ -250,3 +250,113 @@ def test_a_parallel_float64_run_refuses_certify_before_computing(tmp_path):
         executor.close()
     assert (ran, refused, failed) == ([], [TAB02], [])
     assert not list(tmp_path.rglob("*.json"))
+
+
+# ----- mpvi report -----------------------------------------------------------------------
+
+GROWTH = {"T = 1000 t_bar, newmark": {"t": [0.0, 250.0, 500.0, 1000.0],
+                                      "digits": [64.0, 60.5, 58.25, 54.0], "dps": 64,
+                                      "note": "Lohner's method, the whole span certified"}}
+
+
+def _results_with(tmp_path, records, **certified):
+    """A results directory holding the committed Table 2 outputs, its certified block
+    updated with ``certified`` and the record restamped."""
+    rep = REPS[TAB02]
+    results = tmp_path / "results"
+    (results / rep.paper).mkdir(parents=True)
+    for name in records[TAB02]["files"]:
+        shutil.copy(FIGURES / rep.paper / name, results / rep.paper / name)
+    record = _record(records)
+    record["certified"] = {**record["certified"], **certified}
+    record.pop("digest")
+    (results / rep.paper / f"{TAB02}.json").write_text(json.dumps(stamp_record(record)))
+    return results
+
+
+def _section(html, rid):
+    start = html.index(f'id="{rid}"')
+    return html[start:html.index("</section>", start)]
+
+
+def test_the_report_shows_proven_digits_statement_and_growth(tmp_path, committed):
+    from markupsafe import escape
+
+    from mpvi.repro.report import write_report
+    _, records = committed
+    results = _results_with(tmp_path, records, growth=GROWTH)
+    reps = {TAB02: REPS[TAB02], "axioms2024_fig06": REPS["axioms2024_fig06"]}
+    shutil.copytree(FIGURES / "axioms2024", results / "axioms2024", dirs_exist_ok=True,
+                    ignore=lambda d, names: [n for n in names if not n.startswith(
+                        "axioms2024_fig06")])
+    out = tmp_path / "report"
+    write_report(results, out, reps)
+    page = (out / "axioms2024.html").read_text(encoding="utf-8")
+    section = _section(page, TAB02)
+    cert = records[TAB02]["certified"]
+    assert "correct digits: estimated / proven" in section
+    checked = records[TAB02]["digits_check"]["values"]
+    rows = diff([TAB02], FIGURES, records=records)
+    for r in rows:                                   # every compared value, both numbers
+        entry = cert["values"][r.value.key]
+        assert 40 <= r.proven <= entry["digits"]     # the recorded value against its ball
+        row = section[section.index(f'data-key="{r.value.key}"'):]
+        row = row[:row.index("</tr>")]
+        cell = re.search(r'<td class="num">(\d+|-) / <span class="proven"[^>]*>(\d+|-)</span>',
+                         row)
+        assert cell and cell.groups() == (str(checked[r.value.key]["digits"]),
+                                          str(r.proven)), (r.value.key, row)
+    assert section.count('<div class="proof">proven match</div>') == sum(
+        r.status == "match" for r in rows)
+    assert section.count('<div class="proof">proven misprint</div>') == sum(
+        r.status == "known" for r in rows)
+    assert escape(cert["statement"]) in section
+    proven = re.search(r'<tr class="proven-digits">(.*?)</tr>', section).group(1)
+    cells = re.findall(r">([^<]*)</th>", proven)
+    columns = cert["columns"][""]
+    assert cells == ["-", "-", "-", "-", str(columns["error"]["min"]),
+                     str(columns["order"]["min"])]
+    assert f"median {columns['error']['median']}" in proven
+    assert "not proven: an input of the study" in proven
+    # the growth plot: an image of the report, its label and note under it
+    png = out / "files" / "axioms2024" / f"{TAB02}_growth1.png"
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert f'<img src="files/axioms2024/{TAB02}_growth1.png"' in section
+    label = next(iter(GROWTH))
+    assert f"<strong>{escape(label)}</strong>: proven digits against time at 64 " \
+           f"digits; {escape(GROWTH[label]['note'])}" in section
+    from matplotlib.image import imread
+    height, width = imread(png).shape[:2]
+    assert width > 300 and height > 150
+    # a reproduction without a certified computation: the values as before, and why
+    other = _section(page, "axioms2024_fig06")
+    assert "estimated / proven" not in other and "proven-digits" not in other
+    assert "no certified computation: it declares no certified computation" in other
+
+
+def test_a_certified_block_without_growth_has_no_plot(tmp_path, committed):
+    from mpvi.repro.report import write_report
+    _, records = committed
+    results = _results_with(tmp_path, records)
+    out = tmp_path / "report"
+    write_report(results, out, {TAB02: REPS[TAB02]})
+    assert not list(out.rglob("*_growth*.png"))
+    assert "<h3>Proven digits</h3>" in (out / "axioms2024.html").read_text(encoding="utf-8")
+
+
+def test_a_growth_that_cannot_be_plotted_fails_the_report_naming_it(tmp_path, committed):
+    from mpvi.repro.report import ReportError, write_report
+    from mpvi.repro.run import OutputError
+    _, records = committed
+    label = next(iter(GROWTH))
+    short = {label: {**GROWTH[label], "digits": GROWTH[label]["digits"][:-1]}}
+    results = _results_with(tmp_path, records, growth=short)
+    out = tmp_path / "report"
+    with pytest.raises(ReportError, match=re.escape(f"the growth {label!r}") + ".*4 times "
+                                          "and 3 digits"):
+        write_report(results, out, {TAB02: REPS[TAB02]})
+    assert not out.exists()
+    texts = {label: {**GROWTH[label], "digits": ["64"] * 4}}
+    results = _results_with(tmp_path / "texts", records, growth=texts)
+    with pytest.raises(OutputError, match=r"growth.*should be a number"):
+        read_records([REPS[TAB02]], results)

@@ -301,9 +301,10 @@ _NEWTON = {"steps": int, "mean_iterations_per_step": float, "max_iterations": in
            "max_final_residual": float, "context_eps": float}
 _AGREEMENT = {"min": int, "row": int, "median": int, "identical": bool}
 _PROVEN = {"digits": int, "enclosure": str}
+_GROWTH = {"t": [float], "digits": [float], "dps": int, "note": str}
 _CERTIFIED = {"dps": int, "wall_time_s": float, "statement": str,
               "columns": {str: {str: {"min": int, "median": int}}}, "values": {str: _PROVEN},
-              "not_certified": {str: str}}
+              "not_certified": {str: str}, "growth?": {str: _GROWTH}}
 _DIGITS = {"check_digits": int, "wall_time_s": float, "tables": {str: {str: _AGREEMENT}},
            "values": {str: {"digits": int, "identical": bool}}, "smallest": (int, None),
            "where": (str, None), "unchecked": {str: str}, "problems": [str],
