@@ -208,6 +208,8 @@ def test_diff_certify_exits_as_diff_and_the_records_say_why(monkeypatch, capsys,
                              "--certify")
     assert plain == status == 1
     assert "1 mismatch" in out
+    assert "`mpvi diff` without --certify lists the values that are MISMATCH" in " ".join(
+        out.split())
     assert re.search(r"\b1 +recorded value outside its enclosure", out)
     capsys.readouterr()
     assert main(["diff", TAB02, "--results", str(tmp_path), "--format", "json"]) == 1
@@ -360,3 +362,12 @@ def test_a_growth_that_cannot_be_plotted_fails_the_report_naming_it(tmp_path, co
     results = _results_with(tmp_path / "texts", records, growth=texts)
     with pytest.raises(OutputError, match=r"growth.*should be a number"):
         read_records([REPS[TAB02]], results)
+
+
+def test_a_block_recorded_before_the_hook_was_removed_is_still_read(committed, monkeypatch):
+    """The record, not the reproduction's present declaration, says what was proven."""
+    rows, records = committed
+    monkeypatch.setattr(REPS[TAB02], "certify", None)
+    again = diff([TAB02], FIGURES, records=records)
+    assert [r.proof for r in again] == [r.proof for r in rows if r.value.id == TAB02]
+    assert all(r.not_proven is None for r in again)

@@ -292,7 +292,11 @@ def _run_serially(args, reps, ids, out, cache):
 def cmd_diff(args, reps, parser):
     """Text: a heading and a table per reproduction (:func:`mpvi.repro.published.format_diff`)
     at the width of the terminal (``COLUMNS``; 80 off a terminal), no line wider, and
-    last the counts (:func:`mpvi.repro.published.count_line`)."""
+    last the counts (:func:`mpvi.repro.published.count_line`).  With ``--certify``, the
+    per-paper counts of what the recorded enclosures prove instead of the tables
+    (:func:`mpvi.repro.published.format_certified`), the counts of the statuses, and last
+    the line of all papers (:func:`mpvi.repro.published.certified_line`); the exit status
+    is the same."""
     import shutil
     import textwrap
     from .published import (certified_line, count_line, describe_outputs, diff,
@@ -336,9 +340,13 @@ def cmd_diff(args, reps, parser):
     if not args.certify:
         say(digits_summary(rows, records))
     say(count_line(rows, set(ids) == set(reps)))
+    failed = any(r.status in ("MISMATCH", "MISSING") for r in rows)
     if args.certify:
+        if failed:
+            say("(`mpvi diff` without --certify lists the values that are MISMATCH or "
+                "MISSING)")
         say(certified_line(rows, set(ids) == set(reps)))
-    return 1 if any(r.status in ("MISMATCH", "MISSING") for r in rows) else 0
+    return 1 if failed else 0
 
 
 def stale_checks(records):

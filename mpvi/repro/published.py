@@ -378,13 +378,13 @@ def not_proven(row, record, rep):
         return "not computed by the --quick run"
     from .run import NO_CERTIFY_HOOK, NOT_DECLARED
     block = record.get("certified")
-    if rep.certify is None or (block is not None and "*" in block["not_certified"]):
+    if block is None and rep.certify is not None:
+        return (f"no certified run recorded: run `mpvi run {rid}"
+                f"{' --quick' if record['quick'] else ''} --certify`")
+    if block is None or "*" in block["not_certified"]:
         why = rep.not_certifiable if block is None else block["not_certified"]["*"]
         return ("reproduction declares no certify hook"
                 + ("" if why == NO_CERTIFY_HOOK else f": {why}"))
-    if block is None:
-        return (f"no certified run recorded: run `mpvi run {rid}"
-                f"{' --quick' if record['quick'] else ''} --certify`")
     if v.key not in block["values"]:
         why = block["not_certified"].get(v.key, NOT_DECLARED)
         return "value " + (why if why == NOT_DECLARED else f"not declared certifiable: {why}")
@@ -734,7 +734,7 @@ def format_certified(rows, reps, width, every=True):
 def certified_line(rows, every):
     """The last line of ``mpvi diff --certify``: ``all papers: 409 values, 85
     proven match, 11 proven misprint, 313 not certifiable`` (``every``: all reproductions
-    were asked for; else ``the papers asked for: ...``)."""
+    were asked for; else ``the reproductions asked for: ...``)."""
     proven = [sum(r.proof == p for r in rows) for p in PROOFS]
     n = len(rows)
     return (f"{'all papers' if every else 'the reproductions asked for'}: {n} "
