@@ -296,7 +296,7 @@ def test_the_report_shows_proven_digits_statement_and_growth(tmp_path, committed
     page = (out / "axioms2024.html").read_text(encoding="utf-8")
     section = _section(page, TAB02)
     cert = records[TAB02]["certified"]
-    assert "correct digits: estimated / proven" in section
+    assert 'correct digits <span class="meta">estimated / proven</span>' in section
     checked = records[TAB02]["digits_check"]["values"]
     rows = diff([TAB02], FIGURES, records=records)
     for r in rows:                                   # every compared value, both numbers
@@ -371,3 +371,32 @@ def test_a_block_recorded_before_the_hook_was_removed_is_still_read(committed, m
     again = diff([TAB02], FIGURES, records=records)
     assert [r.proof for r in again] == [r.proof for r in rows if r.value.id == TAB02]
     assert all(r.not_proven is None for r in again)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from browsercheck import launch
+    yield from launch()
+
+
+def test_in_a_browser_the_growth_plot_displays_and_the_tables_fit(tmp_path, committed,
+                                                                   browser):
+    """Headless Chromium (browsercheck.py; skipped without it, as test_report_browser.py):
+    every image of the certified item displays, every link resolves and the tables with
+    their proven-digit cells fit a 1400-pixel window."""
+    from browsercheck import crawl, table_widths
+
+    from mpvi.repro.report import write_report
+    _, records = committed
+    results = _results_with(tmp_path, records, growth=GROWTH)
+    out = tmp_path / "report"
+    index, _ = write_report(results, out, {TAB02: REPS[TAB02]})
+    page = browser.new_page(viewport={"width": 1400, "height": 900})
+    found = crawl(page, out, index.name)
+    assert found.problems == []
+    assert "axioms2024.html" in found.visited
+    page.goto((out / "axioms2024.html").resolve().as_uri(), wait_until="load")
+    problems, _ = table_widths(page)
+    assert problems == []
+    width = page.locator("figure.growth img").evaluate("img => img.naturalWidth")
+    assert width > 300
