@@ -241,6 +241,21 @@ def test_certify_under_jobs_records_the_block_of_a_serial_run(monkeypatch, capsy
     assert blocks["serial"] == blocks["jobs"]
 
 
+@pytest.mark.slow
+def test_certify_under_jobs_on_the_quick_table2(capsys, tmp_path):
+    """The same on Table 2's own --quick parameters (T up to 100 t_bar: about 25 s for
+    the two runs)."""
+    blocks = {}
+    for name, extra in (("serial", []), ("jobs", ["--jobs", "2"])):
+        out = tmp_path / name
+        assert main(["run", TAB02, "--quick", "--certify", "--no-cache", "-q", "--results",
+                     str(out), *extra]) == 0, capsys.readouterr().err
+        blocks[name] = read_records([REPS[TAB02]], out)[TAB02]["certified"]
+        assert blocks[name].pop("wall_time_s") > 0
+    assert blocks["serial"] == blocks["jobs"]
+    assert len(blocks["jobs"]["values"]) == 72
+
+
 def test_a_parallel_float64_run_refuses_certify_before_computing(tmp_path):
     from mpvi.repro.parallel import make_executor, run_parallel
     executor = make_executor(1)
