@@ -345,6 +345,11 @@ def test_the_report_shows_proven_digits_statement_and_growth(tmp_path, committed
     from matplotlib.image import imread
     height, width = imread(png).shape[:2]
     assert width > 300 and height > 150
+    # the overview: the paper's proven matches and misprints, and the total
+    index = (out / "index.html").read_text(encoding="utf-8")
+    proven = (f'<td class="num wrap">{sum(r.status == "match" for r in rows)} match, '
+              f'{sum(r.status == "known" for r in rows)} misprint</td>')
+    assert index.count(proven) == 2                     # axioms2024, all papers
     # a reproduction without a certified computation: the values as before, and why
     other = _section(page, "axioms2024_fig06")
     assert "estimated / proven" not in other and "proven-digits" not in other

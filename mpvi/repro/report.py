@@ -219,6 +219,14 @@ class Paper:
         return statistics.median_low(found) if found else None
 
     @property
+    def proofs(self):
+        """``{proof: n}`` over its items' compared values (:attr:`Item.proofs`), or None if
+        no item's run was certified (``mpvi run --certify``)."""
+        if not any(i.certified is not None for i in self.items):
+            return None
+        return {p: sum(i.proofs[p] for i in self.items) for p in PROOFS}
+
+    @property
     def checked(self):
         """How many items were run with ``--check-digits``."""
         return sum(i.digits is not None for i in self.items)
@@ -737,7 +745,7 @@ def write_report(results, out, reps=None, stream=None):
     common = {"version": __version__, "commit": io.git_commit(), "results": str(results),
               "generated": datetime.datetime.now(datetime.timezone.utc)
                            .strftime("%Y-%m-%d %H:%M UTC"),
-              "papers": papers, "statuses": STATUSES}
+              "papers": papers, "statuses": STATUSES, "proofs": PROOFS}
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}.tmp-"))
     try:
