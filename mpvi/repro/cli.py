@@ -170,8 +170,6 @@ def cmd_run(args, reps, parser):
                      "mp), not fp")
     if args.certify and args.context == "fp":
         parser.error("--certify needs a multiprecision context (gmp or mp), not fp")
-    if args.certify and (args.scheduler is not None or (args.jobs or 1) > 1):
-        parser.error("--certify runs serially (without --jobs/--scheduler) in this version")
     cbackend.compile_after()                 # a bad MPVI_COMPILE_AFTER: one line, exit 2
     out = args.results or default_out_dir(args.quick)
     check_writable(out, "output directory")
@@ -233,7 +231,7 @@ def _run_in_parallel(args, reps, ids, out, cache):
         with ProgressBar(None, "mpvi run", enabled=None if level else False) as bar:
             result = run_parallel(
                 reps, ids, executor, args.context, args.dps, args.quick, out, cache,
-                check_digits=args.check_digits, verbosity=level,
+                check_digits=args.check_digits, certify=args.certify, verbosity=level,
                 on_progress=lambda done, total, label: bar.update(done, total, label))
     except BaseException:
         executor.close(cancel=True)
@@ -294,10 +292,15 @@ def _run_serially(args, reps, ids, out, cache):
 def cmd_diff(args, reps, parser):
     """Text: a heading and a table per reproduction (:func:`mpvi.repro.published.format_diff`)
     at the width of the terminal (``COLUMNS``; 80 off a terminal), no line wider, and
-    last the counts (:func:`mpvi.repro.published.count_line`)."""
+    last the counts (:func:`mpvi.repro.published.count_line`).  With ``--certify``, the
+    per-paper counts of what the recorded enclosures prove instead of the tables
+    (:func:`mpvi.repro.published.format_certified`), the counts of the statuses, and last
+    the line of all papers (:func:`mpvi.repro.published.certified_line`); the exit status
+    is the same."""
     import shutil
     import textwrap
-    from .published import count_line, describe_outputs, diff, format_diff
+    from .published import (certified_line, count_line, describe_outputs, diff,
+                            format_certified, format_diff)
     from .run import default_out_dir, read_records
     ids = _ids(args, reps, parser)
     if args.results:
@@ -324,6 +327,9 @@ def cmd_diff(args, reps, parser):
     elif not rows:
         print("no published values for: " + ", ".join(ids) + " (their papers print none)")
         return 0
+    elif args.certify:
+        print(format_certified(rows, reps, width, set(ids) == set(reps)))
+        print()
     else:
         print(format_diff(rows, reps, width, stale_checks(records)))
         print()
@@ -331,9 +337,16 @@ def cmd_diff(args, reps, parser):
     if skipped:
         say(f"{skipped} value(s) skipped by --quick runs: run those reproductions without "
             f"--quick to check them")
-    say(digits_summary(rows, records))
+    if not args.certify:
+        say(digits_summary(rows, records))
     say(count_line(rows, set(ids) == set(reps)))
-    return 1 if any(r.status in ("MISMATCH", "MISSING") for r in rows) else 0
+    failed = any(r.status in ("MISMATCH", "MISSING") for r in rows)
+    if args.certify:
+        if failed:
+            say("(`mpvi diff` without --certify lists the values that are MISMATCH or "
+                "MISSING)")
+        say(certified_line(rows, set(ids) == set(reps)))
+    return 1 if failed else 0
 
 
 def stale_checks(records):
@@ -509,6 +522,12 @@ def build_parser():
                              "The records have the fields " + ", ".join(RECORD_FIELDS) +
                              "; numbers are the exact strings.  With json or csv, stdout has "
                              "only the records (the summary goes to stderr)")
+    p_diff.add_argument("--certify", action="store_true",
+                        help="instead of the table of values: per paper, how many published "
+                             "values the enclosures recorded by `mpvi run --certify` prove "
+                             "matched or misprinted, and why the others are not certifiable "
+                             "(it reads the records, it proves nothing itself); the last "
+                             "line counts all papers")
     p_diff.set_defaults(func=cmd_diff, parser=p_diff)
     p_report = sub.add_parser(
         "report", help="write a static HTML report of the results (open its index.html in a "

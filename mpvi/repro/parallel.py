@@ -74,8 +74,9 @@ from .. import io
 from .cache import DiskCache, TaskCache, key, plain
 from .runtimes import Runtimes
 from ..context import get_context
-from .run import (DEFAULT_CONTEXT, Refused, Reproduction, carried_note, check_context,
-                  default_out_dir, one_line, output_paths, render, write_outputs)
+from .run import (CERTIFY_NEEDS_MP, DEFAULT_CONTEXT, Refused, Reproduction, carried_note,
+                  check_context, default_out_dir, one_line, output_paths, render,
+                  write_outputs)
 
 DASK_MISSING = "install the dask extra: pip install -e '.[dask]'"
 
@@ -438,9 +439,11 @@ def find_reproduction(module, rid):
 
 
 def reproduction_task(module, rid, params, context, dps, quick, prefetched, cache_dir,
-                      check_digits=False):
+                      check_digits=False, certify=False):
     """Compute and plot reproduction ``rid`` (:func:`mpvi.repro.render`) with ``params``
-    in the context ``(context, dps)`` (and with ``check_digits``, again with more digits).
+    in the context ``(context, dps)`` (and with ``check_digits``, again with more digits;
+    with ``certify``, its certified computation runs here too, in the worker that
+    computed it, after ``compute``: :func:`mpvi.repro.run.certified_block`).
     ``prefetched``: the entries of its studies (see :class:`mpvi.repro.cache.TaskCache`);
     ``cache_dir``: a cache directory to read other studies from (None: none).  Returns
     ``(rendered, new)``: the :class:`mpvi.repro.Rendered` and the ``(identity, entry)``
@@ -448,7 +451,7 @@ def reproduction_task(module, rid, params, context, dps, quick, prefetched, cach
     rep = find_reproduction(module, rid)
     cache = TaskCache(prefetched, DiskCache(cache_dir) if cache_dir is not None else None)
     rendered = render(rep, get_context(context, dps), params, quick, stream=_io.StringIO(),
-                      cache=cache, check_digits=check_digits)
+                      cache=cache, check_digits=check_digits, certify=certify)
     return rendered, list(cache.new.values())
 
 
@@ -517,17 +520,21 @@ def reproduction_cost(rep, out_dir, quick, study_names, runtimes=None):
 
 
 def run_parallel(reps, ids, executor, context=DEFAULT_CONTEXT, dps=64, quick=False, out_dir=None,
-                 cache=None, stream=None, on_progress=None, check_digits=False, verbosity=2):
+                 cache=None, stream=None, on_progress=None, check_digits=False, verbosity=2,
+                 certify=False):
     """Run the reproductions ``ids`` (of ``reps``: id -> Reproduction) on ``executor``
     (module docstring).  ``on_progress(finished, total, label)`` is called as units
     finish (a progress bar).  ``check_digits``: each reproduction also runs with more
     digits (:func:`mpvi.repro.render`), its studies in that context being further tasks.
+    ``certify``: each reproduction's certified computation (``mpvi run --certify``) runs in
+    the worker that computed it, right after it, so that its ``certified`` block is the
+    one a serial run records; a float64 context refuses every id, as :func:`execute` does.
     ``verbosity`` (:data:`mpvi.repro.cli.VERBOSE`): 2 prints a line per finished unit on
     ``stream`` (stderr), 1 a start line and a line per finished reproduction, 0 only
     failures, refusals and a lost executor.  Returns ``(ran, refused, failed)``, lists of
     ids."""
     run = _ParallelRun(executor, context, dps, quick, out_dir, cache, stream, on_progress,
-                       check_digits, verbosity)
+                       check_digits, verbosity, certify)
     run.plan(reps, ids)
     run.announce()
     try:
@@ -546,10 +553,11 @@ class _ParallelRun:
     (units that were running when a worker process died, rerun one at a time)."""
 
     def __init__(self, executor, context, dps, quick, out_dir, cache, stream, on_progress,
-                 check_digits, verbosity=2):
+                 check_digits, verbosity=2, certify=False):
         self.executor, self.context, self.dps, self.quick = executor, context, dps, quick
         self.out_dir = out_dir or default_out_dir(quick)
         self.cache, self.on_progress, self.check_digits = cache, on_progress, check_digits
+        self.certify = certify
         self.stream = stream if stream is not None else sys.stderr
         self.ctx = get_context(context, dps)
         self.contexts = [self.ctx, check_context(self.ctx)] if check_digits else [self.ctx]
@@ -576,6 +584,8 @@ class _ParallelRun:
         for rid in dict.fromkeys(ids):
             rep = reps[rid]
             reason = next(filter(None, (rep.refusal(c) for c in self.contexts)), None)
+            if not reason and self.certify and not self.ctx.is_mp:
+                reason = CERTIFY_NEEDS_MP
             if reason:
                 self.say(str(Refused(rid, self.ctx.name, reason)))
                 self.refused.append(rid)
@@ -643,7 +653,7 @@ class _ParallelRun:
             future = self.executor.submit(reproduction_task, unit.rep.module, unit.rep.id,
                                           unit.rep.parameters(self.quick), self.context,
                                           self.dps, self.quick, prefetched, self.cache_dir,
-                                          self.check_digits)
+                                          self.check_digits, self.certify)
         self.running[future] = unit
 
     def progress(self, unit, text):

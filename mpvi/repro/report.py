@@ -10,11 +10,15 @@ The report reads what ``mpvi run`` wrote (``figures/`` by default, ``quick-figur
                          script's docstring) with the parameters, the published values next
                          to the reproduced ones with their status (the rows of ``mpvi diff``,
                          :func:`mpvi.repro.published.diff`), links to the ERRATA entries that
-                         explain the differences, the data tables, and the provenance
+                         explain the differences, the data tables, the proven digits of a
+                         run with ``--certify`` (beside the estimated ones of each value
+                         and column, the certified block's statement, and a plot of proven
+                         digits against time per ``growth`` entry), and the provenance
                          (mpvi version, commit, context, digits, wall time, Newton
                          statistics, studies)
     errata-<package>.html  the package's ERRATA.md, one anchor per [En] tag
-    files/<paper>/       copies of the PNG, CSV and JSON files the pages show and link
+    files/<paper>/       copies of the PNG, CSV and JSON files the pages show and link,
+                         and the growth plots (``<id>_growth<k>.png``, :func:`growth_png`)
 
 The pages are Jinja2 templates (``mpvi/repro/templates/``); Markdown (ERRATA.md, docstrings) is
 rendered by markdown-it-py with raw HTML disabled.  The directory is built next to
@@ -35,6 +39,7 @@ import csv
 import datetime
 import importlib
 import json
+import math
 import os
 import re
 import shutil
@@ -50,7 +55,8 @@ from pathlib import Path
 
 from .. import __version__, io
 from . import digits as _digits
-from .published import STATUSES, diff, errata_tags, load_all_published, load_known, read_utf8
+from .published import (PROOFS, STATUSES, diff, errata_tags, load_all_published, load_known,
+                        read_utf8)
 
 MARKER = ".mpvi-report"
 """File that marks a directory as a report, which a later report may replace."""
@@ -83,6 +89,11 @@ class Table:
     digits: dict = field(default_factory=dict)
     """Column -> its agreement with a run with more digits (``mpvi run --check-digits``,
     :func:`mpvi.repro.digits.column_agreement`); empty if not checked."""
+    proven: dict = field(default_factory=dict)
+    """Column -> ``{"min", "median"}`` of its proven digits (``mpvi run --certify``, the
+    record's ``certified.columns``); empty if the run was not certified."""
+    not_proven: dict = field(default_factory=dict)
+    """Column -> why its digits are not proven, for a certified run."""
 
     def correct_digits(self, column):
         """The header cell of ``column``'s correct digits: the smallest over its rows,
@@ -91,6 +102,28 @@ class Table:
         if c is None:
             return ""
         return "exact" if c["identical"] else str(c["min"])
+
+    def proven_digits(self, column):
+        """(header cell, tooltip) of ``column``'s proven digits: the fewest over its rows,
+        the median in the tooltip; '-' and why for a column that is not certified."""
+        c = self.proven.get(column)
+        if c is None:
+            return "-", f"not proven: {self.not_proven.get(column, 'no enclosure recorded')}"
+        return str(c["min"]), f"proven digits: at least {c['min']}, median {c['median']}"
+
+
+@dataclass
+class Growth:
+    """One plot of proven digits against time of a certified run (the ``growth`` entry
+    of its ``certified`` block: ``label`` -> ``t``, ``digits``, ``dps``, ``note``), drawn
+    into the report file ``file`` (:func:`growth_png`)."""
+
+    label: str
+    file: str
+    t: list
+    digits: list
+    dps: int
+    note: str
 
 
 @dataclass
@@ -109,6 +142,20 @@ class Item:
     tables: list = field(default_factory=list)
     other_values: list = field(default_factory=list)
     counts: dict = field(default_factory=dict)
+    growth: list = field(default_factory=list)
+    """The :class:`Growth` plots of its certified run."""
+
+    @property
+    def certified(self):
+        """The run's ``certified`` block (``mpvi run --certify``,
+        :func:`mpvi.repro.run.certified_block`), or None."""
+        return None if self.record is None else self.record.get("certified")
+
+    @property
+    def proofs(self):
+        """``{proof: n}`` over its compared values: how many their enclosures prove
+        matched or misprinted (:func:`mpvi.repro.published.proof`)."""
+        return {p: sum(r.proof == p for r in self.rows) for p in PROOFS}
 
     @property
     def anchor(self):
@@ -170,6 +217,14 @@ class Paper:
                  for cols in i.digits["tables"].values() for c in cols.values()
                  if not c["identical"]]
         return statistics.median_low(found) if found else None
+
+    @property
+    def proofs(self):
+        """``{proof: n}`` over its items' compared values (:attr:`Item.proofs`), or None if
+        no item's run was certified (``mpvi run --certify``)."""
+        if not any(i.certified is not None for i in self.items):
+            return None
+        return {p: sum(i.proofs[p] for i in self.items) for p in PROOFS}
 
     @property
     def checked(self):
@@ -518,7 +573,14 @@ def collect(results, reps=None, packages=None, published=None, known=None, errat
             table = read_table(path, name, f"{folder}/{path.name}")
             if item.digits is not None:
                 table.digits = item.digits["tables"].get(path.name, {})
+            if item.certified is not None:
+                _proven_columns(table, item.certified)
             item.tables.append(table)
+        if item.certified is not None:
+            item.growth = [Growth(label, f"{folder}/{rep.id}_growth{k}.png", g["t"],
+                                  g["digits"], g["dps"], g["note"])
+                           for k, (label, g) in enumerate(
+                               item.certified.get("growth", {}).items(), 1)]
         if record is not None:
             for path in [*files, *_inside([paths["json"]], results)]:
                 copies[f"{folder}/{path.name}"] = path
@@ -530,6 +592,47 @@ def collect(results, reps=None, packages=None, published=None, known=None, errat
     for paper in papers.values():
         paper.compute_time_s = compute_time(i.record for i in paper.items if i.record)
     return list(papers.values()), copies
+
+
+def _proven_columns(table, certified):
+    """Put the proven digits of the ``certified`` block's columns on ``table``, and why
+    the others are not proven (a column of a further table is named ``<table>.<column>``
+    in ``not_certified``; ``*``: the reproduction has no certified computation)."""
+    table.proven = certified["columns"].get(table.name, {})
+    why = certified["not_certified"]
+    for column in table.columns:
+        name = column if table.name == "" else f"{table.name}.{column}"
+        if column not in table.proven:
+            table.not_proven[column] = why.get(name, why.get("*", "no enclosure recorded"))
+
+
+def growth_png(growth):
+    """The plot of a :class:`Growth` as PNG bytes (matplotlib, no pyplot state): proven
+    digits against t, with the run's digits as a dotted line.  A growth whose ``t`` and
+    ``digits`` differ in length is a :class:`ReportError` naming it."""
+    from io import BytesIO
+
+    from matplotlib.figure import Figure
+    if len(growth.t) != len(growth.digits) or not growth.t:
+        raise ReportError(f"the growth {growth.label!r} of a certified block has "
+                          f"{len(growth.t)} times and {len(growth.digits)} digits: it "
+                          f"cannot be plotted")
+    fig = Figure(figsize=(6.4, 3.4))
+    ax = fig.add_subplot()
+    ax.plot(growth.t, growth.digits, ".-" if len(growth.t) <= 50 else "-", color="C0",
+            label="proven digits")
+    ax.axhline(growth.dps, color="gray", lw=0.8, ls=":", label=f"digits of the run "
+                                                              f"({growth.dps})")
+    ax.set_xlabel("t")
+    ax.set_ylabel("proven digits")
+    finite = [d for d in growth.digits if math.isfinite(d)]   # inf: an exact point
+    ax.set_ylim(0, max([growth.dps, *finite]) + 5)
+    ax.set_title(growth.label, fontsize="medium")
+    ax.legend(fontsize="small", loc="lower left")
+    fig.tight_layout()
+    png = BytesIO()
+    fig.savefig(png, dpi=100, format="png")
+    return png.getvalue()
 
 
 def _output_files(rep, record, paths, others, results):
@@ -642,7 +745,7 @@ def write_report(results, out, reps=None, stream=None):
     common = {"version": __version__, "commit": io.git_commit(), "results": str(results),
               "generated": datetime.datetime.now(datetime.timezone.utc)
                            .strftime("%Y-%m-%d %H:%M UTC"),
-              "papers": papers, "statuses": STATUSES}
+              "papers": papers, "statuses": STATUSES, "proofs": PROOFS}
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}.tmp-"))
     try:
@@ -658,6 +761,9 @@ def write_report(results, out, reps=None, stream=None):
                 **common, package=pkg.name, body=errata[pkg.name][0], title=f"Errata ({pkg.name})")
         for name, text in pages.items():
             (tmp / name).write_text(text, encoding="utf-8")
+        for growth in (g for p in papers for i in p.items for g in i.growth):
+            (tmp / growth.file).parent.mkdir(parents=True, exist_ok=True)
+            (tmp / growth.file).write_bytes(growth_png(growth))
         from .run import MAX_OUTPUT_BYTES
         for name, source in copies.items():
             try:                               # no symbolic link followed, even one made now

@@ -112,6 +112,10 @@ class Output:
     unchecked: dict = field(default_factory=dict)
 
 
+NO_CERTIFY_HOOK = "it declares no certified computation (no certify hook)"
+"""The default ``Reproduction.not_certifiable``: no more said than that there is no hook."""
+
+
 @dataclass
 class Reproduction:
     """One figure or table: ``params`` (with ``quick`` overrides), ``compute(run)`` ->
@@ -140,7 +144,7 @@ class Reproduction:
     tasks: Callable | None = None
     published: bool = True
     certify: Callable | None = None
-    not_certifiable: str = "it declares no certified computation (no certify hook)"
+    not_certifiable: str = NO_CERTIFY_HOOK
     module: str | None = field(default=None, compare=False)
 
     def parameters(self, quick=False):
@@ -297,9 +301,10 @@ _NEWTON = {"steps": int, "mean_iterations_per_step": float, "max_iterations": in
            "max_final_residual": float, "context_eps": float}
 _AGREEMENT = {"min": int, "row": int, "median": int, "identical": bool}
 _PROVEN = {"digits": int, "enclosure": str}
+_GROWTH = {"t": [float], "digits": [float], "dps": int, "note": str}
 _CERTIFIED = {"dps": int, "wall_time_s": float, "statement": str,
               "columns": {str: {str: {"min": int, "median": int}}}, "values": {str: _PROVEN},
-              "not_certified": {str: str}}
+              "not_certified": {str: str}, "growth?": {str: _GROWTH}}
 _DIGITS = {"check_digits": int, "wall_time_s": float, "tables": {str: {str: _AGREEMENT}},
            "values": {str: {"digits": int, "identical": bool}}, "smallest": (int, None),
            "where": (str, None), "unchecked": {str: str}, "problems": [str],
@@ -532,6 +537,11 @@ def check_context(ctx):
     return type(ctx)(ctx.dps + _digits.CHECK_EXTRA)
 
 
+NOT_DECLARED = "not declared certifiable by the reproduction"
+"""The ``not_certified`` reason of a column or value that the reproduction's certify hook
+neither certified nor said why not (:func:`certified_block`)."""
+
+
 def certified_block(rep, run, out):
     """The provenance entry ``certified`` of a run with ``--certify``: ``rep.certify(run,
     out)`` (the reproduction's certified computation) summarised, or, for a reproduction
@@ -565,10 +575,10 @@ def certified_block(rep, run, out):
             name = column if table == "" else f"{table}.{column}"
             if (column not in block["columns"].get(table, {})
                     and name not in block["not_certified"]):
-                block["not_certified"][name] = "not declared certifiable by the reproduction"
+                block["not_certified"][name] = NOT_DECLARED
     for key in out.values:
         if key not in block["values"] and key not in block["not_certified"]:
-            block["not_certified"][key] = "not declared certifiable by the reproduction"
+            block["not_certified"][key] = NOT_DECLARED
     block["wall_time_s"] = round(time.perf_counter() - t0, 3)
     return block
 
@@ -709,6 +719,12 @@ def carry_digits_check(previous, rendered, ctx, params, quick):
     return check
 
 
+CERTIFY_NEEDS_MP = ("--certify needs a multiprecision context (gmp or mp): float64 runs are "
+                    "not certified")
+"""Why a float64 run refuses ``--certify`` (:func:`execute`, and every id of a parallel
+run, :func:`mpvi.repro.parallel.run_parallel`)."""
+
+
 def execute(rep, context=DEFAULT_CONTEXT, dps=64, quick=False, out_dir=None, stream=None,
             cache=None, check_digits=False, certify=False):
     """Run one reproduction and write its files atomically; returns the paths
@@ -728,7 +744,7 @@ def execute(rep, context=DEFAULT_CONTEXT, dps=64, quick=False, out_dir=None, str
     if not reason and check_digits:
         reason = rep.refusal(check_context(ctx))
     if not reason and certify and not ctx.is_mp:
-        reason = "--certify needs a multiprecision context (gmp or mp): float64 runs are not certified"
+        reason = CERTIFY_NEEDS_MP
 
     if reason:
         raise Refused(rep.id, ctx.name, reason)
