@@ -108,8 +108,8 @@ class ArbContext(Context):
     :class:`mpvi.linalg.SingularMatrixError` when the matrix is not provably
     invertible.  The implicit steps run through :func:`krawczyk`, their residual and
     Jacobian evaluated by the generated Python kernels (:mod:`mpvi.kernels`, ``kernels``
-    True: the same code as the gmp context's, on balls); compiled (C) kernels are not
-    used.  Comparisons: see :mod:`mpvi.arb` (``a < b`` only when certain; :meth:`less`
+    True: the same code as the gmp context's, on balls), compiled against Arb where a
+    C compiler is available (:mod:`mpvi.carb`: the same balls, bit for bit).  Comparisons: see :mod:`mpvi.arb` (``a < b`` only when certain; :meth:`less`
     decides or raises).  Contexts pickle by ``dps``.
 
     Parameters
@@ -131,6 +131,9 @@ class ArbContext(Context):
     is_mp = True
     kernels = True
     compiles_kernels = False
+    compiles_ball_kernels = True
+    """The generated kernels run compiled against Arb when they can (:mod:`mpvi.carb`:
+    the same balls)."""
     dtype = object
     verified = True
     """The implicit solves of this context are proofs (:func:`krawczyk`)."""
@@ -1227,6 +1230,8 @@ class _DualContext(ArbContext):
     step is differentiated by the implicit function theorem on balls
     (:func:`_krawczyk_dual`).  Internal to :mod:`mpvi.certify`.
     """
+
+    compiles_ball_kernels = False         # its numbers are duals: Python kernels
 
     def __init__(self, dps: int = 64):
         super().__init__(dps)

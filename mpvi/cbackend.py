@@ -83,6 +83,10 @@ it built, from a directory nobody else can write.
 * The check reads each module once, when it is loaded (once per process): the cost of a
   step does not change.
 
+Balls.  The kernels an :class:`mpvi.ArbContext` runs on Arb balls are compiled by
+:mod:`mpvi.carb` (against the libflint python-flint loaded, the same balls bit for bit),
+with this module's build, store and trust rules.
+
 Fallback.  Without a C compiler or MPFR headers, or with
 ``MPVI_COMPILED=0`` in the environment, :func:`compile_function` returns None and mpvi
 computes with the Python kernels; the reason is reported once per process on stderr.
@@ -170,6 +174,13 @@ def active(ctx: Any) -> bool:
     on.  Part of the keys of the per-process kernel caches, so that switching
     ``MPVI_COMPILED`` within a process builds the other kind."""
     return bool(getattr(ctx, "compiles_kernels", False)) and enabled()
+
+
+def balls_active(ctx: Any) -> bool:
+    """Whether kernels generated for ``ctx`` are compiled against Arb (:mod:`mpvi.carb`):
+    a ball context, and the switch on.  Part of the keys of the per-process kernel
+    caches, as :func:`active`."""
+    return bool(getattr(ctx, "compiles_ball_kernels", False)) and enabled()
 
 
 def cache_dir() -> Path:
