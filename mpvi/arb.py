@@ -1226,12 +1226,15 @@ class _DualContext(ArbContext):
     the state on balls, for the mean-value form of :func:`mpvi.certify` (Lohner 1987).
 
     Numbers are :class:`_Dual`; conversions give a constant (no derivative); the
-    elementary functions and the generated kernels carry the chain rule.  An implicit
+    elementary functions and the generated kernels carry the chain rule (the kernels
+    compiled where they can be, :mod:`mpvi.carb`: the same balls).  An implicit
     step is differentiated by the implicit function theorem on balls
     (:func:`_krawczyk_dual`).  Internal to :mod:`mpvi.certify`.
     """
 
-    compiles_ball_kernels = False         # its numbers are duals: Python kernels
+    compiles_dual_kernels = True
+    """Its generated kernels run compiled on duals when they can (:mod:`mpvi.carb`: the
+    same balls as :class:`_Dual`'s operations)."""
 
     def __init__(self, dps: int = 64):
         super().__init__(dps)

@@ -38,14 +38,26 @@ SHA-256 of the C source and the runtime files ``mpvi/csrc``, mode 0700, loaded o
 mpvi built it; built after :data:`mpvi.cbackend.COMPILE_AFTER` calls unless already in
 the store).
 
+Duals.  :func:`mpvi.certify`'s Jacobian walk (Lohner's method) runs the same kernels
+on :class:`mpvi.arb._Dual` -- a ball with the balls of its first derivatives -- in the
+context :class:`mpvi.arb._DualContext`, and that was most of a certificate's time.  Those
+are compiled too (``compiles_dual_kernels``; ``mpvi/csrc/mpvi_dual.h``): every Python
+operation becomes the C function that does what the ``_Dual`` method Python calls does --
+``x + 1`` ``_Dual.__add__``, ``1 - x`` ``__rsub__`` (``_Dual(1) + (-x)``), ``x / y``
+``__truediv__`` and its ``_combine``, ``x**k`` ``__pow__``, ``sin(x)`` ``_sin`` and its
+chain rule -- with the same Arb calls on the value and on each derivative, a constant
+(empty derivative tuple) kept apart from a dual with derivatives as the class does: the
+same value and derivative balls, bit for bit.  A dual's derivatives are read from its
+tuple, and its results made as new ``_Dual`` objects.
+
 Fallback.  Compiled ball kernels are optional: without a C compiler or Python's headers,
 with ``MPVI_COMPILED=0``, another FLINT version, another ``flint.arb`` size, a failed
 probe or a construct the translator does not know (a special function, a decimal
 literal), the Python kernel runs -- the same balls, more slowly -- and the reason is said
 once per process on stderr (:func:`status` keeps it).  A call whose arguments are not
 all ``flint.arb`` (an ``int`` among them: Python would compute with ints) runs the
-Python kernel.  :class:`mpvi.arb._DualContext` (balls with derivatives, the Jacobian walk
-of :func:`mpvi.certify`) keeps its Python kernels.
+Python kernel, and so does a call on duals with a plain ball among them, or with
+derivative tuples of two lengths.
 """
 from __future__ import annotations
 
@@ -193,12 +205,18 @@ def _usable() -> dict | None:
 
 def same(a: object, b: object) -> bool:
     """Whether two results are the same: two balls of the same midpoint and radius, bit
-    for bit (``arb.repr`` is exact), or two equal ints."""
+    for bit (``arb.repr`` is exact), two duals of the same value and derivative balls, or
+    two equal ints."""
     from flint import arb
+
+    from .arb import _Dual
     if type(a) is not type(b):
         return False
     if isinstance(a, arb):
         return bool(a.repr() == b.repr())           # type: ignore[attr-defined]
+    if isinstance(a, _Dual) and isinstance(b, _Dual):
+        return (same(a.v, b.v) and len(a.d) == len(b.d)
+                and all(same(x, y) for x, y in zip(a.d, b.d)))
     return a == b
 
 
@@ -244,9 +262,35 @@ class _BallTranslator:
         self.lines: list[str] = []
         self.names: dict[str, tuple[str, Any]] = {}
 
+    kind = "ball"
+    """The kind of the operands that are not ints."""
+
     def temp(self) -> str:
         self.temps += 1
         return f"t[{self.temps - 1}]"
+
+    def reading(self) -> list[str]:
+        """The C lines before the arguments are read."""
+        return []
+
+    def read_done(self) -> list[str]:
+        """The C lines after the arguments are read."""
+        return []
+
+    def read_scalar(self, i: int) -> tuple[list[str], str]:
+        """(C lines, operand) of argument i used whole."""
+        return [f"if (Py_TYPE(groups[{i}]) != arb_type) return -1;"], f"BALL(groups[{i}])"
+
+    def read_group(self, i: int, n: int) -> tuple[list[str], list[str]]:
+        """(C lines, operands) of the n items of argument i."""
+        return ([f"arb_srcptr g{i}[{max(n, 1)}];",
+                 f"if ((rc = ma_group(groups[{i}], {n}, g{i})) != 1) return rc;"],
+                [f"g{i}[{j}]" for j in range(n)])
+
+    def output(self, i: int, kind: str, v: Any) -> str:
+        """The C statement that sets result i."""
+        return (f"if (!ma_int(result, {i}, {v}L)) return 0;" if kind == "int" else
+                f"if (!ma_ball(result, {i}, {v})) return 0;")
 
     def exact(self, n: int) -> str:
         if not -2 ** 62 < n < 2 ** 62:
@@ -338,11 +382,12 @@ class _BallTranslator:
         unpacked = {stmt.value.id for stmt in body if isinstance(stmt, ast.Assign)
                     and isinstance(stmt.targets[0], ast.List)
                     and isinstance(stmt.value, ast.Name) and stmt.value.id in groups}
-        read = ["int rc;"]
-        for i, g in enumerate(groups):            # an argument used whole: one ball
+        read = ["int rc;"] + self.reading()
+        for i, g in enumerate(groups):            # an argument used whole: one number
             if g not in unpacked:
-                read.append(f"if (Py_TYPE(groups[{i}]) != arb_type) return -1;")
-                self.names[g] = ("ball", f"BALL(groups[{i}])")
+                lines, operand = self.read_scalar(i)
+                read += lines
+                self.names[g] = (self.kind, operand)
         for stmt in body:
             if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1):
                 raise Unsupported(f"statement {ast.unparse(stmt)[:60]}")
@@ -353,29 +398,147 @@ class _BallTranslator:
                 members = [e.id for e in target.elts if isinstance(e, ast.Name)]
                 if len(members) != len(target.elts):
                     raise Unsupported(f"unpacking {ast.unparse(target)[:60]}")
-                read += [f"arb_srcptr g{i}[{max(len(members), 1)}];",
-                         f"if ((rc = ma_group(groups[{i}], {len(members)}, g{i})) != 1) "
-                         "return rc;"]
-                self.names.update((m, ("ball", f"g{i}[{j}]")) for j, m in enumerate(members))
+                lines, operands = self.read_group(i, len(members))
+                read += lines
+                self.names.update((m, (self.kind, o)) for m, o in zip(members, operands))
                 continue
             if not isinstance(target, ast.Name):
                 raise Unsupported(f"assignment to {ast.unparse(target)[:60]}")
             self.names[target.id] = self.value(value)
+        read += self.read_done()
         results = [self.value(e) for e in returns.value.elts]
         return read, self.lines, results
 
 
+_DUAL_FUNCTIONS = {"sin": "DA_SIN", "cos": "DA_COS", "tan": "DA_TAN", "exp": "DA_EXP",
+                   "log": "DA_LOG", "sqrt": "DA_SQRT", "atan": "DA_ATAN", "sinh": "DA_SINH",
+                   "cosh": "DA_COSH", "tanh": "DA_TANH", "asin": "DA_ASIN", "acos": "DA_ACOS"}
+"""The functions of :mod:`mpvi.arb` on duals (``_sin``, ...) and their C counterparts in
+``mpvi_dual.h`` (sin, cos and tan nan beyond 2^prec, as ``ArbContext._periodic``)."""
+
+
+class _DualTranslator(_BallTranslator):
+    """The Python source of one generated function on :class:`mpvi.arb._Dual` -> C
+    statements on the duals of ``mpvi_dual.h``: each Python operation is the C function
+    doing what the ``_Dual`` method Python would call does (``x + 1`` is
+    ``_Dual.__add__(x, 1)``, ``1 - x`` is ``_Dual.__rsub__``, ``x**2`` ``_Dual.__pow__``),
+    with the same Arb calls; an ``int`` operand stays an int, as Python passes it."""
+
+    kind = "dual"
+
+    def __init__(self, constants: Sequence[str]) -> None:
+        super().__init__(constants)
+        self.args = 0
+
+    def temp(self) -> str:
+        self.temps += 1
+        return str(self.temps - 1)
+
+    def reading(self) -> list[str]:
+        return ["da_start();"]
+
+    def read_done(self) -> list[str]:
+        return ["da_started();"]
+
+    def read_scalar(self, i: int) -> tuple[list[str], str]:
+        j, self.args = self.args, self.args + 1
+        return [f"if ((rc = da_read(groups[{i}], {j})) != 1) return rc;"], f"A[{j}]"
+
+    def read_group(self, i: int, n: int) -> tuple[list[str], list[str]]:
+        first, self.args = self.args, self.args + n
+        return ([f"if ((rc = da_group(groups[{i}], {n}, {first})) != 1) return rc;"],
+                [f"A[{first + j}]" for j in range(n)])
+
+    def output(self, i: int, kind: str, v: Any) -> str:
+        return (f"if (!ma_int(result, {i}, {v}L)) return 0;" if kind == "int" else
+                f"if (!da_out(result, {i}, {v})) return 0;")
+
+    def value(self, node: ast.AST) -> tuple[str, Any]:
+        if isinstance(node, ast.Name) and node.id not in self.names \
+                and node.id in self.constants:
+            return "dual", f"K[{self.constants.index(node.id)}]"
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+            kind, v = self.value(node.operand)
+            if kind == "int":
+                return "int", -v if isinstance(node.op, ast.USub) else v
+            if isinstance(node.op, ast.UAdd):              # _Dual.__pos__: itself
+                return "dual", v
+            i = self.temp()
+            self.lines.append(f"da_neg({i}, {v}, prec);")
+            return "dual", f"T[{i}]"
+        if isinstance(node, ast.BinOp) and type(node.op) in _BINARY:
+            return self.binop(node)
+        return super().value(node)
+
+    def binop(self, node: ast.BinOp) -> tuple[str, Any]:
+        lk, lv = self.value(node.left)
+        rk, rv = self.value(node.right)
+        if lk == "int" and rk == "int":
+            raise Unsupported(f"integer arithmetic {ast.unparse(node)[:60]!r}")
+        op = type(node.op)
+        if op is ast.Pow:
+            if lk != "dual" or rk != "int":
+                raise Unsupported(f"a power of a dual other than an integer one "
+                                  f"({ast.unparse(node)[:60]})")
+            i = self.temp()
+            self.lines.append(f"da_pow_z({i}, {lv}, {rv}L, {self.exact(rv)}, "
+                              f"{self.exact(rv - 1)}, prec);")
+            return "dual", f"T[{i}]"
+        i = self.temp()
+        name = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "div"}[op]
+        if lk == "dual" and rk == "dual":
+            call = f"da_{name}({i}, {lv}, {rv}, prec);"
+        elif op is ast.Div:                     # an int is lifted to a constant dual
+            left = lv if lk == "dual" else f"dc({self.exact(lv)})"
+            right = rv if rk == "dual" else f"dc({self.exact(rv)})"
+            call = f"da_div({i}, {left}, {right}, prec);"
+        elif op is ast.Sub and lk == "int":     # __rsub__
+            call = f"da_z_sub({i}, {self.exact(lv)}, {rv}, prec);"
+        else:                                   # dual op int, or __radd__ / __rmul__
+            dual, n = (lv, rv) if lk == "dual" else (rv, lv)
+            call = f"da_{name}_z({i}, {dual}, {self.exact(n)}, prec);"
+        self.lines.append(call)
+        return "dual", f"T[{i}]"
+
+    def call(self, node: ast.Call) -> tuple[str, Any]:
+        if not isinstance(node.func, ast.Name) or node.keywords:
+            raise Unsupported(f"call {ast.unparse(node)[:60]}")
+        name, args = node.func.id, node.args
+        if name == "mpf" and len(args) == 1:
+            kind, v = self.value(args[0])
+            if kind != "int":
+                raise Unsupported(f"mpf of {ast.unparse(args[0])[:40]}")
+            return "dual", f"dc({self.exact(v)})"       # _DualContext.num(n): a constant
+        if name in _DUAL_FUNCTIONS and len(args) == 1:
+            x = self.argument(args[0], name)
+            i = self.temp()
+            self.lines.append(f"da_fn({i}, {_DUAL_FUNCTIONS[name]}, {x}, prec);")
+            return "dual", f"T[{i}]"
+        if name == "atan2" and len(args) == 2:
+            y, x = self.argument(args[0], name), self.argument(args[1], name)
+            i = self.temp()
+            self.lines.append(f"da_atan2({i}, {y}, {x}, prec);")
+            return "dual", f"T[{i}]"
+        raise Unsupported(f"{name} has no compiled dual counterpart")
+
+    def argument(self, node: ast.AST, name: str) -> str:
+        kind, v = self.value(node)
+        if kind != "dual":
+            raise Unsupported(f"{name} of an integer")
+        return str(v)
+
+
 def translate(name: str, source: str, constants: Sequence[str], limit_bits: int,
-              offset: int, note: str = "") -> str:
+              offset: int, note: str = "", duals: bool = False) -> str:
     """The C source of the module ``name`` computing what the Python ``source`` computes on
     balls (:class:`_BallTranslator`), with the constant table ``constants`` (names, given
     to ``setup``), sin, cos and tan nan from 2^``limit_bits``, the ball at ``offset`` in a
     ``flint.arb``; ``note`` (the constants' exact values) goes into the comment, part of
-    the module's identity."""
-    tr = _BallTranslator(constants)
+    the module's identity.  With ``duals`` the numbers are :class:`mpvi.arb._Dual`
+    (:class:`_DualTranslator`, ``mpvi_dual.h``)."""
+    tr = _DualTranslator(constants) if duals else _BallTranslator(constants)
     read, lines, results = tr.function(source)
-    outs = [f"if (!ma_int(result, {i}, {v}L)) return 0;" if kind == "int" else
-            f"if (!ma_ball(result, {i}, {v})) return 0;" for i, (kind, v) in enumerate(results)]
+    outs = [tr.output(i, kind, v) for i, (kind, v) in enumerate(results)]
     init = [f"arb_set_si({z}, {n}L);" for n, z in tr.ints.items()]
     groups = source.split("(", 1)[1].split(")", 1)[0]
     ngroups = len([g for g in groups.split(",") if g.strip()])
@@ -383,11 +546,15 @@ def translate(name: str, source: str, constants: Sequence[str], limit_bits: int,
                "NTEMPS": max(tr.temps, 1), "NCONST": max(len(constants), 1),
                "NCONST_REAL": len(constants), "NZ": max(len(tr.ints), 1), "NGROUPS": ngroups,
                "NRESULTS": len(results)}
+    if duals:
+        defines.update(MPVI_DUAL=1, NARGS=max(getattr(tr, "args", 0), 1))
     body = ["(void)prec; (void)groups;"] + read + ["(void)rc;"] + lines + outs
     text = [f"/* generated by mpvi.carb: a kernel of mpvi.codegen translated to Arb",
             f"   {note.replace('*/', '* /')} */"]
     text += [f"#define {k} {v}" for k, v in defines.items()]
     text.append('#include "mpvi_arb.h"')
+    if duals:
+        text.append('#include "mpvi_dual.h"')
     text.append("static int ma_evaluate(PyObject *const *groups, PyObject *result, slong prec) {")
     text += [f"    {x}" for x in body] + ["    return 1;", "}", "",
                                            "static void ma_init(void) {"]
@@ -397,28 +564,45 @@ def translate(name: str, source: str, constants: Sequence[str], limit_bits: int,
 
 # ----- building, loading, using -------------------------------------------------------------
 
-def _plan(source: str, ctx: Any, table: dict) -> tuple[str, str, dict, list[Any]] | None:
-    """(module name, C source, toolchain, constants) of a kernel bound to ``ctx``, or None
+def _plan(source: str, ctx: Any, table: dict) -> tuple[str, str, dict, list[Any], bool] | None:
+    """(module name, C source, toolchain, constants, on duals) of a kernel bound to
+    ``ctx`` (a ball context, or the dual context of :mod:`mpvi.certify`), or None
     (compiled ball kernels off or unavailable, or a construct without a counterpart:
     said once)."""
     tc = _usable()
     if tc is None:
         return None
+    duals = bool(getattr(ctx, "compiles_dual_kernels", False))
     names = sorted(table)
-    note = "constants: " + ", ".join(f"{n} = {table[n].repr()}" for n in names)
     try:
-        body = translate("mpvi_ball", source, names, int(ctx.prec), int(tc["offset"]), note)
+        balls = [_constant(table[n], duals) for n in names]
+        note = "constants: " + ", ".join(f"{n} = {b.repr()}" for n, b in zip(names, balls))
+        body = translate("mpvi_ball", source, names, int(ctx.prec), int(tc["offset"]), note,
+                         duals)
     except Unsupported as exc:
-        cbackend._stays_in_python("ball kernel", exc)
+        cbackend._stays_in_python("dual kernel" if duals else "ball kernel", exc)
         return None
-    name = f"mpvi_b{hashlib.sha256(body.encode()).hexdigest()[:16]}"
-    return name, body.replace("mpvi_ball", name), tc, [table[n] for n in names]
+    name = f"mpvi_{'d' if duals else 'b'}{hashlib.sha256(body.encode()).hexdigest()[:16]}"
+    return name, body.replace("mpvi_ball", name), tc, balls, duals
 
 
-def _module(plan: tuple[str, str, dict, list[Any]]) -> Any:
+def _constant(x: Any, duals: bool) -> Any:
+    """The ball of a constant of a kernel's table: the ball itself, or the value of a
+    constant dual (without derivatives)."""
+    from flint import arb
+    if duals:
+        if getattr(x, "d", None) != ():
+            raise Unsupported("a constant with derivatives")
+        x = x.v
+    if type(x) is not arb:
+        raise Unsupported(f"a constant of type {type(x).__name__}")
+    return x
+
+
+def _module(plan: tuple[str, str, dict, list[Any], bool]) -> Any:
     """The loaded, set up and probed module of ``plan`` (built if needed), or None (said
     once: a failed build, a failed probe)."""
-    name, csource, tc, constants = plan
+    name, csource, tc, constants, duals = plan
     with _lock:
         module = _MODULES.get(name)
     if module is not None:
@@ -426,7 +610,11 @@ def _module(plan: tuple[str, str, dict, list[Any]]) -> Any:
     import flint
     try:
         module = cbackend._load_or_build(name, csource, tc)
-        module.setup(flint.arb, constants)
+        if duals:
+            from .arb import _Dual
+            module.setup(flint.arb, constants, _Dual)
+        else:
+            module.setup(flint.arb, constants)
     except (OSError, RuntimeError, ImportError, TypeError, ValueError,
             subprocess.SubprocessError) as exc:
         _report_once("build-error", f"compiled ball kernels unavailable (building one failed: "
@@ -474,7 +662,7 @@ def accelerated(python: Callable[..., Any], source: str, ctx: Any, table: dict
     plan = _plan(source, ctx, table)
     if plan is None:
         return python
-    name, csource, tc, _ = plan
+    name, csource, tc = plan[:3]
     with _lock:
         loaded = name in _MODULES
     path = None if loaded else cbackend._cached_path(name, csource, tc, create=False)

@@ -2,12 +2,14 @@
 
 Arb is deterministic: the same Arb calls on the same balls at the same precision give the
 same balls.  The compiled kernels make the calls python-flint makes for the Python
-kernel's operations, so every ball they return must be bit-identical (midpoint and
+kernel's operations (and, on the duals of certify's Jacobian walk, those of
+mpvi.arb._Dual's methods), so every ball they return must be bit-identical (midpoint and
 radius) to the Python kernel's -- checked here on every call certify makes on real runs
 (midpoint, Simpson, RK4 on the pendulum, the paper's double pendulum and the Lagrange
-top), on hand-made kernels with every function the translator knows, and at a point
-against an independent 200-digit mpmath evaluation.  Then the refusals: another FLINT
-version, another ``flint.arb`` size, arguments that are not balls, MPVI_COMPILED=0.
+top), on hand-made kernels with every function the translators know, and at a point
+against an independent 200-digit mpmath evaluation of the values and derivatives.  Then
+the refusals: another FLINT version, another ``flint.arb`` size, a module whose probe
+disagrees, arguments that are not balls or duals, MPVI_COMPILED=0.
 """
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ import sympy as sp
 
 import mpvi
 from mpvi import carb, codegen, kernels
+from mpvi.arb import _Dual, _DualContext
 from mpvi.certify import certify
 from mpvi.systems.double_pendulum import nonlinear_double_pendulum
 from mpvi.systems.lagrange_top import table3_top
@@ -53,7 +56,7 @@ def fresh_kernels(monkeypatch):
     monkeypatch.setenv("MPVI_COMPILE_AFTER", "0")
     monkeypatch.setattr(kernels, "_KERNELS", {})
     monkeypatch.setattr(codegen, "_FUNCTIONS", {})
-    calls = {"compiled": 0, "names": set()}
+    calls = {"compiled": 0, "names": set(), "duals": 0, "balls": 0}
     bind = carb._bind
 
     def checked(python, compiled):
@@ -66,6 +69,7 @@ def fresh_kernels(monkeypatch):
                 assert carb.same(a, b), (python.__name__, i, a, b)
             calls["compiled"] += 1
             calls["names"].add(python.__name__)
+            calls["duals" if any(isinstance(v, _Dual) for v in got) else "balls"] += 1
             return got
         return kernel
     monkeypatch.setattr(carb, "_bind", checked)
@@ -83,6 +87,7 @@ def test_certify_gets_the_same_balls_from_the_compiled_kernels(fresh_kernels, bu
     expected = {"hamiltonian_field"} if method == "rk4" else {"residual_and_jacobian",
                                                               "residual"}
     assert expected <= fresh_kernels["names"], fresh_kernels["names"]
+    assert fresh_kernels["duals"] > 0 and fresh_kernels["balls"] > 0
 
 
 def test_the_certificate_is_the_same_with_and_without_compiled_ball_kernels(monkeypatch):
@@ -153,6 +158,67 @@ def test_the_compiled_balls_contain_a_200_digit_evaluation():
         flint.ctx.prec = caller
 
 
+def _every_function_on_duals(ctx):
+    x, y = sp.symbols("x y")
+    exprs = [sp.sin(x) * y ** 2 + sp.Rational(1, 3) * sp.cos(x - y),
+             sp.exp(x) / y - 2 * x + sp.sqrt(y), sp.atan2(y, x), -x * y + sp.pi,
+             sp.tanh(x) + sp.asin(x / 4) + sp.acos(x / 5) + sp.log(y) + sp.atan(x)
+             + sp.sinh(y) + sp.cosh(x) + sp.tan(y), 1 - x, 2 / y, x - 3, y ** -3 + x ** 3,
+             0, 3]
+    source, table = codegen.generate_source([[x, y]], exprs, ctx, "every_dual")
+    python = codegen.function(source, table, ctx, "every_dual", compiled=False)
+    compiled = carb.compile_function(python, source, ctx, table)
+    assert compiled is not None, carb.status()
+    return exprs, (x, y), python, compiled
+
+
+def _seeded(value, seeds):
+    one, zero = flint.arb(1), flint.arb(0)
+    return _Dual(value, tuple(one if s else zero for s in seeds) if seeds else ())
+
+
+@pytest.mark.parametrize("seeds", [((1, 0), (0, 1)), ((), (0, 1)), ((1, 0), ()), ((), ()),
+                                   ((1, 1, 0), (0, 1, 1))])
+@pytest.mark.parametrize("huge", [False, True])
+def test_every_function_on_duals_gives_the_same_balls(seeds, huge):
+    """The compiled dual kernel against _Dual's own methods: derivatives on both, one or
+    no operand, and sin of a huge ball (nan, a constant)."""
+    ctx = _DualContext(30)
+    _, _, python, compiled = _every_function_on_duals(ctx)
+    with ctx.active():
+        x = flint.arb(2) ** 200 if huge else ctx.balls.num("3/10") + flint.arb(0, flint.arb(2) ** -90)
+        args = [_seeded(x, seeds[0]), _seeded(ctx.balls.num("17/10"), seeds[1])]
+        got, want = compiled(args), python(args)
+    assert [type(v) for v in got] == [type(v) for v in want]
+    assert all(carb.same(a, b) for a, b in zip(got, want)), (got, want)
+
+
+def test_the_compiled_derivatives_contain_200_digit_derivatives():
+    ctx = _DualContext(30)
+    exprs, symbols, _, compiled = _every_function_on_duals(ctx)
+    point = [sp.Rational(3, 10), sp.Rational(17, 10)]
+    with ctx.active():
+        got = compiled([_seeded(ctx.balls.num(f"{v.p}/{v.q}"), s)
+                        for v, s in zip(point, ((1, 0), (0, 1)))])
+    caller = flint.ctx.prec
+    try:
+        with mpmath.workdps(200):
+            at = [mpmath.mpf(v.p) / v.q for v in point]
+            for dual, e in zip(got, exprs):
+                if isinstance(dual, int):
+                    assert dual == e
+                    continue
+                wanted = [e] + [sp.diff(e, s) for s in symbols]
+                for ball, w in zip([dual.v, *dual.d], wanted):
+                    exact = sp.lambdify(symbols, w, "mpmath")(*at)
+                    flint.ctx.prec = 700
+                    assert ball.rad() < flint.arb(10) ** -25 and ball.contains(
+                        flint.arb(mpmath.nstr(exact, 200))), (w, ball, exact)
+                    flint.ctx.prec = caller
+    finally:
+        flint.ctx.prec = caller
+
+
 def test_arguments_that_are_not_balls_run_the_python_kernel():
     ctx = mpvi.ArbContext(30)
     x, y = sp.symbols("x y")
@@ -166,6 +232,49 @@ def test_arguments_that_are_not_balls_run_the_python_kernel():
         assert compiled(mixed) == [7] and type(compiled(mixed)[0]) is int
         balls = [ctx.num(2), ctx.num(3)]
         assert module.f(ctx.prec, balls)[0].repr() == python(balls)[0].repr()
+
+
+def test_duals_the_module_cannot_read_run_the_python_kernel():
+    """A plain ball among the duals, or derivative tuples of two lengths (which Python's
+    zip would cut): the compiled dual kernel hands over to the Python one."""
+    ctx = _DualContext(30)
+    x, y = sp.symbols("x y")
+    source, table = codegen.generate_source([[x, y]], [x * y + 1], ctx, "mixed_dual")
+    python = codegen.function(source, table, ctx, "mixed_dual", compiled=False)
+    module = carb._module(carb._plan(source, ctx, table))
+    with ctx.active():
+        a, b = ctx.balls.num(2), ctx.balls.num(3)
+        for args in ([_seeded(a, (1, 0)), b], [_seeded(a, (1, 0)), _seeded(b, (0, 1, 0))]):
+            assert module.f(ctx.prec, args) is None
+        good = [_seeded(a, (1, 0)), _seeded(b, (0, 1))]
+        assert all(carb.same(u, v) for u, v in zip(module.f(ctx.prec, good), python(good)))
+
+
+def test_a_call_made_during_a_call_runs_the_python_kernel(monkeypatch):
+    """The module's temporaries serve one call at a time: a call made while one runs (here
+    from _Dual.__init__, which the module runs to make its results) gets None -- Python
+    computes it -- and the outer call's results are untouched."""
+    ctx = _DualContext(30)
+    x, y = sp.symbols("x y")
+    source, table = codegen.generate_source([[x, y]], [x * y + 1, x - y], ctx, "nested")
+    python = codegen.function(source, table, ctx, "nested", compiled=False)
+    module = carb._module(carb._plan(source, ctx, table))
+    with ctx.active():
+        args = [_seeded(ctx.balls.num(2), (1, 0)), _seeded(ctx.balls.num(3), (0, 1))]
+        want = python(args)
+        inner, init = [], _Dual.__init__
+        other = [_seeded(ctx.balls.num(5), (1, 0)), _seeded(ctx.balls.num(7), (0, 1))]
+
+        def nested(self, v, d):
+            init(self, v, d)
+            if not inner:
+                inner.append("calling")
+                inner[0] = module.f(ctx.prec, other)
+        monkeypatch.setattr(_Dual, "__init__", nested)
+        got = module.f(ctx.prec, args)
+        monkeypatch.undo()
+    assert inner == [None]
+    assert all(carb.same(u, v) for u, v in zip(got, want))
 
 
 def test_another_flint_or_another_ball_size_is_refused(monkeypatch):

@@ -84,18 +84,23 @@ void arb_atan2(arb_ptr r, arb_srcptr b, arb_srcptr a, slong prec);
 
 /* ----- the module */
 static PyTypeObject *arb_type = NULL;      /* flint.arb, given to setup() */
+MPVI_UNUSED static PyTypeObject *dual_type = NULL;   /* mpvi.arb._Dual, for a dual module */
 static PyObject *no_args = NULL;           /* () for arb_type->tp_new */
 static arb_t t[NTEMPS];                    /* the temporaries */
 static arb_t k[NCONST];                    /* the constant table (hoisted rationals, pi, E) */
 static arb_t z[NZ];                        /* the exact integers of the source */
 static arb_t limit;                        /* 2^LIMIT_BITS */
 static int ready = 0;
+static int busy = 0;                       /* f() is running */
 
 /* the ball inside a flint.arb object */
 #define BALL(o) ((arb_ptr)((char *)(o) + ARB_OFFSET))
 
 static int ma_evaluate(PyObject *const *groups, PyObject *result, slong prec);
 static void ma_init(void);
+#ifdef MPVI_DUAL
+static int da_module_init(void);           /* mpvi_dual.h: its storage and names */
+#endif
 
 /* sin, cos, tan as ArbContext's: nan unless |x| (rounded as python-flint's abs) is
    certainly below 2^LIMIT_BITS */
@@ -159,11 +164,26 @@ MPVI_UNUSED static int ma_int(PyObject *result, Py_ssize_t i, long n) {
     return 1;
 }
 
-/* setup((flint.arb, constants)): the type of the balls and the constant table, copied */
+/* setup(flint.arb, constants[, _Dual]): the type of the balls, the constant table
+   (balls, copied) and, for a module on duals (MPVI_DUAL), the type of the duals */
 static PyObject *setup(PyObject *self, PyObject *args) {
     (void)self;
-    PyObject *type, *constants;
-    if (!PyArg_ParseTuple(args, "OO", &type, &constants)) return NULL;
+    PyObject *type, *constants, *duals = NULL;
+    if (!PyArg_ParseTuple(args, "OO|O", &type, &constants, &duals)) return NULL;
+#ifdef MPVI_DUAL
+    if (duals == NULL || !PyType_Check(duals)) {
+        PyErr_SetString(PyExc_TypeError, "setup: a dual module needs the type of the duals");
+        return NULL;
+    }
+    Py_INCREF(duals);
+    Py_XDECREF((PyObject *)dual_type);
+    dual_type = (PyTypeObject *)duals;
+#else
+    if (duals != NULL) {
+        PyErr_SetString(PyExc_TypeError, "setup: a ball module takes no type of duals");
+        return NULL;
+    }
+#endif
     if (!PyType_Check(type) ||
         ((PyTypeObject *)type)->tp_basicsize != (Py_ssize_t)(ARB_OFFSET + sizeof(arb_struct))) {
         PyErr_SetString(PyExc_TypeError, "setup: the first argument must be flint.arb, of "
@@ -204,7 +224,8 @@ static int ma_prec(PyObject *x, slong *prec) {
     return 1;
 }
 
-/* f(prec, *groups) -> list of flint.arb, or None where an argument is not a flint.arb */
+/* f(prec, *groups) -> list of flint.arb (of duals), or None where an argument is not
+   one, or during another call */
 static PyObject *f(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     (void)self;
     slong prec;
@@ -218,9 +239,14 @@ static PyObject *f(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
         return NULL;
     }
     if (!ma_prec(args[0], &prec)) return NULL;
+    /* the temporaries are the module's: a call made while one runs (another thread, or a
+       finalizer run by the allocation of a result) leaves them alone -- Python computes */
+    if (busy) Py_RETURN_NONE;
     PyObject *result = PyList_New(NRESULTS);
     if (result == NULL) return NULL;
+    busy = 1;
     int rc = ma_evaluate(args + 1, result, prec);
+    busy = 0;
     if (rc == 1) return result;
     Py_DECREF(result);
     if (rc == 0) return NULL;
@@ -277,6 +303,9 @@ PyMODINIT_FUNC MPVI_CAT(PyInit_, MPVI_MODULE)(void) {
     arb_one(limit);
     arb_mul_2exp_si(limit, limit, LIMIT_BITS);
     ma_init();
+#ifdef MPVI_DUAL
+    if (!da_module_init()) return NULL;
+#endif
     return PyModule_Create(&module_def);
 }
 #endif
