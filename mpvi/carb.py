@@ -382,9 +382,10 @@ class _BallTranslator:
         unpacked = {stmt.value.id for stmt in body if isinstance(stmt, ast.Assign)
                     and isinstance(stmt.targets[0], ast.List)
                     and isinstance(stmt.value, ast.Name) and stmt.value.id in groups}
+        used = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name)}
         read = ["int rc;"] + self.reading()
-        for i, g in enumerate(groups):            # an argument used whole: one number
-            if g not in unpacked:
+        for i, g in enumerate(groups):            # an argument used whole: one number (an
+            if g not in unpacked and g in used:   # empty group is neither read nor checked)
                 lines, operand = self.read_scalar(i)
                 read += lines
                 self.names[g] = (self.kind, operand)
