@@ -51,7 +51,8 @@ same value and derivative balls, bit for bit.  A dual's derivatives are read fro
 tuple, and its results made as new ``_Dual`` objects.
 
 Fallback.  Compiled ball kernels are optional: without a C compiler or Python's headers,
-with ``MPVI_COMPILED=0``, another FLINT version, another ``flint.arb`` size, a failed
+with ``MPVI_COMPILED=0`` (or ``MPVI_COMPILED_BALLS=0``: these kernels alone), another
+FLINT version, another ``flint.arb`` size, a failed
 probe or a construct the translator does not know (a special function, a decimal
 literal), the Python kernel runs -- the same balls, more slowly -- and the reason is said
 once per process on stderr (:func:`status` keeps it).  A call whose arguments are not
@@ -187,7 +188,7 @@ def _find_toolchain() -> dict:
 def _usable() -> dict | None:
     """The toolchain, or None when compiled kernels are off or ball kernels unavailable
     (said once)."""
-    if not cbackend.enabled():
+    if not cbackend.balls_enabled():
         return None
     tc = toolchain()
     if "error" in tc:

@@ -176,11 +176,23 @@ def active(ctx: Any) -> bool:
     return bool(getattr(ctx, "compiles_kernels", False)) and enabled()
 
 
+ENV_BALLS = "MPVI_COMPILED_BALLS"
+"""``MPVI_COMPILED_BALLS=0`` turns the compiled Arb ball kernels (:mod:`mpvi.carb`) off
+alone (``MPVI_COMPILED=0`` turns every compiled kernel off)."""
+
+
+def balls_enabled() -> bool:
+    """Whether compiled Arb ball kernels may be used (neither ``MPVI_COMPILED`` nor
+    ``MPVI_COMPILED_BALLS`` is ``0``)."""
+    return enabled() and os.environ.get(ENV_BALLS, "1").strip().lower() not in (
+        "0", "no", "false", "off")
+
+
 def balls_active(ctx: Any) -> bool:
     """Whether kernels generated for ``ctx`` are compiled against Arb (:mod:`mpvi.carb`):
-    a ball context, and the switch on.  Part of the keys of the per-process kernel
+    a ball context, and the switches on.  Part of the keys of the per-process kernel
     caches, as :func:`active`."""
-    return bool(getattr(ctx, "compiles_ball_kernels", False)) and enabled()
+    return bool(getattr(ctx, "compiles_ball_kernels", False)) and balls_enabled()
 
 
 def cache_dir() -> Path:

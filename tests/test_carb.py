@@ -19,7 +19,7 @@ import pytest
 import sympy as sp
 
 import mpvi
-from mpvi import carb, codegen, kernels
+from mpvi import carb, cbackend, codegen, kernels
 from mpvi.arb import _Dual, _DualContext
 from mpvi.certify import certify
 from mpvi.systems.double_pendulum import nonlinear_double_pendulum
@@ -98,7 +98,7 @@ def test_the_certificate_is_the_same_with_and_without_compiled_ball_kernels(monk
     monkeypatch.setattr(kernels, "_KERNELS", {})
     fast = certify(sol)
     monkeypatch.setattr(kernels, "_KERNELS", {})
-    monkeypatch.setenv("MPVI_COMPILED", "0")
+    monkeypatch.setenv("MPVI_COMPILED_BALLS", "0")
     slow = certify(sol)
     assert fast.complete and slow.complete
     for a, b in zip(fast.q + fast.y, slow.q + slow.y):
@@ -291,13 +291,16 @@ def test_another_flint_or_another_ball_size_is_refused(monkeypatch):
         monkeypatch.undo()
 
 
-def test_the_switch_turns_them_off(monkeypatch):
-    monkeypatch.setenv("MPVI_COMPILED", "0")
+@pytest.mark.parametrize("switch", ["MPVI_COMPILED", "MPVI_COMPILED_BALLS"])
+def test_the_switches_turn_them_off(monkeypatch, switch):
     ctx = mpvi.ArbContext(30)
     x = sp.Symbol("x")
     source, table = codegen.generate_source([[x]], [x * x + 1], ctx, "square")
     python = codegen.function(source, table, ctx, "square", compiled=False)
+    assert carb.accelerated(python, source, ctx, table) is not python
+    monkeypatch.setenv(switch, "0")
     assert carb.accelerated(python, source, ctx, table) is python
+    assert not cbackend.balls_active(ctx)
 
 
 def test_a_module_that_reads_balls_wrongly_is_refused(monkeypatch):
@@ -325,3 +328,23 @@ def test_a_module_that_reads_balls_wrongly_is_refused(monkeypatch):
     monkeypatch.setattr(Lying, "setup", lambda *a: None, raising=False)
     assert carb.compile_function(python, source, ctx, table) is None
     assert "does not read balls as python-flint does" in carb.status()["refused"]
+
+
+@pytest.mark.parametrize("context", [mpvi.ArbContext, _DualContext])
+def test_the_modules_compile_without_a_warning(tmp_path, context):
+    """Both kinds (balls: mpvi_arb.h; duals: mpvi_dual.h too) under -Wall -Wextra -Werror,
+    with a scalar argument, a parameterless group and an int result."""
+    import subprocess
+    from pathlib import Path
+    ctx = context(30)
+    x, y, t = sp.symbols("x y t")
+    source, table = codegen.generate_source([[x, y], t, []], [sp.sin(x) * y ** 2 - t / 3, 0],
+                                            ctx, "warnings")
+    name, csource, tc = carb._plan(source, ctx, table)[:3]
+    c = tmp_path / "module.c"
+    c.write_text(csource)
+    cmd = [tc["cc"], *cbackend._CFLAGS, "-Werror", str(c), "-o", str(tmp_path / "module.so"),
+           f"-I{Path(mpvi.__file__).parent / 'csrc'}", *[f"-isystem{d}" for d in tc["includes"]],
+           *tc["link"]]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
