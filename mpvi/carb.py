@@ -24,7 +24,8 @@ declares the few types and functions it uses itself (``mpvi/csrc/mpvi_arb.h``, F
 ``arb_struct`` of 48 bytes: an ``arf_struct`` midpoint and a ``mag_struct`` radius) and
 reads the ball inside a ``flint.arb`` object at its offset (the object's size minus 48:
 Python's header and the Cython vtable pointer come first).  That layout is trusted only
-where it was checked: FLINT :data:`VERIFIED_FLINT` (``flint.__FLINT_VERSION__``) and a
+where it was checked: FLINT :data:`VERIFIED_FLINT` (``flint.__FLINT_VERSION__``, and
+the ``flint_version`` of the library loaded) and a
 ``flint.arb`` of :data:`ARB_BASICSIZE` bytes; and every module, once loaded, must give
 python-flint's own answers through that layout (its ``probe``: a sum of a wide inexact
 ball and an exact one read and written, ``arb_equal_si`` and ``arf_get_d`` of known
@@ -145,6 +146,17 @@ def _libflint() -> Path | None:
     return found[0] if len(found) == 1 else None
 
 
+def _library_version(lib: Path) -> str:
+    """The version string ``flint_version`` of the library file ``lib`` (already loaded by
+    python-flint: the same instance), or "unknown"."""
+    import ctypes
+    try:
+        text = (ctypes.c_char * 64).in_dll(ctypes.CDLL(str(lib)), "flint_version").value
+    except (OSError, ValueError):
+        return "unknown"
+    return text.decode("ascii", "replace")
+
+
 def toolchain() -> dict:
     """The compiler, headers and libflint to build ball kernels with, or ``{"error":
     reason}``: checked once per process."""
@@ -169,6 +181,10 @@ def _find_toolchain() -> dict:
     lib = _libflint()
     if lib is None:
         return {"error": "the libflint python-flint loaded was not found"}
+    loaded = _library_version(lib)
+    if loaded != VERIFIED_FLINT:
+        return {"error": f"the libflint python-flint loaded ({lib}) is FLINT {loaded}; the "
+                         f"layout of its balls was verified for FLINT {VERIFIED_FLINT} only"}
     cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
     if not cc:
         return {"error": "no C compiler (cc or gcc) on PATH"}

@@ -291,6 +291,13 @@ def test_another_flint_or_another_ball_size_is_refused(monkeypatch):
         monkeypatch.undo()
 
 
+def test_a_loaded_libflint_of_another_version_is_refused(monkeypatch):
+    monkeypatch.setattr(carb, "_status", {})
+    assert carb._library_version(carb._libflint()) == carb.VERIFIED_FLINT
+    monkeypatch.setattr(carb, "_library_version", lambda lib: "3.7.0")
+    assert "is FLINT 3.7.0" in carb.toolchain()["error"]
+
+
 @pytest.mark.parametrize("switch", ["MPVI_COMPILED", "MPVI_COMPILED_BALLS"])
 def test_the_switches_turn_them_off(monkeypatch, switch):
     ctx = mpvi.ArbContext(30)
