@@ -32,7 +32,7 @@ ball and an exact one read and written, ``arb_equal_si`` and ``arf_get_d`` of kn
 balls).  The module links against the very libflint file python-flint loaded (found in
 ``/proc/self/maps``, else python-flint's ``python_flint.libs``), so the balls it makes
 and frees use one library and one allocator.  Outputs are new ``flint.arb`` objects
-(made by the type's own constructor, then ``arb_set``).
+(made by the type's own ``tp_new``, python-flint's ``arb_init``, then ``arb_set``).
 
 Build, cache and trust: those of :mod:`mpvi.cbackend` (the same store, keyed by the
 SHA-256 of the C source and the runtime files ``mpvi/csrc``, mode 0700, loaded only if
@@ -59,7 +59,9 @@ literal), the Python kernel runs -- the same balls, more slowly -- and the reaso
 once per process on stderr (:func:`status` keeps it).  A call whose arguments are not
 all ``flint.arb`` (an ``int`` among them: Python would compute with ints) runs the
 Python kernel, and so does a call on duals with a plain ball among them, or with
-derivative tuples of two lengths.
+derivative tuples of two lengths, and a call made while the same module computes (another
+thread, or a finalizer run while its results are made: the module's temporaries serve one
+call at a time).
 """
 from __future__ import annotations
 
