@@ -4,13 +4,16 @@ run"): :func:`mpvi.certify` against the plain run it certifies, timed in one pro
     python benchmarks/certify_cost.py                     # 300 steps, best of 3
     python benchmarks/certify_cost.py --steps 100 --json
     python benchmarks/certify_cost.py --profile rk4/pendulum   # cProfile of one certify
+    python benchmarks/certify_cost.py --python-balls      # also certify on Python ball kernels
 
 For each case (midpoint, Simpson and RK4 on the pendulum ``q'' = -sin q``, q0 = 1/2, h = 1/10,
 and on the paper's double pendulum, h = 1/100; 64 digits, the plain run with the compiled
 MPFR kernels, compiled from the first call): the plain ``mpvi.solve`` time, the
 ``certify`` time of that run (Lohner's method, the default), their ratio, and the least
 proven digits over the saved points.  Each time is the best of ``--repeats``; the kernels of
-both are built by a first untimed run.  The machine is noisy: the ratio of two timings taken
+both are built by a first untimed run.  ``--python-balls`` also times each certify with
+the kernels on balls and duals in Python (``MPVI_COMPILED_BALLS=0``, mpvi.carb off; the
+plain run still compiled), alternating with the compiled ones in the same process.  The machine is noisy: the ratio of two timings taken
 in the same run is what means something.  No number here is asserted by a test.
 """
 import argparse
@@ -50,17 +53,38 @@ def best(fn, repeats):
     return out, t
 
 
-def measure(method, system, steps, repeats, dps):
+def balls_in_python(on):
+    """Switch the compiled ball and dual kernels of mpvi.carb off (on=True) or on."""
+    if on:
+        os.environ["MPVI_COMPILED_BALLS"] = "0"
+    else:
+        os.environ.pop("MPVI_COMPILED_BALLS", None)
+
+
+def measure(method, system, steps, repeats, dps, python_balls=False):
     ctx = mpvi.GMPContext(dps)
     problem, h = problem_of(system, ctx)
-    certify(mpvi.solve(problem, method, h=h, n=2))          # builds both kinds of kernels
+    for slow in ((False, True) if python_balls else (False,)):
+        balls_in_python(slow)
+        certify(mpvi.solve(problem, method, h=h, n=2))      # builds both kinds of kernels
+    balls_in_python(False)
     sol, plain = best(lambda: mpvi.solve(problem, method, h=h, n=steps), repeats)
     cert, proven = best(lambda: certify(sol), repeats)
     if not cert.complete:
         raise SystemExit(f"{method} / {system}: not certified: {cert}")
-    return {"method": method, "system": system, "steps": steps, "plain_s": plain,
-            "certify_s": proven, "ratio": proven / plain,
-            "min_digits": min(cert.min_digits), "final_width": cert.widths[-1]}
+    row = {"method": method, "system": system, "steps": steps, "plain_s": plain,
+           "certify_s": proven, "ratio": proven / plain,
+           "min_digits": min(cert.min_digits), "final_width": cert.widths[-1]}
+    if python_balls:
+        balls_in_python(True)
+        _, slow = best(lambda: certify(sol), repeats)
+        balls_in_python(False)
+        _, again = best(lambda: certify(sol), repeats)
+        row["certify_s"] = min(proven, again)
+        row["ratio"] = row["certify_s"] / plain
+        row["python_balls_s"] = slow
+        row["python_balls_ratio"] = slow / plain
+    return row
 
 
 def main(argv=None):
@@ -72,6 +96,8 @@ def main(argv=None):
     ap.add_argument("--methods", nargs="+", default=list(METHODS), choices=METHODS)
     ap.add_argument("--systems", nargs="+", default=list(SYSTEMS), choices=SYSTEMS)
     ap.add_argument("--json", action="store_true", help="print the rows as JSON")
+    ap.add_argument("--python-balls", action="store_true",
+                    help="also time certify with the ball and dual kernels in Python")
     ap.add_argument("--profile", metavar="METHOD/SYSTEM",
                     help="print the cProfile of one certify of this case instead")
     args = ap.parse_args(argv)
@@ -85,15 +111,18 @@ def main(argv=None):
         prof.runcall(certify, sol)
         pstats.Stats(prof, stream=sys.stdout).sort_stats("tottime").print_stats(25)
         return
-    rows = [measure(m, s, args.steps, args.repeats, args.dps)
+    rows = [measure(m, s, args.steps, args.repeats, args.dps, args.python_balls)
             for s in args.systems for m in args.methods]
     if args.json:
         print(json.dumps({"rows": rows}, indent=1))
         return
-    print(f"{'case':28s} {'plain s':>9s} {'certify s':>10s} {'ratio':>7s} {'digits':>7s}")
+    extra = f" {'py-balls s':>10s} {'ratio':>7s}" if args.python_balls else ""
+    print(f"{'case':28s} {'plain s':>9s} {'certify s':>10s} {'ratio':>7s} {'digits':>7s}{extra}")
     for r in rows:
+        extra = (f" {r['python_balls_s']:10.4f} {r['python_balls_ratio']:7.1f}"
+                 if args.python_balls else "")
         print(f"{r['method'] + ' / ' + r['system']:28s} {r['plain_s']:9.4f} "
-              f"{r['certify_s']:10.4f} {r['ratio']:7.1f} {r['min_digits']:7.1f}")
+              f"{r['certify_s']:10.4f} {r['ratio']:7.1f} {r['min_digits']:7.1f}{extra}")
 
 
 if __name__ == "__main__":

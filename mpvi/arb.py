@@ -108,8 +108,8 @@ class ArbContext(Context):
     :class:`mpvi.linalg.SingularMatrixError` when the matrix is not provably
     invertible.  The implicit steps run through :func:`krawczyk`, their residual and
     Jacobian evaluated by the generated Python kernels (:mod:`mpvi.kernels`, ``kernels``
-    True: the same code as the gmp context's, on balls); compiled (C) kernels are not
-    used.  Comparisons: see :mod:`mpvi.arb` (``a < b`` only when certain; :meth:`less`
+    True: the same code as the gmp context's, on balls), compiled against Arb where a
+    C compiler is available (:mod:`mpvi.carb`: the same balls, bit for bit).  Comparisons: see :mod:`mpvi.arb` (``a < b`` only when certain; :meth:`less`
     decides or raises).  Contexts pickle by ``dps``.
 
     Parameters
@@ -131,6 +131,9 @@ class ArbContext(Context):
     is_mp = True
     kernels = True
     compiles_kernels = False
+    compiles_ball_kernels = True
+    """The generated kernels run compiled against Arb when they can (:mod:`mpvi.carb`:
+    the same balls)."""
     dtype = object
     verified = True
     """The implicit solves of this context are proofs (:func:`krawczyk`)."""
@@ -1223,10 +1226,15 @@ class _DualContext(ArbContext):
     the state on balls, for the mean-value form of :func:`mpvi.certify` (Lohner 1987).
 
     Numbers are :class:`_Dual`; conversions give a constant (no derivative); the
-    elementary functions and the generated kernels carry the chain rule.  An implicit
+    elementary functions and the generated kernels carry the chain rule (the kernels
+    compiled where they can be, :mod:`mpvi.carb`: the same balls).  An implicit
     step is differentiated by the implicit function theorem on balls
     (:func:`_krawczyk_dual`).  Internal to :mod:`mpvi.certify`.
     """
+
+    compiles_dual_kernels = True
+    """Its generated kernels run compiled on duals when they can (:mod:`mpvi.carb`: the
+    same balls as :class:`_Dual`'s operations)."""
 
     def __init__(self, dps: int = 64):
         super().__init__(dps)

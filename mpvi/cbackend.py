@@ -83,6 +83,10 @@ it built, from a directory nobody else can write.
 * The check reads each module once, when it is loaded (once per process): the cost of a
   step does not change.
 
+Balls.  The kernels an :class:`mpvi.ArbContext` runs on Arb balls are compiled by
+:mod:`mpvi.carb` (against the libflint python-flint loaded, the same balls bit for bit),
+with this module's build, store and trust rules.
+
 Fallback.  Without a C compiler or MPFR headers, or with
 ``MPVI_COMPILED=0`` in the environment, :func:`compile_function` returns None and mpvi
 computes with the Python kernels; the reason is reported once per process on stderr.
@@ -170,6 +174,25 @@ def active(ctx: Any) -> bool:
     on.  Part of the keys of the per-process kernel caches, so that switching
     ``MPVI_COMPILED`` within a process builds the other kind."""
     return bool(getattr(ctx, "compiles_kernels", False)) and enabled()
+
+
+ENV_BALLS = "MPVI_COMPILED_BALLS"
+"""``MPVI_COMPILED_BALLS=0`` turns the compiled Arb ball kernels (:mod:`mpvi.carb`) off
+alone (``MPVI_COMPILED=0`` turns every compiled kernel off)."""
+
+
+def balls_enabled() -> bool:
+    """Whether compiled Arb ball kernels may be used (neither ``MPVI_COMPILED`` nor
+    ``MPVI_COMPILED_BALLS`` is ``0``)."""
+    return enabled() and os.environ.get(ENV_BALLS, "1").strip().lower() not in (
+        "0", "no", "false", "off")
+
+
+def balls_active(ctx: Any) -> bool:
+    """Whether kernels generated for ``ctx`` are compiled against Arb (:mod:`mpvi.carb`):
+    a ball context, and the switches on.  Part of the keys of the per-process kernel
+    caches, as :func:`active`."""
+    return bool(getattr(ctx, "compiles_ball_kernels", False)) and balls_enabled()
 
 
 def cache_dir() -> Path:

@@ -30,7 +30,9 @@ implicit step's output and the previous state, 2.4 (midpoint) to 7 (Simpson) tim
 step measured on the pendulum at h = 1/5, where Lohner's grow about linearly in time.
 ``Certificate.widths`` records the growth.
 
-Cost (``benchmarks/certify_cost.py``): the steps run the generated kernels on balls; the
+Cost (``benchmarks/certify_cost.py``): the steps run the generated kernels on balls and
+on duals, compiled against Arb where a C compiler is available (:mod:`mpvi.carb`: the
+same balls as the Python kernels, bit for bit); the
 point step's Newton iteration starts from the run's own solution of the step (its q_{j+1}
 and internal coefficients, when every node was saved), and the Jacobian walk's Krawczyk
 test is centred at the point step's centre with its preconditioner.  Those are only

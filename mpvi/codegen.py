@@ -473,6 +473,11 @@ def function(source: str, table: dict, ctx: Any, name: str, compiled: bool | Non
     ns = ctx.namespace()
     ns.update(table)
     exec(compile(source, f"<mpvi generated {name}>", "exec"), ns)
+    if compiled is not False and getattr(ctx, "compiles_ball_kernels", False):
+        from . import carb                  # the same balls, compiled (mpvi.carb)
+        if compiled:
+            return carb.compile_function(ns[name], source, ctx, table) or ns[name]
+        return carb.accelerated(ns[name], source, ctx, table)
     if compiled is False or not cbackend.active(ctx):
         return ns[name]
     if compiled:
@@ -489,7 +494,7 @@ def compile_exprs(args: Sequence, exprs: Sequence, ctx: Any, name: str = "compil
                   stages: Sequence = ()):
     """:func:`generate` with a per-process cache: ``f(*args)`` returns the list ``exprs``
     (each argument a scalar symbol or a list of symbols; ``stages`` as in :func:`generate`)."""
-    key = (ctx.key, cbackend.active(ctx), name,
+    key = (ctx.key, cbackend.active(ctx), cbackend.balls_active(ctx), name,
            tuple(a if isinstance(a, sp.Basic) else tuple(a) for a in args),
            tuple(sp.sympify(e, strict=True) for e in exprs), tuple(stages))
     f = _FUNCTIONS.get(key)

@@ -177,7 +177,8 @@ def cached_kernel(system, key: tuple, build: Callable):
     then shared by every system with the same expressions in a context of the same name:
     generated code binds the context's functions and constants, e.g. pi, at its precision)."""
     ctx = system.ctx
-    full = (ctx.key, cbackend.active(ctx), system.signature) + tuple(key)
+    full = (ctx.key, cbackend.active(ctx), system.signature) + tuple(key) + (
+        cbackend.balls_active(ctx),)
     if full not in _KERNELS:
         with cbackend.kernels_of(system.name):    # a kernel that stays in Python names it
             other = _ANY_CONTEXT.get((system.signature,) + tuple(key))

@@ -26,8 +26,8 @@ LAYERS = (
      "linear algebra, Newton's method, special functions, Arb balls for the exact references",
      ("mpvi.linalg", "mpvi.context", "mpvi.newton", "mpvi.elliptic", "mpvi.arb", "mpvi.arbref")),
     ("code", "the one code generator and the compiled MPFR backend (its translator, its "
-     "module sources, its build)",
-     ("mpvi.ctranslate", "mpvi.cmodules", "mpvi.cbackend", "mpvi.codegen")),
+     "module sources, its build), the compiled Arb ball kernels",
+     ("mpvi.ctranslate", "mpvi.cmodules", "mpvi.cbackend", "mpvi.carb", "mpvi.codegen")),
     ("model", "the context-free symbolic model, the mechanical system (model + context), "
      "user callables, the problem, singular factors",
      ("mpvi.model", "mpvi.mechanics", "mpvi.callables", "mpvi.problem", "mpvi.singular")),
