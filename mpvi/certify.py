@@ -39,11 +39,15 @@ starts: any centre and any preconditioner are valid, the test decides.
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
-from .arb import ArbContext, KrawczykError
+from flint import arb, arb_mat, fmpq
+
+from .arb import ArbContext, KrawczykError, _Dual, _DualContext, _hand_over, _watch
+from .context import PrecisionError, _mpfr_type
 from .linalg import NotPositiveDefiniteError, SingularMatrixError
 from .newton import tolerance
 from .precision import entry, entry_class
@@ -110,6 +114,9 @@ class Certificate:
         The step j (j -> j+1) whose proof failed, or None.
     why : str or None
         Why it failed.
+    jacobians : list of int
+        Lohner's method: [hull Jacobians made, steps by a hull Jacobian, steps by their
+        own Jacobian] (:func:`certify`'s ``reuse``).
     """
 
     def __init__(self, method: str, context: ArbContext, nodes: list[int]) -> None:
@@ -121,6 +128,7 @@ class Certificate:
         self.widths: list[float] = []
         self.failed_step: int | None = None
         self.why: str | None = None
+        self.jacobians = [0, 0, 0]
 
     @property
     def complete(self) -> bool:
@@ -169,7 +177,6 @@ def _pack(b):
 
 
 def _unpack(t):
-    from flint import arb
     return arb((t[0], t[1]), (t[2], t[3]))
 
 
@@ -187,8 +194,8 @@ def _saved_nodes(sol: Solution) -> list[int]:
 
 
 @entry
-def certify(solution: Solution, dps: int | None = None, propagation: str = "lohner"
-            ) -> Certificate:
+def certify(solution: Solution, dps: int | None = None, propagation: str = "lohner", *,
+            reuse: bool = True) -> Certificate:
     """Enclose every saved state of a run on Arb balls and prove its digits.
 
     Module doc of :mod:`mpvi.certify`: the run re-walked with its method and h on
@@ -207,6 +214,11 @@ def certify(solution: Solution, dps: int | None = None, propagation: str = "lohn
         How the balls are carried from step to step: Lohner's method (the mean-value
         form in a moving orthonormal basis, Lohner 1987), or the plain box of balls (each
         step on the previous balls; wraps much faster).
+    reuse : bool, default True
+        Lohner's method only: reuse one step Jacobian enclosed over a hull of the run's
+        states for every step inside it, where it is as narrow as a step's own (an
+        affine step map: a linear system; module doc); False differentiates every step
+        on its own box.  Either way the enclosures are proven.
 
     Returns
     -------
@@ -241,6 +253,8 @@ def certify(solution: Solution, dps: int | None = None, propagation: str = "lohn
     nodes = _saved_nodes(solution)
     if propagation not in ("lohner", "box"):
         raise ValueError(f"certify: propagation must be 'lohner' or 'box', got {propagation!r}")
+    if not isinstance(reuse, bool):
+        raise TypeError(f"certify: reuse must be True or False, got {reuse!r}")
     ctx = ArbContext(run_ctx.dps if dps is None else dps)
     method = get_method(solution.method)
     cert = Certificate(method.name, ctx, nodes)
@@ -252,7 +266,8 @@ def certify(solution: Solution, dps: int | None = None, propagation: str = "lohn
     args = {k: v for k, v in solution._prepare_args.items() if k != "newton"}
     stepper = method.prepare(system, h, ctx, **args)
     walk = (_box(stepper, q, y, t0, h, solution.steps) if propagation == "box" else
-            _lohner(stepper, method, solution, args, ctx, q, y, t0, h, solution.steps))
+            _lohner(stepper, method, solution, args, ctx, q, y, t0, h, solution.steps, reuse,
+                    cert.jacobians))
     allowance = tolerance(run_ctx)
     saved = {k: i for i, k in enumerate(nodes)}
     for k, q, y, failure in walk:
@@ -286,10 +301,29 @@ def _box(stepper, q, y, t0, h, steps):
         yield j + 1, q, y, None
 
 
-def _lohner(stepper, method, solution, args, ctx, q, y, t0, h, steps):
+HULL_MARGIN = Fraction(1, 8)
+"""How far the hull of a reused step Jacobian reaches beyond the run's own states, as a
+fraction of their range per component (room for the nodes between saved points).  Any
+hull is valid: each step checks that its set lies inside, and makes a new hull when it
+does not (:func:`_lohner`)."""
+
+HULL_PRECISION = 2
+"""A hull's Jacobian and its image of the centre are computed with this many times the
+walk's working digits (:func:`_hull`)."""
+
+HULL_WIDENING = 2
+"""How much wider, relative to its size, a hull's Jacobian (and its image of the hull's
+centre over every time of the run) may be than a step's own Jacobian over its box (and the
+image of the centre at one time), each at least the context's rounding unit: beyond it the hull is refused and every step
+differentiates its own box (a nonlinear step: its Jacobian varies over the hull).  An
+affine step's hull Jacobian is as narrow as a step's own, only rounded otherwise.  A
+factor of rounding only, never of a proof."""
+
+
+def _lohner(stepper, method, solution, args, ctx, q, y, t0, h, steps, reuse, counts):
     """Lohner's method (Lohner 1987; the mean-value form with a moving orthogonal basis):
     the state set is y^ + A R (y^ a point, A a point matrix with near-orthonormal columns,
-    R a ball vector centred at 0).  A step maps it into
+    R a ball vector containing 0).  A step maps it into
 
         Phi(y^) + [DPhi(Y)] A R,    Y = the balls of y^ + A R,
 
@@ -298,59 +332,195 @@ def _lohner(stepper, method, solution, args, ctx, q, y, t0, h, steps):
     balls, :class:`mpvi.arb._DualContext`; an implicit step by the implicit function
     theorem).  With B = [DPhi(Y)] A, the new basis is Q of mid(B) orthonormalized, and
     R <- (Q^-1 B) R + Q^-1 (Phi(y^) - mid Phi(y^)): the rotation of the set is carried by
-    Q, not wrapped into a box.  The enclosure of the state is the intersection of
-    y^ + Q R with the Jacobian step's own (box) image."""
-    from flint import arb_mat
+    Q, not wrapped into a box.  The enclosure of the state is y^ + Q R, intersected with
+    the Jacobian step's own (box) image when the step made one.
 
-    from .arb import _Dual, _DualContext, _hand_over, _watch
+    With ``reuse``, a Jacobian enclosed once over a hull box Y* of the run's states and
+    every time of the run, with the step's image Phi(c) of the hull's centre c over every
+    time (:func:`_hull`), serves each step whose box lies in Y*: by the mean-value theorem
+    Phi(t, y) lies in Phi(c) + [DPhi(Y*)] (y - c) for every y in Y* and t in the run, so
+    the step is a few ball-matrix products.  The hull is refused (and every step
+    differentiates its own box) when its image is wider than :data:`HULL_WIDENING` times
+    the step's own (a nonlinear system: the Jacobian varies over the hull); a step whose
+    box leaves Y* makes its own Jacobian and a new hull is tried over both.  ``counts``
+    (a list of three ints) accumulates the hulls made, the steps by a hull Jacobian and the
+    steps by their own."""
     dctx = _DualContext(ctx.dps)
     dsystem = cast("LagrangianSystem", solution.problem.system).with_context(dctx)
     dstepper = method.prepare(dsystem, dctx.num(h), dctx, **args)
     n = len(q)
     state = _state(q, y)
     d = len(state)
-    yhat = [_mid(b) for b in state]
+    yhat = arb_mat([[b] for b in state]).mid()
     A = arb_mat(d, d, [1 if i == j else 0 for i in range(d) for j in range(d)])
-    R = arb_mat([[b - c] for b, c in zip(state, yhat)])
+    R = arb_mat([[b] for b in state]) - yhat
+    hull, tried = None, not reuse
     yield 0, q, y, None
     carry = None
     for j in range(steps):
-        t = t0 + j * h
-        box = [c + e for c, e in zip(yhat, _column(A * R))]
-        _watch(ctx, _run_guess(stepper, solution, j, ctx))
-        try:
-            point = stepper(t, _arr(yhat[:n]), _arr(yhat[n:]) if y is not None else None, carry)
-            # the box's implicit equations start Newton from the point step's centres
-            _hand_over(ctx, dctx)
-            seeds = [_Dual(b, tuple(ctx.one if i == k else ctx.zero for i in range(d)))
-                     for k, b in enumerate(box)]
-            r = dstepper(dctx.num(t), _arr(seeds[:n]), _arr(seeds[n:]) if y is not None
-                         else None, None)
-        except _STEP_FAILURES as exc:
-            _hand_over(ctx, None)
-            yield j + 1, None, None, str(exc)
-            return
-        carry = point.carry
-        image = _state(point.q, point.y)
-        duals = [dctx.num(v) for v in _state(r.q, r.y)]
-        J = arb_mat([[u.d[i] if u.d else ctx.zero for i in range(d)] for u in duals])
+        box = yhat + A * R
+        if hull is not None and hull.Y.contains(box):
+            J = hull.J
+            image = hull.Pc + J * (yhat - hull.c)
+            boxed = None
+            counts[1] += 1
+        else:
+            t = t0 + j * h
+            yh = _column(yhat)
+            bx = _column(box)
+            _watch(ctx, _run_guess(stepper, solution, j, ctx))
+            try:
+                point = stepper(t, _arr(yh[:n]), _arr(yh[n:]) if y is not None else None, carry)
+                # an implicit step: its roots over a hull would not be linked to the point
+                # step's (no hull: left for later)
+                tried = tried or bool(ctx._centres)
+                # the box's implicit equations start Newton from the point step's centres
+                _hand_over(ctx, dctx)
+                seeds = [_Dual(b, tuple(ctx.one if i == k else ctx.zero for i in range(d)))
+                         for k, b in enumerate(bx)]
+                r = dstepper(dctx.num(t), _arr(seeds[:n]), _arr(seeds[n:]) if y is not None
+                             else None, None)
+            except _STEP_FAILURES as exc:
+                _hand_over(ctx, None)
+                yield j + 1, None, None, str(exc)
+                return
+            carry = point.carry
+            counts[2] += 1
+            image = arb_mat([[b] for b in _state(point.q, point.y)])
+            duals = [dctx.num(v) for v in _state(r.q, r.y)]
+            J = arb_mat([[u.d[i] if u.d else ctx.zero for i in range(d)] for u in duals])
+            boxed = [u.v for u in duals]
+            if not tried:
+                base = box if hull is None else _union(hull.Y, box)
+                hull = _hull(method, solution, args, ctx, base, J, n, y is None)
+                tried = hull is None
+                counts[0] += hull is not None
         B = J * A
-        yhat = [_mid(b) for b in image]
+        yhat = image.mid()
         Q = _orthonormal(B, d)
         try:
             Qinv = Q.inv()
         except ZeroDivisionError:
             yield j + 1, None, None, "Lohner's basis became singular"
             return
-        R = (Qinv * B) * R + Qinv * arb_mat([[b - c] for b, c in zip(image, yhat)])
+        R = (Qinv * B) * R + Qinv * (image - yhat)
         A = Q                     # the set is now yhat + Q R: the next step starts from it
-        lohner = [c + e for c, e in zip(yhat, _column(Q * R))]
-        enclosure = [_meet(a, u.v) for a, u in zip(lohner, duals)]
+        enclosure = _column(yhat + Q * R)
+        if boxed is not None:
+            enclosure = [_meet(a, b) for a, b in zip(enclosure, boxed)]
         if not all(b.is_finite() for b in enclosure):
             yield j + 1, None, None, "the enclosure is not finite (the balls grew unbounded)"
             return
         q, y = _arr(enclosure[:n]), (_arr(enclosure[n:]) if y is not None else None)
         yield j + 1, q, y, None
+
+
+class _Hull:
+    """A hull box ``Y`` (ball column), its centre ``c`` (a point column), the step's image
+    ``Pc`` of c over every time of the run and the step's Jacobian ``J`` over Y and every
+    time: Phi(t, y) in Pc + J (y - c) for every y in Y."""
+
+    __slots__ = ("Y", "c", "Pc", "J")
+
+    def __init__(self, Y, c, Pc, J):
+        self.Y, self.c, self.Pc, self.J = Y, c, Pc, J
+
+
+def _hull(method, solution, args, ctx, base, own_J, n, first_order):
+    """A :class:`_Hull` over the run's saved states and ``base`` (a ball column), enlarged
+    by :data:`HULL_MARGIN` of each component's range (and by the context's rounding of its
+    size), with the step's image of its centre and its Jacobian over it, both for every
+    time of the run; None if a step on it fails, or if the hull's Jacobian or its image
+    of the centre is relatively wider (:func:`_accuracy`) than :data:`HULL_WIDENING` times
+    a step's own Jacobian over its box (``own_J``) or the image of the centre at the first
+    time alone (a step that depends on the time).  Computed at :data:`HULL_PRECISION`
+    times the working digits (made once, it may cost more): its images then add no more
+    than the working precision's rounding to a step's."""
+    problem = solution.problem
+    hctx = ArbContext(ctx.dps * HULL_PRECISION)
+    dctx = _DualContext(hctx.dps)
+    system = cast("LagrangianSystem", problem.system)
+    hctx.activate()
+    h = cast(arb, hctx.lift(solution.h))
+    t0 = cast(arb, hctx.lift(problem.t0))
+    span = t0.union(t0 + h * solution.steps)            # every time of the run
+    d = base.nrows()
+    lo, hi = [b.lower() for b in _column(base)], [b.upper() for b in _column(base)]
+    for k, (a, b) in enumerate(_run_states(solution, n, first_order, hctx)):
+        lo[k], hi[k] = lo[k].min(a), hi[k].max(b)
+    margin = hctx.num(HULL_MARGIN)
+    cells = []
+    for a, b in zip(lo, hi):
+        room = (b - a) * margin + ctx.eps * a.abs_upper().max(b.abs_upper()).max(ctx.one)
+        cells.append((a - room).union(b + room))
+    Y = arb_mat([[b] for b in cells])
+    c = Y.mid()
+    cs = _column(c)
+    seeds = [_Dual(b, tuple(arb(1) if i == k else arb(0) for i in range(d)))
+             for k, b in enumerate(cells)]
+    _watch(hctx, None)
+    try:
+        # the parameters as the run had them, exactly (a value rounded to the run's digits
+        # is that binary number; one given exactly is enclosed at the hull's precision)
+        params = {k: hctx.lift(v) for k, v in system._params.items()}
+        stepper = method.prepare(system.with_context(hctx, params=params), h, hctx, **args)
+        point = stepper(span, _arr(cs[:n]), None if first_order else _arr(cs[n:]), None)
+        solved = hctx._centres
+        _hand_over(hctx, None)
+        if solved:                # an implicit step (see _lohner)
+            return None
+        fixed = stepper(t0, _arr(cs[:n]), None if first_order else _arr(cs[n:]), None)
+        dparams = {k: dctx.num(v) for k, v in params.items()}
+        dstepper = method.prepare(system.with_context(dctx, params=dparams), dctx.num(h), dctx,
+                                  **args)
+        r = dstepper(dctx.num(span), _arr(seeds[:n]), None if first_order else
+                     _arr(seeds[n:]), None)
+    except (*_STEP_FAILURES, PrecisionError, TypeError, ValueError):
+        _hand_over(hctx, None)        # not made here: every step differentiates its own box
+        return None
+    finally:
+        ctx.activate()
+    Pc = arb_mat([[b] for b in _state(point.q, point.y)])
+    duals = [dctx.num(v) for v in _state(r.q, r.y)]
+    J = arb_mat([[u.d[i] if u.d else hctx.zero for i in range(d)] for u in duals])
+    if not (_finite(Pc) and _finite(J)):
+        return None
+    P0 = arb_mat([[b] for b in _state(fixed.q, fixed.y)])
+    if _accuracy(J, ctx) <= HULL_WIDENING * _accuracy(own_J, ctx) and \
+            _accuracy(Pc, ctx) <= HULL_WIDENING * _accuracy(P0, ctx):
+        return _Hull(Y, c, Pc, J)
+    return None
+
+
+def _finite(m):
+    return all(v.is_finite() for v in m.entries())
+
+
+def _accuracy(m, ctx):
+    """The relative width of a ball matrix: its largest radius over its largest entry (at
+    least the context's rounding unit), as an upper bound."""
+    rad, size = arb(0), arb(0)
+    for v in m.entries():
+        rad, size = rad.max(arb(v.rad())), size.max(arb(v.abs_upper()))
+    if not size > 0:
+        return ctx.eps
+    return (rad / size).max(ctx.eps).upper()
+
+
+def _run_states(solution, n, first_order, ctx):
+    """Per state component, the least and the largest of the run's saved values of it,
+    exactly (as balls)."""
+    rows = [solution.q] if first_order else [solution.q, solution.y]
+    out = []
+    for values in rows:
+        for k in range(len(values[0])):
+            column = [v[k] for v in values]
+            out.append((ctx.lift(min(column)), ctx.lift(max(column))))
+    return out
+
+
+def _union(Y, box):
+    return arb_mat([[a.union(b)] for a, b in zip(_column(Y), _column(box))])
 
 
 def _run_guess(stepper, solution, j, ctx):
@@ -375,12 +545,11 @@ def _arr(values):
 
 
 def _mid(b):
-    from flint import arb
     return arb(b.mid())
 
 
 def _column(m):
-    return [row[0] for row in m.tolist()]
+    return m.entries()
 
 
 def _meet(a, b):
@@ -393,11 +562,35 @@ def _meet(a, b):
 
 
 def _orthonormal(B, d):
-    """The midpoint of B with its columns orthonormalized (Gram-Schmidt on balls, then
-    the midpoints): a point matrix, nearly orthogonal; any invertible point matrix is
-    valid for Lohner's method, orthogonality keeps its inverse well conditioned."""
-    from flint import arb, arb_mat
-    cols = [[arb(B[i, k].mid()) for i in range(d)] for k in range(d)]
+    """The midpoint of B with its columns orthonormalized: M = mid(B), its Gram matrix
+    M^T M = L L^T (Cholesky on balls), Q = mid(M L^-T).  A point matrix, nearly
+    orthogonal; any invertible point matrix is valid for Lohner's method, orthogonality
+    keeps its inverse well conditioned.  Gram-Schmidt on the columns where a pivot of the
+    Cholesky factorization is not provably positive (a nearly dependent B)."""
+    M = B.mid()
+    G = (M.transpose() * M).tolist()
+    L = [[0] * d for _ in range(d)]
+    for i in range(d):
+        for k in range(i + 1):
+            s = G[i][k]
+            for m in range(k):
+                s -= L[i][m] * L[k][m]
+            if i == k:
+                if not s > 0:
+                    return _gram_schmidt(M, d)
+                L[i][i] = s.sqrt()
+            else:
+                L[i][k] = s / L[k][k]
+    try:
+        return (M * arb_mat(L).transpose().inv()).mid()
+    except ZeroDivisionError:
+        return _gram_schmidt(M, d)
+
+
+def _gram_schmidt(M, d):
+    """The columns of the point matrix M orthonormalized by Gram-Schmidt on balls, then
+    the midpoints."""
+    cols = [[M[i, k] for i in range(d)] for k in range(d)]
     out: list[list[Any]] = []
     for c in cols:
         for u in out:
@@ -432,8 +625,8 @@ def _record(cert, solution, i, k, t, q, y, ctx, run_ctx, allowance):
     """Compare saved point i (node k) with its enclosure: refuse a wrong step, else record
     the enclosure and the proven digits."""
     balls = _state(q, y)
-    computed = [ctx.lift(x) for x in _state(solution.q[i], None if solution.y is None
-                                            else solution.y[i])]
+    computed = [_exact(x, ctx) for x in _state(solution.q[i], None if solution.y is None
+                                               else solution.y[i])]
     scale = ctx.one
     for c in computed:
         scale = scale.max(abs(c))
@@ -456,7 +649,19 @@ def _record(cert, solution, i, k, t, q, y, ctx, run_ctx, allowance):
     cert.q.append(np.array(q, dtype=object))
     cert.y.append(None if y is None else np.array(y, dtype=object))
     cert.digits.append(np.array(digits, dtype=float))
-    cert.widths.append(max((float(b.rad()) for b in balls), default=0.0))
+    widest = ctx.zero
+    for b in balls:
+        widest = widest.max(b.rad())
+    cert.widths.append(float(widest))
+
+
+def _exact(x, ctx):
+    """A run's number as a ball: a gmpy2 mpfr exactly (:meth:`mpvi.ArbContext.lift`'s
+    conversion without its call overhead), anything else by ``ctx.lift``."""
+    if type(x) is _mpfr_type and x.is_finite():
+        n, d = x.as_integer_ratio()
+        return arb(fmpq(int(n), int(d)))
+    return ctx.lift(x)
 
 
 def _log10(x):
