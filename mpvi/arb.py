@@ -1360,11 +1360,17 @@ class _DualFunctions:
         return g
 
 
+def _value(x):
+    """A dual's value ball; any other number as it is."""
+    return x.v if type(x) is _Dual else x
+
+
 def _krawczyk_dual(fun, x0, ctx, *, what="", start=None, **ignored):
     """:func:`krawczyk` for a step on duals: the solution's ball by the Krawczyk test on
     the values (for every state in the seeds' balls), its derivatives by the seeds by the
     implicit function theorem on balls, X_y = -F_X^-1 F_y with F_X and F_y evaluated over
-    the state's ball and the solution's (their every value enclosed)."""
+    the state's ball and the test's ball X around the solution's (their every value
+    enclosed; the evaluation the accepted test made, not one more)."""
     as_array = isinstance(x0, np.ndarray)
     base = ctx.balls
 
@@ -1381,18 +1387,40 @@ def _krawczyk_dual(fun, x0, ctx, *, what="", start=None, **ignored):
     def wrap(x):
         return np.array(x, dtype=object) if as_array else list(x)
 
-    def fv(x, jacobian):
-        return values(fun(wrap(const(x)), jacobian), jacobian)
+    last: list[Any] = [None]
+    rebound = getattr(fun, "rebound", None)
+    if rebound is not None:
+        # a generated kernel's equations: the test runs on the balls of the values (the
+        # same equations for every state in the seeds' balls), no derivative carried
+        balls = rebound(base, _value)
+
+        def fv(x, jacobian):
+            out = balls(wrap(x), jacobian)
+            if jacobian:
+                last[0] = out
+            return out
+    else:
+        def fv(x, jacobian):
+            out = fun(wrap(const(x)), jacobian)
+            if jacobian:
+                last[0] = out
+            return values(out, jacobian)
     if start is None:
         K, it, res, _, _ = _krawczyk(fv, [ctx.num(v).v for v in x0], base, what, finish=False)
     else:
         K, it, res, _, _ = _krawczyk(fv, start[0], base, what, centred=True, C=start[1],
                                      finish=False)
-    F, J = fun(wrap(const(K)), True)
+    # F_X as the accepted test evaluated it, over the ball X that holds K (its last
+    # evaluation with the Jacobian), and F_y over (Y, K) from one residual on duals: they
+    # enclose F_X and F_y at every (y, x(y)), x(y) in K, as the implicit function theorem
+    # needs
+    J = last[0][1]
+    F = fun(wrap(const(K)), False) if rebound is not None else last[0][0]
     F = [ctx.num(v) for v in F]
     m = max((len(f.d) for f in F), default=0)
     n = len(K)
-    JX = arb_mat([[ctx.num(v).v for v in row] for row in np.asarray(J, dtype=object).tolist()])
+    JX = arb_mat([[_value(ctx.num(v)) for v in row]
+                  for row in np.asarray(J, dtype=object).tolist()])
     Fy = arb_mat([[f.d[s] if f.d else arb(0) for s in range(m)] for f in F]) if m else None
     if Fy is None:
         X = const(K)
