@@ -1130,6 +1130,8 @@ class _Dual:
         return _exp(k * _log(self))
 
     def __abs__(self):
+        if not self.d:            # a constant: no derivative to take (M's zero entries)
+            return _Dual(abs(self.v), ())
         if self.v > 0:
             return self
         if self.v < 0:
