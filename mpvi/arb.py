@@ -1107,9 +1107,15 @@ class _Dual:
     __rmul__ = __mul__
 
     def __truediv__(self, other):
+        if type(other) is arb or type(other) is int:
+            r = 1 / arb(other)
+            return _Dual(self.v / other, tuple([r * x for x in self.d]))
         o = self._lift(other)
         if o is NotImplemented:
             return o
+        if not o.d:
+            r = 1 / o.v
+            return _Dual(self.v / o.v, tuple([r * x for x in self.d]))
         q = self.v / o.v
         return _Dual(q, self._combine(self, o, 1 / o.v, -q / o.v))
 
@@ -1123,7 +1129,10 @@ class _Dual:
         if isinstance(k, int):
             if k == 0:
                 return _Dual(arb(1), ())
-            return _Dual(self.v ** k, tuple(k * self.v ** (k - 1) * x for x in self.d))
+            if k == 1:
+                return self
+            slope = k * self.v ** (k - 1)
+            return _Dual(self.v ** k, tuple([slope * x for x in self.d]))
         k = self._lift(k)
         if k is NotImplemented:
             return k
@@ -1257,6 +1266,11 @@ class _DualContext(ArbContext):
 
     def is_number(self, x):
         return isinstance(x, _Dual)
+
+    def plain(self, x):
+        """A dual's value ball (a comparison needs no derivative); anything else as it
+        is."""
+        return x.v if type(x) is _Dual else x
 
     def isfinite(self, x):
         x = self.num(x)

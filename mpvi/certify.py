@@ -30,11 +30,32 @@ implicit step's output and the previous state, 2.4 (midpoint) to 7 (Simpson) tim
 step measured on the pendulum at h = 1/5, where Lohner's grow about linearly in time.
 ``Certificate.widths`` records the growth.
 
-Cost (``benchmarks/certify_cost.py``): the steps run the generated kernels on balls; the
-point step's Newton iteration starts from the run's own solution of the step (its q_{j+1}
-and internal coefficients, when every node was saved), and the Jacobian walk's Krawczyk
-test is centred at the point step's centre with its preconditioner.  Those are only
-starts: any centre and any preconditioner are valid, the test decides.
+**Reused Jacobian.**  A step Jacobian enclosed over a box Y* is valid for every step whose
+set lies in Y*: after the first step, a hull of the run's own states (and a margin,
+:data:`HULL_MARGIN`) is tried, with the step's Jacobian over it and its image of the
+hull's centre, both over every time of the run and at twice the working digits
+(:func:`_hull`).  Where both are as narrow as a step's own (:data:`HULL_WIDENING`; an
+affine step map such as every method on a linear constant-coefficient system), each step
+inside Y* is Phi(c) + [DPhi(Y*)] (y - c), a few ball-matrix products, by the mean-value
+theorem; each step checks that its set lies inside, and one that leaves it takes its own
+Jacobian and a hull over both is tried.  A nonlinear step (its Jacobian varies over the
+hull), one that depends on the time (its image of the centre over every time is wide) or
+an implicit one (its roots over the hull would not be tied to the point step's: left for
+later) is refused: every step differentiates its own box.  ``Certificate.jacobians``
+counts both kinds; ``certify(..., reuse=False)`` turns the hull off.
+
+Cost (``benchmarks/certify_cost.py``, CPU time, 300 steps at 64 digits, ratio to the
+plain run with its compiled MPFR kernels): the linear pendulum of axioms2024 Table 2 (a
+reused Jacobian) 15-33x before, 7x now (its Table 2 runs of 4000 to 40000 steps, where
+the hull's one-off cost is spread, 7.5x); the nonlinear pendulum, double pendulum and
+Lagrange top (each step its own Jacobian) 9-29x before, 8-28x now.  The steps run the
+generated kernels on balls (in Python: what remains of the cost); the point step's Newton
+iteration starts from the run's own solution of the step (its q_{j+1} and internal
+coefficients, when every node was saved), the Jacobian walk's Krawczyk test is centred at
+the point step's centre with its preconditioner and runs on the balls of the values
+(:func:`mpvi.arb._krawczyk_dual`: no derivative carried through the test; F_y from one
+residual on duals).  Those are only starts and shortcuts of evaluation: any centre and
+any preconditioner are valid, the test decides.
 """
 from __future__ import annotations
 

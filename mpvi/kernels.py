@@ -332,6 +332,9 @@ def hamiltonian_field(system, factors: bool = False):
     symbolic, _, funs = _field_parts(system)
     ng = len(_field_factors(system))
     eps_n = n * ctx.eps
+    # the singularity test compares numbers: a context of numbers with derivatives (the
+    # duals of mpvi.arb) gives their values, the derivatives are not needed there
+    plain = getattr(ctx, "plain", None)
 
     def reference(t, y):                     # raises, naming q, when M is singular
         y = np.array(y, dtype=object)
@@ -343,9 +346,10 @@ def hamiltonian_field(system, factors: bool = False):
         except ZeroDivisionError:                # mpmath raises where MPFR gives inf
             return reference(t, y)
         bound = eps_n
+        head = out[:1 + n * n] if plain is None else [plain(v) for v in out[:1 + n * n]]
         for i in range(n):
-            bound *= sum(map(abs, out[1 + i * n:1 + (i + 1) * n]))
-        if not abs(out[0]) > bound:
+            bound *= sum(map(abs, head[1 + i * n:1 + (i + 1) * n]))
+        if not abs(head[0]) > bound:
             return reference(t, y)
         return out[1 + n * n:1 + n * n + 2 * n], out[1 + n * n + 2 * n:] if ng else None
 

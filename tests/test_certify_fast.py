@@ -136,3 +136,25 @@ def test_reuse_must_be_a_bool():
     sol, _ = runs(pendulum, "rk4")
     with pytest.raises(TypeError, match="reuse"):
         certify(sol, reuse=1)
+
+
+def test_the_dual_division_and_power_fast_paths_give_the_general_derivatives():
+    """x / c (c an int, a ball or a constant dual) and x ** k skip the general path
+    (_combine); their values and derivatives still enclose those of 1/3 and 2/7."""
+    from mpvi.arb import _Dual, _DualContext
+    A = _DualContext(64)
+    with A.active():
+        one, zero = flint.arb(1), flint.arb(0)
+        x = _Dual(flint.arb(1) / 3, (one, zero))
+        c = _Dual(flint.arb(5), ())
+        general = _Dual(x.v / c.v, _Dual._combine(x, c, 1 / c.v, -(x.v / c.v) / c.v))
+        for got in (x / c, x / 5, x / flint.arb(5)):
+            assert got.v.overlaps(general.v) and contains(got.v, Fraction(1, 15))
+            assert contains(got.d[0], Fraction(1, 5)) and contains(got.d[1], Fraction(0))
+            assert got.d[0].rad() < flint.arb(10) ** -60
+        for k in (-2, 1, 3):
+            got = x ** k
+            assert contains(got.v, Fraction(1, 3) ** k)
+            assert contains(got.d[0], k * Fraction(1, 3) ** (k - 1))
+            assert contains(got.d[1], Fraction(0))
+        assert (c / 2).d == () and (x ** 0).d == ()
