@@ -67,7 +67,7 @@ import numpy as np
 
 from flint import arb, arb_mat, fmpq
 
-from .arb import ArbContext, KrawczykError, _Dual, _DualContext, _hand_over, _watch
+from .arb import GUARD_BITS, ArbContext, KrawczykError, _Dual, _DualContext, _hand_over, _watch
 from .context import PrecisionError, _mpfr_type
 from .linalg import NotPositiveDefiniteError, SingularMatrixError
 from .newton import tolerance
@@ -328,6 +328,14 @@ fraction of their range per component (room for the nodes between saved points).
 hull is valid: each step checks that its set lies inside, and makes a new hull when it
 does not (:func:`_lohner`)."""
 
+BASIS_CONDITION = 2 ** (GUARD_BITS // 4)
+"""Lohner's basis is the midpoint of B = [DPhi] A (the parallelepiped form: Q^-1 B is
+then the identity up to B's radii, nothing wraps) while its condition estimate
+max|Q| max|Q^-1| (checked every d steps, d the state's dimension) stays below this, a quarter of the guard bits (the enclosure's rounding is
+amplified by up to that much); beyond, B's columns are orthonormalized (QR: a conditioned
+basis, at the price of some wrapping at that step).  Any invertible point matrix is
+valid: a choice of accuracy, never of a proof."""
+
 HULL_PRECISION = 2
 """A hull's Jacobian and its image of the centre are computed with this many times the
 walk's working digits (:func:`_hull`)."""
@@ -418,12 +426,15 @@ def _lohner(stepper, method, solution, args, ctx, q, y, t0, h, steps, reuse, cou
                 counts[0] += hull is not None
         B = J * A
         yhat = image.mid()
-        Q = _orthonormal(B, d)
-        try:
-            Qinv = Q.inv()
-        except ZeroDivisionError:
-            yield j + 1, None, None, "Lohner's basis became singular"
-            return
+        Q = B.mid()
+        Qinv = _inverse(Q)
+        # the condition estimate every d steps (it grows by about cond(DPhi) per step)
+        if Qinv is None or (j % d == 0 and _condition(Q, Qinv) > BASIS_CONDITION):
+            Q = _orthonormal(B, d)
+            Qinv = _inverse(Q)
+            if Qinv is None:
+                yield j + 1, None, None, "Lohner's basis became singular"
+                return
         R = (Qinv * B) * R + Qinv * (image - yhat)
         A = Q                     # the set is now yhat + Q R: the next step starts from it
         enclosure = _column(yhat + Q * R)
@@ -582,6 +593,25 @@ def _meet(a, b):
         raise ArithmeticError("two enclosures of one state component are disjoint") from None
 
 
+def _inverse(Q):
+    """The enclosure of the inverse of a point matrix, None if it is not provably
+    invertible."""
+    try:
+        return Q.inv()
+    except ZeroDivisionError:
+        return None
+
+
+def _condition(Q, Qinv):
+    """max|Q| max|Q^-1| (an upper bound, a float): a cheap estimate of Q's condition."""
+    big, inv = arb(0), arb(0)
+    for x in Q.entries():
+        big = big.max(abs(x))
+    for x in Qinv.entries():
+        inv = inv.max(x.abs_upper())
+    return float((big * inv).upper())
+
+
 def _orthonormal(B, d):
     """The midpoint of B with its columns orthonormalized: M = mid(B), its Gram matrix
     M^T M = L L^T (Cholesky on balls), Q = mid(M L^-T).  A point matrix, nearly
@@ -650,9 +680,11 @@ def _record(cert, solution, i, k, t, q, y, ctx, run_ctx, allowance):
                                                else solution.y[i])]
     scale = ctx.one
     for c in computed:
-        scale = scale.max(abs(c))
+        scale = scale.max(abs(c))                 # exact: the largest |component|, or 1
     limit = allowance * k * scale
+    size = _log10(scale, -1)
     digits = []
+    widest = ctx.zero
     for n, (c, b) in enumerate(zip(computed, balls)):
         gap = abs(c - b)
         if gap.lower() > limit:
@@ -664,16 +696,26 @@ def _record(cert, solution, i, k, t, q, y, ctx, run_ctx, allowance):
                 f"{run_ctx.to_str(value, 20)} outside its proven enclosure "
                 f"{ctx.to_str(b, 20)}: distance at least {_sci(gap.lower())}, beyond the "
                 f"run's round-off allowance {_sci(limit)}", k - 1)
-        bound = gap.upper() / scale
-        digits.append(math.inf if bound == 0 else max(0.0, -_log10(bound)))
+        bound = gap.upper()
+        digits.append(math.inf if bound == 0 else max(0.0, size - _log10(bound, 1)))
+        widest = widest.max(b.rad())
     cert.t.append(t)
     cert.q.append(np.array(q, dtype=object))
     cert.y.append(None if y is None else np.array(y, dtype=object))
     cert.digits.append(np.array(digits, dtype=float))
-    widest = ctx.zero
-    for b in balls:
-        widest = widest.max(b.rad())
     cert.widths.append(float(widest))
+
+
+_LOG10_2 = math.log10(2)
+
+
+def _log10(x, direction):
+    """log10 of a positive exact ball, from its binary mantissa and exponent in floats,
+    moved by 16 units of the float's last place up (``direction`` 1) or down (-1): a count
+    of digits is reported, not computed with."""
+    m, e = x.man_exp()
+    v = math.log10(int(m)) + int(e) * _LOG10_2
+    return v + direction * 16 * math.ulp(v)
 
 
 def _exact(x, ctx):
@@ -683,12 +725,6 @@ def _exact(x, ctx):
         n, d = x.as_integer_ratio()
         return arb(fmpq(int(n), int(d)))
     return ctx.lift(x)
-
-
-def _log10(x):
-    """log10 of a positive exact ball's upper bound, as a float rounded up (a count of
-    digits is reported, not computed with)."""
-    return float((x.log() / x.__class__(10).log()).upper())
 
 
 def _sci(x):

@@ -158,3 +158,35 @@ def test_the_dual_division_and_power_fast_paths_give_the_general_derivatives():
             assert contains(got.d[0], k * Fraction(1, 3) ** (k - 1))
             assert contains(got.d[1], Fraction(0))
         assert (c / 2).d == () and (x ** 0).d == ()
+
+
+def inverted(ctx):
+    """The pendulum upside down (q'' = sin q near q = 0): its step's Jacobians stretch one
+    direction by e^t and shrink another, so the columns of Lohner's parallelepiped basis
+    align and its condition grows."""
+    q = sp.Symbol("q")
+    system = mpvi.LagrangianSystem("inverted", [q], sp.Matrix([[1]]), sp.cos(q), {}, ctx)
+    return mpvi.Problem(system, ["1/1024"], v0=[0])
+
+
+def test_an_ill_conditioned_basis_is_orthonormalized_and_any_basis_proves(monkeypatch):
+    """Lohner's basis is the midpoint of B (nothing wraps) until its condition estimate
+    passes BASIS_CONDITION, then B's columns are orthonormalized: here it happens (the
+    saddle of the inverted pendulum, 7.5 time units), and with the switch off (a basis of
+    any condition) the enclosures are proven too: both contain the 200-digit rerun."""
+    import sys
+    module = sys.modules["mpvi.certify"]
+    calls = []
+    real = module._orthonormal
+
+    def spy(B, d):
+        calls.append(1)
+        return real(B, d)
+    monkeypatch.setattr(module, "_orthonormal", spy)
+    sol, rerun = runs(inverted, "rk4")
+    assert_encloses(certify(sol), rerun)
+    assert calls
+    calls.clear()
+    monkeypatch.setattr(module, "BASIS_CONDITION", float("inf"))
+    assert_encloses(certify(sol), rerun)
+    assert not calls
