@@ -755,7 +755,10 @@ class ArbContext(Context):
         start, self._start = self._start, None
         if start is not None and len(start) == len(x0):
             x0 = np.array(start, dtype=object) if isinstance(x0, np.ndarray) else start
-        K, it, res, centre, C = _krawczyk(fun, x0, self, what)
+        # a kernel's equations (mpvi.kernels.Equations) keep nothing of their last
+        # evaluation: no last call on K for a stepper's closure to read
+        K, it, res, centre, C = _krawczyk(fun, x0, self, what,
+                                          finish=getattr(fun, "rebound", None) is None)
         if self._centres is not None:
             self._centres.append((centre, C))
         return K, it, res
@@ -1449,5 +1452,6 @@ def _krawczyk_dual(fun, x0, ctx, *, what="", start=None, **ignored):
                                 what) from None
         rows = Xy.tolist()
         X = [_Dual(K[i], tuple(rows[i])) for i in range(n)]
-    fun(wrap(X), False)
+    if rebound is None:           # a stepper's closure reads its last evaluation; a
+        fun(wrap(X), False)       # kernel's equations keep nothing (its outputs are apart)
     return wrap(X), it, res

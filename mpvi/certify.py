@@ -21,14 +21,16 @@ fails (a ball too wide, a Jacobian not invertible on the ball) ends the certific
 there: it says which step and why, and claims nothing from there on.
 
 The state set is carried by Lohner's method (Lohner 1987; the mean-value form in a moving
-orthonormal basis, :func:`_lohner`): the step from the midpoint on balls plus the step's
-Jacobian on balls (forward derivatives, :class:`mpvi.arb._DualContext`; an implicit step
+basis, :func:`_lohner`): the step from the midpoint on balls plus the step's Jacobian on
+balls (forward derivatives, :class:`mpvi.arb._DualContext`; an implicit step
 differentiated by the implicit function theorem over its Krawczyk ball) times the set in
-its own basis.  ``propagation="box"`` carries plain boxes instead (the step on the
-previous balls): their radii grow by wrapping and by the lost dependency between an
-implicit step's output and the previous state, 2.4 (midpoint) to 7 (Simpson) times per
-step measured on the pendulum at h = 1/5, where Lohner's grow about linearly in time.
-``Certificate.widths`` records the growth.
+its own basis.  The basis is the midpoint of the Jacobian times the previous basis (the
+parallelepiped form: nothing wraps), orthonormalized when its condition grows
+(:data:`BASIS_CONDITION`; on a saddle).  ``propagation="box"`` carries plain boxes instead
+(the step on the previous balls): their radii grow by wrapping and by the lost dependency
+between an implicit step's output and the previous state, 2.4 (midpoint) to 7 (Simpson)
+times per step measured on the pendulum at h = 1/5, where Lohner's grow about linearly in
+time.  ``Certificate.widths`` records the growth.
 
 **Reused Jacobian.**  A step Jacobian enclosed over a box Y* is valid for every step whose
 set lies in Y*: after the first step, a hull of the run's own states (and a margin,
@@ -350,16 +352,17 @@ factor of rounding only, never of a proof."""
 
 
 def _lohner(stepper, method, solution, args, ctx, q, y, t0, h, steps, reuse, counts):
-    """Lohner's method (Lohner 1987; the mean-value form with a moving orthogonal basis):
-    the state set is y^ + A R (y^ a point, A a point matrix with near-orthonormal columns,
-    R a ball vector containing 0).  A step maps it into
+    """Lohner's method (Lohner 1987; the mean-value form with a moving basis): the state
+    set is y^ + A R (y^ a point, A an invertible point matrix, R a ball vector containing
+    0).  A step maps it into
 
         Phi(y^) + [DPhi(Y)] A R,    Y = the balls of y^ + A R,
 
     (mean-value theorem, component by component), Phi(y^) the step from the point on balls
     and [DPhi(Y)] the balls of the step's Jacobian over Y (forward differentiation on
     balls, :class:`mpvi.arb._DualContext`; an implicit step by the implicit function
-    theorem).  With B = [DPhi(Y)] A, the new basis is Q of mid(B) orthonormalized, and
+    theorem).  With B = [DPhi(Y)] A, the new basis is Q = mid(B) (orthonormalized when
+    its condition passes :data:`BASIS_CONDITION`), and
     R <- (Q^-1 B) R + Q^-1 (Phi(y^) - mid Phi(y^)): the rotation of the set is carried by
     Q, not wrapped into a box.  The enclosure of the state is y^ + Q R, intersected with
     the Jacobian step's own (box) image when the step made one.
@@ -369,8 +372,9 @@ def _lohner(stepper, method, solution, args, ctx, q, y, t0, h, steps, reuse, cou
     time (:func:`_hull`), serves each step whose box lies in Y*: by the mean-value theorem
     Phi(t, y) lies in Phi(c) + [DPhi(Y*)] (y - c) for every y in Y* and t in the run, so
     the step is a few ball-matrix products.  The hull is refused (and every step
-    differentiates its own box) when its image is wider than :data:`HULL_WIDENING` times
-    the step's own (a nonlinear system: the Jacobian varies over the hull); a step whose
+    differentiates its own box) when its Jacobian or its image of c is relatively wider
+    than :data:`HULL_WIDENING` times a step's own (a nonlinear system: the Jacobian varies
+    over the hull; a step that depends on the time), or for an implicit step; a step whose
     box leaves Y* makes its own Jacobian and a new hull is tried over both.  ``counts``
     (a list of three ints) accumulates the hulls made, the steps by a hull Jacobian and the
     steps by their own."""
