@@ -19,14 +19,21 @@ this process (the machine is shared: wall time measures the neighbours), the bes
 ``--repeats``; the kernels of both are built by a first untimed run.  No number here is
 asserted by a test.
 
-Measured (2 shared cores, 300 steps, ratio certify/plain), before -> after the hull
-Jacobian, the Krawczyk test of a dual step on balls and the arb_mat bookkeeping:
-midpoint / pendulum 10 -> 5, Simpson / pendulum 12 -> 7, RK4 / pendulum 8 -> 3,
-midpoint / double pendulum 12 -> 7, Simpson / double pendulum 13 -> 8, RK4 / double
-pendulum 12 -> 8 (nonlinear: each step its own Jacobian; what is left is the generated
-kernels' evaluation on balls and duals in Python); linear pendulum (hull): Newmark
-and Simpson 15 -> 3, RK4 30 -> 3, with the same proven digits or more (the hull
-Jacobian, enclosed at twice the digits, is narrower than a step's own).
+Measured (CPU time, 300 steps, best of 3, 2 shared cores; issue 39's increment "perf"),
+ratio certify / plain before -> after (same proven digits in every case):
+
+    midpoint / pendulum          10.7 -> 8.7     newmark / linear pendulum  14.6 -> 5.5
+    simpson / pendulum           12.7 -> 10.1    simpson / linear pendulum  15.7 -> 5.5
+    rk4 / pendulum                8.9 -> 7.9     rk4 / linear pendulum      32.6 -> 5.7
+    midpoint / double pendulum   12.3 -> 7.8     rk4 / top                  29.4 -> 25.5
+    simpson / double pendulum    14.3 -> 8.1     midpoint / top             23.4 -> 14.6
+    rk4 / double pendulum        13.9 -> 12.3    simpson / top              21.1 -> 12.4
+
+The linear pendulum (an affine step: one Jacobian over a hull of the run, reused) at 4000
+steps: 17-35x before, 5x after (the hull's one-off cost spread; its Table 2 runs, 10 to
+40000 steps, are certified in 3.2x the plain reproduction's wall time).  The nonlinear
+cases differentiate every step (their Krawczyk test on balls, F_y from one residual on
+duals): what remains is the generated kernels evaluated on balls and duals in Python.
 """
 import argparse
 import cProfile

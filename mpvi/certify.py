@@ -46,15 +46,18 @@ an implicit one (its roots over the hull would not be tied to the point step's: 
 later) is refused: every step differentiates its own box.  ``Certificate.jacobians``
 counts both kinds; ``certify(..., reuse=False)`` turns the hull off.
 
-Cost (``benchmarks/certify_cost.py``, CPU time, 300 steps at 64 digits, ratio to the
-plain run with its compiled MPFR kernels): the linear pendulum of axioms2024 Table 2 (a
-reused Jacobian) 15-33x before, 7x now (its Table 2 runs of 4000 to 40000 steps, where
-the hull's one-off cost is spread, 7.5x); the nonlinear pendulum, double pendulum and
-Lagrange top (each step its own Jacobian) 9-29x before, 8-28x now.  The steps run the
-generated kernels on balls (in Python: what remains of the cost); the point step's Newton
-iteration starts from the run's own solution of the step (its q_{j+1} and internal
-coefficients, when every node was saved), the Jacobian walk's Krawczyk test is centred at
-the point step's centre with its preconditioner and runs on the balls of the values
+Cost (``benchmarks/certify_cost.py``: CPU time at 64 digits, ratio to the plain run with
+its compiled MPFR kernels, before -> after the reused Jacobian, the parallelepiped basis
+and the dual step's Krawczyk test on balls): axioms2024's linear pendulum (an affine step,
+one hull Jacobian) 15-33x -> 6x at 300 steps, 17-35x -> 5x at 4000, and its Table 2
+certified in 3.2x the plain reproduction's wall time (before 87 s beside 9.6 s, after 22 s
+beside 6.8 s; proven digits 54 -> 57 at the fewest, none fewer); the nonlinear pendulum,
+double pendulum and Lagrange top (each step its own Jacobian) 9-29x -> 8-26x, top2025
+Fig. 11's 39 runs 17.4 s -> 11.4 s of certified walks.  The steps run the generated
+kernels on balls (in Python: what remains of the cost); the point step's Newton iteration
+starts from the run's own solution of the step (its q_{j+1} and internal coefficients,
+when every node was saved), the Jacobian walk's Krawczyk test is centred at the point
+step's centre with its preconditioner and runs on the balls of the values
 (:func:`mpvi.arb._krawczyk_dual`: no derivative carried through the test; F_y from one
 residual on duals).  Those are only starts and shortcuts of evaluation: any centre and
 any preconditioner are valid, the test decides.
