@@ -467,7 +467,7 @@ class _Hull:
 
 def _hull(method, solution, args, ctx, base, own_J, n, first_order):
     """A :class:`_Hull` over the run's saved states and ``base`` (a ball column), enlarged
-    by :data:`HULL_MARGIN` of each component's range (and by the context's rounding of its
+    by :data:`HULL_MARGIN` of each component's range (and by the run's rounding unit of its
     size), with the step's image of its centre and its Jacobian over it, both for every
     time of the run; None if a step on it fails, or if the hull's Jacobian or its image
     of the centre is relatively wider (:func:`_accuracy`) than :data:`HULL_WIDENING` times
@@ -488,9 +488,12 @@ def _hull(method, solution, args, ctx, base, own_J, n, first_order):
     for k, (a, b) in enumerate(_run_states(solution, n, first_order, hctx)):
         lo[k], hi[k] = lo[k].min(a), hi[k].max(b)
     margin = hctx.num(HULL_MARGIN)
+    unit = ctx.eps * 2 ** GUARD_BITS
     cells = []
     for a, b in zip(lo, hi):
-        room = (b - a) * margin + ctx.eps * a.abs_upper().max(b.abs_upper()).max(ctx.one)
+        # the margin, and the run's own rounding unit of the component's size (a component
+        # that does not move: its balls still grow)
+        room = (b - a) * margin + unit * a.abs_upper().max(b.abs_upper()).max(ctx.one)
         cells.append((a - room).union(b + room))
     Y = arb_mat([[b] for b in cells])
     c = Y.mid()
