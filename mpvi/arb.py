@@ -757,10 +757,10 @@ class ArbContext(Context):
             x0 = np.array(start, dtype=object) if isinstance(x0, np.ndarray) else start
         # a kernel's equations (mpvi.kernels.Equations) keep nothing of their last
         # evaluation: no last call on K for a stepper's closure to read
-        K, it, res, centre, C = _krawczyk(fun, x0, self, what,
-                                          finish=getattr(fun, "rebound", None) is None)
+        K, it, res, centre, C, _ = _krawczyk(fun, x0, self, what,
+                                             finish=getattr(fun, "rebound", None) is None)
         if self._centres is not None:
-            self._centres.append((centre, C))
+            self._centres.append((centre, C, list(K)))
         return K, it, res
 
     # output --------------------------------------------------------------------------
@@ -915,12 +915,13 @@ def krawczyk(fun: Callable[..., Any], x0: Any, ctx: ArbContext, *, what: str = "
         The midpoint Jacobian is singular, the Jacobian is not finite on X, or K is not
         inside X after :data:`KRAWCZYK_INFLATIONS` enlargements.
     """
-    K, iterations, residual, _, _ = _krawczyk(fun, x0, ctx, what)
+    K, iterations, residual, _, _, _ = _krawczyk(fun, x0, ctx, what)
     return K, iterations, residual
 
 
 def _krawczyk(fun, x0, ctx, what, *, centred=False, C=None, finish=True):
-    """:func:`krawczyk`, returning also the centre x~ and the preconditioner C.  A caller
+    """:func:`krawczyk`, returning also the centre x~, the preconditioner C and the ball
+    X of the accepted test (the solution is unique in it).  A caller
     that solved the same equations nearby (certify's Jacobian walk: the point step at the
     box's midpoint) hands over its centre (``centred``: no Newton iteration, it = 0) and
     its C (F alone is then evaluated at the centre, as after a Newton iteration, whose C
@@ -973,7 +974,7 @@ def _krawczyk(fun, x0, ctx, what, *, centred=False, C=None, finish=True):
             if finish:
                 call(K, False)
             out = np.array(K, dtype=object) if as_array else K
-            return out, it, max((_upper(v) for v in F), default=arb(0)), x, C
+            return out, it, max((_upper(v) for v in F), default=arb(0)), x, C, X
         r = [2 * ri.max(_upper(Ki - c)) for ri, Ki, c in zip(r, K, x)]
     widest = max(range(n), key=lambda i: _float_mid(r[i]))
     raise KrawczykError(f"K is not inside X after {KRAWCZYK_INFLATIONS} enlargements (the ball "
@@ -988,8 +989,9 @@ def _watch(balls, start):
 
 
 def _hand_over(balls, duals):
-    """After the point step: its recorded (centre, C) become the starts of the Jacobian
-    walk's verified_solves in ``duals`` (None: a failed step, dropped); stop recording."""
+    """After the point step: its recorded (centre, C, K) become the starts of the Jacobian
+    walk's verified_solves in ``duals`` (None: a failed step, dropped), each of which must
+    hold its K in its Krawczyk ball; stop recording."""
     if duals is not None:
         duals._starts = balls._centres or []
     balls._start, balls._centres = None, None
@@ -1341,10 +1343,11 @@ class _DualContext(ArbContext):
         return ArbContext.decimal(self, self.num(x).v, digits)
 
     def verified_solve(self, fun, x0, what=""):
-        """:func:`_krawczyk_dual`; if a start is waiting in ``_starts`` (the centre and
-        the preconditioner of the same equations at the point step, which certify hands
-        over), centred there with that C, without Newton: they only save work, the
-        Krawczyk test decides."""
+        """:func:`_krawczyk_dual`; if a start is waiting in ``_starts`` (the centre, the
+        preconditioner and the solution's ball of the same equations at the point step,
+        which certify hands over), centred there with that C, without Newton: they only
+        save work, the Krawczyk test decides; and the point step's solution must lie in
+        its Krawczyk ball (the same root: KrawczykError otherwise)."""
         start = None
         if self._starts and len(self._starts[0][0]) == len(x0):
             start = self._starts.pop(0)
@@ -1425,10 +1428,17 @@ def _krawczyk_dual(fun, x0, ctx, *, what="", start=None, **ignored):
                 last[0] = out
             return values(out, jacobian)
     if start is None:
-        K, it, res, _, _ = _krawczyk(fv, [ctx.num(v).v for v in x0], base, what, finish=False)
+        K, it, res, _, _, X = _krawczyk(fv, [ctx.num(v).v for v in x0], base, what,
+                                        finish=False)
     else:
-        K, it, res, _, _ = _krawczyk(fv, start[0], base, what, centred=True, C=start[1],
-                                     finish=False)
+        K, it, res, _, _, X = _krawczyk(fv, start[0], base, what, centred=True, C=start[1],
+                                        finish=False)
+        # the point step's root (in its K) is the one these equations have in X, for the
+        # state the point step took: the mean-value form joins the two
+        if not all(b.contains(k) for b, k in zip(X, start[2])):
+            raise KrawczykError("the point step's root is not proven to be the root of the "
+                                "box's equations (its enclosure is not inside their "
+                                "Krawczyk ball)", what)
     # F_X as the accepted test evaluated it, over the ball X that holds K (its last
     # evaluation with the Jacobian), and F_y over (Y, K) from one residual on duals: they
     # enclose F_X and F_y at every (y, x(y)), x(y) in K, as the implicit function theorem

@@ -40,10 +40,11 @@ hull's centre, both over every time of the run and at twice the working digits
 affine step map such as every method on a linear constant-coefficient system), each step
 inside Y* is Phi(c) + [DPhi(Y*)] (y - c), a few ball-matrix products, by the mean-value
 theorem; each step checks that its set lies inside, and one that leaves it takes its own
-Jacobian and a hull over both is tried.  A nonlinear step (its Jacobian varies over the
-hull), one that depends on the time (its image of the centre over every time is wide) or
-an implicit one (its roots over the hull would not be tied to the point step's: left for
-later) is refused: every step differentiates its own box.  ``Certificate.jacobians``
+Jacobian and a hull over both is tried.  An implicit step's equations are proven over the
+whole hull by one Krawczyk test, which must hold the root of the centre's (the same root).
+A nonlinear step (its Jacobian varies over the hull) or one that depends on the time (its
+image of the centre over every time is wide) is refused: every step differentiates its
+own box.  ``Certificate.jacobians``
 counts both kinds; ``certify(..., reuse=False)`` turns the hull off.
 
 Cost (``benchmarks/certify_cost.py``: CPU time at 64 digits, ratio to the plain run with
@@ -377,8 +378,10 @@ def _lohner(stepper, method, solution, args, ctx, q, y, t0, h, steps, reuse, cou
     the step is a few ball-matrix products.  The hull is refused (and every step
     differentiates its own box) when its Jacobian or its image of c is relatively wider
     than :data:`HULL_WIDENING` times a step's own (a nonlinear system: the Jacobian varies
-    over the hull; a step that depends on the time), or for an implicit step; a step whose
-    box leaves Y* makes its own Jacobian and a new hull is tried over both.  ``counts``
+    over the hull; a step that depends on the time); a step whose box leaves Y* makes its
+    own Jacobian and a new hull is tried over both.  An implicit step's box test must hold
+    the point step's root in its Krawczyk ball (:meth:`mpvi.arb._DualContext.verified_solve`:
+    the mean-value form joins the two), the hull's that of its centre.  ``counts``
     (a list of three ints) accumulates the hulls made, the steps by a hull Jacobian and the
     steps by their own."""
     dctx = _DualContext(ctx.dps)
@@ -407,9 +410,6 @@ def _lohner(stepper, method, solution, args, ctx, q, y, t0, h, steps, reuse, cou
             _watch(ctx, _run_guess(stepper, solution, j, ctx))
             try:
                 point = stepper(t, _arr(yh[:n]), _arr(yh[n:]) if y is not None else None, carry)
-                # an implicit step: its roots over a hull would not be linked to the point
-                # step's (no hull: left for later)
-                tried = tried or bool(ctx._centres)
                 # the box's implicit equations start Newton from the point step's centres
                 _hand_over(ctx, dctx)
                 seeds = [_Dual(b, tuple(ctx.one if i == k else ctx.zero for i in range(d)))
@@ -500,23 +500,22 @@ def _hull(method, solution, args, ctx, base, own_J, n, first_order):
     cs = _column(c)
     seeds = [_Dual(b, tuple(arb(1) if i == k else arb(0) for i in range(d)))
              for k, b in enumerate(cells)]
-    _watch(hctx, None)
     try:
         # the parameters as the run had them, exactly (a value rounded to the run's digits
         # is that binary number; one given exactly is enclosed at the hull's precision)
         params = {k: hctx.lift(v) for k, v in system._params.items()}
         stepper = method.prepare(system.with_context(hctx, params=params), h, hctx, **args)
-        point = stepper(span, _arr(cs[:n]), None if first_order else _arr(cs[n:]), None)
-        solved = hctx._centres
-        _hand_over(hctx, None)
-        if solved:                # an implicit step (see _lohner)
-            return None
-        fixed = stepper(t0, _arr(cs[:n]), None if first_order else _arr(cs[n:]), None)
         dparams = {k: dctx.num(v) for k, v in params.items()}
         dstepper = method.prepare(system.with_context(dctx, params=dparams), dctx.num(h), dctx,
                                   **args)
+        _watch(hctx, None)
+        point = stepper(span, _arr(cs[:n]), None if first_order else _arr(cs[n:]), None)
+        # an implicit step: the hull's equations start from the centre's root, and their
+        # Krawczyk ball must hold it (the same root: the mean-value form joins them)
+        _hand_over(hctx, dctx)
         r = dstepper(dctx.num(span), _arr(seeds[:n]), None if first_order else
                      _arr(seeds[n:]), None)
+        fixed = stepper(t0, _arr(cs[:n]), None if first_order else _arr(cs[n:]), None)
     except (*_STEP_FAILURES, PrecisionError, TypeError, ValueError):
         _hand_over(hctx, None)        # not made here: every step differentiates its own box
         return None

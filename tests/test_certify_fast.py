@@ -70,8 +70,11 @@ def rerun_index(rerun, k):
     return k if rerun.saveat is None else k // rerun.saveat
 
 
-@pytest.mark.parametrize("method", ["newmark", "simpson", "rk4"])
+@pytest.mark.parametrize("method", ["newmark", "simpson", "rk4", "midpoint", "gauss"])
 def test_the_hull_jacobian_encloses_the_200_digit_rerun(method):
+    """Every method on a linear system is an affine step: closed forms (Newmark, Simpson),
+    explicit (RK4) or implicit (midpoint, Gauss: the hull's equations proven by one
+    Krawczyk test over the hull, holding the root of its centre's)."""
     sol, rerun = runs(two_masses, method)
     cert = certify(sol)
     hulls, by_hull, by_own = cert.jacobians
@@ -112,12 +115,12 @@ def test_a_hull_the_state_leaves_is_made_again():
     assert_encloses(cert, rerun)
 
 
-@pytest.mark.parametrize("make, method", [(pendulum, "rk4"), (driven, "rk4"),
-                                          (two_masses, "midpoint")])
+@pytest.mark.parametrize("make, method", [(pendulum, "rk4"), (pendulum, "midpoint"),
+                                          (driven, "rk4")])
 def test_the_hull_is_refused_where_a_steps_own_jacobian_is_needed(make, method):
-    """Nonlinear (the hull's Jacobian is wide), driven by the time (the hull's image of its
-    centre over every time of the run is wide) or implicit (the roots over a hull are not
-    linked to the point step's): every step its own Jacobian, and the rerun enclosed."""
+    """Nonlinear (the hull's Jacobian is wide) or driven by the time (the hull's image of
+    its centre over every time of the run is wide): every step its own Jacobian, and the
+    rerun enclosed."""
     sol, rerun = runs(make, method)
     cert = certify(sol)
     assert cert.jacobians == [0, 0, STEPS]
@@ -190,3 +193,22 @@ def test_an_ill_conditioned_basis_is_orthonormalized_and_any_basis_proves(monkey
     monkeypatch.setattr(module, "BASIS_CONDITION", float("inf"))
     assert_encloses(certify(sol), rerun)
     assert not calls
+
+
+def test_a_point_root_outside_the_box_tests_ball_is_refused(monkeypatch):
+    """The mean-value form joins the point step's root and the box step's derivatives:
+    the point step's solution must lie in the box test's Krawczyk ball.  A point step
+    whose recorded solution is moved away (by 1, far beyond the ball) fails the step,
+    naming why."""
+    import sys
+    module = sys.modules["mpvi.certify"]
+    real = module._hand_over
+
+    def moved(balls, duals):
+        if balls._centres:
+            balls._centres = [(c, C, [k + 1 for k in K]) for c, C, K in balls._centres]
+        real(balls, duals)
+    monkeypatch.setattr(module, "_hand_over", moved)
+    sol, _ = runs(pendulum, "midpoint")
+    cert = certify(sol, reuse=False)
+    assert cert.failed_step == 0 and "point step's root" in cert.why, cert
