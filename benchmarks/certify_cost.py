@@ -31,7 +31,7 @@ ratio certify / plain before -> after (same proven digits in every case):
 
 The linear pendulum (an affine step: one Jacobian over a hull of the run, reused) at 4000
 steps: 17-35x before, 5x after (the hull's one-off cost spread; its Table 2 runs, 10 to
-40000 steps, are certified in 3.2x the plain reproduction's wall time).  The nonlinear
+40000 steps, are certified in 2.8-3.3x the plain reproduction's wall time).  The nonlinear
 cases differentiate every step (their Krawczyk test on balls, F_y from one residual on
 duals): what remains is the generated kernels evaluated on balls and duals in Python.
 """

@@ -50,9 +50,11 @@ counts both kinds; ``certify(..., reuse=False)`` turns the hull off.
 Cost (``benchmarks/certify_cost.py``: CPU time at 64 digits, ratio to the plain run with
 its compiled MPFR kernels, before -> after the reused Jacobian, the parallelepiped basis
 and the dual step's Krawczyk test on balls): axioms2024's linear pendulum (an affine step,
-one hull Jacobian) 15-33x -> 6x at 300 steps, 17-35x -> 5x at 4000, and its Table 2
-certified in 3.2x the plain reproduction's wall time (before 87 s beside 9.6 s, after 22 s
-beside 6.8 s; proven digits 54 -> 57 at the fewest, none fewer); the nonlinear pendulum,
+one hull Jacobian) 15-33x -> 6x at 300 steps, 17-35x -> 5x at 4000 (midpoint and Gauss
+on it 9x -> 1.3x and 0.7x: the walk is cheaper than their Newton iterations), and its
+Table 2 certified in 2.8-3.3x the plain reproduction's wall time in four runs (before 87 s
+beside 9.6 s, after 17-22 s beside 6.1-6.8 s; proven digits 54 -> 57 at the fewest, none
+fewer); the nonlinear pendulum,
 double pendulum and Lagrange top (each step its own Jacobian) 9-29x -> 8-26x, top2025
 Fig. 11's 39 runs 17.4 s -> 11.4 s of certified walks.  The steps run the generated
 kernels on balls (in Python: what remains of the cost); the point step's Newton iteration
