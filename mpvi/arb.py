@@ -758,9 +758,12 @@ class ArbContext(Context):
         start, self._start = self._start, None
         if start is not None and len(start) == len(x0):
             x0 = np.array(start, dtype=object) if isinstance(x0, np.ndarray) else start
-        K, it, res, centre, C = _krawczyk(fun, x0, self, what)
+        # a kernel's equations (mpvi.kernels.Equations) keep nothing of their last
+        # evaluation: no last call on K for a stepper's closure to read
+        K, it, res, centre, C, _ = _krawczyk(fun, x0, self, what,
+                                             finish=getattr(fun, "rebound", None) is None)
         if self._centres is not None:
-            self._centres.append((centre, C))
+            self._centres.append((centre, C, list(K)))
         return K, it, res
 
     # output --------------------------------------------------------------------------
@@ -915,12 +918,13 @@ def krawczyk(fun: Callable[..., Any], x0: Any, ctx: ArbContext, *, what: str = "
         The midpoint Jacobian is singular, the Jacobian is not finite on X, or K is not
         inside X after :data:`KRAWCZYK_INFLATIONS` enlargements.
     """
-    K, iterations, residual, _, _ = _krawczyk(fun, x0, ctx, what)
+    K, iterations, residual, _, _, _ = _krawczyk(fun, x0, ctx, what)
     return K, iterations, residual
 
 
 def _krawczyk(fun, x0, ctx, what, *, centred=False, C=None, finish=True):
-    """:func:`krawczyk`, returning also the centre x~ and the preconditioner C.  A caller
+    """:func:`krawczyk`, returning also the centre x~, the preconditioner C and the ball
+    X of the accepted test (the solution is unique in it).  A caller
     that solved the same equations nearby (certify's Jacobian walk: the point step at the
     box's midpoint) hands over its centre (``centred``: no Newton iteration, it = 0) and
     its C (F alone is then evaluated at the centre, as after a Newton iteration, whose C
@@ -973,7 +977,7 @@ def _krawczyk(fun, x0, ctx, what, *, centred=False, C=None, finish=True):
             if finish:
                 call(K, False)
             out = np.array(K, dtype=object) if as_array else K
-            return out, it, max((_upper(v) for v in F), default=arb(0)), x, C
+            return out, it, max((_upper(v) for v in F), default=arb(0)), x, C, X
         r = [2 * ri.max(_upper(Ki - c)) for ri, Ki, c in zip(r, K, x)]
     widest = max(range(n), key=lambda i: _float_mid(r[i]))
     raise KrawczykError(f"K is not inside X after {KRAWCZYK_INFLATIONS} enlargements (the ball "
@@ -988,8 +992,9 @@ def _watch(balls, start):
 
 
 def _hand_over(balls, duals):
-    """After the point step: its recorded (centre, C) become the starts of the Jacobian
-    walk's verified_solves in ``duals`` (None: a failed step, dropped); stop recording."""
+    """After the point step: its recorded (centre, C, K) become the starts of the Jacobian
+    walk's verified_solves in ``duals`` (None: a failed step, dropped), each of which must
+    hold its K in its Krawczyk ball; stop recording."""
     if duals is not None:
         duals._starts = balls._centres or []
     balls._start, balls._centres = None, None
@@ -1110,9 +1115,15 @@ class _Dual:
     __rmul__ = __mul__
 
     def __truediv__(self, other):
+        if type(other) is arb or type(other) is int:
+            r = 1 / arb(other)
+            return _Dual(self.v / other, tuple([r * x for x in self.d]))
         o = self._lift(other)
         if o is NotImplemented:
             return o
+        if not o.d:
+            r = 1 / o.v
+            return _Dual(self.v / o.v, tuple([r * x for x in self.d]))
         q = self.v / o.v
         return _Dual(q, self._combine(self, o, 1 / o.v, -q / o.v))
 
@@ -1126,13 +1137,18 @@ class _Dual:
         if isinstance(k, int):
             if k == 0:
                 return _Dual(arb(1), ())
-            return _Dual(self.v ** k, tuple(k * self.v ** (k - 1) * x for x in self.d))
+            if k == 1:
+                return self
+            slope = k * self.v ** (k - 1)
+            return _Dual(self.v ** k, tuple([slope * x for x in self.d]))
         k = self._lift(k)
         if k is NotImplemented:
             return k
         return _exp(k * _log(self))
 
     def __abs__(self):
+        if not self.d:            # a constant: no derivative to take (M's zero entries)
+            return _Dual(abs(self.v), ())
         if self.v > 0:
             return self
         if self.v < 0:
@@ -1264,6 +1280,11 @@ class _DualContext(ArbContext):
     def is_number(self, x):
         return isinstance(x, _Dual)
 
+    def plain(self, x):
+        """A dual's value ball (a comparison needs no derivative); anything else as it
+        is."""
+        return x.v if type(x) is _Dual else x
+
     def isfinite(self, x):
         x = self.num(x)
         return bool(x.v.is_finite()) and all(bool(t.is_finite()) for t in x.d)
@@ -1330,10 +1351,11 @@ class _DualContext(ArbContext):
         return ArbContext.decimal(self, self.num(x).v, digits)
 
     def verified_solve(self, fun, x0, what=""):
-        """:func:`_krawczyk_dual`; if a start is waiting in ``_starts`` (the centre and
-        the preconditioner of the same equations at the point step, which certify hands
-        over), centred there with that C, without Newton: they only save work, the
-        Krawczyk test decides."""
+        """:func:`_krawczyk_dual`; if a start is waiting in ``_starts`` (the centre, the
+        preconditioner and the solution's ball of the same equations at the point step,
+        which certify hands over), centred there with that C, without Newton: they only
+        save work, the Krawczyk test decides; and the point step's solution must lie in
+        its Krawczyk ball (the same root: KrawczykError otherwise)."""
         start = None
         if self._starts and len(self._starts[0][0]) == len(x0):
             start = self._starts.pop(0)
@@ -1368,11 +1390,17 @@ class _DualFunctions:
         return g
 
 
+def _value(x):
+    """A dual's value ball; any other number as it is."""
+    return x.v if type(x) is _Dual else x
+
+
 def _krawczyk_dual(fun, x0, ctx, *, what="", start=None, **ignored):
     """:func:`krawczyk` for a step on duals: the solution's ball by the Krawczyk test on
     the values (for every state in the seeds' balls), its derivatives by the seeds by the
     implicit function theorem on balls, X_y = -F_X^-1 F_y with F_X and F_y evaluated over
-    the state's ball and the solution's (their every value enclosed)."""
+    the state's ball and the test's ball X around the solution's (their every value
+    enclosed; the evaluation the accepted test made, not one more)."""
     as_array = isinstance(x0, np.ndarray)
     base = ctx.balls
 
@@ -1389,18 +1417,47 @@ def _krawczyk_dual(fun, x0, ctx, *, what="", start=None, **ignored):
     def wrap(x):
         return np.array(x, dtype=object) if as_array else list(x)
 
-    def fv(x, jacobian):
-        return values(fun(wrap(const(x)), jacobian), jacobian)
-    if start is None:
-        K, it, res, _, _ = _krawczyk(fv, [ctx.num(v).v for v in x0], base, what, finish=False)
+    last: list[Any] = [None]
+    rebound = getattr(fun, "rebound", None)
+    if rebound is not None:
+        # a generated kernel's equations: the test runs on the balls of the values (the
+        # same equations for every state in the seeds' balls), no derivative carried
+        balls = rebound(base, _value)
+
+        def fv(x, jacobian):
+            out = balls(wrap(x), jacobian)
+            if jacobian:
+                last[0] = out
+            return out
     else:
-        K, it, res, _, _ = _krawczyk(fv, start[0], base, what, centred=True, C=start[1],
-                                     finish=False)
-    F, J = fun(wrap(const(K)), True)
+        def fv(x, jacobian):
+            out = fun(wrap(const(x)), jacobian)
+            if jacobian:
+                last[0] = out
+            return values(out, jacobian)
+    if start is None:
+        K, it, res, _, _, X = _krawczyk(fv, [ctx.num(v).v for v in x0], base, what,
+                                        finish=False)
+    else:
+        K, it, res, _, _, X = _krawczyk(fv, start[0], base, what, centred=True, C=start[1],
+                                        finish=False)
+        # the point step's root (in its K) is the one these equations have in X, for the
+        # state the point step took: the mean-value form joins the two
+        if not all(b.contains(k) for b, k in zip(X, start[2])):
+            raise KrawczykError("the point step's root is not proven to be the root of the "
+                                "box's equations (its enclosure is not inside their "
+                                "Krawczyk ball)", what)
+    # F_X as the accepted test evaluated it, over the ball X that holds K (its last
+    # evaluation with the Jacobian), and F_y over (Y, K) from one residual on duals: they
+    # enclose F_X and F_y at every (y, x(y)), x(y) in K, as the implicit function theorem
+    # needs
+    J = last[0][1]
+    F = fun(wrap(const(K)), False) if rebound is not None else last[0][0]
     F = [ctx.num(v) for v in F]
     m = max((len(f.d) for f in F), default=0)
     n = len(K)
-    JX = arb_mat([[ctx.num(v).v for v in row] for row in np.asarray(J, dtype=object).tolist()])
+    JX = arb_mat([[_value(ctx.num(v)) for v in row]
+                  for row in np.asarray(J, dtype=object).tolist()])
     Fy = arb_mat([[f.d[s] if f.d else arb(0) for s in range(m)] for f in F]) if m else None
     if Fy is None:
         X = const(K)
@@ -1413,5 +1470,6 @@ def _krawczyk_dual(fun, x0, ctx, *, what="", start=None, **ignored):
                                 what) from None
         rows = Xy.tolist()
         X = [_Dual(K[i], tuple(rows[i])) for i in range(n)]
-    fun(wrap(X), False)
+    if rebound is None:           # a stepper's closure reads its last evaluation; a
+        fun(wrap(X), False)       # kernel's equations keep nothing (its outputs are apart)
     return wrap(X), it, res

@@ -21,31 +21,63 @@ fails (a ball too wide, a Jacobian not invertible on the ball) ends the certific
 there: it says which step and why, and claims nothing from there on.
 
 The state set is carried by Lohner's method (Lohner 1987; the mean-value form in a moving
-orthonormal basis, :func:`_lohner`): the step from the midpoint on balls plus the step's
-Jacobian on balls (forward derivatives, :class:`mpvi.arb._DualContext`; an implicit step
+basis, :func:`_lohner`): the step from the midpoint on balls plus the step's Jacobian on
+balls (forward derivatives, :class:`mpvi.arb._DualContext`; an implicit step
 differentiated by the implicit function theorem over its Krawczyk ball) times the set in
-its own basis.  ``propagation="box"`` carries plain boxes instead (the step on the
-previous balls): their radii grow by wrapping and by the lost dependency between an
-implicit step's output and the previous state, 2.4 (midpoint) to 7 (Simpson) times per
-step measured on the pendulum at h = 1/5, where Lohner's grow about linearly in time.
-``Certificate.widths`` records the growth.
+its own basis.  The basis is the midpoint of the Jacobian times the previous basis (the
+parallelepiped form: nothing wraps), orthonormalized when its condition grows
+(:data:`BASIS_CONDITION`; on a saddle).  ``propagation="box"`` carries plain boxes instead
+(the step on the previous balls): their radii grow by wrapping and by the lost dependency
+between an implicit step's output and the previous state, 2.4 (midpoint) to 7 (Simpson)
+times per step measured on the pendulum at h = 1/5, where Lohner's grow about linearly in
+time.  ``Certificate.widths`` records the growth.
 
-Cost (``benchmarks/certify_cost.py``): the steps run the generated kernels on balls and
-on duals, compiled against Arb where a C compiler is available (:mod:`mpvi.carb`: the
-same balls as the Python kernels, bit for bit); the
-point step's Newton iteration starts from the run's own solution of the step (its q_{j+1}
-and internal coefficients, when every node was saved), and the Jacobian walk's Krawczyk
-test is centred at the point step's centre with its preconditioner.  Those are only
-starts: any centre and any preconditioner are valid, the test decides.
+**Reused Jacobian.**  A step Jacobian enclosed over a box Y* is valid for every step whose
+set lies in Y*: after the first step, a hull of the run's own states (and a margin,
+:data:`HULL_MARGIN`) is tried, with the step's Jacobian over it and its image of the
+hull's centre, both over every time of the run and at twice the working digits
+(:func:`_hull`).  Where both are as narrow as a step's own (:data:`HULL_WIDENING`; an
+affine step map such as every method on a linear constant-coefficient system), each step
+inside Y* is Phi(c) + [DPhi(Y*)] (y - c), a few ball-matrix products, by the mean-value
+theorem; each step checks that its set lies inside, and one that leaves it takes its own
+Jacobian and a hull over both is tried.  An implicit step's equations are proven over the
+whole hull by one Krawczyk test, which must hold the root of the centre's (the same root).
+A nonlinear step (its Jacobian varies over the hull) or one that depends on the time (its
+image of the centre over every time is wide) is refused: every step differentiates its
+own box.  ``Certificate.jacobians``
+counts both kinds; ``certify(..., reuse=False)`` turns the hull off.
+
+Cost (``benchmarks/certify_cost.py``: CPU time at 64 digits, ratio to the plain run with
+its compiled MPFR kernels, before -> after the reused Jacobian, the parallelepiped basis
+and the dual step's Krawczyk test on balls): axioms2024's linear pendulum (an affine step,
+one hull Jacobian) 15-33x -> 6x at 300 steps, 17-35x -> 5x at 4000 (midpoint and Gauss
+on it 9x -> 1.3x and 0.7x: the walk is cheaper than their Newton iterations), and its
+Table 2 certified in 2.8-3.3x the plain reproduction's wall time in four runs (before 87 s
+beside 9.6 s, after 17-22 s beside 6.1-6.8 s; proven digits 54 -> 57 at the fewest, none
+fewer); the nonlinear pendulum,
+double pendulum and Lagrange top (each step its own Jacobian) 9-29x -> 8-26x, top2025
+Fig. 11's 39 runs 17.4 s -> 11.4 s of certified walks.  The steps run the generated
+kernels on balls and on duals, compiled against Arb where a C compiler is available
+(:mod:`mpvi.carb`: the same balls as the Python kernels, bit for bit); the point step's Newton iteration
+starts from the run's own solution of the step (its q_{j+1} and internal coefficients,
+when every node was saved), the Jacobian walk's Krawczyk test is centred at the point
+step's centre with its preconditioner and runs on the balls of the values
+(:func:`mpvi.arb._krawczyk_dual`: no derivative carried through the test; F_y from one
+residual on duals).  Those are only starts and shortcuts of evaluation: any centre and
+any preconditioner are valid, the test decides.
 """
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
-from .arb import ArbContext, KrawczykError
+from flint import arb, arb_mat, fmpq
+
+from .arb import GUARD_BITS, ArbContext, KrawczykError, _Dual, _DualContext, _hand_over, _watch
+from .context import PrecisionError, _mpfr_type
 from .linalg import NotPositiveDefiniteError, SingularMatrixError
 from .newton import tolerance
 from .precision import entry, entry_class
@@ -112,6 +144,9 @@ class Certificate:
         The step j (j -> j+1) whose proof failed, or None.
     why : str or None
         Why it failed.
+    jacobians : list of int
+        Lohner's method: [hull Jacobians made, steps by a hull Jacobian, steps by their
+        own Jacobian] (:func:`certify`'s ``reuse``).
     """
 
     def __init__(self, method: str, context: ArbContext, nodes: list[int]) -> None:
@@ -123,6 +158,7 @@ class Certificate:
         self.widths: list[float] = []
         self.failed_step: int | None = None
         self.why: str | None = None
+        self.jacobians = [0, 0, 0]
 
     @property
     def complete(self) -> bool:
@@ -171,7 +207,6 @@ def _pack(b):
 
 
 def _unpack(t):
-    from flint import arb
     return arb((t[0], t[1]), (t[2], t[3]))
 
 
@@ -189,8 +224,8 @@ def _saved_nodes(sol: Solution) -> list[int]:
 
 
 @entry
-def certify(solution: Solution, dps: int | None = None, propagation: str = "lohner"
-            ) -> Certificate:
+def certify(solution: Solution, dps: int | None = None, propagation: str = "lohner", *,
+            reuse: bool = True) -> Certificate:
     """Enclose every saved state of a run on Arb balls and prove its digits.
 
     Module doc of :mod:`mpvi.certify`: the run re-walked with its method and h on
@@ -209,6 +244,11 @@ def certify(solution: Solution, dps: int | None = None, propagation: str = "lohn
         How the balls are carried from step to step: Lohner's method (the mean-value
         form in a moving orthonormal basis, Lohner 1987), or the plain box of balls (each
         step on the previous balls; wraps much faster).
+    reuse : bool, default True
+        Lohner's method only: reuse one step Jacobian enclosed over a hull of the run's
+        states for every step inside it, where it is as narrow as a step's own (an
+        affine step map: a linear system; module doc); False differentiates every step
+        on its own box.  Either way the enclosures are proven.
 
     Returns
     -------
@@ -243,6 +283,8 @@ def certify(solution: Solution, dps: int | None = None, propagation: str = "lohn
     nodes = _saved_nodes(solution)
     if propagation not in ("lohner", "box"):
         raise ValueError(f"certify: propagation must be 'lohner' or 'box', got {propagation!r}")
+    if not isinstance(reuse, bool):
+        raise TypeError(f"certify: reuse must be True or False, got {reuse!r}")
     ctx = ArbContext(run_ctx.dps if dps is None else dps)
     method = get_method(solution.method)
     cert = Certificate(method.name, ctx, nodes)
@@ -254,7 +296,8 @@ def certify(solution: Solution, dps: int | None = None, propagation: str = "lohn
     args = {k: v for k, v in solution._prepare_args.items() if k != "newton"}
     stepper = method.prepare(system, h, ctx, **args)
     walk = (_box(stepper, q, y, t0, h, solution.steps) if propagation == "box" else
-            _lohner(stepper, method, solution, args, ctx, q, y, t0, h, solution.steps))
+            _lohner(stepper, method, solution, args, ctx, q, y, t0, h, solution.steps, reuse,
+                    cert.jacobians))
     allowance = tolerance(run_ctx)
     saved = {k: i for i, k in enumerate(nodes)}
     for k, q, y, failure in walk:
@@ -288,71 +331,240 @@ def _box(stepper, q, y, t0, h, steps):
         yield j + 1, q, y, None
 
 
-def _lohner(stepper, method, solution, args, ctx, q, y, t0, h, steps):
-    """Lohner's method (Lohner 1987; the mean-value form with a moving orthogonal basis):
-    the state set is y^ + A R (y^ a point, A a point matrix with near-orthonormal columns,
-    R a ball vector centred at 0).  A step maps it into
+HULL_MARGIN = Fraction(1, 8)
+"""How far the hull of a reused step Jacobian reaches beyond the run's own states, as a
+fraction of their range per component (room for the nodes between saved points).  Any
+hull is valid: each step checks that its set lies inside, and makes a new hull when it
+does not (:func:`_lohner`)."""
+
+BASIS_CONDITION = 2 ** (GUARD_BITS // 4)
+"""Lohner's basis is the midpoint of B = [DPhi] A (the parallelepiped form: Q^-1 B is
+then the identity up to B's radii, nothing wraps) while its condition estimate
+max|Q| max|Q^-1| (checked every d steps, d the state's dimension) stays below this, a quarter of the guard bits (the enclosure's rounding is
+amplified by up to that much); beyond, B's columns are orthonormalized (QR: a conditioned
+basis, at the price of some wrapping at that step).  Any invertible point matrix is
+valid: a choice of accuracy, never of a proof."""
+
+HULL_PRECISION = 2
+"""A hull's Jacobian and its image of the centre are computed with this many times the
+walk's working digits (:func:`_hull`)."""
+
+HULL_WIDENING = 2
+"""How much wider, relative to its size, a hull's Jacobian (and its image of the hull's
+centre over every time of the run) may be than a step's own Jacobian over its box (and the
+image of the centre at one time), each at least the context's rounding unit: beyond it the hull is refused and every step
+differentiates its own box (a nonlinear step: its Jacobian varies over the hull).  An
+affine step's hull Jacobian is as narrow as a step's own, only rounded otherwise.  A
+factor of rounding only, never of a proof."""
+
+
+def _lohner(stepper, method, solution, args, ctx, q, y, t0, h, steps, reuse, counts):
+    """Lohner's method (Lohner 1987; the mean-value form with a moving basis): the state
+    set is y^ + A R (y^ a point, A an invertible point matrix, R a ball vector containing
+    0).  A step maps it into
 
         Phi(y^) + [DPhi(Y)] A R,    Y = the balls of y^ + A R,
 
     (mean-value theorem, component by component), Phi(y^) the step from the point on balls
     and [DPhi(Y)] the balls of the step's Jacobian over Y (forward differentiation on
     balls, :class:`mpvi.arb._DualContext`; an implicit step by the implicit function
-    theorem).  With B = [DPhi(Y)] A, the new basis is Q of mid(B) orthonormalized, and
+    theorem).  With B = [DPhi(Y)] A, the new basis is Q = mid(B) (orthonormalized when
+    its condition passes :data:`BASIS_CONDITION`), and
     R <- (Q^-1 B) R + Q^-1 (Phi(y^) - mid Phi(y^)): the rotation of the set is carried by
-    Q, not wrapped into a box.  The enclosure of the state is the intersection of
-    y^ + Q R with the Jacobian step's own (box) image."""
-    from flint import arb_mat
+    Q, not wrapped into a box.  The enclosure of the state is y^ + Q R, intersected with
+    the Jacobian step's own (box) image when the step made one.
 
-    from .arb import _Dual, _DualContext, _hand_over, _watch
+    With ``reuse``, a Jacobian enclosed once over a hull box Y* of the run's states and
+    every time of the run, with the step's image Phi(c) of the hull's centre c over every
+    time (:func:`_hull`), serves each step whose box lies in Y*: by the mean-value theorem
+    Phi(t, y) lies in Phi(c) + [DPhi(Y*)] (y - c) for every y in Y* and t in the run, so
+    the step is a few ball-matrix products.  The hull is refused (and every step
+    differentiates its own box) when its Jacobian or its image of c is relatively wider
+    than :data:`HULL_WIDENING` times a step's own (a nonlinear system: the Jacobian varies
+    over the hull; a step that depends on the time); a step whose box leaves Y* makes its
+    own Jacobian and a new hull is tried over both.  An implicit step's box test must hold
+    the point step's root in its Krawczyk ball (:meth:`mpvi.arb._DualContext.verified_solve`:
+    the mean-value form joins the two), the hull's that of its centre.  ``counts``
+    (a list of three ints) accumulates the hulls made, the steps by a hull Jacobian and the
+    steps by their own."""
     dctx = _DualContext(ctx.dps)
     dsystem = cast("LagrangianSystem", solution.problem.system).with_context(dctx)
     dstepper = method.prepare(dsystem, dctx.num(h), dctx, **args)
     n = len(q)
     state = _state(q, y)
     d = len(state)
-    yhat = [_mid(b) for b in state]
+    yhat = arb_mat([[b] for b in state]).mid()
     A = arb_mat(d, d, [1 if i == j else 0 for i in range(d) for j in range(d)])
-    R = arb_mat([[b - c] for b, c in zip(state, yhat)])
+    R = arb_mat([[b] for b in state]) - yhat
+    hull, tried = None, not reuse
     yield 0, q, y, None
     carry = None
     for j in range(steps):
-        t = t0 + j * h
-        box = [c + e for c, e in zip(yhat, _column(A * R))]
-        _watch(ctx, _run_guess(stepper, solution, j, ctx))
-        try:
-            point = stepper(t, _arr(yhat[:n]), _arr(yhat[n:]) if y is not None else None, carry)
-            # the box's implicit equations start Newton from the point step's centres
-            _hand_over(ctx, dctx)
-            seeds = [_Dual(b, tuple(ctx.one if i == k else ctx.zero for i in range(d)))
-                     for k, b in enumerate(box)]
-            r = dstepper(dctx.num(t), _arr(seeds[:n]), _arr(seeds[n:]) if y is not None
-                         else None, None)
-        except _STEP_FAILURES as exc:
-            _hand_over(ctx, None)
-            yield j + 1, None, None, str(exc)
-            return
-        carry = point.carry
-        image = _state(point.q, point.y)
-        duals = [dctx.num(v) for v in _state(r.q, r.y)]
-        J = arb_mat([[u.d[i] if u.d else ctx.zero for i in range(d)] for u in duals])
+        box = yhat + A * R
+        if hull is not None and hull.Y.contains(box):
+            J = hull.J
+            image = hull.Pc + J * (yhat - hull.c)
+            boxed = None
+            counts[1] += 1
+        else:
+            t = t0 + j * h
+            yh = _column(yhat)
+            bx = _column(box)
+            _watch(ctx, _run_guess(stepper, solution, j, ctx))
+            try:
+                point = stepper(t, _arr(yh[:n]), _arr(yh[n:]) if y is not None else None, carry)
+                # the box's implicit equations start Newton from the point step's centres
+                _hand_over(ctx, dctx)
+                seeds = [_Dual(b, tuple(ctx.one if i == k else ctx.zero for i in range(d)))
+                         for k, b in enumerate(bx)]
+                r = dstepper(dctx.num(t), _arr(seeds[:n]), _arr(seeds[n:]) if y is not None
+                             else None, None)
+            except _STEP_FAILURES as exc:
+                _hand_over(ctx, None)
+                yield j + 1, None, None, str(exc)
+                return
+            carry = point.carry
+            counts[2] += 1
+            image = arb_mat([[b] for b in _state(point.q, point.y)])
+            duals = [dctx.num(v) for v in _state(r.q, r.y)]
+            J = arb_mat([[u.d[i] if u.d else ctx.zero for i in range(d)] for u in duals])
+            boxed = [u.v for u in duals]
+            if not tried:
+                base = box if hull is None else _union(hull.Y, box)
+                hull = _hull(method, solution, args, ctx, base, J, n, y is None)
+                tried = hull is None
+                counts[0] += hull is not None
         B = J * A
-        yhat = [_mid(b) for b in image]
-        Q = _orthonormal(B, d)
-        try:
-            Qinv = Q.inv()
-        except ZeroDivisionError:
-            yield j + 1, None, None, "Lohner's basis became singular"
-            return
-        R = (Qinv * B) * R + Qinv * arb_mat([[b - c] for b, c in zip(image, yhat)])
+        yhat = image.mid()
+        Q = B.mid()
+        Qinv = _inverse(Q)
+        # the condition estimate every d steps (it grows by about cond(DPhi) per step)
+        if Qinv is None or (j % d == 0 and _condition(Q, Qinv) > BASIS_CONDITION):
+            Q = _orthonormal(B, d)
+            Qinv = _inverse(Q)
+            if Qinv is None:
+                yield j + 1, None, None, "Lohner's basis became singular"
+                return
+        R = (Qinv * B) * R + Qinv * (image - yhat)
         A = Q                     # the set is now yhat + Q R: the next step starts from it
-        lohner = [c + e for c, e in zip(yhat, _column(Q * R))]
-        enclosure = [_meet(a, u.v) for a, u in zip(lohner, duals)]
+        enclosure = _column(yhat + Q * R)
+        if boxed is not None:
+            enclosure = [_meet(a, b) for a, b in zip(enclosure, boxed)]
         if not all(b.is_finite() for b in enclosure):
             yield j + 1, None, None, "the enclosure is not finite (the balls grew unbounded)"
             return
         q, y = _arr(enclosure[:n]), (_arr(enclosure[n:]) if y is not None else None)
         yield j + 1, q, y, None
+
+
+class _Hull:
+    """A hull box ``Y`` (ball column), its centre ``c`` (a point column), the step's image
+    ``Pc`` of c over every time of the run and the step's Jacobian ``J`` over Y and every
+    time: Phi(t, y) in Pc + J (y - c) for every y in Y."""
+
+    __slots__ = ("Y", "c", "Pc", "J")
+
+    def __init__(self, Y, c, Pc, J):
+        self.Y, self.c, self.Pc, self.J = Y, c, Pc, J
+
+
+def _hull(method, solution, args, ctx, base, own_J, n, first_order):
+    """A :class:`_Hull` over the run's saved states and ``base`` (a ball column), enlarged
+    by :data:`HULL_MARGIN` of each component's range (and by the run's rounding unit of its
+    size), with the step's image of its centre and its Jacobian over it, both for every
+    time of the run; None if a step on it fails, or if the hull's Jacobian or its image
+    of the centre is relatively wider (:func:`_accuracy`) than :data:`HULL_WIDENING` times
+    a step's own Jacobian over its box (``own_J``) or the image of the centre at the first
+    time alone (a step that depends on the time).  Computed at :data:`HULL_PRECISION`
+    times the working digits (made once, it may cost more): its images then add no more
+    than the working precision's rounding to a step's."""
+    problem = solution.problem
+    hctx = ArbContext(ctx.dps * HULL_PRECISION)
+    dctx = _DualContext(hctx.dps)
+    system = cast("LagrangianSystem", problem.system)
+    hctx.activate()
+    h = cast(arb, hctx.lift(solution.h))
+    t0 = cast(arb, hctx.lift(problem.t0))
+    span = t0.union(t0 + h * solution.steps)            # every time of the run
+    d = base.nrows()
+    lo, hi = [b.lower() for b in _column(base)], [b.upper() for b in _column(base)]
+    for k, (a, b) in enumerate(_run_states(solution, n, first_order, hctx)):
+        lo[k], hi[k] = lo[k].min(a), hi[k].max(b)
+    margin = hctx.num(HULL_MARGIN)
+    unit = ctx.eps * 2 ** GUARD_BITS
+    cells = []
+    for a, b in zip(lo, hi):
+        # the margin, and the run's own rounding unit of the component's size (a component
+        # that does not move: its balls still grow)
+        room = (b - a) * margin + unit * a.abs_upper().max(b.abs_upper()).max(ctx.one)
+        cells.append((a - room).union(b + room))
+    Y = arb_mat([[b] for b in cells])
+    c = Y.mid()
+    cs = _column(c)
+    seeds = [_Dual(b, tuple(arb(1) if i == k else arb(0) for i in range(d)))
+             for k, b in enumerate(cells)]
+    try:
+        # the parameters as the run had them, exactly (a value rounded to the run's digits
+        # is that binary number; one given exactly is enclosed at the hull's precision)
+        params = {k: hctx.lift(v) for k, v in system._params.items()}
+        stepper = method.prepare(system.with_context(hctx, params=params), h, hctx, **args)
+        dparams = {k: dctx.num(v) for k, v in params.items()}
+        dstepper = method.prepare(system.with_context(dctx, params=dparams), dctx.num(h), dctx,
+                                  **args)
+        _watch(hctx, None)
+        point = stepper(span, _arr(cs[:n]), None if first_order else _arr(cs[n:]), None)
+        # an implicit step: the hull's equations start from the centre's root, and their
+        # Krawczyk ball must hold it (the same root: the mean-value form joins them)
+        _hand_over(hctx, dctx)
+        r = dstepper(dctx.num(span), _arr(seeds[:n]), None if first_order else
+                     _arr(seeds[n:]), None)
+        fixed = stepper(t0, _arr(cs[:n]), None if first_order else _arr(cs[n:]), None)
+    except (*_STEP_FAILURES, PrecisionError, TypeError, ValueError):
+        _hand_over(hctx, None)        # not made here: every step differentiates its own box
+        return None
+    finally:
+        ctx.activate()
+    Pc = arb_mat([[b] for b in _state(point.q, point.y)])
+    duals = [dctx.num(v) for v in _state(r.q, r.y)]
+    J = arb_mat([[u.d[i] if u.d else hctx.zero for i in range(d)] for u in duals])
+    if not (_finite(Pc) and _finite(J)):
+        return None
+    P0 = arb_mat([[b] for b in _state(fixed.q, fixed.y)])
+    if _accuracy(J, ctx) <= HULL_WIDENING * _accuracy(own_J, ctx) and \
+            _accuracy(Pc, ctx) <= HULL_WIDENING * _accuracy(P0, ctx):
+        return _Hull(Y, c, Pc, J)
+    return None
+
+
+def _finite(m):
+    return all(v.is_finite() for v in m.entries())
+
+
+def _accuracy(m, ctx):
+    """The relative width of a ball matrix: its largest radius over its largest entry (at
+    least the context's rounding unit), as an upper bound."""
+    rad, size = arb(0), arb(0)
+    for v in m.entries():
+        rad, size = rad.max(arb(v.rad())), size.max(arb(v.abs_upper()))
+    if not size > 0:
+        return ctx.eps
+    return (rad / size).max(ctx.eps).upper()
+
+
+def _run_states(solution, n, first_order, ctx):
+    """Per state component, the least and the largest of the run's saved values of it,
+    exactly (as balls)."""
+    rows = [solution.q] if first_order else [solution.q, solution.y]
+    out = []
+    for values in rows:
+        for k in range(len(values[0])):
+            column = [v[k] for v in values]
+            out.append((ctx.lift(min(column)), ctx.lift(max(column))))
+    return out
+
+
+def _union(Y, box):
+    return arb_mat([[a.union(b)] for a, b in zip(_column(Y), _column(box))])
 
 
 def _run_guess(stepper, solution, j, ctx):
@@ -377,12 +589,11 @@ def _arr(values):
 
 
 def _mid(b):
-    from flint import arb
     return arb(b.mid())
 
 
 def _column(m):
-    return [row[0] for row in m.tolist()]
+    return m.entries()
 
 
 def _meet(a, b):
@@ -394,12 +605,55 @@ def _meet(a, b):
         raise ArithmeticError("two enclosures of one state component are disjoint") from None
 
 
+def _inverse(Q):
+    """The enclosure of the inverse of a point matrix, None if it is not provably
+    invertible."""
+    try:
+        return Q.inv()
+    except ZeroDivisionError:
+        return None
+
+
+def _condition(Q, Qinv):
+    """max|Q| max|Q^-1| (an upper bound, a float): a cheap estimate of Q's condition."""
+    big, inv = arb(0), arb(0)
+    for x in Q.entries():
+        big = big.max(abs(x))
+    for x in Qinv.entries():
+        inv = inv.max(x.abs_upper())
+    return float((big * inv).upper())
+
+
 def _orthonormal(B, d):
-    """The midpoint of B with its columns orthonormalized (Gram-Schmidt on balls, then
-    the midpoints): a point matrix, nearly orthogonal; any invertible point matrix is
-    valid for Lohner's method, orthogonality keeps its inverse well conditioned."""
-    from flint import arb, arb_mat
-    cols = [[arb(B[i, k].mid()) for i in range(d)] for k in range(d)]
+    """The midpoint of B with its columns orthonormalized: M = mid(B), its Gram matrix
+    M^T M = L L^T (Cholesky on balls), Q = mid(M L^-T).  A point matrix, nearly
+    orthogonal; any invertible point matrix is valid for Lohner's method, orthogonality
+    keeps its inverse well conditioned.  Gram-Schmidt on the columns where a pivot of the
+    Cholesky factorization is not provably positive (a nearly dependent B)."""
+    M = B.mid()
+    G = (M.transpose() * M).tolist()
+    L = [[0] * d for _ in range(d)]
+    for i in range(d):
+        for k in range(i + 1):
+            s = G[i][k]
+            for m in range(k):
+                s -= L[i][m] * L[k][m]
+            if i == k:
+                if not s > 0:
+                    return _gram_schmidt(M, d)
+                L[i][i] = s.sqrt()
+            else:
+                L[i][k] = s / L[k][k]
+    try:
+        return (M * arb_mat(L).transpose().inv()).mid()
+    except ZeroDivisionError:
+        return _gram_schmidt(M, d)
+
+
+def _gram_schmidt(M, d):
+    """The columns of the point matrix M orthonormalized by Gram-Schmidt on balls, then
+    the midpoints."""
+    cols = [[M[i, k] for i in range(d)] for k in range(d)]
     out: list[list[Any]] = []
     for c in cols:
         for u in out:
@@ -434,13 +688,15 @@ def _record(cert, solution, i, k, t, q, y, ctx, run_ctx, allowance):
     """Compare saved point i (node k) with its enclosure: refuse a wrong step, else record
     the enclosure and the proven digits."""
     balls = _state(q, y)
-    computed = [ctx.lift(x) for x in _state(solution.q[i], None if solution.y is None
-                                            else solution.y[i])]
+    computed = [_exact(x, ctx) for x in _state(solution.q[i], None if solution.y is None
+                                               else solution.y[i])]
     scale = ctx.one
     for c in computed:
-        scale = scale.max(abs(c))
+        scale = scale.max(abs(c))                 # exact: the largest |component|, or 1
     limit = allowance * k * scale
+    size = _log10(scale, -1)
     digits = []
+    widest = ctx.zero
     for n, (c, b) in enumerate(zip(computed, balls)):
         gap = abs(c - b)
         if gap.lower() > limit:
@@ -452,19 +708,35 @@ def _record(cert, solution, i, k, t, q, y, ctx, run_ctx, allowance):
                 f"{run_ctx.to_str(value, 20)} outside its proven enclosure "
                 f"{ctx.to_str(b, 20)}: distance at least {_sci(gap.lower())}, beyond the "
                 f"run's round-off allowance {_sci(limit)}", k - 1)
-        bound = gap.upper() / scale
-        digits.append(math.inf if bound == 0 else max(0.0, -_log10(bound)))
+        bound = gap.upper()
+        digits.append(math.inf if bound == 0 else max(0.0, size - _log10(bound, 1)))
+        widest = widest.max(b.rad())
     cert.t.append(t)
     cert.q.append(np.array(q, dtype=object))
     cert.y.append(None if y is None else np.array(y, dtype=object))
     cert.digits.append(np.array(digits, dtype=float))
-    cert.widths.append(max((float(b.rad()) for b in balls), default=0.0))
+    cert.widths.append(float(widest))
 
 
-def _log10(x):
-    """log10 of a positive exact ball's upper bound, as a float rounded up (a count of
-    digits is reported, not computed with)."""
-    return float((x.log() / x.__class__(10).log()).upper())
+_LOG10_2 = math.log10(2)
+
+
+def _log10(x, direction):
+    """log10 of a positive exact ball, from its binary mantissa and exponent in floats,
+    moved by 16 units of the float's last place up (``direction`` 1) or down (-1): a count
+    of digits is reported, not computed with."""
+    m, e = x.man_exp()
+    v = math.log10(int(m)) + int(e) * _LOG10_2
+    return v + direction * 16 * math.ulp(v)
+
+
+def _exact(x, ctx):
+    """A run's number as a ball: a gmpy2 mpfr exactly (:meth:`mpvi.ArbContext.lift`'s
+    conversion without its call overhead), anything else by ``ctx.lift``."""
+    if type(x) is _mpfr_type and x.is_finite():
+        n, d = x.as_integer_ratio()
+        return arb(fmpq(int(n), int(d)))
+    return ctx.lift(x)
 
 
 def _sci(x):

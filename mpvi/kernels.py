@@ -112,15 +112,15 @@ class Kernel:
 
     def equations(self, K, P):
         """``fun(X, jacobian)`` for :func:`mpvi.newton.solve_info`: (residual, Jacobian
-        rows) or the residual, on lists."""
-        n, both, residual = self.n, self.both, self.residual
+        rows) or the residual, on lists (an :class:`Equations`)."""
+        return Equations(self, K, P)
 
-        def fun(X, jacobian):
-            if not jacobian:
-                return residual(X, K, P)
-            out = both(X, K, P)
-            return out[:n], [out[n + i * n:n + (i + 1) * n] for i in range(n)]
-        return fun
+    def twin(self, ctx: Any) -> "Kernel":
+        """:meth:`in_context` ``ctx``, made once per context and kept."""
+        twins = self.__dict__.setdefault("_twins", {})
+        if ctx.key not in twins:
+            twins[ctx.key] = self.in_context(ctx)
+        return twins[ctx.key]
 
     def solve(self, X0, K, P, ctx, *, extrapolate=None, outputs=False, **newton):
         """Newton from ``X0``: (X, iterations, final residual norm), X a list; with
@@ -155,6 +155,33 @@ class Kernel:
         if outputs:
             return X, iterations, residual, self.outputs(X, K, P) if self.outputs else None
         return X, iterations, residual
+
+
+class Equations:
+    """A kernel's step equations with the step's inputs ``K`` and parameters ``P``:
+    ``fun(X, jacobian)`` for :func:`mpvi.newton.solve_info` -> (residual, Jacobian rows),
+    or the residual, on lists.  :meth:`rebound` gives the same equations on other numbers
+    (:mod:`mpvi.arb`: a step on duals runs its Krawczyk test on the balls of their
+    values)."""
+
+    __slots__ = ("kernel", "K", "P")
+
+    def __init__(self, kernel: Kernel, K: Sequence, P: Sequence) -> None:
+        self.kernel, self.K, self.P = kernel, K, P
+
+    def __call__(self, X, jacobian):
+        kernel = self.kernel
+        if not jacobian:
+            return kernel.residual(X, self.K, self.P)
+        n = kernel.n
+        out = kernel.both(X, self.K, self.P)
+        return out[:n], [out[n + i * n:n + (i + 1) * n] for i in range(n)]
+
+    def rebound(self, ctx: Any, convert: Callable[[Any], Any]) -> "Equations":
+        """These equations in ``ctx`` (the kernel's :meth:`Kernel.twin`), every input and
+        parameter converted by ``convert``."""
+        return Equations(self.kernel.twin(ctx), [convert(v) for v in self.K],
+                         [convert(v) for v in self.P])
 
 
 def _entries(v):
@@ -306,6 +333,9 @@ def hamiltonian_field(system, factors: bool = False):
     symbolic, _, funs = _field_parts(system)
     ng = len(_field_factors(system))
     eps_n = n * ctx.eps
+    # the singularity test compares numbers: a context of numbers with derivatives (the
+    # duals of mpvi.arb) gives their values, the derivatives are not needed there
+    plain = getattr(ctx, "plain", None)
 
     def reference(t, y):                     # raises, naming q, when M is singular
         y = np.array(y, dtype=object)
@@ -317,9 +347,10 @@ def hamiltonian_field(system, factors: bool = False):
         except ZeroDivisionError:                # mpmath raises where MPFR gives inf
             return reference(t, y)
         bound = eps_n
+        head = out[:1 + n * n] if plain is None else [plain(v) for v in out[:1 + n * n]]
         for i in range(n):
-            bound *= sum(map(abs, out[1 + i * n:1 + (i + 1) * n]))
-        if not abs(out[0]) > bound:
+            bound *= sum(map(abs, head[1 + i * n:1 + (i + 1) * n]))
+        if not abs(head[0]) > bound:
             return reference(t, y)
         return out[1 + n * n:1 + n * n + 2 * n], out[1 + n * n + 2 * n:] if ng else None
 

@@ -187,7 +187,7 @@ def certified_errors(ctx, T_tbar, N, methods):
             sol = solve(prob, m, h=h, n=n, **opts)
             hq = exact_rational(sol.h, "h")          # the step the run took, exactly
             if hq not in refs:
-                refs[hq] = [prob.exact.enclose(j * hq, ctx.dps) for j in range(n + 1)]
+                refs[hq] = prob.exact.enclose_many([j * hq for j in range(n + 1)], ctx.dps)
             ref = refs[hq]
             cert = certify(sol)
             if not cert.complete:

@@ -52,7 +52,9 @@ def solves(monkeypatch):
 def test_the_newton_starts_are_the_runs_solution_and_the_point_steps_centre(method, solves):
     G = mpvi.GMPContext(64)
     sol = mpvi.solve(mpvi.Problem(pendulum(G), ["1/2"], v0=[0]), method, h="1/10", n=6)
-    cert = certify(sol)
+    # the steps' own tests only: reuse=False leaves out the one-off attempt of a hull
+    # Jacobian (refused here, the pendulum being nonlinear), whose tests start elsewhere
+    cert = certify(sol, reuse=False)
     assert cert.complete and min(cert.min_digits) > 60
     point, box = solves[0::2], solves[1::2]
     assert len(point) == len(box) == 6

@@ -423,12 +423,41 @@ class ModalSolution:
         TypeError, ValueError
             An input that is not an exact number (a float, a non-finite number).
         """
+        return self.enclose_many([t], dps)[0]
+
+    def enclose_many(self, times: Sequence[NumberLike | arb], dps: int
+                     ) -> list[tuple[list[arb], list[arb]]]:
+        """Enclose (q(t), p(t)) at many times: :meth:`enclose` at each, the decomposition
+        and the initial data read once.
+
+        Computed with ``dps + GUARD_DIGITS`` digits plus those ``omega_max max|t|``
+        costs; flint's precision is restored after.
+
+        Parameters
+        ----------
+        times : sequence of (int, str, Fraction, context number or flint.arb)
+            The times, each exact (read as a rational) or a ball.
+        dps : int
+            The digits wanted.
+
+        Returns
+        -------
+        list of tuple
+            Per time, (q, p) as :meth:`enclose` returns them.
+
+        Raises
+        ------
+        ArithmeticError
+            Eigenvalues not proven simple (:meth:`LinearSystem.enclose_modes`).
+        TypeError, ValueError
+            An input that is not an exact number (a float, a non-finite number).
+        """
         from flint import acb_mat, arb_mat
 
         from ..arbref import (GUARD_DIGITS, arb_precision, ball, exact_rational, fmpq_matrix,
                               lost_digits, magnitude, real_part)
         system = self.system
-        size = magnitude(self.omega[-1]) * magnitude(t)
+        size = magnitude(self.omega[-1]) * max((magnitude(t) for t in times), default=0.0)
         with arb_precision(dps + GUARD_DIGITS + lost_digits(size)):
             lam, L, R = system._arb_eig()
             Mq = fmpq_matrix(np.array(system._matrices[0], dtype=object).tolist(), "M")
@@ -440,17 +469,21 @@ class ModalSolution:
             v0 = Mq.inv() * fmpq_matrix([[x] for x in p0], "p0")
             a = L * acb_mat(fmpq_matrix([[x] for x in q0], "q0"))
             b = L * acb_mat(v0)
-            tt = ball(t, "t")
-            qh, ph = acb_mat(n, 1), acb_mat(n, 1)
-            for k in range(n):
-                w = lam[k].sqrt()
-                c, s = (w * tt).cos(), (w * tt).sin()
-                qh[k, 0] = c * a[k, 0] + s / w * b[k, 0]
-                ph[k, 0] = c * b[k, 0] - w * s * a[k, 0]
-            q = R * qh
-            p = acb_mat(arb_mat(Mq)) * (R * ph)
-            return ([real_part(q[i, 0], f"q[{i}]") for i in range(n)],
-                    [real_part(p[i, 0], f"p[{i}]") for i in range(n)])
+            MR = acb_mat(arb_mat(Mq)) * R
+            w = [x.sqrt() for x in lam]
+            out = []
+            for t in times:
+                tt = ball(t, "t")
+                qh, ph = acb_mat(n, 1), acb_mat(n, 1)
+                for k in range(n):
+                    s, c = (w[k] * tt).sin_cos()
+                    qh[k, 0] = c * a[k, 0] + s / w[k] * b[k, 0]
+                    ph[k, 0] = c * b[k, 0] - w[k] * s * a[k, 0]
+                q = R * qh
+                p = MR * ph
+                out.append(([real_part(q[i, 0], f"q[{i}]") for i in range(n)],
+                            [real_part(p[i, 0], f"p[{i}]") for i in range(n)]))
+            return out
 
     def __reduce__(self):
         d = self.ctx.dump
