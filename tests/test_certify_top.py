@@ -123,6 +123,22 @@ def test_table5_is_certified_with_the_growth_series_of_its_longest_runs(table5):
             3 * float(record["tbar_s"]), rel=1e-12)
 
 
+def test_table2_records_the_growth_of_its_longest_span_runs(tmp_path):
+    """axioms2024 Table 2 on T = 1, 2 t_bar: the T = 2 runs' proven digits against time
+    (10 and 20 meshes per t_bar: 20 and 40 steps, node 0 exact: left out), in the
+    record that read_provenance checks."""
+    rep = dataclasses.replace(get_reproduction("axioms2024_tab02"),
+                              quick={"T_tbar": [1, 2], "meshes_per_tbar": [10, 20]})
+    execute(rep, quick=True, out_dir=tmp_path, certify=True, stream=open("/dev/null", "w"))
+    growth = read_provenance(rep, tmp_path)["certified"]["growth"]
+    assert set(growth) == {f"T=2 {m} N={N}" for m in ("newmark", "rk4", "simpson")
+                           for N in (20, 40)}
+    for label, g in growth.items():
+        N = int(label.rsplit("=", 1)[1])
+        assert len(g["t"]) == len(g["digits"]) == N and g["t"][-1] == pytest.approx(2)
+        assert min(g["digits"]) >= 40 and g["dps"] == 64
+
+
 def test_a_growth_series_is_a_thinned_lower_envelope_of_the_proven_digits():
     """At most GROWTH_POINTS points, each the fewest digits of its group, exact states
     left out."""
@@ -197,6 +213,30 @@ def test_width_control_says_the_span_certified_when_no_precision_tried_suffices(
     assert f"the first {found.span} saved points" in found.statement
     again = certify_controlled(_chaotic(150), 32, 28, attempts=1)
     assert again.met and again.dps == 64 and min(again.certificate.min_digits) >= 28
+
+
+def test_width_control_raises_the_precision_of_a_run_whose_proof_failed(monkeypatch):
+    """A certificate that ends at a failed step (here: the real certificate of the 16-digit
+    run cut at step 40, as a Krawczyk failure would end it) makes the run be solved again
+    at 32 digits; without a further attempt, the 40 points before it are the span."""
+    import mpvi
+    from mpvi.repro.certified import certify_controlled
+    real = mpvi.certify
+
+    def failing_at_16(sol):
+        cert = real(sol)
+        if sol.ctx.dps == 16:
+            cert.failed_step, cert.why = 40, "the ball is too wide (test)"
+            for name in ("t", "q", "y", "digits", "widths"):
+                setattr(cert, name, getattr(cert, name)[:40])
+        return cert
+    monkeypatch.setattr(mpvi, "certify", failing_at_16)
+    solve_at = _chaotic(60)
+    found = certify_controlled(solve_at, 16, 10, attempts=1)
+    assert found.met and found.dps == 32
+    assert "at 16 digits step 40 was not proven (the ball is too wide (test))" in found.statement
+    cut = certify_controlled(solve_at, 16, 10, attempts=0)
+    assert not cut.met and cut.span == 40 and "the first 40 saved points" in cut.statement
 
 
 def test_width_control_refuses_bad_arguments():

@@ -191,8 +191,9 @@ def certify_controlled(solve_at: Callable[[int], Any], dps: int, target: float, 
 
 
 def _down(x):
-    """Digits as text, rounded down to a tenth (never shows more than proven)."""
-    return f"{math.floor(10 * x) / 10:.1f}"
+    """Digits as text, rounded down to a tenth (never shows more than proven); "all" for
+    an exact state."""
+    return f"{math.floor(10 * x) / 10:.1f}" if math.isfinite(x) else "all"
 
 
 def _when(cert, i):
