@@ -139,6 +139,26 @@ def test_table2_records_the_growth_of_its_longest_span_runs(tmp_path):
         assert min(g["digits"]) >= 40 and g["dps"] == 64
 
 
+def test_the_double_pendulum_of_fig2_records_its_growth_and_the_width_control_said(tmp_path):
+    """top2025 Fig. 2 (quick references; the methods' runs are the full set's: h = 0.1 s
+    over 10 s): the three runs certified at the run's 64 digits (the target, 5/8 of them,
+    is met: no precision raised), their growth series, and every table column and value
+    declared not certified, with why (they compare with numerical references)."""
+    rep = get_reproduction("top2025_fig02")
+    execute(rep, quick=True, out_dir=tmp_path, certify=True, stream=open("/dev/null", "w"))
+    record = read_provenance(rep, tmp_path)
+    cert = record["certified"]
+    assert set(cert["growth"]) == {f"{m} h=0.1 s" for m in METHODS}
+    for m in METHODS:
+        g = cert["growth"][f"{m} h=0.1 s"]
+        assert len(g["t"]) == 100 and g["t"][-1] == pytest.approx(10) and min(g["digits"]) >= 40
+        assert f"{m}: certified at the run's 64 digits" in cert["statement"]
+        assert "target 40" in g["note"]
+    assert cert["columns"] == {} and cert["values"] == {}
+    assert set(record["values"]) <= set(cert["not_certified"])
+    assert "not enclosed" in cert["not_certified"]["deviation.deviation"]
+
+
 def test_a_growth_series_is_a_thinned_lower_envelope_of_the_proven_digits():
     """At most GROWTH_POINTS points, each the fewest digits of its group, exact states
     left out."""
