@@ -163,17 +163,18 @@ CERTIFIED_STATEMENT = (
     "t_bar / N rounded; the enclosures are of the computation so defined.")
 
 
-def certified_errors(ctx, T_tbar, N, methods):
+def certified_errors(ctx, T_tbar, N, methods, growth=None):
     """``(h, {method: {"p": ball, "q": ball}})``: the step the runs took (exact, a
     Fraction) and Arb enclosures of the error norms of
     :func:`linear_pendulum_errors` (``T_tbar``, ``N``): each run certified
     (:func:`mpvi.certify`), the exact reference enclosed at the exact nodes, the norms on
-    balls (:data:`CERTIFIED_STATEMENT`).  Flint's precision is the run's (plus guard
-    digits) inside and the caller's after.  ArithmeticError if a run's proof fails."""
-    from flint import arb
-
+    balls (:data:`CERTIFIED_STATEMENT`).  With a dict ``growth``, each run's proven
+    digits against time (:func:`mpvi.repro.certified.growth_series`) go into it under
+    ``"T=<T_tbar> <method> N=<N>"``.  Flint's precision is the run's (plus guard digits)
+    inside and the caller's after.  ArithmeticError if a run's proof fails."""
     from mpvi import certify
     from mpvi.arbref import GUARD_DIGITS, arb_precision, exact_rational
+    from mpvi.repro.certified import ball_max, ball_norm, growth_series
     with ctx.active():
         prob = problem(ctx)
         h, n = linear_pendulum_grid(ctx, prob, T_tbar, N)
@@ -193,34 +194,13 @@ def certified_errors(ctx, T_tbar, N, methods):
             if not cert.complete:
                 raise ArithmeticError(f"axioms2024 T = {T_tbar} t_bar, N = {N}, {m}: step "
                                       f"{cert.failed_step} not proven: {cert.why}")
-            norms = {}
-            for v, balls, k in (("q", cert.q, 0), ("p", cert.y, 1)):
-                largest = arb(0)
-                for x, r in zip(balls, ref):
-                    largest = largest.max(_norm([a - b for a, b in zip(x, r[k])]))
-                norms[v] = largest
-            out[m] = norms
+            if growth is not None:
+                growth[f"T={T_tbar} {m} N={N}"] = growth_series(
+                    cert, f"axioms2024 Table 2, {m}, {N} steps over {T_tbar} t_bar (Lohner)")
+            out[m] = {v: ball_max(ball_norm([a - b for a, b in zip(x, r[k])])
+                                  for x, r in zip(balls, ref))
+                      for v, balls, k in (("q", cert.q, 0), ("p", cert.y, 1))}
         if len(refs) != 1:
             raise ArithmeticError(f"axioms2024 T = {T_tbar} t_bar, N = {N}: the methods' runs "
                                   "took different steps h")
         return next(iter(refs)), out
-
-
-def _norm(d):
-    """An enclosure of the Euclidean norm of the ball vector ``d`` (a sum of squares that
-    may contain 0 gives [0, sqrt(its upper bound)])."""
-    from flint import arb
-    s = sum((x * x for x in d), arb(0))
-    return s.sqrt() if s > 0 else arb(0).union(s.upper().sqrt())
-
-
-def certified_order(hs, errors):
-    """The least-squares slope of log(error) against log(h) (:func:`mpvi.fit_order`) on
-    balls: ``hs`` exact (rationals), ``errors`` balls; an enclosure of the order."""
-    from flint import arb
-    x = [arb(h.numerator).log() - arb(h.denominator).log() for h in hs]
-    y = [e.log() for e in errors]
-    xm = sum(x, arb(0)) / len(x)
-    ym = sum(y, arb(0)) / len(y)
-    return (sum(((a - xm) * (b - ym) for a, b in zip(x, y)), arb(0))
-            / sum(((a - xm) * (a - xm) for a in x), arb(0)))

@@ -97,6 +97,83 @@ class LoopingTop:
         return {"theta": e_th, "H": e_H, "p_phi": e_pphi, "p_psi": e_ppsi}
 
 
+CERTIFIED_STATEMENT = (
+    "Each error norm is an Arb enclosure: e_theta = sup_n |theta_n - theta_ex(t_n)| / "
+    "|theta_ex(t_n)| with theta_n the method's exact discrete trajectory (mpvi.certify, "
+    "rounding excluded) and theta_ex the exact Weierstrass-P nutation "
+    "(LagrangeTopNutation.enclose) at the exact nodes t_n = n h; e_H = sup_n |H(q_n, p_n) - "
+    "H0| / |H0| with H evaluated on the enclosures and H0 = H of the exact initial data "
+    "(p0 = M(q0) q'0 on balls); the momenta's errors likewise against p0; each order is the "
+    "least-squares slope of the enclosed log errors against the exact log h.  The data are "
+    "those the run used as binary numbers: m_top, I, I3, l, g, 9.2 and theta0 = pi/3 "
+    "rounded to the run's digits, h = t_bar / N with t_bar the nutation period computed at "
+    "the run's digits, rounded; the exact nutation is that of these data; the enclosures "
+    "are of the computation so defined.")
+
+
+_CERTIFIED_RUNS = {}
+"""The results of :func:`certified_top_errors` in this process, by context kind, digits,
+step, span and methods: Tables 4 and 5 are views of the same certified runs."""
+
+
+def certified_top_errors(ctx, N_per_period, periods, methods, growth=None):
+    """``(h, {method: {"theta", "H", "p_phi", "p_psi": ball}})``: the step the runs took
+    (exact, a Fraction) and Arb enclosures of the sup norms of :meth:`LoopingTop.errors`
+    of each method over ``periods`` nutation periods at h = t_bar / ``N_per_period``
+    (:data:`CERTIFIED_STATEMENT`): each run certified (:func:`mpvi.certify`), the exact
+    nutation enclosed once at the exact nodes.  With a dict ``growth``, each run's proven
+    digits against time (:func:`mpvi.repro.certified.growth_series`) go into it under
+    ``"T=<periods> t_bar <method> h=t_bar/<N>"``.  Flint's precision is the run's (plus
+    guard digits) inside and the caller's after.  ArithmeticError if a run's proof fails
+    or the methods took different steps.  Kept for the process (:data:`_CERTIFIED_RUNS`)."""
+    key = (type(ctx).__name__, ctx.dps, N_per_period, periods, tuple(methods))
+    if key not in _CERTIFIED_RUNS:
+        _CERTIFIED_RUNS[key] = _certified_top_errors(ctx, N_per_period, periods, methods)
+    h, out, series = _CERTIFIED_RUNS[key]
+    if growth is not None:
+        growth.update(series)
+    return h, out
+
+
+def _certified_top_errors(ctx, N_per_period, periods, methods):
+    """:func:`certified_top_errors` computed: ``(h, norms, growth series)``."""
+    from mpvi import certify, solve
+    from mpvi.arbref import GUARD_DIGITS, arb_precision, exact_rational
+    from mpvi.repro.certified import ball_max, growth_series, relative_error
+    with ctx.active():
+        lt = LoopingTop(ctx)
+        h = lt.tbar / N_per_period
+    n = N_per_period * periods
+    where = f"top2025 Table 3 top, T = {periods} t_bar, h = t_bar/{N_per_period}"
+    refs, out, growth = {}, {}, {}
+    with arb_precision(ctx.dps + GUARD_DIGITS):
+        for m in methods:
+            sol = solve(lt.top, m, h=h, n=n)
+            hq = exact_rational(sol.h, "h")          # the step the run took, exactly
+            if hq not in refs:
+                refs[hq] = [lt.nutation.enclose(j * hq, ctx.dps)["theta"] for j in range(n + 1)]
+            cert = certify(sol)
+            if not cert.complete:
+                raise ArithmeticError(f"{where}, {m}: step {cert.failed_step} not proven: "
+                                      f"{cert.why}")
+            growth[f"T={periods} t_bar {m} h=t_bar/{N_per_period}"] = growth_series(
+                cert, f"{where}, {m}, {n} steps (Lohner)")
+            system = lt.system.with_context(cert.context)
+            p0 = cert.y[0]                       # node 0: the exact initial data on balls
+            H0 = system.hamiltonian(cert.q[0], p0)
+            ref = refs[hq]
+            out[m] = {
+                "theta": ball_max(relative_error(q[1], r, f"{where}, {m}: theta_ex(t_{j})")
+                                  for j, (q, r) in enumerate(zip(cert.q, ref))),
+                "H": ball_max(relative_error(system.hamiltonian(q, p), H0, f"{where}: H0")
+                              for q, p in zip(cert.q, cert.y)),
+                **{k: ball_max(relative_error(p[i], p0[i], f"{where}: {k}(0)") for p in cert.y)
+                   for k, i in (("p_phi", 0), ("p_psi", 2))}}
+        if len(refs) != 1:
+            raise ArithmeticError(f"{where}: the methods' runs took different steps h")
+        return next(iter(refs)), out, growth
+
+
 @study("top_long_run")
 def top_long_run(rec, params):
     """One run behind top2025 Tables 4 and 5: sup norms of e_theta, e_H, and the relative
@@ -247,6 +324,72 @@ def long_run_table(run, variable):
     return pd.DataFrame(out), values, {"tbar_s": tbar}
 
 
+def certify_long_run_table(run, out, variable):
+    """The proven digits of Table 4 (``variable`` 'theta') or 5 ('H') (``mpvi run
+    --certify``): every run of the table certified (:func:`certified_top_errors`, one call
+    per span and step for the three methods), the errors, the successive orders log2(e_k /
+    e_{k+1}), the least-squares orders, the momenta's errors (Table 5) and the growth
+    ratios enclosed; the proven digits against time of the longest span's runs (T = 1000
+    t_bar in the full set) are the growth series.  The columns T, method, N and h_tbar
+    are the inputs."""
+    from flint import arb
+
+    from mpvi.arbref import GUARD_DIGITS, arb_precision
+    from mpvi.repro.certified import least_squares_order
+    from mpvi.repro.digits import proven_digits
+    ctx, p = run.ctx, run.params
+    df = out.tables[""]
+    longest = max(p["T_tbar"])
+    extra = ("p_phi_rel_error", "p_psi_rel_error") if variable == "H" else ()
+    digits = {c: [] for c in ("error", "order", "ls_order", *extra)}
+    values, growth, balls, steps = {}, {}, {}, {}
+    with arb_precision(ctx.dps + GUARD_DIGITS):
+        for T in p["T_tbar"]:
+            for N in p["N_per_period"]:
+                run.progress(f"certifying T = {T} t_bar, h = t_bar/{N}")
+                steps[(T, N)], found = certified_top_errors(
+                    ctx, N, T, p["methods"], growth=growth if T == longest else None)
+                for m, e in found.items():
+                    balls[(T, m, N)] = e
+        for T in p["T_tbar"]:
+            for m in p["methods"]:
+                errs = [balls[(T, m, N)][variable] for N in p["N_per_period"]]
+                ls = least_squares_order([steps[(T, N)] for N in p["N_per_period"]], errs)
+                successive = [None] + [(e0 / e1).log() / arb(2).log()
+                                       for e0, e1 in zip(errs[:-1], errs[1:])]
+                for N, e, o in zip(p["N_per_period"], errs, successive):
+                    row = df[(df["T"] == T) & (df["method"] == m) & (df["N"] == N * T)].iloc[0]
+                    d, text = proven_digits(row["error"], e)
+                    digits["error"].append(d)
+                    values[f"T={T} {m} {variable} h=1/{N}"] = (d, text)
+                    if o is not None:
+                        digits["order"].append(proven_digits(row["order"], o)[0])
+                    digits["ls_order"].append(proven_digits(row["ls_order"], ls)[0])
+                    for column in extra:
+                        k = column[:-len("_rel_error")]
+                        digits[column].append(proven_digits(row[column], balls[(T, m, N)][k])[0])
+                key = f"T={T} {m} {variable} order"
+                values[key] = proven_digits(out.values[key], ls)
+                for column in extra:
+                    k = column[:-len("_rel_error")]
+                    key = f"T={T} {m} max rel {k} error"
+                    largest = arb(0)
+                    for N in p["N_per_period"]:
+                        largest = largest.max(balls[(T, m, N)][k])
+                    values[key] = proven_digits(out.values[key], largest)
+        first = p["T_tbar"][0]
+        for m in p["methods"]:
+            for N in p["N_per_period"]:
+                key = f"{m} {variable} growth T={longest}/T={first} h=1/{N}"
+                values[key] = proven_digits(out.values[key], balls[(longest, m, N)][variable]
+                                            / balls[(first, m, N)][variable])
+    inputs = "an input of the study (exact), not a computed number"
+    return {"statement": CERTIFIED_STATEMENT, "columns": {"": digits}, "values": values,
+            "not_certified": {**{c: inputs for c in ("T", "method", "N")},
+                              "h_tbar": "the step in units of t_bar, 1/N: an input of the study"},
+            "growth": growth}
+
+
 def long_run_reproduction(number, variable, what):
     """The Reproduction of Table 4 (variable 'theta') or Table 5 ('H'): both are views of
     the same cached runs (:data:`top_long_run`), so the second one to run
@@ -261,6 +404,7 @@ def long_run_reproduction(number, variable, what):
         id=f"top2025_tab0{number}", paper=PAPER, item=f"Table {number}",
         title=f"{what} for T = 1..1000 nutation periods",
         params=LONG_RUN_PARAMS, quick=LONG_RUN_QUICK, compute=compute, tasks=long_run_tasks,
+        certify=lambda run, out: certify_long_run_table(run, out, variable),
         plot=lambda out, p: plot_long_run_table(
             out, p, variable, f"top2025 Table {number}: {what} against simulation length"))
 

@@ -11,12 +11,13 @@ Run: ``mpvi run axioms2024_tab02`` or ``python reproductions/axioms2024_tab02.py
 """
 import pandas as pd
 
+from mpvi.repro.certified import least_squares_order
 from mpvi.repro.digits import proven_digits
 from mpvi.repro.run import Output, Reproduction, script_main
 from mpvi.repro.studies import Task, convergence_rows, numstr
 
 from mpvi_papers._axioms2024 import (CERTIFIED_STATEMENT, PAPER, STEP_SECONDS, STYLE,
-                                       certified_errors, certified_order,
+                                       certified_errors,
                                        linear_pendulum_errors, linear_pendulum_grid, problem)
 
 PARAMS = {"T_tbar": [1, 10, 100, 1000], "meshes_per_tbar": [10, 20, 40],
@@ -66,19 +67,22 @@ def compute(run):
 def certify(run, out):
     """The proven digits of every error and order of ``out`` (``mpvi run --certify``):
     :func:`mpvi_papers._axioms2024.certified_errors` per span and step,
-    :func:`mpvi_papers._axioms2024.certified_order` per group; the columns T, method,
-    variable and N are the inputs."""
+    :func:`mpvi.repro.certified.least_squares_order` per group; the columns T, method,
+    variable and N are the inputs; the proven digits against time of the longest span's
+    runs (T = 1000 t_bar in the full set) are the growth series."""
     from mpvi.arbref import GUARD_DIGITS, arb_precision
     ctx, p = run.ctx, run.params
     df = out.tables[""]
     digits = {"error": [], "order": []}
-    values = {}
+    values, growth = {}, {}
+    longest = max(p["T_tbar"])
     with arb_precision(ctx.dps + GUARD_DIGITS):
         balls, steps = {}, {}
         for q in runs(p):
             run.progress(f"certifying T = {q['T_tbar']} t_bar, N = {q['N']}")
-            steps[(q["T_tbar"], q["N"])], found = certified_errors(ctx, q["T_tbar"], q["N"],
-                                                                   q["methods"])
+            steps[(q["T_tbar"], q["N"])], found = certified_errors(
+                ctx, q["T_tbar"], q["N"], q["methods"],
+                growth=growth if q["T_tbar"] == longest else None)
             for m, e in found.items():
                 for v in "pq":
                     balls[(q["T_tbar"], m, v, q["N"])] = e[v]
@@ -88,7 +92,7 @@ def certify(run, out):
             for m in p["methods"]:
                 for v in "pq":
                     errs = [balls[(T, m, v, N)] for N in Ns]
-                    order = certified_order(hs, errs)
+                    order = least_squares_order(hs, errs)
                     for N, e in zip(Ns, errs):
                         row = df[(df["T"] == T) & (df["method"] == m) & (df["variable"] == v)
                                  & (df["N"] == N)].iloc[0]
@@ -101,7 +105,8 @@ def certify(run, out):
                     values[key] = proven_digits(out.values[key], order)
     inputs = "an input of the study (exact), not a computed number"
     return {"statement": CERTIFIED_STATEMENT, "columns": {"": digits}, "values": values,
-            "not_certified": {c: inputs for c in ("T", "method", "variable", "N")}}
+            "not_certified": {c: inputs for c in ("T", "method", "variable", "N")},
+            "growth": growth}
 
 
 def plot(out, p):

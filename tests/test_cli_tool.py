@@ -62,7 +62,7 @@ def test_each_row_shows_its_rule(monkeypatch, capsys, all_rows):
     [row] = [line for line in out.splitlines()
              if line.startswith("rk4 H growth T=1000/T=1 h=1/80 ")]
     assert row.split() == ["rk4", "H", "growth", "T=1000/T=1", "h=1/80", "10", ">=", "10",
-                           "806.120", "57", "match"]
+                           "806.120", "57/52", "match"]
     shown = {r.value.compare: rule(r.value) for r in all_rows}
     assert shown["magnitude"] == "same decade" and shown["symbolic"] == "same formula"
     values = [r.value for r in all_rows]

@@ -549,10 +549,13 @@ def certified_block(rep, run, out):
 
     ``rep.certify`` returns ``{"statement": what is proven, "columns": {table: {column:
     [proven digits per row]}}, "values": {key: (proven digits, enclosure)}, "not_certified":
-    {column or key: why}}``; here each certified column becomes ``{"min", "median"}`` of its
-    rows' digits, and every column of ``out``'s tables and every compared value that is
-    neither certified nor declared not certifiable is listed in ``not_certified`` as not
-    declared.  Proven digits are whole digits, rounded down."""
+    {column or key: why}, "growth": {label: {"t": [times], "digits": [proven digits], "dps":
+    int, "note": str}}}`` ("growth" optional: the proven digits of the state against time
+    of each certified long run, at most :data:`mpvi.repro.certified.GROWTH_POINTS` points,
+    :func:`mpvi.repro.certified.growth_series`); here each certified column becomes
+    ``{"min", "median"}`` of its rows' digits, and every column of ``out``'s tables and
+    every compared value that is neither certified nor declared not certifiable is listed
+    in ``not_certified`` as not declared.  Proven digits are whole digits, rounded down."""
     t0 = time.perf_counter()
     block = {"dps": run.ctx.dps, "statement": "", "columns": {}, "values": {},
              "not_certified": {}}
@@ -570,6 +573,11 @@ def certified_block(rep, run, out):
                 "min": rows[0], "median": rows[(len(rows) - 1) // 2]}
     block["values"] = {k: {"digits": int(d), "enclosure": str(e)}
                        for k, (d, e) in found.get("values", {}).items()}
+    if found.get("growth"):
+        block["growth"] = {label: {"t": [float(t) for t in g["t"]],
+                                   "digits": [float(d) for d in g["digits"]],
+                                   "dps": int(g["dps"]), "note": str(g["note"])}
+                           for label, g in found["growth"].items()}
     for table, df in out.tables.items():
         for column in df.columns:
             name = column if table == "" else f"{table}.{column}"
