@@ -291,7 +291,7 @@ def certify(solution: Solution, dps: int | None = None, propagation: str = "lohn
     ctx.activate()
     h = ctx.lift(solution.h)
     t0 = ctx.lift(problem.t0)
-    system = cast("LagrangianSystem", problem.system).with_context(ctx)
+    system = _exact_params(cast("LagrangianSystem", problem.system), ctx)
     q, y = _initial(problem, system, method.state, ctx)
     args = {k: v for k, v in solution._prepare_args.items() if k != "newton"}
     stepper = method.prepare(system, h, ctx, **args)
@@ -388,7 +388,7 @@ def _lohner(stepper, method, solution, args, ctx, q, y, t0, h, steps, reuse, cou
     (a list of three ints) accumulates the hulls made, the steps by a hull Jacobian and the
     steps by their own."""
     dctx = _DualContext(ctx.dps)
-    dsystem = cast("LagrangianSystem", solution.problem.system).with_context(dctx)
+    dsystem = _exact_params(cast("LagrangianSystem", solution.problem.system), ctx, dctx)
     dstepper = method.prepare(dsystem, dctx.num(h), dctx, **args)
     n = len(q)
     state = _state(q, y)
@@ -504,12 +504,8 @@ def _hull(method, solution, args, ctx, base, own_J, n, first_order):
     seeds = [_Dual(b, tuple(arb(1) if i == k else arb(0) for i in range(d)))
              for k, b in enumerate(cells)]
     try:
-        # the parameters as the run had them, exactly (a value rounded to the run's digits
-        # is that binary number; one given exactly is enclosed at the hull's precision)
-        params = {k: hctx.lift(v) for k, v in system._params.items()}
-        stepper = method.prepare(system.with_context(hctx, params=params), h, hctx, **args)
-        dparams = {k: dctx.num(v) for k, v in params.items()}
-        dstepper = method.prepare(system.with_context(dctx, params=dparams), dctx.num(h), dctx,
+        stepper = method.prepare(_exact_params(system, hctx), h, hctx, **args)
+        dstepper = method.prepare(_exact_params(system, hctx, dctx), dctx.num(h), dctx,
                                   **args)
         _watch(hctx, None)
         point = stepper(span, _arr(cs[:n]), None if first_order else _arr(cs[n:]), None)
@@ -565,6 +561,18 @@ def _run_states(solution, n, first_order, ctx):
 
 def _union(Y, box):
     return arb_mat([[a.union(b)] for a, b in zip(_column(Y), _column(box))])
+
+
+def _exact_params(system, ctx, dctx=None):
+    """``system`` on the balls of ``ctx`` (or on the duals of ``dctx`` over them), its
+    parameters as the run had them, exactly: a value rounded to the run's digits is that
+    binary number, one given exactly is enclosed at ``ctx``'s precision.  (Plain
+    ``with_context`` refuses a number of the run's context in a context of more digits: a
+    certificate at more digits than the run is of the same computation.)"""
+    params = {k: ctx.lift(v) for k, v in system._params.items()}
+    if dctx is None:
+        return system.with_context(ctx, params=params)
+    return system.with_context(dctx, params={k: dctx.num(v) for k, v in params.items()})
 
 
 def _run_guess(stepper, solution, j, ctx):

@@ -296,3 +296,20 @@ def test_relative_error_refuses_an_exact_value_not_proven_nonzero():
     assert ball_norm([arb(3), arb(4)]).contains(5)
     assert ball_norm([arb(0, 1)]).contains(0)
     assert ball_max([arb(-7), arb(2)]).contains(7)
+
+
+def test_a_certificate_at_more_digits_than_the_run_reads_the_runs_parameters_exactly():
+    """The top's parameters are numbers of the run's 64-digit context: a certificate at
+    100 digits reads them exactly (plain with_context refuses them: PrecisionError) and
+    encloses the same discrete trajectory, in balls some 30 digits narrower."""
+    from mpvi import certify
+    from mpvi.systems.lagrange_top import table3_top
+    ctx = get_context("gmp", 64)
+    with ctx.active():
+        sol = solve(table3_top(ctx), "midpoint", h="1/100", n=6)
+    at64, at100 = certify(sol), certify(sol, dps=100)
+    assert at64.complete and at100.complete
+    assert at100.widths[-1] < at64.widths[-1] * 1e-30
+    for a, b in zip(at64.q[-1].tolist() + at64.y[-1].tolist(),
+                    at100.q[-1].tolist() + at100.y[-1].tolist()):
+        assert a.overlaps(b) and a.rad() > b.rad()
