@@ -16,7 +16,11 @@ state's largest component, at least 1; 0 where the enclosure is wider than ``sca
 A computed state farther from its enclosure than
 the run's own round-off could take it -- the Newton tolerance of its context
 (:func:`mpvi.newton.tolerance`, 2^10 eps) per step, summed over the steps so far, relative
-to ``scale`` -- is a wrong step: :class:`WrongStepError` names it.  A step whose proof
+to ``scale`` -- is judged by its own step: the step from the run's saved state one node
+before, on balls.  Within one step's allowance of that, the step is right and the gap is
+the run's own rounding carried by the flow (on a chaotic orbit it grows like
+exp(lambda t), faster than the sum); the proven digits say how much is left.  Otherwise (or
+where the node before is not saved) it is a wrong step: :class:`WrongStepError` names it.  A step whose proof
 fails (a ball too wide, a Jacobian not invertible on the ball) ends the certificate
 there: it says which step and why, and claims nothing from there on.
 
@@ -300,13 +304,28 @@ def certify(solution: Solution, dps: int | None = None, propagation: str = "lohn
                     cert.jacobians))
     allowance = tolerance(run_ctx)
     saved = {k: i for i, k in enumerate(nodes)}
+
+    def local(i, k):
+        """The step k-1 -> k from the run's own saved state at node k-1, on balls (None
+        where node k-1 is not saved or the step fails there)."""
+        before = saved.get(k - 1)
+        if before is None:
+            return None
+        qb = _arr([_exact(x, ctx) for x in solution.q[before]])
+        yb = None if solution.y is None else _arr([_exact(x, ctx) for x in solution.y[before]])
+        try:
+            r = stepper(t0 + (k - 1) * h, qb, yb, None)
+        except _STEP_FAILURES:
+            return None
+        return _state(r.q, r.y)
+
     for k, q, y, failure in walk:
         if failure is not None:
             cert.failed_step, cert.why = k - 1, failure
             return cert
         i = saved.get(k)
         if i is not None:
-            _record(cert, solution, i, k, t0 + k * h, q, y, ctx, run_ctx, allowance)
+            _record(cert, solution, i, k, t0 + k * h, q, y, ctx, run_ctx, allowance, local)
     return cert
 
 
@@ -692,9 +711,16 @@ def _state(q, y):
     return list(q) + ([] if y is None else list(y))
 
 
-def _record(cert, solution, i, k, t, q, y, ctx, run_ctx, allowance):
+def _record(cert, solution, i, k, t, q, y, ctx, run_ctx, allowance, local):
     """Compare saved point i (node k) with its enclosure: refuse a wrong step, else record
-    the enclosure and the proven digits."""
+    the enclosure and the proven digits.
+
+    A computed state farther from its enclosure than the allowance summed over the steps
+    is judged by its own step where node k-1 is saved: ``local(i, k)``, the step from the
+    run's saved state at k-1 on balls.  Within one step's allowance of it, the step is
+    right and the gap is the run's rounding carried by the flow (on a chaotic orbit it
+    grows like exp(lambda t), not k): the digits say so.  Otherwise, or where node k-1 is
+    not saved, :class:`WrongStepError`."""
     balls = _state(q, y)
     computed = [_exact(x, ctx) for x in _state(solution.q[i], None if solution.y is None
                                                else solution.y[i])]
@@ -703,19 +729,31 @@ def _record(cert, solution, i, k, t, q, y, ctx, run_ctx, allowance):
         scale = scale.max(abs(c))                 # exact: the largest |component|, or 1
     limit = allowance * k * scale
     size = _log10(scale, -1)
-    digits = []
-    widest = ctx.zero
-    for n, (c, b) in enumerate(zip(computed, balls)):
-        gap = abs(c - b)
-        if gap.lower() > limit:
+    gaps = [abs(c - b) for c, b in zip(computed, balls)]
+    far = [n for n, gap in enumerate(gaps) if gap.lower() > limit]
+    if far:
+        step = local(i, k)
+        one = allowance * scale
+        judged = step is not None
+        wrong = [n for n in far if not judged or abs(computed[n] - step[n]).lower() > one]
+        if wrong:
+            n = wrong[0]
             what = "q" if n < len(q) else ("p" if solution.state == "qp" else "v")
             index = n if n < len(q) else n - len(q)
             value = (solution.q[i] if n < len(q) else solution.y[i])[index]
+            why = (f"and at least {_sci(abs(computed[n] - step[n]).lower())} from the step "
+                   f"taken from the run's own node {k - 1}, beyond one step's allowance "
+                   f"{_sci(one)}" if judged else
+                   f"beyond the run's round-off allowance {_sci(limit)} (node {k - 1} not "
+                   "saved: the step cannot be judged alone)")
             raise WrongStepError(
                 f"certify: step {k - 1} (node {k}) computed {what}[{index}] = "
                 f"{run_ctx.to_str(value, 20)} outside its proven enclosure "
-                f"{ctx.to_str(b, 20)}: distance at least {_sci(gap.lower())}, beyond the "
-                f"run's round-off allowance {_sci(limit)}", k - 1)
+                f"{ctx.to_str(balls[n], 20)}: distance at least {_sci(gaps[n].lower())}, "
+                + why, k - 1)
+    digits = []
+    widest = ctx.zero
+    for gap, b in zip(gaps, balls):
         bound = gap.upper()
         digits.append(math.inf if bound == 0 else max(0.0, size - _log10(bound, 1)))
         widest = widest.max(b.rad())

@@ -208,16 +208,20 @@ def _chaotic(n):
     return solve_at
 
 
-def test_width_control_raises_the_precision_of_a_chaotic_run_refused_at_16_digits():
-    from mpvi.certify import WrongStepError
+def test_a_chaotic_run_is_not_a_wrong_step_and_width_control_raises_its_precision():
+    """At 16 digits the chaotic run's computed states leave their enclosures by far more
+    than the linear round-off allowance (its rounding grows like exp(lambda t)); each such
+    step, judged alone from the run's own state before it, is right: certify completes and
+    its proven digits fall below 12, so width control solves it again at 32 digits."""
+    from mpvi import certify
     from mpvi.repro.certified import certify_controlled
     solve_at = _chaotic(150)
-    with pytest.raises(WrongStepError):
-        certify_controlled(solve_at, 16, 12, attempts=0)
+    cert = certify(solve_at(16))
+    assert cert.complete and min(cert.min_digits) < 12 <= cert.min_digits[0]
     found = certify_controlled(solve_at, 16, 12, attempts=1)
     assert found.met and found.dps == 32 and found.span == 151
     assert found.certificate.complete and min(found.certificate.min_digits) >= 12
-    assert found.tried[0][0] == 16 and "left its enclosure at step" in found.tried[0][2]
+    assert found.tried[0][0] == 16 and "the proven digits fell below 12" in found.tried[0][2]
     assert found.statement.startswith("working precision raised to 32 digits")
 
 
@@ -313,3 +317,26 @@ def test_a_certificate_at_more_digits_than_the_run_reads_the_runs_parameters_exa
     for a, b in zip(at64.q[-1].tolist() + at64.y[-1].tolist(),
                     at100.q[-1].tolist() + at100.y[-1].tolist()):
         assert a.overlaps(b) and a.rad() > b.rad()
+
+
+def test_a_wrong_step_is_still_refused_where_it_is_judged_alone_and_where_it_cannot_be():
+    """A state moved by 1e-30 at node 12 of the chaotic run at 64 digits: judged from the
+    run's node 11, the step is wrong (WrongStepError names step 11, with the distance from
+    its own step); saved only every 4th node, it cannot be judged alone and the message
+    says so."""
+    from mpvi import certify
+    from mpvi.certify import WrongStepError
+    solve_at = _chaotic(20)
+    for saveat, says in ((None, "from the step taken from the run's own node 11"),
+                         (4, "not saved: the step cannot be judged alone")):
+        sol = solve_at(64)
+        if saveat is not None:
+            ctx = sol.ctx
+            with ctx.active():
+                sol = solve(sol.problem, "rk4", h=sol.h, n=20, saveat=saveat)
+        i = 12 if saveat is None else 3
+        with sol.ctx.active():
+            sol.q[i] = sol.q[i] + sol.ctx.num("1e-30")
+        with pytest.raises(WrongStepError, match=says) as err:
+            certify(sol)
+        assert err.value.step == 11

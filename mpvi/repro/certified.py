@@ -130,11 +130,13 @@ def certify_controlled(solve_at: Callable[[int], Any], dps: int, target: float, 
     first up to the first one below the target or not certified) is what is certified,
     and the statement says so.
 
-    A run refused by :class:`mpvi.certify.WrongStepError` (a computed state outside its
-    enclosure beyond the run's linear round-off allowance: on a chaotic orbit the run's
-    own rounding errors grow like exp(lambda t)) is not claimed either: the run is solved
-    again at the higher precision, and the refusal is said in the statement; the last
-    attempt's refusal is raised.
+    A run refused by :class:`mpvi.certify.WrongStepError` (a step whose computed state is
+    outside its enclosure and, judged alone, outside its own step's: a wrong step, e.g.
+    a Newton iteration that stopped short at this precision) is not claimed either: the
+    run is solved again at the higher precision, and the refusal is said in the
+    statement; the last attempt's refusal is raised.  (A chaotic run's rounding, grown
+    like exp(lambda t), is no refusal: its proven digits fall, and are controlled as
+    above.)
 
     Raises ValueError for ``attempts`` < 0, ``factor`` < 2 or ``dps`` < 1, and the last
     attempt's :class:`mpvi.certify.WrongStepError`."""
@@ -154,9 +156,9 @@ def certify_controlled(solve_at: Callable[[int], Any], dps: int, target: float, 
         except WrongStepError as exc:
             if attempt == attempts:
                 raise
-            tried.append((d, None, f"the computed run left its enclosure at step {exc.step}, "
-                                   "beyond the linear round-off allowance (its rounding errors "
-                                   "grow like exp(lambda t) on a chaotic orbit)"))
+            tried.append((d, None, f"step {exc.step} of the computed run was refused as a "
+                                   "wrong step (outside its proven enclosure and its own "
+                                   "step's)"))
             d *= factor
             continue
         digits = cert.min_digits
