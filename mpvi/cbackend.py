@@ -228,7 +228,10 @@ def toolchain() -> dict:
         return info
 
 
-def _find_toolchain() -> dict:
+def compiler() -> dict:
+    """The C compiler (``CC``, else cc or gcc on PATH) with its version line and the
+    Python headers' directory: ``{"cc", "version", "python_include"}``, or ``{"error":
+    why}`` (shared by the MPFR and the Arb kernels, :mod:`mpvi.carb`)."""
     cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
     if not cc:
         return {"error": "no C compiler (cc or gcc) on PATH"}
@@ -237,12 +240,20 @@ def _find_toolchain() -> dict:
                                  timeout=30).stdout.splitlines()[0]
     except (OSError, subprocess.SubprocessError, IndexError) as exc:
         return {"error": f"the C compiler {cc} does not run: {exc}"}
-    includes, libs, libs_dir = _gmpy2_paths()
-    if not includes:
-        return {"error": "gmpy2 ships no gmpy2.h/mpfr.h (a gmpy2 built without its headers)"}
     python_include = sysconfig.get_paths()["include"]
     if not Path(python_include, "Python.h").exists():
         return {"error": f"no Python.h in {python_include} (install the Python headers)"}
+    return {"cc": cc, "version": version, "python_include": python_include}
+
+
+def _find_toolchain() -> dict:
+    found = compiler()
+    if "error" in found:
+        return found
+    cc, version, python_include = found["cc"], found["version"], found["python_include"]
+    includes, libs, libs_dir = _gmpy2_paths()
+    if not includes:
+        return {"error": "gmpy2 ships no gmpy2.h/mpfr.h (a gmpy2 built without its headers)"}
     link = [str(p) for p in libs] if len(libs) == 2 else ["-lmpfr", "-lgmp"]
     import gmpy2
     return {"cc": cc, "version": version, "includes": [str(p) for p in includes] + [python_include],
