@@ -56,11 +56,16 @@ def test_diff_certify_counts_per_paper_and_ends_with_all_papers(monkeypatch, cap
     lines = out.splitlines()
     assert not [line for line in lines if len(line) > columns]
     # Table 2's committed certified block: every match proven, every known discrepancy
-    # (the misprints of ERRATA.md) a proven misprint -- counted from the statuses alone
+    # (the misprints of ERRATA.md) a proven misprint
     tab02 = [r for r in rows if r.value.id == TAB02]
-    matched = sum(r.status == "match" for r in tab02)
-    known = sum(r.status == "known" for r in tab02)
-    assert matched > 0 and known > 0
+    assert {r.proof for r in tab02 if r.status == "match"} == {"proven match"}
+    assert {r.proof for r in tab02 if r.status == "known"} == {"proven misprint"}
+    # and no proof anywhere contradicts the plain comparison
+    assert not [r for r in rows if r.proof == "proven misprint" and r.status == "match"]
+    assert not [r for r in rows if r.proof == "proven match" and r.status == "MISMATCH"]
+    matched = sum(r.proof == "proven match" for r in rows)
+    known = sum(r.proof == "proven misprint" for r in rows)
+    assert matched > sum(r.status == "match" for r in tab02)      # Fig. 11, Tables 4-5 too
     flat = " ".join(" ".join(lines[-2:]).split())
     assert flat.endswith(f"all papers: {len(rows)} values, {matched} proven match, {known} "
                          f"proven misprint, {len(rows) - matched - known} not certifiable")
@@ -68,8 +73,8 @@ def test_diff_certify_counts_per_paper_and_ends_with_all_papers(monkeypatch, cap
     for r in rows:
         papers.setdefault(REPS[r.value.id].paper, []).append(r)
     for paper, group in [*papers.items(), ("all papers", rows)]:
-        n_match = sum(r.value.id == TAB02 and r.status == "match" for r in group)
-        n_known = sum(r.value.id == TAB02 and r.status == "known" for r in group)
+        n_match = sum(r.proof == "proven match" for r in group)
+        n_known = sum(r.proof == "proven misprint" for r in group)
         row = next(line for line in lines if line.startswith(paper + " "))
         assert row.split()[-4:] == [str(len(group)), str(n_match), str(n_known),
                                     str(len(group) - n_match - n_known)], row
@@ -142,12 +147,19 @@ def test_each_reason_a_value_is_not_certifiable(committed):
     assert row.proven is not None and row.proof is None
     assert row.not_proven == "its enclosure straddles a bound of what the printed digits allow"
 
-    at_most = [dataclasses.replace(p, compare="max", tolerance="0") if p.key == keys[4] else p
-               for p in published]
-    rows = diff([TAB02], FIGURES, published=at_most, records=records)
-    assert _why(rows, keys[4]) == {"its comparison (<= " + next(
-        p for p in published if p.key == keys[4]).printed + ") is not an interval an "
-        "enclosure decides"}
+    # one-sided and logarithmic comparisons are decided by the enclosure's bounds
+    r4 = Decimal(record["values"][keys[4]])
+    for compare, printed, tolerance, proof in (
+            ("max", 2 * r4, "0", "proven match"), ("max", r4 / 2, "0", "proven misprint"),
+            ("min", r4 / 2, "0", "proven match"), ("min", 2 * r4, "0", "proven misprint"),
+            ("log10", r4 * Decimal("1.1"), "0.1", "proven match"),
+            ("log10", 2 * r4, "0.1", "proven misprint")):
+        changed = [dataclasses.replace(p, compare=compare, tolerance=tolerance,
+                                       printed=str(printed)) if p.key == keys[4] else p
+                   for p in published]
+        rows = diff([TAB02], FIGURES, published=changed, records=records)
+        [row] = [r for r in rows if r.value.key == keys[4]]
+        assert row.proof == proof and row.not_proven is None, (compare, printed, row)
 
     quick = _record(records, quick=True, values={k: x for k, x in record["values"].items()
                                                  if k != keys[5]})
@@ -176,9 +188,10 @@ def test_a_reproduction_without_hook_gives_its_own_reason(committed, monkeypatch
 
 def test_the_reasons_are_grouped_with_the_items_they_concern(committed):
     rows, records = committed
-    bare = _record(records)
-    del bare["certified"]
-    rows = diff(list(REPS), FIGURES, records={**records, TAB02: bare})
+    bare = {}
+    for rid, record in records.items():             # no certified run recorded anywhere
+        bare[rid] = {k: v for k, v in record.items() if k != "certified"}
+    rows = diff(list(REPS), FIGURES, records=bare)
     text = format_certified(rows, REPS, 80)
     flat = " ".join(text.split())
     n = sum(r.value.id == TAB02 for r in rows)
@@ -359,7 +372,9 @@ def test_the_report_shows_proven_digits_statement_and_growth(tmp_path, committed
 def test_a_certified_block_without_growth_has_no_plot(tmp_path, committed):
     from mpvi.repro.report import write_report
     _, records = committed
-    results = _results_with(tmp_path, records)
+    plain = copy.deepcopy(records)
+    plain[TAB02]["certified"].pop("growth", None)
+    results = _results_with(tmp_path, plain)
     out = tmp_path / "report"
     write_report(results, out, {TAB02: REPS[TAB02]})
     assert not list(out.rglob("*_growth*.png"))

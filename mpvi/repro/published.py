@@ -391,8 +391,8 @@ def not_proven(row, record, rep):
     if row.proven is None:
         return ("recorded value outside its enclosure (or the enclosure wider than it): no "
                 "digit proven")
-    if v.compare not in ("digit", "abs", "magnitude"):
-        return f"its comparison ({rule(v)}) is not an interval an enclosure decides"
+    if v.compare == "symbolic":
+        return f"its comparison ({rule(v)}) is a formula, not a number an enclosure decides"
     return "its enclosure straddles a bound of what the printed digits allow"
 
 
@@ -460,16 +460,41 @@ def proof(v, enclosure):
     from ..arbref import arb_precision
     digits = max(len(enclosure), len(v.printed), len(v.tolerance or "")) + 10
     with arb_precision(digits):
-        bound = allowed(v)
-        if bound is None:
-            return None
         ball = arb(enclosure)
         if not ball.is_finite():
+            return None
+        if v.compare in ("max", "min", "log10"):
+            return _proof_by_bounds(v, ball)
+        bound = allowed(v)
+        if bound is None:
             return None
         if bound.contains(ball):
             return "proven match"
         if not bound.overlaps(ball):
             return "proven misprint"
+    return None
+
+
+def _proof_by_bounds(v, ball):
+    """:func:`proof` for the comparisons whose allowed set has bounds that are balls
+    themselves or no upper/lower bound: ``max`` (r <= printed + tol), ``min`` (r >=
+    printed - tol), ``log10`` (r in [p 10^-tol, p 10^tol], p > 0).  Arb's comparisons are
+    true only when certain, so each answer is proven; None where the ball straddles a
+    bound."""
+    from flint import arb
+    p, tol = arb(v.printed), arb(v.tolerance)
+    if v.compare == "max":
+        lo, hi = None, p + tol
+    elif v.compare == "min":
+        lo, hi = p - tol, None
+    else:
+        if not p > 0:
+            return None
+        lo, hi = p / arb(10) ** tol, p * arb(10) ** tol
+    if (lo is None or ball >= lo) and (hi is None or ball <= hi):
+        return "proven match"
+    if (lo is not None and ball < lo) or (hi is not None and ball > hi):
+        return "proven misprint"
     return None
 
 
