@@ -6,6 +6,7 @@ run"): :func:`mpvi.certify` against the plain run it certifies, timed in one pro
     python benchmarks/certify_cost.py --systems "linear pendulum" top
     python benchmarks/certify_cost.py --profile rk4/pendulum   # cProfile of one certify
     python benchmarks/certify_cost.py --python-balls      # also certify on Python ball kernels
+    python benchmarks/certify_cost.py --reproductions --repeats 1   # Table 2, Fig. 11 whole
 
 The cases: midpoint, Simpson and RK4 on the pendulum ``q'' = -sin q`` (q0 = 1/2, h = 1/10)
 and on the paper's double pendulum (h = 1/100); Newmark, Simpson and RK4 on axioms2024's
@@ -133,6 +134,32 @@ def measure(method, system, steps, repeats, dps, python_balls=False):
     return row
 
 
+ACCEPTANCE = ("axioms2024_tab02", "top2025_fig11")
+
+
+def measure_reproduction(rid, repeats, quick):
+    """One reproduction run plain and with --certify in this process (``execute``, the
+    function behind ``mpvi run``; no study cache, outputs to a temporary directory): the
+    CPU time of each, the best of ``repeats``, and their ratio -- the issue's "certified
+    run" against "the plain run".  The certified runs a reproduction keeps for its process
+    (``_CERTIFIED_RUNS`` of top2025's Tables 4-5) are forgotten before each run."""
+    import tempfile
+
+    from mpvi.repro.run import execute, get_reproduction
+    rep = get_reproduction(rid)
+    with open(os.devnull, "w") as quiet, tempfile.TemporaryDirectory() as out:
+        def run(certified):
+            for module in list(sys.modules.values()):   # certified runs kept for a process
+                if module.__name__.startswith("mpvi_papers"):
+                    getattr(module, "_CERTIFIED_RUNS", {}).clear()
+            return execute(rep, quick=quick, out_dir=out, stream=quiet, certify=certified)
+        run(True)                                   # builds every kernel of both, untimed
+        _, plain = best(lambda: run(False), repeats)
+        _, proven = best(lambda: run(True), repeats)
+    return {"reproduction": rid, "quick": quick, "plain_s": plain, "certified_s": proven,
+            "ratio": proven / plain}
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -146,7 +173,23 @@ def main(argv=None):
                     help="also time certify with the ball and dual kernels in Python")
     ap.add_argument("--profile", metavar="METHOD/SYSTEM",
                     help="print the cProfile of one certify of this case instead")
+    ap.add_argument("--reproductions", nargs="*", metavar="ID",
+                    help="instead: time whole reproductions plain and with --certify in this "
+                         f"process (default {' and '.join(ACCEPTANCE)}, issue 39's "
+                         "acceptance 2), full parameter sets unless --quick")
+    ap.add_argument("--quick", action="store_true", help="with --reproductions: the quick sets")
     args = ap.parse_args(argv)
+    if args.reproductions is not None:
+        rows = [measure_reproduction(rid, args.repeats, args.quick)
+                for rid in (args.reproductions or ACCEPTANCE)]
+        if args.json:
+            print(json.dumps({"rows": rows}, indent=1))
+            return
+        print(f"{'reproduction':28s} {'plain s':>9s} {'certified s':>12s} {'ratio':>7s}")
+        for r in rows:
+            print(f"{r['reproduction']:28s} {r['plain_s']:9.2f} {r['certified_s']:12.2f} "
+                  f"{r['ratio']:7.1f}")
+        return
     if args.profile:
         method, system = args.profile.split("/")
         ctx = mpvi.GMPContext(args.dps)

@@ -191,7 +191,12 @@ def _value(printed, compare="digit", tolerance=""):
     ("0.0751", "abs", "0.001", "[0.0770 +/- 1e-5]", "proven misprint"),
     ("2e-5", "magnitude", "", "[3.1e-5 +/- 1e-9]", "proven match"),
     ("2e-5", "magnitude", "", "[3.1e-4 +/- 1e-9]", "proven misprint"),
-    ("2e-5", "max", "0", "[3.1e-4 +/- 1e-9]", None),                     # not decided here
+    ("2e-5", "max", "0", "[3.1e-4 +/- 1e-9]", "proven misprint"),        # above the bound
+    ("2e-5", "min", "0", "[3.1e-4 +/- 1e-9]", "proven match"),
+    ("3.1e-4", "max", "0", "[3.1e-4 +/- 1e-9]", None),                   # straddles it
+    ("3e-4", "log10", "0.1", "[3.1e-4 +/- 1e-9]", "proven match"),
+    ("3e-3", "log10", "0.1", "[3.1e-4 +/- 1e-9]", "proven misprint"),
+    ("x + 1", "symbolic", "", "[3.1e-4 +/- 1e-9]", None),                # a formula
     ("0.0751", "digit", "", "[+/- inf]", None),
 ])
 def test_a_proven_misprint_needs_an_enclosure_that_excludes_every_allowed_number(

@@ -576,7 +576,10 @@ def collect(results, reps=None, packages=None, published=None, known=None, errat
             if item.certified is not None:
                 _proven_columns(table, item.certified)
             item.tables.append(table)
-        if item.certified is not None:
+        # the growth plots are drawn from the record: only from one inside the results
+        # (a paper directory linked from outside gives nothing of its own to the report)
+        if item.certified is not None and \
+                Path(paths["json"]).resolve().is_relative_to(Path(results).resolve()):
             item.growth = [Growth(label, f"{folder}/{rep.id}_growth{k}.png", g["t"],
                                   g["digits"], g["dps"], g["note"])
                            for k, (label, g) in enumerate(
