@@ -116,7 +116,7 @@ _CERTIFIED_RUNS = {}
 step, span and methods: Tables 4 and 5 are views of the same certified runs."""
 
 
-def certified_top_errors(ctx, N_per_period, periods, methods, growth=None):
+def certified_top_errors(ctx, N_per_period, periods, methods, growth=None, solutions=None):
     """``(h, {method: {"theta", "H", "p_phi", "p_psi": ball}})``: the step the runs took
     (exact, a Fraction) and Arb enclosures of the sup norms of :meth:`LoopingTop.errors`
     of each method over ``periods`` nutation periods at h = t_bar / ``N_per_period``
@@ -125,18 +125,24 @@ def certified_top_errors(ctx, N_per_period, periods, methods, growth=None):
     digits against time (:func:`mpvi.repro.certified.growth_series`) go into it under
     ``"T=<periods> t_bar <method> h=t_bar/<N>"``.  Flint's precision is the run's (plus
     guard digits) inside and the caller's after.  ArithmeticError if a run's proof fails
-    or the methods took different steps.  Kept for the process (:data:`_CERTIFIED_RUNS`)."""
+    or the methods took different steps.  ``solutions``: the runs already solved, by
+    ``(method, N_per_period)`` (a run over one period, e.g. Fig. 11's ``run.kept``),
+    certified as they are instead of solved again.  Kept for the process
+    (:data:`_CERTIFIED_RUNS`)."""
     key = (type(ctx).__name__, ctx.dps, N_per_period, periods, tuple(methods))
     if key not in _CERTIFIED_RUNS:
-        _CERTIFIED_RUNS[key] = _certified_top_errors(ctx, N_per_period, periods, methods)
+        kept = {m: (solutions or {}).get((m, N_per_period)) for m in methods}
+        _CERTIFIED_RUNS[key] = _certified_top_errors(ctx, N_per_period, periods, methods,
+                                                     kept if periods == 1 else {})
     h, out, series = _CERTIFIED_RUNS[key]
     if growth is not None:
         growth.update(series)
     return h, out
 
 
-def _certified_top_errors(ctx, N_per_period, periods, methods):
-    """:func:`certified_top_errors` computed: ``(h, norms, growth series)``."""
+def _certified_top_errors(ctx, N_per_period, periods, methods, kept):
+    """:func:`certified_top_errors` computed: ``(h, norms, growth series)``; ``kept``, a
+    method's run already solved (or None)."""
     from mpvi import certify, solve
     from mpvi.arbref import GUARD_DIGITS, arb_precision, exact_rational
     from mpvi.repro.certified import ball_max, growth_series, relative_error
@@ -148,7 +154,9 @@ def _certified_top_errors(ctx, N_per_period, periods, methods):
     refs, out, growth = {}, {}, {}
     with arb_precision(ctx.dps + GUARD_DIGITS):
         for m in methods:
-            sol = solve(lt.top, m, h=h, n=n)
+            sol = kept.get(m)
+            if sol is None or sol.steps != n or sol.ctx.dps != ctx.dps:
+                sol = solve(lt.top, m, h=h, n=n)
             hq = exact_rational(sol.h, "h")          # the step the run took, exactly
             if hq not in refs:
                 refs[hq] = [lt.nutation.enclose(j * hq, ctx.dps)["theta"] for j in range(n + 1)]

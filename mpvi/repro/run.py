@@ -184,7 +184,9 @@ def needs_mp(reason):
 class Run(Recorder):
     """Handed to ``compute``: the context, the parameters, progress lines,
     :meth:`solve` (Newton statistics pooled into the provenance) and :meth:`study`
-    (a study of :mod:`mpvi.repro.studies`, through the cache if one is given)."""
+    (a study of :mod:`mpvi.repro.studies`, through the cache if one is given).  ``kept``:
+    what ``compute`` hands to the reproduction's ``certify`` hook, which gets this run
+    (e.g. the solutions it certifies, rather than solving them again)."""
 
     def __init__(self, ctx, params, quick, stream=None, cache=None):
         super().__init__(ctx, stream=stream)
@@ -192,6 +194,7 @@ class Run(Recorder):
         self.quick = quick
         self.cache = cache
         self.studies = []
+        self.kept = {}
         self._t0 = time.perf_counter()
 
     def progress(self, message):
