@@ -349,15 +349,23 @@ class _BallTranslator:
             raise Unsupported(f"{name} of an integer")
         return str(v)
 
-    def call(self, node: ast.Call) -> tuple[str, Any]:
+    def callee(self, node: ast.Call) -> tuple[str, list[ast.expr], int | None]:
+        """The called name, its arguments and, for ``mpf(n)``, the integer n (else None);
+        Unsupported for anything but a plain call by name."""
         if not isinstance(node.func, ast.Name) or node.keywords:
             raise Unsupported(f"call {ast.unparse(node)[:60]}")
         name, args = node.func.id, node.args
-        if name == "mpf" and len(args) == 1:
-            kind, v = self.value(args[0])
-            if kind != "int":
-                raise Unsupported(f"mpf of {ast.unparse(args[0])[:40]}")
-            return "ball", self.exact(v)                # ArbContext.num(n): the exact ball
+        if name != "mpf" or len(args) != 1:
+            return name, args, None
+        kind, v = self.value(args[0])
+        if kind != "int":
+            raise Unsupported(f"mpf of {ast.unparse(args[0])[:40]}")
+        return name, args, v
+
+    def call(self, node: ast.Call) -> tuple[str, Any]:
+        name, args, n = self.callee(node)
+        if n is not None:
+            return "ball", self.exact(n)                # ArbContext.num(n): the exact ball
         if name in _PERIODIC and len(args) == 1:
             x = self.argument(args[0], name)
             out, scratch = self.temp(), self.temp()
@@ -513,14 +521,9 @@ class _DualTranslator(_BallTranslator):
         return "dual", f"T[{i}]"
 
     def call(self, node: ast.Call) -> tuple[str, Any]:
-        if not isinstance(node.func, ast.Name) or node.keywords:
-            raise Unsupported(f"call {ast.unparse(node)[:60]}")
-        name, args = node.func.id, node.args
-        if name == "mpf" and len(args) == 1:
-            kind, v = self.value(args[0])
-            if kind != "int":
-                raise Unsupported(f"mpf of {ast.unparse(args[0])[:40]}")
-            return "dual", f"dc({self.exact(v)})"       # _DualContext.num(n): a constant
+        name, args, n = self.callee(node)
+        if n is not None:
+            return "dual", f"dc({self.exact(n)})"       # _DualContext.num(n): a constant
         if name in _DUAL_FUNCTIONS and len(args) == 1:
             x = self.argument(args[0], name)
             i = self.temp()

@@ -60,7 +60,9 @@ Table 2 certified in 2.8-3.3x the plain reproduction's wall time in four runs (b
 beside 9.6 s, after 17-22 s beside 6.1-6.8 s; proven digits 54 -> 57 at the fewest, none
 fewer); the nonlinear pendulum,
 double pendulum and Lagrange top (each step its own Jacobian) 9-29x -> 8-26x, top2025
-Fig. 11's 39 runs 17.4 s -> 11.4 s of certified walks.  The steps run the generated
+Fig. 11's 39 runs 17.4 s -> 11.4 s of certified walks.  With the compiled Arb kernels
+too, whole reproductions plain against ``--certify`` in one process
+(``certify_cost.py --reproductions``): Table 2 3.3x, Fig. 11 4.4x.  The steps run the generated
 kernels on balls and on duals, compiled against Arb where a C compiler is available
 (:mod:`mpvi.carb`: the same balls as the Python kernels, bit for bit); the point step's Newton iteration
 starts from the run's own solution of the step (its q_{j+1} and internal coefficients,
