@@ -59,7 +59,8 @@ METHODS = ("midpoint", "simpson", "rk4", "newmark")
 SYSTEMS = {"pendulum": ("midpoint", "simpson", "rk4"),
            "double pendulum": ("midpoint", "simpson", "rk4"),
            "linear pendulum": ("newmark", "simpson", "rk4"),
-           "top": ("rk4", "midpoint", "simpson")}
+           "top": ("rk4", "midpoint", "simpson"),
+           "three bodies": ("rk4", "midpoint", "simpson")}
 
 
 def problem_of(system, ctx):
@@ -77,6 +78,14 @@ def problem_of(system, ctx):
         with ctx.active():
             top = table3_top(ctx)
             return top, top.nutation().period / 80
+    if system == "three bodies":
+        import sympy as sp
+        q = sp.symbols("x1 y1 x2 y2 x3 y3")
+        V = -sum(1 / sp.sqrt((q[2 * i] - q[2 * j]) ** 2 + (q[2 * i + 1] - q[2 * j + 1]) ** 2)
+                 for i in range(3) for j in range(i + 1, 3))
+        bodies = mpvi.LagrangianSystem("three bodies", list(q), sp.eye(6), V, {}, ctx)
+        return mpvi.Problem(bodies, [1, 0, "-1/2", "7/8", "-1/2", "-7/8"],
+                            p0=[0, "1/2", "-2/5", "-1/4", "2/5", "-1/4"]), "1/20"
     return nonlinear_double_pendulum(ctx), "1/100"
 
 

@@ -1144,6 +1144,9 @@ class _Dual:
         k = self._lift(k)
         if k is NotImplemented:
             return k
+        if not k.d:    # a constant exponent (r**(3/2)): the power rule, as for an int
+            slope = k.v * self.v ** (k.v - 1)
+            return _Dual(self.v ** k.v, tuple([slope * x for x in self.d]))
         return _exp(k * _log(self))
 
     def __abs__(self):

@@ -497,9 +497,12 @@ class _DualTranslator(_BallTranslator):
             raise Unsupported(f"integer arithmetic {ast.unparse(node)[:60]!r}")
         op = type(node.op)
         if op is ast.Pow:
-            if lk != "dual" or rk != "int":
-                raise Unsupported(f"a power of a dual other than an integer one "
-                                  f"({ast.unparse(node)[:60]})")
+            if lk != "dual":
+                raise Unsupported(f"a power of an integer ({ast.unparse(node)[:60]})")
+            if rk == "dual":                    # _Dual.__pow__ of a dual exponent
+                i, j1, j2 = self.temp(), self.temp(), self.temp()
+                self.lines.append(f"da_pow_d({i}, {lv}, {rv}, {j1}, {j2}, prec);")
+                return "dual", f"T[{i}]"
             i = self.temp()
             self.lines.append(f"da_pow_z({i}, {lv}, {rv}L, {self.exact(rv)}, "
                               f"{self.exact(rv - 1)}, prec);")

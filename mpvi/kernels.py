@@ -284,13 +284,23 @@ def _field_parts(system):
     (:func:`_field_factors`).  The Python functions and the compiled steps
     (:func:`explicit_steps`) are made from the same sources."""
     n, ctx = system.dof, system.ctx
-    symbolic = n <= SYMBOLIC_INVERSE_DOF
+    symbolic = n <= SYMBOLIC_INVERSE_DOF or (getattr(ctx, "verified", False)
+                                             and _constant_numeric_mass(system))
     factors = _field_factors(system)
 
     def build():
         parts = _field_sources(system, symbolic, factors)
         return symbolic, parts, [function(src, table, ctx, name) for src, table, name in parts]
-    return cached_kernel(system, ("hamiltonian field", symbolic, tuple(map(str, factors))), build)
+    return cached_kernel(system, ("hamiltonian field", symbolic, tuple(factors)), build)
+
+
+def _constant_numeric_mass(system) -> bool:
+    """Whether the mass matrix is a matrix of numbers (free of q and of parameters): its
+    adjugate and determinant are then numbers too, and the ball contexts of
+    :func:`mpvi.certify` take v = adj(M) p / det M in the generated field at any number of
+    degrees of freedom -- the same v as the dense solve of the point run, as exact values,
+    without eliminating on balls and duals at every evaluation (a 3-body system)."""
+    return all(not getattr(e, "free_symbols", ()) for e in system.mass_expr)
 
 
 def _field_sources(system, symbolic, extra=()):

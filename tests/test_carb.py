@@ -49,6 +49,18 @@ def top(ctx):
     return table3_top(ctx), "1/1000"
 
 
+def three_body(ctx):
+    """Three unit masses in the plane, V = -sum 1/r_ij: powers r^(-3/2) in the field (a
+    dual to a constant non-integer power) and six degrees of freedom (a mass matrix of
+    numbers, inverted in the generated field on balls)."""
+    q = sp.symbols("x1 y1 x2 y2 x3 y3")
+    V = -sum(1 / sp.sqrt((q[2 * i] - q[2 * j]) ** 2 + (q[2 * i + 1] - q[2 * j + 1]) ** 2)
+             for i in range(3) for j in range(i + 1, 3))
+    system = mpvi.LagrangianSystem("three bodies", list(q), sp.eye(6), V, {}, ctx)
+    return mpvi.Problem(system, [1, 0, "-1/2", "7/8", "-1/2", "-7/8"],
+                        p0=[0, "1/2", "-2/5", "-1/4", "2/5", "-1/4"]), "1/20"
+
+
 @pytest.fixture
 def fresh_kernels(monkeypatch):
     """Kernels bound anew in this test (not taken from the process's caches), compiled
@@ -75,7 +87,7 @@ def fresh_kernels(monkeypatch):
     return calls
 
 
-@pytest.mark.parametrize("build", [pendulum, double_pendulum, top])
+@pytest.mark.parametrize("build", [pendulum, double_pendulum, top, three_body])
 @pytest.mark.parametrize("method", ["midpoint", "simpson", "rk4"])
 def test_certify_gets_the_same_balls_from_the_compiled_kernels(fresh_kernels, build, method):
     problem, h = build(mpvi.GMPContext(30))
@@ -163,6 +175,7 @@ def _every_function_on_duals(ctx):
              sp.exp(x) / y - 2 * x + sp.sqrt(y), sp.atan2(y, x), -x * y + sp.pi,
              sp.tanh(x) + sp.asin(x / 4) + sp.acos(x / 5) + sp.log(y) + sp.atan(x)
              + sp.sinh(y) + sp.cosh(x) + sp.tan(y), 1 - x, 2 / y, x - 3, y ** -3 + x ** 3,
+             (x ** 2 + y ** 2) ** sp.Rational(-3, 2), y ** x,      # a constant exponent, a dual one
              0, 3]
     source, table = codegen.generate_source([[x, y]], exprs, ctx, "every_dual")
     python = codegen.function(source, table, ctx, "every_dual", compiled=False)

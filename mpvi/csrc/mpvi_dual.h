@@ -355,6 +355,26 @@ MPVI_UNUSED static void da_fn(int i, int which, dual a, slong prec) {
     arb_clear(slope);
 }
 
+/* __pow__ of a dual k: a constant k (k.d NULL, as x ** (mpf(-3) / mpf(2))) by the power
+   rule, v = a.v ** k.v, d = (k.v * a.v ** (k.v - 1)) a.d; else _exp(k * _log(a)) through
+   the temporaries j1 and j2 */
+MPVI_UNUSED static void da_pow_d(int i, dual a, dual k, int j1, int j2, slong prec) {
+    if (k.d == NULL) {
+        if (a.d) {
+            arb_sub(s1, k.v, one, prec);
+            arb_pow(s1, a.v, s1, prec);
+            arb_mul(s1, k.v, s1, prec);
+            for (slong j = 0; j < m; j++) arb_mul(td[i] + j, s1, a.d + j, prec);
+            T[i].d = td[i];
+        } else T[i].d = NULL;
+        arb_pow(tv[i], a.v, k.v, prec);
+        return;
+    }
+    da_fn(j1, DA_LOG, a, prec);
+    da_mul(j2, k, T[j1], prec);
+    da_fn(i, DA_EXP, T[j2], prec);
+}
+
 /* _atan2(y, x): r2 = x.v x.v + y.v y.v; v = atan2(y.v, x.v); d = _combine(y, x, x.v / r2,
    -y.v / r2) */
 MPVI_UNUSED static void da_atan2(int i, dual y, dual x, slong prec) {
