@@ -87,6 +87,7 @@ from .context import PrecisionError, _mpfr_type
 from .linalg import NotPositiveDefiniteError, SingularMatrixError
 from .newton import tolerance
 from .precision import entry, entry_class
+from .problem import posed_text, posed_value
 from .schemes import get_method
 
 if TYPE_CHECKING:
@@ -153,7 +154,13 @@ class Certificate:
     jacobians : list of int
         Lohner's method: [hull Jacobians made, steps by a hull Jacobian, steps by their
         own Jacobian] (:func:`certify`'s ``reuse``).
+    statement : str
+        What is enclosed, in plain words: the exact discrete trajectory of the problem as
+        posed (``h = 1/10, q0 = (pi/6), g = 9.81``), naming each input that entered as the
+        run's rounded number instead (a float or a context number).
     """
+
+    statement: str | None = None
 
     def __init__(self, method: str, context: ArbContext, nodes: list[int]) -> None:
         self.method, self.context, self.nodes = method, context, nodes
@@ -231,7 +238,7 @@ def _saved_nodes(sol: Solution) -> list[int]:
 
 @entry
 def certify(solution: Solution, dps: int | None = None, propagation: str = "lohner", *,
-            reuse: bool = True) -> Certificate:
+            reuse: bool = True, posed: bool = True) -> Certificate:
     """Enclose every saved state of a run on Arb balls and prove its digits.
 
     Module doc of :mod:`mpvi.certify`: the run re-walked with its method and h on
@@ -255,6 +262,14 @@ def certify(solution: Solution, dps: int | None = None, propagation: str = "lohn
         states for every step inside it, where it is as narrow as a step's own (an
         affine step map: a linear system; module doc); False differentiates every step
         on its own box.  Either way the enclosures are proven.
+    posed : bool, default True
+        Walk the problem as posed: every input the user wrote exactly (h = ``"1/10"``, a
+        parameter ``"9.81"``, q0 = ``sympy.pi/6``; ``Problem.posed``, ``Solution.posed``)
+        enters as a ball of its exact value, so the enclosures hold the exact discrete
+        trajectory of that problem (and the computed run within its proven digits); an
+        input given as a float or a context number enters as the run's number, and
+        ``Certificate.statement`` says which.  False: every input as the run's rounded
+        number (the enclosures are then of the run's own inputs).
 
     Returns
     -------
@@ -291,65 +306,131 @@ def certify(solution: Solution, dps: int | None = None, propagation: str = "lohn
         raise ValueError(f"certify: propagation must be 'lohner' or 'box', got {propagation!r}")
     if not isinstance(reuse, bool):
         raise TypeError(f"certify: reuse must be True or False, got {reuse!r}")
+    if not isinstance(posed, bool):
+        raise TypeError(f"certify: posed must be True or False, got {posed!r}")
     ctx = ArbContext(run_ctx.dps if dps is None else dps)
     method = get_method(solution.method)
     cert = Certificate(method.name, ctx, nodes)
     ctx.activate()
-    h = ctx.lift(solution.h)
-    t0 = ctx.lift(problem.t0)
-    system = _exact_params(cast("LagrangianSystem", problem.system), ctx)
-    q, y = _initial(problem, system, method.state, ctx)
+    inputs = _Inputs(solution, ctx, posed)
+    h, t0 = inputs.h, inputs.t0
+    system = _exact_params(cast("LagrangianSystem", problem.system), ctx, posed=posed)
+    q, y = _initial(problem, system, method.state, ctx, inputs)
+    cert.statement = _statement(solution, method.name, inputs, run_ctx, posed, ctx)
     args = {k: v for k, v in solution._prepare_args.items() if k != "newton"}
     stepper = method.prepare(system, h, ctx, **args)
-    walk = (_box(stepper, q, y, t0, h, solution.steps) if propagation == "box" else
-            _lohner(stepper, method, solution, args, ctx, q, y, t0, h, solution.steps, reuse,
-                    cert.jacobians))
     allowance = tolerance(run_ctx)
+    start = _arr([_exact(x, ctx) for x in _state(*problem.initial_state(method.state))])
+    # the computed start's distance from the posed one (the inputs' rounding), per component
+    gaps = [abs(c - b).upper() for c, b in zip(start, _state(q, y))]
+    walk = (_box(stepper, q, y, t0, h, solution.steps, gaps, allowance, ctx)
+            if propagation == "box" else
+            _lohner(stepper, method, solution, args, ctx, q, y, t0, h, solution.steps, reuse,
+                    cert.jacobians, gaps, allowance, posed))
     saved = {k: i for i, k in enumerate(nodes)}
-
-    def local(i, k):
-        """The step k-1 -> k from the run's own saved state at node k-1, on balls (None
-        where node k-1 is not saved or the step fails there)."""
-        before = saved.get(k - 1)
-        if before is None:
-            return None
-        qb = _arr([_exact(x, ctx) for x in solution.q[before]])
-        yb = None if solution.y is None else _arr([_exact(x, ctx) for x in solution.y[before]])
-        try:
-            r = stepper(t0 + (k - 1) * h, qb, yb, None)
-        except _STEP_FAILURES:
-            return None
-        return _state(r.q, r.y)
-
-    for k, q, y, failure in walk:
+    judge = _Judge(solution, method, stepper, saved, ctx, t0, h, allowance)
+    for k, q, y, failure, limits in walk:
         if failure is not None:
             cert.failed_step, cert.why = k - 1, failure
             return cert
         i = saved.get(k)
         if i is not None:
-            _record(cert, solution, i, k, t0 + k * h, q, y, ctx, run_ctx, allowance, local)
+            _record(cert, solution, i, k, t0 + k * h, q, y, ctx, run_ctx, limits, judge)
     return cert
+
+
+class _Judge:
+    """The step k-1 -> k of the run judged alone (:func:`_record`): from the run's own
+    saved state at node k-1, or, where that node is not saved, from the point run solved
+    again in the run's context from the saved node before it -- every step of which is
+    judged on balls the same way, and whose state at k must be the saved one up to the
+    rounding of the steps solved again (the walk keeps every node it needs)."""
+
+    def __init__(self, solution, method, stepper, saved, ctx, t0, h, allowance):
+        self.solution, self.method, self.stepper, self.saved = solution, method, stepper, saved
+        self.ctx, self.t0, self.h, self.allowance = ctx, t0, h, allowance
+        self.point = None
+
+    def step(self, k, q, y):
+        """The step k -> k+1 from the exact point (q, y) (run numbers) on balls, or None."""
+        ctx = self.ctx
+        qb = _arr([_exact(x, ctx) for x in q])
+        yb = None if y is None else _arr([_exact(x, ctx) for x in y])
+        try:
+            r = self.stepper(self.t0 + k * self.h, qb, yb, None)
+        except _STEP_FAILURES:
+            return None
+        return _state(r.q, r.y)
+
+    def __call__(self, i, k, scale):
+        """(balls, allowed distance, what they are) for saved point i at node k: the
+        step from the run's node k-1 within one step's allowance; else the saved state
+        solved again from the saved node before, within the rounding of the steps solved
+        again (each of them judged on balls).  None where no judgement can be made."""
+        sol, saved = self.solution, self.saved
+        one = self.allowance * scale
+        before = saved.get(k - 1)
+        if before is not None:
+            step = self.step(k - 1, sol.q[before], None if sol.y is None else sol.y[before])
+            return None if step is None else (step, one, f"the step taken from the run's own "
+                                              f"node {k - 1}")
+        k0 = max((m for m in saved if m < k), default=None)
+        if k0 is None:
+            return None
+        run_ctx = sol.ctx
+        if self.point is None:
+            self.point = self.method._prepare(sol.problem.system, sol.h, run_ctx,
+                                              **sol._prepare_args)
+        i0 = saved[k0]
+        q, y, carry = sol.q[i0], None if sol.y is None else sol.y[i0], None
+        try:
+            for j in range(k0, k):
+                with run_ctx.active():
+                    r = self.point(sol.t0 + j * sol.h, q, y, carry)
+                step = self.step(j, q, y)
+                new = _state(r.q, r.y)
+                if step is None or any(abs(_exact(x, self.ctx) - b).lower() > one
+                                       for x, b in zip(new, step)):
+                    return None
+                q, y, carry = r.q, r.y, r.carry
+        except (*_STEP_FAILURES, ValueError):
+            return None
+        finally:
+            self.ctx.activate()
+        again = [_exact(x, self.ctx) for x in _state(q, y)]
+        return (again, one * (k - k0), f"the run solved again from its saved node {k0} "
+                f"(each of its {k - k0} steps judged on balls)")
 
 
 _STEP_FAILURES = (KrawczykError, SingularMatrixError, NotPositiveDefiniteError, ArithmeticError)
 
 
-def _box(stepper, q, y, t0, h, steps):
-    """Box propagation: the step on the previous balls.  Yields (node, q, y, None), or
-    (node, None, None, why) for the node whose step failed."""
-    yield 0, q, y, None
+def _box(stepper, q, y, t0, h, steps, gaps, allowance, ctx):
+    """Box propagation: the step on the previous balls.  Yields (node, q, y, None,
+    limits), or (node, None, None, why, None) for the node whose step failed.  ``limits``,
+    the round-off allowance per component: the inputs' rounding ``gaps`` and the run's
+    tolerance ``allowance`` summed over the steps, relative to the state's size (a box
+    carries no Jacobian to propagate it with, as :func:`_lohner` does)."""
+    unit = _exact(allowance, ctx)
+
+    def limits(k, balls):
+        scale = ctx.one
+        for b in balls:
+            scale = scale.max(arb(b.abs_upper()))
+        return [g + unit * k * scale for g in gaps]
+    yield 0, q, y, None, list(gaps)
     carry = None
     for j in range(steps):
         try:
             r = stepper(t0 + j * h, q, y, carry)
         except _STEP_FAILURES as exc:
-            yield j + 1, None, None, str(exc)
+            yield j + 1, None, None, str(exc), None
             return
         q, y, carry = r.q, r.y, r.carry
         if not all(b.is_finite() for b in _state(q, y)):
-            yield j + 1, None, None, "the enclosure is not finite (the balls grew unbounded)"
+            yield j + 1, None, None, "the enclosure is not finite (the balls grew unbounded)", None
             return
-        yield j + 1, q, y, None
+        yield j + 1, q, y, None, limits(j + 1, _state(q, y))
 
 
 HULL_MARGIN = Fraction(1, 8)
@@ -379,7 +460,8 @@ affine step's hull Jacobian is as narrow as a step's own, only rounded otherwise
 factor of rounding only, never of a proof."""
 
 
-def _lohner(stepper, method, solution, args, ctx, q, y, t0, h, steps, reuse, counts):
+def _lohner(stepper, method, solution, args, ctx, q, y, t0, h, steps, reuse, counts, gaps,
+            allowance, posed):
     """Lohner's method (Lohner 1987; the mean-value form with a moving basis): the state
     set is y^ + A R (y^ a point, A an invertible point matrix, R a ball vector containing
     0).  A step maps it into
@@ -407,9 +489,19 @@ def _lohner(stepper, method, solution, args, ctx, q, y, t0, h, steps, reuse, cou
     the point step's root in its Krawczyk ball (:meth:`mpvi.arb._DualContext.verified_solve`:
     the mean-value form joins the two), the hull's that of its centre.  ``counts``
     (a list of three ints) accumulates the hulls made, the steps by a hull Jacobian and the
-    steps by their own."""
+    steps by their own.
+
+    **The round-off allowance** (what :func:`_record` lets a computed state differ from its
+    enclosure by before judging its step) is carried the same way, from the states: a set
+    Q D centred at 0, D <- (Q^-1 B) D + Q^-1 [+-u], u = ``allowance`` (the run's Newton
+    tolerance) times the state's scale per component, from D the inputs' rounding ``gaps``
+    at node 0.  It is the round-off of a run whose every step is right within its
+    tolerance, carried by the step's Jacobian: it grows as the round-off does (like
+    exp(lambda t) on a chaotic orbit), not linearly in the steps.  Yielded per node as
+    ``limits`` (upper bounds per component)."""
     dctx = _DualContext(ctx.dps)
-    dsystem = _exact_params(cast("LagrangianSystem", solution.problem.system), ctx, dctx)
+    dsystem = _exact_params(cast("LagrangianSystem", solution.problem.system), ctx, dctx,
+                            posed)
     dstepper = method.prepare(dsystem, dctx.num(h), dctx, **args)
     n = len(q)
     state = _state(q, y)
@@ -417,8 +509,10 @@ def _lohner(stepper, method, solution, args, ctx, q, y, t0, h, steps, reuse, cou
     yhat = arb_mat([[b] for b in state]).mid()
     A = arb_mat(d, d, [1 if i == j else 0 for i in range(d) for j in range(d)])
     R = arb_mat([[b] for b in state]) - yhat
+    D = arb_mat([[arb(0, g)] for g in gaps])
+    unit = _exact(allowance, ctx)
     hull, tried = None, not reuse
-    yield 0, q, y, None
+    yield 0, q, y, None, list(gaps)
     carry = None
     for j in range(steps):
         box = yhat + A * R
@@ -442,7 +536,7 @@ def _lohner(stepper, method, solution, args, ctx, q, y, t0, h, steps, reuse, cou
                              else None, None)
             except _STEP_FAILURES as exc:
                 _hand_over(ctx, None)
-                yield j + 1, None, None, str(exc)
+                yield j + 1, None, None, str(exc), None
                 return
             carry = point.carry
             counts[2] += 1
@@ -452,7 +546,7 @@ def _lohner(stepper, method, solution, args, ctx, q, y, t0, h, steps, reuse, cou
             boxed = [u.v for u in duals]
             if not tried:
                 base = box if hull is None else _union(hull.Y, box)
-                hull = _hull(method, solution, args, ctx, base, J, n, y is None)
+                hull = _hull(method, solution, args, ctx, base, J, n, y is None, posed)
                 tried = hull is None
                 counts[0] += hull is not None
         B = J * A
@@ -464,18 +558,23 @@ def _lohner(stepper, method, solution, args, ctx, q, y, t0, h, steps, reuse, cou
             Q = _orthonormal(B, d)
             Qinv = _inverse(Q)
             if Qinv is None:
-                yield j + 1, None, None, "Lohner's basis became singular"
+                yield j + 1, None, None, "Lohner's basis became singular", None
                 return
-        R = (Qinv * B) * R + Qinv * (image - yhat)
+        C = Qinv * B
+        R = C * R + Qinv * (image - yhat)
+        scale = ctx.one
+        for b in _column(image):
+            scale = scale.max(arb(b.abs_upper()))
+        D = C * D + Qinv * arb_mat([[arb(0, (unit * scale).upper())]] * d)
         A = Q                     # the set is now yhat + Q R: the next step starts from it
         enclosure = _column(yhat + Q * R)
         if boxed is not None:
             enclosure = [_meet(a, b) for a, b in zip(enclosure, boxed)]
         if not all(b.is_finite() for b in enclosure):
-            yield j + 1, None, None, "the enclosure is not finite (the balls grew unbounded)"
+            yield j + 1, None, None, "the enclosure is not finite (the balls grew unbounded)", None
             return
         q, y = _arr(enclosure[:n]), (_arr(enclosure[n:]) if y is not None else None)
-        yield j + 1, q, y, None
+        yield j + 1, q, y, None, [arb(b.abs_upper()) for b in _column(Q * D)]
 
 
 class _Hull:
@@ -489,7 +588,7 @@ class _Hull:
         self.Y, self.c, self.Pc, self.J = Y, c, Pc, J
 
 
-def _hull(method, solution, args, ctx, base, own_J, n, first_order):
+def _hull(method, solution, args, ctx, base, own_J, n, first_order, posed):
     """A :class:`_Hull` over the run's saved states and ``base`` (a ball column), enlarged
     by :data:`HULL_MARGIN` of each component's range (and by the run's rounding unit of its
     size), with the step's image of its centre and its Jacobian over it, both for every
@@ -504,8 +603,8 @@ def _hull(method, solution, args, ctx, base, own_J, n, first_order):
     dctx = _DualContext(hctx.dps)
     system = cast("LagrangianSystem", problem.system)
     hctx.activate()
-    h = cast(arb, hctx.lift(solution.h))
-    t0 = cast(arb, hctx.lift(problem.t0))
+    inputs = _Inputs(solution, hctx, posed)
+    h, t0 = cast(arb, inputs.h), cast(arb, inputs.t0)
     span = t0.union(t0 + h * solution.steps)            # every time of the run
     d = base.nrows()
     lo, hi = [b.lower() for b in _column(base)], [b.upper() for b in _column(base)]
@@ -525,8 +624,8 @@ def _hull(method, solution, args, ctx, base, own_J, n, first_order):
     seeds = [_Dual(b, tuple(arb(1) if i == k else arb(0) for i in range(d)))
              for k, b in enumerate(cells)]
     try:
-        stepper = method.prepare(_exact_params(system, hctx), h, hctx, **args)
-        dstepper = method.prepare(_exact_params(system, hctx, dctx), dctx.num(h), dctx,
+        stepper = method.prepare(_exact_params(system, hctx, posed=posed), h, hctx, **args)
+        dstepper = method.prepare(_exact_params(system, hctx, dctx, posed), dctx.num(h), dctx,
                                   **args)
         _watch(hctx, None)
         point = stepper(span, _arr(cs[:n]), None if first_order else _arr(cs[n:]), None)
@@ -584,13 +683,15 @@ def _union(Y, box):
     return arb_mat([[a.union(b)] for a, b in zip(_column(Y), _column(box))])
 
 
-def _exact_params(system, ctx, dctx=None):
+def _exact_params(system, ctx, dctx=None, posed=True):
     """``system`` on the balls of ``ctx`` (or on the duals of ``dctx`` over them), its
-    parameters as the run had them, exactly: a value rounded to the run's digits is that
-    binary number, one given exactly is enclosed at ``ctx``'s precision.  (Plain
+    parameters as posed: one given exactly (``"9.81"``, ``Fraction``, a sympy number) is
+    enclosed at ``ctx``'s precision (:func:`_enclose`), any other is the run's number,
+    exactly (every one, ``posed`` False).  (Plain
     ``with_context`` refuses a number of the run's context in a context of more digits: a
     certificate at more digits than the run is of the same computation.)"""
-    params = {k: ctx.lift(v) for k, v in system._params.items()}
+    params = {s: _enclose(posed_value(system._params[s]) if posed else None, v, ctx)[0]
+              for s, v in zip(system.param_symbols, system.param_values)}
     if dctx is None:
         return system.with_context(ctx, params=params)
     return system.with_context(dctx, params={k: dctx.num(v) for k, v in params.items()})
@@ -693,61 +794,138 @@ def _gram_schmidt(M, d):
     return arb_mat([[out[k][i] for k in range(d)] for i in range(d)])
 
 
-def _initial(problem, system, state, ctx):
-    """The initial (q, y) as balls: the run's numbers exactly; a momentum computed by the
-    run from a given velocity is computed again on balls."""
-    q = np.array([ctx.lift(x) for x in problem.q0], dtype=object)
+def _initial(problem, system, state, ctx, inputs):
+    """The initial (q, y) as balls: the inputs as posed (:class:`_Inputs`); the momentum
+    of a given velocity (or the reverse) computed on balls."""
+    q = _arr(inputs.q0)
     if problem.given == "y":
         return q, None
+    given = _arr(inputs.given)
     if state == "qp" and problem.given == "v":
-        v = np.array([ctx.lift(x) for x in problem.v0], dtype=object)
-        return q, system.momentum(q, v, ctx.lift(problem.t0))
+        return q, system.momentum(q, given, inputs.t0)
     if state == "qv" and problem.given == "p":
-        p = np.array([ctx.lift(x) for x in problem.p0], dtype=object)
-        return q, system.velocity(q, p, ctx.lift(problem.t0))
-    given = problem.p0 if state == "qp" else problem.v0
-    return q, np.array([ctx.lift(x) for x in given], dtype=object)
+        return q, system.velocity(q, given, inputs.t0)
+    return q, given
+
+
+def _enclose(exact, run_value, ctx):
+    """(ball, True) of an input the user wrote exactly (:func:`mpvi.problem.posed_value`),
+    or (the run's number exactly, False) where it was not given exactly or has no ball
+    form (a sympy function Arb is not given here)."""
+    if exact is not None:
+        try:
+            return ctx.num(exact), True
+        except (TypeError, ValueError, PrecisionError):
+            pass
+    return ctx.lift(run_value), False
+
+
+class _Inputs:
+    """The inputs of the walk as balls: h, t0 and the given initial data (q0 and p0 or v0,
+    as the problem was given) of the problem as posed (``Problem.posed``,
+    ``Solution.posed``); ``exact`` and ``rounded`` name which entered exactly (with their
+    text) and which as the run's numbers."""
+
+    def __init__(self, solution, ctx, as_posed=True):
+        problem = solution.problem
+        posed = (getattr(problem, "posed", None) or {}) if as_posed else {}
+        run_posed = (getattr(solution, "posed", None) or {}) if as_posed else {}
+        self.exact: list[tuple[str, str]] = []
+        self.rounded: list[str] = []
+        self.h = self.one("h", run_posed.get("h"), solution.h, ctx)
+        self.t0 = self.one("t0", posed.get("t0"), problem.t0, ctx)
+        given = {"y": "q0", "p": "p0", "v": "v0"}[problem.given]
+        self.q0 = self.vector("y0" if given == "q0" else "q0", posed.get("q0"), problem.q0, ctx)
+        self.given = None if given == "q0" else self.vector(
+            given, posed.get(given), problem.p0 if given == "p0" else problem.v0, ctx)
+
+    def one(self, name, exact, run_value, ctx):
+        ball, is_exact = _enclose(exact, run_value, ctx)
+        if is_exact:
+            self.exact.append((name, posed_text(exact)))
+        else:
+            self.rounded.append(name)
+        return ball
+
+    def vector(self, name, exact, run_values, ctx):
+        exact = exact if exact is not None else [None] * len(run_values)
+        pairs = [_enclose(e, v, ctx) for e, v in zip(exact, run_values)]
+        if all(ok for _, ok in pairs):
+            self.exact.append((name, "(" + ", ".join(posed_text(e) for e in exact) + ")"))
+        else:
+            for k, ((_, ok), e) in enumerate(zip(pairs, exact)):
+                if ok:
+                    self.exact.append((f"{name}[{k}]", posed_text(e)))
+                else:
+                    self.rounded.append(f"{name}[{k}]")
+        return [b for b, _ in pairs]
+
+
+def _statement(solution, method, inputs, run_ctx, posed, ctx):
+    """What the certificate encloses, in plain words: the exact discrete trajectory of the
+    problem as posed, naming every input that entered exactly and every one that entered
+    as the run's number."""
+    problem = solution.problem
+    system = problem.system
+    exact, rounded = list(inputs.exact), list(inputs.rounded)
+    for symbol, run_value in zip(getattr(system, "param_symbols", []),
+                                 getattr(system, "param_values", [])):
+        given = posed_value(system._params[symbol]) if posed else None
+        if given is not None and _enclose(given, run_value, ctx)[1]:
+            exact.append((str(symbol), posed_text(given)))
+        else:
+            rounded.append(str(symbol))
+    text = (f"the exact discrete trajectory of {method} on {problem.name} with "
+            + ", ".join(f"{name} = {value}" for name, value in exact))
+    if rounded:
+        text += (f"; {', '.join(rounded)} as the {run_ctx.dps}-digit number"
+                 f"{'s' if len(rounded) > 1 else ''} the run used (given as "
+                 f"{'floats or context numbers' if len(rounded) > 1 else 'a float or a context number'}, "
+                 "not as exact values)")
+    return (text + f"; each saved state of the computed {run_ctx.dps}-digit run is compared "
+            "with its enclosure")
 
 
 def _state(q, y):
     return list(q) + ([] if y is None else list(y))
 
 
-def _record(cert, solution, i, k, t, q, y, ctx, run_ctx, allowance, local):
+def _record(cert, solution, i, k, t, q, y, ctx, run_ctx, limits, judge):
     """Compare saved point i (node k) with its enclosure: refuse a wrong step, else record
     the enclosure and the proven digits.
 
-    A computed state farther from its enclosure than the allowance summed over the steps
-    is judged by its own step where node k-1 is saved: ``local(i, k)``, the step from the
-    run's saved state at k-1 on balls.  Within one step's allowance of it, the step is
-    right and the gap is the run's rounding carried by the flow (on a chaotic orbit it
-    grows like exp(lambda t), not k): the digits say so.  Otherwise, or where node k-1 is
-    not saved, :class:`WrongStepError`."""
+    The computed state may differ from its enclosure by the run's round-off: ``limits``,
+    the allowance carried from the states by the walk (:func:`_lohner`: the inputs'
+    rounding and each step's tolerance, propagated by the step Jacobians), or, for box
+    propagation, the inputs' rounding and the tolerance summed over the steps.  A state
+    farther than that is judged by its own step (``judge``, :class:`_Judge`: from the
+    run's saved node k-1 on balls, or from the point run solved again from the saved node
+    before).  Within that step's allowance, the step is right and the gap is the run's
+    rounding carried by the flow: the digits say how much is left.  Otherwise, or where
+    the step cannot be judged, :class:`WrongStepError`."""
     balls = _state(q, y)
     computed = [_exact(x, ctx) for x in _state(solution.q[i], None if solution.y is None
                                                else solution.y[i])]
     scale = ctx.one
     for c in computed:
         scale = scale.max(abs(c))                 # exact: the largest |component|, or 1
-    limit = allowance * k * scale
     size = _log10(scale, -1)
     gaps = [abs(c - b) for c, b in zip(computed, balls)]
-    far = [n for n, gap in enumerate(gaps) if gap.lower() > limit]
+    far = [n for n, gap in enumerate(gaps) if gap.lower() > limits[n]]
     if far:
-        step = local(i, k)
-        one = allowance * scale
-        judged = step is not None
+        verdict = judge(i, k, scale)
+        judged = verdict is not None
+        step, one, source = verdict if judged else (None, None, None)
         wrong = [n for n in far if not judged or abs(computed[n] - step[n]).lower() > one]
         if wrong:
             n = wrong[0]
             what = "q" if n < len(q) else ("p" if solution.state == "qp" else "v")
             index = n if n < len(q) else n - len(q)
             value = (solution.q[i] if n < len(q) else solution.y[i])[index]
-            why = (f"and at least {_sci(abs(computed[n] - step[n]).lower())} from the step "
-                   f"taken from the run's own node {k - 1}, beyond one step's allowance "
-                   f"{_sci(one)}" if judged else
-                   f"beyond the run's round-off allowance {_sci(limit)} (node {k - 1} not "
-                   "saved: the step cannot be judged alone)")
+            why = (f"and at least {_sci(abs(computed[n] - step[n]).lower())} from {source}, "
+                   f"beyond its allowance {_sci(one)}" if judged else
+                   f"beyond the run's round-off allowance {_sci(limits[n])} (the step "
+                   "cannot be judged alone: no saved node before it, or its step fails)")
             raise WrongStepError(
                 f"certify: step {k - 1} (node {k}) computed {what}[{index}] = "
                 f"{run_ctx.to_str(value, 20)} outside its proven enclosure "

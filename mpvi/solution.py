@@ -185,6 +185,9 @@ class Solution:
     """
 
     certificate: Certificate | None = None
+    posed: dict[str, Any] | None = None
+    """``h`` (and ``times``, the saveat times) as the user wrote them where exact (else
+    None; :func:`mpvi.problem.posed_value`), what :func:`mpvi.certify` starts from."""
 
     if TYPE_CHECKING:
         # The attributes above, set by _from_run and load_solution (declared for the type

@@ -55,7 +55,7 @@ from .expressions import as_expression
 from .kernels import step_check
 from .linalg import NotPositiveDefiniteError, SingularMatrixError
 from .newton import NewtonError, NewtonStats
-from .problem import Problem
+from .problem import Problem, posed_value
 from .schemes.base import StabilityError, check_step, get_method
 from .singular import SingularityCrossed, singularities
 from .solution import EventRecord, Solution
@@ -497,6 +497,7 @@ class _Plan(NamedTuple):
     events: list
     callback: Any
     progress: Any
+    posed: Any = None          # h and the saveat times as the user wrote them, where exact
 
 
 def _plan(problem, method, h, n, t1, saveat, events, callback, newton, progress, check_stability,
@@ -515,12 +516,17 @@ def _plan(problem, method, h, n, t1, saveat, events, callback, newton, progress,
                          "first-order system (use rk4, gbs or rk2)")
     if h is None:
         raise TypeError("solve needs the step size h")
+    posed = {"h": posed_value(h), "times": None}
     h = check_step(h, ctx)
     steps = _step_count(problem, h, n, t1)
     prepare_args = _prepare_args(m, params, newton, check_stability)
     if check_stability:
         _check_step_size(problem, m, params, h)
     points = _saveat(problem, saveat, h, steps)
+    if points is not None and points[0] == "times":
+        pairs = sorted(((ctx.number(x, "saveat"), posed_value(x)) for x in saveat),
+                       key=lambda pair: pair[0], reverse=h < 0)
+        posed["times"] = [exact for _, exact in pairs]
     _check_storage(problem, points, steps)
     evs = _events(events, ctx)
     if callback is not None and not callable(callback):
@@ -532,7 +538,7 @@ def _plan(problem, method, h, n, t1, saveat, events, callback, newton, progress,
     elif progress is not None and not callable(progress):
         raise TypeError("progress must be None, True or a callable progress(step, total)")
     return _Plan(problem, m, params, h, steps, prepare_args, saveat, points, evs, callback,
-                 progress)
+                 progress, posed)
 
 
 def _prepare_args(m, params, newton, check_stability):
@@ -803,7 +809,7 @@ class _Run:
             stats.update(stepper.stats())
         if self.stats.solves:
             stats["newton"] = self.stats.summary()
-        return Solution._from_run(
+        solution = Solution._from_run(
             problem=self.problem, method=self.method, params=plan.params, h=self.h,
             steps_planned=plan.steps, steps=j_done, t=self.T, q=self.Q, y=self.Y,
             state=self.state, internal=self.internal if (self.every_node and self.internal) else None,
@@ -813,6 +819,8 @@ class _Run:
             prepare_args=plan.prepare_args,
             trial=(stepper.trial_basis.polynomials, stepper.trial_basis.powers)
             if data.dense == "trial" else None)
+        solution.posed = plan.posed
+        return solution
 
 
 class _Divergence:
