@@ -76,14 +76,14 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 import numpy as np
 
 from flint import arb, arb_mat, fmpq
 
 from .arb import GUARD_BITS, ArbContext, KrawczykError, _Dual, _DualContext, _hand_over, _watch
-from .context import PrecisionError, _mpfr_type
+from .context import PrecisionError, _mpfr_type, floor
 from .linalg import NotPositiveDefiniteError, SingularMatrixError
 from .newton import tolerance
 from .precision import entry, entry_class
@@ -154,6 +154,9 @@ class Certificate:
     jacobians : list of int
         Lohner's method: [hull Jacobians made, steps by a hull Jacobian, steps by their
         own Jacobian] (:func:`certify`'s ``reuse``).
+    events : list of EventEnclosure
+        The time of each event the run located (``Solution.events``), enclosed: a proven
+        root of the event function on the method's interpolant of the enclosed step.
     statement : str
         What is enclosed, in plain words: the exact discrete trajectory of the problem as
         posed (``h = 1/10, q0 = (pi/6), g = 9.81``), naming each input that entered as the
@@ -161,6 +164,7 @@ class Certificate:
     """
 
     statement: str | None = None
+    events: list = []
 
     def __init__(self, method: str, context: ArbContext, nodes: list[int]) -> None:
         self.method, self.context, self.nodes = method, context, nodes
@@ -172,6 +176,7 @@ class Certificate:
         self.failed_step: int | None = None
         self.why: str | None = None
         self.jacobians = [0, 0, 0]
+        self.events: list[EventEnclosure] = []
 
     @property
     def complete(self) -> bool:
@@ -189,6 +194,8 @@ class Certificate:
         state["t"] = [_pack(b) for b in self.t]
         state["q"] = [[_pack(b) for b in v] for v in self.q]
         state["y"] = [None if v is None else [_pack(b) for b in v] for v in self.y]
+        state["events"] = [tuple(e[:2]) + (None if e.t is None else _pack(e.t),) + tuple(e[3:])
+                           for e in self.events]
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
@@ -196,6 +203,8 @@ class Certificate:
         state["q"] = [np.array([_unpack(b) for b in v], dtype=object) for v in state["q"]]
         state["y"] = [None if v is None else np.array([_unpack(b) for b in v], dtype=object)
                       for v in state["y"]]
+        state["events"] = [EventEnclosure(*e[:2], None if e[2] is None else _unpack(e[2]), *e[3:])
+                           for e in state.get("events", [])]
         self.__dict__.update(state)
 
     def __repr__(self) -> str:
@@ -224,6 +233,8 @@ def _unpack(t):
 
 
 def _saved_nodes(sol: Solution) -> list[int]:
+    """The node of each saved point; for a solution saved at times (``saveat`` a list of
+    times, through the dense output) the step j of each time (t_j <= t <= t_j+1)."""
     steps, saveat = sol.steps, sol.saveat
     if saveat is None:
         return list(range(steps + 1))
@@ -231,9 +242,14 @@ def _saved_nodes(sol: Solution) -> list[int]:
         k = int(saveat)
         nodes = list(range(0, steps + 1, k))
         return nodes if nodes[-1] == steps else nodes + [steps]
-    raise ValueError("certify: the solution saved times between nodes (saveat = a list of "
-                     "times, through the dense output); only node values are certified: solve "
-                     "with saveat=None or an integer")
+    return [_step_of(sol, t) for t in sol.t]
+
+
+def _step_of(sol, t):
+    """The step j whose interval [t_j, t_j+1] holds the run's time t (the last for its
+    end)."""
+    j = int(floor((t - sol.t0) / sol.h))
+    return min(max(j, 0), sol.steps - 1)
 
 
 @entry
@@ -327,16 +343,176 @@ def certify(solution: Solution, dps: int | None = None, propagation: str = "lohn
             if propagation == "box" else
             _lohner(stepper, method, solution, args, ctx, q, y, t0, h, solution.steps, reuse,
                     cert.jacobians, gaps, allowance, posed))
-    saved = {k: i for i, k in enumerate(nodes)}
+    between = solution.saveat == "times"
+    saved = {} if between else {k: i for i, k in enumerate(nodes)}
     judge = _Judge(solution, method, stepper, saved, ctx, t0, h, allowance)
+    dense = _Dense(solution, method, stepper, system, ctx, inputs, args)
+    steps_wanted = set(nodes) if between else set()
+    steps_wanted.update(dense.event_steps)
+    before = None
     for k, q, y, failure, limits in walk:
         if failure is not None:
             cert.failed_step, cert.why = k - 1, failure
+            dense.unreached(cert, k - 1)
             return cert
+        if k - 1 in steps_wanted:
+            segment = dense.segment(k - 1, before, (q, y))
+            if between:
+                for i in (i for i, j in enumerate(nodes) if j == k - 1):
+                    dense.record(cert, i, segment)
+            dense.events(cert, k - 1, segment)
+        before = (q, y)
         i = saved.get(k)
         if i is not None:
             _record(cert, solution, i, k, t0 + k * h, q, y, ctx, run_ctx, limits, judge)
     return cert
+
+
+class EventEnclosure(NamedTuple):
+    """The enclosure of one located event's time (``Certificate.events``).
+
+    ``index`` the entry of ``Solution.events``; ``t`` a ball holding a root of the event
+    function on the method's interpolant of the exact discrete trajectory (a sign change
+    in the event's direction proven on balls at both ends of the ball), None where none
+    was proven; ``digits`` the proven digits of the computed time (``-log10`` of its
+    distance from the ball over max(1, |t|)); ``why`` the reason where not proven."""
+
+    index: int
+    name: str
+    t: Any
+    digits: float
+    why: str | None
+
+
+class _Dense:
+    """The method's interpolant between two enclosed nodes, on balls (:mod:`mpvi.dense`
+    with the walk's ball system, h and stepper), for the saved times between nodes and the
+    events of a run.
+
+    The interpolant of every trajectory in the nodes' balls -- the exact discrete one among
+    them -- lies in the interpolant evaluated on the balls: the Hermite kind from the
+    nodes' jets (q, v and the Taylor coefficients of the flow on balls), the trial kind
+    from the step's coefficients solved on the balls of the node before (the Krawczyk
+    step), the substep kind by the method's step of theta h on balls.  The Taylor method's
+    substeps are not walked on balls here: its points between nodes are refused, named."""
+
+    def __init__(self, solution, method, stepper, system, ctx, inputs, args):
+        from .dense import StepData
+        self.solution, self.ctx, self.stepper = solution, ctx, stepper
+        self.t0, self.h = inputs.t0, inputs.h
+        self.data = StepData(method, stepper, system, ctx, inputs.h, args)
+        self.why = ("the Taylor method's interpolant (its substeps) is not walked on balls"
+                    if self.data.dense == "taylor" else None)
+        times = (getattr(solution, "posed", None) or {}).get("times") if inputs.as_posed else None
+        self.times = times if times is not None and len(times) == len(solution.t) else None
+        self.functions = getattr(solution, "_event_functions", None)
+        self.event_steps: dict[int, list[int]] = {}
+        for n, e in enumerate(solution.events):
+            self.event_steps.setdefault(_step_of(solution, e.t), []).append(n)
+
+    def segment(self, j, a, b):
+        """The dense output of step j on balls between the node enclosures a and b
+        ((q, y) each), or the reason it cannot be made."""
+        from .dense import Segment
+        if self.why is not None:
+            return self.why
+        t = self.t0 + j * self.h
+        carry = None
+        try:
+            if self.data.dense == "trial":
+                carry = self.stepper(t, a[0], a[1], None).carry
+            return Segment(self.data, t, a[0], a[1], b[0], b[1], carry)
+        except (*_STEP_FAILURES, PrecisionError, TypeError, ValueError) as exc:
+            return f"the step's interpolant fails on balls: {exc}"
+
+    def at(self, segment, theta):
+        q, v = segment.at(theta)
+        t = segment.t + theta * self.h
+        return q, self.data.y_of(t, q, v), v
+
+    def record(self, cert, i, segment):
+        """Saved point i (a time between nodes): its time as posed, the interpolant's
+        enclosure there and the proven digits of the computed (q, y)."""
+        sol, ctx = self.solution, self.ctx
+        if isinstance(segment, str):
+            cert.failed_step, cert.why = cert.nodes[i], segment
+            return
+        exact = None if self.times is None else self.times[i]
+        s = _enclose(exact, sol.t[i], ctx)[0]
+        try:
+            q, y, _ = self.at(segment, (s - segment.t) / self.h)
+        except (*_STEP_FAILURES, PrecisionError, TypeError, ValueError) as exc:
+            cert.failed_step, cert.why = cert.nodes[i], f"the interpolant fails on balls: {exc}"
+            return
+        _digits(cert, sol, i, s, q, None if sol.y is None else y, ctx)
+
+    def events(self, cert, j, segment):
+        """Enclose the time of every event the run located in step j."""
+        for n in self.event_steps.get(j, ()):
+            cert.events.append(self.event(n, j, segment))
+
+    def event(self, n, j, segment):
+        """The time of event record n (in step j) enclosed: theta_c the run's theta, the
+        event function on balls at theta_c -/+ w with w growing by 16 until its signs there
+        are proven opposite, in the event's direction (a root of the continuous function
+        between them: the intermediate value theorem, for every trajectory in the nodes'
+        balls)."""
+        sol, ctx = self.solution, self.ctx
+        record = sol.events[n]
+        fail = lambda why: EventEnclosure(n, record.name, None, 0.0, why)  # noqa: E731
+        if isinstance(segment, str):
+            return fail(segment)
+        if self.functions is None or record.index >= len(self.functions):
+            return fail("the event function is not kept with the solution (solve again)")
+        g = self.functions[record.index]
+        with sol.ctx.active():
+            theta = _exact((record.t - sol.t0 - j * sol.h) / sol.h, ctx)
+        zero, one = arb(0), arb(1)
+
+        def sign(x):
+            try:
+                q, _, v = self.at(segment, x)
+                value = g(segment.t + x * self.h, q, v)
+            except Exception as exc:       # a user's function on balls: whatever it raised
+                raise _NoSign(f"the event function fails on balls: {type(exc).__name__}: "
+                              f"{exc}") from None
+            if not isinstance(value, arb):
+                value = ctx.num(value)
+            return 1 if value > 0 else (-1 if value < 0 else 0)
+
+        w = arb(2) ** (4 - ctx.prec)
+        try:
+            while True:
+                lo, hi = (theta - w).max(zero), (theta + w).min(one)
+                lo, hi = arb(lo.lower()).max(zero), arb(hi.upper()).min(one)
+                a, b = sign(lo), sign(hi)
+                if a * b < 0 and (record.direction == 0 or record.direction == b):
+                    break
+                if lo == zero and hi == one:
+                    return fail("no sign change of the event function proven on the "
+                                "enclosed interpolant of its step")
+                w = w * 16
+        except _NoSign as exc:
+            return fail(str(exc))
+        t = segment.t + lo.union(hi) * self.h
+        te = _exact(record.t, ctx)
+        scale = ctx.one.max(abs(te))
+        bound = abs(te - t).upper()
+        digits = math.inf if bound == 0 else max(0.0, _log10(scale, -1) - _log10(bound, 1))
+        return EventEnclosure(n, record.name, t, digits, None)
+
+    def unreached(self, cert, j):
+        """The events after the failed step j: not enclosed."""
+        for step, ns in sorted(self.event_steps.items()):
+            if step >= j:
+                for n in ns:
+                    cert.events.append(EventEnclosure(
+                        n, self.solution.events[n].name, None, 0.0,
+                        f"step {j} not proven: {cert.why}"))
+
+
+class _NoSign(Exception):
+    """The event function could not be evaluated on balls."""
 
 
 class _Judge:
@@ -827,6 +1003,7 @@ class _Inputs:
     text) and which as the run's numbers."""
 
     def __init__(self, solution, ctx, as_posed=True):
+        self.as_posed = as_posed
         problem = solution.problem
         posed = (getattr(problem, "posed", None) or {}) if as_posed else {}
         run_posed = (getattr(solution, "posed", None) or {}) if as_posed else {}
@@ -909,7 +1086,6 @@ def _record(cert, solution, i, k, t, q, y, ctx, run_ctx, limits, judge):
     scale = ctx.one
     for c in computed:
         scale = scale.max(abs(c))                 # exact: the largest |component|, or 1
-    size = _log10(scale, -1)
     gaps = [abs(c - b) for c, b in zip(computed, balls)]
     far = [n for n, gap in enumerate(gaps) if gap.lower() > limits[n]]
     if far:
@@ -931,10 +1107,23 @@ def _record(cert, solution, i, k, t, q, y, ctx, run_ctx, limits, judge):
                 f"{run_ctx.to_str(value, 20)} outside its proven enclosure "
                 f"{ctx.to_str(balls[n], 20)}: distance at least {_sci(gaps[n].lower())}, "
                 + why, k - 1)
+    _digits(cert, solution, i, t, q, y, ctx)
+
+
+def _digits(cert, solution, i, t, q, y, ctx):
+    """Record saved point i's enclosure (q, y) at time t and the proven digits of the
+    computed state against it (module doc)."""
+    balls = _state(q, y)
+    computed = [_exact(x, ctx) for x in _state(solution.q[i], None if solution.y is None
+                                               else solution.y[i])]
+    scale = ctx.one
+    for c in computed:
+        scale = scale.max(abs(c))
+    size = _log10(scale, -1)
     digits = []
     widest = ctx.zero
-    for gap, b in zip(gaps, balls):
-        bound = gap.upper()
+    for c, b in zip(computed, balls):
+        bound = abs(c - b).upper()
         digits.append(math.inf if bound == 0 else max(0.0, size - _log10(bound, 1)))
         widest = widest.max(b.rad())
     cert.t.append(t)

@@ -39,6 +39,7 @@ import gzip
 import io
 import json
 import math
+import pickle
 import re
 import warnings
 import zlib
@@ -614,6 +615,11 @@ class Solution:
         ctx = self.ctx
         state = {k: v for k, v in self.__dict__.items() if k not in ("_converted", "ctx")}
         state["events"] = [tuple(e) for e in self.events]
+        if state.get("_event_functions"):
+            try:                                  # a lambda, a closure: not picklable
+                pickle.dumps(state["_event_functions"])
+            except Exception:
+                del state["_event_functions"]     # certify then says the event functions are not kept
         return {"ctx": ctx, **{k: dump_numbers(ctx, v) for k, v in state.items()}}
 
     def __setstate__(self, state):

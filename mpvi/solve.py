@@ -434,7 +434,12 @@ def solve(problem: Problem, method: str | Method, *, h: NumberLike | None = None
         None switches the guard off, for a deliberately growing solution.
     certify : bool, default False
         Walk the run again on Arb balls (:func:`mpvi.certify`) and attach the
-        :class:`mpvi.Certificate` as ``solution.certificate``.
+        :class:`mpvi.Certificate` as ``solution.certificate``.  A certificate that ends
+        before the last saved point (a step it could not prove) is attached as it is: it
+        says which step and why (``certificate.failed_step``, ``.why``), the solution is
+        returned.  A certification that raises (:class:`mpvi.certify.WrongStepError`: a
+        computed state outside its enclosure; a run it refuses) carries the whole run as
+        ``exc.solution``, as a failing step does: the run is never lost.
     **method_params
         The method's parameters (``points=6`` for ``lobatto``, ``beta``/``gamma`` for
         ``newmark_family``, ``levels`` for ``gbs``, ...).
@@ -465,7 +470,8 @@ def solve(problem: Problem, method: str | Method, *, h: NumberLike | None = None
         A failing step, with its index j, time t_j and the likely cause; ``exc.solution``
         holds what was saved up to the last good node.
     WrongStepError
-        With ``certify``: a computed state outside its proven enclosure.
+        With ``certify``: a computed state outside its proven enclosure; ``exc.solution``
+        holds the run (as for every error ``certify`` raises).
 
     See Also
     --------
@@ -477,7 +483,11 @@ def solve(problem: Problem, method: str | Method, *, h: NumberLike | None = None
     solution = _Run(plan, max_growth).run()
     if certify:
         from .certify import certify as prove
-        solution.certificate = prove(solution)
+        try:
+            solution.certificate = prove(solution)
+        except Exception as exc:              # WrongStepError, a refusal: the run is kept
+            exc.solution = solution           # type: ignore[attr-defined]
+            raise
     return solution
 
 
@@ -820,6 +830,7 @@ class _Run:
             trial=(stepper.trial_basis.polynomials, stepper.trial_basis.powers)
             if data.dense == "trial" else None)
         solution.posed = plan.posed
+        solution._event_functions = list(plan.events)    # what certify encloses events with
         return solution
 
 
