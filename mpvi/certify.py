@@ -232,17 +232,23 @@ def _unpack(t):
     return arb((t[0], t[1]), (t[2], t[3]))
 
 
-def _saved_nodes(sol: Solution) -> list[int]:
-    """The node of each saved point; for a solution saved at times (``saveat`` a list of
-    times, through the dense output) the step j of each time (t_j <= t <= t_j+1)."""
+def _saved_nodes(sol: Solution) -> tuple[list[int], set[int]]:
+    """The node of each saved point, and the saved points that lie between nodes: for
+    those, the step j whose interval holds the point (t_j <= t <= t_j+1) -- every point of
+    a solution saved at times (``saveat`` a list of times, through the dense output), and
+    the last point of a run stopped by a terminal event (saved at the event's time, in
+    place of the node after it)."""
     steps, saveat = sol.steps, sol.saveat
-    if saveat is None:
-        return list(range(steps + 1))
-    if isinstance(saveat, (int, np.integer)) and not isinstance(saveat, bool):
-        k = int(saveat)
+    if saveat is None or (isinstance(saveat, (int, np.integer)) and not isinstance(saveat, bool)):
+        k = 1 if saveat is None else int(saveat)
         nodes = list(range(0, steps + 1, k))
-        return nodes if nodes[-1] == steps else nodes + [steps]
-    return [_step_of(sol, t) for t in sol.t]
+        nodes = nodes if nodes[-1] == steps else nodes + [steps]
+        with sol.ctx.active():
+            cut = steps > 0 and len(sol.t) == len(nodes) and sol.t[-1] != sol.t0 + steps * sol.h
+        if cut:
+            nodes[-1] = steps - 1
+        return nodes, {len(nodes) - 1} if cut else set()
+    return [_step_of(sol, t) for t in sol.t], set(range(len(sol.t)))
 
 
 def _step_of(sol, t):
@@ -317,7 +323,7 @@ def certify(solution: Solution, dps: int | None = None, propagation: str = "lohn
     if problem.system.first_order:
         raise ValueError("certify: first-order systems are not certified yet (their field "
                          "has no Arb binding); a mechanical system's run is")
-    nodes = _saved_nodes(solution)
+    nodes, between = _saved_nodes(solution)
     if propagation not in ("lohner", "box"):
         raise ValueError(f"certify: propagation must be 'lohner' or 'box', got {propagation!r}")
     if not isinstance(reuse, bool):
@@ -343,12 +349,10 @@ def certify(solution: Solution, dps: int | None = None, propagation: str = "lohn
             if propagation == "box" else
             _lohner(stepper, method, solution, args, ctx, q, y, t0, h, solution.steps, reuse,
                     cert.jacobians, gaps, allowance, posed))
-    between = solution.saveat == "times"
-    saved = {} if between else {k: i for i, k in enumerate(nodes)}
+    saved = {k: i for i, k in enumerate(nodes) if i not in between}
     judge = _Judge(solution, method, stepper, saved, ctx, t0, h, allowance)
     dense = _Dense(solution, method, stepper, system, ctx, inputs, args)
-    steps_wanted = set(nodes) if between else set()
-    steps_wanted.update(dense.event_steps)
+    steps_wanted = {nodes[i] for i in between} | set(dense.event_steps)
     before = None
     for k, q, y, failure, limits in walk:
         if failure is not None:
@@ -357,10 +361,13 @@ def certify(solution: Solution, dps: int | None = None, propagation: str = "lohn
             return cert
         if k - 1 in steps_wanted:
             segment = dense.segment(k - 1, before, (q, y))
-            if between:
-                for i in (i for i, j in enumerate(nodes) if j == k - 1):
-                    dense.record(cert, i, segment)
-            dense.events(cert, k - 1, segment)
+            found = dense.events(cert, k - 1, segment)
+            for i in sorted(i for i in between if nodes[i] == k - 1):
+                # a run stopped by a terminal event: its last point is the state at the
+                # event's time, enclosed over the ball of that time
+                at = found[-1].t if (found and i == len(nodes) - 1 and solution.saveat != "times"
+                                     and found[-1].t is not None) else None
+                dense.record(cert, i, segment, at)
         before = (q, y)
         i = saved.get(k)
         if i is not None:
@@ -430,15 +437,15 @@ class _Dense:
         t = segment.t + theta * self.h
         return q, self.data.y_of(t, q, v), v
 
-    def record(self, cert, i, segment):
-        """Saved point i (a time between nodes): its time as posed, the interpolant's
-        enclosure there and the proven digits of the computed (q, y)."""
+    def record(self, cert, i, segment, at=None):
+        """Saved point i (a time between nodes): its time as posed (or the ball ``at``), the
+        interpolant's enclosure there and the proven digits of the computed (q, y)."""
         sol, ctx = self.solution, self.ctx
         if isinstance(segment, str):
             cert.failed_step, cert.why = cert.nodes[i], segment
             return
         exact = None if self.times is None else self.times[i]
-        s = _enclose(exact, sol.t[i], ctx)[0]
+        s = _enclose(exact, sol.t[i], ctx)[0] if at is None else at
         try:
             q, y, _ = self.at(segment, (s - segment.t) / self.h)
         except (*_STEP_FAILURES, PrecisionError, TypeError, ValueError) as exc:
@@ -447,9 +454,10 @@ class _Dense:
         _digits(cert, sol, i, s, q, None if sol.y is None else y, ctx)
 
     def events(self, cert, j, segment):
-        """Enclose the time of every event the run located in step j."""
-        for n in self.event_steps.get(j, ()):
-            cert.events.append(self.event(n, j, segment))
+        """Enclose the time of every event the run located in step j (and return them)."""
+        found = [self.event(n, j, segment) for n in self.event_steps.get(j, ())]
+        cert.events.extend(found)
+        return found
 
     def event(self, n, j, segment):
         """The time of event record n (in step j) enclosed: theta_c the run's theta, the

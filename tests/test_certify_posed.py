@@ -103,17 +103,25 @@ def test_dense_output_between_nodes_encloses_the_interpolant_of_the_exact_proble
         assert contains(cert.y[i][0], ys[i][0]), i
 
 
-def test_an_event_time_is_enclosed():
+@pytest.mark.parametrize("terminal, saveat", [(False, None), (True, None), (True, 3)])
+def test_an_event_time_is_enclosed(terminal, saveat):
+    """And a run stopped by a terminal event: its last saved point is the state at the
+    event's time (between two nodes), enclosed on the step's interpolant."""
     def crossing(t, x, v):                               # q through 0, downwards
         return x[0]
-    event = mpvi.Event(crossing, direction=-1)
-    sol, rerun = (posed_run(dps, "gauss", n=20, events=[event]) for dps in (64, REF))
+    event = mpvi.Event(crossing, direction=-1, terminal=terminal)
+    sol, rerun = (posed_run(dps, "gauss", n=20, events=[event], saveat=saveat)
+                  for dps in (64, REF))
     assert len(sol.events) == 1 and len(rerun.events) == 1
     cert = certify(sol)
     (found,) = cert.events
     assert found.why is None and found.digits > 60
     assert contains(found.t, rerun.events[0].t)
     assert found.t.rad() < flint.arb(10) ** -60
+    assert cert.complete and min(cert.min_digits) > 60
+    assert contains(cert.q[-1][0], rerun.q[-1][0]) and contains(cert.y[-1][0], rerun.p[-1][0])
+    if terminal:
+        assert sol.t[-1] == sol.events[0].t and sol.steps == 6     # cut in step 5
 
 
 def test_an_event_function_that_fails_on_balls_is_named():
