@@ -1,9 +1,12 @@
 """Proven digits of a run: its steps walked again on Arb balls.
 
 :func:`certify` takes a :class:`mpvi.Solution` and re-walks the run step by step with
-the same method and the same step h in an :class:`mpvi.ArbContext`: the initial data
-and h are the exact values the run used (its numbers, converted exactly), the system's
-parameters the tightest balls of the values it was given.  An explicit step is simply
+the same method in an :class:`mpvi.ArbContext`, on **the problem as posed**: every input
+the user wrote exactly -- h = ``"1/10"``, a parameter ``"9.81"``, q0 = ``sympy.pi/6``, a
+``Fraction`` (:func:`mpvi.problem.posed_value`, kept as ``Problem.posed`` and
+``Solution.posed``) -- enters as a ball of its exact value; an input given as a float or a
+number of a context enters as the run's number, exactly (``posed=False``: every input
+so).  ``Certificate.statement`` names both kinds.  An explicit step is simply
 evaluated on balls; an implicit one is proven by the parametric Krawczyk test
 (:func:`mpvi.arb.krawczyk`: a unique solution of the step equations in a ball, for
 every state in the previous ball).  The balls so carried enclose the method's exact
@@ -13,16 +16,29 @@ Each saved computed state is then compared with its enclosure: the distance boun
 error of the printed number against the exact discrete trajectory, and the proven digits
 of each component are ``-log10(|computed - enclosure|_upper / scale)`` (``scale`` the
 state's largest component, at least 1; 0 where the enclosure is wider than ``scale``).
-A computed state farther from its enclosure than
-the run's own round-off could take it -- the Newton tolerance of its context
-(:func:`mpvi.newton.tolerance`, 2^10 eps) per step, summed over the steps so far, relative
-to ``scale`` -- is judged by its own step: the step from the run's saved state one node
-before, on balls.  Within one step's allowance of that, the step is right and the gap is
-the run's own rounding carried by the flow (on a chaotic orbit it grows like
-exp(lambda t), faster than the sum); the proven digits say how much is left.  Otherwise (or
-where the node before is not saved) it is a wrong step: :class:`WrongStepError` names it.  A step whose proof
+A computed state farther from its enclosure than the run's own round-off could take it
+is judged by its own step.  That round-off allowance is derived from the states: the
+inputs' rounding (the computed start against the posed one) and the Newton tolerance of
+the run's context (:func:`mpvi.newton.tolerance`, 2^10 eps) per step, relative to the
+state's size, carried by the step Jacobians of Lohner's walk (:func:`_lohner`), so that it
+grows as the round-off does -- like exp(lambda t) on a chaotic orbit, never linearly in the
+steps (box propagation, which carries no Jacobian, sums it).  The step is judged from the
+run's saved state one node before, on balls; where that node is not saved (``saveat=k``),
+the point run is solved again in the run's context from the saved node before it, each of
+its steps judged on balls, and the saved state must be its state up to the rounding of the
+steps solved again (:class:`_Judge`).  Within that, the step is right and the gap is the
+run's own rounding carried by the flow; the proven digits say how much is left.
+Otherwise it is a wrong step: :class:`WrongStepError` names it.  A step whose proof
 fails (a ball too wide, a Jacobian not invertible on the ball) ends the certificate
 there: it says which step and why, and claims nothing from there on.
+
+**Between nodes** (``saveat`` a list of times; the last point of a run stopped by a
+terminal event) the method's interpolant (:mod:`mpvi.dense`) is evaluated on the balls of
+the two nodes of its step, at the time as posed (:class:`_Dense`): an enclosure of the
+interpolant of the exact discrete trajectory.  **Events**: the time of each located event
+is enclosed by a sign change of the event function (called on balls) proven at both ends
+of an interval around the run's time, on that enclosed interpolant
+(``Certificate.events``).
 
 The state set is carried by Lohner's method (Lohner 1987; the mean-value form in a moving
 basis, :func:`_lohner`): the step from the midpoint on balls plus the step's Jacobian on
@@ -127,7 +143,8 @@ class Certificate:
     context : ArbContext
         The ball context of the walk.
     nodes : list of int
-        The node index of each saved point.
+        The node index of each saved point (of a point between nodes: the step j holding
+        it, t_j <= t <= t_j+1).
 
     Attributes
     ----------
@@ -136,7 +153,7 @@ class Certificate:
     context : ArbContext
         The ball context of the walk.
     nodes : list of int
-        The node index of each saved point.
+        The node index of each saved point (of a point between nodes: its step j).
     t : list of flint.arb
         The saved times, as balls (of the points certified).
     q, y : list of numpy.ndarray
@@ -270,7 +287,8 @@ def certify(solution: Solution, dps: int | None = None, propagation: str = "lohn
     Parameters
     ----------
     solution : Solution
-        A run of :func:`mpvi.solve` (saved at nodes: ``saveat`` None or an integer).
+        A run of :func:`mpvi.solve` (saved at nodes, every k-th node or at times between
+        nodes; its events are enclosed too).
     dps : int, optional
         The working digits of the balls (plus :data:`mpvi.arb.GUARD_BITS`); default the
         run's.  More digits narrow the enclosures: the widths start at the working
@@ -296,16 +314,17 @@ def certify(solution: Solution, dps: int | None = None, propagation: str = "lohn
     Returns
     -------
     Certificate
-        The enclosures, the proven digits per component and per saved point, and the
-        first step whose proof failed (with why), if any.
+        The enclosures, the proven digits per component and per saved point, the event
+        times enclosed, the statement of what is enclosed, and the first step whose
+        proof failed (with why), if any.
 
     Raises
     ------
     TypeError
         Not a solution, or a solution without its problem (read from a file).
     ValueError
-        A solution saved between nodes, one of a context that is not multiprecision, or
-        one of a first-order system; an unknown ``propagation``.
+        A solution of a context that is not multiprecision, or one of a first-order
+        system; an unknown ``propagation``.
     WrongStepError
         A computed state outside its enclosure beyond the run's round-off, naming the
         step.
