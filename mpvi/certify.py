@@ -1026,8 +1026,9 @@ def _enclose(exact, run_value, ctx):
 class _Inputs:
     """The inputs of the walk as balls: h, t0 and the given initial data (q0 and p0 or v0,
     as the problem was given) of the problem as posed (``Problem.posed``,
-    ``Solution.posed``); ``exact`` and ``rounded`` name which entered exactly (with their
-    text) and which as the run's numbers."""
+    ``Solution.posed``); ``exact`` names those that entered exactly (with their text),
+    ``rounded`` those that entered as the run's numbers (with the exact value given, if
+    any: one without a ball form)."""
 
     def __init__(self, solution, ctx, as_posed=True):
         self.as_posed = as_posed
@@ -1035,7 +1036,7 @@ class _Inputs:
         posed = (getattr(problem, "posed", None) or {}) if as_posed else {}
         run_posed = (getattr(solution, "posed", None) or {}) if as_posed else {}
         self.exact: list[tuple[str, str]] = []
-        self.rounded: list[str] = []
+        self.rounded: list[tuple[str, Any]] = []
         self.h = self.one("h", run_posed.get("h"), solution.h, ctx)
         self.t0 = self.one("t0", posed.get("t0"), problem.t0, ctx)
         given = {"y": "q0", "p": "p0", "v": "v0"}[problem.given]
@@ -1048,7 +1049,7 @@ class _Inputs:
         if is_exact:
             self.exact.append((name, posed_text(exact)))
         else:
-            self.rounded.append(name)
+            self.rounded.append((name, exact))
         return ball
 
     def vector(self, name, exact, run_values, ctx):
@@ -1061,7 +1062,7 @@ class _Inputs:
                 if ok:
                     self.exact.append((f"{name}[{k}]", posed_text(e)))
                 else:
-                    self.rounded.append(f"{name}[{k}]")
+                    self.rounded.append((f"{name}[{k}]", e))
         return [b for b, _ in pairs]
 
 
@@ -1078,14 +1079,25 @@ def _statement(solution, method, inputs, run_ctx, posed, ctx):
         if given is not None and _enclose(given, run_value, ctx)[1]:
             exact.append((str(symbol), posed_text(given)))
         else:
-            rounded.append(str(symbol))
+            rounded.append((str(symbol), given))
+    digits = f"{run_ctx.dps}-digit number"
+    if not posed:
+        return (f"the exact discrete trajectory of {method} on {problem.name} from the run's "
+                f"own inputs: {', '.join(name for name, _ in rounded)} as the {digits}s the "
+                f"run used (certify(..., posed=False)); each saved state of the computed "
+                f"{run_ctx.dps}-digit run is compared with its enclosure")
     text = (f"the exact discrete trajectory of {method} on {problem.name} with "
             + ", ".join(f"{name} = {value}" for name, value in exact))
-    if rounded:
-        text += (f"; {', '.join(rounded)} as the {run_ctx.dps}-digit number"
-                 f"{'s' if len(rounded) > 1 else ''} the run used (given as "
-                 f"{'floats or context numbers' if len(rounded) > 1 else 'a float or a context number'}, "
-                 "not as exact values)")
+    given = [name for name, e in rounded if e is None]
+    if given:
+        many = len(given) > 1
+        text += (f"; {', '.join(given)} as the {digits}{'s' if many else ''} the run used "
+                 f"(given as {'floats or context numbers' if many else 'a float or a context number'}"
+                 f", not as {'exact values' if many else 'an exact value'})")
+    for name, e in rounded:
+        if e is not None:
+            text += (f"; {name} as the {digits} the run used ({posed_text(e)} has no ball "
+                     "form)")
     return (text + f"; each saved state of the computed {run_ctx.dps}-digit run is compared "
             "with its enclosure")
 

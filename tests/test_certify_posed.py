@@ -79,6 +79,21 @@ def test_an_input_given_as_a_context_number_is_stated_as_the_number_the_run_used
     assert "p0 = (1/3)" in cert.statement and "g = 9.81" in cert.statement
 
 
+def test_a_symbolic_input_is_enclosed_exactly_and_one_without_a_ball_form_is_named():
+    runs = [mpvi.solve(mpvi.Problem(pendulum(mpvi.GMPContext(d)), [sp.sin(sp.Rational(1, 2))],
+                                    p0=[sp.exp(-1) / 3]), "midpoint", h="1/10", n=10)
+            for d in (64, REF)]
+    cert = certify(runs[0])
+    assert cert.complete and min(cert.min_digits) > 60
+    assert "q0 = (sin(1/2))" in cert.statement and "p0 = (exp(-1)/3)" in cert.statement
+    assert all(contains(b, x) for b, x in zip([c[0] for c in cert.q], runs[1].q[:, 0]))
+    G = mpvi.GMPContext(30)
+    bessel = mpvi.solve(mpvi.Problem(pendulum(G, 10 * sp.besselj(0, 1)), ["1/2"], p0=[0]),
+                        "midpoint", h="1/10", n=4)
+    said = certify(bessel).statement
+    assert "g as the 30-digit number the run used (10*besselj(0, 1) has no ball form)" in said
+
+
 def test_problem_replace_keeps_the_exact_inputs():
     G = mpvi.GMPContext(30)
     problem = mpvi.Problem(pendulum(G), [sp.pi / 6], p0=["1/3"], t0="1/10")
