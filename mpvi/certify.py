@@ -261,7 +261,8 @@ def _saved_nodes(sol: Solution) -> tuple[list[int], set[int]]:
         nodes = list(range(0, steps + 1, k))
         nodes = nodes if nodes[-1] == steps else nodes + [steps]
         with sol.ctx.active():
-            cut = steps > 0 and len(sol.t) == len(nodes) and sol.t[-1] != sol.t0 + steps * sol.h
+            cut = (steps > 0 and len(sol.t) == len(nodes) and bool(sol.events)
+                   and sol.t[-1] == sol.events[-1].t and sol.t[-1] != sol.t0 + steps * sol.h)
         if cut:
             nodes[-1] = steps - 1
         return nodes, {len(nodes) - 1} if cut else set()
