@@ -387,7 +387,9 @@ def certify(solution: Solution, dps: int | None = None, propagation: str = "lohn
                 # event's time, enclosed over the ball of that time
                 at = found[-1].t if (found and i == len(nodes) - 1 and solution.saveat != "times"
                                      and found[-1].t is not None) else None
-                dense.record(cert, i, segment, at)
+                if not dense.record(cert, i, segment, at):
+                    dense.unreached(cert, k)          # nothing is claimed from there on
+                    return cert
         before = (q, y)
         i = saved.get(k)
         if i is not None:
@@ -459,19 +461,21 @@ class _Dense:
 
     def record(self, cert, i, segment, at=None):
         """Saved point i (a time between nodes): its time as posed (or the ball ``at``), the
-        interpolant's enclosure there and the proven digits of the computed (q, y)."""
+        interpolant's enclosure there and the proven digits of the computed (q, y).  False
+        (the certificate ended at its step, with why) where it cannot be enclosed."""
         sol, ctx = self.solution, self.ctx
         if isinstance(segment, str):
             cert.failed_step, cert.why = cert.nodes[i], segment
-            return
+            return False
         exact = None if self.times is None else self.times[i]
         s = _enclose(exact, sol.t[i], ctx)[0] if at is None else at
         try:
             q, y, _ = self.at(segment, (s - segment.t) / self.h)
         except (*_STEP_FAILURES, PrecisionError, TypeError, ValueError) as exc:
             cert.failed_step, cert.why = cert.nodes[i], f"the interpolant fails on balls: {exc}"
-            return
+            return False
         _digits(cert, sol, i, s, q, None if sol.y is None else y, ctx)
+        return True
 
     def events(self, cert, j, segment):
         """Enclose the time of every event the run located in step j (and return them)."""
@@ -530,13 +534,14 @@ class _Dense:
         return EventEnclosure(n, record.name, t, digits, None)
 
     def unreached(self, cert, j):
-        """The events after the failed step j: not enclosed."""
+        """The events from step j on (after a failed proof): not enclosed."""
+        done = {e.index for e in cert.events}
         for step, ns in sorted(self.event_steps.items()):
             if step >= j:
-                for n in ns:
+                for n in (n for n in ns if n not in done):
                     cert.events.append(EventEnclosure(
                         n, self.solution.events[n].name, None, 0.0,
-                        f"step {j} not proven: {cert.why}"))
+                        f"step {cert.failed_step} not proven: {cert.why}"))
 
 
 class _NoSign(Exception):
