@@ -139,6 +139,20 @@ def test_an_event_time_is_enclosed(terminal, saveat):
         assert sol.t[-1] == sol.events[0].t and sol.steps == 6     # cut in step 5
 
 
+def test_a_point_between_nodes_not_enclosed_ends_the_certificate_with_why():
+    """The Taylor method's interpolant (its substeps) is not walked on balls: its first
+    point between nodes ends the certificate, and its events are not enclosed, with why
+    (q = 53/100 is crossed at t = 0.023 and 0.113)."""
+    level = Fraction(53, 100)
+    sol = posed_run(30, "taylor", n=6, tol=None, saveat=["0.15", "0.42"],
+                    events=[mpvi.Event(lambda t, x, v: x[0] - level)])
+    cert = certify(sol)
+    assert not cert.complete and cert.failed_step == 1 and len(cert.t) == 0
+    assert "Taylor method's interpolant" in cert.why
+    assert len(cert.events) == len(sol.events) == 2
+    assert all(e.t is None and "Taylor method's interpolant" in e.why for e in cert.events)
+
+
 def test_an_event_function_that_fails_on_balls_is_named():
     G = mpvi.GMPContext(30)
 
