@@ -229,7 +229,9 @@ class Certificate:
         digits = self.min_digits
         least = f", at least {min(digits):.1f} digits" if digits else ""
         fail = f"; step {self.failed_step} not proven: {self.why}" if self.why else ""
-        return f"<Certificate {self.method}: {done}{least}{fail}>"
+        events = (f", {sum(e.t is not None for e in self.events)}/{len(self.events)} event "
+                  "times enclosed" if self.events else "")
+        return f"<Certificate {self.method}: {done}{least}{events}{fail}>"
 
 
 def _pack(b):
@@ -398,13 +400,25 @@ def certify(solution: Solution, dps: int | None = None, propagation: str = "lohn
 
 
 class EventEnclosure(NamedTuple):
-    """The enclosure of one located event's time (``Certificate.events``).
+    """The enclosure of one located event's time (an entry of ``Certificate.events``).
 
-    ``index`` the entry of ``Solution.events``; ``t`` a ball holding a root of the event
-    function on the method's interpolant of the exact discrete trajectory (a sign change
-    in the event's direction proven on balls at both ends of the ball), None where none
-    was proven; ``digits`` the proven digits of the computed time (``-log10`` of its
-    distance from the ball over max(1, |t|)); ``why`` the reason where not proven."""
+    Parameters
+    ----------
+    index : int
+        The entry of ``Solution.events``.
+    name : str
+        The event's name.
+    t : flint.arb or None
+        A ball holding a root of the event function on the method's interpolant of the
+        exact discrete trajectory (a sign change in the event's direction proven on balls
+        at both ends of the ball: the intermediate value theorem); None where none was
+        proven.
+    digits : float
+        The proven digits of the computed time: ``-log10`` of its distance from the ball
+        over max(1, |t|) (0 where not proven).
+    why : str or None
+        Why the time was not enclosed, or None.
+    """
 
     index: int
     name: str
