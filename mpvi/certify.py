@@ -181,7 +181,7 @@ class Certificate:
     """
 
     statement: str | None = None
-    events: list = []
+    events: list[Any] = []
 
     def __init__(self, method: str, context: ArbContext, nodes: list[int]) -> None:
         self.method, self.context, self.nodes = method, context, nodes
@@ -220,8 +220,8 @@ class Certificate:
         state["q"] = [np.array([_unpack(b) for b in v], dtype=object) for v in state["q"]]
         state["y"] = [None if v is None else np.array([_unpack(b) for b in v], dtype=object)
                       for v in state["y"]]
-        state["events"] = [EventEnclosure(*e[:2], None if e[2] is None else _unpack(e[2]), *e[3:])
-                           for e in state.get("events", [])]
+        state["events"] = [EventEnclosure(e[0], e[1], None if e[2] is None else _unpack(e[2]),
+                                          e[3], e[4]) for e in state.get("events", [])]
         self.__dict__.update(state)
 
     def __repr__(self) -> str:
@@ -393,9 +393,9 @@ def certify(solution: Solution, dps: int | None = None, propagation: str = "lohn
                     dense.unreached(cert, k)          # nothing is claimed from there on
                     return cert
         before = (q, y)
-        i = saved.get(k)
-        if i is not None:
-            _record(cert, solution, i, k, t0 + k * h, q, y, ctx, run_ctx, limits, judge)
+        point = saved.get(k)
+        if point is not None:
+            _record(cert, solution, point, k, t0 + k * h, q, y, ctx, run_ctx, limits, judge)
     return cert
 
 
@@ -404,8 +404,8 @@ class EventEnclosure(NamedTuple):
 
     Parameters
     ----------
-    index : int
-        The entry of ``Solution.events``.
+    event : int
+        Its entry in ``Solution.events``.
     name : str
         The event's name.
     t : flint.arb or None
@@ -420,7 +420,7 @@ class EventEnclosure(NamedTuple):
         Why the time was not enclosed, or None.
     """
 
-    index: int
+    event: int
     name: str
     t: Any
     digits: float
@@ -549,7 +549,7 @@ class _Dense:
 
     def unreached(self, cert, j):
         """The events from step j on (after a failed proof): not enclosed."""
-        done = {e.index for e in cert.events}
+        done = {e.event for e in cert.events}
         for step, ns in sorted(self.event_steps.items()):
             if step >= j:
                 for n in (n for n in ns if n not in done):
@@ -1021,7 +1021,7 @@ def _initial(problem, system, state, ctx, inputs):
     """The initial (q, y) as balls: the inputs as posed (:class:`_Inputs`); the momentum
     of a given velocity (or the reverse) computed on balls."""
     q = _arr(inputs.q0)
-    if problem.given == "y":
+    if problem.given == "y" or inputs.given is None:
         return q, None
     given = _arr(inputs.given)
     if state == "qp" and problem.given == "v":
@@ -1150,7 +1150,7 @@ def _record(cert, solution, i, k, t, q, y, ctx, run_ctx, limits, judge):
     if far:
         verdict = judge(i, k, scale)
         judged = verdict is not None
-        step, one, source = verdict if judged else (None, None, None)
+        step, one, source = verdict if verdict is not None else ([], None, None)
         wrong = [n for n in far if not judged or abs(computed[n] - step[n]).lower() > one]
         if wrong:
             n = wrong[0]

@@ -64,7 +64,7 @@ def posed_value(x: Any) -> Any:
     return None
 
 
-def posed_vector(values: Any, n: int) -> list | None:
+def posed_vector(values: Any, n: int) -> list[Any] | None:
     """Per component :func:`posed_value` of a vector of ``n`` initial data (None for a
     vector that is not a sequence of n values)."""
     try:
@@ -81,7 +81,7 @@ def posed_text(x: Any) -> str:
     if isinstance(x, (int, str)):
         return str(x)
     import sympy
-    return sympy.sstr(x)
+    return str(sympy.sstr(x))
 
 
 @entry_class
