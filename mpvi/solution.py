@@ -183,12 +183,14 @@ class Solution:
     certificate : Certificate or None
         The proven enclosures of the saved states (``solve(..., certify=True)``:
         :func:`mpvi.certify`), else None.
+    posed : dict or None
+        ``h`` and ``times`` (the saveat times) as the user wrote them where exact
+        (:func:`mpvi.problem.posed_value`; with ``Problem.posed``, what
+        :func:`mpvi.certify` starts from), else None.
     """
 
     certificate: Certificate | None = None
     posed: dict[str, Any] | None = None
-    """``h`` (and ``times``, the saveat times) as the user wrote them where exact (else
-    None; :func:`mpvi.problem.posed_value`), what :func:`mpvi.certify` starts from."""
 
     if TYPE_CHECKING:
         # The attributes above, set by _from_run and load_solution (declared for the type
