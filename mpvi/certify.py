@@ -436,16 +436,16 @@ class _Dense:
     them -- lies in the interpolant evaluated on the balls: the Hermite kind from the
     nodes' jets (q, v and the Taylor coefficients of the flow on balls), the trial kind
     from the step's coefficients solved on the balls of the node before (the Krawczyk
-    step), the substep kind by the method's step of theta h on balls.  The Taylor method's
-    substeps are not walked on balls here: its points between nodes are refused, named."""
+    step), the substep kind by the method's step of theta h on balls, the fixed Taylor
+    method's polynomial from its coefficients on the balls of the node before.  The
+    adaptive Taylor method's is refused, named (which substep holds a time is decided by
+    comparing times, which balls may leave undecided)."""
 
     def __init__(self, solution, method, stepper, system, ctx, inputs, args):
         from .dense import StepData
         self.solution, self.ctx, self.stepper = solution, ctx, stepper
         self.t0, self.h = inputs.t0, inputs.h
         self.data = StepData(method, stepper, system, ctx, inputs.h, args)
-        self.why = ("the Taylor method's interpolant (its substeps) is not walked on balls"
-                    if self.data.dense == "taylor" else None)
         times = (getattr(solution, "posed", None) or {}).get("times") if inputs.as_posed else None
         self.times = times if times is not None and len(times) == len(solution.t) else None
         self.functions = getattr(solution, "_event_functions", None)
@@ -457,13 +457,16 @@ class _Dense:
         """The dense output of step j on balls between the node enclosures a and b
         ((q, y) each), or the reason it cannot be made."""
         from .dense import Segment
-        if self.why is not None:
-            return self.why
         t = self.t0 + j * self.h
         carry = None
         try:
             if self.data.dense == "trial":
                 carry = self.stepper(t, a[0], a[1], None).carry
+            elif self.data.dense == "taylor":
+                carry = self.data.substeps(t, a[0], a[1])
+                if not carry.fixed:
+                    return ("the adaptive Taylor method's interpolant is not enclosed (the "
+                            "substep holding a time is chosen by comparing times)")
             return Segment(self.data, t, a[0], a[1], b[0], b[1], carry)
         except (*_STEP_FAILURES, PrecisionError, TypeError, ValueError) as exc:
             return f"the step's interpolant fails on balls: {exc}"

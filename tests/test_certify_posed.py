@@ -139,18 +139,41 @@ def test_an_event_time_is_enclosed(terminal, saveat):
         assert sol.t[-1] == sol.events[0].t and sol.steps == 6     # cut in step 5
 
 
-def test_a_point_between_nodes_not_enclosed_ends_the_certificate_with_why():
-    """The Taylor method's interpolant (its substeps) is not walked on balls: its first
-    point between nodes ends the certificate, and its events are not enclosed, with why
-    (q = 53/100 is crossed at t = 0.023 and 0.113)."""
-    level = Fraction(53, 100)
-    sol = posed_run(30, "taylor", n=6, tol=None, saveat=["0.15", "0.42"],
-                    events=[mpvi.Event(lambda t, x, v: x[0] - level)])
+def test_the_fixed_taylor_methods_interpolant_and_events_are_enclosed():
+    """Taylor's dense output is its own polynomial, from the coefficients on the balls of
+    the node before; q = 53/100 is crossed at t = 0.023 and 0.113."""
+    def level(t, x, v):
+        return 100 * x[0] - 53                           # integers: runs on balls as well
+    sol, rerun = (posed_run(d, "taylor", n=6, tol=None, saveat=["0.15", "0.42"],
+                            events=[mpvi.Event(level)]) for d in (64, REF))
     cert = certify(sol)
-    assert not cert.complete and cert.failed_step == 1 and len(cert.t) == 0
-    assert "Taylor method's interpolant" in cert.why
-    assert len(cert.events) == len(sol.events) == 2
-    assert all(e.t is None and "Taylor method's interpolant" in e.why for e in cert.events)
+    assert cert.complete and min(cert.min_digits) > 60
+    assert all(contains(b[0], x) for b, x in zip(cert.q, rerun.q[:, 0]))
+    assert len(cert.events) == len(rerun.events) == 2
+    assert all(e.why is None and contains(e.t, r.t) for e, r in zip(cert.events, rerun.events))
+
+
+def test_a_point_between_nodes_not_enclosed_ends_the_certificate_with_why(monkeypatch):
+    """An interpolant that fails on balls (simulated from t = 0.4 on) ends the certificate
+    at its step: nothing is claimed after it, and an event after it is named as not
+    enclosed (q = 53/100 is crossed at t = 0.023 and 0.113, q = 0 in step 5)."""
+    import mpvi.dense
+    sol = posed_run(30, "midpoint", n=6, saveat=["0.05", "0.42"],
+                    events=[mpvi.Event(lambda t, x, v: 100 * x[0] - 53),
+                            mpvi.Event(lambda t, x, v: x[0])])
+    assert [e.index for e in sol.events] == [0, 0, 1] and exact(sol.events[2].t) > Fraction(1, 2)
+    real = mpvi.dense.Segment.at
+
+    def fails_late(segment, theta):
+        if isinstance(segment.t, flint.arb) and segment.t > flint.arb("0.35"):
+            raise ValueError("no ball form")
+        return real(segment, theta)
+    monkeypatch.setattr(mpvi.dense.Segment, "at", fails_late)
+    cert = certify(sol)
+    assert not cert.complete and len(cert.t) == 1 and cert.failed_step == 4
+    assert "the interpolant fails on balls: no ball form" in cert.why
+    assert [e.t is not None for e in cert.events] == [True, True, False]
+    assert cert.events[2].why.startswith("step 4 not proven")
 
 
 def test_an_event_function_that_fails_on_balls_is_named():
