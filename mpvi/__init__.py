@@ -46,7 +46,7 @@ _WHERE = {
     "load_solution": "solution", "Event": "solve", "EventRecord": "solution",
     "Progress": "solve",
     # proven digits
-    "certify": "certify", "Certificate": "certify",
+    "certify": "certify", "Certificate": "certify", "EventEnclosure": "certify",
     # methods
     "METHODS": "schemes", "Method": "schemes", "register": "schemes",
     "get_method": "schemes",
@@ -77,7 +77,7 @@ if TYPE_CHECKING:
                            relative_energy_error, stability_scan, sup_errors,
                            symplecticity_defect)
     from .arb import ArbContext, KrawczykError, UndecidedComparison
-    from .certify import Certificate, WrongStepError, certify
+    from .certify import Certificate, EventEnclosure, WrongStepError, certify
     from .codegen import TIME
     from .context import FPContext, GMPContext, MPContext, PrecisionError, fp, get_context, mp
     from .linalg import NotPositiveDefiniteError, SingularMatrixError

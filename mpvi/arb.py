@@ -92,6 +92,12 @@ def _bits(dps: int) -> int:
     return int(mpmath.libmp.dps_to_prec(dps))
 
 
+_BALL_FUNCTIONS = frozenset({"sin", "cos", "tan", "exp", "log", "atan", "asin", "acos",
+                             "sinh", "cosh", "tanh"})
+"""The sympy functions :meth:`ArbContext.num` encloses (each an Arb method of the same
+name), applied to anything it encloses: sin(1), exp(1/3), log(2) given exactly."""
+
+
 @context_class
 class ArbContext(Context):
     """Compute with Arb balls (python-flint ``arb``) at ``dps`` digits plus guard bits.
@@ -320,8 +326,9 @@ class ArbContext(Context):
         ValueError
             A string that is not a number.
         TypeError
-            A bool, a sympy expression other than rationals, Floats, pi and their sums,
-            products and rational powers (an algebraic number given as a polynomial's
+            A bool, a sympy expression other than rationals, Floats, pi, E, their sums,
+            products and rational powers and the elementary functions of
+            :data:`_BALL_FUNCTIONS` of them (an algebraic number given as a polynomial's
             root), or any other type.
         """
         if isinstance(x, arb):
@@ -399,6 +406,14 @@ class ArbContext(Context):
             return self._mpf_tuple(x._mpf_)
         if x is sympy.pi:
             return arb.pi()
+        if x is sympy.E:
+            return arb(1).exp()
+        name = type(x).__name__
+        if isinstance(x, sympy.Function) and name in _BALL_FUNCTIONS and len(x.args) == 1:
+            value = getattr(self._sympy(x.args[0]), name)()
+            if not value.is_finite():
+                raise TypeError(f"cannot enclose the sympy expression {x}: not a finite real")
+            return value
         if x.is_Add or x.is_Mul:
             parts = [self._sympy(a) for a in x.args]
             out = parts[0]
@@ -409,8 +424,9 @@ class ArbContext(Context):
             base, p, q = self._sympy(x.base), int(x.exp.p), int(x.exp.q)
             root = base if q == 1 else base.root(q)
             return root ** p if p >= 0 else 1 / root ** (-p)
-        raise TypeError(f"cannot enclose the sympy expression {x}: rationals, Floats, pi and "
-                        "their sums, products and rational powers are converted to balls")
+        raise TypeError(f"cannot enclose the sympy expression {x}: rationals, Floats, pi, E, "
+                        "their sums, products and rational powers and the elementary functions "
+                        f"{', '.join(sorted(_BALL_FUNCTIONS))} of them are converted to balls")
 
     def lift(self, x: NumberLike) -> Real:
         """Convert a number of any precision exactly, keeping its bits.

@@ -1,9 +1,12 @@
 """Proven digits of a run: its steps walked again on Arb balls.
 
 :func:`certify` takes a :class:`mpvi.Solution` and re-walks the run step by step with
-the same method and the same step h in an :class:`mpvi.ArbContext`: the initial data
-and h are the exact values the run used (its numbers, converted exactly), the system's
-parameters the tightest balls of the values it was given.  An explicit step is simply
+the same method in an :class:`mpvi.ArbContext`, on **the problem as posed**: every input
+the user wrote exactly -- h = ``"1/10"``, a parameter ``"9.81"``, q0 = ``sympy.pi/6``, a
+``Fraction`` (:func:`mpvi.problem.posed_value`, kept as ``Problem.posed`` and
+``Solution.posed``) -- enters as a ball of its exact value; an input given as a float or a
+number of a context enters as the run's number, exactly (``posed=False``: every input
+so).  ``Certificate.statement`` names both kinds.  An explicit step is simply
 evaluated on balls; an implicit one is proven by the parametric Krawczyk test
 (:func:`mpvi.arb.krawczyk`: a unique solution of the step equations in a ball, for
 every state in the previous ball).  The balls so carried enclose the method's exact
@@ -13,16 +16,29 @@ Each saved computed state is then compared with its enclosure: the distance boun
 error of the printed number against the exact discrete trajectory, and the proven digits
 of each component are ``-log10(|computed - enclosure|_upper / scale)`` (``scale`` the
 state's largest component, at least 1; 0 where the enclosure is wider than ``scale``).
-A computed state farther from its enclosure than
-the run's own round-off could take it -- the Newton tolerance of its context
-(:func:`mpvi.newton.tolerance`, 2^10 eps) per step, summed over the steps so far, relative
-to ``scale`` -- is judged by its own step: the step from the run's saved state one node
-before, on balls.  Within one step's allowance of that, the step is right and the gap is
-the run's own rounding carried by the flow (on a chaotic orbit it grows like
-exp(lambda t), faster than the sum); the proven digits say how much is left.  Otherwise (or
-where the node before is not saved) it is a wrong step: :class:`WrongStepError` names it.  A step whose proof
+A computed state farther from its enclosure than the run's own round-off could take it
+is judged by its own step.  That round-off allowance is derived from the states: the
+inputs' rounding (the computed start against the posed one) and the Newton tolerance of
+the run's context (:func:`mpvi.newton.tolerance`, 2^10 eps) per step, relative to the
+state's size, carried by the step Jacobians of Lohner's walk (:func:`_lohner`), so that it
+grows as the round-off does -- like exp(lambda t) on a chaotic orbit, never linearly in the
+steps (box propagation, which carries no Jacobian, sums it).  The step is judged from the
+run's saved state one node before, on balls; where that node is not saved (``saveat=k``),
+the point run is solved again in the run's context from the saved node before it, each of
+its steps judged on balls, and the saved state must be its state up to the rounding of the
+steps solved again (:class:`_Judge`).  Within that, the step is right and the gap is the
+run's own rounding carried by the flow; the proven digits say how much is left.
+Otherwise it is a wrong step: :class:`WrongStepError` names it.  A step whose proof
 fails (a ball too wide, a Jacobian not invertible on the ball) ends the certificate
 there: it says which step and why, and claims nothing from there on.
+
+**Between nodes** (``saveat`` a list of times; the last point of a run stopped by a
+terminal event) the method's interpolant (:mod:`mpvi.dense`) is evaluated on the balls of
+the two nodes of its step, at the time as posed (:class:`_Dense`): an enclosure of the
+interpolant of the exact discrete trajectory.  **Events**: the time of each located event
+is enclosed by a sign change of the event function (called on balls) proven at both ends
+of an interval around the run's time, on that enclosed interpolant
+(``Certificate.events``).
 
 The state set is carried by Lohner's method (Lohner 1987; the mean-value form in a moving
 basis, :func:`_lohner`): the step from the midpoint on balls plus the step's Jacobian on
@@ -76,17 +92,18 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 import numpy as np
 
 from flint import arb, arb_mat, fmpq
 
 from .arb import GUARD_BITS, ArbContext, KrawczykError, _Dual, _DualContext, _hand_over, _watch
-from .context import PrecisionError, _mpfr_type
+from .context import PrecisionError, _mpfr_type, floor
 from .linalg import NotPositiveDefiniteError, SingularMatrixError
 from .newton import tolerance
 from .precision import entry, entry_class
+from .problem import posed_text, posed_value
 from .schemes import get_method
 
 if TYPE_CHECKING:
@@ -126,7 +143,8 @@ class Certificate:
     context : ArbContext
         The ball context of the walk.
     nodes : list of int
-        The node index of each saved point.
+        The node index of each saved point (of a point between nodes: the step j holding
+        it, t_j <= t <= t_j+1).
 
     Attributes
     ----------
@@ -135,7 +153,7 @@ class Certificate:
     context : ArbContext
         The ball context of the walk.
     nodes : list of int
-        The node index of each saved point.
+        The node index of each saved point (of a point between nodes: its step j).
     t : list of flint.arb
         The saved times, as balls (of the points certified).
     q, y : list of numpy.ndarray
@@ -153,7 +171,17 @@ class Certificate:
     jacobians : list of int
         Lohner's method: [hull Jacobians made, steps by a hull Jacobian, steps by their
         own Jacobian] (:func:`certify`'s ``reuse``).
+    events : list of EventEnclosure
+        The time of each event the run located (``Solution.events``), enclosed: a proven
+        root of the event function on the method's interpolant of the enclosed step.
+    statement : str
+        What is enclosed, in plain words: the exact discrete trajectory of the problem as
+        posed (``h = 1/10, q0 = (pi/6), g = 9.81``), naming each input that entered as the
+        run's rounded number instead (a float or a context number).
     """
+
+    statement: str | None = None
+    events: list[Any] = []
 
     def __init__(self, method: str, context: ArbContext, nodes: list[int]) -> None:
         self.method, self.context, self.nodes = method, context, nodes
@@ -165,6 +193,7 @@ class Certificate:
         self.failed_step: int | None = None
         self.why: str | None = None
         self.jacobians = [0, 0, 0]
+        self.events: list[EventEnclosure] = []
 
     @property
     def complete(self) -> bool:
@@ -182,6 +211,8 @@ class Certificate:
         state["t"] = [_pack(b) for b in self.t]
         state["q"] = [[_pack(b) for b in v] for v in self.q]
         state["y"] = [None if v is None else [_pack(b) for b in v] for v in self.y]
+        state["events"] = [tuple(e[:2]) + (None if e.t is None else _pack(e.t),) + tuple(e[3:])
+                           for e in self.events]
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
@@ -189,6 +220,8 @@ class Certificate:
         state["q"] = [np.array([_unpack(b) for b in v], dtype=object) for v in state["q"]]
         state["y"] = [None if v is None else np.array([_unpack(b) for b in v], dtype=object)
                       for v in state["y"]]
+        state["events"] = [EventEnclosure(e[0], e[1], None if e[2] is None else _unpack(e[2]),
+                                          e[3], e[4]) for e in state.get("events", [])]
         self.__dict__.update(state)
 
     def __repr__(self) -> str:
@@ -196,7 +229,9 @@ class Certificate:
         digits = self.min_digits
         least = f", at least {min(digits):.1f} digits" if digits else ""
         fail = f"; step {self.failed_step} not proven: {self.why}" if self.why else ""
-        return f"<Certificate {self.method}: {done}{least}{fail}>"
+        events = (f", {sum(e.t is not None for e in self.events)}/{len(self.events)} event "
+                  "times enclosed" if self.events else "")
+        return f"<Certificate {self.method}: {done}{least}{events}{fail}>"
 
 
 def _pack(b):
@@ -216,22 +251,36 @@ def _unpack(t):
     return arb((t[0], t[1]), (t[2], t[3]))
 
 
-def _saved_nodes(sol: Solution) -> list[int]:
+def _saved_nodes(sol: Solution) -> tuple[list[int], set[int]]:
+    """The node of each saved point, and the saved points that lie between nodes: for
+    those, the step j whose interval holds the point (t_j <= t <= t_j+1) -- every point of
+    a solution saved at times (``saveat`` a list of times, through the dense output), and
+    the last point of a run stopped by a terminal event (saved at the event's time, in
+    place of the node after it)."""
     steps, saveat = sol.steps, sol.saveat
-    if saveat is None:
-        return list(range(steps + 1))
-    if isinstance(saveat, (int, np.integer)) and not isinstance(saveat, bool):
-        k = int(saveat)
+    if saveat is None or (isinstance(saveat, (int, np.integer)) and not isinstance(saveat, bool)):
+        k = 1 if saveat is None else int(saveat)
         nodes = list(range(0, steps + 1, k))
-        return nodes if nodes[-1] == steps else nodes + [steps]
-    raise ValueError("certify: the solution saved times between nodes (saveat = a list of "
-                     "times, through the dense output); only node values are certified: solve "
-                     "with saveat=None or an integer")
+        nodes = nodes if nodes[-1] == steps else nodes + [steps]
+        with sol.ctx.active():
+            cut = (steps > 0 and len(sol.t) == len(nodes) and bool(sol.events)
+                   and sol.t[-1] == sol.events[-1].t and sol.t[-1] != sol.t0 + steps * sol.h)
+        if cut:
+            nodes[-1] = steps - 1
+        return nodes, {len(nodes) - 1} if cut else set()
+    return [_step_of(sol, t) for t in sol.t], set(range(len(sol.t)))
+
+
+def _step_of(sol, t):
+    """The step j whose interval [t_j, t_j+1] holds the run's time t (the last for its
+    end)."""
+    j = int(floor((t - sol.t0) / sol.h))
+    return min(max(j, 0), sol.steps - 1)
 
 
 @entry
 def certify(solution: Solution, dps: int | None = None, propagation: str = "lohner", *,
-            reuse: bool = True) -> Certificate:
+            reuse: bool = True, posed: bool = True) -> Certificate:
     """Enclose every saved state of a run on Arb balls and prove its digits.
 
     Module doc of :mod:`mpvi.certify`: the run re-walked with its method and h on
@@ -241,7 +290,8 @@ def certify(solution: Solution, dps: int | None = None, propagation: str = "lohn
     Parameters
     ----------
     solution : Solution
-        A run of :func:`mpvi.solve` (saved at nodes: ``saveat`` None or an integer).
+        A run of :func:`mpvi.solve` (saved at nodes, every k-th node or at times between
+        nodes; its events are enclosed too).
     dps : int, optional
         The working digits of the balls (plus :data:`mpvi.arb.GUARD_BITS`); default the
         run's.  More digits narrow the enclosures: the widths start at the working
@@ -255,20 +305,29 @@ def certify(solution: Solution, dps: int | None = None, propagation: str = "lohn
         states for every step inside it, where it is as narrow as a step's own (an
         affine step map: a linear system; module doc); False differentiates every step
         on its own box.  Either way the enclosures are proven.
+    posed : bool, default True
+        Walk the problem as posed: every input the user wrote exactly (h = ``"1/10"``, a
+        parameter ``"9.81"``, q0 = ``sympy.pi/6``; ``Problem.posed``, ``Solution.posed``)
+        enters as a ball of its exact value, so the enclosures hold the exact discrete
+        trajectory of that problem (and the computed run within its proven digits); an
+        input given as a float or a context number enters as the run's number, and
+        ``Certificate.statement`` says which.  False: every input as the run's rounded
+        number (the enclosures are then of the run's own inputs).
 
     Returns
     -------
     Certificate
-        The enclosures, the proven digits per component and per saved point, and the
-        first step whose proof failed (with why), if any.
+        The enclosures, the proven digits per component and per saved point, the event
+        times enclosed, the statement of what is enclosed, and the first step whose
+        proof failed (with why), if any.
 
     Raises
     ------
     TypeError
         Not a solution, or a solution without its problem (read from a file).
     ValueError
-        A solution saved between nodes, one of a context that is not multiprecision, or
-        one of a first-order system; an unknown ``propagation``.
+        A solution of a context that is not multiprecision, or one of a first-order
+        system; an unknown ``propagation``.
     WrongStepError
         A computed state outside its enclosure beyond the run's round-off, naming the
         step.
@@ -286,70 +345,318 @@ def certify(solution: Solution, dps: int | None = None, propagation: str = "lohn
     if problem.system.first_order:
         raise ValueError("certify: first-order systems are not certified yet (their field "
                          "has no Arb binding); a mechanical system's run is")
-    nodes = _saved_nodes(solution)
+    nodes, between = _saved_nodes(solution)
     if propagation not in ("lohner", "box"):
         raise ValueError(f"certify: propagation must be 'lohner' or 'box', got {propagation!r}")
     if not isinstance(reuse, bool):
         raise TypeError(f"certify: reuse must be True or False, got {reuse!r}")
+    if not isinstance(posed, bool):
+        raise TypeError(f"certify: posed must be True or False, got {posed!r}")
     ctx = ArbContext(run_ctx.dps if dps is None else dps)
     method = get_method(solution.method)
     cert = Certificate(method.name, ctx, nodes)
     ctx.activate()
-    h = ctx.lift(solution.h)
-    t0 = ctx.lift(problem.t0)
-    system = _exact_params(cast("LagrangianSystem", problem.system), ctx)
-    q, y = _initial(problem, system, method.state, ctx)
+    inputs = _Inputs(solution, ctx, posed)
+    h, t0 = inputs.h, inputs.t0
+    system = _exact_params(cast("LagrangianSystem", problem.system), ctx, posed=posed)
+    q, y = _initial(problem, system, method.state, ctx, inputs)
+    cert.statement = _statement(solution, method.name, inputs, run_ctx, posed, ctx)
     args = {k: v for k, v in solution._prepare_args.items() if k != "newton"}
     stepper = method.prepare(system, h, ctx, **args)
-    walk = (_box(stepper, q, y, t0, h, solution.steps) if propagation == "box" else
-            _lohner(stepper, method, solution, args, ctx, q, y, t0, h, solution.steps, reuse,
-                    cert.jacobians))
     allowance = tolerance(run_ctx)
-    saved = {k: i for i, k in enumerate(nodes)}
+    start = _arr([_exact(x, ctx) for x in _state(*problem.initial_state(method.state))])
+    # the computed start's distance from the posed one (the inputs' rounding), per component
+    gaps = [abs(c - b).upper() for c, b in zip(start, _state(q, y))]
+    walk = (_box(stepper, q, y, t0, h, solution.steps, gaps, allowance, ctx)
+            if propagation == "box" else
+            _lohner(stepper, method, solution, args, ctx, q, y, t0, h, solution.steps, reuse,
+                    cert.jacobians, gaps, allowance, posed))
+    saved = {k: i for i, k in enumerate(nodes) if i not in between}
+    judge = _Judge(solution, method, stepper, saved, ctx, t0, h, allowance)
+    dense = _Dense(solution, method, stepper, system, ctx, inputs, args)
+    steps_wanted = {nodes[i] for i in between} | set(dense.event_steps)
+    before = None
+    for k, q, y, failure, limits in walk:
+        if failure is not None:
+            cert.failed_step, cert.why = k - 1, failure
+            dense.unreached(cert, k - 1)
+            return cert
+        if k - 1 in steps_wanted:
+            segment = dense.segment(k - 1, before, (q, y))
+            found = dense.events(cert, k - 1, segment)
+            for i in sorted(i for i in between if nodes[i] == k - 1):
+                # a run stopped by a terminal event: its last point is the state at the
+                # event's time, enclosed over the ball of that time
+                at = found[-1].t if (found and i == len(nodes) - 1 and solution.saveat != "times"
+                                     and found[-1].t is not None) else None
+                if not dense.record(cert, i, segment, at):
+                    dense.unreached(cert, k)          # nothing is claimed from there on
+                    return cert
+        before = (q, y)
+        point = saved.get(k)
+        if point is not None:
+            _record(cert, solution, point, k, t0 + k * h, q, y, ctx, run_ctx, limits, judge)
+    return cert
 
-    def local(i, k):
-        """The step k-1 -> k from the run's own saved state at node k-1, on balls (None
-        where node k-1 is not saved or the step fails there)."""
-        before = saved.get(k - 1)
-        if before is None:
-            return None
-        qb = _arr([_exact(x, ctx) for x in solution.q[before]])
-        yb = None if solution.y is None else _arr([_exact(x, ctx) for x in solution.y[before]])
+
+class EventEnclosure(NamedTuple):
+    """The enclosure of one located event's time (an entry of ``Certificate.events``).
+
+    Parameters
+    ----------
+    event : int
+        Its entry in ``Solution.events``.
+    name : str
+        The event's name.
+    t : flint.arb or None
+        A ball holding a root of the event function on the method's interpolant of the
+        exact discrete trajectory (a sign change in the event's direction proven on balls
+        at both ends of the ball: the intermediate value theorem); None where none was
+        proven.
+    digits : float
+        The proven digits of the computed time: ``-log10`` of its distance from the ball
+        over max(1, |t|) (0 where not proven).
+    why : str or None
+        Why the time was not enclosed, or None.
+    """
+
+    event: int
+    name: str
+    t: Any
+    digits: float
+    why: str | None
+
+
+class _Dense:
+    """The method's interpolant between two enclosed nodes, on balls (:mod:`mpvi.dense`
+    with the walk's ball system, h and stepper), for the saved times between nodes and the
+    events of a run.
+
+    The interpolant of every trajectory in the nodes' balls -- the exact discrete one among
+    them -- lies in the interpolant evaluated on the balls: the Hermite kind from the
+    nodes' jets (q, v and the Taylor coefficients of the flow on balls), the trial kind
+    from the step's coefficients solved on the balls of the node before (the Krawczyk
+    step), the substep kind by the method's step of theta h on balls, the fixed Taylor
+    method's polynomial from its coefficients on the balls of the node before.  The
+    adaptive Taylor method's is refused, named (which substep holds a time is decided by
+    comparing times, which balls may leave undecided)."""
+
+    def __init__(self, solution, method, stepper, system, ctx, inputs, args):
+        from .dense import StepData
+        self.solution, self.ctx, self.stepper = solution, ctx, stepper
+        self.t0, self.h = inputs.t0, inputs.h
+        self.data = StepData(method, stepper, system, ctx, inputs.h, args)
+        times = (getattr(solution, "posed", None) or {}).get("times") if inputs.as_posed else None
+        self.times = times if times is not None and len(times) == len(solution.t) else None
+        self.functions = getattr(solution, "_event_functions", None)
+        self.event_steps: dict[int, list[int]] = {}
+        for n, e in enumerate(solution.events):
+            self.event_steps.setdefault(_step_of(solution, e.t), []).append(n)
+
+    def segment(self, j, a, b):
+        """The dense output of step j on balls between the node enclosures a and b
+        ((q, y) each), or the reason it cannot be made."""
+        from .dense import Segment
+        t = self.t0 + j * self.h
+        carry = None
         try:
-            r = stepper(t0 + (k - 1) * h, qb, yb, None)
+            if self.data.dense == "trial":
+                carry = self.stepper(t, a[0], a[1], None).carry
+            elif self.data.dense == "taylor":
+                carry = self.data.substeps(t, a[0], a[1])
+                if not carry.fixed:
+                    return ("the adaptive Taylor method's interpolant is not enclosed (the "
+                            "substep holding a time is chosen by comparing times)")
+            return Segment(self.data, t, a[0], a[1], b[0], b[1], carry)
+        except (*_STEP_FAILURES, PrecisionError, TypeError, ValueError) as exc:
+            return f"the step's interpolant fails on balls: {exc}"
+
+    def at(self, segment, theta):
+        q, v = segment.at(theta)
+        t = segment.t + theta * self.h
+        return q, self.data.y_of(t, q, v), v
+
+    def record(self, cert, i, segment, at=None):
+        """Saved point i (a time between nodes): its time as posed (or the ball ``at``), the
+        interpolant's enclosure there and the proven digits of the computed (q, y).  False
+        (the certificate ended at its step, with why) where it cannot be enclosed."""
+        sol, ctx = self.solution, self.ctx
+        if isinstance(segment, str):
+            cert.failed_step, cert.why = cert.nodes[i], segment
+            return False
+        exact = None if self.times is None else self.times[i]
+        s = _enclose(exact, sol.t[i], ctx)[0] if at is None else at
+        try:
+            q, y, _ = self.at(segment, (s - segment.t) / self.h)
+        except (*_STEP_FAILURES, PrecisionError, TypeError, ValueError) as exc:
+            cert.failed_step, cert.why = cert.nodes[i], f"the interpolant fails on balls: {exc}"
+            return False
+        _digits(cert, sol, i, s, q, None if sol.y is None else y, ctx)
+        return True
+
+    def events(self, cert, j, segment):
+        """Enclose the time of every event the run located in step j (and return them)."""
+        found = [self.event(n, j, segment) for n in self.event_steps.get(j, ())]
+        cert.events.extend(found)
+        return found
+
+    def event(self, n, j, segment):
+        """The time of event record n (in step j) enclosed: theta_c the run's theta, the
+        event function on balls at theta_c -/+ w with w growing by 16 until its signs there
+        are proven opposite, in the event's direction (a root of the continuous function
+        between them: the intermediate value theorem, for every trajectory in the nodes'
+        balls)."""
+        sol, ctx = self.solution, self.ctx
+        record = sol.events[n]
+        fail = lambda why: EventEnclosure(n, record.name, None, 0.0, why)  # noqa: E731
+        if isinstance(segment, str):
+            return fail(segment)
+        if self.functions is None or record.index >= len(self.functions):
+            return fail("the event function is not kept with the solution (solve again)")
+        g = self.functions[record.index]
+        with sol.ctx.active():
+            theta = _exact((record.t - sol.t0 - j * sol.h) / sol.h, ctx)
+        zero, one = arb(0), arb(1)
+
+        def sign(x):
+            try:
+                q, _, v = self.at(segment, x)
+                value = g(segment.t + x * self.h, q, v)
+            except Exception as exc:       # a user's function on balls: whatever it raised
+                raise _NoSign(f"the event function fails on balls: {type(exc).__name__}: "
+                              f"{exc}") from None
+            if not isinstance(value, arb):
+                value = ctx.num(value)
+            return 1 if value > 0 else (-1 if value < 0 else 0)
+
+        w = arb(2) ** (4 - ctx.prec)
+        try:
+            while True:
+                lo, hi = (theta - w).max(zero), (theta + w).min(one)
+                lo, hi = arb(lo.lower()).max(zero), arb(hi.upper()).min(one)
+                a, b = sign(lo), sign(hi)
+                if a * b < 0 and (record.direction == 0 or record.direction == b):
+                    break
+                if lo == zero and hi == one:
+                    return fail("no sign change of the event function proven on the "
+                                "enclosed interpolant of its step")
+                w = w * 16
+        except _NoSign as exc:
+            return fail(str(exc))
+        t = segment.t + lo.union(hi) * self.h
+        te = _exact(record.t, ctx)
+        scale = ctx.one.max(abs(te))
+        bound = abs(te - t).upper()
+        digits = math.inf if bound == 0 else max(0.0, _log10(scale, -1) - _log10(bound, 1))
+        return EventEnclosure(n, record.name, t, digits, None)
+
+    def unreached(self, cert, j):
+        """The events from step j on (after a failed proof): not enclosed."""
+        done = {e.event for e in cert.events}
+        for step, ns in sorted(self.event_steps.items()):
+            if step >= j:
+                for n in (n for n in ns if n not in done):
+                    cert.events.append(EventEnclosure(
+                        n, self.solution.events[n].name, None, 0.0,
+                        f"step {cert.failed_step} not proven: {cert.why}"))
+
+
+class _NoSign(Exception):
+    """The event function could not be evaluated on balls."""
+
+
+class _Judge:
+    """The step k-1 -> k of the run judged alone (:func:`_record`): from the run's own
+    saved state at node k-1, or, where that node is not saved, from the point run solved
+    again in the run's context from the saved node before it -- every step of which is
+    judged on balls the same way, and whose state at k must be the saved one up to the
+    rounding of the steps solved again (the walk keeps every node it needs)."""
+
+    def __init__(self, solution, method, stepper, saved, ctx, t0, h, allowance):
+        self.solution, self.method, self.stepper, self.saved = solution, method, stepper, saved
+        self.ctx, self.t0, self.h, self.allowance = ctx, t0, h, allowance
+        self.point = None
+
+    def step(self, k, q, y):
+        """The step k -> k+1 from the exact point (q, y) (run numbers) on balls, or None."""
+        ctx = self.ctx
+        qb = _arr([_exact(x, ctx) for x in q])
+        yb = None if y is None else _arr([_exact(x, ctx) for x in y])
+        try:
+            r = self.stepper(self.t0 + k * self.h, qb, yb, None)
         except _STEP_FAILURES:
             return None
         return _state(r.q, r.y)
 
-    for k, q, y, failure in walk:
-        if failure is not None:
-            cert.failed_step, cert.why = k - 1, failure
-            return cert
-        i = saved.get(k)
-        if i is not None:
-            _record(cert, solution, i, k, t0 + k * h, q, y, ctx, run_ctx, allowance, local)
-    return cert
+    def __call__(self, i, k, scale):
+        """(balls, allowed distance, what they are) for saved point i at node k: the
+        step from the run's node k-1 within one step's allowance; else the saved state
+        solved again from the saved node before, within the rounding of the steps solved
+        again (each of them judged on balls).  None where no judgement can be made."""
+        sol, saved = self.solution, self.saved
+        one = self.allowance * scale
+        before = saved.get(k - 1)
+        if before is not None:
+            step = self.step(k - 1, sol.q[before], None if sol.y is None else sol.y[before])
+            return None if step is None else (step, one, f"the step taken from the run's own "
+                                              f"node {k - 1}")
+        k0 = max((m for m in saved if m < k), default=None)
+        if k0 is None:
+            return None
+        run_ctx = sol.ctx
+        if self.point is None:
+            self.point = self.method._prepare(sol.problem.system, sol.h, run_ctx,
+                                              **sol._prepare_args)
+        i0 = saved[k0]
+        q, y, carry = sol.q[i0], None if sol.y is None else sol.y[i0], None
+        try:
+            for j in range(k0, k):
+                with run_ctx.active():
+                    r = self.point(sol.t0 + j * sol.h, q, y, carry)
+                step = self.step(j, q, y)
+                new = _state(r.q, r.y)
+                if step is None or any(abs(_exact(x, self.ctx) - b).lower() > one
+                                       for x, b in zip(new, step)):
+                    return None
+                q, y, carry = r.q, r.y, r.carry
+        except (*_STEP_FAILURES, ValueError):
+            return None
+        finally:
+            self.ctx.activate()
+        again = [_exact(x, self.ctx) for x in _state(q, y)]
+        return (again, one * (k - k0), f"the run solved again from its saved node {k0} "
+                f"(each of its {k - k0} steps judged on balls)")
 
 
 _STEP_FAILURES = (KrawczykError, SingularMatrixError, NotPositiveDefiniteError, ArithmeticError)
 
 
-def _box(stepper, q, y, t0, h, steps):
-    """Box propagation: the step on the previous balls.  Yields (node, q, y, None), or
-    (node, None, None, why) for the node whose step failed."""
-    yield 0, q, y, None
+def _box(stepper, q, y, t0, h, steps, gaps, allowance, ctx):
+    """Box propagation: the step on the previous balls.  Yields (node, q, y, None,
+    limits), or (node, None, None, why, None) for the node whose step failed.  ``limits``,
+    the round-off allowance per component: the inputs' rounding ``gaps`` and the run's
+    tolerance ``allowance`` summed over the steps, relative to the state's size (a box
+    carries no Jacobian to propagate it with, as :func:`_lohner` does)."""
+    unit = _exact(allowance, ctx)
+
+    def limits(k, balls):
+        scale = ctx.one
+        for b in balls:
+            scale = scale.max(arb(b.abs_upper()))
+        return [g + unit * k * scale for g in gaps]
+    yield 0, q, y, None, list(gaps)
     carry = None
     for j in range(steps):
         try:
             r = stepper(t0 + j * h, q, y, carry)
         except _STEP_FAILURES as exc:
-            yield j + 1, None, None, str(exc)
+            yield j + 1, None, None, str(exc), None
             return
         q, y, carry = r.q, r.y, r.carry
         if not all(b.is_finite() for b in _state(q, y)):
-            yield j + 1, None, None, "the enclosure is not finite (the balls grew unbounded)"
+            yield j + 1, None, None, "the enclosure is not finite (the balls grew unbounded)", None
             return
-        yield j + 1, q, y, None
+        yield j + 1, q, y, None, limits(j + 1, _state(q, y))
 
 
 HULL_MARGIN = Fraction(1, 8)
@@ -379,7 +686,8 @@ affine step's hull Jacobian is as narrow as a step's own, only rounded otherwise
 factor of rounding only, never of a proof."""
 
 
-def _lohner(stepper, method, solution, args, ctx, q, y, t0, h, steps, reuse, counts):
+def _lohner(stepper, method, solution, args, ctx, q, y, t0, h, steps, reuse, counts, gaps,
+            allowance, posed):
     """Lohner's method (Lohner 1987; the mean-value form with a moving basis): the state
     set is y^ + A R (y^ a point, A an invertible point matrix, R a ball vector containing
     0).  A step maps it into
@@ -407,9 +715,19 @@ def _lohner(stepper, method, solution, args, ctx, q, y, t0, h, steps, reuse, cou
     the point step's root in its Krawczyk ball (:meth:`mpvi.arb._DualContext.verified_solve`:
     the mean-value form joins the two), the hull's that of its centre.  ``counts``
     (a list of three ints) accumulates the hulls made, the steps by a hull Jacobian and the
-    steps by their own."""
+    steps by their own.
+
+    **The round-off allowance** (what :func:`_record` lets a computed state differ from its
+    enclosure by before judging its step) is carried the same way, from the states: a set
+    Q D centred at 0, D <- (Q^-1 B) D + Q^-1 [+-u], u = ``allowance`` (the run's Newton
+    tolerance) times the state's scale per component, from D the inputs' rounding ``gaps``
+    at node 0.  It is the round-off of a run whose every step is right within its
+    tolerance, carried by the step's Jacobian: it grows as the round-off does (like
+    exp(lambda t) on a chaotic orbit), not linearly in the steps.  Yielded per node as
+    ``limits`` (upper bounds per component)."""
     dctx = _DualContext(ctx.dps)
-    dsystem = _exact_params(cast("LagrangianSystem", solution.problem.system), ctx, dctx)
+    dsystem = _exact_params(cast("LagrangianSystem", solution.problem.system), ctx, dctx,
+                            posed)
     dstepper = method.prepare(dsystem, dctx.num(h), dctx, **args)
     n = len(q)
     state = _state(q, y)
@@ -417,8 +735,10 @@ def _lohner(stepper, method, solution, args, ctx, q, y, t0, h, steps, reuse, cou
     yhat = arb_mat([[b] for b in state]).mid()
     A = arb_mat(d, d, [1 if i == j else 0 for i in range(d) for j in range(d)])
     R = arb_mat([[b] for b in state]) - yhat
+    D = arb_mat([[arb(0, g)] for g in gaps])
+    unit = _exact(allowance, ctx)
     hull, tried = None, not reuse
-    yield 0, q, y, None
+    yield 0, q, y, None, list(gaps)
     carry = None
     for j in range(steps):
         box = yhat + A * R
@@ -442,7 +762,7 @@ def _lohner(stepper, method, solution, args, ctx, q, y, t0, h, steps, reuse, cou
                              else None, None)
             except _STEP_FAILURES as exc:
                 _hand_over(ctx, None)
-                yield j + 1, None, None, str(exc)
+                yield j + 1, None, None, str(exc), None
                 return
             carry = point.carry
             counts[2] += 1
@@ -452,7 +772,7 @@ def _lohner(stepper, method, solution, args, ctx, q, y, t0, h, steps, reuse, cou
             boxed = [u.v for u in duals]
             if not tried:
                 base = box if hull is None else _union(hull.Y, box)
-                hull = _hull(method, solution, args, ctx, base, J, n, y is None)
+                hull = _hull(method, solution, args, ctx, base, J, n, y is None, posed)
                 tried = hull is None
                 counts[0] += hull is not None
         B = J * A
@@ -464,18 +784,23 @@ def _lohner(stepper, method, solution, args, ctx, q, y, t0, h, steps, reuse, cou
             Q = _orthonormal(B, d)
             Qinv = _inverse(Q)
             if Qinv is None:
-                yield j + 1, None, None, "Lohner's basis became singular"
+                yield j + 1, None, None, "Lohner's basis became singular", None
                 return
-        R = (Qinv * B) * R + Qinv * (image - yhat)
+        C = Qinv * B
+        R = C * R + Qinv * (image - yhat)
+        scale = ctx.one
+        for b in _column(image):
+            scale = scale.max(arb(b.abs_upper()))
+        D = C * D + Qinv * arb_mat([[arb(0, (unit * scale).upper())]] * d)
         A = Q                     # the set is now yhat + Q R: the next step starts from it
         enclosure = _column(yhat + Q * R)
         if boxed is not None:
             enclosure = [_meet(a, b) for a, b in zip(enclosure, boxed)]
         if not all(b.is_finite() for b in enclosure):
-            yield j + 1, None, None, "the enclosure is not finite (the balls grew unbounded)"
+            yield j + 1, None, None, "the enclosure is not finite (the balls grew unbounded)", None
             return
         q, y = _arr(enclosure[:n]), (_arr(enclosure[n:]) if y is not None else None)
-        yield j + 1, q, y, None
+        yield j + 1, q, y, None, [arb(b.abs_upper()) for b in _column(Q * D)]
 
 
 class _Hull:
@@ -489,7 +814,7 @@ class _Hull:
         self.Y, self.c, self.Pc, self.J = Y, c, Pc, J
 
 
-def _hull(method, solution, args, ctx, base, own_J, n, first_order):
+def _hull(method, solution, args, ctx, base, own_J, n, first_order, posed):
     """A :class:`_Hull` over the run's saved states and ``base`` (a ball column), enlarged
     by :data:`HULL_MARGIN` of each component's range (and by the run's rounding unit of its
     size), with the step's image of its centre and its Jacobian over it, both for every
@@ -504,8 +829,8 @@ def _hull(method, solution, args, ctx, base, own_J, n, first_order):
     dctx = _DualContext(hctx.dps)
     system = cast("LagrangianSystem", problem.system)
     hctx.activate()
-    h = cast(arb, hctx.lift(solution.h))
-    t0 = cast(arb, hctx.lift(problem.t0))
+    inputs = _Inputs(solution, hctx, posed)
+    h, t0 = cast(arb, inputs.h), cast(arb, inputs.t0)
     span = t0.union(t0 + h * solution.steps)            # every time of the run
     d = base.nrows()
     lo, hi = [b.lower() for b in _column(base)], [b.upper() for b in _column(base)]
@@ -525,8 +850,8 @@ def _hull(method, solution, args, ctx, base, own_J, n, first_order):
     seeds = [_Dual(b, tuple(arb(1) if i == k else arb(0) for i in range(d)))
              for k, b in enumerate(cells)]
     try:
-        stepper = method.prepare(_exact_params(system, hctx), h, hctx, **args)
-        dstepper = method.prepare(_exact_params(system, hctx, dctx), dctx.num(h), dctx,
+        stepper = method.prepare(_exact_params(system, hctx, posed=posed), h, hctx, **args)
+        dstepper = method.prepare(_exact_params(system, hctx, dctx, posed), dctx.num(h), dctx,
                                   **args)
         _watch(hctx, None)
         point = stepper(span, _arr(cs[:n]), None if first_order else _arr(cs[n:]), None)
@@ -584,13 +909,15 @@ def _union(Y, box):
     return arb_mat([[a.union(b)] for a, b in zip(_column(Y), _column(box))])
 
 
-def _exact_params(system, ctx, dctx=None):
+def _exact_params(system, ctx, dctx=None, posed=True):
     """``system`` on the balls of ``ctx`` (or on the duals of ``dctx`` over them), its
-    parameters as the run had them, exactly: a value rounded to the run's digits is that
-    binary number, one given exactly is enclosed at ``ctx``'s precision.  (Plain
+    parameters as posed: one given exactly (``"9.81"``, ``Fraction``, a sympy number) is
+    enclosed at ``ctx``'s precision (:func:`_enclose`), any other is the run's number,
+    exactly (every one, ``posed`` False).  (Plain
     ``with_context`` refuses a number of the run's context in a context of more digits: a
     certificate at more digits than the run is of the same computation.)"""
-    params = {k: ctx.lift(v) for k, v in system._params.items()}
+    params = {s: _enclose(posed_value(system._params[s]) if posed else None, v, ctx)[0]
+              for s, v in zip(system.param_symbols, system.param_values)}
     if dctx is None:
         return system.with_context(ctx, params=params)
     return system.with_context(dctx, params={k: dctx.num(v) for k, v in params.items()})
@@ -693,70 +1020,172 @@ def _gram_schmidt(M, d):
     return arb_mat([[out[k][i] for k in range(d)] for i in range(d)])
 
 
-def _initial(problem, system, state, ctx):
-    """The initial (q, y) as balls: the run's numbers exactly; a momentum computed by the
-    run from a given velocity is computed again on balls."""
-    q = np.array([ctx.lift(x) for x in problem.q0], dtype=object)
-    if problem.given == "y":
+def _initial(problem, system, state, ctx, inputs):
+    """The initial (q, y) as balls: the inputs as posed (:class:`_Inputs`); the momentum
+    of a given velocity (or the reverse) computed on balls."""
+    q = _arr(inputs.q0)
+    if problem.given == "y" or inputs.given is None:
         return q, None
+    given = _arr(inputs.given)
     if state == "qp" and problem.given == "v":
-        v = np.array([ctx.lift(x) for x in problem.v0], dtype=object)
-        return q, system.momentum(q, v, ctx.lift(problem.t0))
+        return q, system.momentum(q, given, inputs.t0)
     if state == "qv" and problem.given == "p":
-        p = np.array([ctx.lift(x) for x in problem.p0], dtype=object)
-        return q, system.velocity(q, p, ctx.lift(problem.t0))
-    given = problem.p0 if state == "qp" else problem.v0
-    return q, np.array([ctx.lift(x) for x in given], dtype=object)
+        return q, system.velocity(q, given, inputs.t0)
+    return q, given
+
+
+def _enclose(exact, run_value, ctx):
+    """(ball, True) of an input the user wrote exactly (:func:`mpvi.problem.posed_value`),
+    or (the run's number exactly, False) where it was not given exactly or has no ball
+    form (a sympy function Arb is not given here)."""
+    if exact is not None:
+        try:
+            return ctx.num(exact), True
+        except (TypeError, ValueError, PrecisionError):
+            pass
+    return ctx.lift(run_value), False
+
+
+class _Inputs:
+    """The inputs of the walk as balls: h, t0 and the given initial data (q0 and p0 or v0,
+    as the problem was given) of the problem as posed (``Problem.posed``,
+    ``Solution.posed``); ``exact`` names those that entered exactly (with their text),
+    ``rounded`` those that entered as the run's numbers (with the exact value given, if
+    any: one without a ball form)."""
+
+    def __init__(self, solution, ctx, as_posed=True):
+        self.as_posed = as_posed
+        problem = solution.problem
+        posed = (getattr(problem, "posed", None) or {}) if as_posed else {}
+        run_posed = (getattr(solution, "posed", None) or {}) if as_posed else {}
+        self.exact: list[tuple[str, str]] = []
+        self.rounded: list[tuple[str, Any]] = []
+        self.h = self.one("h", run_posed.get("h"), solution.h, ctx)
+        self.t0 = self.one("t0", posed.get("t0"), problem.t0, ctx)
+        given = {"y": "q0", "p": "p0", "v": "v0"}[problem.given]
+        self.q0 = self.vector("y0" if given == "q0" else "q0", posed.get("q0"), problem.q0, ctx)
+        self.given = None if given == "q0" else self.vector(
+            given, posed.get(given), problem.p0 if given == "p0" else problem.v0, ctx)
+
+    def one(self, name, exact, run_value, ctx):
+        ball, is_exact = _enclose(exact, run_value, ctx)
+        if is_exact:
+            self.exact.append((name, posed_text(exact)))
+        else:
+            self.rounded.append((name, exact))
+        return ball
+
+    def vector(self, name, exact, run_values, ctx):
+        exact = exact if exact is not None else [None] * len(run_values)
+        pairs = [_enclose(e, v, ctx) for e, v in zip(exact, run_values)]
+        if all(ok for _, ok in pairs):
+            self.exact.append((name, "(" + ", ".join(posed_text(e) for e in exact) + ")"))
+        else:
+            for k, ((_, ok), e) in enumerate(zip(pairs, exact)):
+                if ok:
+                    self.exact.append((f"{name}[{k}]", posed_text(e)))
+                else:
+                    self.rounded.append((f"{name}[{k}]", e))
+        return [b for b, _ in pairs]
+
+
+def _statement(solution, method, inputs, run_ctx, posed, ctx):
+    """What the certificate encloses, in plain words: the exact discrete trajectory of the
+    problem as posed, naming every input that entered exactly and every one that entered
+    as the run's number."""
+    problem = solution.problem
+    system = problem.system
+    exact, rounded = list(inputs.exact), list(inputs.rounded)
+    for symbol, run_value in zip(getattr(system, "param_symbols", []),
+                                 getattr(system, "param_values", [])):
+        given = posed_value(system._params[symbol]) if posed else None
+        if given is not None and _enclose(given, run_value, ctx)[1]:
+            exact.append((str(symbol), posed_text(given)))
+        else:
+            rounded.append((str(symbol), given))
+    digits = f"{run_ctx.dps}-digit number"
+    if not posed:
+        return (f"the exact discrete trajectory of {method} on {problem.name} from the run's "
+                f"own inputs: {', '.join(name for name, _ in rounded)} as the {digits}s the "
+                f"run used (certify(..., posed=False)); each saved state of the computed "
+                f"{run_ctx.dps}-digit run is compared with its enclosure")
+    text = (f"the exact discrete trajectory of {method} on {problem.name} with "
+            + ", ".join(f"{name} = {value}" for name, value in exact))
+    given = [name for name, e in rounded if e is None]
+    if given:
+        many = len(given) > 1
+        text += (f"; {', '.join(given)} as the {digits}{'s' if many else ''} the run used "
+                 f"(given as {'floats or context numbers' if many else 'a float or a context number'}"
+                 f", not as {'exact values' if many else 'an exact value'})")
+    for name, e in rounded:
+        if e is not None:
+            text += (f"; {name} as the {digits} the run used ({posed_text(e)} has no ball "
+                     "form)")
+    return (text + f"; each saved state of the computed {run_ctx.dps}-digit run is compared "
+            "with its enclosure")
 
 
 def _state(q, y):
     return list(q) + ([] if y is None else list(y))
 
 
-def _record(cert, solution, i, k, t, q, y, ctx, run_ctx, allowance, local):
+def _record(cert, solution, i, k, t, q, y, ctx, run_ctx, limits, judge):
     """Compare saved point i (node k) with its enclosure: refuse a wrong step, else record
     the enclosure and the proven digits.
 
-    A computed state farther from its enclosure than the allowance summed over the steps
-    is judged by its own step where node k-1 is saved: ``local(i, k)``, the step from the
-    run's saved state at k-1 on balls.  Within one step's allowance of it, the step is
-    right and the gap is the run's rounding carried by the flow (on a chaotic orbit it
-    grows like exp(lambda t), not k): the digits say so.  Otherwise, or where node k-1 is
-    not saved, :class:`WrongStepError`."""
+    The computed state may differ from its enclosure by the run's round-off: ``limits``,
+    the allowance carried from the states by the walk (:func:`_lohner`: the inputs'
+    rounding and each step's tolerance, propagated by the step Jacobians), or, for box
+    propagation, the inputs' rounding and the tolerance summed over the steps.  A state
+    farther than that is judged by its own step (``judge``, :class:`_Judge`: from the
+    run's saved node k-1 on balls, or from the point run solved again from the saved node
+    before).  Within that step's allowance, the step is right and the gap is the run's
+    rounding carried by the flow: the digits say how much is left.  Otherwise, or where
+    the step cannot be judged, :class:`WrongStepError`."""
     balls = _state(q, y)
     computed = [_exact(x, ctx) for x in _state(solution.q[i], None if solution.y is None
                                                else solution.y[i])]
     scale = ctx.one
     for c in computed:
         scale = scale.max(abs(c))                 # exact: the largest |component|, or 1
-    limit = allowance * k * scale
-    size = _log10(scale, -1)
     gaps = [abs(c - b) for c, b in zip(computed, balls)]
-    far = [n for n, gap in enumerate(gaps) if gap.lower() > limit]
+    far = [n for n, gap in enumerate(gaps) if gap.lower() > limits[n]]
     if far:
-        step = local(i, k)
-        one = allowance * scale
-        judged = step is not None
+        verdict = judge(i, k, scale)
+        judged = verdict is not None
+        step, one, source = verdict if verdict is not None else ([], None, None)
         wrong = [n for n in far if not judged or abs(computed[n] - step[n]).lower() > one]
         if wrong:
             n = wrong[0]
             what = "q" if n < len(q) else ("p" if solution.state == "qp" else "v")
             index = n if n < len(q) else n - len(q)
             value = (solution.q[i] if n < len(q) else solution.y[i])[index]
-            why = (f"and at least {_sci(abs(computed[n] - step[n]).lower())} from the step "
-                   f"taken from the run's own node {k - 1}, beyond one step's allowance "
-                   f"{_sci(one)}" if judged else
-                   f"beyond the run's round-off allowance {_sci(limit)} (node {k - 1} not "
-                   "saved: the step cannot be judged alone)")
+            why = (f"and at least {_sci(abs(computed[n] - step[n]).lower())} from {source}, "
+                   f"beyond its allowance {_sci(one)}" if judged else
+                   f"beyond the run's round-off allowance {_sci(limits[n])} (the step "
+                   "cannot be judged alone: no saved node before it, or its step fails)")
             raise WrongStepError(
                 f"certify: step {k - 1} (node {k}) computed {what}[{index}] = "
                 f"{run_ctx.to_str(value, 20)} outside its proven enclosure "
                 f"{ctx.to_str(balls[n], 20)}: distance at least {_sci(gaps[n].lower())}, "
                 + why, k - 1)
+    _digits(cert, solution, i, t, q, y, ctx)
+
+
+def _digits(cert, solution, i, t, q, y, ctx):
+    """Record saved point i's enclosure (q, y) at time t and the proven digits of the
+    computed state against it (module doc)."""
+    balls = _state(q, y)
+    computed = [_exact(x, ctx) for x in _state(solution.q[i], None if solution.y is None
+                                               else solution.y[i])]
+    scale = ctx.one
+    for c in computed:
+        scale = scale.max(abs(c))
+    size = _log10(scale, -1)
     digits = []
     widest = ctx.zero
-    for gap, b in zip(gaps, balls):
-        bound = gap.upper()
+    for c, b in zip(computed, balls):
+        bound = abs(c - b).upper()
         digits.append(math.inf if bound == 0 else max(0.0, size - _log10(bound, 1)))
         widest = widest.max(b.rad())
     cert.t.append(t)

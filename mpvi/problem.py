@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import pickle
 import warnings
-from typing import TYPE_CHECKING
+from decimal import Decimal
+from fractions import Fraction
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -34,6 +36,52 @@ if TYPE_CHECKING:
     from .ode import FirstOrderSystem
 
 __all__ = ["Problem"]
+
+
+def posed_value(x: Any) -> Any:
+    """``x`` as the user wrote it where that is its exact value, else None.
+
+    An int, a ``Fraction``, a ``Decimal`` (as its text), a string (a decimal or ``'p/q'``:
+    ``"9.81"`` is 981/100), a sympy number without a Float in it (``Rational(1, 10)``,
+    ``pi/6``, ``sqrt(2)/3``).  A float, a sympy Float or a number of a context is its
+    rounded binary value, not what the user meant: None (the run's number is then the
+    input, and a certificate says so).  Read once, when the value is converted; the value
+    itself is validated by the context's ``num``.
+    """
+    if isinstance(x, (bool, np.bool_)):
+        return None
+    if isinstance(x, (int, np.integer)):
+        return int(x)
+    if isinstance(x, Fraction):
+        return x
+    if isinstance(x, Decimal):
+        return str(x) if x.is_finite() else None
+    if isinstance(x, str):
+        return x.strip()
+    import sympy
+    if isinstance(x, sympy.Basic) and x.is_number and not x.has(sympy.Float):
+        return x
+    return None
+
+
+def posed_vector(values: Any, n: int) -> list[Any] | None:
+    """Per component :func:`posed_value` of a vector of ``n`` initial data (None for a
+    vector that is not a sequence of n values)."""
+    try:
+        flat = list(np.ravel(np.array(values, dtype=object)))
+    except (TypeError, ValueError):
+        return None
+    return [posed_value(x) for x in flat] if len(flat) == n else None
+
+
+def posed_text(x: Any) -> str:
+    """A posed exact value as plain text (``1/10``, ``9.81``, ``pi/6``)."""
+    if isinstance(x, Fraction):
+        return f"{x.numerator}/{x.denominator}" if x.denominator != 1 else str(x.numerator)
+    if isinstance(x, (int, str)):
+        return str(x)
+    import sympy
+    return str(sympy.sstr(x))
 
 
 @entry_class
@@ -54,6 +102,12 @@ class Problem:
 
     A problem pickles (numbers as lossless decimal strings; an exact solution that
     cannot be pickled is dropped with a warning).
+
+    ``posed`` keeps the inputs as the user wrote them where that is their exact value
+    (``"1/10"``, ``"9.81"``, ``Fraction``, ``sympy.pi/6``; :func:`posed_value`), per
+    component, None for a float or a context number: :func:`mpvi.certify` starts its walk
+    from balls of these exact values, so its enclosures are of the problem as posed, not
+    of its rounding to the context.
 
     Parameters
     ----------
@@ -100,6 +154,11 @@ class Problem:
         ctx = system.ctx
         self.system = system
         self.name = name if name is not None else system.name
+        n = system.dof
+        self.posed = {"t0": posed_value(t0), "t1": None if t1 is None else posed_value(t1),
+                      "q0": posed_vector(q0, n),
+                      "p0": None if p0 is None else posed_vector(p0, n),
+                      "v0": None if v0 is None else posed_vector(v0, n)}
         self.t0 = ctx.number(t0, f"{self.name}: initial time t0")
         if not ctx.isfinite(self.t0):
             raise ValueError(f"{self.name}: the initial time t0 must be finite")
@@ -205,12 +264,22 @@ class Problem:
         unknown = set(changes) - allowed
         if unknown:
             raise TypeError(f"Problem.replace: unknown field(s) {sorted(unknown)}")
-        args = {"q0": self.q0, "t0": self.t0, "t1": self.t1, "exact": self.exact,
-                "name": self.name}
+        posed = getattr(self, "posed", {})
+
+        def kept(key, value):
+            """A field not changed, as it was posed where that was exact."""
+            exact = posed.get(key)
+            if exact is None:
+                return value
+            if isinstance(exact, list):
+                return [a if a is not None else b for a, b in zip(exact, value)]
+            return exact
+        args = {"q0": kept("q0", self.q0), "t0": kept("t0", self.t0),
+                "t1": kept("t1", self.t1), "exact": self.exact, "name": self.name}
         if self.given == "p":
-            args["p0"] = self._p0
+            args["p0"] = kept("p0", self._p0)
         elif self.given == "v":
-            args["v0"] = self._v0
+            args["v0"] = kept("v0", self._v0)
         if "p0" in changes:
             args.pop("v0", None)
         if "v0" in changes:

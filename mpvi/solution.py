@@ -39,6 +39,7 @@ import gzip
 import io
 import json
 import math
+import pickle
 import re
 import warnings
 import zlib
@@ -182,9 +183,14 @@ class Solution:
     certificate : Certificate or None
         The proven enclosures of the saved states (``solve(..., certify=True)``:
         :func:`mpvi.certify`), else None.
+    posed : dict or None
+        ``h`` and ``times`` (the saveat times) as the user wrote them where exact
+        (:func:`mpvi.problem.posed_value`; with ``Problem.posed``, what
+        :func:`mpvi.certify` starts from), else None.
     """
 
     certificate: Certificate | None = None
+    posed: dict[str, Any] | None = None
 
     if TYPE_CHECKING:
         # The attributes above, set by _from_run and load_solution (declared for the type
@@ -611,6 +617,11 @@ class Solution:
         ctx = self.ctx
         state = {k: v for k, v in self.__dict__.items() if k not in ("_converted", "ctx")}
         state["events"] = [tuple(e) for e in self.events]
+        if state.get("_event_functions"):
+            try:                                  # a lambda, a closure: not picklable
+                pickle.dumps(state["_event_functions"])
+            except Exception:
+                del state["_event_functions"]     # certify then says the event functions are not kept
         return {"ctx": ctx, **{k: dump_numbers(ctx, v) for k, v in state.items()}}
 
     def __setstate__(self, state):

@@ -55,7 +55,7 @@ from .expressions import as_expression
 from .kernels import step_check
 from .linalg import NotPositiveDefiniteError, SingularMatrixError
 from .newton import NewtonError, NewtonStats
-from .problem import Problem
+from .problem import Problem, posed_value
 from .schemes.base import StabilityError, check_step, get_method
 from .singular import SingularityCrossed, singularities
 from .solution import EventRecord, Solution
@@ -434,7 +434,12 @@ def solve(problem: Problem, method: str | Method, *, h: NumberLike | None = None
         None switches the guard off, for a deliberately growing solution.
     certify : bool, default False
         Walk the run again on Arb balls (:func:`mpvi.certify`) and attach the
-        :class:`mpvi.Certificate` as ``solution.certificate``.
+        :class:`mpvi.Certificate` as ``solution.certificate``.  A certificate that ends
+        before the last saved point (a step it could not prove) is attached as it is: it
+        says which step and why (``certificate.failed_step``, ``.why``), the solution is
+        returned.  A certification that raises (:class:`mpvi.certify.WrongStepError`: a
+        computed state outside its enclosure; a run it refuses) carries the whole run as
+        ``exc.solution``, as a failing step does: the run is never lost.
     **method_params
         The method's parameters (``points=6`` for ``lobatto``, ``beta``/``gamma`` for
         ``newmark_family``, ``levels`` for ``gbs``, ...).
@@ -465,7 +470,8 @@ def solve(problem: Problem, method: str | Method, *, h: NumberLike | None = None
         A failing step, with its index j, time t_j and the likely cause; ``exc.solution``
         holds what was saved up to the last good node.
     WrongStepError
-        With ``certify``: a computed state outside its proven enclosure.
+        With ``certify``: a computed state outside its proven enclosure; ``exc.solution``
+        holds the run (as for every error ``certify`` raises).
 
     See Also
     --------
@@ -477,7 +483,11 @@ def solve(problem: Problem, method: str | Method, *, h: NumberLike | None = None
     solution = _Run(plan, max_growth).run()
     if certify:
         from .certify import certify as prove
-        solution.certificate = prove(solution)
+        try:
+            solution.certificate = prove(solution)
+        except Exception as exc:              # WrongStepError, a refusal: the run is kept
+            exc.solution = solution           # type: ignore[attr-defined]
+            raise
     return solution
 
 
@@ -497,6 +507,7 @@ class _Plan(NamedTuple):
     events: list
     callback: Any
     progress: Any
+    posed: Any = None          # h and the saveat times as the user wrote them, where exact
 
 
 def _plan(problem, method, h, n, t1, saveat, events, callback, newton, progress, check_stability,
@@ -515,12 +526,17 @@ def _plan(problem, method, h, n, t1, saveat, events, callback, newton, progress,
                          "first-order system (use rk4, gbs or rk2)")
     if h is None:
         raise TypeError("solve needs the step size h")
+    posed = {"h": posed_value(h), "times": None}
     h = check_step(h, ctx)
     steps = _step_count(problem, h, n, t1)
     prepare_args = _prepare_args(m, params, newton, check_stability)
     if check_stability:
         _check_step_size(problem, m, params, h)
     points = _saveat(problem, saveat, h, steps)
+    if points is not None and points[0] == "times":
+        pairs = sorted(((ctx.number(x, "saveat"), posed_value(x)) for x in saveat),
+                       key=lambda pair: pair[0], reverse=h < 0)
+        posed["times"] = [exact for _, exact in pairs]
     _check_storage(problem, points, steps)
     evs = _events(events, ctx)
     if callback is not None and not callable(callback):
@@ -532,7 +548,7 @@ def _plan(problem, method, h, n, t1, saveat, events, callback, newton, progress,
     elif progress is not None and not callable(progress):
         raise TypeError("progress must be None, True or a callable progress(step, total)")
     return _Plan(problem, m, params, h, steps, prepare_args, saveat, points, evs, callback,
-                 progress)
+                 progress, posed)
 
 
 def _prepare_args(m, params, newton, check_stability):
@@ -803,7 +819,7 @@ class _Run:
             stats.update(stepper.stats())
         if self.stats.solves:
             stats["newton"] = self.stats.summary()
-        return Solution._from_run(
+        solution = Solution._from_run(
             problem=self.problem, method=self.method, params=plan.params, h=self.h,
             steps_planned=plan.steps, steps=j_done, t=self.T, q=self.Q, y=self.Y,
             state=self.state, internal=self.internal if (self.every_node and self.internal) else None,
@@ -813,6 +829,9 @@ class _Run:
             prepare_args=plan.prepare_args,
             trial=(stepper.trial_basis.polynomials, stepper.trial_basis.powers)
             if data.dense == "trial" else None)
+        solution.posed = plan.posed
+        solution._event_functions = list(plan.events)    # what certify encloses events with
+        return solution
 
 
 class _Divergence:

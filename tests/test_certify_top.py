@@ -319,16 +319,16 @@ def test_a_certificate_at_more_digits_than_the_run_reads_the_runs_parameters_exa
         assert a.overlaps(b) and a.rad() > b.rad()
 
 
-def test_a_wrong_step_is_still_refused_where_it_is_judged_alone_and_where_it_cannot_be():
+def test_a_wrong_step_is_refused_judged_from_its_node_and_from_the_run_solved_again():
     """A state moved by 1e-30 at node 12 of the chaotic run at 64 digits: judged from the
     run's node 11, the step is wrong (WrongStepError names step 11, with the distance from
-    its own step); saved only every 4th node, it cannot be judged alone and the message
-    says so."""
+    its own step); saved only every 4th node, the run is solved again from its saved node
+    8 (each step judged on balls) and the moved state is refused against it."""
     from mpvi import certify
     from mpvi.certify import WrongStepError
     solve_at = _chaotic(20)
     for saveat, says in ((None, "from the step taken from the run's own node 11"),
-                         (4, "not saved: the step cannot be judged alone")):
+                         (4, "from the run solved again from its saved node 8")):
         sol = solve_at(64)
         if saveat is not None:
             ctx = sol.ctx
