@@ -195,3 +195,15 @@ def test_a_parallel_check_records_what_a_serial_one_does(tmp_path):
     assert serial["tables"] and serial["smallest"] is not None
     entries = list((tmp_path / "cache").rglob("*.json"))
     assert any('"digits": 50' in p.read_text() for p in entries)
+
+
+@pytest.mark.parametrize("printed, ball, expected", [
+    ("0.0", "0", 2),                 # a printed zero proven by an enclosure exactly 0
+    ("-0.000", "0", 4),
+    ("0.0", "[+/- 1e-30]", 0),       # a zero has no relative digits: a ball about it proves none
+    ("1.25", "[1.25 +/- 1e-20]", 20),   # -log10(1e-20 / 1.25) = 20.1
+    ("1.25", "[1.5 +/- 1e-20]", 0),  # outside
+])
+def test_the_proven_digits_of_a_printed_number(printed, ball, expected):
+    from flint import arb
+    assert digits.proven_digits(printed, arb(ball))[0] == expected

@@ -203,7 +203,9 @@ def proven_digits(printed, ball):
     """The proven digits of the number string ``printed`` against the enclosure ``ball``
     of its exact value: ``-log10(|printed - ball|_upper / |printed|)`` rounded down (0
     if the ball is wider than the number; its significant digits if the ball is exactly
-    it), and the ball as a string.  At flint's current precision."""
+    it -- for a printed zero, its printed digits when the ball is exactly 0, else 0: a
+    zero has no relative digits), and the ball as a string.  At flint's current
+    precision."""
     from flint import arb
 
     from ..arbref import MAX_EXACT_EXPONENT
@@ -212,7 +214,11 @@ def proven_digits(printed, ball):
         number = Decimal(printed)
     except InvalidOperation:
         return 0, text
-    if (not number.is_finite() or number == 0
+    if number.is_finite() and number == 0:
+        exactly_zero = ball.is_exact() and ball == 0
+        return (len(printed.lstrip("-").split("e")[0].replace(".", "")) if exactly_zero
+                else 0), text
+    if (not number.is_finite()
             or abs(number.as_tuple().exponent) > MAX_EXACT_EXPONENT):
         return 0, text                    # no relative digits, or far beyond any enclosure
     value = Fraction(number)
