@@ -753,6 +753,28 @@ class ArbContext(Context):
         except (ValueError, ZeroDivisionError) as exc:
             raise ValueError(f"eigenvalues not isolated: {exc}") from None
 
+    def _eigh(self, c):
+        """Enclose the eigen-decomposition ``c = Q diag(lam) Q^T`` of a symmetric ball
+        matrix with simple eigenvalues (what :meth:`eigh_generalized` needs): Rump's
+        verified eigenpairs (:func:`mpvi.arbref.eig_simple_real`), eigenvalues ascending;
+        each eigenvector scaled by its largest entry (then real: its imaginary parts must
+        hold 0) and normalized to unit 2-norm, that entry positive.  ArithmeticError where
+        the eigenvalues cannot be isolated (a multiple one: its eigenvectors are not
+        determined) or an eigenvector is not real."""
+        from .arbref import eig_simple_real, real_part
+        self.activate()
+        n = np.shape(c)[0]
+        lam, _, right = eig_simple_real(flint.acb_mat(self._mat(c)), "symmetric eigenproblem")
+        Q = np.empty((n, n), dtype=object)
+        for k in range(n):
+            column = [right[i, k] for i in range(n)]
+            top = max(range(n), key=lambda i: abs(complex(column[i].mid())))
+            v = [real_part(z / column[top], f"eigenvector {k}") for z in column]
+            norm = sum((x * x for x in v), arb(0)).sqrt()
+            for i in range(n):
+                Q[i, k] = v[i] / norm
+        return np.array(lam, dtype=object), Q
+
     def verified_solve(self, fun: Callable[..., Any], x0: Vector | list[Real], what: str = ""
                        ) -> tuple[Any, int, Any]:
         """Solve F(x) = 0 with a proof: :func:`krawczyk`.

@@ -299,7 +299,8 @@ def certify(solution: Solution, dps: int | None = None, propagation: str = "lohn
     t0 = ctx.lift(problem.t0)
     system = _exact_params(cast("LagrangianSystem", problem.system), ctx)
     q, y = _initial(problem, system, method.state, ctx)
-    args = {k: v for k, v in solution._prepare_args.items() if k != "newton"}
+    args = _own_choices(method, solution,
+                        {k: v for k, v in solution._prepare_args.items() if k != "newton"})
     stepper = method.prepare(system, h, ctx, **args)
     walk = (_box(stepper, q, y, t0, h, solution.steps) if propagation == "box" else
             _lohner(stepper, method, solution, args, ctx, q, y, t0, h, solution.steps, reuse,
@@ -346,6 +347,66 @@ def certify(solution: Solution, dps: int | None = None, propagation: str = "lohn
         if i is not None:
             _record(cert, solution, i, k, t0 + k * h, q, y, ctx, run_ctx, allowance, local)
     return cert
+
+
+def _own_choices(method, solution, args):
+    """The method's arguments for the walk on balls: the run's, without its stability
+    precondition (checked by the run).  An adaptive Taylor run
+    (``tol`` given) chooses its order and substeps from point values: the walk takes the
+    run's own (the degree it used; the substep ends of each step, recomputed by the same
+    point steps from the run's saved states -- from the replay's own where a node is not
+    saved -- exactly as numbers of the run), and on balls each substep is one Taylor
+    polynomial of that degree between them (:class:`_Schedule`); no choice is made on
+    balls."""
+    if "check_stability" in args:
+        # the run's precondition (it took its steps; an eigen-decomposition of the
+        # linearized system, which no step of the map needs), not part of the map walked
+        args = {**args, "check_stability": False}
+    if method.name != "taylor" or args.get("tol") is None:
+        return args
+    from .arbref import exact_rational
+    problem, run_ctx = solution.problem, solution.ctx
+    point = method.prepare(problem.system, solution.h, run_ctx, **args)
+    saved = {k: i for i, k in enumerate(_saved_nodes(solution))}
+    q, y = solution.q[0], solution.y[0]
+    ends = []
+    with run_ctx.active():
+        for j in range(solution.steps):
+            i = saved.get(j)
+            if i is not None:
+                q, y = solution.q[i], solution.y[i]
+            r, taus = point.substep_ends(problem.t0 + j * solution.h, q, y)
+            ends.append([exact_rational(tau, "a substep end") for tau in taus])
+            q, y = r.q, r.y
+    t0 = exact_rational(problem.t0, "t0")
+    h = exact_rational(solution.h, "h")
+    return {**args, "tol": None, "degree": point.degree, "schedule": _Schedule(t0, h, ends)}
+
+
+class _Schedule:
+    """``schedule(t)``: the interior substep ends of the step from node j (exact
+    Fractions), j the one node whose time t0 + j h the ball ``t`` (or a dual's value)
+    holds.  ValueError for a ball of times that holds no node time or more than one (a
+    hull over every time of the run: each step has its own substeps)."""
+
+    def __init__(self, t0, h, ends):
+        self.t0, self.h, self.ends = t0, h, ends
+
+    def __call__(self, t):
+        ball = getattr(t, "v", t)
+        mid, rad = _fraction(ball.mid()), _fraction(ball.rad())
+        j = round((mid - self.t0) / self.h)
+        if not (0 <= j < len(self.ends) and abs(self.t0 + j * self.h - mid) <= rad
+                and 2 * rad < abs(self.h)):
+            raise ValueError(f"taylor: the times {ball} are not one node of the run: its "
+                             "adaptive substeps differ from step to step")
+        return self.ends[j]
+
+
+def _fraction(x):
+    """An exact arb (a midpoint or a radius) as the Fraction it is."""
+    m, e = x.man_exp()
+    return Fraction(int(m)) * Fraction(2) ** int(e)
 
 
 _STEP_FAILURES = (KrawczykError, SingularMatrixError, NotPositiveDefiniteError, ArithmeticError)
