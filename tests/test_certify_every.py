@@ -14,7 +14,10 @@ import sympy as sp
 import mpvi
 from mpvi.arb import ArbContext
 from mpvi.arbref import real_roots
-from mpvi.certify import certify
+from mpvi.certify import WrongStepError, certify
+from mpvi.ode import FirstOrderSystem
+from mpvi.systems.linear import LinearSystem
+from mpvi.taylor import jorba_zou_order
 
 REF = 200
 
@@ -35,13 +38,68 @@ def exact(x):
 
 def contains(ball, value, error=0):
     """Whether the ball contains the number exactly: |mid - value| <= rad in rationals
-    (or, for a value known within ``error``, some number within ``error`` of it)."""
-    return abs(exact(ball.mid()) - exact(value)) <= exact(ball.rad()) + error
+    (or, for a value known within ``error``, some number within ``error`` of it).  The
+    midpoint and radius are read at a precision that holds all their bits."""
+    caller = flint.ctx.prec
+    flint.ctx.prec = 4096
+    try:
+        mid, rad = exact(ball.mid()), exact(ball.rad())
+    finally:
+        flint.ctx.prec = caller
+    return abs(mid - exact(value)) <= rad + error
 
 
 def pendulum(ctx):
     q = sp.Symbol("q")
     return mpvi.LagrangianSystem("pendulum", [q], sp.Matrix([[1]]), -sp.cos(q), {}, ctx)
+
+
+LINEAR_ONLY = {"newmark", "simpson_v1"}
+"""The registered methods that are closed forms for M q'' + K q = 0 only (checked: they
+refuse the pendulum)."""
+
+FIRST_ORDER = [m.name for m in mpvi.METHODS.values() if m.first_order]
+NONLINEAR = [name for name in mpvi.METHODS if name not in LINEAR_ONLY]
+
+
+def linear(ctx):
+    return LinearSystem([[2, 0], [0, 1]], [[3, -1], [-1, 2]], ctx)
+
+
+SYSTEMS = {                       # kind -> (the system in a context, q0, v0)
+    "pendulum": (pendulum, ["1/2"], [0]),
+    "linear": (linear, ["1/2", "-1/3"], [0, "1/5"]),
+}
+
+
+def run_params(method, ctx):
+    """The method's parameters that make the 200-digit rerun the same method: adaptive
+    Taylor at the run's tolerance and degree (the default tol is the context's eps)."""
+    if method != "taylor":
+        return {}
+    return {"tol": exact(ctx.eps), "degree": jorba_zou_order(ctx.eps, ctx)}
+
+
+_RERUNS = {}
+
+
+def initial(sol):
+    """The run's initial data as it used them (exact Fractions of its rounded numbers)."""
+    v0 = sol.problem.v0
+    return ([exact(x) for x in sol.problem.q0],
+            None if v0 is None else [exact(x) for x in v0])
+
+
+def rerun_of(kind, method, sol, params):
+    """The 200-digit rerun of the same problem (the run's h and initial data, exactly),
+    method and h (cached: the gmp and the mp run of one problem have the same numbers)."""
+    q0, v0 = initial(sol)
+    key = (kind, method, exact(sol.h), tuple(q0), tuple(v0))
+    if key not in _RERUNS:
+        make = SYSTEMS[kind][0]
+        _RERUNS[key] = mpvi.solve(mpvi.Problem(make(mpvi.GMPContext(REF)), q0, v0=v0), method,
+                                  h=exact(sol.h), n=sol.steps, **params)
+    return _RERUNS[key]
 
 
 def assert_encloses_rerun(sol, cert, rerun):
@@ -92,12 +150,100 @@ def test_real_roots_are_ascending_with_multiplicity_and_a_complex_root_is_refuse
             ArbContext(30).num(sp.CRootOf(x ** 3 - 2, 1))
 
 
-@pytest.mark.parametrize("method", ["hermite_variational", "hermite_galerkin",
-                                    "mutze_variation", "mutze_parabolic_el"])
-def test_methods_with_algebraic_nodes_certify(method):
-    G, R = mpvi.GMPContext(64), mpvi.GMPContext(REF)
-    sol = mpvi.solve(mpvi.Problem(pendulum(G), ["1/2"], v0=[0]), method, h="1/10", n=20)
+# ----- every registered method, every system kind, every context kind -------------------------
+
+def test_the_linear_only_methods_refuse_the_pendulum():
+    G = mpvi.GMPContext(30)
+    for method in LINEAR_ONLY:
+        with pytest.raises(TypeError, match="LinearSystem"):
+            mpvi.solve(mpvi.Problem(pendulum(G), ["1/2"], v0=[0]), method, h="1/10", n=2)
+
+
+@pytest.mark.parametrize("context", ["gmp", "mp"])
+@pytest.mark.parametrize("method, kind", [(m, "pendulum") for m in NONLINEAR] +
+                         [(m, "linear") for m in mpvi.METHODS])
+def test_every_method_certifies_every_system_kind_in_every_context(method, kind, context):
+    """Hermite and Mutze variants among them: quadrature nodes that are algebraic numbers
+    (CRootOf), enclosed by root isolation; gbs with its rounding allowance derived; the
+    adaptive taylor (default tol in the mp run) along its own substeps."""
+    ctx = (mpvi.GMPContext if context == "gmp" else mpvi.MPContext)(64)
+    make, q0, v0 = SYSTEMS[kind]
+    params = run_params(method, ctx) if context == "gmp" else {}
+    sol = mpvi.solve(mpvi.Problem(make(ctx), q0, v0=v0), method, h="1/10", n=20, **params)
     cert = certify(sol)
-    rerun = mpvi.solve(mpvi.Problem(pendulum(R), ["1/2"], v0=[0]), method, h=exact(sol.h),
-                       n=20)
+    assert_encloses_rerun(sol, cert, rerun_of(kind, method, sol, run_params(method, ctx)))
+
+
+def field_expressions(ctx):
+    return FirstOrderSystem.from_expressions(
+        "forced van der Pol", ["x", "y"], ["y", "mu*(1 - x**2)*y - x + sin(t)/4"], ctx,
+        params={"mu": "1/2"})
+
+
+def field_callable(ctx):
+    def rhs(t, y, ctx):
+        return [y[1], ctx.num("1/2") * (1 - y[0] ** 2) * y[1] - y[0] + ctx.sin(t) / 4]
+    return FirstOrderSystem("forced van der Pol", rhs, 2, ctx)
+
+
+@pytest.mark.parametrize("given", [field_expressions, field_callable])
+@pytest.mark.parametrize("method", FIRST_ORDER)
+def test_a_first_order_system_certifies(method, given):
+    sol = mpvi.solve(mpvi.Problem(given(mpvi.GMPContext(64)), ["1/2", "-1/3"]), method,
+                     h="1/10", n=20)
+    cert = certify(sol)
+    assert cert.y[0] is None
+    rerun = mpvi.solve(mpvi.Problem(field_expressions(mpvi.GMPContext(REF)), initial(sol)[0]),
+                       method, h=exact(sol.h), n=20)
     assert_encloses_rerun(sol, cert, rerun)
+
+
+def test_a_first_order_system_of_the_runs_numbers_is_refused_with_the_cause():
+    G = mpvi.GMPContext(30)
+    half = G.num("1/2")
+
+    def rhs(t, y):                  # closes over a number of the run's context
+        return [y[1], -half * y[0]]
+    sol = mpvi.solve(mpvi.Problem(FirstOrderSystem("oscillator", rhs, 2, G), ["1/2", 0]),
+                     "rk4", h="1/10", n=2)
+    with pytest.raises(ValueError, match=r"rhs\(t, y, ctx\)|from_expressions"):
+        certify(sol)
+
+
+def test_adaptive_taylor_walks_the_runs_own_substeps():
+    G = mpvi.GMPContext(64)
+    sol = mpvi.solve(mpvi.Problem(pendulum(G), ["1/2"], v0=[0]), "taylor", h="1/2", n=8)
+    assert sol.stats["substeps"] > 8                       # several substeps per step
+    cert = certify(sol)
+    params = run_params("taylor", G)
+    rerun = mpvi.solve(mpvi.Problem(pendulum(mpvi.GMPContext(REF)), ["1/2"], v0=[0]),
+                       "taylor", h=exact(sol.h), n=8, **params)
+    assert_encloses_rerun(sol, cert, rerun)
+
+
+def test_a_wrong_gbs_step_is_still_refused():
+    # gbs's allowance is its own rounding at the run's precision (about 1e-60 here), not
+    # a licence: a state moved by 1e-50 is a wrong step
+    G = mpvi.GMPContext(64)
+    sol = mpvi.solve(mpvi.Problem(pendulum(G), ["1/2"], v0=[0]), "gbs", h="1/10", n=12)
+    with G.active():
+        sol.q[7] = sol.q[7] + G.num("1e-50")
+    with pytest.raises(WrongStepError, match=r"step 6 \(node 7\)") as info:
+        certify(sol)
+    assert info.value.step == 6
+
+
+def test_the_modes_of_a_linear_system_on_balls_enclose_the_200_digit_ones():
+    # ArbContext._eigh: Rump's verified eigenpairs (what modes() and omega_max() need)
+    A = ArbContext(64)
+    with A.active():
+        omega, V = linear(A).modes()
+        assert all(w.rad() < flint.arb(2) ** (20 - A.prec) for w in omega)
+    w_ref, V_ref = linear(mpvi.GMPContext(REF)).modes()
+    error = Fraction(1, 10 ** (REF - 5))
+    for k in range(2):
+        assert contains(omega[k], w_ref[k], error)
+        column = [V[i, k] for i in range(2)]
+        ref = [exact(V_ref[i, k]) for i in range(2)]
+        sign = 1 if contains(column[0], ref[0], error) else -1       # an eigenvector's sign is free
+        assert all(contains(b, sign * r, error) for b, r in zip(column, ref)), k
