@@ -15,7 +15,8 @@ of each component are ``-log10(|computed - enclosure|_upper / scale)`` (``scale`
 state's largest component, at least 1; 0 where the enclosure is wider than ``scale``).
 A computed state farther from its enclosure than
 the run's own round-off could take it -- the Newton tolerance of its context
-(:func:`mpvi.newton.tolerance`, 2^10 eps) per step, summed over the steps so far, relative
+(:func:`mpvi.newton.tolerance`, 2^10 eps) or the first step's own rounding at the run's
+precision, whichever is larger, per step, summed over the steps so far, relative
 to ``scale`` -- is judged by its own step: the step from the run's saved state one node
 before, on balls.  Within one step's allowance of that, the step is right and the gap is
 the run's own rounding carried by the flow (on a chaotic orbit it grows like
@@ -23,6 +24,21 @@ exp(lambda t), faster than the sum); the proven digits say how much is left.  Ot
 where the node before is not saved) it is a wrong step: :class:`WrongStepError` names it.  A step whose proof
 fails (a ball too wide, a Jacobian not invertible on the ball) ends the certificate
 there: it says which step and why, and claims nothing from there on.
+
+One step's allowance is the Newton tolerance plus the step's rounding at the run's
+precision, derived from its own arithmetic: the step from the run's exact state on balls
+has a radius that is a running error bound of that arithmetic at the working precision
+(first order in the unit), times run eps / working eps.  A GBS step's extrapolation
+tableau amplifies rounding by its Lebesgue constant: at 16 levels on the pendulum the
+allowance is some 200 times the Newton tolerance, and the run's error stays within it.
+
+The walk is of the run's own discrete map: choices a run makes from point values are
+the run's, not made again on balls -- an adaptive Taylor run's order and substep ends
+are recomputed by its point steps from its saved states and the balls carried along
+them (:func:`_own_choices`).  Every system kind is walked: a first-order system given as
+expressions or by ``rhs(t, y, ctx)`` is bound to the balls
+(:meth:`mpvi.FirstOrderSystem.with_context`); one of a Python ``rhs(t, y)`` of the run's
+numbers is refused, as no ball can be put through it.
 
 The state set is carried by Lohner's method (Lohner 1987; the mean-value form in a moving
 basis, :func:`_lohner`): the step from the midpoint on balls plus the step's Jacobian on
@@ -268,7 +284,8 @@ def certify(solution: Solution, dps: int | None = None, propagation: str = "lohn
         Not a solution, or a solution without its problem (read from a file).
     ValueError
         A solution saved between nodes, one of a context that is not multiprecision, or
-        one of a first-order system; an unknown ``propagation``.
+        one of a first-order system whose field cannot be evaluated on balls (a Python
+        ``rhs(t, y)`` of the run's numbers); an unknown ``propagation``.
     WrongStepError
         A computed state outside its enclosure beyond the run's round-off, naming the
         step.
