@@ -15,8 +15,8 @@ of each component are ``-log10(|computed - enclosure|_upper / scale)`` (``scale`
 state's largest component, at least 1; 0 where the enclosure is wider than ``scale``).
 A computed state farther from its enclosure than
 the run's own round-off could take it -- the Newton tolerance of its context
-(:func:`mpvi.newton.tolerance`, 2^10 eps) or the first step's own rounding at the run's
-precision, whichever is larger, per step, summed over the steps so far, relative
+(:func:`mpvi.newton.tolerance`, 2^10 eps) or an explicit first step's own rounding at
+the run's precision, whichever is larger, per step, summed over the steps so far, relative
 to ``scale`` -- is judged by its own step: the step from the run's saved state one node
 before, on balls.  Within one step's allowance of that, the step is right and the gap is
 the run's own rounding carried by the flow (on a chaotic orbit it grows like
@@ -25,10 +25,10 @@ where the node before is not saved) it is a wrong step: :class:`WrongStepError` 
 fails (a ball too wide, a Jacobian not invertible on the ball) ends the certificate
 there: it says which step and why, and claims nothing from there on.
 
-One step's allowance is the Newton tolerance plus the step's rounding at the run's
-precision, derived from its own arithmetic: the step from the run's exact state on balls
-has a radius that is a running error bound of that arithmetic at the working precision
-(first order in the unit), times run eps / working eps.  A GBS step's extrapolation
+One step's allowance is the Newton tolerance plus, for an explicit step, its rounding at
+the run's precision, derived from its own arithmetic: the step from the run's exact state
+on balls has a radius that is a running error bound of that arithmetic at the working
+precision (first order in the unit), times run eps / working eps.  A GBS step's extrapolation
 tableau amplifies rounding by its Lebesgue constant: at 16 levels on the pendulum the
 allowance is some 200 times the Newton tolerance, and the run's error stays within it.
 
@@ -326,9 +326,11 @@ def certify(solution: Solution, dps: int | None = None, propagation: str = "lohn
             _lohner(stepper, method, solution, args, ctx, q, y, t0, h, solution.steps, reuse,
                     cert.jacobians))
     saved = {k: i for i, k in enumerate(nodes)}
-    # a ball's radius from exact data is the rounding of its arithmetic at the working
-    # precision (to first order proportional to the unit): times this, at the run's
-    rounds = ctx.lift(run_ctx.eps) / ctx.eps
+    # an explicit step's ball radius from exact data is the rounding of its arithmetic at
+    # the working precision (to first order proportional to the unit): times this, at the
+    # run's.  (An implicit step's run stops its Newton iteration at the tolerance, and its
+    # Krawczyk ball's radius is no bound of the run's arithmetic.)
+    rounds = ctx.zero if method.implicit else ctx.lift(run_ctx.eps) / ctx.eps
 
     def local(i, k):
         """The step k-1 -> k from the run's own saved state at node k-1, on balls, and
@@ -351,7 +353,7 @@ def certify(solution: Solution, dps: int | None = None, propagation: str = "lohn
     # its context, and the first step's own rounding at the run's precision (the largest
     # of the two; module doc)
     allowance = ctx.lift(tolerance(run_ctx))      # exactly, a ball whatever the run's context
-    first = local(None, 1) if solution.steps else None
+    first = local(None, 1) if solution.steps and not method.implicit else None
     if first is not None:
         size = ctx.one
         for c in _state(q, y):
@@ -827,7 +829,7 @@ def _record(cert, solution, i, k, t, q, y, ctx, run_ctx, allowance, local):
     scale = ctx.one
     for c in computed:
         scale = scale.max(abs(c))                 # exact: the largest |component|, or 1
-    limit = allowance * k * scale
+    limit = allowance * max(k, 1) * scale      # node 0: the initial p or v the run computed
     size = _log10(scale, -1)
     gaps = [abs(c - b) for c, b in zip(computed, balls)]
     far = [n for n, gap in enumerate(gaps) if gap.lower() > limit]
