@@ -247,3 +247,19 @@ def test_the_modes_of_a_linear_system_on_balls_enclose_the_200_digit_ones():
         ref = [exact(V_ref[i, k]) for i in range(2)]
         sign = 1 if contains(column[0], ref[0], error) else -1       # an eigenvector's sign is free
         assert all(contains(b, sign * r, error) for b, r in zip(column, ref)), k
+
+
+def test_the_reduced_top_of_top2025_certifies_through_its_rhs_with_ctx():
+    # reduced_top's rhs(t, y, ctx) takes the run's constants exactly into the context it is
+    # called with: on balls for certify, at 200 digits for the rerun (the same map)
+    from mpvi.systems.lagrange_top import table3_top
+    G, R = mpvi.GMPContext(64), mpvi.GMPContext(REF)
+    with G.active():
+        top = table3_top(G)
+        system, y0 = top.reduced(), top.reduced_state0()
+    sol = mpvi.solve(mpvi.Problem(system, y0), "rk4", h="1/200", n=20)
+    cert = certify(sol)
+    with R.active():
+        twin = mpvi.Problem(system.with_context(R), [R.lift(x) for x in y0])
+    rerun = mpvi.solve(twin, "rk4", h=exact(sol.h), n=20)
+    assert_encloses_rerun(sol, cert, rerun)
