@@ -156,6 +156,10 @@ class FirstOrderSystem:
         for k, v in (params or {}).items():
             sym = k if isinstance(k, sp.Symbol) else sp.Symbol(_identifier(k, name))
             values[sym] = ctx.number(v, f"{name}: parameter {sym}")
+        clash = [str(x) for x in [*symbols, *values] if str(x) == str(TIME)]
+        if clash or len({str(x) for x in [*symbols, *values]}) != len(symbols) + len(values):
+            raise ValueError(f"{name}: the names of the variables and parameters must differ "
+                             f"from each other and from the time {TIME}")
         names = {str(x): x for x in [*symbols, *values, TIME]}
         exprs = [as_expression(e, names, what=f"{name}: component {i} of the field")
                  for i, e in enumerate(rhs)]

@@ -263,3 +263,21 @@ def test_the_reduced_top_of_top2025_certifies_through_its_rhs_with_ctx():
         twin = mpvi.Problem(system.with_context(R), [R.lift(x) for x in y0])
     rerun = mpvi.solve(twin, "rk4", h=exact(sol.h), n=20)
     assert_encloses_rerun(sol, cert, rerun)
+
+
+def test_a_first_order_system_from_expressions_refuses_bad_input_naming_it():
+    G = mpvi.GMPContext(30)
+    with pytest.raises(ValueError, match="from the time t"):
+        FirstOrderSystem.from_expressions("s", ["t", "y"], ["y", "-t"], G)
+    with pytest.raises(ValueError, match="unknown name 'z'"):
+        FirstOrderSystem.from_expressions("s", ["x", "y"], ["y", "-x*z"], G)
+    with pytest.raises(ValueError, match="1 components of the field for 2 variables"):
+        FirstOrderSystem.from_expressions("s", ["x", "y"], ["y"], G)
+    with pytest.raises(ValueError, match="dunder"):
+        FirstOrderSystem.from_expressions("s", ["x", "y"], ["y", "__import__(1)"], G)
+    with pytest.raises(ValueError, match="not a name"):
+        FirstOrderSystem.from_expressions("s", ["x y", "y"], ["y", "-x"], G)
+    system = FirstOrderSystem.from_expressions("s", ["x", "y"], ["y", "-k*x"], G,
+                                               params={"k": "1/3"})
+    with pytest.raises(ValueError, match="not parameters"):
+        system.with_context(G, params={sp.Symbol("c"): 1})
