@@ -94,7 +94,7 @@ def _bits(dps: int) -> int:
 
 
 @functools.lru_cache(maxsize=1024)
-def _root_of(coefficients: tuple, index: int, prec: int) -> arb:
+def _root_of(coefficients: tuple[Any, ...], index: int, prec: int) -> arb:
     """Real root ``index`` of the polynomial (sympy's ``CRootOf`` numbering), isolated
     at ``prec`` bits (:func:`mpvi.arbref.root_of`), once per polynomial, root and
     precision (a method's quadrature nodes are enclosed again by every stepper)."""

@@ -19,7 +19,7 @@ import functools
 import math
 from contextlib import contextmanager
 from fractions import Fraction
-from typing import TYPE_CHECKING, Iterator, Sequence
+from typing import TYPE_CHECKING, Iterator, Sequence, cast
 
 if TYPE_CHECKING:
     from flint import acb, acb_mat, arb, fmpq_mat
@@ -221,7 +221,7 @@ def real_roots(coefficients: Sequence[object], what: str) -> list[arb]:
     common = math.lcm(*(c.denominator for c in exact))
     poly = fmpz_poly([int(c * common) for c in reversed(exact)])
     found = []
-    for z, multiplicity in poly.complex_roots():
+    for z, multiplicity in cast("list[tuple[acb, int]]", poly.complex_roots()):
         if z.imag.is_zero():
             found.extend([z.real] * int(multiplicity))
 

@@ -107,6 +107,7 @@ from .schemes import get_method
 
 if TYPE_CHECKING:
     from .mechanics import LagrangianSystem
+    from .ode import FirstOrderSystem
     from .solution import Solution
 
 
@@ -300,7 +301,7 @@ def certify(solution: Solution, dps: int | None = None, propagation: str = "lohn
     if not run_ctx.is_mp:
         raise ValueError(f"certify: a run in the {run_ctx.name} context is not certified "
                          "(float64 rounding: use a gmp or mp context)")
-    if problem.system.first_order and not problem.system.rebinds:
+    if problem.system.first_order and not cast("FirstOrderSystem", problem.system).rebinds:
         raise ValueError(f"certify: the first-order system {problem.system.name!r} has a right-hand "
                          "side rhs(t, y) of the run's numbers, which cannot be evaluated on "
                          "balls: give the field as expressions (FirstOrderSystem."
@@ -352,10 +353,10 @@ def certify(solution: Solution, dps: int | None = None, propagation: str = "lohn
     # the run's round-off per step, relative to the state's size: the Newton tolerance of
     # its context, and the first step's own rounding at the run's precision (the largest
     # of the two; module doc)
-    allowance = ctx.lift(tolerance(run_ctx))      # exactly, a ball whatever the run's context
+    allowance = cast(arb, ctx.lift(tolerance(run_ctx)))   # exactly, a ball in any context
     first = local(None, 1) if solution.steps and not method.implicit else None
     if first is not None:
-        size = ctx.one
+        size = cast(arb, ctx.one)
         for c in _state(q, y):
             size = size.max(abs(c))
         for r in first[1]:
@@ -835,7 +836,7 @@ def _record(cert, solution, i, k, t, q, y, ctx, run_ctx, allowance, local):
     far = [n for n, gap in enumerate(gaps) if gap.lower() > limit]
     if far:
         judged = local(i, k)
-        step, rounding = judged if judged is not None else (None, None)
+        step, rounding = judged if judged is not None else ([], [])
         one = allowance * scale
         wrong = [n for n in far if judged is None or
                  abs(computed[n] - step[n]).lower() > one + rounding[n]]

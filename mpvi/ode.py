@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import inspect
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence, cast
 
 import numpy as np
 
@@ -103,8 +103,8 @@ class FirstOrderSystem:
             self._takes_ctx = "ctx" in inspect.signature(self.rhs).parameters
         except (TypeError, ValueError):          # a builtin without a signature
             self._takes_ctx = False
-        if not hasattr(self, "_model"):
-            self._model, self._params = None, {}
+        self._model: tuple[Any, Any] | None = None
+        self._params: dict[Any, Any] = {}
 
     @classmethod
     def from_expressions(cls, name: str, variables: Sequence[sp.Symbol | str],
@@ -176,7 +176,8 @@ class FirstOrderSystem:
                           tuple(labels) or tuple(str(x) for x in symbols))
 
     @classmethod
-    def _bound(cls, name, model, values, ctx, labels):
+    def _bound(cls, name: str, model: tuple[Any, Any], values: dict[Any, Any], ctx: Context,
+               labels: tuple[str, ...]) -> FirstOrderSystem:
         from .codegen import TIME, compile_exprs
         symbols, exprs = model
         order = list(values)
@@ -185,9 +186,8 @@ class FirstOrderSystem:
 
         def rhs(t, y):
             return f(t, y, numbers)
-        system = cls.__new__(cls)
+        system = cls(name=name, rhs=rhs, dim=len(symbols), ctx=ctx, labels=labels)
         system._model, system._params = model, dict(values)
-        system.__init__(name=name, rhs=rhs, dim=len(symbols), ctx=ctx, labels=labels)
         return system
 
     @property
@@ -267,7 +267,8 @@ class FirstOrderSystem:
         rhs, ctx, dtype, n = self.rhs, self.ctx, self.ctx.dtype, self.dim
         what = f"{self.name}: the right-hand side"
         if self._takes_ctx:
-            return lambda t, y: returned_vector(ctx, rhs(t, np.array(y, dtype=dtype), ctx=ctx),
+            given = cast("Callable[..., Any]", rhs)
+            return lambda t, y: returned_vector(ctx, given(t, np.array(y, dtype=dtype), ctx=ctx),
                                                 n, what)
         return lambda t, y: returned_vector(ctx, rhs(t, np.array(y, dtype=dtype)), n, what)
 
