@@ -302,9 +302,9 @@ def certify(solution: Solution, dps: int | None = None, propagation: str = "lohn
         raise ValueError(f"certify: a run in the {run_ctx.name} context is not certified "
                          "(float64 rounding: use a gmp or mp context)")
     if problem.system.first_order and not cast("FirstOrderSystem", problem.system).rebinds:
-        raise ValueError(f"certify: the first-order system {problem.system.name!r} has a right-hand "
-                         "side rhs(t, y) of the run's numbers, which cannot be evaluated on "
-                         "balls: give the field as expressions (FirstOrderSystem."
+        raise ValueError(f"certify: the first-order system {problem.system.name!r} has a "
+                         "right-hand side rhs(t, y) of the run's numbers, which cannot be "
+                         "evaluated on balls: give the field as expressions (FirstOrderSystem."
                          "from_expressions) or as rhs(t, y, ctx) computing with ctx's "
                          "operations")
     nodes = _saved_nodes(solution)
