@@ -22,6 +22,7 @@ lower precision never makes a ball wrong, only wider.
 from __future__ import annotations
 
 import contextlib
+import functools
 from decimal import Decimal
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, cast
@@ -34,7 +35,7 @@ from mpmath.ctx_mp_python import _mpf as _any_mpf
 
 from .context import (Context, PrecisionError, _bits_of_mpf, _mpfr_type, _number_text,
                       _refuse_float, _refuse_other_mpf, check_dps)
-from .arbref import MAX_EXACT_EXPONENT
+from .arbref import MAX_EXACT_EXPONENT, root_of
 from .linalg import SingularMatrixError
 from .precision import context_class, sticky
 
@@ -96,6 +97,19 @@ _BALL_FUNCTIONS = frozenset({"sin", "cos", "tan", "exp", "log", "atan", "asin", 
                              "sinh", "cosh", "tanh"})
 """The sympy functions :meth:`ArbContext.num` encloses (each an Arb method of the same
 name), applied to anything it encloses: sin(1), exp(1/3), log(2) given exactly."""
+
+
+@functools.lru_cache(maxsize=1024)
+def _root_of(coefficients: tuple[Any, ...], index: int, prec: int) -> arb:
+    """Real root ``index`` of the polynomial (sympy's ``CRootOf`` numbering), isolated
+    at ``prec`` bits (:func:`mpvi.arbref.root_of`), once per polynomial, root and
+    precision (a method's quadrature nodes are enclosed again by every stepper)."""
+    caller = flint.ctx.prec
+    flint.ctx.prec = prec
+    try:
+        return root_of(coefficients, index, "CRootOf")
+    finally:
+        flint.ctx.prec = caller
 
 
 @context_class
@@ -389,7 +403,8 @@ class ArbContext(Context):
     def _mpf_tuple(self, t):
         sign, man, exp, _ = t
         if man or not exp:
-            return arb(fmpq(-man if sign else man)) * arb((fmpz(1), int(exp)))
+            # exactly (mpmath's mantissa may be a gmpy2 mpz, which flint does not read)
+            return arb((fmpz(-int(man) if sign else int(man)), int(exp)))
         return self._decimal(mpmath.libmp.to_str(t, 5))
 
     def _sympy(self, x):
@@ -424,8 +439,16 @@ class ArbContext(Context):
             base, p, q = self._sympy(x.base), int(x.exp.p), int(x.exp.q)
             root = base if q == 1 else base.root(q)
             return root ** p if p >= 0 else 1 / root ** (-p)
+        if isinstance(x, sympy.CRootOf):
+            # an algebraic number (a quadrature node, a weight's polynomial in it): isolated
+            # from its polynomial by Arb's root isolation, the root of sympy's index
+            try:
+                return _root_of(tuple(x.poly.all_coeffs()), int(x.index), int(self.prec))
+            except ValueError as exc:
+                raise TypeError(f"cannot enclose the sympy expression {x}: {exc}") from None
         raise TypeError(f"cannot enclose the sympy expression {x}: rationals, Floats, pi, E, "
-                        "their sums, products and rational powers and the elementary functions "
+                        "real roots of rational polynomials (CRootOf), their sums, products and "
+                        "rational powers and the elementary functions "
                         f"{', '.join(sorted(_BALL_FUNCTIONS))} of them are converted to balls")
 
     def lift(self, x: NumberLike) -> Real:
@@ -745,6 +768,28 @@ class ArbContext(Context):
             return list(m.eig(algorithm="rump"))
         except (ValueError, ZeroDivisionError) as exc:
             raise ValueError(f"eigenvalues not isolated: {exc}") from None
+
+    def _eigh(self, c):
+        """Enclose the eigen-decomposition ``c = Q diag(lam) Q^T`` of a symmetric ball
+        matrix with simple eigenvalues (what :meth:`eigh_generalized` needs): Rump's
+        verified eigenpairs (:func:`mpvi.arbref.eig_simple_real`), eigenvalues ascending;
+        each eigenvector scaled by its largest entry (then real: its imaginary parts must
+        hold 0) and normalized to unit 2-norm, that entry positive.  ArithmeticError where
+        the eigenvalues cannot be isolated (a multiple one: its eigenvectors are not
+        determined) or an eigenvector is not real."""
+        from .arbref import eig_simple_real, real_part
+        self.activate()
+        n = np.shape(c)[0]
+        lam, _, right = eig_simple_real(flint.acb_mat(self._mat(c)), "symmetric eigenproblem")
+        Q = np.empty((n, n), dtype=object)
+        for k in range(n):
+            column = [right[i, k] for i in range(n)]
+            top = max(range(n), key=lambda i: abs(complex(column[i].mid())))
+            v = [real_part(z / column[top], f"eigenvector {k}") for z in column]
+            norm = sum((x * x for x in v), arb(0)).sqrt()
+            for i in range(n):
+                Q[i, k] = v[i] / norm
+        return np.array(lam, dtype=object), Q
 
     def verified_solve(self, fun: Callable[..., Any], x0: Vector | list[Real], what: str = ""
                        ) -> tuple[Any, int, Any]:

@@ -40,6 +40,22 @@ is enclosed by a sign change of the event function (called on balls) proven at b
 of an interval around the run's time, on that enclosed interpolant
 (``Certificate.events``).
 
+One step's allowance is the larger of the Newton tolerance and, for an explicit step, its
+rounding at the run's precision (relative to the state's size), and the judge of a step
+adds that step's own rounding, derived from its own arithmetic: the step from the run's exact state
+on balls has a radius that is a running error bound of that arithmetic at the working
+precision (first order in the unit), times run eps / working eps.  A GBS step's extrapolation
+tableau amplifies rounding by its Lebesgue constant: at 16 levels on the pendulum the
+allowance is some 200 times the Newton tolerance, and the run's error stays within it.
+
+The walk is of the run's own discrete map: choices a run makes from point values are
+the run's, not made again on balls -- an adaptive Taylor run's order and substep ends
+are recomputed by its point steps from its saved states and the balls carried along
+them (:func:`_own_choices`).  Every system kind is walked: a first-order system given as
+expressions or by ``rhs(t, y, ctx)`` is bound to the balls
+(:meth:`mpvi.FirstOrderSystem.with_context`); one of a Python ``rhs(t, y)`` of the run's
+numbers is refused, as no ball can be put through it.
+
 The state set is carried by Lohner's method (Lohner 1987; the mean-value form in a moving
 basis, :func:`_lohner`): the step from the midpoint on balls plus the step's Jacobian on
 balls (forward derivatives, :class:`mpvi.arb._DualContext`; an implicit step
@@ -108,6 +124,7 @@ from .schemes import get_method
 
 if TYPE_CHECKING:
     from .mechanics import LagrangianSystem
+    from .ode import FirstOrderSystem
     from .solution import Solution
 
 
@@ -326,8 +343,9 @@ def certify(solution: Solution, dps: int | None = None, propagation: str = "lohn
     TypeError
         Not a solution, or a solution without its problem (read from a file).
     ValueError
-        A solution of a context that is not multiprecision, or one of a first-order
-        system; an unknown ``propagation``.
+        One of a context that is not multiprecision, or
+        one of a first-order system whose field cannot be evaluated on balls (a Python
+        ``rhs(t, y)`` of the run's numbers); an unknown ``propagation``.
     WrongStepError
         A computed state outside its enclosure beyond the run's round-off, naming the
         step.
@@ -342,9 +360,12 @@ def certify(solution: Solution, dps: int | None = None, propagation: str = "lohn
     if not run_ctx.is_mp:
         raise ValueError(f"certify: a run in the {run_ctx.name} context is not certified "
                          "(float64 rounding: use a gmp or mp context)")
-    if problem.system.first_order:
-        raise ValueError("certify: first-order systems are not certified yet (their field "
-                         "has no Arb binding); a mechanical system's run is")
+    if problem.system.first_order and not cast("FirstOrderSystem", problem.system).rebinds:
+        raise ValueError(f"certify: the first-order system {problem.system.name!r} has a "
+                         "right-hand side rhs(t, y) of the run's numbers, which cannot be "
+                         "evaluated on balls: give the field as expressions (FirstOrderSystem."
+                         "from_expressions) or as rhs(t, y, ctx) computing with ctx's "
+                         "operations")
     nodes, between = _saved_nodes(solution)
     if propagation not in ("lohner", "box"):
         raise ValueError(f"certify: propagation must be 'lohner' or 'box', got {propagation!r}")
@@ -361,9 +382,30 @@ def certify(solution: Solution, dps: int | None = None, propagation: str = "lohn
     system = _exact_params(cast("LagrangianSystem", problem.system), ctx, posed=posed)
     q, y = _initial(problem, system, method.state, ctx, inputs)
     cert.statement = _statement(solution, method.name, inputs, run_ctx, posed, ctx)
-    args = {k: v for k, v in solution._prepare_args.items() if k != "newton"}
+    args = _own_choices(method, solution,
+                        {k: v for k, v in solution._prepare_args.items() if k != "newton"})
     stepper = method.prepare(system, h, ctx, **args)
-    allowance = tolerance(run_ctx)
+    saved = {k: i for i, k in enumerate(nodes) if i not in between}
+    # an explicit step's ball radius from exact data is the rounding of its arithmetic at
+    # the working precision (to first order proportional to the unit): times this, at the
+    # run's.  (An implicit step's run stops its Newton iteration at the tolerance, and its
+    # Krawczyk ball's radius is no bound of the run's arithmetic.)
+    rounds = ctx.zero if method.implicit else ctx.lift(run_ctx.eps) / ctx.eps
+    judge = _Judge(solution, method, stepper, saved, ctx, t0, h, rounds)
+    # the run's round-off per step, relative to the state's size: the Newton tolerance of
+    # its context, and the first step's own rounding at the run's precision (the largest
+    # of the two; module doc)
+    allowance = cast(arb, ctx.lift(tolerance(run_ctx)))   # exactly, a ball in any context
+    first = (judge.step(0, solution.q[saved[0]], None if solution.y is None
+                        else solution.y[saved[0]])
+             if solution.steps and not method.implicit and 0 in saved else None)
+    if first is not None:
+        size = cast(arb, ctx.one)
+        for c in _state(q, y):
+            size = size.max(abs(c))
+        for r in first[1]:
+            allowance = allowance.max(r / size)
+    judge.allowance = allowance
     start = _arr([_exact(x, ctx) for x in _state(*problem.initial_state(method.state))])
     # the computed start's distance from the posed one (the inputs' rounding), per component
     gaps = [abs(c - b).upper() for c, b in zip(start, _state(q, y))]
@@ -371,8 +413,6 @@ def certify(solution: Solution, dps: int | None = None, propagation: str = "lohn
             if propagation == "box" else
             _lohner(stepper, method, solution, args, ctx, q, y, t0, h, solution.steps, reuse,
                     cert.jacobians, gaps, allowance, posed))
-    saved = {k: i for i, k in enumerate(nodes) if i not in between}
-    judge = _Judge(solution, method, stepper, saved, ctx, t0, h, allowance)
     dense = _Dense(solution, method, stepper, system, ctx, inputs, args)
     steps_wanted = {nodes[i] for i in between} | set(dense.event_steps)
     before = None
@@ -570,15 +610,22 @@ class _Judge:
     saved state at node k-1, or, where that node is not saved, from the point run solved
     again in the run's context from the saved node before it -- every step of which is
     judged on balls the same way, and whose state at k must be the saved one up to the
-    rounding of the steps solved again (the walk keeps every node it needs)."""
+    rounding of the steps solved again (the walk keeps every node it needs).
 
-    def __init__(self, solution, method, stepper, saved, ctx, t0, h, allowance):
+    A step's allowance per component is the run's round-off per step (``allowance``,
+    relative: times the state's size) plus the step's own rounding at the run's precision
+    (its ball's radius from exact data times ``rounds``: a running error bound of an
+    explicit step's arithmetic, e.g. a GBS tableau's; 0 for an implicit step)."""
+
+    def __init__(self, solution, method, stepper, saved, ctx, t0, h, rounds):
         self.solution, self.method, self.stepper, self.saved = solution, method, stepper, saved
-        self.ctx, self.t0, self.h, self.allowance = ctx, t0, h, allowance
+        self.ctx, self.t0, self.h, self.rounds = ctx, t0, h, rounds
+        self.allowance = ctx.zero      # set by certify once the first step is known
         self.point = None
 
     def step(self, k, q, y):
-        """The step k -> k+1 from the exact point (q, y) (run numbers) on balls, or None."""
+        """The step k -> k+1 from the exact point (q, y) (run numbers) on balls and per
+        component its rounding at the run's precision, or None where it fails."""
         ctx = self.ctx
         qb = _arr([_exact(x, ctx) for x in q])
         yb = None if y is None else _arr([_exact(x, ctx) for x in y])
@@ -586,20 +633,25 @@ class _Judge:
             r = self.stepper(self.t0 + k * self.h, qb, yb, None)
         except _STEP_FAILURES:
             return None
-        return _state(r.q, r.y)
+        step = _state(r.q, r.y)
+        return step, [arb(b.rad()) * self.rounds for b in step]
 
     def __call__(self, i, k, scale):
-        """(balls, allowed distance, what they are) for saved point i at node k: the
-        step from the run's node k-1 within one step's allowance; else the saved state
-        solved again from the saved node before, within the rounding of the steps solved
-        again (each of them judged on balls).  None where no judgement can be made."""
+        """(balls, allowed distance per component, what they are) for saved point i at
+        node k: the step from the run's node k-1 within one step's allowance; else the
+        saved state solved again from the saved node before, within the allowances of the
+        steps solved again (each of them judged on balls).  None where no judgement can be
+        made."""
         sol, saved = self.solution, self.saved
         one = self.allowance * scale
         before = saved.get(k - 1)
         if before is not None:
-            step = self.step(k - 1, sol.q[before], None if sol.y is None else sol.y[before])
-            return None if step is None else (step, one, f"the step taken from the run's own "
-                                              f"node {k - 1}")
+            found = self.step(k - 1, sol.q[before], None if sol.y is None else sol.y[before])
+            if found is None:
+                return None
+            step, rounding = found
+            return (step, [one + r for r in rounding],
+                    f"the step taken from the run's own node {k - 1}")
         k0 = max((m for m in saved if m < k), default=None)
         if k0 is None:
             return None
@@ -609,23 +661,88 @@ class _Judge:
                                               **sol._prepare_args)
         i0 = saved[k0]
         q, y, carry = sol.q[i0], None if sol.y is None else sol.y[i0], None
+        slack = None
         try:
             for j in range(k0, k):
                 with run_ctx.active():
                     r = self.point(sol.t0 + j * sol.h, q, y, carry)
-                step = self.step(j, q, y)
-                new = _state(r.q, r.y)
-                if step is None or any(abs(_exact(x, self.ctx) - b).lower() > one
-                                       for x, b in zip(new, step)):
+                found = self.step(j, q, y)
+                if found is None:
                     return None
+                step, rounding = found
+                allowed = [one + x for x in rounding]
+                if any(abs(_exact(x, self.ctx) - b).lower() > a
+                       for x, b, a in zip(_state(r.q, r.y), step, allowed)):
+                    return None
+                slack = allowed if slack is None else [s + a for s, a in zip(slack, allowed)]
                 q, y, carry = r.q, r.y, r.carry
         except (*_STEP_FAILURES, ValueError):
             return None
         finally:
             self.ctx.activate()
         again = [_exact(x, self.ctx) for x in _state(q, y)]
-        return (again, one * (k - k0), f"the run solved again from its saved node {k0} "
+        return (again, slack, f"the run solved again from its saved node {k0} "
                 f"(each of its {k - k0} steps judged on balls)")
+
+
+def _own_choices(method, solution, args):
+    """The method's arguments for the walk on balls: the run's, without its stability
+    precondition (checked by the run).  An adaptive Taylor run
+    (``tol`` given) chooses its order and substeps from point values: the walk takes the
+    run's own (the degree it used; the substep ends of each step, recomputed by the same
+    point steps from the run's saved states -- from the replay's own where a node is not
+    saved -- exactly as numbers of the run), and on balls each substep is one Taylor
+    polynomial of that degree between them (:class:`_Schedule`); no choice is made on
+    balls."""
+    if "check_stability" in args:
+        # the run's precondition (it took its steps; an eigen-decomposition of the
+        # linearized system, which no step of the map needs), not part of the map walked
+        args = {**args, "check_stability": False}
+    if method.name != "taylor" or args.get("tol") is None:
+        return args
+    from .arbref import exact_rational
+    problem, run_ctx = solution.problem, solution.ctx
+    point = method.prepare(problem.system, solution.h, run_ctx, **args)
+    saved = {k: i for i, k in enumerate(_saved_nodes(solution))}
+    q, y = solution.q[0], solution.y[0]
+    ends = []
+    with run_ctx.active():
+        for j in range(solution.steps):
+            i = saved.get(j)
+            if i is not None:
+                q, y = solution.q[i], solution.y[i]
+            r, taus = point.substep_ends(problem.t0 + j * solution.h, q, y)
+            ends.append([exact_rational(tau, "a substep end") for tau in taus])
+            q, y = r.q, r.y
+    t0 = exact_rational(problem.t0, "t0")
+    h = exact_rational(solution.h, "h")
+    return {**args, "tol": None, "degree": point.degree, "schedule": _Schedule(t0, h, ends)}
+
+
+class _Schedule:
+    """``schedule(t)``: the interior substep ends of the step from node j (exact
+    Fractions), j the one node whose time t0 + j h the ball ``t`` (or a dual's value)
+    holds.  ValueError for a ball of times that holds no node time or more than one (a
+    hull over every time of the run: each step has its own substeps)."""
+
+    def __init__(self, t0, h, ends):
+        self.t0, self.h, self.ends = t0, h, ends
+
+    def __call__(self, t):
+        ball = getattr(t, "v", t)
+        mid, rad = _fraction(ball.mid()), _fraction(ball.rad())
+        j = round((mid - self.t0) / self.h)
+        if not (0 <= j < len(self.ends) and abs(self.t0 + j * self.h - mid) <= rad
+                and 2 * rad < abs(self.h)):
+            raise ValueError(f"taylor: the times {ball} are not one node of the run: its "
+                             "adaptive substeps differ from step to step")
+        return self.ends[j]
+
+
+def _fraction(x):
+    """An exact arb (a midpoint or a radius) as the Fraction it is."""
+    m, e = x.man_exp()
+    return Fraction(int(m)) * Fraction(2) ** int(e)
 
 
 _STEP_FAILURES = (KrawczykError, SingularMatrixError, NotPositiveDefiniteError, ArithmeticError)
@@ -1153,15 +1270,16 @@ def _record(cert, solution, i, k, t, q, y, ctx, run_ctx, limits, judge):
     if far:
         verdict = judge(i, k, scale)
         judged = verdict is not None
-        step, one, source = verdict if verdict is not None else ([], None, None)
-        wrong = [n for n in far if not judged or abs(computed[n] - step[n]).lower() > one]
+        step, allowed, source = verdict if verdict is not None else ([], [], None)
+        wrong = [n for n in far if not judged or abs(computed[n] - step[n]).lower() > allowed[n]]
         if wrong:
             n = wrong[0]
             what = "q" if n < len(q) else ("p" if solution.state == "qp" else "v")
             index = n if n < len(q) else n - len(q)
             value = (solution.q[i] if n < len(q) else solution.y[i])[index]
             why = (f"and at least {_sci(abs(computed[n] - step[n]).lower())} from {source}, "
-                   f"beyond its allowance {_sci(one)}" if judged else
+                   f"beyond its allowance {_sci(allowed[n])} (the run's Newton tolerance and "
+                   "the steps' rounding at the run's precision)" if judged else
                    f"beyond the run's round-off allowance {_sci(limits[n])} (the step "
                    "cannot be judged alone: no saved node before it, or its step fails)")
             raise WrongStepError(

@@ -77,20 +77,28 @@ def tolerance(tol, ctx):
     return value
 
 
-def prepare(system, h, ctx, degree=None, tol="eps"):
+def prepare(system, h, ctx, degree=None, tol="eps", schedule=None):
     """Prepare Taylor steps on a mechanical system (Jorba & Zou 2005).
 
     ``tol``: the tolerance of the adaptive substeps ("eps": the context's eps; None: one
     fixed step of degree ``degree`` per step, 32 by default).  ``degree``: the order of
     the Taylor polynomials (named so that it does not collide with the ``order`` of
     :func:`mpvi.modified_equation`); with a tolerance and no degree, Jorba & Zou's
-    ceil(-ln(tol)/2 + 1)."""
+    ceil(-ln(tol)/2 + 1).  ``schedule`` (with ``tol=None``; :func:`mpvi.certify`'s walk
+    of an adaptive run): ``schedule(t)`` gives the interior substep ends (exact numbers)
+    of the step from t, the run's own choices; each substep is one polynomial of degree
+    ``degree`` (no choice is made on balls)."""
     degree, factor = _degree_and_factor(degree, tol, ctx)
     if system.first_order:
         raise ValueError(f"taylor: {system.name} is a first-order system with a Python "
                          "right-hand side; the Taylor method needs a mechanical system's "
                          "generated field (use rk4 or gbs)")
-    return _TaylorStepper(system, h, ctx, degree, factor)
+    if schedule is not None and factor is not None:
+        raise ValueError("taylor: a substep schedule replaces the adaptive choice: give "
+                         "tol=None with it")
+    stepper = _TaylorStepper(system, h, ctx, degree, factor)
+    stepper.schedule = schedule
+    return stepper
 
 
 def _degree_and_factor(degree, tol, ctx):
@@ -136,6 +144,7 @@ class _TaylorStepper:
         self.sing = singularities(system)
         self.guard_signs = None
         self.substeps = 0
+        self.schedule = None
 
     def stats(self):
         return {"substeps": self.substeps}
@@ -152,6 +161,8 @@ class _TaylorStepper:
         """(the state at t + h, substeps, interior substep ends or None)."""
         h, degree, factor, compiled, python = (self.h, self.degree, self.factor,
                                                 self.compiled, self.python)
+        if self.schedule is not None:
+            return self._scheduled(t, y0, record)
         if factor is None:
             out = compiled.step(t, y0, h, degree) if compiled is not None else None
             return (python.step(t, y0, h, degree) if out is None else out), 1, None
@@ -162,6 +173,22 @@ class _TaylorStepper:
         if out[0] is None:                      # the compiled steps' substep limit
             raise substep_limit(self.ctx, h, *out[2])
         return out
+
+    def _scheduled(self, t, y, record):
+        """The step from t along the given substep ends (``schedule``), the last landing
+        on t + h: (the state, substeps, interior ends or None) as :meth:`advance`."""
+        ctx, compiled, python = self.ctx, self.compiled, self.python
+        ends = [ctx.num(tau) for tau in self.schedule(t)] + [t + self.h]
+        tau, bounds = t, []
+        for i, end in enumerate(ends):
+            size = end - tau
+            out = compiled.step(tau, y, size, self.degree) if compiled is not None else None
+            y = python.step(tau, y, size, self.degree) if out is None else out
+            tau = end
+            if record and i + 1 < len(ends):
+                bounds.append(tau)
+                bounds.extend(y)
+        return y, len(ends), (bounds if record else None)
 
     def check(self, bounds, nsub, signs):
         """The singular factors at the interior substep ends keep their signs."""
@@ -181,17 +208,30 @@ class _TaylorStepper:
 
     def __call__(self, t, q, y, carry=None):
         self.ctx.activate()
-        signs, n, dtype = self.guard_signs, self.n, self.dtype
+        signs = self.guard_signs
         y1, nsub, bounds = self.advance(t, self.start(t, q, y),
                                         signs is not None and len(self.sing) > 0)
         self.substeps += nsub
         if bounds:
             self.check(bounds, nsub, signs)
+        return self._result(t, y1)
+
+    def _result(self, t, y1):
+        n, dtype = self.n, self.dtype
         q1 = np.array(y1[:n], dtype=dtype)
         if self.general:
             return StepResult(q1, self.system.momentum(q1, np.array(y1[n:], dtype=dtype),
                                                        t + self.h))
         return StepResult(q1, np.array(y1[n:], dtype=dtype))
+
+    def substep_ends(self, t, q, y):
+        """The step from (t, q, y) as :meth:`__call__` takes it, and the interior substep
+        ends it chose (a list; empty for a fixed step): what :func:`mpvi.certify` walks
+        again on balls (``schedule``)."""
+        self.ctx.activate()
+        y1, nsub, bounds = self.advance(t, self.start(t, q, y), True)
+        w = 2 * self.n + 1
+        return self._result(t, y1), [] if not bounds else bounds[0::w][:nsub - 1]
 
     def coefficients(self, tau, y):
         compiled = self.compiled

@@ -120,16 +120,25 @@ def table6_top(ctx: Context, g: NumberLike = "9.81") -> LagrangeTop:
 @entry
 def reduced_top(ctx: Context, params: Mapping[str, Real], p_phi: Real, p_psi: Real
                 ) -> FirstOrderSystem:
-    """First-order reduced top (eqs. (18ad)-(18af); (18aq) for Table 6)."""
+    """First-order reduced top (eqs. (18ad)-(18af); (18aq) for Table 6).
+
+    Its right-hand side ``rhs(t, y, ctx)`` computes in the context it is given (the
+    system's by default), its constants taken there exactly: the same system runs on Arb
+    balls (:meth:`mpvi.FirstOrderSystem.with_context`, :func:`mpvi.certify`)."""
+    own = ctx
     I = params["I"]
     A = params["m_top"] * params["g"] * params["ell"] / I
     k = p_psi / I
-    sin, cos = ctx.sin, ctx.cos
 
-    def rhs(t, y):
+    def rhs(t, y, ctx=own):
+        if ctx is own:
+            I_, A_, k_, pphi, ppsi = I, A, k, p_phi, p_psi
+        else:                       # the run's numbers, exactly, in the other context
+            I_, A_, k_, pphi, ppsi = (ctx.lift(x) for x in (I, A, k, p_phi, p_psi))
         th, xi = y[1], y[2]
-        s, c = sin(th), cos(th)
-        phidot = (p_phi - p_psi * c) / (I * s * s)
-        return np.array([phidot, xi, (A + phidot * phidot * c - k * phidot) * s], dtype=ctx.dtype)
+        s, c = ctx.sin(th), ctx.cos(th)
+        phidot = (pphi - ppsi * c) / (I_ * s * s)
+        return np.array([phidot, xi, (A_ + phidot * phidot * c - k_ * phidot) * s],
+                        dtype=ctx.dtype)
     return FirstOrderSystem(name="reduced Lagrange top", rhs=rhs, dim=3, ctx=ctx,
                             labels=("phi", "theta", "xi"))
