@@ -383,7 +383,8 @@ def certify(solution: Solution, dps: int | None = None, propagation: str = "lohn
     q, y = _initial(problem, system, method.state, ctx, inputs)
     cert.statement = _statement(solution, method.name, inputs, run_ctx, posed, ctx)
     args = _own_choices(method, solution,
-                        {k: v for k, v in solution._prepare_args.items() if k != "newton"})
+                        {k: v for k, v in solution._prepare_args.items() if k != "newton"},
+                        t0, h)
     stepper = method.prepare(system, h, ctx, **args)
     saved = {k: i for i, k in enumerate(nodes) if i not in between}
     # an explicit step's ball radius from exact data is the rounding of its arithmetic at
@@ -685,7 +686,7 @@ class _Judge:
                 f"(each of its {k - k0} steps judged on balls)")
 
 
-def _own_choices(method, solution, args):
+def _own_choices(method, solution, args, t0, h):
     """The method's arguments for the walk on balls: the run's, without its stability
     precondition (checked by the run).  An adaptive Taylor run
     (``tol`` given) chooses its order and substeps from point values: the walk takes the
@@ -703,7 +704,8 @@ def _own_choices(method, solution, args):
     from .arbref import exact_rational
     problem, run_ctx = solution.problem, solution.ctx
     point = method.prepare(problem.system, solution.h, run_ctx, **args)
-    saved = {k: i for i, k in enumerate(_saved_nodes(solution))}
+    nodes, between = _saved_nodes(solution)
+    saved = {k: i for i, k in enumerate(nodes) if i not in between}
     q, y = solution.q[0], solution.y[0]
     ends = []
     with run_ctx.active():
@@ -714,26 +716,24 @@ def _own_choices(method, solution, args):
             r, taus = point.substep_ends(problem.t0 + j * solution.h, q, y)
             ends.append([exact_rational(tau, "a substep end") for tau in taus])
             q, y = r.q, r.y
-    t0 = exact_rational(problem.t0, "t0")
-    h = exact_rational(solution.h, "h")
     return {**args, "tol": None, "degree": point.degree, "schedule": _Schedule(t0, h, ends)}
 
 
 class _Schedule:
     """``schedule(t)``: the interior substep ends of the step from node j (exact
-    Fractions), j the one node whose time t0 + j h the ball ``t`` (or a dual's value)
-    holds.  ValueError for a ball of times that holds no node time or more than one (a
-    hull over every time of the run: each step has its own substeps)."""
+    Fractions), j the one node whose time t0 + j h (the walk's balls: the problem as
+    posed) the ball ``t`` (or a dual's value) meets.  ValueError for a ball of times that
+    meets no node time or is wider than half a step (a hull over every time of the run:
+    each step has its own substeps)."""
 
     def __init__(self, t0, h, ends):
         self.t0, self.h, self.ends = t0, h, ends
 
     def __call__(self, t):
         ball = getattr(t, "v", t)
-        mid, rad = _fraction(ball.mid()), _fraction(ball.rad())
-        j = round((mid - self.t0) / self.h)
-        if not (0 <= j < len(self.ends) and abs(self.t0 + j * self.h - mid) <= rad
-                and 2 * rad < abs(self.h)):
+        j = round(_fraction(((ball - self.t0) / self.h).mid()))
+        if not (0 <= j < len(self.ends) and ball.overlaps(self.t0 + j * self.h)
+                and 2 * ball.rad() < abs(self.h).lower()):
             raise ValueError(f"taylor: the times {ball} are not one node of the run: its "
                              "adaptive substeps differ from step to step")
         return self.ends[j]
@@ -1033,8 +1033,13 @@ def _exact_params(system, ctx, dctx=None, posed=True):
     exactly (every one, ``posed`` False).  (Plain
     ``with_context`` refuses a number of the run's context in a context of more digits: a
     certificate at more digits than the run is of the same computation.)"""
-    params = {s: _enclose(posed_value(system._params[s]) if posed else None, v, ctx)[0]
-              for s, v in zip(system.param_symbols, system.param_values)}
+    if hasattr(system, "param_symbols"):          # given values beside the run's numbers
+        pairs = [(s, system._params[s], v)
+                 for s, v in zip(system.param_symbols, system.param_values)]
+    else:                                         # a first-order system keeps what was given
+        pairs = [(k, v, v) for k, v in system._params.items()]
+    params = {s: _enclose(posed_value(given) if posed else None, v, ctx)[0]
+              for s, given, v in pairs}
     if dctx is None:
         return system.with_context(ctx, params=params)
     return system.with_context(dctx, params={k: dctx.num(v) for k, v in params.items()})

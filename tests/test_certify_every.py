@@ -83,22 +83,36 @@ def run_params(method, ctx):
 _RERUNS = {}
 
 
+def posed(given, used):
+    """The input the certificate encloses (the problem as posed, issue 45 item 2): the
+    exact value the user wrote (a ``p/q`` string, a Fraction, an int) where there is one,
+    else the run's rounded number, as an exact Fraction."""
+    return exact(used) if given is None else Fraction(str(given))
+
+
 def initial(sol):
-    """The run's initial data as it used them (exact Fractions of its rounded numbers)."""
+    """The initial data the certificate encloses, as exact Fractions."""
+    given = sol.problem.posed
     v0 = sol.problem.v0
-    return ([exact(x) for x in sol.problem.q0],
-            None if v0 is None else [exact(x) for x in v0])
+    return ([posed(g, x) for g, x in zip(given["q0"] or [None] * len(v0), sol.problem.q0)],
+            None if v0 is None else [posed(g, x) for g, x in
+                                     zip(given["v0"] or [None] * len(v0), v0)])
+
+
+def step(sol):
+    """The step the certificate encloses, as an exact Fraction."""
+    return posed((sol.posed or {}).get("h"), sol.h)
 
 
 def rerun_of(kind, method, sol, params):
     """The 200-digit rerun of the same problem (the run's h and initial data, exactly),
     method and h (cached: the gmp and the mp run of one problem have the same numbers)."""
     q0, v0 = initial(sol)
-    key = (kind, method, exact(sol.h), tuple(q0), tuple(v0))
+    key = (kind, method, step(sol), tuple(q0), tuple(v0))
     if key not in _RERUNS:
         make = SYSTEMS[kind][0]
         _RERUNS[key] = mpvi.solve(mpvi.Problem(make(mpvi.GMPContext(REF)), q0, v0=v0), method,
-                                  h=exact(sol.h), n=sol.steps, **params)
+                                  h=step(sol), n=sol.steps, **params)
     return _RERUNS[key]
 
 
@@ -194,7 +208,7 @@ def test_a_first_order_system_certifies(method, given):
     cert = certify(sol)
     assert cert.y[0] is None
     rerun = mpvi.solve(mpvi.Problem(field_expressions(mpvi.GMPContext(REF)), initial(sol)[0]),
-                       method, h=exact(sol.h), n=20)
+                       method, h=step(sol), n=20)
     assert_encloses_rerun(sol, cert, rerun)
 
 
@@ -217,7 +231,7 @@ def test_adaptive_taylor_walks_the_runs_own_substeps():
     cert = certify(sol)
     params = run_params("taylor", G)
     rerun = mpvi.solve(mpvi.Problem(pendulum(mpvi.GMPContext(REF)), ["1/2"], v0=[0]),
-                       "taylor", h=exact(sol.h), n=8, **params)
+                       "taylor", h=step(sol), n=8, **params)
     assert_encloses_rerun(sol, cert, rerun)
 
 
@@ -261,7 +275,7 @@ def test_the_reduced_top_of_top2025_certifies_through_its_rhs_with_ctx():
     cert = certify(sol)
     with R.active():
         twin = mpvi.Problem(system.with_context(R), [R.lift(x) for x in y0])
-    rerun = mpvi.solve(twin, "rk4", h=exact(sol.h), n=20)
+    rerun = mpvi.solve(twin, "rk4", h=step(sol), n=20)
     assert_encloses_rerun(sol, cert, rerun)
 
 
