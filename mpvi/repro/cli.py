@@ -1,4 +1,4 @@
-"""The ``mpvi`` command: list, run, diff and report the reproductions.
+"""The ``mpvi`` command: list, run, diff, verify and report the reproductions.
 
 Outputs are read through :func:`mpvi.repro.run.read_provenance`: an id whose provenance
 JSON is unreadable or of the wrong shape, or whose files do not match the digests it
@@ -276,7 +276,8 @@ def _run_serially(args, reps, ids, out, cache):
                 ran.append(rid)
                 if level == DEFAULT:
                     print(f"{rid}: done in {time.perf_counter() - t0:.1f} s -> {paths['dir']}"
-                          f"{carried_note(paths['digits_check'])}", file=sys.stderr,
+                          f"{carried_note(paths['digits_check'], paths['certified'])}",
+                          file=sys.stderr,
                           flush=True)
             except Refused as exc:
                 print(exc, file=sys.stderr, flush=True)
@@ -442,6 +443,92 @@ def _write_records(rows, reps, fmt):
                          else r["correct_digits"]})
 
 
+VERIFY_DESCRIPTION = """\
+Prove the certified blocks of the results again.  `mpvi diff --certify` trusts what a
+record says: it checks the record's SHA-256 digest (which catches an edited or damaged
+file, not someone who edits a value and computes the digest again) and that each
+recorded value lies in its recorded enclosure, and then reads what the enclosures prove
+of the printed digits.  `mpvi verify` trusts none of it: for each id it reads the inputs
+its record names (context, digits, parameters, --quick or not), runs the reproduction
+again and its certified computation (Arb balls; no study is read from the cache), and
+checks that every recorded enclosure contains the recomputed one, that no value, column
+or growth series claims more proven digits than recomputed, and that the recomputed
+outputs are byte for byte those recorded.  It costs what `mpvi run <id> --certify` costs
+(progress on stderr)."""
+
+VERIFY_EPILOG = """\
+Output: one line per failing claim on stdout, naming the id and the value, column or
+series (FAILED <id>: value 'T=1 newmark p N=10': the recorded enclosure ... does not
+contain the recomputed ...), then a summary on stderr.  Ids without a certified block
+are skipped (with --all) or reported (named).
+Exit status: 0 every claim holds, 1 a claim fails (or an id could not be recomputed),
+2 a bad option, a results directory that does not exist, or a record that is unreadable
+or does not match its digest (as for mpvi diff), 3 none failed but some were refused
+(the context cannot run here)."""
+
+
+def cmd_verify(args, reps, parser):
+    """``mpvi verify``: :func:`mpvi.repro.run.verify_record` for each id with a certified
+    block; the failures on stdout, a line per id and a summary on stderr."""
+    import io as _io
+    from .run import Refused, default_out_dir, one_line, read_records, verify_record
+    ids = _ids(args, reps, parser)
+    if args.results:
+        out, origin = args.results, "--results"
+    else:
+        out = default_out_dir(args.quick)
+        origin = "quick results, --quick" if args.quick else "full results, the default"
+    _check_results(out, origin, args.quick)
+    records = read_records([reps[rid] for rid in ids], out)
+    todo = [rid for rid in ids if records[rid] is not None and "certified" in records[rid]]
+    absent = [rid for rid in ids if rid not in todo]
+    quiet = args.quiet
+    if not quiet:
+        print(f"mpvi verify: {len(todo)} certified record(s) in {out} ({origin})",
+              file=sys.stderr, flush=True)
+    if absent and not args.all:
+        for rid in absent:
+            what = "not run there" if records[rid] is None else "no certified block"
+            print(f"mpvi verify: {rid}: {what}: nothing to verify (`mpvi run {rid} "
+                  f"--certify`)", file=sys.stderr)
+    failed, refused, held = [], [], 0
+    t0 = time.perf_counter()
+    for k, rid in enumerate(todo, 1):
+        t1 = time.perf_counter()
+        if not quiet:
+            print(f"[{k}/{len(todo)}] {rid}: computing again and certifying ...",
+                  file=sys.stderr, flush=True)
+        try:
+            failures = verify_record(reps[rid], records[rid],
+                                     stream=_io.StringIO() if quiet else sys.stderr)
+        except Refused as exc:
+            print(exc, file=sys.stderr, flush=True)
+            refused.append(rid)
+            continue
+        except Exception as exc:             # one line per id, then the next id
+            failures = [f"{rid}: cannot be recomputed: {type(exc).__name__}: {one_line(exc)}"]
+        block = records[rid]["certified"]
+        claims = len(block["values"]) + sum(len(c) for c in block["columns"].values())
+        for line in failures:
+            print(f"FAILED {line}", flush=True)
+        if failures:
+            failed.append(rid)
+        else:
+            held += claims
+        if not quiet:
+            verdict = (f"{len(failures)} claim(s) FAILED" if failures else
+                       f"all {claims} claim(s) hold")
+            print(f"[{k}/{len(todo)}] {rid}: {verdict} ({time.perf_counter() - t1:.1f} s)",
+                  file=sys.stderr, flush=True)
+    print(f"verified {len(todo) - len(failed) - len(refused)} of {len(todo)} certified "
+          f"record(s) in {time.perf_counter() - t0:.1f} s ({held} claim(s) hold)"
+          + (f"; FAILED: {', '.join(failed)}" if failed else "")
+          + (f"; refused: {', '.join(refused)}" if refused else "")
+          + (f"; {len(absent)} id(s) without a certified block" if absent else ""),
+          file=sys.stderr)
+    return 1 if failed else (3 if refused else 0)
+
+
 def cmd_report(args, reps, parser):
     from .report import ReportError, write_report
     from .run import output_paths, project_path
@@ -473,7 +560,7 @@ def build_parser():
                "is malformed are reported in one line each (exit status 2); exit status "
                f"{BROKEN_PIPE} if stdout is closed early (| head).")
     ap.add_argument("--version", action="version", version=f"mpvi {__version__}")
-    sub = ap.add_subparsers(dest="command", metavar="{list,run,diff,report}")
+    sub = ap.add_subparsers(dest="command", metavar="{list,run,diff,verify,report}")
     sub.required = True
     p_list = sub.add_parser(
         "list", help="list every reproduction: paper, item, status of its published values "
@@ -529,6 +616,20 @@ def build_parser():
                              "(it reads the records, it proves nothing itself); the last "
                              "line counts all papers")
     p_diff.set_defaults(func=cmd_diff, parser=p_diff)
+    p_verify = sub.add_parser(
+        "verify", help="prove the certified blocks of `mpvi run --certify` again from their "
+                       "recorded inputs; exit 1 naming each value whose recorded enclosure "
+                       "does not contain the recomputed one",
+        description=VERIFY_DESCRIPTION, epilog=VERIFY_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    p_verify.add_argument("ids", nargs="*", help="reproduction ids (see `mpvi list`)")
+    p_verify.add_argument("--all", action="store_true",
+                          help="every reproduction whose record has a certified block")
+    _add_results_options(p_verify)
+    p_verify.add_argument("-q", "--quiet", action="store_true",
+                          help="print only the failures and the summary (default: a line "
+                               "per id and the progress of each computation on stderr)")
+    p_verify.set_defaults(func=cmd_verify, parser=p_verify)
     p_report = sub.add_parser(
         "report", help="write a static HTML report of the results (open its index.html in a "
                        "browser): every figure with its caption, parameters, published and "

@@ -29,7 +29,13 @@ cache, and the atomic writing of
                               (``digits_check``, :mod:`mpvi.repro.digits`) and,
                               with ``--certify``, the proven digits of every column
                               and value the reproduction can certify (``certified``,
-                              :func:`certified_block`)
+                              :func:`certified_block`); a later run without
+                              ``--check-digits`` or ``--certify`` keeps either
+                              block if its outputs are byte-identical
+                              (:func:`carry_digits_check`, :func:`carry_certified`;
+                              a certified block of other outputs is dropped with
+                              one line on stderr), and ``mpvi verify``
+                              (:func:`verify_records`) proves it again
 
 The JSON is the *commit record* of an id's outputs (:func:`write_outputs`): each file is
 atomic (:func:`mpvi.io.atomic_path`), the JSON is written last, and an id's outputs are
@@ -307,7 +313,8 @@ _PROVEN = {"digits": int, "enclosure": str}
 _GROWTH = {"t": [float], "digits": [float], "dps": int, "note": str}
 _CERTIFIED = {"dps": int, "wall_time_s": float, "statement": str,
               "columns": {str: {str: {"min": int, "median": int}}}, "values": {str: _PROVEN},
-              "not_certified": {str: str}, "growth?": {str: _GROWTH}}
+              "not_certified": {str: str}, "growth?": {str: _GROWTH},
+              "certified_utc?": str, "certified_commit?": str}
 _DIGITS = {"check_digits": int, "wall_time_s": float, "tables": {str: {str: _AGREEMENT}},
            "values": {str: {"digits": int, "identical": bool}}, "smallest": (int, None),
            "where": (str, None), "unchecked": {str: str}, "problems": [str],
@@ -594,6 +601,114 @@ def certified_block(rep, run, out):
     return block
 
 
+def record_context(record):
+    """The number context a provenance ``record`` was computed in (its ``context`` name,
+    e.g. ``gmp64``, and ``digits``); ValueError if the two disagree or name no context."""
+    kind = record["context"].rstrip("0123456789")
+    try:
+        ctx = get_context(kind, record["digits"])
+    except (ValueError, ImportError) as exc:
+        raise ValueError(f"its context {record['context']!r} cannot be made here ({exc})") \
+            from None
+    if ctx.name != record["context"]:
+        raise ValueError(f"its context {record['context']!r} does not have its {record['digits']} "
+                         f"digits")
+    return ctx
+
+
+def recorded_parameters(rep, record):
+    """The parameters a ``record`` of ``rep`` was computed with: the reproduction's own
+    (with their Python types) where they read back as the recorded ones, else the
+    recorded JSON data."""
+    own = rep.parameters(record["quick"])
+    return own if json_data(own) == record["parameters"] else copy.deepcopy(record["parameters"])
+
+
+def verify_record(rep, record, stream=None):
+    """Prove the ``certified`` block of ``rep``'s provenance ``record`` again from its
+    recorded inputs (context, digits, parameters, quick): ``compute`` and the
+    reproduction's certify hook are run again (:func:`certified_block`, no study read
+    from a cache), and every recorded claim must hold of the recomputation.  Returns the
+    failures, one line each naming the value (empty: every claim holds):
+
+    - a recorded value enclosure that does not contain the recomputed enclosure (Arb's
+      ``contains``, both read at a precision that holds every digit written), or more
+      proven digits recorded than recomputed, or a value no longer certified;
+    - a certified column whose recorded fewest or median proven digits exceed the
+      recomputed ones (columns record digits, not balls), or one no longer certified;
+    - a growth series claiming more digits than recomputed at some time;
+    - outputs (CSV files, compared values) that are not those recorded: the proven digits
+      are of the recorded numbers, which the inputs no longer give.
+
+    A record without a ``certified`` block has nothing to verify: ValueError."""
+    from flint import arb
+    from ..arbref import arb_precision
+    old = record.get("certified")
+    if old is None:
+        raise ValueError(f"{rep.id}: its record has no certified block (run `mpvi run "
+                         f"{rep.id} --certify`)")
+    ctx = record_context(record)
+    reason = rep.refusal(ctx)
+    if reason:
+        raise Refused(rep.id, ctx.name, reason)
+    params = recorded_parameters(rep, record)
+    run, out, _ = _compute(rep, ctx, params, record["quick"], stream, None,
+                           ", verifying its certified block")
+    with ctx.active():
+        new = json_data(certified_block(rep, run, out))
+    failures = [f"{rep.id}: {d}" for d in _differences(record, Rendered(
+        rep.id, _csv_files(rep, out), json_data(out.values), {}, 0.0), ctx, params,
+        record["quick"], "recorded")]
+    if old["dps"] != new["dps"]:
+        failures.append(f"{rep.id}: certified at {old['dps']} digits, recomputed at "
+                        f"{new['dps']}")
+
+    def lost(what, key, table=None):
+        why = new["not_certified"].get(key if table in (None, "") else f"{table}.{key}")
+        failures.append(f"{rep.id}: {what} {key!r}: not certified by the recomputation"
+                        + (f" ({why})" if why else ""))
+
+    for key, entry in old["values"].items():
+        got = new["values"].get(key)
+        if got is None:
+            lost("value", key)
+            continue
+        with arb_precision(len(entry["enclosure"]) + len(got["enclosure"]) + 20):
+            try:
+                recorded, recomputed = arb(entry["enclosure"]), arb(got["enclosure"])
+            except ValueError:
+                failures.append(f"{rep.id}: value {key!r}: its recorded enclosure "
+                                f"{_shown(entry['enclosure'])} is not a ball")
+                continue
+            if not (recorded.is_finite() and recorded.contains(recomputed)):
+                failures.append(f"{rep.id}: value {key!r}: the recorded enclosure "
+                                f"{entry['enclosure']} does not contain the recomputed "
+                                f"{got['enclosure']}")
+        if entry["digits"] > got["digits"]:
+            failures.append(f"{rep.id}: value {key!r}: {entry['digits']} proven digits "
+                            f"recorded, {got['digits']} recomputed")
+    for table, columns in old["columns"].items():
+        for column, c in columns.items():
+            got = new["columns"].get(table, {}).get(column)
+            name = column if table == "" else f"{table}.{column}"
+            if got is None:
+                lost("column", column, table)
+            elif c["min"] > got["min"] or c["median"] > got["median"]:
+                failures.append(f"{rep.id}: column {name!r}: {c['min']} (median "
+                                f"{c['median']}) proven digits recorded, {got['min']} "
+                                f"(median {got['median']}) recomputed")
+    for label, g in old.get("growth", {}).items():
+        got = new.get("growth", {}).get(label)
+        if got is None or got["t"] != g["t"]:
+            failures.append(f"{rep.id}: growth {label!r}: not recomputed at the recorded "
+                            f"times")
+        elif any(a > b for a, b in zip(g["digits"], got["digits"])):
+            k = next(i for i, (a, b) in enumerate(zip(g["digits"], got["digits"])) if a > b)
+            failures.append(f"{rep.id}: growth {label!r}: {g['digits'][k]} proven digits "
+                            f"recorded at t = {g['t'][k]}, {got['digits'][k]} recomputed")
+    return failures
+
+
 def render(rep, ctx, params, quick, stream=None, cache=None, check_digits=False,
            certify=False):
     """Compute and plot ``rep`` with ``params`` in ``ctx``: a :class:`Rendered`.  Studies go
@@ -602,7 +717,8 @@ def render(rep, ctx, params, quick, stream=None, cache=None, check_digits=False,
     runs a second time in :func:`check_context` and the agreement of the two runs
     (:func:`mpvi.repro.digits.agreement`) becomes the provenance entry ``digits_check``;
     with ``certify``, the reproduction's certified computation becomes the entry
-    ``certified`` (:func:`certified_block`; not carried to a later run without it)."""
+    ``certified`` (:func:`certified_block`; a later run without ``--certify`` keeps it
+    only if its outputs are byte-identical, :func:`carry_certified`)."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -659,14 +775,25 @@ def write_outputs(rep, rendered, ctx, params, quick, out_dir, extra=None):
     started = time.time()
     paths = output_paths(rep, out_dir)
     io.remove_stale_temporaries(paths["dir"], started)
-    previous = _listed_files(paths["json"], rep.id)
+    listed = _listed_files(paths["json"], rep.id)
     extra = dict(extra or {})
-    carried = None
+    carried = certified = None
+    previous = None
+    if "digits_check" not in rendered.extra or "certified" not in rendered.extra:
+        previous = _previous_record(rep, out_dir)
     if "digits_check" not in rendered.extra:
-        carried = carry_digits_check(_previous_record(rep, out_dir), rendered, ctx, params,
-                                     quick)
+        carried = carry_digits_check(previous, rendered, ctx, params, quick)
         if carried is not None:
             extra["digits_check"] = carried
+    if "certified" not in rendered.extra:
+        kept, dropped = carry_certified(previous, rendered, ctx, params, quick)
+        if kept is not None:
+            extra["certified"] = kept
+            certified = "kept"
+        elif dropped is not None:
+            certified = "dropped"
+            print(dropped_line(rep, previous["certified"], dropped, quick), file=sys.stderr,
+                  flush=True)
     for name, data in rendered.files.items():
         with io.atomic_path(paths["dir"] / name) as tmp:
             tmp.write_bytes(data)
@@ -677,10 +804,10 @@ def write_outputs(rep, rendered, ctx, params, quick, out_dir, extra=None):
     record["files"] = {name: hashlib.sha256(data).hexdigest()
                        for name, data in rendered.files.items()}
     io.write_json(stamp_record(json_data(record)), paths["json"])
-    for name in previous - set(rendered.files):
+    for name in listed - set(rendered.files):
         with contextlib.suppress(FileNotFoundError):
             (paths["dir"] / name).unlink()
-    paths["digits_check"] = carried
+    paths["digits_check"], paths["certified"] = carried, certified
     return paths
 
 
@@ -709,9 +836,52 @@ def carry_digits_check(previous, rendered, ctx, params, quick):
     check.setdefault("checked_commit", previous["git_commit"])
     if check.get("stale"):
         return check
+    differ = _differences(previous, rendered, ctx, params, quick, "checked")
+    if differ:
+        check["stale"] = True
+        check["reason"] = "; ".join(differ) + ": rerun with --check-digits"
+    return check
+
+
+def carry_certified(previous, rendered, ctx, params, quick):
+    """``(block, why_dropped)``: the ``certified`` block that a run without ``--certify``
+    keeps from the ``previous`` record of its reproduction, by the rule of
+    :func:`carry_digits_check` -- the same block if the new run is in the same context
+    with the same parameters and its CSV files and values are byte for byte those
+    certified (the proven digits are of these very numbers; ``certified_utc`` and
+    ``certified_commit`` then say when and where it was proven), ``(block, None)``; else
+    the block is dropped, ``(None, why)``, never kept stale (a proof of other numbers
+    proves nothing of these).  ``(None, None)`` if the previous record has none."""
+    block = None if previous is None else previous.get("certified")
+    if block is None:
+        return None, None
+    differ = _differences(previous, rendered, ctx, params, quick, "certified")
+    if differ:
+        return None, "; ".join(differ)
+    block = dict(block)
+    block.setdefault("certified_utc", previous["created_utc"])
+    block.setdefault("certified_commit", previous["git_commit"])
+    return block, None
+
+
+def dropped_line(rep, block, why, quick=False):
+    """The one line (stderr) of a run that drops the ``certified`` block of the previous
+    record (:func:`carry_certified`): what was dropped, why, and the command that
+    certifies again."""
+    columns = sum(len(c) for c in block.get("columns", {}).values())
+    values = len(block.get("values", {}))
+    return (f"mpvi: {rep.id}: dropped its certified block (the proven digits of {columns} "
+            f"column(s) and {values} value(s)): {why}; `mpvi run {rep.id}"
+            f"{' --quick' if quick else ''} --certify` certifies again")
+
+
+def _differences(previous, rendered, ctx, params, quick, what):
+    """Why the outputs of ``rendered`` (a run in ``ctx`` with ``params``) are not those
+    of the ``previous`` record, as phrases (empty: the same context, parameters, CSV files
+    and values); ``what``: "checked" or "certified", for the phrases."""
     differ = []
     if previous["context"] != ctx.name:
-        differ.append(f"this run is in {ctx.name}, the checked one in {previous['context']}")
+        differ.append(f"this run is in {ctx.name}, the {what} one in {previous['context']}")
     if previous["parameters"] != json_data(params) or previous["quick"] != quick:
         differ.append("this run has other parameters")
     old = {n: d for n, d in previous.get("files", {}).items() if n.endswith(".csv")}
@@ -721,13 +891,10 @@ def carry_digits_check(previous, rendered, ctx, params, quick):
     keys = previous["values"].keys() | rendered.values.keys()
     values = sum(previous["values"].get(k) != rendered.values.get(k) for k in keys)
     if files or values:
-        what = [", ".join(files)] if files else []
-        what += [f"{values} value(s)"] if values else []
-        differ.append(f"its outputs differ from those checked ({'; '.join(what)})")
-    if differ:
-        check["stale"] = True
-        check["reason"] = "; ".join(differ) + ": rerun with --check-digits"
-    return check
+        changed = [", ".join(files)] if files else []
+        changed += [f"{values} value(s)"] if values else []
+        differ.append(f"its outputs differ from those {what} ({'; '.join(changed)})")
+    return differ
 
 
 CERTIFY_NEEDS_MP = ("--certify needs a multiprecision context (gmp or mp): float64 runs are "
@@ -765,19 +932,27 @@ def execute(rep, context=DEFAULT_CONTEXT, dps=64, quick=False, out_dir=None, str
     rendered = render(rep, ctx, params, quick, stream, cache, check_digits, certify)
     written = write_outputs(rep, rendered, ctx, params, quick, out_dir or default_out_dir(quick))
     print(f"  [{time.perf_counter() - t0:7.1f} s] {rep.id}: done in {rendered.wall_time_s:.1f} s "
-          f"-> {paths['csv'].parent}{carried_note(written['digits_check'])}",
+          f"-> {paths['csv'].parent}"
+          f"{carried_note(written['digits_check'], written['certified'])}",
           file=stream if stream is not None else sys.stderr, flush=True)
     return written
 
 
-def carried_note(check):
-    """What became of an earlier ``digits_check`` (:func:`carry_digits_check`), for the
-    line that ends a run: nothing if there was none."""
-    if check is None:
-        return ""
-    if check.get("stale"):
-        return f" (its digits_check is stale: {check['reason']})"
-    return " (its digits_check is kept: the outputs are those checked)"
+def carried_note(check, certified=None):
+    """What became of an earlier ``digits_check`` (:func:`carry_digits_check`) and, if
+    ``certified`` is given ("kept" or "dropped", :func:`write_outputs`), of an earlier
+    ``certified`` block (:func:`carry_certified`), for the line that ends a run: nothing
+    if there was neither."""
+    notes = []
+    if check is not None and check.get("stale"):
+        notes.append(f"its digits_check is stale: {check['reason']}")
+    elif check is not None:
+        notes.append("its digits_check is kept: the outputs are those checked")
+    if certified == "kept":
+        notes.append("its certified block is kept: the outputs are those certified")
+    elif certified == "dropped":
+        notes.append("its certified block was dropped: the outputs changed")
+    return "".join(f" ({n})" for n in notes)
 
 
 def open_cache(args):

@@ -1,0 +1,108 @@
+"""Issue 45, items 4 and 5: a proof is never lost (a plain rerun of byte-identical outputs
+keeps the certified block, one that changes them drops it in one line), and a proof can be
+checked (``mpvi verify`` recomputes every certified block and refuses a narrowed
+enclosure whose record digest was recomputed)."""
+import dataclasses
+import json
+import time
+
+import pytest
+
+from mpvi.repro.cli import main
+from mpvi.repro.run import (execute, get_reproduction, read_provenance, stamp_record,
+                            verify_record)
+
+SMALL = {"T_tbar": [1, 10], "meshes_per_tbar": [10, 20]}
+"""axioms2024 Table 2 on two spans and two meshes: every method, certified in seconds."""
+
+
+@pytest.fixture(scope="module")
+def certified(tmp_path_factory):
+    """(reproduction, results directory, record, seconds) of the small Table 2 run with
+    --certify."""
+    out = tmp_path_factory.mktemp("certified")
+    rep = dataclasses.replace(get_reproduction("axioms2024_tab02"), quick=SMALL)
+    t0 = time.perf_counter()
+    execute(rep, quick=True, out_dir=out, certify=True, stream=open("/dev/null", "w"))
+    return rep, out, read_provenance(rep, out), time.perf_counter() - t0
+
+
+def _json(rep, out):
+    return out / rep.paper / f"{rep.id}.json"
+
+
+def test_a_plain_rerun_of_the_same_outputs_keeps_the_certified_block(certified, capsys):
+    rep, out, record, _ = certified
+    text = _json(rep, out).read_text()
+    try:
+        paths = execute(rep, quick=True, out_dir=out, stream=open("/dev/null", "w"))
+        assert paths["certified"] == "kept"
+        again = read_provenance(rep, out)
+        kept = dict(again["certified"])
+        assert kept.pop("certified_utc") == record["created_utc"]
+        assert kept.pop("certified_commit") == record["git_commit"]
+        assert kept == record["certified"]
+        assert "dropped" not in capsys.readouterr().err
+    finally:
+        _json(rep, out).write_text(text)
+
+
+def test_a_rerun_that_changes_the_outputs_drops_it_in_one_line(certified, tmp_path, capsys):
+    import shutil
+    rep, out, record, _ = certified
+    copy = tmp_path / "copy"
+    shutil.copytree(out, copy)
+    execute(rep, context="gmp", dps=40, quick=True, out_dir=copy,
+            stream=open("/dev/null", "w"))
+    err = [line for line in capsys.readouterr().err.splitlines() if "certified" in line]
+    assert len(err) == 1, err
+    cols = sum(len(c) for c in record["certified"]["columns"].values())
+    assert (f"dropped its certified block (the proven digits of {cols} column(s) and "
+            f"{len(record['certified']['values'])} value(s))") in err[0]
+    assert "this run is in gmp40, the certified one in gmp64" in err[0]
+    assert f"`mpvi run {rep.id} --quick --certify` certifies again" in err[0]
+    assert "certified" not in read_provenance(rep, copy)
+
+
+def test_verify_holds_for_an_untouched_record_and_names_a_narrowed_enclosure(certified):
+    """The acceptance test: one enclosure narrowed 1000x, the record's digest computed
+    again (so that `mpvi diff --certify` believes it) -> verify fails naming that value."""
+    from flint import arb
+    from mpvi.arbref import arb_precision
+    rep, out, record, seconds = certified
+    t0 = time.perf_counter()
+    assert verify_record(rep, record, stream=open("/dev/null", "w")) == []
+    verify_s = time.perf_counter() - t0
+    print(f"certified run {seconds:.1f} s, verify {verify_s:.1f} s")
+    key = sorted(record["certified"]["values"])[3]
+    entry = record["certified"]["values"][key]
+    with arb_precision(200):
+        ball = arb(entry["enclosure"])
+        narrowed = arb(ball.mid(), ball.rad() / 1000).str(100, radius=True)
+    assert narrowed != entry["enclosure"]
+    edited = json.loads(json.dumps(record))
+    edited["certified"]["values"][key]["enclosure"] = narrowed
+    failures = verify_record(rep, stamp_record(edited), stream=open("/dev/null", "w"))
+    assert len(failures) == 1 and f"value {key!r}" in failures[0], failures
+    assert "does not contain the recomputed" in failures[0]
+
+
+def test_mpvi_verify_exits_1_naming_the_value(certified, tmp_path, capsys, monkeypatch):
+    import shutil
+    from mpvi.repro import run as run_module
+    rep, out, record, _ = certified
+    monkeypatch.setattr(run_module, "get_reproduction", lambda rid: rep)
+    reps = {rep.id: rep}
+    monkeypatch.setattr(run_module, "all_reproductions", lambda: reps)
+    copy = tmp_path / "copy"
+    shutil.copytree(out, copy)
+    assert main(["verify", rep.id, "--results", str(copy), "-q"]) == 0
+    path = _json(rep, copy)
+    edited = json.loads(path.read_text())
+    key = sorted(edited["certified"]["values"])[0]
+    edited["certified"]["values"][key]["digits"] += 5        # more digits than proven
+    path.write_text(json.dumps(stamp_record(edited)))
+    capsys.readouterr()
+    assert main(["verify", "--all", "--results", str(copy), "-q"]) == 1
+    stdout = capsys.readouterr().out
+    assert f"FAILED {rep.id}: value {key!r}:" in stdout and "recomputed" in stdout
