@@ -265,7 +265,10 @@ def certify(solution: Solution, dps: int | None = None, propagation: str = "lohn
     Raises
     ------
     TypeError
-        Not a solution, or a solution without its problem (read from a file).
+        Not a solution, or a solution without its problem (a file saved without one).
+    RunMismatchError
+        A solution whose times, step count or saved points are not those of its own run
+        (changed after it: :func:`_check_run`); a changed state is a WrongStepError.
     ValueError
         A solution saved between nodes, one of a context that is not multiprecision, or
         one of a first-order system; an unknown ``propagation``.
@@ -297,6 +300,7 @@ def certify(solution: Solution, dps: int | None = None, propagation: str = "lohn
     ctx.activate()
     h = ctx.lift(solution.h)
     t0 = ctx.lift(problem.t0)
+    _check_run(solution, problem, nodes, h, t0, ctx)
     system = _exact_params(cast("LagrangianSystem", problem.system), ctx)
     q, y = _initial(problem, system, method.state, ctx)
     args = {k: v for k, v in solution._prepare_args.items() if k != "newton"}
@@ -329,6 +333,46 @@ def certify(solution: Solution, dps: int | None = None, propagation: str = "lohn
         if i is not None:
             _record(cert, solution, i, k, t0 + k * h, q, y, ctx, run_ctx, allowance, local)
     return cert
+
+
+class RunMismatchError(ValueError):
+    """A solution that is not its own run: its times, step count or saved points do not
+    match its h, t0 and steps (changed after the run).  A ``ValueError``."""
+
+
+def _check_run(solution, problem, nodes, h, t0, ctx):
+    """Refuse a solution whose bookkeeping is not that of its own run
+    (:class:`RunMismatchError`): t0 the problem's; 0 <= steps <= steps_planned, steps ==
+    steps_planned unless the run stopped early, and the step count of its statistics;
+    one saved point per node of ``nodes`` (one more where a stopped run saved where it
+    stopped); and every node time t_i = t0 + k h, from the exact t0 and h on balls,
+    within the two roundings of the run's own ``t0 + k*h`` (2 eps (|t0| + 2 |k h|), eps
+    the run context's; :func:`mpvi.solve` computes the times so)."""
+    where = "certify: the solution does not match its own run"
+    steps, planned = solution.steps, solution.steps_planned
+    if solution.t0 != problem.t0:
+        raise RunMismatchError(f"{where}: its t0 is not its problem's t0")
+    if not 0 <= steps <= planned or (solution.stopped is None and steps != planned):
+        raise RunMismatchError(f"{where}: {steps} steps of {planned} planned, and it did not "
+                               f"stop early")
+    counted = solution.stats.get("steps") if isinstance(solution.stats, dict) else None
+    if isinstance(counted, int) and counted != steps:
+        raise RunMismatchError(f"{where}: {steps} steps, its statistics count {counted}")
+    n, extra = len(solution.t), 1 if solution.stopped is not None else 0
+    if not len(nodes) <= n <= len(nodes) + extra or len(solution.q) != n:
+        raise RunMismatchError(f"{where}: {n} saved times and {len(solution.q)} saved states "
+                               f"for the {len(nodes)} saved nodes of {steps} steps (saveat = "
+                               f"{solution.saveat})")
+    eps = _exact(solution.ctx.eps, ctx)
+    for i, k in enumerate(nodes):
+        exact_t = t0 + k * h
+        gap = abs(_exact(solution.t[i], ctx) - exact_t)
+        if not gap <= 2 * eps * (abs(t0) + 2 * abs(k * h)):
+            raise RunMismatchError(
+                f"{where}: t[{i}] = {solution.ctx.to_str(solution.t[i], 20)} is not node {k}, "
+                f"t0 + {k} h = {ctx.to_str(exact_t, 20)} (h = "
+                f"{solution.ctx.to_str(solution.h, 20)}): off by {_sci(gap)}, more than the "
+                f"run's rounding of the time")
 
 
 _STEP_FAILURES = (KrawczykError, SingularMatrixError, NotPositiveDefiniteError, ArithmeticError)

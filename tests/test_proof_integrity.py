@@ -106,3 +106,51 @@ def test_mpvi_verify_exits_1_naming_the_value(certified, tmp_path, capsys, monke
     assert main(["verify", "--all", "--results", str(copy), "-q"]) == 1
     stdout = capsys.readouterr().out
     assert f"FAILED {rep.id}: value {key!r}:" in stdout and "recomputed" in stdout
+
+
+@pytest.fixture(scope="module")
+def pendulum_run():
+    import sympy as sp
+    import mpvi
+    ctx = mpvi.get_context("gmp", 64)
+    q = sp.Symbol("q")
+    system = mpvi.LagrangianSystem("pendulum", [q], sp.Matrix([[1]]), -sp.cos(q), {}, ctx)
+    return ctx, mpvi.solve(mpvi.Problem(system, ["1/2"], p0=[0]), "midpoint", h="1/10", n=20)
+
+
+def _tampered(sol):
+    import copy
+    s = copy.copy(sol)
+    s.t, s.q = sol.t.copy(), sol.q.copy()
+    return s
+
+
+def test_certify_refuses_a_changed_time(pendulum_run):
+    from mpvi.certify import RunMismatchError, certify
+    ctx, sol = pendulum_run
+    assert certify(sol).complete
+    s = _tampered(sol)
+    s.t[3] = s.t[3] + ctx.num("1e-40")
+    with pytest.raises(RunMismatchError, match=r"t\[3\] = .* is not node 3, t0 \+ 3 h"):
+        certify(s)
+
+
+@pytest.mark.parametrize("steps, planned", [(19, 20), (21, 21), (21, 20)])
+def test_certify_refuses_a_changed_step_count(pendulum_run, steps, planned):
+    from mpvi.certify import RunMismatchError, certify
+    _, sol = pendulum_run
+    s = _tampered(sol)
+    s.steps, s.steps_planned = steps, planned
+    with pytest.raises(RunMismatchError, match="does not match its own run"):
+        certify(s)
+
+
+@pytest.mark.parametrize("node, change", [(5, "1e-40"), (20, "1e-45"), (1, "1e-20")])
+def test_certify_refuses_a_changed_state_naming_it(pendulum_run, node, change):
+    from mpvi import WrongStepError
+    from mpvi.certify import certify
+    ctx, sol = pendulum_run
+    s = _tampered(sol)
+    s.q[node, 0] = s.q[node, 0] * (1 + ctx.num(change))
+    with pytest.raises(WrongStepError, match=rf"step {node - 1} \(node {node}\) computed q\[0\]"):
+        certify(s)
