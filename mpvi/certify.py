@@ -281,7 +281,8 @@ def certify(solution: Solution, dps: int | None = None, propagation: str = "lohn
         raise TypeError(f"certify takes an mpvi.Solution, got {type(solution).__name__}")
     problem = solution.problem
     if problem is None:
-        raise TypeError("certify: the solution has no problem (read from a file): solve again")
+        why = getattr(solution, "_unproven", None) or "it was made without one"
+        raise TypeError(f"certify: the solution has no problem ({why}): solve again")
     run_ctx = solution.ctx
     if not run_ctx.is_mp:
         raise ValueError(f"certify: a run in the {run_ctx.name} context is not certified "

@@ -67,9 +67,15 @@ if TYPE_CHECKING:                       # annotations only: importing mpvi loads
 
 FORMAT = "mpvi.Solution"
 """The ``format`` field of a saved solution."""
-FORMAT_VERSION = 2
-"""The version :meth:`Solution.save` writes: 2 carries the SHA-256 ``digest`` of the
-content (1, without it, is still read, with a warning)."""
+FORMAT_VERSION = 3
+"""The version :meth:`Solution.save` writes: 3 carries the certificate and the system's
+mass matrix, potential and exact parameter values as text (what rebuilds the problem);
+2 carries the SHA-256 ``digest`` of the content (both are read; 1, without a digest, is
+still read, with a warning)."""
+READ_VERSIONS = (1, 2, 3)
+"""The versions :func:`load_solution` reads."""
+MAX_BALL_DIGITS = 100_000
+"""The most decimal digits of a mantissa of a saved certificate's ball."""
 MAX_FILE_BYTES = 1 << 30
 """The largest saved solution :func:`load_solution` reads (bytes, also after gzip)."""
 MAX_DEPTH = 12
@@ -185,6 +191,8 @@ class Solution:
     """
 
     certificate: Certificate | None = None
+    _unproven: str | None = None
+    """Why a loaded solution has no problem (what :func:`mpvi.certify` says), or None."""
 
     if TYPE_CHECKING:
         # The attributes above, set by _from_run and load_solution (declared for the type
@@ -569,6 +577,7 @@ class Solution:
                           "v": None if e.v is None else [d(x) for x in e.v],
                           "direction": e.direction} for e in self.events]
         rec["stopped"] = self.stopped
+        rec["certificate"] = _certificate_record(self.certificate)
         return rec
 
     def save(self, path: str | Path) -> Path:
@@ -665,6 +674,12 @@ def _context_kind(ctx):
 
 
 def _system_record(S):
+    """The system as text: its coordinates, velocities, Lagrangian, force, mass matrix and
+    potential (where it is given by them) as sympy prints them, which
+    :func:`mpvi.expressions.parse_expression` reads back; its parameters as the context's
+    numbers and, where every one was given exactly (a decimal or fraction text, an int, a
+    Fraction, a sympy rational), those values (``sources``, what the system reads again in
+    a context of other digits)."""
     ctx = S.ctx
     if S.first_order:
         return {"name": S.name, "kind": "first_order", "coordinates": list(S.labels)}
@@ -673,7 +688,62 @@ def _system_record(S):
             "velocities": [str(v) for v in S.velocity_symbols],
             "lagrangian": str(S.lagrangian_expr),
             "force": [str(f) for f in S.force_expr] if S.has_force else None,
-            "parameters": {str(s): ctx.dump(x) for s, x in zip(S.param_symbols, S.param_values)}}
+            "parameters": {str(s): ctx.dump(x) for s, x in zip(S.param_symbols, S.param_values)},
+            "mass": None if S.mass_expr is None else
+            [[str(x) for x in row] for row in S.mass_expr.tolist()],
+            "potential": None if S.potential_expr is None else str(S.potential_expr),
+            "sources": _sources(S)}
+
+
+_EXACT_SOURCE = re.compile(r"[+-]?(?:\d{1,200}(?:/\d{1,200})?|(?:\d{1,200}\.?\d{0,200}|\.\d{1,200})"
+                           r"(?:[eE][+-]?\d{1,6})?)")
+"""An exact parameter value as text: an integer, a fraction p/q or a decimal."""
+
+
+def _sources(S):
+    """``{parameter: text}`` of the exact values a system's parameters were given, or None
+    where one was not given exactly (then its number is what it is)."""
+    import sympy as sp
+    from .systems.linear import LinearSystem
+    if isinstance(S, LinearSystem):
+        given = {}
+        for letter, m in zip("mk", S._matrices):
+            a = np.array(m, dtype=object)
+            for i in range(S.dof):
+                for j in range(i, S.dof):
+                    given[f"{letter}{i}_{j}"] = a[i, j]
+    else:
+        given = {str(k): v for k, v in S._params.items()}
+    out = {}
+    for name, x in given.items():
+        if not (isinstance(x, (str, int, Fraction, sp.Rational)) and not isinstance(x, bool)):
+            return None
+        text = str(x).strip()
+        if not _EXACT_SOURCE.fullmatch(text):
+            return None
+        out[name] = text
+    return out
+
+
+def _certificate_record(cert):
+    """A :class:`mpvi.Certificate` as JSON data (None for none): every ball as the exact
+    integers of its midpoint and radius (mantissa, exponent, radius mantissa, radius
+    exponent) in decimal text, the proven digits (``"inf"`` for an exact value), the
+    widths, the failed step and why, the Jacobian counts."""
+    if cert is None:
+        return None
+    from .certify import _pack
+
+    def ball(b):
+        return [str(x) for x in _pack(b)]
+
+    return {"method": cert.method, "dps": cert.context.dps, "nodes": list(cert.nodes),
+            "t": [ball(b) for b in cert.t], "q": [[ball(b) for b in v] for v in cert.q],
+            "y": [None if v is None else [ball(b) for b in v] for v in cert.y],
+            "digits": [["inf" if math.isinf(d) else float(d) for d in row]
+                       for row in cert.digits],
+            "widths": [float(w) for w in cert.widths], "failed_step": cert.failed_step,
+            "why": cert.why, "jacobians": [int(j) for j in cert.jacobians]}
 
 
 @entry
@@ -714,11 +784,7 @@ def load_solution(path: str | Path, system: LagrangianSystem | FirstOrderSystem 
         A system that does not match the file.
     """
     path = Path(path)
-    self = _Reader(path).solution()
-    self.problem, self.system = None, None
-    if system is not None:
-        attach(self, system)
-    return self
+    return _Reader(path).solution(system)
 
 
 _NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d{1,9})?")
@@ -727,7 +793,7 @@ _FRACTION = re.compile(r"[+-]?\d{1,60}(?:/\d{1,60})?")
 """An exact coefficient of a trial basis, as :class:`fractions.Fraction` writes it."""
 _FIELDS = {"format", "version", "mpvi_version", "context", "system", "problem", "method",
            "params", "h", "t0", "steps", "steps_planned", "saveat", "state", "t", "q", "p", "v",
-           "internal", "dense", "stats", "events", "stopped", "digest"}
+           "internal", "dense", "stats", "events", "stopped", "certificate", "digest"}
 _MAX_TEXT = 1 << 20
 """The longest text field (a Lagrangian as text)."""
 
@@ -746,19 +812,24 @@ class _Reader:
     def fail(self, what):
         raise SolutionFileError(f"{self.path}: {what}") from None
 
-    def solution(self):
+    def solution(self, system=None):
         rec = self.record()
         version = rec.get("version")
         ctx = self.context(rec.get("context"))
         self.ctx = ctx
         self.fields(rec, version)
-        if version == FORMAT_VERSION:
+        if version >= 2:
             if rec["digest"] != content_digest(rec):
                 self.fail("its content does not match its SHA-256 digest (the file was changed "
                           "or damaged after it was written)")
         with ctx.active():
             sol = self.build(rec)
-        if version != FORMAT_VERSION:
+            sol.problem, sol.system, sol._unproven = None, None, None
+            if system is not None:
+                attach(sol, system)
+            self.restore_problem(sol, rec)
+            sol.certificate = self.certificate(rec.get("certificate"), sol)
+        if version == 1:
             warnings.warn(f"{self.path}: a saved solution of format version {version}, which "
                           f"carries no digest: read unverified against corruption (every other "
                           f"check passed); save it again to write version {FORMAT_VERSION}",
@@ -789,9 +860,10 @@ class _Reader:
             self.fail(f"not a readable saved solution: it {exc}")
         if not isinstance(rec, dict) or rec.get("format") != FORMAT:
             self.fail(f"not an mpvi solution file (no format {FORMAT!r})")
-        if rec.get("version") not in (1, FORMAT_VERSION):
+        if rec.get("version") not in READ_VERSIONS or isinstance(rec.get("version"), bool):
             self.fail(f"solution format version {_short(rec.get('version'))}; this mpvi reads "
-                      f"version {FORMAT_VERSION} (and 1, without a digest)")
+                      f"versions {', '.join(map(str, READ_VERSIONS[1:]))} (and 1, without a "
+                      f"digest)")
         return rec
 
     def context(self, c):
@@ -871,7 +943,11 @@ class _Reader:
         self.max_digits = self.ctx.repr_digits + 1
         self.max_len = self.ctx.repr_digits + 16
         required = _FIELDS - ({"p", "v"} if rec.get("state") == "y" else set()) \
-            - ({"digest"} if version == 1 else set())
+            - ({"digest"} if version == 1 else set()) \
+            - ({"certificate"} if version < 3 else set())
+        if version < 3 and rec.get("certificate") is not None:
+            self.malformed("record", f"of format version {version} has a certificate, which "
+                                     f"only version 3 has: the file was changed")
         if version == 1 and "digest" in rec:     # version 2 with its version changed
             self.malformed("record", "of format version 1 has a digest, which only version "
                                      f"{FORMAT_VERSION} has: the file was changed")
@@ -880,7 +956,7 @@ class _Reader:
         extra = set(rec) - _FIELDS
         if extra:
             self.malformed("record", f"has an unknown field {sorted(extra)[0]!r}")
-        if version == FORMAT_VERSION:
+        if version >= 2:
             d = rec["digest"]
             if not (isinstance(d, str) and d.startswith(DIGEST_PREFIX)
                     and re.fullmatch(r"[0-9a-f]{64}", d[len(DIGEST_PREFIX):])):
@@ -926,6 +1002,19 @@ class _Reader:
                 self.malformed("system.parameters", f"should be an object, not {_short(par)}")
             for k, x in par.items():
                 self.number(x, f"system.parameters[{k!r}]")
+            mass = S.get("mass")
+            if mass is not None and (not isinstance(mass, list) or len(mass) != dof or any(
+                    not isinstance(r, list) or len(r) != dof or any(
+                        not isinstance(x, str) or len(x) > _MAX_TEXT for x in r) for r in mass)):
+                self.malformed("system.mass", f"should be null or {dof} rows of {dof} texts")
+            self.text(S.get("potential"), "system.potential", none=True)
+            sources = S.get("sources")
+            if sources is not None and (not isinstance(sources, dict) or set(sources) != set(par)
+                                        or any(not isinstance(x, str) or
+                                               not _EXACT_SOURCE.fullmatch(x)
+                                               for x in sources.values())):
+                self.malformed("system.sources", "should be null or the exact value of every "
+                                                 "parameter as a decimal or fraction text")
         return kind
 
     def method_fields(self, rec, kind):
@@ -1093,6 +1182,199 @@ class _Reader:
             if e["direction"] not in (1, -1) or isinstance(e["direction"], bool):
                 self.malformed(f"{where}.direction", f"should be 1 or -1, not "
                                                      f"{_short(e['direction'])}")
+
+    # ----- the problem and the certificate ------------------------------------------------------
+    def restore_problem(self, sol, rec):
+        """The solution's problem, rebuilt from the file: its system from its text
+        (:meth:`rebuild_system`, unless one was attached) and its initial data, checked
+        against the run (t0, and q at node 0).  Where the system cannot be rebuilt the
+        solution has no problem and ``_unproven`` says why (what :func:`mpvi.certify`
+        reports)."""
+        from .problem import Problem
+        P = rec["problem"]
+        if P is None:
+            sol._unproven = "the file carries no problem"
+            return
+        system = sol.system
+        if system is None:
+            system, why = self.rebuild_system(rec["system"])
+            if system is None:
+                sol._unproven = why
+                return
+        num = self.ctx.num
+
+        def vec(xs):
+            return [num(x) for x in xs]
+
+        given = {"p": {"p0": vec(P["p0"] or [])}, "v": {"v0": vec(P["v0"] or [])}}
+        try:
+            problem = Problem(system, vec(P["q0"]), t0=num(P["t0"]),
+                              t1=None if P["t1"] is None else num(P["t1"]), name=P["name"],
+                              **given.get(P["given"], {}))
+        except (ValueError, TypeError, ArithmeticError) as exc:
+            self.malformed("problem", f"is not a problem of its system ({exc})")
+        if problem.t0 != sol.t0:
+            self.malformed("problem.t0", "is not the run's t0")
+        if sol.saveat != "times" and any(a != b for a, b in zip(sol.q[0], problem.q0)):
+            self.malformed("problem.q0", "is not the run's state at node 0")
+        sol.problem, sol.system = problem, system
+
+    def rebuild_system(self, S):
+        """(system, None) rebuilt from the text of the file's system record, read by
+        :func:`mpvi.expressions.parse_expression` (nothing read runs as code) and checked
+        to print back to the same record; or (None, why not)."""
+        import sympy as sp
+
+        from .codegen import TIME
+        from .expressions import ExpressionError, parse_expression
+        from .mechanics import LagrangianSystem, _rebuild_system, private_symbols
+        from .systems.linear import LinearSystem
+        if S["kind"] != "mechanical":
+            return None, ("a first-order system's field is not saved as text: pass system= "
+                          "to load_solution")
+        ctx, n, cls = self.ctx, self.dof, S["class"]
+        par, sources = S["parameters"], S.get("sources")
+        given = {k: (sources[k] if sources is not None else ctx.num(x)) for k, x in par.items()}
+        try:
+            if cls == "LinearSystem":
+                def matrix(letter):
+                    return [[given[f"{letter}{min(i, j)}_{max(i, j)}"] for j in range(n)]
+                            for i in range(n)]
+                system = LinearSystem(matrix("m"), matrix("k"), ctx, S["name"])
+            elif cls == "LagrangianSystem":
+                mass_form = S.get("mass") is not None and S.get("potential") is not None
+                coords = [sp.Symbol(c) for c in S["coordinates"]]
+                velocities = (private_symbols("v", n, 0) if mass_form else
+                              [sp.Symbol(v) for v in S["velocities"]])
+                symbols = [sp.Symbol(k) for k in par]
+                names = {str(x): x for x in [*coords, *velocities, *symbols, TIME]}
+                if len(names) != 2 * n + len(symbols) + 1:
+                    return None, "its system's names are not distinct"
+
+                def read(text, what):
+                    return parse_expression(text, names, what=f"{self.path}: system {what}")
+
+                force = None if S["force"] is None else sp.Matrix(
+                    [read(f, "force") for f in S["force"]])
+                params = {y: ctx.num(par[k]) for y, k in zip(symbols, par)}
+                exact = None if sources is None else {y: given[k] for y, k in zip(symbols, par)}
+                if mass_form:
+                    M = sp.Matrix([[read(x, "mass matrix") for x in row] for row in S["mass"]])
+                    system = _rebuild_system(LagrangianSystem, S["name"], coords, velocities, M,
+                                             read(S["potential"], "potential"), None, params,
+                                             ctx, force, exact)
+                else:
+                    system = _rebuild_system(LagrangianSystem, S["name"], coords, velocities,
+                                             None, None, read(S["lagrangian"], "Lagrangian"),
+                                             params, ctx, force, exact)
+            else:
+                return None, (f"its system is of class {cls!r}, which is not rebuilt from text: "
+                              f"pass system= to load_solution")
+        except ExpressionError as exc:
+            return None, f"its system's text does not read back ({exc})"
+        except (ValueError, TypeError, ArithmeticError) as exc:
+            return None, f"its system cannot be rebuilt ({type(exc).__name__}: {exc})"
+        have = _system_record(system)
+        for key in ("coordinates", "velocities", "lagrangian", "force", "parameters", "mass",
+                    "potential", "sources"):
+            if key in S and have.get(key) != S[key]:
+                return None, (f"its system does not read back to the same {key} (saved "
+                              f"{_short(S[key])}, read {_short(have.get(key))})")
+        return system, None
+
+    def certificate(self, c, sol):
+        """The saved :class:`mpvi.Certificate`, checked before use: its fields, types and
+        bounds; its method and saved nodes those of the run; as many points as nodes
+        (or, where a step's proof failed, as nodes up to that step); each ball finite and
+        each time ball holding the node time t0 + k h exactly."""
+        if c is None:
+            return None
+        from .arb import ArbContext
+        from .arbref import arb_precision
+        from .certify import Certificate, _exact, _saved_nodes, _unpack
+        from .context import MAX_DPS
+        keys = {"method", "dps", "nodes", "t", "q", "y", "digits", "widths", "failed_step",
+                "why", "jacobians"}
+        if not isinstance(c, dict) or set(c) != keys:
+            self.malformed("certificate", f"should be null or an object with the fields "
+                                          f"{', '.join(sorted(keys))}")
+        if c["method"] != sol.method:
+            self.malformed("certificate.method", f"is {_short(c['method'])}, the run's method "
+                                                 f"{sol.method!r}")
+        dps = self.integer(c["dps"], "certificate.dps", 1, MAX_DPS)
+        try:
+            nodes = _saved_nodes(sol)
+        except ValueError:
+            self.malformed("certificate", "is of a run saved between nodes, which is not "
+                                          "certified")
+        if c["nodes"] != nodes:
+            self.malformed("certificate.nodes", "are not the run's saved nodes")
+        failed = c["failed_step"]
+        if failed is not None:
+            self.integer(failed, "certificate.failed_step", 0, max(sol.steps - 1, 0))
+        self.text(c["why"], "certificate.why", none=True, limit=10_000)
+        if (failed is None) != (c["why"] is None):
+            self.malformed("certificate.why", "should be given exactly with a failed step")
+        m = len(nodes) if failed is None else sum(k <= failed for k in nodes)
+        width = self.dof * (1 if sol.state == "y" else 2)
+        for key in ("t", "q", "y", "digits", "widths"):
+            if not isinstance(c[key], list) or len(c[key]) != m:
+                self.malformed(f"certificate.{key}", f"should be a list of the {m} points "
+                                                     f"certified")
+        jac = c["jacobians"]
+        if not isinstance(jac, list) or len(jac) != 3 or any(
+                not _is_int(j) or not 0 <= j <= 10 ** 15 for j in jac):
+            self.malformed("certificate.jacobians", "should be 3 counts")
+
+        def ball(x, where):
+            if not (isinstance(x, list) and len(x) == 4 and all(
+                    isinstance(v, str) and re.fullmatch(r"-?\d{1,%d}" % MAX_BALL_DIGITS, v)
+                    for v in x)) or abs(int(x[1])) > 10 ** 9 or abs(int(x[3])) > 10 ** 9 \
+                    or x[2].startswith("-"):
+                self.malformed(where, f"should be a ball [mantissa, exponent, radius "
+                                      f"mantissa, radius exponent] of integers, not {_short(x)}")
+            b = _unpack([int(v) for v in x])
+            if not b.is_finite():
+                self.malformed(where, "is not a finite ball")
+            return b
+
+        def number(x, where):
+            ok = x == "inf" or (isinstance(x, (int, float)) and not isinstance(x, bool)
+                                and math.isfinite(x) and x >= 0)
+            if not ok:
+                self.malformed(where, f"should be a number >= 0 or \"inf\", not {_short(x)}")
+            return math.inf if x == "inf" else float(x)
+
+        actx = ArbContext(dps)
+        cert = Certificate(sol.method, actx, nodes)
+        cert.failed_step, cert.why, cert.jacobians = failed, c["why"], list(jac)
+        for i in range(m):
+            where = f"certificate[{i}]"
+            qs, ys = c["q"][i], c["y"][i]
+            if not isinstance(qs, list) or len(qs) != self.dof:
+                self.malformed(f"{where}.q", f"should be {self.dof} balls")
+            if (ys is None) != (sol.state == "y") or (ys is not None and (
+                    not isinstance(ys, list) or len(ys) != self.dof)):
+                self.malformed(f"{where}.y", f"should be {self.dof} balls (null exactly for a "
+                                             f"first-order state)")
+            digits = c["digits"][i]
+            if not isinstance(digits, list) or len(digits) != width:
+                self.malformed(f"{where}.digits", f"should be {width} numbers")
+            cert.t.append(ball(c["t"][i], f"{where}.t"))
+            cert.q.append(np.array([ball(x, f"{where}.q") for x in qs], dtype=object))
+            cert.y.append(None if ys is None else
+                          np.array([ball(x, f"{where}.y") for x in ys], dtype=object))
+            cert.digits.append(np.array([number(d, f"{where}.digits") for d in digits],
+                                        dtype=float))
+            cert.widths.append(number(c["widths"][i], f"{where}.widths"))
+            if math.isinf(cert.widths[-1]):
+                self.malformed(f"{where}.widths", "should be finite")
+        with arb_precision(2 * max(dps, self.ctx.dps) + 40):
+            t0, h = _exact(sol.t0, actx), _exact(sol.h, actx)
+            for i, (k, b) in enumerate(zip(nodes, cert.t)):
+                if not b.contains(t0 + k * h):
+                    self.malformed(f"certificate[{i}].t", f"does not hold the node time t0 + {k} h")
+        return cert
 
     # ----- the numbers and the consistency of the run ----------------------------------------
     def build(self, rec):

@@ -6,6 +6,8 @@ import dataclasses
 import json
 import time
 
+import flint
+
 import pytest
 
 from mpvi.repro.cli import main
@@ -154,3 +156,128 @@ def test_certify_refuses_a_changed_state_naming_it(pendulum_run, node, change):
     s.q[node, 0] = s.q[node, 0] * (1 + ctx.num(change))
     with pytest.raises(WrongStepError, match=rf"step {node - 1} \(node {node}\) computed q\[0\]"):
         certify(s)
+
+
+# ----- a saved solution carries its problem and its certificate (item 4b) -------------------
+def _pendulum_with_parameter(ctx):
+    import sympy as sp
+    import mpvi
+    q, g = sp.symbols("q g")
+    system = mpvi.LagrangianSystem("pendulum", [q], sp.Matrix([[1]]), -g * sp.cos(q),
+                                   {g: "9.81"}, ctx)
+    return mpvi.Problem(system, ["1/2"], p0=[0])
+
+
+def _contains_all(outer, inner):
+    return all(a.contains(b) for A, B in zip(outer, inner) for a, b in zip(A, B))
+
+
+def test_a_saved_and_loaded_solution_keeps_its_certificate_and_certifies_again(tmp_path):
+    import mpvi
+    from mpvi.certify import certify
+    ctx = mpvi.get_context("gmp", 64)
+    sol = mpvi.solve(_pendulum_with_parameter(ctx), "midpoint", h="1/10", n=20, certify=True)
+    path = sol.save(tmp_path / "s.json")
+    back = mpvi.load_solution(path)
+    cert = back.certificate
+    assert cert is not None and cert.complete and cert.nodes == sol.certificate.nodes
+    for name in ("t", "q", "y"):     # ball for ball the same midpoint, the radius exact or
+        for a, b in zip(getattr(cert, name), getattr(sol.certificate, name)):   # rounded up
+            assert all(x.mid() == y.mid() and x.contains(y)
+                       and x.rad() <= y.rad() * (1 + flint.arb(2) ** -25)
+                       for x, y in zip(*(([a], [b]) if name == "t" else (a, b))))
+    assert [list(d) for d in cert.digits] == [list(d) for d in sol.certificate.digits]
+    # the problem is rebuilt from the text: the same system, the exact parameter source
+    assert back.problem is not None and back.system._params == {
+        s: "9.81" for s in back.system.param_symbols}
+    again = certify(back)
+    assert again.complete and min(again.min_digits) >= 40
+    assert _contains_all(cert.q, again.q) and _contains_all(cert.y, again.y)
+    assert mpvi.verify(back).ok and mpvi.verify(back).checked > 0
+
+
+@pytest.mark.parametrize("kind", ["linear", "lagrangian"])
+def test_other_system_kinds_are_rebuilt_from_their_text(tmp_path, kind):
+    import sympy as sp
+    import mpvi
+    from mpvi.certify import certify
+    ctx = mpvi.get_context("gmp", 64)
+    if kind == "linear":
+        system = mpvi.LinearSystem([[1, 0], [0, 2]], [["3/2", "1/2"], ["1/2", 5]], ctx)
+        prob, method = mpvi.Problem(system, [1, 0], p0=[0, "1/3"]), "midpoint"
+    else:
+        q, v = sp.symbols("q v")
+        system = mpvi.LagrangianSystem.from_lagrangian(
+            "lag", [q], [v], v ** 2 / 2 + sp.cos(q) * v / 3 - q ** 4 / 4, {}, ctx)
+        prob, method = mpvi.Problem(system, ["1/3"], v0=[0]), "gauss"
+    sol = mpvi.solve(prob, method, h="1/8", n=20)
+    back = mpvi.load_solution(sol.save(tmp_path / "s.json.gz"))
+    assert type(back.system) is type(system)
+    cert = certify(back)
+    assert cert.complete and min(cert.min_digits) >= 40
+    assert _contains_all(certify(sol).q, cert.q)
+
+
+def _edit(path, change):
+    from mpvi.io import content_digest
+    rec = json.loads(path.read_text())
+    change(rec)
+    rec.pop("digest")
+    rec["digest"] = content_digest(rec)
+    path.write_text(json.dumps(rec))
+
+
+def test_what_is_read_back_is_checked_before_use(tmp_path):
+    import mpvi
+    from mpvi import SolutionFileError
+    ctx = mpvi.get_context("gmp", 64)
+    sol = mpvi.solve(_pendulum_with_parameter(ctx), "midpoint", h="1/10", n=20, certify=True)
+    path = sol.save(tmp_path / "s.json")
+    text = path.read_text()
+    cases = [
+        (lambda r: r["certificate"].update(method="gauss"), "certificate.method"),
+        (lambda r: r["certificate"]["nodes"].pop(), "certificate.nodes"),
+        (lambda r: r["certificate"]["t"].__setitem__(3, r["certificate"]["t"][4]),
+         r"certificate\[3\]\.t does not hold the node time"),
+        (lambda r: r["certificate"]["q"][2][0].__setitem__(0, "1e99999"), "certificate"),
+        (lambda r: r["certificate"]["q"][2][0].__setitem__(0, "__import__('os')"),
+         "should be a ball"),
+        (lambda r: r["problem"].update(q0=["0.25"]), "problem.q0"),
+    ]
+    for change, message in cases:
+        path.write_text(text)
+        _edit(path, change)
+        with pytest.raises(SolutionFileError, match=message):
+            mpvi.load_solution(path)
+    # a Lagrangian that is not of the grammar is never run: the solution loads without
+    # its problem, and certify says why
+    path.write_text(text)
+    _edit(path, lambda r: r["system"].update(potential="__import__('os').getcwd()"))
+    back = mpvi.load_solution(path)
+    assert back.problem is None
+    with pytest.raises(TypeError, match="its system's text does not read back"):
+        mpvi.certify(back)
+
+
+def test_verify_names_a_narrowed_enclosure_of_a_certificate(tmp_path):
+    import mpvi
+    from flint import arb
+    ctx = mpvi.get_context("gmp", 64)
+    sol = mpvi.solve(_pendulum_with_parameter(ctx), "midpoint", h="1/10", n=20, certify=True)
+    cert = sol.certificate
+    b = cert.q[7][0]
+    cert.q[7][0] = arb(b.mid(), b.rad() / 1000)
+    found = mpvi.verify(sol)
+    assert not found.ok
+    assert len(found.failures) == 1 and found.failures[0].startswith("node 7: q[0]:")
+
+
+def test_mpvi_verify_of_a_results_directory_is_that_of_the_command(certified, monkeypatch):
+    import mpvi
+    from mpvi.repro import run as run_module
+    rep, out, record, _ = certified
+    monkeypatch.setattr(run_module, "all_reproductions", lambda: {rep.id: rep})
+    found = mpvi.verify(out)
+    assert found.ok and found.checked == len(record["certified"]["values"]) + sum(
+        len(c) for c in record["certified"]["columns"].values()) + len(
+        record["certified"].get("growth", {}))

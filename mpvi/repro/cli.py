@@ -468,10 +468,10 @@ or does not match its digest (as for mpvi diff), 3 none failed but some were ref
 
 
 def cmd_verify(args, reps, parser):
-    """``mpvi verify``: :func:`mpvi.repro.run.verify_record` for each id with a certified
-    block; the failures on stdout, a line per id and a summary on stderr."""
+    """``mpvi verify``: :func:`mpvi.repro.run.verify_results` -- the failures on stdout, a
+    line per id (and the progress of its computation) and a summary on stderr."""
     import io as _io
-    from .run import Refused, default_out_dir, one_line, read_records, verify_record
+    from .run import default_out_dir, verify_results
     ids = _ids(args, reps, parser)
     if args.results:
         out, origin = args.results, "--results"
@@ -479,54 +479,43 @@ def cmd_verify(args, reps, parser):
         out = default_out_dir(args.quick)
         origin = "quick results, --quick" if args.quick else "full results, the default"
     _check_results(out, origin, args.quick)
-    records = read_records([reps[rid] for rid in ids], out)
-    todo = [rid for rid in ids if records[rid] is not None and "certified" in records[rid]]
-    absent = [rid for rid in ids if rid not in todo]
     quiet = args.quiet
-    if not quiet:
-        print(f"mpvi verify: {len(todo)} certified record(s) in {out} ({origin})",
-              file=sys.stderr, flush=True)
-    if absent and not args.all:
-        for rid in absent:
-            what = "not run there" if records[rid] is None else "no certified block"
-            print(f"mpvi verify: {rid}: {what}: nothing to verify (`mpvi run {rid} "
-                  f"--certify`)", file=sys.stderr)
-    failed, refused, held = [], [], 0
     t0 = time.perf_counter()
-    for k, rid in enumerate(todo, 1):
-        t1 = time.perf_counter()
-        if not quiet:
-            print(f"[{k}/{len(todo)}] {rid}: computing again and certifying ...",
-                  file=sys.stderr, flush=True)
-        try:
-            failures = verify_record(reps[rid], records[rid],
-                                     stream=_io.StringIO() if quiet else sys.stderr)
-        except Refused as exc:
-            print(exc, file=sys.stderr, flush=True)
-            refused.append(rid)
-            continue
-        except Exception as exc:             # one line per id, then the next id
-            failures = [f"{rid}: cannot be recomputed: {type(exc).__name__}: {one_line(exc)}"]
-        block = records[rid]["certified"]
-        claims = len(block["values"]) + sum(len(c) for c in block["columns"].values())
-        for line in failures:
-            print(f"FAILED {line}", flush=True)
-        if failures:
-            failed.append(rid)
+    started = {}
+
+    def report(event, k, n, rid, detail):
+        if event == "start":
+            started[rid] = time.perf_counter()
+            if not quiet:
+                print(f"[{k}/{n}] {rid}: computing again and certifying ...", file=sys.stderr,
+                      flush=True)
+        elif event == "refused":
+            print(detail, file=sys.stderr, flush=True)
         else:
-            held += claims
-        if not quiet:
-            verdict = (f"{len(failures)} claim(s) FAILED" if failures else
-                       f"all {claims} claim(s) hold")
-            print(f"[{k}/{len(todo)}] {rid}: {verdict} ({time.perf_counter() - t1:.1f} s)",
-                  file=sys.stderr, flush=True)
-    print(f"verified {len(todo) - len(failed) - len(refused)} of {len(todo)} certified "
-          f"record(s) in {time.perf_counter() - t0:.1f} s ({held} claim(s) hold)"
+            for line in detail:
+                print(f"FAILED {line}", flush=True)
+            if not quiet:
+                verdict = f"{len(detail)} claim(s) FAILED" if detail else "every claim holds"
+                print(f"[{k}/{n}] {rid}: {verdict} ({time.perf_counter() - started[rid]:.1f} s)",
+                      file=sys.stderr, flush=True)
+
+    if not quiet:
+        print(f"mpvi verify: {out} ({origin})", file=sys.stderr, flush=True)
+    result = verify_results(out, ids, stream=_io.StringIO() if quiet else sys.stderr,
+                            report=report)
+    if not args.all:
+        for rid in result.skipped:
+            print(f"mpvi verify: {rid}: no certified block there: nothing to verify (`mpvi "
+                  f"run {rid} --certify`)", file=sys.stderr)
+    failed = sorted({line.split(":", 1)[0] for line in result.failures})
+    done = len(ids) - len(result.skipped) - len(result.refused)
+    print(f"verified {done - len(failed)} of {done} certified record(s) in "
+          f"{time.perf_counter() - t0:.1f} s ({result.checked} claim(s) hold)"
           + (f"; FAILED: {', '.join(failed)}" if failed else "")
-          + (f"; refused: {', '.join(refused)}" if refused else "")
-          + (f"; {len(absent)} id(s) without a certified block" if absent else ""),
-          file=sys.stderr)
-    return 1 if failed else (3 if refused else 0)
+          + (f"; refused: {', '.join(result.refused)}" if result.refused else "")
+          + (f"; {len(result.skipped)} id(s) without a certified block" if result.skipped
+             else ""), file=sys.stderr)
+    return 1 if failed else (3 if result.refused else 0)
 
 
 def cmd_report(args, reps, parser):

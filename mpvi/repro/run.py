@@ -709,6 +709,46 @@ def verify_record(rep, record, stream=None):
     return failures
 
 
+def verify_results(out_dir, ids=None, stream=None, report=None):
+    """:func:`verify_record` for each reproduction ``ids`` (default every installed one)
+    whose record in ``out_dir`` has a certified block: a :class:`mpvi.Verification` (the
+    claims proven again, the failures, the ids refused in their context, the ids without
+    a certified block).  ``report(event, k, n, rid, detail)`` is called as each id starts
+    (``"start"``) and ends (``"done"`` with its failures, ``"refused"`` with why).  Raises
+    :class:`OutputError` for records that are unreadable or do not match their digests,
+    KeyError for an unknown id.  This is ``mpvi.verify(directory)`` (the entry point
+    ``mpvi.verifiers:results``) and ``mpvi verify``."""
+    from ..verification import Verification
+    reps = all_reproductions()
+    chosen = list(reps) if ids is None else list(ids)
+    for rid in chosen:
+        if rid not in reps:
+            raise KeyError(unknown_id(rid, reps))
+    records = read_records([reps[rid] for rid in chosen], out_dir)
+    todo = [rid for rid in chosen if records[rid] is not None and "certified" in records[rid]]
+    result = Verification(skipped=[rid for rid in chosen if rid not in todo])
+    for k, rid in enumerate(todo, 1):
+        if report is not None:
+            report("start", k, len(todo), rid, None)
+        try:
+            failures = verify_record(reps[rid], records[rid], stream)
+        except Refused as exc:
+            result.refused[rid] = str(exc)
+            if report is not None:
+                report("refused", k, len(todo), rid, str(exc))
+            continue
+        except Exception as exc:             # one line per id, then the next id
+            failures = [f"{rid}: cannot be recomputed: {type(exc).__name__}: {one_line(exc)}"]
+        block = records[rid]["certified"]
+        claims = (len(block["values"]) + sum(len(c) for c in block["columns"].values())
+                  + len(block.get("growth", {})))
+        result.checked += claims if not failures else 0
+        result.failures.extend(failures)
+        if report is not None:
+            report("done", k, len(todo), rid, failures)
+    return result
+
+
 def render(rep, ctx, params, quick, stream=None, cache=None, check_digits=False,
            certify=False):
     """Compute and plot ``rep`` with ``params`` in ``ctx``: a :class:`Rendered`.  Studies go
