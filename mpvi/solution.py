@@ -972,6 +972,7 @@ class _Reader:
         self.stats(rec["stats"])
         self.events(rec["events"], state)
         self.text(rec["stopped"], "stopped", none=True, limit=10_000)
+        self.system_text(rec["system"])
 
     def system_fields(self, S):
         """The system: its coordinates give the number of degrees of freedom; its kind."""
@@ -1002,20 +1003,28 @@ class _Reader:
                 self.malformed("system.parameters", f"should be an object, not {_short(par)}")
             for k, x in par.items():
                 self.number(x, f"system.parameters[{k!r}]")
-            mass = S.get("mass")
-            if mass is not None and (not isinstance(mass, list) or len(mass) != dof or any(
-                    not isinstance(r, list) or len(r) != dof or any(
-                        not isinstance(x, str) or len(x) > _MAX_TEXT for x in r) for r in mass)):
-                self.malformed("system.mass", f"should be null or {dof} rows of {dof} texts")
-            self.text(S.get("potential"), "system.potential", none=True)
-            sources = S.get("sources")
-            if sources is not None and (not isinstance(sources, dict) or set(sources) != set(par)
-                                        or any(not isinstance(x, str) or
-                                               not _EXACT_SOURCE.fullmatch(x)
-                                               for x in sources.values())):
-                self.malformed("system.sources", "should be null or the exact value of every "
-                                                 "parameter as a decimal or fraction text")
         return kind
+
+    def system_text(self, S):
+        """The system's optional text of format version 3: its mass matrix, potential and
+        exact parameter values (checked after the run's shapes)."""
+        if S["kind"] != "mechanical":
+            return
+        dof = self.dof
+        mass = S.get("mass")
+        if mass is not None and (not isinstance(mass, list) or len(mass) != dof or any(
+                not isinstance(r, list) or len(r) != dof or any(
+                    not isinstance(x, str) or len(x) > _MAX_TEXT for x in r) for r in mass)):
+            self.malformed("system.mass", f"should be null or {dof} rows of {dof} texts")
+        self.text(S.get("potential"), "system.potential", none=True)
+        sources = S.get("sources")
+        if sources is not None and (not isinstance(sources, dict)
+                                    or set(sources) != set(S["parameters"])
+                                    or any(not isinstance(x, str) or
+                                           not _EXACT_SOURCE.fullmatch(x)
+                                           for x in sources.values())):
+            self.malformed("system.sources", "should be null or the exact value of every "
+                                             "parameter as a decimal or fraction text")
 
     def method_fields(self, rec, kind):
         """The method, its state (returned) and its parameters."""

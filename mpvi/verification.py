@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence, TextIO
 
-from .precision import entry
+from .precision import entry, entry_class
 
 if TYPE_CHECKING:
     from .certify import Certificate
@@ -36,9 +36,21 @@ VERIFIERS = "mpvi.verifiers"
 """The entry-point group of the verifier of results directories (``results``)."""
 
 
+@entry_class
 @dataclass
 class Verification:
-    """What :func:`verify` found.
+    """What :func:`verify` found (made by it, true when every claim holds).
+
+    Parameters
+    ----------
+    checked : int, default 0
+        The claims proven again.
+    failures : list of str, optional
+        The claims that do not hold, one line each.
+    refused : dict, optional
+        Id -> why it could not run here.
+    skipped : list of str, optional
+        The ids without a certified block.
 
     Attributes
     ----------
