@@ -12,8 +12,23 @@ needs nothing beyond the standard library; a 64-digit number costs about 70 byte
 again (checked against the stored coordinates and Lagrangian) for observables and the
 Legendre map.  ``pickle`` works too (numbers travel as the same strings).
 
+Version 3 also carries the problem and the certificate.  The system is saved as text --
+its Lagrangian, force, mass matrix and potential as sympy prints them, its parameters as
+the context's numbers and, where they were given exactly, as those values (``sources``)
+-- and :func:`load_solution` reads it back with :func:`mpvi.expressions.parse_expression`
+(nothing read runs as code), rebuilds the system (a :class:`mpvi.LagrangianSystem` or
+:class:`mpvi.LinearSystem`) and checks that it prints back to the same text, then rebuilds
+the :class:`mpvi.Problem` from the saved initial data (its q0 must be the run's state at
+node 0): so ``mpvi.certify(load_solution(path))`` works.  A system that cannot be rebuilt
+(a first-order system, whose field is code; a text outside the grammar) leaves the
+solution without its problem, and :func:`mpvi.certify` says why.  The certificate
+(:class:`mpvi.Certificate`) is saved ball for ball as the exact integers of each midpoint
+and radius and is checked when read: its method and saved nodes the run's, as many points
+as it certified, each ball finite, each time ball holding t0 + k h.  Its claims are not
+proven again on reading: :func:`mpvi.verify` does that.
+
 A saved file is untrusted when it is read back (it may be damaged, truncated or edited).
-The format (version 2, :data:`FORMAT_VERSION`) carries ``digest``: ``sha256:<hex>`` of the
+The format (version 2 on, :data:`FORMAT_VERSION`) carries ``digest``: ``sha256:<hex>`` of the
 canonical JSON (sorted keys, no spaces) of every other field
 (:func:`mpvi.io.content_digest`).  :func:`load_solution` checks, in this order and before
 any number is converted: a regular file (no FIFO, device or directory) of at most
@@ -31,7 +46,7 @@ decreasing for requested times), the nodes at ``t0 + k h`` (every k-th node for
 ``[t0, t0 + steps h]``.  Any failure is one :class:`SolutionFileError` naming the file and
 what is wrong.  A file of version 1 (before the digest) passes the same checks and is
 read with a ``UserWarning`` that it could not be verified against corruption; saving it
-again writes version 2.
+again writes version 3.
 """
 from __future__ import annotations
 
@@ -180,7 +195,8 @@ class Solution:
         Per-step internal data (Simpson's midpoint, Lobatto's internal points, Newmark's
         acceleration, ...) when every node was saved, else None.
     problem : Problem or None
-        The problem (None after :func:`load_solution`).
+        The problem (after :func:`load_solution`: rebuilt from the file's text, or None
+        where it cannot be, e.g. a first-order system's field).
     system : system or None
         The system (None after :func:`load_solution` without ``system=``).
     ctx : Context
@@ -585,8 +601,11 @@ class Solution:
 
         Atomically (a temporary file renamed into place); gzip-compressed when the name
         ends in ``.gz``.  The file holds the context, the method and its parameters, the
-        problem's initial data, the system's coordinates, Lagrangian and parameters as
-        text, the saved points, the dense-output data, the statistics and the events.
+        problem's initial data, the system's coordinates, Lagrangian, force, mass matrix,
+        potential and parameters (their numbers and the exact values given) as text, the
+        saved points, the dense-output data, the statistics, the events and the
+        certificate (``certificate``, ball for ball), so that :func:`load_solution` gives
+        back a solution that :func:`mpvi.certify` and :func:`mpvi.verify` take.
 
         Parameters
         ----------
@@ -757,7 +776,8 @@ def load_solution(path: str | Path, system: LagrangianSystem | FirstOrderSystem 
     (precision at most :data:`mpvi.context.MAX_DPS` digits, each number a finite decimal
     of no more digits than the context writes), the SHA-256 digest of the whole content,
     and the consistency of the run (shapes, the node times ``t0 + k h``, steps, events,
-    dense-output data).  A file of format version 1 (before the digest) is read with a
+    dense-output data, the certificate's nodes and time balls, the rebuilt problem's
+    t0 and q0).  A file of format version 1 (before the digest) is read with a
     ``UserWarning`` if it passes every other check.
 
     Parameters
@@ -766,14 +786,17 @@ def load_solution(path: str | Path, system: LagrangianSystem | FirstOrderSystem 
         The file (``.json`` or ``.json.gz``).
     system : LagrangianSystem or FirstOrderSystem, optional
         The system the solution was computed for: attached (after checking its
-        coordinates, Lagrangian and parameters against the file) so that observables,
-        dense output and the Legendre map work.  Without it, ``t``, ``q``, ``p``, ``v``,
-        ``internal``, ``stats``, ``events`` are all there.
+        coordinates, Lagrangian and parameters against the file).  Without it, the system
+        is rebuilt from the file's text (format version 3 and 2, a mechanical system; the
+        module docstring), or else ``t``, ``q``, ``p``, ``v``, ``internal``, ``stats``,
+        ``events`` are all there.
 
     Returns
     -------
     Solution
-        The solution, in a context of the saved kind and digits (``problem`` None).
+        The solution, in a context of the saved kind and digits, with its problem
+        (rebuilt from the saved initial data, where its system is known) and its
+        certificate (``certificate``, if it was saved with one), both checked.
 
     Raises
     ------

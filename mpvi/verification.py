@@ -167,11 +167,18 @@ def _verify_solution(sol: Solution, cert: Certificate | None) -> Verification:
                 out.checked += 1
                 if not a.contains(b):
                     where = name if name == "t" else f"{name}[{c}]"
-                    fail(f"node {k}: {where}: the recorded enclosure {a.str(20, radius=True)} "
-                         f"does not contain the recomputed {b.str(20, radius=True)}")
+                    fail(f"node {k}: {where}: the recorded enclosure of {_sci(a.mid(), 20)} "
+                         f"(radius {_sci(a.rad())}) does not contain the recomputed one "
+                         f"(radius {_sci(b.rad())}, midpoints {_sci(abs(a.mid() - b.mid()))} "
+                         f"apart)")
         for c, (a, b) in enumerate(zip(cert.digits[i], new.digits[i])):
             out.checked += 1
             if a > b and not (math.isinf(a) and math.isinf(b)):
                 fail(f"node {k}: component {c}: {a:.1f} proven digits recorded, {b:.1f} "
                      f"recomputed")
     return out
+
+
+def _sci(x: Any, digits: int = 3) -> str:
+    """A ball's midpoint (or an exact number) in ``digits`` significant digits."""
+    return x.str(digits, radius=False)

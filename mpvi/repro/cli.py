@@ -544,7 +544,8 @@ def build_parser():
         description="Reproduce the figures and tables of the mpvi papers at 64 digits "
                     "(or any precision) and diff every published number.",
         epilog="Examples: mpvi list | mpvi run axioms2024_tab02 | mpvi run --all --quick | "
-               "mpvi diff --all --quick | mpvi diff --all | mpvi report.  Outputs whose "
+               "mpvi diff --all --quick | mpvi diff --all | mpvi verify axioms2024_tab02 | "
+               "mpvi report.  Outputs whose "
                "files do not match their provenance JSON (an interrupted run) or whose JSON "
                "is malformed are reported in one line each (exit status 2); exit status "
                f"{BROKEN_PIPE} if stdout is closed early (| head).")
