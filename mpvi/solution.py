@@ -594,6 +594,24 @@ class Solution:
                           "direction": e.direction} for e in self.events]
         rec["stopped"] = self.stopped
         rec["certificate"] = _certificate_record(self.certificate)
+        rec["posed"] = self._posed_record_of()
+        return rec
+
+    def _posed_record_of(self):
+        """The inputs as the user wrote them where exact (``Solution.posed``: h and the
+        saveat times; ``Problem.posed``: t0, t1, q0, p0, v0), as text, or None where none
+        is kept: what :func:`mpvi.certify` walks from, saved so that a loaded solution is
+        certified as the problem was posed."""
+        own = getattr(self, "posed", None) or {}
+        problem = getattr(self.problem, "posed", None) if self.problem is not None else None
+        if not own and not problem:
+            return getattr(self, "_posed_record", None)
+        rec = {"h": _posed_text(own.get("h")),
+               "times": None if own.get("times") is None else
+               [_posed_text(x) for x in own["times"]]}
+        for key in ("t0", "t1", "q0", "p0", "v0"):
+            x = (problem or {}).get(key)
+            rec[key] = [_posed_text(v) for v in x] if isinstance(x, list) else _posed_text(x)
         return rec
 
     def save(self, path: str | Path) -> Path:
@@ -744,6 +762,20 @@ def _sources(S):
     return out
 
 
+def _posed_text(x):
+    """An exact input as text (None for none): an int, a ``Fraction`` as ``p/q``, a string
+    as written, a sympy number as sympy prints it (read back by
+    :func:`mpvi.expressions.parse_expression`)."""
+    if x is None or isinstance(x, bool):
+        return None
+    if isinstance(x, Fraction):
+        return f"{x.numerator}/{x.denominator}" if x.denominator != 1 else str(x.numerator)
+    if isinstance(x, (int, str)):
+        return str(x).strip()
+    import sympy
+    return sympy.sstr(x) if isinstance(x, sympy.Basic) else None
+
+
 def _certificate_record(cert):
     """A :class:`mpvi.Certificate` as JSON data (None for none): every ball as the exact
     integers of its midpoint and radius (mantissa, exponent, radius mantissa, radius
@@ -762,7 +794,8 @@ def _certificate_record(cert):
             "digits": [["inf" if math.isinf(d) else float(d) for d in row]
                        for row in cert.digits],
             "widths": [float(w) for w in cert.widths], "failed_step": cert.failed_step,
-            "why": cert.why, "jacobians": [int(j) for j in cert.jacobians]}
+            "why": cert.why, "jacobians": [int(j) for j in cert.jacobians],
+            "statement": getattr(cert, "statement", None)}
 
 
 @entry
@@ -816,7 +849,8 @@ _FRACTION = re.compile(r"[+-]?\d{1,60}(?:/\d{1,60})?")
 """An exact coefficient of a trial basis, as :class:`fractions.Fraction` writes it."""
 _FIELDS = {"format", "version", "mpvi_version", "context", "system", "problem", "method",
            "params", "h", "t0", "steps", "steps_planned", "saveat", "state", "t", "q", "p", "v",
-           "internal", "dense", "stats", "events", "stopped", "certificate", "digest"}
+           "internal", "dense", "stats", "events", "stopped", "certificate", "posed",
+           "digest"}
 _MAX_TEXT = 1 << 20
 """The longest text field (a Lagrangian as text)."""
 
@@ -967,10 +1001,10 @@ class _Reader:
         self.max_len = self.ctx.repr_digits + 16
         required = _FIELDS - ({"p", "v"} if rec.get("state") == "y" else set()) \
             - ({"digest"} if version == 1 else set()) \
-            - ({"certificate"} if version < 3 else set())
-        if version < 3 and rec.get("certificate") is not None:
-            self.malformed("record", f"of format version {version} has a certificate, which "
-                                     f"only version 3 has: the file was changed")
+            - ({"certificate", "posed"} if version < 3 else set())
+        if version < 3 and (rec.get("certificate") is not None or rec.get("posed") is not None):
+            self.malformed("record", f"of format version {version} has a certificate or posed "
+                                     f"inputs, which only version 3 has: the file was changed")
         if version == 1 and "digest" in rec:     # version 2 with its version changed
             self.malformed("record", "of format version 1 has a digest, which only version "
                                      f"{FORMAT_VERSION} has: the file was changed")
@@ -1234,22 +1268,79 @@ class _Reader:
                 sol._unproven = why
                 return
         num = self.ctx.num
+        posed = self.posed(rec.get("posed"), self.dof)
+        sol._posed_record = rec.get("posed")
 
-        def vec(xs):
-            return [num(x) for x in xs]
+        def value(key):
+            """The input as posed where the file keeps it, else the run's number."""
+            x, exact = P[key], posed.get(key)
+            if isinstance(x, list):
+                return [e if e is not None else num(v)
+                        for v, e in zip(x, exact or [None] * len(x))]
+            return None if x is None else (exact if exact is not None else num(x))
 
-        given = {"p": {"p0": vec(P["p0"] or [])}, "v": {"v0": vec(P["v0"] or [])}}
+        given = {"p": {"p0": value("p0")}, "v": {"v0": value("v0")}}
         try:
-            problem = Problem(system, vec(P["q0"]), t0=num(P["t0"]),
-                              t1=None if P["t1"] is None else num(P["t1"]), name=P["name"],
-                              **given.get(P["given"], {}))
+            problem = Problem(system, value("q0"), t0=value("t0"), t1=value("t1"),
+                              name=P["name"], **given.get(P["given"], {}))
         except (ValueError, TypeError, ArithmeticError) as exc:
             self.malformed("problem", f"is not a problem of its system ({exc})")
+        for key, have in (("t0", [problem.t0]), ("t1", [problem.t1]), ("q0", problem.q0),
+                          ("p0", problem._p0), ("v0", problem._v0)):
+            want = P[key] if isinstance(P[key], list) else [P[key]]
+            if want != [None] and have is not None and \
+                    [self.ctx.dump(x) for x in have] != want:
+                self.malformed(f"problem.{key}", "is not what its inputs as posed give")
         if problem.t0 != sol.t0:
             self.malformed("problem.t0", "is not the run's t0")
         if sol.saveat != "times" and any(a != b for a, b in zip(sol.q[0], problem.q0)):
             self.malformed("problem.q0", "is not the run's state at node 0")
+        if posed.get("h") is not None:
+            if self.ctx.number(posed["h"], "posed h") != sol.h:
+                self.malformed("posed.h", "is not the run's step h")
+            sol.posed = {"h": posed["h"], "times": posed.get("times")}
+        elif posed.get("times") is not None:
+            sol.posed = {"h": None, "times": posed["times"]}
         sol.problem, sol.system = problem, system
+
+    def posed(self, P, dof):
+        """The inputs as posed (the ``posed`` record), each text read back as the exact
+        value it writes: a decimal or fraction as the text (the context reads it), any
+        other as a sympy number by :func:`mpvi.expressions.parse_expression` (no symbol,
+        no float); ``{}`` for none."""
+        if P is None:
+            return {}
+        import sympy as sp
+
+        from .expressions import ExpressionError, parse_expression
+        keys = {"h", "times", "t0", "t1", "q0", "p0", "v0"}
+        if not isinstance(P, dict) or not set(P) <= keys:
+            self.malformed("posed", f"should be null or an object of {', '.join(sorted(keys))}")
+
+        def one(x, where):
+            if x is None:
+                return None
+            self.text(x, where, limit=10_000)
+            if _EXACT_SOURCE.fullmatch(x):
+                return x
+            try:
+                v = parse_expression(x, {}, what=f"{self.path}: {where}")
+            except ExpressionError as exc:
+                self.malformed(where, f"is not an exact number ({exc})")
+            if not (v.is_number and v.is_real and not v.has(sp.Float)):
+                self.malformed(where, f"is not an exact real number: {_short(x)}")
+            return v
+
+        out = {}
+        for key, x in P.items():
+            if key in ("q0", "p0", "v0", "times") and x is not None:
+                size = dof if key != "times" else None
+                if not isinstance(x, list) or (size is not None and len(x) != size):
+                    self.malformed(f"posed.{key}", "should be null or a list of exact values")
+                out[key] = [one(v, f"posed.{key}[{i}]") for i, v in enumerate(x)]
+            else:
+                out[key] = one(x, f"posed.{key}")
+        return out
 
     def rebuild_system(self, S):
         """(system, None) rebuilt from the text of the file's system record, read by
@@ -1327,7 +1418,7 @@ class _Reader:
         from .context import MAX_DPS
         keys = {"method", "dps", "nodes", "t", "q", "y", "digits", "widths", "failed_step",
                 "why", "jacobians"}
-        if not isinstance(c, dict) or set(c) != keys:
+        if not isinstance(c, dict) or not keys <= set(c) <= keys | {"statement"}:
             self.malformed("certificate", f"should be null or an object with the fields "
                                           f"{', '.join(sorted(keys))}")
         if c["method"] != sol.method:
@@ -1339,6 +1430,7 @@ class _Reader:
         except ValueError:
             self.malformed("certificate", "is of a run saved between nodes, which is not "
                                           "certified")
+        nodes, between = nodes if isinstance(nodes, tuple) else (nodes, set())
         if c["nodes"] != nodes:
             self.malformed("certificate.nodes", "are not the run's saved nodes")
         failed = c["failed_step"]
@@ -1380,6 +1472,8 @@ class _Reader:
         actx = ArbContext(dps)
         cert = Certificate(sol.method, actx, nodes)
         cert.failed_step, cert.why, cert.jacobians = failed, c["why"], list(jac)
+        if c.get("statement") is not None:
+            cert.statement = self.text(c["statement"], "certificate.statement")
         for i in range(m):
             where = f"certificate[{i}]"
             qs, ys = c["q"][i], c["y"][i]
@@ -1404,7 +1498,7 @@ class _Reader:
         with arb_precision(2 * max(dps, self.ctx.dps) + 40):
             t0, h = _exact(sol.t0, actx), _exact(sol.h, actx)
             for i, (k, b) in enumerate(zip(nodes, cert.t)):
-                if not b.contains(t0 + k * h):
+                if i not in between and not b.contains(t0 + k * h):
                     self.malformed(f"certificate[{i}].t", f"does not hold the node time t0 + {k} h")
         return cert
 

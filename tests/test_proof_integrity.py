@@ -281,3 +281,34 @@ def test_mpvi_verify_of_a_results_directory_is_that_of_the_command(certified, mo
     assert found.ok and found.checked == len(record["certified"]["values"]) + sum(
         len(c) for c in record["certified"]["columns"].values()) + len(
         record["certified"].get("growth", {}))
+
+
+def test_the_inputs_as_posed_are_saved_and_read_back_exactly(tmp_path):
+    """``Solution.posed`` / ``Problem.posed`` (h = 1/10, q0 = pi/6 as written) travel as
+    text and are read back by mpvi's parser as the exact values, checked against the run's
+    numbers."""
+    import sympy as sp
+    import mpvi
+    from mpvi import SolutionFileError
+    ctx = mpvi.get_context("gmp", 64)
+    q = sp.Symbol("q")
+    system = mpvi.LagrangianSystem("pendulum", [q], sp.Matrix([[1]]), -sp.cos(q), {}, ctx)
+    sol = mpvi.solve(mpvi.Problem(system, [sp.pi / 6], p0=["1/3"]), "midpoint", h="1/10", n=5)
+    sol.posed = {"h": "1/10", "times": None}
+    sol.problem.posed = {"t0": 0, "t1": None, "q0": [sp.pi / 6], "p0": ["1/3"], "v0": None}
+    path = sol.save(tmp_path / "s.json")
+    rec = json.loads(path.read_text())
+    assert rec["posed"] == {"h": "1/10", "times": None, "t0": "0", "t1": None,
+                            "q0": ["pi/6"], "p0": ["1/3"], "v0": None}
+    back = mpvi.load_solution(path)
+    assert back.posed == {"h": "1/10", "times": None}
+    assert back.problem.q0[0] == sol.problem.q0[0]
+    text = path.read_text()
+    for change, message in ((lambda r: r["posed"].update(h="1/9"), "posed.h"),
+                            (lambda r: r["posed"].update(q0=["pi/7"]), "problem.q0"),
+                            (lambda r: r["posed"].update(q0=["x"]), "posed.q0"),
+                            (lambda r: r["posed"].update(q0=["0.5e0*__import__"]), "posed.q0")):
+        path.write_text(text)
+        _edit(path, change)
+        with pytest.raises(SolutionFileError, match=message):
+            mpvi.load_solution(path)
