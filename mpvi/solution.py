@@ -1473,7 +1473,7 @@ class _Reader:
         cert = Certificate(sol.method, actx, nodes)
         cert.failed_step, cert.why, cert.jacobians = failed, c["why"], list(jac)
         if c.get("statement") is not None:
-            cert.statement = self.text(c["statement"], "certificate.statement")
+            setattr(cert, "statement", self.text(c["statement"], "certificate.statement"))
         for i in range(m):
             where = f"certificate[{i}]"
             qs, ys = c["q"][i], c["y"][i]

@@ -125,7 +125,8 @@ def verify(target: Solution | str | Path, certificate: Certificate | None = None
         return _verify_solution(target, certificate if certificate is not None
                                 else target.certificate)
     if isinstance(target, (str, Path)):
-        return _results_verifier()(Path(target), ids=ids, stream=stream)
+        found: Verification = _results_verifier()(Path(target), ids=ids, stream=stream)
+        return found
     raise TypeError(f"verify takes an mpvi.Solution or a results directory, got "
                     f"{type(target).__name__}")
 
@@ -181,4 +182,4 @@ def _verify_solution(sol: Solution, cert: Certificate | None) -> Verification:
 
 def _sci(x: Any, digits: int = 3) -> str:
     """A ball's midpoint (or an exact number) in ``digits`` significant digits."""
-    return x.str(digits, radius=False)
+    return str(x.str(digits, radius=False))
