@@ -35,7 +35,7 @@ cache, and the atomic writing of
                               (:func:`carry_digits_check`, :func:`carry_certified`;
                               a certified block of other outputs is dropped with
                               one line on stderr), and ``mpvi verify``
-                              (:func:`verify_records`) proves it again
+                              (:func:`verify_results`) proves it again
 
 The JSON is the *commit record* of an id's outputs (:func:`write_outputs`): each file is
 atomic (:func:`mpvi.io.atomic_path`), the JSON is written last, and an id's outputs are
