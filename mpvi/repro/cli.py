@@ -505,15 +505,16 @@ def cmd_verify(args, reps, parser):
                             report=report)
     if not args.all:
         for rid in result.skipped:
-            print(f"mpvi verify: {rid}: no certified block there: nothing to verify (`mpvi "
-                  f"run {rid} --certify`)", file=sys.stderr)
+            print(f"mpvi verify: {rid}: no certified value or column there: nothing to "
+                  f"verify (`mpvi run {rid} --certify` records them, where it has a certify "
+                  f"hook)", file=sys.stderr)
     failed = sorted({line.split(":", 1)[0] for line in result.failures})
     done = len(ids) - len(result.skipped) - len(result.refused)
     print(f"verified {done - len(failed)} of {done} certified record(s) in "
           f"{time.perf_counter() - t0:.1f} s ({result.checked} claim(s) hold)"
           + (f"; FAILED: {', '.join(failed)}" if failed else "")
           + (f"; refused: {', '.join(result.refused)}" if result.refused else "")
-          + (f"; {len(result.skipped)} id(s) without a certified block" if result.skipped
+          + (f"; {len(result.skipped)} id(s) without certified claims" if result.skipped
              else ""), file=sys.stderr)
     return 1 if failed else (3 if result.refused else 0)
 

@@ -709,11 +709,22 @@ def verify_record(rep, record, stream=None):
     return failures
 
 
+def _claims(record):
+    """How many claims the certified block of a provenance ``record`` makes (its values,
+    columns and growth series; 0 without a block: a reproduction without a certify hook
+    records none, and has nothing to verify)."""
+    block = record.get("certified")
+    if block is None:
+        return 0
+    return (len(block["values"]) + sum(len(c) for c in block["columns"].values())
+            + len(block.get("growth", {})))
+
+
 def verify_results(out_dir, ids=None, stream=None, report=None):
     """:func:`verify_record` for each reproduction ``ids`` (default every installed one)
-    whose record in ``out_dir`` has a certified block: a :class:`mpvi.Verification` (the
-    claims proven again, the failures, the ids refused in their context, the ids without
-    a certified block).  ``report(event, k, n, rid, detail)`` is called as each id starts
+    whose record in ``out_dir`` has a certified block that claims anything: a
+    :class:`mpvi.Verification` (the claims proven again, the failures, the ids refused in
+    their context, the ids without such a block).  ``report(event, k, n, rid, detail)`` is called as each id starts
     (``"start"``) and ends (``"done"`` with its failures, ``"refused"`` with why).  Raises
     :class:`OutputError` for records that are unreadable or do not match their digests,
     KeyError for an unknown id.  This is ``mpvi.verify(directory)`` (the entry point
@@ -725,7 +736,7 @@ def verify_results(out_dir, ids=None, stream=None, report=None):
         if rid not in reps:
             raise KeyError(unknown_id(rid, reps))
     records = read_records([reps[rid] for rid in chosen], out_dir)
-    todo = [rid for rid in chosen if records[rid] is not None and "certified" in records[rid]]
+    todo = [rid for rid in chosen if records[rid] is not None and _claims(records[rid])]
     result = Verification(skipped=[rid for rid in chosen if rid not in todo])
     for k, rid in enumerate(todo, 1):
         if report is not None:
@@ -739,10 +750,7 @@ def verify_results(out_dir, ids=None, stream=None, report=None):
             continue
         except Exception as exc:             # one line per id, then the next id
             failures = [f"{rid}: cannot be recomputed: {type(exc).__name__}: {one_line(exc)}"]
-        block = records[rid]["certified"]
-        claims = (len(block["values"]) + sum(len(c) for c in block["columns"].values())
-                  + len(block.get("growth", {})))
-        result.checked += claims if not failures else 0
+        result.checked += _claims(records[rid]) if not failures else 0
         result.failures.extend(failures)
         if report is not None:
             report("done", k, len(todo), rid, failures)
