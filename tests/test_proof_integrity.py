@@ -34,11 +34,21 @@ def _json(rep, out):
 
 
 def test_a_plain_rerun_of_the_same_outputs_keeps_the_certified_block(certified, capsys):
+    from mpvi.repro.published import diff
     rep, out, record, _ = certified
     text = _json(rep, out).read_text()
+
+    def proofs():
+        rows = diff([rep.id], out)
+        return sorted((r.value.key, r.proof, r.proven) for r in rows), \
+            sum(r.proof is not None for r in rows)
+
+    before, proven = proofs()
+    assert proven > 0
     try:
         paths = execute(rep, quick=True, out_dir=out, stream=open("/dev/null", "w"))
         assert paths["certified"] == "kept"
+        assert proofs() == (before, proven)           # mpvi diff --certify: the same counts
         again = read_provenance(rep, out)
         kept = dict(again["certified"])
         assert kept.pop("certified_utc") == record["created_utc"]
