@@ -322,3 +322,49 @@ def test_the_inputs_as_posed_are_saved_and_read_back_exactly(tmp_path):
         _edit(path, change)
         with pytest.raises(SolutionFileError, match=message):
             mpvi.load_solution(path)
+
+
+def _timed_reproduction(x="1.5"):
+    """A reproduction of one computed column and one measured wall time (declared
+    unchecked), with a certify hook: cheap, for the rules of a rerun and of verify."""
+    import itertools
+    import pandas as pd
+    from mpvi.repro.run import Output, Reproduction
+    ticks = itertools.count()
+
+    def compute(run):
+        return Output(tables={"": pd.DataFrame({"x": [run.params["x"]],
+                                                "seconds": [str(next(ticks))]})},
+                      values={"x": run.params["x"]},
+                      unchecked={"seconds": "a measured wall time"})
+
+    def certify(run, out):
+        return {"statement": "x is exact", "columns": {"": {"x": [60]}},
+                "values": {"x": (60, f"[{run.params['x']} +/- 0]")},
+                "not_certified": {"seconds": "a measured wall time"}}
+
+    def plot(out, params):
+        import matplotlib.pyplot as plt
+        return plt.figure()
+
+    return Reproduction(id="demo_tab01", paper="demo", item="Table 1", title="t",
+                        params={"x": x}, compute=compute, plot=plot, published=False,
+                        certify=certify)
+
+
+def test_a_wall_time_column_does_not_drop_the_block_and_verify_ignores_it(tmp_path, capsys):
+    rep = _timed_reproduction()
+    null = open("/dev/null", "w")
+    execute(rep, out_dir=tmp_path, certify=True, stream=null)
+    record = read_provenance(rep, tmp_path)
+    assert execute(rep, out_dir=tmp_path, stream=null)["certified"] == "kept"
+    again = read_provenance(rep, tmp_path)
+    assert again["files"]["demo_tab01.csv"] != record["files"]["demo_tab01.csv"]
+    assert again["certified"]["values"] == record["certified"]["values"]
+    assert verify_record(rep, again, null, out_dir=tmp_path) == []
+    without = verify_record(rep, again, null)           # no recorded files to compare with
+    assert len(without) == 1 and "outputs differ from those recorded" in without[0]
+    other = dataclasses.replace(rep, params={"x": "2.5"})
+    assert execute(other, out_dir=tmp_path, stream=null)["certified"] == "dropped"
+    assert "demo_tab01: dropped its certified block" in capsys.readouterr().err
+    assert "certified" not in read_provenance(rep, tmp_path)

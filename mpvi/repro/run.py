@@ -504,6 +504,9 @@ class Rendered:
     values: dict
     extra: dict
     wall_time_s: float
+    unchecked: dict = field(default_factory=dict)
+    """``Output.unchecked``: the columns and value keys that are not computed numbers (a
+    wall time), which :func:`carry_digits_check` and :func:`carry_certified` do not compare."""
 
 
 def json_data(x):
@@ -624,7 +627,7 @@ def recorded_parameters(rep, record):
     return own if json_data(own) == record["parameters"] else copy.deepcopy(record["parameters"])
 
 
-def verify_record(rep, record, stream=None):
+def verify_record(rep, record, stream=None, out_dir=None):
     """Prove the ``certified`` block of ``rep``'s provenance ``record`` again from its
     recorded inputs (context, digits, parameters, quick): ``compute`` and the
     reproduction's certify hook are run again (:func:`certified_block`, no study read
@@ -638,7 +641,9 @@ def verify_record(rep, record, stream=None):
       recomputed ones (columns record digits, not balls), or one no longer certified;
     - a growth series claiming more digits than recomputed at some time;
     - outputs (CSV files, compared values) that are not those recorded: the proven digits
-      are of the recorded numbers, which the inputs no longer give.
+      are of the recorded numbers, which the inputs no longer give (columns and values the
+      reproduction declares unchecked, a wall time, are compared only if ``out_dir``, the
+      results directory holding the recorded files, is not given).
 
     A record without a ``certified`` block has nothing to verify: ValueError."""
     from flint import arb
@@ -656,9 +661,12 @@ def verify_record(rep, record, stream=None):
                            ", verifying its certified block")
     with ctx.active():
         new = json_data(certified_block(rep, run, out))
-    failures = [f"{rep.id}: {d}" for d in _differences(record, Rendered(
-        rep.id, _csv_files(rep, out), json_data(out.values), {}, 0.0), ctx, params,
-        record["quick"], "recorded")]
+    rendered = Rendered(rep.id, _csv_files(rep, out), json_data(out.values), {}, 0.0,
+                        dict(out.unchecked))
+    old_files = {} if out_dir is None else _old_tables(record, output_paths(rep, out_dir)["dir"],
+                                                      rendered)
+    failures = [f"{rep.id}: {d}" for d in _differences(record, rendered, ctx, params,
+                                                        record["quick"], "recorded", old_files)]
     if old["dps"] != new["dps"]:
         failures.append(f"{rep.id}: certified at {old['dps']} digits, recomputed at "
                         f"{new['dps']}")
@@ -742,7 +750,7 @@ def verify_results(out_dir, ids=None, stream=None, report=None):
         if report is not None:
             report("start", k, len(todo), rid, None)
         try:
-            failures = verify_record(reps[rid], records[rid], stream)
+            failures = verify_record(reps[rid], records[rid], stream, out_dir)
         except Refused as exc:
             result.refused[rid] = str(exc)
             if report is not None:
@@ -806,7 +814,8 @@ def render(rep, ctx, params, quick, stream=None, cache=None, check_digits=False,
         cached = [s["wall_time_s"] for s in run.studies if s["from_cache"]]
         if cached:
             extra["cached_wall_time_s"] = round(sum(cached), 3)
-    return Rendered(rep.id, files, json_data(out.values), json_data(extra), wall)
+    return Rendered(rep.id, files, json_data(out.values), json_data(extra), wall,
+                    dict(out.unchecked))
 
 
 def write_outputs(rep, rendered, ctx, params, quick, out_dir, extra=None):
@@ -827,14 +836,16 @@ def write_outputs(rep, rendered, ctx, params, quick, out_dir, extra=None):
     extra = dict(extra or {})
     carried = certified = None
     previous = None
+    old_files = {}
     if "digits_check" not in rendered.extra or "certified" not in rendered.extra:
         previous = _previous_record(rep, out_dir)
+        old_files = _old_tables(previous, paths["dir"], rendered)
     if "digits_check" not in rendered.extra:
-        carried = carry_digits_check(previous, rendered, ctx, params, quick)
+        carried = carry_digits_check(previous, rendered, ctx, params, quick, old_files)
         if carried is not None:
             extra["digits_check"] = carried
     if "certified" not in rendered.extra:
-        kept, dropped = carry_certified(previous, rendered, ctx, params, quick)
+        kept, dropped = carry_certified(previous, rendered, ctx, params, quick, old_files)
         if kept is not None:
             extra["certified"] = kept
             certified = "kept"
@@ -868,7 +879,43 @@ def _previous_record(rep, out_dir):
         return None
 
 
-def carry_digits_check(previous, rendered, ctx, params, quick):
+def _old_tables(previous, directory, rendered):
+    """``{name: bytes}`` of the previous record's CSV files in ``directory`` whose digests
+    differ from the new ones, read only where the new run declares unchecked columns (a
+    wall time: :func:`_differences` compares the rest); empty otherwise or if unreadable."""
+    if previous is None or not rendered.unchecked:
+        return {}
+    new = {n: hashlib.sha256(d).hexdigest() for n, d in rendered.files.items()}
+    out = {}
+    for name, digest in previous.get("files", {}).items():
+        if name.endswith(".csv") and new.get(name) not in (None, digest):
+            try:
+                out[name] = io.read_regular(directory / name, MAX_OUTPUT_BYTES,
+                                            follow_symlinks=False)
+            except (OSError, ValueError):
+                continue
+            if hashlib.sha256(out[name]).hexdigest() != digest:
+                del out[name]
+    return out
+
+
+def _equal_but(old, new, unchecked):
+    """Whether two CSV tables (bytes) are equal cell for cell but in the columns named in
+    ``unchecked``: the same header, the same rows."""
+    import csv
+    try:
+        a = list(csv.reader(_io.StringIO(old.decode("utf-8"))))
+        b = list(csv.reader(_io.StringIO(new.decode("utf-8"))))
+    except (UnicodeDecodeError, csv.Error):
+        return False
+    if not a or not b or a[0] != b[0] or len(a) != len(b):
+        return False
+    keep = [i for i, name in enumerate(a[0]) if name not in unchecked]
+    return all(len(r) == len(t) and [r[i] for i in keep if i < len(r)]
+               == [t[i] for i in keep if i < len(t)] for r, t in zip(a[1:], b[1:]))
+
+
+def carry_digits_check(previous, rendered, ctx, params, quick, old_files=None):
     """The ``digits_check`` that a run without ``--check-digits`` keeps from the
     ``previous`` record of its reproduction (None if that has none): the same if the new
     run is in the same context with the same parameters and its CSV files and values are
@@ -884,26 +931,27 @@ def carry_digits_check(previous, rendered, ctx, params, quick):
     check.setdefault("checked_commit", previous["git_commit"])
     if check.get("stale"):
         return check
-    differ = _differences(previous, rendered, ctx, params, quick, "checked")
+    differ = _differences(previous, rendered, ctx, params, quick, "checked", old_files)
     if differ:
         check["stale"] = True
         check["reason"] = "; ".join(differ) + ": rerun with --check-digits"
     return check
 
 
-def carry_certified(previous, rendered, ctx, params, quick):
+def carry_certified(previous, rendered, ctx, params, quick, old_files=None):
     """``(block, why_dropped)``: the ``certified`` block that a run without ``--certify``
     keeps from the ``previous`` record of its reproduction, by the rule of
     :func:`carry_digits_check` -- the same block if the new run is in the same context
     with the same parameters and its CSV files and values are byte for byte those
-    certified (the proven digits are of these very numbers; ``certified_utc`` and
+    certified, but in the columns and values it declares unchecked (a measured wall time,
+    :func:`_differences`) (the proven digits are of these very numbers; ``certified_utc`` and
     ``certified_commit`` then say when and where it was proven), ``(block, None)``; else
     the block is dropped, ``(None, why)``, never kept stale (a proof of other numbers
     proves nothing of these).  ``(None, None)`` if the previous record has none."""
     block = None if previous is None else previous.get("certified")
     if block is None:
         return None, None
-    differ = _differences(previous, rendered, ctx, params, quick, "certified")
+    differ = _differences(previous, rendered, ctx, params, quick, "certified", old_files)
     if differ:
         return None, "; ".join(differ)
     block = dict(block)
@@ -923,10 +971,13 @@ def dropped_line(rep, block, why, quick=False):
             f"{' --quick' if quick else ''} --certify` certifies again")
 
 
-def _differences(previous, rendered, ctx, params, quick, what):
+def _differences(previous, rendered, ctx, params, quick, what, old_files=None):
     """Why the outputs of ``rendered`` (a run in ``ctx`` with ``params``) are not those
     of the ``previous`` record, as phrases (empty: the same context, parameters, CSV files
-    and values); ``what``: "checked" or "certified", for the phrases."""
+    and values); ``what``: "checked" or "certified", for the phrases.  The columns and
+    value keys the run declares unchecked (``rendered.unchecked``: a measured wall time)
+    are not compared: a CSV file whose digest differs is the same if its previous bytes
+    (``old_files``, name -> bytes) equal the new ones in every other column."""
     differ = []
     if previous["context"] != ctx.name:
         differ.append(f"this run is in {ctx.name}, the {what} one in {previous['context']}")
@@ -935,8 +986,10 @@ def _differences(previous, rendered, ctx, params, quick, what):
     old = {n: d for n, d in previous.get("files", {}).items() if n.endswith(".csv")}
     new = {n: hashlib.sha256(d).hexdigest() for n, d in rendered.files.items()
            if n.endswith(".csv")}
-    files = sorted(n for n in old.keys() | new.keys() if old.get(n) != new.get(n))
-    keys = previous["values"].keys() | rendered.values.keys()
+    files = sorted(n for n in old.keys() | new.keys() if old.get(n) != new.get(n)
+                   and not (n in (old_files or {}) and n in rendered.files and _equal_but(
+                       old_files[n], rendered.files[n], rendered.unchecked)))
+    keys = (previous["values"].keys() | rendered.values.keys()) - set(rendered.unchecked)
     values = sum(previous["values"].get(k) != rendered.values.get(k) for k in keys)
     if files or values:
         changed = [", ".join(files)] if files else []
