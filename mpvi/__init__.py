@@ -47,6 +47,7 @@ _WHERE = {
     "Progress": "solve",
     # proven digits
     "certify": "certify", "Certificate": "certify", "EventEnclosure": "certify",
+    "verify": "verification", "Verification": "verification",
     # methods
     "METHODS": "schemes", "Method": "schemes", "register": "schemes",
     "get_method": "schemes",
@@ -78,6 +79,7 @@ if TYPE_CHECKING:
                            symplecticity_defect)
     from .arb import ArbContext, KrawczykError, UndecidedComparison
     from .certify import Certificate, EventEnclosure, WrongStepError, certify
+    from .verification import Verification, verify
     from .codegen import TIME
     from .context import FPContext, GMPContext, MPContext, PrecisionError, fp, get_context, mp
     from .linalg import NotPositiveDefiniteError, SingularMatrixError

@@ -341,7 +341,10 @@ def certify(solution: Solution, dps: int | None = None, propagation: str = "lohn
     Raises
     ------
     TypeError
-        Not a solution, or a solution without its problem (read from a file).
+        Not a solution, or a solution without its problem (a file saved without one).
+    RunMismatchError
+        A solution whose times, step count or saved points are not those of its own run
+        (changed after it: :func:`_check_run`); a changed state is a WrongStepError.
     ValueError
         One of a context that is not multiprecision, or
         one of a first-order system whose field cannot be evaluated on balls (a Python
@@ -355,7 +358,8 @@ def certify(solution: Solution, dps: int | None = None, propagation: str = "lohn
         raise TypeError(f"certify takes an mpvi.Solution, got {type(solution).__name__}")
     problem = solution.problem
     if problem is None:
-        raise TypeError("certify: the solution has no problem (read from a file): solve again")
+        why = getattr(solution, "_unproven", None) or "it was made without one"
+        raise TypeError(f"certify: the solution has no problem ({why}): solve again")
     run_ctx = solution.ctx
     if not run_ctx.is_mp:
         raise ValueError(f"certify: a run in the {run_ctx.name} context is not certified "
@@ -381,6 +385,7 @@ def certify(solution: Solution, dps: int | None = None, propagation: str = "lohn
     h, t0 = inputs.h, inputs.t0
     system = _exact_params(cast("LagrangianSystem", problem.system), ctx, posed=posed)
     q, y = _initial(problem, system, method.state, ctx, inputs)
+    _check_run(solution, problem, nodes, h, t0, ctx, between)
     cert.statement = _statement(solution, method.name, inputs, run_ctx, posed, ctx)
     args = _own_choices(method, solution,
                         {k: v for k, v in solution._prepare_args.items() if k != "newton"},
@@ -743,6 +748,49 @@ def _fraction(x):
     """An exact arb (a midpoint or a radius) as the Fraction it is."""
     m, e = x.man_exp()
     return Fraction(int(m)) * Fraction(2) ** int(e)
+
+
+class RunMismatchError(ValueError):
+    """A solution that is not its own run: its times, step count or saved points do not
+    match its h, t0 and steps (changed after the run).  A ``ValueError``."""
+
+
+def _check_run(solution, problem, nodes, h, t0, ctx, between=frozenset()):
+    """Refuse a solution whose bookkeeping is not that of its own run
+    (:class:`RunMismatchError`): t0 the problem's; 0 <= steps <= steps_planned, steps ==
+    steps_planned unless the run stopped early, and the step count of its statistics;
+    one saved point per node of ``nodes`` (one more where a stopped run saved where it
+    stopped); and every node time t_i = t0 + k h, from the exact t0 and h on balls,
+    within the two roundings of the run's own ``t0 + k*h`` (2 eps (|t0| + 2 |k h|), eps
+    the run context's; :func:`mpvi.solve` computes the times so) -- but for the saved
+    points ``between`` nodes (at requested times or an event's), which lie in their step."""
+    where = "certify: the solution does not match its own run"
+    steps, planned = solution.steps, solution.steps_planned
+    if solution.t0 != problem.t0:
+        raise RunMismatchError(f"{where}: its t0 is not its problem's t0")
+    if not 0 <= steps <= planned or (solution.stopped is None and steps != planned):
+        raise RunMismatchError(f"{where}: {steps} steps of {planned} planned, and it did not "
+                               f"stop early")
+    counted = solution.stats.get("steps") if isinstance(solution.stats, dict) else None
+    if isinstance(counted, int) and counted != steps:
+        raise RunMismatchError(f"{where}: {steps} steps, its statistics count {counted}")
+    n, extra = len(solution.t), 1 if solution.stopped is not None else 0
+    if not len(nodes) <= n <= len(nodes) + extra or len(solution.q) != n:
+        raise RunMismatchError(f"{where}: {n} saved times and {len(solution.q)} saved states "
+                               f"for the {len(nodes)} saved nodes of {steps} steps (saveat = "
+                               f"{solution.saveat})")
+    eps = _exact(solution.ctx.eps, ctx)
+    for i, k in enumerate(nodes):
+        if i in between:
+            continue
+        exact_t = t0 + k * h
+        gap = abs(_exact(solution.t[i], ctx) - exact_t)
+        if not gap <= 2 * eps * (abs(t0) + 2 * abs(k * h)):
+            raise RunMismatchError(
+                f"{where}: t[{i}] = {solution.ctx.to_str(solution.t[i], 20)} is not node {k}, "
+                f"t0 + {k} h = {ctx.to_str(exact_t, 20)} (h = "
+                f"{solution.ctx.to_str(solution.h, 20)}): off by {_sci(gap)}, more than the "
+                f"run's rounding of the time")
 
 
 _STEP_FAILURES = (KrawczykError, SingularMatrixError, NotPositiveDefiniteError, ArithmeticError)

@@ -12,8 +12,23 @@ needs nothing beyond the standard library; a 64-digit number costs about 70 byte
 again (checked against the stored coordinates and Lagrangian) for observables and the
 Legendre map.  ``pickle`` works too (numbers travel as the same strings).
 
+Version 3 also carries the problem and the certificate.  The system is saved as text --
+its Lagrangian, force, mass matrix and potential as sympy prints them, its parameters as
+the context's numbers and, where they were given exactly, as those values (``sources``)
+-- and :func:`load_solution` reads it back with :func:`mpvi.expressions.parse_expression`
+(nothing read runs as code), rebuilds the system (a :class:`mpvi.LagrangianSystem` or
+:class:`mpvi.LinearSystem`) and checks that it prints back to the same text, then rebuilds
+the :class:`mpvi.Problem` from the saved initial data (its q0 must be the run's state at
+node 0): so ``mpvi.certify(load_solution(path))`` works.  A system that cannot be rebuilt
+(a first-order system, whose field is code; a text outside the grammar) leaves the
+solution without its problem, and :func:`mpvi.certify` says why.  The certificate
+(:class:`mpvi.Certificate`) is saved ball for ball as the exact integers of each midpoint
+and radius and is checked when read: its method and saved nodes the run's, as many points
+as it certified, each ball finite, each time ball holding t0 + k h.  Its claims are not
+proven again on reading: :func:`mpvi.verify` does that.
+
 A saved file is untrusted when it is read back (it may be damaged, truncated or edited).
-The format (version 2, :data:`FORMAT_VERSION`) carries ``digest``: ``sha256:<hex>`` of the
+The format (version 2 on, :data:`FORMAT_VERSION`) carries ``digest``: ``sha256:<hex>`` of the
 canonical JSON (sorted keys, no spaces) of every other field
 (:func:`mpvi.io.content_digest`).  :func:`load_solution` checks, in this order and before
 any number is converted: a regular file (no FIFO, device or directory) of at most
@@ -31,7 +46,7 @@ decreasing for requested times), the nodes at ``t0 + k h`` (every k-th node for
 ``[t0, t0 + steps h]``.  Any failure is one :class:`SolutionFileError` naming the file and
 what is wrong.  A file of version 1 (before the digest) passes the same checks and is
 read with a ``UserWarning`` that it could not be verified against corruption; saving it
-again writes version 2.
+again writes version 3.
 """
 from __future__ import annotations
 
@@ -68,9 +83,15 @@ if TYPE_CHECKING:                       # annotations only: importing mpvi loads
 
 FORMAT = "mpvi.Solution"
 """The ``format`` field of a saved solution."""
-FORMAT_VERSION = 2
-"""The version :meth:`Solution.save` writes: 2 carries the SHA-256 ``digest`` of the
-content (1, without it, is still read, with a warning)."""
+FORMAT_VERSION = 3
+"""The version :meth:`Solution.save` writes: 3 carries the certificate and the system's
+mass matrix, potential and exact parameter values as text (what rebuilds the problem);
+2 carries the SHA-256 ``digest`` of the content (both are read; 1, without a digest, is
+still read, with a warning)."""
+READ_VERSIONS = (1, 2, 3)
+"""The versions :func:`load_solution` reads."""
+MAX_BALL_DIGITS = 100_000
+"""The most decimal digits of a mantissa of a saved certificate's ball."""
 MAX_FILE_BYTES = 1 << 30
 """The largest saved solution :func:`load_solution` reads (bytes, also after gzip)."""
 MAX_DEPTH = 12
@@ -175,7 +196,8 @@ class Solution:
         Per-step internal data (Simpson's midpoint, Lobatto's internal points, Newmark's
         acceleration, ...) when every node was saved, else None.
     problem : Problem or None
-        The problem (None after :func:`load_solution`).
+        The problem (after :func:`load_solution`: rebuilt from the file's text, or None
+        where it cannot be, e.g. a first-order system's field).
     system : system or None
         The system (None after :func:`load_solution` without ``system=``).
     ctx : Context
@@ -191,6 +213,8 @@ class Solution:
 
     certificate: Certificate | None = None
     posed: dict[str, Any] | None = None
+    _unproven: str | None = None
+    """Why a loaded solution has no problem (what :func:`mpvi.certify` says), or None."""
 
     if TYPE_CHECKING:
         # The attributes above, set by _from_run and load_solution (declared for the type
@@ -575,6 +599,25 @@ class Solution:
                           "v": None if e.v is None else [d(x) for x in e.v],
                           "direction": e.direction} for e in self.events]
         rec["stopped"] = self.stopped
+        rec["certificate"] = _certificate_record(self.certificate)
+        rec["posed"] = self._posed_record_of()
+        return rec
+
+    def _posed_record_of(self):
+        """The inputs as the user wrote them where exact (``Solution.posed``: h and the
+        saveat times; ``Problem.posed``: t0, t1, q0, p0, v0), as text, or None where none
+        is kept: what :func:`mpvi.certify` walks from, saved so that a loaded solution is
+        certified as the problem was posed."""
+        own = getattr(self, "posed", None) or {}
+        problem = getattr(self.problem, "posed", None) if self.problem is not None else None
+        if not own and not problem:
+            return getattr(self, "_posed_record", None)
+        rec = {"h": _posed_text(own.get("h")),
+               "times": None if own.get("times") is None else
+               [_posed_text(x) for x in own["times"]]}
+        for key in ("t0", "t1", "q0", "p0", "v0"):
+            x = (problem or {}).get(key)
+            rec[key] = [_posed_text(v) for v in x] if isinstance(x, list) else _posed_text(x)
         return rec
 
     def save(self, path: str | Path) -> Path:
@@ -582,8 +625,11 @@ class Solution:
 
         Atomically (a temporary file renamed into place); gzip-compressed when the name
         ends in ``.gz``.  The file holds the context, the method and its parameters, the
-        problem's initial data, the system's coordinates, Lagrangian and parameters as
-        text, the saved points, the dense-output data, the statistics and the events.
+        problem's initial data, the system's coordinates, Lagrangian, force, mass matrix,
+        potential and parameters (their numbers and the exact values given) as text, the
+        saved points, the dense-output data, the statistics, the events and the
+        certificate (``certificate``, ball for ball), so that :func:`load_solution` gives
+        back a solution that :func:`mpvi.certify` and :func:`mpvi.verify` take.
 
         Parameters
         ----------
@@ -676,6 +722,12 @@ def _context_kind(ctx):
 
 
 def _system_record(S):
+    """The system as text: its coordinates, velocities, Lagrangian, force, mass matrix and
+    potential (where it is given by them) as sympy prints them, which
+    :func:`mpvi.expressions.parse_expression` reads back; its parameters as the context's
+    numbers and, where every one was given exactly (a decimal or fraction text, an int, a
+    Fraction, a sympy rational), those values (``sources``, what the system reads again in
+    a context of other digits)."""
     ctx = S.ctx
     if S.first_order:
         return {"name": S.name, "kind": "first_order", "coordinates": list(S.labels)}
@@ -684,7 +736,77 @@ def _system_record(S):
             "velocities": [str(v) for v in S.velocity_symbols],
             "lagrangian": str(S.lagrangian_expr),
             "force": [str(f) for f in S.force_expr] if S.has_force else None,
-            "parameters": {str(s): ctx.dump(x) for s, x in zip(S.param_symbols, S.param_values)}}
+            "parameters": {str(s): ctx.dump(x) for s, x in zip(S.param_symbols, S.param_values)},
+            "mass": None if S.mass_expr is None else
+            [[str(x) for x in row] for row in S.mass_expr.tolist()],
+            "potential": None if S.potential_expr is None else str(S.potential_expr),
+            "sources": _sources(S)}
+
+
+_EXACT_SOURCE = re.compile(r"[+-]?(?:\d{1,200}(?:/\d{1,200})?|(?:\d{1,200}\.?\d{0,200}|\.\d{1,200})"
+                           r"(?:[eE][+-]?\d{1,6})?)")
+"""An exact parameter value as text: an integer, a fraction p/q or a decimal."""
+
+
+def _sources(S):
+    """``{parameter: text}`` of the exact values a system's parameters were given, or None
+    where one was not given exactly (then its number is what it is)."""
+    import sympy as sp
+    from .systems.linear import LinearSystem
+    if isinstance(S, LinearSystem):
+        given = {}
+        for letter, m in zip("mk", S._matrices):
+            a = np.array(m, dtype=object)
+            for i in range(S.dof):
+                for j in range(i, S.dof):
+                    given[f"{letter}{i}_{j}"] = a[i, j]
+    else:
+        given = {str(k): v for k, v in S._params.items()}
+    out = {}
+    for name, x in given.items():
+        if not (isinstance(x, (str, int, Fraction, sp.Rational)) and not isinstance(x, bool)):
+            return None
+        text = str(x).strip()
+        if not _EXACT_SOURCE.fullmatch(text):
+            return None
+        out[name] = text
+    return out
+
+
+def _posed_text(x):
+    """An exact input as text (None for none): an int, a ``Fraction`` as ``p/q``, a string
+    as written, a sympy number as sympy prints it (read back by
+    :func:`mpvi.expressions.parse_expression`)."""
+    if x is None or isinstance(x, bool):
+        return None
+    if isinstance(x, Fraction):
+        return f"{x.numerator}/{x.denominator}" if x.denominator != 1 else str(x.numerator)
+    if isinstance(x, (int, str)):
+        return str(x).strip()
+    import sympy
+    return sympy.sstr(x) if isinstance(x, sympy.Basic) else None
+
+
+def _certificate_record(cert):
+    """A :class:`mpvi.Certificate` as JSON data (None for none): every ball as the exact
+    integers of its midpoint and radius (mantissa, exponent, radius mantissa, radius
+    exponent) in decimal text, the proven digits (``"inf"`` for an exact value), the
+    widths, the failed step and why, the Jacobian counts."""
+    if cert is None:
+        return None
+    from .certify import _pack
+
+    def ball(b):
+        return [str(x) for x in _pack(b)]
+
+    return {"method": cert.method, "dps": cert.context.dps, "nodes": list(cert.nodes),
+            "t": [ball(b) for b in cert.t], "q": [[ball(b) for b in v] for v in cert.q],
+            "y": [None if v is None else [ball(b) for b in v] for v in cert.y],
+            "digits": [["inf" if math.isinf(d) else float(d) for d in row]
+                       for row in cert.digits],
+            "widths": [float(w) for w in cert.widths], "failed_step": cert.failed_step,
+            "why": cert.why, "jacobians": [int(j) for j in cert.jacobians],
+            "statement": getattr(cert, "statement", None)}
 
 
 @entry
@@ -698,7 +820,8 @@ def load_solution(path: str | Path, system: LagrangianSystem | FirstOrderSystem 
     (precision at most :data:`mpvi.context.MAX_DPS` digits, each number a finite decimal
     of no more digits than the context writes), the SHA-256 digest of the whole content,
     and the consistency of the run (shapes, the node times ``t0 + k h``, steps, events,
-    dense-output data).  A file of format version 1 (before the digest) is read with a
+    dense-output data, the certificate's nodes and time balls, the rebuilt problem's
+    t0 and q0).  A file of format version 1 (before the digest) is read with a
     ``UserWarning`` if it passes every other check.
 
     Parameters
@@ -707,14 +830,17 @@ def load_solution(path: str | Path, system: LagrangianSystem | FirstOrderSystem 
         The file (``.json`` or ``.json.gz``).
     system : LagrangianSystem or FirstOrderSystem, optional
         The system the solution was computed for: attached (after checking its
-        coordinates, Lagrangian and parameters against the file) so that observables,
-        dense output and the Legendre map work.  Without it, ``t``, ``q``, ``p``, ``v``,
-        ``internal``, ``stats``, ``events`` are all there.
+        coordinates, Lagrangian and parameters against the file).  Without it, the system
+        is rebuilt from the file's text (format version 3 and 2, a mechanical system; the
+        module docstring), or else ``t``, ``q``, ``p``, ``v``, ``internal``, ``stats``,
+        ``events`` are all there.
 
     Returns
     -------
     Solution
-        The solution, in a context of the saved kind and digits (``problem`` None).
+        The solution, in a context of the saved kind and digits, with its problem
+        (rebuilt from the saved initial data, where its system is known) and its
+        certificate (``certificate``, if it was saved with one), both checked.
 
     Raises
     ------
@@ -725,11 +851,7 @@ def load_solution(path: str | Path, system: LagrangianSystem | FirstOrderSystem 
         A system that does not match the file.
     """
     path = Path(path)
-    self = _Reader(path).solution()
-    self.problem, self.system = None, None
-    if system is not None:
-        attach(self, system)
-    return self
+    return _Reader(path).solution(system)
 
 
 _NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d{1,9})?")
@@ -738,7 +860,8 @@ _FRACTION = re.compile(r"[+-]?\d{1,60}(?:/\d{1,60})?")
 """An exact coefficient of a trial basis, as :class:`fractions.Fraction` writes it."""
 _FIELDS = {"format", "version", "mpvi_version", "context", "system", "problem", "method",
            "params", "h", "t0", "steps", "steps_planned", "saveat", "state", "t", "q", "p", "v",
-           "internal", "dense", "stats", "events", "stopped", "digest"}
+           "internal", "dense", "stats", "events", "stopped", "certificate", "posed",
+           "digest"}
 _MAX_TEXT = 1 << 20
 """The longest text field (a Lagrangian as text)."""
 
@@ -757,19 +880,24 @@ class _Reader:
     def fail(self, what):
         raise SolutionFileError(f"{self.path}: {what}") from None
 
-    def solution(self):
+    def solution(self, system=None):
         rec = self.record()
         version = rec.get("version")
         ctx = self.context(rec.get("context"))
         self.ctx = ctx
         self.fields(rec, version)
-        if version == FORMAT_VERSION:
+        if version >= 2:
             if rec["digest"] != content_digest(rec):
                 self.fail("its content does not match its SHA-256 digest (the file was changed "
                           "or damaged after it was written)")
         with ctx.active():
             sol = self.build(rec)
-        if version != FORMAT_VERSION:
+            sol.problem, sol.system, sol._unproven = None, None, None
+            if system is not None:
+                attach(sol, system)
+            self.restore_problem(sol, rec)
+            sol.certificate = self.certificate(rec.get("certificate"), sol)
+        if version == 1:
             warnings.warn(f"{self.path}: a saved solution of format version {version}, which "
                           f"carries no digest: read unverified against corruption (every other "
                           f"check passed); save it again to write version {FORMAT_VERSION}",
@@ -800,9 +928,10 @@ class _Reader:
             self.fail(f"not a readable saved solution: it {exc}")
         if not isinstance(rec, dict) or rec.get("format") != FORMAT:
             self.fail(f"not an mpvi solution file (no format {FORMAT!r})")
-        if rec.get("version") not in (1, FORMAT_VERSION):
+        if rec.get("version") not in READ_VERSIONS or isinstance(rec.get("version"), bool):
             self.fail(f"solution format version {_short(rec.get('version'))}; this mpvi reads "
-                      f"version {FORMAT_VERSION} (and 1, without a digest)")
+                      f"versions {', '.join(map(str, READ_VERSIONS[1:]))} (and 1, without a "
+                      f"digest)")
         return rec
 
     def context(self, c):
@@ -882,7 +1011,11 @@ class _Reader:
         self.max_digits = self.ctx.repr_digits + 1
         self.max_len = self.ctx.repr_digits + 16
         required = _FIELDS - ({"p", "v"} if rec.get("state") == "y" else set()) \
-            - ({"digest"} if version == 1 else set())
+            - ({"digest"} if version == 1 else set()) \
+            - ({"certificate", "posed"} if version < 3 else set())
+        if version < 3 and (rec.get("certificate") is not None or rec.get("posed") is not None):
+            self.malformed("record", f"of format version {version} has a certificate or posed "
+                                     f"inputs, which only version 3 has: the file was changed")
         if version == 1 and "digest" in rec:     # version 2 with its version changed
             self.malformed("record", "of format version 1 has a digest, which only version "
                                      f"{FORMAT_VERSION} has: the file was changed")
@@ -891,7 +1024,7 @@ class _Reader:
         extra = set(rec) - _FIELDS
         if extra:
             self.malformed("record", f"has an unknown field {sorted(extra)[0]!r}")
-        if version == FORMAT_VERSION:
+        if version >= 2:
             d = rec["digest"]
             if not (isinstance(d, str) and d.startswith(DIGEST_PREFIX)
                     and re.fullmatch(r"[0-9a-f]{64}", d[len(DIGEST_PREFIX):])):
@@ -907,6 +1040,7 @@ class _Reader:
         self.stats(rec["stats"])
         self.events(rec["events"], state)
         self.text(rec["stopped"], "stopped", none=True, limit=10_000)
+        self.system_text(rec["system"])
 
     def system_fields(self, S):
         """The system: its coordinates give the number of degrees of freedom; its kind."""
@@ -938,6 +1072,27 @@ class _Reader:
             for k, x in par.items():
                 self.number(x, f"system.parameters[{k!r}]")
         return kind
+
+    def system_text(self, S):
+        """The system's optional text of format version 3: its mass matrix, potential and
+        exact parameter values (checked after the run's shapes)."""
+        if S["kind"] != "mechanical":
+            return
+        dof = self.dof
+        mass = S.get("mass")
+        if mass is not None and (not isinstance(mass, list) or len(mass) != dof or any(
+                not isinstance(r, list) or len(r) != dof or any(
+                    not isinstance(x, str) or len(x) > _MAX_TEXT for x in r) for r in mass)):
+            self.malformed("system.mass", f"should be null or {dof} rows of {dof} texts")
+        self.text(S.get("potential"), "system.potential", none=True)
+        sources = S.get("sources")
+        if sources is not None and (not isinstance(sources, dict)
+                                    or set(sources) != set(S["parameters"])
+                                    or any(not isinstance(x, str) or
+                                           not _EXACT_SOURCE.fullmatch(x)
+                                           for x in sources.values())):
+            self.malformed("system.sources", "should be null or the exact value of every "
+                                             "parameter as a decimal or fraction text")
 
     def method_fields(self, rec, kind):
         """The method, its state (returned) and its parameters."""
@@ -1104,6 +1259,259 @@ class _Reader:
             if e["direction"] not in (1, -1) or isinstance(e["direction"], bool):
                 self.malformed(f"{where}.direction", f"should be 1 or -1, not "
                                                      f"{_short(e['direction'])}")
+
+    # ----- the problem and the certificate ------------------------------------------------------
+    def restore_problem(self, sol, rec):
+        """The solution's problem, rebuilt from the file: its system from its text
+        (:meth:`rebuild_system`, unless one was attached) and its initial data, checked
+        against the run (t0, and q at node 0).  Where the system cannot be rebuilt the
+        solution has no problem and ``_unproven`` says why (what :func:`mpvi.certify`
+        reports)."""
+        from .problem import Problem
+        P = rec["problem"]
+        if P is None:
+            sol._unproven = "the file carries no problem"
+            return
+        system = sol.system
+        if system is None:
+            system, why = self.rebuild_system(rec["system"])
+            if system is None:
+                sol._unproven = why
+                return
+        num = self.ctx.num
+        posed = self.posed(rec.get("posed"), self.dof)
+        sol._posed_record = rec.get("posed")
+
+        def value(key):
+            """The input as posed where the file keeps it, else the run's number."""
+            x, exact = P[key], posed.get(key)
+            if isinstance(x, list):
+                return [e if e is not None else num(v)
+                        for v, e in zip(x, exact or [None] * len(x))]
+            return None if x is None else (exact if exact is not None else num(x))
+
+        given = {"p": {"p0": value("p0")}, "v": {"v0": value("v0")}}
+        try:
+            problem = Problem(system, value("q0"), t0=value("t0"), t1=value("t1"),
+                              name=P["name"], **given.get(P["given"], {}))
+        except (ValueError, TypeError, ArithmeticError) as exc:
+            self.malformed("problem", f"is not a problem of its system ({exc})")
+        for key, have in (("t0", [problem.t0]), ("t1", [problem.t1]), ("q0", problem.q0),
+                          ("p0", problem._p0), ("v0", problem._v0)):
+            want = P[key] if isinstance(P[key], list) else [P[key]]
+            if want != [None] and have is not None and \
+                    [self.ctx.dump(x) for x in have] != want:
+                self.malformed(f"problem.{key}", "is not what its inputs as posed give")
+        if problem.t0 != sol.t0:
+            self.malformed("problem.t0", "is not the run's t0")
+        if sol.saveat != "times" and any(a != b for a, b in zip(sol.q[0], problem.q0)):
+            self.malformed("problem.q0", "is not the run's state at node 0")
+        if posed.get("h") is not None:
+            if self.ctx.number(posed["h"], "posed h") != sol.h:
+                self.malformed("posed.h", "is not the run's step h")
+            sol.posed = {"h": posed["h"], "times": posed.get("times")}
+        elif posed.get("times") is not None:
+            sol.posed = {"h": None, "times": posed["times"]}
+        sol.problem, sol.system = problem, system
+
+    def posed(self, P, dof):
+        """The inputs as posed (the ``posed`` record), each text read back as the exact
+        value it writes: a decimal or fraction as the text (the context reads it), any
+        other as a sympy number by :func:`mpvi.expressions.parse_expression` (no symbol,
+        no float); ``{}`` for none."""
+        if P is None:
+            return {}
+        import sympy as sp
+
+        from .expressions import ExpressionError, parse_expression
+        keys = {"h", "times", "t0", "t1", "q0", "p0", "v0"}
+        if not isinstance(P, dict) or not set(P) <= keys:
+            self.malformed("posed", f"should be null or an object of {', '.join(sorted(keys))}")
+
+        def one(x, where):
+            if x is None:
+                return None
+            self.text(x, where, limit=10_000)
+            if _EXACT_SOURCE.fullmatch(x):
+                return x
+            try:
+                v = parse_expression(x, {}, what=f"{self.path}: {where}")
+            except ExpressionError as exc:
+                self.malformed(where, f"is not an exact number ({exc})")
+            if not (v.is_number and v.is_real and not v.has(sp.Float)):
+                self.malformed(where, f"is not an exact real number: {_short(x)}")
+            return v
+
+        out = {}
+        for key, x in P.items():
+            if key in ("q0", "p0", "v0", "times") and x is not None:
+                size = dof if key != "times" else None
+                if not isinstance(x, list) or (size is not None and len(x) != size):
+                    self.malformed(f"posed.{key}", "should be null or a list of exact values")
+                out[key] = [one(v, f"posed.{key}[{i}]") for i, v in enumerate(x)]
+            else:
+                out[key] = one(x, f"posed.{key}")
+        return out
+
+    def rebuild_system(self, S):
+        """(system, None) rebuilt from the text of the file's system record, read by
+        :func:`mpvi.expressions.parse_expression` (nothing read runs as code) and checked
+        to print back to the same record; or (None, why not)."""
+        import sympy as sp
+
+        from .codegen import TIME
+        from .expressions import ExpressionError, parse_expression
+        from .mechanics import LagrangianSystem, _rebuild_system, private_symbols
+        from .systems.linear import LinearSystem
+        if S["kind"] != "mechanical":
+            return None, ("a first-order system's field is not saved as text: pass system= "
+                          "to load_solution")
+        ctx, n, cls = self.ctx, self.dof, S["class"]
+        par, sources = S["parameters"], S.get("sources")
+        given = {k: (sources[k] if sources is not None else ctx.num(x)) for k, x in par.items()}
+        try:
+            if cls == "LinearSystem":
+                def matrix(letter):
+                    return [[given[f"{letter}{min(i, j)}_{max(i, j)}"] for j in range(n)]
+                            for i in range(n)]
+                system = LinearSystem(matrix("m"), matrix("k"), ctx, S["name"])
+            elif cls == "LagrangianSystem":
+                mass_form = S.get("mass") is not None and S.get("potential") is not None
+                coords = [sp.Symbol(c) for c in S["coordinates"]]
+                velocities = (private_symbols("v", n, 0) if mass_form else
+                              [sp.Symbol(v) for v in S["velocities"]])
+                symbols = [sp.Symbol(k) for k in par]
+                names = {str(x): x for x in [*coords, *velocities, *symbols, TIME]}
+                if len(names) != 2 * n + len(symbols) + 1:
+                    return None, "its system's names are not distinct"
+
+                def read(text, what):
+                    return parse_expression(text, names, what=f"{self.path}: system {what}")
+
+                force = None if S["force"] is None else sp.Matrix(
+                    [read(f, "force") for f in S["force"]])
+                params = {y: ctx.num(par[k]) for y, k in zip(symbols, par)}
+                exact = None if sources is None else {y: given[k] for y, k in zip(symbols, par)}
+                if mass_form:
+                    M = sp.Matrix([[read(x, "mass matrix") for x in row] for row in S["mass"]])
+                    system = _rebuild_system(LagrangianSystem, S["name"], coords, velocities, M,
+                                             read(S["potential"], "potential"), None, params,
+                                             ctx, force, exact)
+                else:
+                    system = _rebuild_system(LagrangianSystem, S["name"], coords, velocities,
+                                             None, None, read(S["lagrangian"], "Lagrangian"),
+                                             params, ctx, force, exact)
+            else:
+                return None, (f"its system is of class {cls!r}, which is not rebuilt from text: "
+                              f"pass system= to load_solution")
+        except ExpressionError as exc:
+            return None, f"its system's text does not read back ({exc})"
+        except (ValueError, TypeError, ArithmeticError) as exc:
+            return None, f"its system cannot be rebuilt ({type(exc).__name__}: {exc})"
+        have = _system_record(system)
+        for key in ("coordinates", "velocities", "lagrangian", "force", "parameters", "mass",
+                    "potential", "sources"):
+            if key in S and have.get(key) != S[key]:
+                return None, (f"its system does not read back to the same {key} (saved "
+                              f"{_short(S[key])}, read {_short(have.get(key))})")
+        return system, None
+
+    def certificate(self, c, sol):
+        """The saved :class:`mpvi.Certificate`, checked before use: its fields, types and
+        bounds; its method and saved nodes those of the run; as many points as nodes
+        (or, where a step's proof failed, as nodes up to that step); each ball finite and
+        each time ball holding the node time t0 + k h exactly."""
+        if c is None:
+            return None
+        from .arb import ArbContext
+        from .arbref import arb_precision
+        from .certify import Certificate, _exact, _saved_nodes, _unpack
+        from .context import MAX_DPS
+        keys = {"method", "dps", "nodes", "t", "q", "y", "digits", "widths", "failed_step",
+                "why", "jacobians"}
+        if not isinstance(c, dict) or not keys <= set(c) <= keys | {"statement"}:
+            self.malformed("certificate", f"should be null or an object with the fields "
+                                          f"{', '.join(sorted(keys))}")
+        if c["method"] != sol.method:
+            self.malformed("certificate.method", f"is {_short(c['method'])}, the run's method "
+                                                 f"{sol.method!r}")
+        dps = self.integer(c["dps"], "certificate.dps", 1, MAX_DPS)
+        try:
+            nodes = _saved_nodes(sol)
+        except ValueError:
+            self.malformed("certificate", "is of a run saved between nodes, which is not "
+                                          "certified")
+        nodes, between = nodes if isinstance(nodes, tuple) else (nodes, set())
+        if c["nodes"] != nodes:
+            self.malformed("certificate.nodes", "are not the run's saved nodes")
+        failed = c["failed_step"]
+        if failed is not None:
+            self.integer(failed, "certificate.failed_step", 0, max(sol.steps - 1, 0))
+        self.text(c["why"], "certificate.why", none=True, limit=10_000)
+        if (failed is None) != (c["why"] is None):
+            self.malformed("certificate.why", "should be given exactly with a failed step")
+        m = len(nodes) if failed is None else sum(k <= failed for k in nodes)
+        width = self.dof * (1 if sol.state == "y" else 2)
+        for key in ("t", "q", "y", "digits", "widths"):
+            if not isinstance(c[key], list) or len(c[key]) != m:
+                self.malformed(f"certificate.{key}", f"should be a list of the {m} points "
+                                                     f"certified")
+        jac = c["jacobians"]
+        if not isinstance(jac, list) or len(jac) != 3 or any(
+                not _is_int(j) or not 0 <= j <= 10 ** 15 for j in jac):
+            self.malformed("certificate.jacobians", "should be 3 counts")
+
+        def ball(x, where):
+            if not (isinstance(x, list) and len(x) == 4 and all(
+                    isinstance(v, str) and re.fullmatch(r"-?\d{1,%d}" % MAX_BALL_DIGITS, v)
+                    for v in x)) or abs(int(x[1])) > 10 ** 9 or abs(int(x[3])) > 10 ** 9 \
+                    or x[2].startswith("-"):
+                self.malformed(where, f"should be a ball [mantissa, exponent, radius "
+                                      f"mantissa, radius exponent] of integers, not {_short(x)}")
+            b = _unpack([int(v) for v in x])
+            if not b.is_finite():
+                self.malformed(where, "is not a finite ball")
+            return b
+
+        def number(x, where):
+            ok = x == "inf" or (isinstance(x, (int, float)) and not isinstance(x, bool)
+                                and math.isfinite(x) and x >= 0)
+            if not ok:
+                self.malformed(where, f"should be a number >= 0 or \"inf\", not {_short(x)}")
+            return math.inf if x == "inf" else float(x)
+
+        actx = ArbContext(dps)
+        cert = Certificate(sol.method, actx, nodes)
+        cert.failed_step, cert.why, cert.jacobians = failed, c["why"], list(jac)
+        if c.get("statement") is not None:
+            setattr(cert, "statement", self.text(c["statement"], "certificate.statement"))
+        for i in range(m):
+            where = f"certificate[{i}]"
+            qs, ys = c["q"][i], c["y"][i]
+            if not isinstance(qs, list) or len(qs) != self.dof:
+                self.malformed(f"{where}.q", f"should be {self.dof} balls")
+            if (ys is None) != (sol.state == "y") or (ys is not None and (
+                    not isinstance(ys, list) or len(ys) != self.dof)):
+                self.malformed(f"{where}.y", f"should be {self.dof} balls (null exactly for a "
+                                             f"first-order state)")
+            digits = c["digits"][i]
+            if not isinstance(digits, list) or len(digits) != width:
+                self.malformed(f"{where}.digits", f"should be {width} numbers")
+            cert.t.append(ball(c["t"][i], f"{where}.t"))
+            cert.q.append(np.array([ball(x, f"{where}.q") for x in qs], dtype=object))
+            cert.y.append(None if ys is None else
+                          np.array([ball(x, f"{where}.y") for x in ys], dtype=object))
+            cert.digits.append(np.array([number(d, f"{where}.digits") for d in digits],
+                                        dtype=float))
+            cert.widths.append(number(c["widths"][i], f"{where}.widths"))
+            if math.isinf(cert.widths[-1]):
+                self.malformed(f"{where}.widths", "should be finite")
+        with arb_precision(2 * max(dps, self.ctx.dps) + 40):
+            t0, h = _exact(sol.t0, actx), _exact(sol.h, actx)
+            for i, (k, b) in enumerate(zip(nodes, cert.t)):
+                if i not in between and not b.contains(t0 + k * h):
+                    self.malformed(f"certificate[{i}].t", f"does not hold the node time t0 + {k} h")
+        return cert
 
     # ----- the numbers and the consistency of the run ----------------------------------------
     def build(self, rec):

@@ -102,8 +102,8 @@ def _changed(record, key, index, value):
 
 def test_a_saved_solution_carries_the_digest_of_its_whole_content(saved):
     record, load = saved
-    assert record["version"] == 2 and record["digest"] == digest(record)
-    assert mpvi.solution.FORMAT_VERSION == 2
+    assert record["version"] == 3 and record["digest"] == digest(record)
+    assert mpvi.solution.FORMAT_VERSION == 3
 
 
 def test_one_changed_digit_is_refused_by_the_digest(saved, pendulum):

@@ -1,4 +1,4 @@
-"""The ``mpvi`` command: list, run, diff and report the reproductions.
+"""The ``mpvi`` command: list, run, diff, verify and report the reproductions.
 
 Outputs are read through :func:`mpvi.repro.run.read_provenance`: an id whose provenance
 JSON is unreadable or of the wrong shape, or whose files do not match the digests it
@@ -276,7 +276,8 @@ def _run_serially(args, reps, ids, out, cache):
                 ran.append(rid)
                 if level == DEFAULT:
                     print(f"{rid}: done in {time.perf_counter() - t0:.1f} s -> {paths['dir']}"
-                          f"{carried_note(paths['digits_check'])}", file=sys.stderr,
+                          f"{carried_note(paths['digits_check'], paths['certified'])}",
+                          file=sys.stderr,
                           flush=True)
             except Refused as exc:
                 print(exc, file=sys.stderr, flush=True)
@@ -442,6 +443,82 @@ def _write_records(rows, reps, fmt):
                          else r["correct_digits"]})
 
 
+VERIFY_DESCRIPTION = """\
+Prove the certified blocks of the results again.  `mpvi diff --certify` trusts what a
+record says: it checks the record's SHA-256 digest (which catches an edited or damaged
+file, not someone who edits a value and computes the digest again) and that each
+recorded value lies in its recorded enclosure, and then reads what the enclosures prove
+of the printed digits.  `mpvi verify` trusts none of it: for each id it reads the inputs
+its record names (context, digits, parameters, --quick or not), runs the reproduction
+again and its certified computation (Arb balls; no study is read from the cache), and
+checks that every recorded enclosure contains the recomputed one, that no value, column
+or growth series claims more proven digits than recomputed, and that the recomputed
+outputs are byte for byte those recorded.  It costs what `mpvi run <id> --certify` costs
+(progress on stderr)."""
+
+VERIFY_EPILOG = """\
+Output: one line per failing claim on stdout, naming the id and the value, column or
+series (FAILED <id>: value 'T=1 newmark p N=10': the recorded enclosure ... does not
+contain the recomputed ...), then a summary on stderr.  Ids without a certified block
+are skipped (with --all) or reported (named).
+Exit status: 0 every claim holds, 1 a claim fails (or an id could not be recomputed),
+2 a bad option, a results directory that does not exist, or a record that is unreadable
+or does not match its digest (as for mpvi diff), 3 none failed but some were refused
+(the context cannot run here)."""
+
+
+def cmd_verify(args, reps, parser):
+    """``mpvi verify``: :func:`mpvi.repro.run.verify_results` -- the failures on stdout, a
+    line per id (and the progress of its computation) and a summary on stderr."""
+    import io as _io
+    from .run import default_out_dir, verify_results
+    ids = _ids(args, reps, parser)
+    if args.results:
+        out, origin = args.results, "--results"
+    else:
+        out = default_out_dir(args.quick)
+        origin = "quick results, --quick" if args.quick else "full results, the default"
+    _check_results(out, origin, args.quick)
+    quiet = args.quiet
+    t0 = time.perf_counter()
+    started = {}
+
+    def report(event, k, n, rid, detail):
+        if event == "start":
+            started[rid] = time.perf_counter()
+            if not quiet:
+                print(f"[{k}/{n}] {rid}: computing again and certifying ...", file=sys.stderr,
+                      flush=True)
+        elif event == "refused":
+            print(detail, file=sys.stderr, flush=True)
+        else:
+            for line in detail:
+                print(f"FAILED {line}", flush=True)
+            if not quiet:
+                verdict = f"{len(detail)} claim(s) FAILED" if detail else "every claim holds"
+                print(f"[{k}/{n}] {rid}: {verdict} ({time.perf_counter() - started[rid]:.1f} s)",
+                      file=sys.stderr, flush=True)
+
+    if not quiet:
+        print(f"mpvi verify: {out} ({origin})", file=sys.stderr, flush=True)
+    result = verify_results(out, ids, stream=_io.StringIO() if quiet else sys.stderr,
+                            report=report)
+    if not args.all:
+        for rid in result.skipped:
+            print(f"mpvi verify: {rid}: no certified value or column there: nothing to "
+                  f"verify (`mpvi run {rid} --certify` records them, where it has a certify "
+                  f"hook)", file=sys.stderr)
+    failed = sorted({line.split(":", 1)[0] for line in result.failures})
+    done = len(ids) - len(result.skipped) - len(result.refused)
+    print(f"verified {done - len(failed)} of {done} certified record(s) in "
+          f"{time.perf_counter() - t0:.1f} s ({result.checked} claim(s) hold)"
+          + (f"; FAILED: {', '.join(failed)}" if failed else "")
+          + (f"; refused: {', '.join(result.refused)}" if result.refused else "")
+          + (f"; {len(result.skipped)} id(s) without certified claims" if result.skipped
+             else ""), file=sys.stderr)
+    return 1 if failed else (3 if result.refused else 0)
+
+
 def cmd_report(args, reps, parser):
     from .report import ReportError, write_report
     from .run import output_paths, project_path
@@ -468,12 +545,13 @@ def build_parser():
         description="Reproduce the figures and tables of the mpvi papers at 64 digits "
                     "(or any precision) and diff every published number.",
         epilog="Examples: mpvi list | mpvi run axioms2024_tab02 | mpvi run --all --quick | "
-               "mpvi diff --all --quick | mpvi diff --all | mpvi report.  Outputs whose "
+               "mpvi diff --all --quick | mpvi diff --all | mpvi verify axioms2024_tab02 | "
+               "mpvi report.  Outputs whose "
                "files do not match their provenance JSON (an interrupted run) or whose JSON "
                "is malformed are reported in one line each (exit status 2); exit status "
                f"{BROKEN_PIPE} if stdout is closed early (| head).")
     ap.add_argument("--version", action="version", version=f"mpvi {__version__}")
-    sub = ap.add_subparsers(dest="command", metavar="{list,run,diff,report}")
+    sub = ap.add_subparsers(dest="command", metavar="{list,run,diff,verify,report}")
     sub.required = True
     p_list = sub.add_parser(
         "list", help="list every reproduction: paper, item, status of its published values "
@@ -529,6 +607,20 @@ def build_parser():
                              "(it reads the records, it proves nothing itself); the last "
                              "line counts all papers")
     p_diff.set_defaults(func=cmd_diff, parser=p_diff)
+    p_verify = sub.add_parser(
+        "verify", help="prove the certified blocks of `mpvi run --certify` again from their "
+                       "recorded inputs; exit 1 naming each value whose recorded enclosure "
+                       "does not contain the recomputed one",
+        description=VERIFY_DESCRIPTION, epilog=VERIFY_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    p_verify.add_argument("ids", nargs="*", help="reproduction ids (see `mpvi list`)")
+    p_verify.add_argument("--all", action="store_true",
+                          help="every reproduction whose record has a certified block")
+    _add_results_options(p_verify)
+    p_verify.add_argument("-q", "--quiet", action="store_true",
+                          help="print only the failures and the summary (default: a line "
+                               "per id and the progress of each computation on stderr)")
+    p_verify.set_defaults(func=cmd_verify, parser=p_verify)
     p_report = sub.add_parser(
         "report", help="write a static HTML report of the results (open its index.html in a "
                        "browser): every figure with its caption, parameters, published and "

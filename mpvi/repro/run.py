@@ -29,7 +29,13 @@ cache, and the atomic writing of
                               (``digits_check``, :mod:`mpvi.repro.digits`) and,
                               with ``--certify``, the proven digits of every column
                               and value the reproduction can certify (``certified``,
-                              :func:`certified_block`)
+                              :func:`certified_block`); a later run without
+                              ``--check-digits`` or ``--certify`` keeps either
+                              block if its outputs are byte-identical
+                              (:func:`carry_digits_check`, :func:`carry_certified`;
+                              a certified block of other outputs is dropped with
+                              one line on stderr), and ``mpvi verify``
+                              (:func:`verify_results`) proves it again
 
 The JSON is the *commit record* of an id's outputs (:func:`write_outputs`): each file is
 atomic (:func:`mpvi.io.atomic_path`), the JSON is written last, and an id's outputs are
@@ -307,7 +313,8 @@ _PROVEN = {"digits": int, "enclosure": str}
 _GROWTH = {"t": [float], "digits": [float], "dps": int, "note": str}
 _CERTIFIED = {"dps": int, "wall_time_s": float, "statement": str,
               "columns": {str: {str: {"min": int, "median": int}}}, "values": {str: _PROVEN},
-              "not_certified": {str: str}, "growth?": {str: _GROWTH}}
+              "not_certified": {str: str}, "growth?": {str: _GROWTH},
+              "certified_utc?": str, "certified_commit?": str}
 _DIGITS = {"check_digits": int, "wall_time_s": float, "tables": {str: {str: _AGREEMENT}},
            "values": {str: {"digits": int, "identical": bool}}, "smallest": (int, None),
            "where": (str, None), "unchecked": {str: str}, "problems": [str],
@@ -497,6 +504,9 @@ class Rendered:
     values: dict
     extra: dict
     wall_time_s: float
+    unchecked: dict = field(default_factory=dict)
+    """``Output.unchecked``: the columns and value keys that are not computed numbers (a
+    wall time), which :func:`carry_digits_check` and :func:`carry_certified` do not compare."""
 
 
 def json_data(x):
@@ -594,6 +604,167 @@ def certified_block(rep, run, out):
     return block
 
 
+def record_context(record):
+    """The number context a provenance ``record`` was computed in (its ``context`` name,
+    e.g. ``gmp64``, and ``digits``); ValueError if the two disagree or name no context."""
+    kind = record["context"].rstrip("0123456789")
+    try:
+        ctx = get_context(kind, record["digits"])
+    except (ValueError, ImportError) as exc:
+        raise ValueError(f"its context {record['context']!r} cannot be made here ({exc})") \
+            from None
+    if ctx.name != record["context"]:
+        raise ValueError(f"its context {record['context']!r} does not have its {record['digits']} "
+                         f"digits")
+    return ctx
+
+
+def recorded_parameters(rep, record):
+    """The parameters a ``record`` of ``rep`` was computed with: the reproduction's own
+    (with their Python types) where they read back as the recorded ones, else the
+    recorded JSON data."""
+    own = rep.parameters(record["quick"])
+    return own if json_data(own) == record["parameters"] else copy.deepcopy(record["parameters"])
+
+
+def verify_record(rep, record, stream=None, out_dir=None):
+    """Prove the ``certified`` block of ``rep``'s provenance ``record`` again from its
+    recorded inputs (context, digits, parameters, quick): ``compute`` and the
+    reproduction's certify hook are run again (:func:`certified_block`, no study read
+    from a cache), and every recorded claim must hold of the recomputation.  Returns the
+    failures, one line each naming the value (empty: every claim holds):
+
+    - a recorded value enclosure that does not contain the recomputed enclosure (Arb's
+      ``contains``, both read at a precision that holds every digit written), or more
+      proven digits recorded than recomputed, or a value no longer certified;
+    - a certified column whose recorded fewest or median proven digits exceed the
+      recomputed ones (columns record digits, not balls), or one no longer certified;
+    - a growth series claiming more digits than recomputed at some time;
+    - outputs (CSV files, compared values) that are not those recorded: the proven digits
+      are of the recorded numbers, which the inputs no longer give (columns and values the
+      reproduction declares unchecked, a wall time, are compared only if ``out_dir``, the
+      results directory holding the recorded files, is not given).
+
+    A record without a ``certified`` block has nothing to verify: ValueError."""
+    from flint import arb
+    from ..arbref import arb_precision
+    old = record.get("certified")
+    if old is None:
+        raise ValueError(f"{rep.id}: its record has no certified block (run `mpvi run "
+                         f"{rep.id} --certify`)")
+    ctx = record_context(record)
+    reason = rep.refusal(ctx)
+    if reason:
+        raise Refused(rep.id, ctx.name, reason)
+    params = recorded_parameters(rep, record)
+    run, out, _ = _compute(rep, ctx, params, record["quick"], stream, None,
+                           ", verifying its certified block")
+    with ctx.active():
+        new = json_data(certified_block(rep, run, out))
+    rendered = Rendered(rep.id, _csv_files(rep, out), json_data(out.values), {}, 0.0,
+                        dict(out.unchecked))
+    old_files = {} if out_dir is None else _old_tables(record, output_paths(rep, out_dir)["dir"],
+                                                      rendered)
+    failures = [f"{rep.id}: {d}" for d in _differences(record, rendered, ctx, params,
+                                                        record["quick"], "recorded", old_files)]
+    if old["dps"] != new["dps"]:
+        failures.append(f"{rep.id}: certified at {old['dps']} digits, recomputed at "
+                        f"{new['dps']}")
+
+    def lost(what, key, table=None):
+        why = new["not_certified"].get(key if table in (None, "") else f"{table}.{key}")
+        failures.append(f"{rep.id}: {what} {key!r}: not certified by the recomputation"
+                        + (f" ({why})" if why else ""))
+
+    for key, entry in old["values"].items():
+        got = new["values"].get(key)
+        if got is None:
+            lost("value", key)
+            continue
+        with arb_precision(len(entry["enclosure"]) + len(got["enclosure"]) + 20):
+            try:
+                recorded, recomputed = arb(entry["enclosure"]), arb(got["enclosure"])
+            except ValueError:
+                failures.append(f"{rep.id}: value {key!r}: its recorded enclosure "
+                                f"{_shown(entry['enclosure'])} is not a ball")
+                continue
+            if not (recorded.is_finite() and recorded.contains(recomputed)):
+                failures.append(f"{rep.id}: value {key!r}: the recorded enclosure "
+                                f"{entry['enclosure']} does not contain the recomputed "
+                                f"{got['enclosure']}")
+        if entry["digits"] > got["digits"]:
+            failures.append(f"{rep.id}: value {key!r}: {entry['digits']} proven digits "
+                            f"recorded, {got['digits']} recomputed")
+    for table, columns in old["columns"].items():
+        for column, c in columns.items():
+            got = new["columns"].get(table, {}).get(column)
+            name = column if table == "" else f"{table}.{column}"
+            if got is None:
+                lost("column", column, table)
+            elif c["min"] > got["min"] or c["median"] > got["median"]:
+                failures.append(f"{rep.id}: column {name!r}: {c['min']} (median "
+                                f"{c['median']}) proven digits recorded, {got['min']} "
+                                f"(median {got['median']}) recomputed")
+    for label, g in old.get("growth", {}).items():
+        got = new.get("growth", {}).get(label)
+        if got is None or got["t"] != g["t"]:
+            failures.append(f"{rep.id}: growth {label!r}: not recomputed at the recorded "
+                            f"times")
+        elif any(a > b for a, b in zip(g["digits"], got["digits"])):
+            k = next(i for i, (a, b) in enumerate(zip(g["digits"], got["digits"])) if a > b)
+            failures.append(f"{rep.id}: growth {label!r}: {g['digits'][k]} proven digits "
+                            f"recorded at t = {g['t'][k]}, {got['digits'][k]} recomputed")
+    return failures
+
+
+def _claims(record):
+    """How many claims the certified block of a provenance ``record`` makes (its values,
+    columns and growth series; 0 without a block: a reproduction without a certify hook
+    records none, and has nothing to verify)."""
+    block = record.get("certified")
+    if block is None:
+        return 0
+    return (len(block["values"]) + sum(len(c) for c in block["columns"].values())
+            + len(block.get("growth", {})))
+
+
+def verify_results(out_dir, ids=None, stream=None, report=None):
+    """:func:`verify_record` for each reproduction ``ids`` (default every installed one)
+    whose record in ``out_dir`` has a certified block that claims anything: a
+    :class:`mpvi.Verification` (the claims proven again, the failures, the ids refused in
+    their context, the ids without such a block).  ``report(event, k, n, rid, detail)`` is called as each id starts
+    (``"start"``) and ends (``"done"`` with its failures, ``"refused"`` with why).  Raises
+    :class:`OutputError` for records that are unreadable or do not match their digests,
+    KeyError for an unknown id.  This is ``mpvi.verify(directory)`` (the entry point
+    ``mpvi.verifiers:results``) and ``mpvi verify``."""
+    from ..verification import Verification
+    reps = all_reproductions()
+    chosen = list(reps) if ids is None else list(ids)
+    for rid in chosen:
+        if rid not in reps:
+            raise KeyError(unknown_id(rid, reps))
+    records = read_records([reps[rid] for rid in chosen], out_dir)
+    todo = [rid for rid in chosen if records[rid] is not None and _claims(records[rid])]
+    result = Verification(skipped=[rid for rid in chosen if rid not in todo])
+    for k, rid in enumerate(todo, 1):
+        if report is not None:
+            report("start", k, len(todo), rid, None)
+        try:
+            failures = verify_record(reps[rid], records[rid], stream, out_dir)
+        except Refused as exc:
+            result.refused[rid] = str(exc)
+            if report is not None:
+                report("refused", k, len(todo), rid, str(exc))
+            continue
+        except Exception as exc:             # one line per id, then the next id
+            failures = [f"{rid}: cannot be recomputed: {type(exc).__name__}: {one_line(exc)}"]
+        result.checked += _claims(records[rid]) if not failures else 0
+        result.failures.extend(failures)
+        if report is not None:
+            report("done", k, len(todo), rid, failures)
+    return result
+
+
 def render(rep, ctx, params, quick, stream=None, cache=None, check_digits=False,
            certify=False):
     """Compute and plot ``rep`` with ``params`` in ``ctx``: a :class:`Rendered`.  Studies go
@@ -602,7 +773,8 @@ def render(rep, ctx, params, quick, stream=None, cache=None, check_digits=False,
     runs a second time in :func:`check_context` and the agreement of the two runs
     (:func:`mpvi.repro.digits.agreement`) becomes the provenance entry ``digits_check``;
     with ``certify``, the reproduction's certified computation becomes the entry
-    ``certified`` (:func:`certified_block`; not carried to a later run without it)."""
+    ``certified`` (:func:`certified_block`; a later run without ``--certify`` keeps it
+    only if its outputs are byte-identical, :func:`carry_certified`)."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -642,7 +814,8 @@ def render(rep, ctx, params, quick, stream=None, cache=None, check_digits=False,
         cached = [s["wall_time_s"] for s in run.studies if s["from_cache"]]
         if cached:
             extra["cached_wall_time_s"] = round(sum(cached), 3)
-    return Rendered(rep.id, files, json_data(out.values), json_data(extra), wall)
+    return Rendered(rep.id, files, json_data(out.values), json_data(extra), wall,
+                    dict(out.unchecked))
 
 
 def write_outputs(rep, rendered, ctx, params, quick, out_dir, extra=None):
@@ -659,14 +832,27 @@ def write_outputs(rep, rendered, ctx, params, quick, out_dir, extra=None):
     started = time.time()
     paths = output_paths(rep, out_dir)
     io.remove_stale_temporaries(paths["dir"], started)
-    previous = _listed_files(paths["json"], rep.id)
+    listed = _listed_files(paths["json"], rep.id)
     extra = dict(extra or {})
-    carried = None
+    carried = certified = None
+    previous = None
+    old_files = {}
+    if "digits_check" not in rendered.extra or "certified" not in rendered.extra:
+        previous = _previous_record(rep, out_dir)
+        old_files = _old_tables(previous, paths["dir"], rendered)
     if "digits_check" not in rendered.extra:
-        carried = carry_digits_check(_previous_record(rep, out_dir), rendered, ctx, params,
-                                     quick)
+        carried = carry_digits_check(previous, rendered, ctx, params, quick, old_files)
         if carried is not None:
             extra["digits_check"] = carried
+    if "certified" not in rendered.extra:
+        kept, dropped = carry_certified(previous, rendered, ctx, params, quick, old_files)
+        if kept is not None:
+            extra["certified"] = kept
+            certified = "kept"
+        elif dropped is not None:
+            certified = "dropped"
+            print(dropped_line(rep, previous["certified"], dropped, quick), file=sys.stderr,
+                  flush=True)
     for name, data in rendered.files.items():
         with io.atomic_path(paths["dir"] / name) as tmp:
             tmp.write_bytes(data)
@@ -677,10 +863,10 @@ def write_outputs(rep, rendered, ctx, params, quick, out_dir, extra=None):
     record["files"] = {name: hashlib.sha256(data).hexdigest()
                        for name, data in rendered.files.items()}
     io.write_json(stamp_record(json_data(record)), paths["json"])
-    for name in previous - set(rendered.files):
+    for name in listed - set(rendered.files):
         with contextlib.suppress(FileNotFoundError):
             (paths["dir"] / name).unlink()
-    paths["digits_check"] = carried
+    paths["digits_check"], paths["certified"] = carried, certified
     return paths
 
 
@@ -693,7 +879,43 @@ def _previous_record(rep, out_dir):
         return None
 
 
-def carry_digits_check(previous, rendered, ctx, params, quick):
+def _old_tables(previous, directory, rendered):
+    """``{name: bytes}`` of the previous record's CSV files in ``directory`` whose digests
+    differ from the new ones, read only where the new run declares unchecked columns (a
+    wall time: :func:`_differences` compares the rest); empty otherwise or if unreadable."""
+    if previous is None or not rendered.unchecked:
+        return {}
+    new = {n: hashlib.sha256(d).hexdigest() for n, d in rendered.files.items()}
+    out = {}
+    for name, digest in previous.get("files", {}).items():
+        if name.endswith(".csv") and new.get(name) not in (None, digest):
+            try:
+                out[name] = io.read_regular(directory / name, MAX_OUTPUT_BYTES,
+                                            follow_symlinks=False)
+            except (OSError, ValueError):
+                continue
+            if hashlib.sha256(out[name]).hexdigest() != digest:
+                del out[name]
+    return out
+
+
+def _equal_but(old, new, unchecked):
+    """Whether two CSV tables (bytes) are equal cell for cell but in the columns named in
+    ``unchecked``: the same header, the same rows."""
+    import csv
+    try:
+        a = list(csv.reader(_io.StringIO(old.decode("utf-8"))))
+        b = list(csv.reader(_io.StringIO(new.decode("utf-8"))))
+    except (UnicodeDecodeError, csv.Error):
+        return False
+    if not a or not b or a[0] != b[0] or len(a) != len(b):
+        return False
+    keep = [i for i, name in enumerate(a[0]) if name not in unchecked]
+    return all(len(r) == len(t) and [r[i] for i in keep if i < len(r)]
+               == [t[i] for i in keep if i < len(t)] for r, t in zip(a[1:], b[1:]))
+
+
+def carry_digits_check(previous, rendered, ctx, params, quick, old_files=None):
     """The ``digits_check`` that a run without ``--check-digits`` keeps from the
     ``previous`` record of its reproduction (None if that has none): the same if the new
     run is in the same context with the same parameters and its CSV files and values are
@@ -709,25 +931,71 @@ def carry_digits_check(previous, rendered, ctx, params, quick):
     check.setdefault("checked_commit", previous["git_commit"])
     if check.get("stale"):
         return check
+    differ = _differences(previous, rendered, ctx, params, quick, "checked", old_files)
+    if differ:
+        check["stale"] = True
+        check["reason"] = "; ".join(differ) + ": rerun with --check-digits"
+    return check
+
+
+def carry_certified(previous, rendered, ctx, params, quick, old_files=None):
+    """``(block, why_dropped)``: the ``certified`` block that a run without ``--certify``
+    keeps from the ``previous`` record of its reproduction, by the rule of
+    :func:`carry_digits_check` -- the same block if the new run is in the same context
+    with the same parameters and its CSV files and values are byte for byte those
+    certified, but in the columns and values it declares unchecked (a measured wall time,
+    :func:`_differences`) (the proven digits are of these very numbers; ``certified_utc`` and
+    ``certified_commit`` then say when and where it was proven), ``(block, None)``; else
+    the block is dropped, ``(None, why)``, never kept stale (a proof of other numbers
+    proves nothing of these).  ``(None, None)`` if the previous record has none."""
+    block = None if previous is None else previous.get("certified")
+    if block is None:
+        return None, None
+    differ = _differences(previous, rendered, ctx, params, quick, "certified", old_files)
+    if differ:
+        return None, "; ".join(differ)
+    block = dict(block)
+    block.setdefault("certified_utc", previous["created_utc"])
+    block.setdefault("certified_commit", previous["git_commit"])
+    return block, None
+
+
+def dropped_line(rep, block, why, quick=False):
+    """The one line (stderr) of a run that drops the ``certified`` block of the previous
+    record (:func:`carry_certified`): what was dropped, why, and the command that
+    certifies again."""
+    columns = sum(len(c) for c in block.get("columns", {}).values())
+    values = len(block.get("values", {}))
+    return (f"mpvi: {rep.id}: dropped its certified block (the proven digits of {columns} "
+            f"column(s) and {values} value(s)): {why}; `mpvi run {rep.id}"
+            f"{' --quick' if quick else ''} --certify` certifies again")
+
+
+def _differences(previous, rendered, ctx, params, quick, what, old_files=None):
+    """Why the outputs of ``rendered`` (a run in ``ctx`` with ``params``) are not those
+    of the ``previous`` record, as phrases (empty: the same context, parameters, CSV files
+    and values); ``what``: "checked" or "certified", for the phrases.  The columns and
+    value keys the run declares unchecked (``rendered.unchecked``: a measured wall time)
+    are not compared: a CSV file whose digest differs is the same if its previous bytes
+    (``old_files``, name -> bytes) equal the new ones in every other column."""
     differ = []
     if previous["context"] != ctx.name:
-        differ.append(f"this run is in {ctx.name}, the checked one in {previous['context']}")
+        differ.append(f"this run is in {ctx.name}, the {what} one in {previous['context']}")
     if previous["parameters"] != json_data(params) or previous["quick"] != quick:
         differ.append("this run has other parameters")
     old = {n: d for n, d in previous.get("files", {}).items() if n.endswith(".csv")}
     new = {n: hashlib.sha256(d).hexdigest() for n, d in rendered.files.items()
            if n.endswith(".csv")}
-    files = sorted(n for n in old.keys() | new.keys() if old.get(n) != new.get(n))
-    keys = previous["values"].keys() | rendered.values.keys()
+    files = sorted(n for n in old.keys() | new.keys() if old.get(n) != new.get(n)
+                   and not (n in (old_files or {}) and n in rendered.files and _equal_but(
+                       old_files[n], rendered.files[n], rendered.unchecked)))
+    keys = (previous["values"].keys() | rendered.values.keys()) - set(rendered.unchecked)
     values = sum(previous["values"].get(k) != rendered.values.get(k) for k in keys)
     if files or values:
-        what = [", ".join(files)] if files else []
-        what += [f"{values} value(s)"] if values else []
-        differ.append(f"its outputs differ from those checked ({'; '.join(what)})")
-    if differ:
-        check["stale"] = True
-        check["reason"] = "; ".join(differ) + ": rerun with --check-digits"
-    return check
+        changed = [", ".join(files)] if files else []
+        changed += [f"{values} value(s)"] if values else []
+        differ.append(f"its outputs differ from those {what} ({'; '.join(changed)})")
+    return differ
 
 
 CERTIFY_NEEDS_MP = ("--certify needs a multiprecision context (gmp or mp): float64 runs are "
@@ -765,19 +1033,27 @@ def execute(rep, context=DEFAULT_CONTEXT, dps=64, quick=False, out_dir=None, str
     rendered = render(rep, ctx, params, quick, stream, cache, check_digits, certify)
     written = write_outputs(rep, rendered, ctx, params, quick, out_dir or default_out_dir(quick))
     print(f"  [{time.perf_counter() - t0:7.1f} s] {rep.id}: done in {rendered.wall_time_s:.1f} s "
-          f"-> {paths['csv'].parent}{carried_note(written['digits_check'])}",
+          f"-> {paths['csv'].parent}"
+          f"{carried_note(written['digits_check'], written['certified'])}",
           file=stream if stream is not None else sys.stderr, flush=True)
     return written
 
 
-def carried_note(check):
-    """What became of an earlier ``digits_check`` (:func:`carry_digits_check`), for the
-    line that ends a run: nothing if there was none."""
-    if check is None:
-        return ""
-    if check.get("stale"):
-        return f" (its digits_check is stale: {check['reason']})"
-    return " (its digits_check is kept: the outputs are those checked)"
+def carried_note(check, certified=None):
+    """What became of an earlier ``digits_check`` (:func:`carry_digits_check`) and, if
+    ``certified`` is given ("kept" or "dropped", :func:`write_outputs`), of an earlier
+    ``certified`` block (:func:`carry_certified`), for the line that ends a run: nothing
+    if there was neither."""
+    notes = []
+    if check is not None and check.get("stale"):
+        notes.append(f"its digits_check is stale: {check['reason']}")
+    elif check is not None:
+        notes.append("its digits_check is kept: the outputs are those checked")
+    if certified == "kept":
+        notes.append("its certified block is kept: the outputs are those certified")
+    elif certified == "dropped":
+        notes.append("its certified block was dropped: the outputs changed")
+    return "".join(f" ({n})" for n in notes)
 
 
 def open_cache(args):
