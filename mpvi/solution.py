@@ -896,7 +896,8 @@ class _Reader:
             if system is not None:
                 attach(sol, system)
             self.restore_problem(sol, rec)
-            sol.certificate = self.certificate(rec.get("certificate"), sol)
+            sol.certificate = self.certificate(rec.get("certificate"), sol,
+                                               self.posed(rec.get("posed"), self.dof))
         if version == 1:
             warnings.warn(f"{self.path}: a saved solution of format version {version}, which "
                           f"carries no digest: read unverified against corruption (every other "
@@ -1416,7 +1417,7 @@ class _Reader:
                               f"{_short(S[key])}, read {_short(have.get(key))})")
         return system, None
 
-    def certificate(self, c, sol):
+    def certificate(self, c, sol, posed):
         """The saved :class:`mpvi.Certificate`, checked before use: its fields, types and
         bounds; its method and saved nodes those of the run; as many points as nodes
         (or, where a step's proof failed, as nodes up to that step); each ball finite and
@@ -1506,10 +1507,17 @@ class _Reader:
             cert.widths.append(number(c["widths"][i], f"{where}.widths"))
             if math.isinf(cert.widths[-1]):
                 self.malformed(f"{where}.widths", "should be finite")
+        # a certificate of the problem as posed holds the node times of the exact h and t0
+        # (h = 1/10, not the run's rounded h): its balls meet theirs; else it holds the
+        # run's own node times exactly
+        given_h, given_t0 = posed.get("h"), posed.get("t0")
         with arb_precision(2 * max(dps, self.ctx.dps) + 40):
-            t0, h = _exact(sol.t0, actx), _exact(sol.h, actx)
+            posed = given_h is not None
+            t0 = actx.num(given_t0) if posed and given_t0 is not None else _exact(sol.t0, actx)
+            h = actx.num(given_h) if posed else _exact(sol.h, actx)
             for i, (k, b) in enumerate(zip(nodes, cert.t)):
-                if i not in between and not b.contains(t0 + k * h):
+                node = t0 + k * h
+                if i not in between and not (b.overlaps(node) if posed else b.contains(node)):
                     self.malformed(f"certificate[{i}].t", f"does not hold the node time t0 + {k} h")
         return cert
 
