@@ -21,6 +21,8 @@ flint is imported inside the functions.
 """
 from __future__ import annotations
 
+import numpy as np
+
 from mpvi_papers._hermite import METHODS
 
 GBS_NOT_CERTIFIED = (
@@ -111,3 +113,46 @@ def digits_of(out, key, ball):
 
 __all__ = ["GBS_NOT_CERTIFIED", "METHODS", "arb_of", "certified_run", "digits_of", "growth",
            "mean_abs", "rational", "sup_abs", "velocities"]
+
+
+def step_jacobian(method_name, system, h, q, v, ctx, **options):
+    """An Arb enclosure of the Jacobian d(q_1, v_1)/d(q_0, v_0) of one step of a (q, v)
+    method from the exact point (q, v) (balls of radius 0), t = 0: the step on balls from
+    the point (its implicit equations proven by Krawczyk's test), then the same step on
+    dual numbers over those balls (forward differentiation; an implicit step by the
+    implicit function theorem) -- the step and Jacobian of :func:`mpvi.certify`'s Lohner
+    walk (``mpvi.certify._lohner``), at one point.  ``system``: the LagrangianSystem of the
+    run's context; ``ctx``: the :class:`mpvi.arb.ArbContext` of the enclosure; h, q, v:
+    exact inputs as strings (enclosed at ``ctx``'s precision: the problem as posed) or
+    numbers of a context (their binary values).  Returns
+    a flint ``arb_mat`` (rows q_1, v_1; columns q_0, v_0)."""
+    from flint import arb, arb_mat
+
+    from mpvi import get_method
+    from mpvi.arb import _Dual, _DualContext, _hand_over, _watch
+    from mpvi.certify import _exact_params
+    def ball(x):                      # an exact input (string) or a binary number, exactly
+        return ctx.num(x) if isinstance(x, str) else ctx.lift(x)
+
+    method = get_method(method_name)
+    if method.state != "qv":
+        raise ValueError(f"{method_name} carries {method.state}, not (q, v)")
+    dctx = _DualContext(ctx.dps)
+    ctx.activate()
+    try:
+        hb = ball(h)
+        stepper = method.prepare(_exact_params(system, ctx), hb, ctx, **options)
+        dstepper = method.prepare(_exact_params(system, ctx, dctx), dctx.num(hb), dctx, **options)
+        n = len(q)
+        cs = [ball(x) for x in list(q) + list(v)]
+        seeds = [_Dual(b, tuple(arb(1) if i == k else arb(0) for i in range(2 * n)))
+                 for k, b in enumerate(cs)]
+        _watch(ctx, None)
+        stepper(ctx.zero, np.array(cs[:n], dtype=object), np.array(cs[n:], dtype=object), None)
+        _hand_over(ctx, dctx)
+        r = dstepper(dctx.num(0), np.array(seeds[:n], dtype=object),
+                     np.array(seeds[n:], dtype=object), None)
+    finally:
+        _hand_over(ctx, None)
+    duals = [dctx.num(x) for x in list(r.q) + list(r.y)]
+    return arb_mat([[u.d[i] if u.d else arb(0) for i in range(2 * n)] for u in duals])
