@@ -396,7 +396,8 @@ class ArbContext(Context):
     def _mpf_tuple(self, t):
         sign, man, exp, _ = t
         if man or not exp:
-            return arb(fmpq(-man if sign else man)) * arb((fmpz(1), int(exp)))
+            # exactly (mpmath's mantissa may be a gmpy2 mpz, which flint does not read)
+            return arb((fmpz(-int(man) if sign else int(man)), int(exp)))
         return self._decimal(mpmath.libmp.to_str(t, 5))
 
     def _sympy(self, x):

@@ -304,12 +304,16 @@ def certify(solution: Solution, dps: int | None = None, propagation: str = "lohn
     walk = (_box(stepper, q, y, t0, h, solution.steps) if propagation == "box" else
             _lohner(stepper, method, solution, args, ctx, q, y, t0, h, solution.steps, reuse,
                     cert.jacobians))
-    allowance = tolerance(run_ctx)
     saved = {k: i for i, k in enumerate(nodes)}
+    # a ball's radius from exact data is the rounding of its arithmetic at the working
+    # precision (to first order proportional to the unit): times this, at the run's
+    rounds = ctx.lift(run_ctx.eps) / ctx.eps
 
     def local(i, k):
-        """The step k-1 -> k from the run's own saved state at node k-1, on balls (None
-        where node k-1 is not saved or the step fails there)."""
+        """The step k-1 -> k from the run's own saved state at node k-1, on balls, and
+        per component the step's rounding at the run's precision (the ball's radius times
+        ``rounds``: a running error bound of the step's own arithmetic, e.g. a GBS
+        tableau's); None where node k-1 is not saved or the step fails there."""
         before = saved.get(k - 1)
         if before is None:
             return None
@@ -319,7 +323,20 @@ def certify(solution: Solution, dps: int | None = None, propagation: str = "lohn
             r = stepper(t0 + (k - 1) * h, qb, yb, None)
         except _STEP_FAILURES:
             return None
-        return _state(r.q, r.y)
+        step = _state(r.q, r.y)
+        return step, [arb(b.rad()) * rounds for b in step]
+
+    # the run's round-off per step, relative to the state's size: the Newton tolerance of
+    # its context, and the first step's own rounding at the run's precision (the largest
+    # of the two; module doc)
+    allowance = ctx.lift(tolerance(run_ctx))      # exactly, a ball whatever the run's context
+    first = local(None, 1) if solution.steps else None
+    if first is not None:
+        size = ctx.one
+        for c in _state(q, y):
+            size = size.max(abs(c))
+        for r in first[1]:
+            allowance = allowance.max(r / size)
 
     for k, q, y, failure in walk:
         if failure is not None:
@@ -734,18 +751,22 @@ def _record(cert, solution, i, k, t, q, y, ctx, run_ctx, allowance, local):
     gaps = [abs(c - b) for c, b in zip(computed, balls)]
     far = [n for n, gap in enumerate(gaps) if gap.lower() > limit]
     if far:
-        step = local(i, k)
+        judged = local(i, k)
+        step, rounding = judged if judged is not None else (None, None)
         one = allowance * scale
-        judged = step is not None
-        wrong = [n for n in far if not judged or abs(computed[n] - step[n]).lower() > one]
+        wrong = [n for n in far if judged is None or
+                 abs(computed[n] - step[n]).lower() > one + rounding[n]]
         if wrong:
             n = wrong[0]
+            if judged is not None:
+                one = one + rounding[n]
             what = "q" if n < len(q) else ("p" if solution.state == "qp" else "v")
             index = n if n < len(q) else n - len(q)
             value = (solution.q[i] if n < len(q) else solution.y[i])[index]
             why = (f"and at least {_sci(abs(computed[n] - step[n]).lower())} from the step "
                    f"taken from the run's own node {k - 1}, beyond one step's allowance "
-                   f"{_sci(one)}" if judged else
+                   f"{_sci(one)} (the run's Newton tolerance and the step's rounding at the "
+                   "run's precision)" if judged is not None else
                    f"beyond the run's round-off allowance {_sci(limit)} (node {k - 1} not "
                    "saved: the step cannot be judged alone)")
             raise WrongStepError(
