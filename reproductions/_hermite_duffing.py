@@ -255,11 +255,10 @@ CERTIFIED_STATEMENT = (
     "Arb balls): each state is an enclosure of the method's exact discrete trajectory from the "
     "run's data (delta, Delta t, x(0), x'(0) as the binary numbers the run used, its rounding "
     "excluded), and E = 1/2 x'^2 + 1/2 alpha x^2 + 1/4 beta x^4 (alpha, beta exact) is "
-    "evaluated on those balls.  The benchmark is the GBS run's computed numbers, taken as "
-    "data (exact binary values; mpvi.certify refuses gbs runs today): every deviation and "
-    "energy error is proven against those numbers, E_benchmark evaluated on them in ball "
-    "arithmetic; the benchmark's own distance to the exact solution (its halving check, "
-    "~1e-40) is estimated, not proven.")
+    "evaluated on those balls.  The GBS benchmark is certified the same way (its "
+    "extrapolation tableau on balls): every deviation and energy error is proven against "
+    "its exact discrete trajectory; the benchmark's own distance to the exact solution (its "
+    "halving check, ~1e-40) is estimated, not proven.")
 
 _CERTIFIED = {}
 """(delta, study parameters, digits) -> the balls of :func:`certified_duffing`: Figs. 6 and
@@ -273,7 +272,7 @@ def certified_duffing(run, q):
     from mpvi import Problem
     from mpvi.systems.double_well import duffing
 
-    from mpvi_papers._hermite_certified import arb_of, certified_run, rational
+    from mpvi_papers._hermite_certified import certified_run, rational
 
     key = (repr(sorted(q.items())), run.ctx.dps)
     if key in _CERTIFIED:
@@ -295,8 +294,12 @@ def certified_duffing(run, q):
             raise ValueError(f"{m} carries {sol.state}, not (q, v)")
         xs, vs = [x[0] for x in cert.q], [v[0] for v in cert.y]
         found[m] = {"x": xs, "v": vs, "E": [energy(x, v) for x, v in zip(xs, vs)]}
-    ref = one["runs"]["reference"]
-    xs, vs = [arb_of(x) for x in ref["q"]], [arb_of(v) for v in ref["v"]]
+    run.progress(f"certifying Duffing delta = {q['delta']}: the GBS benchmark, {n} steps")
+    sol, cert = certified_run(problem, "gbs", h, n, one["runs"]["reference"],
+                              f"Duffing delta = {q['delta']}, benchmark", levels=q["gbs_levels"])
+    if sol.state != "qp" or sol.system.dof != 1:
+        raise ValueError(f"the benchmark carries {sol.state}, not (q, p)")
+    xs, vs = [x[0] for x in cert.q], [p[0] for p in cert.y]     # mass 1 (eq. 40): v = p
     found["reference"] = {"x": xs, "v": vs, "E": [energy(x, v) for x, v in zip(xs, vs)]}
     _CERTIFIED[key] = found
     return found
@@ -307,7 +310,7 @@ def duffing_certify(run, out):
     one-step methods from the benchmark proven (:data:`CERTIFIED_STATEMENT`)."""
     from mpvi.arbref import GUARD_DIGITS, arb_precision
 
-    from mpvi_papers._hermite_certified import (GBS_NOT_CERTIFIED, digits_of, mean_abs, sup_abs)
+    from mpvi_papers._hermite_certified import digits_of, mean_abs, sup_abs
     from mpvi_papers._hermite_certified import growth as ball_growth
 
     ctx, p = run.ctx, run.params
@@ -321,6 +324,7 @@ def duffing_certify(run, out):
             ref = found["reference"]
             t = [Fraction(exact_rational(x, "t")) for x in found["t"]]
             amp = sup_abs(ref["x"])
+            balls[(d, "reference", "amplitude")] = amp
             for m in METHODS:
                 r = found[m]
                 balls[(d, m, "relative x deviation")] = (
@@ -352,14 +356,14 @@ def duffing_certify(run, out):
     for key in out.values:
         if key in values:
             continue
-        if "reference" in key:
-            not_certified[key] = GBS_NOT_CERTIFIED
+        if "halving" in key:
+            not_certified[key] = ("the benchmark's GBS run at half the step is not certified; "
+                                  "not a published value")
         elif "newton" in key:
             not_certified[key] = "a statistic of the Newton iterations, not a mathematical value"
     for column in ("t", "delta", "method"):
         not_certified[column] = "an input of the run (the nodes, delta, the method's name)"
     for column in ("q", "v", "energy", "energy_error"):
-        not_certified[column] = ("the long table mixes the certified methods with the GBS "
-                                 "benchmark, which mpvi.certify refuses; the methods' values "
-                                 "are certified above")
+        not_certified[column] = ("the long table's states are enclosed by the certificates "
+                                 "above; the published values built on them are proven")
     return {"statement": CERTIFIED_STATEMENT, "values": values, "not_certified": not_certified}
