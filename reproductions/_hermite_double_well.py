@@ -210,11 +210,11 @@ def double_well_certify(run, out):
     """``mpvi run --certify`` of Figs. 3-4: every energy-error value of the two one-step
     methods and their orbit deviation proven (:data:`CERTIFIED_STATEMENT`); the benchmark's
     and the exact solution's own values are not (the GBS benchmark is not certifiable,
-    :data:`mpvi_papers._hermite_certified.GBS_NOT_CERTIFIED`)."""
+    :data:`mpvi_papers._hermite_certified.BENCHMARK_NOT_NEEDED`)."""
     from mpvi.arbref import GUARD_DIGITS, arb_precision
     from mpvi.systems.double_well import double_well_problem
 
-    from mpvi_papers._hermite_certified import (GBS_NOT_CERTIFIED, certified_run, digits_of,
+    from mpvi_papers._hermite_certified import (BENCHMARK_NOT_NEEDED, certified_run, digits_of,
                                                 mean_abs, rational, sup_abs, velocities)
     from mpvi_papers._hermite_certified import growth as ball_growth
 
@@ -255,7 +255,7 @@ def double_well_certify(run, out):
         if key in values:
             continue
         if key.startswith("reference"):
-            not_certified[key] = GBS_NOT_CERTIFIED
+            not_certified[key] = BENCHMARK_NOT_NEEDED
         elif key.startswith("exact"):
             not_certified[key] = ("the exact elliptic solution's own value (its energy, period, "
                                   "error 0), not a certified run's; not a published value")
@@ -268,6 +268,6 @@ def double_well_certify(run, out):
         not_certified[column] = "an input of the run (the nodes, the method's name)"
     for column in ("q", "v", "energy", "energy_error"):
         not_certified[column] = ("the long table mixes the certified methods with the GBS "
-                                 "benchmark, which mpvi.certify refuses, and the exact solution; "
-                                 "the methods' values are certified above")
+                                 "benchmark (not certified here) and the exact solution; the "
+                                 "methods' published values are certified above")
     return {"statement": CERTIFIED_STATEMENT, "values": values, "not_certified": not_certified}
