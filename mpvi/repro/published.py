@@ -18,7 +18,8 @@ exactly:
   value are sympy expressions, e.g. ``(7*z**4-192*z**2+420)/(2*z**4+18*z**2+420)``,
   with every symbol positive; equal when their difference cancels to 0, or, for
   expressions with radicals, when it vanishes to 40 digits at 12 rational sample
-  points -- :func:`formulas_equal`);
+  points -- :func:`formulas_equal`; ``mpvi diff --certify`` proves it only from a
+  certify hook's exact decision, :func:`proof`);
 * ``tolerance``: required except for ``digit``, ``magnitude`` and ``symbolic``;
   ``source``: where it is printed.
 
