@@ -328,7 +328,10 @@ CERTIFIED_STATEMENT = (
     "evaluated on those balls.  The largest real part of the eigenvalues of the linearization "
     "A(U) at the run's U is enclosed by Arb's verified eigenvalues (Rump's method).  The LCO "
     "window (t >= onset) and the minimum's node are chosen from the run's numbers (data), the "
-    "values over them are balls.  The benchmark is the GBS discrete trajectory: its distance "
+    "values over them are balls.  The pitch turning points of the last two cycles: the "
+    "benchmark's dense output (a GBS step of size s from the node before) on balls, its pitch "
+    "rate proven to change sign within 10^-(dps/2) of the located time, the turning value "
+    "enclosed over that interval (intermediate values); amplitude, change and period on balls.  The benchmark is the GBS discrete trajectory: its distance "
     "to the exact solution (the halving check, ~1e-47) is estimated, not proven.")
 
 _CERTIFIED = {}
@@ -362,7 +365,7 @@ def certified_aeroelastic(run):
         qs = [np.array(q, dtype=object) for q in cert.q]
         ys = [np.array(y, dtype=object) for y in cert.y]
         ps = ys if sol.state == "qp" else [Sb.momentum(q, v) for q, v in zip(qs, ys)]
-        return {"q": qs, "E": [Sb.energy(q, p) for q, p in zip(qs, ps)]}
+        return {"q": qs, "p": ps, "E": [Sb.energy(q, p) for q, p in zip(qs, ps)]}
 
     runs = [(BENCHMARK, "gbs", {"levels": p["gbs_levels"]})] + [(m, m, {}) for m in p["methods"]]
     for name, method, options in runs:
@@ -383,12 +386,69 @@ def certified_aeroelastic(run):
     A = linear_matrix(actx.lift(U), actx, p["section"])
     found["eigenvalues"] = acb_mat([[A[i, j] for j in range(4)] for i in range(4)]).eig(algorithm="rump")
     found["alpha0"] = arb_of(ctx.num(p["small_q0"][1]))
+    found["turning"] = enclosed_turning_points(run, res, found[BENCHMARK], sec, actx)
     _CERTIFIED[key] = found
     return found
 
 
+def enclosed_turning_points(run, res, bench, sec, actx):
+    """Enclosures of the benchmark's pitch turning points of its last two cycles: {t: (ball
+    of the time, ball of alpha there)} for the located times t of ``res["alpha_points"]``
+    (data).
+
+    The benchmark's dense output between nodes is one GBS step of size s from the node
+    before (:mod:`mpvi.schemes.gbs`), a continuous function of s.  For a turning point
+    located at t* = t_j + s*, the step is taken on balls from the node's enclosure with
+    s = s* -+ delta (delta = 10^-(dps/2)): alpha' is proven to change sign between them
+    (positive before a maximum, negative before a minimum), so the dense output has a
+    turning point in S = [s* - delta, s* + delta] (intermediate values), and the step
+    with s = S (a ball) encloses alpha there."""
+    from flint import arb
+
+    from mpvi import get_method
+    from mpvi.certify import _exact_params
+
+    from mpvi_papers._hermite_certified import arb_of
+
+    ctx, p = run.ctx, run.params
+    t = res["t"]
+    points = [tuple(x) for x in res["alpha_points"]]
+    cycles = lco_cycles(points, ctx)
+    wanted = set()
+    for c in cycles[-2:]:
+        wanted |= {x for k, x, _ in points if (k == "max" and x in (c["t_start"], c["t_end"]))
+                   or (k == "min" and c["t_start"] < x < c["t_end"])}
+    actx.activate()
+    Sb = _exact_params(sec.system, actx)
+    gbs = get_method("gbs")
+    delta = arb(10) ** (-(ctx.dps // 2))
+    out = {}
+    for kind, ts, _ in points:
+        if ts not in wanted:
+            continue
+        j = max(i for i in range(len(t)) if t[i] <= ts)
+        s_star = arb_of(ts) - arb_of(t[j])
+        q0, p0 = bench["q"][j], bench["p"][j]
+
+        def step(s):
+            r = gbs.prepare(Sb, s, actx, levels=p["gbs_levels"])(actx.lift(t[j]), q0, p0)
+            return r.q, Sb.velocity(r.q, r.y)
+        _, v_before = step(s_star - delta)
+        _, v_after = step(s_star + delta)
+        sign = 1 if kind == "max" else -1
+        if not (sign * v_before[1] > 0 and sign * v_after[1] < 0):
+            raise ArithmeticError(f"the benchmark's pitch rate is not proven to change sign "
+                                  f"around the {kind} at t = {ctx.to_str(ts, 10)}")
+        S = s_star + (-delta).union(delta)
+        q, _ = step(S)
+        out[ts] = (arb_of(t[j]) + S, q[1])
+    return out
+
+
 def certify_aeroelastic(run, out):
     """``mpvi run --certify`` of Figs. 9, 11, 12 (:data:`CERTIFIED_STATEMENT`)."""
+    from flint import arb
+
     from mpvi.arbref import GUARD_DIGITS, arb_precision
     from mpvi.repro.certified import ball_max
 
@@ -422,6 +482,25 @@ def certify_aeroelastic(run, out):
         for e in E[k_min:]:
             high = high.max(e)
         balls["energy rise after the drop"] = (high - low) / E[0]
+        if onset is not None:
+            turning = f["turning"]
+            points = [tuple(x) for x in res["alpha_points"]]
+            cycles = lco_cycles(points, ctx)
+
+            def cycle(c):
+                """(amplitude, max, min, period) of a pitch cycle on balls."""
+                lo = None
+                for k, x, _ in points:
+                    if k == "min" and c["t_start"] < x < c["t_end"]:
+                        lo = turning[x][1] if lo is None else lo.min(turning[x][1])
+                top = turning[c["t_end"]][1]
+                return (top - lo) / 2, top, lo, turning[c["t_end"]][0] - turning[c["t_start"]][0]
+            amp, top, lo, period = cycle(cycles[-1])
+            prev = cycle(cycles[-2])[0]
+            balls.update({"LCO amplitude alpha": amp, "LCO alpha max": top, "LCO alpha min": lo,
+                          "LCO last cycle relative amplitude change": abs(amp - prev) / amp,
+                          "LCO period": period, "LCO omega": 2 * arb.pi() / period,
+                          "LCO frequency Hz": 1 / period})
         lco = {}
         for m in p["methods"]:
             r = f[m]
