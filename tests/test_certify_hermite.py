@@ -204,3 +204,20 @@ def test_symplecticity_defect_against_central_differences():
     mid = mpmath.mpf(defect.mid().str(100, radius=False))
     assert abs(mid - mpmath.mpf(fd)) <= mpmath.mpf(defect.rad().str(10, radius=False)) + mpmath.mpf(10) ** -100
     assert defect > arb("1e-30")
+
+
+def test_aeroelastic_linearization_eigenvalues_against_200_digits():
+    """Fig. 9's "largest real part at U": the linearization A(U) on balls and Arb's
+    verified eigenvalues (Rump) at U = 10 m/s hold mpvi's 200-digit eigenvalues."""
+    from flint import acb_mat
+    from mpvi.systems.aeroelastic import linear_eigenvalues, linear_matrix
+    mpmath.mp.dps = REF
+    actx = ArbContext(84)
+    with arb_precision(84):
+        actx.activate()
+        A = linear_matrix(actx.num(10), actx)
+        lam = acb_mat([[A[i, j] for j in range(4)] for i in range(4)]).eig(algorithm="rump")
+    ref = linear_eigenvalues(10, MPContext(REF))
+    for z in ref:
+        assert sum(contains(l.real, mpmath.mpf(z.real)) and contains(l.imag, mpmath.mpf(z.imag))
+                   for l in lam) == 1
