@@ -331,7 +331,8 @@ CERTIFIED_STATEMENT = (
     "values over them are balls.  The pitch turning points of the last two cycles: the "
     "benchmark's dense output (a GBS step of size s from the node before) on balls, its pitch "
     "rate proven to change sign within 10^-(dps/2) of the located time, the turning value "
-    "enclosed over that interval (intermediate values); amplitude, change and period on balls.  The benchmark is the GBS discrete trajectory: its distance "
+    "enclosed over that interval (intermediate values); amplitude, change and period on "
+    "balls.  The benchmark is the GBS discrete trajectory: its distance "
     "to the exact solution (the halving check, ~1e-47) is estimated, not proven.")
 
 _CERTIFIED = {}

@@ -22,8 +22,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from mpvi_papers._hermite import METHODS
-
 BENCHMARK_NOT_NEEDED = (
     "a value of the GBS benchmark alone, not a published one: its run is not certified here "
     "(the published values of this figure depend only on the methods' runs)")
@@ -109,7 +107,7 @@ def digits_of(out, key, ball):
     return proven_digits(out.values[key], ball)
 
 
-__all__ = ["BENCHMARK_NOT_NEEDED", "METHODS", "arb_of", "certified_run", "digits_of", "growth",
+__all__ = ["BENCHMARK_NOT_NEEDED", "arb_of", "certified_run", "digits_of", "growth",
            "mean_abs", "rational", "sup_abs", "velocities"]
 
 

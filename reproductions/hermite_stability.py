@@ -76,8 +76,6 @@ def certify(run, out):
     consecutive roots; it must agree with the derived intervals.  The derived eigenvalues
     are checked to be roots of lambda^2 - tr A lambda + det A, det A = 1 exactly.  The
     interval table's z_from, z_to are proven against the isolated roots."""
-    from flint import arb
-
     from mpvi.arbref import GUARD_DIGITS, arb_precision
     from mpvi.repro.digits import proven_digits
 

@@ -13,7 +13,6 @@ from fractions import Fraction
 from pathlib import Path
 
 import mpmath
-import pytest
 import sympy as sp
 from flint import arb, fmpq
 
