@@ -33,11 +33,11 @@ estimate E_gbs(dt) - E_gbs(dt/2).
 import numpy as np
 import pandas as pd
 
-from mpvi import Event
+from mpvi import Event, certify, solve
 from mpvi.analysis import energy
 from mpvi.repro.studies import Task, fraction, numstr, steps, study
 from mpvi.systems.aeroelastic import (DEFAULT_PARAMETERS, aeroelastic_section, flutter_speed,
-                                      max_real_part)
+                                      linear_matrix, max_real_part)
 
 from mpvi_papers._hermite import METHODS, PAPER, STYLE
 
@@ -310,11 +310,238 @@ def compute_for(methods):
     def compute(run):
         from mpvi.repro.run import Output
         ctx, p = run.ctx, run.params
-        res = run.study(aeroelastic_runs, study_params(p))
+        res = run.kept["study"] = run.study(aeroelastic_runs, study_params(p))
         return Output(tables={"": frame(ctx, res, list(methods) + [BENCHMARK])},
                       values=values(ctx, res, p), extra=extra(ctx, res, p))
     compute.tasks = tasks
     return compute
+
+
+# ----- certified (mpvi run --certify) ---------------------------------------------------------
+
+CERTIFIED_STATEMENT = (
+    "The benchmark (GBS), both one-step methods' runs and the small-perturbation run (GBS) "
+    "certified (mpvi.certify, Lohner's method on Arb balls; GBS with its tableau on balls): "
+    "each state encloses the exact discrete trajectory of its method from the run's data "
+    "(U = 0.9 U_f and dt as the binary numbers the run used, the section's parameters exact, "
+    "the rounding excluded).  E = 1/2 v^T M v + V(q) of the corrected Lagrangian (42) is "
+    "evaluated on those balls.  The largest real part of the eigenvalues of the linearization "
+    "A(U) at the run's U is enclosed by Arb's verified eigenvalues (Rump's method).  The LCO "
+    "window (t >= onset) and the minimum's node are chosen from the run's numbers (data), the "
+    "values over them are balls.  The pitch turning points of the last two cycles: the "
+    "benchmark's dense output (a GBS step of size s from the node before) on balls, its pitch "
+    "rate proven to change sign within 10^-(dps/2) of the located time, the turning value "
+    "enclosed over that interval (intermediate values); amplitude, change and period on "
+    "balls.  The benchmark is the GBS discrete trajectory: its distance "
+    "to the exact solution (the halving check, ~1e-47) is estimated, not proven.")
+
+_CERTIFIED = {}
+"""(study parameters, digits) -> the certified enclosures: Figs. 9, 11 and 12 share them."""
+
+
+def certified_aeroelastic(run):
+    """{name: {"q", "E"}} enclosures at the nodes of the benchmark, both methods and
+    ``small`` (q only), each run solved again, checked equal to the study's and certified;
+    ``U`` the run's U; ``A`` the linearization's eigenvalue balls."""
+    from flint import acb_mat
+
+    from mpvi.arb import ArbContext
+    from mpvi.certify import _exact_params
+
+    from mpvi_papers._hermite_certified import arb_of, certified_run
+
+    ctx, p = run.ctx, run.params
+    key = (repr(sorted(study_params(p).items())), ctx.dps)
+    if key in _CERTIFIED:
+        return _CERTIFIED[key]
+    res = run.kept["study"]
+    U = res["U"]
+    sec = aeroelastic_section(ctx, U, p["section"], p["q0"], p["v0"])
+    dt, n = ctx.num(fraction(p["dt"])), steps(p["T"], p["dt"])
+    actx = ArbContext(ctx.dps)
+    Sb = _exact_params(sec.system, actx)
+    found = {}
+
+    def balls(sol, cert):
+        qs = [np.array(q, dtype=object) for q in cert.q]
+        ys = [np.array(y, dtype=object) for y in cert.y]
+        ps = ys if sol.state == "qp" else [Sb.momentum(q, v) for q, v in zip(qs, ys)]
+        return {"q": qs, "p": ps, "E": [Sb.energy(q, p) for q, p in zip(qs, ps)]}
+
+    runs = [(BENCHMARK, "gbs", {"levels": p["gbs_levels"]})] + [(m, m, {}) for m in p["methods"]]
+    for name, method, options in runs:
+        run.progress(f"certifying the aeroelastic {name}: {n} steps of {p['dt']} s")
+        sol, cert = certified_run(sec, method, dt, n, res[name], f"aeroelastic {name}", **options)
+        found[name] = balls(sol, cert)
+    run.progress(f"certifying the small perturbation run: GBS levels {p['small_levels']}")
+    small = sec.replace(q0=p["small_q0"])
+    sol = solve(small, "gbs", h=dt, n=n, levels=p["small_levels"])
+    last = [abs(x) for t, x in zip(sol.t, sol.q[:, 1]) if t >= sol.t[-1] - 1]
+    if max(last) != res["small"]["alpha_last_second"]:
+        raise ArithmeticError("the small-perturbation run solved again differs from the study's")
+    cert = certify(sol)
+    if not cert.complete:
+        raise ArithmeticError(f"small perturbation: step {cert.failed_step} not proven: {cert.why}")
+    found["small"] = {"q": cert.q, "t": list(sol.t)}
+    actx.activate()
+    A = linear_matrix(actx.lift(U), actx, p["section"])
+    found["eigenvalues"] = acb_mat([[A[i, j] for j in range(4)] for i in range(4)]).eig(algorithm="rump")
+    found["alpha0"] = arb_of(ctx.num(p["small_q0"][1]))
+    found["turning"] = enclosed_turning_points(run, res, found[BENCHMARK], sec, actx)
+    _CERTIFIED[key] = found
+    return found
+
+
+def enclosed_turning_points(run, res, bench, sec, actx):
+    """Enclosures of the benchmark's pitch turning points of its last two cycles: {t: (ball
+    of the time, ball of alpha there)} for the located times t of ``res["alpha_points"]``
+    (data).
+
+    The benchmark's dense output between nodes is one GBS step of size s from the node
+    before (:mod:`mpvi.schemes.gbs`), a continuous function of s.  For a turning point
+    located at t* = t_j + s*, the step is taken on balls from the node's enclosure with
+    s = s* -+ delta (delta = 10^-(dps/2)): alpha' is proven to change sign between them
+    (positive before a maximum, negative before a minimum), so the dense output has a
+    turning point in S = [s* - delta, s* + delta] (intermediate values), and the step
+    with s = S (a ball) encloses alpha there."""
+    from flint import arb
+
+    from mpvi import get_method
+    from mpvi.certify import _exact_params
+
+    from mpvi_papers._hermite_certified import arb_of
+
+    ctx, p = run.ctx, run.params
+    t = res["t"]
+    points = [tuple(x) for x in res["alpha_points"]]
+    cycles = lco_cycles(points, ctx)
+    wanted = set()
+    for c in cycles[-2:]:
+        wanted |= {x for k, x, _ in points if (k == "max" and x in (c["t_start"], c["t_end"]))
+                   or (k == "min" and c["t_start"] < x < c["t_end"])}
+    actx.activate()
+    Sb = _exact_params(sec.system, actx)
+    gbs = get_method("gbs")
+    delta = arb(10) ** (-(ctx.dps // 2))
+    out = {}
+    for kind, ts, _ in points:
+        if ts not in wanted:
+            continue
+        j = max(i for i in range(len(t)) if t[i] <= ts)
+        s_star = arb_of(ts) - arb_of(t[j])
+        q0, p0 = bench["q"][j], bench["p"][j]
+
+        def step(s):
+            r = gbs.prepare(Sb, s, actx, levels=p["gbs_levels"])(actx.lift(t[j]), q0, p0)
+            return r.q, Sb.velocity(r.q, r.y)
+        _, v_before = step(s_star - delta)
+        _, v_after = step(s_star + delta)
+        sign = 1 if kind == "max" else -1
+        if not (sign * v_before[1] > 0 and sign * v_after[1] < 0):
+            raise ArithmeticError(f"the benchmark's pitch rate is not proven to change sign "
+                                  f"around the {kind} at t = {ctx.to_str(ts, 10)}")
+        S = s_star + (-delta).union(delta)
+        q, _ = step(S)
+        out[ts] = (arb_of(t[j]) + S, q[1])
+    return out
+
+
+def certify_aeroelastic(run, out):
+    """``mpvi run --certify`` of Figs. 9, 11, 12 (:data:`CERTIFIED_STATEMENT`)."""
+    from flint import arb
+
+    from mpvi.arbref import GUARD_DIGITS, arb_precision
+    from mpvi.repro.certified import ball_max
+
+    from mpvi_papers._hermite_certified import digits_of
+
+    ctx, p = run.ctx, run.params
+    res = run.kept["study"]
+    values = {}
+    with arb_precision(ctx.dps + GUARD_DIGITS):
+        f = certified_aeroelastic(run)
+        t = res["t"]
+        lam = f["eigenvalues"]
+        largest = lam[0].real
+        for z in lam[1:]:
+            largest = largest.max(z.real)
+        balls = {"largest real part at U": largest}
+        small = f["small"]
+        balls["small perturbation alpha ratio"] = ball_max(
+            [q[1] for q, x in zip(small["q"], small["t"]) if x >= small["t"][-1] - 1]) / f["alpha0"]
+        E = f[BENCHMARK]["E"]
+        balls["energy E0"] = E[0]
+        _, onset = lco_summary(ctx, res, p["lco_tolerance"])
+        Ec = res[BENCHMARK]["energy"]
+        k_min = min(range(len(Ec)), key=lambda j: Ec[j] if onset is None or t[j] <= onset else Ec[0])
+        low = E[0]
+        for j, e in enumerate(E):
+            if onset is None or t[j] <= onset:
+                low = low.min(e)
+        balls["energy initial drop"] = (E[0] - low) / E[0]
+        high = E[k_min]
+        for e in E[k_min:]:
+            high = high.max(e)
+        balls["energy rise after the drop"] = (high - low) / E[0]
+        if onset is not None:
+            turning = f["turning"]
+            points = [tuple(x) for x in res["alpha_points"]]
+            cycles = lco_cycles(points, ctx)
+
+            def cycle(c):
+                """(amplitude, max, min, period) of a pitch cycle on balls."""
+                lo = None
+                for k, x, _ in points:
+                    if k == "min" and c["t_start"] < x < c["t_end"]:
+                        lo = turning[x][1] if lo is None else lo.min(turning[x][1])
+                top = turning[c["t_end"]][1]
+                return (top - lo) / 2, top, lo, turning[c["t_end"]][0] - turning[c["t_start"]][0]
+            amp, top, lo, period = cycle(cycles[-1])
+            prev = cycle(cycles[-2])[0]
+            balls.update({"LCO amplitude alpha": amp, "LCO alpha max": top, "LCO alpha min": lo,
+                          "LCO last cycle relative amplitude change": abs(amp - prev) / amp,
+                          "LCO period": period, "LCO omega": 2 * arb.pi() / period,
+                          "LCO frequency Hz": 1 / period})
+        lco = {}
+        for m in p["methods"]:
+            r = f[m]
+            err = [a - b for a, b in zip(r["E"], E)]
+            balls[f"{m} max energy error"] = ball_max(err)
+            balls[f"{m} max position deviation"] = ball_max(
+                [x for a, b in zip(r["q"], f[BENCHMARK]["q"]) for x in a - b])
+            if onset is not None:
+                lco[m] = ball_max([e for e, x in zip(err, t) if x >= onset])
+                balls[f"{m} max energy error LCO"] = lco[m]
+        if onset is not None:
+            m0, m1 = p["methods"][0], p["methods"][1]
+            balls[f"{m0}/{m1} energy error ratio LCO"] = lco[m0] / lco[m1]
+        for key, ball in balls.items():
+            if key in out.values:
+                values[key] = digits_of(out, key, ball)
+    located = ("located between the nodes on the GBS benchmark's dense output (events); the "
+               "certificate encloses the nodes, not the turning points")
+    not_certified = {}
+    for key in out.values:
+        if key in values:
+            continue
+        not_certified[key] = (
+            "a statistic of the Newton iterations, not a mathematical value" if "Newton" in key
+            else "the time-step scan's runs are not certified (not published values)" if "dt=" in key
+            else "a median of balls (an order statistic), not enclosed here; not a published value"
+            if "median" in key
+            else "the flutter speed U_f (a root of the largest real part, found by regula falsi) "
+                 "and the quantities built on it are not enclosed; not published values"
+            if key in ("U_f", "flutter omega", "flutter frequency Hz", "U", "U/U_f")
+            else "the benchmark's halving check (GBS at dt/2, not certified); not a published value"
+            if key.startswith("gbs check") or "estimate" in key
+            else "a count of located cycles; " + located if key == "cycles"
+            else located)
+    for column in ("t", "method"):
+        not_certified[column] = "an input of the run (the nodes, the method's name)"
+    for column in ("h", "hdot", "alpha", "alphadot", "energy", "energy_error"):
+        not_certified[column] = ("the long table's states are enclosed by the certificates above; "
+                                 "the published values built on them are proven")
+    return {"statement": CERTIFIED_STATEMENT, "values": values, "not_certified": not_certified}
 
 
 # ----- plots ------------------------------------------------------------------------------------

@@ -110,7 +110,7 @@ def double_well_output(run):
 
     ctx, p = run.ctx, run.params
     S = double_well(ctx, p["m"])
-    res = run.study(double_well_runs, {k: p[k] for k in STUDY_KEYS})
+    res = run.kept["study"] = run.study(double_well_runs, {k: p[k] for k in STUDY_KEYS})
     t, runs = res["t"], res["runs"]
     E0 = runs["exact"]["E"][0]
     ex = runs["exact"]
@@ -189,4 +189,85 @@ def double_well_reproduction(number, q0):
         id=f"hermite_fig0{number}", paper=PAPER, item=item,
         title=f"double well, q(0) = {q0}: phase portrait and energy error of both one-step methods",
         params={**PARAMS, "q0": q0}, quick=QUICK,
-        compute=double_well_output, plot=lambda out, p: double_well_plot(out, p, item))
+        compute=double_well_output, plot=lambda out, p: double_well_plot(out, p, item),
+        certify=double_well_certify)
+
+
+# ----- certified (mpvi run --certify) ---------------------------------------------------------
+
+CERTIFIED_STATEMENT = (
+    "Both one-step methods' runs certified (mpvi.certify, Lohner's method on Arb balls): each "
+    "state is an enclosure of the method's exact discrete trajectory from the run's data (q(0), "
+    "Delta t as the binary numbers the run used, its rounding excluded); E = 1/2 m v^2 + "
+    "1/2 (q^4 - q^2) (eq. 38, m exact) evaluated on those balls, E0 the energy of the initial "
+    "state; the mean, peak, growth and ratio of |E - E0| and the orbit distance |E - E0| / "
+    "|grad E| over the amplitude are balls.  The amplitude max_j |q(t_j)| of the exact "
+    "solution q = A dn(A t, k) is q(0) = A exactly (0 < dn <= 1, dn(0) = 1, for "
+    "k^2 = 2 - 1/A^2 in [0, 1]).")
+
+
+def double_well_certify(run, out):
+    """``mpvi run --certify`` of Figs. 3-4: every energy-error value of the two one-step
+    methods and their orbit deviation proven (:data:`CERTIFIED_STATEMENT`); the benchmark's
+    and the exact solution's own values are not (the GBS benchmark is not certifiable,
+    :data:`mpvi_papers._hermite_certified.BENCHMARK_NOT_NEEDED`)."""
+    from mpvi.arbref import GUARD_DIGITS, arb_precision
+    from mpvi.systems.double_well import double_well_problem
+
+    from mpvi_papers._hermite_certified import (BENCHMARK_NOT_NEEDED, certified_run, digits_of,
+                                                mean_abs, rational, sup_abs, velocities)
+    from mpvi_papers._hermite_certified import growth as ball_growth
+
+    ctx, p = run.ctx, run.params
+    res = run.kept["study"]                 # the runs compute() reported
+    problem = double_well_problem(ctx, p["q0"], p["v0"], p["m"])
+    n, h = steps(p["T"], p["h"]), ctx.num(p["h"])
+    values, not_certified = {}, {}
+    with arb_precision(ctx.dps + GUARD_DIGITS):
+        m = rational(p["m"], "m")
+        if not (rational(p["v0"], "v0") == 0 and 2 * rational(p["q0"], "q0") ** 2 >= 1):
+            raise ValueError("the amplitude argument needs q'(0) = 0 and q(0)^2 >= 1/2 "
+                             "(motion in one well, turning at q(0))")
+
+        def energy(q, v):
+            return m * v * v / 2 + (q ** 4 - q * q) / 2
+
+        sups = {}
+        for name in METHODS:
+            run.progress(f"certifying {name}: {n} steps of {p['h']}")
+            sol, cert = certified_run(problem, name, h, n, res["runs"][name], f"{name}, q0 = {p['q0']}")
+            qs = [q[0] for q in cert.q]
+            vs = [v[0] for v in velocities(sol, cert, m)]
+            E = [energy(q, v) for q, v in zip(qs, vs)]
+            dE = [e - E[0] for e in E]
+            amplitude = abs(qs[0])
+            orbit = [abs(e) / (((2 * q ** 3 - q) ** 2 + (m * v) ** 2).sqrt())
+                     for q, v, e in zip(qs, vs, dE)]
+            sups[name] = sup_abs(dE)
+            for key, ball in ((f"{name} max abs energy error", sups[name]),
+                              (f"{name} mean abs energy error", mean_abs(dE[1:])),
+                              (f"{name} energy error growth", ball_growth(dE)),
+                              (f"{name} relative orbit deviation", sup_abs(orbit) / amplitude)):
+                values[key] = digits_of(out, key, ball)
+        key = "variational/galerkin max energy error ratio"
+        values[key] = digits_of(out, key, sups[METHODS[0]] / sups[METHODS[1]])
+    for key in out.values:
+        if key in values:
+            continue
+        if key.startswith("reference"):
+            not_certified[key] = BENCHMARK_NOT_NEEDED
+        elif key.startswith("exact"):
+            not_certified[key] = ("the exact elliptic solution's own value (its energy, period, "
+                                  "error 0), not a certified run's; not a published value")
+        elif "newton" in key:
+            not_certified[key] = "a statistic of the Newton iterations, not a mathematical value"
+        else:
+            not_certified[key] = ("its distance to the exact solution needs q(t_j) = A dn(A t_j, "
+                                  "k) enclosed on the nodes; not a published value")
+    for column in ("t", "method"):
+        not_certified[column] = "an input of the run (the nodes, the method's name)"
+    for column in ("q", "v", "energy", "energy_error"):
+        not_certified[column] = ("the long table mixes the certified methods with the GBS "
+                                 "benchmark (not certified here) and the exact solution; the "
+                                 "methods' published values are certified above")
+    return {"statement": CERTIFIED_STATEMENT, "values": values, "not_certified": not_certified}

@@ -15,8 +15,8 @@ Run: ``mpvi run hermite_fig09`` or ``python reproductions/hermite_fig09.py``.
 """
 from mpvi.repro.run import Reproduction, script_main
 
-from mpvi_papers._hermite_aeroelastic import (PAPER, PARAMS, QUICK, compute_for,
-                                                phase_portrait_plot)
+from mpvi_papers._hermite_aeroelastic import (PAPER, PARAMS, QUICK, certify_aeroelastic,
+                                                compute_for, phase_portrait_plot)
 
 METHOD = "hermite_variational"
 
@@ -24,6 +24,7 @@ REPRODUCTION = Reproduction(
     id="hermite_fig09", paper=PAPER, item="Fig. 9",
     title="subcritical LCO of the aeroelastic section, one-step variational method (phase portraits)",
     params=PARAMS, quick=QUICK, compute=compute_for([METHOD]),
+    certify=certify_aeroelastic,
     plot=lambda out, p: phase_portrait_plot(out, p, METHOD, "Fig. 9"))
 
 if __name__ == "__main__":

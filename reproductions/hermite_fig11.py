@@ -14,13 +14,14 @@ Run: ``mpvi run hermite_fig11`` or ``python reproductions/hermite_fig11.py``.
 from mpvi.repro.run import Reproduction, script_main
 
 from mpvi_papers._hermite import METHODS
-from mpvi_papers._hermite_aeroelastic import (PAPER, PARAMS, QUICK, compute_for,
-                                                energy_plot)
+from mpvi_papers._hermite_aeroelastic import (PAPER, PARAMS, QUICK, certify_aeroelastic,
+                                                compute_for, energy_plot)
 
 REPRODUCTION = Reproduction(
     id="hermite_fig11", paper=PAPER, item="Fig. 11",
     title="energy of the aeroelastic section against time, both one-step methods and the benchmark",
-    params=PARAMS, quick=QUICK, compute=compute_for(METHODS), plot=energy_plot)
+    params=PARAMS, quick=QUICK, compute=compute_for(METHODS),
+    certify=certify_aeroelastic, plot=energy_plot)
 
 if __name__ == "__main__":
     raise SystemExit(script_main(REPRODUCTION))

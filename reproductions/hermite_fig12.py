@@ -14,13 +14,14 @@ Run: ``mpvi run hermite_fig12`` or ``python reproductions/hermite_fig12.py``.
 from mpvi.repro.run import Reproduction, script_main
 
 from mpvi_papers._hermite import METHODS
-from mpvi_papers._hermite_aeroelastic import (PAPER, PARAMS, QUICK, compute_for,
-                                                energy_error_plot)
+from mpvi_papers._hermite_aeroelastic import (PAPER, PARAMS, QUICK, certify_aeroelastic,
+                                                compute_for, energy_error_plot)
 
 REPRODUCTION = Reproduction(
     id="hermite_fig12", paper=PAPER, item="Fig. 12",
     title="energy error of both one-step methods on the aeroelastic section against time",
-    params=PARAMS, quick=QUICK, compute=compute_for(METHODS), plot=energy_error_plot)
+    params=PARAMS, quick=QUICK, compute=compute_for(METHODS),
+    certify=certify_aeroelastic, plot=energy_error_plot)
 
 if __name__ == "__main__":
     raise SystemExit(script_main(REPRODUCTION))

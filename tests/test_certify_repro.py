@@ -196,7 +196,10 @@ def _value(printed, compare="digit", tolerance=""):
     ("3.1e-4", "max", "0", "[3.1e-4 +/- 1e-9]", None),                   # straddles it
     ("3e-4", "log10", "0.1", "[3.1e-4 +/- 1e-9]", "proven match"),
     ("3e-3", "log10", "0.1", "[3.1e-4 +/- 1e-9]", "proven misprint"),
-    ("x + 1", "symbolic", "", "[3.1e-4 +/- 1e-9]", None),                # a formula
+    # a formula: the enclosure is of printed - derived (exactly 0, or a ball without 0)
+    ("x + 1", "symbolic", "", "[3.1e-4 +/- 1e-9]", "proven misprint"),
+    ("x + 1", "symbolic", "", "0", "proven match"),
+    ("x + 1", "symbolic", "", "[+/- 1e-9]", None),
     ("0.0751", "digit", "", "[+/- inf]", None),
 ])
 def test_a_proven_misprint_needs_an_enclosure_that_excludes_every_allowed_number(
