@@ -22,6 +22,7 @@ lower precision never makes a ball wrong, only wider.
 from __future__ import annotations
 
 import contextlib
+import functools
 from decimal import Decimal
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, cast
@@ -34,7 +35,7 @@ from mpmath.ctx_mp_python import _mpf as _any_mpf
 
 from .context import (Context, PrecisionError, _bits_of_mpf, _mpfr_type, _number_text,
                       _refuse_float, _refuse_other_mpf, check_dps)
-from .arbref import MAX_EXACT_EXPONENT
+from .arbref import MAX_EXACT_EXPONENT, root_of
 from .linalg import SingularMatrixError
 from .precision import context_class, sticky
 
@@ -90,6 +91,19 @@ class KrawczykError(ArithmeticError):
 
 def _bits(dps: int) -> int:
     return int(mpmath.libmp.dps_to_prec(dps))
+
+
+@functools.lru_cache(maxsize=1024)
+def _root_of(coefficients: tuple, index: int, prec: int) -> arb:
+    """Real root ``index`` of the polynomial (sympy's ``CRootOf`` numbering), isolated
+    at ``prec`` bits (:func:`mpvi.arbref.root_of`), once per polynomial, root and
+    precision (a method's quadrature nodes are enclosed again by every stepper)."""
+    caller = flint.ctx.prec
+    flint.ctx.prec = prec
+    try:
+        return root_of(coefficients, index, "CRootOf")
+    finally:
+        flint.ctx.prec = caller
 
 
 @context_class
@@ -409,8 +423,16 @@ class ArbContext(Context):
             base, p, q = self._sympy(x.base), int(x.exp.p), int(x.exp.q)
             root = base if q == 1 else base.root(q)
             return root ** p if p >= 0 else 1 / root ** (-p)
-        raise TypeError(f"cannot enclose the sympy expression {x}: rationals, Floats, pi and "
-                        "their sums, products and rational powers are converted to balls")
+        if isinstance(x, sympy.CRootOf):
+            # an algebraic number (a quadrature node, a weight's polynomial in it): isolated
+            # from its polynomial by Arb's root isolation, the root of sympy's index
+            try:
+                return _root_of(tuple(x.poly.all_coeffs()), int(x.index), int(self.prec))
+            except ValueError as exc:
+                raise TypeError(f"cannot enclose the sympy expression {x}: {exc}") from None
+        raise TypeError(f"cannot enclose the sympy expression {x}: rationals, Floats, pi, real "
+                        "roots of rational polynomials (CRootOf) and their sums, products and "
+                        "rational powers are converted to balls")
 
     def lift(self, x: NumberLike) -> Real:
         """Convert a number of any precision exactly, keeping its bits.

@@ -199,6 +199,60 @@ def eig_simple_real(a: acb_mat, what: str) -> tuple[list[arb], acb_mat, acb_mat]
     return [reals[k] for k in order], ls, rs
 
 
+def real_roots(coefficients: Sequence[object], what: str) -> list[arb]:
+    """The real roots of a polynomial with exact rational coefficients (highest degree
+    first), ascending and repeated by multiplicity, each a proven isolating ball.
+
+    Arb's ``arb_fmpz_poly_complex_roots`` (python-flint ``fmpz_poly.complex_roots``, on the
+    polynomial times the common denominator of its coefficients) isolates every complex
+    root of each square-free factor in a disjoint ball, at flint's current precision or
+    better, and proves a root real by returning its imaginary part exactly 0.  The order is
+    proven by the balls being disjoint on the real line.
+
+    Raises ValueError for a zero or constant polynomial, ArithmeticError naming ``what``
+    where two real balls overlap (the order not proven).
+    """
+    from flint import fmpz_poly
+    exact = [exact_rational(c, f"{what}: coefficient {k}") for k, c in enumerate(coefficients)]
+    while exact and exact[0] == 0:
+        exact.pop(0)
+    if len(exact) < 2:
+        raise ValueError(f"{what}: the polynomial {coefficients!r} has no roots to isolate")
+    common = math.lcm(*(c.denominator for c in exact))
+    poly = fmpz_poly([int(c * common) for c in reversed(exact)])
+    found = []
+    for z, multiplicity in poly.complex_roots():
+        if z.imag.is_zero():
+            found.extend([z.real] * int(multiplicity))
+
+    def by_midpoint(a: arb, b: arb) -> int:        # exact: midpoints are exact points
+        ma, mb = a.mid(), b.mid()
+        return -1 if ma < mb else (1 if mb < ma else 0)
+    found.sort(key=functools.cmp_to_key(by_midpoint))
+    for a, b in zip(found, found[1:]):
+        if not (a < b or a.mid() == b.mid() and a.rad() == b.rad()):
+            raise ArithmeticError(f"{what}: real roots {a} and {b} overlap; their order is not "
+                                  "proven")
+    return found
+
+
+def root_of(coefficients: Sequence[object], index: int, what: str) -> arb:
+    """Real root number ``index`` (0 the least, counted with multiplicity: sympy's
+    ``CRootOf`` numbering of the real roots) of a polynomial with exact rational
+    coefficients (highest degree first), as a proven ball at flint's current precision
+    (:func:`real_roots`).
+
+    Raises ValueError naming ``what`` for an index beyond the real roots (a non-real
+    root: a real ball cannot hold it).
+    """
+    roots = real_roots(coefficients, what)
+    if not 0 <= index < len(roots):
+        raise ValueError(f"{what}: root {index} is not real (the polynomial has "
+                         f"{len(roots)} real roots, numbered 0 to {len(roots) - 1}): a real "
+                         "ball cannot enclose it")
+    return roots[index]
+
+
 def finite(values: dict[str, arb], what: str) -> dict[str, arb]:
     """``values`` if every ball is finite, else ArithmeticError naming ``what`` and the
     quantity whose ball is not (a step that left its domain, e.g. acos beyond 1)."""

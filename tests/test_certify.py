@@ -68,8 +68,10 @@ def test_num_gives_the_tightest_ball_of_exact_input_and_refuses_floats():
     with pytest.raises(mpvi.PrecisionError):
         A.num(mpvi.GMPContext(15).num(1))          # fewer bits than the context asks for
     assert "+/-" in A.to_str(third, 10) and A.to_str(A.num("1/4"), 3) == "0.250"
+    with pytest.raises(TypeError, match="root 1 is not real"):    # a complex root of a real ball
+        A.num(sp.CRootOf(sp.Symbol("x") ** 5 - sp.Symbol("x") - 1, 1))
     with pytest.raises(TypeError, match="cannot enclose"):
-        A.num(sp.CRootOf(sp.Symbol("x") ** 5 - sp.Symbol("x") - 1, 0))
+        A.num(sp.zeta(3))
 
 
 def test_the_callers_flint_precision_is_restored():
