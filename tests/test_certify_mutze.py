@@ -1,0 +1,138 @@
+"""The mutze reproductions' certify hooks (issue 45): their enclosures against independent
+computations -- exact values and 200-digit mpmath reruns."""
+from fractions import Fraction
+
+import mpmath
+import pytest
+import sympy as sp
+
+from mpvi.arbref import arb_precision
+
+pytest.importorskip("flint")
+
+from mpvi_papers import _mutze_series as ser  # noqa: E402
+from mpvi_papers import mutze_theorem60 as t60  # noqa: E402
+from mpvi_papers._mutze_certify import ball_eval, exact  # noqa: E402
+from mpvi_papers._mutze_oscillator import (METHODS, PARAMS, BallOscillator,  # noqa: E402
+                                             errors, run_method, setup, zero_phase_enclosure)
+
+
+def _contains(ball, value, digits=200):
+    """|value - mid(ball)| <= rad(ball) + 10^-(digits - 10), ``value`` an mpf or a
+    decimal string."""
+    with mpmath.workdps(digits):
+        value = mpmath.mpf(value)
+        mid = mpmath.mpf(ball.mid().str(digits + 10, radius=False))
+        rad = mpmath.mpf(ball.rad().str(10, radius=False))
+        return abs(value - mid) <= rad + mpmath.mpf(10) ** (10 - digits)
+
+
+def test_ball_eval_is_exact_and_refuses_unknown_nodes():
+    from flint import arb
+    x = sp.Symbol("x")
+    with arb_precision(50):
+        b = ball_eval(x ** 2 / 3 - sp.Rational(1, 7) + sp.cos(x), {x: arb(2)})
+        assert b.contains(arb(4) / 3 - arb(1) / 7 + arb(2).cos())
+        with pytest.raises(TypeError, match="cannot enclose"):
+            ball_eval(sp.gamma(x), {x: arb(2)})
+        with pytest.raises(ValueError):
+            exact(0.5)
+
+
+def test_g_count_is_the_number_of_roots_of_the_gcd():
+    g, a, k, m = ser.G, sp.Symbol("a"), sp.Symbol("k"), sp.Symbol("m")
+    assert t60._g_roots_count(a * k * (5 * g - 3) / 5, [a, k]) == 1
+    assert t60._g_roots_count(a * (g - 1) * (g + 2) + k * (g - 1) * (g + 2) ** 2, [a, k]) == 2
+    assert t60._g_roots_count(a * (g ** 2 + 1), [a]) == 0    # no real root
+    # the oscillator's tau^2 coefficient of DIFF (Fractions on words): the one g = 3/5
+    c2 = ser.to_concrete(ser.diff(2).coefficient(2), m * ser.V ** 2 / 2 - k * ser.X ** 2 / 2, 0)
+    assert sp.solve(sp.Poly(sp.expand(c2), ser.X, ser.V, ser.A, m, k).coeffs(), g,
+                    dict=True) == [{g: sp.Rational(3, 5)}]
+    assert t60._g_roots_count(c2, sorted(c2.free_symbols - {g}, key=str)) == 1
+
+
+def test_term_counts_are_exact():
+    S = ser.action(5)
+    assert all(isinstance(c, Fraction) for c in S.terms.values())
+    assert [S.term_count(k) for k in range(1, 6)] == [1, 3, 8, 16, 29]
+
+
+def test_ball_lhs_contains_a_200_digit_quadrature():
+    """The rigorous LHS (acb.integral) of the nonlinear n = 1 case against mpmath's
+    200-digit quadrature of the same integrand built here from L and F."""
+    t, xs, vs, L, F = t60.nonlinear_1d()
+    pt = t60.PARAMS["point_1d"]
+    tau = Fraction(1, 16)
+    with arb_precision(90):
+        check = t60.BallCheck(L, F, t, xs, vs, pt)
+        ball = check.lhs(tau)
+        rhs = check.rhs(tau, "3/5")
+    assert ball.rad() < 1e-60
+    (x,), (v,) = xs, vs
+    a, e = Fraction(pt["a"][0]), Fraction(pt["e"][0])
+    h = sp.Symbol("h")
+    T = sp.Rational(tau.numerator, tau.denominator)
+    q = sp.Rational(pt["x"][0]) + sp.Rational(pt["v"][0]) * h + sp.Rational(a) * h ** 2 / 2
+    qd = sp.Rational(pt["v"][0]) + sp.Rational(a) * h
+    at = {t: sp.Rational(pt["t"]) + h, x: q, v: qd}
+    aF = sp.Rational(a) * F[0]
+    parts = [sp.diff(L, x), sp.diff(L, v), sp.diff(aF, x), sp.diff(aF, v), F[0]]
+    Lx, Lv, aFx, aFv, eF = (sp.Rational(e) * u.subs(at) for u in parts)
+    c3 = sp.Rational(3, 2) / T ** 3
+    sig, dsig, w = c3 * h * (2 * T - h) / 2, c3 * (T - h), h * (h - 2 * T) / 2
+    integrand = sp.lambdify(h, sig * Lx + dsig * Lv + w * (sig * aFx + dsig * aFv)
+                            - c3 * w * eF, "mpmath")
+    with mpmath.workdps(200):
+        value = mpmath.quad(integrand, [0, 2 * mpmath.mpf(tau.numerator) / tau.denominator])
+        assert _contains(ball, value, 150)
+        # RHS: -e.G at the shifted point, from sympy exactly
+        G = (sp.diff(L, v, v) * a + sp.diff(L, v, x) * v + sp.diff(L, v, t) - sp.diff(L, x)
+             - F[0])
+        g = sp.Rational(3, 5)
+        shift = {t: sp.Rational(pt["t"]) + T,
+                 x: sp.Rational(pt["x"][0]) + sp.Rational(pt["v"][0]) * T + sp.Rational(a) * T ** 2 * g,
+                 v: sp.Rational(pt["v"][0]) + sp.Rational(a) * T}
+        assert _contains(rhs, str(sp.N(-e * G.subs(shift), 200)), 150)
+
+
+QUICK = dict(PARAMS, periods=2)
+
+
+@pytest.fixture(scope="module")
+def rerun_200():
+    """Every method's run of the Sec. 7 experiment (2 periods) at 200 digits, its errors
+    by the reproduction's own (independent, non-ball) code."""
+    from mpvi.context import MPContext
+    from mpvi.repro.studies import Recorder
+    ctx = MPContext(200)
+    rec = Recorder(ctx)
+    problem, exact_flow, h, n, x0, v0 = setup(ctx, QUICK)
+    out = {}
+    with ctx.active():
+        for name in METHODS:
+            t, x, v = run_method(rec, problem, name, h, n)
+            out[name] = errors(ctx, exact_flow, t, x, v, x0, v0)
+    return out
+
+
+def test_oscillator_walk_contains_the_200_digit_runs(rerun_200):
+    with arb_precision(90):
+        osc = BallOscillator(QUICK)
+        for name in METHODS:
+            amp, phase = osc.errors(osc.matrix(name))
+            ramp, rphase = rerun_200[name]
+            assert len(amp) == len(ramp) == QUICK["steps_per_period"] * 2 + 1
+            for j in (1, len(amp) // 2, len(amp) - 1):
+                assert amp[j].rad() < 1e-60 and phase[j].rad() < 1e-60
+                assert _contains(amp[j], str(ramp[j]), 150), (name, j)
+                assert _contains(phase[j], str(rphase[j]), 150), (name, j)
+
+
+def test_zero_phase_g_is_a_sign_change():
+    with arb_precision(90):
+        osc = BallOscillator(PARAMS)                           # the paper's 20 periods
+        enclosure = zero_phase_enclosure(osc, "0.340035998110961496", 24)   # widened
+        lo, hi = enclosure.lower(), enclosure.upper()
+        assert (osc.final_phase(lo) < 0) != (osc.final_phase(hi) < 0)
+        with pytest.raises(ArithmeticError, match="no sign change"):
+            zero_phase_enclosure(osc, "0.9", 12)
