@@ -87,3 +87,84 @@ def counted(printed, count):
 
     from mpvi.repro.digits import proven_digits
     return proven_digits(printed, arb(int(count)))
+
+
+def _pendulum_taylor(x0, v0, t0, order, w0, c, f, W):
+    """Taylor coefficients (arb_series in s, to s^order) of the solution of x'' = -w0^2
+    sin x - c x' + f cos(W t) through (x0, v0) at t = t0 (balls; a ball base point
+    encloses the coefficients of every solution through it): Picard iteration on series,
+    exact in one more coefficient per round."""
+    import flint
+    from flint import arb_series
+    n = order + 1
+    cap = flint.ctx.cap                             # series operations truncate at cap
+    flint.ctx.cap = n
+    try:
+        return _pendulum_picard(x0, v0, t0, n, w0, c, f, W)
+    finally:
+        flint.ctx.cap = cap
+
+
+def _pendulum_picard(x0, v0, t0, n, w0, c, f, W):
+    """:func:`_pendulum_taylor`'s iteration, series truncated at s^(n-1)."""
+    from flint import arb_series
+    S = arb_series([t0, 1], prec=n)                # t0 + s
+    drive = (S * W).cos() * f
+    X = arb_series([x0], prec=n)
+    V = arb_series([v0], prec=n)
+    for _ in range(n):
+        acc = -(X.sin()) * (w0 * w0) - V * c + drive
+        X, V = arb_series([x0], prec=n) + V.integral(), arb_series([v0], prec=n) + acc.integral()
+    return X, V
+
+
+def enclose_pendulum(T, x0, v0, H, order=24, w0=1, c=Fraction(1, 5), f=Fraction(1, 2),
+                     W=Fraction(2, 3)):
+    """An enclosure (x(T), v(T)) of the exact solution of the damped driven pendulum
+    x'' = -w0^2 sin x - c x' + f cos(W t), x(0) = x0, v(0) = v0 (exact rationals), by a
+    validated Taylor method: steps of ``H`` (T/H an integer); per step the Taylor
+    polynomial of degree ``order`` from the current box and the Lagrange remainder, the
+    (order+1)-th coefficient enclosed over an a-priori box B of the solution on the step
+    (proven: Y + [0, H] f([t, t + H], B) inside B, Picard-Lindelof).  Balls at flint's
+    precision.  ArithmeticError if an a-priori box is not proven."""
+    from flint import arb
+    T, H = Fraction(T), Fraction(H)
+    steps = T / H
+    if steps.denominator != 1 or steps <= 0:
+        raise ValueError(f"enclose_pendulum: T/H must be a positive integer, got {steps}")
+    w0, c, f, W = (exact(Fraction(u)) for u in (w0, c, f, W))
+    h = exact(H)
+    span = arb(0).union(h)
+    X, V = exact(Fraction(x0)), exact(Fraction(v0))
+    for k in range(int(steps)):
+        t0 = exact(k * H)
+        # a-priori box: grow until Y + [0, h] f(tt, B) lies inside B
+        tt = t0 + span
+        beta = h * 4
+        for _ in range(20):
+            BX, BV = X + arb(0, beta.upper()), V + arb(0, beta.upper())
+            nX = X + span * BV
+            nV = V + span * (-(BX.sin()) * (w0 * w0) - BV * c + (tt * W).cos() * f)
+            if (BX.contains(nX) and BV.contains(nV)
+                    and not (nX.rad() >= BX.rad() or nV.rad() >= BV.rad())):
+                break
+            beta = beta * 2
+        else:
+            raise ArithmeticError(f"enclose_pendulum: no a-priori box proven on step {k}")
+        PX, PV = _pendulum_taylor(X, V, t0, order, w0, c, f, W)
+        RX, RV = _pendulum_taylor(BX, BV, tt, order + 1, w0, c, f, W)
+        hp = h ** (order + 1)
+        X = (sum((_coefficient(PX, i) * h ** i for i in range(order + 1)), arb(0))
+             + _coefficient(RX, order + 1) * hp)
+        V = (sum((_coefficient(PV, i) * h ** i for i in range(order + 1)), arb(0))
+             + _coefficient(RV, order + 1) * hp)
+    return X, V
+
+
+def _coefficient(series, i):
+    """The s^i coefficient of an arb_series known to s^i (trailing zeros are trimmed)."""
+    from flint import arb
+    if series.prec <= i:
+        raise ValueError(f"the series is known to s^{series.prec - 1}, not s^{i}")
+    c = series.coeffs()
+    return c[i] if i < len(c) else arb(0)
