@@ -136,3 +136,77 @@ def test_zero_phase_g_is_a_sign_change():
         assert (osc.final_phase(lo) < 0) != (osc.final_phase(hi) < 0)
         with pytest.raises(ArithmeticError, match="no sign change"):
             zero_phase_enclosure(osc, "0.9", 12)
+
+
+def test_p_star_enclosure_contains_the_100_digit_value():
+    """p* of footnote 3 enclosed by a proven sign change of J' (rigorous quadrature and
+    tail bound) holds the 100-digit mpmath value (tanh-sinh and Gauss-Legendre agree),
+    and J(p*) the 100-digit J."""
+    from mpvi_papers._mutze_interpolation import enclose_J, enclose_p_star
+    p100 = ("0.8107469240751916851302080844278507401935660635072309457956670475470700036471"
+            "742954163435125761667893")
+    J100 = ("25.04088592805657930109646569543611119241336850420867277762998470336157043845"
+            "230128794205455614231906")
+    with arb_precision(70):
+        ps = enclose_p_star(p100[:40], 36)
+        assert ps.rad() < 1e-30
+        assert _contains(ps, p100, 100)
+        assert _contains(enclose_J(ps), J100, 100)
+        with pytest.raises(ArithmeticError, match="no sign change"):
+            enclose_p_star("0.9", 8)
+
+
+def test_pendulum_enclosure_contains_mpmath_odefun():
+    from mpvi_papers._mutze_certify import enclose_pendulum
+    with arb_precision(60):
+        X, V = enclose_pendulum(1, 1, 0, Fraction(1, 8), order=20)
+    assert X.rad() < 1e-20 and V.rad() < 1e-20
+    with mpmath.workdps(45):
+        sol = mpmath.odefun(lambda t, y: [y[1], -mpmath.sin(y[0]) - y[1] / 5
+                                          + mpmath.cos(2 * t / 3) / 2], 0, [1, 0])
+        x, v = sol(1)
+        assert _contains(X, x, 40) and _contains(V, v, 40)
+
+
+def test_quantum_enclosure_contains_a_200_digit_rerun():
+    """Norm and energy deviations of eq. (86) on a small grid, enclosed from the exact
+    problem, against the step rewritten here in mpmath at 200 digits."""
+    from mpvi_papers._mutze_quantum import certified_outputs
+    p = {"n": 24, "dx": "1", "hbar": "1", "mass": "1", "zone": "3", "calm_mass": "0.01",
+         "barrier": {"center": "12", "halfwidth": "1", "height": "0.12"}}
+    sc = {"name": "gauss", "kind": "gauss", "x0": "7", "sigma": "2", "k0": "1/2",
+          "steps": 40, "out_every": 10}
+    with arb_precision(80):
+        recs = certified_outputs(p, sc, "2/5")
+    with mpmath.workdps(200):
+        n, tau = 24, mpmath.mpf(2) / 5
+        xs = [mpmath.mpf(j) for j in range(1, n + 1)]
+        diag = [1 + (mpmath.mpf(12) / 100 if abs(x - 12) <= 1 else 0) for x in xs]
+
+        def H(u):
+            return [diag[i] * u[i] - (u[i - 1] if i else 0) / 2 - (u[i + 1] if i < n - 1 else 0) / 2
+                    for i in range(n)]
+        env = [mpmath.exp(-(x - 7) ** 2 / 16) for x in xs]
+        X = [[e * mpmath.cos(x / 2) for e, x in zip(env, xs)],
+             [e * mpmath.sin(x / 2) for e, x in zip(env, xs)]]
+        s = mpmath.sqrt(mpmath.fsum(u * u for row in X for u in row))
+        X = [[u / s for u in row] for row in X]
+        V = [H(X[1]), [-u for u in H(X[0])]]
+
+        def observe(X):
+            norm = mpmath.fsum(u * u for row in X for u in row)
+            return norm, mpmath.fsum(a * b for row in X for a, b in zip(row, H(row))) / norm
+        n0, e0 = observe(X)
+        for step in range(sc["steps"] + 1):
+            if step % sc["out_every"] == 0:
+                norm, energy = observe(X)
+                rec = recs[step // sc["out_every"]]
+                assert rec["step"] == step
+                assert _contains(rec["norm_dev"], (norm - n0) / n0, 150)
+                assert _contains(rec["energy_dev"], (energy - e0) / e0, 150)
+                assert rec["norm_dev"].rad() < 1e-40
+            acc = [[-u for u in H(H([a + tau * b for a, b in zip(ra, rv)]))]
+                   for ra, rv in zip(X, V)]
+            X, V = ([[a + 2 * tau * b + 2 * tau * tau * c for a, b, c in zip(ra, rv, rc)]
+                     for ra, rv, rc in zip(X, V, acc)],
+                    [[b + 2 * tau * c for b, c in zip(rv, rc)] for rv, rc in zip(V, acc)])
