@@ -392,7 +392,8 @@ def not_proven(row, record, rep):
         return ("recorded value outside its enclosure (or the enclosure wider than it): no "
                 "digit proven")
     if v.compare == "symbolic":
-        return f"its comparison ({rule(v)}) is a formula, not a number an enclosure decides"
+        return (f"its comparison ({rule(v)}) is a formula: the recorded difference "
+                "printed - reproduced is neither proven 0 nor proven nonzero")
     return "its enclosure straddles a bound of what the printed digits allow"
 
 
@@ -405,6 +406,10 @@ def _certified(row, reproduced, entry):
 
     from ..arbref import arb_precision
     from .digits import proven_digits
+    if row.value.compare == "symbolic":     # a formula: its entry decides it (proof())
+        row.proven = entry["digits"]
+        row.proof = proof(row.value, entry["enclosure"])
+        return
     with arb_precision(len(entry["enclosure"]) + len(reproduced) + 10):
         digits, _ = proven_digits(reproduced, arb(entry["enclosure"]))
     if digits == 0:
@@ -454,7 +459,13 @@ def proof(v, enclosure):
     allowed by the printed digits (:func:`allowed`), ``"proven misprint"`` if none is
     (the printed digits contradict the proof), None if it straddles the bound or the
     comparison is not an interval.  Decided in ball arithmetic at a precision that holds
-    both numbers (the caller's flint precision is restored)."""
+    both numbers (the caller's flint precision is restored).
+
+    A ``symbolic`` value (a printed formula) is decided by its certify hook in exact
+    arithmetic, and its enclosure is of the difference printed - reproduced: exactly
+    ``[0 +/- 0]`` when the two formulas are proven identical (``"proven match"``), a ball
+    without 0 (their difference at a point where they are proven to differ) for
+    ``"proven misprint"``; anything else decides nothing."""
     from flint import arb
 
     from ..arbref import arb_precision
@@ -463,6 +474,10 @@ def proof(v, enclosure):
         ball = arb(enclosure)
         if not ball.is_finite():
             return None
+        if v.compare == "symbolic":
+            if ball.is_exact() and ball == 0:
+                return "proven match"
+            return "proven misprint" if not ball.contains(0) else None
         if v.compare in ("max", "min", "log10"):
             return _proof_by_bounds(v, ball)
         bound = allowed(v)
