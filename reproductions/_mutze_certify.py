@@ -168,3 +168,36 @@ def _coefficient(series, i):
         raise ValueError(f"the series is known to s^{series.prec - 1}, not s^{i}")
     c = series.coeffs()
     return c[i] if i < len(c) else arb(0)
+
+
+def published_formulas(rid):
+    """{key: printed text} of the ``symbolic`` published values of the reproduction
+    ``rid``."""
+    from mpvi.repro.published import load_all_published
+    return {v.key: v.printed for v in load_all_published()
+            if v.id == rid and v.compare == "symbolic"}
+
+
+def formula_difference(printed, reproduced, where):
+    """The difference printed - reproduced of two formulas, decided in exact rational
+    arithmetic, as a ball for :func:`mpvi.repro.published.proof`: exactly 0 when they
+    are the same rational function (sympy's cancel over Q: a proof), else the difference
+    at a rational point where it is nonzero (exact rationals, no float; a ball without
+    0).  Both texts are read by mpvi's closed grammar
+    (:func:`mpvi.repro.published.parse_formula`: nothing runs as code).  ValueError for a
+    formula with radicals or functions (not decided here)."""
+    from mpvi.repro.published import parse_formula
+    p, r = parse_formula(printed, f"{where} (printed)"), parse_formula(reproduced,
+                                                                      f"{where} (reproduced)")
+    d = sp.cancel(sp.together(p - r))
+    if any(not e.exp.is_Integer for e in d.atoms(sp.Pow)) or d.atoms(sp.Function):
+        raise ValueError(f"{where}: the difference is not a rational function")
+    if d == 0:
+        return exact(0)
+    syms = sorted(d.free_symbols, key=lambda s: s.name)
+    for k in range(1, 50):
+        point = {s: sp.Rational(37 * k + 5 * j + 1, 29 + j) for j, s in enumerate(syms)}
+        value = d.subs(point)
+        if value.is_Rational and value != 0:
+            return exact(value)
+    raise ArithmeticError(f"{where}: a nonzero difference vanished at every point tried")
