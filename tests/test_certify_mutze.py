@@ -210,3 +210,15 @@ def test_quantum_enclosure_contains_a_200_digit_rerun():
             X, V = ([[a + 2 * tau * b + 2 * tau * tau * c for a, b, c in zip(ra, rv, rc)]
                      for ra, rv, rc in zip(X, V, acc)],
                     [[b + 2 * tau * c for b, c in zip(rv, rc)] for rv, rc in zip(V, acc)])
+
+
+def test_formula_difference_decides_exactly():
+    from mpvi_papers._mutze_certify import formula_difference
+    same = formula_difference("-(b*v + k*(x + v*tau))/(m + tau*(b + 3*k*tau/5))",
+                              "-5*(b*v + k*tau*v + k*x)/(5*b*tau + 3*k*tau**2 + 5*m)", "eq90")
+    assert same.is_exact() and same == 0
+    # a word printed without its function (ERRATA [E70]) is another symbol: nonzero
+    other = formula_difference("2/3*(3*Dt_aDv_aDv)", "2*Dt_aDv_aDv_L", "E70")
+    assert not other.contains(0)
+    assert formula_difference("3/5", "3/5", "g") == 0
+    assert not formula_difference("3/5", "6/5", "g").contains(0)
