@@ -420,7 +420,8 @@ def certify(run, out):
     from mpvi.repro.certified import ball_max
     from mpvi.repro.digits import proven_digits
     from mpvi_papers._mutze_certify import exact
-    from mpvi_papers._mutze_quantum import CERTIFIED_STATEMENT, certified_outputs
+    from mpvi_papers._mutze_quantum import (CERTIFIED_STATEMENT, certified_long_trend,
+                                            certified_outputs)
     ctx, p, v = run.ctx, run.params, out.values
     values, not_certified = {}, {}
     sc = next(s for s in p["scenarios"] if s["name"] == "gauss")
@@ -469,13 +470,17 @@ def certify(run, out):
             if not decided:
                 not_certified[f"{pre} calm max |norm dev| / eps"] = (
                     "an output's calm/violent classification is not decided by its ball")
-    for key in ("long fp norm trend / range", "long fp energy trend / range"):
-        not_certified[key] = (
-            "a statistic of a 100000-step float64 run: its exact trajectory would need 3e8 "
-            "ball operations of a 600-dimensional map (beyond the run's budget), and the "
-            "float64 run's own values need a floating-point error analysis of its steps; the "
-            "exact map is proven bounded (it preserves the definite form W of the "
-            "statement), which is what 'no trend' can mean")
+        run.progress(f"certify: the long run's trend ({p['long_steps']} steps, the "
+                     f"{p['long_block'] // 10}-step map as an Arb matrix)")
+        trends = certified_long_trend(p, sc, p["tau"], p["long_steps"], p["long_block"])
+        for key, ball in zip(("long fp norm trend / range", "long fp energy trend / range"),
+                             trends):
+            found = proven_digits(v[key], ball)
+            if found[0] > 0:
+                values[key] = found
+            else:
+                not_certified[key] = (f"the float64 run's value is not within the exact "
+                                      f"trajectory's enclosure {found[1]} to one digit")
     for key in v:
         if key not in values and key not in not_certified:
             not_certified[key] = (
