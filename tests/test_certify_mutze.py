@@ -222,3 +222,53 @@ def test_formula_difference_decides_exactly():
     assert not other.contains(0)
     assert formula_difference("3/5", "3/5", "g") == 0
     assert not formula_difference("3/5", "6/5", "g").contains(0)
+
+
+def test_long_trend_enclosure_contains_a_100_digit_rerun():
+    """The trend / range statistics of a small long run, enclosed by the M^(block/10)
+    walk, against the statistic recomputed here in mpmath at 100 digits step by step."""
+    from mpvi_papers._mutze_quantum import certified_long_trend
+    p = {"n": 12, "dx": "1", "hbar": "1", "mass": "1",
+         "barrier": {"center": "6", "halfwidth": "1", "height": "0.12"}}
+    sc = {"name": "gauss", "kind": "gauss", "x0": "4", "sigma": "2", "k0": "1/2"}
+    steps, block = 200, 20
+    with arb_precision(70):
+        norm_trend, energy_trend = certified_long_trend(p, sc, "2/5", steps, block)
+    with mpmath.workdps(100):
+        n, tau = 12, mpmath.mpf(2) / 5
+        xs = [mpmath.mpf(j) for j in range(1, n + 1)]
+        diag = [1 + (mpmath.mpf(12) / 100 if abs(x - 6) <= 1 else 0) for x in xs]
+
+        def H(u):
+            return [diag[i] * u[i] - (u[i - 1] if i else 0) / 2 - (u[i + 1] if i < n - 1 else 0) / 2
+                    for i in range(n)]
+        env = [mpmath.exp(-(x - 4) ** 2 / 16) for x in xs]
+        X = [[e * mpmath.cos(x / 2) for e, x in zip(env, xs)],
+             [e * mpmath.sin(x / 2) for e, x in zip(env, xs)]]
+        V = [H(X[1]), [-u for u in H(X[0])]]
+
+        def observe(X):
+            norm = mpmath.fsum(u * u for row in X for u in row)
+            return norm, mpmath.fsum(a * b for row in X for a, b in zip(row, H(row))) / norm
+        n0, e0 = observe(X)
+        samples = []
+        for k in range(1, steps + 1):
+            acc = [[-u for u in H(H([a + tau * b for a, b in zip(ra, rv)]))]
+                   for ra, rv in zip(X, V)]
+            X, V = ([[a + 2 * tau * b + 2 * tau * tau * c for a, b, c in zip(ra, rv, rc)]
+                     for ra, rv, rc in zip(X, V, acc)],
+                    [[b + 2 * tau * c for b, c in zip(rv, rc)] for rv, rc in zip(V, acc)])
+            if k % (block // 10) == 0:
+                nm, en = observe(X)
+                samples.append((nm / n0 - 1, en / e0 - 1))
+        for col, ball in ((0, norm_trend), (1, energy_trend)):
+            means = [mpmath.fsum(s[col] for s in samples[i:i + 10]) / 10
+                     for i in range(0, len(samples), 10)]
+            ts = [2 * tau * block * (k + 1) for k in range(len(means))]
+            tm, ym = mpmath.fsum(ts) / len(ts), mpmath.fsum(means) / len(means)
+            slope = (mpmath.fsum((t - tm) * (y - ym) for t, y in zip(ts, means))
+                     / mpmath.fsum((t - tm) ** 2 for t in ts))
+            col_values = [s[col] for s in samples]
+            value = abs(slope * (ts[-1] - ts[0])) / (max(col_values) - min(col_values))
+            assert ball.rad() < 1e-40
+            assert _contains(ball, value, 90)
