@@ -95,7 +95,6 @@ def _pendulum_taylor(x0, v0, t0, order, w0, c, f, W):
     encloses the coefficients of every solution through it): Picard iteration on series,
     exact in one more coefficient per round."""
     import flint
-    from flint import arb_series
     n = order + 1
     cap = flint.ctx.cap                             # series operations truncate at cap
     flint.ctx.cap = n

@@ -549,7 +549,7 @@ def certify(run, out):
     values, not_certified = {}, {}
     objects = {"S": ser.action(p["p"] + 1), "LHS": ser.lhs(p["p"] - 2),
                "DIFF": ser.diff(max(3, p["diff_order"]))}
-    for key, printed in out.values.items():
+    for key, text in out.values.items():
         m = re.fullmatch(r"FORM terms (S|LHS|DIFF) tau\^(\d+)", key)
         m2 = re.fullmatch(r"DIFF tau\^(\d+) terms", key)
         if m or m2:
@@ -557,7 +557,7 @@ def certify(run, out):
             if not all(isinstance(c, Fraction) for c in ex.terms.values()):
                 raise TypeError(f"{key}: a coefficient of the series is not an exact rational")
             # FORM's terms: (word, power of g) monomials; "DIFF tau^k terms": words
-            values[key] = counted(printed, ex.term_count(k) if m else len(ex.words(k)))
+            values[key] = counted(text, ex.term_count(k) if m else len(ex.words(k)))
     run.progress("certify: the g of the oscillators, exactly")
     m, k, b = sp.symbols("m k b", positive=True)
     D2 = ser.diff(2).coefficient(2)
@@ -619,8 +619,8 @@ def certify(run, out):
                     tau = taus[-1]
                     rem = (dif[-1] / exact(tau * tau) - c2b) / exact(tau)
                     values[key] = proven_digits(out.values[key], rem / c3b - 1)
-    for key, printed in published_formulas("mutze_theorem60").items():
-        values[key] = (run.ctx.dps, formula_difference(printed, out.values[key], key))
+    for key, text in published_formulas("mutze_theorem60").items():
+        values[key] = (run.ctx.dps, formula_difference(text, out.values[key], key))
     for key in out.values:
         if key not in values and key not in not_certified:
             not_certified[key] = FORMULA
