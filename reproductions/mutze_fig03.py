@@ -72,7 +72,7 @@ def certify(run, out):
         for name in ("g=0.68 (eq. 72)", "g=0.34 (0.68 halved)"):
             values[f"|final phase error| {name}"] = proven_digits(
                 v[f"|final phase error| {name}"], abs(final[name]))
-        run.progress("certify: the zero-phase g (sign change, zero-free cover of the scan)")
+        run.progress("certify: the zero-phase g (a proven sign change)")
         g0 = zero_phase_enclosure(osc, v["g with zero final phase error (eq. 72)"],
                                   run.ctx.dps - 4)
         values["g with zero final phase error (eq. 72)"] = proven_digits(
