@@ -272,3 +272,19 @@ def test_long_trend_enclosure_contains_a_100_digit_rerun():
             value = abs(slope * (ts[-1] - ts[0])) / (max(col_values) - min(col_values))
             assert ball.rad() < 1e-40
             assert _contains(ball, value, 90)
+
+
+def test_monotone_phase_and_its_sign_against_the_scan():
+    """The final phase error proven strictly decreasing in g on [0, 1]; a proven
+    increase is refused: the committed scan (reproduction's own 64-digit runs) decreases."""
+    import csv
+    from pathlib import Path
+
+    from mpvi_papers._mutze_oscillator import monotone_phase
+    with arb_precision(90):
+        osc = BallOscillator(PARAMS)
+        assert monotone_phase(osc, 0, 1) == -1
+    scan = Path(__file__).resolve().parents[1] / "figures/mutze/mutze_fig03_g_scan.csv"
+    with open(scan, newline="") as fh:
+        phases = [mpmath.mpf(r["final_phase_error_deg"]) for r in csv.DictReader(fh)]
+    assert all(a > b for a, b in zip(phases, phases[1:]))
