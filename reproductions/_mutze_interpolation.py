@@ -364,3 +364,91 @@ def optimal_p(ctx=None, method="tanh-sinh", start=("4/5", "41/50")):
         raise ArithmeticError(f"findroot left p > 0 (p = {ctx.to_str(p, 10)}); try other "
                               f"starting values than {start}")
     return p
+
+
+# ----- certified (mpvi run --certify) ------------------------------------------------------
+
+def _ball_integrand(z, P, square):
+    """r''(z)^2 (``square``) or 2 r''(z) dr''/dp (z) at p = ``P`` on complex balls, with
+    r = R(u), R(u) = 1/(1 + e^u), u = p phi, phi = 1/z + 1/(z - 1): R' = -s(1 - s),
+    R'' = s(1 - s)(1 - 2s), R''' = -s(1 - s)(1 - 6s + 6s^2) (s = R(u)), so
+    r'' = R'' p^2 phi'^2 + R' p phi'' and d/dp r'' = R''' phi p^2 phi'^2 + 2 R'' p phi'^2
+    + R'' p phi phi'' + R' phi''."""
+    zm = z - 1
+    phi = 1 / z + 1 / zm
+    d1 = -1 / (z * z) - 1 / (zm * zm)
+    d2 = 2 / (z * z * z) + 2 / (zm * zm * zm)
+    s = 1 / (1 + (P * phi).exp())
+    q = s * (1 - s)
+    R1, R2 = -q, q * (1 - 2 * s)
+    r2 = R2 * P * P * d1 * d1 + R1 * P * d2
+    if square:
+        return r2 * r2
+    R3 = -q * (1 - 6 * s + 6 * s * s)
+    return 2 * r2 * (R3 * phi * P * P * d1 * d1 + 2 * R2 * P * d1 * d1 + R2 * P * phi * d2
+                     + R1 * d2)
+
+
+TAIL = Fraction(1, 200)
+"""The integrals of :func:`enclose_J` are taken by acb.integral on [TAIL, 1/2]; (0, TAIL]
+is bounded analytically."""
+
+
+def enclose_J(P, derivative=False):
+    """An enclosure of J(p) = int_0^1 r''^2 dx or (``derivative``) J'(p) = 2 int_0^1 r''
+    dr''/dp dx for p in the arb ball ``P`` (0 < p, p < 5).
+
+    Both integrands are even about x = 1/2 (r''(1 - x) = -r''(x)), so the integral is
+    twice that over [0, 1/2]: acb.integral (Arb's rigorous adaptive quadrature) on
+    [TAIL, 1/2] and the tail (0, TAIL] bounded: for x <= TAIL, s = 1/x, |phi'| <= 2 s^2,
+    |phi''| <= 3 s^3, 0 < phi <= s, u = p phi >= p (s - 2), |R'|, |R''|, |R'''| <=
+    e^-u, so |r''| <= e^-u (4 p^2 s^4 + 3 p s^3) and |dr''/dp| <= e^-u (4 p^2 s^5 + 11 p
+    s^4 + 3 s^3); each term e^(-2ps) s^k (k <= 9) decreases for s > k/(2p), so the
+    integrand is bounded on (0, TAIL] by its bound at s = 1/TAIL."""
+    from flint import acb, arb
+
+    from mpvi_papers._mutze_certify import exact
+    if not (P > 0 and P < 5):
+        raise ValueError(f"enclose_J: p = {P} is not proven in (0, 5)")
+    s = 1 / exact(TAIL)
+    if not s > 9 / (2 * P):
+        raise ValueError("enclose_J: the tail bound needs 1/TAIL > 9/(2p)")
+    Pu = arb(P.upper())
+    e = (-2 * arb(P.lower()) * (s - 2)).exp()
+    a = 4 * Pu * Pu * s ** 4 + 3 * Pu * s ** 3
+    b = 4 * Pu * Pu * s ** 5 + 11 * Pu * s ** 4 + 3 * s ** 3
+    bound = e * (a * a if not derivative else 2 * a * b) * exact(TAIL)
+    Pc = acb(P)
+    body = acb.integral(lambda z, analytic: _ball_integrand(z, Pc, not derivative),
+                        exact(TAIL), exact(Fraction(1, 2))).real
+    return 2 * (body + arb(0, bound.upper()))
+
+
+def enclose_p_star(p_run, digits):
+    """An enclosure of a zero of J' with J' < 0 left of it and > 0 right of it (a local
+    minimum of J) near the run's p* ``p_run`` (a decimal string): J' proven negative at
+    p_run - delta and positive at p_run + delta (delta = 10^-digits, widened tenfold up to
+    10^-6 until proven); J' is continuous in p (the integrand is smooth in (x, p) and
+    dominated), so a zero lies between.  ArithmeticError if no such sign change is
+    proven."""
+    from mpvi_papers._mutze_certify import exact
+    centre = Fraction(p_run)
+    for d in range(digits, 5, -1):
+        delta = Fraction(1, 10 ** d)
+        lo, hi = exact(centre - delta), exact(centre + delta)
+        if enclose_J(lo, True) < 0 < enclose_J(hi, True):
+            return lo.union(hi)
+    raise ArithmeticError(f"no sign change of J' proven around p = {p_run}")
+
+
+def smooth_step_ball_derivatives(x, n, P):
+    """[r'(x), ..., r^(n)(x)] for x in ]0, 1[ (an arb) and p = ``P`` (an arb), by
+    arb_series: r(x + t) = 1/(1 + exp(p (1/(x + t) + 1/(x + t - 1)))) to order n."""
+    import math
+
+    from flint import arb, arb_series
+    X = arb_series([x, 1], prec=n + 1)
+    u = (1 / X + 1 / (X - 1)) * P
+    r = 1 / (1 + u.exp())
+    c = r.coeffs()
+    return [c[k] * math.factorial(k) if k < len(c) else arb(0) for k in range(1, n + 1)]

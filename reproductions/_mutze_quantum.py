@@ -79,6 +79,8 @@ precision plus ``GUARD_BITS``; the Chebyshev recurrence runs in the number conte
 """
 from __future__ import annotations
 
+from fractions import Fraction
+
 import mpmath
 import numpy as np
 import sympy as sp
@@ -505,3 +507,218 @@ class ChebyshevPropagator:
         # times exp(-i c t / hbar): (u + i w)(cos - i sin)
         cp, sp_ = self.cos_ph, self.sin_ph
         return np.array([S[0] * cp + S[1] * sp_, S[1] * cp - S[0] * sp_], dtype=X.dtype)
+
+
+# ----- certified: the exact discrete trajectory of eq. (86) (mpvi run --certify) ------------
+
+CERTIFIED_STATEMENT = (
+    "The exact discrete trajectory of eq. (86) from the exact problem (the Gaussian psi_0 "
+    "of the rational x0, sigma, k0 enclosed in Arb, psi'_0 = H psi_0/(i hbar), tau, dx, "
+    "the barrier exact) is enclosed without wrapping: the run is walked on Arb balls from "
+    "exact midpoints, each step's rounding delta_k bounded by its ball's radii, and the "
+    "distance e_n of the exact trajectory from the walked midpoints bounded through the "
+    "invariant form W(x, v) = |x|^2 + hbar^2 |H^-1 v|^2 - tau^2 |v|^2 that the step "
+    "preserves exactly (checked symbolically per eigenmode of H): sqrt W(e_n) <= sqrt W(e_0) "
+    "+ sum_k sqrt W(delta_k), with c_lo |y|^2 <= W(y) <= c_hi |y|^2 from Gershgorin "
+    "(lambda_max) and the Dirichlet Laplacian's least eigenvalue (lambda_min, V >= 0).  "
+    "Norm, energy and the mass near the walls and barrier are enclosed from that bound; "
+    "the calm/violent classification of every output is decided on the balls; eps is the "
+    "context's (2^-52 for float64).  The float64 rows are compared with the same exact "
+    "value (the exact problem, not its float64 rounding).  The long run's trend / range "
+    "statistics: the same for its 100000 steps, walked 50 steps at a time by the matrix "
+    "M^50 on Arb balls.")
+
+
+def _ball_H(diag, off, p):
+    """H p for a list ``p`` of balls (3-point stencil, Dirichlet ends)."""
+    n = len(p)
+    return [diag[i] * p[i] + (off * p[i - 1] if i else 0) + (off * p[i + 1] if i < n - 1 else 0)
+            for i in range(n)]
+
+
+def _exact_setup(p, sc, tau_text):
+    """The exact problem of :func:`certified_outputs` on balls: grid, H's diagonal and
+    off-diagonal, tau, hbar, psi_0 and psi'_0 (rows re, im), lambda_max (Gershgorin) and
+    sqrt(c_hi/c_lo) of the invariant form (module statement)."""
+    from flint import arb
+
+    from mpvi_papers._mutze_certify import exact
+    if sc["kind"] != "gauss":
+        raise ValueError("certified_outputs: only the Gaussian packet is enclosed")
+    q = lambda s: Fraction(s)
+    n, dx, hbar, mass = p["n"], q(p["dx"]), q(p["hbar"]), q(p["mass"])
+    b = p["barrier"]
+    c, hw, height = q(b["center"]), q(b["halfwidth"]), q(b["height"])
+    xs = [j * dx for j in range(1, n + 1)]
+    kin = hbar * hbar / (mass * dx * dx)
+    diag = [exact(kin + (height if abs(x - c) <= hw else 0)) for x in xs]
+    off = exact(-kin / 2)
+    tau, hb = exact(q(tau_text)), exact(hbar)
+    # psi_0: exp(-(x - x0)^2/(4 sigma^2) + i k0 x), normalised (dx-weighted)
+    x0, sigma, k0 = exact(q(sc["x0"])), exact(q(sc["sigma"])), exact(q(sc["k0"]))
+    env = [(-(exact(x) - x0) ** 2 / (4 * sigma * sigma)).exp() for x in xs]
+    re = [e * (k0 * exact(x)).cos() for e, x in zip(env, xs)]
+    im = [e * (k0 * exact(x)).sin() for e, x in zip(env, xs)]
+    scale = (exact(dx) * sum((u * u for u in re + im), arb(0))).sqrt()
+    X = [[u / scale for u in re], [u / scale for u in im]]
+    HX = [_ball_H(diag, off, row) for row in X]
+    V = [[u / hb for u in HX[1]], [-u / hb for u in HX[0]]]
+    # the invariant form's constants
+    lam_max = max(d + (abs(off) if i in (0, n - 1) else 2 * abs(off)) for i, d in enumerate(diag))
+    lam_min = 2 * exact(kin) * (arb.pi() / (2 * (n + 1))).sin() ** 2
+    c_lo = arb(1).min(hb * hb / (lam_max * lam_max) - tau * tau)
+    c_hi = arb(1).max(hb * hb / (lam_min * lam_min))
+    if not c_lo > 0:
+        raise ArithmeticError("tau lambda_max < hbar is not proven: W is not proven definite")
+    grow = (c_hi / c_lo).sqrt()
+    return {"xs": xs, "diag": diag, "off": off, "tau": tau, "hb": hb, "X": X, "V": V,
+            "lam_max": lam_max, "grow": grow}
+
+
+def certified_outputs(p, sc, tau_text):
+    """Enclosures of norm_dev, energy_dev and violent_mass at every output step of the
+    scenario ``sc`` of the reproduction's parameters ``p`` (module statement
+    :data:`CERTIFIED_STATEMENT`), at flint's current precision: a list of dicts
+    ``{"step", "norm_dev", "energy_dev", "violent_mass"}`` (arb)."""
+    from flint import arb
+
+    from mpvi_papers._mutze_certify import exact
+    setup = _exact_setup(p, sc, tau_text)
+    xs, diag, off, tau, hb, X, V, lam_max, grow = (setup[k] for k in (
+        "xs", "diag", "off", "tau", "hb", "X", "V", "lam_max", "grow"))
+    q = Fraction
+    n, dx = p["n"], Fraction(p["dx"])
+    c, hw = Fraction(p["barrier"]["center"]), Fraction(p["barrier"]["halfwidth"])
+    mask = [x < q(p["zone"]) or x > (n + 1) * dx - q(p["zone"]) or abs(x - c) <= hw + q(p["zone"])
+            for x in xs]
+
+    def mids(rows):
+        return [[arb(u.mid()) for u in row] for row in rows]
+
+    def radius(*parts):
+        return sum((arb(u.rad()) ** 2 for rows in parts for row in rows for u in row),
+                   arb(0)).sqrt()
+
+    E = radius(X, V)                           # e_0: |psi_0 - mid|, |psi'_0 - mid|
+    Y, Vy = mids(X), mids(V)
+    two_tau, two_tau2 = 2 * tau, 2 * tau * tau
+    dxb = exact(dx)
+    out, first = [], None
+    for step in range(sc["steps"] + 1):
+        if step % sc["out_every"] == 0:
+            bound = E * grow                   # |e_n|_2 <= sqrt(W(e_n) / c_lo)
+            ny = (sum((u * u for row in Y for u in row), arb(0))).sqrt()
+            HY = [_ball_H(diag, off, row) for row in Y]
+            nHy = (sum((u * u for row in HY for u in row), arb(0))).sqrt()
+            norm = dxb * (ny * ny + arb(0, (2 * ny * bound + bound * bound).upper()))
+            eu = dxb * (sum((a * h for ra, rh in zip(Y, HY) for a, h in zip(ra, rh)), arb(0))
+                        + arb(0, (2 * nHy * bound + lam_max * bound * bound).upper()))
+            nm = (sum((u * u for row in Y for u, m in zip(row, mask) if m), arb(0))).sqrt()
+            inside = dxb * (nm * nm + arb(0, (2 * nm * bound + bound * bound).upper()))
+            if first is None:
+                first = (norm, eu / norm)
+            out.append({"step": step, "norm_dev": (norm - first[0]) / first[0],
+                        "energy_dev": (eu / norm - first[1]) / first[1],
+                        "violent_mass": inside / norm})
+        if step == sc["steps"]:
+            break
+        s = [[a + tau * v for a, v in zip(ra, rv)] for ra, rv in zip(Y, Vy)]
+        acc = [[-u / (hb * hb) for u in _ball_H(diag, off, _ball_H(diag, off, row))] for row in s]
+        nX = [[a + two_tau * v + two_tau2 * w for a, v, w in zip(ra, rv, rw)]
+              for ra, rv, rw in zip(Y, Vy, acc)]
+        nV = [[v + two_tau * w for v, w in zip(rv, rw)] for rv, rw in zip(Vy, acc)]
+        E = E + radius(nX, nV)                 # sqrt W(delta_k) <= sqrt(c_hi) |delta_k|
+        Y, Vy = mids(nX), mids(nV)
+    return out
+
+
+def certified_long_trend(p, sc, tau_text, steps, block):
+    """Enclosures of the long run's "trend / range" statistics of the norm and the energy
+    (:func:`mpvi_papers.mutze_quantum.trend` of :func:`mpvi_papers.mutze_quantum.long_run`:
+    deviations sampled every block/10 steps, block means, the least-squares slope of the
+    means against the block-end times times the time spanned, over the range of the
+    samples) for the exact discrete trajectory of eq. (86) from the exact problem of the
+    scenario ``sc`` (:data:`CERTIFIED_STATEMENT`): the block/10-step map M^(block/10) as an
+    Arb matrix (binary powering), applied from exact midpoints, the rounding bounded through
+    the invariant form W as in :func:`certified_outputs`.  Returns (norm trend, energy
+    trend) balls."""
+    from flint import arb, arb_mat
+
+    from mpvi_papers._mutze_certify import exact
+    setup = _exact_setup(p, sc, tau_text)
+    diag, off, tau, hb, X, V, lam_max, grow = (setup[k] for k in (
+        "diag", "off", "tau", "hb", "X", "V", "lam_max", "grow"))
+    n = len(diag)
+    every = block // 10
+    if block % 10 or steps % block:
+        raise ValueError("the long run needs block a multiple of 10 and steps of block")
+    H = arb_mat(n, n)
+    for i in range(n):
+        H[i, i] = diag[i]
+        if i + 1 < n:
+            H[i, i + 1] = H[i + 1, i] = off
+    H2 = H * H / (hb * hb)
+    eye = arb_mat(n, n)
+    for i in range(n):
+        eye[i, i] = 1
+    A, B = eye - H2 * (2 * tau * tau), eye * (2 * tau) - H2 * (2 * tau ** 3)
+    C = H2 * (-2 * tau)
+    M = arb_mat(2 * n, 2 * n)
+    for i in range(n):
+        for j in range(n):
+            M[i, j], M[i, n + j], M[n + i, j], M[n + i, n + j] = A[i, j], B[i, j], C[i, j], A[i, j]
+    P = M ** every
+    S = arb_mat(2 * n, 2)
+    for r in range(2):
+        for i in range(n):
+            S[i, r], S[n + i, r] = X[r][i], V[r][i]
+
+    def mid(m):
+        out = arb_mat(m.nrows(), m.ncols())
+        for i in range(m.nrows()):
+            for j in range(m.ncols()):
+                out[i, j] = arb(m[i, j].mid())
+        return out
+
+    def rad(m):
+        return sum((arb(m[i, j].rad()) ** 2 for i in range(m.nrows())
+                    for j in range(m.ncols())), arb(0)).sqrt()
+
+    def observe(Y, E):
+        bound = E * grow
+        x = [[Y[i, r] for i in range(n)] for r in range(2)]
+        ny = sum((u * u for row in x for u in row), arb(0)).sqrt()
+        Hx = [[sum((H[i, k] * row[k] for k in (i - 1, i, i + 1) if 0 <= k < n), arb(0))
+               for i in range(n)] for row in x]
+        nHy = sum((u * u for row in Hx for u in row), arb(0)).sqrt()
+        norm = ny * ny + arb(0, (2 * ny * bound + bound * bound).upper())
+        eu = (sum((a * h for ra, rh in zip(x, Hx) for a, h in zip(ra, rh)), arb(0))
+              + arb(0, (2 * nHy * bound + lam_max * bound * bound).upper()))
+        return norm, eu / norm
+
+    E = rad(S)
+    Y = mid(S)
+    n0, e0 = observe(Y, E)
+    samples = []
+    for _ in range(steps // every):
+        R = P * Y
+        E = E + rad(R)
+        Y = mid(R)
+        nm, en = observe(Y, E)
+        samples.append((nm / n0 - 1, en / e0 - 1))
+    per = block // every
+    blocks = [samples[k:k + per] for k in range(0, len(samples), per)]
+    times = [exact(2 * Fraction(tau_text) * block * (k + 1)) for k in range(len(blocks))]
+
+    def trend(col):
+        means = [sum((s[col] for s in b), arb(0)) / len(b) for b in blocks]
+        tm = sum(times, arb(0)) / len(times)
+        ym = sum(means, arb(0)) / len(means)
+        slope = (sum(((t - tm) * (y - ym) for t, y in zip(times, means)), arb(0))
+                 / sum(((t - tm) * (t - tm) for t in times), arb(0)))
+        hi = samples[0][col]
+        lo = samples[0][col]
+        for s_ in samples[1:]:
+            hi, lo = hi.max(s_[col]), lo.min(s_[col])
+        return abs(slope * (times[-1] - times[0])) / (hi - lo)
+    return trend(0), trend(1)

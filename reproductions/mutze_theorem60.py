@@ -34,6 +34,9 @@ Run: ``mpvi run mutze_theorem60`` or ``python reproductions/mutze_theorem60.py``
 """
 from __future__ import annotations
 
+import re
+from fractions import Fraction
+
 import pandas as pd
 import sympy as sp
 
@@ -417,6 +420,221 @@ def compute(run):
                   values=values, extra=extra)
 
 
+# ----- certify -------------------------------------------------------------------------------
+
+CERTIFIED_STATEMENT = (
+    "Term counts and the number of g: exact.  The series of S, LHS, RHS and DIFF are "
+    "computed in exact rational arithmetic (Python Fractions on words, no float), so each "
+    "count of printed terms (monomials word x power of g) is an exact integer (a ball of "
+    "radius 0); the g for which the oscillators' tau^2 coefficient of DIFF vanishes "
+    "identically are the real roots of the gcd (over Q) of its coefficients as polynomials "
+    "in g, counted by FLINT's exact squarefree factorisation and Arb root isolation.  "
+    "Numeric check: LHS = e.D_tau S is enclosed by Arb's rigorous adaptive quadrature "
+    "(acb.integral) of the exact integrand of the DirectCheck (the integral itself, not the "
+    "run's 40-node Gauss-Legendre sum), RHS = -e.G(...) on balls, at the exact rational "
+    "point, tau = 2^-k; the orders are the least-squares slopes of log|DIFF| on those "
+    "balls (mpvi.repro.certified.least_squares_order).  The printed formulas (words "
+    "and coefficients of the FORM output, eqs. (69), (70), the remaining terms, g = 3/5) "
+    "are decided exactly: the derived formulas are exact rational algebra, and the "
+    "difference printed - derived is cancelled over Q -- exactly 0 (proven match) or a "
+    "nonzero rational at a rational point (proven misprint).")
+
+FORMULA = ("a formula derived in exact rational arithmetic (Fractions on words), not printed "
+           "in the paper: nothing to decide (the printed formulas are decided exactly: the "
+           "difference printed - derived, 0 or nonzero at a rational point)")
+
+
+def _point_env(t, xs, vs, pt, n):
+    """{symbol: exact ball} of the point ``pt`` (run parameters: rational strings)."""
+    from mpvi_papers._mutze_certify import exact
+    env = {t: exact(Fraction(pt["t"]))}
+    env.update({x: exact(Fraction(s)) for x, s in zip(xs, pt["x"])})
+    env.update({v: exact(Fraction(s)) for v, s in zip(vs, pt["v"])})
+    return env
+
+
+class BallCheck:
+    """:class:`mpvi_papers._mutze_series.DirectCheck` on balls: LHS = e.D_tau S as the
+    integral of the same integrand enclosed by ``acb.integral`` (Arb's rigorous adaptive
+    Gauss-Legendre with error bounds from the integrand on complex balls), RHS =
+    -e.G(t + tau, x + v tau + a tau^2 g, v + a tau, a) on balls, at an exact rational
+    point (t, x, v, a, e)."""
+
+    def __init__(self, L, F, t, xs, vs, pt):
+        n = len(xs)
+        self.t, self.xs, self.vs = t, list(xs), list(vs)
+        self.a = [Fraction(s) for s in pt["a"]]
+        self.e = [Fraction(s) for s in pt["e"]]
+        self.pt = pt
+        aF = sum(ai * fi for ai, fi in zip(self.a, F))
+        eF = sum(ei * fi for ei, fi in zip(self.e, F))
+        ex = lambda f: sum(ei * sp.diff(f, xi) for ei, xi in zip(self.e, xs))
+        ev = lambda f: sum(ei * sp.diff(f, vi) for ei, vi in zip(self.e, vs))
+        self.parts = [sp.sympify(u) for u in (ex(L), ev(L), ex(aF), ev(aF), eF)]
+        Lv = [sp.diff(L, vi) for vi in vs]
+        G = [sum(sp.diff(Lv[i], vs[k]) * self.a[k] + sp.diff(Lv[i], xs[k]) * vs[k]
+                 for k in range(n)) + sp.diff(Lv[i], t) - sp.diff(L, xs[i]) - F[i]
+             for i in range(n)]
+        self.eG = sp.sympify(sum(ei * gi for ei, gi in zip(self.e, G)))
+
+    def lhs(self, tau):
+        """An enclosure (arb) of e.D_tau S at the point, tau an exact Fraction."""
+        from flint import acb
+
+        from mpvi_papers._mutze_certify import ball_eval, exact
+        t0 = exact(Fraction(self.pt["t"]))
+        x0 = [exact(Fraction(s)) for s in self.pt["x"]]
+        v0 = [exact(Fraction(s)) for s in self.pt["v"]]
+        a = [exact(q) for q in self.a]
+        T = exact(tau)
+        c3 = exact(Fraction(3, 2) / tau ** 3)
+
+        def f(h, analytic):            # entire in h (polynomials, sin, cos): no branch cut
+            env = {self.t: acb(t0) + h}
+            env.update({x: acb(xi) + acb(vi) * h + acb(ai) * h * h / 2
+                        for x, xi, vi, ai in zip(self.xs, x0, v0, a)})
+            env.update({v: acb(vi) + acb(ai) * h for v, vi, ai in zip(self.vs, v0, a)})
+            Lx, Lv, aFx, aFv, eF = (ball_eval(u, env, acb(0)) for u in self.parts)
+            sig = acb(c3) * h * (2 * acb(T) - h) / 2
+            dsig = acb(c3) * (acb(T) - h)
+            w = h * (h - 2 * acb(T)) / 2
+            return sig * Lx + dsig * Lv + w * (sig * aFx + dsig * aFv) - acb(c3) * w * eF
+        return acb.integral(f, 0, 2 * T).real
+
+    def rhs(self, tau, g):
+        """An enclosure (arb) of -e.G(t + tau, x + v tau + a tau^2 g, v + a tau, a)."""
+        from mpvi_papers._mutze_certify import ball_eval, exact
+        tau, g = Fraction(tau), Fraction(g)
+        env = {self.t: exact(Fraction(self.pt["t"]) + tau)}
+        env.update({x: exact(Fraction(xi) + Fraction(vi) * tau + ai * tau * tau * g)
+                    for x, xi, vi, ai in zip(self.xs, self.pt["x"], self.pt["v"], self.a)})
+        env.update({v: exact(Fraction(vi) + ai * tau)
+                    for v, vi, ai in zip(self.vs, self.pt["v"], self.a)})
+        return -ball_eval(self.eG, env)
+
+
+def _g_roots_count(expr, variables):
+    """The number of distinct real g for which the polynomial ``expr`` (in ``variables``
+    and ser.G, rational coefficients) vanishes identically in ``variables``: the real
+    roots of the gcd over Q of its coefficients as polynomials in g, by FLINT (exact
+    gcd and squarefree part, Arb root isolation).  ValueError if it vanishes for every g."""
+    from flint import fmpq, fmpq_poly
+    poly = sp.Poly(sp.expand(expr), *variables)
+    gcd = None
+    for c in poly.coeffs():
+        cg = sp.Poly(c, ser.G)
+        q = fmpq_poly([fmpq(int(sp.Rational(k).p), int(sp.Rational(k).q))
+                       for k in reversed(cg.all_coeffs())])
+        gcd = q if gcd is None else gcd.gcd(q)
+    if gcd is None or gcd.degree() < 0:
+        raise ValueError("the tau^2 coefficient vanishes for every g")
+    if gcd.degree() == 0:
+        return 0
+    num = gcd.numer()
+    square_free = num // num.gcd(num.derivative())
+    return sum(1 for r in square_free.complex_roots() if r[0].imag == 0)
+
+
+def certify(run, out):
+    """The proven digits of the numeric values of ``out`` (``mpvi run --certify``; the
+    module doc and :data:`CERTIFIED_STATEMENT`): term counts and the number of g exact,
+    the numeric check's DIFF enclosed by rigorous quadrature, its orders on balls; the
+    word formulas and the tables' words are formulas (:data:`FORMULA`)."""
+    from mpvi.arbref import GUARD_DIGITS, arb_precision
+    from mpvi.repro.certified import ball_max, least_squares_order
+    from mpvi.repro.digits import proven_digits
+    from mpvi_papers._mutze_certify import (ball_eval, counted, exact, formula_difference,
+                                            published_formulas)
+    p = run.params
+    values, not_certified = {}, {}
+    objects = {"S": ser.action(p["p"] + 1), "LHS": ser.lhs(p["p"] - 2),
+               "DIFF": ser.diff(max(3, p["diff_order"]))}
+    for key, text in out.values.items():
+        m = re.fullmatch(r"FORM terms (S|LHS|DIFF) tau\^(\d+)", key)
+        m2 = re.fullmatch(r"DIFF tau\^(\d+) terms", key)
+        if m or m2:
+            ex, k = (objects[m[1]], int(m[2])) if m else (objects["DIFF"], int(m2[1]))
+            if not all(isinstance(c, Fraction) for c in ex.terms.values()):
+                raise TypeError(f"{key}: a coefficient of the series is not an exact rational")
+            # FORM's terms: (word, power of g) monomials; "DIFF tau^k terms": words
+            values[key] = counted(text, ex.term_count(k) if m else len(ex.words(k)))
+    run.progress("certify: the g of the oscillators, exactly")
+    m, k, b = sp.symbols("m k b", positive=True)
+    D2 = ser.diff(2).coefficient(2)
+    for label, F in (("F=0", 0), ("F=-bv", -b * ser.V)):
+        c2 = ser.to_concrete(D2, m * ser.V ** 2 / 2 - k * ser.X ** 2 / 2, F)
+        values[f"oscillator {label} g count"] = counted(
+            out.values[f"oscillator {label} g count"],
+            _g_roots_count(c2, sorted(c2.free_symbols - {ser.G}, key=str)))
+    t, xs, vs = _symbols(2)
+    Ms = sp.Matrix(2, 2, lambda i, j: sp.Symbol(f"M{min(i, j) + 1}{max(i, j) + 1}"))
+    Ks = sp.Matrix(2, 2, lambda i, j: sp.Symbol(f"K{min(i, j) + 1}{max(i, j) + 1}"))
+    Bs = sp.Matrix(2, 2, lambda i, j: sp.Symbol(f"B{i + 1}{j + 1}"))
+    xv, vv = sp.Matrix(xs), sp.Matrix(vs)
+    L2 = (vv.T * Ms * vv)[0] / 2 - (xv.T * Ks * xv)[0] / 2
+    a2, e2 = list(sp.symbols("a1:3")), list(sp.symbols("e1:3"))
+    c2 = sp.expand(ser.evaluate_words(ser.diff(2).words(2), L2, list(-Bs * vv), t, xs, vs,
+                                      a2, e2))
+    values["oscillator n=2 g count"] = counted(
+        out.values["oscillator n=2 g count"],
+        _g_roots_count(c2, sorted(c2.free_symbols - {ser.G}, key=str)))
+
+    osc = {kk: _rat(vv_) for kk, vv_ in p["oscillator"].items()}
+    cases = [("nonlinear n=1", nonlinear_1d(), p["point_1d"], p["g_1d"]),
+             ("nonlinear n=2", nonlinear_2d(), p["point_2d"], p["g_2d"]),
+             ("oscillator", oscillator(osc["m"], osc["k"], 0), p["point_1d"], p["g_osc"]),
+             ("damped oscillator", oscillator(osc["m"], osc["k"], osc["b"]), p["point_1d"],
+              p["g_osc"])]
+    D = ser.diff(max(3, p["diff_order"]))
+    taus = [Fraction(1, 2 ** kk) for kk in p["k"]]
+    with arb_precision(run.ctx.dps + GUARD_DIGITS):
+        for label, (t, xs, vs, L, F), pt, gs in cases:
+            run.progress(f"certify: numeric check {label} (rigorous quadrature)")
+            check = BallCheck(L, F, t, xs, vs, pt)
+            lhs = [check.lhs(tau) for tau in taus]
+            a = [_rat(s) for s in pt["a"]]
+            e = [_rat(s) for s in pt["e"]]
+            c23 = [sp.expand(ser.evaluate_words(D.words(j), L, F, t, xs, vs, a, e))
+                   for j in (2, 3)]
+            env = _point_env(t, xs, vs, pt, len(xs))
+            for g in gs:
+                dif = [lv - check.rhs(tau, g) for lv, tau in zip(lhs, taus)]
+                genv = {**env, ser.G: exact(Fraction(g))}
+                c2b, c3b = (ball_eval(c, genv) for c in c23)
+                key = f"numeric order of DIFF {label} g={g}"
+                if key in out.values:
+                    values[key] = proven_digits(out.values[key], least_squares_order(
+                        taus, [abs(d) for d in dif]))
+                key = f"numeric max |DIFF|/tau^2 {label} g={g}"
+                big = ball_max([d / exact(tau * tau) for d, tau in zip(dif, taus)])
+                found = proven_digits(out.values[key], big)
+                if found[0] > 0:
+                    values[key] = found
+                else:
+                    not_certified[key] = (
+                        f"DIFF vanishes identically here (enclosure {big.str(3)}): the run's "
+                        "value is its round-off, which an enclosure of 0 proves no digit of")
+                key = f"numeric remainder/c3 - 1 at tau=2^-{p['k'][-1]} {label} g={g}"
+                if key in out.values:
+                    tau = taus[-1]
+                    rem = (dif[-1] / exact(tau * tau) - c2b) / exact(tau)
+                    values[key] = proven_digits(out.values[key], rem / c3b - 1)
+    for key, text in published_formulas("mutze_theorem60").items():
+        values[key] = (run.ctx.dps, formula_difference(text, out.values[key], key))
+    for key in out.values:
+        if key not in values and key not in not_certified:
+            not_certified[key] = FORMULA
+    for table, df in out.tables.items():
+        for column in df.columns:
+            name = column if table == "" else f"{table}.{column}"
+            not_certified[name] = (
+                "a per-row number of the quadrature check (its orders, maxima and "
+                "remainders are certified as values)" if table == "numeric" else
+                "words and their exact rational coefficients (formulas), compared as formulas")
+    return {"statement": CERTIFIED_STATEMENT, "columns": {}, "values": values,
+            "not_certified": not_certified}
+
+
 # ----- plot --------------------------------------------------------------------------------
 
 def plot(out, p):
@@ -476,7 +694,7 @@ REPRODUCTION = Reproduction(
     id="mutze_theorem60", paper=PAPER, item="Sec. 5, eq. (60)",
     title="the small step action principle re-derived: series of S, D_tau S, DIFF vs the "
           "printed FORM output and eqs. (69)-(70); g = 3/5; quadrature check",
-    params=PARAMS, quick=QUICK, compute=compute, plot=plot)
+    params=PARAMS, quick=QUICK, compute=compute, plot=plot, certify=certify)
 
 if __name__ == "__main__":
     raise SystemExit(script_main(REPRODUCTION))
