@@ -201,3 +201,56 @@ def _down(x):
 def _when(cert, i):
     """The time of saved point ``i`` of a certificate, as text (6 digits)."""
     return cert.t[i].str(6, radius=False)
+
+
+def ball_system(system, cert):
+    """``system`` on the balls of the certificate ``cert`` (:attr:`mpvi.Certificate.context`),
+    its parameters exactly as the run had them (a value rounded to the run's digits is that
+    binary number), so that a function of the state (the energy, a momentum) evaluated on
+    the certificate's enclosures encloses it on the exact discrete trajectory."""
+    from mpvi.certify import _exact_params
+    return _exact_params(system, cert.context)
+
+
+def energy_balls(system, cert):
+    """Enclosures of H(q_n, p_n) at every saved point of the certificate ``cert`` of a run
+    of ``system`` (its state (q, p)): the Hamiltonian evaluated on the enclosures with the
+    run's parameters exactly (:func:`ball_system`)."""
+    on_balls = ball_system(system, cert)
+    return [on_balls.hamiltonian(q, p) for q, p in zip(cert.q, cert.y)]
+
+
+def relative_energy_balls(system, cert, what):
+    """Enclosures of the signed relative energy error e_H = (H_n - H_0) / H_0 at every
+    saved point of ``cert`` (:func:`energy_balls`; H_0 of the run's exact initial data;
+    e_H(0) = 0 exactly).  ArithmeticError, naming ``what``, if H_0 is not proven nonzero."""
+    from flint import arb
+    H = energy_balls(system, cert)
+    if H[0].contains(0):
+        raise ArithmeticError(f"{what}: H_0 = {H[0].str(5)} is not proven nonzero: no "
+                              "relative energy error")
+    return [arb(0)] + [(x - H[0]) / H[0] for x in H[1:]]
+
+
+def certified_run(solution, what):
+    """The certificate (:func:`mpvi.certify`) of ``solution``, proven complete:
+    ArithmeticError naming ``what`` and the step not proven otherwise.  At flint's current
+    precision (the caller sets it, e.g. ``arb_precision(dps + GUARD_DIGITS)``)."""
+    from mpvi import certify
+    cert = certify(solution)
+    if not cert.complete:
+        raise ArithmeticError(f"{what}: step {cert.failed_step} not proven: {cert.why}")
+    return cert
+
+
+def ball_slope(h0, h1, e0, e1):
+    """An enclosure of log(e0 / e1) / log(h0 / h1): the convergence order between two
+    exact steps ``h0`` > ``h1`` (rationals) from error enclosures ``e0``, ``e1`` proven
+    positive (ArithmeticError otherwise)."""
+    from flint import arb
+    for h, e in ((h0, e0), (h1, e1)):
+        if not e > 0:
+            raise ArithmeticError(f"the error enclosure {e.str(5)} at h = {h} is not proven "
+                                  "positive: its logarithm (the order) is not enclosed")
+    r = Fraction(h0) / Fraction(h1)
+    return (e0 / e1).log() / (arb(r.numerator).log() - arb(r.denominator).log())
