@@ -283,3 +283,89 @@ def orders_frame(ctx, rows, first=()):
                  "order_step": [s(r["order_step"]) for r in rows],
                  "order": [s(r["order"]) for r in rows]})
     return pd.DataFrame(data)
+
+
+# ----- certified energy errors (mpvi run --certify) -----------------------------------------
+
+ENERGY_STATEMENT = (
+    "Each energy error is an Arb enclosure of e_H = (H(q_n, p_n) - H_0) / H_0 with (q_n, p_n) "
+    "the method's exact discrete trajectory (mpvi.certify, Lohner's method, rounding "
+    "excluded) and H evaluated on the enclosures; H_0 = H of the exact initial data; norms "
+    "are maxima of the enclosed |e_H|, orders least-squares slopes (or two-step slopes) of "
+    "the enclosed log errors against the exact log h, growth values quotients of enclosed "
+    "maxima.  The data are those the run used as binary numbers: m, l = g/omega0^2, g = "
+    "9.81, q0 = (pi/4, pi/3) rounded to the run's digits, h = T/N (or the decimal h) "
+    "rounded; the enclosures are of the computation so defined.")
+
+_CERTIFIED_ENERGY = {}
+"""The results of :func:`certified_energy_errors` in this process (Fig. 4 and Table 2
+share the runs at T = 10 s)."""
+
+
+def certified_energy_errors(ctx, method, h, n, what):
+    """``(h, [e_H ball per node])``: the step the run took (exact, a Fraction) and Arb
+    enclosures of the signed relative energy error of ``method`` on the Table 1 double
+    pendulum over ``n`` steps of ``h`` (a number of ``ctx`` or a decimal string), the run
+    solved as :data:`pendulum_energy_error` and :func:`run_methods` solve it, certified
+    (:func:`mpvi.repro.certified.certified_run`, :data:`ENERGY_STATEMENT`).  Flint's
+    precision is the caller's (set it to the run's digits plus guard digits).
+    ArithmeticError naming ``what`` if the proof fails.  Kept for the process."""
+    from mpvi.arbref import exact_rational
+    from mpvi.repro.certified import certified_run, relative_energy_balls
+    with ctx.active():
+        hn = ctx.num(h)
+        key = (type(ctx).__name__, ctx.dps, method, exact_rational(hn, "h"), n)
+        if key not in _CERTIFIED_ENERGY:
+            prob = double_pendulum(ctx)
+            sol = solve(prob, method, h=hn, n=n)
+            cert = certified_run(sol, what)
+            _CERTIFIED_ENERGY[key] = (exact_rational(sol.h, "h"),
+                                      relative_energy_balls(prob.system, cert, what))
+    return _CERTIFIED_ENERGY[key]
+
+
+def certify_energy_convergence(run, T, Ns, methods):
+    """``{(method, N): (h, e_H norm ball)}``: the enclosed ||e_H||_inf of every run of
+    :func:`energy_convergence` (:func:`certified_energy_errors`)."""
+    from mpvi.repro.certified import ball_max
+    ctx = run.ctx
+    found = {}
+    for N in Ns:
+        for m in methods:
+            run.progress(f"certifying {m}: T = {T} s, N = {N}")
+            h, e = certified_energy_errors(ctx, m, fraction(T) / N, N,
+                                           f"top2025 double pendulum, {m}, T = {T} s, N = {N}")
+            found[(m, N)] = (h, ball_max(abs(x) for x in e))
+    return found
+
+
+def certified_orders(found, methods, Ns):
+    """Enclosures of the columns of :func:`orders_frame` from the certified norms
+    ``found`` (:func:`certify_energy_convergence`): ``({(method, N): {"error", "order_step",
+    "order"}}, {method: least-squares order})``; ``order_step`` is None for the first N."""
+    from mpvi.repro.certified import ball_slope, least_squares_order
+    out, orders = {}, {}
+    for m in methods:
+        hs = [found[(m, N)][0] for N in Ns]
+        es = [found[(m, N)][1] for N in Ns]
+        orders[m] = least_squares_order(hs, es) if len(Ns) > 1 else None
+        for i, N in enumerate(Ns):
+            out[(m, N)] = {"error": es[i], "order": orders[m],
+                           "order_step": None if i == 0 else
+                           ball_slope(hs[i - 1], hs[i], es[i - 1], es[i])}
+    return out, orders
+
+
+def orders_digits(df, balls, digits, first=None):
+    """Append to ``digits`` ({column: [proven digits]}) the proven digits of the rows of
+    ``df`` (an :func:`orders_frame`, with its ``first`` column filter (column, value) if
+    given) against ``balls`` (:func:`certified_orders`)."""
+    from mpvi.repro.digits import proven_digits
+    for (m, N), b in balls.items():
+        sel = (df["method"] == m) & (df["N"] == N)
+        if first is not None:
+            sel &= df[first[0]] == first[1]
+        row = df[sel].iloc[0]
+        for column in ("error", "order_step", "order"):
+            if b[column] is not None:
+                digits.setdefault(column, []).append(proven_digits(row[column], b[column])[0])
