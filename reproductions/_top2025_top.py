@@ -154,6 +154,8 @@ def _certified_top_errors(ctx, N_per_period, periods, methods, kept):
             growth[f"T={periods} t_bar {m} h=t_bar/{N_per_period}"] = growth_series(
                 nodes["cert"], f"{where}, {m}, {N_per_period * periods} steps (Lohner)")
             out[m] = {k: ball_max(nodes[k]) for k in ("theta", "H", "p_phi", "p_psi")}
+            out[m].update({k: ball_max(abs(x) for x in nodes[k])
+                           for k in ("p_phi_run", "p_psi_run")})
         if len(steps) != 1:
             raise ArithmeticError(f"{where}: the methods' runs took different steps h")
         return next(iter(steps)), out, growth
@@ -173,12 +175,13 @@ def certified_top_nodes(ctx, method, N_per_period, periods, solution=None):
     ``theta_exact`` (the exact nutation at the exact nodes j h), ``theta_diff`` (theta_j -
     theta_ex(t_j)), ``theta``, ``H``, ``p_phi``, ``p_psi`` (the relative errors |x_j - x_ex|
     / |x_ex| of :meth:`LoopingTop.errors`, x_ex = the exact nutation, H_0, p_0), ``e_H``
-    ((H_j - H_0)/H_0, signed), ``H_values`` (H(q_j, p_j)).  ArithmeticError if the proof
-    fails.  At the run's digits plus guard digits inside; the caller's flint precision
+    ((H_j - H_0)/H_0, signed), ``H_values`` (H(q_j, p_j)), ``p_phi_run``, ``p_psi_run``
+    (the computed run's recorded momentum drifts, :func:`mpvi.repro.certified.rounded_drift`:
+    its round-off, see :data:`MOMENTUM_NOTE`).  ArithmeticError if the proof fails.  At the run's digits plus guard digits inside; the caller's flint precision
     after."""
     from mpvi import solve
     from mpvi.arbref import GUARD_DIGITS, arb_precision, exact_rational
-    from mpvi.repro.certified import certified_run, relative_error
+    from mpvi.repro.certified import certified_run, relative_error, rounded_drift
     with ctx.active():
         lt = LoopingTop(ctx)
         h = lt.tbar / N_per_period
@@ -206,6 +209,8 @@ def certified_top_nodes(ctx, method, N_per_period, periods, solution=None):
                 "H": [relative_error(x, H[0], f"{where}: H0") for x in H],
                 "e_H": [(x - H[0]) / H[0] for x in H],
                 **{k: [relative_error(p[i], p0[i], f"{where}: {k}(0)") for p in cert.y]
+                   for k, i in (("p_phi", 0), ("p_psi", 2))},
+                **{f"{k}_run": rounded_drift(sol.p[:, i], sol.p[0, i], sol.ctx, f"{where}: {k}")
                    for k, i in (("p_phi", 0), ("p_psi", 2))}}
 
 
@@ -245,20 +250,12 @@ def loop_methods_run(run, periods, N_per_period, methods=METHODS):
 
 def certified_loop_runs(run, periods, N_per_period, methods=METHODS):
     """``{method: certified_top_nodes(...)}``: the runs of :func:`loop_methods_run` (kept
-    in ``run.kept``) certified, with the computed run's momentum drifts ``p_phi_run``,
-    ``p_psi_run`` (:func:`mpvi.repro.certified.rounded_drift` of its stored p_phi, p_psi:
-    the recorded round-off of a conserved momentum)."""
-    from mpvi.repro.certified import rounded_drift
+    in ``run.kept``) certified."""
     out = {}
     for m in methods:
         run.progress(f"certifying {m}: {periods} periods at h = t_bar/{N_per_period}")
-        sol = run.kept.get((m, N_per_period, periods))
-        nodes = dict(certified_top_nodes(run.ctx, m, N_per_period, periods, sol))
-        if sol is not None:
-            for k, i in (("p_phi", 0), ("p_psi", 2)):
-                nodes[f"{k}_run"] = rounded_drift(sol.p[:, i], sol.p[0, i], run.ctx,
-                                                  f"top2025 {m}: {k}")
-        out[m] = nodes
+        out[m] = certified_top_nodes(run.ctx, m, N_per_period, periods,
+                                     run.kept.get((m, N_per_period, periods)))
     return out
 
 
@@ -442,6 +439,7 @@ def certify_long_run_table(run, out, variable):
     extra = ("p_phi_rel_error", "p_psi_rel_error") if variable == "H" else ()
     digits = {c: [] for c in ("error", "order", "ls_order", *extra)}
     values, growth, balls, steps = {}, {}, {}, {}
+    bounds, not_certified = [], {}
     with arb_precision(ctx.dps + GUARD_DIGITS):
         for T in p["T_tbar"]:
             for N in p["N_per_period"]:
@@ -464,17 +462,23 @@ def certify_long_run_table(run, out, variable):
                     if o is not None:
                         digits["order"].append(proven_digits(row["order"], o)[0])
                     digits["ls_order"].append(proven_digits(row["ls_order"], ls)[0])
-                    for column in extra:
+                    for column in extra:          # exact zeros (RK4's) have no digits
                         k = column[:-len("_rel_error")]
-                        digits[column].append(proven_digits(row[column], balls[(T, m, N)][k])[0])
+                        digits[column] += column_digits([row[column]],
+                                                        [balls[(T, m, N)][f"{k}_run"]])
                 key = f"T={T} {m} {variable} order"
                 values[key] = proven_digits(out.values[key], ls)
                 for column in extra:
                     k = column[:-len("_rel_error")]
                     key = f"T={T} {m} max rel {k} error"
-                    largest = arb(0)
+                    largest, exact = arb(0), arb(0)
                     for N in p["N_per_period"]:
-                        largest = largest.max(balls[(T, m, N)][k])
+                        largest = largest.max(balls[(T, m, N)][f"{k}_run"])
+                        exact = exact.max(balls[(T, m, N)][k])
+                    bounds.append(f"T = {T} {m} {k} {exact.str(3, radius=True)}")
+                    if m == "rk4":
+                        not_certified[key] = RK4_MOMENTA
+                        continue
                     values[key] = proven_digits(out.values[key], largest)
         first = p["T_tbar"][0]
         for m in p["methods"]:
@@ -483,10 +487,19 @@ def certify_long_run_table(run, out, variable):
                 values[key] = proven_digits(out.values[key], balls[(longest, m, N)][variable]
                                             / balls[(first, m, N)][variable])
     inputs = "an input of the study (exact), not a computed number"
-    return {"statement": CERTIFIED_STATEMENT, "columns": {"": digits}, "values": values,
+    statement = CERTIFIED_STATEMENT
+    if extra:
+        statement += "  " + MOMENTUM_NOTE.format(bounds="; ".join(bounds))
+    return {"statement": statement, "columns": {"": digits}, "values": values,
             "not_certified": {**{c: inputs for c in ("T", "method", "N")},
-                              "h_tbar": "the step in units of t_bar, 1/N: an input of the study"},
+                              "h_tbar": "the step in units of t_bar, 1/N: an input of the study",
+                              **not_certified},
             "growth": growth}
+
+
+RK4_MOMENTA = ("exactly 0, as recorded: phi and psi are cyclic, so every RK4 stage increment "
+               "of p_phi and p_psi is the zero vector and the run keeps them bit for bit; an "
+               "exact zero has no relative digits to prove")
 
 
 def long_run_reproduction(number, variable, what):
