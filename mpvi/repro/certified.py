@@ -259,29 +259,36 @@ def ball_slope(h0, h1, e0, e1):
 def rounded_drift(values, start, ctx, what):
     """Enclosures of the relative drifts (x - x_0) / x_0 that a context ``ctx`` computes for
     the numbers ``values`` of a computed run (its stored states: exact binary numbers) and
-    ``start`` = x_0: the exact quotient on balls, widened by two roundings to nearest of
-    ``ctx.prec`` bits (the subtraction's and the division's), so that the ball holds the
-    value ``ctx`` computed.  This is a statement about the computed (rounded) run, not the
-    exact discrete trajectory: for a quantity the scheme conserves exactly, the recorded
-    drift is the run's round-off, and this encloses it.  ArithmeticError naming ``what``
-    if x_0 is 0."""
+    ``start`` = x_0: the exact quotient on balls (the binary numbers read exactly, at
+    :func:`prec_digits_of` digits), widened by two roundings to nearest of ``ctx.prec``
+    bits (the subtraction's and the division's), so that the ball holds the value ``ctx``
+    computed.  This is a statement about the computed (rounded) run, not the exact
+    discrete trajectory: for a quantity the scheme conserves exactly, the recorded drift
+    is the run's round-off, and this encloses it.  ArithmeticError naming ``what`` if x_0
+    is 0.  Flint's precision is the caller's after."""
     from flint import arb
 
-    from mpvi.arb import ArbContext
-    balls = ArbContext(prec_digits_of(ctx))
-    x0 = balls.lift(start)
-    if x0 == 0:
-        raise ArithmeticError(f"{what}: the initial value is 0: no relative drift")
-    unit = arb(2) ** (1 - ctx.prec)             # relative rounding bound, twice over
-    out = []
-    for x in values:
-        q = (balls.lift(x) - x0) / x0
-        out.append(q + arb(0, (abs(q) * (2 * unit + unit * unit)).upper()))
-    return out
+    from mpvi.arbref import arb_precision, exact_rational
+
+    def exact(x):
+        r = exact_rational(x, what)
+        return arb(r.numerator) / arb(r.denominator)     # a power of two: exact
+
+    with arb_precision(prec_digits_of(ctx)):
+        x0 = exact(start)
+        if x0 == 0:
+            raise ArithmeticError(f"{what}: the initial value is 0: no relative drift")
+        unit = arb(2) ** (1 - ctx.prec)          # relative rounding bound, twice over
+        out = []
+        for x in values:
+            q = (exact(x) - x0) / x0
+            out.append(q + arb(0, (abs(q) * (2 * unit + unit * unit)).upper()))
+        return out
 
 
 def prec_digits_of(ctx):
-    """Digits enough to hold the numbers of ``ctx`` and their products exactly enough for
-    :func:`rounded_drift` (twice the context's, plus guard digits)."""
+    """Digits enough to hold the binary numbers of ``ctx`` exactly and their quotients far
+    below one rounding of ``ctx`` (:func:`rounded_drift`): twice the context's, plus guard
+    digits."""
     from mpvi.arbref import GUARD_DIGITS
     return 2 * ctx.dps + GUARD_DIGITS
