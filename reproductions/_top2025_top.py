@@ -176,9 +176,10 @@ def certified_top_nodes(ctx, method, N_per_period, periods, solution=None):
     theta_ex(t_j)), ``theta``, ``H``, ``p_phi``, ``p_psi`` (the relative errors |x_j - x_ex|
     / |x_ex| of :meth:`LoopingTop.errors`, x_ex = the exact nutation, H_0, p_0), ``e_H``
     ((H_j - H_0)/H_0, signed), ``H_values`` (H(q_j, p_j)), ``p_phi_run``, ``p_psi_run``
-    (the computed run's recorded momentum drifts, :func:`mpvi.repro.certified.rounded_drift`:
-    its round-off, see :data:`MOMENTUM_NOTE`).  ArithmeticError if the proof fails.  At the run's digits plus guard digits inside; the caller's flint precision
-    after."""
+    (the computed run's recorded momentum drifts,
+    :func:`mpvi.repro.certified.rounded_drift`: its round-off, see :data:`MOMENTUM_NOTE`).
+    ArithmeticError if the proof fails.  At the run's digits plus guard digits inside; the
+    caller's flint precision after."""
     from mpvi import solve
     from mpvi.arbref import GUARD_DIGITS, arb_precision, exact_rational
     from mpvi.repro.certified import certified_run, relative_error, rounded_drift
