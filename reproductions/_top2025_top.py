@@ -143,43 +143,76 @@ def certified_top_errors(ctx, N_per_period, periods, methods, growth=None, solut
 def _certified_top_errors(ctx, N_per_period, periods, methods, kept):
     """:func:`certified_top_errors` computed: ``(h, norms, growth series)``; ``kept``, a
     method's run already solved (or None)."""
-    from mpvi import certify, solve
+    from mpvi.arbref import GUARD_DIGITS, arb_precision
+    from mpvi.repro.certified import ball_max, growth_series
+    where = f"top2025 Table 3 top, T = {periods} t_bar, h = t_bar/{N_per_period}"
+    out, growth, steps = {}, {}, set()
+    with arb_precision(ctx.dps + GUARD_DIGITS):
+        for m in methods:
+            nodes = certified_top_nodes(ctx, m, N_per_period, periods, kept.get(m))
+            steps.add(nodes["h"])
+            growth[f"T={periods} t_bar {m} h=t_bar/{N_per_period}"] = growth_series(
+                nodes["cert"], f"{where}, {m}, {N_per_period * periods} steps (Lohner)")
+            out[m] = {k: ball_max(nodes[k]) for k in ("theta", "H", "p_phi", "p_psi")}
+            out[m].update({k: ball_max(abs(x) for x in nodes[k])
+                           for k in ("p_phi_run", "p_psi_run")})
+        if len(steps) != 1:
+            raise ArithmeticError(f"{where}: the methods' runs took different steps h")
+        return next(iter(steps)), out, growth
+
+
+_NUTATION_NODES = {}
+"""The exact nutation enclosed at the nodes j h, by context kind, digits, exact h and
+step count (shared by the methods and figures of one process)."""
+
+
+def certified_top_nodes(ctx, method, N_per_period, periods, solution=None):
+    """The node-wise enclosures of one certified run of the Table 3 top
+    (:data:`CERTIFIED_STATEMENT`): ``method`` over ``periods`` nutation periods at h = t_bar /
+    ``N_per_period``, ``solution`` (the run already solved, certified as it is if it has
+    the steps and digits) or solved again, certified (:func:`mpvi.certify`).  Returns a
+    dict: ``h`` (the step the run took, a Fraction), ``cert`` (the certificate),
+    ``theta_exact`` (the exact nutation at the exact nodes j h), ``theta_diff`` (theta_j -
+    theta_ex(t_j)), ``theta``, ``H``, ``p_phi``, ``p_psi`` (the relative errors |x_j - x_ex|
+    / |x_ex| of :meth:`LoopingTop.errors`, x_ex = the exact nutation, H_0, p_0), ``e_H``
+    ((H_j - H_0)/H_0, signed), ``H_values`` (H(q_j, p_j)), ``p_phi_run``, ``p_psi_run``
+    (the computed run's recorded momentum drifts,
+    :func:`mpvi.repro.certified.rounded_drift`: its round-off, see :data:`MOMENTUM_NOTE`).
+    ArithmeticError if the proof fails.  At the run's digits plus guard digits inside; the
+    caller's flint precision after."""
+    from mpvi import solve
     from mpvi.arbref import GUARD_DIGITS, arb_precision, exact_rational
-    from mpvi.repro.certified import ball_max, growth_series, relative_error
+    from mpvi.repro.certified import certified_run, relative_error, rounded_drift
     with ctx.active():
         lt = LoopingTop(ctx)
         h = lt.tbar / N_per_period
     n = N_per_period * periods
-    where = f"top2025 Table 3 top, T = {periods} t_bar, h = t_bar/{N_per_period}"
-    refs, out, growth = {}, {}, {}
+    where = f"top2025 Table 3 top, T = {periods} t_bar, h = t_bar/{N_per_period}, {method}"
     with arb_precision(ctx.dps + GUARD_DIGITS):
-        for m in methods:
-            sol = kept.get(m)
-            if sol is None or sol.steps != n or sol.ctx.dps != ctx.dps:
-                sol = solve(lt.top, m, h=h, n=n)
-            hq = exact_rational(sol.h, "h")          # the step the run took, exactly
-            if hq not in refs:
-                refs[hq] = [lt.nutation.enclose(j * hq, ctx.dps)["theta"] for j in range(n + 1)]
-            cert = certify(sol)
-            if not cert.complete:
-                raise ArithmeticError(f"{where}, {m}: step {cert.failed_step} not proven: "
-                                      f"{cert.why}")
-            growth[f"T={periods} t_bar {m} h=t_bar/{N_per_period}"] = growth_series(
-                cert, f"{where}, {m}, {n} steps (Lohner)")
-            system = lt.system.with_context(cert.context)
-            p0 = cert.y[0]                       # node 0: the exact initial data on balls
-            H0 = system.hamiltonian(cert.q[0], p0)
-            ref = refs[hq]
-            out[m] = {
-                "theta": ball_max(relative_error(q[1], r, f"{where}, {m}: theta_ex(t_{j})")
-                                  for j, (q, r) in enumerate(zip(cert.q, ref))),
-                "H": ball_max(relative_error(system.hamiltonian(q, p), H0, f"{where}: H0")
-                              for q, p in zip(cert.q, cert.y)),
-                **{k: ball_max(relative_error(p[i], p0[i], f"{where}: {k}(0)") for p in cert.y)
+        sol = solution
+        if sol is None or sol.steps != n or sol.ctx.dps != ctx.dps:
+            sol = solve(lt.top, method, h=h, n=n)
+        hq = exact_rational(sol.h, "h")          # the step the run took, exactly
+        key = (type(ctx).__name__, ctx.dps, hq, n)
+        if key not in _NUTATION_NODES:
+            _NUTATION_NODES[key] = [lt.nutation.enclose(j * hq, ctx.dps)["theta"]
+                                    for j in range(n + 1)]
+        ref = _NUTATION_NODES[key]
+        cert = certified_run(sol, where)
+        system = lt.system.with_context(cert.context)
+        p0 = cert.y[0]                       # node 0: the exact initial data on balls
+        H = [system.hamiltonian(q, p) for q, p in zip(cert.q, cert.y)]
+        return {"h": hq, "cert": cert, "theta_exact": ref,
+                "theta_diff": [q[1] - r for q, r in zip(cert.q, ref)],
+                "theta": [relative_error(q[1], r, f"{where}: theta_ex(t_{j})")
+                          for j, (q, r) in enumerate(zip(cert.q, ref))],
+                "H_values": H,
+                "H": [relative_error(x, H[0], f"{where}: H0") for x in H],
+                "e_H": [(x - H[0]) / H[0] for x in H],
+                **{k: [relative_error(p[i], p0[i], f"{where}: {k}(0)") for p in cert.y]
+                   for k, i in (("p_phi", 0), ("p_psi", 2))},
+                **{f"{k}_run": rounded_drift(sol.p[:, i], sol.p[0, i], sol.ctx, f"{where}: {k}")
                    for k, i in (("p_phi", 0), ("p_psi", 2))}}
-        if len(refs) != 1:
-            raise ArithmeticError(f"{where}: the methods' runs took different steps h")
-        return next(iter(refs)), out, growth
 
 
 @study("top_long_run")
@@ -211,9 +244,40 @@ def loop_methods_run(run, periods, N_per_period, methods=METHODS):
     res = {}
     for m in methods:
         run.progress(f"{m}: {periods} periods at h = t_bar/{N_per_period}")
-        sol = lt.run(run, m, N_per_period, periods)
+        sol = run.kept[(m, N_per_period, periods)] = lt.run(run, m, N_per_period, periods)
         res[m] = (sol, lt.errors(sol))
     return lt, res
+
+
+def certified_loop_runs(run, periods, N_per_period, methods=METHODS):
+    """``{method: certified_top_nodes(...)}``: the runs of :func:`loop_methods_run` (kept
+    in ``run.kept``) certified."""
+    out = {}
+    for m in methods:
+        run.progress(f"certifying {m}: {periods} periods at h = t_bar/{N_per_period}")
+        out[m] = certified_top_nodes(run.ctx, m, N_per_period, periods,
+                                     run.kept.get((m, N_per_period, periods)))
+    return out
+
+
+def column_digits(strings, balls):
+    """The proven digits (:func:`mpvi.repro.digits.proven_digits`) of the number strings
+    ``strings`` against their enclosures ``balls``, leaving out the rows that are exactly 0
+    (t = 0, a quantity conserved exactly): a zero has no relative digits."""
+    from decimal import Decimal
+
+    from mpvi.repro.digits import proven_digits
+    return [proven_digits(x, b)[0] for x, b in zip(strings, balls) if Decimal(x) != 0]
+
+
+MOMENTUM_NOTE = (
+    "The momenta's values are the drift of the computed (rounded) run: p_phi, p_psi are "
+    "conserved exactly by the exact discrete trajectory (phi, psi are cyclic: discrete "
+    "Noether theorem for midpoint and Simpson, a zero increment at every stage of RK4), "
+    "so the recorded drift is the run's round-off; it is enclosed from the run's stored "
+    "momenta (exact binary numbers) with the two roundings of its computation bounded "
+    "(mpvi.repro.certified.rounded_drift).  The exact discrete trajectory's own drift is "
+    "enclosed too: {bounds}.")
 
 
 def series_frame(ctx, res, keys):
@@ -239,12 +303,14 @@ ZERO_FLOOR = 1e-70
 
 
 def series_reproduction(rid, item, title, keys, summarize, panels, heading,
-                        params, quick):
+                        params, quick, certify_values=None):
     """A Reproduction of node errors over several nutation periods (Figs. 9 and 10): the
     three methods at h = t_bar/N over ``params["periods"]`` periods, the CSV columns
     ``keys`` of :meth:`LoopingTop.errors`, ``summarize(ctx, res)`` -> the values, and one
     plot panel per ``panels`` entry ``(key, log, ylabel, title)`` (log: |error| on a log
-    axis from the first step on, exact zeros drawn at ZERO_FLOOR; else the signed error)."""
+    axis from the first step on, exact zeros drawn at ZERO_FLOOR; else the signed error).
+    ``certify_values(ctx, nodes, out)``: the certified values from the certified runs
+    (:func:`certified_loop_runs`), for ``mpvi run --certify``."""
 
     def compute(run):
         ctx, p = run.ctx, run.params
@@ -273,8 +339,31 @@ def series_reproduction(rid, item, title, keys, summarize, panels, heading,
         fig.tight_layout()
         return fig
 
+    def certify(run, out):
+        """The runs certified (:func:`certified_loop_runs`), the CSV columns and the
+        values enclosed by ``certify_values(run.ctx, nodes, out)`` -> (values {key:
+        (digits, text)}, statement, not_certified)."""
+        from mpvi.arbref import GUARD_DIGITS, arb_precision
+        ctx, p = run.ctx, run.params
+        df = out.tables[""]
+        digits = {}
+        with arb_precision(ctx.dps + GUARD_DIGITS):
+            nodes = certified_loop_runs(run, p["periods"], p["N_per_period"])
+            for m, nd in nodes.items():
+                rows = df[df["method"] == m]
+                for k in keys:
+                    balls = ([q[1] for q in nd["cert"].q] if k == "theta" else
+                             nd["e_H"] if k == "H" else nd[f"{k}_run"])
+                    digits.setdefault(k, []).extend(column_digits(rows[k].tolist(), balls))
+            values, statement, not_certified = certify_values(ctx, nodes, out)
+        return {"statement": CERTIFIED_STATEMENT + "  " + statement,
+                "columns": {"": digits}, "values": values,
+                "not_certified": {"t": "the node time j h, h = t_bar/N rounded: an input",
+                                  "method": "an input of the study", **not_certified}}
+
     return Reproduction(id=rid, paper=PAPER, item=item, title=title,
-                        params=params, quick=quick, compute=compute, plot=plot)
+                        params=params, quick=quick, compute=compute, plot=plot,
+                        certify=certify if certify_values is not None else None)
 
 
 def long_run_params(p):
@@ -351,6 +440,7 @@ def certify_long_run_table(run, out, variable):
     extra = ("p_phi_rel_error", "p_psi_rel_error") if variable == "H" else ()
     digits = {c: [] for c in ("error", "order", "ls_order", *extra)}
     values, growth, balls, steps = {}, {}, {}, {}
+    bounds, not_certified = [], {}
     with arb_precision(ctx.dps + GUARD_DIGITS):
         for T in p["T_tbar"]:
             for N in p["N_per_period"]:
@@ -373,17 +463,23 @@ def certify_long_run_table(run, out, variable):
                     if o is not None:
                         digits["order"].append(proven_digits(row["order"], o)[0])
                     digits["ls_order"].append(proven_digits(row["ls_order"], ls)[0])
-                    for column in extra:
+                    for column in extra:          # exact zeros (RK4's) have no digits
                         k = column[:-len("_rel_error")]
-                        digits[column].append(proven_digits(row[column], balls[(T, m, N)][k])[0])
+                        digits[column] += column_digits([row[column]],
+                                                        [balls[(T, m, N)][f"{k}_run"]])
                 key = f"T={T} {m} {variable} order"
                 values[key] = proven_digits(out.values[key], ls)
                 for column in extra:
                     k = column[:-len("_rel_error")]
                     key = f"T={T} {m} max rel {k} error"
-                    largest = arb(0)
+                    largest, exact = arb(0), arb(0)
                     for N in p["N_per_period"]:
-                        largest = largest.max(balls[(T, m, N)][k])
+                        largest = largest.max(balls[(T, m, N)][f"{k}_run"])
+                        exact = exact.max(balls[(T, m, N)][k])
+                    bounds.append(f"T = {T} {m} {k} {exact.str(3, radius=True)}")
+                    if m == "rk4":
+                        not_certified[key] = RK4_MOMENTA
+                        continue
                     values[key] = proven_digits(out.values[key], largest)
         first = p["T_tbar"][0]
         for m in p["methods"]:
@@ -392,10 +488,19 @@ def certify_long_run_table(run, out, variable):
                 values[key] = proven_digits(out.values[key], balls[(longest, m, N)][variable]
                                             / balls[(first, m, N)][variable])
     inputs = "an input of the study (exact), not a computed number"
-    return {"statement": CERTIFIED_STATEMENT, "columns": {"": digits}, "values": values,
+    statement = CERTIFIED_STATEMENT
+    if extra:
+        statement += "  " + MOMENTUM_NOTE.format(bounds="; ".join(bounds))
+    return {"statement": statement, "columns": {"": digits}, "values": values,
             "not_certified": {**{c: inputs for c in ("T", "method", "N")},
-                              "h_tbar": "the step in units of t_bar, 1/N: an input of the study"},
+                              "h_tbar": "the step in units of t_bar, 1/N: an input of the study",
+                              **not_certified},
             "growth": growth}
+
+
+RK4_MOMENTA = ("exactly 0, as recorded: phi and psi are cyclic, so every RK4 stage increment "
+               "of p_phi and p_psi is the zero vector and the run keeps them bit for bit; an "
+               "exact zero has no relative digits to prove")
 
 
 def long_run_reproduction(number, variable, what):

@@ -10,10 +10,13 @@ Run: ``mpvi run axioms2024_fig08`` or ``python reproductions/axioms2024_fig08.py
 """
 import pandas as pd
 
+from mpvi.repro.certified import least_squares_order
+from mpvi.repro.digits import proven_digits
 from mpvi.repro.run import Output, Reproduction, script_main
 from mpvi.repro.studies import numstr
 
-from mpvi_papers._axioms2024 import PAPER, STYLE, linear_pendulum_convergence, problem
+from mpvi_papers._axioms2024 import (CERTIFIED_STATEMENT, PAPER, STYLE, certified_errors,
+                                       linear_pendulum_convergence, problem)
 
 PARAMS = {"T_tbar": "1", "N": [10, 16, 25, 40, 63, 100, 160, 250, 400, 630, 1000],
           "methods": ["newmark", "rk4", "simpson"]}
@@ -35,6 +38,40 @@ def compute(run):
     return Output(tables={"": df}, values=values, extra={"T_tbar_used": p["T_tbar"]})
 
 
+def certify(run, out):
+    """The proven digits of every error and order of ``out`` (``mpvi run --certify``):
+    :func:`mpvi_papers._axioms2024.certified_errors` per N (the runs of Table 2's
+    certificate at other steps), :func:`mpvi.repro.certified.least_squares_order` per
+    method and variable; the columns method, variable and N are inputs, h_tbar = 1/N
+    rounded is the run's step."""
+    from mpvi.arbref import GUARD_DIGITS, arb_precision
+    ctx, p = run.ctx, run.params
+    df = out.tables[""]
+    digits = {"error": [], "order": []}
+    values, balls, steps = {}, {}, {}
+    with arb_precision(ctx.dps + GUARD_DIGITS):
+        for N in p["N"]:
+            run.progress(f"certifying T = {p['T_tbar']} t_bar, N = {N}")
+            steps[N], found = certified_errors(ctx, p["T_tbar"], N, p["methods"])
+            for m, e in found.items():
+                for v in "pq":
+                    balls[(m, v, N)] = e[v]
+        for m in p["methods"]:
+            for v in "pq":
+                errs = [balls[(m, v, N)] for N in p["N"]]
+                order = least_squares_order([steps[N] for N in p["N"]], errs)
+                for N, e in zip(p["N"], errs):
+                    row = df[(df["method"] == m) & (df["variable"] == v) & (df["N"] == N)].iloc[0]
+                    digits["error"].append(proven_digits(row["error"], e)[0])
+                    digits["order"].append(proven_digits(row["order"], order)[0])
+                key = f"{m} {v} order"
+                values[key] = proven_digits(out.values[key], order)
+    inputs = "an input of the study (exact), not a computed number"
+    return {"statement": CERTIFIED_STATEMENT, "columns": {"": digits}, "values": values,
+            "not_certified": {**{c: inputs for c in ("method", "variable", "N")},
+                              "h_tbar": "the step in units of t_bar, 1/N rounded: an input"}}
+
+
 def plot(out, p):
     import matplotlib.pyplot as plt
     df = out.tables[""]
@@ -52,7 +89,7 @@ def plot(out, p):
 
 REPRODUCTION = Reproduction(
     id="axioms2024_fig08", paper=PAPER, item="Fig. 8", title="error against h with fitted orders",
-    params=PARAMS, quick=QUICK, compute=compute, plot=plot)
+    params=PARAMS, quick=QUICK, compute=compute, plot=plot, certify=certify)
 
 if __name__ == "__main__":
     raise SystemExit(script_main(REPRODUCTION))

@@ -28,7 +28,9 @@ from mpvi.repro.run import Output, Reproduction, script_main
 from mpvi.repro.studies import numstr
 
 from mpvi_papers._top2025 import METHODS, PAPER, STYLE
-from mpvi_papers._top2025_pendulum import energy_convergence, energy_error_tasks, orders_frame
+from mpvi_papers._top2025_pendulum import (ENERGY_STATEMENT, certified_orders,
+                                            certify_energy_convergence, energy_convergence,
+                                            energy_error_tasks, orders_digits, orders_frame)
 
 PARAMS = {"T": "10", "N": [100, 160, 250, 400, 630, 1000, 1600, 2500, 4000, 6300, 10000],
           "methods": list(METHODS)}
@@ -46,6 +48,30 @@ def compute(run):
     hs = [r["h"] for r in rows[:len(p["N"])]]
     return Output(tables={"": orders_frame(ctx, rows)}, values=values,
                   extra={"T_s": p["T"], "h_range_s": [numstr(ctx, max(hs)), numstr(ctx, min(hs))]})
+
+
+def certify(run, out):
+    """The proven digits of every error and order of ``out`` (``mpvi run --certify``):
+    every run certified and its ||e_H||_inf enclosed
+    (:func:`mpvi_papers._top2025_pendulum.certify_energy_convergence`), the orders from
+    those balls (:func:`mpvi_papers._top2025_pendulum.certified_orders`).  The columns
+    method, N and h (= T/N rounded) are inputs."""
+    from mpvi.arbref import GUARD_DIGITS, arb_precision
+    from mpvi.repro.digits import proven_digits
+    ctx, p = run.ctx, run.params
+    digits, values = {}, {}
+    with arb_precision(ctx.dps + GUARD_DIGITS):
+        found = certify_energy_convergence(run, p["T"], p["N"], p["methods"])
+        balls, ls = certified_orders(found, p["methods"], p["N"])
+        orders_digits(out.tables[""], balls, digits)
+        for m in p["methods"]:
+            values[f"{m} order"] = proven_digits(out.values[f"{m} order"], ls[m])
+            key = f"{m} asymptotic order"
+            values[key] = proven_digits(out.values[key], balls[(m, p["N"][-1])]["order_step"])
+    inputs = "an input of the study (exact), not a computed number"
+    return {"statement": ENERGY_STATEMENT, "columns": {"": digits}, "values": values,
+            "not_certified": {**{c: inputs for c in ("method", "N")},
+                              "h": "the step T/N rounded to the run's digits: an input"}}
 
 
 def plot(out, p):
@@ -74,7 +100,7 @@ REPRODUCTION = Reproduction(
     id="top2025_fig04", paper=PAPER, item="Fig. 4",
     title="energy error norm against h with least-squares orders",
     params=PARAMS, quick=QUICK, compute=compute, plot=plot,
-    tasks=lambda p: energy_error_tasks(p["T"], p["N"], p["methods"]))
+    tasks=lambda p: energy_error_tasks(p["T"], p["N"], p["methods"]), certify=certify)
 
 if __name__ == "__main__":
     raise SystemExit(script_main(REPRODUCTION))

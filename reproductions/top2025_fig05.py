@@ -26,7 +26,8 @@ from mpvi.repro.run import Output, Reproduction, script_main
 from mpvi.repro.studies import energy_error, numstr
 
 from mpvi_papers._top2025 import METHODS, PAPER, STYLE
-from mpvi_papers._top2025_pendulum import double_pendulum, run_methods
+from mpvi_papers._top2025_pendulum import (ENERGY_STATEMENT, certified_energy_errors,
+                                            double_pendulum, run_methods)
 
 PARAMS = {"T": "10", "h": "0.1", "methods": list(METHODS)}
 QUICK = {}
@@ -55,6 +56,48 @@ def compute(run):
                   extra={"T_s": p["T"], "h_s": p["h"]})
 
 
+def certify(run, out):
+    """The proven digits of e_H at every node and of every value of ``out`` (``mpvi run
+    --certify``): each method's run certified and e_H enclosed on it
+    (:func:`mpvi_papers._top2025_pendulum.certified_energy_errors`); maxima, growths,
+    means and ratios from those balls.  The rows at t = 0 are 0 by definition; t and
+    method are inputs."""
+    from flint import arb
+
+    from mpvi.arbref import GUARD_DIGITS, arb_precision
+    from mpvi.repro.certified import ball_max
+    from mpvi.repro.digits import proven_digits
+    from mpvi.repro.studies import steps
+    ctx, p = run.ctx, run.params
+    df = out.tables[""]
+    digits, values, peak = [], {}, {}
+    with arb_precision(ctx.dps + GUARD_DIGITS):
+        for m in p["methods"]:
+            run.progress(f"certifying {m}: h = {p['h']} s over {p['T']} s")
+            _, e = certified_energy_errors(ctx, m, p["h"], steps(p["T"], p["h"]),
+                                           f"top2025 Fig. 5, {m}")
+            rows = df[df["method"] == m]["e_H"].tolist()
+            digits += [proven_digits(x, b)[0] for x, b in zip(rows[1:], e[1:])]
+            a = [abs(x) for x in e]
+            half = len(a) // 2
+            peak[m] = ball_max(a)
+            for key, ball in ((f"{m} max energy error", peak[m]),
+                              (f"{m} energy growth", ball_max(a[half:]) / ball_max(a[1:half + 1])),
+                              (f"{m} mean energy error second half",
+                               sum(e[half:], arb(0)) / (len(e) - half))):
+                values[key] = proven_digits(out.values[key], ball)
+        if "simpson" in peak:
+            for m in peak:
+                if m != "simpson":
+                    key = f"simpson/{m} max energy error"
+                    values[key] = proven_digits(out.values[key], peak["simpson"] / peak[m])
+    inputs = "an input of the study (exact), not a computed number"
+    return {"statement": ENERGY_STATEMENT + "  The rows at t = 0 are 0 by definition.",
+            "columns": {"": {"e_H": digits}}, "values": values,
+            "not_certified": {"t": "the node time n h, h = 0.1 rounded: an input",
+                              "method": inputs}}
+
+
 def plot(out, p):
     import matplotlib.pyplot as plt
     df = out.tables[""]
@@ -80,7 +123,7 @@ def plot(out, p):
 REPRODUCTION = Reproduction(
     id="top2025_fig05", paper=PAPER, item="Fig. 5",
     title="relative energy error over 10 s, h = 0.1 s",
-    params=PARAMS, quick=QUICK, compute=compute, plot=plot)
+    params=PARAMS, quick=QUICK, compute=compute, plot=plot, certify=certify)
 
 if __name__ == "__main__":
     raise SystemExit(script_main(REPRODUCTION))

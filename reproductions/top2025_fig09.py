@@ -29,12 +29,32 @@ def summarize(ctx, res):
     return values
 
 
+def certify_values(ctx, nodes, out):
+    """The values of :func:`summarize` enclosed from the certified runs' e_H
+    (:func:`mpvi_papers._top2025_top.certified_loop_runs`)."""
+    from mpvi.repro.certified import ball_max
+    from mpvi.repro.digits import proven_digits
+    values, peak = {}, {}
+    for m, nd in nodes.items():
+        a = [abs(x) for x in nd["e_H"]]
+        n = len(a) // 2
+        peak[m] = ball_max(a)
+        for key, b in ((f"{m} max |e_H|", peak[m]),
+                       (f"{m} e_H growth", ball_max(a[n:]) / ball_max(a[1:n + 1])),
+                       (f"{m} final e_H", nd["e_H"][-1])):
+            values[key] = proven_digits(out.values[key], b)
+    for m in ("midpoint", "rk4"):
+        key = f"simpson/{m} max |e_H| ratio"
+        values[key] = proven_digits(out.values[key], peak["simpson"] / peak[m])
+    return values, "Growths: max |e_H| over the second half / over the first half of the run.", {}
+
+
 REPRODUCTION = series_reproduction(
     "top2025_fig09", "Fig. 9", "relative energy error over 10 nutation periods", ["H"],
     summarize, panels=[("H", False, r"$e_H = (H - H_0)/H_0$", None),
                        ("H", True, r"$|e_H|$", None)],
     heading="relative energy error over {periods} periods",
-    params=PARAMS, quick=QUICK)
+    params=PARAMS, quick=QUICK, certify_values=certify_values)
 
 if __name__ == "__main__":
     raise SystemExit(script_main(REPRODUCTION))

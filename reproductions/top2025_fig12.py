@@ -123,6 +123,69 @@ def compute(run):
                          "convention": "ZXZ; tip = (sin th sin phi, -sin th cos phi, cos th)"})
 
 
+EXACT_STATEMENT = (
+    "Table 6 / eqs. (18ab), (18ae) proven for the problem as posed: p = M(q0) q'0 of the "
+    "complete system evaluated on Arb balls from the exact data m_top = I = 1, I3 = 2, "
+    "g = 981/100, l = 4 pi^2 / g, theta0 = pi/6, (phi'0, theta'0, psi'0) = (0, 0, 2 pi), "
+    "A = m_top g l / I and 2 pi / sqrt(A) on the same balls.  The reduced system's GBS run "
+    "(the table and the cusps) is not certified: mpvi.certify does not walk first-order "
+    "systems yet, and GBS's own error is estimated (by halving, top2025_fig13), not "
+    "enclosed.")
+
+
+def exact_table6(dps):
+    """Arb enclosures of p_phi, p_psi (p = M(q0) q'0 of the complete Table 6 top), A =
+    m_top g l / I and 2 pi / sqrt(A) from the exact data of the problem as posed
+    (:data:`EXACT_STATEMENT`), at ``dps`` digits plus guard digits (flint's precision
+    restored after)."""
+    from flint import arb
+
+    from mpvi.arb import ArbContext
+    from mpvi.arbref import GUARD_DIGITS, arb_precision
+    with arb_precision(dps + GUARD_DIGITS):
+        balls = ArbContext(dps + GUARD_DIGITS)
+        top = cusp_top(balls)                 # the exact data as balls: 9.81, pi/6, 2 pi
+        P = top.params
+        A = P["m_top"] * P["g"] * P["ell"] / P["I"]
+        p = top.p0
+        return {"p_phi": p[0], "p_psi": p[2], "A": A,
+                "time constant 2pi/sqrt(A)": 2 * arb.pi() / A.sqrt()}
+
+
+def certify(run, out):
+    """The proven digits of the Table 6 values (``mpvi run --certify``,
+    :func:`exact_table6`); the cusp values and the GBS
+    run's table are not certified (:data:`EXACT_STATEMENT`, reasons per value)."""
+    from mpvi.arbref import GUARD_DIGITS, arb_precision
+    from mpvi.repro.digits import proven_digits
+    ctx = run.ctx
+    found = exact_table6(ctx.dps)
+    with arb_precision(ctx.dps + GUARD_DIGITS):
+        values = {k: proven_digits(out.values[k], b) for k, b in found.items()}
+    gbs = ("the reduced system's GBS run: mpvi.certify does not walk first-order systems "
+           "yet, and GBS's error is estimated by halving, not enclosed")
+    cusp = ("at a cusp phi' is exactly 0 for the problem as posed (p_phi - p_psi cos theta0 "
+            "= 2 pi sqrt 3 - 4 pi cos(pi/6) = 0 and theta = theta0 there, eq. 18af); the "
+            "recorded value is |phi'| of the GBS run at its numerically located turning "
+            "points, the run's error and round-off (~1e-50), which no enclosure pins")
+    not_certified = {c: gbs for c in out.tables[""].columns}
+    for table in ("cusps", "bottoms"):
+        if table in out.tables:
+            not_certified.update({f"{table}.{c}": gbs for c in out.tables[table].columns})
+    not_certified.update({
+        k: gbs for k in out.values if k not in values})
+    exact = ("computed in the context by the Weierstrass solution, not enclosed: "
+             "LagrangeTopNutation's Arb setup fails for this top (its (p_phi - p_psi u0)^2 "
+             "is 0^2 on a ball containing 0, which Arb's power takes as nan)")
+    not_certified.update({k: exact for k in ("nutation period (exact)", "theta max (exact)")})
+    not_certified["cusp max |phidot|"] = cusp
+    not_certified["min phidot"] = (
+        "exactly 0, as recorded: phi'(0) = 0 is the initial datum (node 0), and phi' >= 0 "
+        "along the exact motion (p_phi - p_psi cos theta = 4 pi (cos theta0 - cos theta) "
+        ">= 0 for theta >= theta0, eq. 18af); an exact zero has no relative digits")
+    return {"statement": EXACT_STATEMENT, "values": values, "not_certified": not_certified}
+
+
 def plot(out, p):
     import matplotlib.pyplot as plt
     import numpy as np
@@ -184,7 +247,7 @@ def plot(out, p):
 REPRODUCTION = Reproduction(
     id="top2025_fig12", paper=PAPER, item="Fig. 12",
     title="cusp motion of the Table 6 top: axis path, theta(t), phi(t), phi' at the cusps",
-    params=PARAMS, quick=QUICK, compute=compute, plot=plot)
+    params=PARAMS, quick=QUICK, compute=compute, plot=plot, certify=certify)
 
 if __name__ == "__main__":
     raise SystemExit(script_main(REPRODUCTION))

@@ -52,8 +52,8 @@ def test_the_top_enclosures_contain_a_200_digit_rerun_of_the_same_computation():
                      "H": max(abs((S.hamiltonian(q, p) - H0) / H0) for q, p in zip(sol.q, sol.p)),
                      "p_phi": max(abs((p[0] - twin.p0[0]) / twin.p0[0]) for p in sol.p),
                      "p_psi": max(abs((p[2] - twin.p0[2]) / twin.p0[2]) for p in sol.p)}
-                for k, ball in balls[m].items():
-                    assert ball.contains(_arb(c200.to_str(e[k], 200))), (m, k, ball)
+                for k, x in e.items():       # (the *_run balls are of the 64-digit run)
+                    assert balls[m][k].contains(_arb(c200.to_str(x, 200))), (m, k, balls[m][k])
                 for k in ("theta", "H"):
                     assert balls[m][k].rad() < balls[m][k].mid() / _arb("1e55"), (m, k)
 
@@ -110,7 +110,13 @@ def test_table5_is_certified_with_the_growth_series_of_its_longest_runs(table5):
     cert = record["certified"]
     assert cert["columns"][""]["error"]["min"] >= 40
     assert cert["columns"][""]["ls_order"]["min"] >= 40
-    assert set(cert["values"]) == set(record["values"])
+    # RK4 keeps p_phi, p_psi bit for bit: its recorded drifts are exact zeros, said so
+    zeros = {k for k in record["values"] if k.split()[1] == "rk4" and " rel p_p" in k}
+    assert zeros and set(cert["values"]) == set(record["values"]) - zeros
+    assert all("exactly 0" in cert["not_certified"][k] for k in zeros)
+    # the other momenta's drifts are the runs' round-off, enclosed as such
+    drifts = [k for k in cert["values"] if " rel p_p" in k]
+    assert drifts and all(cert["values"][k]["digits"] >= 60 for k in drifts)
     assert set(cert["growth"]) == {f"T=3 t_bar {m} h=t_bar/{N}" for m in METHODS
                                    for N in (10, 20)}
     for label, g in cert["growth"].items():
@@ -142,8 +148,9 @@ def test_table2_records_the_growth_of_its_longest_span_runs(tmp_path):
 def test_the_double_pendulum_of_fig2_records_its_growth_and_the_width_control_said(tmp_path):
     """top2025 Fig. 2 (quick references; the methods' runs are the full set's: h = 0.1 s
     over 10 s): the three runs certified at the run's 64 digits (the target, 5/8 of them,
-    is met: no precision raised), their growth series, and every table column and value
-    declared not certified, with why (they compare with numerical references)."""
+    is met: no precision raised), their growth series; the deviations proven against the
+    certified RK4 reference (h = 1/1000 s), the references' own comparisons declared not
+    certified, with why."""
     rep = get_reproduction("top2025_fig02")
     execute(rep, quick=True, out_dir=tmp_path, certify=True, stream=open("/dev/null", "w"))
     record = read_provenance(rep, tmp_path)
@@ -154,9 +161,11 @@ def test_the_double_pendulum_of_fig2_records_its_growth_and_the_width_control_sa
         assert len(g["t"]) == 100 and g["t"][-1] == pytest.approx(10) and min(g["digits"]) >= 40
         assert f"{m}: certified at the run's 64 digits" in cert["statement"]
         assert "target 40" in g["note"]
-    assert cert["columns"] == {} and cert["values"] == {}
-    assert set(record["values"]) <= set(cert["not_certified"])
-    assert "not enclosed" in cert["not_certified"]["deviation.deviation"]
+    assert cert["columns"]["deviation"]["deviation"]["min"] >= 5
+    refs = {k for k in record["values"] if k.startswith("reference")}
+    assert refs and set(cert["values"]) == set(record["values"]) - refs
+    assert all("certified RK4 reference" in cert["not_certified"][k] for k in refs)
+    assert all(v["digits"] >= 5 for v in cert["values"].values())
 
 
 def test_a_growth_series_is_a_thinned_lower_envelope_of_the_proven_digits():

@@ -201,3 +201,94 @@ def _down(x):
 def _when(cert, i):
     """The time of saved point ``i`` of a certificate, as text (6 digits)."""
     return cert.t[i].str(6, radius=False)
+
+
+def ball_system(system, cert):
+    """``system`` on the balls of the certificate ``cert`` (:attr:`mpvi.Certificate.context`),
+    its parameters exactly as the run had them (a value rounded to the run's digits is that
+    binary number), so that a function of the state (the energy, a momentum) evaluated on
+    the certificate's enclosures encloses it on the exact discrete trajectory."""
+    from mpvi.certify import _exact_params
+    return _exact_params(system, cert.context)
+
+
+def energy_balls(system, cert):
+    """Enclosures of H(q_n, p_n) at every saved point of the certificate ``cert`` of a run
+    of ``system`` (its state (q, p)): the Hamiltonian evaluated on the enclosures with the
+    run's parameters exactly (:func:`ball_system`)."""
+    on_balls = ball_system(system, cert)
+    return [on_balls.hamiltonian(q, p) for q, p in zip(cert.q, cert.y)]
+
+
+def relative_energy_balls(system, cert, what):
+    """Enclosures of the signed relative energy error e_H = (H_n - H_0) / H_0 at every
+    saved point of ``cert`` (:func:`energy_balls`; H_0 of the run's exact initial data;
+    e_H(0) = 0 exactly).  ArithmeticError, naming ``what``, if H_0 is not proven nonzero."""
+    from flint import arb
+    H = energy_balls(system, cert)
+    if H[0].contains(0):
+        raise ArithmeticError(f"{what}: H_0 = {H[0].str(5)} is not proven nonzero: no "
+                              "relative energy error")
+    return [arb(0)] + [(x - H[0]) / H[0] for x in H[1:]]
+
+
+def certified_run(solution, what):
+    """The certificate (:func:`mpvi.certify`) of ``solution``, proven complete:
+    ArithmeticError naming ``what`` and the step not proven otherwise.  At flint's current
+    precision (the caller sets it, e.g. ``arb_precision(dps + GUARD_DIGITS)``)."""
+    from mpvi import certify
+    cert = certify(solution)
+    if not cert.complete:
+        raise ArithmeticError(f"{what}: step {cert.failed_step} not proven: {cert.why}")
+    return cert
+
+
+def ball_slope(h0, h1, e0, e1):
+    """An enclosure of log(e0 / e1) / log(h0 / h1): the convergence order between two
+    exact steps ``h0`` > ``h1`` (rationals) from error enclosures ``e0``, ``e1`` proven
+    positive (ArithmeticError otherwise)."""
+    from flint import arb
+    for h, e in ((h0, e0), (h1, e1)):
+        if not e > 0:
+            raise ArithmeticError(f"the error enclosure {e.str(5)} at h = {h} is not proven "
+                                  "positive: its logarithm (the order) is not enclosed")
+    r = Fraction(h0) / Fraction(h1)
+    return (e0 / e1).log() / (arb(r.numerator).log() - arb(r.denominator).log())
+
+
+def rounded_drift(values, start, ctx, what):
+    """Enclosures of the relative drifts (x - x_0) / x_0 that a context ``ctx`` computes for
+    the numbers ``values`` of a computed run (its stored states: exact binary numbers) and
+    ``start`` = x_0: the exact quotient on balls (the binary numbers read exactly, at
+    :func:`prec_digits_of` digits), widened by two roundings to nearest of ``ctx.prec``
+    bits (the subtraction's and the division's), so that the ball holds the value ``ctx``
+    computed.  This is a statement about the computed (rounded) run, not the exact
+    discrete trajectory: for a quantity the scheme conserves exactly, the recorded drift
+    is the run's round-off, and this encloses it.  ArithmeticError naming ``what`` if x_0
+    is 0.  Flint's precision is the caller's after."""
+    from flint import arb
+
+    from mpvi.arbref import arb_precision, exact_rational
+
+    def exact(x):
+        r = exact_rational(x, what)
+        return arb(r.numerator) / arb(r.denominator)     # a power of two: exact
+
+    with arb_precision(prec_digits_of(ctx)):
+        x0 = exact(start)
+        if x0 == 0:
+            raise ArithmeticError(f"{what}: the initial value is 0: no relative drift")
+        unit = arb(2) ** (1 - ctx.prec)          # relative rounding bound, twice over
+        out = []
+        for x in values:
+            q = (exact(x) - x0) / x0
+            out.append(q + arb(0, (abs(q) * (2 * unit + unit * unit)).upper()))
+        return out
+
+
+def prec_digits_of(ctx):
+    """Digits enough to hold the binary numbers of ``ctx`` exactly and their quotients far
+    below one rounding of ``ctx`` (:func:`rounded_drift`): twice the context's, plus guard
+    digits."""
+    from mpvi.arbref import GUARD_DIGITS
+    return 2 * ctx.dps + GUARD_DIGITS

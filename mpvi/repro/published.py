@@ -50,7 +50,7 @@ import io
 import math
 import re
 from dataclasses import dataclass
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal, Inexact, InvalidOperation, localcontext
 from pathlib import Path
 
 COLUMNS = ["id", "key", "quantity", "printed", "compare", "tolerance", "source"]
@@ -450,7 +450,13 @@ def allowed(v):
     else:
         half = (Decimal(1).scaleb(p.as_tuple().exponent) if v.compare == "digit"
                 else Decimal(v.tolerance))
-        lo, hi = p - half, p + half
+        # exactly: Decimal's default 28 significant digits would round p +- half (a
+        # 30-digit printed value, a tolerance 1e-60 around 1) and move the bounds
+        with localcontext() as exact:
+            exact.prec = (max(len(p.as_tuple().digits), len(half.as_tuple().digits))
+                          + abs(p.adjusted() - half.adjusted()) + 2)
+            exact.traps[Inexact] = True
+            lo, hi = p - half, p + half
     return arb(str(lo)).union(arb(str(hi)))
 
 

@@ -231,8 +231,9 @@ class LagrangeTopNutation:
         m = x["m_top"] * x["g"] * x["ell"] / I
         p_psi = I3 * (x["psi_dot0"] + x["phi_dot0"] * u0)
         p_phi = p_psi * u0 + I * x["phi_dot0"] * s0 ** 2
-        c = (I * x["theta_dot0"] ** 2 / 2 + (p_phi - p_psi * u0) ** 2 / (2 * I * s0 ** 2)
-             + I * m * u0)
+        d = p_phi - p_psi * u0          # 0 for a cusp (Table 6): squared as d * d, since
+        c = (I * x["theta_dot0"] ** 2 / 2 + d * d / (2 * I * s0 ** 2)   # Arb's d ** 2 is nan
+             + I * m * u0)                                          # on a ball holding 0
         a3, a2, a1, a0 = (2 * m, -(2 * c / I + p_psi ** 2 / I ** 2),
                           2 * (p_phi * p_psi / I ** 2 - m), 2 * c / I - p_phi ** 2 / I ** 2)
         b = (2 * I * c + p_psi ** 2) / (6 * I ** 2 * m)
