@@ -25,6 +25,13 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Callable
 
+REPRO_INPUTS = ("the reproductions' certified runs enclose the exact discrete trajectory of "
+                "the inputs as the binary numbers the run used (``certify(..., posed="
+                "False)``), as their statements say; a run of the library certifies the "
+                "problem as posed (issue 45)")
+"""What the shared certified runs here take as inputs (:func:`certify_controlled`,
+:func:`certified_run`)."""
+
 GROWTH_POINTS = 200
 """The most points of a growth series in the provenance record."""
 
@@ -152,7 +159,7 @@ def certify_controlled(solve_at: Callable[[int], Any], dps: int, target: float, 
         sol = solve_at(d)
         try:
             with arb_precision(d + GUARD_DIGITS):  # certify sets flint's precision: restored
-                cert = certify(sol)
+                cert = certify(sol, posed=False)   # the run's numbers: REPRO_INPUTS
         except WrongStepError as exc:
             if attempt == attempts:
                 raise
@@ -237,7 +244,7 @@ def certified_run(solution, what):
     ArithmeticError naming ``what`` and the step not proven otherwise.  At flint's current
     precision (the caller sets it, e.g. ``arb_precision(dps + GUARD_DIGITS)``)."""
     from mpvi import certify
-    cert = certify(solution)
+    cert = certify(solution, posed=False)       # the run's numbers: REPRO_INPUTS
     if not cert.complete:
         raise ArithmeticError(f"{what}: step {cert.failed_step} not proven: {cert.why}")
     return cert
