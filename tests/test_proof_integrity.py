@@ -204,6 +204,17 @@ def test_a_saved_and_loaded_solution_keeps_its_certificate_and_certifies_again(t
     assert again.complete and min(again.min_digits) >= 40
     assert _contains_all(cert.q, again.q) and _contains_all(cert.y, again.y)
     assert mpvi.verify(back).ok and mpvi.verify(back).checked > 0
+    # the loaded certificate is of the problem as posed (h = 1/10, g = 9.81, q0 = 1/2
+    # exactly): it holds a 200-digit rerun of that problem at every node
+    ref = mpvi.solve(_pendulum_with_parameter(mpvi.get_context("gmp", 200)), "midpoint",
+                     h="1/10", n=20)
+    from mpvi.arbref import arb_precision
+    with arb_precision(700):
+        for balls, rerun in ((again.q, ref.q), (again.y, ref.p), (cert.q, ref.q)):
+            for row, values in zip(balls, rerun):
+                for ball, x in zip(row, values):
+                    n, d = x.as_integer_ratio()
+                    assert ball.contains(flint.arb(flint.fmpq(int(n), int(d))))
 
 
 @pytest.mark.parametrize("kind", ["linear", "lagrangian"])
