@@ -461,7 +461,7 @@ class EventEnclosure(NamedTuple):
         proven.
     digits : float
         The proven digits of the computed time: ``-log10`` of its distance from the ball
-        over max(1, |t|) (0 where not proven).
+        over ``max(1, |t|)`` (0 where not proven).
     why : str or None
         Why the time was not enclosed, or None.
     """
