@@ -353,8 +353,9 @@ def certify(solution: Solution, dps: int | None = None, propagation: str = "lohn
         A computed state outside its enclosure beyond the run's round-off, naming the
         step.
     """
-    from .solution import Solution
-    if not isinstance(solution, Solution):
+    # what a run is, by its fields (mpvi.solution imports this module to save and read a
+    # certificate: no import back)
+    if not all(hasattr(solution, name) for name in _SOLUTION_FIELDS):
         raise TypeError(f"certify takes an mpvi.Solution, got {type(solution).__name__}")
     problem = solution.problem
     if problem is None:
@@ -792,6 +793,10 @@ def _check_run(solution, problem, nodes, h, t0, ctx, between=frozenset()):
                 f"{solution.ctx.to_str(solution.h, 20)}): off by {_sci(gap)}, more than the "
                 f"run's rounding of the time")
 
+
+_SOLUTION_FIELDS = ("problem", "method", "ctx", "h", "t", "q", "y", "steps", "saveat",
+                    "_prepare_args")
+"""The fields of an :class:`mpvi.Solution` that :func:`certify` reads."""
 
 _STEP_FAILURES = (KrawczykError, SingularMatrixError, NotPositiveDefiniteError, ArithmeticError)
 

@@ -1426,7 +1426,7 @@ class _Reader:
             return None
         from .arb import ArbContext
         from .arbref import arb_precision
-        from .certify import Certificate, _exact, _saved_nodes, _unpack
+        from .certify import Certificate, _saved_nodes
         from .context import MAX_DPS
         keys = {"method", "dps", "nodes", "t", "q", "y", "digits", "widths", "failed_step",
                 "why", "jacobians"}
@@ -1461,26 +1461,7 @@ class _Reader:
         if not isinstance(jac, list) or len(jac) != 3 or any(
                 not _is_int(j) or not 0 <= j <= 10 ** 15 for j in jac):
             self.malformed("certificate.jacobians", "should be 3 counts")
-
-        def ball(x, where):
-            if not (isinstance(x, list) and len(x) == 4 and all(
-                    isinstance(v, str) and re.fullmatch(r"-?\d{1,%d}" % MAX_BALL_DIGITS, v)
-                    for v in x)) or abs(int(x[1])) > 10 ** 9 or abs(int(x[3])) > 10 ** 9 \
-                    or x[2].startswith("-"):
-                self.malformed(where, f"should be a ball [mantissa, exponent, radius "
-                                      f"mantissa, radius exponent] of integers, not {_short(x)}")
-            b = _unpack([int(v) for v in x])
-            if not b.is_finite():
-                self.malformed(where, "is not a finite ball")
-            return b
-
-        def number(x, where):
-            ok = x == "inf" or (isinstance(x, (int, float)) and not isinstance(x, bool)
-                                and math.isfinite(x) and x >= 0)
-            if not ok:
-                self.malformed(where, f"should be a number >= 0 or \"inf\", not {_short(x)}")
-            return math.inf if x == "inf" else float(x)
-
+        ball, number = self.certificate_ball, self.certificate_number
         actx = ArbContext(dps)
         cert = Certificate(sol.method, actx, nodes)
         cert.failed_step, cert.why, cert.jacobians = failed, c["why"], list(jac)
@@ -1507,19 +1488,46 @@ class _Reader:
             cert.widths.append(number(c["widths"][i], f"{where}.widths"))
             if math.isinf(cert.widths[-1]):
                 self.malformed(f"{where}.widths", "should be finite")
-        # a certificate of the problem as posed holds the node times of the exact h and t0
-        # (h = 1/10, not the run's rounded h): its balls meet theirs; else it holds the
-        # run's own node times exactly
-        given_h, given_t0 = posed.get("h"), posed.get("t0")
         with arb_precision(2 * max(dps, self.ctx.dps) + 40):
-            posed = given_h is not None
-            t0 = actx.num(given_t0) if posed and given_t0 is not None else _exact(sol.t0, actx)
-            h = actx.num(given_h) if posed else _exact(sol.h, actx)
-            for i, (k, b) in enumerate(zip(nodes, cert.t)):
-                node = t0 + k * h
-                if i not in between and not (b.overlaps(node) if posed else b.contains(node)):
-                    self.malformed(f"certificate[{i}].t", f"does not hold the node time t0 + {k} h")
+            self.node_times(cert, sol, nodes, between, posed, actx)
         return cert
+
+    def certificate_ball(self, x, where):
+        """A saved ball [mantissa, exponent, radius mantissa, radius exponent] of integers,
+        checked, as a finite flint.arb."""
+        from .certify import _unpack
+        if not (isinstance(x, list) and len(x) == 4 and all(
+                isinstance(v, str) and re.fullmatch(r"-?\d{1,%d}" % MAX_BALL_DIGITS, v)
+                for v in x)) or abs(int(x[1])) > 10 ** 9 or abs(int(x[3])) > 10 ** 9 \
+                or x[2].startswith("-"):
+            self.malformed(where, f"should be a ball [mantissa, exponent, radius "
+                                  f"mantissa, radius exponent] of integers, not {_short(x)}")
+        b = _unpack([int(v) for v in x])
+        if not b.is_finite():
+            self.malformed(where, "is not a finite ball")
+        return b
+
+    def certificate_number(self, x, where):
+        """A saved count of digits or width: a number >= 0, or "inf"."""
+        ok = x == "inf" or (isinstance(x, (int, float)) and not isinstance(x, bool)
+                            and math.isfinite(x) and x >= 0)
+        if not ok:
+            self.malformed(where, f"should be a number >= 0 or \"inf\", not {_short(x)}")
+        return math.inf if x == "inf" else float(x)
+
+    def node_times(self, cert, sol, nodes, between, posed, actx):
+        """Each time ball of the certificate holds its node's time t0 + k h: that of the
+        exact h and t0 where the certificate is of the problem as posed (h = 1/10, not the
+        run's rounded h: its balls meet theirs), else the run's own, exactly."""
+        from .certify import _exact
+        given_h, given_t0 = posed.get("h"), posed.get("t0")
+        as_posed = given_h is not None
+        t0 = actx.num(given_t0) if as_posed and given_t0 is not None else _exact(sol.t0, actx)
+        h = actx.num(given_h) if as_posed else _exact(sol.h, actx)
+        for i, (k, b) in enumerate(zip(nodes, cert.t)):
+            node = t0 + int(k) * h
+            if i not in between and not (b.overlaps(node) if as_posed else b.contains(node)):
+                self.malformed(f"certificate[{i}].t", f"does not hold the node time t0 + {k} h")
 
     # ----- the numbers and the consistency of the run ----------------------------------------
     def build(self, rec):

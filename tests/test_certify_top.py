@@ -256,8 +256,8 @@ def test_width_control_raises_the_precision_of_a_run_whose_proof_failed(monkeypa
     from mpvi.repro.certified import certify_controlled
     real = mpvi.certify
 
-    def failing_at_16(sol):
-        cert = real(sol)
+    def failing_at_16(sol, **options):
+        cert = real(sol, **options)
         if sol.ctx.dps == 16:
             cert.failed_step, cert.why = 40, "the ball is too wide (test)"
             for name in ("t", "q", "y", "digits", "widths"):
