@@ -365,7 +365,7 @@ def certify(run, out):
     from flint import arb
 
     from mpvi.arbref import GUARD_DIGITS, arb_precision
-    from mpvi.repro.certified import ball_max
+    from mpvi.repro.certified import ball_max, rows_not_enclosed
     from mpvi.repro.digits import proven_digits
     from mpvi_papers._mutze_certify import exact
     from mpvi_papers._mutze_interpolation import (enclose_J, enclose_p_star,
@@ -440,11 +440,9 @@ def certify(run, out):
             why = ("a supporting number of the run (J'' by numerical differentiation, knot "
                    "jumps at 1e-32, one-sided differences), not a printed value; not enclosed")
         not_certified[key] = why
-    for table, df in out.tables.items():
-        for column in df.columns:
-            not_certified[column if table == "" else f"{table}.{column}"] = (
-                "a per-row number of the run's tables, not enclosed row by row (the "
-                "published values are certified as values)")
+    not_certified.update(rows_not_enclosed(out, (
+        "a per-row number of the run's tables, not enclosed row by row (the "
+        "published values are certified as values)")))
     return {"statement": CERTIFIED_STATEMENT, "columns": {}, "values": values,
             "not_certified": not_certified}
 

@@ -417,7 +417,7 @@ def certify(run, out):
     from flint import arb
 
     from mpvi.arbref import GUARD_DIGITS, arb_precision, exact_rational
-    from mpvi.repro.certified import ball_max
+    from mpvi.repro.certified import ball_max, rows_not_enclosed
     from mpvi.repro.digits import proven_digits
     from mpvi_papers._mutze_certify import exact
     from mpvi_papers._mutze_quantum import (CERTIFIED_STATEMENT, certified_long_trend,
@@ -487,11 +487,9 @@ def certify(run, out):
                 "not enclosed: the other scenarios, the invariants' round-off, the closed "
                 "form's and Chebyshev reference's checks, the float64 beyond-bound and "
                 "tau-scan runs are supporting numbers, not printed claims")
-    for table, df in out.tables.items():
-        for column in df.columns:
-            not_certified[column if table == "" else f"{table}.{column}"] = (
-                "a per-row number of the runs' tables, not enclosed row by row (the printed "
-                "claims are certified as values)")
+    not_certified.update(rows_not_enclosed(out, (
+        "a per-row number of the runs' tables, not enclosed row by row (the printed "
+        "claims are certified as values)")))
     return {"statement": CERTIFIED_STATEMENT, "columns": {}, "values": values,
             "not_certified": not_certified}
 

@@ -198,6 +198,18 @@ def _g_roots(expr, variables):
     return sorted((s[ser.G] for s in sols), key=lambda r: float(r))
 
 
+def oscillator_2d():
+    """The damped oscillator with n = 2: L = v.M v/2 - x.K x/2 with symbolic symmetric M,
+    K and F = -B v, and the symbols of eq. (60)'s series: (t, x, v, a, e, L, F)."""
+    t, xs, vs = _symbols(2)
+    Ms = sp.Matrix(2, 2, lambda i, j: sp.Symbol(f"M{min(i, j) + 1}{max(i, j) + 1}"))
+    Ks = sp.Matrix(2, 2, lambda i, j: sp.Symbol(f"K{min(i, j) + 1}{max(i, j) + 1}"))
+    Bs = sp.Matrix(2, 2, lambda i, j: sp.Symbol(f"B{i + 1}{j + 1}"))
+    xv, vv = sp.Matrix(xs), sp.Matrix(vs)
+    L2 = (vv.T * Ms * vv)[0] / 2 - (xv.T * Ks * xv)[0] / 2
+    return t, xs, vs, list(sp.symbols("a1:3")), list(sp.symbols("e1:3")), L2, list(-Bs * vv)
+
+
 def oscillator_claims(diff_order):
     m, k, b = sp.symbols("m k b", positive=True)
     out = {}
@@ -215,15 +227,7 @@ def oscillator_claims(diff_order):
             ser.to_concrete(D.coefficient(j), L, F) * ser.TAU ** j
             for j in range(diff_order + 1))))
     # n = 2: L = v.M v/2 - x.K x/2, symbolic symmetric M, K; F = -B v
-    t, xs, vs = _symbols(2)
-    Ms = sp.Matrix(2, 2, lambda i, j: sp.Symbol(f"M{min(i, j) + 1}{max(i, j) + 1}"))
-    Ks = sp.Matrix(2, 2, lambda i, j: sp.Symbol(f"K{min(i, j) + 1}{max(i, j) + 1}"))
-    Bs = sp.Matrix(2, 2, lambda i, j: sp.Symbol(f"B{i + 1}{j + 1}"))
-    xv, vv = sp.Matrix(xs), sp.Matrix(vs)
-    L2 = (vv.T * Ms * vv)[0] / 2 - (xv.T * Ks * xv)[0] / 2
-    F2 = list(-Bs * vv)
-    a = list(sp.symbols("a1:3"))
-    e = list(sp.symbols("e1:3"))
+    t, xs, vs, a, e, L2, F2 = oscillator_2d()
     c2 = sp.expand(ser.evaluate_words(D.words(2), L2, F2, t, xs, vs, a, e))
     out["oscillator n=2 DIFF tau^2"] = sp.factor(c2)
     out["oscillator n=2 g"] = _g_roots(c2, xs + vs + a + e)
@@ -566,15 +570,8 @@ def certify(run, out):
         values[f"oscillator {label} g count"] = counted(
             out.values[f"oscillator {label} g count"],
             _g_roots_count(c2, sorted(c2.free_symbols - {ser.G}, key=str)))
-    t, xs, vs = _symbols(2)
-    Ms = sp.Matrix(2, 2, lambda i, j: sp.Symbol(f"M{min(i, j) + 1}{max(i, j) + 1}"))
-    Ks = sp.Matrix(2, 2, lambda i, j: sp.Symbol(f"K{min(i, j) + 1}{max(i, j) + 1}"))
-    Bs = sp.Matrix(2, 2, lambda i, j: sp.Symbol(f"B{i + 1}{j + 1}"))
-    xv, vv = sp.Matrix(xs), sp.Matrix(vs)
-    L2 = (vv.T * Ms * vv)[0] / 2 - (xv.T * Ks * xv)[0] / 2
-    a2, e2 = list(sp.symbols("a1:3")), list(sp.symbols("e1:3"))
-    c2 = sp.expand(ser.evaluate_words(ser.diff(2).words(2), L2, list(-Bs * vv), t, xs, vs,
-                                      a2, e2))
+    t, xs, vs, a2, e2, L2, F2 = oscillator_2d()
+    c2 = sp.expand(ser.evaluate_words(ser.diff(2).words(2), L2, F2, t, xs, vs, a2, e2))
     values["oscillator n=2 g count"] = counted(
         out.values["oscillator n=2 g count"],
         _g_roots_count(c2, sorted(c2.free_symbols - {ser.G}, key=str)))

@@ -41,6 +41,14 @@ PROVEN_SHARE = Fraction(5, 8)
 reproductions' certified runs."""
 
 
+def rows_not_enclosed(out, why):
+    """``not_certified`` entries for every column of ``out``'s tables (``table.column``, or
+    the column of the unnamed table), each with ``why``: a reproduction whose published
+    values are certified as values, not row by row."""
+    return {column if table == "" else f"{table}.{column}": why
+            for table, df in out.tables.items() for column in df.columns}
+
+
 def ball_norm(d):
     """An enclosure of the Euclidean norm of the ball vector ``d`` (a sum of squares that
     may contain 0 gives [0, sqrt(its upper bound)])."""
