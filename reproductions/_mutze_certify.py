@@ -77,7 +77,17 @@ def ball_eval(expr, env, kind=None):
         if e.func in _FUNCTIONS and len(e.args) == 1:
             return getattr(walk(e.args[0]), _FUNCTIONS[e.func])()
         raise TypeError(f"ball_eval: cannot enclose the sympy node {e.func.__name__} ({e})")
-    return walk(sp.sympify(expr, strict=True))
+    return walk(as_sympy(expr))
+
+
+def as_sympy(x):
+    """A sympy expression as it is, an int or a Fraction as the sympy rational it is;
+    TypeError for anything else (no text is parsed)."""
+    if isinstance(x, sp.Basic):
+        return x
+    if isinstance(x, (int, Fraction)) and not isinstance(x, bool):
+        return sp.Rational(x.numerator, x.denominator)
+    raise TypeError(f"as_sympy: a sympy expression, an int or a Fraction, not {type(x).__name__}")
 
 
 def counted(printed, count):

@@ -465,6 +465,7 @@ class BallCheck:
     point (t, x, v, a, e)."""
 
     def __init__(self, L, F, t, xs, vs, pt):
+        from mpvi_papers._mutze_certify import as_sympy
         n = len(xs)
         self.t, self.xs, self.vs = t, list(xs), list(vs)
         self.a = [Fraction(s) for s in pt["a"]]
@@ -474,12 +475,12 @@ class BallCheck:
         eF = sum(ei * fi for ei, fi in zip(self.e, F))
         ex = lambda f: sum(ei * sp.diff(f, xi) for ei, xi in zip(self.e, xs))
         ev = lambda f: sum(ei * sp.diff(f, vi) for ei, vi in zip(self.e, vs))
-        self.parts = [sp.sympify(u) for u in (ex(L), ev(L), ex(aF), ev(aF), eF)]
+        self.parts = [as_sympy(u) for u in (ex(L), ev(L), ex(aF), ev(aF), eF)]
         Lv = [sp.diff(L, vi) for vi in vs]
         G = [sum(sp.diff(Lv[i], vs[k]) * self.a[k] + sp.diff(Lv[i], xs[k]) * vs[k]
                  for k in range(n)) + sp.diff(Lv[i], t) - sp.diff(L, xs[i]) - F[i]
              for i in range(n)]
-        self.eG = sp.sympify(sum(ei * gi for ei, gi in zip(self.e, G)))
+        self.eG = as_sympy(sum(ei * gi for ei, gi in zip(self.e, G)))
 
     def lhs(self, tau):
         """An enclosure (arb) of e.D_tau S at the point, tau an exact Fraction."""
