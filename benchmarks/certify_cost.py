@@ -20,7 +20,7 @@ over a hull of the run, reused; ``own``: each step its own).  Each time is the C
 this process (the machine is shared: wall time measures the neighbours), the best of
 ``--repeats``; the kernels of both are built by a first untimed run.  No number here is
 asserted by a test.  ``--python-balls`` also times each certify with the
-kernels on balls and duals in Python (``MPVI_COMPILED_BALLS=0``: mpvi.carb off; the
+kernels on balls and duals in Python (``MPVI_COMPILED_BALLS=0``: mpvi.compiled.carb off; the
 plain run still compiled), alternating with the compiled ones in the same process.
 
 Measured (CPU time, 300 steps, best of 3, 2 shared cores; issue 39's increment "perf"),
@@ -55,7 +55,7 @@ import time
 os.environ.setdefault("MPVI_COMPILE_AFTER", "0")
 
 import mpvi  # noqa: E402
-from mpvi.certify import certify  # noqa: E402
+from mpvi.proof.certify import certify  # noqa: E402
 from mpvi.systems.double_pendulum import (linearized_double_pendulum,  # noqa: E402
                                           nonlinear_double_pendulum)
 from mpvi.systems.lagrange_top import table3_top  # noqa: E402
@@ -105,7 +105,7 @@ def best(fn, repeats):
 
 
 def balls_in_python(on):
-    """Switch the compiled ball and dual kernels of mpvi.carb off (on=True) or on."""
+    """Switch the compiled ball and dual kernels of mpvi.compiled.carb off (on=True) or on."""
     if on:
         os.environ["MPVI_COMPILED_BALLS"] = "0"
     else:

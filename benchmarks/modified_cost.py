@@ -9,9 +9,9 @@ one run.
     python benchmarks/modified_cost.py --bea                   # bea_double's derivations
     python benchmarks/modified_cost.py --backends flint        # FLINT only (no ratios)
 
-Each derivation is timed on every ring backend of ``--backends`` (:func:`mpvi.jets.ring_backend`:
+Each derivation is timed on every ring backend of ``--backends`` (:func:`mpvi.analysis.jets.ring_backend`:
 ``flint``, python-flint's fmpq_mpoly, the default; ``sympy``, sympy's PolyRing), from
-scratch (:func:`mpvi.modified.forget_derivations` before each), one after the other: the
+scratch (:func:`mpvi.analysis.modified.forget_derivations` before each), one after the other: the
 ratio sympy / FLINT of each derivation is printed beside FLINT's seconds (each derivation
 run once before, untimed).
 
@@ -40,8 +40,8 @@ import time
 import sympy as sp
 
 import mpvi
-from mpvi.jets import BACKENDS, ring_backend
-from mpvi.modified import forget_derivations
+from mpvi.analysis.jets import BACKENDS, ring_backend
+from mpvi.analysis.modified import forget_derivations
 from mpvi.systems.pendulums import pendulum_chain
 
 PARAMS = {"lobatto": {"points": 4}}

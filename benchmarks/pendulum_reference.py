@@ -13,12 +13,12 @@ q(0) = (pi/4, pi/3), p(0) = 0), integrated over [0, T] = [0, 10 s] to an accurac
 at the same precision:
 
 * **mpvi**, in the number context ``--context`` (mp: mpmath; gmp: gmpy2 where mpvi
-  provides it, with the step compiled to MPFR C by :mod:`mpvi.cbackend` where a C
+  provides it, with the step compiled to MPFR C by :mod:`mpvi.compiled.cbackend` where a C
   compiler is found, bit-identical to the Python step; ``MPVI_COMPILED=0`` times the
   Python step), by one of two methods:
 
   - ``--method taylor`` (default): the Taylor-series scheme "taylor"
-    (:mod:`mpvi.taylor`: automatic differentiation of the generated field) with Jorba &
+    (:mod:`mpvi.engines.taylor`: automatic differentiation of the generated field) with Jorba &
     Zou's adaptive step to the tolerance ``--taylor-tol`` (default the target / 100;
     ``eps``: the context's eps) and their order ceil(-ln(tol) / 2 + 1) (``--taylor-order``
     fixes another), its nodes -- only where the state is saved; the substeps between
@@ -83,9 +83,9 @@ from fractions import Fraction
 import numpy as np
 
 from mpvi import get_context, solve
-from mpvi.cbackend import ENV_COMPILE_AFTER
-from mpvi.kernels import explicit_steps, taylor_steps
-from mpvi.taylor import jorba_zou_order
+from mpvi.compiled.cbackend import ENV_COMPILE_AFTER
+from mpvi.engines.kernels import explicit_steps, taylor_steps
+from mpvi.engines.taylor import jorba_zou_order
 from mpvi.repro.studies import fraction, steps
 from mpvi.systems.double_pendulum import nonlinear_double_pendulum
 
@@ -184,7 +184,7 @@ def halve(H):
 
 
 def rhs_evaluations(levels):
-    """Right-hand side evaluations of one GBS step (:func:`mpvi.ode.gbs_step`): one at the
+    """Right-hand side evaluations of one GBS step (:func:`mpvi.engines.ode.gbs_step`): one at the
     start, then n_i - 1 = 2 i - 1 more for each level i = 1..levels: 1 + levels^2."""
     return 1 + levels ** 2
 

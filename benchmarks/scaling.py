@@ -1,5 +1,5 @@
 """Cost per step against system size at 64 digits: the Python gmp path against the
-compiled MPFR path (:mod:`mpvi.cbackend`), measured in one run.
+compiled MPFR path (:mod:`mpvi.compiled.cbackend`), measured in one run.
 
     python benchmarks/scaling.py                        # chain and N-link, Simpson and RK4
     python benchmarks/scaling.py --family nlink --n 2 4 8 12 --methods simpson
@@ -30,8 +30,8 @@ import sys
 import time
 
 import mpvi
-from mpvi import cbackend
-from mpvi import kernels as kernel_cache
+from mpvi.compiled import cbackend
+from mpvi.engines import kernels as kernel_cache
 from mpvi.systems.pendulums import n_link_pendulum, pendulum_chain
 from step_speed import kernels   # the switch between Python and compiled kernels
 

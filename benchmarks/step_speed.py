@@ -9,7 +9,7 @@ For each method: ms per step in the reference context (``mp``: mpmath numbers, r
 and Jacobian assembled with numpy object arrays) and in the fast context (``gmp``: gmpy2
 ``mpfr`` numbers, one generated common-subexpression-eliminated kernel per (system,
 method), Newton on plain lists), the speedup, the ms per step with the same kernels
-compiled to C against MPFR (``compiled_ms``, :mod:`mpvi.cbackend`), its speedup over the
+compiled to C against MPFR (``compiled_ms``, :mod:`mpvi.compiled.cbackend`), its speedup over the
 Python kernels (``speedup_compiled``) and whether the two gmp runs end in the same bits
 (``bit_identical``), the mean Newton iterations per step of
 both, and ``max_rel_diff``: the largest relative difference between the two states after
@@ -21,7 +21,7 @@ the ratio of two timings taken in the same run is what means something.
 ``--floor`` also measures how far the compiled step is from the cost of its arithmetic:
 the MPFR operations of one step are counted (the same run in a child process whose
 compiled modules count every MPFR call, ``MPVI_COUNT_OPERATIONS=1``,
-:func:`mpvi.cbackend.operation_counts`: the Newton iteration and the checks after the
+:func:`mpvi.compiled.cbackend.operation_counts`: the Newton iteration and the checks after the
 step), each kind of operation is timed in a tight C loop at the same precision on
 full-precision operands (``floor_ns``: a C program linked against the MPFR gmpy2 uses), and
 ``floor_ms`` = sum over the kinds of (operations per step) x (ns per operation), copies
@@ -42,7 +42,8 @@ from pathlib import Path
 
 import sympy as sp
 
-from mpvi import LagrangianSystem, Problem, cbackend, get_context, solve
+from mpvi import LagrangianSystem, Problem, get_context, solve
+from mpvi.compiled import cbackend
 from mpvi.systems.damped import damped_pendulum
 from mpvi.systems.lagrange_top import table3_top
 
@@ -97,7 +98,7 @@ def run(ctx, system_name, scheme, params, steps, repeats):
 @contextlib.contextmanager
 def kernels(compiled):
     """The gmp context's kernels in Python (``compiled=False``) or compiled to C against
-    MPFR from their first call (:mod:`mpvi.cbackend`); the kernel caches are keyed by it."""
+    MPFR from their first call (:mod:`mpvi.compiled.cbackend`); the kernel caches are keyed by it."""
     saved = {k: os.environ.get(k) for k in ("MPVI_COMPILED", "MPVI_COMPILE_AFTER")}
     os.environ.update(MPVI_COMPILED="1" if compiled else "0", MPVI_COMPILE_AFTER="1")
     try:
@@ -159,7 +160,7 @@ _CALL = {"binary": "{f}(r[j], a[j], b[k], MPFR_RNDN);",
          "sin_cos": "{f}(r[j], c[j], a[j], MPFR_RNDN);",
          "copy": "{f}(r[j], a[j], MPFR_RNDN);",
          "set_si": "{f}(r[j], 3, MPFR_RNDN);"}
-"""How the floor program calls each shape of :data:`mpvi.cbackend.COUNTED_OPERATIONS`:
+"""How the floor program calls each shape of :data:`mpvi.compiled.cbackend.COUNTED_OPERATIONS`:
 operands a[j] in (0.1, 0.9) and b[k] in (1.1, 1.9) of full precision, j and k read from
 a table of 2^16 indices into 64 operands, the small integers the kernels use (3, 2^1, -3
 for pow_si)."""
@@ -222,7 +223,7 @@ int main(int argc, char **argv) {
 
 
 def floor_program(prec, directory):
-    """Build the floor program (every operation of :data:`mpvi.cbackend.COUNTED_OPERATIONS`
+    """Build the floor program (every operation of :data:`mpvi.compiled.cbackend.COUNTED_OPERATIONS`
     at ``prec`` bits, against the MPFR gmpy2 uses) in ``directory``; its path."""
     tc = cbackend.toolchain()
     if "error" in tc:

@@ -23,82 +23,80 @@ matplotlib, pandas nor the reproduction framework (:mod:`mpvi.repro`).
 """
 from __future__ import annotations
 
-import sys as _sys
 from importlib import import_module as _import_module
 from importlib.util import find_spec as _find_spec
-from types import ModuleType as _ModuleType
 from typing import TYPE_CHECKING
 
-from ._version import __version__
+from mpvi._version import __version__
 
 # The public names, listed once, in the order of __all__: name -> the module (relative to
 # mpvi) that defines it.  The TYPE_CHECKING imports below tell static type checkers the
 # same (tests/test_import_time.py checks that the two agree).
 _WHERE = {
     # contexts
-    "GMPContext": "context", "MPContext": "context", "FPContext": "context",
-    "mp": "context", "fp": "context", "get_context": "context", "ArbContext": "arb",
+    "GMPContext": "numbers.context", "MPContext": "numbers.context", "FPContext": "numbers.context",
+    "mp": "numbers.context", "fp": "numbers.context", "get_context": "numbers.context", "ArbContext": "numbers.arb",
     # systems and problems
-    "LagrangianSystem": "mechanics", "LinearSystem": "systems.linear",
-    "FirstOrderSystem": "ode", "TIME": "codegen", "Problem": "problem",
+    "LagrangianSystem": "model.mechanics", "LinearSystem": "systems.linear",
+    "FirstOrderSystem": "model.first_order", "TIME": "compiled.codegen", "Problem": "model.problem",
     # the driver and its result
-    "solve": "solve", "Solution": "solution", "State": "solution",
-    "load_solution": "solution", "Event": "solve", "EventRecord": "solution",
-    "Progress": "solve",
+    "solve": "drive.solve", "Solution": "drive.solution", "State": "drive.solution",
+    "load_solution": "drive.solution", "Event": "drive.solve", "EventRecord": "drive.solution",
+    "Progress": "drive.solve",
     # proven digits
-    "certify": "certify", "Certificate": "certify", "EventEnclosure": "certify",
-    "verify": "verification", "Verification": "verification",
+    "certify": "proof.certify", "Certificate": "proof.certify", "EventEnclosure": "proof.certify",
+    "verify": "drive.verification", "Verification": "drive.verification",
     # methods
-    "METHODS": "schemes", "Method": "schemes", "register": "schemes",
-    "get_method": "schemes",
+    "METHODS": "methods", "Method": "methods", "register": "methods",
+    "get_method": "methods",
     # analysis
-    "error_norms": "analysis", "sup_errors": "analysis", "node_errors": "analysis",
-    "fit_order": "analysis", "energy": "analysis", "relative_energy_error": "analysis",
-    "one_step_matrix": "analysis", "one_step_jacobian": "analysis",
-    "symplecticity_defect": "analysis", "matrix_defect": "analysis",
-    "stability_scan": "analysis", "central_differences": "analysis",
+    "error_norms": "analysis.measures", "sup_errors": "analysis.measures", "node_errors": "analysis.measures",
+    "fit_order": "analysis.measures", "energy": "analysis.measures", "relative_energy_error": "analysis.measures",
+    "one_step_matrix": "analysis.measures", "one_step_jacobian": "analysis.measures",
+    "symplecticity_defect": "analysis.measures", "matrix_defect": "analysis.measures",
+    "stability_scan": "analysis.measures", "central_differences": "analysis.measures",
     # backward error analysis
-    "modified_equation": "modified", "modified_hamiltonian": "modified",
-    "modified_lagrangian": "modified", "check_hamiltonian": "modified",
-    "modified_frequency": "modified", "ModifiedEquation": "modified",
-    "ModifiedHamiltonian": "modified", "ModifiedLagrangian": "modified",
+    "modified_equation": "analysis.modified", "modified_hamiltonian": "analysis.modified",
+    "modified_lagrangian": "analysis.modified", "check_hamiltonian": "analysis.modified",
+    "modified_frequency": "analysis.modified", "ModifiedEquation": "analysis.modified",
+    "ModifiedHamiltonian": "analysis.modified", "ModifiedLagrangian": "analysis.modified",
     # errors
-    "PrecisionError": "context", "NewtonError": "newton", "IntegrationError": "solve",
-    "StabilityError": "schemes", "SingularMatrixError": "linalg",
-    "NotPositiveDefiniteError": "linalg", "StorageError": "solve",
-    "NotHamiltonianError": "modified", "SolutionFileError": "solution",
-    "KrawczykError": "arb", "WrongStepError": "certify", "UndecidedComparison": "arb",
+    "PrecisionError": "numbers.context", "NewtonError": "numbers.newton", "IntegrationError": "drive.solve",
+    "StabilityError": "methods", "SingularMatrixError": "numbers.linalg",
+    "NotPositiveDefiniteError": "numbers.linalg", "StorageError": "drive.solve",
+    "NotHamiltonianError": "analysis.modified", "SolutionFileError": "drive.solution",
+    "KrawczykError": "numbers.arb", "WrongStepError": "proof.certify", "UndecidedComparison": "numbers.arb",
 }
 
 __all__ = list(_WHERE)
 
 if TYPE_CHECKING:
-    from .analysis import (central_differences, energy, error_norms, fit_order, matrix_defect,
+    from mpvi.analysis.measures import (central_differences, energy, error_norms, fit_order, matrix_defect,
                            node_errors, one_step_jacobian, one_step_matrix,
                            relative_energy_error, stability_scan, sup_errors,
                            symplecticity_defect)
-    from .arb import ArbContext, KrawczykError, UndecidedComparison
-    from .certify import Certificate, EventEnclosure, WrongStepError, certify
-    from .verification import Verification, verify
-    from .codegen import TIME
-    from .context import FPContext, GMPContext, MPContext, PrecisionError, fp, get_context, mp
-    from .linalg import NotPositiveDefiniteError, SingularMatrixError
-    from .mechanics import LagrangianSystem
-    from .modified import (ModifiedEquation, ModifiedHamiltonian, ModifiedLagrangian,
+    from mpvi.numbers.arb import ArbContext, KrawczykError, UndecidedComparison
+    from mpvi.proof.certify import Certificate, EventEnclosure, WrongStepError, certify
+    from mpvi.drive.verification import Verification, verify
+    from mpvi.compiled.codegen import TIME
+    from mpvi.numbers.context import FPContext, GMPContext, MPContext, PrecisionError, fp, get_context, mp
+    from mpvi.numbers.linalg import NotPositiveDefiniteError, SingularMatrixError
+    from mpvi.model.mechanics import LagrangianSystem
+    from mpvi.analysis.modified import (ModifiedEquation, ModifiedHamiltonian, ModifiedLagrangian,
                            NotHamiltonianError, check_hamiltonian, modified_equation,
                            modified_frequency, modified_hamiltonian, modified_lagrangian)
-    from .newton import NewtonError
-    from .ode import FirstOrderSystem
-    from .problem import Problem
-    from .schemes import METHODS, Method, StabilityError, get_method, register
-    from .solution import EventRecord, Solution, SolutionFileError, State, load_solution
-    from .solve import Event, IntegrationError, Progress, StorageError, solve
-    from .systems.linear import LinearSystem
+    from mpvi.numbers.newton import NewtonError
+    from mpvi.model.first_order import FirstOrderSystem
+    from mpvi.model.problem import Problem
+    from mpvi.methods import METHODS, Method, StabilityError, get_method, register
+    from mpvi.drive.solution import EventRecord, Solution, SolutionFileError, State, load_solution
+    from mpvi.drive.solve import Event, IntegrationError, Progress, StorageError, solve
+    from mpvi.systems.linear import LinearSystem
 
 
 def __getattr__(name: str) -> object:
     """A public name, imported from its module on first use and then kept here; a
-    submodule (``mpvi.analysis``), imported on first use as ``import mpvi`` once did."""
+    layer package (``mpvi.analysis``), imported on first use as ``import mpvi`` once did."""
     module = _WHERE.get(name)
     if module is not None:
         value = getattr(_import_module(f"{__name__}.{module}"), name)
@@ -113,17 +111,3 @@ def __getattr__(name: str) -> object:
 def __dir__() -> list[str]:
     return sorted(set(globals()) | set(__all__))
 
-
-class _Package(_ModuleType):
-    """mpvi's module type: the import system binds every submodule it loads to the
-    package under the submodule's name, and ``mpvi.solve`` (the function) must keep its
-    name over the module mpvi/solve.py that defines it."""
-
-    def __setattr__(self, name: str, value: object) -> None:
-        if (isinstance(value, _ModuleType) and name in _WHERE
-                and value.__name__ == f"{__name__}.{name}"):
-            return
-        super().__setattr__(name, value)
-
-
-_sys.modules[__name__].__class__ = _Package

@@ -186,7 +186,7 @@ def certified_errors(ctx, T_tbar, N, methods, growth=None):
     digits against time (:func:`mpvi.repro.certified.growth_series`) go into it under
     ``"T=<T_tbar> <method> N=<N>"``.  Flint's precision is the run's (plus guard digits)
     inside and the caller's after.  ArithmeticError if a run's proof fails."""
-    from mpvi.arbref import GUARD_DIGITS, arb_precision, exact_rational
+    from mpvi.numbers.arbref import GUARD_DIGITS, arb_precision, exact_rational
     from mpvi.repro.certified import ball_max, ball_norm, growth_series
     with ctx.active():
         prob = problem(ctx)

@@ -29,11 +29,11 @@ import mpmath
 import pandas as pd
 import sympy as sp
 
-from mpvi.expressions import parse_expression
-from mpvi.mechanics import LagrangianSystem
-from mpvi.modified import (H as STEP, NotHamiltonianError, modified_equation,
+from mpvi.ground.expressions import parse_expression
+from mpvi.model.mechanics import LagrangianSystem
+from mpvi.analysis.modified import (H as STEP, NotHamiltonianError, modified_equation,
                            modified_hamiltonian)
-from mpvi.problem import Problem
+from mpvi.model.problem import Problem
 from mpvi.repro.run import Output
 from mpvi.repro.studies import Task, fraction, numstr, steps, study
 
@@ -101,7 +101,7 @@ def modified_hamiltonian_terms(rec, params):
     """H~ of ``params["method"]`` (its :data:`METHODS` parameters) on ``params["system"]``
     (:data:`SYSTEMS`, default the pendulum) through h^``params["order"]``: the
     coefficients of h^0 .. h^order as text of the closed grammar of
-    :mod:`mpvi.expressions` (:func:`term_text`; coordinates q, momenta p: lists of their
+    :mod:`mpvi.ground.expressions` (:func:`term_text`; coordinates q, momenta p: lists of their
     names), and the derivation's wall time in seconds (a string).  A method whose
     modified field is not Hamiltonian there has only H itself as terms and the reason
     (:class:`mpvi.NotHamiltonianError`'s message) as ``not_hamiltonian``."""
@@ -131,7 +131,7 @@ def _symbol_name(x):
 
 def term_text(term, q, p):
     """A term of H~ in the symbols ``q``, ``p`` as text that :func:`parsed_terms` reads
-    back (by :func:`mpvi.expressions.parse_expression`, never as code) to the identical
+    back (by :func:`mpvi.ground.expressions.parse_expression`, never as code) to the identical
     expression -- checked here, so that a term that would not is an error, not a silently
     different H~."""
     text = sp.StrPrinter({"order": "none"}).doprint(term)
@@ -148,7 +148,7 @@ def _parse_term(text, names):
 def parsed_terms(value):
     """(q, p, terms) of a :data:`modified_hamiltonian_terms` value as sympy objects (parsed
     once per derivation: a double-pendulum term runs to tens of kilobytes), read by the
-    closed grammar of :mod:`mpvi.expressions` in the names of q and p only."""
+    closed grammar of :mod:`mpvi.ground.expressions` in the names of q and p only."""
     q = [_cached_symbol(x) for x in value["q"]]
     p = [_cached_symbol(x) for x in value["p"]]
     names = {x.name: x for x in [*q, *p]}
@@ -166,9 +166,9 @@ def _cached_symbol(name):
 
 def term_values(parsed, ctx):
     """The terms H_1 .. of :func:`parsed_terms` as one generated function of (q, p) (lists)
-    in context ``ctx`` (:func:`mpvi.codegen.compile_exprs`): it returns the list of the
+    in context ``ctx`` (:func:`mpvi.compiled.codegen.compile_exprs`): it returns the list of the
     terms' values."""
-    from mpvi.codegen import compile_exprs
+    from mpvi.compiled.codegen import compile_exprs
     q, p, exprs = parsed
     return compile_exprs([q, p], exprs, ctx, f"bea_modified_hamiltonian_{len(exprs)}")
 
@@ -393,8 +393,8 @@ def modified_flow_gap(rec, params):
     (the same at ``gbs_h``/2) for each r, and the first power s > r whose term is not
     zero (derived through h^(max r + 2)).  Returns {"gaps": {r: ..}, "checks": {r: ..},
     "first_omitted": {r: s}}."""
-    from mpvi.codegen import compile_exprs
-    from mpvi.ode import FirstOrderSystem
+    from mpvi.compiled.codegen import compile_exprs
+    from mpvi.model.first_order import FirstOrderSystem
     ctx = rec.ctx
     name = params["method"]
     options = METHODS[name][2] if name in METHODS else {}

@@ -34,7 +34,7 @@ import numpy as np
 import pandas as pd
 
 from mpvi import Event, certify, solve
-from mpvi.analysis import energy
+from mpvi.analysis.measures import energy
 from mpvi.repro.studies import Task, fraction, numstr, steps, study
 from mpvi.systems.aeroelastic import (DEFAULT_PARAMETERS, aeroelastic_section, flutter_speed,
                                       linear_matrix, max_real_part)
@@ -345,8 +345,8 @@ def certified_aeroelastic(run):
     ``U`` the run's U; ``A`` the linearization's eigenvalue balls."""
     from flint import acb_mat
 
-    from mpvi.arb import ArbContext
-    from mpvi.certify import _exact_params
+    from mpvi.numbers.arb import ArbContext
+    from mpvi.proof.certify import _exact_params
 
     from mpvi_papers._hermite_certified import arb_of, certified_run
 
@@ -398,7 +398,7 @@ def enclosed_turning_points(run, res, bench, sec, actx):
     (data).
 
     The benchmark's dense output between nodes is one GBS step of size s from the node
-    before (:mod:`mpvi.schemes.gbs`), a continuous function of s.  For a turning point
+    before (:mod:`mpvi.methods.gbs`), a continuous function of s.  For a turning point
     located at t* = t_j + s*, the step is taken on balls from the node's enclosure with
     s = s* -+ delta (delta = 10^-(dps/2)): alpha' is proven to change sign between them
     (positive before a maximum, negative before a minimum), so the dense output has a
@@ -407,7 +407,7 @@ def enclosed_turning_points(run, res, bench, sec, actx):
     from flint import arb
 
     from mpvi import get_method
-    from mpvi.certify import _exact_params
+    from mpvi.proof.certify import _exact_params
 
     from mpvi_papers._hermite_certified import arb_of
 
@@ -450,7 +450,7 @@ def certify_aeroelastic(run, out):
     """``mpvi run --certify`` of Figs. 9, 11, 12 (:data:`CERTIFIED_STATEMENT`)."""
     from flint import arb
 
-    from mpvi.arbref import GUARD_DIGITS, arb_precision
+    from mpvi.numbers.arbref import GUARD_DIGITS, arb_precision
     from mpvi.repro.certified import ball_max
 
     from mpvi_papers._hermite_certified import digits_of

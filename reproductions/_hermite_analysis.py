@@ -1,15 +1,15 @@
 """The exact linear analysis of hermite Sec. 4 shared by hermite_stability, hermite_fig02
 and hermite_symplecticity: the one-step maps of the analysed methods on the harmonic
-oscillator, derived by :mod:`mpvi.symbolic` from each method's own declaration (trial
+oscillator, derived by :mod:`mpvi.analysis.symbolic` from each method's own declaration (trial
 basis, equations or test functions, quadrature), once per process.
 """
 from functools import lru_cache
 
 import sympy as sp
 
-from mpvi.schemes.hermite import galerkin_spec, variational_spec
-from mpvi.schemes.variational import MIDPOINT, SIMPSON, lagrange_variational
-from mpvi.symbolic import Z, amplification_matrix, eigenvalues, stable_intervals
+from mpvi.methods.hermite import galerkin_spec, variational_spec
+from mpvi.methods.variational import MIDPOINT, SIMPSON, lagrange_variational
+from mpvi.analysis.symbolic import Z, amplification_matrix, eigenvalues, stable_intervals
 
 # name -> (method spec, registered scheme, its options, label)
 ANALYSED = {

@@ -33,7 +33,7 @@ def arb_of(x):
     plus guard digits)."""
     from flint import arb, fmpq
 
-    from mpvi.arbref import exact_rational
+    from mpvi.numbers.arbref import exact_rational
     f = exact_rational(x, "a computed number")
     return arb(fmpq(f.numerator, f.denominator))
 
@@ -42,7 +42,7 @@ def rational(x, what):
     """An exact input (decimal string, int, Fraction) as an Arb ball of radius 0."""
     from flint import arb, fmpq
 
-    from mpvi.arbref import exact_rational
+    from mpvi.numbers.arbref import exact_rational
     f = exact_rational(x, what)
     return arb(fmpq(f.numerator, f.denominator))
 
@@ -117,16 +117,16 @@ def step_jacobian(method_name, system, h, q, v, ctx, **options):
     the point (its implicit equations proven by Krawczyk's test), then the same step on
     dual numbers over those balls (forward differentiation; an implicit step by the
     implicit function theorem) -- the step and Jacobian of :func:`mpvi.certify`'s Lohner
-    walk (``mpvi.certify._lohner``), at one point.  ``system``: the LagrangianSystem of the
-    run's context; ``ctx``: the :class:`mpvi.arb.ArbContext` of the enclosure; h, q, v:
+    walk (``mpvi.proof.certify._lohner``), at one point.  ``system``: the LagrangianSystem of the
+    run's context; ``ctx``: the :class:`mpvi.numbers.arb.ArbContext` of the enclosure; h, q, v:
     exact inputs as strings (enclosed at ``ctx``'s precision: the problem as posed) or
     numbers of a context (their binary values).  Returns
     a flint ``arb_mat`` (rows q_1, v_1; columns q_0, v_0)."""
     from flint import arb, arb_mat
 
     from mpvi import get_method
-    from mpvi.arb import _Dual, _DualContext, _hand_over, _watch
-    from mpvi.certify import _exact_params
+    from mpvi.numbers.arb import _Dual, _DualContext, _hand_over, _watch
+    from mpvi.proof.certify import _exact_params
     def ball(x):                      # an exact input (string) or a binary number, exactly
         return ctx.num(x) if isinstance(x, str) else ctx.lift(x)
 

@@ -211,7 +211,7 @@ def double_well_certify(run, out):
     methods and their orbit deviation proven (:data:`CERTIFIED_STATEMENT`); the benchmark's
     and the exact solution's own values are not (the GBS benchmark is not certifiable,
     :data:`mpvi_papers._hermite_certified.BENCHMARK_NOT_NEEDED`)."""
-    from mpvi.arbref import GUARD_DIGITS, arb_precision
+    from mpvi.numbers.arbref import GUARD_DIGITS, arb_precision
     from mpvi.systems.double_well import double_well_problem
 
     from mpvi_papers._hermite_certified import (BENCHMARK_NOT_NEEDED, certified_run, digits_of,

@@ -31,7 +31,7 @@ from fractions import Fraction
 
 import pandas as pd
 
-from mpvi.arbref import exact_rational
+from mpvi.numbers.arbref import exact_rational
 from mpvi.repro.studies import Task, numstr, steps, study
 
 from mpvi_papers._hermite import METHODS, PAPER, STYLE
@@ -308,7 +308,7 @@ def certified_duffing(run, q):
 def duffing_certify(run, out):
     """``mpvi run --certify`` of Figs. 6-7: every deviation and energy-error value of the two
     one-step methods from the benchmark proven (:data:`CERTIFIED_STATEMENT`)."""
-    from mpvi.arbref import GUARD_DIGITS, arb_precision
+    from mpvi.numbers.arbref import GUARD_DIGITS, arb_precision
 
     from mpvi_papers._hermite_certified import digits_of, mean_abs, sup_abs
     from mpvi_papers._hermite_certified import growth as ball_growth

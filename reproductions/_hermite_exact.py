@@ -177,7 +177,7 @@ def stable_set(tr):
 
 def algebraic_ball(expr, digits):
     """An Arb enclosure of a real algebraic sympy number built of rationals and radicals."""
-    from mpvi.arb import ArbContext
+    from mpvi.numbers.arb import ArbContext
     return ArbContext(digits).num(expr)
 
 

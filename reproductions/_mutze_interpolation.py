@@ -47,7 +47,7 @@ from math import comb, factorial
 
 import numpy as np
 
-from mpvi.context import mp as _MP
+from mpvi.numbers.context import mp as _MP
 
 P_OPT = ("0.81074692407519168513020808442785074019356606350723094579566704754707000364717429"
          "5416343513")

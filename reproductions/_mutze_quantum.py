@@ -282,7 +282,7 @@ class Particle:
 
 def to_fp(particle):
     """The float64 copy of an mp particle (numbers rounded once)."""
-    from mpvi.context import fp
+    from mpvi.numbers.context import fp
     p = Particle.__new__(Particle)
     p.ctx, p.n = fp, particle.n
     f = float                                  # rounding to float64 is the point

@@ -75,7 +75,7 @@ Independent numerical check
 ---------------------------
 :class:`DirectCheck` computes LHS by Gauss-Legendre quadrature of the exact integrand of
 D_tau S (no series) and RHS from G directly, at the precision of a number context
-(:mod:`mpvi.context`), for any n; it shares no code with the series engine.
+(:mod:`mpvi.numbers.context`), for any n; it shares no code with the series engine.
 """
 from __future__ import annotations
 
@@ -87,7 +87,7 @@ from math import comb, factorial
 
 import sympy as sp
 
-from mpvi.expressions import as_expression
+from mpvi.ground.expressions import as_expression
 
 __all__ = [
     "TAU",
@@ -773,7 +773,7 @@ class DirectCheck:
     G = L_vv a + L_vx v + L_vt - L_x - F (eq. 10)."""
 
     def __init__(self, ctx, L, F, t, xs, vs, nodes=32):
-        from mpvi.codegen import compile_exprs
+        from mpvi.compiled.codegen import compile_exprs
         n = len(xs)
         self.ctx, self.n = ctx, n
         a = sp.symbols(f"_a0:{n}")

@@ -5,7 +5,7 @@ Figs. 2-5 and Table 2.  The cached studies -- the references of Figs. 2-3
 import pandas as pd
 
 from mpvi import solve
-from mpvi.analysis import node_errors, sup_errors
+from mpvi.analysis.measures import node_errors, sup_errors
 from mpvi.repro.run import Output, Reproduction
 from mpvi.repro.studies import (Task, convergence_rows, convergence_sweep, energy_error_norm,
                                 fraction, numstr, state_frame, steps, study, trajectory_frame)
@@ -222,8 +222,8 @@ def certify_states(run, out, var):
     comparisons are not certified."""
     from fractions import Fraction
 
-    from mpvi.arb import ArbContext
-    from mpvi.arbref import GUARD_DIGITS, arb_precision
+    from mpvi.numbers.arb import ArbContext
+    from mpvi.numbers.arbref import GUARD_DIGITS, arb_precision
     from mpvi.repro.certified import (PROVEN_SHARE, ball_max, ball_norm, certified_run,
                                       certify_controlled, growth_series)
     from mpvi.repro.digits import proven_digits
@@ -383,7 +383,7 @@ def certified_energy_errors(ctx, method, h, n, what):
     (:func:`mpvi.repro.certified.certified_run`, :data:`ENERGY_STATEMENT`).  Flint's
     precision is the caller's (set it to the run's digits plus guard digits).
     ArithmeticError naming ``what`` if the proof fails.  Kept for the process."""
-    from mpvi.arbref import exact_rational
+    from mpvi.numbers.arbref import exact_rational
     from mpvi.repro.certified import certified_run, relative_energy_balls
     with ctx.active():
         hn = ctx.num(h)

@@ -11,14 +11,14 @@ runs are matched by an integer stride (:func:`mpvi.repro.studies.steps`).
 from fractions import Fraction
 
 from mpvi import Problem, Progress
-from mpvi.ode import gbs_step
+from mpvi.engines.ode import gbs_step
 from mpvi.repro.studies import PROGRESS_STEPS
 from mpvi.systems.lagrange_top import table6_top
 
 from mpvi_papers._top2025_top import reference_context
 
 GBS_LEVELS = 16
-"""GBS extrapolation depth for the references (order 2 * 16 = 32, mpvi.ode)."""
+"""GBS extrapolation depth for the references (order 2 * 16 = 32, mpvi.engines.ode)."""
 
 GBS_PROGRESS_STEPS = 100
 """Reduced GBS runs of at least this many steps print progress (a GBS step of order 32
@@ -142,7 +142,7 @@ def certified_cusp_run(ctx, method, h, n):
     at the exact nodes j h of the step the run took (:data:`CUSP_STATEMENT`).  At the run's
     digits plus guard digits inside.  Kept for the process."""
     from mpvi import solve
-    from mpvi.arbref import GUARD_DIGITS, arb_precision, exact_rational
+    from mpvi.numbers.arbref import GUARD_DIGITS, arb_precision, exact_rational
     from mpvi.repro.certified import certified_run
     key = (type(ctx).__name__, ctx.dps, method, Fraction(h), n)
     if key not in _CUSP_RUNS:
@@ -160,8 +160,8 @@ def certified_cusp_run(ctx, method, h, n):
 def cusp_amplitude(ctx):
     """An enclosure of theta_max - theta0 of the Table 6 top (the run's data): the exact
     nutation at half its enclosed period, minus the run's theta0 (exactly)."""
-    from mpvi.arb import ArbContext
-    from mpvi.arbref import GUARD_DIGITS, arb_precision
+    from mpvi.numbers.arb import ArbContext
+    from mpvi.numbers.arbref import GUARD_DIGITS, arb_precision
     with ctx.active(), arb_precision(ctx.dps + GUARD_DIGITS):
         top = cusp_top(ctx)
         nutation = top.nutation()

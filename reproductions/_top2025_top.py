@@ -12,8 +12,8 @@ from fractions import Fraction
 import numpy as np
 import pandas as pd
 
-from mpvi.analysis import fit_order
-from mpvi.context import MPContext, fp
+from mpvi.analysis.measures import fit_order
+from mpvi.numbers.context import MPContext, fp
 from mpvi.repro.run import Output, Reproduction
 from mpvi.repro.studies import Task, study, successive_orders, sup_norm
 from mpvi.systems.lagrange_top import table3_top
@@ -143,7 +143,7 @@ def certified_top_errors(ctx, N_per_period, periods, methods, growth=None, solut
 def _certified_top_errors(ctx, N_per_period, periods, methods, kept):
     """:func:`certified_top_errors` computed: ``(h, norms, growth series)``; ``kept``, a
     method's run already solved (or None)."""
-    from mpvi.arbref import GUARD_DIGITS, arb_precision
+    from mpvi.numbers.arbref import GUARD_DIGITS, arb_precision
     from mpvi.repro.certified import ball_max, growth_series
     where = f"top2025 Table 3 top, T = {periods} t_bar, h = t_bar/{N_per_period}"
     out, growth, steps = {}, {}, set()
@@ -181,7 +181,7 @@ def certified_top_nodes(ctx, method, N_per_period, periods, solution=None):
     ArithmeticError if the proof fails.  At the run's digits plus guard digits inside; the
     caller's flint precision after."""
     from mpvi import solve
-    from mpvi.arbref import GUARD_DIGITS, arb_precision, exact_rational
+    from mpvi.numbers.arbref import GUARD_DIGITS, arb_precision, exact_rational
     from mpvi.repro.certified import certified_run, relative_error, rounded_drift
     with ctx.active():
         lt = LoopingTop(ctx)
@@ -343,7 +343,7 @@ def series_reproduction(rid, item, title, keys, summarize, panels, heading,
         """The runs certified (:func:`certified_loop_runs`), the CSV columns and the
         values enclosed by ``certify_values(run.ctx, nodes, out)`` -> (values {key:
         (digits, text)}, statement, not_certified)."""
-        from mpvi.arbref import GUARD_DIGITS, arb_precision
+        from mpvi.numbers.arbref import GUARD_DIGITS, arb_precision
         ctx, p = run.ctx, run.params
         df = out.tables[""]
         digits = {}
@@ -431,7 +431,7 @@ def certify_long_run_table(run, out, variable):
     are the inputs."""
     from flint import arb
 
-    from mpvi.arbref import GUARD_DIGITS, arb_precision
+    from mpvi.numbers.arbref import GUARD_DIGITS, arb_precision
     from mpvi.repro.certified import least_squares_order
     from mpvi.repro.digits import proven_digits
     ctx, p = run.ctx, run.params

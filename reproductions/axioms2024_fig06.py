@@ -63,7 +63,7 @@ def certify(run, out):
     enclosures (:func:`mpvi.repro.certified.relative_energy_balls`).  Newmark's errors are
     the run's round-off (zero for the exact discrete trajectory): their published bound is
     proven for the exact discrete trajectory and said in ``not_certified``."""
-    from mpvi.arbref import GUARD_DIGITS, arb_precision
+    from mpvi.numbers.arbref import GUARD_DIGITS, arb_precision
     from mpvi.repro.certified import ball_max, relative_energy_balls
     from mpvi.repro.digits import proven_digits
     ctx, p = run.ctx, run.params

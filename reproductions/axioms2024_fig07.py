@@ -11,7 +11,7 @@ Run: ``mpvi run axioms2024_fig07`` or ``python reproductions/axioms2024_fig07.py
 import pandas as pd
 
 from mpvi import fp, solve
-from mpvi.schemes.simpson import simpson_phi
+from mpvi.methods.simpson import simpson_phi
 from mpvi.repro.run import Output, Reproduction, script_main
 from mpvi.repro.studies import numstr, steps
 
@@ -60,7 +60,7 @@ def certify(run, out):
     max_j |phi_j - phi_0| of the exact discrete trajectory, [0 +/- r].  The values are
     round-off (float64's and the 64-digit run's): not certifiable, and each says why and
     the proven bound."""
-    from mpvi.arbref import GUARD_DIGITS, arb_precision
+    from mpvi.numbers.arbref import GUARD_DIGITS, arb_precision
     from mpvi.repro.certified import ball_max, ball_system
     ctx, p = run.ctx, run.params
     bounds = {}

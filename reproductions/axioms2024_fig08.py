@@ -44,7 +44,7 @@ def certify(run, out):
     certificate at other steps), :func:`mpvi.repro.certified.least_squares_order` per
     method and variable; the columns method, variable and N are inputs, h_tbar = 1/N
     rounded is the run's step."""
-    from mpvi.arbref import GUARD_DIGITS, arb_precision
+    from mpvi.numbers.arbref import GUARD_DIGITS, arb_precision
     ctx, p = run.ctx, run.params
     df = out.tables[""]
     digits = {"error": [], "order": []}

@@ -70,7 +70,7 @@ def certify(run, out):
     :func:`mpvi.repro.certified.least_squares_order` per group; the columns T, method,
     variable and N are the inputs; the proven digits against time of the longest span's
     runs (T = 1000 t_bar in the full set) are the growth series."""
-    from mpvi.arbref import GUARD_DIGITS, arb_precision
+    from mpvi.numbers.arbref import GUARD_DIGITS, arb_precision
     ctx, p = run.ctx, run.params
     df = out.tables[""]
     digits = {"error": [], "order": []}

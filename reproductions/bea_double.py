@@ -7,7 +7,7 @@ and gravity, V = -2 cos q1 - cos q2, from q = (1/2, 1/2), p = 0, over [0, T]:
 * H~ is derived exactly by :func:`mpvi.modified_hamiltonian` (in (q, p) = (q, M(q) v);
   its terms are polynomials in p, the sines and cosines of q1, q2 and
   1/(2 - cos^2(q1 - q2)), the potentials found in that ring by
-  :func:`mpvi.modified._gradient_potential`);
+  :func:`mpvi.analysis.modified._gradient_potential`);
 * the error of H~_k (H~ through h^(p + k - 2)) is max_j |H~_k(y_j) - H~_k(y_0)| over the
   sampled states of each run, the fitted orders as in ``bea_energy``.
 

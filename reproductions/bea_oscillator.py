@@ -4,10 +4,10 @@ term, the exact one read off the method's amplification matrix.
 
 On q'' = -q a method's modified field is linear, y' = A~(h) y, and its frequency
 Omega(h) = sqrt(det A~ - (tr A~)^2 / 4) (:func:`mpvi.modified_frequency`) is a series in
-h.  The amplification matrix A(z) of the method (:func:`mpvi.symbolic.amplification_matrix`,
+h.  The amplification matrix A(z) of the method (:func:`mpvi.analysis.symbolic.amplification_matrix`,
 derived without power series from the method's trial basis, quadrature and equations)
 gives the same frequency exactly: cos(Omega z) = tr A / 2 for det A = 1, in general
-Omega z = arccos(tr A / (2 sqrt(det A))) (:func:`mpvi.symbolic.amplification_frequency`).
+Omega z = arccos(tr A / (2 sqrt(det A))) (:func:`mpvi.analysis.symbolic.amplification_frequency`).
 The table lists the coefficients of h^0 .. h^order of both, as exact rationals; the plot
 shows, up to the method's stability limit, the exact frequency of the amplification
 matrix minus the series truncated after each even power k: a gap of order h^(k+2) (or
@@ -21,11 +21,11 @@ import mpmath
 import pandas as pd
 import sympy as sp
 
-from mpvi.expressions import parse_expression
-from mpvi.modified import H, modified_equation, modified_frequency
+from mpvi.ground.expressions import parse_expression
+from mpvi.analysis.modified import H, modified_equation, modified_frequency
 from mpvi.repro.run import Output, Reproduction, script_main
 from mpvi.repro.studies import study
-from mpvi.symbolic import Z, amplification_frequency, amplification_matrix
+from mpvi.analysis.symbolic import Z, amplification_frequency, amplification_matrix
 
 from mpvi_papers._bea import PAPER
 
@@ -79,7 +79,7 @@ def frequency(rec, params):
 
 def _read(text, what):
     """A formula of the study's value or table (text in h or z) as a sympy expression, read
-    by the closed grammar of :mod:`mpvi.expressions` (never as code)."""
+    by the closed grammar of :mod:`mpvi.ground.expressions` (never as code)."""
     return parse_expression(text, {"h": H, "z": Z}, what=f"bea_oscillator {what}")
 
 

@@ -1,7 +1,7 @@
 """hermite Fig. 1: the four cubic Hermite basis functions over one step (eq. 17), and the
 higher-order Hermite basis of eqs. (27)-(28) checked against mpvi's.
 
-mpvi's Hermite bases (:func:`mpvi.quadrature.hermite_basis`) are computed from their
+mpvi's Hermite bases (:func:`mpvi.methods.quadrature.hermite_basis`) are computed from their
 defining property (phi_(e,d)^(k)(e') = [e = e'][k = d] for k < n, exact rationals), not
 typed from the paper.  The CSV holds N1, N2/dt, N3, N4/dt (the paper's normalisation in
 Fig. 1) at 101 points of tau = t/dt; the JSON holds mpvi's polynomials, compared
@@ -16,7 +16,7 @@ from fractions import Fraction
 import pandas as pd
 import sympy as sp
 
-from mpvi.quadrature import hermite_basis
+from mpvi.methods.quadrature import hermite_basis
 from mpvi.repro.run import Output, Reproduction, script_main
 from mpvi.repro.studies import numstr
 
@@ -56,7 +56,7 @@ def certify(run, out):
     N2/dt, N3, N4/dt proven against the exact rational value at tau = k/(points - 1)."""
     from flint import arb, fmpq
 
-    from mpvi.arbref import GUARD_DIGITS, arb_precision
+    from mpvi.numbers.arbref import GUARD_DIGITS, arb_precision
     from mpvi.repro.digits import proven_digits
 
     from mpvi_papers import _hermite_exact as X

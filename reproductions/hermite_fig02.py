@@ -3,11 +3,11 @@ amplification matrix A(z), z = omega dt (eq. 35), against z, over ranges that sh
 stable interval (n = 2: z in (0, 9]; beyond the paper, n = 3: z in (0, 21]).
 
 rho(z) is evaluated at the context precision from the exact A(z) that mpvi derives from
-each method's equations (:mod:`mpvi.symbolic`, the same derivation as hermite_stability):
+each method's equations (:mod:`mpvi.analysis.symbolic`, the same derivation as hermite_stability):
 with det A = 1, rho = 1 where |tr A| <= 2 and rho = |tr A|/2 + sqrt(tr^2/4 - 1) otherwise.
 As an independent check, rho is also measured from the numerical one-step matrix of the
 registered 64-digit method at every ``check_every``-th grid point
-(:func:`mpvi.analysis.stability_scan`); the largest difference is recorded
+(:func:`mpvi.analysis.measures.stability_scan`); the largest difference is recorded
 (``... max |rho derived - rho numerical|``).  The paper's Fig. 2 plots the eigenvalues;
 which stable set it shows beyond the first limits is not stated (ERRATA [E61]).
 
@@ -17,11 +17,11 @@ from fractions import Fraction
 
 import pandas as pd
 
-from mpvi.analysis import stability_scan
-from mpvi.codegen import compile_exprs
+from mpvi.analysis.measures import stability_scan
+from mpvi.compiled.codegen import compile_exprs
 from mpvi.repro.run import Output, Reproduction, script_main
 from mpvi.repro.studies import numstr
-from mpvi.symbolic import Z
+from mpvi.analysis.symbolic import Z
 
 from mpvi_papers._hermite import PAPER, STYLE
 from mpvi_papers._hermite_analysis import ANALYSED, trace_det

@@ -133,7 +133,7 @@ def certify(run, out):
     """``mpvi run --certify``: every max error and fitted order of the three methods (the
     runs compute() solved, ``run.kept``) proven (:data:`CERTIFIED_STATEMENT`)."""
     from mpvi import certify as certify_run
-    from mpvi.arbref import GUARD_DIGITS, arb_precision, exact_rational
+    from mpvi.numbers.arbref import GUARD_DIGITS, arb_precision, exact_rational
     from mpvi.repro.certified import ball_max, least_squares_order
     from mpvi.repro.digits import proven_digits
 

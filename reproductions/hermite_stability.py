@@ -5,7 +5,7 @@ For L = 1/2 q'^2 - 1/2 omega^2 q^2 (eq. 32) each method maps (v_j, omega q_j) to
 (v_j+1, omega q_j+1) by an amplification matrix A(z), z = omega dt (eq. 35).  mpvi derives
 A(z) with sympy from the trial basis, the equations (variational: dS_d/dv0 = dS_d/dv1 = 0,
 eqs. 24-25) or test functions (Galerkin: 1 and 2 tau - 1, eq. 26) and the quadrature of
-each method (:mod:`mpvi.symbolic`), checks det A = 1, and finds *every* interval of z > 0
+each method (:mod:`mpvi.analysis.symbolic`), checks det A = 1, and finds *every* interval of z > 0
 on which |tr A| < 2 (eigenvalues distinct on the unit circle), with exact endpoints: the
 roots of tr A = +-2.  The paper states only the first limits (sqrt(28/3), sqrt(10)) and
 the gaps above them; the sets end at sqrt(42) and sqrt(60) (= 2 sqrt 15).  Beyond the
@@ -71,12 +71,12 @@ def certify(run, out):
     """``mpvi run --certify``: every printed A(z) entry, eigenvalue, det A and stability
     limit decided against the derived one in exact arithmetic
     (:mod:`mpvi_papers._hermite_exact`).  The stable set is found again, independently of
-    :func:`mpvi.symbolic.stable_intervals`: the positive roots of the numerators of
+    :func:`mpvi.analysis.symbolic.stable_intervals`: the positive roots of the numerators of
     tr A -+ 2 isolated by FLINT, |tr A| < 2 decided at a rational point between
     consecutive roots; it must agree with the derived intervals.  The derived eigenvalues
     are checked to be roots of lambda^2 - tr A lambda + det A, det A = 1 exactly.  The
     interval table's z_from, z_to are proven against the isolated roots."""
-    from mpvi.arbref import GUARD_DIGITS, arb_precision
+    from mpvi.numbers.arbref import GUARD_DIGITS, arb_precision
     from mpvi.repro.digits import proven_digits
 
     from mpvi_papers import _hermite_exact as X

@@ -2,14 +2,14 @@
 
 (a) Harmonic oscillator L = 1/2 q'^2 - 1/2 q^2 (m = omega = 1): the Jacobian d phi/d y_k
 of the one-step map in the ordering of eq. (37) (rows p_k+1, q_k+1; columns p_k, q_k),
-derived symbolically from each method's own equations (:mod:`mpvi.symbolic`; with
+derived symbolically from each method's own equations (:mod:`mpvi.analysis.symbolic`; with
 m = 1, p = v), and the check (d phi)^T J (d phi) = J, exact.  The printed Jacobians are
 compared entry by entry (reproductions/published/hermite_analysis.csv): ERRATA [E38].
 
 (b) The nonlinear double well L = 1/2 q'^2 - 1/2 (q^4 - q^2) (eq. 38): the paper says
 neither method is symplectic.  Quantified here: the defect ||Phi^T J Phi - J||_F of the
 Jacobian Phi of one 64-digit step (central differences at 2 x 64 + 10 digits,
-:func:`mpvi.analysis.one_step_jacobian`) at two points, against dt, with its fitted order;
+:func:`mpvi.analysis.measures.one_step_jacobian`) at two points, against dt, with its fitted order;
 Simpson's variational integrator as the symplectic control (defect at the 1e-64 level).
 
 Run: ``mpvi run hermite_symplecticity`` or ``python reproductions/hermite_symplecticity.py``.
@@ -19,11 +19,11 @@ from fractions import Fraction
 import pandas as pd
 import sympy as sp
 
-from mpvi.analysis import fit_order, matrix_defect, one_step_jacobian
-from mpvi.mechanics import LagrangianSystem
+from mpvi.analysis.measures import fit_order, matrix_defect, one_step_jacobian
+from mpvi.model.mechanics import LagrangianSystem
 from mpvi.repro.run import Output, Reproduction, needs_mp, script_main
 from mpvi.repro.studies import numstr
-from mpvi.symbolic import DT, oscillator_map
+from mpvi.analysis.symbolic import DT, oscillator_map
 
 from mpvi_papers._hermite import PAPER, STYLE
 from mpvi_papers._hermite_analysis import ANALYSED, formula
@@ -93,8 +93,8 @@ def certify(run, out):
     from flint import arb, arb_mat
 
     from mpvi import get_method
-    from mpvi.arb import ArbContext
-    from mpvi.arbref import GUARD_DIGITS, arb_precision
+    from mpvi.numbers.arb import ArbContext
+    from mpvi.numbers.arbref import GUARD_DIGITS, arb_precision
     from mpvi.repro.certified import ball_norm
     from mpvi.repro.digits import proven_digits
 

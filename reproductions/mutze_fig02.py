@@ -53,7 +53,7 @@ def certify(run, out):
     (:class:`mpvi_papers._mutze_oscillator.BallOscillator`; its statement)."""
     from flint import arb
 
-    from mpvi.arbref import GUARD_DIGITS, arb_precision
+    from mpvi.numbers.arbref import GUARD_DIGITS, arb_precision
     from mpvi.repro.certified import ball_max
     from mpvi.repro.digits import proven_digits
     from mpvi_papers._mutze_oscillator import (CERTIFIED_STATEMENT, certified_long_table,

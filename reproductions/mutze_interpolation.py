@@ -34,7 +34,7 @@ from itertools import pairwise
 
 import pandas as pd
 
-from mpvi.context import MPContext
+from mpvi.numbers.context import MPContext
 from mpvi.repro.run import Output, Reproduction, needs_mp, script_main
 from mpvi.repro.studies import numstr
 
@@ -341,7 +341,7 @@ CERTIFIED_STATEMENT = (
 def _test_points(ctx, p):
     """The points at which ``compute`` counts the nonzero weights, as exact rationals
     (the binary numbers of the run), with each set's knots: [(knots, points)]."""
-    from mpvi.arbref import exact_rational
+    from mpvi.numbers.arbref import exact_rational
     xs = [ctx.num(s) for s in p["data_x"]]
     a, b = xs[0] - 1, xs[-1] + 1
     n = p["curve_points"]
@@ -364,7 +364,7 @@ def certify(run, out):
     :data:`CERTIFIED_STATEMENT`)."""
     from flint import arb
 
-    from mpvi.arbref import GUARD_DIGITS, arb_precision
+    from mpvi.numbers.arbref import GUARD_DIGITS, arb_precision
     from mpvi.repro.certified import ball_max, rows_not_enclosed
     from mpvi.repro.digits import proven_digits
     from mpvi_papers._mutze_certify import exact

@@ -3,7 +3,7 @@ from eqs. (44) and (54), g = 1 against the implicit midpoint rule, and the measu
 orders of every variant on a nonlinear forced system.
 
 * eqs. (44) and (54) on the damped oscillator (eq. 87), integrated exactly over the
-  parabolic path and solved for a with sympy (:func:`mpvi.schemes.mutze.
+  parabolic path and solved for a with sympy (:func:`mpvi.methods.mutze.
   parabolic_acceleration`), against the printed eq. (90); eq. (72) with g = 0 solved
   exactly against eq. (89);
 * g = 1 (eq. 72) against the implicit midpoint rule in stage form (eqs. 83, 85), step
@@ -22,9 +22,9 @@ from fractions import Fraction
 import pandas as pd
 import sympy as sp
 
-from mpvi.analysis import fit_order
+from mpvi.analysis.measures import fit_order
 from mpvi.repro.run import Output, Reproduction, script_main
-from mpvi.schemes.mutze import TAU, parabolic_acceleration
+from mpvi.methods.mutze import TAU, parabolic_acceleration
 from mpvi.repro.studies import numstr, study
 
 from mpvi_papers._mutze import PAPER
@@ -147,7 +147,7 @@ def certify(run, out):
     from flint import arb
 
     from mpvi import Problem, certify as certify_run, solve
-    from mpvi.arbref import GUARD_DIGITS, arb_precision, exact_rational
+    from mpvi.numbers.arbref import GUARD_DIGITS, arb_precision, exact_rational
     from mpvi.repro.certified import least_squares_order
     from mpvi.repro.digits import proven_digits
     from mpvi.systems.damped import damped_pendulum

@@ -44,7 +44,7 @@ from fractions import Fraction
 import numpy as np
 import pandas as pd
 
-from mpvi.context import fp
+from mpvi.numbers.context import fp
 from mpvi.repro.run import Output, Reproduction, needs_mp, script_main
 from mpvi.repro.studies import numstr
 from mpvi_papers._mutze import PAPER
@@ -416,7 +416,7 @@ def certify(run, out):
     :data:`mpvi_papers._mutze_quantum.CERTIFIED_STATEMENT`)."""
     from flint import arb
 
-    from mpvi.arbref import GUARD_DIGITS, arb_precision, exact_rational
+    from mpvi.numbers.arbref import GUARD_DIGITS, arb_precision, exact_rational
     from mpvi.repro.certified import ball_max, rows_not_enclosed
     from mpvi.repro.digits import proven_digits
     from mpvi_papers._mutze_certify import exact

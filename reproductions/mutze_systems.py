@@ -12,7 +12,7 @@ precision) and ``mutze_iter1`` (the same with one simple round of the paper's it
 Measured, at the run's precision (64 digits by default):
 
 * **orders** -- the error at a fixed time T for a sequence of halved steps and its
-  least-squares order (:func:`mpvi.analysis.fit_order`):
+  least-squares order (:func:`mpvi.analysis.measures.fit_order`):
   double pendulum: |q(T) - q_ref(T)|_2 (and p) against GBS of order 2 ``gbs_levels``,
   whose own error is estimated by halving its step (``reference halving difference``);
   top: |theta(T) - theta_ex(T)| against the exact Weierstrass-p nutation (top2025
@@ -41,7 +41,7 @@ Measured, at the run's precision (64 digits by default):
   every ``check_every`` steps, or a failed step: :func:`guarded_solve`); the top's
   nutation comes down to theta_min = 0.047 rad, near the pole theta = 0 where M(q) is
   singular: a discrete trajectory that reaches the other side of the pole stops there
-  (the singular factor sin(theta) of det M changes sign: :mod:`mpvi.singular`), and
+  (the singular factor sin(theta) of det M changes sign: :mod:`mpvi.model.singular`), and
   ``min theta`` is the smallest theta before;
 * **cost** -- wall time per step of each method in the long energy runs (same run) and
   its ratio to Simpson's: printed and kept in the ``cost`` table and the provenance, not
@@ -69,10 +69,10 @@ from fractions import Fraction
 import numpy as np
 import pandas as pd
 
-from mpvi.analysis import fit_order
+from mpvi.analysis.measures import fit_order
 from mpvi.repro.run import Output, Reproduction, script_main
 from mpvi.repro.studies import fraction, numstr, steps
-from mpvi.schemes import get_method
+from mpvi.methods import get_method
 from mpvi.systems.double_pendulum import nonlinear_double_pendulum
 
 from mpvi_papers._mutze import PAPER

@@ -40,7 +40,7 @@ from fractions import Fraction
 import pandas as pd
 import sympy as sp
 
-from mpvi.codegen import compile_exprs
+from mpvi.compiled.codegen import compile_exprs
 from mpvi.repro.run import Output, Reproduction, script_main
 from mpvi.repro.studies import numstr
 
@@ -545,7 +545,7 @@ def certify(run, out):
     module doc and :data:`CERTIFIED_STATEMENT`): term counts and the number of g exact,
     the numeric check's DIFF enclosed by rigorous quadrature, its orders on balls; the
     word formulas and the tables' words are formulas (:data:`FORMULA`)."""
-    from mpvi.arbref import GUARD_DIGITS, arb_precision
+    from mpvi.numbers.arbref import GUARD_DIGITS, arb_precision
     from mpvi.repro.certified import ball_max, least_squares_order
     from mpvi.repro.digits import proven_digits
     from mpvi_papers._mutze_certify import (ball_eval, counted, exact, formula_difference,

@@ -56,7 +56,7 @@ def certify(run, out):
     (:func:`mpvi_papers._top2025_pendulum.certify_energy_convergence`), the orders from
     those balls (:func:`mpvi_papers._top2025_pendulum.certified_orders`).  The columns
     method, N and h (= T/N rounded) are inputs."""
-    from mpvi.arbref import GUARD_DIGITS, arb_precision
+    from mpvi.numbers.arbref import GUARD_DIGITS, arb_precision
     from mpvi.repro.digits import proven_digits
     ctx, p = run.ctx, run.params
     digits, values = {}, {}

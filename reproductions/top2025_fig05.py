@@ -64,7 +64,7 @@ def certify(run, out):
     method are inputs."""
     from flint import arb
 
-    from mpvi.arbref import GUARD_DIGITS, arb_precision
+    from mpvi.numbers.arbref import GUARD_DIGITS, arb_precision
     from mpvi.repro.certified import ball_max
     from mpvi.repro.digits import proven_digits
     from mpvi.repro.studies import steps

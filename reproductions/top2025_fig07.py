@@ -55,7 +55,7 @@ def certify(run, out):
     the run certified (:func:`mpvi_papers._top2025_top.certified_top_nodes`), x, y, z on
     its enclosures, the exact nutation enclosed at the run's binary times and at the
     sample times, t_bar by ``LagrangeTopNutation.enclose_period``."""
-    from mpvi.arbref import GUARD_DIGITS, arb_precision
+    from mpvi.numbers.arbref import GUARD_DIGITS, arb_precision
     from mpvi.repro.certified import ball_max
     from mpvi.repro.digits import proven_digits
     ctx, p = run.ctx, run.params

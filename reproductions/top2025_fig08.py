@@ -45,7 +45,7 @@ def certify(run, out):
     (:func:`mpvi_papers._top2025_top.certified_loop_runs`), the exact nutation enclosed
     at the nodes and at the sample times (the binary times the run computed,
     ``LagrangeTopNutation.enclose``)."""
-    from mpvi.arbref import GUARD_DIGITS, arb_precision
+    from mpvi.numbers.arbref import GUARD_DIGITS, arb_precision
     from mpvi.repro.certified import ball_max
     from mpvi.repro.digits import proven_digits
     ctx, p = run.ctx, run.params

@@ -15,7 +15,7 @@ Run: ``mpvi run top2025_fig11`` or ``python reproductions/top2025_fig11.py``.
 """
 import pandas as pd
 
-from mpvi.analysis import fit_order
+from mpvi.analysis.measures import fit_order
 from mpvi.repro.certified import least_squares_order
 from mpvi.repro.digits import proven_digits
 from mpvi.repro.run import Output, Reproduction, script_main
@@ -66,7 +66,7 @@ def certify(run, out):
     :func:`mpvi_papers._top2025_top.certified_top_errors` per step (one period),
     :func:`mpvi.repro.certified.least_squares_order` over all h and over the tail; the
     columns method, variable, N and h_tbar (= 1/N) are the inputs."""
-    from mpvi.arbref import GUARD_DIGITS, arb_precision
+    from mpvi.numbers.arbref import GUARD_DIGITS, arb_precision
     ctx, p = run.ctx, run.params
     table, orders = out.tables[""], out.tables["orders"]
     tail = f"order_N_ge_{p['fit_from_N']}"

@@ -9,7 +9,7 @@ theta = theta0, and theta0 is a turning point of the nutation (theta'0 = 0): the
 stops completely there -- a cusp -- once per nutation period.
 
 What we compute.  The reduced system (18aq), y = (phi, theta, xi = theta'), integrated
-by Gragg-Bulirsch-Stoer extrapolation of order 32 (mpvi.ode, ``gbs``) at H = 1/200 s over
+by Gragg-Bulirsch-Stoer extrapolation of order 32 (mpvi.engines.ode, ``gbs``) at H = 1/200 s over
 T = 4 s (five nutation periods; the quick set: H = 1/100 s, T = 2 s, two periods).  GBS
 is the accurate integrator here (its error at H = 1/100 s is ~1e-55 at 64 digits, shown
 by halving H in top2025_fig13); the paper does not say which solution it drew.
@@ -140,8 +140,8 @@ def exact_table6(dps):
     restored after)."""
     from flint import arb
 
-    from mpvi.arb import ArbContext
-    from mpvi.arbref import GUARD_DIGITS, arb_precision
+    from mpvi.numbers.arb import ArbContext
+    from mpvi.numbers.arbref import GUARD_DIGITS, arb_precision
     with arb_precision(dps + GUARD_DIGITS):
         balls = ArbContext(dps + GUARD_DIGITS)
         top = cusp_top(balls)                 # the exact data as balls: 9.81, pi/6, 2 pi
@@ -156,7 +156,7 @@ def certify(run, out):
     """The proven digits of the Table 6 values (``mpvi run --certify``,
     :func:`exact_table6`); the cusp values and the GBS
     run's table are not certified (:data:`EXACT_STATEMENT`, reasons per value)."""
-    from mpvi.arbref import GUARD_DIGITS, arb_precision
+    from mpvi.numbers.arbref import GUARD_DIGITS, arb_precision
     from mpvi.repro.digits import proven_digits
     ctx = run.ctx
     found = exact_table6(ctx.dps)

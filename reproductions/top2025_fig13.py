@@ -154,7 +154,7 @@ def certify(run, out):
     (:func:`mpvi_papers._top2025_reduced.cusp_amplitude`).  Deviations in phi, the
     reference checks and the long table (which mixes the RK4 reference's samples) are
     not certified, each with its reason."""
-    from mpvi.arbref import GUARD_DIGITS, arb_precision
+    from mpvi.numbers.arbref import GUARD_DIGITS, arb_precision
     from mpvi.repro.certified import ball_max
     from mpvi.repro.digits import proven_digits
     ctx, p = run.ctx, run.params

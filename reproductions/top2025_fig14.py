@@ -36,7 +36,7 @@ from fractions import Fraction
 
 import pandas as pd
 
-from mpvi.analysis import fit_order
+from mpvi.analysis.measures import fit_order
 from mpvi.repro.run import Output, Reproduction, script_main
 from mpvi.repro.studies import fraction, numstr, steps, successive_orders
 
@@ -124,7 +124,7 @@ def certify(run, out):
     least-squares orders on balls."""
     from flint import arb
 
-    from mpvi.arbref import GUARD_DIGITS, arb_precision
+    from mpvi.numbers.arbref import GUARD_DIGITS, arb_precision
     from mpvi.repro.certified import ball_max, least_squares_order
     from mpvi.repro.digits import proven_digits
     ctx, p = run.ctx, run.params

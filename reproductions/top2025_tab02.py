@@ -90,7 +90,7 @@ def certify(run, out):
     the orders (:func:`mpvi_papers._top2025_pendulum.certified_orders`), growths and
     spreads from those balls.  The columns T, method, N and h (= T/N rounded) are inputs;
     the longer spans' rows and values are said not certified, with the cost."""
-    from mpvi.arbref import GUARD_DIGITS, arb_precision
+    from mpvi.numbers.arbref import GUARD_DIGITS, arb_precision
     from mpvi.repro.digits import proven_digits
     ctx, p = run.ctx, run.params
     df = out.tables[""]

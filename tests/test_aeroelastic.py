@@ -24,8 +24,8 @@ import pytest
 import sympy as sp
 
 from mpvi import MPContext, fp, solve
-from mpvi.context import PrecisionError
-from mpvi.codegen import compile_exprs
+from mpvi.numbers.context import PrecisionError
+from mpvi.compiled.codegen import compile_exprs
 from mpvi.systems.aeroelastic import (DEFAULT_PARAMETERS, NoFlutterError, aeroelastic_section,
                                       flutter_speed, linear_eigenvalues, linear_matrix, max_real_part,
                                       section_parameters, symbolic_model)

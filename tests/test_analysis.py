@@ -1,4 +1,4 @@
-"""Tests of mpvi.analysis: order fits, linear stability, mp/fp agreement."""
+"""Tests of mpvi.analysis.measures: order fits, linear stability, mp/fp agreement."""
 import numpy as np
 import pytest
 

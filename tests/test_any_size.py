@@ -67,11 +67,11 @@ def test_every_method_runs_on_1_to_8_dof_and_the_fast_path_equals_the_reference(
 def test_mutze_chain_rule_integrand_equals_the_path_substituted_one(kind):
     """The kernels of Mutze's action methods take derivatives of L and F at the path's
     (X, V) (chain rule); written out on the parabolic path they must equal eqs. (44)/(54)
-    differentiated after substitution (mpvi.schemes.mutze.action_integrand), integrand and
+    differentiated after substitution (mpvi.methods.mutze.action_integrand), integrand and
     a-Jacobian, on a 2-dof system with a q-dependent mass, a time- and velocity-dependent
     force."""
-    from mpvi.codegen import TIME
-    from mpvi.schemes.mutze import S, _action_symbolic, action_integrand
+    from mpvi.compiled.codegen import TIME
+    from mpvi.methods.mutze import S, _action_symbolic, action_integrand
     x, y, c, w = sp.symbols("x y c w")
     system = LagrangianSystem("test", [x, y], sp.Matrix([[1 + sp.sin(y) ** 2, 0], [0, 2]]),
                               sp.cos(x) * y ** 2, {c: "1/3", w: 2}, mpvi.MPContext(20),

@@ -3,7 +3,7 @@
 * ``force=`` takes the force's components as well as a callable: a sequence (or an n x 1
   matrix) of sympy expressions, numbers or texts in t, the coordinates, the parameters
   and -- for ``from_lagrangian``, whose velocity symbols are the user's -- the
-  velocities; text goes through mpvi.expressions' closed grammar.  Anything else (a
+  velocities; text goes through mpvi.ground.expressions' closed grammar.  Anything else (a
   single expression, a number) is a TypeError that names the parameter, what was given
   and the forms expected, not Python's "'list' object is not callable".
 * ``Problem.replace(t0=T)`` without t1 moves the whole span (t1 keeps its distance and
@@ -15,7 +15,7 @@ import pytest
 import sympy as sp
 
 import mpvi
-from mpvi.expressions import ExpressionError
+from mpvi.ground.expressions import ExpressionError
 
 CTX = mpvi.GMPContext(64)
 q, v, a, w, c = sp.symbols("q v a w c")

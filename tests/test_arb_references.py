@@ -15,7 +15,7 @@ import flint
 import pytest
 
 from mpvi import MPContext
-from mpvi.arbref import arb_precision, exact_rational
+from mpvi.numbers.arbref import arb_precision, exact_rational
 from mpvi.systems import DampedOscillatorExact
 from mpvi.systems.double_pendulum import linearized_double_pendulum
 from mpvi.systems.lagrange_top import table3_top
@@ -171,7 +171,7 @@ def test_close_eigenvalues_need_the_precision_that_separates_them(ctx):
 def test_a_ball_that_is_not_finite_is_named():
     """The check every enclosure's steps pass: a NaN or infinite ball is an error naming
     the quantity, not a result."""
-    from mpvi.arbref import finite
+    from mpvi.numbers.arbref import finite
     ok = {"x": flint.arb(1)}
     assert finite(ok, "here") is ok
     with pytest.raises(ArithmeticError, match="here: the ball of y is not finite"):
@@ -286,7 +286,7 @@ def test_an_exact_input_with_a_huge_decimal_exponent_is_refused_at_once():
     in no time; the grammar is the contexts' own (no '1_000')."""
     from conftest import time_limit
 
-    from mpvi.arbref import exact_rational
+    from mpvi.numbers.arbref import exact_rational
     with time_limit(2), pytest.raises(ValueError, match="decimal exponent beyond"):
         exact_rational("1e9999999", "t")
     with pytest.raises(ValueError, match="not an exact rational"):

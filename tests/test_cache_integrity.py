@@ -14,7 +14,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-import mpvi.context
+import mpvi.numbers.context
 import mpvi.repro.run
 from mpvi.repro import cache as _cache
 from mpvi.repro.cache import DiskCache
@@ -248,7 +248,7 @@ def test_code_failing_on_a_digested_cached_value_names_the_cache(reps, tmp_path,
 
 
 def test_decode_refuses_malformed_numbers_and_arrays():
-    ctx = mpvi.context.get_context("mp", 30)
+    ctx = mpvi.numbers.context.get_context("mp", 30)
     assert _cache.decode(ctx, {"a": [{"$num": "0.5"}]}) == {"a": [ctx.num("0.5")]}
     for bad, where in [({"$num": 5}, "value"), ({"$array": "1 2"}, "value"),
                        ({"a": {"$num": "0.5", "b": 1}}, "value['a']"),

@@ -1,9 +1,9 @@
-"""Compiled Arb ball kernels (mpvi.carb): the generated kernels on flint.arb balls, in C.
+"""Compiled Arb ball kernels (mpvi.compiled.carb): the generated kernels on flint.arb balls, in C.
 
 Arb is deterministic: the same Arb calls on the same balls at the same precision give the
 same balls.  The compiled kernels make the calls python-flint makes for the Python
 kernel's operations (and, on the duals of certify's Jacobian walk, those of
-mpvi.arb._Dual's methods), so every ball they return must be bit-identical (midpoint and
+mpvi.numbers.arb._Dual's methods), so every ball they return must be bit-identical (midpoint and
 radius) to the Python kernel's -- checked here on every call certify makes on real runs
 (midpoint, Simpson, RK4 on the pendulum, the paper's double pendulum and the Lagrange
 top), on hand-made kernels with every function the translators know, and at a point
@@ -19,9 +19,12 @@ import pytest
 import sympy as sp
 
 import mpvi
-from mpvi import carb, cbackend, codegen, kernels
-from mpvi.arb import _Dual, _DualContext
-from mpvi.certify import certify
+from mpvi.compiled import carb
+from mpvi.compiled import cbackend
+from mpvi.compiled import codegen
+from mpvi.engines import kernels
+from mpvi.numbers.arb import _Dual, _DualContext
+from mpvi.proof.certify import certify
 from mpvi.systems.double_pendulum import nonlinear_double_pendulum
 from mpvi.systems.lagrange_top import table3_top
 
@@ -364,7 +367,7 @@ def test_the_modules_compile_without_a_warning(tmp_path, context):
     c = tmp_path / "module.c"
     c.write_text(csource)
     cmd = [tc["cc"], *cbackend._CFLAGS, "-Werror", str(c), "-o", str(tmp_path / "module.so"),
-           f"-I{Path(mpvi.__file__).parent / 'csrc'}", *[f"-isystem{d}" for d in tc["includes"]],
+           f"-I{Path(mpvi.__file__).parent / 'compiled' / 'csrc'}", *[f"-isystem{d}" for d in tc["includes"]],
            *tc["link"]]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr

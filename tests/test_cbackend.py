@@ -1,4 +1,4 @@
-"""The compiled MPFR kernels (mpvi/cbackend.py) are bit-identical to the Python kernels,
+"""The compiled MPFR kernels (mpvi/compiled/cbackend.py) are bit-identical to the Python kernels,
 fall back to Python when no compiler is found or when switched off, and say so once."""
 import sys
 
@@ -7,7 +7,8 @@ import pytest
 import sympy as sp
 
 import mpvi
-from mpvi import cbackend, codegen
+from mpvi.compiled import cbackend
+from mpvi.compiled import codegen
 
 pytestmark = pytest.mark.skipif(
     "error" in cbackend.toolchain(),
@@ -173,7 +174,7 @@ def newton_kernel(monkeypatch, outputs=True):
     x, y, z, a, b, c = sp.symbols("x y z a b c")
     res = [x**2 + sp.sin(y) * sp.cos(a) - b, x * y - sp.cos(y) * sp.sin(a) + z / 3,
            z + sp.Rational(1, 7) * x**3 - sp.sin(b) * c]
-    kernel = mpvi.kernels.Kernel([x, y, z], [a, b], [c], res, G64,
+    kernel = mpvi.engines.kernels.Kernel([x, y, z], [a, b], [c], res, G64,
                                  outputs=[x + sp.cos(y), z * sp.sin(y)] if outputs else ())
     assert kernel.newton is not None
     return kernel
@@ -181,7 +182,7 @@ def newton_kernel(monkeypatch, outputs=True):
 
 def run_both(kernel, X0, K, P, **options):
     """(compiled result, Python result) of the same solve."""
-    from mpvi.newton import RESIDUAL_SLACK, solve_info, tolerance
+    from mpvi.numbers.newton import RESIDUAL_SLACK, solve_info, tolerance
     with G64.active():
         rtol = G64.num(options["rtol"]) if "rtol" in options else tolerance(G64)
         scale = G64.num(options["scale"]) if "scale" in options else G64.one
@@ -213,7 +214,7 @@ def test_compiled_newton_extrapolates_the_first_guess_as_numpy_does(monkeypatch)
     """X0[u n + d] = sum(C_i[d] * E[u][i]): numpy's sum over object arrays, the same bits."""
     import numpy as np
     kernel = newton_kernel(monkeypatch, outputs=False)
-    from mpvi.newton import RESIDUAL_SLACK, tolerance
+    from mpvi.numbers.newton import RESIDUAL_SLACK, tolerance
     with G64.active():
         K, P = [G64.num("0.3"), G64.num("1.2")], [G64.num("0.8")]
         carry = [np.array([G64.num(s) for s in row], dtype=object)
@@ -251,7 +252,7 @@ def test_compiled_newton_falls_back_where_python_raises(monkeypatch):
             assert bits_equal(X, python[0]) and its == python[1]
     # a Jacobian singular at the solution's neighbourhood: x^2 = 0 from 0
     x = sp.Symbol("x")
-    flat = mpvi.kernels.Kernel([x], [], [], [x**2], G64)
+    flat = mpvi.engines.kernels.Kernel([x], [], [], [x**2], G64)
     with G64.active():
         c = flat.newton([G64.num(0)], [], [], G64.eps, G64.eps * 1024, G64.one, 50, 1024)
         assert c is None
@@ -261,11 +262,11 @@ def test_compiled_newton_falls_back_where_python_raises(monkeypatch):
 
 def test_the_driver_never_falls_back_on_a_regular_run(monkeypatch):
     """Every Newton solve of a Simpson run on the Lagrange top is the compiled one (the
-    Python iteration of mpvi.kernels is never called)."""
+    Python iteration of mpvi.engines.kernels is never called)."""
     monkeypatch.setenv("MPVI_COMPILE_AFTER", "1")
     calls = []
-    original = mpvi.kernels.solve_info
-    monkeypatch.setattr(mpvi.kernels, "solve_info",
+    original = mpvi.engines.kernels.solve_info
+    monkeypatch.setattr(mpvi.engines.kernels, "solve_info",
                         lambda *a, **k: calls.append(1) or original(*a, **k))
     from mpvi.systems.lagrange_top import table3_top
     sol = mpvi.solve(table3_top(G64), "simpson", h="1/20", n=30)
@@ -297,7 +298,7 @@ def _explicit_problems():
 def test_compiled_explicit_steps_are_bit_for_bit(name, method, options, monkeypatch):
     """RK4 and GBS with the compiled field and steps, and with the Python ones: the same
     states bit for bit, and no compiled step falls back on these regular runs."""
-    from mpvi import kernels
+    from mpvi.engines import kernels
     monkeypatch.setenv("MPVI_COMPILE_AFTER", "0")       # compiled at once
     fallbacks, compiled_steps = [], []
     real = kernels.explicit_steps
@@ -314,7 +315,7 @@ def test_compiled_explicit_steps_are_bit_for_bit(name, method, options, monkeypa
                 return out
             return run
         return tuple(map(watch, steps))
-    monkeypatch.setattr(sys.modules["mpvi.schemes.rk4"], "explicit_steps", counting)
+    monkeypatch.setattr(sys.modules["mpvi.methods.rk4"], "explicit_steps", counting)
     runs = []
     for switch in ("0", "1"):
         monkeypatch.setenv(cbackend.ENV_SWITCH, switch)
@@ -328,7 +329,7 @@ def test_compiled_explicit_steps_are_bit_for_bit(name, method, options, monkeypa
 def test_compiled_explicit_steps_fall_back_where_the_python_field_goes_another_way(monkeypatch):
     """A nan, a singular mass matrix, a number wider than the context: None (the Python
     step then runs and raises or computes); bad levels are an error."""
-    from mpvi import kernels
+    from mpvi.engines import kernels
     monkeypatch.setenv("MPVI_COMPILE_AFTER", "0")       # compiled at once
     monkeypatch.setenv(cbackend.ENV_SWITCH, "1")
     a, b = sp.symbols("a b")
@@ -364,8 +365,8 @@ def test_the_compiled_step_check_decides_as_the_python_checks(monkeypatch):
     guard, irregularity() and the signs of the singular factors (b - 3 of V, and det M)
     all pass: on a grid through a mass matrix that stops being positive definite, through
     b = 3, with nan, inf and values beyond the bound."""
-    from mpvi.singular import singularities
-    from mpvi import kernels
+    from mpvi.model.singular import singularities
+    from mpvi.engines import kernels
     monkeypatch.setenv("MPVI_COMPILE_AFTER", "0")
     monkeypatch.setenv(cbackend.ENV_SWITCH, "1")
     a, b, c = sp.symbols("a b c")

@@ -14,8 +14,8 @@ import pytest
 import sympy as sp
 
 import mpvi
-from mpvi.arb import ArbContext, KrawczykError, UndecidedComparison, krawczyk
-from mpvi.certify import WrongStepError, certify
+from mpvi.numbers.arb import ArbContext, KrawczykError, UndecidedComparison, krawczyk
+from mpvi.proof.certify import WrongStepError, certify
 from mpvi.systems.double_pendulum import nonlinear_double_pendulum
 
 REF = 200

@@ -12,12 +12,12 @@ import pytest
 import sympy as sp
 
 import mpvi
-from mpvi.arb import ArbContext
-from mpvi.arbref import real_roots
-from mpvi.certify import WrongStepError, certify
-from mpvi.ode import FirstOrderSystem
+from mpvi.numbers.arb import ArbContext
+from mpvi.numbers.arbref import real_roots
+from mpvi.proof.certify import WrongStepError, certify
+from mpvi.model.first_order import FirstOrderSystem
 from mpvi.systems.linear import LinearSystem
-from mpvi.taylor import jorba_zou_order
+from mpvi.engines.taylor import jorba_zou_order
 
 REF = 200
 

@@ -11,7 +11,7 @@ import pytest
 import sympy as sp
 
 import mpvi
-from mpvi.certify import certify
+from mpvi.proof.certify import certify
 
 REF = 200
 STEPS = 120
@@ -144,7 +144,7 @@ def test_reuse_must_be_a_bool():
 def test_the_dual_division_and_power_fast_paths_give_the_general_derivatives():
     """x / c (c an int, a ball or a constant dual) and x ** k skip the general path
     (_combine); their values and derivatives still enclose those of 1/3 and 2/7."""
-    from mpvi.arb import _Dual, _DualContext
+    from mpvi.numbers.arb import _Dual, _DualContext
     A = _DualContext(64)
     with A.active():
         one, zero = flint.arb(1), flint.arb(0)
@@ -178,7 +178,7 @@ def test_an_ill_conditioned_basis_is_orthonormalized_and_any_basis_proves(monkey
     saddle of the inverted pendulum, 7.5 time units), and with the switch off (a basis of
     any condition) the enclosures are proven too: both contain the 200-digit rerun."""
     import sys
-    module = sys.modules["mpvi.certify"]
+    module = sys.modules["mpvi.proof.certify"]
     calls = []
     real = module._orthonormal
 
@@ -201,7 +201,7 @@ def test_a_point_root_outside_the_box_tests_ball_is_refused(monkeypatch):
     whose recorded solution is moved away (by 1, far beyond the ball) fails the step,
     naming why."""
     import sys
-    module = sys.modules["mpvi.certify"]
+    module = sys.modules["mpvi.proof.certify"]
     real = module._hand_over
 
     def moved(balls, duals):

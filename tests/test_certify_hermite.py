@@ -17,8 +17,8 @@ import sympy as sp
 from flint import arb, fmpq
 
 from mpvi import MPContext, GMPContext, solve
-from mpvi.arb import ArbContext
-from mpvi.arbref import arb_precision, exact_rational
+from mpvi.numbers.arb import ArbContext
+from mpvi.numbers.arbref import arb_precision, exact_rational
 from mpvi.repro.published import PublishedValue, proof, parse_formula
 from mpvi_papers import _hermite_exact as X
 
@@ -125,7 +125,7 @@ def test_symbolic_proof_reads_the_difference():
 def test_hermite_basis_printed_with_sums():
     """Eq. (28) as printed (sums, binomials) is read and decided: H_2,0 left equals N1;
     the right H_2,1 of eq. (27) lacks (-1)^j (ERRATA [E36]): proven different."""
-    from mpvi.quadrature import hermite_basis
+    from mpvi.methods.quadrature import hermite_basis
     printed = X.printed_formulas("hermite_fig01")
     b = hermite_basis(2)
     with arb_precision(80):
@@ -186,7 +186,7 @@ def test_symplecticity_defect_against_central_differences():
     """The double-well defect ||Phi^T J Phi - J||_F at (0.74, 0), dt = 0.1, from the step's
     Jacobian on dual balls, holds the defect of central differences at 120 digits (their
     truncation ~1e-130) and is far from 0 (the paper: not symplectic)."""
-    from mpvi.analysis import matrix_defect, one_step_jacobian
+    from mpvi.analysis.measures import matrix_defect, one_step_jacobian
     from mpvi.repro.certified import ball_norm
     from flint import arb_mat
     from mpvi_papers._hermite_certified import step_jacobian

@@ -6,7 +6,7 @@ import mpmath
 import pytest
 import sympy as sp
 
-from mpvi.arbref import arb_precision
+from mpvi.numbers.arbref import arb_precision
 
 pytest.importorskip("flint")
 
@@ -102,7 +102,7 @@ QUICK = dict(PARAMS, periods=2)
 def rerun_200():
     """Every method's run of the Sec. 7 experiment (2 periods) at 200 digits, its errors
     by the reproduction's own (independent, non-ball) code."""
-    from mpvi.context import MPContext
+    from mpvi.numbers.context import MPContext
     from mpvi.repro.studies import Recorder
     ctx = MPContext(200)
     rec = Recorder(ctx)

@@ -12,7 +12,7 @@ import pytest
 import sympy as sp
 
 import mpvi
-from mpvi.certify import WrongStepError, certify
+from mpvi.proof.certify import WrongStepError, certify
 
 REF = 200
 q, g = sp.symbols("q g")
@@ -157,18 +157,18 @@ def test_a_point_between_nodes_not_enclosed_ends_the_certificate_with_why(monkey
     """An interpolant that fails on balls (simulated from t = 0.4 on) ends the certificate
     at its step: nothing is claimed after it, and an event after it is named as not
     enclosed (q = 53/100 is crossed at t = 0.023 and 0.113, q = 0 in step 5)."""
-    import mpvi.dense
+    import mpvi.engines.dense
     sol = posed_run(30, "midpoint", n=6, saveat=["0.05", "0.42"],
                     events=[mpvi.Event(lambda t, x, v: 100 * x[0] - 53),
                             mpvi.Event(lambda t, x, v: x[0])])
     assert [e.index for e in sol.events] == [0, 0, 1] and exact(sol.events[2].t) > Fraction(1, 2)
-    real = mpvi.dense.Segment.at
+    real = mpvi.engines.dense.Segment.at
 
     def fails_late(segment, theta):
         if isinstance(segment.t, flint.arb) and segment.t > flint.arb("0.35"):
             raise ValueError("no ball form")
         return real(segment, theta)
-    monkeypatch.setattr(mpvi.dense.Segment, "at", fails_late)
+    monkeypatch.setattr(mpvi.engines.dense.Segment, "at", fails_late)
     cert = certify(sol)
     assert not cert.complete and len(cert.t) == 1 and cert.failed_step == 4
     assert "the interpolant fails on balls: no ball form" in cert.why

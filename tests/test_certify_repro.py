@@ -39,7 +39,7 @@ def test_every_certified_entry_contains_a_200_digit_rerun_of_the_same_computatio
     """The enclosures of the error norms hold the errors of the same run (the 64-digit
     run's data M, K, q0 and h, read exactly) computed again at 200 digits against the
     exact solution at 200 digits -- 130 digits beyond the balls' radii."""
-    from mpvi.arbref import arb_precision, exact_rational
+    from mpvi.numbers.arbref import arb_precision, exact_rational
     from mpvi_papers._axioms2024 import certified_errors, linear_pendulum_grid, problem
     c64, c200 = get_context("gmp", 64), get_context("gmp", 200)
     prob = problem(c64)
@@ -78,7 +78,7 @@ def test_the_certified_block_proves_at_least_40_digits_where_the_check_estimates
     assert set(cert["values"]) == set(record["values"])        # every compared value
     from flint import arb
 
-    from mpvi.arbref import arb_precision
+    from mpvi.numbers.arbref import arb_precision
     with arb_precision(100):
         for key, entry in cert["values"].items():
             if check["values"][key]["digits"] >= 50:
@@ -213,7 +213,7 @@ def test_lohner_carries_its_basis_over_a_thousand_steps_of_the_linear_pendulum()
     fell to 0 digits by step 700) and the last one holds the 200-digit rerun of the same
     run."""
     from mpvi import certify
-    from mpvi.arbref import arb_precision
+    from mpvi.numbers.arbref import arb_precision
     from mpvi_papers._axioms2024 import linear_pendulum_grid, problem
     c64, c200 = get_context("gmp", 64), get_context("gmp", 200)
     with c64.active():

@@ -10,9 +10,9 @@ import pytest
 import sympy as sp
 
 import mpvi
-import mpvi.arb as arb_module
-from mpvi.arb import ArbContext, _Dual, _DualContext
-from mpvi.certify import certify
+import mpvi.numbers.arb as arb_module
+from mpvi.numbers.arb import ArbContext, _Dual, _DualContext
+from mpvi.proof.certify import certify
 
 REF = 200
 
@@ -83,7 +83,7 @@ def test_without_the_runs_inner_values_newton_starts_from_the_extrapolation(solv
 def test_a_stepper_of_the_ball_context_runs_the_generated_kernel():
     A = ArbContext(64)
     system = pendulum(mpvi.GMPContext(64)).with_context(A)
-    method = mpvi.schemes.get_method("simpson")
+    method = mpvi.methods.get_method("simpson")
     with A.active():
         stepper = method.prepare(system, A.num("1/10"), A)
         assert stepper.kernel is not None

@@ -26,7 +26,7 @@ def test_the_top_enclosures_contain_a_200_digit_rerun_of_the_same_computation():
     t_bar/20 hold the same runs redone at 200 digits from the 64-digit run's binary data
     (parameters, theta0 = pi/3, 9.2 and h read exactly), with the exact nutation of mpvi's
     own Weierstrass P at 200 digits (not Arb's) -- 130 digits beyond the balls' radii."""
-    from mpvi.arbref import arb_precision, exact_rational
+    from mpvi.numbers.arbref import arb_precision, exact_rational
     from mpvi.systems.lagrange_top import make_top
     from mpvi_papers._top2025_top import LoopingTop, certified_top_errors
     c64, c200 = get_context("gmp", 64), get_context("gmp", 200)
@@ -286,7 +286,7 @@ def test_least_squares_order_encloses_the_exact_slope_and_refuses_a_zero_error()
     has no logarithm."""
     from flint import arb
 
-    from mpvi.arbref import arb_precision
+    from mpvi.numbers.arbref import arb_precision
     from mpvi.repro.certified import least_squares_order
     with arb_precision(60):
         hs = [Fraction(1, 10), Fraction(1, 20), Fraction(1, 40)]
@@ -334,7 +334,7 @@ def test_a_wrong_step_is_refused_judged_from_its_node_and_from_the_run_solved_ag
     its own step); saved only every 4th node, the run is solved again from its saved node
     8 (each step judged on balls) and the moved state is refused against it."""
     from mpvi import certify
-    from mpvi.certify import WrongStepError
+    from mpvi.proof.certify import WrongStepError
     solve_at = _chaotic(20)
     for saveat, says in ((None, "from the step taken from the run's own node 11"),
                          (4, "from the run solved again from its saved node 8")):

@@ -18,14 +18,14 @@ def _arb(text):
     round it)."""
     from flint import arb
 
-    from mpvi.arbref import arb_precision
+    from mpvi.numbers.arbref import arb_precision
     with arb_precision(250):
         return arb(text)
 
 
 def _mp(x):
     """A binary number of a context as an mpmath number, exactly (at 200 digits)."""
-    from mpvi.arbref import exact_rational
+    from mpvi.numbers.arbref import exact_rational
     r = exact_rational(x, "x")
     with mpmath.workdps(200):
         return mpmath.mpf(r.numerator) / r.denominator
@@ -35,7 +35,7 @@ def _contains(ball, x):
     """``ball`` holds the binary number ``x`` of a context (read exactly)."""
     from flint import arb
 
-    from mpvi.arbref import arb_precision, exact_rational
+    from mpvi.numbers.arbref import arb_precision, exact_rational
     r = exact_rational(x, "x")
     with arb_precision(250):
         return ball.contains(arb(r.numerator) / arb(r.denominator))
@@ -44,7 +44,7 @@ def _contains(ball, x):
 def test_double_pendulum_energy_errors_hold_a_200_digit_rerun_of_the_same_data():
     """top2025 Figs. 4-5, Table 2 (certified_energy_errors): e_H of five steps of h = 0.1
     s holds the same runs redone at 200 digits from the 64-digit run's binary g, l and q0."""
-    from mpvi.arbref import GUARD_DIGITS, arb_precision, exact_rational
+    from mpvi.numbers.arbref import GUARD_DIGITS, arb_precision, exact_rational
     from mpvi.systems.double_pendulum import nonlinear_double_pendulum
     from mpvi_papers._top2025_pendulum import certified_energy_errors, double_pendulum
     with C64.active():
@@ -70,7 +70,7 @@ def test_linear_pendulum_energy_newmark_exact_and_rk4_against_200_digits():
     """axioms2024 Fig. 6: Newmark's exact discrete trajectory conserves the energy of the
     linear system (its enclosures hold 0, narrower than the published 1e-50); RK4's
     energy errors hold a 200-digit rerun of the same binary M, K and h."""
-    from mpvi.arbref import GUARD_DIGITS, arb_precision
+    from mpvi.numbers.arbref import GUARD_DIGITS, arb_precision
     from mpvi.repro.certified import relative_energy_balls
     from mpvi_papers._axioms2024 import certified_linear_run, problem, step
     with C64.active():
@@ -109,7 +109,7 @@ def test_linear_pendulum_energy_newmark_exact_and_rk4_against_200_digits():
 def test_rounded_drift_holds_what_the_context_computes_and_the_exact_quotient():
     """The recorded drift of a conserved momentum (top2025 Fig. 10, Table 5) is the
     context's (x - x0)/x0: its enclosure holds that number and the exact quotient."""
-    from mpvi.arbref import GUARD_DIGITS, arb_precision
+    from mpvi.numbers.arbref import GUARD_DIGITS, arb_precision
     from mpvi.repro.certified import rounded_drift
     with C64.active():
         x0 = C64.num("10.8827961854053071035644695458529343937043974885564")
@@ -172,7 +172,7 @@ def test_cusp_runs_hold_a_200_digit_rerun_and_the_nutation_mpvis_own():
     Table 6 top, ten steps of 1/10 s, hold the same runs redone at 200 digits from the
     64-digit binary data, and the exact nutation's enclosures hold mpvi's own 200-digit
     Weierstrass P (not Arb's) of those data."""
-    from mpvi.arbref import GUARD_DIGITS, arb_precision
+    from mpvi.numbers.arbref import GUARD_DIGITS, arb_precision
     from mpvi.systems.lagrange_top import make_top
     from mpvi_papers._top2025_reduced import certified_cusp_run, cusp_top
     with C64.active():
@@ -202,7 +202,7 @@ def test_allowed_bounds_are_exact_beyond_28_digits(printed, compare, tolerance, 
     rounded them: exact enclosures of Fig. 12's 30-digit values were called misprints)."""
     from types import SimpleNamespace
 
-    from mpvi.arbref import arb_precision
+    from mpvi.numbers.arbref import arb_precision
     from mpvi.repro.published import allowed
     with arb_precision(100):
         bound = allowed(SimpleNamespace(printed=printed, compare=compare, tolerance=tolerance))

@@ -6,7 +6,7 @@ import time
 import pandas as pd
 import pytest
 
-import mpvi.io
+import mpvi.ground.io
 import mpvi.repro.run
 from mpvi.repro.cli import main
 from mpvi.repro.run import Output, Reproduction, all_reproductions, needs_mp
@@ -21,7 +21,7 @@ def project(tmp_path, monkeypatch):
     """A stand-in source checkout: default output and cache directories go below it."""
     root = tmp_path / "checkout"
     root.mkdir()
-    monkeypatch.setattr(mpvi.io, "project_root", lambda: root)
+    monkeypatch.setattr(mpvi.ground.io, "project_root", lambda: root)
     return root
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-import mpvi.io
+import mpvi.ground.io
 from mpvi.repro.cli import build_parser, main
 from mpvi.repro.published import diff, rule
 from mpvi.repro.run import all_reproductions, default_out_dir, read_records
@@ -156,7 +156,7 @@ def checkout(tmp_path, monkeypatch):
     (root / "figures" / "axioms2024").mkdir(parents=True)
     for path in (FIGURES / "axioms2024").glob("axioms2024_fig06*"):
         shutil.copy(path, root / "figures" / "axioms2024")
-    monkeypatch.setattr(mpvi.io, "project_root", lambda: root)
+    monkeypatch.setattr(mpvi.ground.io, "project_root", lambda: root)
     return root / "figures"
 
 

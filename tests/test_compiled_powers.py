@@ -1,4 +1,4 @@
-"""Rational powers in the compiled kernels (mpvi/cbackend.py): x**(p/q) compiled, bit for
+"""Rational powers in the compiled kernels (mpvi/compiled/cbackend.py): x**(p/q) compiled, bit for
 bit what the Python kernel computes (one correctly rounded mpfr_pow of the same exponent,
 or the same value by square roots), the Kepler step compiled, and a kernel that stays in
 Python saying why, once, in words a user understands."""
@@ -10,7 +10,8 @@ import pytest
 import sympy as sp
 
 import mpvi
-from mpvi import cbackend, codegen
+from mpvi.compiled import cbackend
+from mpvi.compiled import codegen
 
 pytestmark = pytest.mark.skipif(
     "error" in cbackend.toolchain(),
@@ -105,8 +106,8 @@ def test_the_kepler_step_is_compiled_and_bit_identical(method, monkeypatch, caps
         assert python.stats["newton"] == compiled.stats["newton"]
     if method == "simpson":                  # the compiled Newton never hands over
         calls = []
-        original = mpvi.kernels.solve_info
-        monkeypatch.setattr(mpvi.kernels, "solve_info",
+        original = mpvi.engines.kernels.solve_info
+        monkeypatch.setattr(mpvi.engines.kernels, "solve_info",
                             lambda *a, **k: calls.append(1) or original(*a, **k))
         again = mpvi.solve(mpvi.Problem(kepler(ctx, "Kepler 1"), ["1", "0"], p0=["0", "6/5"]),
                            method, h="1/16", n=20)

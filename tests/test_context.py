@@ -1,4 +1,4 @@
-"""Tests of the number contexts (mpvi.context)."""
+"""Tests of the number contexts (mpvi.numbers.context)."""
 from decimal import Decimal
 from fractions import Fraction
 
@@ -9,8 +9,8 @@ import pytest
 
 import mpvi
 from mpvi import FPContext, MPContext, fp
-from mpvi.context import GMPContext, PrecisionError, _mpfr_to_mpmath
-from mpvi.linalg import NotPositiveDefiniteError, SingularMatrixError
+from mpvi.numbers.context import GMPContext, PrecisionError, _mpfr_to_mpmath
+from mpvi.numbers.linalg import NotPositiveDefiniteError, SingularMatrixError
 from mpvi.systems.double_pendulum import linearized_double_pendulum
 
 # An independent 120-digit mpmath context, used only to compare numbers that live in

@@ -1,4 +1,4 @@
-"""The C runtime of the compiled modules lives in real C files (mpvi/csrc), shipped with the
+"""The C runtime of the compiled modules lives in real C files (mpvi/compiled/csrc), shipped with the
 package, compiled with warnings on and without a single one under -Wall -Wextra -Werror;
 every module is keyed on the runtime's bytes and compiled against exactly those bytes."""
 import re
@@ -9,14 +9,16 @@ import pytest
 import sympy as sp
 
 import mpvi
-from mpvi import cbackend, codegen, kernels
+from mpvi.compiled import cbackend
+from mpvi.compiled import codegen
+from mpvi.engines import kernels
 
 needs_toolchain = pytest.mark.skipif(
     "error" in cbackend.toolchain(),
     reason=f"no toolchain for compiled kernels: {cbackend.toolchain().get('error')}")
 
 ROOT = Path(__file__).resolve().parent.parent
-CSRC = ROOT / "mpvi" / "csrc"
+CSRC = ROOT / "mpvi" / "compiled" / "csrc"
 
 
 def test_normal_builds_have_warnings_on():
@@ -87,7 +89,7 @@ def test_every_kind_of_module_compiles_without_a_warning(monkeypatch, tmp_path):
 
 def test_no_python_file_of_the_library_holds_the_c_runtime():
     """The fixed C -- module definitions, the dense solve, the Newton loop, the steps, the
-    argument readers -- is in mpvi/csrc; the Python files only write the generated part."""
+    argument readers -- is in mpvi/compiled/csrc; the Python files only write the generated part."""
     runtime_marks = ("PyMODINIT_FUNC", "PyModuleDef", "static PyObject *", "PyArg_",
                      "PySequence_Fast(", "int dense_solve(", "mpfr_init2(limit")
     for path in sorted((ROOT / "mpvi").rglob("*.py")):

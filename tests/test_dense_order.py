@@ -22,9 +22,10 @@ import pytest
 import sympy as sp
 
 import mpvi
-from mpvi import (METHODS, Event, LagrangianSystem, LinearSystem, MPContext, Problem, cbackend,
-                  fit_order, kernels, solve)
-from mpvi.dense import hermite_basis
+from mpvi import METHODS, Event, LagrangianSystem, LinearSystem, MPContext, Problem, fit_order, solve
+from mpvi.compiled import cbackend
+from mpvi.engines import kernels
+from mpvi.engines.dense import hermite_basis
 
 CTX = MPContext(40)
 Q, U = sp.symbols("q u")
@@ -45,7 +46,7 @@ def pendulum():
 
 def swing():
     """A general Lagrangian L(q, u) = (2 + cos q) u^2 / 2 + cos q (read on (q, v) by the
-    Taylor recurrences of mpvi.taylor, not through the M, V form)."""
+    Taylor recurrences of mpvi.engines.taylor, not through the M, V form)."""
     return LagrangianSystem.from_lagrangian(
         "swing", [Q], [U], (2 + sp.cos(Q)) * U ** 2 / 2 + sp.cos(Q), {}, CTX)
 
@@ -225,7 +226,7 @@ def test_the_hermite_basis_interpolates_m_derivatives_at_both_ends(m):
 
 def test_compiled_node_derivatives_give_the_python_dense_output_bit_for_bit(monkeypatch):
     """Between the nodes of a Lobatto-4 run (m = 3: Taylor coefficients of order 3 at each
-    node), the compiled Taylor coefficients (mpvi.cbackend) and the Python recurrences give
+    node), the compiled Taylor coefficients (mpvi.compiled.cbackend) and the Python recurrences give
     the same bits of q and p, and the compiled ones were used."""
     if "error" in cbackend.toolchain():
         pytest.skip("no toolchain for compiled kernels")
@@ -276,7 +277,7 @@ def test_dense_output_of_a_first_order_system_has_the_order_of_the_nodes(name):
 
 
 def test_a_field_without_taylor_recurrences_still_gets_order_4():
-    """V = cosh q: sinh has no Taylor recurrence in mpvi.taylor, so q'' comes from the
+    """V = cosh q: sinh has no Taylor recurrence in mpvi.engines.taylor, so q'' comes from the
     system's acceleration alone (m = 2, quintic): Simpson's q and v between the nodes at
     its order 4 (against mpmath's Taylor-series solver)."""
     system = LagrangianSystem("cosh well", [Q], sp.Matrix([[1]]), sp.cosh(Q), {}, CTX)

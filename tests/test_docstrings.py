@@ -4,7 +4,7 @@ reference page (docs/reference/api.md) names every public name.
 The public API is every name of ``mpvi.__all__`` and the public methods and properties
 (names not starting with ``_``, defined in mpvi, inherited ones included) of its classes;
 each object is validated once, under the name of the class that defines it
-(``mpvi.context.Context.vector`` for ``GMPContext.vector``).  Data (``mp``, ``fp``,
+(``mpvi.numbers.context.Context.vector`` for ``GMPContext.vector``).  Data (``mp``, ``fp``,
 ``TIME``, ``METHODS``) has no docstring of its own: its attribute docstring in the
 defining module's source is checked instead (and the API page must repeat it).
 """
@@ -122,10 +122,10 @@ PUBLIC = public_objects()
 def test_the_public_api_is_all_there():
     # a floor, so that a broken enumeration cannot pass vacuously
     assert len(PUBLIC) > 150
-    for key in ("mpvi.solution.Solution.save", "mpvi.problem.Problem.replace",
-                "mpvi.context.Context.vector", "mpvi.context.MPContext.num",
-                "mpvi.context.GMPContext.workdps", "mpvi.schemes.base.Method.order_for",
-                "mpvi.mechanics.LagrangianSystem.from_lagrangian"):
+    for key in ("mpvi.drive.solution.Solution.save", "mpvi.model.problem.Problem.replace",
+                "mpvi.numbers.context.Context.vector", "mpvi.numbers.context.MPContext.num",
+                "mpvi.numbers.context.GMPContext.workdps", "mpvi.methods.base.Method.order_for",
+                "mpvi.model.mechanics.LagrangianSystem.from_lagrangian"):
         assert key in PUBLIC, key
 
 

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from mpvi import MPContext, Problem, error_norms, fp, solve
-from mpvi.newton import tolerance
+from mpvi.numbers.newton import tolerance
 from mpvi.systems.double_well import DoubleWellExact, double_well, double_well_problem, duffing
 
 C = MPContext(64)

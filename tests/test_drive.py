@@ -10,7 +10,7 @@ import sympy as sp
 
 import mpvi
 from mpvi import GMPContext, LagrangianSystem, Method, Problem, get_method, solve
-from mpvi.analysis import stability_scan
+from mpvi.analysis.measures import stability_scan
 
 ROOT = Path(__file__).resolve().parent.parent
 C = GMPContext(32)
@@ -36,7 +36,7 @@ def rk4(system, h, ctx):
 # ----- h validated once, where it enters --------------------------------------------------------
 
 def check_step_calls(run):
-    """How often :func:`mpvi.schemes.base.check_step` runs during ``run()``."""
+    """How often :func:`mpvi.methods.base.check_step` runs during ``run()``."""
     calls = []
 
     def profile(frame, event, arg):
@@ -76,7 +76,7 @@ def test_a_direct_prepare_validates_h_at_its_door_and_hands_on_a_context_number(
 # ----- one State ------------------------------------------------------------------------------
 
 def test_one_state_type_for_solutions_and_steps():
-    assert mpvi.State is mpvi.schemes.State
+    assert mpvi.State is mpvi.methods.State
     problem = pendulum()
     sol = solve(problem, "simpson", h="1/10", n=2)
     assert isinstance(sol(C.num("1/20")), mpvi.State)
@@ -151,7 +151,7 @@ def code_lines(node):
     return node.end_lineno - body[0].lineno + 1 if body else 0
 
 
-@pytest.mark.parametrize("path", ["mpvi/solve.py", "mpvi/solution.py"])
+@pytest.mark.parametrize("path", ["mpvi/drive/solve.py", "mpvi/drive/solution.py"])
 def test_the_driver_is_small_named_steps(path):
     tree = ast.parse((ROOT / path).read_text())
     functions = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]

@@ -1,4 +1,4 @@
-"""The exact ring of the derivations on FLINT (mpvi/jets.py, issue 36): the FLINT backend
+"""The exact ring of the derivations on FLINT (mpvi/analysis/jets.py, issue 36): the FLINT backend
 gives the sympy backend's results term by term -- ring operations, modified equations and
 modified Hamiltonians on several systems and methods --, a derivation kept by the process
 resumes to a higher order with what a derivation from scratch gives, a Hamiltonian check
@@ -10,9 +10,9 @@ import pytest
 import sympy as sp
 
 import mpvi
-import mpvi.modified as modified
-from mpvi.jets import Algebra, ring_backend
-from mpvi.modified import forget_derivations, modified_equation, modified_hamiltonian
+import mpvi.analysis.modified as modified
+from mpvi.analysis.jets import Algebra, ring_backend
+from mpvi.analysis.modified import forget_derivations, modified_equation, modified_hamiltonian
 
 G30 = mpvi.GMPContext(30)
 q, q1, q2 = sp.symbols("q q1 q2")
@@ -67,8 +67,8 @@ def test_the_ring_operations_agree_term_by_term():
     """Products, reduce (sin^2 -> 1 - cos^2, sqrt(3)^2 -> 3), derivatives, coefficients,
     substitution, conversion to the canonical algebra, clearing reciprocals and the
     quadrature moments give the same sympy expression on both backends."""
-    from mpvi.modified import quadrature_moments
-    from mpvi.quadrature import gauss_legendre
+    from mpvi.analysis.modified import quadrature_moments
+    from mpvi.methods.quadrature import gauss_legendre
     tau, p = sp.symbols("tau p")
     D = 2 - sp.cos(q1 - q2) ** 2
     atoms = [sp.sin(q1), sp.cos(q1), sp.sin(q1 - q2), sp.cos(q1 - q2), 1 / D, sp.sqrt(3), p, q1, tau]
@@ -98,8 +98,8 @@ def test_the_moments_are_the_quadrature_rule():
     """The FLINT backend takes the moments through the node polynomial (the integral of the
     remainder on division by it): on tau^m for m beyond the rule's degree it gives
     sum_k w_k tau_k^m, as the sympy backend's moments(m)."""
-    from mpvi.modified import quadrature_moments
-    from mpvi.quadrature import gauss_legendre, gauss_lobatto
+    from mpvi.analysis.modified import quadrature_moments
+    from mpvi.methods.quadrature import gauss_legendre, gauss_lobatto
     tau = sp.Symbol("tau")
     for quad in (gauss_legendre(2), gauss_legendre(4), gauss_lobatto(4)):
         moments = quadrature_moments(quad)

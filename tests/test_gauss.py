@@ -1,4 +1,4 @@
-"""The Gauss-Legendre variational integrators (mpvi/schemes/gauss.py), a method family
+"""The Gauss-Legendre variational integrators (mpvi/methods/gauss.py), a method family
 declared in one file and found by the registry with no other edit (issue 37, acceptance
 3): checked here independently of the suite's loops over METHODS -- the order 2 s on a
 nonlinear pendulum, the symplecticity defect, the modified equation's first correction at
@@ -13,8 +13,8 @@ import sympy as sp
 
 import mpvi
 from mpvi import METHODS, GMPContext, LagrangianSystem, MPContext, Problem, fit_order, solve
-from mpvi.analysis import central_differences
-from mpvi.modified import check_hamiltonian, modified_equation
+from mpvi.analysis.measures import central_differences
+from mpvi.analysis.modified import check_hamiltonian, modified_equation
 
 C64 = MPContext(64)
 
@@ -33,11 +33,11 @@ def double_pendulum(ctx):
 
 def test_a_scheme_module_is_discovered_with_no_other_edit(tmp_path, monkeypatch):
     """A file in the package's path that registers a method is imported by the discovery
-    and its method is a name of mpvi.schemes, with no list to edit."""
-    import mpvi.schemes as schemes
+    and its method is a name of mpvi.methods, with no list to edit."""
+    import mpvi.methods as schemes
     (tmp_path / "zz_demo_family.py").write_text(textwrap.dedent('''
-        from mpvi.schemes.base import Method, register
-        from mpvi.schemes.midpoint import prepare
+        from mpvi.methods.base import Method, register
+        from mpvi.methods.midpoint import prepare
 
         zz_demo = register(Method(name="zz_demo", label="demo", state="qp", order=2,
                                   symplectic=True, implicit=True, reference="test",
@@ -51,11 +51,11 @@ def test_a_scheme_module_is_discovered_with_no_other_edit(tmp_path, monkeypatch)
         assert set(found) >= {"gauss", "lobatto", "midpoint", "simpson", "zz_demo"}
     finally:
         METHODS.pop("zz_demo", None)
-        sys.modules.pop("mpvi.schemes.zz_demo_family", None)
+        sys.modules.pop("mpvi.methods.zz_demo_family", None)
 
 
 def test_the_registry_names_are_derived_from_the_modules():
-    import mpvi.schemes as schemes
+    import mpvi.methods as schemes
     names = set(schemes.__all__) - {"METHODS", "Method", "StabilityError", "State",
                                     "StepResult", "get_method", "register"}
     assert names == set(METHODS)
@@ -79,7 +79,7 @@ def test_one_gauss_point_is_the_midpoint_vi_bit_for_bit(ctx):
 
 def test_the_compiled_kernel_steps_gauss_bit_for_bit_with_python(monkeypatch):
     """s = 3 (two internal points): the compiled and the Python kernels agree to the bit."""
-    from mpvi import cbackend
+    from mpvi.compiled import cbackend
     G64 = GMPContext(64)
     monkeypatch.setenv("MPVI_COMPILE_AFTER", "1")
     runs = []

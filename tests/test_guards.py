@@ -16,7 +16,7 @@ import sympy as sp
 import mpvi
 from conftest import time_limit
 from mpvi import IntegrationError, LagrangianSystem, NewtonError, PrecisionError, Problem, solve
-from mpvi.newton import solve_info
+from mpvi.numbers.newton import solve_info
 
 Q = sp.Symbol("q")
 
@@ -196,13 +196,13 @@ def test_method_parameters_and_newton_options_are_numbers_like_any_other():
 
 
 PUBLIC_MODULES = {          # the documented modules beyond mpvi.__all__ and their names
-    "mpvi.modified": ["quadrature_moments", "forget_derivations"],
-    "mpvi.jets": ["Algebra", "ring_backend", "Jet", "evaluate"],
-    "mpvi.symbolic": ["oscillator_map", "amplification_matrix", "amplification_frequency",
+    "mpvi.analysis.modified": ["quadrature_moments", "forget_derivations"],
+    "mpvi.analysis.jets": ["Algebra", "ring_backend", "Jet", "evaluate"],
+    "mpvi.analysis.symbolic": ["oscillator_map", "amplification_matrix", "amplification_frequency",
                       "stable_intervals"],
-    "mpvi.expressions": ["parse_expression", "as_expression", "as_matrix"],
-    "mpvi.singular": ["singularities", "Singularities"],
-    "mpvi.callables": ["returned", "returned_vector", "check_literals", "float_literals",
+    "mpvi.ground.expressions": ["parse_expression", "as_expression", "as_matrix"],
+    "mpvi.model.singular": ["singularities", "Singularities"],
+    "mpvi.model.callables": ["returned", "returned_vector", "check_literals", "float_literals",
                        "stop_flag"],
 }
 
@@ -218,7 +218,7 @@ def _public_surface():
     names = set()
     for name in mpvi.__all__:
         obj = getattr(mpvi, name)
-        if (inspect.isfunction(obj) or inspect.isclass(obj)) and obj.__module__ != "mpvi.context":
+        if (inspect.isfunction(obj) or inspect.isclass(obj)) and obj.__module__ != "mpvi.numbers.context":
             names.add((obj.__module__, obj.__name__))
     names.update((m, n) for m, ns in PUBLIC_MODULES.items() for n in ns)
     for info in pkgutil.iter_modules(mpvi.systems.__path__, "mpvi.systems."):
@@ -237,7 +237,7 @@ def _is_entry(obj):
 
 
 def test_the_public_surface_and_only_it_is_made_of_entry_points():
-    """Every public entry point restores the caller's precision (mpvi.precision.entry,
+    """Every public entry point restores the caller's precision (mpvi.ground.precision.entry,
     entry_class), and nothing else is wrapped: code called from an entry point runs inside
     it without a wrapper of its own (no module-wide wrapping at import)."""
     import importlib
@@ -246,7 +246,7 @@ def test_the_public_surface_and_only_it_is_made_of_entry_points():
     surface = _public_surface()
     missing, extra = [], []
     for info in pkgutil.walk_packages(mpvi.__path__, "mpvi."):
-        if info.name.startswith("mpvi.repro") or info.name in ("mpvi.precision", "mpvi.context"):
+        if info.name.startswith("mpvi.repro") or info.name in ("mpvi.ground.precision", "mpvi.numbers.context"):
             continue
         module = importlib.import_module(info.name)
         for name, obj in vars(module).items():

@@ -5,7 +5,7 @@
   (typed here, integrated by sympy, solved by mpmath.findroot at 64 digits);
 * measured orders 2n - 2 (variational) and 4n - 4 (Galerkin) for n = 2, 3 against the
   exact solution of a driven damped oscillator;
-* the amplification matrices derived by :mod:`mpvi.symbolic`: det A = 1, A equals the
+* the amplification matrices derived by :mod:`mpvi.analysis.symbolic`: det A = 1, A equals the
   64-digit numerical step of the registered method to 1e-55, the map depends on
   omega dt only, and the exact stable intervals agree with a direct spectral-radius scan
   of the numerical method;
@@ -18,11 +18,11 @@ import pytest
 import sympy as sp
 
 from mpvi import METHODS, LagrangianSystem, MPContext, Problem, fit_order, solve
-from mpvi.analysis import matrix_defect, one_step_jacobian, one_step_matrix, stability_scan
+from mpvi.analysis.measures import matrix_defect, one_step_jacobian, one_step_matrix, stability_scan
 from mpvi.repro.published import PublishedDataError, formulas_equal, parse_formula
-from mpvi.schemes.hermite import galerkin_spec, variational_spec
-from mpvi.schemes.variational import MIDPOINT, SIMPSON, lagrange_variational
-from mpvi.symbolic import DT, OMEGA, Z, amplification_matrix, oscillator_map, stable_intervals
+from mpvi.methods.hermite import galerkin_spec, variational_spec
+from mpvi.methods.variational import MIDPOINT, SIMPSON, lagrange_variational
+from mpvi.analysis.symbolic import DT, OMEGA, Z, amplification_matrix, oscillator_map, stable_intervals
 
 from test_methods import driven_oscillator, exact_driven
 

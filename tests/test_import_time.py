@@ -1,5 +1,5 @@
 """``import mpvi`` is cheap (issue 38): it loads neither sympy, numpy, mpmath, the methods
-(mpvi.schemes) nor the compiled kernels; each public name is imported from its module on
+(mpvi.methods) nor the compiled kernels; each public name is imported from its module on
 first use (mpvi/__init__.py, PEP 562).  The checks look at ``sys.modules`` in a fresh
 interpreter, not at a wall time (the machine is shared and noisy); the time is printed."""
 from __future__ import annotations
@@ -46,26 +46,26 @@ def test_a_public_name_loads_its_module_on_first_use():
         import sys
         import mpvi
         mpvi.Problem
-        print("mpvi.problem" in sys.modules, "mpvi.schemes" in sys.modules)
+        print("mpvi.model.problem" in sys.modules, "mpvi.methods" in sys.modules)
         from mpvi import modified_equation
-        print("mpvi.modified" in sys.modules, modified_equation is mpvi.modified_equation)
+        print("mpvi.analysis.modified" in sys.modules, modified_equation is mpvi.modified_equation)
     """).split()
     assert out == ["True", "False", "True", "True"]
 
 
 def test_solve_is_the_function_whichever_import_came_first():
-    """mpvi/solve.py defines ``solve``: the import system binds the module to the
-    package's attribute ``solve`` when it loads it, and the function must win -- before
-    the name is first used (the reproduction framework imports the module) and after."""
+    """``mpvi.solve`` is the function, defined in the module mpvi/drive/solve.py, before
+    the name is first used (the reproduction framework imports the module) and after: the
+    module lives in its layer package, so no import binds it over the public name."""
     out = _fresh("""
-        import mpvi.repro.run, mpvi.solve
+        import mpvi.repro.run, mpvi.drive.solve
         import mpvi
         print(callable(mpvi.solve), mpvi.solve.__module__)
         from mpvi import solve
-        import mpvi.solve
+        import mpvi.drive.solve
         print(solve is mpvi.solve, type(solve).__name__)
     """).split()
-    assert out == ["True", "mpvi.solve", "True", "function"]
+    assert out == ["True", "mpvi.drive.solve", "True", "function"]
 
 
 def test_import_mpvi_then_solve_a_pendulum():
@@ -94,9 +94,9 @@ def test_every_public_name_resolves_and_dir_lists_it():
 def test_a_submodule_is_reachable_as_an_attribute():
     out = _fresh("""
         import mpvi
-        print(mpvi.analysis.__name__, mpvi.systems.linear.LinearSystem is mpvi.LinearSystem)
+        print(mpvi.analysis.measures.__name__, mpvi.systems.linear.LinearSystem is mpvi.LinearSystem)
     """).split()
-    assert out == ["mpvi.analysis", "True"]
+    assert out == ["mpvi.analysis.measures", "True"]
 
 
 def test_an_unknown_name_is_an_attribute_error_that_names_it():

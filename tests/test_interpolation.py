@@ -13,7 +13,7 @@ import pytest
 import sympy as sp
 
 from mpvi import GMPContext, MPContext, fp
-from mpvi.context import PrecisionError
+from mpvi.numbers.context import PrecisionError
 from mpvi.repro.run import execute, get_reproduction
 
 from mpvi_papers._mutze_interpolation import (

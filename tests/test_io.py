@@ -2,7 +2,7 @@
 import pandas as pd
 import pytest
 
-from mpvi import io
+from mpvi.ground import io
 
 
 def test_atomic_write_replaces_the_file(tmp_path):
@@ -40,7 +40,7 @@ def test_provenance_records_context_and_parameters():
 def test_atomic_write_gives_the_usual_file_mode(tmp_path):
     """mkstemp creates 0600 files; outputs get 0666 minus the umask like any file."""
     import os
-    from mpvi.io import write_text
+    from mpvi.ground.io import write_text
     target = tmp_path / "x.txt"
     write_text(target, "hello")
     mask = os.umask(0)

@@ -1,4 +1,4 @@
-"""Generated Newton kernels (mpvi.kernels) against the assembled reference path.
+"""Generated Newton kernels (mpvi.engines.kernels) against the assembled reference path.
 
 Both paths run in the same mpmath context (``ctx.kernels`` chooses), so any difference is
 the kernel's: they must take the same Newton iterations and agree to a few units of eps
@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from mpvi import Problem, get_context, solve
-from mpvi.context import MPContext
-from mpvi.linalg import SingularMatrixError
-from mpvi.linalg import solve_dense
+from mpvi.numbers.context import MPContext
+from mpvi.numbers.linalg import SingularMatrixError
+from mpvi.numbers.linalg import solve_dense
 from mpvi.systems.damped import damped_pendulum
 from mpvi.systems.lagrange_top import table3_top
 
@@ -113,7 +113,7 @@ def test_generated_hamiltonian_field_equals_the_reference(scheme):
 def test_generated_field_names_a_singular_mass_matrix():
     """At theta = 0 the top's mass matrix is singular: the generated field hands over to
     the reference field, whose error names the point."""
-    from mpvi.kernels import hamiltonian_field
+    from mpvi.engines.kernels import hamiltonian_field
     ctx = MPContext(30)
     ctx.kernels = True
     top = table3_top(ctx)
@@ -145,11 +145,11 @@ def test_generated_code_does_not_depend_on_the_process_history():
 
 def test_a_sum_of_thousands_of_terms_compiles_and_is_exact():
     """A modified Hamiltonian has thousands of terms: generated code splits wide sums
-    (mpvi.codegen.WIDE) instead of recursing once per term (a RecursionError before), and
+    (mpvi.compiled.codegen.WIDE) instead of recursing once per term (a RecursionError before), and
     its value equals the sum taken term by term at the context's precision."""
     import sympy as sp
-    from mpvi.codegen import compile_exprs
-    from mpvi.context import GMPContext
+    from mpvi.compiled.codegen import compile_exprs
+    from mpvi.numbers.context import GMPContext
     x, y = sp.symbols("x y")
     expr = sp.Add(*[sp.Rational(k + 1, 7) * x ** (k % 13) * sp.cos(y) ** (k // 13)
                     for k in range(3000)])

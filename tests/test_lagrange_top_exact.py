@@ -1,4 +1,4 @@
-"""Tests of the Weierstrass ℘ function (mpvi.elliptic) and of the exact Lagrange-top
+"""Tests of the Weierstrass ℘ function (mpvi.numbers.elliptic) and of the exact Lagrange-top
 nutation (mpvi.systems.lagrange_top_exact; top2025 eqs. 16-18s, 18aa, Table 3).
 
 Every check is at 64 digits unless stated; "≤ 1e-55" leaves room for the ~1e-63 rounding
@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from mpvi import GMPContext, MPContext
-from mpvi.context import PrecisionError
-from mpvi.elliptic import Weierstrass
+from mpvi.numbers.context import PrecisionError
+from mpvi.numbers.elliptic import Weierstrass
 from mpvi.systems.lagrange_top import table3_top as table3_system
 from mpvi.systems.lagrange_top_exact import LagrangeTopNutation
 

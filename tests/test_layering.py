@@ -5,7 +5,7 @@
 * Importing the library -- ``mpvi`` and every library module -- loads none of the
   framework's heavy dependencies (matplotlib, pandas, jinja2, rich, markdown_it); a
   function that needs one (``Solution.to_frame``) imports it when called.
-* No private number-context access outside mpvi/context.py.
+* No private number-context access outside mpvi/numbers/context.py.
 """
 import ast
 import json
@@ -52,12 +52,12 @@ def imported_modules(name, path):
 
 def test_the_module_scan_sees_the_library_and_resolves_relative_imports():
     mods = library_modules()
-    assert {"mpvi", "mpvi.solve", "mpvi.schemes.simpson", "mpvi.systems.lagrange_top"} <= set(mods)
+    assert {"mpvi", "mpvi.drive.solve", "mpvi.methods.simpson", "mpvi.systems.lagrange_top"} <= set(mods)
     assert not any(m.startswith("mpvi.repro") for m in mods)
     # relative imports are resolved against the right package
-    assert "mpvi.problem" in imported_modules("mpvi.solve", mods["mpvi.solve"])
-    assert "mpvi.schemes.base" in imported_modules("mpvi.schemes.simpson", mods["mpvi.schemes.simpson"])
-    assert "mpvi.problem" in imported_modules("mpvi.systems.double_pendulum",
+    assert "mpvi.model.problem" in imported_modules("mpvi.drive.solve", mods["mpvi.drive.solve"])
+    assert "mpvi.methods.base" in imported_modules("mpvi.methods.simpson", mods["mpvi.methods.simpson"])
+    assert "mpvi.model.problem" in imported_modules("mpvi.systems.double_pendulum",
                                               mods["mpvi.systems.double_pendulum"])
     # and the framework, scanned the same way, does import the library
     run = ROOT / "mpvi" / "repro" / "run.py"

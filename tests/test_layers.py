@@ -1,12 +1,13 @@
-"""The layer order of the library's modules (mpvi/ outside mpvi/repro/).
+"""The layer order of the library: packages of mpvi/, bottom up.
 
-Every module stands in one layer of :data:`LAYERS`, from the ground up; a module imports
-only modules of its own layer or of the layers below it -- module-level imports and the
-ones inside functions alike, a package's ``__init__`` (``mpvi.schemes``, the registry)
-counted as the module it is -- and the imports form no circle.  An import that runs back
-up fails with the two file names; a new module fails until it is given a layer here.
-Imports under ``if TYPE_CHECKING:`` never run (the names of annotations, read by the type
-checker only) and are not counted.
+Every module of ``mpvi/`` (outside the reproduction framework ``mpvi/repro/``) lives in one
+layer package of :data:`LAYERS`; the top level holds only ``mpvi/__init__.py`` (the public
+face) and ``mpvi/_version.py`` (the ground).  A module imports only modules of its own
+package or of the packages below it -- module-level imports, the ones inside functions and
+the annotation-only ones under ``if TYPE_CHECKING:`` alike (a name an annotation reads is a
+dependency a reader follows) -- and the imports form no circle.  An import that runs back up fails with the two file names; a new package fails
+until it is given a layer here, and each package's ``__init__`` says in its docstring what
+it holds and what it may import.
 (The library never imports the reproduction framework: tests/test_layering.py.)
 """
 from __future__ import annotations
@@ -20,31 +21,25 @@ ROOT = Path(__file__).resolve().parent.parent
 
 LAYERS = (
     ("ground", "no numerics: the version, the precision boundary, files, the parser of text, "
-     "the names of the annotations",
-     ("mpvi._version", "mpvi.precision", "mpvi.io", "mpvi.expressions", "mpvi._types")),
-    ("numbers", "number contexts (the Arb ball context and its Krawczyk test too), the dense "
-     "linear algebra, Newton's method, special functions, Arb balls for the exact references",
-     ("mpvi.linalg", "mpvi.context", "mpvi.newton", "mpvi.elliptic", "mpvi.arb", "mpvi.arbref")),
-    ("code", "the one code generator and the compiled MPFR backend (its translator, its "
-     "module sources, its build), the compiled Arb ball kernels",
-     ("mpvi.ctranslate", "mpvi.cmodules", "mpvi.cbackend", "mpvi.carb", "mpvi.codegen")),
-    ("model", "the context-free symbolic model, the mechanical system (model + context), "
-     "user callables, the problem, singular factors",
-     ("mpvi.model", "mpvi.mechanics", "mpvi.callables", "mpvi.problem", "mpvi.singular")),
-    ("declarations", "methods as data: trial bases and quadrature rules, the declaration types",
-     ("mpvi.quadrature", "mpvi.declarations")),
-    ("executors", "what steps: generated kernels, Taylor, jets, dense output, first-order fields",
-     ("mpvi.dense", "mpvi.jets", "mpvi.taylor", "mpvi.kernels", "mpvi.ode")),
-    ("methods", "the registry, one module per method; the papers' systems",
-     ("mpvi.schemes", "mpvi.schemes.*", "mpvi.systems", "mpvi.systems.*")),
-    ("drive", "the driver and its result, the proof of a run and its check",
-     ("mpvi.solution", "mpvi.solve", "mpvi.certify", "mpvi.verification")),
-    ("analysis", "measures, stability, exact linear maps, backward error analysis",
-     ("mpvi.analysis", "mpvi.symbolic", "mpvi.modified")),
-    ("face", "the package: the public names",
-     ("mpvi",)),
+     "the names of the annotations", ("mpvi._version", "mpvi.ground")),
+    ("numbers", "number contexts, Arb balls, the dense solve, Newton, special functions",
+     ("mpvi.numbers",)),
+    ("compiled", "the one code generator, its translation to C, the compiled modules",
+     ("mpvi.compiled",)),
+    ("model", "the mechanical system, user callables, the problem, singularities",
+     ("mpvi.model",)),
+    ("engines", "what a step runs on: Newton kernels, Taylor, dense output, first-order fields",
+     ("mpvi.engines",)),
+    ("methods", "the registry, methods as data, one module per method family",
+     ("mpvi.methods",)),
+    ("systems", "the papers' systems", ("mpvi.systems",)),
+    ("proof", "a run walked again on balls", ("mpvi.proof",)),
+    ("drive", "the driver, its result, the check of a saved proof", ("mpvi.drive",)),
+    ("analysis", "measures, exact linear maps, backward error analysis", ("mpvi.analysis",)),
+    ("face", "the package: the public names", ("mpvi",)),
 )
 
+PACKAGES = [pkg for _, _, pkgs in LAYERS for pkg in pkgs if pkg not in ("mpvi", "mpvi._version")]
 
 def library_files(root=ROOT):
     """Dotted module name -> path, for every module of mpvi/ outside mpvi/repro/."""
@@ -59,21 +54,16 @@ def library_files(root=ROOT):
 
 
 def import_graph(files):
-    """Module -> the library modules it imports anywhere in its file (inside functions
-    too); ``from .schemes import get_method`` is an import of the package ``mpvi.schemes``,
-    ``from . import kernels`` one of the module ``mpvi.kernels``; a package ``__init__``
-    that discovers its modules with ``pkgutil`` (the registry) imports each of them.  The
-    imports of an ``if TYPE_CHECKING:`` block are left out: they never run."""
+    """Module -> the library modules it imports anywhere in its file (inside functions and
+    under ``if TYPE_CHECKING:`` too); ``from mpvi.methods import get_method`` is an import
+    of the package ``mpvi.methods``, ``from mpvi.engines import kernels`` one of the module
+    ``mpvi.engines.kernels``; a package ``__init__`` that discovers its modules with
+    ``pkgutil`` (the registry) imports each of them."""
     graph = {}
     for name, path in files.items():
         package = name if path.name == "__init__.py" else name.rpartition(".")[0]
         found = set()
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-        typing_only = {id(n) for block in ast.walk(tree) if _is_type_checking_block(block)
-                       for stmt in block.body for n in ast.walk(stmt)}
-        for node in ast.walk(tree):
-            if id(node) in typing_only:
-                continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.ImportFrom):
                 target = node.module
                 if node.level:
@@ -93,23 +83,15 @@ def import_graph(files):
     return graph
 
 
-def _is_type_checking_block(node):
-    """Whether ``node`` is ``if TYPE_CHECKING:`` (or ``if typing.TYPE_CHECKING:``)."""
-    if not isinstance(node, ast.If):
-        return False
-    test = node.test
-    return ((isinstance(test, ast.Name) and test.id == "TYPE_CHECKING")
-            or (isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"))
-
-
 def layer_of(module):
-    """The index of ``module``'s layer in :data:`LAYERS`, or None."""
-    for i, (_, _, patterns) in enumerate(LAYERS):
-        for pattern in patterns:
-            if module == pattern or (pattern.endswith(".*")
-                                     and module.startswith(pattern[:-1])):
-                return i
-    return None
+    """The index of ``module``'s layer in :data:`LAYERS` (the layer of the package that
+    holds it), or None."""
+    best = None
+    for i, (_, _, packages) in enumerate(LAYERS):
+        for pkg in packages:
+            if module == pkg or (pkg != "mpvi" and module.startswith(pkg + ".")):
+                best = i
+    return best
 
 
 def arrows_back_up(graph, files):
@@ -155,11 +137,11 @@ GRAPH = import_graph(FILES)
 
 def test_the_scan_resolves_the_imports_that_tie_the_layers():
     """The scan sees function-level imports, a package's __init__ and relative imports."""
-    assert "mpvi.schemes" in GRAPH["mpvi.modified"]          # from .schemes import get_method
-    assert "mpvi.kernels" in GRAPH["mpvi.schemes.mutze"]     # from .. import kernels
-    assert "mpvi.declarations" in GRAPH["mpvi.schemes.rk4"]
-    assert "mpvi.schemes.gbs" in GRAPH["mpvi.schemes"]        # the registry imports its methods
-    assert "mpvi.newton" in GRAPH["mpvi.mechanics"]           # inside a function
+    assert "mpvi.methods" in GRAPH["mpvi.analysis.modified"]          # from .schemes import get_method
+    assert "mpvi.engines.kernels" in GRAPH["mpvi.methods.mutze"]     # from .. import kernels
+    assert "mpvi.methods.declarations" in GRAPH["mpvi.methods.rk4"]
+    assert "mpvi.methods.gbs" in GRAPH["mpvi.methods"]        # the registry imports its methods
+    assert "mpvi.numbers.newton" in GRAPH["mpvi.model.mechanics"]           # inside a function
     assert not any(m.startswith("mpvi.repro") for m in FILES)
 
 
@@ -179,10 +161,32 @@ def test_the_imports_form_no_circle():
         str(FILES[m].relative_to(ROOT)) for m in found)
 
 
+def test_the_top_level_holds_only_the_face_the_version_and_the_layer_packages():
+    top = sorted(p.name for p in (ROOT / "mpvi").iterdir()
+                 if p.suffix == ".py" or (p.is_dir() and (p / "__init__.py").exists()))
+    allowed = {"__init__.py", "_version.py", "repro"} | {pkg.split(".")[1] for pkg in PACKAGES}
+    assert set(top) <= allowed, f"top-level modules outside a layer package: {set(top) - allowed}"
+    assert set(top) == allowed, f"layer packages missing: {allowed - set(top)}"
+
+
+@pytest.mark.parametrize("package", PACKAGES)
+def test_each_layer_package_says_what_it_holds_and_may_import(package):
+    init = ROOT / package.replace(".", "/") / "__init__.py"
+    doc = ast.get_docstring(ast.parse(init.read_text(encoding="utf-8"))) or ""
+    assert len(doc.split()) >= 25, f"{init.relative_to(ROOT)}: a one-paragraph docstring"
+    assert "May import:" in doc, f"{init.relative_to(ROOT)} does not say what it may import"
+
+
+def test_annotation_only_imports_count():
+    """An import under ``if TYPE_CHECKING:`` is an arrow too: the face's annotations name
+    the public classes' modules."""
+    assert "mpvi.drive.solution" in GRAPH["mpvi"]
+
+
 @pytest.mark.parametrize("source, target, words", [
-    ("mpvi.io", "mpvi", "mpvi/io.py imports mpvi/__init__.py: layer 'ground' below layer 'face'"),
-    ("mpvi.schemes.rk4", "mpvi.modified",
-     "mpvi/schemes/rk4.py imports mpvi/modified.py: layer 'methods' below layer 'analysis'"),
+    ("mpvi.ground.io", "mpvi", "mpvi/ground/io.py imports mpvi/__init__.py: layer 'ground' below layer 'face'"),
+    ("mpvi.methods.rk4", "mpvi.analysis.modified",
+     "mpvi/methods/rk4.py imports mpvi/analysis/modified.py: layer 'methods' below layer 'analysis'"),
 ])
 def test_an_arrow_back_up_is_named_with_its_two_files(source, target, words):
     graph = {m: set(d) for m, d in GRAPH.items()}
@@ -191,13 +195,13 @@ def test_an_arrow_back_up_is_named_with_its_two_files(source, target, words):
 
 
 def test_a_circle_through_a_package_init_is_found():
-    """The registry mpvi.schemes imports every method; a method that imports an analysis
+    """The registry mpvi.methods imports every method; a method that imports an analysis
     which imports the registry closes a circle (the one the declarations module broke)."""
     graph = {m: set(d) for m, d in GRAPH.items()}
-    graph["mpvi.schemes.rk4"].add("mpvi.modified")
+    graph["mpvi.methods.rk4"].add("mpvi.analysis.modified")
     found = circle(graph)
     assert found is not None and found[0] == found[-1]
-    assert {"mpvi.schemes", "mpvi.schemes.rk4", "mpvi.modified"} <= set(found)
+    assert {"mpvi.methods", "mpvi.methods.rk4", "mpvi.analysis.modified"} <= set(found)
 
 
 # ----- the declarations below the methods, read by the executors ----------------------------
@@ -214,7 +218,7 @@ def test_no_method_module_imports_the_library_inside_a_function():
     a function is how the circle schemes -> modified -> schemes was dodged."""
     bad = []
     for name, path in FILES.items():
-        if not name.startswith("mpvi.schemes."):
+        if not name.startswith("mpvi.methods."):
             continue
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -228,8 +232,8 @@ def test_every_declaration_type_has_its_series_executor_and_every_method_uses_on
     import inspect
 
     import mpvi
-    from mpvi import declarations
-    from mpvi.modified import SERIES
+    from mpvi.methods import declarations
+    from mpvi.analysis.modified import SERIES
     types = {obj for name, obj in vars(declarations).items() if inspect.isclass(obj)
              and obj.__module__ == declarations.__name__ and not name.startswith("_")}
     assert all(dataclasses.is_dataclass(t) and t.__dataclass_params__.frozen for t in types)
@@ -258,14 +262,14 @@ def _data_only_method(declaration):
 
 def test_a_new_method_of_a_declared_type_is_derived_with_nothing_added():
     """The trapezoidal rule y1 = y + h (f(y) + f(y1)) / 2, a Butcher tableau and nothing
-    else, through mpvi.modified: y1 = y + h f + h^2 f'f / 2 + h^3 (f'f'f + f''(f, f)) / 4
+    else, through mpvi.analysis.modified: y1 = y + h f + h^2 f'f / 2 + h^3 (f'f'f + f''(f, f)) / 4
     + O(h^4) against the flow's h^3 (f'f'f + f''(f, f)) / 6, so f_2 = 0 and
     f_3 = (f'f'f + f''(f, f)) / 12 (worked by hand from the two series)."""
     import sympy as sp
 
     import mpvi
-    from mpvi.declarations import ButcherTableau
-    from mpvi.modified import modified_equation
+    from mpvi.methods.declarations import ButcherTableau
+    from mpvi.analysis.modified import modified_equation
     half = sp.Rational(1, 2)
     method = _data_only_method(ButcherTableau(a=((0, 0), (half, half)), b=(half, half)))
     q = sp.Symbol("q")
@@ -288,7 +292,7 @@ def test_a_declaration_no_executor_reads_is_refused_by_name():
     import sympy as sp
 
     import mpvi
-    from mpvi.modified import modified_equation
+    from mpvi.analysis.modified import modified_equation
 
     @dataclass(frozen=True)
     class Splitting:

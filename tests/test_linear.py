@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from mpvi import LinearSystem, MPContext, fp
-from mpvi.context import PrecisionError
+from mpvi.numbers.context import PrecisionError
 from mpvi.systems.double_pendulum import linearized_double_pendulum
 
 F = Fraction

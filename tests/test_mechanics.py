@@ -1,4 +1,4 @@
-"""Tests of the nonlinear Lagrangian systems (mpvi.mechanics) and the systems built on them.
+"""Tests of the nonlinear Lagrangian systems (mpvi.model.mechanics) and the systems built on them.
 
 Every generated derivative is compared with a central finite difference of the function
 one order lower, evaluated in a *separate* 120-digit system built from the same
@@ -13,10 +13,10 @@ import sympy as sp
 
 import mpvi
 from mpvi import LinearSystem, MPContext, fp
-from mpvi.analysis import central_differences
-from mpvi.context import PrecisionError
-from mpvi.linalg import SingularMatrixError
-from mpvi.mechanics import LagrangianSystem
+from mpvi.analysis.measures import central_differences
+from mpvi.numbers.context import PrecisionError
+from mpvi.numbers.linalg import SingularMatrixError
+from mpvi.model.mechanics import LagrangianSystem
 from mpvi.systems.double_pendulum import linearized_double_pendulum, nonlinear_double_pendulum
 from mpvi.systems.lagrange_top import table3_top, table6_top
 

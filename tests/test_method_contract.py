@@ -17,7 +17,7 @@ import sympy as sp
 
 import mpvi
 from mpvi import METHODS, LagrangianSystem, LinearSystem, MPContext
-from mpvi.analysis import central_differences
+from mpvi.analysis.measures import central_differences
 
 CTX = MPContext(100)
 TOL = CTX.num(10) ** -50

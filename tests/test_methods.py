@@ -9,11 +9,11 @@ import pytest
 import sympy as sp
 
 from mpvi import METHODS, IntegrationError, MPContext, Problem, fit_order, solve
-from mpvi.mechanics import TIME, LagrangianSystem
-from mpvi.quadrature import gauss_legendre, gauss_lobatto, hermite_basis, to_context
-from mpvi.schemes.base import Method
-from mpvi.declarations import Discretization, GalerkinMethod, VariationalMethod
-from mpvi.schemes.variational import DiscreteLagrangian, prepare_spec
+from mpvi.model.mechanics import TIME, LagrangianSystem
+from mpvi.methods.quadrature import gauss_legendre, gauss_lobatto, hermite_basis, to_context
+from mpvi.methods.base import Method
+from mpvi.methods.declarations import Discretization, GalerkinMethod, VariationalMethod
+from mpvi.methods.variational import DiscreteLagrangian, prepare_spec
 
 C64 = MPContext(64)
 
@@ -239,7 +239,7 @@ def test_declared_symplecticity_is_measured_on_the_pendulum(method, options, sym
     def step(z):
         r = stepper(ctx.zero, z[:1], z[1:])
         return np.concatenate([r.q, r.y])
-    from mpvi.analysis import central_differences
+    from mpvi.analysis.measures import central_differences
     Phi = central_differences(step, ctx.asarray(["1.1", "0.4"]), ctx, ctx.num(10) ** -40).T
     J = np.array([[ctx.zero, ctx.one], [-ctx.one, ctx.zero]], dtype=object)
     defect = ctx.norm_inf(Phi.T @ J @ Phi - J)

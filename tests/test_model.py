@@ -1,7 +1,7 @@
-"""Systems as models: one context-free symbolic model (mpvi.model) bound to any context.
+"""Systems as models: one context-free symbolic model (mpvi.model.derivation) bound to any context.
 
 A system built once binds to another context with no sympy derivation and no code printed
-(counted by ``mpvi.model.DERIVATIONS`` and ``mpvi.codegen.PRINTS``), and gives bit for bit
+(counted by ``mpvi.model.derivation.DERIVATIONS`` and ``mpvi.compiled.codegen.PRINTS``), and gives bit for bit
 the numbers of a system built from scratch there (every cache cleared)."""
 from __future__ import annotations
 
@@ -11,9 +11,12 @@ import pytest
 import sympy as sp
 
 import mpvi
-from mpvi import codegen, kernels, model, singular
-from mpvi.context import PrecisionError
-from mpvi.mechanics import LagrangianSystem
+from mpvi.compiled import codegen
+from mpvi.engines import kernels
+from mpvi.model import derivation as model
+from mpvi.model import singular
+from mpvi.numbers.context import PrecisionError
+from mpvi.model.mechanics import LagrangianSystem
 from mpvi.systems.double_pendulum import nonlinear_double_pendulum
 from mpvi.systems.linear import LinearSystem
 

@@ -1,4 +1,4 @@
-"""Modified equations (mpvi/modified.py, mpvi/jets.py): derived from each method's
+"""Modified equations (mpvi/analysis/modified.py, mpvi/analysis/jets.py): derived from each method's
 declaration, checked against independent results -- formulas from the literature written
 here from the field f, the amplification matrix of the oscillator computed another way,
 and the Hamiltonian structure of the symplectic methods."""
@@ -10,7 +10,7 @@ from sympy.polys.domains import QQ
 from sympy.polys.rings import ring
 
 import mpvi
-from mpvi.modified import (NotHamiltonianError, check_hamiltonian, modified_equation,
+from mpvi.analysis.modified import (NotHamiltonianError, check_hamiltonian, modified_equation,
                            modified_hamiltonian)
 
 G30 = mpvi.GMPContext(30)
@@ -80,14 +80,14 @@ def test_the_first_correction_is_at_the_methods_order(method, params, order):
 
 def _amplification(decl):
     """The one-step map of the oscillator q'' = -q on (q, y), computed without jets: the
-    trial-function methods by mpvi.symbolic, the tableaus and Newmark by solving their
+    trial-function methods by mpvi.analysis.symbolic, the tableaus and Newmark by solving their
     equations, RK4 and GBS by their own code on sympy numbers, Taylor as a matrix series,
     Mutze's g-family by eq. (72) and his action methods by eq. (54) or (44) integrated as
-    mpvi.symbolic integrates (exactly where the rule is exact, else its sum over the exact
+    mpvi.analysis.symbolic integrates (exactly where the rule is exact, else its sum over the exact
     nodes)."""
-    from mpvi.modified import (ButcherTableau, LinearOnly, NewmarkScheme, ParabolicAction,
+    from mpvi.analysis.modified import (ButcherTableau, LinearOnly, NewmarkScheme, ParabolicAction,
                                ParabolicPath, StepFunction, TaylorSeries)
-    from mpvi.symbolic import amplification_matrix
+    from mpvi.analysis.symbolic import amplification_matrix
     K = sp.Matrix([[0, 1], [-1, 0]])
     if isinstance(decl, LinearOnly):
         return _amplification(decl.declaration)
@@ -120,11 +120,11 @@ def _amplification(decl):
         a = sp.Symbol("a")
         a_sol = sp.solve(a + x + v * tau + decl.g * tau ** 2 * a, a)[0]
     elif isinstance(decl, ParabolicAction):     # the rule's sum over its exact nodes
-        from mpvi.schemes.mutze import S, TAU, action_integrand
+        from mpvi.methods.mutze import S, TAU, action_integrand
         a = sp.Symbol("a")
         R = action_integrand(v ** 2 / 2 - x ** 2 / 2, [0], [x], [v], [a], kind=decl.kind)[0]
-        from mpvi.quadrature import _TAU
-        from mpvi.symbolic import _integrate           # the exact integral, or node sums
+        from mpvi.methods.quadrature import _TAU
+        from mpvi.analysis.symbolic import _integrate           # the exact integral, or node sums
         eq = _integrate(sp.expand(R.subs(S, 2 * TAU * _TAU)), decl.quadrature)
         a_sol = sp.solve(eq, a)[0].subs(TAU, tau)
     else:
@@ -167,7 +167,7 @@ def test_the_modified_frequency_is_the_amplification_matrix_s(method, params):
     modified equation to h^8 equal these series exactly through z^8."""
     m = mpvi.get_method(method)
     decl = m.declaration(m.parameters(**params))
-    from mpvi.modified import LinearOnly
+    from mpvi.analysis.modified import LinearOnly
     system = linear_oscillator() if isinstance(decl, LinearOnly) else oscillator()
     values = dict(zip(system.param_symbols, [1] * len(system.param_symbols)))
     me = modified_equation(method, system, 8, **params)
@@ -309,8 +309,8 @@ def test_quadrature_moments_are_the_node_sums(rule, k):
     """The exact moments sum_k w_k tau_k^m (through the node polynomial) against the sum
     over the rule's nodes and weights evaluated at 60 digits, for m up to three times the
     number of nodes (beyond the rule's degree, where they are not 1/(m+1))."""
-    from mpvi import quadrature
-    from mpvi.modified import quadrature_moments
+    from mpvi.methods import quadrature
+    from mpvi.analysis.modified import quadrature_moments
     quad = getattr(quadrature, rule)(k)
     nu = quadrature_moments(quad)
     nodes = [sp.N(t, 60) for t in quad.nodes]
@@ -331,7 +331,7 @@ def test_stormer_verlet_frequency_is_vermeerens_basel_series():
     the modified equation through h^10 is that series."""
     me = modified_equation("lobatto", oscillator(), 10, points=2)
     omega, damping = mpvi.modified_frequency(me, {w: 1})
-    h = mpvi.modified.H
+    h = mpvi.analysis.modified.H
     series = sum(2 * sp.factorial(k - 1) ** 2 / sp.factorial(2 * k) * h ** (2 * k - 2)
                  for k in range(1, 7))
     assert sp.expand(sp.series(omega ** 2, h, 0, 11).removeO() - series) == 0
@@ -349,7 +349,7 @@ def test_the_modified_lagrangians_euler_lagrange_equation_is_the_modified_equati
     order = 4
     ml = mpvi.modified_lagrangian(method, pendulum(), order)
     me = ml.hamiltonian.equation
-    h = mpvi.modified.H
+    h = mpvi.analysis.modified.H
     (qs,), (vs,) = ml.q, ml.v
     L = ml.lagrangian()
     a = sp.Symbol("a")
@@ -499,7 +499,7 @@ def _qp_defects(mh, points, dps=40):
     """For every term H_k of ``mh``: the largest |(dH_k/dp, -dH_k/dq) - f_(k+1)| at
     ``points`` (values of (q, p)), f in (q, p) form; derivatives by sympy, values at ``dps``
     digits (independent of the ring in which H_k was integrated)."""
-    from mpvi.modified import _qp_ring_terms
+    from mpvi.analysis.modified import _qp_ring_terms
     me, y = mh.equation, list(mh.q) + list(mh.p)
     fields = [[me.algebra.to_expr(e) for e in row] for row in _qp_ring_terms(me)]
     out = []
@@ -518,8 +518,8 @@ def test_a_potential_in_the_ring_is_found_exactly_and_only_for_gradients():
     """_gradient_potential recovers c from grad c for c with a reciprocal of a trigonometric
     polynomial (the double pendulum's 1/(2 - cos^2(q1 - q2))), up to a constant, and finds
     none for a field that is not a gradient, nor for one whose potential is not in the ring."""
-    from mpvi.jets import Algebra
-    from mpvi.modified import _gradient_potential
+    from mpvi.analysis.jets import Algebra
+    from mpvi.analysis.modified import _gradient_potential
     q1, q2 = sp.symbols("q1 q2")
     c0 = sp.sin(q1) * sp.cos(q2) / (2 - sp.cos(q1 - q2) ** 2) ** 2 + sp.cos(q1) ** 3
     C = Algebra([c0, sp.diff(c0, q1), sp.diff(c0, q2)], [q1, q2]).canonical()

@@ -3,7 +3,7 @@ the canonical momenta p = dL/dv, time-dependent Lagrangians and forces (the
 non-autonomous series), a Lagrangian not quadratic in v (the (q, v) form), terms in a
 canonical simplified form, momenta named like the coordinates, a private step symbol.
 
-Each derivation is checked two ways, neither of which uses mpvi.modified:
+Each derivation is checked two ways, neither of which uses mpvi.analysis.modified:
 
 * numerically: one step of the method (:func:`mpvi.solve`) against the flow of the
   modified field truncated after h^r (mpmath's Taylor integrator ``odefun`` at 50
@@ -426,8 +426,8 @@ def test_refusals_name_their_cause():
     with pytest.raises(ValueError, match="external force"):
         modified_lagrangian("midpoint", forced, 2)
     assert modified_equation("midpoint", forced, 2).terms[1] == [0, 0]
-    from mpvi.declarations import NewmarkScheme
-    from mpvi.modified import _Model, _series_newmark
+    from mpvi.methods.declarations import NewmarkScheme
+    from mpvi.analysis.modified import _Model, _series_newmark
     with pytest.raises(NotImplementedError, match="p = M v with a constant M; charged has"):
         _series_newmark(NewmarkScheme(sp.Rational(1, 4), sp.Rational(1, 2), form="qp"),
                         _Model(charged()[0]), 3)

@@ -1,4 +1,4 @@
-"""Mutze's parabolic-path integrators (mpvi.schemes.mutze): the g-family and its solvers,
+"""Mutze's parabolic-path integrators (mpvi.methods.mutze): the g-family and its solvers,
 g = 1 against the independent implicit midpoint rule, eqs. (44) and (54) against eq. (90),
 measured orders on a nonlinear forced system, precision, and bad input."""
 from fractions import Fraction
@@ -7,8 +7,8 @@ import pytest
 import sympy as sp
 
 from mpvi import LagrangianSystem, NewtonError, Problem, fit_order, get_method, solve
-from mpvi.context import MPContext, PrecisionError
-from mpvi.schemes.mutze import TAU, parabolic_acceleration
+from mpvi.numbers.context import MPContext, PrecisionError
+from mpvi.methods.mutze import TAU, parabolic_acceleration
 from mpvi.systems.damped import DampedOscillatorExact, damped_oscillator, damped_pendulum
 
 CTX = MPContext(64)

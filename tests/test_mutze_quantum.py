@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 import sympy as sp
 
-from mpvi.context import MPContext, fp
+from mpvi.numbers.context import MPContext, fp
 from mpvi_papers import _mutze_quantum as mq
 from mpvi_papers.mutze_quantum import REPRODUCTION
 

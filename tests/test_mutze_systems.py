@@ -9,7 +9,7 @@ measures on synthetic data, and the outputs.
 """
 import io
 
-from mpvi.context import MPContext
+from mpvi.numbers.context import MPContext
 from mpvi.repro.run import Run
 from mpvi.systems.double_pendulum import nonlinear_double_pendulum
 
@@ -43,7 +43,7 @@ def test_divergence_guard_stops_the_explicit_iteration_on_the_top():
     tr = guarded_solve(run, lt.top, "mutze_iter1", h, 40)
     # the iteration explodes doubly exponentially: within 8 steps of the last check theta
     # passes 0, where the Euler angles are singular (sin(theta) of det M changes sign:
-    # mpvi.singular), so the step fails before the next energy check
+    # mpvi.model.singular), so the step fails before the next energy check
     assert tr.diverged is not None
     assert "step failed: IntegrationError" in tr.diverged[0]
     assert "sin(theta) (from the denominator sin(theta)**2 in det M) changed sign" in tr.diverged[0]

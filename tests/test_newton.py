@@ -1,13 +1,13 @@
-"""Tests of Newton's method (mpvi.newton) and of its use by the implicit schemes."""
+"""Tests of Newton's method (mpvi.numbers.newton) and of its use by the implicit schemes."""
 import numpy as np
 import pytest
 import sympy as sp
 
 import mpvi
-import mpvi.newton
+import mpvi.numbers.newton
 from mpvi import MPContext, Problem, StabilityError, fp
-from mpvi.mechanics import LagrangianSystem
-from mpvi.newton import NewtonError, NewtonStats, solve, solve_info, tolerance
+from mpvi.model.mechanics import LagrangianSystem
+from mpvi.numbers.newton import NewtonError, NewtonStats, solve, solve_info, tolerance
 from mpvi.systems.double_pendulum import nonlinear_double_pendulum
 from mpvi.systems.lagrange_top import table3_top
 
@@ -76,7 +76,7 @@ def test_newton_statistics_accumulate_in_constant_memory():
     assert stats.max_residual == C64.num("2e-65")            # the largest |residual|
     summary = stats.summary()
     assert summary["mean_iterations"] == 4 and summary["max_residual"] == float(C64.num("2e-65"))
-    assert mpvi.newton.summarize([3, 5, 4], [C64.num("1e-70"), C64.num("-2e-65"), C64.zero]) == summary
+    assert mpvi.numbers.newton.summarize([3, 5, 4], [C64.num("1e-70"), C64.num("-2e-65"), C64.zero]) == summary
     assert not hasattr(stats, "__dict__")                   # O(1): no per-solve lists
 
 
@@ -115,7 +115,7 @@ def test_no_real_root_raises_with_iterations_and_residual(ctx):
     with pytest.raises(NewtonError) as info:
         solve(fun, ctx.asarray(["0.5"]), ctx, what="x^2 + 1")
     e = info.value
-    assert e.iterations == mpvi.newton.DEFAULT_MAX_ITER == 50
+    assert e.iterations == mpvi.numbers.newton.DEFAULT_MAX_ITER == 50
     assert e.residual >= 1                     # |x^2 + 1| >= 1 for every real x
     msg = str(e)
     assert "after 50 iterations" in msg

@@ -1,11 +1,12 @@
-"""Tests of the first-order ODE tools (mpvi.ode): RK4, the Gragg-Bulirsch-Stoer reference
+"""Tests of the first-order ODE tools (mpvi.engines.ode): RK4, the Gragg-Bulirsch-Stoer reference
 and the "gbs" scheme built on them, through mpvi.solve on first-order and mechanical
 problems."""
 import numpy as np
 import pytest
 
 from mpvi import MPContext, Problem, error_norms, fit_order, fp, solve
-from mpvi.ode import FirstOrderSystem, gbs_step, hamiltonian_field, rk4_step
+from mpvi.model.first_order import FirstOrderSystem
+from mpvi.engines.ode import gbs_step, hamiltonian_field, rk4_step
 from mpvi.systems.double_pendulum import linearized_double_pendulum, nonlinear_double_pendulum
 
 C64 = MPContext(64)

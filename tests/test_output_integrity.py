@@ -12,9 +12,9 @@ import time
 
 import pytest
 
-import mpvi.io
+import mpvi.ground.io
 from mpvi import MPContext
-from mpvi.io import TEMPORARY, provenance, remove_stale_temporaries
+from mpvi.ground.io import TEMPORARY, provenance, remove_stale_temporaries
 from mpvi.repro.cli import main
 from mpvi.repro.run import (OutputError, Rendered, Reproduction, read_provenance, stamp_record,
                             write_outputs)
@@ -32,10 +32,10 @@ def _one_line_errors(err):
 
 KILLED_RUN = r'''
 import contextlib, sys, time
-import mpvi.io
+import mpvi.ground.io
 from mpvi.repro.cli import main
 
-real, written = mpvi.io.atomic_path, []
+real, written = mpvi.ground.io.atomic_path, []
 
 @contextlib.contextmanager
 def slow(path):
@@ -47,7 +47,7 @@ def slow(path):
             print("written", path, flush=True)
             time.sleep(120)
 
-mpvi.io.atomic_path = slow
+mpvi.ground.io.atomic_path = slow
 sys.exit(main(sys.argv[1:]))
 '''
 
@@ -132,7 +132,7 @@ def test_an_interruption_after_any_rename_is_detected(tmp_path, monkeypatch, ren
     """3 renamed: every file is new but the JSON is still the old one."""
     rep = _fake()
     _write(rep, _rendered(rep, 1), tmp_path)
-    real, done = mpvi.io.atomic_path, []
+    real, done = mpvi.ground.io.atomic_path, []
 
     @contextlib.contextmanager
     def interrupted(path):
@@ -141,7 +141,7 @@ def test_an_interruption_after_any_rename_is_detected(tmp_path, monkeypatch, ren
         done.append(path)
         if len(done) == renamed:
             raise KeyboardInterrupt
-    monkeypatch.setattr(mpvi.io, "atomic_path", interrupted)
+    monkeypatch.setattr(mpvi.ground.io, "atomic_path", interrupted)
     with pytest.raises(KeyboardInterrupt):
         _write(rep, _rendered(rep, 2), tmp_path)
     with pytest.raises(OutputError, match=rf"^{rep.id}: .*{done[0].name} does not match its "
@@ -185,7 +185,7 @@ def test_stale_temporaries_are_removed_and_nothing_else(tmp_path):
 
 
 def test_atomic_path_names_its_temporaries_with_the_pattern(tmp_path):
-    with mpvi.io.atomic_path(tmp_path / "a.csv") as tmp:
+    with mpvi.ground.io.atomic_path(tmp_path / "a.csv") as tmp:
         assert TEMPORARY.fullmatch(tmp.name) and tmp.name.startswith(".a.csv.mpvi-")
         tmp.write_text("x")
 

@@ -7,7 +7,7 @@ blocks) and App. B (midpoint: L_d, momenta, (18as), F(p, q) and its Jacobian) is
 here *literally*, and compared at 64 digits with the truth computed independently:
 
 * derivatives of L_d: central finite differences of the printed L_d (eq. (6), itself
-  checked against :class:`mpvi.schemes.variational.DiscreteLagrangian`) at 160 digits;
+  checked against :class:`mpvi.methods.variational.DiscreteLagrangian`) at 160 digits;
 * "holds at the solution": one step of ``mpvi.solve(..., "simpson" | "midpoint")``
   gives (q_m, p, q); a printed equation must vanish there, relative to its largest term;
 * printed Jacobian blocks: central finite differences at 160 digits of the printed F
@@ -37,7 +37,7 @@ import pytest
 import sympy as sp
 
 from mpvi import MPContext, Problem, solve
-from mpvi.schemes.variational import MIDPOINT, SIMPSON, DiscreteLagrangian
+from mpvi.methods.variational import MIDPOINT, SIMPSON, DiscreteLagrangian
 from mpvi.systems.double_pendulum import nonlinear_double_pendulum
 from mpvi.systems.lagrange_top import table3_top
 

@@ -7,7 +7,7 @@ import pytest
 import sympy as sp
 
 import mpvi
-from mpvi.analysis import energy
+from mpvi.analysis.measures import energy
 from mpvi.systems import angle_addition, n_link_pendulum, pendulum_chain, trig_arguments
 
 G = mpvi.get_context("gmp", dps=40)

@@ -80,7 +80,7 @@ def test_verify_holds_for_an_untouched_record_and_names_a_narrowed_enclosure(cer
     """The acceptance test: one enclosure narrowed 1000x, the record's digest computed
     again (so that `mpvi diff --certify` believes it) -> verify fails naming that value."""
     from flint import arb
-    from mpvi.arbref import arb_precision
+    from mpvi.numbers.arbref import arb_precision
     rep, out, record, seconds = certified
     t0 = time.perf_counter()
     assert verify_record(rep, record, stream=open("/dev/null", "w")) == []
@@ -138,7 +138,7 @@ def _tampered(sol):
 
 
 def test_certify_refuses_a_changed_time(pendulum_run):
-    from mpvi.certify import RunMismatchError, certify
+    from mpvi.proof.certify import RunMismatchError, certify
     ctx, sol = pendulum_run
     assert certify(sol).complete
     s = _tampered(sol)
@@ -149,7 +149,7 @@ def test_certify_refuses_a_changed_time(pendulum_run):
 
 @pytest.mark.parametrize("steps, planned", [(19, 20), (21, 21), (21, 20)])
 def test_certify_refuses_a_changed_step_count(pendulum_run, steps, planned):
-    from mpvi.certify import RunMismatchError, certify
+    from mpvi.proof.certify import RunMismatchError, certify
     _, sol = pendulum_run
     s = _tampered(sol)
     s.steps, s.steps_planned = steps, planned
@@ -160,7 +160,7 @@ def test_certify_refuses_a_changed_step_count(pendulum_run, steps, planned):
 @pytest.mark.parametrize("node, change", [(5, "1e-40"), (20, "1e-45"), (1, "1e-20")])
 def test_certify_refuses_a_changed_state_naming_it(pendulum_run, node, change):
     from mpvi import WrongStepError
-    from mpvi.certify import certify
+    from mpvi.proof.certify import certify
     ctx, sol = pendulum_run
     s = _tampered(sol)
     s.q[node, 0] = s.q[node, 0] * (1 + ctx.num(change))
@@ -184,7 +184,7 @@ def _contains_all(outer, inner):
 
 def test_a_saved_and_loaded_solution_keeps_its_certificate_and_certifies_again(tmp_path):
     import mpvi
-    from mpvi.certify import certify
+    from mpvi.proof.certify import certify
     ctx = mpvi.get_context("gmp", 64)
     sol = mpvi.solve(_pendulum_with_parameter(ctx), "midpoint", h="1/10", n=20, certify=True)
     path = sol.save(tmp_path / "s.json")
@@ -208,7 +208,7 @@ def test_a_saved_and_loaded_solution_keeps_its_certificate_and_certifies_again(t
     # exactly): it holds a 200-digit rerun of that problem at every node
     ref = mpvi.solve(_pendulum_with_parameter(mpvi.get_context("gmp", 200)), "midpoint",
                      h="1/10", n=20)
-    from mpvi.arbref import arb_precision
+    from mpvi.numbers.arbref import arb_precision
     with arb_precision(700):
         for balls, rerun in ((again.q, ref.q), (again.y, ref.p), (cert.q, ref.q)):
             for row, values in zip(balls, rerun):
@@ -221,7 +221,7 @@ def test_a_saved_and_loaded_solution_keeps_its_certificate_and_certifies_again(t
 def test_other_system_kinds_are_rebuilt_from_their_text(tmp_path, kind):
     import sympy as sp
     import mpvi
-    from mpvi.certify import certify
+    from mpvi.proof.certify import certify
     ctx = mpvi.get_context("gmp", 64)
     if kind == "linear":
         system = mpvi.LinearSystem([[1, 0], [0, 2]], [["3/2", "1/2"], ["1/2", 5]], ctx)
@@ -240,7 +240,7 @@ def test_other_system_kinds_are_rebuilt_from_their_text(tmp_path, kind):
 
 
 def _edit(path, change):
-    from mpvi.io import content_digest
+    from mpvi.ground.io import content_digest
     rec = json.loads(path.read_text())
     change(rec)
     rec.pop("digest")

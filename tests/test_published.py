@@ -5,10 +5,10 @@ import shutil
 
 import pytest
 
-import mpvi.io
+import mpvi.ground.io
 import mpvi.repro.run
 from mpvi import MPContext
-from mpvi.io import provenance
+from mpvi.ground.io import provenance
 from mpvi.repro.cli import main
 from mpvi.repro.published import (PublishedDataError, PublishedValue, diff,
                                   load_all_published, load_known, load_published)
@@ -105,7 +105,7 @@ def _write_values(out, rid, values, quick=False):
 @pytest.fixture
 def project(tmp_path, monkeypatch):
     """A stand-in source checkout: figures/ (full runs) and quick-figures/ below tmp_path."""
-    monkeypatch.setattr(mpvi.io, "project_root", lambda: tmp_path)
+    monkeypatch.setattr(mpvi.ground.io, "project_root", lambda: tmp_path)
     return tmp_path
 
 

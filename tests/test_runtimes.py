@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-import mpvi.io
+import mpvi.ground.io
 from mpvi.repro import runtimes as rt
 from mpvi.repro.cli import main
 from mpvi.repro.run import ReproductionPackage, all_reproductions, reproduction_packages

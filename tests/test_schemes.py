@@ -6,9 +6,9 @@ import pytest
 
 import mpvi
 from mpvi import METHODS, LinearSystem, MPContext, Problem, StabilityError, fp, solve
-from mpvi.context import PrecisionError
-from mpvi.schemes import State
-from mpvi.schemes.simpson import simpson_phi
+from mpvi.numbers.context import PrecisionError
+from mpvi.methods import State
+from mpvi.methods.simpson import simpson_phi
 from mpvi.systems.double_pendulum import linearized_double_pendulum
 
 F = Fraction

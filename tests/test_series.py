@@ -16,7 +16,7 @@ import pytest
 import sympy as sp
 
 from mpvi import MPContext
-from mpvi.codegen import compile_exprs
+from mpvi.compiled.codegen import compile_exprs
 
 from mpvi_papers import _mutze_printed as printed
 from mpvi_papers import _mutze_series as ser

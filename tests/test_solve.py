@@ -324,7 +324,7 @@ def test_callback_stops_and_progress_is_called():
     ("mutze", {}, 2), ("gbs", {"levels": 2}, 4)])
 def test_dense_output_order_is_measured(method, params, order):
     """The largest error of sol(t) at t_j + h/3 (between every pair of nodes) against the
-    exact solution, as h halves: the order the docstring of mpvi.dense states."""
+    exact solution, as h halves: the order the docstring of mpvi.engines.dense states."""
     ctx = G64
     pb = oscillator(ctx)
     hs, errs = [], []

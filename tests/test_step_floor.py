@@ -1,4 +1,4 @@
-"""The instruments of the compiled step's cost (mpvi/cbackend.py, benchmarks/step_speed.py
+"""The instruments of the compiled step's cost (mpvi/compiled/cbackend.py, benchmarks/step_speed.py
 --floor) and the leaner operations: an operation-counting build counts every MPFR call
 of a kernel exactly, x * 2^k is an exact scaling with the Python kernel's bits, and the
 benchmark prints the compiled step against its MPFR floor and Kepler's step compiled."""
@@ -12,7 +12,8 @@ import pytest
 import sympy as sp
 
 import mpvi
-from mpvi import cbackend, codegen
+from mpvi.compiled import cbackend
+from mpvi.compiled import codegen
 
 pytestmark = pytest.mark.skipif(
     "error" in cbackend.toolchain(),

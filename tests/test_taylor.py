@@ -1,6 +1,6 @@
-"""The Taylor-series scheme (mpvi/taylor.py, mpvi/schemes/taylor.py): its recurrences
+"""The Taylor-series scheme (mpvi/engines/taylor.py, mpvi/methods/taylor.py): its recurrences
 against independent references (exact solutions, GBS), its order, its errors, and the
-compiled step (mpvi.cbackend.translate_taylor) bit for bit against the Python one."""
+compiled step (mpvi.compiled.cbackend.translate_taylor) bit for bit against the Python one."""
 import sys
 import types
 
@@ -9,8 +9,9 @@ import pytest
 import sympy as sp
 
 import mpvi
-from mpvi import cbackend, kernels
-from mpvi.taylor import TaylorUnsupported
+from mpvi.compiled import cbackend
+from mpvi.engines import kernels
+from mpvi.engines.taylor import TaylorUnsupported
 
 G64 = mpvi.GMPContext(64)
 a, b, c, d, k, w = sp.symbols("a b c d k w")
@@ -119,7 +120,7 @@ def test_the_compiled_step_is_the_python_step_bit_for_bit(name, monkeypatch):
         watched = types.SimpleNamespace(**vars(steps.compiled))
         watched.step = lambda *args: step(*args) or declined.append(args) or None
         return steps._replace(compiled=watched)
-    monkeypatch.setattr(sys.modules["mpvi.schemes.taylor"], "taylor_steps", watching)
+    monkeypatch.setattr(sys.modules["mpvi.methods.taylor"], "taylor_steps", watching)
     runs = []
     for switch in ("0", "1"):
         monkeypatch.setenv(cbackend.ENV_SWITCH, switch)

@@ -13,10 +13,11 @@ import pytest
 import sympy as sp
 
 import mpvi
-from mpvi import cbackend, kernels
+from mpvi.compiled import cbackend
+from mpvi.engines import kernels
 
 G64 = mpvi.GMPContext(64)
-taylor_module = sys.modules["mpvi.schemes.taylor"]
+taylor_module = sys.modules["mpvi.methods.taylor"]
 th, x, y, q, v = sp.symbols("theta x y q v")
 
 Q0 = "2"
@@ -154,7 +155,7 @@ def test_the_default_tolerance_is_the_context_eps():
     prob = pendulum(G64)
     sol = mpvi.solve(prob, "taylor", h=1, n=10, check_stability=False)
     assert mpvi.get_method("taylor").parameters()["tol"] == "eps"
-    order = mpvi.taylor.jorba_zou_order
+    order = mpvi.engines.taylor.jorba_zou_order
     assert [order(G64.num(t), G64) for t in ("1e-28", "1e-64", "1e-128")] == [34, 75, 149]
     assert order(G64.eps, G64) == 76
     assert max(state_error(G64, sol, j, pendulum_exact) for j in range(11)) < 1e-62
@@ -232,14 +233,14 @@ def test_singular_factors_are_checked_at_every_substep_end():
     the right one the step passes."""
     S = mpvi.LagrangianSystem("guarded", [q], sp.Matrix([[1]]), q ** 2 / 2 + 1 / (3 + q), {},
                               G64)
-    assert len(mpvi.singular.singularities(S)) == 1
+    assert len(mpvi.model.singular.singularities(S)) == 1
     stepper = mpvi.get_method("taylor").prepare(S, G64.num(4), G64)
     q0, p0 = np.array([G64.num("1/2")], dtype=object), np.array([G64.zero], dtype=object)
     stepper.guard_signs = (1,)
     stepper(G64.zero, q0, p0)
     assert stepper.substeps >= 2
     stepper.guard_signs = (-1,)
-    with pytest.raises(mpvi.singular.SingularityCrossed, match=r"end of substep 1 of .*q \+ 3"):
+    with pytest.raises(mpvi.model.singular.SingularityCrossed, match=r"end of substep 1 of .*q \+ 3"):
         stepper(G64.zero, q0, p0)
 
 

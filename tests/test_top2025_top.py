@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from mpvi import MPContext
-from mpvi.analysis import fit_order
+from mpvi.analysis.measures import fit_order
 from mpvi.repro.cache import DiskCache
 from mpvi.repro.published import diff
 from mpvi.repro.run import Run, all_reproductions, execute

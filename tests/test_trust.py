@@ -99,7 +99,7 @@ def test_clashing_symbols_are_refused_naming_the_clash(coords, params, velocitie
 def test_mutzes_internal_acceleration_symbols_are_not_a_users_a0():
     """parabolic_acceleration solved for Symbol('a0'): a coordinate named a0 was taken
     for the acceleration (eq. 54 then has no solution)."""
-    from mpvi.schemes.mutze import parabolic_acceleration
+    from mpvi.methods.mutze import parabolic_acceleration
     results = []
     for name in ("x", "a0"):
         x, v = sp.Symbol(name), sp.Symbol("v")
@@ -165,7 +165,7 @@ def test_a_regular_run_near_a_singularity_is_left_alone():
     assert sol.steps == 200
     th = sp.Symbol("th")
     top = LagrangianSystem("sin", [th], sp.Matrix([[1 + sp.sin(th) ** 2]]), 1 / sp.sin(th), {}, ctx)
-    assert [str(f) for f in mpvi.singular.singularities(top).factors] == ["sin(th)"]
+    assert [str(f) for f in mpvi.model.singular.singularities(top).factors] == ["sin(th)"]
     sol = solve(Problem(top, ["1"], v0=["1/10"]), "rk4", h="1/50", n=100)
     assert sol.steps == 100
 
@@ -175,10 +175,10 @@ def test_sign_definite_factors_are_not_checked():
     such): they are dropped, so the double pendulum's det M costs nothing."""
     from mpvi.systems.double_pendulum import nonlinear_double_pendulum
     ctx = mpvi.GMPContext(30)
-    assert len(mpvi.singular.singularities(nonlinear_double_pendulum(ctx).system)) == 0
-    assert len(mpvi.singular.singularities(kepler(sp.symbols("x y"), ctx))) == 0
-    assert len(mpvi.singular.singularities(one_dof(lambda q: 1 / (1 + q ** 2), ctx))) == 0
-    found = mpvi.singular.singularities(one_dof(lambda q: sp.asin(q) + sp.sqrt(2 - q), ctx))
+    assert len(mpvi.model.singular.singularities(nonlinear_double_pendulum(ctx).system)) == 0
+    assert len(mpvi.model.singular.singularities(kepler(sp.symbols("x y"), ctx))) == 0
+    assert len(mpvi.model.singular.singularities(one_dof(lambda q: 1 / (1 + q ** 2), ctx))) == 0
+    found = mpvi.model.singular.singularities(one_dof(lambda q: sp.asin(q) + sp.sqrt(2 - q), ctx))
     assert {str(f) for f in found.factors} == {"q - 1", "q + 1", "q - 2"}
 
 

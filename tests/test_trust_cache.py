@@ -16,7 +16,7 @@ import time
 
 import pytest
 
-from mpvi import cbackend
+from mpvi.compiled import cbackend
 
 needs_toolchain = pytest.mark.skipif(
     "error" in cbackend.toolchain(),
@@ -336,7 +336,7 @@ def test_a_module_is_stored_writable_by_its_owner_alone_whatever_the_umask(tmp_p
 def test_a_bad_compile_after_is_one_clear_error(monkeypatch, tmp_path, value):
     import sympy as sp
     import mpvi
-    from mpvi import codegen
+    from mpvi.compiled import codegen
     monkeypatch.setenv("MPVI_KERNEL_CACHE", str(tmp_path))
     monkeypatch.setenv(cbackend.ENV_SWITCH, "1")
     monkeypatch.setenv("MPVI_COMPILE_AFTER", value)

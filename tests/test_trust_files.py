@@ -18,7 +18,7 @@ import pytest
 import sympy as sp
 
 import mpvi
-import mpvi.solution
+import mpvi.drive.solution
 from conftest import time_limit
 from mpvi import LagrangianSystem, Problem, SolutionFileError, load_solution, solve
 from mpvi.repro import cache as _cache
@@ -78,7 +78,7 @@ def saved(pendulum, tmp_path):
 def saved_trial(pendulum, tmp_path):
     """As ``saved``, of a run whose dense output is its own trial function (the cubic of the
     order-2 Hermite variational integrator is of the method's order, so it is kept; Simpson's
-    quadratic gives way to Hermite interpolation of the nodes, see mpvi.dense)."""
+    quadratic gives way to Hermite interpolation of the nodes, see mpvi.engines.dense)."""
     S, _ = pendulum
     sol = solve(Problem(S, ["1/2"], v0=[0]), "hermite_variational", h="1/80", n=80)
     record = json.loads(sol.save(tmp_path / "trial.json").read_text())
@@ -103,7 +103,7 @@ def _changed(record, key, index, value):
 def test_a_saved_solution_carries_the_digest_of_its_whole_content(saved):
     record, load = saved
     assert record["version"] == 3 and record["digest"] == digest(record)
-    assert mpvi.solution.FORMAT_VERSION == 3
+    assert mpvi.drive.solution.FORMAT_VERSION == 3
 
 
 def test_one_changed_digit_is_refused_by_the_digest(saved, pendulum):
@@ -250,7 +250,7 @@ def test_a_gzip_bomb_is_refused(pendulum, tmp_path, monkeypatch):
     path = sol.save(tmp_path / "s.json.gz")
     limit = 20_000
     assert path.stat().st_size < limit < len(gzip.decompress(path.read_bytes()))
-    monkeypatch.setattr(mpvi.solution, "MAX_FILE_BYTES", limit)
+    monkeypatch.setattr(mpvi.drive.solution, "MAX_FILE_BYTES", limit)
     with pytest.raises(SolutionFileError, match=f"decompresses to more than {limit} bytes"):
         load_solution(path)
 

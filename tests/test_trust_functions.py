@@ -9,11 +9,12 @@ import pytest
 import sympy as sp
 
 import mpvi
-from mpvi import cbackend, codegen
-from mpvi.codegen import evaluable
-from mpvi.jets import UnsupportedExpression
-from mpvi.modified import modified_equation
-from mpvi.taylor import TaylorUnsupported
+from mpvi.compiled import cbackend
+from mpvi.compiled import codegen
+from mpvi.compiled.codegen import evaluable
+from mpvi.analysis.jets import UnsupportedExpression
+from mpvi.analysis.modified import modified_equation
+from mpvi.engines.taylor import TaylorUnsupported
 
 q, r = sp.symbols("q r")
 HALF = sp.Rational(1, 2)

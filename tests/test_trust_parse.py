@@ -4,7 +4,7 @@ Every text that becomes a sympy expression -- a formula of a results directory's
 of a published CSV (``mpvi diff``, ``mpvi list``, ``mpvi report``), an observable, a
 potential, mass matrix or Lagrangian given as a string, a method parameter given as
 text, a modified Hamiltonian in the study cache -- is read by the closed grammar of
-:mod:`mpvi.expressions`.  Each payload below creates a marker file when it is run as
+:mod:`mpvi.ground.expressions`.  Each payload below creates a marker file when it is run as
 Python (as ``sympy.sympify`` did); the marker must never appear, and the outcome must be a
 named error or a mismatch, never a match.
 """
@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 
 import mpvi
 from conftest import time_limit
-from mpvi.expressions import ExpressionError, parse_expression
+from mpvi.ground.expressions import ExpressionError, parse_expression
 
 ROOT = Path(__file__).resolve().parents[1]
 A11 = "(7*z**4 - 192*z**2 + 420)/(2*(z**4 + 9*z**2 + 210))"
@@ -186,7 +186,7 @@ def test_a_string_potential_mass_or_lagrangian_is_read_by_the_grammar(tmp_path):
 
 
 def test_a_method_parameter_or_stability_bound_given_as_text_is_read_by_the_grammar(tmp_path):
-    from mpvi.solve import _stability_number
+    from mpvi.drive.solve import _stability_number
     marker = tmp_path / "pwned"
     S = _oscillator()
     for text in payloads(marker, "3/5"):

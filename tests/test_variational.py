@@ -1,4 +1,4 @@
-"""Tests of the Galerkin-quadrature variational integrators (mpvi.schemes.variational):
+"""Tests of the Galerkin-quadrature variational integrators (mpvi.methods.variational):
 the discrete Lagrangian and its derivatives, the nonlinear Simpson and midpoint schemes
 (conservation, symplecticity, orders, the linear special case) and forced
 (Lagrange-d'Alembert) systems."""
@@ -9,9 +9,9 @@ import pytest
 import sympy as sp
 
 from mpvi import MPContext, Problem, fit_order, get_method, solve
-from mpvi.analysis import central_differences, energy
-from mpvi.mechanics import LagrangianSystem
-from mpvi.schemes.variational import MIDPOINT, SIMPSON, DiscreteLagrangian
+from mpvi.analysis.measures import central_differences, energy
+from mpvi.model.mechanics import LagrangianSystem
+from mpvi.methods.variational import MIDPOINT, SIMPSON, DiscreteLagrangian
 from mpvi.systems.double_pendulum import linearized_double_pendulum, nonlinear_double_pendulum
 from mpvi.systems.lagrange_top import table3_top
 

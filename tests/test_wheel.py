@@ -108,7 +108,7 @@ def test_the_wheel_installs_mpvi_and_mpvi_papers_with_their_data(dist):
     published = sorted(p.name for p in (ROOT / "reproductions" / "published").glob("*.csv"))
     assert published and {f"mpvi_papers/published/{p}" for p in published} <= names
     assert "mpvi/py.typed" in names and "mpvi/repro/templates/index.html" in names
-    assert {f"mpvi/csrc/{p.name}" for p in (ROOT / "mpvi" / "csrc").glob("*.h")} <= names
+    assert {f"mpvi/compiled/csrc/{p.name}" for p in (ROOT / "mpvi" / "compiled" / "csrc").glob("*.h")} <= names
 
 
 def test_the_wheel_in_a_clean_venv_runs_the_readme_and_the_command_line(dist, tmp_path):

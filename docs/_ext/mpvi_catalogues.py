@@ -141,13 +141,13 @@ def _value_or_expr(method, keyword: str, value_at_defaults) -> str:
 
 
 def _dense_output(method) -> str:
-    """The method's dense output (:mod:`mpvi.dense`) at its default parameters, as the
+    """The method's dense output (:mod:`mpvi.engines.dense`) at its default parameters, as the
     solver chooses it: read from the method's stepper on a pendulum (on an oscillator for
     the forms of linear systems only)."""
     import sympy as sp
 
     import mpvi
-    from mpvi.dense import StepData
+    from mpvi.engines.dense import StepData
     ctx = mpvi.MPContext(30)
     q = sp.Symbol("q")
     system = mpvi.LagrangianSystem("pendulum", [q], sp.Matrix([[1]]), -sp.cos(q), {}, ctx)

@@ -14,7 +14,7 @@ the canonical JSON (sorted keys, no spaces) of every other field (:func:`digest`
 Numbers of the context are stored losslessly as ``{"$num": ctx.dump(x)}`` (read back
 with ``ctx.num``; :func:`encode` refuses a number that would not come back bit for bit),
 numpy arrays as ``{"$array": [...]}``; strings, ints, lists and dicts as themselves.
-Files are written atomically (:func:`mpvi.io.atomic_path`).
+Files are written atomically (:func:`mpvi.ground.io.atomic_path`).
 
 A read checks the entry (:meth:`DiskCache.load`: a regular file -- ``lstat`` first: a
 symbolic link, FIFO, device or directory is never opened, so a read cannot hang -- of at
@@ -56,7 +56,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import io
+from mpvi.ground import io
 
 FORMAT = 2
 """Version of the layout of cache entries; bump it when the layout changes."""
@@ -128,7 +128,7 @@ def identity(name, params, ctx, module_file=None):
     """What a cache entry is keyed on: the study's name and parameters, the context, mpvi's
     version and source, and the source files next to the module that defines the study (a
     study in a reproduction package is recomputed when that package's code changes)."""
-    from .. import __version__
+    from mpvi import __version__
     ident = {"function": name, "parameters": plain(params), "context": ctx.name,
              "digits": ctx.dps, "mpvi_version": __version__, "source": source_fingerprint(),
              "format": FORMAT}
@@ -139,7 +139,7 @@ def identity(name, params, ctx, module_file=None):
 
 def canonical(data):
     """The canonical JSON text of ``data``: sorted keys, no spaces (objects that are not
-    JSON data as their ``str``, as :func:`mpvi.io.write_json` writes them)."""
+    JSON data as their ``str``, as :func:`mpvi.ground.io.write_json` writes them)."""
     return json.dumps(data, sort_keys=True, separators=(",", ":"), default=str)
 
 

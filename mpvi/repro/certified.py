@@ -145,7 +145,7 @@ def certify_controlled(solve_at: Callable[[int], Any], dps: int, target: float, 
     first up to the first one below the target or not certified) is what is certified,
     and the statement says so.
 
-    A run refused by :class:`mpvi.certify.WrongStepError` (a step whose computed state is
+    A run refused by :class:`mpvi.WrongStepError` (a step whose computed state is
     outside its enclosure and, judged alone, outside its own step's: a wrong step, e.g.
     a Newton iteration that stopped short at this precision) is not claimed either: the
     run is solved again at the higher precision, and the refusal is said in the
@@ -154,10 +154,10 @@ def certify_controlled(solve_at: Callable[[int], Any], dps: int, target: float, 
     above.)
 
     Raises ValueError for ``attempts`` < 0, ``factor`` < 2 or ``dps`` < 1, and the last
-    attempt's :class:`mpvi.certify.WrongStepError`."""
+    attempt's :class:`mpvi.WrongStepError`."""
     from mpvi import certify
-    from mpvi.arbref import GUARD_DIGITS, arb_precision
-    from mpvi.certify import WrongStepError
+    from mpvi.numbers.arbref import GUARD_DIGITS, arb_precision
+    from mpvi.proof.certify import WrongStepError
     if attempts < 0 or factor < 2 or dps < 1:
         raise ValueError(f"certify_controlled: attempts >= 0, factor >= 2 and dps >= 1 needed, "
                          f"got attempts={attempts}, factor={factor}, dps={dps}")
@@ -223,7 +223,7 @@ def ball_system(system, cert):
     its parameters exactly as the run had them (a value rounded to the run's digits is that
     binary number), so that a function of the state (the energy, a momentum) evaluated on
     the certificate's enclosures encloses it on the exact discrete trajectory."""
-    from mpvi.certify import _exact_params
+    from mpvi.proof.certify import _exact_params
     return _exact_params(system, cert.context)
 
 
@@ -283,7 +283,7 @@ def rounded_drift(values, start, ctx, what):
     is 0.  Flint's precision is the caller's after."""
     from flint import arb
 
-    from mpvi.arbref import arb_precision, exact_rational
+    from mpvi.numbers.arbref import arb_precision, exact_rational
 
     def exact(x):
         r = exact_rational(x, what)
@@ -305,5 +305,5 @@ def prec_digits_of(ctx):
     """Digits enough to hold the binary numbers of ``ctx`` exactly and their quotients far
     below one rounding of ``ctx`` (:func:`rounded_drift`): twice the context's, plus guard
     digits."""
-    from mpvi.arbref import GUARD_DIGITS
+    from mpvi.numbers.arbref import GUARD_DIGITS
     return 2 * ctx.dps + GUARD_DIGITS

@@ -19,7 +19,7 @@ import threading
 import time
 from pathlib import Path
 
-from .. import __version__
+from mpvi import __version__
 
 BROKEN_PIPE = 141
 """Exit status when the reader of stdout has gone: 128 + SIGPIPE, as the shell reports a
@@ -68,7 +68,7 @@ workers starts them all at once; more than one per CPU only adds waiting)."""
 
 def job_count(text):
     """``--jobs``: a positive integer of at most :data:`MAX_JOBS_PER_CPU` per CPU."""
-    from .run import positive_int
+    from mpvi.repro.run import positive_int
     n = positive_int(text)
     limit = MAX_JOBS_PER_CPU * (os.cpu_count() or 1)
     if n > limit:
@@ -85,7 +85,7 @@ def _ids(args, reps, parser):
     ids = list(reps) if args.all else args.ids
     unknown = [i for i in ids if i not in reps]
     if unknown:
-        from .run import unknown_id
+        from mpvi.repro.run import unknown_id
         print("\n".join(f"{parser.prog}: {unknown_id(i, reps)}" for i in unknown),
               file=sys.stderr)
         sys.exit(2)
@@ -96,10 +96,10 @@ def cmd_list(args, reps, parser):
     """One row per reproduction.  An id whose outputs cannot be used
     (:func:`mpvi.repro.run.read_provenance`) has the status INVALID, and its one-line
     reason follows on stderr; the exit status is then 2."""
-    from .published import aligned, diff
-    from .run import OutputError, read_provenance
-    from .report import compute_time, count_statuses
-    from .runtimes import Runtimes
+    from mpvi.repro.published import aligned, diff
+    from mpvi.repro.run import OutputError, read_provenance
+    from mpvi.repro.report import compute_time, count_statuses
+    from mpvi.repro.runtimes import Runtimes
     results = _results_dir(args)
     runtimes = Runtimes()
     records, invalid = {}, []
@@ -135,7 +135,7 @@ def cmd_list(args, reps, parser):
 def _results_dir(args, required=False):
     """The results directory of ``list`` and ``report``: ``--results``, else figures/ or
     quick-figures/.  Checked (:func:`_check_results`) when given or ``required``."""
-    from .run import default_out_dir
+    from mpvi.repro.run import default_out_dir
     if args.results is not None:
         return _check_results(args.results, "--results", args.quick)
     results = default_out_dir(args.quick)
@@ -146,9 +146,9 @@ def _results_dir(args, required=False):
 
 
 def _check_results(path, origin, quick):
-    """``path`` if it is a directory, else :class:`mpvi.io.DirectoryError` in one line
+    """``path`` if it is a directory, else :class:`mpvi.ground.io.DirectoryError` in one line
     naming it and ``origin`` (exit status 2): nothing was run there."""
-    from ..io import DirectoryError
+    from mpvi.ground.io import DirectoryError
     if Path(path).is_dir():
         return path
     what = "is not a directory" if os.path.lexists(path) else "does not exist"
@@ -158,9 +158,9 @@ def _check_results(path, origin, quick):
 
 
 def cmd_run(args, reps, parser):
-    from .. import cbackend
-    from ..io import check_writable
-    from .run import default_out_dir, open_cache
+    from mpvi.compiled import cbackend
+    from mpvi.ground.io import check_writable
+    from mpvi.repro.run import default_out_dir, open_cache
     ids = _ids(args, reps, parser)
     if args.jobs is not None and args.scheduler not in (None, "local"):
         parser.error("--jobs sets the worker processes of this machine (a pool, or "
@@ -176,7 +176,7 @@ def cmd_run(args, reps, parser):
     cache = open_cache(args)
     t0 = time.perf_counter()
     if args.scheduler is not None or (args.jobs or 1) > 1:
-        from .parallel import ExecutorError
+        from mpvi.repro.parallel import ExecutorError
         try:
             with _sigterm_raises():
                 ran, refused, failed = _run_in_parallel(args, reps, ids, out, cache)
@@ -223,8 +223,8 @@ def _run_in_parallel(args, reps, ids, out, cache):
     """The ids on the executor of --jobs / --scheduler (ExecutorError if it cannot be
     started), closed afterwards: at once after an error, Ctrl-C or SIGTERM (its pending
     units cancelled, its workers stopped).  (ran, refused, failed)."""
-    from .parallel import make_executor, run_parallel
-    from .progress import ProgressBar
+    from mpvi.repro.parallel import make_executor, run_parallel
+    from mpvi.repro.progress import ProgressBar
     executor = make_executor(args.jobs, args.scheduler)
     try:
         level = _verbosity(args)
@@ -254,8 +254,8 @@ def _run_serially(args, reps, ids, out, cache):
     """Each id in turn in this process (the lines of :data:`VERBOSE`, and a progress bar
     on a terminal); (ran, refused, failed)."""
     import io as _io
-    from .progress import ProgressBar
-    from .run import Refused, carried_note, execute, one_line
+    from mpvi.repro.progress import ProgressBar
+    from mpvi.repro.run import Refused, carried_note, execute, one_line
     level = _verbosity(args)
     ran, refused, failed = [], [], []
     if level == DEFAULT:
@@ -300,9 +300,9 @@ def cmd_diff(args, reps, parser):
     is the same."""
     import shutil
     import textwrap
-    from .published import (certified_line, count_line, describe_outputs, diff,
+    from mpvi.repro.published import (certified_line, count_line, describe_outputs, diff,
                             format_certified, format_diff)
-    from .run import default_out_dir, read_records
+    from mpvi.repro.run import default_out_dir, read_records
     ids = _ids(args, reps, parser)
     if args.results:
         out, origin = args.results, "--results"
@@ -415,12 +415,12 @@ def digits_summary(rows, records):
 
 
 def _magnitude(text):
-    from .published import _short
+    from mpvi.repro.published import _short
     return _short(text) if text is not None else "-"
 
 
 def _rule(value):
-    from .published import rule
+    from mpvi.repro.published import rule
     return rule(value)
 
 
@@ -428,7 +428,7 @@ def _write_records(rows, reps, fmt):
     """``mpvi diff --format json|csv``: one record per compared value on stdout."""
     import csv
     import json
-    from .published import RECORD_FIELDS, records
+    from mpvi.repro.published import RECORD_FIELDS, records
     recs = records(rows, reps)
     if fmt == "json":
         json.dump(recs, sys.stdout, indent=1, ensure_ascii=False)
@@ -471,7 +471,7 @@ def cmd_verify(args, reps, parser):
     """``mpvi verify``: :func:`mpvi.repro.run.verify_results` -- the failures on stdout, a
     line per id (and the progress of its computation) and a summary on stderr."""
     import io as _io
-    from .run import default_out_dir, verify_results
+    from mpvi.repro.run import default_out_dir, verify_results
     ids = _ids(args, reps, parser)
     if args.results:
         out, origin = args.results, "--results"
@@ -520,8 +520,8 @@ def cmd_verify(args, reps, parser):
 
 
 def cmd_report(args, reps, parser):
-    from .report import ReportError, write_report
-    from .run import output_paths, project_path
+    from mpvi.repro.report import ReportError, write_report
+    from mpvi.repro.run import output_paths, project_path
     results = _results_dir(args, required=True)
     if not any(os.path.lexists(output_paths(r, results)["json"]) for r in reps.values()):
         print(f"mpvi: no outputs of `mpvi run` in the results directory {results}: nothing to "
@@ -538,8 +538,8 @@ def cmd_report(args, reps, parser):
 
 
 def build_parser():
-    from .published import RECORD_FIELDS
-    from .run import add_results_option, add_run_options
+    from mpvi.repro.published import RECORD_FIELDS
+    from mpvi.repro.run import add_results_option, add_run_options
     ap = ToolParser(
         prog="mpvi",
         description="Reproduce the figures and tables of the mpvi papers at 64 digits "
@@ -666,7 +666,7 @@ def unknown_argument(word, parser):
 
 
 def _add_results_options(p):
-    from .run import add_results_option
+    from mpvi.repro.run import add_results_option
     p.add_argument("--quick", action="store_true",
                    help="read the outputs of --quick runs (quick-figures/) instead of the "
                         "full results (figures/)")
@@ -675,9 +675,9 @@ def _add_results_options(p):
 
 
 def main(argv=None):
-    from ..io import DirectoryError
-    from .published import PublishedDataError
-    from .run import OutputError, PluginError, all_reproductions
+    from mpvi.ground.io import DirectoryError
+    from mpvi.repro.published import PublishedDataError
+    from mpvi.repro.run import OutputError, PluginError, all_reproductions
     parser = build_parser()
     args = parser.parse_args(argv)
     try:

@@ -208,7 +208,7 @@ def proven_digits(printed, ball):
     precision."""
     from flint import arb
 
-    from ..arbref import MAX_EXACT_EXPONENT
+    from mpvi.numbers.arbref import MAX_EXACT_EXPONENT
     text = ball.str(len(printed), radius=True)
     try:
         number = Decimal(printed)

@@ -70,11 +70,11 @@ import time
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 
-from .. import io
-from .cache import DiskCache, TaskCache, key, plain
-from .runtimes import Runtimes
-from ..context import get_context
-from .run import (CERTIFY_NEEDS_MP, DEFAULT_CONTEXT, Refused, Reproduction, carried_note,
+from mpvi.ground import io
+from mpvi.repro.cache import DiskCache, TaskCache, key, plain
+from mpvi.repro.runtimes import Runtimes
+from mpvi.numbers.context import get_context
+from mpvi.repro.run import (CERTIFY_NEEDS_MP, DEFAULT_CONTEXT, Refused, Reproduction, carried_note,
                   check_context, default_out_dir, one_line, output_paths, render,
                   write_outputs)
 

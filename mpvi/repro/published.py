@@ -158,7 +158,7 @@ def read_utf8(path):
     """The text of a data file; a :class:`PublishedDataError` naming the file and line of
     a byte that is not UTF-8 or of a NUL or other control character, or the OS error, or
     saying that it is not a regular file of at most :data:`MAX_DATA_BYTES`."""
-    from .. import io as _io
+    from mpvi.ground import io as _io
     path = Path(path)
     try:
         data = _io.read_regular(path, MAX_DATA_BYTES)
@@ -230,7 +230,7 @@ def load_all_published(directory=None):
     if directory is not None:
         directories = [Path(directory)]
     else:
-        from .run import reproduction_packages
+        from mpvi.repro.run import reproduction_packages
         directories = [pkg.published for pkg in reproduction_packages()]
     values, seen = [], set()
     for d in directories:
@@ -249,7 +249,7 @@ def load_known(path=None, errata=None):
     own ERRATA.md)."""
     if path is not None:
         return _load_known(Path(path), Path(errata) if errata else Path(path).parent / "ERRATA.md")
-    from .run import reproduction_packages
+    from mpvi.repro.run import reproduction_packages
     known = {}
     for pkg in reproduction_packages():
         known.update(_load_known(pkg.discrepancies, pkg.errata))
@@ -294,7 +294,7 @@ def check_published(published, reps, ids):
     have published values if it declares some (``Reproduction.published``; a file or the
     directory deleted) and none if it does not.  Raises one :class:`PublishedDataError`
     with a line per problem."""
-    from .run import package_of, reproduction_packages
+    from mpvi.repro.run import package_of, reproduction_packages
     problems = []
     for v in published:
         if v.id not in reps:
@@ -326,11 +326,11 @@ def diff(ids, out_dir, published=None, known=None, records=None):
     :class:`mpvi.repro.run.OutputError` for outputs that cannot be used."""
     published = load_all_published() if published is None else published
     known = load_known() if known is None else known
-    from .run import all_reproductions, read_records
+    from mpvi.repro.run import all_reproductions, read_records
     reps = all_reproductions()
     unknown = [rid for rid in ids if rid not in reps]
     if unknown:
-        from .run import unknown_id
+        from mpvi.repro.run import unknown_id
         raise KeyError(unknown_id(unknown[0], reps))
     check_published(published, reps, ids)
     if records is None:
@@ -377,7 +377,7 @@ def not_proven(row, record, rep):
         return f"not run: `mpvi run {rid}`"
     if row.reproduced is None:
         return "not computed by the --quick run"
-    from .run import NO_CERTIFY_HOOK, NOT_DECLARED
+    from mpvi.repro.run import NO_CERTIFY_HOOK, NOT_DECLARED
     block = record.get("certified")
     if block is None and rep.certify is not None:
         return (f"no certified run recorded: run `mpvi run {rid}"
@@ -405,8 +405,8 @@ def _certified(row, reproduced, entry):
     says so), and what the enclosure proves of the published value (:func:`proof`)."""
     from flint import arb
 
-    from ..arbref import arb_precision
-    from .digits import proven_digits
+    from mpvi.numbers.arbref import arb_precision
+    from mpvi.repro.digits import proven_digits
     if row.value.compare == "symbolic":     # a formula: its entry decides it (proof())
         row.proven = entry["digits"]
         row.proof = proof(row.value, entry["enclosure"])
@@ -475,7 +475,7 @@ def proof(v, enclosure):
     ``"proven misprint"``; anything else decides nothing."""
     from flint import arb
 
-    from ..arbref import arb_precision
+    from mpvi.numbers.arbref import arb_precision
     digits = max(len(enclosure), len(v.printed), len(v.tolerance or "")) + 10
     with arb_precision(digits):
         ball = arb(enclosure)
@@ -538,7 +538,7 @@ def _compare(v, reproduced, known):
 def _full_record(rep):
     """(record of ``rep``'s full run in ``figures/``, or None if there is no valid one;
     that directory)."""
-    from .run import OutputError, default_out_dir, read_provenance
+    from mpvi.repro.run import OutputError, default_out_dir, read_provenance
     full_dir = default_out_dir(False)
     try:
         full = read_provenance(rep, full_dir)
@@ -570,7 +570,7 @@ def describe_outputs(ids, out_dir):
     """What ``<out_dir>`` holds for ``ids``: e.g. '24 of full runs' or '3 of quick runs,
     1 of full runs, 2 missing, 1 invalid' (from the ``quick`` flag of each JSON record;
     invalid: :func:`mpvi.repro.run.read_provenance` refuses it)."""
-    from .run import OutputError, all_reproductions, read_provenance
+    from mpvi.repro.run import OutputError, all_reproductions, read_provenance
     reps = all_reproductions()
     counts = {"of full runs": 0, "of quick runs": 0, "missing": 0, "invalid": 0}
     for rid in ids:
@@ -804,7 +804,7 @@ def records(rows, reps=None):
     value, for ``mpvi diff --format json|csv``: numbers stay the exact strings of the
     published CSV and the JSON sidecar; ``rel_diff`` is a float or None."""
     if reps is None:
-        from .run import all_reproductions
+        from mpvi.repro.run import all_reproductions
         reps = all_reproductions()
     out = []
     for r in rows:
@@ -832,10 +832,10 @@ def _short(text):
 
 def parse_formula(text, where="formula"):
     """A printed or reproduced formula as a sympy expression with positive symbols, read
-    by the closed grammar of :func:`mpvi.expressions.parse_expression` (nothing in the
+    by the closed grammar of :func:`mpvi.ground.expressions.parse_expression` (nothing in the
     text runs as code; a name that is not a function or constant is a symbol)."""
     import sympy as sp
-    from ..expressions import ExpressionError, parse_expression
+    from mpvi.ground.expressions import ExpressionError, parse_expression
     text = str(text)
     try:
         expr = parse_expression(text, what=where, free_symbols=True)

@@ -53,9 +53,10 @@ from decimal import Decimal, InvalidOperation
 from io import StringIO
 from pathlib import Path
 
-from .. import __version__, io
-from . import digits as _digits
-from .published import (PROOFS, STATUSES, diff, errata_tags, load_all_published, load_known,
+from mpvi import __version__
+from mpvi.ground import io
+from mpvi.repro import digits as _digits
+from mpvi.repro.published import (PROOFS, STATUSES, diff, errata_tags, load_all_published, load_known,
                         read_utf8)
 
 MARKER = ".mpvi-report"
@@ -287,9 +288,9 @@ _MATHML_ATTRIBUTES = {"linethickness", "mathvariant", "columnalign", "rowalign",
 
 def _formula_functions():
     """The functions a formula string may call: those of the closed grammar
-    (:data:`mpvi.expressions.FUNCTIONS`) and ``Matrix``."""
+    (:data:`mpvi.ground.expressions.FUNCTIONS`) and ``Matrix``."""
     import sympy as sp
-    from ..expressions import FUNCTIONS
+    from mpvi.ground.expressions import FUNCTIONS
     return {**FUNCTIONS, "Matrix": sp.Matrix}
 
 
@@ -304,7 +305,7 @@ def parse_formula(text, symbolic=False):
     difference.
 
     Safe for any string: it is read by the closed grammar of
-    :func:`mpvi.expressions.parse_expression` (nothing in it runs as code): numbers,
+    :func:`mpvi.ground.expressions.parse_expression` (nothing in it runs as code): numbers,
     arithmetic, the functions of :func:`_formula_functions`, the constants ``oo`` and
     ``pi``, a tuple of formulas (an interval); every other name is a :class:`sympy.Symbol`."""
     text = str(text).strip()
@@ -318,7 +319,7 @@ def parse_formula(text, symbolic=False):
     if not symbolic and (not _OPERATOR.search(text) or _HYPHENATED.search(text)):
         return None
     import sympy as sp
-    from ..expressions import ExpressionError, parse_expression
+    from mpvi.ground.expressions import ExpressionError, parse_expression
     functions = _formula_functions()
     try:
         expr = parse_expression(text, what="formula", free_symbols=True, functions=functions,
@@ -487,7 +488,7 @@ def paper_citations(errata_text):
 
 
 def read_table(path, name, file):
-    from .run import MAX_OUTPUT_BYTES
+    from mpvi.repro.run import MAX_OUTPUT_BYTES
     try:
         text = io.read_regular(path, MAX_OUTPUT_BYTES, follow_symlinks=False).decode("utf-8")
         rows = list(csv.reader(StringIO(text, newline="")))
@@ -535,7 +536,7 @@ def collect(results, reps=None, packages=None, published=None, known=None, errat
     its ERRATA.md (:func:`package_errata`).  Raises :class:`mpvi.repro.run.OutputError`
     if the outputs of any id cannot be used (:func:`mpvi.repro.run.read_provenance`: the
     report shows no old values beside new files)."""
-    from .run import (all_reproductions, output_paths, package_of, read_records,
+    from mpvi.repro.run import (all_reproductions, output_paths, package_of, read_records,
                       reproduction_packages)
     reps = all_reproductions() if reps is None else reps
     packages = reproduction_packages() if packages is None else packages
@@ -734,7 +735,7 @@ def _check_out(out):
 def write_report(results, out, reps=None, stream=None):
     """Write the report of the outputs in ``results`` into the directory ``out``; returns
     (path of index.html, the papers)."""
-    from .run import reproduction_packages
+    from mpvi.repro.run import reproduction_packages
     t0 = time.perf_counter()
     results, out = Path(results), Path(out).resolve()
     _check_out(out)
@@ -767,7 +768,7 @@ def write_report(results, out, reps=None, stream=None):
         for growth in (g for p in papers for i in p.items for g in i.growth):
             (tmp / growth.file).parent.mkdir(parents=True, exist_ok=True)
             (tmp / growth.file).write_bytes(growth_png(growth))
-        from .run import MAX_OUTPUT_BYTES
+        from mpvi.repro.run import MAX_OUTPUT_BYTES
         for name, source in copies.items():
             try:                               # no symbolic link followed, even one made now
                 data = io.read_regular(source, MAX_OUTPUT_BYTES, follow_symlinks=False)

@@ -38,7 +38,7 @@ cache, and the atomic writing of
                               (:func:`verify_results`) proves it again
 
 The JSON is the *commit record* of an id's outputs (:func:`write_outputs`): each file is
-atomic (:func:`mpvi.io.atomic_path`), the JSON is written last, and an id's outputs are
+atomic (:func:`mpvi.ground.io.atomic_path`), the JSON is written last, and an id's outputs are
 those its JSON lists, with those digests.  A run killed between two renames leaves files
 that do not match the JSON; every reader (``mpvi diff``, ``list``, ``report``) goes
 through :func:`read_provenance`, which checks the record's shape and the digests and
@@ -47,7 +47,7 @@ of reporting old values.
 
 The JSON is itself covered: its last field ``digest`` is ``sha256:<hex>`` of the canonical
 JSON (sorted keys, no spaces) of every other field, ``values`` and ``files`` included
-(:func:`stamp_record`, :func:`mpvi.io.content_digest`), so that one changed value (a known
+(:func:`stamp_record`, :func:`mpvi.ground.io.content_digest`), so that one changed value (a known
 discrepancy edited into a "match") or file digest makes the record invalid, never a
 result.  :func:`read_provenance` reads the JSON only if it is a regular file (not a
 symbolic link, FIFO or device) of at most :data:`MAX_RECORD_BYTES`, nested at most
@@ -82,13 +82,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from . import cache as _cache
-from . import digits as _digits
-from .. import io
-from ..context import MAX_DPS, get_context
-from .packages import (ENTRY_POINT_GROUP, PluginError, ReproductionPackage,  # noqa: F401
+from mpvi.repro import cache as _cache
+from mpvi.repro import digits as _digits
+from mpvi.ground import io
+from mpvi.numbers.context import MAX_DPS, get_context
+from mpvi.repro.packages import (ENTRY_POINT_GROUP, PluginError, ReproductionPackage,  # noqa: F401
                        package_of, reproduction_packages)
-from .studies import Recorder, Task
+from mpvi.repro.studies import Recorder, Task
 
 DEFAULT_CONTEXT = "gmp"
 """The number context of the reproductions: gmpy2 numbers with generated kernels.  Every
@@ -393,7 +393,7 @@ def _own_file(name, rid):
 
 
 def _sha256(path):
-    """The SHA-256 (hex) of the regular file ``path`` (:func:`mpvi.io.read_regular`: no
+    """The SHA-256 (hex) of the regular file ``path`` (:func:`mpvi.ground.io.read_regular`: no
     symbolic link, FIFO or device)."""
     return hashlib.sha256(io.read_regular(path, MAX_OUTPUT_BYTES,
                                           follow_symlinks=False)).hexdigest()
@@ -401,7 +401,7 @@ def _sha256(path):
 
 def stamp_record(record):
     """``record`` (a provenance record, JSON data) with its ``digest`` field set last:
-    the :func:`mpvi.io.content_digest` of every other field (a digest already there is
+    the :func:`mpvi.ground.io.content_digest` of every other field (a digest already there is
     replaced)."""
     body = {k: v for k, v in record.items() if k != "digest"}
     return {**body, "digest": io.content_digest(body)}
@@ -511,7 +511,7 @@ class Rendered:
 
 def json_data(x):
     """``x`` as it will read back from its JSON file (numbers of a context become the
-    strings :func:`mpvi.io.write_json` writes)."""
+    strings :func:`mpvi.ground.io.write_json` writes)."""
     return json.loads(json.dumps(x, default=str))
 
 
@@ -542,7 +542,7 @@ def check_context(ctx):
     """The context of ``--check-digits`` for a run in ``ctx``: the same kind with
     :data:`mpvi.repro.digits.CHECK_EXTRA` more digits.  ValueError for float64, whose
     precision is fixed.  The systems the checking run builds find the models of the first
-    run (:mod:`mpvi.model`) and their printed code: no sympy derivation and no code
+    run (:mod:`mpvi.model.derivation`) and their printed code: no sympy derivation and no code
     generation is done again, only the numbers are read at the new precision."""
     if not ctx.is_mp:
         raise ValueError(f"--check-digits needs a context whose precision can be raised "
@@ -647,7 +647,7 @@ def verify_record(rep, record, stream=None, out_dir=None):
 
     A record without a ``certified`` block has nothing to verify: ValueError."""
     from flint import arb
-    from ..arbref import arb_precision
+    from mpvi.numbers.arbref import arb_precision
     old = record.get("certified")
     if old is None:
         raise ValueError(f"{rep.id}: its record has no certified block (run `mpvi run "
@@ -737,7 +737,7 @@ def verify_results(out_dir, ids=None, stream=None, report=None):
     :class:`OutputError` for records that are unreadable or do not match their digests,
     KeyError for an unknown id.  This is ``mpvi.verify(directory)`` (the entry point
     ``mpvi.verifiers:results``) and ``mpvi verify``."""
-    from ..verification import Verification
+    from mpvi.drive.verification import Verification
     reps = all_reproductions()
     chosen = list(reps) if ids is None else list(ids)
     for rid in chosen:
@@ -828,7 +828,7 @@ def write_outputs(rep, rendered, ctx, params, quick, out_dir, extra=None):
     JSON, listing the SHA-256 of each file under ``files``, replaces the old one; only
     then are the files of the previous run that this one does not write removed.  First,
     temporaries that a killed run left in the directory are removed
-    (:func:`mpvi.io.remove_stale_temporaries`)."""
+    (:func:`mpvi.ground.io.remove_stale_temporaries`)."""
     started = time.time()
     paths = output_paths(rep, out_dir)
     io.remove_stale_temporaries(paths["dir"], started)
@@ -1077,7 +1077,7 @@ def open_cache(args):
 def script_main(rep, argv=None):
     """Command line of a single reproduction script (exit status 0, 1 on an error, 2 on a
     bad option or an unwritable --out, 3 if it refuses the context)."""
-    from .runtimes import Runtimes
+    from mpvi.repro.runtimes import Runtimes
     ap = argparse.ArgumentParser(
         prog=f"python reproductions/{rep.id}.py",
         description=f"{rep.item} of {rep.paper}: {rep.title}. Writes <out>/{rep.paper}/{rep.id}"
@@ -1189,7 +1189,7 @@ outputs (``--dps 1`` wrote ``8.e-2``); float64 is ``--context fp``."""
 
 
 def digits(text):
-    """``--dps``: an integer from :data:`MIN_DPS` to :data:`mpvi.context.MAX_DPS`."""
+    """``--dps``: an integer from :data:`MIN_DPS` to :data:`mpvi.numbers.context.MAX_DPS`."""
     try:
         v = int(text)
     except ValueError:

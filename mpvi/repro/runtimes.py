@@ -16,7 +16,7 @@ reproduction comes with its measurement.
 The file is data mpvi reads back, so it is verified before use (:func:`read_runtimes`):
 a bounded regular file, JSON of the shape :data:`SHAPE`, every time a finite
 non-negative number, and a SHA-256 digest over its whole content
-(:func:`mpvi.io.content_digest`); a file that fails is reported by one line naming the
+(:func:`mpvi.ground.io.content_digest`); a file that fails is reported by one line naming the
 cause and the times are then unknown ("not measured"), never guessed.
 """
 from __future__ import annotations
@@ -25,8 +25,8 @@ import datetime
 import math
 import platform
 
-from .. import io
-from .packages import package_of, reproduction_packages
+from mpvi.ground import io
+from mpvi.repro.packages import package_of, reproduction_packages
 
 FORMAT = 1
 MAX_BYTES = 1 << 20

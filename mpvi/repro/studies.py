@@ -38,11 +38,11 @@ from fractions import Fraction
 import numpy as np
 import pandas as pd
 
-from . import cache as _cache
-from .. import io
-from ..analysis import energy, fit_order, relative_energy_error
-from ..solve import Progress, solve
-from ..schemes import get_method
+from mpvi.repro import cache as _cache
+from mpvi.ground import io
+from mpvi.analysis.measures import energy, fit_order, relative_energy_error
+from mpvi.drive.solve import Progress, solve
+from mpvi.methods import get_method
 
 PROGRESS_STEPS = 5000
 """Runs of at least this many steps print a progress line now and then."""

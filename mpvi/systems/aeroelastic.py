@@ -82,15 +82,15 @@ from typing import TYPE_CHECKING, Mapping, Sequence
 import numpy as np
 import sympy as sp
 
-from ..codegen import compile_exprs
-from ..dense import locate_root
-from ..mechanics import LagrangianSystem
-from ..problem import Problem
-from ..precision import entry, entry_class
+from mpvi.compiled.codegen import compile_exprs
+from mpvi.engines.dense import locate_root
+from mpvi.model.mechanics import LagrangianSystem
+from mpvi.model.problem import Problem
+from mpvi.ground.precision import entry, entry_class
 
 if TYPE_CHECKING:
-    from .._types import Matrix, Number, NumberLike, Real, VectorLike
-    from ..context import Context
+    from mpvi.ground.types import Matrix, Number, NumberLike, Real, VectorLike
+    from mpvi.numbers.context import Context
 
     ExactValue = str | int | Fraction
     Parameters = Mapping[str, ExactValue | Sequence[ExactValue]]
@@ -399,7 +399,7 @@ def flutter_speed(params: Parameters | None, ctx: Context, U_max: NumberLike = "
     The largest real part g(U) of the eigenvalues of :func:`linear_matrix` is sampled at
     U = U_max k / samples, k = 1..samples; the first sign change from negative to positive
     brackets U_f, which is then refined by the Illinois (modified regula falsi) method
-    until the bracket is a few ulps wide (:func:`mpvi.dense.locate_root`).  omega_f = ``|Im lambda|`` of the eigenvalue
+    until the bracket is a few ulps wide (:func:`mpvi.engines.dense.locate_root`).  omega_f = ``|Im lambda|`` of the eigenvalue
     whose real part crosses zero.  Raises :class:`NoFlutterError` if the origin is
     unstable at the first sample or no crossing lies below U_max.  ``equations='printed'``
     uses the printed signs of (45)-(46) (for comparisons, ERRATA [E51])."""

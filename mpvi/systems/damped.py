@@ -25,14 +25,14 @@ from typing import TYPE_CHECKING, Callable
 
 import sympy as sp
 
-from ..mechanics import LagrangianSystem
-from ..precision import entry, entry_class
+from mpvi.model.mechanics import LagrangianSystem
+from mpvi.ground.precision import entry, entry_class
 
 if TYPE_CHECKING:
     from flint import arb
 
-    from .._types import NumberLike, Real, Vector
-    from ..context import Context
+    from mpvi.ground.types import NumberLike, Real, Vector
+    from mpvi.numbers.context import Context
 
 
 @entry
@@ -102,7 +102,7 @@ class DampedOscillatorExact:
         TypeError, ValueError
             An input that is not an exact number (a float, a non-finite number).
         """
-        from ..arbref import GUARD_DIGITS, arb_precision, ball, lost_digits, magnitude
+        from mpvi.numbers.arbref import GUARD_DIGITS, arb_precision, ball, lost_digits, magnitude
         size = magnitude(self.omega) * magnitude(t)
         with arb_precision(dps + GUARD_DIGITS + lost_digits(size)):
             m, k, b = (ball(v, name) for v, name in zip(self._inputs, ("m", "k", "b")))

@@ -21,14 +21,14 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..problem import Problem
-from .linear import LinearSystem
-from ..precision import entry, entry_class
+from mpvi.model.problem import Problem
+from mpvi.systems.linear import LinearSystem
+from mpvi.ground.precision import entry, entry_class
 
 if TYPE_CHECKING:
-    from .._types import ForceFunction, NumberLike, Real, Vector, VectorLike
-    from ..context import Context
-    from ..mechanics import LagrangianSystem
+    from mpvi.ground.types import ForceFunction, NumberLike, Real, Vector, VectorLike
+    from mpvi.numbers.context import Context
+    from mpvi.model.mechanics import LagrangianSystem
 
 
 @entry_class
@@ -120,10 +120,10 @@ def nonlinear_double_pendulum(ctx: Context, m1: NumberLike = 1, m2: NumberLike =
     l = g / omega0^2 (omega0 = sqrt(g/l) = 2 pi s^-1 is then the pendulum frequency, as in
     axioms2024 whose linearization this is; reproductions/ERRATA.md [E13]); pass
     ``length`` to override.  q(0) = (pi/4, pi/3), p(0) = 0.  ``force(t, q, v)`` is an
-    optional sympy generalized force (see :class:`mpvi.mechanics.LagrangianSystem`).
+    optional sympy generalized force (see :class:`mpvi.model.mechanics.LagrangianSystem`).
     """
     import sympy as sp
-    from ..mechanics import LagrangianSystem
+    from mpvi.model.mechanics import LagrangianSystem
 
     g_ = ctx.num(g)
     w0 = 2 * ctx.pi if omega0 is None else ctx.num(omega0)

@@ -46,16 +46,16 @@ from typing import TYPE_CHECKING
 import numpy as np
 import sympy as sp
 
-from ..context import MPContext
-from ..mechanics import LagrangianSystem
-from ..problem import Problem
-from ..precision import entry, entry_class
+from mpvi.numbers.context import MPContext
+from mpvi.model.mechanics import LagrangianSystem
+from mpvi.model.problem import Problem
+from mpvi.ground.precision import entry, entry_class
 
 if TYPE_CHECKING:
     from flint import arb
 
-    from .._types import Array, NumberLike, Real
-    from ..context import Context
+    from mpvi.ground.types import Array, NumberLike, Real
+    from mpvi.numbers.context import Context
 
 
 @entry
@@ -249,7 +249,7 @@ class DoubleWellExact:
         """
         from flint import acb, arb
 
-        from ..arbref import (GUARD_DIGITS, arb_precision, ball, exact_rational, finite,
+        from mpvi.numbers.arbref import (GUARD_DIGITS, arb_precision, ball, exact_rational, finite,
                               lost_digits, magnitude, real_part)
         q0, v0, m = (exact_rational(x, name) for x, name in zip(self._inputs, ("q0", "v0", "m")))
         E = (v0 ** 2 * m + q0 ** 4 - q0 ** 2) / 2       # exact: Q'(0) = sqrt(m) v0

@@ -24,15 +24,15 @@ from typing import TYPE_CHECKING, Mapping
 import numpy as np
 import sympy as sp
 
-from ..mechanics import LagrangianSystem
-from ..ode import FirstOrderSystem
-from ..problem import Problem
-from ..precision import entry, entry_class
+from mpvi.model.mechanics import LagrangianSystem
+from mpvi.model.first_order import FirstOrderSystem
+from mpvi.model.problem import Problem
+from mpvi.ground.precision import entry, entry_class
 
 if TYPE_CHECKING:
-    from .._types import ForceFunction, Number, NumberLike, Real, Vector, VectorLike
-    from ..context import Context
-    from .lagrange_top_exact import LagrangeTopNutation
+    from mpvi.ground.types import ForceFunction, Number, NumberLike, Real, Vector, VectorLike
+    from mpvi.numbers.context import Context
+    from mpvi.systems.lagrange_top_exact import LagrangeTopNutation
 
 PHI, THETA, PSI = sp.symbols("phi theta psi")
 _I, _I3, _M, _G, _L = sp.symbols("I I3 m_top g ell", positive=True)
@@ -78,7 +78,7 @@ class LagrangeTop(Problem):
 
     def nutation(self) -> LagrangeTopNutation:
         """The exact nutation (Weierstrass p solution of eq. (18aa))."""
-        from .lagrange_top_exact import LagrangeTopNutation
+        from mpvi.systems.lagrange_top_exact import LagrangeTopNutation
         P = self.params
         return LagrangeTopNutation(self.ctx, m_top=P["m_top"], I=P["I"], I3=P["I3"],
                                    ell=P["ell"], g=P["g"], theta0=self.q0[1],

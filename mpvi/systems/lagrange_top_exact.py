@@ -53,14 +53,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..elliptic import Weierstrass
-from ..precision import entry_class
+from mpvi.numbers.elliptic import Weierstrass
+from mpvi.ground.precision import entry_class
 
 if TYPE_CHECKING:
     from flint import arb
 
-    from .._types import NumberLike, Real
-    from ..context import Context
+    from mpvi.ground.types import NumberLike, Real
+    from mpvi.numbers.context import Context
 
 _INPUTS = ("m_top", "I", "I3", "ell", "g", "theta0", "phi_dot0", "theta_dot0", "psi_dot0")
 
@@ -87,7 +87,7 @@ class LagrangeTopNutation:
     Attributes: ``m`` (m_top g ℓ / I), ``p_phi``, ``p_psi`` (eq. 18s), ``energy`` (T + V),
     ``c`` (E − p_ψ²/(2 I3), the constant below eq. 18aa), ``coefficients`` of f
     (highest degree first), ``b`` (shift of eq. 18aa), ``g2``, ``g3``, ``wp`` (the
-    :class:`~mpvi.elliptic.Weierstrass` function), ``roots`` = (u_min, u_max, u_3) of f,
+    :class:`~mpvi.numbers.elliptic.Weierstrass` function), ``roots`` = (u_min, u_max, u_3) of f,
     ``t0`` (phase), ``period`` (2ω1, the nutation period).  They are computed and kept
     with ``SETUP_GUARD_DIGITS`` extra digits; the methods return numbers at the context
     precision.  θ̇, φ̇ and ψ̇ divide by sinθ, which vanishes only if u_max = 1
@@ -221,7 +221,7 @@ class LagrangeTopNutation:
         trigonometric form (e1, e2, e3 in that order by construction)."""
         from flint import acb, arb
 
-        from ..arbref import ball, finite, prec_digits
+        from mpvi.numbers.arbref import ball, finite, prec_digits
         digits = prec_digits()
         if digits in self._arb_setups:
             return self._arb_setups[digits]
@@ -293,7 +293,7 @@ class LagrangeTopNutation:
         TypeError, ValueError
             An input that is not an exact number (a float).
         """
-        from ..arbref import GUARD_DIGITS, arb_precision
+        from mpvi.numbers.arbref import GUARD_DIGITS, arb_precision
         with arb_precision(dps + GUARD_DIGITS):
             return 2 * self._arb_setup()["omega1"]
 
@@ -333,7 +333,7 @@ class LagrangeTopNutation:
         """
         from flint import acb
 
-        from ..arbref import (GUARD_DIGITS, arb_precision, ball, finite, lost_digits, magnitude,
+        from mpvi.numbers.arbref import (GUARD_DIGITS, arb_precision, ball, finite, lost_digits, magnitude,
                               real_part)
         periods = magnitude(t) / magnitude(self.period)
         with arb_precision(dps + GUARD_DIGITS + lost_digits(periods)):

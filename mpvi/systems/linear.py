@@ -3,7 +3,7 @@
 Lagrangian  L = 1/2 q'^T M q' - 1/2 q^T K q  with constant symmetric positive-definite
 M and K; momentum p = M q'; Hamiltonian  H(p, q) = 1/2 p^T M^-1 p + 1/2 q^T K q
 (axioms2024, Sec. 6.3).  A :class:`LinearSystem` is a
-:class:`mpvi.mechanics.LagrangianSystem` (M and K enter as its parameters), so every
+:class:`mpvi.model.mechanics.LagrangianSystem` (M and K enter as its parameters), so every
 scheme runs on it; the linear schemes (Newmark, Simpson's closed forms) use M and K
 directly, and the Legendre map, energy and Hamiltonian field use the matrix formulas.
 """
@@ -15,14 +15,14 @@ from typing import TYPE_CHECKING, Sequence
 import numpy as np
 import sympy as sp
 
-from ..mechanics import LagrangianSystem
-from ..precision import entry_class
+from mpvi.model.mechanics import LagrangianSystem
+from mpvi.ground.precision import entry_class
 
 if TYPE_CHECKING:
     from flint import acb_mat, arb
 
-    from .._types import Array, Matrix, NumberLike, Real, Vector, VectorLike
-    from ..context import Context
+    from mpvi.ground.types import Array, Matrix, NumberLike, Real, Vector, VectorLike
+    from mpvi.numbers.context import Context
 
 
 @entry_class
@@ -116,10 +116,10 @@ class LinearSystem(LagrangianSystem):
 
     def _arb_eig(self):
         """(lam, L, R) of the exact M^-1 K at flint's current precision (cached per
-        precision): :func:`mpvi.arbref.eig_simple_real`."""
+        precision): :func:`mpvi.numbers.arbref.eig_simple_real`."""
         from flint import acb_mat
 
-        from ..arbref import eig_simple_real, fmpq_matrix, prec_digits
+        from mpvi.numbers.arbref import eig_simple_real, fmpq_matrix, prec_digits
         digits = prec_digits()
         if digits not in self._arb_eigs:
             M, K = (fmpq_matrix(np.array(m, dtype=object).tolist(), label)
@@ -141,7 +141,7 @@ class LinearSystem(LagrangianSystem):
         2017), which proves the eigenvalues simple and encloses eigenvalues and
         eigenvectors; each eigenvector is then scaled to ``v^T M v = 1`` in ball
         arithmetic.  Computed with ``dps + GUARD_DIGITS`` digits
-        (:data:`mpvi.arbref.GUARD_DIGITS`); flint's precision is restored after.
+        (:data:`mpvi.numbers.arbref.GUARD_DIGITS`); flint's precision is restored after.
 
         Parameters
         ----------
@@ -166,7 +166,7 @@ class LinearSystem(LagrangianSystem):
         """
         from flint import arb
 
-        from ..arbref import GUARD_DIGITS, arb_precision, fmpq_matrix, real_part
+        from mpvi.numbers.arbref import GUARD_DIGITS, arb_precision, fmpq_matrix, real_part
         with arb_precision(dps + GUARD_DIGITS):
             lam, _, R = self._arb_eig()
             M = fmpq_matrix(np.array(self._matrices[0], dtype=object).tolist(), "M")
@@ -454,7 +454,7 @@ class ModalSolution:
         """
         from flint import acb_mat, arb_mat
 
-        from ..arbref import (GUARD_DIGITS, arb_precision, ball, exact_rational, fmpq_matrix,
+        from mpvi.numbers.arbref import (GUARD_DIGITS, arb_precision, ball, exact_rational, fmpq_matrix,
                               lost_digits, magnitude, real_part)
         system = self.system
         size = magnitude(self.omega[-1]) * max((magnitude(t) for t in times), default=0.0)

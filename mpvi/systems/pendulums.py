@@ -26,15 +26,15 @@ from typing import TYPE_CHECKING, Sequence
 import numpy as np
 import sympy as sp
 
-from ..mechanics import LagrangianSystem
-from ..problem import Problem
-from ..precision import entry
+from mpvi.model.mechanics import LagrangianSystem
+from mpvi.model.problem import Problem
+from mpvi.ground.precision import entry
 
 if TYPE_CHECKING:
     import sympy
 
-    from .._types import ExprLike, NumberLike, VectorLike
-    from ..context import Context
+    from mpvi.ground.types import ExprLike, NumberLike, VectorLike
+    from mpvi.numbers.context import Context
 
 
 @entry

@@ -1,0 +1,431 @@
+"""Errors, convergence orders, invariants, symplecticity and linear stability.
+
+Norm convention (axioms2024 Sec. 6.4, as Table 2 supports it): the error of a trajectory
+in q (or p) is  ||e||_inf = max_j |q_j - q_ex(t_j)|_2, the largest *Euclidean* norm of
+the error vector over all nodes j = 0..N.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
+
+import numpy as np
+
+from mpvi.numbers.context import MPContext
+from mpvi.methods import get_method
+from mpvi.ground.precision import entry
+from mpvi.systems.linear import LinearSystem
+
+if TYPE_CHECKING:
+    from mpvi.ground.types import Array, ExactSolution, Matrix, NumberLike, Real, Vector, VectorLike
+    from mpvi.numbers.context import Context
+    from mpvi.model.mechanics import LagrangianSystem
+    from mpvi.methods.base import Method
+    from mpvi.drive.solution import Solution
+
+
+@entry
+def node_errors(ctx: Context, values: Sequence[VectorLike], reference: Sequence[VectorLike]
+                ) -> Vector:
+    """Compute the Euclidean norm of ``values[j] - reference[j]`` for every row j.
+
+    Parameters
+    ----------
+    ctx : Context
+        The number context.
+    values : sequence of vectors
+        Rows of context numbers.
+    reference : sequence of vectors
+        Rows of context numbers, one per row of ``values``.
+
+    Returns
+    -------
+    numpy.ndarray
+        The norms ``|values[j] - reference[j]|_2``.
+    """
+    return np.array([ctx.norm2(v - r) for v, r in zip(values, reference)], dtype=ctx.dtype)
+
+
+@entry
+def error_norms(sol: Solution, exact: ExactSolution | None = None) -> dict[str, Real]:
+    """Compute the largest Euclidean error over the saved points of a solution.
+
+    The norm convention of axioms2024 Sec. 6.4: ``||e||_inf = max_j |q_j - q_ex(t_j)|_2``.
+
+    Parameters
+    ----------
+    sol : Solution
+        The solution (with its problem attached).
+    exact : callable, optional
+        The exact solution in the protocol of :class:`mpvi.Problem` (t -> (q, p) or
+        (q, v), as the problem was given); default: the problem's own.
+
+    Returns
+    -------
+    dict
+        ``{'q': max_j |q_j - q_ex(t_j)|_2, 'p': ..., 'v': ...}`` (first order: ``{'y': ...}``);
+        nan when any error is nan (a nan is never dropped by the maximum).
+
+    Raises
+    ------
+    ValueError
+        As :meth:`mpvi.Solution.error`: no exact solution, or no problem attached.
+    """
+    return {k: _largest(sol.ctx, v) for k, v in sol.error(exact).items()}
+
+
+def _largest(ctx, values):
+    """max(values), nan if any is nan (Python's max keeps or drops a nan by its position)."""
+    values = list(values)
+    for x in values:
+        if x != x:
+            return x
+    return max(values)
+
+
+@entry
+def sup_errors(sol: Solution, q_ref: Sequence[VectorLike], p_ref: Sequence[VectorLike]
+               ) -> dict[str, Real]:
+    """Compute the largest Euclidean errors against reference values at the saved points.
+
+    For references already sampled on the solution's saved points (e.g. one exact
+    evaluation shared by several methods).
+
+    Parameters
+    ----------
+    sol : Solution
+        The solution.
+    q_ref : sequence of vectors
+        Reference positions, one row per saved point.
+    p_ref : sequence of vectors
+        Reference momenta, one row per saved point.
+
+    Returns
+    -------
+    dict
+        ``{'q': max_j |q_j - q_ref[j]|_2, 'p': max_j |p_j - p_ref[j]|_2}``.
+    """
+    ctx = sol.ctx
+    return {"q": _largest(ctx, node_errors(ctx, sol.q, q_ref)),
+            "p": _largest(ctx, node_errors(ctx, sol.p, p_ref))}
+
+
+@entry
+def fit_order(ctx: Context, hs: Sequence[NumberLike], errors: Sequence[NumberLike]) -> Real:
+    """Fit the convergence order: the least-squares slope of log(error) against ``log|h|``.
+
+    Parameters
+    ----------
+    ctx : Context
+        The number context.
+    hs : sequence of numbers
+        Step sizes (negative steps of a backward integration count by ``|h|``).
+    errors : sequence of numbers
+        Positive errors, one per step size.
+
+    Returns
+    -------
+    number
+        The order, a number of ``ctx``.
+
+    Raises
+    ------
+    ValueError
+        Fewer than two pairs, unequal lengths, or an error that is not positive.
+    """
+    if len(hs) != len(errors) or len(hs) < 2:
+        raise ValueError("fit_order needs at least two (h, error) pairs of equal count")
+    if any(not e > 0 for e in errors):
+        raise ValueError("fit_order needs positive errors (an error of 0 has no logarithm)")
+    x = [ctx.log(abs(ctx.num(h))) for h in hs]
+    y = [ctx.log(e) for e in errors]
+    xm = ctx.fsum(x) / len(x)
+    ym = ctx.fsum(y) / len(y)
+    return ctx.fsum((a - xm) * (b - ym) for a, b in zip(x, y)) / ctx.fsum((a - xm) ** 2 for a in x)
+
+
+@entry
+def central_differences(f: Callable[[Vector], Any], x: VectorLike, ctx: Context,
+                        delta: NumberLike) -> Array:
+    """Differentiate an array-valued function by central differences.
+
+    For checking generated derivatives (evaluate ``f`` in a context with more digits
+    than the one being checked).
+
+    Parameters
+    ----------
+    f : callable
+        A function of a vector, returning a number or an array.
+    x : numpy.ndarray
+        The point (a context vector).
+    ctx : Context
+        The number context.
+    delta : number
+        The increment.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``out[g, ...] = (f(x + delta e_g) - f(x - delta e_g))[...] / (2 delta)``.
+    """
+    out = []
+    for g in range(len(x)):
+        e = ctx.zeros(len(x))
+        e[g] = delta
+        out.append((np.asarray(f(x + e), dtype=object) - np.asarray(f(x - e), dtype=object))
+                   / (2 * delta))
+    return np.array(out, dtype=object)
+
+
+@entry
+def energy(system: LagrangianSystem, sol: Solution) -> Vector:
+    """Compute the energy H(q_j, p_j) at every saved point.
+
+    Parameters
+    ----------
+    system : LagrangianSystem
+        The mechanical system (its ``energy``).
+    sol : Solution
+        The solution.
+
+    Returns
+    -------
+    numpy.ndarray
+        The energies, context numbers.
+    """
+    return np.array([system.energy(q, p) for q, p in zip(sol.q, sol.p)], dtype=sol.ctx.dtype)
+
+
+@entry
+def relative_energy_error(system: LagrangianSystem, sol: Solution) -> Vector:
+    """Compute the relative energy error ``|H_j - H_0| / |H_0|`` at every saved point.
+
+    Parameters
+    ----------
+    system : LagrangianSystem
+        The mechanical system (its ``energy``).
+    sol : Solution
+        The solution.
+
+    Returns
+    -------
+    numpy.ndarray
+        The relative errors, context numbers (the first is 0).
+    """
+    H = energy(system, sol)
+    return np.array([abs(x - H[0]) / abs(H[0]) for x in H], dtype=sol.ctx.dtype)
+
+
+# ----- symplecticity -------------------------------------------------------------------
+
+@entry
+def one_step_matrix(scheme: str | Method, system: LinearSystem, h: NumberLike, ctx: Context,
+                    **options: object) -> Matrix:
+    """Compute the 2n x 2n matrix Phi of a method's one-step map on a linear system.
+
+    Phi acts on eta = (p, q) (axioms2024 eqs. 12, 32); it is obtained by stepping the unit
+    vectors (a (q, v) method is composed with the Legendre map p = M v at both ends).
+
+    Parameters
+    ----------
+    scheme : str or Method
+        A method name or a :class:`mpvi.Method`.
+    system : LinearSystem
+        A linear system (the map is linear only there), built in ``ctx``.
+    h : number
+        The step, a number of ``ctx``.
+    ctx : Context
+        The number context.
+    **options
+        The method's parameters (and ``check_stability`` for a method that checks a
+        bound of its own, :attr:`mpvi.Method.checks_stability`).
+
+    Returns
+    -------
+    numpy.ndarray
+        Phi, 2n x 2n.
+
+    Raises
+    ------
+    ValueError
+        An unknown method.
+    """
+    method = get_method(scheme)
+    stepper = method.prepare(system, h, ctx, **options)
+    n = system.dof
+    phi = ctx.zeros((2 * n, 2 * n))
+    eye = ctx.eye(2 * n)
+    t = ctx.zero
+    for k in range(2 * n):
+        phi[:n, k], phi[n:, k] = step_pq(method, stepper, system, t, h, eye[k, n:], eye[k, :n])
+    return phi
+
+
+def step_pq(method, stepper, system, t, h, q, p):
+    """One step from (q, p) to (p_1, q_1): a (q, v) method is composed with the Legendre
+    map at both ends."""
+    if method.state == "qp":
+        r = stepper(t, q, p)
+        return r.y, r.q
+    r = stepper(t, q, system.velocity(q, p, t))
+    return system.momentum(r.q, r.y, t + h), r.q
+
+
+@entry
+def one_step_jacobian(scheme: str | Method, make_system: Callable[[Context], LagrangianSystem],
+                      h: NumberLike, q: VectorLike, p: VectorLike, ctx: Context,
+                      t: NumberLike = 0, **options: object) -> Matrix:
+    """Compute the Jacobian d(p_1, q_1)/d(p_0, q_0) of one step of a method.
+
+    On a nonlinear system at the point (q, p), by central differences in a context with
+    2 dps + 10 digits and increments 10^-(dps/2 + 5): truncation ~10^-(dps + 10),
+    rounding ~10^-(1.5 dps + 5), so the result is correct to the precision of ``ctx``.
+    A (q, v) method is composed with the Legendre map at both ends.
+
+    Parameters
+    ----------
+    scheme : str or Method
+        A method name or a :class:`mpvi.Method`.
+    make_system : callable
+        ``make_system(context)`` builds the system in a given context (the same system at
+        two precisions).
+    h : number
+        The step.
+    q : sequence of numbers
+        Positions at the point.
+    p : sequence of numbers
+        Momenta at the point.
+    ctx : Context
+        An mp context (the precision of the result).
+    t : number, default 0
+        The time of the step.
+    **options
+        The method's parameters.
+
+    Returns
+    -------
+    numpy.ndarray
+        The 2n x 2n Jacobian, numbers of ``ctx``.
+
+    Raises
+    ------
+    ValueError
+        For the float64 context (it cannot raise its precision).
+    """
+    if not ctx.is_mp:
+        raise ValueError("one_step_jacobian differentiates at a higher precision: it needs an mp context")
+    hi = MPContext(2 * ctx.dps + 10)
+    system = make_system(hi)
+    method = get_method(scheme)
+
+    def up(x):          # a number of ctx keeps its bits (the step ctx takes); exact input stays exact
+        return hi.lift(x) if ctx.is_number(x) else hi.num(x)
+    h, t = up(h), up(t)
+    stepper = method.prepare(system, h, hi, **options)
+    n = system.dof
+
+    def phi(eta):
+        return np.concatenate(step_pq(method, stepper, system, t, h, eta[n:], eta[:n]))
+    eta = np.concatenate([hi.asarray([up(x) for x in p]), hi.asarray([up(x) for x in q])])
+    delta = hi.num(10) ** -(ctx.dps // 2 + 5)
+    D = central_differences(phi, eta, hi, delta)          # D[g, i] = d phi_i / d eta_g
+    return ctx.asarray([[ctx.num(D[g, i]) for g in range(2 * n)] for i in range(2 * n)])
+
+
+def canonical_J(n, ctx):
+    """J = [[0, -I], [I, 0]] of axioms2024 eq. (33)."""
+    eye, zero = ctx.eye(n), ctx.zeros((n, n))
+    return np.block([[zero, -eye], [eye, zero]])
+
+
+@entry
+def symplecticity_defect(scheme: str | Method, system: LinearSystem, h: NumberLike, ctx: Context,
+                         **options: object) -> Real:
+    """Compute the symplecticity defect ``||Phi^T J Phi - J||_F`` of a one-step matrix.
+
+    Of a method's one-step matrix on a linear system (axioms2024 eq. 33); (q, v) methods
+    through the Legendre map.
+
+    Parameters
+    ----------
+    scheme : str or Method
+        A method name or a :class:`mpvi.Method`.
+    system : LinearSystem
+        A linear system built in ``ctx``.
+    h : number
+        The step.
+    ctx : Context
+        The number context.
+    **options
+        The method's parameters, as :func:`one_step_matrix`.
+
+    Returns
+    -------
+    number
+        The defect (about eps for a symplectic method).
+    """
+    return matrix_defect(one_step_matrix(scheme, system, h, ctx, **options), ctx)
+
+
+@entry
+def matrix_defect(phi: Matrix, ctx: Context) -> Real:
+    """Compute ``||Phi^T J Phi - J||_F`` of a 2n x 2n Jacobian on (p, q).
+
+    E.g. of :func:`one_step_jacobian`; J = [[0, -I], [I, 0]] (axioms2024 eq. 33).
+
+    Parameters
+    ----------
+    phi : numpy.ndarray
+        The 2n x 2n matrix.
+    ctx : Context
+        The number context.
+
+    Returns
+    -------
+    number
+        The Frobenius norm of the defect.
+    """
+    J = canonical_J(phi.shape[0] // 2, ctx)
+    return ctx.norm_fro(phi.T @ J @ phi - J)
+
+
+# ----- linear stability ---------------------------------------------------------------
+
+@entry
+def stability_scan(scheme: str | Method, omega_h: Iterable[NumberLike], ctx: Context,
+                   **options: object) -> list[tuple[Real, Real, Real, bool]]:
+    """Scan the spectral radius of a method's one-step matrix on the scalar oscillator.
+
+    q'' + q = 0 (M = 1, K = 1, so h = omega h), for each value of omega h.  The steps are
+    prepared with ``check_stability=False`` where the method checks a bound of its own:
+    Simpson's proven bound is not enforced here.
+
+    Parameters
+    ----------
+    scheme : str or Method
+        A method name or a :class:`mpvi.Method`.
+    omega_h : iterable of numbers
+        The values of omega h.
+    ctx : Context
+        The number context.
+    **options
+        The method's parameters (e.g. ``hermite_n=3``).
+
+    Returns
+    -------
+    list of rows ``(omega_h, rho, half_trace, stable)``
+        ``stable`` means rho <= 1 + sqrt(eps) and distinct eigenvalues (a double
+        eigenvalue on the unit circle is a Jordan block: linear growth).
+    """
+    osc = LinearSystem([[1]], [[1]], ctx, name="scalar oscillator")
+    tol = ctx.sqrt(ctx.eps)
+    if get_method(scheme).checks_stability:
+        options = {**options, "check_stability": False}
+    rows = []
+    for wh in omega_h:
+        wh = ctx.num(wh)
+        phi = one_step_matrix(scheme, osc, wh, ctx, **options)
+        lam = ctx.eigvals(phi)
+        rho = max(abs(z) for z in lam)
+        distinct = abs(lam[0] - lam[1]) > tol
+        rows.append((wh, rho, (phi[0, 0] + phi[1, 1]) / 2, bool(rho <= 1 + tol and distinct)))
+    return rows

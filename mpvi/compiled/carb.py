@@ -1,0 +1,704 @@
+"""Compiled Arb ball kernels: the generated Python kernels on balls, translated to C.
+
+:class:`mpvi.ArbContext` runs the kernels of :mod:`mpvi.compiled.codegen` -- straight-line Python
+printed from sympy -- on python-flint's ``flint.arb`` balls: the residual and Jacobian
+of an implicit step (:class:`mpvi.engines.kernels.Kernel`, called by the Krawczyk test of
+:func:`mpvi.numbers.arb.krawczyk`), the outputs of the converged step, the Hamiltonian field of
+the explicit steps and the mass matrix.  In Python every ball operation costs a call of
+the interpreter and a new object.  :func:`accelerated` translates such a kernel operation
+by operation, in Python's order, into C calls of FLINT's Arb (``arb_add``, ``arb_mul``,
+``arb_pow``, ``arb_sin``, ... each at the precision python-flint's operation would use,
+``flint.ctx.prec`` at the call; Johansson 2017), compiles it into a CPython extension
+and loads it in-process.  The calls are those python-flint makes for the same Python
+operations -- an ``int`` operand converted exactly to a ball, ``-x`` as
+``arb_neg_round``, ``abs`` as ``arb_abs`` then ``arb_set_round``, ``x**2`` as
+``arb_pow``, sin, cos and tan nan unless ``|x|`` is certainly below 2^prec
+(``ArbContext._periodic``) -- and Arb is deterministic, so the compiled kernel returns
+**the same balls**, midpoint and radius bit for bit, as the Python kernel
+(``tests/test_carb.py`` checks it on every call of certified runs).  Nothing is rounded
+differently, nothing converted through a float or a midpoint: the enclosures are
+Arb's own.
+
+The binding.  FLINT's headers do not come with python-flint's wheel, so the module
+declares the few types and functions it uses itself (``mpvi/compiled/csrc/mpvi_arb.h``, FLINT 3's
+``arb_struct`` of 48 bytes: an ``arf_struct`` midpoint and a ``mag_struct`` radius) and
+reads the ball inside a ``flint.arb`` object at its offset (the object's size minus 48:
+Python's header and the Cython vtable pointer come first).  That layout is trusted only
+where it was checked: FLINT :data:`VERIFIED_FLINT` (``flint.__FLINT_VERSION__``, and
+the ``flint_version`` of the library loaded) and a
+``flint.arb`` of :data:`ARB_BASICSIZE` bytes; and every module, once loaded, must give
+python-flint's own answers through that layout (its ``probe``: a sum of a wide inexact
+ball and an exact one read and written, ``arb_equal_si`` and ``arf_get_d`` of known
+balls).  The module links against the very libflint file python-flint loaded (found in
+``/proc/self/maps``, else python-flint's ``python_flint.libs``), so the balls it makes
+and frees use one library and one allocator.  Outputs are new ``flint.arb`` objects
+(made by the type's own ``tp_new``, python-flint's ``arb_init``, then ``arb_set``).
+
+Build, cache and trust: those of :mod:`mpvi.compiled.cbackend` (the same store, keyed by the
+SHA-256 of the C source and the runtime files ``mpvi/compiled/csrc``, mode 0700, loaded only if
+mpvi built it; built after :data:`mpvi.compiled.cbackend.COMPILE_AFTER` calls unless already in
+the store).
+
+Duals.  :func:`mpvi.certify`'s Jacobian walk (Lohner's method) runs the same kernels
+on :class:`mpvi.numbers.arb._Dual` -- a ball with the balls of its first derivatives -- in the
+context :class:`mpvi.numbers.arb._DualContext`, and that was most of a certificate's time.  Those
+are compiled too (``compiles_dual_kernels``; ``mpvi/compiled/csrc/mpvi_dual.h``): every Python
+operation becomes the C function that does what the ``_Dual`` method Python calls does --
+``x + 1`` ``_Dual.__add__``, ``1 - x`` ``__rsub__`` (``_Dual(1) + (-x)``), ``x / y``
+``__truediv__`` and its ``_combine``, ``x**k`` ``__pow__``, ``sin(x)`` ``_sin`` and its
+chain rule -- with the same Arb calls on the value and on each derivative, a constant
+(empty derivative tuple) kept apart from a dual with derivatives as the class does: the
+same value and derivative balls, bit for bit.  A dual's derivatives are read from its
+tuple, and its results made as new ``_Dual`` objects.
+
+Fallback.  Compiled ball kernels are optional: without a C compiler or Python's headers,
+with ``MPVI_COMPILED=0`` (or ``MPVI_COMPILED_BALLS=0``: these kernels alone), another
+FLINT version, another ``flint.arb`` size, a failed
+probe or a construct the translator does not know (a special function, a decimal
+literal), the Python kernel runs -- the same balls, more slowly -- and the reason is said
+once per process on stderr (:func:`status` keeps it).  A call whose arguments are not
+all ``flint.arb`` (an ``int`` among them: Python would compute with ints) runs the
+Python kernel, and so does a call on duals with a plain ball among them, or with
+derivative tuples of two lengths, and a call made while the same module computes (another
+thread, or a finalizer run while its results are made: the module's temporaries serve one
+call at a time).
+"""
+from __future__ import annotations
+
+import ast
+import hashlib
+import os
+import subprocess
+import sys
+import sysconfig
+import threading
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from mpvi.compiled import cbackend
+from mpvi.compiled.ctranslate import Unsupported
+
+VERIFIED_FLINT = "3.6.0"
+"""The FLINT version whose ``arb_struct`` layout and function signatures
+``mpvi/compiled/csrc/mpvi_arb.h`` declares (python-flint 0.9.0's wheel bundles it); with another
+version the compiled ball kernels are refused."""
+
+ARB_STRUCT_BYTES = 48
+"""``sizeof(arb_struct)`` in FLINT 3 on a 64-bit platform (the header asserts it)."""
+
+ARB_BASICSIZE = 72
+"""``flint.arb.__basicsize__`` whose last :data:`ARB_STRUCT_BYTES` bytes are the ball
+(Python's object header and the Cython vtable pointer first)."""
+
+PROBE_BITS = 256
+"""The precision of the layout probe: a midpoint of more than two limbs (FLINT's
+heap-allocated mantissa) is read and written, besides an exact small one."""
+
+_BINARY = {ast.Add: "arb_add", ast.Sub: "arb_sub", ast.Mult: "arb_mul", ast.Div: "arb_div",
+           ast.Pow: "arb_pow"}
+"""Python's operators on balls and the Arb function python-flint calls for each."""
+
+_UNARY = {"exp": "arb_exp", "log": "arb_log", "sqrt": "arb_sqrt", "atan": "arb_atan",
+          "sinh": "arb_sinh", "cosh": "arb_cosh", "tanh": "arb_tanh", "asin": "arb_asin",
+          "acos": "arb_acos"}
+"""The functions of generated code ArbContext evaluates by the ``flint.arb`` method of
+that name, and the Arb function the method calls."""
+
+_PERIODIC = {"sin": "arb_sin", "cos": "arb_cos", "tan": "arb_tan"}
+"""The functions ArbContext makes nan for a ball not certainly below 2^prec in absolute
+value (``ArbContext._periodic``)."""
+
+_lock = threading.Lock()
+_status: dict = {}
+_MODULES: dict = {}
+
+
+def status() -> dict:
+    """What this process found about compiled ball kernels: ``{"toolchain": ...}`` once
+    checked (a dict with ``"error"`` when unavailable), ``"refused"``: why a module failed
+    its probe, if one did."""
+    with _lock:
+        return dict(_status)
+
+
+def _report_once(key: str, message: str) -> None:
+    with _lock:
+        if key in _status:
+            return
+        _status[key] = message
+    print(f"mpvi: {message}", file=sys.stderr)
+
+
+# ----- the toolchain and the layout ---------------------------------------------------------
+
+def _libflint() -> Path | None:
+    """The libflint file python-flint loaded: from ``/proc/self/maps`` (Linux), else the
+    one bundled in python-flint's wheel; None if neither is found."""
+    import flint
+    maps = Path("/proc/self/maps")
+    if maps.exists():
+        for line in maps.read_text(errors="replace").splitlines():
+            path = line.split(None, 5)[-1] if line.count(" ") >= 5 else ""
+            name = Path(path).name
+            if name.startswith("libflint") and ".so" in name and Path(path).is_file():
+                return Path(path)
+    libs = Path(flint.__file__).resolve().parent.parent / "python_flint.libs"
+    found = sorted(libs.glob("libflint*.so*")) if libs.is_dir() else []
+    return found[0] if len(found) == 1 else None
+
+
+def _library_version(lib: Path) -> str:
+    """The version string ``flint_version`` of the library file ``lib`` (already loaded by
+    python-flint: the same instance), or "unknown"."""
+    import ctypes
+    try:
+        text = (ctypes.c_char * 64).in_dll(ctypes.CDLL(str(lib)), "flint_version").value
+    except (OSError, ValueError):
+        return "unknown"
+    return text.decode("ascii", "replace")
+
+
+def toolchain() -> dict:
+    """The compiler, headers and libflint to build ball kernels with, or ``{"error":
+    reason}``: checked once per process."""
+    with _lock:
+        if "toolchain" in _status:
+            return _status["toolchain"]
+    info = _find_toolchain()
+    with _lock:
+        return _status.setdefault("toolchain", info)
+
+
+def _find_toolchain() -> dict:
+    import flint
+    version = str(getattr(flint, "__FLINT_VERSION__", "unknown"))
+    if version != VERIFIED_FLINT:
+        return {"error": f"python-flint uses FLINT {version}; the layout of its balls was "
+                         f"verified for FLINT {VERIFIED_FLINT} only"}
+    size = int(flint.arb.__basicsize__)
+    if size != ARB_BASICSIZE:
+        return {"error": f"a flint.arb object is {size} bytes, not the {ARB_BASICSIZE} whose "
+                         "layout was verified"}
+    lib = _libflint()
+    if lib is None:
+        return {"error": "the libflint python-flint loaded was not found"}
+    loaded = _library_version(lib)
+    if loaded != VERIFIED_FLINT:
+        return {"error": f"the libflint python-flint loaded ({lib}) is FLINT {loaded}; the "
+                         f"layout of its balls was verified for FLINT {VERIFIED_FLINT} only"}
+    found = cbackend.compiler()
+    if "error" in found:
+        return found
+    return {"cc": found["cc"], "version": found["version"],
+            "includes": [found["python_include"]], "link": [str(lib)],
+            "rpath": str(lib.parent), "mpfr": f"FLINT {version}",
+            "abi": sysconfig.get_config_var("EXT_SUFFIX"), "offset": size - ARB_STRUCT_BYTES}
+
+
+def _usable() -> dict | None:
+    """The toolchain, or None when compiled kernels are off or ball kernels unavailable
+    (said once)."""
+    if not cbackend.balls_enabled():
+        return None
+    tc = toolchain()
+    if "error" in tc:
+        _report_once("unavailable", f"compiled ball kernels unavailable ({tc['error']}); "
+                     "computing with the Python kernels")
+        return None
+    try:
+        cbackend._runtime()
+    except (OSError, RuntimeError) as exc:
+        _report_once("runtime-error", f"compiled ball kernels unavailable ({exc}); computing "
+                     "with the Python kernels")
+        return None
+    return tc
+
+
+def same(a: object, b: object) -> bool:
+    """Whether two results are the same: two balls of the same midpoint and radius, bit
+    for bit (``arb.repr`` is exact), two duals of the same value and derivative balls, or
+    two equal ints."""
+    from flint import arb
+
+    from mpvi.numbers.arb import _Dual
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, arb):
+        return bool(a.repr() == b.repr())           # type: ignore[attr-defined]
+    if isinstance(a, _Dual) and isinstance(b, _Dual):
+        return (same(a.v, b.v) and len(a.d) == len(b.d)
+                and all(same(x, y) for x, y in zip(a.d, b.d)))
+    return a == b
+
+
+def _verified(module: Any) -> str | None:
+    """Why ``module`` does not read and write balls as python-flint does (its ``probe``
+    against python-flint's own results), or None."""
+    import flint
+    from flint import arb
+    caller = flint.ctx.prec
+    flint.ctx.prec = PROBE_BITS
+    try:
+        wide = arb(1) / 3                             # inexact: radius, heap mantissa
+        three = arb(3)
+        for a, b in ((three, wide), (wide, three)):
+            total, a3, b3, mid = module.probe(a, b, PROBE_BITS)
+            if not same(total, a + b):
+                return f"its sum of {a.repr()} and {b.repr()} is {total.repr()}"
+            if (a3, b3) != (int(a is three), int(b is three)):
+                return "arb_equal_si through its layout disagrees with python-flint"
+            if a is three and mid != 3.0:
+                return f"arf_get_d of the midpoint of 3 gives {mid!r}"
+    finally:
+        flint.ctx.prec = caller
+    return None
+
+
+# ----- the translator -----------------------------------------------------------------------
+
+class _BallTranslator:
+    """The Python source of one generated function -> the C statements of ``ma_evaluate``.
+
+    Every Python operation on balls is one Arb call into a new temporary ``t[i]`` at the
+    call's ``prec``; a name is bound to the C operand of its value (a temporary, an
+    argument ``g<i>[j]``, a constant ``k[i]``), as Python binds the object; an ``int``
+    literal stays an int until an operation with a ball converts it exactly (``z[i]``,
+    set once when the module loads), as python-flint does.
+    """
+
+    def __init__(self, constants: Sequence[str]) -> None:
+        self.constants = list(constants)
+        self.temps = 0
+        self.ints: dict[int, str] = {}
+        self.lines: list[str] = []
+        self.names: dict[str, tuple[str, Any]] = {}
+
+    kind = "ball"
+    """The kind of the operands that are not ints."""
+
+    def temp(self) -> str:
+        self.temps += 1
+        return f"t[{self.temps - 1}]"
+
+    def reading(self) -> list[str]:
+        """The C lines before the arguments are read."""
+        return []
+
+    def read_done(self) -> list[str]:
+        """The C lines after the arguments are read."""
+        return []
+
+    def read_scalar(self, i: int) -> tuple[list[str], str]:
+        """(C lines, operand) of argument i used whole."""
+        return [f"if (Py_TYPE(groups[{i}]) != arb_type) return -1;"], f"BALL(groups[{i}])"
+
+    def read_group(self, i: int, n: int) -> tuple[list[str], list[str]]:
+        """(C lines, operands) of the n items of argument i."""
+        return ([f"arb_srcptr g{i}[{max(n, 1)}];",
+                 f"if ((rc = ma_group(groups[{i}], {n}, g{i})) != 1) return rc;"],
+                [f"g{i}[{j}]" for j in range(n)])
+
+    def output(self, i: int, kind: str, v: Any) -> str:
+        """The C statement that sets result i."""
+        return (f"if (!ma_int(result, {i}, {v}L)) return 0;" if kind == "int" else
+                f"if (!ma_ball(result, {i}, {v})) return 0;")
+
+    def exact(self, n: int) -> str:
+        if not -2 ** 62 < n < 2 ** 62:
+            raise Unsupported(f"the integer {n} has more than 62 bits")
+        if n not in self.ints:
+            self.ints[n] = f"z[{len(self.ints)}]"
+        return self.ints[n]
+
+    def ball(self, kind: str, v: Any) -> str:
+        return v if kind == "ball" else self.exact(v)
+
+    def value(self, node: ast.AST) -> tuple[str, Any]:
+        if isinstance(node, ast.Constant) and type(node.value) is int:
+            return "int", node.value
+        if isinstance(node, ast.Name):
+            if node.id in self.names:
+                return self.names[node.id]
+            if node.id in self.constants:
+                return "ball", f"k[{self.constants.index(node.id)}]"
+            raise Unsupported(f"unknown name {node.id!r}")
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+            kind, v = self.value(node.operand)
+            if kind == "int":
+                return "int", -v if isinstance(node.op, ast.USub) else v
+            out = self.temp()
+            f = "arb_neg_round" if isinstance(node.op, ast.USub) else "arb_set_round"
+            self.lines.append(f"{f}({out}, {v}, prec);")
+            return "ball", out
+        if isinstance(node, ast.BinOp) and type(node.op) in _BINARY:
+            lk, lv = self.value(node.left)
+            rk, rv = self.value(node.right)
+            if lk == "int" and rk == "int":
+                raise Unsupported(f"integer arithmetic {ast.unparse(node)[:60]!r}")
+            out = self.temp()
+            self.lines.append(f"{_BINARY[type(node.op)]}({out}, {self.ball(lk, lv)}, "
+                              f"{self.ball(rk, rv)}, prec);")
+            return "ball", out
+        if isinstance(node, ast.Call):
+            return self.call(node)
+        raise Unsupported(f"{type(node).__name__} ({ast.unparse(node)[:60]})")
+
+    def argument(self, node: ast.AST, name: str) -> str:
+        kind, v = self.value(node)
+        if kind != "ball":
+            raise Unsupported(f"{name} of an integer")
+        return str(v)
+
+    def callee(self, node: ast.Call) -> tuple[str, list[ast.expr], int | None]:
+        """The called name, its arguments and, for ``mpf(n)``, the integer n (else None);
+        Unsupported for anything but a plain call by name."""
+        if not isinstance(node.func, ast.Name) or node.keywords:
+            raise Unsupported(f"call {ast.unparse(node)[:60]}")
+        name, args = node.func.id, node.args
+        if name != "mpf" or len(args) != 1:
+            return name, args, None
+        kind, v = self.value(args[0])
+        if kind != "int":
+            raise Unsupported(f"mpf of {ast.unparse(args[0])[:40]}")
+        return name, args, v
+
+    def call(self, node: ast.Call) -> tuple[str, Any]:
+        name, args, n = self.callee(node)
+        if n is not None:
+            return "ball", self.exact(n)                # ArbContext.num(n): the exact ball
+        if name in _PERIODIC and len(args) == 1:
+            x = self.argument(args[0], name)
+            out, scratch = self.temp(), self.temp()
+            self.lines.append(f"ma_periodic({_PERIODIC[name]}, {out}, {scratch}, {x}, prec);")
+            return "ball", out
+        if name in _UNARY and len(args) == 1:
+            x = self.argument(args[0], name)
+            out = self.temp()
+            self.lines.append(f"{_UNARY[name]}({out}, {x}, prec);")
+            return "ball", out
+        if name in ("fabs", "abs") and len(args) == 1:
+            x = self.argument(args[0], name)
+            out = self.temp()
+            self.lines.append(f"ma_abs({out}, {x}, prec);")
+            return "ball", out
+        if name == "atan2" and len(args) == 2:
+            y, x = self.argument(args[0], name), self.argument(args[1], name)
+            out = self.temp()
+            self.lines.append(f"arb_atan2({out}, {y}, {x}, prec);")
+            return "ball", out
+        raise Unsupported(f"{name} has no compiled ball counterpart")
+
+    def function(self, source: str) -> tuple[list[str], list[str], list[tuple[str, Any]]]:
+        """(argument reading, statements, results) of ``def name(_a0, ...): ...; return
+        [...]``."""
+        (fn,) = ast.parse(source).body
+        if not isinstance(fn, ast.FunctionDef):
+            raise Unsupported("not a function")
+        groups = [a.arg for a in fn.args.args]
+        body, returns = fn.body[:-1], fn.body[-1]
+        if not (isinstance(returns, ast.Return) and isinstance(returns.value, ast.List)):
+            raise Unsupported("the function does not end in `return [...]`")
+        unpacked = {stmt.value.id for stmt in body if isinstance(stmt, ast.Assign)
+                    and isinstance(stmt.targets[0], ast.List)
+                    and isinstance(stmt.value, ast.Name) and stmt.value.id in groups}
+        used = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name)}
+        read = ["int rc;"] + self.reading()
+        for i, g in enumerate(groups):            # an argument used whole: one number (an
+            if g not in unpacked and g in used:   # empty group is neither read nor checked)
+                lines, operand = self.read_scalar(i)
+                read += lines
+                self.names[g] = (self.kind, operand)
+        for stmt in body:
+            if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1):
+                raise Unsupported(f"statement {ast.unparse(stmt)[:60]}")
+            target, value = stmt.targets[0], stmt.value
+            if isinstance(target, ast.List) and isinstance(value, ast.Name) \
+                    and value.id in unpacked:
+                i = groups.index(value.id)
+                members = [e.id for e in target.elts if isinstance(e, ast.Name)]
+                if len(members) != len(target.elts):
+                    raise Unsupported(f"unpacking {ast.unparse(target)[:60]}")
+                lines, operands = self.read_group(i, len(members))
+                read += lines
+                self.names.update((m, (self.kind, o)) for m, o in zip(members, operands))
+                continue
+            if not isinstance(target, ast.Name):
+                raise Unsupported(f"assignment to {ast.unparse(target)[:60]}")
+            self.names[target.id] = self.value(value)
+        read += self.read_done()
+        results = [self.value(e) for e in returns.value.elts]
+        return read, self.lines, results
+
+
+_DUAL_FUNCTIONS = {"sin": "DA_SIN", "cos": "DA_COS", "tan": "DA_TAN", "exp": "DA_EXP",
+                   "log": "DA_LOG", "sqrt": "DA_SQRT", "atan": "DA_ATAN", "sinh": "DA_SINH",
+                   "cosh": "DA_COSH", "tanh": "DA_TANH", "asin": "DA_ASIN", "acos": "DA_ACOS"}
+"""The functions of :mod:`mpvi.numbers.arb` on duals (``_sin``, ...) and their C counterparts in
+``mpvi_dual.h`` (sin, cos and tan nan beyond 2^prec, as ``ArbContext._periodic``)."""
+
+
+class _DualTranslator(_BallTranslator):
+    """The Python source of one generated function on :class:`mpvi.numbers.arb._Dual` -> C
+    statements on the duals of ``mpvi_dual.h``: each Python operation is the C function
+    doing what the ``_Dual`` method Python would call does (``x + 1`` is
+    ``_Dual.__add__(x, 1)``, ``1 - x`` is ``_Dual.__rsub__``, ``x**2`` ``_Dual.__pow__``),
+    with the same Arb calls; an ``int`` operand stays an int, as Python passes it."""
+
+    kind = "dual"
+
+    def __init__(self, constants: Sequence[str]) -> None:
+        super().__init__(constants)
+        self.args = 0
+
+    def temp(self) -> str:
+        self.temps += 1
+        return str(self.temps - 1)
+
+    def reading(self) -> list[str]:
+        return ["da_start();"]
+
+    def read_done(self) -> list[str]:
+        return ["da_started();"]
+
+    def read_scalar(self, i: int) -> tuple[list[str], str]:
+        j, self.args = self.args, self.args + 1
+        return [f"if ((rc = da_read(groups[{i}], {j})) != 1) return rc;"], f"A[{j}]"
+
+    def read_group(self, i: int, n: int) -> tuple[list[str], list[str]]:
+        first, self.args = self.args, self.args + n
+        return ([f"if ((rc = da_group(groups[{i}], {n}, {first})) != 1) return rc;"],
+                [f"A[{first + j}]" for j in range(n)])
+
+    def output(self, i: int, kind: str, v: Any) -> str:
+        return (f"if (!ma_int(result, {i}, {v}L)) return 0;" if kind == "int" else
+                f"if (!da_out(result, {i}, {v})) return 0;")
+
+    def value(self, node: ast.AST) -> tuple[str, Any]:
+        if isinstance(node, ast.Name) and node.id not in self.names \
+                and node.id in self.constants:
+            return "dual", f"K[{self.constants.index(node.id)}]"
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+            kind, v = self.value(node.operand)
+            if kind == "int":
+                return "int", -v if isinstance(node.op, ast.USub) else v
+            if isinstance(node.op, ast.UAdd):              # _Dual.__pos__: itself
+                return "dual", v
+            i = self.temp()
+            self.lines.append(f"da_neg({i}, {v}, prec);")
+            return "dual", f"T[{i}]"
+        if isinstance(node, ast.BinOp) and type(node.op) in _BINARY:
+            return self.binop(node)
+        return super().value(node)
+
+    def binop(self, node: ast.BinOp) -> tuple[str, Any]:
+        lk, lv = self.value(node.left)
+        rk, rv = self.value(node.right)
+        if lk == "int" and rk == "int":
+            raise Unsupported(f"integer arithmetic {ast.unparse(node)[:60]!r}")
+        op = type(node.op)
+        if op is ast.Pow:
+            if lk != "dual":
+                raise Unsupported(f"a power of an integer ({ast.unparse(node)[:60]})")
+            if rk == "dual":                    # _Dual.__pow__ of a dual exponent
+                i, j1, j2 = self.temp(), self.temp(), self.temp()
+                self.lines.append(f"da_pow_d({i}, {lv}, {rv}, {j1}, {j2}, prec);")
+                return "dual", f"T[{i}]"
+            i = self.temp()
+            self.lines.append(f"da_pow_z({i}, {lv}, {rv}L, {self.exact(rv)}, "
+                              f"{self.exact(rv - 1)}, prec);")
+            return "dual", f"T[{i}]"
+        i = self.temp()
+        name = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "div"}[op]
+        if lk == "dual" and rk == "dual":
+            call = f"da_{name}({i}, {lv}, {rv}, prec);"
+        elif op is ast.Div:                     # an int is lifted to a constant dual
+            left = lv if lk == "dual" else f"dc({self.exact(lv)})"
+            right = rv if rk == "dual" else f"dc({self.exact(rv)})"
+            call = f"da_div({i}, {left}, {right}, prec);"
+        elif op is ast.Sub and lk == "int":     # __rsub__
+            call = f"da_z_sub({i}, {self.exact(lv)}, {rv}, prec);"
+        else:                                   # dual op int, or __radd__ / __rmul__
+            dual, n = (lv, rv) if lk == "dual" else (rv, lv)
+            call = f"da_{name}_z({i}, {dual}, {self.exact(n)}, prec);"
+        self.lines.append(call)
+        return "dual", f"T[{i}]"
+
+    def call(self, node: ast.Call) -> tuple[str, Any]:
+        name, args, n = self.callee(node)
+        if n is not None:
+            return "dual", f"dc({self.exact(n)})"       # _DualContext.num(n): a constant
+        if name in _DUAL_FUNCTIONS and len(args) == 1:
+            x = self.argument(args[0], name)
+            i = self.temp()
+            self.lines.append(f"da_fn({i}, {_DUAL_FUNCTIONS[name]}, {x}, prec);")
+            return "dual", f"T[{i}]"
+        if name == "atan2" and len(args) == 2:
+            y, x = self.argument(args[0], name), self.argument(args[1], name)
+            i = self.temp()
+            self.lines.append(f"da_atan2({i}, {y}, {x}, prec);")
+            return "dual", f"T[{i}]"
+        raise Unsupported(f"{name} has no compiled dual counterpart")
+
+    def argument(self, node: ast.AST, name: str) -> str:
+        kind, v = self.value(node)
+        if kind != "dual":
+            raise Unsupported(f"{name} of an integer")
+        return str(v)
+
+
+def translate(name: str, source: str, constants: Sequence[str], limit_bits: int,
+              offset: int, note: str = "", duals: bool = False) -> str:
+    """The C source of the module ``name`` computing what the Python ``source`` computes on
+    balls (:class:`_BallTranslator`), with the constant table ``constants`` (names, given
+    to ``setup``), sin, cos and tan nan from 2^``limit_bits``, the ball at ``offset`` in a
+    ``flint.arb``; ``note`` (the constants' exact values) goes into the comment, part of
+    the module's identity.  With ``duals`` the numbers are :class:`mpvi.numbers.arb._Dual`
+    (:class:`_DualTranslator`, ``mpvi_dual.h``)."""
+    tr = _DualTranslator(constants) if duals else _BallTranslator(constants)
+    read, lines, results = tr.function(source)
+    outs = [tr.output(i, kind, v) for i, (kind, v) in enumerate(results)]
+    init = [f"arb_set_si({z}, {n}L);" for n, z in tr.ints.items()]
+    groups = source.split("(", 1)[1].split(")", 1)[0]
+    ngroups = len([g for g in groups.split(",") if g.strip()])
+    defines = {"MPVI_MODULE": name, "ARB_OFFSET": offset, "LIMIT_BITS": limit_bits,
+               "NTEMPS": max(tr.temps, 1), "NCONST": max(len(constants), 1),
+               "NCONST_REAL": len(constants), "NZ": max(len(tr.ints), 1), "NGROUPS": ngroups,
+               "NRESULTS": len(results)}
+    if duals:
+        defines.update(MPVI_DUAL=1, NARGS=max(getattr(tr, "args", 0), 1))
+    body = ["(void)prec; (void)groups;"] + read + ["(void)rc;"] + lines + outs
+    text = ["/* generated by mpvi.compiled.carb: a kernel of mpvi.compiled.codegen translated to Arb",
+            f"   {note.replace('*/', '* /')} */"]
+    text += [f"#define {k} {v}" for k, v in defines.items()]
+    text.append('#include "mpvi_arb.h"')
+    if duals:
+        text.append('#include "mpvi_dual.h"')
+    text.append("static int ma_evaluate(PyObject *const *groups, PyObject *result, slong prec) {")
+    text += [f"    {x}" for x in body] + ["    return 1;", "}", "",
+                                           "static void ma_init(void) {"]
+    text += [f"    {x}" for x in init] + ["}"]
+    return "\n".join(text) + "\n"
+
+
+# ----- building, loading, using -------------------------------------------------------------
+
+def _plan(source: str, ctx: Any, table: dict) -> tuple[str, str, dict, list[Any], bool] | None:
+    """(module name, C source, toolchain, constants, on duals) of a kernel bound to
+    ``ctx`` (a ball context, or the dual context of :mod:`mpvi.proof.certify`), or None
+    (compiled ball kernels off or unavailable, or a construct without a counterpart:
+    said once)."""
+    tc = _usable()
+    if tc is None:
+        return None
+    duals = bool(getattr(ctx, "compiles_dual_kernels", False))
+    names = sorted(table)
+    try:
+        balls = [_constant(table[n], duals) for n in names]
+        note = "constants: " + ", ".join(f"{n} = {b.repr()}" for n, b in zip(names, balls))
+        body = translate("mpvi_ball", source, names, int(ctx.prec), int(tc["offset"]), note,
+                         duals)
+    except Unsupported as exc:
+        cbackend._stays_in_python("dual kernel" if duals else "ball kernel", exc)
+        return None
+    name = f"mpvi_{'d' if duals else 'b'}{hashlib.sha256(body.encode()).hexdigest()[:16]}"
+    return name, body.replace("mpvi_ball", name), tc, balls, duals
+
+
+def _constant(x: Any, duals: bool) -> Any:
+    """The ball of a constant of a kernel's table: the ball itself, or the value of a
+    constant dual (without derivatives)."""
+    from flint import arb
+    if duals:
+        if getattr(x, "d", None) != ():
+            raise Unsupported("a constant with derivatives")
+        x = x.v
+    if type(x) is not arb:
+        raise Unsupported(f"a constant of type {type(x).__name__}")
+    return x
+
+
+def _module(plan: tuple[str, str, dict, list[Any], bool]) -> Any:
+    """The loaded, set up and probed module of ``plan`` (built if needed), or None (said
+    once: a failed build, a failed probe)."""
+    name, csource, tc, constants, duals = plan
+    with _lock:
+        module = _MODULES.get(name)
+    if module is not None:
+        return module
+    import flint
+    try:
+        module = cbackend._load_or_build(name, csource, tc)
+        if duals:
+            from mpvi.numbers.arb import _Dual
+            module.setup(flint.arb, constants, _Dual)
+        else:
+            module.setup(flint.arb, constants)
+    except (OSError, RuntimeError, ImportError, TypeError, ValueError,
+            subprocess.SubprocessError) as exc:
+        _report_once("build-error", f"compiled ball kernels unavailable (building one failed: "
+                     f"{exc}); computing with the Python kernels")
+        return None
+    why = _verified(module)
+    if why is not None:
+        _report_once("refused", f"compiled ball kernels refused: the module {name} does not "
+                     f"read balls as python-flint does ({why}); computing with the Python "
+                     "kernels")
+        return None
+    with _lock:
+        return _MODULES.setdefault(name, module)
+
+
+def _bind(python: Callable[..., Any], compiled: Callable[..., Any]) -> Callable[..., Any]:
+    """``compiled(prec, *groups)`` at python-flint's precision of the call, ``python`` where
+    it returns None (an argument that is not a ball)."""
+    import flint
+    context = flint.ctx
+
+    def kernel(*groups: Any) -> Any:
+        out = compiled(context.prec, *groups)
+        return python(*groups) if out is None else out
+    kernel.__name__ = getattr(python, "__name__", "kernel")
+    kernel.__wrapped__ = python                     # type: ignore[attr-defined]
+    return kernel
+
+
+def compile_function(python: Callable[..., Any], source: str, ctx: Any, table: dict
+                     ) -> Callable[..., Any] | None:
+    """The compiled counterpart of the generated ``python`` function bound to the Arb
+    context ``ctx`` (constant ``table``), built now, or None where the Python one must be
+    used (said once on stderr: :func:`status`)."""
+    plan = _plan(source, ctx, table)
+    module = _module(plan) if plan is not None else None
+    return None if module is None else _bind(python, module.f)
+
+
+def accelerated(python: Callable[..., Any], source: str, ctx: Any, table: dict
+                ) -> Callable[..., Any]:
+    """``python`` or its compiled counterpart, the same balls either way: compiled at once
+    when its module is in the store, else after :func:`mpvi.compiled.cbackend.compile_after` calls
+    (``python`` meanwhile, and for good if building or the probe fails)."""
+    plan = _plan(source, ctx, table)
+    if plan is None:
+        return python
+    name, csource, tc = plan[:3]
+    with _lock:
+        loaded = name in _MODULES
+    path = None if loaded else cbackend._cached_path(name, csource, tc, create=False)
+    if loaded or (path is not None and os.path.lexists(path)) or cbackend.compile_after() == 0:
+        module = _module(plan)
+        return python if module is None else _bind(python, module.f)
+    after = cbackend.compile_after()
+    state: dict[str, Any] = {"calls": 0, "f": None}
+
+    def lazy(*groups: Any) -> Any:
+        f = state["f"]
+        if f is not None:
+            return f(*groups)
+        state["calls"] += 1
+        if state["calls"] >= after:
+            module = _module(plan)
+            state["f"] = f = python if module is None else _bind(python, module.f)
+            return f(*groups)
+        return python(*groups)
+    lazy.__name__ = getattr(python, "__name__", "kernel")
+    return lazy

@@ -1,0 +1,393 @@
+/* A compiled dual kernel (mpvi.compiled.carb): a generated function of mpvi.compiled.codegen on the balls
+   with first derivatives of mpvi.numbers.arb._Dual, the Python class's operations done in C with
+   the same Arb calls in the same order, so the same value and derivative balls.
+
+   Included after mpvi_arb.h (MPVI_DUAL defined) by the generated part, which also
+   defines NARGS (the duals read from the arguments, at least 1).  A dual is a value ball
+   v and either no derivatives (d NULL: a constant, _Dual's empty tuple) or m derivative
+   balls d[0..m-1], m the same for every dual of a call (fixed by the arguments).  Every
+   operation writes temporary i: its value into tv[i], its derivatives into td[i] (or
+   d points to an operand's, as the Python class shares the tuple): each temporary is
+   written once per call, so such a pointer stays valid.  Each function below says which
+   Python method of _Dual (mpvi/numbers/arb.py) it is; "x * y" of balls there is arb_mul(x, y),
+   an int operand an exact ball (python-flint's conversion). */
+#ifndef MPVI_DUAL_H
+#define MPVI_DUAL_H
+#include "mpvi_arb.h"
+
+typedef struct { arb_srcptr v; arb_ptr d; } dual;
+
+static arb_t tv[NTEMPS];                   /* values of the temporaries */
+static arb_ptr td[NTEMPS];                 /* derivative storage of the temporaries */
+static dual T[NTEMPS];
+static arb_ptr ad[NARGS];                  /* derivative storage of the arguments */
+static dual A[NARGS];                      /* the arguments (values read in place) */
+static dual K[NCONST];                     /* the constant table as constant duals */
+static slong m;                            /* derivatives per dual in this call */
+static slong cap = 0;                      /* the length of every td[i] and ad[i] */
+static arb_t s1, s2, one, minus_one, two;  /* scratch; exact 1, -1, 2 */
+static PyObject *name_v, *name_d;       /* the attributes of a _Dual */
+
+/* a constant dual of the ball v (the Python _Dual(v, ())) */
+static inline dual dc(arb_srcptr v) {
+    dual r = {v, NULL};
+    return r;
+}
+
+static arb_ptr da_alloc(slong n) {
+    arb_ptr p = (arb_ptr)PyMem_Malloc((size_t)(n > 0 ? n : 1) * sizeof(arb_struct));
+    if (p != NULL)
+        for (slong j = 0; j < n; j++) arb_init(p + j);
+    return p;
+}
+
+static void da_free(arb_ptr p, slong n) {
+    if (p == NULL) return;
+    for (slong j = 0; j < n; j++) arb_clear(p + j);
+    PyMem_Free(p);
+}
+
+/* every derivative storage at least n long; 0 (MemoryError) on failure */
+static int da_reserve(slong n) {
+    if (n <= cap) return 1;
+    for (int i = 0; i < NTEMPS; i++) {
+        arb_ptr p = da_alloc(n);
+        if (p == NULL) { PyErr_NoMemory(); return 0; }
+        da_free(td[i], cap);
+        td[i] = p;
+    }
+    for (int i = 0; i < NARGS; i++) {
+        arb_ptr p = da_alloc(n);
+        if (p == NULL) { PyErr_NoMemory(); return 0; }
+        da_free(ad[i], cap);
+        ad[i] = p;
+    }
+    cap = n;
+    return 1;
+}
+
+static int da_module_init(void) {
+    for (int i = 0; i < NTEMPS; i++) { arb_init(tv[i]); T[i].v = tv[i]; }
+    for (int i = 0; i < NCONST; i++) K[i] = dc(k[i]);
+    arb_init(s1); arb_init(s2); arb_init(one); arb_init(minus_one); arb_init(two);
+    arb_set_si(one, 1); arb_set_si(minus_one, -1); arb_set_si(two, 2);
+    name_v = PyUnicode_InternFromString("v");
+    name_d = PyUnicode_InternFromString("d");
+    return name_v != NULL && name_d != NULL && da_reserve(1);
+}
+
+/* one argument dual into A[j] (its derivatives copied into ad[j]): 1, 0 (an error set)
+   or -1 (not a _Dual of a flint.arb and a tuple of 0 or m flint.arb: Python computes) */
+static int da_read(PyObject *x, int j) {
+    if (Py_TYPE(x) != dual_type) return -1;
+    PyObject *v = PyObject_GetAttr(x, name_v);
+    if (v == NULL) return 0;
+    PyObject *d = PyObject_GetAttr(x, name_d);
+    if (d == NULL) { Py_DECREF(v); return 0; }
+    int rc = -1;
+    if (Py_TYPE(v) == arb_type && PyTuple_Check(d)) {
+        Py_ssize_t n = PyTuple_GET_SIZE(d);
+        A[j].v = BALL(v);               /* the _Dual keeps v alive during the call */
+        A[j].d = NULL;
+        rc = 1;
+        if (n > 0) {
+            if (m < 0) {
+                m = n;
+                if (!da_reserve(m)) rc = 0;
+            }
+            if (rc == 1 && n != m) rc = -1;
+            for (Py_ssize_t i = 0; rc == 1 && i < n; i++) {
+                PyObject *e = PyTuple_GET_ITEM(d, i);
+                if (Py_TYPE(e) != arb_type) rc = -1;
+                else arb_set(ad[j] + i, BALL(e));
+            }
+            if (rc == 1) A[j].d = ad[j];
+        }
+    }
+    Py_DECREF(v);
+    Py_DECREF(d);
+    return rc;
+}
+
+/* the count duals of the argument group x into A[first..] */
+MPVI_UNUSED static int da_group(PyObject *x, Py_ssize_t count, int first) {
+    PyObject *seq = PySequence_Fast(x, "a compiled dual kernel's argument must be a sequence");
+    if (seq == NULL) return 0;
+    if (PySequence_Fast_GET_SIZE(seq) != count) {
+        PyErr_Format(PyExc_ValueError, "a compiled dual kernel's argument must have %zd items, "
+                     "got %zd", count, PySequence_Fast_GET_SIZE(seq));
+        Py_DECREF(seq);
+        return 0;
+    }
+    int rc = 1;
+    for (Py_ssize_t j = 0; rc == 1 && j < count; j++)
+        rc = da_read(PySequence_Fast_GET_ITEM(seq, j), first + (int)j);
+    Py_DECREF(seq);
+    return rc;
+}
+
+/* before the arguments are read: no derivatives yet */
+MPVI_UNUSED static void da_start(void) { m = -1; }
+
+/* after: m = 0 when no argument carries derivatives */
+MPVI_UNUSED static void da_started(void) { if (m < 0) m = 0; }
+
+/* result[i] = _Dual(a new ball of a.v, a tuple of new balls of a.d, or ()) */
+MPVI_UNUSED static int da_out(PyObject *result, Py_ssize_t i, dual a) {
+    PyObject *v = ma_new(a.v);
+    if (v == NULL) return 0;
+    PyObject *d = PyTuple_New(a.d != NULL ? m : 0);
+    if (d == NULL) { Py_DECREF(v); return 0; }
+    for (slong j = 0; a.d != NULL && j < m; j++) {
+        PyObject *e = ma_new(a.d + j);
+        if (e == NULL) { Py_DECREF(v); Py_DECREF(d); return 0; }
+        PyTuple_SET_ITEM(d, j, e);
+    }
+    PyObject *o = PyObject_CallFunctionObjArgs((PyObject *)dual_type, v, d, NULL);
+    Py_DECREF(v);
+    Py_DECREF(d);
+    if (o == NULL) return 0;
+    PyList_SET_ITEM(result, i, o);
+    return 1;
+}
+
+/* __add__ of two duals: v = a.v + b.v; d = a.d + b.d, or the one there is */
+MPVI_UNUSED static void da_add(int i, dual a, dual b, slong prec) {
+    arb_add(tv[i], a.v, b.v, prec);
+    if (a.d && b.d) {
+        for (slong j = 0; j < m; j++) arb_add(td[i] + j, a.d + j, b.d + j, prec);
+        T[i].d = td[i];
+    } else T[i].d = a.d ? a.d : b.d;
+}
+
+/* __add__ (and __radd__) with an int n: v = a.v + n, d = a.d */
+MPVI_UNUSED static void da_add_z(int i, dual a, arb_srcptr n, slong prec) {
+    arb_add(tv[i], a.v, n, prec);
+    T[i].d = a.d;
+}
+
+/* __sub__ of two duals: v = a.v - b.v; d = a.d - b.d, a.d, or -b.d */
+MPVI_UNUSED static void da_sub(int i, dual a, dual b, slong prec) {
+    arb_sub(tv[i], a.v, b.v, prec);
+    if (a.d && b.d) {
+        for (slong j = 0; j < m; j++) arb_sub(td[i] + j, a.d + j, b.d + j, prec);
+        T[i].d = td[i];
+    } else if (a.d) T[i].d = a.d;
+    else if (b.d) {
+        for (slong j = 0; j < m; j++) arb_neg_round(td[i] + j, b.d + j, prec);
+        T[i].d = td[i];
+    } else T[i].d = NULL;
+}
+
+/* __sub__ with an int n: v = a.v - n, d = a.d */
+MPVI_UNUSED static void da_sub_z(int i, dual a, arb_srcptr n, slong prec) {
+    arb_sub(tv[i], a.v, n, prec);
+    T[i].d = a.d;
+}
+
+/* __rsub__: n - a is _Dual(n) + (-a): v = n + (-a.v), d = -a.d */
+MPVI_UNUSED static void da_z_sub(int i, arb_srcptr n, dual a, slong prec) {
+    arb_neg_round(s1, a.v, prec);
+    arb_add(tv[i], n, s1, prec);
+    if (a.d) {
+        for (slong j = 0; j < m; j++) arb_neg_round(td[i] + j, a.d + j, prec);
+        T[i].d = td[i];
+    } else T[i].d = NULL;
+}
+
+/* __mul__ of two duals: v = u w; d = w a.d + u b.d, w a.d or u b.d */
+MPVI_UNUSED static void da_mul(int i, dual a, dual b, slong prec) {
+    arb_srcptr u = a.v, w = b.v;
+    if (a.d && b.d) {
+        for (slong j = 0; j < m; j++) {
+            arb_mul(s1, w, a.d + j, prec);
+            arb_mul(s2, u, b.d + j, prec);
+            arb_add(td[i] + j, s1, s2, prec);
+        }
+        T[i].d = td[i];
+    } else if (a.d) {
+        for (slong j = 0; j < m; j++) arb_mul(td[i] + j, w, a.d + j, prec);
+        T[i].d = td[i];
+    } else if (b.d) {
+        for (slong j = 0; j < m; j++) arb_mul(td[i] + j, u, b.d + j, prec);
+        T[i].d = td[i];
+    } else T[i].d = NULL;
+    arb_mul(tv[i], u, w, prec);
+}
+
+/* __mul__ (and __rmul__) with an int n: v = a.v n, d = n a.d */
+MPVI_UNUSED static void da_mul_z(int i, dual a, arb_srcptr n, slong prec) {
+    if (a.d) {
+        for (slong j = 0; j < m; j++) arb_mul(td[i] + j, n, a.d + j, prec);
+        T[i].d = td[i];
+    } else T[i].d = NULL;
+    arb_mul(tv[i], a.v, n, prec);
+}
+
+/* _combine(a, b, fa, fb) with both factors given: fb b.d, fa a.d or fa a.d + fb b.d */
+static void da_combine(int i, dual a, dual b, arb_srcptr fa, arb_srcptr fb, slong prec) {
+    if (!a.d && !b.d) T[i].d = NULL;
+    else if (!a.d) {
+        for (slong j = 0; j < m; j++) arb_mul(td[i] + j, fb, b.d + j, prec);
+        T[i].d = td[i];
+    } else if (!b.d) {
+        for (slong j = 0; j < m; j++) arb_mul(td[i] + j, fa, a.d + j, prec);
+        T[i].d = td[i];
+    } else {
+        for (slong j = 0; j < m; j++) {
+            arb_mul(s1, fa, a.d + j, prec);
+            arb_mul(s2, fb, b.d + j, prec);
+            arb_add(td[i] + j, s1, s2, prec);
+        }
+        T[i].d = td[i];
+    }
+}
+
+/* __truediv__ (an int operand a constant dual): q = a.v / b.v, d = _combine(a, b, 1 / b.v,
+   -q / b.v) */
+MPVI_UNUSED static void da_div(int i, dual a, dual b, slong prec) {
+    arb_t fa, fb;
+    arb_init(fa);
+    arb_init(fb);
+    arb_div(tv[i], a.v, b.v, prec);
+    arb_div(fa, one, b.v, prec);
+    arb_neg_round(fb, tv[i], prec);
+    arb_div(fb, fb, b.v, prec);
+    da_combine(i, a, b, fa, fb, prec);
+    arb_clear(fa);
+    arb_clear(fb);
+}
+
+/* __pow__ of an int k (n = k, n1 = k - 1 as exact balls): k = 0 is the constant 1; else
+   v = a.v ** k, d = (k * a.v ** (k - 1)) a.d */
+MPVI_UNUSED static void da_pow_z(int i, dual a, long k, arb_srcptr n, arb_srcptr n1, slong prec) {
+    if (k == 0) {
+        arb_set(tv[i], one);
+        T[i].d = NULL;
+        return;
+    }
+    if (a.d) {
+        arb_pow(s1, a.v, n1, prec);
+        arb_mul(s1, n, s1, prec);
+        for (slong j = 0; j < m; j++) arb_mul(td[i] + j, s1, a.d + j, prec);
+        T[i].d = td[i];
+    } else T[i].d = NULL;
+    arb_pow(tv[i], a.v, n, prec);
+}
+
+/* __neg__: v = -a.v, d = -a.d */
+MPVI_UNUSED static void da_neg(int i, dual a, slong prec) {
+    arb_neg_round(tv[i], a.v, prec);
+    if (a.d) {
+        for (slong j = 0; j < m; j++) arb_neg_round(td[i] + j, a.d + j, prec);
+        T[i].d = td[i];
+    } else T[i].d = NULL;
+}
+
+/* _chain(a, value in tv[i], slope): d = slope a.d */
+static void da_chain(int i, dual a, arb_srcptr slope, slong prec) {
+    if (a.d) {
+        for (slong j = 0; j < m; j++) arb_mul(td[i] + j, slope, a.d + j, prec);
+        T[i].d = td[i];
+    } else T[i].d = NULL;
+}
+
+enum { DA_SIN, DA_COS, DA_TAN, DA_EXP, DA_LOG, DA_SQRT, DA_ATAN, DA_SINH, DA_COSH, DA_TANH,
+       DA_ASIN, DA_ACOS };
+
+/* the functions of mpvi.numbers.arb (_sin, _cos, ...), sin, cos and tan nan (a constant dual)
+   unless |a.v| is certainly below 2^LIMIT_BITS, as ArbContext._periodic */
+MPVI_UNUSED static void da_fn(int i, int which, dual a, slong prec) {
+    arb_t slope;
+    arb_srcptr x = a.v;
+    if (which == DA_SIN || which == DA_COS || which == DA_TAN) {
+        arb_abs(s1, x);
+        arb_set_round(s1, s1, prec);
+        if (!arb_lt(s1, limit)) {
+            arb_indeterminate(tv[i]);
+            T[i].d = NULL;
+            return;
+        }
+    }
+    arb_init(slope);
+    switch (which) {
+    case DA_SIN: arb_sin(tv[i], x, prec); arb_cos(slope, x, prec); break;
+    case DA_COS:
+        arb_cos(tv[i], x, prec);
+        arb_sin(slope, x, prec);
+        arb_neg_round(slope, slope, prec);
+        break;
+    case DA_TAN:
+        arb_tan(tv[i], x, prec);
+        arb_mul(s1, tv[i], tv[i], prec);
+        arb_add(slope, one, s1, prec);
+        break;
+    case DA_EXP: arb_exp(tv[i], x, prec); arb_set(slope, tv[i]); break;
+    case DA_LOG: arb_log(tv[i], x, prec); arb_div(slope, one, x, prec); break;
+    case DA_SQRT:
+        arb_sqrt(tv[i], x, prec);
+        arb_mul(s1, two, tv[i], prec);
+        arb_div(slope, one, s1, prec);
+        break;
+    case DA_ATAN:
+        arb_atan(tv[i], x, prec);
+        arb_mul(s1, x, x, prec);
+        arb_add(s1, one, s1, prec);
+        arb_div(slope, one, s1, prec);
+        break;
+    case DA_SINH: arb_sinh(tv[i], x, prec); arb_cosh(slope, x, prec); break;
+    case DA_COSH: arb_cosh(tv[i], x, prec); arb_sinh(slope, x, prec); break;
+    case DA_TANH:
+        arb_tanh(tv[i], x, prec);
+        arb_mul(s1, tv[i], tv[i], prec);
+        arb_sub(slope, one, s1, prec);
+        break;
+    default:                                   /* DA_ASIN, DA_ACOS */
+        if (which == DA_ASIN) arb_asin(tv[i], x, prec);
+        else arb_acos(tv[i], x, prec);
+        arb_mul(s1, x, x, prec);
+        arb_sub(s1, one, s1, prec);
+        arb_sqrt(s1, s1, prec);
+        arb_div(slope, which == DA_ASIN ? one : minus_one, s1, prec);
+        break;
+    }
+    da_chain(i, a, slope, prec);
+    arb_clear(slope);
+}
+
+/* __pow__ of a dual k: a constant k (k.d NULL, as x ** (mpf(-3) / mpf(2))) by the power
+   rule, v = a.v ** k.v, d = (k.v * a.v ** (k.v - 1)) a.d; else _exp(k * _log(a)) through
+   the temporaries j1 and j2 */
+MPVI_UNUSED static void da_pow_d(int i, dual a, dual k, int j1, int j2, slong prec) {
+    if (k.d == NULL) {
+        if (a.d) {
+            arb_sub(s1, k.v, one, prec);
+            arb_pow(s1, a.v, s1, prec);
+            arb_mul(s1, k.v, s1, prec);
+            for (slong j = 0; j < m; j++) arb_mul(td[i] + j, s1, a.d + j, prec);
+            T[i].d = td[i];
+        } else T[i].d = NULL;
+        arb_pow(tv[i], a.v, k.v, prec);
+        return;
+    }
+    da_fn(j1, DA_LOG, a, prec);
+    da_mul(j2, k, T[j1], prec);
+    da_fn(i, DA_EXP, T[j2], prec);
+}
+
+/* _atan2(y, x): r2 = x.v x.v + y.v y.v; v = atan2(y.v, x.v); d = _combine(y, x, x.v / r2,
+   -y.v / r2) */
+MPVI_UNUSED static void da_atan2(int i, dual y, dual x, slong prec) {
+    arb_t r2, fa, fb;
+    arb_init(r2); arb_init(fa); arb_init(fb);
+    arb_mul(s1, x.v, x.v, prec);
+    arb_mul(s2, y.v, y.v, prec);
+    arb_add(r2, s1, s2, prec);
+    arb_atan2(tv[i], y.v, x.v, prec);
+    arb_div(fa, x.v, r2, prec);
+    arb_neg_round(fb, y.v, prec);
+    arb_div(fb, fb, r2, prec);
+    da_combine(i, y, x, fa, fb, prec);
+    arb_clear(r2); arb_clear(fa); arb_clear(fb);
+}
+#endif

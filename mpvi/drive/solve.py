@@ -1,0 +1,939 @@
+"""The driver: ``mpvi.solve(problem, method, h=..., n=... | t1=...) -> mpvi.Solution``.
+
+One loop for every method (variational, Galerkin, Mutze, Newmark, Runge-Kutta, GBS) and
+for first-order systems.  It keeps O(saved points) in memory, never O(steps): the state
+of the current step, the saved points, O(1) Newton statistics and the events found.
+
+It reads as its steps: :func:`_plan` checks every argument before the first step (the
+step count, ``h`` -- validated here, once --, the method's options, the resolution at
+the initial state, ``saveat`` and the memory it needs, the events and callbacks); a
+private ``_Run`` prepares the stepper and takes the steps -- each step with its guards
+(``_check``), the saved nodes and requested times (``_save_requested``), the events
+(``_events``: detection and location on the step's dense output) -- and builds the
+:class:`mpvi.Solution` (``_finish``), also the partial one an error carries.
+
+Along the run it checks, and names step and time when something fails:
+
+* the step's result is finite (``IntegrationError``, with what is not finite where);
+* the system is regular at every node after the first: the potential (the Lagrangian)
+  finite and the mass matrix (L_vv) positive definite -- one generated evaluation and an
+  LDL^T test of n^3/6 multiplications, skipped for a constant mass matrix with a
+  polynomial potential (``IntegrationError``);
+* Newton converged, its final residual within the bound of :func:`mpvi.numbers.newton.solve_info`
+  (:class:`mpvi.NewtonError` with the residual, the iterations and the likely cause where
+  the method can tell: a non-finite potential or a singular mass matrix at the iterate);
+* the run has not diverged: every component of the state stays below ``max_growth``
+  times the scale of the initial data (default 1/eps: beyond it a step of the scale of
+  the initial data no longer changes the state) (``IntegrationError``).  Checked after
+  every step; inside a step, sin, cos and tan of generated code return nan beyond 2^prec
+  (:meth:`mpvi.numbers.context.Context.namespace`), so no run hangs in the argument reduction of
+  an astronomically large number.
+
+Before the run it also refuses a run whose saved points cannot fit in memory
+(:class:`StorageError`, a ``MemoryError``, naming the estimate and the remedy, ``saveat``).
+
+Before the run, ``check_stability`` refuses a step beyond the method's resolution at the
+initial state: |h| rho >= min(b, pi), rho the spectral radius of the linearized equations
+of motion at (t0, q0, v0) (the fastest local frequency or growth rate; omega_max for a
+linear system) and b the method's stability bound on the harmonic oscillator where one
+is known (:attr:`mpvi.Method.stability_bound`).  pi is fewer than two steps per period of
+the fastest oscillation: no method resolves it.  (:class:`mpvi.StabilityError`.)
+"""
+from __future__ import annotations
+
+import sys
+import time
+import weakref
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, NamedTuple, Sequence, TextIO
+
+import numpy as np
+
+from mpvi.model.callables import check_literals, returned, stop_flag
+from mpvi.numbers.context import floor
+from mpvi.engines.dense import Segment, StepData, locate_root
+from mpvi.ground.expressions import as_expression
+from mpvi.engines.kernels import step_check
+from mpvi.numbers.linalg import NotPositiveDefiniteError, SingularMatrixError
+from mpvi.numbers.newton import NewtonError, NewtonStats
+from mpvi.model.problem import Problem, posed_value
+from mpvi.methods.base import StabilityError, check_step, get_method
+from mpvi.model.singular import SingularityCrossed, singularities
+from mpvi.drive.solution import EventRecord, Solution
+from mpvi.ground.precision import entry, entry_class
+
+if TYPE_CHECKING:
+    from mpvi.ground.types import (EventFunction, NumberLike, ProgressCallback, Real,
+                         StepCallback, Vector)
+    from mpvi.methods.base import Method
+
+__all__ = ["solve", "Event", "EventRecord", "IntegrationError", "Progress"]
+
+MAX_STEPS = 10 ** 9
+"""The most steps one :func:`solve` takes: at the fastest step mpvi has (about 20 us: RK4
+compiled on one degree of freedom) a billion steps take more than five hours."""
+
+PROGRESS_EVERY = 256
+"""A progress callback is called every this many steps (and after the last)."""
+
+
+class IntegrationError(ArithmeticError):
+    """A step of :func:`solve` failed.
+
+    A singular or indefinite mass matrix, a non-finite state, a system leaving its
+    regular domain, or a run diverging beyond ``max_growth``; the message names the
+    method, the step index j (of the step j -> j+1) and its time t_j.  Raised by
+    :func:`solve`, it carries the points saved before the failing step as
+    ``exc.solution`` (a :class:`mpvi.Solution` ending at the last good node), as does a
+    :class:`mpvi.NewtonError`.  An ``ArithmeticError``.
+    """
+
+
+class StorageError(MemoryError):
+    """A run whose saved points cannot fit in the memory of this machine.
+
+    Raised by :func:`solve` before the first step; the message names the estimate, the
+    memory available and the remedy (``saveat``).  A ``MemoryError``.
+    """
+
+
+@entry_class
+class Event:
+    """An event function for :func:`solve`, whose sign changes are located.
+
+    ``g(t, q, v)`` (``g(t, y, y')`` for a first-order system); its sign changes between
+    nodes are located to context precision on the dense output and recorded as
+    :class:`EventRecord` entries of ``Solution.events``.  Calling the event calls ``g``.
+
+    Parameters
+    ----------
+    g : callable
+        ``g(t, q, v)`` returning a context number.
+    terminal : bool, default False
+        Stop the integration at the first such event.
+    direction : {0, 1, -1}, default 0
+        0: every sign change; +1: only from negative to positive; -1: only from positive
+        to negative.
+    name : str, optional
+        The event's name (default: the function's name).
+
+    Raises
+    ------
+    TypeError
+        A ``g`` that is not callable.
+    ValueError
+        Another ``direction``.
+    """
+
+    def __init__(self, g: EventFunction, terminal: bool = False, direction: int = 0,
+                 name: str | None = None) -> None:
+        if not callable(g):
+            raise TypeError("an event needs a callable g(t, q, v)")
+        if isinstance(direction, bool) or direction not in (-1, 0, 1):
+            raise ValueError(f"an event's direction must be -1, 0 or +1, got {direction!r}")
+        if not isinstance(terminal, (bool, np.bool_)):
+            raise TypeError(f"an event's terminal must be True or False, got {terminal!r}")
+        self.g, self.terminal, self.direction = g, bool(terminal), int(direction)
+        self.name = name or getattr(g, "__name__", "event")
+
+    def __call__(self, t: Real, q: Vector, v: Vector) -> Real:
+        return self.g(t, q, v)
+
+    def __repr__(self):
+        return f"Event({self.name!r}, terminal={self.terminal}, direction={self.direction})"
+
+
+@entry_class
+class Progress:
+    """A progress callback for :func:`solve` that prints a line every few seconds.
+
+    ``progress(step, total)`` prints ``label: step k/n (x%)`` about every ``every``
+    seconds, and after the last step.  ``solve(..., progress=True)`` uses one.
+
+    Parameters
+    ----------
+    label : str, default "solve"
+        The start of each line.
+    stream : file, optional
+        Where to print (default: ``sys.stderr``).
+    every : float, default 5.0
+        Seconds between two lines.
+    """
+
+    def __init__(self, label: str = "solve", stream: TextIO | None = None,
+                 every: float = 5.0) -> None:
+        self.label, self.every = label, every
+        self.stream = stream if stream is not None else sys.stderr
+        self._last = time.monotonic()
+
+    def __call__(self, k: int, total: int) -> None:
+        now = time.monotonic()
+        if now - self._last >= self.every or k == total:
+            self._last = now
+            print(f"  {self.label}: step {k}/{total} ({100 * k // max(total, 1)}%)",
+                  file=self.stream, flush=True)
+
+
+# ----- the step count, the events, the saved points ------------------------------------------
+
+def _step_count(problem, h, n, t1):
+    ctx = problem.ctx
+    if n is not None and t1 is not None:
+        raise ValueError("give either the number of steps n or the final time t1, not both")
+    if n is not None:
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+            raise ValueError(f"the number of steps n must be a positive integer, got {n!r}")
+        return _bounded_steps(int(n))
+    t1 = problem.t1 if t1 is None else ctx.number(t1, "final time t1")
+    if t1 is None:
+        raise ValueError("give the number of steps n or the final time t1 (or Problem(..., t1=...))")
+    t0 = problem.t0
+    span = t1 - t0
+    ratio = span / h
+    if not ctx.isfinite(ratio) or not ratio > ctx.one / 2:
+        raise ValueError(f"t1 = {ctx.to_str(t1, 12)} cannot be reached from t0 = "
+                         f"{ctx.to_str(t0, 12)} in steps h = {ctx.to_str(h, 12)} "
+                         f"((t1 - t0)/h = {ctx.to_str(ratio, 12)}; a negative h integrates "
+                         "backwards)")
+    if ratio > MAX_STEPS + 1:
+        _bounded_steps(int(ratio), f" ((t1 - t0)/h = {ctx.to_str(ratio, 6)})")
+    k = floor(ratio + ctx.one / 2)
+    tol = 4 * ctx.eps * (abs(t0) + abs(t1) + abs(span))
+    if abs(k * h - span) > tol:
+        raise ValueError(f"t1 = {ctx.to_str(t1, 12)} is not a whole number of steps "
+                         f"h = {ctx.to_str(h, 12)} from t0 = {ctx.to_str(t0, 12)} "
+                         f"((t1 - t0)/h = {ctx.to_str(ratio, 12)}); choose h = (t1 - t0)/N")
+    return k
+
+
+def _check_singular(sing, signs, m, j, t, t_next, q, q1, y1, state, system):
+    """The singular factors keep their signs at the new node and, unless ``q`` is None (a
+    method that checks the points inside its steps), at the chord midpoint
+    (q_j + q_j+1)/2, the internal point of midpoint-type methods (:mod:`mpvi.model.singular`);
+    IntegrationError naming the factor, the step and the time."""
+    v1 = q1
+    if sing.uses_velocity:
+        v1 = y1 if state == "qv" else system.velocity(q1, y1, t_next)
+    points = [(f"at t = {_t(t_next)}", t_next, q1, v1)]
+    if q is not None:
+        points.append(("at the chord midpoint of the step", (t + t_next) / 2,
+                       [(a + b) / 2 for a, b in zip(q, q1)], v1))
+    for where, tt, point, v in points:
+        values = sing.values(tt, point, v)
+        i = sing.crossed(values, signs)
+        if i is not None:
+            raise IntegrationError(f"{m.name}: step {j} at t = {_t(t)}: {where}, "
+                                   f"{sing.describe(i, values[i])}")
+
+
+def _bounded_steps(steps, detail=""):
+    """``steps`` if at most :data:`MAX_STEPS`, else ValueError with the time it would take."""
+    if steps > MAX_STEPS:
+        days = steps * 20e-6 / 86400
+        raise ValueError(f"{steps} steps{detail} are more than one solve takes ({MAX_STEPS}): "
+                         f"even at 20 us per step (RK4 compiled, one degree of freedom) that is "
+                         f"{days:.3g} days; take a larger h or split the run")
+    return steps
+
+
+def _events(events, ctx):
+    if events is None:
+        return []
+    if callable(events):
+        events = [events]
+    out = []
+    for e in events:
+        if isinstance(e, Event):
+            out.append(e)
+        elif callable(e):                      # scipy style: attributes on a function
+            out.append(Event(e, getattr(e, "terminal", False), getattr(e, "direction", 0)))
+        else:
+            raise TypeError(f"an event must be callable g(t, q, v), got {e!r}")
+    for e in out:
+        check_literals(e.g, ctx, f"event {e.name!r}")
+    return out
+
+
+def _saveat(problem, saveat, h, n):
+    """None (every node), ('every', k), or ('times', sorted context times)."""
+    ctx = problem.ctx
+    if saveat is None:
+        return None
+    if isinstance(saveat, (int, np.integer)) and not isinstance(saveat, bool):
+        if saveat < 1:
+            raise ValueError(f"saveat = {saveat}: an integer saveat (every k-th node) must be >= 1")
+        return ("every", int(saveat))
+    if isinstance(saveat, (str, bytes)) or not isinstance(saveat, Iterable):
+        raise TypeError(f"saveat must be None, an integer k (every k-th node) or a sequence "
+                        f"of times, got {saveat!r}")
+    t0, t_end = problem.t0, problem.t0 + n * h
+    lo, hi = (t0, t_end) if h > 0 else (t_end, t0)
+    tol = 4 * ctx.eps * (abs(t0) + abs(t_end))
+    times = []
+    for i, s in enumerate(saveat):
+        s = ctx.number(s, f"saveat[{i}]")
+        if not (lo - tol <= s <= hi + tol):
+            raise ValueError(f"saveat[{i}] = {ctx.to_str(s, 12)} is outside the integration "
+                             f"interval [{ctx.to_str(lo, 12)}, {ctx.to_str(hi, 12)}]")
+        times.append(s)
+    times.sort(reverse=h < 0)
+    return ("times", times)
+
+
+# ----- the stability/resolution check ----------------------------------------------------------
+
+def spectral_radius(problem) -> Any:
+    """rho: the spectral radius of the linearized equations of motion (q, v)' = (v,
+    A(t, q, v)) at the initial state, i.e. of [[0, I], [dA/dq, dA/dv]] -- the fastest local
+    frequency or growth rate (omega_max for a linear system, exactly).  Estimated in
+    float64 (it decides a bound, not a result); None where it cannot be evaluated."""
+    system, ctx = problem.system, problem.ctx
+    if system.first_order:
+        return None
+    if system.is_linear:
+        return system.omega_max()
+    try:
+        _, Aq, Av = system.acceleration_derivatives(problem.t0, problem.q0, problem.v0)
+        n = system.dof
+        J = np.zeros((2 * n, 2 * n))
+        J[:n, n:] = np.eye(n)
+        J[n:, :n] = np.asarray(ctx.to_float(Aq), dtype=float)
+        J[n:, n:] = np.asarray(ctx.to_float(Av), dtype=float)
+        if not np.all(np.isfinite(J)):
+            return None
+        return ctx.lift(float(max(abs(np.linalg.eigvals(J)))))
+    except (ArithmeticError, ValueError, OverflowError, np.linalg.LinAlgError):
+        return None
+
+
+_STABILITY_NUMBERS: dict = {}
+
+
+def _stability_number(method, params, ctx):
+    """The method's stability bound on the oscillator for ``params`` as a number of ``ctx``
+    (None: no bound), evaluated once per method, parameters and context."""
+    try:
+        key = (method.name, tuple(sorted(params.items())), ctx.key)
+        hash(key)
+    except TypeError:                          # an unhashable parameter: not cached
+        key = None
+    if key is None or key not in _STABILITY_NUMBERS:
+        own = method.stability_bound_for(**params)
+        own = None if own is None else ctx.num(
+            as_expression(own, what=f"{method.name}: stability bound"))
+        if key is None:
+            return own
+        _STABILITY_NUMBERS[key] = own
+    return _STABILITY_NUMBERS[key]
+
+
+_RADII: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def _initial_spectral_radius(problem):
+    """:func:`spectral_radius` of ``problem``, kept for the initial data it was computed
+    from (a sweep solves one problem with many methods and steps)."""
+    given = {"p": problem._p0, "v": problem._v0}.get(problem.given)
+    key = (problem.system, problem.t0, tuple(problem.q0), problem.given,
+           None if given is None else tuple(given))
+    kept = _RADII.get(problem)
+    if kept is not None and kept[0] == key:
+        return kept[1]
+    rho = spectral_radius(problem)
+    _RADII[problem] = (key, rho)
+    return rho
+
+
+def _check_step_size(problem, method, params, h):
+    ctx = problem.ctx
+    rho = _initial_spectral_radius(problem)
+    if rho is None or not rho > 0:
+        return
+    own = _stability_number(method, params, ctx)
+    if own is not None and own < ctx.pi:
+        bound, what = own, f"the method's stability bound on the oscillator, omega h < {ctx.to_str(own, 8)}"
+    else:
+        bound, what = ctx.pi, "pi: fewer than two steps per period of the fastest local oscillation"
+    if abs(h) * rho >= bound:
+        raise StabilityError(
+            f"{method.name}: the step |h| = {ctx.to_str(abs(h), 8)} is beyond what the method "
+            f"resolves at the initial state of {problem.name!r}: |h| rho = "
+            f"{ctx.to_str(abs(h) * rho, 8)} >= {what} (rho = {ctx.to_str(rho, 8)}, the spectral "
+            f"radius of the linearized equations of motion at t0).  Take |h| < "
+            f"{ctx.to_str(bound / rho, 8)}, or pass check_stability=False to integrate anyway.")
+
+
+# ----- the driver ---------------------------------------------------------------------------------
+
+@entry
+def solve(problem: Problem, method: str | Method, *, h: NumberLike | None = None,
+          n: int | None = None, t1: NumberLike | None = None,
+          saveat: int | Sequence[NumberLike] | None = None,
+          events: EventFunction | Event | Sequence[EventFunction | Event] | None = None,
+          callback: StepCallback | None = None,
+          newton: Mapping[str, NumberLike] | None = None,
+          progress: bool | ProgressCallback | None = None, check_stability: bool = True,
+          max_growth: NumberLike | None = "1/eps", certify: bool = False,
+          **method_params: object) -> Solution:
+    """Integrate an initial-value problem with one method.
+
+    The one driver, for every method (variational, Galerkin, Mutze, Newmark,
+    Runge-Kutta, GBS) and for first-order systems.  Memory is O(saved points), never
+    O(steps).
+
+    Before the run, ``check_stability`` refuses a step beyond the method's resolution at
+    the initial state: ``|h| rho >= min(b, pi)``, rho the spectral radius of the linearized
+    equations of motion at (t0, q0, v0) (omega_max for a linear system) and b the
+    method's stability bound on the harmonic oscillator where one is known
+    (:meth:`Method.stability_bound_for`); a run whose saved points cannot fit in memory
+    is refused too.  After every step the state must be finite, the system regular
+    (potential or Lagrangian finite, mass matrix positive definite; skipped for a
+    constant mass matrix and a polynomial potential), every Newton solve converged
+    within its residual bound, and every state component below ``max_growth`` times the
+    scale of the initial data.
+
+    Parameters
+    ----------
+    problem : Problem
+        System, initial state, time span, exact solution; its system's context is the
+        context of the run.
+    method : str or Method
+        A name of :data:`mpvi.METHODS` (``"simpson"``, ``"lobatto"``, ``"rk4"``, ...) or a
+        :class:`mpvi.Method`.
+    h : number
+        The step (a string, int, Fraction, sympy number or context number); negative
+        integrates backwards.  Required.
+    n : int, optional
+        Number of steps.  Give ``n`` or ``t1`` (default: the problem's ``t1``).
+    t1 : number, optional
+        Final time; (t1 - t0)/h must be a whole number (else ``ValueError`` naming both).
+    saveat : None, int or sequence of times
+        None: every node; an integer k: every k-th node and the last; a sequence of times
+        (in the integration interval): those times, between nodes through the dense
+        output.  Memory is O(saved points).
+    events : callable, Event or sequence of them, optional
+        Functions g(t, q, v) (``g(t, y, y')`` for a first-order system) whose sign changes
+        between nodes are located to context precision on the dense output (of the
+        method's order, :mod:`mpvi.engines.dense`); an :class:`Event` (or a function with a
+        ``terminal`` attribute, scipy style) with ``terminal=True`` stops the run there.
+    callback : callable, optional
+        ``callback(t, q, y)`` after every step with the new node (y = p or v, as the
+        method carries; for a first-order system q is the state and y None); returning
+        True (a Python or numpy bool) stops the run, False or None goes on, anything else
+        raises ``TypeError``.
+    newton : dict, optional
+        Newton options of an implicit method: ``max_iter``, ``rtol``, ``scale``
+        (``ValueError`` for a method that solves no Newton equations).
+    progress : None, True or callable, optional
+        True prints a line to stderr every 5 s; a callable is called as
+        ``progress(step, n)`` every 256 steps and after the last.
+    check_stability : bool, default True
+        Refuse a step beyond the method's resolution at the initial state (above).
+    max_growth : number, "1/eps" or None, default "1/eps"
+        The divergence guard: a state component beyond ``max_growth`` times the scale
+        of the initial data (``max(1, |q0|, |y0|)``) stops the run with ``IntegrationError``;
+        None switches the guard off, for a deliberately growing solution.
+    certify : bool, default False
+        Walk the run again on Arb balls (:func:`mpvi.certify`) and attach the
+        :class:`mpvi.Certificate` as ``solution.certificate``.  A certificate that ends
+        before the last saved point (a step it could not prove) is attached as it is: it
+        says which step and why (``certificate.failed_step``, ``.why``), the solution is
+        returned.  A certification that raises (:class:`mpvi.WrongStepError`: a
+        computed state outside its enclosure; a run it refuses) carries the whole run as
+        ``exc.solution``, as a failing step does: the run is never lost.
+    **method_params
+        The method's parameters (``points=6`` for ``lobatto``, ``beta``/``gamma`` for
+        ``newmark_family``, ``levels`` for ``gbs``, ...).
+
+    Returns
+    -------
+    Solution
+        The saved points, statistics and events; ``stopped`` says why a run ended early.
+
+    Raises
+    ------
+    ValueError
+        Bad arguments, each naming the cause: both or neither of ``n`` and ``t1``, a
+        ``t1`` that is not a whole number of steps, a zero or non-finite ``h``, an
+        unknown method or method parameter, a ``saveat`` time outside the interval, a
+        mechanical method for a first-order system, ``newton`` options for an explicit
+        method, ``max_growth`` not above 1, an event returning nan.
+    TypeError
+        Not a :class:`mpvi.Problem`, no ``h``, a ``saveat``, event, callback or progress
+        of the wrong type, an event returning something that is not a number.
+    PrecisionError
+        A number (h, t1, saveat times, max_growth) that would cap the precision.
+    StabilityError
+        A step beyond the method's resolution (``check_stability``).
+    StorageError
+        Saved points that cannot fit in memory.
+    NewtonError, IntegrationError
+        A failing step, with its index j, time t_j and the likely cause; ``exc.solution``
+        holds what was saved up to the last good node.
+    WrongStepError
+        With ``certify``: a computed state outside its proven enclosure; ``exc.solution``
+        holds the run (as for every error ``certify`` raises).
+
+    See Also
+    --------
+    Problem : The initial-value problem.
+    METHODS : The registered methods.
+    """
+    plan = _plan(problem, method, h, n, t1, saveat, events, callback, newton, progress,
+                 check_stability, method_params)
+    solution = _Run(plan, max_growth).run()
+    if certify:
+        from mpvi.proof.certify import certify as prove
+        try:
+            solution.certificate = prove(solution)
+        except Exception as exc:              # WrongStepError, a refusal: the run is kept
+            exc.solution = solution           # type: ignore[attr-defined]
+            raise
+    return solution
+
+
+# ----- plan: every argument checked before the first step ------------------------------------------
+
+class _Plan(NamedTuple):
+    """What :func:`solve` settled before the first step."""
+
+    problem: Problem
+    method: Any
+    params: dict
+    h: Any                     # the step, validated: a nonzero finite context number
+    steps: int
+    prepare_args: dict         # the method's parameters and options, as ``prepare`` takes them
+    saveat: Any                # as given (the Solution records it)
+    points: Any                # None (every node), ("every", k) or ("times", sorted times)
+    events: list
+    callback: Any
+    progress: Any
+    posed: Any = None          # h and the saveat times as the user wrote them, where exact
+
+
+def _plan(problem, method, h, n, t1, saveat, events, callback, newton, progress, check_stability,
+          method_params):
+    """The arguments of :func:`solve` checked, in the order of its documented errors: the
+    method, the step (validated here, once), the step count, the options, the resolution,
+    the saved points and the memory they need, the events and callbacks."""
+    if not isinstance(problem, Problem):
+        raise TypeError(f"solve takes an mpvi.Problem, got {type(problem).__name__} (build one "
+                        "with mpvi.Problem(system, q0, p0=... or v0=...))")
+    m = get_method(method)
+    params = m.parameters(**method_params)
+    ctx = problem.ctx
+    if problem.system.first_order and not m.first_order:
+        raise ValueError(f"method {m.name!r} integrates mechanical systems; {problem.name!r} is a "
+                         "first-order system (use rk4, gbs or rk2)")
+    if h is None:
+        raise TypeError("solve needs the step size h")
+    posed = {"h": posed_value(h), "times": None}
+    h = check_step(h, ctx)
+    steps = _step_count(problem, h, n, t1)
+    prepare_args = _prepare_args(m, params, newton, check_stability)
+    if check_stability:
+        _check_step_size(problem, m, params, h)
+    points = _saveat(problem, saveat, h, steps)
+    if points is not None and points[0] == "times":
+        pairs = sorted(((ctx.number(x, "saveat"), posed_value(x)) for x in saveat),
+                       key=lambda pair: pair[0], reverse=h < 0)
+        posed["times"] = [exact for _, exact in pairs]
+    _check_storage(problem, points, steps)
+    evs = _events(events, ctx)
+    if callback is not None and not callable(callback):
+        raise TypeError("callback must be callable callback(t, q, y)")
+    if progress is True:
+        progress = Progress(f"{m.name} {problem.name}")
+    elif progress is False:
+        progress = None
+    elif progress is not None and not callable(progress):
+        raise TypeError("progress must be None, True or a callable progress(step, total)")
+    return _Plan(problem, m, params, h, steps, prepare_args, saveat, points, evs, callback,
+                 progress, posed)
+
+
+def _prepare_args(m, params, newton, check_stability):
+    """The keyword arguments of the method's ``prepare``: its parameters, the Newton options
+    of a method that declares it takes them, ``check_stability`` for one that declares a
+    bound of its own (:class:`mpvi.Method`)."""
+    args = dict(params)
+    if newton is not None:
+        if not m.takes_newton_options:
+            raise ValueError(f"method {m.name!r} solves no Newton equations: newton options do "
+                             "not apply")
+        args["newton"] = newton
+    if m.checks_stability:
+        args["check_stability"] = bool(check_stability)
+    return args
+
+
+# ----- the run: step, guards, save, events, finish -------------------------------------------------
+
+class _Run:
+    """One run of :func:`solve`: the stepper, the guards after each step, the saved points
+    and the events found.  :meth:`run` takes the steps; what it needs of the run at every
+    step is read into locals there, the rest is in small methods."""
+
+    def __init__(self, plan, max_growth):
+        problem, m, h = plan.problem, plan.method, plan.h
+        system, ctx = problem.system, problem.ctx
+        self.plan, self.problem, self.method, self.system, self.ctx, self.h = \
+            plan, problem, m, system, ctx, h
+        self.start = time.perf_counter()
+        self.stepper = m._prepare(system, h, ctx, **plan.prepare_args)
+        self.data = StepData(m, self.stepper, system, ctx, h, plan.prepare_args)
+        self.state = self.data.state
+        self.q0, self.y0 = problem.initial_state(m.state)
+        self.guard = _Divergence(problem, m, self.q0, self.y0, max_growth)
+        points = plan.points
+        self.every_node = points is None
+        self.saves_nodes = points is None or points[0] == "every"
+        self.stride = points[1] if points is not None and points[0] == "every" else 1
+        self.times = points[1] if points is not None and points[0] == "times" else []
+        self.keep_dense = self.every_node and self.data.dense == "trial"
+        self.T, self.Q, self.Y, self.internal, self.dense = [], [], [], [], []
+        self.ti = 0                                # the next requested time
+        self.forward = h > 0
+        self._save_start()
+        self._singular_signs()
+        self.inside = getattr(self.stepper, "checks_inside", False)   # else: the chord midpoint too
+        self.stats = NewtonStats()
+        self.found, self.tail, self.g_prev = [], None, None
+        first_order = system.first_order
+        self.check_regular = not first_order and system.needs_regularity_check
+        self.fast_check = None if first_order else step_check(system)
+        self.bound = self.guard.bound if self.guard.on else None
+
+    def _save(self, t, q, y):
+        self.T.append(t)
+        self.Q.append(q)
+        self.Y.append(y)
+
+    def _save_start(self):
+        t0, q, y = self.problem.t0, self.q0, self.y0
+        if self.saves_nodes:
+            self._save(t0, q, y)
+        times = self.times
+        while self.ti < len(times) and times[self.ti] == t0:
+            self._save(t0, q, y)
+            self.ti += 1
+
+    def _singular_signs(self):
+        """The signs the system's singular factors must keep (:mod:`mpvi.model.singular`), given
+        to the stepper too; a list only while a sign is unknown."""
+        system = self.system
+        sing = None if system.first_order else singularities(system)
+        self.sing = sing if sing is not None and len(sing) else None
+        self.signs = None
+        if self.sing is not None:
+            q0 = self.q0
+            signs = sing.signs(sing.values(self.problem.t0, q0,
+                                           self.problem.v0 if sing.uses_velocity else q0))
+            self.signs = signs if 0 in signs else tuple(signs)
+            self.stepper.guard_signs = self.signs
+
+    def run(self):
+        """Take the steps: the Solution, or the step's error carrying the points saved
+        before it as ``exc.solution``."""
+        stepper, data, h, t0, steps = self.stepper, self.data, self.h, self.problem.t0, \
+            self.plan.steps
+        fast_check, bound, signs, inside, sing = \
+            self.fast_check, self.bound, self.signs, self.inside, self.sing
+        evs, times, progress, callback = \
+            self.plan.events, self.times, self.plan.progress, self.plan.callback
+        need_segment, velocity_state = bool(evs) or bool(times), self.state == "qv"
+        every_node, keep_dense, stride = self.every_node, self.keep_dense, self.stride
+        every_k = self.saves_nodes and not every_node
+        record, save, T, Q, Y = self.stats.record, self._save, self.T, self.Q, self.Y
+        q, y, t, carry, v_prev, j_done, stopped = self.q0, self.y0, t0, None, None, 0, None
+        try:
+            for j in range(steps):
+                try:
+                    r = stepper(t, q, y, carry)
+                except (NewtonError, SingularMatrixError, NotPositiveDefiniteError,
+                        SingularityCrossed) as e:
+                    raise self._step_error(e, j, t) from None
+                q1, y1 = r.q, r.y
+                t_next = t0 + (j + 1) * h
+                v1 = y1 if velocity_state else None
+                # the checks after the step; compiled for an M, V system, with the same outcome
+                if fast_check is None or not fast_check(t_next, q1, y1, bound, signs,
+                                                        None if inside else q):
+                    v1 = self._check(j, t, t_next, q, q1, y1, v1)
+                if sing is not None and r.guards is not None:
+                    self._check_quadrature_nodes(j, t, r.guards)
+                if r.iterations is not None:
+                    record(r.iterations, r.residual)
+                segment = Segment(data, t, q, y, q1, y1, r.carry, v_prev, v1) if need_segment \
+                    else None
+                if evs:
+                    stop_at = self._events(t, q, t_next, q1, segment)
+                    if stop_at is not None:
+                        stopped = self._stop_at_event(stop_at, segment, r)
+                        j_done = j + 1
+                        break
+                if times:
+                    self._save_requested(t_next, segment, inclusive=True)
+                node_saved = every_node or (every_k and ((j + 1) % stride == 0 or j + 1 == steps))
+                if node_saved:                     # self._save, inline: every step
+                    T.append(t_next)
+                    Q.append(q1)
+                    Y.append(y1)
+                if every_node:
+                    if r.internal is not None:
+                        self.internal.append(r.internal)
+                    if keep_dense:
+                        self.dense.append(r.carry)
+                q, y, carry, t = q1, y1, r.carry, t_next
+                v_prev = segment._v[1] if segment is not None else v1
+                j_done = j + 1
+                if progress is not None and (j % PROGRESS_EVERY == 0 or j + 1 == steps):
+                    progress(j + 1, steps)
+                if callback is not None and stop_flag(callback(t_next, q1, y1), "callback"):
+                    stopped = f"callback at t = {_t(t_next)}"
+                    if every_k and not node_saved:
+                        save(t_next, q1, y1)
+                    break
+        except (NewtonError, IntegrationError) as exc:
+            # nothing computed is lost: the points saved before the failing step travel with
+            # the error (exc.solution), ending at the last good node
+            if every_k and j_done % stride:
+                save(t, q, y)                      # the last good node
+            exc.solution = self._finish(j_done, f"failed at step {j_done}: {type(exc).__name__}")
+            raise
+        return self._finish(j_done, stopped)
+
+    # ----- step: the errors of a step and the guards after it -------------------------------------
+
+    def _step_error(self, e, j, t):
+        """The error of a step that failed inside, naming the step j and its time t_j."""
+        if isinstance(e, NewtonError):
+            return e.at(j, t)
+        return IntegrationError(f"{self.method.name}: step {j} at t = {_t(t)}: {e}")
+
+    def _check(self, j, t, t_next, q, q1, y1, v1):
+        """The checks after a step (module doc): a finite state, no divergence, a regular
+        system, the singular factors' signs; v1 as the regularity check computed it."""
+        m, system, ctx = self.method, self.system, self.ctx
+        isfinite = ctx.isfinite
+        if not (all(map(isfinite, q1)) and (y1 is None or all(map(isfinite, y1)))):
+            cause = "" if system.first_order else _cause(system, t_next, q1, None)
+            raise IntegrationError(
+                f"{m.name}: step {j} at t = {_t(t)} produced a non-finite state "
+                f"(h = {_t(self.h)} too large?){cause}")
+        self.guard.check(j, t, t_next, q1, y1)
+        if self.check_regular:
+            if self.state == "qp" and system.mass_expr is None:     # L and L_vv need v
+                v1 = system.velocity(q1, y1, t_next)
+            # the M, V form does not read v: q1 stands in for it
+            wrong = system.irregularity(t_next, q1, q1 if v1 is None else v1)
+            if wrong:
+                raise IntegrationError(
+                    f"{m.name}: step {j} at t = {_t(t)} reached t = {_t(t_next)} where "
+                    f"{wrong} (q = ({', '.join(ctx.to_str(x, 8) for x in q1)})): the "
+                    "system leaves its regular domain, the results would be meaningless")
+        if self.sing is not None:
+            _check_singular(self.sing, self.signs, m, j, t, t_next, None if self.inside else q,
+                            q1, y1, self.state, system)
+        return v1
+
+    def _check_quadrature_nodes(self, j, t, guards):
+        """The singular factors at the points inside the step the method reported."""
+        sing, signs = self.sing, self.signs
+        i = sing.crossed(guards, signs)
+        if i is not None:
+            raise IntegrationError(
+                f"{self.method.name}: step {j} at t = {_t(t)}: at quadrature node "
+                f"{i // len(signs)} of the step, {sing.describe(i, guards[i])}")
+
+    # ----- save: requested times between the nodes ------------------------------------------------
+
+    def _save_requested(self, t_node, segment, inclusive):
+        """Save the requested times before ``t_node`` (and at it if ``inclusive``) on the
+        step's dense output."""
+        times, h = self.times, self.h
+        while self.ti < len(times) and (self._before(times[self.ti], t_node)
+                                        or (inclusive and times[self.ti] == t_node)):
+            s = times[self.ti]
+            if s == segment.t:
+                qq, yy = segment.q0, segment.y0
+            elif s == t_node and inclusive:
+                qq, yy = segment.q1, segment.y1
+            else:
+                qq, vv = segment.at((s - segment.t) / h)
+                yy = self.data.y_of(s, qq, vv) if self.state != "y" else None
+            self._save(s, qq, yy)
+            self.ti += 1
+
+    def _before(self, a, b):
+        """a strictly before b in the direction of h."""
+        return a < b if self.forward else a > b
+
+    # ----- events: detection and location ---------------------------------------------------------
+
+    def _events(self, t, q, t_next, q1, segment):
+        """Record the sign changes of the events between t and t_next, in time order;
+        (te, qe, ve, i) of the first terminal one, or None."""
+        evs, ctx, h = self.plan.events, self.ctx, self.h
+        if self.g_prev is None:
+            self.g_prev = [_event_value(e, t, q, segment.velocity(0), ctx) for e in evs]
+        g_next = [_event_value(e, t_next, q1, segment.velocity(1), ctx) for e in evs]
+        hits = []
+        for i, e in enumerate(evs):
+            a, b = self.g_prev[i], g_next[i]
+            if (a < 0 < b or a > 0 > b or (b == 0 and a != 0)) and \
+                    (e.direction == 0 or (e.direction > 0) == (b > a)):
+                hits.append((_locate(e, segment, h, a, b, ctx), i, 1 if b > a else -1))
+        hits.sort(key=lambda x: x[0])
+        stop_at = None
+        for theta, i, direction in hits:
+            te = t + theta * h
+            qe, ve = segment.at(theta) if theta != 1 else (q1, segment.velocity(1))
+            self.found.append(EventRecord(i, evs[i].name, te, qe, self.data.momentum(te, qe, ve),
+                                          ve, direction))
+            if evs[i].terminal:
+                stop_at = (te, qe, ve, i)
+                break
+        self.g_prev = g_next
+        return stop_at
+
+    def _stop_at_event(self, stop_at, segment, r):
+        """Save up to a terminal event and the event's point; why the run stopped."""
+        te, qe, ve, i = stop_at
+        self._save_requested(te, segment, inclusive=False)
+        if self.saves_nodes:
+            self._save(te, qe, self.data.y_of(te, qe, ve))
+        if self.every_node:
+            self.tail = (r.q, r.y)             # the dense output of the cut step needs its end
+            if r.internal is not None:
+                self.internal.append(r.internal)
+            if self.keep_dense:
+                self.dense.append(r.carry)
+        return f"terminal event {i} ({self.plan.events[i].name}) at t = {_t(te)}"
+
+    # ----- finish: the Solution -------------------------------------------------------------------
+
+    def _finish(self, j_done, stopped):
+        plan, stepper, data = self.plan, self.stepper, self.data
+        stats = {"wall_time_s": time.perf_counter() - self.start, "steps": j_done}
+        if hasattr(stepper, "stats"):             # a method's own counts (taylor's substeps)
+            stats.update(stepper.stats())
+        if self.stats.solves:
+            stats["newton"] = self.stats.summary()
+        solution = Solution._from_run(
+            problem=self.problem, method=self.method, params=plan.params, h=self.h,
+            steps_planned=plan.steps, steps=j_done, t=self.T, q=self.Q, y=self.Y,
+            state=self.state, internal=self.internal if (self.every_node and self.internal) else None,
+            dense=self.dense if self.keep_dense else None, dense_kind=data.dense, stats=stats,
+            events=self.found, stopped=stopped,
+            saveat=plan.saveat if self.saves_nodes else "times", tail=self.tail,
+            prepare_args=plan.prepare_args,
+            trial=(stepper.trial_basis.polynomials, stepper.trial_basis.powers)
+            if data.dense == "trial" else None)
+        solution.posed = plan.posed
+        solution._event_functions = list(plan.events)    # what certify encloses events with
+        return solution
+
+
+class _Divergence:
+    """The divergence guard of :func:`solve` (module doc)."""
+
+    def __init__(self, problem, method, q0, y0, max_growth):
+        ctx = problem.ctx
+        self.ctx, self.method = ctx, method
+        self.on = max_growth is not None
+        if not self.on:
+            return
+        growth = (1 / ctx.eps if isinstance(max_growth, str) and max_growth == "1/eps"
+                  else ctx.number(max_growth, "max_growth"))
+        if not growth > 1:
+            raise ValueError(f"max_growth must be a number > 1 (or None), got {max_growth!r}")
+        values = list(q0) + (list(y0) if y0 is not None else [])
+        self.scale = max([ctx.one] + [abs(x) for x in values])
+        self.bound = growth * self.scale
+        self.growth = growth
+
+    def check(self, j, t, t_next, q, y):
+        if not self.on:
+            return
+        ctx = self.ctx
+        big = max(abs(x) for x in (list(q) + (list(y) if y is not None else [])))
+        if big > self.bound:
+            raise IntegrationError(
+                f"{self.method.name}: step {j} at t = {_t(t)}: the run diverged -- a state "
+                f"component reached {ctx.to_str(big, 5)} at t = {_t(t_next)}, beyond "
+                f"max_growth = {ctx.to_str(self.growth, 5)} times the scale of the initial data "
+                f"({ctx.to_str(self.scale, 5)}); the step h is too large for this method or "
+                "the solution grows (pass max_growth=None to integrate a growing solution)")
+
+
+def _check_storage(problem, plan, steps):
+    """Refuse a run whose saved points cannot fit in the memory this machine has."""
+    ctx = problem.ctx
+    points = steps + 1 if plan is None else (
+        steps // plan[1] + 2 if plan[0] == "every" else len(plan[1]) + 1)
+    per_number = sys.getsizeof(ctx.one) + 8            # the object and its list slot
+    numbers = points * (2 * max(problem.system.dof, 1) + 1)
+    need = numbers * per_number
+    have = _available_memory()
+    if have is not None and need > have:
+        raise StorageError(
+            f"{points} saved points of {problem.name!r} need about {need / 2**30:.3g} GiB "
+            f"({ctx.name} numbers of {per_number} bytes), more than the "
+            f"{have / 2**30:.3g} GiB available: save fewer points (saveat=k saves every "
+            "k-th node; saveat=[t, ...] given times) or take fewer steps")
+
+
+def _available_memory():
+    """Bytes of memory available to this process (MemAvailable on Linux, else the physical
+    memory); None where it cannot be told."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    try:
+        import os
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def _t(x):
+    try:
+        return f"{float(x):.10g}"
+    except (TypeError, ValueError, OverflowError):
+        return str(x)
+
+
+def _cause(system, t, q, v):
+    try:
+        found = system.diagnose(t, q, v if v is not None else system.ctx.zeros(system.dof))
+    except Exception:                          # the diagnosis must not hide the error
+        return ""
+    return f"; {found}" if found else ""
+
+
+def _event_value(e, t, q, v, ctx):
+    value = returned(ctx, e(t, q, v), f"event {e.name!r} at t = {_t(t)}")
+    if value != value:                         # nan
+        raise ValueError(f"event {e.name!r} returned nan at t = {_t(t)}")
+    return value
+
+
+def _locate(e, segment, h, a, b, ctx):
+    """theta in [0, 1] of the sign change of e on the step's dense output, to context
+    precision (the time t + theta h to about eps max(|t|, |h|))."""
+    t = segment.t
+
+    def phi(theta):
+        q, v = segment.at(theta)
+        return _event_value(e, t + theta * h, q, v, ctx)
+    f0, f1 = phi(ctx.zero), phi(ctx.one)
+    if (f0 > 0) == (f1 > 0) and f0 != 0 and f1 != 0:
+        # the interpolant's ends differ from the node values by the interpolation error
+        # and hold no sign change: the event is at the end nearer to zero
+        return ctx.zero if abs(a) <= abs(b) else ctx.one
+    tol = 4 * ctx.eps * max(ctx.one, abs(t) / abs(h))
+    return locate_root(phi, ctx.zero, ctx.one, f0, f1, ctx, tol)

@@ -1,0 +1,747 @@
+"""Taylor-series steps on a mechanical system's equations of motion, by automatic
+differentiation in Taylor mode (Jorba & Zou, *Experimental Mathematics* 14 (2005) 99-117;
+Moore, *Interval Analysis*, 1966), with a fixed step or Jorba & Zou's adaptive one.
+
+The field of an M, V system is y' = f(t, y) on y = (q, p), the same generated code as the
+field of RK4 and GBS (:func:`mpvi.engines.kernels.hamiltonian_field`): up to three degrees of
+freedom one function returning v = adj(M) p / det M and p' = dL/dq(q, v) + F(t, q, v);
+beyond, M(q) and the force, with v from M v = p.  A system given by a general Lagrangian
+is integrated on y = (q, v) with its equations of motion q' = v, L_vv v' = L_q + F -
+L_vq v - L_vt (one generated function returning L_vv and the right-hand side; v' from the
+linear solve below).  :func:`build_tape` turns that code into a *tape*: elementary
+operations on Taylor series in the time offset tau, each series truncated at a runtime
+order.  One step of order P from (t, y) computes the Taylor coefficients y_0 = y,
+y_{k+1} = f_k / (k + 1), k = 0 .. P - 1 (f_k the k-th coefficient of f(t + tau, y(t +
+tau)), which needs y_0 .. y_k only), and sums y(t + h) = sum_k y_k h^k by Horner's rule.
+Local error O(h^(P+1)), order P; every coefficient is exact rational arithmetic on the
+field's values, so the method runs at any precision.
+
+**The adaptive step** (:meth:`TaylorEvaluator.adaptive`; Jorba & Zou 2005, Sec. 3.2, the
+rule of heyoka.py) crosses [t, t + h] in as many substeps as the solution needs.  From the
+last two coefficients of a substep of order P it estimates the radius of convergence of
+the solution in complex time,
+
+    rho = min over k in {P - 1, P} of (s / |y_k|_inf)^(1/k),   s = max(1, |y_0|_inf)
+
+(absolute error control while the state is below 1, relative beyond), and takes the
+substep tau = rho tol^(1/P) exp(-0.7 / (P - 1)): the first neglected term s (tau /
+rho)^(P+1) is then below s tol.  The order that makes a unit of time cheapest for a
+tolerance tol is P = ceil(-ln(tol) / 2 + 1) (:func:`jorba_zou_order`; then tol^(1/P) is
+about e^-2).  The last substep is cut to land exactly on t + h.  A substep that no longer
+moves the time (the solution runs into a singularity) raises :class:`StepSizeCollapse`.
+
+The recurrences (c = a op b; a_k the k-th coefficient; sums from j = 1 unless stated):
+
+* a +- b, -a, a * fixed: coefficient by coefficient;
+* a * b: c_k = sum_{j=0..k} a_j b_{k-j};  a^2: the same sum folded (2 sum_{j<k/2} + the
+  middle square);
+* a / b: c_k = (a_k - sum_{j=1..k} b_j c_{k-j}) / b_0;
+* sin, cos of a (one pair): s_k = sum j a_j c_{k-j} / k,  c_k = -sum j a_j s_{k-j} / k;
+* exp a: e_k = sum j a_j e_{k-j} / k;  log a: l_k = (a_k - sum_{j<k} j l_j a_{k-j} / k) / a_0;
+* sqrt a: r_k = (a_k - sum_{j=1..k-1} r_j r_{k-j}) / (2 r_0);
+* a^alpha (alpha fixed): c_k = sum (alpha j - (k - j)) a_j c_{k-j} / (k a_0);
+  integer powers of a series by products, negative ones by a division;
+* x from M x = b (v from M v = p beyond three degrees of freedom; v' from L_vv v' = r):
+  M_0 x_k = b_k - sum_{j=1..k} M_j x_{k-j} by :func:`mpvi.numbers.linalg.solve_dense`.
+
+Operations on the parameters and constants alone are done once per step.  The Python
+evaluation here and the compiled one (:func:`mpvi.compiled.cbackend.translate_taylor`) run the same
+operations in the same order, the adaptive rule included, so they give the same bits.
+"""
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+from mpvi.numbers.linalg import solve_dense
+from mpvi.model.singular import SingularityCrossed
+
+
+class TaylorUnsupported(ValueError):
+    """The field uses an operation without a Taylor recurrence here (a function other than
+    sin, cos, exp, log, sqrt; a power of a series with a varying exponent; ...).  The
+    message names it.  A ``ValueError``."""
+
+
+class StepSizeCollapse(SingularityCrossed):
+    """An adaptive Taylor step that cannot be completed: a substep too small to move the
+    time (the estimated radius of convergence of the solution vanishes there: it runs into
+    a singularity, a collision, a pole of the field), or, at the pace of the substeps, more
+    than :data:`MAX_SUBSTEPS` of them in one step.  :func:`mpvi.solve` reports it as
+    :class:`mpvi.IntegrationError` with the step and the time."""
+
+
+MAX_SUBSTEPS = 10000
+"""The most adaptive substeps in one step of :func:`mpvi.solve`: a step whose remainder
+would need more at the pace of the current substep is refused at once (rather than
+computing for minutes), naming a smaller h."""
+
+
+def substep_limit(ctx: Any, h: Any, tau: Any, hs: Any) -> StepSizeCollapse:
+    """The error for a step of ``h`` that would need more than :data:`MAX_SUBSTEPS`
+    substeps at the pace of the substep ``hs`` at ``tau``.
+
+    Parameters
+    ----------
+    ctx : context
+        The number context.
+    h, tau, hs : number
+        The step, the time reached, the substep there.
+
+    Returns
+    -------
+    StepSizeCollapse
+        The error to raise.
+    """
+    return StepSizeCollapse(
+        f"the step h = {ctx.to_str(h, 5)} would need more than {MAX_SUBSTEPS} adaptive "
+        f"Taylor substeps at the pace of the substep {ctx.to_str(hs, 3)} at t = "
+        f"{ctx.to_str(tau, 10)}: the solution's radius of convergence is that small there "
+        f"(near a singularity of the solution -- a collision, a pole of the field -- or "
+        f"against a large h: then take a smaller h, the substeps between the nodes adapt)")
+
+
+SERIES_FUNCTIONS = ("sin", "cos", "exp", "log", "sqrt")
+"""The functions a series may be passed to (the others are taken on fixed values only)."""
+
+_BINARY = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "div"}
+
+
+@dataclass
+class Tape:
+    """The field as operations on Taylor series (see the module docstring).
+
+    Operands are ``("s", i)``, a series slot, or ``("f", i)``, a fixed slot (one value,
+    constant in tau: parameters, constants, operations on them).
+
+    Attributes
+    ----------
+    n : degrees of freedom (the state has 2 n components).
+    nseries, nfixed : the numbers of series and fixed slots.
+    time : the series slot of t + tau, or None when the field does not depend on t.
+    state : the series slots of the state y: q and p (``form`` "qp") or q and v ("qv").
+    fixed : instructions run once per step, in order: ``("param", d, i)``, ``("const",
+        d, i)`` (the i-th of ``constants``), ``("int", d, n)``, ``("mpf", d, text)``, ``(op, d, a, b)`` for op in
+        add, sub, mul, div, ``("neg", d, a)``, ``("pow_i", d, a, n)``, ``("pow", d, a, b)``,
+        ``("fun", d, name, a)``.
+    series : instructions run at every order k: ``(op, d, a, b)`` for add, sub, mul, div,
+        ``("neg", d, a)``, ``("sqr", d, a)``, ``("sincos", s, c, a, da)``,
+        ``("exp", d, a, da)``, ``("log", d, a)``, ``("sqrt", d, a)``, ``("powc", d, a,
+        alpha)``, ``("solve", x, M, b)`` (x n series slots, M n x n operands row by row,
+        b n operands: M x = b).  ``da`` is a series slot holding j a_j.
+    outputs : the 2 n operands of y' = f.
+    constants : the numbers of the generated functions' constant tables, in slot order
+        (two functions may bind the same name to different values).
+    form : "qp" (Hamilton's equations of an M, V system) or "qv" (the equations of motion
+        of a general Lagrangian).
+    max_substeps : the most adaptive substeps of one step (:data:`MAX_SUBSTEPS`; carried by
+        the tape so that the compiled step, :func:`mpvi.compiled.cbackend.translate_taylor`, needs
+        no import of this module).
+    """
+
+    n: int
+    nseries: int
+    nfixed: int
+    time: int | None
+    state: list
+    fixed: list = field(default_factory=list)
+    series: list = field(default_factory=list)
+    outputs: list = field(default_factory=list)
+    constants: list = field(default_factory=list)
+    form: str = "qp"
+    max_substeps: int = MAX_SUBSTEPS
+
+
+class _Builder:
+    """Generated Python source (from :func:`mpvi.compiled.codegen.generate_source`) -> tape
+    instructions, operation by operation in Python's evaluation order."""
+
+    def __init__(self):
+        self.nseries = 0
+        self.nfixed = 0
+        self.fixed: list = []
+        self.series: list = []
+        self.ints: dict = {}
+        self.constants: list = []
+
+    def new_series(self) -> tuple:
+        self.nseries += 1
+        return ("s", self.nseries - 1)
+
+    def new_fixed(self) -> tuple:
+        self.nfixed += 1
+        return ("f", self.nfixed - 1)
+
+    def int_slot(self, v: int) -> tuple:
+        if v not in self.ints:
+            d = self.new_fixed()
+            self.fixed.append(("int", d, v))
+            self.ints[v] = d
+        return self.ints[v]
+
+    def function(self, source: str, args: Sequence, table: dict) -> list:
+        """The operands of the results of ``source``; ``args``: per argument group, a list
+        of operands (or one operand for a scalar group)."""
+        (fn,) = ast.parse(source).body
+        groups = [a.arg for a in fn.args.args]
+        env = {}
+        for g, a in zip(groups, args):
+            env[g] = a
+        for name, value in table.items():
+            d = self.new_fixed()
+            self.fixed.append(("const", d, len(self.constants)))
+            self.constants.append(value)
+            env[name] = d
+        *body, ret = fn.body
+        for stmt in body:
+            if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1):
+                raise TaylorUnsupported(f"statement {ast.unparse(stmt)[:60]}")
+            target, value = stmt.targets[0], stmt.value
+            if isinstance(target, ast.List):
+                vals = env[value.id]
+                if len(vals) != len(target.elts):
+                    raise TaylorUnsupported(f"unpacking {ast.unparse(stmt)[:60]}")
+                env.update({t.id: v for t, v in zip(target.elts, vals)})
+                continue
+            env[target.id] = self.value(value, env)
+        if not (isinstance(ret, ast.Return) and isinstance(ret.value, ast.List)):
+            raise TaylorUnsupported("the function does not end in `return [...]`")
+        return [self.operand(self.value(e, env)) for e in ret.value.elts]
+
+    def operand(self, v) -> tuple:
+        """An operand for a value: integers become exact fixed slots."""
+        return self.int_slot(v) if isinstance(v, int) else v
+
+    def value(self, node, env):
+        """An operand (tuple) or a Python int for ``node``."""
+        if isinstance(node, ast.Constant) and type(node.value) is int:
+            return node.value
+        if isinstance(node, ast.Name):
+            if node.id not in env:
+                raise TaylorUnsupported(f"unknown name {node.id!r}")
+            return env[node.id]
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.UAdd):
+            return self.value(node.operand, env)
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+            a = self.value(node.operand, env)
+            return -a if isinstance(a, int) else self.emit("neg", a)
+        if isinstance(node, ast.BinOp):
+            a, b = self.value(node.left, env), self.value(node.right, env)
+            if isinstance(a, int) and isinstance(b, int):
+                raise TaylorUnsupported(f"integer arithmetic {ast.unparse(node)!r}")
+            if isinstance(node.op, ast.Pow):
+                return self.power(a, b, node)
+            op = _BINARY.get(type(node.op))
+            if op is None:
+                raise TaylorUnsupported(f"operator {type(node.op).__name__}")
+            return self.emit(op, self.operand(a), self.operand(b))
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
+                and not node.keywords and len(node.args) == 1:
+            name = node.func.id
+            if name == "mpf":
+                arg = node.args[0]
+                sign = 1
+                if (isinstance(arg, ast.UnaryOp) and isinstance(arg.op, ast.USub)
+                        and isinstance(arg.operand, ast.Constant)
+                        and type(arg.operand.value) is int):   # mpf(-3): a negative integer
+                    arg, sign = arg.operand, -1
+                if not (isinstance(arg, ast.Constant) and isinstance(arg.value, (int, str))):
+                    raise TaylorUnsupported(f"mpf of {ast.unparse(arg)[:40]}")
+                d = self.new_fixed()
+                self.fixed.append(("mpf", d, -arg.value if sign < 0 else arg.value))
+                return d
+            a = self.operand(self.value(node.args[0], env))
+            if a[0] == "f":
+                d = self.new_fixed()
+                self.fixed.append(("fun", d, name, a))
+                return d
+            if name not in SERIES_FUNCTIONS:
+                raise TaylorUnsupported(
+                    f"{name}() of a varying quantity: Taylor recurrences exist here for "
+                    f"{', '.join(SERIES_FUNCTIONS)} only")
+            return self.function_of_series(name, a)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            raise TaylorUnsupported(
+                f"{node.func.id}() of {len(node.args)} arguments ({ast.unparse(node)[:60]}): "
+                f"Taylor recurrences exist here for {', '.join(SERIES_FUNCTIONS)} only")
+        raise TaylorUnsupported(f"{type(node).__name__} ({ast.unparse(node)[:60]})")
+
+    def emit(self, op: str, *operands) -> tuple:
+        if all(o[0] == "f" for o in operands):
+            d = self.new_fixed()
+            self.fixed.append((op, d, *operands))
+        else:
+            d = self.new_series()
+            self.series.append((op, d, *operands))
+        return d
+
+    def power(self, a, b, node) -> tuple:
+        if isinstance(b, int):
+            a = self.operand(a)
+            if a[0] == "f":
+                d = self.new_fixed()
+                self.fixed.append(("pow_i", d, a, b))
+                return d
+            if b == 0:
+                return self.int_slot(1)
+            result = self.integer_power(a, abs(b))
+            return self.emit("div", self.int_slot(1), result) if b < 0 else result
+        a = self.operand(a)
+        if b[0] == "s":
+            raise TaylorUnsupported(f"a power with a varying exponent ({ast.unparse(node)[:60]})")
+        if a[0] == "f":
+            d = self.new_fixed()
+            self.fixed.append(("pow", d, a, b))
+            return d
+        return self.emit("powc", a, b)
+
+    def integer_power(self, a: tuple, e: int) -> tuple:
+        """a^e (e >= 1) of a series by squarings and products, the bits of e from the top."""
+        result = a
+        for bit in bin(e)[3:]:
+            result = self.emit("sqr", result)
+            if bit == "1":
+                result = self.emit("mul", result, a)
+        return result
+
+    def function_of_series(self, name: str, a: tuple) -> tuple:
+        if name in ("sin", "cos"):
+            for ins in self.series:                  # one pair per argument
+                if ins[0] == "sincos" and ins[3] == a:
+                    return ins[1] if name == "sin" else ins[2]
+            s, c, da = self.new_series(), self.new_series(), self.new_series()
+            self.series.append(("sincos", s, c, a, da))
+            return s if name == "sin" else c
+        d = self.new_series()
+        if name == "exp":
+            self.series.append(("exp", d, a, self.new_series()))
+        else:
+            self.series.append((name, d, a))
+        return d
+
+
+def build_tape(sources: Sequence[str], tables: Sequence[dict], n: int, npar: int,
+               form: str = "qp") -> Tape:
+    """The tape of a mechanical system's equations of motion from generated sources.
+
+    Parameters
+    ----------
+    sources : sequence of str
+        ``form`` "qp": the sources of :func:`mpvi.engines.kernels._field_parts`,
+        ``hamiltonian_field(t, q, p, params)`` returning [det M, M, v, p'], or ``M(q,
+        params)`` and ``force(t, q, v, params)``; ``form`` "qv": one source
+        ``motion(t, q, v, params)`` returning [L_vv row by row, r] with L_vv v' = r.
+    tables : sequence of dict
+        Their constant tables.
+    n, npar : int
+        Degrees of freedom, number of parameters.
+    form : {"qp", "qv"}
+        The state: (q, p) or (q, v).
+
+    Returns
+    -------
+    Tape
+
+    Raises
+    ------
+    TaylorUnsupported
+        An operation without a recurrence here (the message names it).
+    """
+    b = _Builder()
+    time = b.new_series()
+    q = [b.new_series() for _ in range(n)]
+    p = [b.new_series() for _ in range(n)]          # p, or v for the "qv" form
+    params = []
+    for i in range(npar):
+        d = b.new_fixed()
+        b.fixed.append(("param", d, i))
+        params.append(d)
+    if form == "qv":
+        if len(sources) != 1:
+            raise TaylorUnsupported(f"equations of motion of {len(sources)} functions")
+        out = b.function(sources[0], [[time], q, p, params], tables[0])
+        if len(out) != n * n + n:
+            raise TaylorUnsupported(f"equations of motion of {n} degrees of freedom return "
+                                    f"{len(out)} values")
+        a = [b.new_series() for _ in range(n)]
+        b.series.append(("solve", a, out[:n * n], out[n * n:]))
+        outputs = p + a
+    elif form != "qp":
+        raise ValueError(f"a tape's form is 'qp' or 'qv', not {form!r}")
+    elif len(sources) == 1:
+        out = b.function(sources[0], [[time], q, p, params], tables[0])
+        if len(out) != 1 + n * n + 2 * n:
+            raise TaylorUnsupported(f"a Hamiltonian field of {n} degrees of freedom returns "
+                                    f"{len(out)} values")
+        outputs = out[1 + n * n:]
+    elif len(sources) == 2:
+        M = b.function(sources[0], [q, params], tables[0])
+        v = [b.new_series() for _ in range(n)]
+        b.series.append(("solve", v, M, p))
+        outputs = v + b.function(sources[1], [[time], q, v, params], tables[1])
+    else:
+        raise TaylorUnsupported(f"a Hamiltonian field of {len(sources)} functions")
+    used = time in outputs or any(time in operands(ins) for ins in b.series)
+    return Tape(n=n, nseries=b.nseries, nfixed=b.nfixed, time=time[1] if used else None,
+                state=[s[1] for s in q + p], fixed=b.fixed, series=b.series,
+                outputs=outputs, constants=b.constants, form=form)
+
+
+def operands(ins) -> list:
+    """Every operand an instruction reads or writes (the slots of a solve included)."""
+    out = []
+    for x in ins[1:]:
+        if isinstance(x, tuple):
+            out.append(x)
+        elif isinstance(x, list):
+            out.extend(x)
+    return out
+
+
+def jorba_zou_order(tol: Any, ctx: Any, rate: int = 2) -> int:
+    """The Taylor order for a tolerance: P = ceil(-ln(tol) / 2 + 1), the order that makes
+    a unit of time cheapest (Jorba & Zou 2005, Sec. 3.2; heyoka.py's rule).
+
+    Parameters
+    ----------
+    tol : number
+        The tolerance, a context number in (0, 1).
+    ctx : context
+        Its number context.
+    rate : int, default 2
+        P = ceil(-ln(tol) / rate + 1) in general: the order whose substeps are about
+        e^-rate of the radius of convergence.
+
+    Returns
+    -------
+    int
+        The order (at least 2): 34 at tol = 1e-28, 75 at 1e-64, 149 at 1e-128; 76 at
+        the eps of 64 digits (1.9e-65), heyoka.py's order there.
+    """
+    from mpvi.numbers.context import floor
+    x = 1 - ctx.log(tol) / rate
+    return max(2, -floor(-x))
+
+
+def step_factor(order: int, tol: Any, ctx: Any) -> Any:
+    """tol^(1/P) exp(-7 / (10 (P - 1))): the adaptive substep over the estimated radius of
+    convergence (Jorba & Zou 2005, Sec. 3.2, with their safety factor; about e^-2
+    exp(-0.7 / (P - 1)) at the order of :func:`jorba_zou_order`).
+
+    Parameters
+    ----------
+    order : int
+        The Taylor order P (at least 2).
+    tol : number
+        The tolerance, a context number in (0, 1).
+    ctx : context
+        Its number context.
+
+    Returns
+    -------
+    number
+        The factor, a context number in (0, 1).
+    """
+    with ctx.active():
+        return tol ** (ctx.one / order) * ctx.exp(ctx.num(-7) / (10 * (order - 1)))
+
+
+class TaylorEvaluator:
+    """Taylor steps on a :class:`Tape` in a number context (Python numbers: the reference
+    of the compiled steps, :func:`mpvi.compiled.cbackend.translate_taylor`): the coefficients of
+    the solution through a point, one step of fixed size, and Jorba & Zou's adaptive
+    substeps across a step."""
+
+    def __init__(self, tape: Tape, ctx: Any):
+        self.tape, self.ctx = tape, ctx
+        self.ns = ctx.namespace()
+
+    def fixed_values(self, params: Sequence) -> list:
+        ctx, ns = self.ctx, self.ns
+        F: list = [None] * self.tape.nfixed
+        for ins in self.tape.fixed:
+            op, d = ins[0], ins[1][1]
+            if op == "param":
+                F[d] = params[ins[2]]
+            elif op == "const":
+                F[d] = self.tape.constants[ins[2]]
+            elif op == "int":
+                F[d] = ctx.num(ins[2])
+            elif op == "mpf":
+                F[d] = ns["mpf"](ins[2])
+            elif op == "fun":
+                F[d] = ns[ins[2]](F[ins[3][1]])
+            elif op == "neg":
+                F[d] = -F[ins[2][1]]
+            elif op == "pow_i":
+                F[d] = F[ins[2][1]] ** ins[3]
+            else:
+                a, b = F[ins[2][1]], F[ins[3][1]]
+                F[d] = (a + b if op == "add" else a - b if op == "sub" else
+                        a * b if op == "mul" else a / b if op == "div" else a ** b)
+        return F
+
+    def coefficients(self, t, y: Sequence, order: int, params: Sequence, fixed=None) -> list:
+        """The Taylor coefficients y_0 .. y_order of the solution through (t, y), as a
+        list of ``order + 1`` lists of 2 n numbers (``fixed``: the values of
+        :meth:`fixed_values`, if already computed)."""
+        tape, ctx = self.tape, self.ctx
+        F = self.fixed_values(params) if fixed is None else fixed
+        S: list = [[None] * (order + 1) for _ in range(tape.nseries)]
+        zero = ctx.zero
+
+        def coef(o, k):
+            if o[0] == "s":
+                return S[o[1]][k]
+            return F[o[1]] if k == 0 else zero
+
+        if tape.time is not None:
+            S[tape.time][0] = t
+            for k in range(1, order + 1):
+                S[tape.time][k] = ctx.one if k == 1 else zero
+        for i, x in zip(tape.state, y):
+            S[i][0] = x
+        for k in range(order):
+            for ins in tape.series:
+                self._order_k(ins, k, S, F, coef)
+            for i, o in zip(tape.state, tape.outputs):
+                S[i][k + 1] = coef(o, k) / (k + 1)
+        return [[S[i][k] for i in tape.state] for k in range(order + 1)]
+
+    @staticmethod
+    def horner(ys: Sequence, h) -> list:
+        """sum_k ys[k] h^k by Horner's rule (the compiled steps' order of operations)."""
+        order = len(ys) - 1
+        acc = list(ys[order])
+        for k in range(order - 1, -1, -1):
+            acc = [a * h + c for a, c in zip(acc, ys[k])]
+        return acc
+
+    def radius(self, ys: Sequence, order: int, inverses: tuple):
+        """Jorba & Zou's estimate of the radius of convergence from the coefficients
+        ``ys`` of order ``order``: min over k in {order - 1, order} of (s / |y_k|)^(1/k),
+        s = max(1, |y_0|) (max norms; ``inverses`` = (1/(order - 1), 1/order)).  None when
+        both coefficients vanish (or are nan): nothing bounds the step."""
+        scale = self.ctx.one
+        for x in ys[0]:
+            if abs(x) > scale:
+                scale = abs(x)
+        r = None
+        for k, inv in zip((order - 1, order), inverses):
+            m = self.ctx.zero
+            for x in ys[k]:
+                if abs(x) > m:
+                    m = abs(x)
+            if m > 0:
+                x = (scale / m) ** inv
+                if r is None or x < r:
+                    r = x
+        return r
+
+    def adaptive(self, t, y: Sequence, h, order: int, params: Sequence, factor,
+                 record: bool = False) -> tuple:
+        """Jorba & Zou's adaptive Taylor substeps of order ``order`` from (t, y) across
+        [t, t + h] (module docstring; ``factor`` = :func:`step_factor`), the last one
+        landing on t + h.
+
+        Returns (the new y as a list, the number of substeps, None or -- with ``record``
+        -- the flat list [tau_1, y(tau_1).., tau_2, ...] of the interior substep ends).
+        Raises :class:`StepSizeCollapse` where a substep no longer moves the time or the
+        rest of the step would need more than :data:`MAX_SUBSTEPS` at its pace."""
+        ctx = self.ctx
+        F = self.fixed_values(params)
+        inverses = (ctx.one / (order - 1), ctx.one / order)
+        tend = t + h
+        forward = h > 0
+        tau, y = t, list(y)
+        nsub, bounds = 0, []
+        while True:
+            ys = self.coefficients(tau, y, order, params, F)
+            rem = tend - tau
+            r = self.radius(ys, order, inverses)
+            last = r is None
+            if not last:
+                hs = r * factor
+                last = not hs < abs(rem)
+            if last:
+                hs = rem
+            else:
+                if abs(rem) > hs * (MAX_SUBSTEPS - nsub):
+                    raise substep_limit(ctx, h, tau, hs)
+                if not forward:
+                    hs = -hs
+                if tau + hs == tau:
+                    raise StepSizeCollapse(
+                        f"the adaptive Taylor substep shrank to {ctx.to_str(hs, 3)} at t = "
+                        f"{ctx.to_str(tau, 12)}, below the resolution of the time: the "
+                        f"solution's radius of convergence vanishes there (it runs into a "
+                        f"singularity)")
+            y = self.horner(ys, hs)
+            nsub += 1
+            if last:
+                return y, nsub, (bounds if record else None)
+            tau = tau + hs
+            if record:
+                bounds.append(tau)
+                bounds.extend(y)
+
+    def _order_k(self, ins, k, S, F, coef):
+        """The k-th coefficient of the result of ``ins`` (all lower ones known): the
+        recurrence of its operation (:data:`_RECURRENCES`)."""
+        rule = _RECURRENCES.get(ins[0])
+        if rule is None:                             # pragma: no cover (the builder's ops)
+            raise TaylorUnsupported(f"tape operation {ins[0]}")
+        rule(self, ins, k, S, F, coef)
+
+    def step(self, t, y: Sequence, h, order: int, params: Sequence) -> list:
+        """y(t + h) by the Taylor polynomial of degree ``order`` (Horner's rule)."""
+        return self.horner(self.coefficients(t, y, order, params), h)
+
+
+# ----- the Taylor recurrences of the tape's operations ---------------------------------------
+# Each sets S[d][k], the k-th coefficient of the result of ``ins`` (all lower ones known):
+# S the series of the tape's slots, F its fixed numbers, coef(x, k) the k-th coefficient of
+# an operand (a slot or a fixed number).
+
+def _k_solve(tape, ins, k, S, F, coef):
+    v, M, p = ins[1], ins[2], ins[3]
+    n = len(v)
+    rhs = []
+    for i in range(n):
+        acc = coef(p[i], k)
+        for j in range(1, k + 1):
+            for m in range(n):
+                e = M[i * n + m]
+                if e[0] == "s":              # a fixed entry has no j >= 1 term
+                    acc = acc - S[e[1]][j] * S[v[m][1]][k - j]
+        rhs.append(acc)
+    x = solve_dense([[coef(M[i * n + m], 0) for m in range(n)] for i in range(n)],
+                    rhs, tape.ctx)
+    for i in range(n):
+        S[v[i][1]][k] = x[i]
+
+
+def _k_add_sub(tape, ins, k, S, F, coef):
+    op, d, a, b = ins[0], ins[1][1], ins[2], ins[3]
+    if k > 0 and a[0] == "f":
+        S[d][k] = S[b[1]][k] if op == "add" else -S[b[1]][k]
+    elif k > 0 and b[0] == "f":
+        S[d][k] = S[a[1]][k]
+    else:
+        S[d][k] = coef(a, k) + coef(b, k) if op == "add" else coef(a, k) - coef(b, k)
+
+
+def _k_neg(tape, ins, k, S, F, coef):
+    S[ins[1][1]][k] = -S[ins[2][1]][k]
+
+
+def _k_mul(tape, ins, k, S, F, coef):
+    d, a, b = ins[1][1], ins[2], ins[3]
+    if a[0] == "f":
+        S[d][k] = F[a[1]] * S[b[1]][k]
+    elif b[0] == "f":
+        S[d][k] = S[a[1]][k] * F[b[1]]
+    else:
+        A, B = S[a[1]], S[b[1]]
+        acc = A[0] * B[k]
+        for j in range(1, k + 1):
+            acc = acc + A[j] * B[k - j]
+        S[d][k] = acc
+
+
+def _k_div(tape, ins, k, S, F, coef):
+    d, a, b = ins[1][1], ins[2], ins[3]
+    if b[0] == "f":
+        S[d][k] = S[a[1]][k] / F[b[1]]
+    else:
+        B, C = S[b[1]], S[d]
+        acc = coef(a, k)
+        for j in range(1, k + 1):
+            acc = acc - B[j] * C[k - j]
+        C[k] = acc / B[0]
+
+
+def _k_sqr(tape, ins, k, S, F, coef):
+    d, A = ins[1][1], S[ins[2][1]]
+    if k == 0:
+        S[d][0] = A[0] * A[0]
+    else:
+        acc = A[0] * A[k]
+        for j in range(1, (k + 1) // 2):
+            acc = acc + A[j] * A[k - j]
+        acc = acc + acc
+        if k % 2 == 0:
+            acc = acc + A[k // 2] * A[k // 2]
+        S[d][k] = acc
+
+
+def _convolve(DA, X, k):
+    """sum_(j=1..k) DA[j] X[k-j], summed from j = 1 up (the order of the compiled tape)."""
+    acc = DA[1] * X[k - 1]
+    for j in range(2, k + 1):
+        acc = acc + DA[j] * X[k - j]
+    return acc
+
+
+def _k_sincos(tape, ins, k, S, F, coef):
+    s, c, A, DA = S[ins[1][1]], S[ins[2][1]], S[ins[3][1]], S[ins[4][1]]
+    if k == 0:
+        s[0], c[0] = tape.ns["sin"](A[0]), tape.ns["cos"](A[0])
+    else:
+        DA[k] = A[k] * k
+        s[k] = _convolve(DA, c, k) / k
+        c[k] = _convolve(DA, s, k) / (-k)
+
+
+def _k_exp(tape, ins, k, S, F, coef):
+    e, A, DA = S[ins[1][1]], S[ins[2][1]], S[ins[3][1]]
+    if k == 0:
+        e[0] = tape.ns["exp"](A[0])
+    else:
+        DA[k] = A[k] * k
+        e[k] = _convolve(DA, e, k) / k
+
+
+def _k_log(tape, ins, k, S, F, coef):
+    L, A = S[ins[1][1]], S[ins[2][1]]
+    if k == 0:
+        L[0] = tape.ns["log"](A[0])
+    else:
+        acc = A[k]
+        if k > 1:
+            w = L[1] * A[k - 1]
+            for j in range(2, k):
+                w = w + (L[j] * j) * A[k - j]
+            acc = acc - w / k
+        L[k] = acc / A[0]
+
+
+def _k_sqrt(tape, ins, k, S, F, coef):
+    R, A = S[ins[1][1]], S[ins[2][1]]
+    if k == 0:
+        R[0] = tape.ns["sqrt"](A[0])
+    else:
+        acc = A[k]
+        for j in range(1, k):
+            acc = acc - R[j] * R[k - j]
+        R[k] = acc / (R[0] * 2)
+
+
+def _k_powc(tape, ins, k, S, F, coef):
+    C, A, alpha = S[ins[1][1]], S[ins[2][1]], F[ins[3][1]]
+    if k == 0:
+        C[0] = A[0] ** alpha
+    else:
+        acc = None
+        for j in range(1, k + 1):
+            w = (alpha * j - (k - j)) * A[j] * C[k - j]
+            acc = w if acc is None else acc + w
+        C[k] = acc / (A[0] * k)
+
+
+_RECURRENCES = {"solve": _k_solve, "add": _k_add_sub, "sub": _k_add_sub, "neg": _k_neg,
+                "mul": _k_mul, "div": _k_div, "sqr": _k_sqr, "sincos": _k_sincos,
+                "exp": _k_exp, "log": _k_log, "sqrt": _k_sqrt, "powc": _k_powc}
+"""Operation of the tape -> its Taylor recurrence (the same rules, in the same order of
+operations, as the compiled tape: :func:`mpvi.compiled.cbackend.translate_taylor`)."""

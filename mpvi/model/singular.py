@@ -1,0 +1,317 @@
+"""The singularities of a system, so that no run crosses one silently.
+
+A variational integrator, an RK4 or a GBS step evaluates the system's field at a few
+points of each step -- the nodes, the quadrature nodes of its trial function, its stages.
+If a denominator of the field vanishes *between* two such points, nothing is infinite
+where the method looks: ``V = -1/q`` started at q = 1 runs through the collision to
+q = -31, ``V = -tan q`` passes its pole, ``V = -log q`` under GBS gains ten orders of
+magnitude of energy.  The remedy is cheap: the quantities whose zero is a singularity
+keep their sign along a regular trajectory, so their signs at every point a step
+evaluates are compared with their signs at the initial point.
+
+:func:`singularities` finds them once per system, symbolically:
+
+* the bases of negative and fractional powers (denominators 1/D, square roots and other
+  radicals sqrt(D)), the arguments of ``log``, the poles of ``tan``, ``cot``, ``sec``,
+  ``csc`` (cos or sin of the argument), the kinks of ``Abs``, ``sign``, ``Heaviside``, the
+  branch points of ``atanh``, ``acoth``, ``asin``, ``acos``, ``acosh``, ``LambertW``, ``li``,
+  the pole of ``zeta``, and the singularity at 0 of ``gamma``, ``loggamma``, ``polygamma``,
+  ``Ei``, ``Ci``, ``Chi``, ``expint``, ``bessely``, ``besselk`` -- in the Lagrangian (V and M, or a general L), the force, and their
+  first derivatives (which hold what the field divides by: 1/sqrt(1 - x^2) of asin);
+* the determinant of the mass matrix (L_vv), up to :data:`DETERMINANT_DOF` degrees of
+  freedom (a 3 x 3 determinant of trigonometric entries is cheap; beyond, the mass
+  matrix is only tested for positive definiteness at the nodes);
+* each split into its irreducible factors over Q (``sympy.factor_list``), so that a
+  factor of even power (``M = q^2``: the factor q) is seen changing sign;
+* minus the factors whose sign cannot change: an interval evaluation (mpmath's ``iv``,
+  sin and cos in [-1, 1], coordinates, velocities and time unbounded, parameters at their
+  values) that is >= 0 or <= 0 everywhere (``2 - cos(q1 - q2)^2``, ``x^2 + y^2``: they can
+  only touch zero, which the driver sees as a non-finite value).
+
+The poles of gamma-type functions at the negative integers and the jumps of ``floor`` are
+not guarded.  :class:`Singularities` evaluates the factors (one generated
+function, compiled to MPFR with the rest) and compares signs; :func:`mpvi.solve` checks
+them at every node and at the points each method evaluates inside a step, and a change
+raises :class:`mpvi.IntegrationError` naming the factor, where it comes from, the step
+and the time.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Sequence
+
+import sympy as sp
+
+from mpvi.compiled import cbackend
+from mpvi.compiled.codegen import TIME, compile_exprs
+from mpvi.ground.precision import sticky
+from mpvi.ground.precision import entry, entry_class
+
+if TYPE_CHECKING:
+    import sympy
+
+    from mpvi.ground.types import Number, NumberLike, Real, VectorLike
+    from mpvi.model.mechanics import LagrangianSystem
+
+class SingularityCrossed(ArithmeticError):
+    """A step evaluated the system on the other side of one of its singularities (raised
+    inside a step; :func:`mpvi.solve` reports it as :class:`mpvi.IntegrationError` with the
+    step and the time)."""
+
+
+DETERMINANT_DOF = 3
+"""Up to this many degrees of freedom the factors of det M (det L_vv) are guarded."""
+
+_POLES = {sp.tan: sp.cos, sp.sec: sp.cos, sp.cot: sp.sin, sp.csc: sp.sin}
+_AT_ZERO = (sp.gamma, sp.loggamma, sp.digamma, sp.polygamma, sp.Ei, sp.Ci, sp.Chi, sp.expint,
+            sp.bessely, sp.besselk)
+"""Functions singular where their (last) argument is 0 (gamma's other poles, at the negative
+integers, are not guarded)."""
+
+
+def _singular_bases(expr) -> list:
+    """(base, what) pairs of ``expr``: the quantities whose zero is a singularity of it."""
+    out, stack = [], [sp.sympify(expr, strict=True)]
+    while stack:
+        x = stack.pop()
+        if x.is_Atom:
+            continue
+        stack.extend(x.args)
+        if x.is_Pow:
+            e = x.exp
+            if not e.is_number:
+                out.append((x.base, f"the base of {x}"))
+            elif e.is_negative:
+                out.append((x.base, f"the denominator {x.base ** -e}"))
+            elif not e.is_integer:
+                out.append((x.base, f"the radicand of {x}"))
+        elif isinstance(x, sp.log):
+            out.append((x.args[0], f"the argument of {x}"))
+        elif type(x) in _POLES:
+            out.append((_POLES[type(x)](x.args[0]), f"the pole of {x}"))
+        elif isinstance(x, (sp.Abs, sp.sign, sp.Heaviside, sp.DiracDelta)):
+            out.append((x.args[0], f"the kink of {x}"))
+        elif isinstance(x, (sp.atanh, sp.acoth)):
+            out += [(1 - x.args[0], f"the branch point of {x}"), (1 + x.args[0], f"the branch point of {x}")]
+        elif isinstance(x, (sp.asin, sp.acos)):
+            out.append((1 - x.args[0] ** 2, f"the branch point of {x}"))
+        elif isinstance(x, sp.acosh):
+            out.append((x.args[0] - 1, f"the branch point of {x}"))
+        elif isinstance(x, sp.LambertW):
+            out.append((x.args[0] + sp.exp(-1), f"the branch point of {x}"))
+        elif isinstance(x, sp.zeta):
+            out.append((x.args[0] - 1, f"the pole of {x}"))
+        elif isinstance(x, _AT_ZERO):
+            out.append((x.args[-1], f"the singularity at 0 of {x}"))
+        elif isinstance(x, sp.li):
+            out += [(x.args[0], f"the branch point of {x}"), (x.args[0] - 1, f"the pole of {x}")]
+    return out
+
+
+def _factors(base):
+    try:
+        _, factors = sp.factor_list(base)
+        return [f for f, _ in factors]
+    except (sp.PolynomialError, sp.polys.polyerrors.PolificationFailed, NotImplementedError,
+            TypeError, ValueError):
+        return [base]
+
+
+def _interval(e, env):
+    """An interval enclosing ``e`` (mpmath ``iv``) over ``env`` (symbol -> interval, other
+    symbols unbounded), or None where this small evaluator does not know an operation."""
+    from mpmath import inf, iv
+    if e.is_Symbol:
+        return env.get(e, iv.mpf([-inf, inf]))
+    if e.is_Rational:
+        return iv.mpf(int(e.p)) / int(e.q)
+    if e is sp.pi:
+        return iv.pi
+    if e is sp.E:
+        return iv.e
+    args = [_interval(a, env) for a in e.args]
+    if any(a is None for a in args):
+        return None
+    if e.is_Add:
+        total = args[0]
+        for a in args[1:]:
+            total = total + a
+        return total
+    if e.is_Mul:
+        total = args[0]
+        for a in args[1:]:
+            total = total * a
+        return total
+    if e.is_Pow and e.exp.is_Integer:
+        return args[0] ** int(e.exp)
+    if isinstance(e, (sp.sin, sp.cos)):
+        return iv.mpf([-1, 1])
+    if isinstance(e, sp.exp):
+        return iv.exp(args[0])
+    return None
+
+
+def _can_change_sign(factor, env) -> bool:
+    box = _interval(factor, env)
+    if box is None:
+        return True
+    return bool(box.a < 0 < box.b) or box.a != box.a
+
+
+@entry_class
+class Singularities:
+    """The factors of a system whose zeros are singularities (module doc), with what they
+    come from, and their evaluation.
+
+    Parameters
+    ----------
+    system : LagrangianSystem
+        The system (:func:`singularities` makes one per system signature and context).
+    factors : list of (sympy expression, str)
+        Each factor with a phrase saying where it comes from.
+    """
+
+    def __init__(self, system: LagrangianSystem, factors: Sequence[tuple[sympy.Expr, str]]
+                 ) -> None:
+        self.system = system
+        self.factors = [f for f, _ in factors]
+        self.origins = [w for _, w in factors]
+        x = set(system.coords) | {TIME}
+        self.uses_velocity = any(f.has(*system.velocity_symbols) for f in self.factors)
+        self.uses_time = any(f.has(TIME) for f in self.factors)
+        self._free = x
+        self._f = None
+
+    def __len__(self):
+        return len(self.factors)
+
+    @property
+    def exprs_args(self) -> tuple[list[Any], list[sympy.Expr]]:
+        """(argument groups, expressions): ``([t], q, v, params) -> [factors]``."""
+        S = self.system
+        return [[TIME], S.coords, S.velocity_symbols, S.param_symbols], list(self.factors)
+
+    def values(self, t: NumberLike, q: VectorLike, v: VectorLike) -> list[Real]:
+        """The factors at (t, q, v) (v is not read by factors without velocities).
+
+        Parameters
+        ----------
+        t : number
+            Time.
+        q : sequence of numbers
+            Positions.
+        v : sequence of numbers
+            Velocities (anything of length n when :attr:`uses_velocity` is False).
+
+        Returns
+        -------
+        list
+            One number of the system's context per factor.
+        """
+        if self._f is None:
+            with cbackend.kernels_of(self.system.name):   # a kernel that stays in Python names it
+                self._f = compile_exprs(*self.exprs_args, self.system.ctx, "singular_factors")
+        return self._f([t], q, v, self.system.param_values)
+
+    @staticmethod
+    @sticky                     # comparisons only, after every step: no entry-point wrapper
+    def signs(values: Sequence[Real]) -> list[int]:
+        """-1, 0 or +1 for each value (0 also for nan: no sign to keep)."""
+        return [1 if x > 0 else (-1 if x < 0 else 0) for x in values]
+
+    @staticmethod
+    @sticky
+    def crossed(values: Sequence[Real], signs: list[int]) -> int | None:
+        """The index of the first value whose sign differs from ``signs`` (kept signs; a 0
+        in ``signs``, a list then, takes the value's sign once it has one), or None.
+        ``values`` may hold several points' factors one after the other (len(signs) each):
+        the index is then that of the value in ``values``."""
+        m = len(signs)
+        for i, x in enumerate(values):
+            s = signs[i % m]
+            if s == 0:
+                signs[i % m] = 1 if x > 0 else (-1 if x < 0 else 0)
+            elif not (x > 0 if s > 0 else x < 0):
+                return i
+        return None
+
+    def describe(self, i: int, value: Number) -> str:
+        """A sentence naming factor ``i`` (modulo their number), where it comes from and its
+        value."""
+        ctx = self.system.ctx
+        i %= len(self.factors)
+        return (f"{self.factors[i]} (from {self.origins[i]}) changed sign to "
+                f"{ctx.to_str(value, 5)}: the step crossed a singularity of the system")
+
+
+_FACTORS: dict = {}
+"""The singular factors per (system signature, parameter values to 30 digits): the sympy
+work is context-free, so a system bound to another context finds them again here."""
+
+
+def _singular_factors(system, values):
+    """[(factor, origin)] of :func:`singularities`, the parameters in intervals around
+    ``values`` (30-digit strings)."""
+    q, v = list(system.coords), list(system.velocity_symbols)
+    sources = [(system.lagrangian_expr, "L")]
+    if system.mass_expr is not None:
+        sources = [(system.potential_expr, "V")] + [(e, "M") for e in system.mass_expr]
+        mass = sp.Matrix(system.mass_expr)
+    else:
+        mass = sp.Matrix(system._Lvv)
+    if system.has_force:
+        sources += [(e, "F") for e in system.force_expr]
+    exprs = list(sources)
+    for e, where in sources:
+        exprs += [(sp.diff(e, s), f"d{where}/d{s}") for s in q + v if e.has(s)]
+    if system.dof <= DETERMINANT_DOF and not system.constant_mass:
+        det = sp.factor(mass.det(method="berkowitz"))
+        exprs.append((1 / det, "det M" if system.mass_expr is not None else "det L_vv"))
+    from mpmath import iv
+    env = {s: iv.mpf(x) for s, x in zip(system.param_symbols, values)}  # intervals around them
+    moving = set(q) | set(v) | {TIME}
+    found, seen = [], set()
+    for e, where in exprs:
+        for base, what in _singular_bases(e):
+            for f in _factors(base):
+                if not (f.free_symbols & moving) or f in seen or -f in seen:
+                    continue
+                seen.add(f)
+                if _can_change_sign(f, env):
+                    found.append((f, f"{what} in {where}"))
+    return found
+
+
+_CACHE: dict = {}
+
+
+@entry
+def singularities(system: LagrangianSystem) -> Singularities:
+    """The :class:`Singularities` of a mechanical system (cached per signature, parameter
+    values and context).
+
+    Parameters
+    ----------
+    system : LagrangianSystem
+        The system.
+
+    Returns
+    -------
+    Singularities
+        Possibly empty.
+    """
+    found = system.__dict__.get("_singularities")
+    if found is not None:                   # this system's, found before
+        return found
+    key = (system.ctx.key, system.signature, tuple(map(str, system.param_values)))
+    found = _CACHE.get(key)
+    if found is not None:
+        system.__dict__["_singularities"] = found
+        return found
+    ctx = system.ctx
+    text = ctx.decimal if getattr(ctx, "verified", False) else ctx.to_str  # a ball: its midpoint
+    values = tuple(text(x, 30) for x in system.param_values)
+    found = _FACTORS.get((system.signature, values))
+    if found is None:
+        found = _FACTORS[system.signature, values] = _singular_factors(system, values)
+    result = _CACHE[key] = system.__dict__["_singularities"] = Singularities(system, found)
+    return result

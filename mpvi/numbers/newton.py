@@ -1,0 +1,336 @@
+"""Newton's method for the implicit schemes, with tolerances from the number context.
+
+One implementation, used by the generated-kernel path and by the assembled reference
+path alike: :func:`solve_info` iterates  x <- x - J(x)^-1 F(x)  on plain lists (numpy
+arrays are accepted and returned as such) with the dense solve of :mod:`mpvi.numbers.linalg`,
+and stops when the update is at the round-off level of the context:
+
+    ||dx||_inf <= tol,    tol = rtol * max(||x||_inf, scale),    rtol = 2^10 * ctx.eps
+
+(about 2e-61 at 64 digits, 2e-13 in float64), or -- saving one iteration -- when the
+iteration is contracting (||dx_k|| <= ||dx_k-1|| / 2) and the quadratic model predicts
+the next update ||dx_k||^3 / ||dx_k-1||^2 <= eps * max(||x||_inf, scale).  The residual
+at the returned point is evaluated (one more F call), returned, and compared with the
+bound that an update at that tolerance allows,
+
+    ||F(x)||_inf <= n * rtol * ||J||_inf * max(||x||_inf, scale) * RESIDUAL_SLACK
+
+(J the last Jacobian, ||J||_inf its largest row sum: F(x) ~ J (x - x*)): a point that
+passed the update test but misses it (a stalled or falsely "converged" iteration) raises
+:class:`NewtonError` naming the residual and the bound.  So the claim is checked, not
+assumed.  Nothing here is a fixed ``1e-14``.  :data:`RESIDUAL_SLACK` allows for a residual
+whose own round-off exceeds ||J|| ||x|| eps because it sums terms much larger than J x
+(see there); a falsely converged iterate misses the bound by many orders of magnitude.
+
+On failure (iteration limit, a non-finite value, a singular Jacobian) a
+:class:`NewtonError` names the residual norm, the iteration count, the likely cause where
+the caller can tell (``diagnose``) and -- once the driver has added them -- the step
+index and time.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+
+from mpvi.numbers.linalg import SingularMatrixError, solve_dense
+
+DEFAULT_MAX_ITER = 50
+
+OPTIONS = ("max_iter", "rtol", "scale")
+"""The Newton options an implicit method accepts (``mpvi.solve(..., newton={...})``)."""
+
+
+class NewtonError(ArithmeticError):
+    """Newton's method did not converge.
+
+    On an iteration limit, a non-finite value, a singular Jacobian, or a "converged"
+    iterate whose residual misses the bound of :mod:`mpvi.numbers.newton`.  Raised by
+    :func:`mpvi.solve` with the step index and time, the points saved before the failing
+    step as ``exc.solution``, and the likely cause where the method can tell (a
+    non-finite potential or a singular mass matrix at the iterate).  An
+    ``ArithmeticError``; it pickles.
+
+    Parameters
+    ----------
+    message : str
+        What failed.
+    residual : number, optional
+        Norm of the residual at the last iterate (None if not finite).
+    iterations : int, optional
+        Iterations made.
+    step : int, optional
+        Index j of the step j -> j+1 (set by the driver).
+    t : number, optional
+        The time of that step.
+    what : str, default ""
+        Which equation.
+    cause : str, optional
+        The likely cause, when the caller could tell.
+    """
+
+    def __init__(self, message: str, residual: Any = None, iterations: int | None = None,
+                 step: int | None = None, t: Any = None, what: str = "",
+                 cause: str | None = None):
+        self.message, self.residual, self.iterations = message, residual, iterations
+        self.step, self.t, self.what, self.cause = step, t, what, cause
+        super().__init__(self._text())
+
+    def _text(self):
+        where = [self.what] if self.what else []
+        if self.step is not None:
+            where.append(f"step {self.step}")
+        if self.t is not None:
+            where.append(f"t = {_short(self.t)}")
+        head = "Newton failed" + (f" ({', '.join(where)})" if where else "")
+        tail = []
+        if self.iterations is not None:
+            tail.append(f"after {self.iterations} iterations")
+        if self.residual is not None:
+            tail.append(f"residual {_short(self.residual)}")
+        text = f"{head}: {self.message}" + (f" [{', '.join(tail)}]" if tail else "")
+        return text + (f"; likely cause: {self.cause}" if self.cause else "")
+
+    def at(self, step: int, t: Any) -> NewtonError:
+        """Locate the error at a step and time (the message is updated).
+
+        Parameters
+        ----------
+        step : int
+            Index j of the step j -> j+1.
+        t : number
+            Its time t_j.
+
+        Returns
+        -------
+        NewtonError
+            The same error object.
+        """
+        self.step, self.t = step, t
+        self.args = (self._text(),)
+        return self
+
+    def __reduce__(self):
+        return (_rebuild_newton_error, (self.message, self.residual, self.iterations, self.step,
+                                        self.t, self.what, self.cause))
+
+
+def _rebuild_newton_error(*args):
+    return NewtonError(*args)
+
+
+def _short(x):
+    try:
+        return f"{float(x):.3e}"
+    except (TypeError, ValueError, OverflowError):
+        return str(x)
+
+
+class NewtonStats:
+    """Running statistics of Newton solves: count, total / min / max iterations and the
+    largest final residual norm, in O(1) memory however many solves are recorded."""
+
+    __slots__ = ("solves", "total", "min", "max", "max_residual")
+
+    def __init__(self):
+        self.solves, self.total, self.min, self.max, self.max_residual = 0, 0, None, None, None
+
+    def record(self, iterations, residual):
+        self.solves += 1
+        self.total += iterations
+        self.min = iterations if self.min is None else min(self.min, iterations)
+        self.max = iterations if self.max is None else max(self.max, iterations)
+        r = abs(residual)
+        if self.max_residual is None or r > self.max_residual:
+            self.max_residual = r
+
+    def summary(self):
+        """``{"solves": 0}``, or solves, total/mean/max/min iterations, max final residual."""
+        if not self.solves:
+            return {"solves": 0}
+        return {"solves": self.solves, "total_iterations": self.total,
+                "mean_iterations": self.total / self.solves, "max_iterations": self.max,
+                "min_iterations": self.min, "max_residual": float(self.max_residual)}
+
+
+def summarize(iterations, residuals):
+    """:meth:`NewtonStats.summary` of sequences of iteration counts and final residuals."""
+    stats = NewtonStats()
+    for i, r in zip(iterations, residuals):
+        stats.record(i, r)
+    return stats.summary()
+
+
+RESIDUAL_SLACK = 2 ** 10
+"""How far the final residual may exceed n rtol ||J|| max(||x||, scale): the residual of an
+equation that sums terms much larger than J x carries their round-off.  Mutze's midpoint
+variation method (eq. 54) sums terms of size ||x|| / tau^2 that cancel to D_tau S, so its
+residual at the solution is about 1e3 eps ||J|| ||x|| at tau = T/64 (measured: 1.2 times
+the bound without slack in mutze Fig. 2, at 64 and at 84 digits alike; the iterate is
+still right to about 61 of 64 digits, which ``mpvi run --check-digits`` measures).  A
+falsely converged iterate misses the bound by far more (0.5 against 1e-58, 1e42)."""
+
+
+def tolerance(ctx):
+    """Relative update tolerance 2^10 eps of the context."""
+    return ctx.eps * 1024
+
+
+def check_options(newton, ctx=None):
+    """The Newton options dict, validated: ``ValueError`` naming unknown keys or a bad
+    ``max_iter``; with ``ctx``, ``rtol`` and ``scale`` read as positive numbers of the
+    context (a float refused as everywhere in mpvi; errors name the option)."""
+    if newton is not None and not isinstance(newton, dict):
+        raise TypeError(f"newton options must be a dict with keys among {', '.join(OPTIONS)}, "
+                        f"got {type(newton).__name__}")
+    newton = dict(newton or {})
+    unknown = set(newton) - set(OPTIONS)
+    if unknown:
+        raise ValueError(f"unknown Newton option(s) {sorted(unknown)}; use {', '.join(OPTIONS)}")
+    m = newton.get("max_iter", DEFAULT_MAX_ITER)
+    if isinstance(m, bool) or not isinstance(m, (int, np.integer)) or m < 1:
+        raise ValueError(f"Newton option max_iter must be a positive integer, got {m!r}")
+    for name in ("rtol", "scale") if ctx is not None else ():
+        if name in newton:
+            value = ctx.number(newton[name], f"Newton option {name}")
+            if not (ctx.isfinite(value) and value > 0) or (name == "rtol" and not value < 1):
+                raise ValueError(f"Newton option {name} must be a positive number"
+                                 f"{' below 1' if name == 'rtol' else ''}, got {newton[name]!r}")
+            newton[name] = value
+    return newton
+
+
+def solve(fun, x0, ctx, *, stats=None, **options):
+    """Solve F(x) = 0 by Newton's method from ``x0``; returns x (see :func:`solve_info`).
+    ``stats`` (a :class:`NewtonStats`) receives (iterations, final residual norm)."""
+    x, iterations, residual = solve_info(fun, x0, ctx, **options)
+    if stats is not None:
+        stats.record(iterations, residual)
+    return x
+
+
+def _norm(values):
+    """max_i |v_i|, or a nan among the v_i: ``max`` alone passes over a nan that is not
+    first (nan > x is false), and a nan update would then pass the stopping rule."""
+    m = max(map(abs, values))
+    return m if all(v == v for v in values) else next(v for v in values if v != v)
+
+
+def solve_info(fun: Callable, x0, ctx, *, scale=None, rtol=None, max_iter=DEFAULT_MAX_ITER,
+               what: str = "", diagnose: Callable | None = None, damped: bool = False):
+    """Solve F(x) = 0 by Newton's method from ``x0``.
+
+    Parameters
+    ----------
+    fun : callable
+        ``fun(x, True)`` returns (F(x), dF/dx) and ``fun(x, False)`` returns F(x); x, F
+        are sequences of n numbers, dF/dx a sequence of n rows (lists or numpy arrays).
+        ``x`` is passed as a list, or as a numpy array when ``x0`` is one.
+    x0 : sequence
+        The first guess.
+    ctx : number context
+    scale : number, optional
+        The magnitude below which ||x|| is not used to relativize the update (default 1).
+    rtol : number, optional
+        Relative update tolerance (default 2^10 eps).
+    max_iter : int
+    what : str
+        Names the equation in errors.
+    diagnose : callable, optional
+        ``diagnose(x)`` -> a sentence naming the likely cause of a failure at the
+        iterate x (e.g. a non-finite potential there), or None.
+    damped : bool
+        Halve the update until the residual at the new iterate is finite and smaller in
+        norm (at most ``prec`` halvings); for equations whose Newton iteration can leave
+        the domain (a Legendre map near |v| = c).
+
+    Returns
+    -------
+    (x, iterations, final residual norm)
+        x of the type of ``x0``.  In a ball context (:class:`mpvi.ArbContext`) x is the
+        enclosure proven by :func:`mpvi.numbers.arb.krawczyk` (whose error is a
+        :class:`mpvi.numbers.arb.KrawczykError`).
+    """
+    if getattr(ctx, "verified", False):         # ball arithmetic: a proof, not an iteration
+        return ctx.verified_solve(fun, x0, what=what)
+    rtol = tolerance(ctx) if rtol is None else ctx.num(rtol)
+    scale = ctx.one if scale is None else scale
+    eps = ctx.eps
+    as_array = isinstance(x0, np.ndarray)
+    dtype = ctx.dtype
+
+    def call(x, jacobian):
+        return fun(np.array(x, dtype=dtype) if as_array else x, jacobian)
+
+    def failure(message, x, residual, iterations):
+        cause = diagnose(np.array(x, dtype=dtype) if as_array else x) if diagnose else None
+        return NewtonError(message, residual=residual, iterations=iterations, what=what,
+                           cause=cause)
+
+    x = list(x0)
+    dn = None
+    for it in range(1, max_iter + 1):
+        r, J = call(x, True)
+        dx, why = _update(J, r, ctx)
+        if why is not None:
+            raise failure(why, x, _norm(r), it)
+        if damped:
+            dx = _damp(call, x, dx, _norm(r), ctx)
+        x = [a + d for a, d in zip(x, dx)]
+        previous, dn = dn, _norm(dx)
+        if not ctx.isfinite(dn):
+            message = ("the residual is not finite at the iterate" if not all(map(ctx.isfinite, r))
+                       else "the iteration produced a non-finite value")
+            raise failure(message, x, None, it)
+        xn = max(_norm(x), scale)
+        # quadratic convergence: the next update would be about dn^3 / previous^2
+        if dn <= rtol * xn or (previous is not None and 2 * dn <= previous
+                               and dn ** 3 <= eps * xn * previous ** 2):
+            residual = _norm(call(x, False))
+            x = np.array(x, dtype=dtype) if as_array else x
+            bound = _residual_bound(J, rtol, x, scale)
+            if not residual <= bound:
+                raise failure(f"the update converged but the residual {_short(residual)} "
+                              f"exceeds its bound {_short(bound)} (n rtol ||J|| max(||x||, "
+                              f"scale) {RESIDUAL_SLACK}): the iterate does not solve the "
+                              "equations", x, residual, it)
+            return x, it, residual
+    residual = _norm(call(x, False))
+    raise failure(f"no convergence to the relative tolerance {_short(rtol)} "
+                  f"(last update {_short(dn)})", x, residual, max_iter)
+
+
+def _update(J, r, ctx):
+    """(the Newton update -J^-1 r, None), or (None, why there is none)."""
+    rows = J.tolist() if isinstance(J, np.ndarray) else [list(row) for row in J]
+    try:
+        return solve_dense(rows, [-v for v in r], ctx), None
+    except SingularMatrixError as e:
+        if not all(ctx.isfinite(v) for row in J for v in row):
+            return None, "the Jacobian is not finite at the iterate"
+        return None, f"singular Jacobian ({e})"
+
+
+def _residual_bound(J, rtol, x, scale):
+    """What the residual of a converged iterate may be: n rtol ||J||_inf max(||x||, scale)
+    times :data:`RESIDUAL_SLACK` (J the last Jacobian, as the caller evaluated it)."""
+    jnorm = max(sum(abs(v) for v in row) for row in J)
+    return len(J) * rtol * jnorm * max(_norm(x), scale) * RESIDUAL_SLACK
+
+
+def _damp(call, x, dx, rnorm, ctx, halvings=64):
+    """The update ``dx`` times the first of 1, 1/2, 1/4, ... for which F(x + dx) is finite
+    and smaller in norm than ``rnorm``; the full update if none is (near convergence the
+    residual stalls at round-off: the stopping rule then decides, never a vanishing
+    damped step)."""
+    half, lam = ctx.one / 2, ctx.one
+    for _ in range(halvings):
+        step = [d * lam for d in dx]
+        try:
+            trial = _norm(call([a + d for a, d in zip(x, step)], False))
+        except (ArithmeticError, ValueError):
+            trial = None
+        if trial is not None and ctx.isfinite(trial) and trial < rnorm:
+            return step
+        lam = lam * half
+    return dx
