@@ -66,7 +66,9 @@ call at a time).
 from __future__ import annotations
 
 import ast
+import functools
 import hashlib
+import inspect
 import os
 import subprocess
 import sys
@@ -430,11 +432,109 @@ class _BallTranslator:
         return read, self.lines, results
 
 
-_DUAL_FUNCTIONS = {"sin": "DA_SIN", "cos": "DA_COS", "tan": "DA_TAN", "exp": "DA_EXP",
-                   "log": "DA_LOG", "sqrt": "DA_SQRT", "atan": "DA_ATAN", "sinh": "DA_SINH",
-                   "cosh": "DA_COSH", "tanh": "DA_TANH", "asin": "DA_ASIN", "acos": "DA_ACOS"}
-"""The functions of :mod:`mpvi.numbers.arb` on duals (``_sin``, ...) and their C counterparts in
-``mpvi_dual.h`` (sin, cos and tan nan beyond 2^prec, as ``ArbContext._periodic``)."""
+@functools.cache
+def _dual_rules() -> dict[str, tuple[ast.Lambda, ast.Lambda]]:
+    """The two lambdas (value, derivative) of each entry of
+    :data:`mpvi.numbers.arb.DUAL_RULES`, as ``ast`` read from that module's source (parsed,
+    never evaluated): what :class:`_RuleTranslator` makes C of."""
+    from mpvi.numbers import arb as arb_module     # flint, heavy: loaded with the duals
+    tree = ast.parse(inspect.getsource(arb_module))
+    found = [node.value for node in tree.body if isinstance(node, ast.Assign)
+             and [ast.unparse(t) for t in node.targets] == ["DUAL_RULES"]]
+    if len(found) != 1 or not isinstance(found[0], ast.Dict):
+        raise Unsupported("mpvi.numbers.arb.DUAL_RULES is not one dict literal")
+    rules: dict[str, tuple[ast.Lambda, ast.Lambda]] = {}
+    for key, value in zip(found[0].keys, found[0].values):
+        if not (isinstance(key, ast.Constant) and isinstance(key.value, str)
+                and isinstance(value, ast.Tuple) and len(value.elts) == 2
+                and all(isinstance(e, ast.Lambda) for e in value.elts)):
+            raise Unsupported("an entry of DUAL_RULES is not name: (lambda, lambda)")
+        rules[key.value] = (value.elts[0], value.elts[1])   # type: ignore[assignment]
+    if set(rules) != set(arb_module.DUAL_RULES):
+        raise Unsupported("the source of DUAL_RULES is not the table loaded")
+    return rules
+
+
+class _RuleTranslator:
+    """One entry of :data:`mpvi.numbers.arb.DUAL_RULES` -> the C function ``da_rule_<name>``
+    of a compiled dual kernel: each Python operation of the two lambdas on balls is the Arb
+    call python-flint makes for it (:data:`_BINARY`, ``-x`` ``arb_neg_round``, ``x.sin()``
+    ``arb_sin``, an ``int`` an exact ball ``z[i]``), in Python's order, into the scratch
+    balls ``ds[]``; the value goes into the temporary's value ``tv[i]``, the derivative
+    through ``da_chain`` (one argument) or ``da_combine`` (two: the factors' tuple)."""
+
+    def __init__(self, exact: Callable[[int], str]) -> None:
+        self.exact = exact
+        self.scratch = 0
+        self.lines: list[str] = []
+        self.names: dict[str, str] = {}
+
+    def fresh(self) -> str:
+        self.scratch += 1
+        return f"ds[{self.scratch - 1}]"
+
+    def ball(self, node: ast.AST, out: str | None = None) -> str:
+        """The C operand of ``node``'s ball, its Arb calls appended (into ``out`` if
+        given, else a fresh scratch)."""
+        if isinstance(node, ast.Name) and node.id in self.names:
+            return self.names[node.id]
+        if isinstance(node, ast.Constant) and type(node.value) is int:
+            return self.exact(node.value)
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+            if isinstance(node.operand, ast.Constant) and type(node.operand.value) is int:
+                return self.exact(-node.operand.value)
+            x = self.ball(node.operand)
+            return self.emit("arb_neg_round", out, x)
+        if isinstance(node, ast.BinOp) and type(node.op) in _BINARY:
+            left, right = self.ball(node.left), self.ball(node.right)
+            return self.emit(_BINARY[type(node.op)], out, left, right)
+        if isinstance(node, ast.NamedExpr):
+            self.names[node.target.id] = self.ball(node.value)
+            return self.names[node.target.id]
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                and not node.keywords:
+            method, owner = node.func.attr, node.func.value
+            if not node.args and method in {**_UNARY, **_PERIODIC}:
+                x = self.ball(owner)
+                return self.emit({**_UNARY, **_PERIODIC}[method], out, x)
+            if method == "atan2" and isinstance(owner, ast.Name) and owner.id == "arb" \
+                    and len(node.args) == 2:
+                y, x = self.ball(node.args[0]), self.ball(node.args[1])
+                return self.emit("arb_atan2", out, y, x)
+        raise Unsupported(f"a dual rule's {ast.unparse(node)[:60]!r} has no Arb call")
+
+    def emit(self, function: str, out: str | None, *operands: str) -> str:
+        target = out if out is not None else self.fresh()
+        self.lines.append(f"{function}({target}, {', '.join(operands)}, prec);")
+        return target
+
+    def function(self, name: str, value: ast.Lambda, derivative: ast.Lambda) -> list[str]:
+        """The C lines of ``da_rule_<name>(i, the argument duals, prec)``."""
+        params = [a.arg for a in value.args.args]
+        if [a.arg for a in derivative.args.args] != params + ["v"]:
+            raise Unsupported(f"the dual rule {name!r}: the derivative's parameters are not "
+                              "the value's and v")
+        self.names = {p: f"d{j}.v" for j, p in enumerate(params)}
+        duals = ", ".join(f"dual d{j}" for j in range(len(params)))
+        head = [f"/* mpvi.numbers.arb.DUAL_RULES[{name!r}]: {ast.unparse(value.body)}; "
+                f"{ast.unparse(derivative.body)} */".replace("*/ ", "* /"),
+                f"MPVI_UNUSED static void da_rule_{name}(int i, {duals}, slong prec) {{"]
+        if name in _PERIODIC:       # ArbContext._periodic: a constant nan beyond 2^prec
+            head.append("    if (!ma_below_limit(s1, d0.v, prec)) { arb_indeterminate(tv[i]); "
+                        "T[i].d = NULL; return; }")
+        self.lines = []
+        self.ball(value.body, "tv[i]")
+        self.names["v"] = "tv[i]"
+        if len(params) == 1:
+            slope = self.ball(derivative.body)
+            self.lines.append(f"da_chain(i, d0, {slope}, prec);")
+        elif len(params) == 2 and isinstance(derivative.body, ast.Tuple) \
+                and len(derivative.body.elts) == 2:
+            fa, fb = (self.ball(e) for e in derivative.body.elts)
+            self.lines.append(f"da_combine(i, d0, d1, {fa}, {fb}, prec);")
+        else:
+            raise Unsupported(f"the dual rule {name!r} has no chain rule of 1 or 2 arguments")
+        return head + [f"    {x}" for x in self.lines] + ["}"]
 
 
 class _DualTranslator(_BallTranslator):
@@ -449,6 +549,17 @@ class _DualTranslator(_BallTranslator):
     def __init__(self, constants: Sequence[str]) -> None:
         super().__init__(constants)
         self.args = 0
+        self.rules: set[str] = set()
+
+    def rule_functions(self) -> tuple[list[str], int]:
+        """The C functions of the rules of :data:`mpvi.numbers.arb.DUAL_RULES` this kernel
+        calls (:class:`_RuleTranslator`) and the scratch balls they need."""
+        rules, lines, scratch = _dual_rules(), [], 0
+        for name in sorted(self.rules):
+            tr = _RuleTranslator(self.exact)
+            lines += tr.function(name, *rules[name])
+            scratch = max(scratch, tr.scratch)
+        return lines, scratch
 
     def temp(self) -> str:
         self.temps += 1
@@ -500,8 +611,13 @@ class _DualTranslator(_BallTranslator):
             if lk != "dual":
                 raise Unsupported(f"a power of an integer ({ast.unparse(node)[:60]})")
             if rk == "dual":                    # _Dual.__pow__ of a dual exponent
+                # a constant exponent by the power rule, else _exp(k * _log(self))
                 i, j1, j2 = self.temp(), self.temp(), self.temp()
-                self.lines.append(f"da_pow_d({i}, {lv}, {rv}, {j1}, {j2}, prec);")
+                self.rules.update(("log", "exp"))
+                self.lines.append(f"if (!da_pow_c({i}, {lv}, {rv}, prec)) {{ "
+                                  f"da_rule_log({j1}, {lv}, prec); "
+                                  f"da_mul({j2}, {rv}, T[{j1}], prec); "
+                                  f"da_rule_exp({i}, T[{j2}], prec); }}")
                 return "dual", f"T[{i}]"
             i = self.temp()
             self.lines.append(f"da_pow_z({i}, {lv}, {rv}L, {self.exact(rv)}, "
@@ -527,15 +643,12 @@ class _DualTranslator(_BallTranslator):
         name, args, n = self.callee(node)
         if n is not None:
             return "dual", f"dc({self.exact(n)})"       # _DualContext.num(n): a constant
-        if name in _DUAL_FUNCTIONS and len(args) == 1:
-            x = self.argument(args[0], name)
+        rules = _dual_rules()
+        if name in rules and len(args) == len(rules[name][0].args.args):
+            operands = [self.argument(a, name) for a in args]
             i = self.temp()
-            self.lines.append(f"da_fn({i}, {_DUAL_FUNCTIONS[name]}, {x}, prec);")
-            return "dual", f"T[{i}]"
-        if name == "atan2" and len(args) == 2:
-            y, x = self.argument(args[0], name), self.argument(args[1], name)
-            i = self.temp()
-            self.lines.append(f"da_atan2({i}, {y}, {x}, prec);")
+            self.rules.add(name)
+            self.lines.append(f"da_rule_{name}({i}, {', '.join(operands)}, prec);")
             return "dual", f"T[{i}]"
         raise Unsupported(f"{name} has no compiled dual counterpart")
 
@@ -556,6 +669,7 @@ def translate(name: str, source: str, constants: Sequence[str], limit_bits: int,
     (:class:`_DualTranslator`, ``mpvi_dual.h``)."""
     tr = _DualTranslator(constants) if duals else _BallTranslator(constants)
     read, lines, results = tr.function(source)
+    rules, scratch = tr.rule_functions() if isinstance(tr, _DualTranslator) else ([], 0)
     outs = [tr.output(i, kind, v) for i, (kind, v) in enumerate(results)]
     init = [f"arb_set_si({z}, {n}L);" for n, z in tr.ints.items()]
     groups = source.split("(", 1)[1].split(")", 1)[0]
@@ -565,18 +679,21 @@ def translate(name: str, source: str, constants: Sequence[str], limit_bits: int,
                "NCONST_REAL": len(constants), "NZ": max(len(tr.ints), 1), "NGROUPS": ngroups,
                "NRESULTS": len(results)}
     if duals:
-        defines.update(MPVI_DUAL=1, NARGS=max(getattr(tr, "args", 0), 1))
+        defines.update(MPVI_DUAL=1, NARGS=max(getattr(tr, "args", 0), 1),
+                       NSCRATCH=max(scratch, 1))
     body = ["(void)prec; (void)groups;"] + read + ["(void)rc;"] + lines + outs
     text = ["/* generated by mpvi.compiled.carb: a kernel of mpvi.compiled.codegen translated to Arb",
             f"   {note.replace('*/', '* /')} */"]
     text += [f"#define {k} {v}" for k, v in defines.items()]
     text.append('#include "mpvi_arb.h"')
     if duals:
-        text.append('#include "mpvi_dual.h"')
+        text += ['#include "mpvi_dual.h"', "static arb_t ds[NSCRATCH];  /* the rules' scratch */"]
+        text += rules
+        init += ["for (int j = 0; j < NSCRATCH; j++) arb_init(ds[j]);"]
     text.append("static int ma_evaluate(PyObject *const *groups, PyObject *result, slong prec) {")
     text += [f"    {x}" for x in body] + ["    return 1;", "}", "",
                                            "static void ma_init(void) {"]
-    text += [f"    {x}" for x in init] + ["}"]
+    text += [f"    {x}" for x in init] + ["}", '#include "mpvi_arbmodule.h"']
     return "\n".join(text) + "\n"
 
 
