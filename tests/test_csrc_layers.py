@@ -303,7 +303,8 @@ def test_a_planted_forward_declaration_is_found(tmp_path):
     upper, lower = pairs[0]
     text = (copy / upper).read_text()
     function = sorted(n for n in definitions(text)
-                      if re.search(rf"\b(static\s+)?\w[\w\s\*]*\b{n}\s*\([^;]*\)\s*\{{", text))[0]
+                      if re.search(rf"^[\w \t*]*\bstatic\b[\w \t*]*\b{n}\s*\([^;]*\)\s*\{{",
+                                   text, re.M))[0]
     planted = (f"\nstatic int {function}(void);\n"
                f"static int planted_caller(void) {{ return {function}(); }}\n")
     lower_text = (copy / lower).read_text()
@@ -311,4 +312,4 @@ def test_a_planted_forward_declaration_is_found(tmp_path):
     (copy / lower).write_text(lower_text[:guard] + planted + lower_text[guard:]
                               if guard >= 0 else lower_text + planted)
     found = circle(graph(copy))
-    assert found is not None and lower in found and upper in found
+    assert found is not None and lower in found and upper in found, (upper, lower, function)
