@@ -70,9 +70,11 @@ import functools
 import hashlib
 import inspect
 import os
+import re
 import subprocess
 import sys
 import sysconfig
+import tempfile
 import threading
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -85,11 +87,9 @@ VERIFIED_FLINT = "3.6.0"
 ``mpvi/compiled/csrc/mpvi_arb.h`` declares (python-flint 0.9.0's wheel bundles it); with another
 version the compiled ball kernels are refused."""
 
-ARB_STRUCT_BYTES = 48
-"""``sizeof(arb_struct)`` in FLINT 3 on a 64-bit platform (the header asserts it)."""
-
 ARB_BASICSIZE = 72
-"""``flint.arb.__basicsize__`` whose last :data:`ARB_STRUCT_BYTES` bytes are the ball
+"""``flint.arb.__basicsize__`` whose last ``sizeof(arb_struct)`` bytes (probed:
+:func:`layout_problem`) are the ball
 (Python's object header and the Cython vtable pointer first)."""
 
 PROBE_BITS = 256
@@ -171,12 +171,90 @@ def toolchain() -> dict:
         return _status.setdefault("toolchain", info)
 
 
+def _flint_headers(version: str) -> str | None:
+    """The include directory of FLINT's own headers (``flint/flint.h`` and
+    ``flint/arb.h``, e.g. Debian's libflint-dev) whose ``FLINT_VERSION`` is ``version``
+    (the libflint python-flint loaded), or None: headers of another FLINT declare another
+    library."""
+    roots = [d for d in os.environ.get("CPATH", "").split(os.pathsep) if d]
+    roots += [sysconfig.get_config_var("INCLUDEDIR") or "", "/usr/local/include", "/usr/include"]
+    for root in roots:
+        flint_h, arb_h = Path(root, "flint", "flint.h"), Path(root, "flint", "arb.h")
+        if not (root and flint_h.is_file() and arb_h.is_file()):
+            continue
+        text = flint_h.read_text(errors="replace")
+        found = re.search(r'^\s*#\s*define\s+FLINT_VERSION\s+"([0-9.]+)"', text, re.M)
+        if found and found.group(1) == version:
+            return root
+    return None
+
+
+_PROBE_LOCK = threading.Lock()
+_PROBES: dict = {}
+
+
+def _probe_library(tc: dict) -> Any:
+    """The layout probe (``mpvi_flintprobe.h``) compiled with the toolchain ``tc`` and
+    linked to its libflint, loaded by ctypes (built once per process and toolchain)."""
+    import ctypes                                      # the probe alone needs it
+    key = (tc["cc"], tuple(tc["includes"]), tuple(tc["link"]), tc.get("flint_headers"))
+    with _PROBE_LOCK:
+        if key in _PROBES:
+            return _PROBES[key]
+        with tempfile.TemporaryDirectory(prefix="mpvi-flintprobe-") as tmp:
+            c = Path(tmp) / "probe.c"
+            defines = "#define MPVI_FLINT_HEADERS 1\n" if tc.get("flint_headers") else ""
+            c.write_text(defines + '#include "mpvi_flintprobe.h"\n', encoding="ascii")
+            out = Path(tmp) / "probe.so"
+            cmd = [tc["cc"], "-O1", "-shared", "-fPIC", "-std=c99", str(c), "-o", str(out),
+                   f"-I{cbackend._copy_runtime(Path(tmp))}"]
+            cmd += [f"-isystem{d}" for d in tc["includes"]] + tc["link"]
+            if tc["rpath"]:
+                cmd.append(f"-Wl,-rpath,{tc['rpath']}")
+            r = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+            if r.returncode != 0:
+                raise RuntimeError(f"{tc['cc']} failed on the layout probe ({r.returncode}): "
+                                   f"{(r.stderr or r.stdout).strip()[:2000]}")
+            lib = ctypes.CDLL(str(out))
+        for name in ("mpvi_probe_size", "mpvi_probe_rad_offset"):
+            getattr(lib, name).restype = ctypes.c_long
+            getattr(lib, name).argtypes = []
+        lib.mpvi_probe_check.restype = ctypes.c_int
+        lib.mpvi_probe_check.argtypes = [ctypes.c_long, ctypes.c_long]
+        _PROBES[key] = lib
+        return lib
+
+
+_PROBE_FAILURES = {
+    1: "the sizes are impossible", 2: "no memory for the probe",
+    3: "FLINT's vector of powers (_arb_vec_set_powers) does not read back at that stride",
+    4: "FLINT's copy of a vector (_arb_vec_set) does not read back at that stride",
+    5: "FLINT's sum of vectors (_arb_vec_add) does not read back at that stride",
+    6: "the radius FLINT gives a ball (arb_add_error_2exp_si) is not at that offset",
+    7: "a radius written at that offset is not the one FLINT reads (arb_get_rad_arb)"}
+"""What each failed check of ``mpvi_probe_check`` means."""
+
+
+def layout_problem(tc: dict, size: int | None = None, rad_offset: int | None = None
+                   ) -> str | None:
+    """Why the ``arb_struct`` of ``mpvi_flint.h`` as compiled by ``tc`` (or the given
+    ``size`` and radius offset: a test passes wrong ones) is not the layout of the libflint
+    python-flint loaded, by the probe ``mpvi_flintprobe.h`` run against it; None when the
+    library reads and writes balls as assumed."""
+    lib = _probe_library(tc)
+    size = int(lib.mpvi_probe_size()) if size is None else int(size)
+    rad_offset = int(lib.mpvi_probe_rad_offset()) if rad_offset is None else int(rad_offset)
+    failed = int(lib.mpvi_probe_check(size, rad_offset))
+    if failed == 0:
+        return None
+    return (f"the ball layout (arb_struct of {size} bytes, radius at {rad_offset}) is not "
+            f"that of the libflint python-flint loaded: "
+            f"{_PROBE_FAILURES.get(failed, f'check {failed} failed')}")
+
+
 def _find_toolchain() -> dict:
     import flint
     version = str(getattr(flint, "__FLINT_VERSION__", "unknown"))
-    if version != VERIFIED_FLINT:
-        return {"error": f"python-flint uses FLINT {version}; the layout of its balls was "
-                         f"verified for FLINT {VERIFIED_FLINT} only"}
     size = int(flint.arb.__basicsize__)
     if size != ARB_BASICSIZE:
         return {"error": f"a flint.arb object is {size} bytes, not the {ARB_BASICSIZE} whose "
@@ -185,16 +263,29 @@ def _find_toolchain() -> dict:
     if lib is None:
         return {"error": "the libflint python-flint loaded was not found"}
     loaded = _library_version(lib)
-    if loaded != VERIFIED_FLINT:
+    headers = _flint_headers(loaded) if loaded == version else None
+    if headers is None and version != VERIFIED_FLINT:
+        return {"error": f"python-flint uses FLINT {version}; the layout of its balls was "
+                         f"verified for FLINT {VERIFIED_FLINT} only (and no FLINT headers of "
+                         "that version are installed)"}
+    if headers is None and loaded != VERIFIED_FLINT:
         return {"error": f"the libflint python-flint loaded ({lib}) is FLINT {loaded}; the "
                          f"layout of its balls was verified for FLINT {VERIFIED_FLINT} only"}
     found = cbackend.compiler()
     if "error" in found:
         return found
-    return {"cc": found["cc"], "version": found["version"],
-            "includes": [found["python_include"]], "link": [str(lib)],
-            "rpath": str(lib.parent), "mpfr": f"FLINT {version}",
-            "abi": sysconfig.get_config_var("EXT_SUFFIX"), "offset": size - ARB_STRUCT_BYTES}
+    tc = {"cc": found["cc"], "version": found["version"],
+          "includes": [found["python_include"]] + ([headers] if headers else []),
+          "link": [str(lib)], "rpath": str(lib.parent), "mpfr": f"FLINT {version}",
+          "abi": sysconfig.get_config_var("EXT_SUFFIX"), "flint_headers": headers}
+    try:
+        problem = layout_problem(tc)
+    except (RuntimeError, OSError, subprocess.SubprocessError) as exc:
+        return {"error": f"the layout probe of the ball kernels did not run: {exc}"}
+    if problem is not None:
+        return {"error": problem}
+    tc["offset"] = size - int(_probe_library(tc).mpvi_probe_size())
+    return tc
 
 
 def _usable() -> dict | None:
@@ -660,13 +751,15 @@ class _DualTranslator(_BallTranslator):
 
 
 def translate(name: str, source: str, constants: Sequence[str], limit_bits: int,
-              offset: int, note: str = "", duals: bool = False) -> str:
+              offset: int, note: str = "", duals: bool = False,
+              flint_headers: bool = False) -> str:
     """The C source of the module ``name`` computing what the Python ``source`` computes on
     balls (:class:`_BallTranslator`), with the constant table ``constants`` (names, given
     to ``setup``), sin, cos and tan nan from 2^``limit_bits``, the ball at ``offset`` in a
     ``flint.arb``; ``note`` (the constants' exact values) goes into the comment, part of
     the module's identity.  With ``duals`` the numbers are :class:`mpvi.numbers.arb._Dual`
-    (:class:`_DualTranslator`, ``mpvi_dual.h``)."""
+    (:class:`_DualTranslator`, ``mpvi_dual.h``); with ``flint_headers`` FLINT's own headers
+    declare FLINT (``mpvi_flint.h``)."""
     tr = _DualTranslator(constants) if duals else _BallTranslator(constants)
     read, lines, results = tr.function(source)
     rules, scratch = tr.rule_functions() if isinstance(tr, _DualTranslator) else ([], 0)
@@ -678,6 +771,8 @@ def translate(name: str, source: str, constants: Sequence[str], limit_bits: int,
                "NTEMPS": max(tr.temps, 1), "NCONST": max(len(constants), 1),
                "NCONST_REAL": len(constants), "NZ": max(len(tr.ints), 1), "NGROUPS": ngroups,
                "NRESULTS": len(results)}
+    if flint_headers:
+        defines["MPVI_FLINT_HEADERS"] = 1
     if duals:
         defines.update(MPVI_DUAL=1, NARGS=max(getattr(tr, "args", 0), 1),
                        NSCRATCH=max(scratch, 1))
@@ -713,7 +808,7 @@ def _plan(source: str, ctx: Any, table: dict) -> tuple[str, str, dict, list[Any]
         balls = [_constant(table[n], duals) for n in names]
         note = "constants: " + ", ".join(f"{n} = {b.repr()}" for n, b in zip(names, balls))
         body = translate("mpvi_ball", source, names, int(ctx.prec), int(tc["offset"]), note,
-                         duals)
+                         duals, flint_headers=bool(tc.get("flint_headers")))
     except Unsupported as exc:
         cbackend._stays_in_python("dual kernel" if duals else "ball kernel", exc)
         return None

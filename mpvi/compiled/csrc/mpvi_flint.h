@@ -6,7 +6,7 @@
    FLINT 3 lays them out in memory (flint.h, arf_types.h, mag.h, arb_types.h), and that
    layout is not trusted for being written here: mpvi.compiled.carb compiles probes with
    this very file, runs them against the libflint python-flint loaded
-   (mpvi_layout_probe.c: sizeof(arb_struct) by the stride of FLINT's own vectors, the
+   (mpvi_flintprobe.h: sizeof(arb_struct) by the stride of FLINT's own vectors, the
    offset of the radius by arb_get_rad_arb) and refuses the compiled ball kernels on a
    mismatch. */
 #ifndef MPVI_FLINT_H
@@ -31,15 +31,11 @@ typedef arb_struct *arb_ptr;
 typedef const arb_struct *arb_srcptr;
 
 /* ----- the functions of libflint used (exported symbols of FLINT 3) */
-arb_ptr _arb_vec_init(slong n);
-void _arb_vec_clear(arb_ptr v, slong n);
+void _arb_vec_set_powers(arb_ptr xs, arb_srcptr x, slong len, slong prec);
 void _arb_vec_set(arb_ptr res, arb_srcptr vec, slong len);
 void _arb_vec_add(arb_ptr res, arb_srcptr vec1, arb_srcptr vec2, slong n, slong prec);
+void arb_add_error_2exp_si(arb_ptr x, slong err);
 void arb_get_rad_arb(arb_ptr z, arb_srcptr x);
-void arb_get_mid_arb(arb_ptr z, arb_srcptr x);
-void mag_set_ui_2exp_si(mag_struct *z, ulong x, slong e);
-int mag_cmp_2exp_si(const mag_struct *x, slong e);
-int arb_is_exact(arb_srcptr x);
 int arb_equal(arb_srcptr x, arb_srcptr y);
 void arb_init(arb_ptr x);
 void arb_clear(arb_ptr x);
