@@ -13,6 +13,8 @@ disagrees, arguments that are not balls or duals, MPVI_COMPILED=0.
 """
 from __future__ import annotations
 
+import ast
+
 import flint
 import mpmath
 import pytest
@@ -410,3 +412,27 @@ def test_flint_headers_are_used_only_of_the_loaded_version(monkeypatch, tmp_path
     monkeypatch.setenv("CPATH", str(tmp_path))
     assert carb._flint_headers("9.9.9") == str(tmp_path)
     assert carb._flint_headers(carb.VERIFIED_FLINT) != str(tmp_path)
+
+
+def test_every_dual_rule_is_translated_from_its_one_definition():
+    """DUAL_RULES is the one definition of the functions on duals: every function the ball
+    kernels know has a rule, the Python functions are those rules, and each rule's C is
+    translated from the rule's own lambdas (a construct without an Arb call is refused)."""
+    from mpvi.numbers import arb as arb_module
+    rules = carb._dual_rules()
+    assert set(rules) == set(arb_module.DUAL_RULES) == {*carb._UNARY, *carb._PERIODIC, "atan2"}
+    for name, (value, derivative) in rules.items():
+        tr = carb._RuleTranslator(lambda n: f"z{n}")
+        c = "\n".join(tr.function(name, value, derivative))
+        assert f"da_rule_{name}(" in c and ("da_chain(" in c or "da_combine(" in c)
+        assert f"arb_{name}(tv[i], " in c                # the value, into the temporary
+    bad = ast.parse("(lambda x: x.gamma(), lambda x, v: v)").body[0].value.elts
+    with pytest.raises(carb.Unsupported):
+        carb._RuleTranslator(str).function("gamma", *bad)
+    x = _Dual(flint.arb(1) / 3, (flint.arb(1), flint.arb(2)))
+    for name, (value, slope) in arb_module.DUAL_RULES.items():
+        if name != "atan2":
+            got = arb_module._DUAL_FUNCTIONS[name](x)
+            v = value(x.v)
+            s = slope(x.v, v)
+            assert carb.same(got.v, v) and all(carb.same(a, s * b) for a, b in zip(got.d, x.d))

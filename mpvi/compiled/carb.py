@@ -19,20 +19,31 @@ operations -- an ``int`` operand converted exactly to a ball, ``-x`` as
 differently, nothing converted through a float or a midpoint: the enclosures are
 Arb's own.
 
-The binding.  FLINT's headers do not come with python-flint's wheel, so the module
-declares the few types and functions it uses itself (``mpvi/compiled/csrc/mpvi_arb.h``, FLINT 3's
-``arb_struct`` of 48 bytes: an ``arf_struct`` midpoint and a ``mag_struct`` radius) and
-reads the ball inside a ``flint.arb`` object at its offset (the object's size minus 48:
-Python's header and the Cython vtable pointer come first).  That layout is trusted only
-where it was checked: FLINT :data:`VERIFIED_FLINT` (``flint.__FLINT_VERSION__``, and
-the ``flint_version`` of the library loaded) and a
-``flint.arb`` of :data:`ARB_BASICSIZE` bytes; and every module, once loaded, must give
-python-flint's own answers through that layout (its ``probe``: a sum of a wide inexact
-ball and an exact one read and written, ``arb_equal_si`` and ``arf_get_d`` of known
-balls).  The module links against the very libflint file python-flint loaded (found in
-``/proc/self/maps``, else python-flint's ``python_flint.libs``), so the balls it makes
-and frees use one library and one allocator.  Outputs are new ``flint.arb`` objects
-(made by the type's own ``tp_new``, python-flint's ``arb_init``, then ``arb_set``).
+The binding.  FLINT is declared by ``mpvi/compiled/csrc/mpvi_flint.h``: by FLINT's own
+headers where they are installed at the version of the libflint python-flint loaded
+(:func:`_flint_headers`, e.g. Debian's libflint-dev), else -- python-flint's wheel ships
+none -- by the few types and functions the kernels use, declared there as FLINT 3 lays
+them out (an ``arb_struct``: an ``arf_struct`` midpoint and a ``mag_struct`` radius).
+That layout is never trusted for being written down: before any kernel is built, a probe
+(``mpvi_flintprobe.h``, :func:`layout_problem`) is compiled here with the same
+declarations, linked to the loaded libflint and run: FLINT's own vector functions
+(``_arb_vec_set_powers``, ``_arb_vec_set``, ``_arb_vec_add``) must read back at the
+compiled stride ``sizeof(arb_struct)``, a radius FLINT sets must sit at the compiled
+offset and one written there must be what ``arb_get_rad_arb`` reads; a mismatch refuses
+the compiled ball kernels (one warning, the Python kernels run).  With the hand-declared
+layout the FLINT version must also be :data:`VERIFIED_FLINT` (the functions' signatures),
+and a ``flint.arb`` :data:`ARB_BASICSIZE` bytes, the ball its last ``sizeof(arb_struct)``
+(Python's header and the Cython vtable pointer come first); and every module, once
+loaded, must give python-flint's own answers through that layout (its ``probe``: a sum
+of a wide inexact ball and an exact one read and written, ``arb_equal_si`` and
+``arf_get_d`` of known balls).  The module links against the very libflint file
+python-flint loaded (found in ``/proc/self/maps``, else python-flint's
+``python_flint.libs``), so the balls it makes and frees use one library and one
+allocator.  Outputs are new ``flint.arb`` objects (made by the type's own ``tp_new``,
+python-flint's ``arb_init``, then ``arb_set``).  The headers: ``mpvi_flint.h``
+declares, ``mpvi_arb.h`` holds the storage and helpers, ``mpvi_dual.h`` the duals,
+``mpvi_arbmodule.h`` the module (setup, f, probe), included by the generated part last
+(``tests/test_csrc_layers.py``: no circle).
 
 Build, cache and trust: those of :mod:`mpvi.compiled.cbackend` (the same store, keyed by the
 SHA-256 of the C source and the runtime files ``mpvi/compiled/csrc``, mode 0700, loaded only if
@@ -42,14 +53,18 @@ the store).
 Duals.  :func:`mpvi.certify`'s Jacobian walk (Lohner's method) runs the same kernels
 on :class:`mpvi.numbers.arb._Dual` -- a ball with the balls of its first derivatives -- in the
 context :class:`mpvi.numbers.arb._DualContext`, and that was most of a certificate's time.  Those
-are compiled too (``compiles_dual_kernels``; ``mpvi/compiled/csrc/mpvi_dual.h``): every Python
-operation becomes the C function that does what the ``_Dual`` method Python calls does --
-``x + 1`` ``_Dual.__add__``, ``1 - x`` ``__rsub__`` (``_Dual(1) + (-x)``), ``x / y``
-``__truediv__`` and its ``_combine``, ``x**k`` ``__pow__``, ``sin(x)`` ``_sin`` and its
-chain rule -- with the same Arb calls on the value and on each derivative, a constant
-(empty derivative tuple) kept apart from a dual with derivatives as the class does: the
-same value and derivative balls, bit for bit.  A dual's derivatives are read from its
-tuple, and its results made as new ``_Dual`` objects.
+are compiled too (``compiles_dual_kernels``; ``mpvi/compiled/csrc/mpvi_dual.h``).  The
+elementary functions on duals are written once, in :data:`mpvi.numbers.arb.DUAL_RULES`
+(per function a lambda of the value and one of the derivative): the Python functions
+are made from those lambdas, and :class:`_RuleTranslator` translates the same lambdas'
+``ast`` into the C function ``da_rule_<name>`` of each kernel that calls it -- the same
+Arb calls in the same order.  The arithmetic (``x + 1`` ``_Dual.__add__``, ``1 - x``
+``__rsub__`` (``_Dual(1) + (-x)``), ``x / y`` ``__truediv__`` and its ``_combine``,
+``x**k`` ``__pow__``) is the C of ``mpvi_dual.h`` doing what the ``_Dual`` method does,
+with the same Arb calls on the value and on each derivative, a constant (empty
+derivative tuple) kept apart from a dual with derivatives as the class does: the same
+value and derivative balls, bit for bit (``tests/test_carb.py``).  A dual's derivatives
+are read from its tuple, and its results made as new ``_Dual`` objects.
 
 Fallback.  Compiled ball kernels are optional: without a C compiler or Python's headers,
 with ``MPVI_COMPILED=0`` (or ``MPVI_COMPILED_BALLS=0``: these kernels alone), another
