@@ -81,6 +81,7 @@ call at a time).
 from __future__ import annotations
 
 import ast
+import ctypes
 import functools
 import hashlib
 import inspect
@@ -167,7 +168,6 @@ def _libflint() -> Path | None:
 def _library_version(lib: Path) -> str:
     """The version string ``flint_version`` of the library file ``lib`` (already loaded by
     python-flint: the same instance), or "unknown"."""
-    import ctypes
     try:
         text = (ctypes.c_char * 64).in_dll(ctypes.CDLL(str(lib)), "flint_version").value
     except (OSError, ValueError):
@@ -211,7 +211,6 @@ _PROBES: dict = {}
 def _probe_library(tc: dict) -> Any:
     """The layout probe (``mpvi_flintprobe.h``) compiled with the toolchain ``tc`` and
     linked to its libflint, loaded by ctypes (built once per process and toolchain)."""
-    import ctypes                                      # the probe alone needs it
     key = (tc["cc"], tuple(tc["includes"]), tuple(tc["link"]), tc.get("flint_headers"))
     with _PROBE_LOCK:
         if key in _PROBES:
