@@ -18,7 +18,8 @@
      ma_evaluate(groups, result, prec): reads the arguments (ma_group), computes, sets the
        NRESULTS items of result (ma_ball, ma_int); 1 done, 0 a Python error set, -1 an
        argument is not a flint.arb (the caller runs the Python function);
-     ma_init(): the exact integers z (module load). */
+     ma_init(): the exact integers z and, for a dual kernel, the scratch balls of its
+       dual rules (module load). */
 #ifndef MPVI_ARB_H
 #define MPVI_ARB_H
 #define PY_SSIZE_T_CLEAN
