@@ -13,6 +13,8 @@ disagrees, arguments that are not balls or duals, MPVI_COMPILED=0.
 """
 from __future__ import annotations
 
+import ast
+
 import flint
 import mpmath
 import pytest
@@ -371,3 +373,66 @@ def test_the_modules_compile_without_a_warning(tmp_path, context):
            *tc["link"]]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
+
+
+def test_the_layout_probe_passes_here_and_refuses_a_wrong_layout():
+    """The arb_struct of mpvi_flint.h is checked against the loaded libflint by a probe
+    compiled here (mpvi_flintprobe.h): FLINT's own vectors read back at the assumed
+    stride, FLINT's radius at the assumed offset; a wrong size or offset is refused."""
+    tc = carb.toolchain()
+    assert carb.layout_problem(tc) is None
+    for size, offset, why in ((40, 24, "stride"), (56, 32, "stride"), (64, 32, "stride"),
+                              (48, 24, "offset"), (48, 16, "stride"),
+                              (48, 40, "impossible")):
+        problem = carb.layout_problem(tc, size, offset)
+        assert problem is not None and why in problem, (size, offset, problem)
+
+
+def test_a_wrong_layout_refuses_the_ball_kernels_once(monkeypatch, capsys):
+    ctx = mpvi.ArbContext(30)
+    probe = carb.layout_problem
+    monkeypatch.setattr(carb, "layout_problem", lambda tc: probe(tc, 56, 32))
+    monkeypatch.setattr(carb, "_status", {})
+    x = sp.Symbol("x")
+    source, table = codegen.generate_source([[x]], [x * x + 1], ctx, "square")
+    python = codegen.function(source, table, ctx, "square", compiled=False)
+    for _ in range(2):
+        assert carb.compile_function(python, source, ctx, table) is None
+        assert carb.accelerated(python, source, ctx, table) is python
+    assert "stride" in carb.status()["toolchain"]["error"]
+    assert capsys.readouterr().err.count("not that of the libflint") == 1
+    ball = python([mpvi.ArbContext(30).num(3)])
+    assert carb.same(ball[0], ctx.num(10))
+
+
+def test_flint_headers_are_used_only_of_the_loaded_version(monkeypatch, tmp_path):
+    (tmp_path / "flint").mkdir()
+    (tmp_path / "flint" / "flint.h").write_text('#define FLINT_VERSION "9.9.9"\n')
+    (tmp_path / "flint" / "arb.h").write_text("/* arb */\n")
+    monkeypatch.setenv("CPATH", str(tmp_path))
+    assert carb._flint_headers("9.9.9") == str(tmp_path)
+    assert carb._flint_headers(carb.VERIFIED_FLINT) != str(tmp_path)
+
+
+def test_every_dual_rule_is_translated_from_its_one_definition():
+    """DUAL_RULES is the one definition of the functions on duals: every function the ball
+    kernels know has a rule, the Python functions are those rules, and each rule's C is
+    translated from the rule's own lambdas (a construct without an Arb call is refused)."""
+    from mpvi.numbers import arb as arb_module
+    rules = carb._dual_rules()
+    assert set(rules) == set(arb_module.DUAL_RULES) == {*carb._UNARY, *carb._PERIODIC, "atan2"}
+    for name, (value, derivative) in rules.items():
+        tr = carb._RuleTranslator(lambda n: f"z{n}")
+        c = "\n".join(tr.function(name, value, derivative))
+        assert f"da_rule_{name}(" in c and ("da_chain(" in c or "da_combine(" in c)
+        assert f"arb_{name}(tv[i], " in c                # the value, into the temporary
+    bad = ast.parse("(lambda x: x.gamma(), lambda x, v: v)").body[0].value.elts
+    with pytest.raises(carb.Unsupported):
+        carb._RuleTranslator(str).function("gamma", *bad)
+    x = _Dual(flint.arb(1) / 3, (flint.arb(1), flint.arb(2)))
+    for name, (value, slope) in arb_module.DUAL_RULES.items():
+        if name != "atan2":
+            got = arb_module._DUAL_FUNCTIONS[name](x)
+            v = value(x.v)
+            s = slope(x.v, v)
+            assert carb.same(got.v, v) and all(carb.same(a, s * b) for a, b in zip(got.d, x.d))

@@ -19,20 +19,31 @@ operations -- an ``int`` operand converted exactly to a ball, ``-x`` as
 differently, nothing converted through a float or a midpoint: the enclosures are
 Arb's own.
 
-The binding.  FLINT's headers do not come with python-flint's wheel, so the module
-declares the few types and functions it uses itself (``mpvi/compiled/csrc/mpvi_arb.h``, FLINT 3's
-``arb_struct`` of 48 bytes: an ``arf_struct`` midpoint and a ``mag_struct`` radius) and
-reads the ball inside a ``flint.arb`` object at its offset (the object's size minus 48:
-Python's header and the Cython vtable pointer come first).  That layout is trusted only
-where it was checked: FLINT :data:`VERIFIED_FLINT` (``flint.__FLINT_VERSION__``, and
-the ``flint_version`` of the library loaded) and a
-``flint.arb`` of :data:`ARB_BASICSIZE` bytes; and every module, once loaded, must give
-python-flint's own answers through that layout (its ``probe``: a sum of a wide inexact
-ball and an exact one read and written, ``arb_equal_si`` and ``arf_get_d`` of known
-balls).  The module links against the very libflint file python-flint loaded (found in
-``/proc/self/maps``, else python-flint's ``python_flint.libs``), so the balls it makes
-and frees use one library and one allocator.  Outputs are new ``flint.arb`` objects
-(made by the type's own ``tp_new``, python-flint's ``arb_init``, then ``arb_set``).
+The binding.  FLINT is declared by ``mpvi/compiled/csrc/mpvi_flint.h``: by FLINT's own
+headers where they are installed at the version of the libflint python-flint loaded
+(:func:`_flint_headers`, e.g. Debian's libflint-dev), else -- python-flint's wheel ships
+none -- by the few types and functions the kernels use, declared there as FLINT 3 lays
+them out (an ``arb_struct``: an ``arf_struct`` midpoint and a ``mag_struct`` radius).
+That layout is never trusted for being written down: before any kernel is built, a probe
+(``mpvi_flintprobe.h``, :func:`layout_problem`) is compiled here with the same
+declarations, linked to the loaded libflint and run: FLINT's own vector functions
+(``_arb_vec_set_powers``, ``_arb_vec_set``, ``_arb_vec_add``) must read back at the
+compiled stride ``sizeof(arb_struct)``, a radius FLINT sets must sit at the compiled
+offset and one written there must be what ``arb_get_rad_arb`` reads; a mismatch refuses
+the compiled ball kernels (one warning, the Python kernels run).  With the hand-declared
+layout the FLINT version must also be :data:`VERIFIED_FLINT` (the functions' signatures),
+and a ``flint.arb`` :data:`ARB_BASICSIZE` bytes, the ball its last ``sizeof(arb_struct)``
+(Python's header and the Cython vtable pointer come first); and every module, once
+loaded, must give python-flint's own answers through that layout (its ``probe``: a sum
+of a wide inexact ball and an exact one read and written, ``arb_equal_si`` and
+``arf_get_d`` of known balls).  The module links against the very libflint file
+python-flint loaded (found in ``/proc/self/maps``, else python-flint's
+``python_flint.libs``), so the balls it makes and frees use one library and one
+allocator.  Outputs are new ``flint.arb`` objects (made by the type's own ``tp_new``,
+python-flint's ``arb_init``, then ``arb_set``).  The headers: ``mpvi_flint.h``
+declares, ``mpvi_arb.h`` holds the storage and helpers, ``mpvi_dual.h`` the duals,
+``mpvi_arbmodule.h`` the module (setup, f, probe), included by the generated part last
+(``tests/test_csrc_layers.py``: no circle).
 
 Build, cache and trust: those of :mod:`mpvi.compiled.cbackend` (the same store, keyed by the
 SHA-256 of the C source and the runtime files ``mpvi/compiled/csrc``, mode 0700, loaded only if
@@ -42,14 +53,18 @@ the store).
 Duals.  :func:`mpvi.certify`'s Jacobian walk (Lohner's method) runs the same kernels
 on :class:`mpvi.numbers.arb._Dual` -- a ball with the balls of its first derivatives -- in the
 context :class:`mpvi.numbers.arb._DualContext`, and that was most of a certificate's time.  Those
-are compiled too (``compiles_dual_kernels``; ``mpvi/compiled/csrc/mpvi_dual.h``): every Python
-operation becomes the C function that does what the ``_Dual`` method Python calls does --
-``x + 1`` ``_Dual.__add__``, ``1 - x`` ``__rsub__`` (``_Dual(1) + (-x)``), ``x / y``
-``__truediv__`` and its ``_combine``, ``x**k`` ``__pow__``, ``sin(x)`` ``_sin`` and its
-chain rule -- with the same Arb calls on the value and on each derivative, a constant
-(empty derivative tuple) kept apart from a dual with derivatives as the class does: the
-same value and derivative balls, bit for bit.  A dual's derivatives are read from its
-tuple, and its results made as new ``_Dual`` objects.
+are compiled too (``compiles_dual_kernels``; ``mpvi/compiled/csrc/mpvi_dual.h``).  The
+elementary functions on duals are written once, in :data:`mpvi.numbers.arb.DUAL_RULES`
+(per function a lambda of the value and one of the derivative): the Python functions
+are made from those lambdas, and :class:`_RuleTranslator` translates the same lambdas'
+``ast`` into the C function ``da_rule_<name>`` of each kernel that calls it -- the same
+Arb calls in the same order.  The arithmetic (``x + 1`` ``_Dual.__add__``, ``1 - x``
+``__rsub__`` (``_Dual(1) + (-x)``), ``x / y`` ``__truediv__`` and its ``_combine``,
+``x**k`` ``__pow__``) is the C of ``mpvi_dual.h`` doing what the ``_Dual`` method does,
+with the same Arb calls on the value and on each derivative, a constant (empty
+derivative tuple) kept apart from a dual with derivatives as the class does: the same
+value and derivative balls, bit for bit (``tests/test_carb.py``).  A dual's derivatives
+are read from its tuple, and its results made as new ``_Dual`` objects.
 
 Fallback.  Compiled ball kernels are optional: without a C compiler or Python's headers,
 with ``MPVI_COMPILED=0`` (or ``MPVI_COMPILED_BALLS=0``: these kernels alone), another
@@ -66,11 +81,16 @@ call at a time).
 from __future__ import annotations
 
 import ast
+import ctypes
+import functools
 import hashlib
+import inspect
 import os
+import re
 import subprocess
 import sys
 import sysconfig
+import tempfile
 import threading
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -83,11 +103,9 @@ VERIFIED_FLINT = "3.6.0"
 ``mpvi/compiled/csrc/mpvi_arb.h`` declares (python-flint 0.9.0's wheel bundles it); with another
 version the compiled ball kernels are refused."""
 
-ARB_STRUCT_BYTES = 48
-"""``sizeof(arb_struct)`` in FLINT 3 on a 64-bit platform (the header asserts it)."""
-
 ARB_BASICSIZE = 72
-"""``flint.arb.__basicsize__`` whose last :data:`ARB_STRUCT_BYTES` bytes are the ball
+"""``flint.arb.__basicsize__`` whose last ``sizeof(arb_struct)`` bytes (probed:
+:func:`layout_problem`) are the ball
 (Python's object header and the Cython vtable pointer first)."""
 
 PROBE_BITS = 256
@@ -150,7 +168,6 @@ def _libflint() -> Path | None:
 def _library_version(lib: Path) -> str:
     """The version string ``flint_version`` of the library file ``lib`` (already loaded by
     python-flint: the same instance), or "unknown"."""
-    import ctypes
     try:
         text = (ctypes.c_char * 64).in_dll(ctypes.CDLL(str(lib)), "flint_version").value
     except (OSError, ValueError):
@@ -169,12 +186,89 @@ def toolchain() -> dict:
         return _status.setdefault("toolchain", info)
 
 
+def _flint_headers(version: str) -> str | None:
+    """The include directory of FLINT's own headers (``flint/flint.h`` and
+    ``flint/arb.h``, e.g. Debian's libflint-dev) whose ``FLINT_VERSION`` is ``version``
+    (the libflint python-flint loaded), or None: headers of another FLINT declare another
+    library."""
+    roots = [d for d in os.environ.get("CPATH", "").split(os.pathsep) if d]
+    roots += [sysconfig.get_config_var("INCLUDEDIR") or "", "/usr/local/include", "/usr/include"]
+    for root in roots:
+        flint_h, arb_h = Path(root, "flint", "flint.h"), Path(root, "flint", "arb.h")
+        if not (root and flint_h.is_file() and arb_h.is_file()):
+            continue
+        text = flint_h.read_text(errors="replace")
+        found = re.search(r'^\s*#\s*define\s+FLINT_VERSION\s+"([0-9.]+)"', text, re.M)
+        if found and found.group(1) == version:
+            return root
+    return None
+
+
+_PROBE_LOCK = threading.Lock()
+_PROBES: dict = {}
+
+
+def _probe_library(tc: dict) -> Any:
+    """The layout probe (``mpvi_flintprobe.h``) compiled with the toolchain ``tc`` and
+    linked to its libflint, loaded by ctypes (built once per process and toolchain)."""
+    key = (tc["cc"], tuple(tc["includes"]), tuple(tc["link"]), tc.get("flint_headers"))
+    with _PROBE_LOCK:
+        if key in _PROBES:
+            return _PROBES[key]
+        with tempfile.TemporaryDirectory(prefix="mpvi-flintprobe-") as tmp:
+            c = Path(tmp) / "probe.c"
+            defines = "#define MPVI_FLINT_HEADERS 1\n" if tc.get("flint_headers") else ""
+            c.write_text(defines + '#include "mpvi_flintprobe.h"\n', encoding="ascii")
+            out = Path(tmp) / "probe.so"
+            cmd = [tc["cc"], "-O1", "-shared", "-fPIC", "-std=c99", str(c), "-o", str(out),
+                   f"-I{cbackend._copy_runtime(Path(tmp))}"]
+            cmd += [f"-isystem{d}" for d in tc["includes"]] + tc["link"]
+            if tc["rpath"]:
+                cmd.append(f"-Wl,-rpath,{tc['rpath']}")
+            r = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+            if r.returncode != 0:
+                raise RuntimeError(f"{tc['cc']} failed on the layout probe ({r.returncode}): "
+                                   f"{(r.stderr or r.stdout).strip()[:2000]}")
+            lib = ctypes.CDLL(str(out))
+        for name in ("mpvi_probe_size", "mpvi_probe_rad_offset"):
+            getattr(lib, name).restype = ctypes.c_long
+            getattr(lib, name).argtypes = []
+        lib.mpvi_probe_check.restype = ctypes.c_int
+        lib.mpvi_probe_check.argtypes = [ctypes.c_long, ctypes.c_long]
+        _PROBES[key] = lib
+        return lib
+
+
+_PROBE_FAILURES = {
+    1: "the sizes are impossible", 2: "no memory for the probe",
+    3: "FLINT's vector of powers (_arb_vec_set_powers) does not read back at that stride",
+    4: "FLINT's copy of a vector (_arb_vec_set) does not read back at that stride",
+    5: "FLINT's sum of vectors (_arb_vec_add) does not read back at that stride",
+    6: "the radius FLINT gives a ball (arb_add_error_2exp_si) is not at that offset",
+    7: "a radius written at that offset is not the one FLINT reads (arb_get_rad_arb)"}
+"""What each failed check of ``mpvi_probe_check`` means."""
+
+
+def layout_problem(tc: dict, size: int | None = None, rad_offset: int | None = None
+                   ) -> str | None:
+    """Why the ``arb_struct`` of ``mpvi_flint.h`` as compiled by ``tc`` (or the given
+    ``size`` and radius offset: a test passes wrong ones) is not the layout of the libflint
+    python-flint loaded, by the probe ``mpvi_flintprobe.h`` run against it; None when the
+    library reads and writes balls as assumed."""
+    lib = _probe_library(tc)
+    size = int(lib.mpvi_probe_size()) if size is None else int(size)
+    rad_offset = int(lib.mpvi_probe_rad_offset()) if rad_offset is None else int(rad_offset)
+    failed = int(lib.mpvi_probe_check(size, rad_offset))
+    if failed == 0:
+        return None
+    return (f"the ball layout (arb_struct of {size} bytes, radius at {rad_offset}) is not "
+            f"that of the libflint python-flint loaded: "
+            f"{_PROBE_FAILURES.get(failed, f'check {failed} failed')}")
+
+
 def _find_toolchain() -> dict:
     import flint
     version = str(getattr(flint, "__FLINT_VERSION__", "unknown"))
-    if version != VERIFIED_FLINT:
-        return {"error": f"python-flint uses FLINT {version}; the layout of its balls was "
-                         f"verified for FLINT {VERIFIED_FLINT} only"}
     size = int(flint.arb.__basicsize__)
     if size != ARB_BASICSIZE:
         return {"error": f"a flint.arb object is {size} bytes, not the {ARB_BASICSIZE} whose "
@@ -183,16 +277,29 @@ def _find_toolchain() -> dict:
     if lib is None:
         return {"error": "the libflint python-flint loaded was not found"}
     loaded = _library_version(lib)
-    if loaded != VERIFIED_FLINT:
+    headers = _flint_headers(loaded) if loaded == version else None
+    if headers is None and version != VERIFIED_FLINT:
+        return {"error": f"python-flint uses FLINT {version}; the layout of its balls was "
+                         f"verified for FLINT {VERIFIED_FLINT} only (and no FLINT headers of "
+                         "that version are installed)"}
+    if headers is None and loaded != VERIFIED_FLINT:
         return {"error": f"the libflint python-flint loaded ({lib}) is FLINT {loaded}; the "
                          f"layout of its balls was verified for FLINT {VERIFIED_FLINT} only"}
     found = cbackend.compiler()
     if "error" in found:
         return found
-    return {"cc": found["cc"], "version": found["version"],
-            "includes": [found["python_include"]], "link": [str(lib)],
-            "rpath": str(lib.parent), "mpfr": f"FLINT {version}",
-            "abi": sysconfig.get_config_var("EXT_SUFFIX"), "offset": size - ARB_STRUCT_BYTES}
+    tc = {"cc": found["cc"], "version": found["version"],
+          "includes": [found["python_include"]] + ([headers] if headers else []),
+          "link": [str(lib)], "rpath": str(lib.parent), "mpfr": f"FLINT {version}",
+          "abi": sysconfig.get_config_var("EXT_SUFFIX"), "flint_headers": headers}
+    try:
+        problem = layout_problem(tc)
+    except (RuntimeError, OSError, subprocess.SubprocessError) as exc:
+        return {"error": f"the layout probe of the ball kernels did not run: {exc}"}
+    if problem is not None:
+        return {"error": problem}
+    tc["offset"] = size - int(_probe_library(tc).mpvi_probe_size())
+    return tc
 
 
 def _usable() -> dict | None:
@@ -430,11 +537,109 @@ class _BallTranslator:
         return read, self.lines, results
 
 
-_DUAL_FUNCTIONS = {"sin": "DA_SIN", "cos": "DA_COS", "tan": "DA_TAN", "exp": "DA_EXP",
-                   "log": "DA_LOG", "sqrt": "DA_SQRT", "atan": "DA_ATAN", "sinh": "DA_SINH",
-                   "cosh": "DA_COSH", "tanh": "DA_TANH", "asin": "DA_ASIN", "acos": "DA_ACOS"}
-"""The functions of :mod:`mpvi.numbers.arb` on duals (``_sin``, ...) and their C counterparts in
-``mpvi_dual.h`` (sin, cos and tan nan beyond 2^prec, as ``ArbContext._periodic``)."""
+@functools.cache
+def _dual_rules() -> dict[str, tuple[ast.Lambda, ast.Lambda]]:
+    """The two lambdas (value, derivative) of each entry of
+    :data:`mpvi.numbers.arb.DUAL_RULES`, as ``ast`` read from that module's source (parsed,
+    never evaluated): what :class:`_RuleTranslator` makes C of."""
+    from mpvi.numbers import arb as arb_module     # flint, heavy: loaded with the duals
+    tree = ast.parse(inspect.getsource(arb_module))
+    found = [node.value for node in tree.body if isinstance(node, ast.Assign)
+             and [ast.unparse(t) for t in node.targets] == ["DUAL_RULES"]]
+    if len(found) != 1 or not isinstance(found[0], ast.Dict):
+        raise Unsupported("mpvi.numbers.arb.DUAL_RULES is not one dict literal")
+    rules: dict[str, tuple[ast.Lambda, ast.Lambda]] = {}
+    for key, value in zip(found[0].keys, found[0].values):
+        if not (isinstance(key, ast.Constant) and isinstance(key.value, str)
+                and isinstance(value, ast.Tuple) and len(value.elts) == 2
+                and all(isinstance(e, ast.Lambda) for e in value.elts)):
+            raise Unsupported("an entry of DUAL_RULES is not name: (lambda, lambda)")
+        rules[key.value] = (value.elts[0], value.elts[1])   # type: ignore[assignment]
+    if set(rules) != set(arb_module.DUAL_RULES):
+        raise Unsupported("the source of DUAL_RULES is not the table loaded")
+    return rules
+
+
+class _RuleTranslator:
+    """One entry of :data:`mpvi.numbers.arb.DUAL_RULES` -> the C function ``da_rule_<name>``
+    of a compiled dual kernel: each Python operation of the two lambdas on balls is the Arb
+    call python-flint makes for it (:data:`_BINARY`, ``-x`` ``arb_neg_round``, ``x.sin()``
+    ``arb_sin``, an ``int`` an exact ball ``z[i]``), in Python's order, into the scratch
+    balls ``ds[]``; the value goes into the temporary's value ``tv[i]``, the derivative
+    through ``da_chain`` (one argument) or ``da_combine`` (two: the factors' tuple)."""
+
+    def __init__(self, exact: Callable[[int], str]) -> None:
+        self.exact = exact
+        self.scratch = 0
+        self.lines: list[str] = []
+        self.names: dict[str, str] = {}
+
+    def fresh(self) -> str:
+        self.scratch += 1
+        return f"ds[{self.scratch - 1}]"
+
+    def ball(self, node: ast.AST, out: str | None = None) -> str:
+        """The C operand of ``node``'s ball, its Arb calls appended (into ``out`` if
+        given, else a fresh scratch)."""
+        if isinstance(node, ast.Name) and node.id in self.names:
+            return self.names[node.id]
+        if isinstance(node, ast.Constant) and type(node.value) is int:
+            return self.exact(node.value)
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+            if isinstance(node.operand, ast.Constant) and type(node.operand.value) is int:
+                return self.exact(-node.operand.value)
+            x = self.ball(node.operand)
+            return self.emit("arb_neg_round", out, x)
+        if isinstance(node, ast.BinOp) and type(node.op) in _BINARY:
+            left, right = self.ball(node.left), self.ball(node.right)
+            return self.emit(_BINARY[type(node.op)], out, left, right)
+        if isinstance(node, ast.NamedExpr):
+            self.names[node.target.id] = self.ball(node.value)
+            return self.names[node.target.id]
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                and not node.keywords:
+            method, owner = node.func.attr, node.func.value
+            if not node.args and method in {**_UNARY, **_PERIODIC}:
+                x = self.ball(owner)
+                return self.emit({**_UNARY, **_PERIODIC}[method], out, x)
+            if method == "atan2" and isinstance(owner, ast.Name) and owner.id == "arb" \
+                    and len(node.args) == 2:
+                y, x = self.ball(node.args[0]), self.ball(node.args[1])
+                return self.emit("arb_atan2", out, y, x)
+        raise Unsupported(f"a dual rule's {ast.unparse(node)[:60]!r} has no Arb call")
+
+    def emit(self, function: str, out: str | None, *operands: str) -> str:
+        target = out if out is not None else self.fresh()
+        self.lines.append(f"{function}({target}, {', '.join(operands)}, prec);")
+        return target
+
+    def function(self, name: str, value: ast.Lambda, derivative: ast.Lambda) -> list[str]:
+        """The C lines of ``da_rule_<name>(i, the argument duals, prec)``."""
+        params = [a.arg for a in value.args.args]
+        if [a.arg for a in derivative.args.args] != params + ["v"]:
+            raise Unsupported(f"the dual rule {name!r}: the derivative's parameters are not "
+                              "the value's and v")
+        self.names = {p: f"d{j}.v" for j, p in enumerate(params)}
+        duals = ", ".join(f"dual d{j}" for j in range(len(params)))
+        head = [f"/* mpvi.numbers.arb.DUAL_RULES[{name!r}]: {ast.unparse(value.body)}; "
+                f"{ast.unparse(derivative.body)} */".replace("*/ ", "* /"),
+                f"MPVI_UNUSED static void da_rule_{name}(int i, {duals}, slong prec) {{"]
+        if name in _PERIODIC:       # ArbContext._periodic: a constant nan beyond 2^prec
+            head.append("    if (!ma_below_limit(s1, d0.v, prec)) { arb_indeterminate(tv[i]); "
+                        "T[i].d = NULL; return; }")
+        self.lines = []
+        self.ball(value.body, "tv[i]")
+        self.names["v"] = "tv[i]"
+        if len(params) == 1:
+            slope = self.ball(derivative.body)
+            self.lines.append(f"da_chain(i, d0, {slope}, prec);")
+        elif len(params) == 2 and isinstance(derivative.body, ast.Tuple) \
+                and len(derivative.body.elts) == 2:
+            fa, fb = (self.ball(e) for e in derivative.body.elts)
+            self.lines.append(f"da_combine(i, d0, d1, {fa}, {fb}, prec);")
+        else:
+            raise Unsupported(f"the dual rule {name!r} has no chain rule of 1 or 2 arguments")
+        return head + [f"    {x}" for x in self.lines] + ["}"]
 
 
 class _DualTranslator(_BallTranslator):
@@ -449,6 +654,17 @@ class _DualTranslator(_BallTranslator):
     def __init__(self, constants: Sequence[str]) -> None:
         super().__init__(constants)
         self.args = 0
+        self.rules: set[str] = set()
+
+    def rule_functions(self) -> tuple[list[str], int]:
+        """The C functions of the rules of :data:`mpvi.numbers.arb.DUAL_RULES` this kernel
+        calls (:class:`_RuleTranslator`) and the scratch balls they need."""
+        rules, lines, scratch = _dual_rules(), [], 0
+        for name in sorted(self.rules):
+            tr = _RuleTranslator(self.exact)
+            lines += tr.function(name, *rules[name])
+            scratch = max(scratch, tr.scratch)
+        return lines, scratch
 
     def temp(self) -> str:
         self.temps += 1
@@ -500,8 +716,13 @@ class _DualTranslator(_BallTranslator):
             if lk != "dual":
                 raise Unsupported(f"a power of an integer ({ast.unparse(node)[:60]})")
             if rk == "dual":                    # _Dual.__pow__ of a dual exponent
+                # a constant exponent by the power rule, else _exp(k * _log(self))
                 i, j1, j2 = self.temp(), self.temp(), self.temp()
-                self.lines.append(f"da_pow_d({i}, {lv}, {rv}, {j1}, {j2}, prec);")
+                self.rules.update(("log", "exp"))
+                self.lines.append(f"if (!da_pow_c({i}, {lv}, {rv}, prec)) {{ "
+                                  f"da_rule_log({j1}, {lv}, prec); "
+                                  f"da_mul({j2}, {rv}, T[{j1}], prec); "
+                                  f"da_rule_exp({i}, T[{j2}], prec); }}")
                 return "dual", f"T[{i}]"
             i = self.temp()
             self.lines.append(f"da_pow_z({i}, {lv}, {rv}L, {self.exact(rv)}, "
@@ -527,15 +748,12 @@ class _DualTranslator(_BallTranslator):
         name, args, n = self.callee(node)
         if n is not None:
             return "dual", f"dc({self.exact(n)})"       # _DualContext.num(n): a constant
-        if name in _DUAL_FUNCTIONS and len(args) == 1:
-            x = self.argument(args[0], name)
+        rules = _dual_rules()
+        if name in rules and len(args) == len(rules[name][0].args.args):
+            operands = [self.argument(a, name) for a in args]
             i = self.temp()
-            self.lines.append(f"da_fn({i}, {_DUAL_FUNCTIONS[name]}, {x}, prec);")
-            return "dual", f"T[{i}]"
-        if name == "atan2" and len(args) == 2:
-            y, x = self.argument(args[0], name), self.argument(args[1], name)
-            i = self.temp()
-            self.lines.append(f"da_atan2({i}, {y}, {x}, prec);")
+            self.rules.add(name)
+            self.lines.append(f"da_rule_{name}({i}, {', '.join(operands)}, prec);")
             return "dual", f"T[{i}]"
         raise Unsupported(f"{name} has no compiled dual counterpart")
 
@@ -547,15 +765,18 @@ class _DualTranslator(_BallTranslator):
 
 
 def translate(name: str, source: str, constants: Sequence[str], limit_bits: int,
-              offset: int, note: str = "", duals: bool = False) -> str:
+              offset: int, note: str = "", duals: bool = False,
+              flint_headers: bool = False) -> str:
     """The C source of the module ``name`` computing what the Python ``source`` computes on
     balls (:class:`_BallTranslator`), with the constant table ``constants`` (names, given
     to ``setup``), sin, cos and tan nan from 2^``limit_bits``, the ball at ``offset`` in a
     ``flint.arb``; ``note`` (the constants' exact values) goes into the comment, part of
     the module's identity.  With ``duals`` the numbers are :class:`mpvi.numbers.arb._Dual`
-    (:class:`_DualTranslator`, ``mpvi_dual.h``)."""
+    (:class:`_DualTranslator`, ``mpvi_dual.h``); with ``flint_headers`` FLINT's own headers
+    declare FLINT (``mpvi_flint.h``)."""
     tr = _DualTranslator(constants) if duals else _BallTranslator(constants)
     read, lines, results = tr.function(source)
+    rules, scratch = tr.rule_functions() if isinstance(tr, _DualTranslator) else ([], 0)
     outs = [tr.output(i, kind, v) for i, (kind, v) in enumerate(results)]
     init = [f"arb_set_si({z}, {n}L);" for n, z in tr.ints.items()]
     groups = source.split("(", 1)[1].split(")", 1)[0]
@@ -564,19 +785,24 @@ def translate(name: str, source: str, constants: Sequence[str], limit_bits: int,
                "NTEMPS": max(tr.temps, 1), "NCONST": max(len(constants), 1),
                "NCONST_REAL": len(constants), "NZ": max(len(tr.ints), 1), "NGROUPS": ngroups,
                "NRESULTS": len(results)}
+    if flint_headers:
+        defines["MPVI_FLINT_HEADERS"] = 1
     if duals:
-        defines.update(MPVI_DUAL=1, NARGS=max(getattr(tr, "args", 0), 1))
+        defines.update(MPVI_DUAL=1, NARGS=max(getattr(tr, "args", 0), 1),
+                       NSCRATCH=max(scratch, 1))
     body = ["(void)prec; (void)groups;"] + read + ["(void)rc;"] + lines + outs
     text = ["/* generated by mpvi.compiled.carb: a kernel of mpvi.compiled.codegen translated to Arb",
             f"   {note.replace('*/', '* /')} */"]
     text += [f"#define {k} {v}" for k, v in defines.items()]
     text.append('#include "mpvi_arb.h"')
     if duals:
-        text.append('#include "mpvi_dual.h"')
+        text += ['#include "mpvi_dual.h"', "static arb_t ds[NSCRATCH];  /* the rules' scratch */"]
+        text += rules
+        init += ["for (int j = 0; j < NSCRATCH; j++) arb_init(ds[j]);"]
     text.append("static int ma_evaluate(PyObject *const *groups, PyObject *result, slong prec) {")
     text += [f"    {x}" for x in body] + ["    return 1;", "}", "",
                                            "static void ma_init(void) {"]
-    text += [f"    {x}" for x in init] + ["}"]
+    text += [f"    {x}" for x in init] + ["}", '#include "mpvi_arbmodule.h"']
     return "\n".join(text) + "\n"
 
 
@@ -596,7 +822,7 @@ def _plan(source: str, ctx: Any, table: dict) -> tuple[str, str, dict, list[Any]
         balls = [_constant(table[n], duals) for n in names]
         note = "constants: " + ", ".join(f"{n} = {b.repr()}" for n, b in zip(names, balls))
         body = translate("mpvi_ball", source, names, int(ctx.prec), int(tc["offset"]), note,
-                         duals)
+                         duals, flint_headers=bool(tc.get("flint_headers")))
     except Unsupported as exc:
         cbackend._stays_in_python("dual kernel" if duals else "ball kernel", exc)
         return None

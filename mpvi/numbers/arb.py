@@ -1235,70 +1235,57 @@ class _Dual:
         return f"_Dual({self.v}, {self.d})"
 
 
-def _chain(x, value, slope):
-    return _Dual(value, tuple(slope * t for t in x.d))
+DUAL_RULES = {
+    "sin": (lambda x: x.sin(), lambda x, v: x.cos()),
+    "cos": (lambda x: x.cos(), lambda x, v: -x.sin()),
+    "exp": (lambda x: x.exp(), lambda x, v: v),
+    "log": (lambda x: x.log(), lambda x, v: 1 / x),
+    "sqrt": (lambda x: x.sqrt(), lambda x, v: 1 / (2 * v)),
+    "tan": (lambda x: x.tan(), lambda x, v: 1 + v * v),
+    "atan": (lambda x: x.atan(), lambda x, v: 1 / (1 + x * x)),
+    "sinh": (lambda x: x.sinh(), lambda x, v: x.cosh()),
+    "cosh": (lambda x: x.cosh(), lambda x, v: x.sinh()),
+    "tanh": (lambda x: x.tanh(), lambda x, v: 1 - v * v),
+    "asin": (lambda x: x.asin(), lambda x, v: 1 / (1 - x * x).sqrt()),
+    "acos": (lambda x: x.acos(), lambda x, v: -1 / (1 - x * x).sqrt()),
+    "atan2": (lambda y, x: arb.atan2(y, x),
+              lambda y, x, v: (x / (r2 := x * x + y * y), -y / r2)),
+}
+"""The elementary functions on duals, written once: per function its value and its
+derivative as expressions of the argument balls (``x``; ``y, x`` for atan2) and the value
+ball ``v``.  A function of one argument is the chain rule, ``d = slope * x.d`` (the second
+entry the slope); atan2's second entry gives the factors ``(fa, fb)`` of ``d = fa * y.d +
+fb * x.d`` (:meth:`_Dual._combine`), d/dy atan2(y, x) = x / r^2, d/dx = -y / r^2.  The
+Python functions below are made from these lambdas; :mod:`mpvi.compiled.carb` translates
+the same lambdas' source (its ``ast``, never evaluated) into the C functions of a compiled
+dual kernel: one definition, the same Arb calls in the same order, the same balls.  Only
+what the translator reads may appear: the names of the lambda's parameters, small int
+literals, ``+ - * /``, unary ``-``, the methods of ``flint.arb`` (``x.sin()``),
+``arb.atan2`` and a walrus naming a subexpression."""
 
 
-def _sin(x):
-    return _chain(x, x.v.sin(), x.v.cos())
+def _unary_rule(name, value, slope):
+    def f(x):
+        v = value(x.v)
+        s = slope(x.v, v)
+        return _Dual(v, tuple([s * t for t in x.d]))
+    f.__name__ = f"_{name}"
+    return f
 
 
-def _cos(x):
-    return _chain(x, x.v.cos(), -x.v.sin())
+def _binary_rule(name, value, factors):
+    def f(y, x):
+        v = value(y.v, x.v)
+        fa, fb = factors(y.v, x.v, v)
+        return _Dual(v, _Dual._combine(y, x, fa, fb))
+    f.__name__ = f"_{name}"
+    return f
 
 
-def _exp(x):
-    e = x.v.exp()
-    return _chain(x, e, e)
-
-
-def _log(x):
-    return _chain(x, x.v.log(), 1 / x.v)
-
-
-def _sqrt(x):
-    s = x.v.sqrt()
-    return _chain(x, s, 1 / (2 * s))
-
-
-def _tan(x):
-    t = x.v.tan()
-    return _chain(x, t, 1 + t * t)
-
-
-def _atan(x):
-    return _chain(x, x.v.atan(), 1 / (1 + x.v * x.v))
-
-
-def _sinh(x):
-    return _chain(x, x.v.sinh(), x.v.cosh())
-
-
-def _cosh(x):
-    return _chain(x, x.v.cosh(), x.v.sinh())
-
-
-def _tanh(x):
-    t = x.v.tanh()
-    return _chain(x, t, 1 - t * t)
-
-
-def _asin(x):
-    return _chain(x, x.v.asin(), 1 / (1 - x.v * x.v).sqrt())
-
-
-def _acos(x):
-    return _chain(x, x.v.acos(), -1 / (1 - x.v * x.v).sqrt())
-
-
-def _atan2(y, x):
-    r2 = x.v * x.v + y.v * y.v
-    return _Dual(arb.atan2(y.v, x.v), _Dual._combine(y, x, x.v / r2, -y.v / r2))
-
-
-_DUAL_FUNCTIONS = dict(sin=_sin, cos=_cos, exp=_exp, log=_log, sqrt=_sqrt, tan=_tan,
-                       atan=_atan, sinh=_sinh, cosh=_cosh, tanh=_tanh, asin=_asin,
-                       acos=_acos)
+_DUAL_FUNCTIONS = {name: _unary_rule(name, *rule) for name, rule in DUAL_RULES.items()
+                   if name != "atan2"}
+_exp, _log = _DUAL_FUNCTIONS["exp"], _DUAL_FUNCTIONS["log"]
+_atan2 = _binary_rule("atan2", *DUAL_RULES["atan2"])
 
 
 class _DualContext(ArbContext):

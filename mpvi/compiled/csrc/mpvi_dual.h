@@ -3,7 +3,10 @@
    the same Arb calls in the same order, so the same value and derivative balls.
 
    Included after mpvi_arb.h (MPVI_DUAL defined) by the generated part, which also
-   defines NARGS (the duals read from the arguments, at least 1).  A dual is a value ball
+   defines NARGS (the duals read from the arguments, at least 1) and, after it, the
+   functions of mpvi.numbers.arb.DUAL_RULES the kernel calls (da_rule_sin, ...,
+   translated from the rules' Python by mpvi.compiled.carb._RuleTranslator: written once)
+   on top of da_chain and da_combine here.  A dual is a value ball
    v and either no derivatives (d NULL: a constant, _Dual's empty tuple) or m derivative
    balls d[0..m-1], m the same for every dual of a call (fixed by the arguments).  Every
    operation writes temporary i: its value into tv[i], its derivatives into td[i] (or
@@ -25,8 +28,9 @@ static dual A[NARGS];                      /* the arguments (values read in plac
 static dual K[NCONST];                     /* the constant table as constant duals */
 static slong m;                            /* derivatives per dual in this call */
 static slong cap = 0;                      /* the length of every td[i] and ad[i] */
-static arb_t s1, s2, one, minus_one, two;  /* scratch; exact 1, -1, 2 */
+static arb_t s1, s2, one;                /* scratch; exact 1 */
 static PyObject *name_v, *name_d;       /* the attributes of a _Dual */
+static PyTypeObject *dual_type = NULL;     /* mpvi.numbers.arb._Dual, given to setup() */
 
 /* a constant dual of the ball v (the Python _Dual(v, ())) */
 static inline dual dc(arb_srcptr v) {
@@ -66,11 +70,23 @@ static int da_reserve(slong n) {
     return 1;
 }
 
+/* setup()'s third argument: the type of the duals; 0 (an error set) if it is none */
+static int da_setup(PyObject *duals) {
+    if (duals == NULL || !PyType_Check(duals)) {
+        PyErr_SetString(PyExc_TypeError, "setup: a dual module needs the type of the duals");
+        return 0;
+    }
+    Py_INCREF(duals);
+    Py_XDECREF((PyObject *)dual_type);
+    dual_type = (PyTypeObject *)duals;
+    return 1;
+}
+
 static int da_module_init(void) {
     for (int i = 0; i < NTEMPS; i++) { arb_init(tv[i]); T[i].v = tv[i]; }
     for (int i = 0; i < NCONST; i++) K[i] = dc(k[i]);
-    arb_init(s1); arb_init(s2); arb_init(one); arb_init(minus_one); arb_init(two);
-    arb_set_si(one, 1); arb_set_si(minus_one, -1); arb_set_si(two, 2);
+    arb_init(s1); arb_init(s2); arb_init(one);
+    arb_set_si(one, 1);
     name_v = PyUnicode_InternFromString("v");
     name_d = PyUnicode_InternFromString("d");
     return name_v != NULL && name_d != NULL && da_reserve(1);
@@ -225,7 +241,7 @@ MPVI_UNUSED static void da_mul_z(int i, dual a, arb_srcptr n, slong prec) {
 }
 
 /* _combine(a, b, fa, fb) with both factors given: fb b.d, fa a.d or fa a.d + fb b.d */
-static void da_combine(int i, dual a, dual b, arb_srcptr fa, arb_srcptr fb, slong prec) {
+MPVI_UNUSED static void da_combine(int i, dual a, dual b, arb_srcptr fa, arb_srcptr fb, slong prec) {
     if (!a.d && !b.d) T[i].d = NULL;
     else if (!a.d) {
         for (slong j = 0; j < m; j++) arb_mul(td[i] + j, fb, b.d + j, prec);
@@ -284,110 +300,28 @@ MPVI_UNUSED static void da_neg(int i, dual a, slong prec) {
     } else T[i].d = NULL;
 }
 
-/* _chain(a, value in tv[i], slope): d = slope a.d */
-static void da_chain(int i, dual a, arb_srcptr slope, slong prec) {
+/* the chain rule of a function of one argument (mpvi.numbers.arb.DUAL_RULES), the value
+   in tv[i]: d = slope a.d */
+MPVI_UNUSED static void da_chain(int i, dual a, arb_srcptr slope, slong prec) {
     if (a.d) {
         for (slong j = 0; j < m; j++) arb_mul(td[i] + j, slope, a.d + j, prec);
         T[i].d = td[i];
     } else T[i].d = NULL;
 }
 
-enum { DA_SIN, DA_COS, DA_TAN, DA_EXP, DA_LOG, DA_SQRT, DA_ATAN, DA_SINH, DA_COSH, DA_TANH,
-       DA_ASIN, DA_ACOS };
-
-/* the functions of mpvi.numbers.arb (_sin, _cos, ...), sin, cos and tan nan (a constant dual)
-   unless |a.v| is certainly below 2^LIMIT_BITS, as ArbContext._periodic */
-MPVI_UNUSED static void da_fn(int i, int which, dual a, slong prec) {
-    arb_t slope;
-    arb_srcptr x = a.v;
-    if (which == DA_SIN || which == DA_COS || which == DA_TAN) {
-        arb_abs(s1, x);
-        arb_set_round(s1, s1, prec);
-        if (!arb_lt(s1, limit)) {
-            arb_indeterminate(tv[i]);
-            T[i].d = NULL;
-            return;
-        }
-    }
-    arb_init(slope);
-    switch (which) {
-    case DA_SIN: arb_sin(tv[i], x, prec); arb_cos(slope, x, prec); break;
-    case DA_COS:
-        arb_cos(tv[i], x, prec);
-        arb_sin(slope, x, prec);
-        arb_neg_round(slope, slope, prec);
-        break;
-    case DA_TAN:
-        arb_tan(tv[i], x, prec);
-        arb_mul(s1, tv[i], tv[i], prec);
-        arb_add(slope, one, s1, prec);
-        break;
-    case DA_EXP: arb_exp(tv[i], x, prec); arb_set(slope, tv[i]); break;
-    case DA_LOG: arb_log(tv[i], x, prec); arb_div(slope, one, x, prec); break;
-    case DA_SQRT:
-        arb_sqrt(tv[i], x, prec);
-        arb_mul(s1, two, tv[i], prec);
-        arb_div(slope, one, s1, prec);
-        break;
-    case DA_ATAN:
-        arb_atan(tv[i], x, prec);
-        arb_mul(s1, x, x, prec);
-        arb_add(s1, one, s1, prec);
-        arb_div(slope, one, s1, prec);
-        break;
-    case DA_SINH: arb_sinh(tv[i], x, prec); arb_cosh(slope, x, prec); break;
-    case DA_COSH: arb_cosh(tv[i], x, prec); arb_sinh(slope, x, prec); break;
-    case DA_TANH:
-        arb_tanh(tv[i], x, prec);
-        arb_mul(s1, tv[i], tv[i], prec);
-        arb_sub(slope, one, s1, prec);
-        break;
-    default:                                   /* DA_ASIN, DA_ACOS */
-        if (which == DA_ASIN) arb_asin(tv[i], x, prec);
-        else arb_acos(tv[i], x, prec);
-        arb_mul(s1, x, x, prec);
-        arb_sub(s1, one, s1, prec);
-        arb_sqrt(s1, s1, prec);
-        arb_div(slope, which == DA_ASIN ? one : minus_one, s1, prec);
-        break;
-    }
-    da_chain(i, a, slope, prec);
-    arb_clear(slope);
-}
-
-/* __pow__ of a dual k: a constant k (k.d NULL, as x ** (mpf(-3) / mpf(2))) by the power
-   rule, v = a.v ** k.v, d = (k.v * a.v ** (k.v - 1)) a.d; else _exp(k * _log(a)) through
-   the temporaries j1 and j2 */
-MPVI_UNUSED static void da_pow_d(int i, dual a, dual k, int j1, int j2, slong prec) {
-    if (k.d == NULL) {
-        if (a.d) {
-            arb_sub(s1, k.v, one, prec);
-            arb_pow(s1, a.v, s1, prec);
-            arb_mul(s1, k.v, s1, prec);
-            for (slong j = 0; j < m; j++) arb_mul(td[i] + j, s1, a.d + j, prec);
-            T[i].d = td[i];
-        } else T[i].d = NULL;
-        arb_pow(tv[i], a.v, k.v, prec);
-        return;
-    }
-    da_fn(j1, DA_LOG, a, prec);
-    da_mul(j2, k, T[j1], prec);
-    da_fn(i, DA_EXP, T[j2], prec);
-}
-
-/* _atan2(y, x): r2 = x.v x.v + y.v y.v; v = atan2(y.v, x.v); d = _combine(y, x, x.v / r2,
-   -y.v / r2) */
-MPVI_UNUSED static void da_atan2(int i, dual y, dual x, slong prec) {
-    arb_t r2, fa, fb;
-    arb_init(r2); arb_init(fa); arb_init(fb);
-    arb_mul(s1, x.v, x.v, prec);
-    arb_mul(s2, y.v, y.v, prec);
-    arb_add(r2, s1, s2, prec);
-    arb_atan2(tv[i], y.v, x.v, prec);
-    arb_div(fa, x.v, r2, prec);
-    arb_neg_round(fb, y.v, prec);
-    arb_div(fb, fb, r2, prec);
-    da_combine(i, y, x, fa, fb, prec);
-    arb_clear(r2); arb_clear(fa); arb_clear(fb);
+/* __pow__ of a constant dual k (k.d NULL, as x ** (mpf(-3) / mpf(2))) by the power rule:
+   v = a.v ** k.v, d = (k.v * a.v ** (k.v - 1)) a.d; 0 (nothing done) for a k with
+   derivatives, which the generated part takes as _exp(k * _log(a)) */
+MPVI_UNUSED static int da_pow_c(int i, dual a, dual k, slong prec) {
+    if (k.d != NULL) return 0;
+    if (a.d) {
+        arb_sub(s1, k.v, one, prec);
+        arb_pow(s1, a.v, s1, prec);
+        arb_mul(s1, k.v, s1, prec);
+        for (slong j = 0; j < m; j++) arb_mul(td[i] + j, s1, a.d + j, prec);
+        T[i].d = td[i];
+    } else T[i].d = NULL;
+    arb_pow(tv[i], a.v, k.v, prec);
+    return 1;
 }
 #endif
