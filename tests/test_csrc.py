@@ -104,7 +104,7 @@ def test_the_runtime_is_package_data_read_from_the_installed_package():
     on_disk = {p.name: p.read_bytes() for p in CSRC.iterdir() if p.is_file()}
     assert files == on_disk and "mpvi_runtime.h" in files and len(files) >= 5
     pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
-    assert re.search(r'^mpvi = \[.*"csrc/\*\.h"', pyproject, re.M)
+    assert re.search(r'^"mpvi.compiled" = \[.*"csrc/\*\.h"', pyproject, re.M)
     for name in files:
         assert re.fullmatch(r"mpvi_[a-z]+\.h", name), name
 
