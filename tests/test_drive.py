@@ -42,7 +42,7 @@ def check_step_calls(run):
     def profile(frame, event, arg):
         code = frame.f_code
         if event == "call" and code.co_name == "check_step" and \
-                code.co_filename.endswith(str(Path("schemes", "base.py"))):
+                code.co_filename.endswith(str(Path("methods", "base.py"))):
             calls.append(1)
     sys.setprofile(profile)
     try:
