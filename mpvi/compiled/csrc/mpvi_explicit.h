@@ -23,11 +23,10 @@
 #include "mpvi_signs.h"
 
 static mpfr_ptr ft_[1], fy[NY], parp[NPARA], mp[N * N], vxp[N], yin[NY];
-static mpfr_t fo[NY], vx[N], Ao[N * N], bo[N], W, SF, SS, STINY, BOUND, SUM, T1, T2, H0, H1, H2;
+static mpfr_t fo[NY], vx[N], W, BOUND, SUM, T1, T2, H0, H1, H2;
 static mpfr_t tslot, yslot[NY], hslot, eslot, parslot[NPARA];
 /* the dense solve of M v = p (a field whose M is not inverted symbolically) */
 MPVI_UNUSED static mpfr_ptr bp[N];
-MPVI_UNUSED static int perm[N];
 
 static int ex_tables(PyObject *tables);
 static void ex_init(void);
@@ -218,7 +217,8 @@ static void ex_module_numbers(void) {
         for (int s = 0; s < 4; s++) mpfr_init2(K[s][i], PREC);
         for (int s = 0; s < 3; s++) { mpfr_init2(Z[s][i], PREC); zp[s][i] = Z[s][i]; }
     }
-    dense_solve_init(N, Ao, bo, vx, W, SF, SS, STINY);
+    dense_solve_init(vx);
+    mpfr_init2(W, PREC);
     for (int i = 0; i < N; i++) vxp[i] = vx[i];
     mpvi_init_array(parslot, NPARA, 64);
     mpfr_inits2(PREC, BOUND, SUM, T1, T2, H0, H1, H2, (mpfr_ptr)0);
