@@ -9,6 +9,7 @@ Both work in whatever number type the entries have (mpmath ``mpf``, gmpy2 ``mpfr
 """
 from __future__ import annotations
 
+from itertools import chain
 from typing import TYPE_CHECKING, Any, Sequence
 
 if TYPE_CHECKING:
@@ -41,8 +42,9 @@ def solve_dense(a: list, b: Sequence, ctx: Any) -> list:
     b : sequence
         The right-hand side: n numbers, or n rows of m numbers (m right-hand sides).
     ctx : number context
-        Gives ``eps``, ``num`` (an int entry becomes a number of the context, so that no
-        division is an int division) and ``to_str`` (for the message).
+        Gives ``eps``, ``zero`` (an int entry v becomes the context's number 0 + v, exact
+        and rounded as ``num(v)``, so that no division is an int division) and ``to_str``
+        (for the message).
 
     Returns
     -------
@@ -66,9 +68,11 @@ def solve_dense(a: list, b: Sequence, ctx: Any) -> list:
         raise ValueError(f"solve: right-hand side rows of lengths {sorted({len(r) for r in bm})}")
     if n == 0:
         raise SingularMatrixError("solve: the matrix is zero")
-    for i in range(n):                  # int / int would be a float division
-        a[i] = [ctx.num(v) if type(v) is int else v for v in a[i]]
-        bm[i] = [ctx.num(v) if type(v) is int else v for v in bm[i]]
+    zero = ctx.zero                     # an int entry (int / int would be a float
+    for rows_ in (a, bm):               # division) becomes the context's number: 0 + v
+        if int in map(type, chain.from_iterable(rows_)):
+            for i in range(n):
+                rows_[i] = [zero + v if type(v) is int else v for v in rows_[i]]
     x: list = [[None] * m for _ in range(n)]
     out: list = [None, None]
     k = gauss_eliminate(n, m, a, bm, x, ctx.eps, out)
