@@ -15,14 +15,17 @@ from typing import Sequence
 
 from mpvi.compiled.croutine import routine_c
 from mpvi.compiled.ctranslate import _FUNCTIONS, _PERIODIC, Unsupported, _Translator, _nan_if
+from mpvi.numbers.explicit import gbs_core, rk4_core
 from mpvi.numbers.linalg import gauss_eliminate, ldl_positive
 
-ROUTINES = {"mpvi_newton.h": (gauss_eliminate,), "mpvi_explicit.h": (gauss_eliminate,),
+ROUTINES = {"mpvi_newton.h": (gauss_eliminate,),
+            "mpvi_explicit.h": (gauss_eliminate, rk4_core, gbs_core),
             "mpvi_taylor.h": (gauss_eliminate,), "mpvi_check.h": (ldl_positive,)}
 """The numerical routines each kind of module runs, written once in Python and translated
 to C (:func:`mpvi.compiled.croutine.routine_c`) into every module of the kind, before its
 header: the elimination of :func:`mpvi.numbers.linalg.solve_dense` (``mpvi_solve.h``
-glues it) and the LDL^T test of :func:`mpvi.numbers.linalg.is_positive_definite`."""
+glues it), the LDL^T test of :func:`mpvi.numbers.linalg.is_positive_definite` and the RK4
+and GBS steps of :mod:`mpvi.numbers.explicit`."""
 
 COUNTED_OPERATIONS = {
     "mpfr_add": "binary", "mpfr_sub": "binary", "mpfr_mul": "binary", "mpfr_div": "binary",

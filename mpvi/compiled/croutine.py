@@ -13,8 +13,9 @@ from the source of the function as it is then, so the two cannot drift apart.
 The subset (anything else is :class:`~mpvi.compiled.ctranslate.Unsupported`):
 
 * arguments annotated ``int``, ``Real`` (a number), ``list[Real]`` (a vector),
-  ``list[list[Real]]`` (a matrix, a list of rows); the return annotated ``int`` or
-  ``bool``; a docstring;
+  ``list[list[Real]]`` (a matrix, a list of rows), ``Callable[[Real, list[Real],
+  list[Real]], bool]`` (a field ``f(t, y, out)``, called only as a condition: ``if not
+  f(t, y, out): ...``); the return annotated ``int`` or ``bool``; a docstring;
 * statements: ``x = e``, ``x op= e``, ``v[i] = e``, ``m[i][j] = e``, ``r = m[i]`` (a row
   bound by reference, as Python binds the list), the swaps ``x, y = y, x`` (of rows, of
   a vector's numbers or of ints), ``for i in range(...)``, ``while``, ``if/elif/else``,
@@ -39,9 +40,13 @@ from typing import Callable
 from mpvi.compiled.ctranslate import Unsupported
 
 _TYPES = {"int": "int", "bool": "int", "Real": "num", "list[Real]": "vec",
-          "list[list[Real]]": "mat"}
+          "list[list[Real]]": "mat",
+          "Callable[[Real, list[Real], list[Real]], bool]": "field"}
 """The annotations of the subset and the kinds they declare."""
 _C_TYPES = {"int": "long", "vec": "mpfr_t *", "mat": "mpfr_t **", "row": "mpfr_t *"}
+_FIELD = "int (*{name})(mpfr_srcptr, mpfr_t *, mpfr_t *)"
+"""The C of a field argument ``f(t, y, out) -> bool`` (writes f(t, y) into out; false
+where it cannot)."""
 _NUM_OPS = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "div"}
 _INT_OPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*"}
 _CMP_NUM = {ast.Gt: "mpfr_greater_p", ast.GtE: "mpfr_greaterequal_p", ast.Lt: "mpfr_less_p",
@@ -128,6 +133,9 @@ class _Routine:
                 and node.func.id == "abs" and len(node.args) == 1:
             return self.kind(node.args[0])
         if isinstance(node, (ast.Compare, ast.BoolOp)):
+            return "bool"
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
+                and self.kinds.get(node.func.id) == "field":
             return "bool"
         raise Unsupported(f"{self.name}: {ast.unparse(node)[:60]!r} (line "
                           f"{getattr(node, 'lineno', '?')})")
@@ -231,9 +239,24 @@ class _Routine:
             if {lk, rk} <= {"int", "num"}:
                 return self.compare(left, lk, right, rk, op)
             raise Unsupported(f"{self.name}: comparison of a {lk} and a {rk}")
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
+                and self.kinds.get(node.func.id) == "field":
+            return self.field_call(node)
         if self.kind(node) == "int":
             return f"({self.int(node)} != 0)"
         raise Unsupported(f"{self.name}: the condition {ast.unparse(node)[:60]!r}")
+
+    def field_call(self, node) -> str:
+        """``f(t, y, out)`` of a field argument: t a number (computed first), y and out
+        vectors or rows."""
+        if len(node.args) != 3 or node.keywords:
+            raise Unsupported(f"{self.name}: a field takes (t, y, out) ({ast.unparse(node)})")
+        t, y, out = node.args
+        if self.kind(t) not in ("num",) or self.kind(y) not in ("vec", "row") \
+                or self.kind(out) not in ("vec", "row"):
+            raise Unsupported(f"{self.name}: a field takes a number and two vectors "
+                              f"({ast.unparse(node)})")
+        return f"{self.c(node.func.id)}({self.num(t)}, {self.ref(y)}, {self.ref(out)})"
 
     def compare(self, left, lk, right, rk, op) -> str:
         if lk == "int":                       # k < x is x > k
@@ -335,7 +358,8 @@ class _Routine:
                           f"{stmt.lineno})")
 
     def swap(self, target, value, stmt) -> None:
-        """``x, y = y, x``: rows (pointers), a vector's numbers (``mpfr_swap``) or ints."""
+        """``x, y = y, x``: rows, vectors or matrices (pointers), a vector's numbers
+        (``mpfr_swap``) or ints."""
         if not (isinstance(value, ast.Tuple) and len(target.elts) == len(value.elts) == 2
                 and ast.unparse(target.elts[0]) == ast.unparse(value.elts[1])
                 and ast.unparse(target.elts[1]) == ast.unparse(value.elts[0])):
@@ -343,7 +367,9 @@ class _Routine:
                               f"({ast.unparse(stmt)[:60]})")
         x, y = target.elts
         kind = self.kind(x)
-        if kind != self.kind(y) or kind not in ("row", "num", "int"):
+        names = isinstance(x, ast.Name) and isinstance(y, ast.Name)
+        if kind != self.kind(y) or kind not in ("row", "num", "int") and not (
+                names and kind in ("vec", "mat")):
             raise Unsupported(f"{self.name}: a swap of {kind}s ({ast.unparse(stmt)[:60]})")
         a, b = self.ref(x), self.ref(y)
         if kind == "num":
@@ -392,6 +418,9 @@ class _Routine:
                                   f"{note or 'nothing'} (one of {sorted(_TYPES)})")
             self.kinds[a.arg] = kind
             self.params.append(a.arg)
+            if kind == "field":
+                signature.append(_FIELD.format(name=f"v_{a.arg}"))
+                continue
             ctype = "mpfr_srcptr" if kind == "num" else _C_TYPES[kind]
             signature.append(f"{ctype} v_{a.arg}" if not ctype.endswith("*") else
                              f"{ctype}v_{a.arg}")
