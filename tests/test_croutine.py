@@ -12,6 +12,7 @@ import mpvi
 from mpvi.compiled import cbackend, cmodules
 from mpvi.compiled.croutine import Unsupported, routine_c, routine_source, translate_routine
 from mpvi.numbers import linalg
+from mpvi.numbers.explicit import gbs_core, rk4_core
 from mpvi.numbers.linalg import (SingularMatrixError, gauss_eliminate, is_positive_definite,
                                  ldl_positive, solve_dense)
 
@@ -83,7 +84,36 @@ static PyObject *ldl(PyObject *self, PyObject *args) {{
     return Py_BuildValue("ON", ok ? Py_True : Py_False, hx_numbers(D, n, 1, 1));
 }}
 
+/* the test field f(t, y) = (y1, t - y0 y1 / 3), undefined (0) once |y0| > 10 */
+static mpfr_t W1, W2, Y[2], K[4][2], Z[4][2], OUT[2], *PR[64], *CR[64], ROWS[2][64][2], ONE, T, H;
+static long field_calls = 0, fail_at = -1;
+static int field(mpfr_srcptr t, mpfr_t *y, mpfr_t *out) {{
+    if (field_calls++ == fail_at || mpfr_cmpabs_ui(y[0], 10) > 0) return 0;
+    mpfr_mul(W1, y[0], y[1], MPFR_RNDN);
+    mpfr_div_si(W1, W1, 3, MPFR_RNDN);
+    mpfr_sub(W2, t, W1, MPFR_RNDN);
+    mpfr_set(out[0], y[1], MPFR_RNDN);
+    mpfr_set(out[1], W2, MPFR_RNDN);
+    return 1;
+}}
+
+/* step(kind, t, y, h, levels, fail_at): (ok, y1, field calls) of the generated RK4 (0) or GBS (1) */
+static PyObject *step(PyObject *self, PyObject *args) {{
+    (void)self;
+    long kind, levels; PyObject *t, *y, *h;
+    if (!PyArg_ParseTuple(args, "lOOOll", &kind, &t, &y, &h, &levels, &fail_at)) return NULL;
+    if (levels < 1 || levels > 64) {{ PyErr_SetString(PyExc_ValueError, "levels"); return NULL; }}
+    if (!hx_read(y, 2, Y, 1, 1) || !hx_read(Py_BuildValue("[OO]", t, h), 2, Z[3], 1, 1)) return NULL;
+    mpfr_set(T, Z[3][0], MPFR_RNDN); mpfr_set(H, Z[3][1], MPFR_RNDN);
+    field_calls = 0;
+    for (int i = 0; i < 64; i++) {{ PR[i] = ROWS[0][i]; CR[i] = ROWS[1][i]; }}
+    int ok = kind == 0 ? mpvi_rk4_core(2, field, T, Y, H, K[0], K[1], K[2], K[3], Z[0], OUT)
+                       : mpvi_gbs_core(2, field, T, Y, H, levels, ONE, K[0], Z[0], Z[1], Z[2], Z[3], PR, CR, OUT);
+    return Py_BuildValue("ONl", ok ? Py_True : Py_False, hx_numbers(OUT, 2, 1, 1), field_calls);
+}}
+
 static PyMethodDef methods[] = {{
+    {{"step", step, METH_VARARGS, "the generated RK4 and GBS steps"}},
     {{"gauss", gauss, METH_VARARGS, "the generated elimination"}},
     {{"ldl", ldl, METH_VARARGS, "the generated LDL^T test"}},
     {{NULL, NULL, 0, NULL}}
@@ -100,6 +130,11 @@ PyMODINIT_FUNC MPVI_INIT(void) {{
     mpvi_init_array(&A[0][0], NMAX * NMAX, PREC); mpvi_init_array(&B[0][0], NMAX * NMAX, PREC);
     mpvi_init_array(&X[0][0], NMAX * NMAX, PREC); mpvi_init_array(&L[0][0], NMAX * NMAX, PREC);
     mpvi_init_array(O, 2, PREC); mpvi_init_array(D, NMAX, PREC); mpfr_init2(EPS, PREC);
+    mpvi_rk4_core_init(); mpvi_gbs_core_init();
+    mpfr_inits2(PREC, W1, W2, ONE, T, H, (mpfr_ptr)0); mpfr_set_si(ONE, 1, MPFR_RNDN);
+    mpvi_init_array(Y, 2, PREC); mpvi_init_array(OUT, 2, PREC);
+    mpvi_init_array(&K[0][0], 8, PREC); mpvi_init_array(&Z[0][0], 8, PREC);
+    mpvi_init_array(&ROWS[0][0][0], 2 * 64 * 2, PREC);
     return PyModule_Create(&def);
 }}
 """
@@ -107,7 +142,8 @@ PyMODINIT_FUNC MPVI_INIT(void) {{
 
 def harness(prec: int):
     """The compiled harness at ``prec`` bits, the routines generated from today's Python."""
-    routines = routine_c(gauss_eliminate) + routine_c(ldl_positive)
+    routines = (routine_c(gauss_eliminate) + routine_c(ldl_positive) + routine_c(rk4_core)
+                + routine_c(gbs_core))
     name = f"mpvi_xroutines{prec}"
     source = HARNESS.format(prec=prec, name=name, nmax=NMAX, routines=routines)
     return cbackend._load_or_build(name, source, cbackend.toolchain())
@@ -272,3 +308,60 @@ def test_the_subset_translates_control_flow_with_pythons_meaning():
     assert "mpfr_si_div" not in c and "mpfr_div_si(" in c and "mpfr_mul_si(" in c
     assert "for (;;) {" in c and "v_i += -2L" in c and "!mpfr_equal_p(" in c
     assert "mpfr_nan_p(" in c                  # a comparison with an int keeps nan false
+
+
+class _Field:
+    """The harness's field in Python: the same operations; fails at call ``fail_at``."""
+
+    def __init__(self, fail_at):
+        self.calls, self.fail_at = 0, fail_at
+
+    def __call__(self, t, y, out):
+        self.calls += 1
+        if self.calls - 1 == self.fail_at or abs(y[0]) > 10:
+            return False
+        out[0], out[1] = y[1], t - y[0] * y[1] / 3
+        return True
+
+
+@needs_toolchain
+@pytest.mark.parametrize("dps", [15, 40, 64])
+def test_generated_rk4_and_gbs_give_the_python_bits(dps):
+    """The steps generated from mpvi.numbers.explicit on a nonlinear field: the same result
+    bits and the same number of field calls, including a field that fails mid-step."""
+    ctx = mpvi.GMPContext(dps)
+    module = harness(ctx.prec)
+    t, h = ctx.num("1/3"), ctx.num("1/7")
+    y = [ctx.num("1/2"), ctx.num("-2/3")]
+    seen = set()
+    for kind, levels in ((0, 1), (1, 1), (1, 4), (1, 9)):
+        for fail_at in (-1, 0, 2, 7):
+            f = _Field(fail_at)
+            out = [None, None]
+            if kind == 0:
+                ok = rk4_core(2, f, t, list(y), h, *([None, None] for _ in range(5)), out)
+            else:
+                ok = gbs_core(2, f, t, list(y), h, levels, ctx.num(1),
+                              *([None, None] for _ in range(5)),
+                              [[None, None] for _ in range(levels)],
+                              [[None, None] for _ in range(levels)], out)
+            c_ok, c_out, calls = module.step(kind, t, y, h, levels, fail_at)
+            assert (c_ok, calls) == (ok, f.calls), (kind, levels, fail_at)
+            if ok:
+                assert same(c_out, out), (kind, levels)
+            seen.add((kind, ok))
+    assert seen == {(0, True), (0, False), (1, True), (1, False)}
+
+
+def test_rk4_and_gbs_steps_wrap_the_cores():
+    """The steps of mpvi.engines.ode are the cores with their storage: the same bits."""
+    from mpvi.engines.ode import gbs_step, rk4_step
+    ctx = mpvi.GMPContext(30)
+    field = lambda t, y: [y[1], t - y[0] * y[1] / 3]
+    t, h, y = ctx.num(0), ctx.num("1/10"), [ctx.num(1), ctx.num(0)]
+    out = [None, None]
+    assert rk4_core(2, _Field(-1), t, list(y), h, *([None, None] for _ in range(5)), out)
+    assert same(rk4_step(field, t, y, h), out)
+    assert gbs_core(2, _Field(-1), t, list(y), h, 3, ctx.num(1), *([None, None] for _ in range(5)),
+                    [[None] * 2 for _ in range(3)], [[None] * 2 for _ in range(3)], out)
+    assert same(gbs_step(field, t, y, h, 3, ctx), out)
