@@ -85,6 +85,8 @@ def test_every_kind_of_module_compiles_without_a_warning(monkeypatch, tmp_path):
     for kind in ("mpvi_n", "mpvi_e", "mpvi_t"):       # the elimination generated from Python
         assert all("static int mpvi_gauss_eliminate(" in s for s in sources[kind]), kind
     assert all("static int mpvi_ldl_positive(" in s for s in sources["mpvi_c"])
+    assert all("static int mpvi_rk4_core(" in s and "static int mpvi_gbs_core(" in s
+               for s in sources["mpvi_e"])
     everything = "\n".join(built.values())
     for call in ("pw_dyadic(", "mpfr_erf(", "mpfr_jn(", "mpfr_atan(", "mpfr_sin_cos("):
         assert call in everything, call
