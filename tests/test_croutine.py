@@ -274,6 +274,9 @@ def test_the_kinds_include_the_routines_they_run():
     ("a = a\n    return 0", "rebound"),
     ("n = n // 2\n    return n", "FloorDiv"),
     ("x = a[0]\n    x = n > 1\n    return 0", "bool bound"),
+    ("if n < 3 and abs(a[n]) > 0:\n        return 1\n    return 0", "computes a number"),
+    ("for i in range(n):\n        i = 2\n    return 0", "assigned in its loop"),
+    ("for i in range(n):\n        a[i] = a[0]\n    return i", "read after its loop"),
 ])
 def test_the_subset_refuses_what_it_does_not_translate(body, message):
     source = f"def f(n: int, a: list[Real]) -> int:\n    {body}\n"

@@ -71,6 +71,8 @@ class _Routine:
         self.loops = 0                        # for-loop bounds (one long each)
         self.out: list[str] = []
         self.depth = 1
+        self.looping: set[str] = set()        # the variables of the loops being translated
+        self.after: set[str] = set()          # loop variables read after their loop: refused
 
     # -- names and storage ------------------------------------------------------------
     def c(self, name: str) -> str:
@@ -107,6 +109,9 @@ class _Routine:
         if isinstance(node, ast.Name):
             if node.id not in self.kinds:
                 raise Unsupported(f"{self.name}: unknown name {node.id!r} (line {node.lineno})")
+            if node.id in self.after:         # C leaves the end value, Python the last one
+                raise Unsupported(f"{self.name}: the loop variable {node.id!r} is read after "
+                                  f"its loop (line {node.lineno})")
             return self.kinds[node.id]
         if isinstance(node, ast.Subscript):
             base = self.kind(node.value)
@@ -225,7 +230,14 @@ class _Routine:
             return f"!({self.cond(node.operand)})"
         if isinstance(node, ast.BoolOp):
             op = " && " if isinstance(node.op, ast.And) else " || "
-            parts = [self.cond(v) for v in node.values]   # no side effects: order is free
+            parts = [self.cond(node.values[0])]
+            for v in node.values[1:]:         # evaluated only as Python would: in the C
+                emitted = len(self.out)       # condition itself, so no operation first
+                parts.append(self.cond(v))
+                if len(self.out) != emitted:
+                    raise Unsupported(f"{self.name}: an operand after the first of "
+                                      f"{'and' if op == ' && ' else 'or'} computes a number "
+                                      f"({ast.unparse(v)[:60]}): compute it before")
             return "(" + op.join(parts) + ")"
         if isinstance(node, ast.Compare):
             if len(node.ops) != 1:
@@ -336,6 +348,10 @@ class _Routine:
     def assign(self, target, value, stmt) -> None:
         kind = self.kind(value)
         if isinstance(target, ast.Name):
+            if target.id in self.looping:     # Python's range would not see it
+                raise Unsupported(f"{self.name}: the loop variable {target.id!r} is assigned "
+                                  f"in its loop (line {stmt.lineno})")
+            self.after.discard(target.id)
             if target.id in self.params and self.kinds[target.id] != "int":
                 raise Unsupported(f"{self.name}: the argument {target.id!r} is rebound "
                                   f"(line {stmt.lineno})")
@@ -392,6 +408,9 @@ class _Routine:
             step = _literal(args[2])
             if not step:
                 raise Unsupported(f"{self.name}: a range step that is not a nonzero literal")
+        if stmt.target.id in self.looping:
+            raise Unsupported(f"{self.name}: a loop over {stmt.target.id!r} inside its own "
+                              f"loop (line {stmt.lineno})")
         self.declare(stmt.target.id, "int", stmt)
         i = self.c(stmt.target.id)
         end = f"e{self.loops}"                # range(...) is evaluated once, as in Python
@@ -399,9 +418,13 @@ class _Routine:
         cmp = "<" if step > 0 else ">"
         self.emit(f"{end} = {self.int(stop)};")
         self.emit(f"for ({i} = {self.int(start)}; {i} {cmp} {end}; {i} += {step}L) {{")
+        self.after.discard(stmt.target.id)
+        self.looping.add(stmt.target.id)
         self.depth += 1
         self.block(stmt.body)
         self.depth -= 1
+        self.looping.discard(stmt.target.id)
+        self.after.add(stmt.target.id)
         self.emit("}")
 
     # -- the function -----------------------------------------------------------------
