@@ -35,7 +35,7 @@ from __future__ import annotations
 import ast
 import inspect
 import textwrap
-from typing import Callable
+from typing import Any, Callable
 
 from mpvi.compiled.ctranslate import Unsupported
 
@@ -54,7 +54,7 @@ _CMP_NUM = {ast.Gt: "mpfr_greater_p", ast.GtE: "mpfr_greaterequal_p", ast.Lt: "m
 _CMP_C = {ast.Gt: ">", ast.GtE: ">=", ast.Lt: "<", ast.LtE: "<=", ast.Eq: "==", ast.NotEq: "!="}
 
 
-def routine_source(func: Callable) -> str:
+def routine_source(func: Callable[..., Any]) -> str:
     """The source of ``func`` (a module-level function), dedented."""
     return textwrap.dedent(inspect.getsource(func))
 
@@ -89,7 +89,7 @@ class _Routine:
     def emit(self, line: str) -> None:
         self.out.append("    " * self.depth + line)
 
-    def declare(self, name: str, kind: str, where) -> None:
+    def declare(self, name: str, kind: str, where: Any) -> None:
         known = self.kinds.get(name)
         if known is None:
             self.kinds[name] = kind
@@ -98,7 +98,7 @@ class _Routine:
                               f"(line {where.lineno})")
 
     # -- expressions ------------------------------------------------------------------
-    def kind(self, node) -> str:
+    def kind(self, node: Any) -> str:
         """The kind of the value of ``node``: int, num, bool, row, vec, mat."""
         if isinstance(node, ast.Constant):
             if type(node.value) is bool:
@@ -145,7 +145,7 @@ class _Routine:
         raise Unsupported(f"{self.name}: {ast.unparse(node)[:60]!r} (line "
                           f"{getattr(node, 'lineno', '?')})")
 
-    def ref(self, node) -> str:
+    def ref(self, node: Any) -> str:
         """The C of a name, a subscript, a row: an lvalue or an ``mpfr_t``."""
         if isinstance(node, ast.Name):
             return self.c(node.id)
@@ -153,12 +153,12 @@ class _Routine:
             return f"{self.ref(node.value)}[{self.int(node.slice)}]"
         raise Unsupported(f"{self.name}: {ast.unparse(node)[:60]!r}")
 
-    def int(self, node) -> str:
+    def int(self, node: Any) -> str:
         """The C (long) expression of an int ``node``."""
         if self.kind(node) != "int":
             raise Unsupported(f"{self.name}: {ast.unparse(node)!r} is not an int")
         if isinstance(node, ast.Constant):
-            return f"{node.value}L"
+            return f"{_literal(node)}L"
         if isinstance(node, ast.Name):
             return self.c(node.id)
         if isinstance(node, ast.UnaryOp):
@@ -170,7 +170,7 @@ class _Routine:
             return f"({self.int(node.left)} {op} {self.int(node.right)})"
         raise Unsupported(f"{self.name}: int {ast.unparse(node)!r}")
 
-    def num(self, node, dest: str | None = None) -> str:
+    def num(self, node: Any, dest: str | None = None) -> str:
         """Emit the operations of the number ``node`` (the last into ``dest`` if given) and
         return the C operand holding its value."""
         if isinstance(node, (ast.Name, ast.Subscript)):
@@ -221,7 +221,7 @@ class _Routine:
         raise Unsupported(f"{self.name}: the number {ast.unparse(node)[:60]!r} (line "
                           f"{getattr(node, 'lineno', '?')})")
 
-    def cond(self, node) -> str:
+    def cond(self, node: Any) -> str:
         """The C (int) expression of a condition, with Python's meaning (nan compares false,
         ``!=`` true).  Operations its numbers need are emitted first."""
         if isinstance(node, ast.Constant) and type(node.value) is bool:
@@ -229,16 +229,16 @@ class _Routine:
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
             return f"!({self.cond(node.operand)})"
         if isinstance(node, ast.BoolOp):
-            op = " && " if isinstance(node.op, ast.And) else " || "
+            join = " && " if isinstance(node.op, ast.And) else " || "
             parts = [self.cond(node.values[0])]
             for v in node.values[1:]:         # evaluated only as Python would: in the C
                 emitted = len(self.out)       # condition itself, so no operation first
                 parts.append(self.cond(v))
                 if len(self.out) != emitted:
                     raise Unsupported(f"{self.name}: an operand after the first of "
-                                      f"{'and' if op == ' && ' else 'or'} computes a number "
+                                      f"{'and' if join == ' && ' else 'or'} computes a number "
                                       f"({ast.unparse(v)[:60]}): compute it before")
-            return "(" + op.join(parts) + ")"
+            return "(" + join.join(parts) + ")"
         if isinstance(node, ast.Compare):
             if len(node.ops) != 1:
                 raise Unsupported(f"{self.name}: a chained comparison ({ast.unparse(node)})")
@@ -258,7 +258,7 @@ class _Routine:
             return f"({self.int(node)} != 0)"
         raise Unsupported(f"{self.name}: the condition {ast.unparse(node)[:60]!r}")
 
-    def field_call(self, node) -> str:
+    def field_call(self, node: Any) -> str:
         """``f(t, y, out)`` of a field argument: t a number (computed first), y and out
         vectors or rows."""
         if len(node.args) != 3 or node.keywords:
@@ -270,7 +270,7 @@ class _Routine:
                               f"({ast.unparse(node)})")
         return f"{self.c(node.func.id)}({self.num(t)}, {self.ref(y)}, {self.ref(out)})"
 
-    def compare(self, left, lk, right, rk, op) -> str:
+    def compare(self, left: Any, lk: Any, right: Any, rk: Any, op: Any) -> str:
         if lk == "int":                       # k < x is x > k
             flip = {ast.Gt: ast.Lt, ast.Lt: ast.Gt, ast.GtE: ast.LtE, ast.LtE: ast.GtE}
             return self.compare(right, rk, left, lk, flip.get(op, op))
@@ -286,12 +286,12 @@ class _Routine:
         return f"{_CMP_NUM[op]}({a}, {b})"
 
     # -- statements -------------------------------------------------------------------
-    def block(self, body) -> None:
+    def block(self, body: Any) -> None:
         for stmt in body:
             self.temps = 0
             self.statement(stmt)
 
-    def statement(self, stmt) -> None:
+    def statement(self, stmt: Any) -> None:
         if isinstance(stmt, ast.Assign):
             if len(stmt.targets) != 1:
                 raise Unsupported(f"{self.name}: chained assignment (line {stmt.lineno})")
@@ -345,7 +345,7 @@ class _Routine:
         raise Unsupported(f"{self.name}: the statement {ast.unparse(stmt)[:60]!r} (line "
                           f"{stmt.lineno})")
 
-    def assign(self, target, value, stmt) -> None:
+    def assign(self, target: Any, value: Any, stmt: Any) -> None:
         kind = self.kind(value)
         if isinstance(target, ast.Name):
             if target.id in self.looping:     # Python's range would not see it
@@ -373,7 +373,7 @@ class _Routine:
         raise Unsupported(f"{self.name}: assignment {ast.unparse(stmt)[:60]!r} (line "
                           f"{stmt.lineno})")
 
-    def swap(self, target, value, stmt) -> None:
+    def swap(self, target: Any, value: Any, stmt: Any) -> None:
         """``x, y = y, x``: rows, vectors or matrices (pointers), a vector's numbers
         (``mpfr_swap``) or ints."""
         if not (isinstance(value, ast.Tuple) and len(target.elts) == len(value.elts) == 2
@@ -393,7 +393,7 @@ class _Routine:
         else:
             self.emit(f"{{ {_C_TYPES[kind]} sw = {a}; {a} = {b}; {b} = sw; }}")
 
-    def for_range(self, stmt) -> None:
+    def for_range(self, stmt: Any) -> None:
         it = stmt.iter
         if not (isinstance(stmt.target, ast.Name) and isinstance(it, ast.Call)
                 and isinstance(it.func, ast.Name) and it.func.id == "range"
@@ -405,9 +405,10 @@ class _Routine:
         stop = args[1] if len(args) > 1 else args[0]
         step = 1
         if len(args) == 3:
-            step = _literal(args[2])
-            if not step:
+            literal = _literal(args[2])
+            if not literal:
                 raise Unsupported(f"{self.name}: a range step that is not a nonzero literal")
+            step = literal
         if stmt.target.id in self.looping:
             raise Unsupported(f"{self.name}: a loop over {stmt.target.id!r} inside its own "
                               f"loop (line {stmt.lineno})")
@@ -484,7 +485,7 @@ class _Routine:
         return text, setup
 
 
-def _literal(node) -> int | None:
+def _literal(node: Any) -> int | None:
     if isinstance(node, ast.Constant) and type(node.value) is int:
         return node.value
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
@@ -493,7 +494,7 @@ def _literal(node) -> int | None:
     return None
 
 
-def _load(target):
+def _load(target: Any) -> Any:
     """``target`` (a Name or Subscript being stored) as an expression that reads it."""
     node = ast.parse(ast.unparse(target), mode="eval").body
     return ast.copy_location(node, target)
@@ -513,7 +514,7 @@ def translate_routine(source: str, name: str) -> str:
     return setup + "\n" + text + "\n"
 
 
-def routine_c(func: Callable, name: str | None = None) -> str:
+def routine_c(func: Callable[..., Any], name: str | None = None) -> str:
     """:func:`translate_routine` of the current source of ``func``, named
     ``mpvi_<function name>``."""
     return translate_routine(routine_source(func), name or f"mpvi_{func.__name__}")
