@@ -12,7 +12,8 @@ same bits: the compiled function is **bit-identical** to the Python one
 
 Newton in C.  :func:`newton_function` compiles a whole Newton iteration of
 :class:`mpvi.engines.kernels.Kernel` (:func:`translate_newton`): the residual-and-Jacobian kernel,
-the elimination of :func:`mpvi.numbers.linalg.solve_dense`, the stopping rule and the residual
+the elimination of :func:`mpvi.numbers.linalg.solve_dense` (its C generated from the Python of
+:func:`mpvi.numbers.linalg.gauss_eliminate`), the stopping rule and the residual
 check of :func:`mpvi.numbers.newton.solve_info`, the step's outputs and the extrapolated first
 guess, operation by operation -- no Python object is made inside the loop.  Three
 rewrites lower the cost and keep the bits: ``sin`` and ``cos`` of one operand are one
@@ -25,12 +26,18 @@ raises its own error.
 
 Explicit steps and checks.  :func:`explicit_steps` compiles the RK4 and GBS steps of
 :mod:`mpvi.engines.ode` whole on a mechanical system's generated Hamiltonian field
-(:func:`translate_explicit`), and :func:`step_check` the checks :func:`mpvi.solve` runs
-after every step (:func:`translate_check`); both return None or False where the Python
-path would go another way, which then runs.
+(:func:`translate_explicit`; the steps are the C generated from
+:mod:`mpvi.numbers.explicit`), and :func:`step_check` the checks :func:`mpvi.solve` runs
+after every step (:func:`translate_check`; the LDL^T generated from
+:func:`mpvi.numbers.linalg.ldl_positive`); both return None or False where the Python path
+would go another way, which then runs.
 
-The C runtime.  Everything fixed in a compiled module -- the dense solve, the Newton loop,
-the RK4 and GBS drivers, the checks after a step, the Taylor driver, reading and returning
+Routines written once.  A routine that Python and C both run is written once, in Python
+(:mod:`mpvi.compiled.croutine` translates its source to C when a module is built:
+:data:`mpvi.compiled.cmodules.ROUTINES`); the C runtime holds its glue only.
+
+The C runtime.  Everything else fixed in a compiled module -- the glue of the generated
+routines, the Newton loop, the checks after a step, the Taylor driver, reading and returning
 numbers, the module definitions -- is C in real files, ``mpvi/compiled/csrc/*.h`` (package data,
 :func:`runtime_files`).  Python writes only the generated part of a module
 (:mod:`mpvi.compiled.cmodules`): its sizes and name as macros, ``#include`` of the runtime's header

@@ -22,43 +22,43 @@ for systems without an exact solution.
 
 Both steps work on plain lists of context numbers (the generated field of
 :func:`mpvi.engines.kernels.hamiltonian_field` returns lists; a user's right-hand side returning
-a numpy array is wrapped): one implementation for every path.
+a numpy array is wrapped): one implementation for every path, written once in
+:mod:`mpvi.numbers.explicit` (the compiled explicit module runs its C translation).
 """
 from __future__ import annotations
 
 import numpy as np
 
 from mpvi.engines.kernels import hamiltonian_field as generated_field
+from mpvi.numbers.explicit import gbs_core, rk4_core
+
+
+def _writing(f):
+    """The field ``f(t, y) -> list`` as the ``f(t, y, out)`` of :mod:`mpvi.numbers.explicit`."""
+    def write(t, y, out):
+        out[:] = f(t, y)
+        return True
+    return write
 
 
 def rk4_step(f, t, y, h):
-    """One classical RK4 step of y' = f(t, y) on lists."""
-    half = h / 2
-    k1 = f(t, y)
-    k2 = f(t + half, [a + b * half for a, b in zip(y, k1)])
-    k3 = f(t + half, [a + b * half for a, b in zip(y, k2)])
-    k4 = f(t + h, [a + b * h for a, b in zip(y, k3)])
-    h6 = h / 6
-    return [a + (b1 + 2 * (b2 + b3) + b4) * h6 for a, b1, b2, b3, b4 in zip(y, k1, k2, k3, k4)]
+    """One classical RK4 step of y' = f(t, y) on lists (:func:`mpvi.numbers.explicit.rk4_core`)."""
+    ny = len(y)
+    k1, k2, k3, k4, z, out = ([None] * ny for _ in range(6))
+    rk4_core(ny, _writing(f), t, list(y), h, k1, k2, k3, k4, z, out)
+    return out
 
 
 def gbs_step(f, t, y, H, levels, ctx):
-    """One Gragg-Bulirsch-Stoer step of size H, order 2 * levels (module doc), on lists."""
-    f0 = f(t, y)
-    table = []
-    seq = [2 * (i + 1) for i in range(levels)]
-    for i, n_i in enumerate(seq):
-        h = H / n_i
-        z_prev, z = y, [a + b * h for a, b in zip(y, f0)]
-        two_h = 2 * h
-        for m in range(1, n_i):
-            z_prev, z = z, [a + b * two_h for a, b in zip(z_prev, f(t + m * h, z))]
-        row = [z]
-        for j in range(i):
-            ratio = ctx.num(n_i * n_i) / (seq[i - j - 1] * seq[i - j - 1]) - 1
-            row.append([a + (a - b) / ratio for a, b in zip(row[j], table[i - 1][j])])
-        table.append(row)
-    return table[-1][-1]
+    """One Gragg-Bulirsch-Stoer step of size H, order 2 * levels (module doc), on lists
+    (:func:`mpvi.numbers.explicit.gbs_core`)."""
+    ny = len(y)
+    f0, za, zb, zc, fz, out = ([None] * ny for _ in range(6))
+    prev = [[None] * ny for _ in range(levels)]
+    cur = [[None] * ny for _ in range(levels)]
+    gbs_core(ny, _writing(f), t, list(y), H, levels, ctx.num(1), f0, za, zb, zc, fz, prev, cur,
+             out)
+    return out
 
 
 def field_with_factors(system):

@@ -10,7 +10,10 @@ Both work in whatever number type the entries have (mpmath ``mpf``, gmpy2 ``mpfr
 from __future__ import annotations
 
 from itertools import chain
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
+
+if TYPE_CHECKING:
+    from mpvi.ground.types import Real
 
 
 class SingularMatrixError(ArithmeticError):
@@ -29,7 +32,8 @@ class NotPositiveDefiniteError(ArithmeticError):
 
 
 def solve_dense(a: list, b: Sequence, ctx: Any) -> list:
-    """Solve ``a x = b`` by Gaussian elimination with partial pivoting.
+    """Solve ``a x = b`` by Gaussian elimination with partial pivoting
+    (:func:`gauss_eliminate`).
 
     Parameters
     ----------
@@ -38,7 +42,9 @@ def solve_dense(a: list, b: Sequence, ctx: Any) -> list:
     b : sequence
         The right-hand side: n numbers, or n rows of m numbers (m right-hand sides).
     ctx : number context
-        Gives ``eps`` and ``to_str`` (for the message).
+        Gives ``eps``, ``zero`` (an int entry v becomes the context's number 0 + v, exact
+        and rounded as ``num(v)``, so that no division is an int division) and ``to_str``
+        (for the message).
 
     Returns
     -------
@@ -53,58 +59,97 @@ def solve_dense(a: list, b: Sequence, ctx: Any) -> list:
     """
     n = len(a)
     rows = n > 0 and isinstance(b[0], (list, tuple))
-    b = [list(r) for r in b] if rows else list(b)
-    if any(len(r) != n for r in a) or len(b) != n:
+    bm = [list(r) for r in b] if rows else [[v] for v in b]
+    if any(len(r) != n for r in a) or len(bm) != n:
         raise ValueError(f"solve: a {n}-row matrix with rows of lengths "
-                         f"{sorted({len(r) for r in a})} and {len(b)} right-hand side rows")
-    scale = max(map(abs, chain.from_iterable(a)), default=0)
-    if not scale > 0:
+                         f"{sorted({len(r) for r in a})} and {len(bm)} right-hand side rows")
+    m = len(bm[0]) if n else 0
+    if any(len(r) != m for r in bm):
+        raise ValueError(f"solve: right-hand side rows of lengths {sorted({len(r) for r in bm})}")
+    if n == 0:
+        raise SingularMatrixError("solve: the matrix is zero")
+    zero = ctx.zero                     # an int entry (int / int would be a float
+    for rows_ in (a, bm):               # division) becomes the context's number: 0 + v
+        if int in map(type, chain.from_iterable(rows_)):
+            for i in range(n):
+                rows_[i] = [zero + v if type(v) is int else v for v in rows_[i]]
+    x: list = [[None] * m for _ in range(n)]
+    out: list = [None, None]
+    k = gauss_eliminate(n, m, a, bm, x, ctx.eps, out)
+    if k < 0:
+        scale = out[0]
         raise SingularMatrixError("solve: the matrix is zero" if scale == 0 else
                                   f"solve: the matrix has a non-finite entry ({scale})")
-    tiny = n * ctx.eps * scale
+    if k < n:
+        raise SingularMatrixError(
+            f"solve: matrix is singular to working precision (pivot "
+            f"{ctx.to_str(out[0], 5)} at column {k}, threshold n*eps*max|a| = "
+            f"{ctx.to_str(out[1], 5)})")
+    return x if rows else [r[0] for r in x]
+
+
+def gauss_eliminate(n: int, m: int, a: list[list[Real]], b: list[list[Real]],
+                    x: list[list[Real]], eps: Real, out: list[Real]) -> int:
+    """Gaussian elimination with partial pivoting of ``a x = b``: the one implementation,
+    run by :func:`solve_dense` in every context and translated to MPFR C for the compiled
+    modules (:mod:`mpvi.compiled.croutine`, the same operations in the same order).
+
+    ``a`` (n x n rows) and ``b`` (n x m rows) are consumed (rows swapped, entries
+    overwritten); ``x`` (n x m rows) receives the solution.  The pivot of column k is the
+    first largest |a_ik|, i >= k (Python's ``max``: a comparison with a nan is false), and
+    it must exceed ``tiny = n eps max|a_ij|``.  Returns n when solved; -1 when
+    ``max|a_ij|`` is not positive (zero, or a nan first) with it in ``out[0]``; the
+    column k of a pivot at most ``tiny`` with the pivot in ``out[0]`` and ``tiny`` in
+    ``out[1]``.
+    """
+    scale = abs(a[0][0])
+    for i in range(n):
+        ri = a[i]
+        for j in range(n):
+            v = abs(ri[j])
+            if v > scale:
+                scale = v
+    if not scale > 0:
+        out[0] = scale
+        return -1
+    tiny = n * eps * scale
     for k in range(n):
-        column = [abs(a[i][k]) for i in range(k, n)]
-        big = max(column)
-        piv = k + column.index(big)
+        big = abs(a[k][k])
+        piv = k
+        for i in range(k + 1, n):
+            v = abs(a[i][k])
+            if v > big:
+                big = v
+                piv = i
         if not big > tiny:
-            raise SingularMatrixError(
-                f"solve: matrix is singular to working precision (pivot "
-                f"{ctx.to_str(big, 5)} at column {k}, threshold n*eps*max|a| = "
-                f"{ctx.to_str(tiny, 5)})")
+            out[0] = big
+            out[1] = tiny
+            return k
         if piv != k:
             a[k], a[piv] = a[piv], a[k]
             b[k], b[piv] = b[piv], b[k]
-        rk, pk = a[k], a[k][k]
-        if type(pk) is int:             # int / int would be a float division
-            pk = rk[k] = ctx.num(pk)
+        rk = a[k]
+        bk = b[k]
+        pk = rk[k]
         for i in range(k + 1, n):
             ri = a[i]
             f = ri[k] / pk
             if f != 0:
                 for j in range(k + 1, n):
                     ri[j] -= f * rk[j]
-                if rows:
-                    bi, bk = b[i], b[k]
-                    for c in range(len(bi)):
-                        bi[c] -= f * bk[c]
-                else:
-                    b[i] -= f * b[k]
-    x = [None] * n
+                bi = b[i]
+                for c in range(m):
+                    bi[c] -= f * bk[c]
     for i in range(n - 1, -1, -1):
         ri = a[i]
-        if rows:
-            s = list(b[i])
+        bi = b[i]
+        xi = x[i]
+        for c in range(m):
+            s = bi[c]
             for j in range(i + 1, n):
-                rij, xj = ri[j], x[j]
-                for c in range(len(s)):
-                    s[c] -= rij * xj[c]
-            x[i] = [v / ri[i] for v in s]
-        else:
-            s = b[i]
-            for j in range(i + 1, n):
-                s -= ri[j] * x[j]
-            x[i] = s / ri[i]
-    return x
+                s -= ri[j] * x[j][c]
+            xi[c] = s / ri[i]
+    return n
 
 
 def cholesky(a: Sequence[Sequence], ctx: Any, name: str = "matrix") -> list:
@@ -136,12 +181,22 @@ def cholesky(a: Sequence[Sequence], ctx: Any, name: str = "matrix") -> list:
 
 
 def is_positive_definite(a: Sequence[Sequence]) -> bool:
-    """Whether the symmetric matrix ``a`` (rows of numbers) is positive definite: an
-    LDL^T factorization without square roots, n^3/6 multiplications, every pivot > 0
-    (a nan pivot fails).  The cheap test run after every step of an integration."""
+    """Whether the symmetric matrix ``a`` (rows of numbers) is positive definite: the
+    LDL^T test of :func:`ldl_positive`.  The cheap test run after every step of an
+    integration."""
     n = len(a)
-    d = [None] * n
-    low = [[None] * n for _ in range(n)]
+    d: list = [None] * n
+    low: list = [[None] * n for _ in range(n)]
+    return ldl_positive(n, a, d, low)
+
+
+def ldl_positive(n: int, a: list[list[Real]], d: list[Real], low: list[list[Real]]) -> bool:
+    """Whether the n x n symmetric ``a`` is positive definite: an LDL^T factorization
+    without square roots (n^3/6 multiplications, the lower triangle of ``a`` read), every
+    pivot d_j = a_jj - sum_k l_jk l_jk d_k > 0 (a nan pivot fails), l_ij = (a_ij - sum_k
+    l_ik l_jk d_k) / d_j; ``d`` (n) and ``low`` (n x n) are its storage.  The one
+    implementation, run by :func:`is_positive_definite` in every context and translated
+    to MPFR C for the compiled check after a step (:mod:`mpvi.compiled.croutine`)."""
     for j in range(n):
         lj = low[j]
         s = a[j][j]

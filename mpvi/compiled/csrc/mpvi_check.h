@@ -1,7 +1,7 @@
 /* The checks mpvi.solve makes after every step of an M, V system, in MPFR: every number
    of q and y finite, max |x| <= bound (the growth guard), the system regular at q (V and M
-   finite, M positive definite by the LDL^T of mpvi.numbers.linalg.is_positive_definite, the same
-   operations in the same order) and, with the singular factors, each keeping its sign at
+   finite, M positive definite by the LDL^T of mpvi.numbers.linalg.ldl_positive, generated from
+   its Python before this header) and, with the singular factors, each keeping its sign at
    q and at the chord midpoint.
 
    The generated part defines, before this header: PREC, MPVI_MODULE, N, NPAR (parameters;
@@ -22,7 +22,8 @@
 #include "mpvi_signs.h"
 
 static mpfr_ptr tp[1], yp[2 * N], parp[NPARA], mp[N * N], qm[N], qprev[N];
-static mpfr_t tslot, yslot[2 * N], bslot, parslot[NPARA], D[N], L[N * N], S, W, QM[N], pslot[N];
+static mpfr_t tslot, yslot[2 * N], bslot, parslot[NPARA], D[N], A[N][N], L[N][N], QM[N], pslot[N];
+static mpfr_t *Ar[N], *Lr[N];
 
 static int ck_tables(PyObject *tables);
 static void ck_init(void);
@@ -34,28 +35,16 @@ static PyObject *setup(PyObject *self, PyObject *tables) {
     return mpvi_setup(tables, NTABLES, ck_tables);
 }
 
-/* mpvi.numbers.linalg.is_positive_definite on mp: s -= (l_jk l_jk) d_k, l_ij = s / d_j */
+/* mpvi.numbers.linalg.is_positive_definite on mp: mp copied (exactly: its numbers are at
+   PREC) into the storage of mpvi_ldl_positive, generated before this header from the
+   Python of mpvi.numbers.linalg.ldl_positive */
 static int ck_positive_definite(void) {
-    for (int j = 0; j < N; j++) {
-        mpfr_set(S, mp[j * N + j], MPFR_RNDN);
-        for (int k = 0; k < j; k++) {
-            mpfr_sqr(W, L[j * N + k], MPFR_RNDN);
-            mpfr_mul(W, W, D[k], MPFR_RNDN);
-            mpfr_sub(S, S, W, MPFR_RNDN);
-        }
-        if (!(mpfr_sgn(S) > 0) || mpfr_nan_p(S)) return 0;
-        mpfr_set(D[j], S, MPFR_RNDN);
-        for (int i = j + 1; i < N; i++) {
-            mpfr_set(S, mp[i * N + j], MPFR_RNDN);
-            for (int k = 0; k < j; k++) {
-                mpfr_mul(W, L[i * N + k], L[j * N + k], MPFR_RNDN);
-                mpfr_mul(W, W, D[k], MPFR_RNDN);
-                mpfr_sub(S, S, W, MPFR_RNDN);
-            }
-            mpfr_div(L[i * N + j], S, D[j], MPFR_RNDN);
-        }
+    for (int i = 0; i < N; i++) {
+        Ar[i] = A[i];
+        Lr[i] = L[i];
+        for (int j = 0; j < N; j++) mpfr_set(A[i][j], mp[i * N + j], MPFR_RNDN);
     }
-    return 1;
+    return mpvi_ldl_positive(N, Ar, D, Lr);
 }
 
 /* check(t, q, y, params, bound[, signs, qprev]): True if every check after the step passes */
@@ -104,8 +93,9 @@ static void ck_module_numbers(void) {
     for (int i = 0; i < N; i++) {
         mpfr_init2(D[i], PREC); mpfr_init2(QM[i], PREC); mpfr_init2(pslot[i], 64); qm[i] = QM[i];
     }
-    mpvi_init_array(L, N * N, PREC);
-    mpfr_inits2(PREC, S, W, (mpfr_ptr)0);
+    mpvi_ldl_positive_init();
+    mpvi_init_array(&A[0][0], N * N, PREC);
+    mpvi_init_array(&L[0][0], N * N, PREC);
     mpfr_init2(tslot, 64); mpfr_init2(bslot, 64);
 }
 

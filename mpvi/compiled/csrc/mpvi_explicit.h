@@ -1,5 +1,8 @@
 /* The RK4 and GBS steps of mpvi.engines.ode on a Hamiltonian field y = (q, p) of mpvi.engines.kernels, in
-   MPFR: the same operations in the same order as the Python steps, so the same bits.
+   MPFR.  The steps themselves are generated before this header from the Python of
+   mpvi.numbers.explicit (rk4_core, gbs_core: the same operations in the same order, so
+   the same bits); this header is their glue: reading the arguments, the field they call
+   (ex_write), the storage, the Python module.
 
    The generated part defines, before this header: PREC, MPVI_MODULE, N (degrees of
    freedom), NPAR (parameters; NPARA: at least 1), NG (singular factors; NGR: at least 1)
@@ -23,11 +26,10 @@
 #include "mpvi_signs.h"
 
 static mpfr_ptr ft_[1], fy[NY], parp[NPARA], mp[N * N], vxp[N], yin[NY];
-static mpfr_t fo[NY], vx[N], Ao[N * N], bo[N], W, SF, SS, STINY, BOUND, SUM, T1, T2, H0, H1, H2;
+static mpfr_t fo[NY], vx[N], W, BOUND, SUM, ONE;
 static mpfr_t tslot, yslot[NY], hslot, eslot, parslot[NPARA];
 /* the dense solve of M v = p (a field whose M is not inverted symbolically) */
 MPVI_UNUSED static mpfr_ptr bp[N];
-MPVI_UNUSED static int perm[N];
 
 static int ex_tables(PyObject *tables);
 static void ex_init(void);
@@ -87,56 +89,39 @@ fallback:
     return mpvi_fallback();
 }
 
-/* z_i = a_i + b_i * h, as Python's [a + b * h for a, b in zip(y, k)] */
-static void ex_axpy(mpfr_t *z, mpfr_ptr *a, mpfr_t *b, mpfr_srcptr h) {
-    for (int i = 0; i < NY; i++) {
-        mpfr_mul(W, b[i], h, MPFR_RNDN);
-        mpfr_add(z[i], a[i], W, MPFR_RNDN);
-    }
+/* the field of the generated steps, f(t, y, out): out = f(t, y) by the module's field at
+   the eps of the current call; 0 where the Python field takes another path */
+static mpfr_srcptr ex_eps;
+static int ex_write(mpfr_srcptr t, mpfr_t *y, mpfr_t *out) {
+    ft_[0] = (mpfr_ptr)t;                       /* read only, by the field's kernels */
+    for (int i = 0; i < NY; i++) fy[i] = y[i];
+    if (!ex_field(ex_eps)) return 0;
+    for (int i = 0; i < NY; i++) mpfr_set(out[i], fo[i], MPFR_RNDN);
+    return 1;
 }
 
-static mpfr_t K[4][NY], Z[3][NY];
-static mpfr_ptr zp[3][NY];
+/* the storage of the steps: y (a copy of the caller's, exact), the stages, the result */
+static mpfr_t Y[NY], K[4][NY], Z[4][NY], OUT[NY];
 
-/* rk4(t, y, h, params, eps): mpvi.engines.ode.rk4_step */
+/* rk4(t, y, h, params, eps): mpvi.numbers.explicit.rk4_core, generated before this header */
 static PyObject *rk4(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     (void)self;
     mpfr_ptr eps, h;
     if (nargs != 5 + NA) { PyErr_Format(PyExc_TypeError, "rk4 takes %d arguments, got %zd", 5 + NA, nargs); return NULL; }
     if (!ex_read(args[0], args[1], args[3], args[4], &eps) || !(h = nw_number(args[2], hslot))
         || (NA && !sg_read(args[5]))) goto fallback;
-    mpfr_ptr t = ft_[0];
-    mpfr_div_si(H0, h, 2, MPFR_RNDN);                       /* half = h / 2 */
-    mpfr_add(T1, t, H0, MPFR_RNDN);                         /* t + half */
-    mpfr_add(T2, t, h, MPFR_RNDN);                          /* t + h */
-    mpfr_ptr tk[4] = {t, T1, T1, T2}, hk[3] = {H0, H0, h};
-    for (int s = 0; s < 4; s++) {
-        if (s == 0) for (int i = 0; i < NY; i++) fy[i] = yin[i];
-        else {
-            ex_axpy(Z[0], yin, K[s - 1], hk[s - 1]);
-            for (int i = 0; i < NY; i++) fy[i] = Z[0][i];
-        }
-        ft_[0] = tk[s];
-        if (!ex_field(eps)) goto fallback;
-        for (int i = 0; i < NY; i++) mpfr_set(K[s][i], fo[i], MPFR_RNDN);
-    }
-    mpfr_div_si(H1, h, 6, MPFR_RNDN);                       /* h6 = h / 6 */
+    ex_eps = eps;
+    for (int i = 0; i < NY; i++) mpfr_set(Y[i], yin[i], MPFR_RNDN);
+    if (!mpvi_rk4_core(NY, ex_write, ft_[0], Y, h, K[0], K[1], K[2], K[3], Z[0], OUT)) goto fallback;
     mpfr_ptr out[NY];
-    for (int i = 0; i < NY; i++) {   /* a + (b1 + 2 * (b2 + b3) + b4) * h6 */
-        mpfr_add(W, K[1][i], K[2][i], MPFR_RNDN);
-        mpfr_mul_si(W, W, 2, MPFR_RNDN);
-        mpfr_add(W, K[0][i], W, MPFR_RNDN);
-        mpfr_add(W, W, K[3][i], MPFR_RNDN);
-        mpfr_mul(W, W, H1, MPFR_RNDN);
-        mpfr_add(Z[1][i], yin[i], W, MPFR_RNDN);
-        out[i] = Z[1][i];
-    }
+    for (int i = 0; i < NY; i++) out[i] = OUT[i];
     return nw_result(out, NY);
 fallback:
     return mpvi_fallback();
 }
 
 static mpfr_t *rows[2];         /* two rows of the extrapolation tableau: levels x NY each */
+static mpfr_t **rowp[2];        /* their row pointers */
 static long capacity = 0;
 
 static int ex_reserve(long levels) {
@@ -146,13 +131,16 @@ static int ex_reserve(long levels) {
         if (grown == NULL) { PyErr_NoMemory(); return 0; }
         rows[r] = grown;
         for (long i = capacity * NY; i < levels * NY; i++) mpfr_init2(rows[r][i], PREC);
+        mpfr_t **pointers = (mpfr_t **)realloc(rowp[r], sizeof(mpfr_t *) * levels);
+        if (pointers == NULL) { PyErr_NoMemory(); return 0; }
+        rowp[r] = pointers;
     }
     capacity = levels;
     return 1;
 }
 
-/* gbs(t, y, H, levels, params, eps): mpvi.engines.ode.gbs_step, the explicit midpoint rule with
-   n_i = 2, 4, ..., 2 levels substeps and the Aitken-Neville tableau in h^2 */
+/* gbs(t, y, H, levels, params, eps): mpvi.numbers.explicit.gbs_core, generated before this
+   header */
 static PyObject *gbs(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     (void)self;
     mpfr_ptr eps, H;
@@ -166,45 +154,14 @@ static PyObject *gbs(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     if (!ex_read(args[0], args[1], args[4], args[5], &eps) || !(H = nw_number(args[2], hslot))
         || (NA && !sg_read(args[6]))) goto fallback;
     if (!ex_reserve(levels)) return NULL;
-    mpfr_ptr t = ft_[0];
-    for (int i = 0; i < NY; i++) fy[i] = yin[i];
-    if (!ex_field(eps)) goto fallback;                       /* f0 = f(t, y) */
-    for (int i = 0; i < NY; i++) mpfr_set(K[0][i], fo[i], MPFR_RNDN);
-    mpfr_t *prev = rows[0], *cur = rows[1];
-    for (long i = 0; i < levels; i++) {
-        long ni = 2 * (i + 1);
-        mpfr_div_si(H0, H, ni, MPFR_RNDN);                  /* h = H / n_i */
-        ex_axpy(Z[0], yin, K[0], H0);                       /* z = y + h f0 */
-        mpfr_mul_si(H1, H0, 2, MPFR_RNDN);                  /* two_h = 2 h */
-        int a = -1, b = 0;                                  /* z_prev = y (-1), z = Z[0] */
-        for (long m = 1; m < ni; m++) {
-            mpfr_mul_si(W, H0, m, MPFR_RNDN);               /* t + m h */
-            mpfr_add(T1, t, W, MPFR_RNDN);
-            ft_[0] = T1;
-            for (int k = 0; k < NY; k++) fy[k] = Z[b][k];
-            if (!ex_field(eps)) goto fallback;
-            int c = (a != 0 && b != 0) ? 0 : (a != 1 && b != 1) ? 1 : 2;
-            ex_axpy(Z[c], a < 0 ? yin : zp[a], fo, H1);     /* z_prev + f(t + m h, z) 2h */
-            a = b; b = c;
-        }
-        ft_[0] = t;
-        for (int k = 0; k < NY; k++) mpfr_set(cur[k], Z[b][k], MPFR_RNDN);   /* row = [z] */
-        for (long j = 0; j < i; j++) {
-            long d = 2 * (i - j);                           /* seq[i - j - 1] */
-            mpfr_set_si(H2, ni * ni, MPFR_RNDN);            /* ctx.num(n_i^2) / d^2 - 1 */
-            mpfr_div_si(H2, H2, d * d, MPFR_RNDN);
-            mpfr_sub_si(H2, H2, 1, MPFR_RNDN);
-            for (int k = 0; k < NY; k++) {                 /* a + (a - b) / ratio */
-                mpfr_ptr x = cur[j * NY + k];
-                mpfr_sub(W, x, prev[j * NY + k], MPFR_RNDN);
-                mpfr_div(W, W, H2, MPFR_RNDN);
-                mpfr_add(cur[(j + 1) * NY + k], x, W, MPFR_RNDN);
-            }
-        }
-        mpfr_t *swap = prev; prev = cur; cur = swap;
-    }
+    ex_eps = eps;
+    for (int r = 0; r < 2; r++)                          /* the rows in order (swapped by a step) */
+        for (long i = 0; i < levels; i++) rowp[r][i] = rows[r] + i * NY;
+    for (int i = 0; i < NY; i++) mpfr_set(Y[i], yin[i], MPFR_RNDN);
+    if (!mpvi_gbs_core(NY, ex_write, ft_[0], Y, H, levels, ONE, K[0], Z[0], Z[1], Z[2], Z[3],
+                       rowp[0], rowp[1], OUT)) goto fallback;
     mpfr_ptr out[NY];
-    for (int k = 0; k < NY; k++) out[k] = prev[(levels - 1) * NY + k];
+    for (int i = 0; i < NY; i++) out[i] = OUT[i];
     return nw_result(out, NY);
 fallback:
     return mpvi_fallback();
@@ -215,13 +172,17 @@ static void ex_module_numbers(void) {
     ex_init();
     for (int i = 0; i < NY; i++) {
         mpfr_init2(fo[i], PREC); mpfr_init2(yslot[i], 64);
-        for (int s = 0; s < 4; s++) mpfr_init2(K[s][i], PREC);
-        for (int s = 0; s < 3; s++) { mpfr_init2(Z[s][i], PREC); zp[s][i] = Z[s][i]; }
+        mpfr_init2(Y[i], PREC); mpfr_init2(OUT[i], PREC);
+        for (int s = 0; s < 4; s++) { mpfr_init2(K[s][i], PREC); mpfr_init2(Z[s][i], PREC); }
     }
-    dense_solve_init(N, Ao, bo, vx, W, SF, SS, STINY);
+    dense_solve_init(vx);
+    mpfr_init2(W, PREC);
     for (int i = 0; i < N; i++) vxp[i] = vx[i];
     mpvi_init_array(parslot, NPARA, 64);
-    mpfr_inits2(PREC, BOUND, SUM, T1, T2, H0, H1, H2, (mpfr_ptr)0);
+    mpfr_inits2(PREC, BOUND, SUM, ONE, (mpfr_ptr)0);
+    mpfr_set_si(ONE, 1, MPFR_RNDN);
+    mpvi_rk4_core_init();
+    mpvi_gbs_core_init();
     mpfr_inits2(64, tslot, hslot, eslot, (mpfr_ptr)0);
 }
 

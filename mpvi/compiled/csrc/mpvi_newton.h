@@ -20,11 +20,10 @@
 #include "mpvi_solve.h"
 #include "mpvi_number.h"
 
-static mpfr_t xo[N], Ao[N][N], bo[N], dx[N], S, F, W1, W2, W3, TINY, DN1, DN2, XN, JN, RN;
-static mpfr_ptr dxp[N], xp[N], ap[N][N], bp[N], rp[N], Jp[N][N], rr[N], oo[NOUT];
+static mpfr_t xo[N], bo[N], dx[N], S, W1, W2, W3, DN1, DN2, XN, JN, RN;
+static mpfr_ptr dxp[N], xp[N], bp[N], rp[N], Jp[N][N], rr[N], oo[NOUT];
 static mpfr_ptr kp[NKA], pp[NPA], xin[N];
 static mpfr_t kslot[NKA], pslot[NPA], xslot[N];
-static int perm[N];
 
 static int nw_tables(PyObject *tables);
 static void nw_init(void);
@@ -52,11 +51,10 @@ static int nw_norm(mpfr_ptr *v, int count, mpfr_t out) {
 /* mpvi.numbers.linalg.solve_dense(J, -r) */
 static int nw_solve(mpfr_srcptr eps) {
     for (int i = 0; i < N; i++) {
-        for (int j = 0; j < N; j++) ap[i][j] = Jp[i][j];
         mpfr_neg(bo[i], rp[i], MPFR_RNDN);
         bp[i] = bo[i];
     }
-    return dense_solve(N, &ap[0][0], &Ao[0][0], bp, bo, dx, eps, perm, W1, F, S, TINY);
+    return dense_solve(&Jp[0][0], bp, dx, eps);
 }
 
 /* the first guess extrapolated from the previous step, as Python's
@@ -192,7 +190,9 @@ static void nw_module_numbers(void) {
     nw_init();
     mpvi_init_array(xo, N, PREC);
     mpvi_init_array(xslot, N, 64);
-    dense_solve_init(N, &Ao[0][0], bo, dx, W1, F, S, TINY);
+    dense_solve_init(dx);
+    mpvi_init_array(bo, N, PREC);
+    mpfr_inits2(PREC, W1, S, (mpfr_ptr)0);
     mpvi_init_array(kslot, NKA, 64);
     mpvi_init_array(pslot, NPA, 64);
     mpfr_inits2(PREC, W2, W3, DN1, DN2, XN, JN, RN, (mpfr_ptr)0);

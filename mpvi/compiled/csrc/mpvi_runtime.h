@@ -4,8 +4,10 @@
    the module as macros (PREC, N, ..., MPVI_MODULE), then this header, then the header of
    its kind (mpvi_function.h, mpvi_newton.h, mpvi_explicit.h, mpvi_check.h,
    mpvi_taylor.h), then the translated expressions of its kernels as a few static
-   functions the kind's header declares (the hooks).  Everything fixed -- the dense
-   solve, the Newton loop, RK4 and GBS, the checks after a step, the Taylor recurrences'
+   functions the kind's header declares (the hooks).  The routines Python also runs (the
+   dense elimination, the LDL^T test, the RK4 and GBS steps) are generated from their
+   Python source before the kind's header (mpvi.compiled.croutine); everything else fixed
+   -- their glue, the Newton loop, the checks after a step, the Taylor recurrences and
    driver, reading and returning numbers, the Python module itself (mpvi_module.h) -- is
    here, in these files, and only here. */
 #ifndef MPVI_RUNTIME_H

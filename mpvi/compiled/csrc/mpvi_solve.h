@@ -1,71 +1,38 @@
-/* mpvi.numbers.linalg.solve_dense(a, b): Gaussian elimination with partial pivoting, the same
-   operations in the same order (the rows swapped through perm).  a: n x n pointers, row
-   by row, and b: n pointers, both consumed (new values go to ao and bo); x gets the
-   solution.  0 where Python raises (a zero or non-finite matrix, a pivot at most
-   n eps max|a|) or could go another way (a non-finite multiplier): the caller falls back.
-   Shared by the Newton, the explicit and the Taylor modules. */
+/* Glue of the dense solve of the Newton, the explicit and the Taylor modules: N x N a and
+   N-vector b (pointers to numbers at PREC) copied (exactly) into the storage of the
+   elimination, which is generated before this header from the Python of
+   mpvi.numbers.linalg.gauss_eliminate (mpvi.compiled.croutine: the same operations in the
+   same order) as mpvi_gauss_eliminate and its storage init mpvi_gauss_eliminate_init.
+   0 where Python raises (a zero or non-finite max|a|, a pivot at most n eps max|a|): the
+   caller falls back to the Python step, which raises. */
 #ifndef MPVI_SOLVE_H
 #define MPVI_SOLVE_H
 #include "mpvi_runtime.h"
 
-MPVI_UNUSED static int dense_solve(int n, mpfr_ptr *a, mpfr_t *ao, mpfr_ptr *b, mpfr_t *bo,
-                                   mpfr_t *x, mpfr_srcptr eps, int *perm, mpfr_ptr w,
-                                   mpfr_ptr f, mpfr_ptr s, mpfr_ptr tiny) {
-    for (int i = 0; i < n; i++) perm[i] = i;
-    mpfr_ptr big = a[0];
-    for (int i = 0; i < n * n; i++) {
-        if (!mpfr_number_p(a[i])) return 0;
-        if (mpfr_cmpabs(a[i], big) > 0) big = a[i];
+static mpfr_t sv_a[N][N], sv_b[N][1], sv_x[N][1], sv_out[2];
+static mpfr_t *sv_ar[N], *sv_br[N], *sv_xr[N];
+
+/* x = a^-1 b by the generated elimination (a: N * N pointers, row by row) */
+MPVI_UNUSED static int dense_solve(mpfr_ptr *a, mpfr_ptr *b, mpfr_t *x, mpfr_srcptr eps) {
+    for (int i = 0; i < N; i++) {
+        sv_ar[i] = sv_a[i];
+        sv_br[i] = sv_b[i];
+        sv_xr[i] = sv_x[i];
+        for (int j = 0; j < N; j++) mpfr_set(sv_a[i][j], a[i * N + j], MPFR_RNDN);
+        mpfr_set(sv_b[i][0], b[i], MPFR_RNDN);
     }
-    if (mpfr_zero_p(big)) return 0;
-    mpfr_abs(w, big, MPFR_RNDN);
-    mpfr_set_si(tiny, n, MPFR_RNDN);
-    mpfr_mul(tiny, tiny, eps, MPFR_RNDN);                 /* n * eps, then * max|a| */
-    mpfr_mul(tiny, tiny, w, MPFR_RNDN);
-    for (int k = 0; k < n; k++) {
-        int piv = k;
-        for (int i = k + 1; i < n; i++)
-            if (mpfr_cmpabs(a[perm[i] * n + k], a[perm[piv] * n + k]) > 0) piv = i;
-        mpfr_abs(w, a[perm[piv] * n + k], MPFR_RNDN);
-        if (!mpfr_number_p(w) || !(mpfr_cmp(w, tiny) > 0)) return 0;
-        int tmp = perm[k]; perm[k] = perm[piv]; perm[piv] = tmp;
-        int rk = perm[k];
-        mpfr_ptr pk = a[rk * n + k];
-        for (int i = k + 1; i < n; i++) {
-            int ri = perm[i];
-            mpfr_div(f, a[ri * n + k], pk, MPFR_RNDN);
-            if (!mpfr_number_p(f)) return 0;
-            if (mpfr_zero_p(f)) continue;
-            for (int j = k + 1; j < n; j++) {
-                mpfr_mul(w, f, a[rk * n + j], MPFR_RNDN);
-                mpfr_sub(ao[ri * n + j], a[ri * n + j], w, MPFR_RNDN);
-                a[ri * n + j] = ao[ri * n + j];
-            }
-            mpfr_mul(w, f, b[rk], MPFR_RNDN);
-            mpfr_sub(bo[ri], b[ri], w, MPFR_RNDN);
-            b[ri] = bo[ri];
-        }
-    }
-    for (int i = n - 1; i >= 0; i--) {
-        int ri = perm[i];
-        mpfr_ptr r = b[ri];
-        for (int j = i + 1; j < n; j++) {
-            mpfr_mul(w, a[ri * n + j], x[j], MPFR_RNDN);
-            mpfr_sub(s, r, w, MPFR_RNDN);
-            r = s;
-        }
-        mpfr_div(x[i], r, a[ri * n + i], MPFR_RNDN);
-    }
+    if (mpvi_gauss_eliminate(N, 1, sv_ar, sv_br, sv_xr, eps, sv_out) != N) return 0;
+    for (int i = 0; i < N; i++) mpfr_set(x[i], sv_x[i][0], MPFR_RNDN);
     return 1;
 }
 
-/* mpfr_init2 at PREC of what dense_solve writes for n unknowns: ao (n x n), bo, x and
-   the scratch numbers w, f, s, tiny (at module init) */
-MPVI_UNUSED static void dense_solve_init(int n, mpfr_t *ao, mpfr_t *bo, mpfr_t *x, mpfr_ptr w,
-                                         mpfr_ptr f, mpfr_ptr s, mpfr_ptr tiny) {
-    mpvi_init_array(ao, n * n, PREC);
-    mpvi_init_array(bo, n, PREC);
-    mpvi_init_array(x, n, PREC);
-    mpfr_inits2(PREC, w, f, s, tiny, (mpfr_ptr)0);
+/* mpfr_init2 at PREC of the storage of the solve and of x (N numbers), at module init */
+MPVI_UNUSED static void dense_solve_init(mpfr_t *x) {
+    mpvi_gauss_eliminate_init();
+    mpvi_init_array(&sv_a[0][0], N * N, PREC);
+    mpvi_init_array(&sv_b[0][0], N, PREC);
+    mpvi_init_array(&sv_x[0][0], N, PREC);
+    mpvi_init_array(sv_out, 2, PREC);
+    mpvi_init_array(x, N, PREC);
 }
 #endif

@@ -19,7 +19,7 @@
 #include "mpvi_solve.h"
 
 #define NY (2 * N)
-static mpfr_t ZERO, W, W2, ACC, SF, SS, STINY, KS[NCA], RHS[N], Ao[N * N], bo[N], vx[N];
+static mpfr_t ZERO, W, W2, ACC, KS[NCA], RHS[N], vx[N];
 static mpfr_t FS[NF], Y[NY], yslot[NY], tslot, hslot, eslot, fslot, parslot[NPARA];
 static mpfr_t TAU, TEND, REM, HS, SC, NM, R, X, INV1, INV2;
 static mpfr_ptr F[NF], KC[NCA], par[NPARA], yin[NY];
@@ -27,7 +27,6 @@ static mpfr_t *S[NS];
 static long capacity = 0;
 /* the dense solves of a tape with a mass matrix (M(q) v = p, order by order) */
 MPVI_UNUSED static mpfr_ptr mp[N * N], rp[N];
-MPVI_UNUSED static int perm[N];
 static const int state[NY] = {MPVI_STATE};
 
 /* The recurrences of the series operations, mpvi.engines.taylor.TaylorEvaluator's: the k-th
@@ -380,7 +379,8 @@ static void tp_module_numbers(void) {
     for (int i = 0; i < NCA; i++) { mpfr_init2(KS[i], PREC); KC[i] = KS[i]; }
     for (int i = 0; i < NY; i++) { mpfr_init2(Y[i], PREC); mpfr_init2(yslot[i], 64); }
     mpvi_init_array(RHS, N, PREC);
-    dense_solve_init(N, Ao, bo, vx, W, SF, SS, STINY);
+    dense_solve_init(vx);
+    mpfr_init2(W, PREC);
     mpvi_init_array(parslot, NPARA, 64);
     mpfr_inits2(PREC, ZERO, W2, ACC, (mpfr_ptr)0);
     mpfr_inits2(PREC, TAU, TEND, REM, HS, SC, NM, R, X, INV1, INV2, (mpfr_ptr)0);
