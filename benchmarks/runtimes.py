@@ -24,7 +24,9 @@ import time
 from pathlib import Path
 
 from mpvi.repro.report import compute_time
-from mpvi.repro.run import all_reproductions, package_of, read_provenance, reproduction_packages
+from mpvi.repro.packages import folder_of, reproduction_packages
+from mpvi.repro.declare import all_reproductions
+from mpvi.repro.records import read_provenance
 from mpvi.repro.runtimes import KINDS, format_seconds, record_runtimes
 
 

@@ -212,7 +212,7 @@ def test_more_gauss_legendre_nodes_change_nothing_on_the_section(flutter):
 # ----- the turning points of the benchmark (hermite_fig09 .. hermite_fig12) -----------------------
 
 def test_turning_points_of_the_benchmark_are_located_by_events(flutter):
-    from mpvi_papers._hermite_aeroelastic import turning_point_events, turning_points
+    from mpvi_papers.hermite._hermite_aeroelastic import turning_point_events, turning_points
     sec = aeroelastic_section(CTX, flutter[0] * CTX.num("0.9"))
     dt = CTX.num("0.02")
     events = turning_point_events(1) + turning_point_events(0)

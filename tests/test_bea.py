@@ -9,7 +9,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from mpvi.repro.run import all_reproductions, execute
+from mpvi.repro.declare import all_reproductions
+from mpvi.repro.run import execute
 
 REPS = all_reproductions()
 FIGURES = Path(__file__).resolve().parent.parent / "figures" / "bea"

@@ -19,7 +19,8 @@ import mpvi.repro.run
 from mpvi.repro import cache as _cache
 from mpvi.repro.cache import DiskCache
 from mpvi.repro.cli import main
-from mpvi.repro.run import Output, Reproduction, execute
+from mpvi.repro.declare import Output, Reproduction
+from mpvi.repro.run import execute
 from mpvi.repro.studies import Task, study
 
 CONTEXT = ["--context", "mp", "--dps", "30"]

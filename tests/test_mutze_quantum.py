@@ -6,8 +6,8 @@ import pytest
 import sympy as sp
 
 from mpvi.numbers.context import MPContext, fp
-from mpvi_papers import _mutze_quantum as mq
-from mpvi_papers.mutze_quantum import REPRODUCTION
+from mpvi_papers.mutze import _mutze_quantum as mq
+from mpvi_papers.mutze.mutze_quantum import REPRODUCTION
 
 W, T = mq.OMEGA, mq.TAU
 

@@ -13,8 +13,8 @@ from mpvi.numbers.context import MPContext
 from mpvi.repro.run import Run
 from mpvi.systems.double_pendulum import nonlinear_double_pendulum
 
-from mpvi_papers._top2025_top import LoopingTop
-from mpvi_papers.mutze_systems import (PARAMS, REPRODUCTION, energy_growth, guarded_solve,
+from mpvi_papers.top2025._top2025_top import LoopingTop
+from mpvi_papers.mutze.mutze_systems import (PARAMS, REPRODUCTION, energy_growth, guarded_solve,
                                          reversibility_defect)
 
 CTX = MPContext(64)

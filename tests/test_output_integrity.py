@@ -16,8 +16,8 @@ import mpvi.ground.io
 from mpvi import MPContext
 from mpvi.ground.io import TEMPORARY, provenance, remove_stale_temporaries
 from mpvi.repro.cli import main
-from mpvi.repro.run import (OutputError, Rendered, Reproduction, read_provenance, stamp_record,
-                            write_outputs)
+from mpvi.repro.declare import Reproduction
+from mpvi.repro.records import read_provenance, stamp_record, write_outputs, OutputError, Rendered
 
 RID = "axioms2024_fig08"                   # quick: about a second, three published values
 

@@ -16,7 +16,8 @@ import mpvi.repro.run
 from mpvi.repro.cache import DiskCache
 from mpvi.repro.cli import main
 from mpvi.repro.parallel import ProcessExecutor, run_parallel
-from mpvi.repro.run import Output, Reproduction, all_reproductions, execute
+from mpvi.repro.declare import all_reproductions, Output, Reproduction
+from mpvi.repro.run import execute
 from mpvi.repro.studies import Task, study
 
 REPS = all_reproductions()

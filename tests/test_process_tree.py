@@ -22,7 +22,7 @@ import pytest
 
 import mpvi.repro.run
 from mpvi.repro.cli import main
-from mpvi.repro.run import Output, Reproduction
+from mpvi.repro.declare import Output, Reproduction
 from mpvi.repro.studies import Task, study
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),

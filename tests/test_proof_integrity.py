@@ -11,8 +11,9 @@ import flint
 import pytest
 
 from mpvi.repro.cli import main
-from mpvi.repro.run import (execute, get_reproduction, read_provenance, stamp_record,
-                            verify_record)
+from mpvi.repro.declare import get_reproduction
+from mpvi.repro.records import read_provenance, stamp_record
+from mpvi.repro.run import execute, verify_record
 
 SMALL = {"T_tbar": [1, 10], "meshes_per_tbar": [10, 20]}
 """axioms2024 Table 2 on two spans and two meshes: every method, certified in seconds."""
@@ -340,7 +341,7 @@ def _timed_reproduction(x="1.5"):
     unchecked), with a certify hook: cheap, for the rules of a rerun and of verify."""
     import itertools
     import pandas as pd
-    from mpvi.repro.run import Output, Reproduction
+    from mpvi.repro.declare import Output, Reproduction
     ticks = itertools.count()
 
     def compute(run):

@@ -12,7 +12,8 @@ from mpvi.ground.io import provenance
 from mpvi.repro.cli import main
 from mpvi.repro.published import (PublishedDataError, PublishedValue, diff,
                                   load_all_published, load_known, load_published)
-from mpvi.repro.run import reproduction_packages, stamp_record
+from mpvi.repro.packages import reproduction_packages
+from mpvi.repro.records import stamp_record
 
 HEADER = "id,key,quantity,printed,compare,tolerance,source\n"
 

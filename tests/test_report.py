@@ -13,7 +13,7 @@ import pytest
 import mpvi.repro.report
 from mpvi.repro.cli import main
 from mpvi.repro.published import STATUSES, diff
-from mpvi.repro.run import all_reproductions, default_out_dir
+from mpvi.repro.declare import all_reproductions, default_out_dir
 from mpvi.repro.report import (MARKER, ReportError, cell, errata_html, formula_html,
                                parse_formula, short_number, write_report)
 

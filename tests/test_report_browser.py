@@ -14,7 +14,7 @@ import shutil
 import pytest
 
 from browsercheck import artifacts, chromium_executable, crawl, launch, math_sizes, table_widths
-from mpvi.repro.run import all_reproductions, default_out_dir
+from mpvi.repro.declare import all_reproductions, default_out_dir
 from mpvi.repro.report import write_report
 
 WINDOW = {"width": 1400, "height": 900}

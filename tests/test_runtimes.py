@@ -10,7 +10,8 @@ import pytest
 import mpvi.ground.io
 from mpvi.repro import runtimes as rt
 from mpvi.repro.cli import main
-from mpvi.repro.run import ReproductionPackage, all_reproductions, reproduction_packages
+from mpvi.repro.packages import reproduction_packages, ReproductionPackage
+from mpvi.repro.declare import all_reproductions
 
 
 def test_every_reproduction_has_a_measured_full_and_quick_time():

@@ -15,10 +15,12 @@ import pytest
 
 from mpvi import MPContext, fp
 from mpvi.repro.cache import CacheError, DiskCache, decode, encode
-from mpvi.repro.run import all_reproductions, execute, reproduction_packages
+from mpvi.repro.packages import reproduction_packages
+from mpvi.repro.declare import all_reproductions
+from mpvi.repro.run import execute
 from mpvi.repro.studies import Study, steps
 
-from mpvi_papers._axioms2024 import linear_pendulum_convergence
+from mpvi_papers.axioms2024._axioms2024 import linear_pendulum_convergence
 
 ROOT = Path(__file__).resolve().parents[1]
 REPS = all_reproductions()

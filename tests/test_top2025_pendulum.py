@@ -26,7 +26,7 @@ from mpvi.repro.published import diff, load_all_published
 from mpvi.repro.run import execute
 
 IDS = ["top2025_fig02", "top2025_fig03", "top2025_fig04", "top2025_fig05", "top2025_tab02"]
-REPS = {rid: importlib.import_module(f"mpvi_papers.{rid}").REPRODUCTION for rid in IDS}
+REPS = {rid: importlib.import_module(f"mpvi_papers.top2025.{rid}").REPRODUCTION for rid in IDS}
 DPS = 30
 # published keys that only a full run produces
 FULL_ONLY = {"reference rk4 h=1e-5 vs gbs q", "reference rk4 h=1e-5 vs gbs p", "rk4 order spread"}

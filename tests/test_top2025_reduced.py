@@ -16,11 +16,11 @@ from mpvi import MPContext
 from mpvi.repro.published import load_all_published
 from mpvi.repro.run import execute
 
-from mpvi_papers._top2025_reduced import cusp_top
+from mpvi_papers.top2025._top2025_reduced import cusp_top
 
 IDS = ["top2025_fig12", "top2025_fig13", "top2025_fig14"]
 # imported one by one (not all_reproductions()): these tests do not depend on other scripts
-REPS = {rid: importlib.import_module(f"mpvi_papers.{rid}").REPRODUCTION for rid in IDS}
+REPS = {rid: importlib.import_module(f"mpvi_papers.top2025.{rid}").REPRODUCTION for rid in IDS}
 
 
 @pytest.fixture(scope="module")

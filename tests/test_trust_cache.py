@@ -420,7 +420,7 @@ SLEEP_S = 0.5
 """How long each study task of the slow reproductions takes (their compute twice that)."""
 
 try:
-    from mpvi.repro.run import Output, Reproduction
+    from mpvi.repro.declare import Output, Reproduction
     from mpvi.repro.studies import Task, study
 
     @study("test_trust_cache_slow")

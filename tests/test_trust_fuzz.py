@@ -24,8 +24,9 @@ from mpvi import LagrangianSystem, Problem, SolutionFileError, load_solution, so
 from mpvi.repro.cache import DiskCache
 from mpvi.repro.published import PublishedDataError, diff, load_known, load_published
 from mpvi.repro.report import compute_time
-from mpvi.repro.run import (OutputError, all_reproductions, default_out_dir, read_provenance,
-                            reproduction_packages)
+from mpvi.repro.packages import reproduction_packages
+from mpvi.repro.declare import all_reproductions, default_out_dir
+from mpvi.repro.records import read_provenance, OutputError
 from mpvi.repro.studies import study
 
 FUZZ = settings(max_examples=120, deadline=2000, derandomize=True,

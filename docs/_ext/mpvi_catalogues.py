@@ -290,7 +290,8 @@ def cli_page() -> str:
 def reproductions_page() -> str:
     from mpvi.repro.published import diff
     from mpvi.repro.report import compute_time, count_statuses
-    from mpvi.repro.run import OutputError, all_reproductions, read_provenance
+    from mpvi.repro.declare import all_reproductions
+    from mpvi.repro.records import read_provenance, OutputError
     from mpvi.repro.runtimes import Runtimes
     reps = all_reproductions()
     runtimes = Runtimes()

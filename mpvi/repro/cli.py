@@ -68,7 +68,7 @@ workers starts them all at once; more than one per CPU only adds waiting)."""
 
 def job_count(text):
     """``--jobs``: a positive integer of at most :data:`MAX_JOBS_PER_CPU` per CPU."""
-    from mpvi.repro.run import positive_int
+    from mpvi.repro.options import positive_int
     n = positive_int(text)
     limit = MAX_JOBS_PER_CPU * (os.cpu_count() or 1)
     if n > limit:
@@ -85,7 +85,7 @@ def _ids(args, reps, parser):
     ids = list(reps) if args.all else args.ids
     unknown = [i for i in ids if i not in reps]
     if unknown:
-        from mpvi.repro.run import unknown_id
+        from mpvi.repro.declare import unknown_id
         print("\n".join(f"{parser.prog}: {unknown_id(i, reps)}" for i in unknown),
               file=sys.stderr)
         sys.exit(2)
@@ -97,7 +97,7 @@ def cmd_list(args, reps, parser):
     (:func:`mpvi.repro.run.read_provenance`) has the status INVALID, and its one-line
     reason follows on stderr; the exit status is then 2."""
     from mpvi.repro.published import aligned, diff
-    from mpvi.repro.run import OutputError, read_provenance
+    from mpvi.repro.records import read_provenance, OutputError
     from mpvi.repro.report import compute_time, count_statuses
     from mpvi.repro.runtimes import Runtimes
     results = _results_dir(args)
@@ -135,7 +135,7 @@ def cmd_list(args, reps, parser):
 def _results_dir(args, required=False):
     """The results directory of ``list`` and ``report``: ``--results``, else figures/ or
     quick-figures/.  Checked (:func:`_check_results`) when given or ``required``."""
-    from mpvi.repro.run import default_out_dir
+    from mpvi.repro.declare import default_out_dir
     if args.results is not None:
         return _check_results(args.results, "--results", args.quick)
     results = default_out_dir(args.quick)
@@ -160,7 +160,8 @@ def _check_results(path, origin, quick):
 def cmd_run(args, reps, parser):
     from mpvi.compiled import cbackend
     from mpvi.ground.io import check_writable
-    from mpvi.repro.run import default_out_dir, open_cache
+    from mpvi.repro.declare import default_out_dir
+    from mpvi.repro.options import open_cache
     ids = _ids(args, reps, parser)
     if args.jobs is not None and args.scheduler not in (None, "local"):
         parser.error("--jobs sets the worker processes of this machine (a pool, or "
@@ -255,7 +256,10 @@ def _run_serially(args, reps, ids, out, cache):
     on a terminal); (ran, refused, failed)."""
     import io as _io
     from mpvi.repro.progress import ProgressBar
-    from mpvi.repro.run import Refused, carried_note, execute, one_line
+    from mpvi.repro.declare import Refused
+    from mpvi.repro.records import carried_note
+    from mpvi.repro.options import one_line
+    from mpvi.repro.run import execute
     level = _verbosity(args)
     ran, refused, failed = [], [], []
     if level == DEFAULT:
@@ -302,7 +306,8 @@ def cmd_diff(args, reps, parser):
     import textwrap
     from mpvi.repro.published import (certified_line, count_line, describe_outputs, diff,
                             format_certified, format_diff)
-    from mpvi.repro.run import default_out_dir, read_records
+    from mpvi.repro.declare import default_out_dir
+    from mpvi.repro.records import read_records
     ids = _ids(args, reps, parser)
     if args.results:
         out, origin = args.results, "--results"
@@ -471,7 +476,8 @@ def cmd_verify(args, reps, parser):
     """``mpvi verify``: :func:`mpvi.repro.run.verify_results` -- the failures on stdout, a
     line per id (and the progress of its computation) and a summary on stderr."""
     import io as _io
-    from mpvi.repro.run import default_out_dir, verify_results
+    from mpvi.repro.declare import default_out_dir
+    from mpvi.repro.run import verify_results
     ids = _ids(args, reps, parser)
     if args.results:
         out, origin = args.results, "--results"
@@ -521,7 +527,7 @@ def cmd_verify(args, reps, parser):
 
 def cmd_report(args, reps, parser):
     from mpvi.repro.report import ReportError, write_report
-    from mpvi.repro.run import output_paths, project_path
+    from mpvi.repro.declare import output_paths, project_path
     results = _results_dir(args, required=True)
     if not any(os.path.lexists(output_paths(r, results)["json"]) for r in reps.values()):
         print(f"mpvi: no outputs of `mpvi run` in the results directory {results}: nothing to "
@@ -539,7 +545,7 @@ def cmd_report(args, reps, parser):
 
 def build_parser():
     from mpvi.repro.published import RECORD_FIELDS
-    from mpvi.repro.run import add_results_option, add_run_options
+    from mpvi.repro.options import add_results_option, add_run_options
     ap = ToolParser(
         prog="mpvi",
         description="Reproduce the figures and tables of the mpvi papers at 64 digits "
@@ -666,7 +672,7 @@ def unknown_argument(word, parser):
 
 
 def _add_results_options(p):
-    from mpvi.repro.run import add_results_option
+    from mpvi.repro.options import add_results_option
     p.add_argument("--quick", action="store_true",
                    help="read the outputs of --quick runs (quick-figures/) instead of the "
                         "full results (figures/)")
@@ -677,7 +683,9 @@ def _add_results_options(p):
 def main(argv=None):
     from mpvi.ground.io import DirectoryError
     from mpvi.repro.published import PublishedDataError
-    from mpvi.repro.run import OutputError, PluginError, all_reproductions
+    from mpvi.repro.packages import PluginError
+    from mpvi.repro.declare import all_reproductions
+    from mpvi.repro.records import OutputError
     parser = build_parser()
     args = parser.parse_args(argv)
     try:

@@ -74,9 +74,10 @@ from mpvi.ground import io
 from mpvi.repro.cache import DiskCache, TaskCache, key, plain
 from mpvi.repro.runtimes import Runtimes
 from mpvi.numbers.context import get_context
-from mpvi.repro.run import (CERTIFY_NEEDS_MP, DEFAULT_CONTEXT, Refused, Reproduction, carried_note,
-                  check_context, default_out_dir, one_line, output_paths, render,
-                  write_outputs)
+from mpvi.repro.declare import DEFAULT_CONTEXT, default_out_dir, output_paths, Refused, Reproduction
+from mpvi.repro.records import carried_note, write_outputs
+from mpvi.repro.options import one_line
+from mpvi.repro.run import CERTIFY_NEEDS_MP, check_context, render
 
 DASK_MISSING = "install the dask extra: pip install -e '.[dask]'"
 

@@ -230,7 +230,7 @@ def load_all_published(directory=None):
     if directory is not None:
         directories = [Path(directory)]
     else:
-        from mpvi.repro.run import reproduction_packages
+        from mpvi.repro.packages import reproduction_packages
         directories = [pkg.published for pkg in reproduction_packages()]
     values, seen = [], set()
     for d in directories:
@@ -249,7 +249,7 @@ def load_known(path=None, errata=None):
     own ERRATA.md)."""
     if path is not None:
         return _load_known(Path(path), Path(errata) if errata else Path(path).parent / "ERRATA.md")
-    from mpvi.repro.run import reproduction_packages
+    from mpvi.repro.packages import reproduction_packages
     known = {}
     for pkg in reproduction_packages():
         known.update(_load_known(pkg.discrepancies, pkg.errata))
@@ -294,7 +294,7 @@ def check_published(published, reps, ids):
     have published values if it declares some (``Reproduction.published``; a file or the
     directory deleted) and none if it does not.  Raises one :class:`PublishedDataError`
     with a line per problem."""
-    from mpvi.repro.run import package_of, reproduction_packages
+    from mpvi.repro.packages import folder_of, reproduction_packages
     problems = []
     for v in published:
         if v.id not in reps:
@@ -326,11 +326,12 @@ def diff(ids, out_dir, published=None, known=None, records=None):
     :class:`mpvi.repro.run.OutputError` for outputs that cannot be used."""
     published = load_all_published() if published is None else published
     known = load_known() if known is None else known
-    from mpvi.repro.run import all_reproductions, read_records
+    from mpvi.repro.declare import all_reproductions
+    from mpvi.repro.records import read_records
     reps = all_reproductions()
     unknown = [rid for rid in ids if rid not in reps]
     if unknown:
-        from mpvi.repro.run import unknown_id
+        from mpvi.repro.declare import unknown_id
         raise KeyError(unknown_id(unknown[0], reps))
     check_published(published, reps, ids)
     if records is None:
@@ -377,7 +378,8 @@ def not_proven(row, record, rep):
         return f"not run: `mpvi run {rid}`"
     if row.reproduced is None:
         return "not computed by the --quick run"
-    from mpvi.repro.run import NO_CERTIFY_HOOK, NOT_DECLARED
+    from mpvi.repro.declare import NO_CERTIFY_HOOK
+    from mpvi.repro.run import NOT_DECLARED
     block = record.get("certified")
     if block is None and rep.certify is not None:
         return (f"no certified run recorded: run `mpvi run {rid}"
@@ -538,7 +540,8 @@ def _compare(v, reproduced, known):
 def _full_record(rep):
     """(record of ``rep``'s full run in ``figures/``, or None if there is no valid one;
     that directory)."""
-    from mpvi.repro.run import OutputError, default_out_dir, read_provenance
+    from mpvi.repro.declare import default_out_dir
+    from mpvi.repro.records import read_provenance, OutputError
     full_dir = default_out_dir(False)
     try:
         full = read_provenance(rep, full_dir)
@@ -570,7 +573,8 @@ def describe_outputs(ids, out_dir):
     """What ``<out_dir>`` holds for ``ids``: e.g. '24 of full runs' or '3 of quick runs,
     1 of full runs, 2 missing, 1 invalid' (from the ``quick`` flag of each JSON record;
     invalid: :func:`mpvi.repro.run.read_provenance` refuses it)."""
-    from mpvi.repro.run import OutputError, all_reproductions, read_provenance
+    from mpvi.repro.declare import all_reproductions
+    from mpvi.repro.records import read_provenance, OutputError
     reps = all_reproductions()
     counts = {"of full runs": 0, "of quick runs": 0, "missing": 0, "invalid": 0}
     for rid in ids:
@@ -804,7 +808,7 @@ def records(rows, reps=None):
     value, for ``mpvi diff --format json|csv``: numbers stay the exact strings of the
     published CSV and the JSON sidecar; ``rel_diff`` is a float or None."""
     if reps is None:
-        from mpvi.repro.run import all_reproductions
+        from mpvi.repro.declare import all_reproductions
         reps = all_reproductions()
     out = []
     for r in rows:

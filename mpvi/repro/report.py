@@ -488,7 +488,7 @@ def paper_citations(errata_text):
 
 
 def read_table(path, name, file):
-    from mpvi.repro.run import MAX_OUTPUT_BYTES
+    from mpvi.repro.records import MAX_OUTPUT_BYTES
     try:
         text = io.read_regular(path, MAX_OUTPUT_BYTES, follow_symlinks=False).decode("utf-8")
         rows = list(csv.reader(StringIO(text, newline="")))
@@ -536,8 +536,9 @@ def collect(results, reps=None, packages=None, published=None, known=None, errat
     its ERRATA.md (:func:`package_errata`).  Raises :class:`mpvi.repro.run.OutputError`
     if the outputs of any id cannot be used (:func:`mpvi.repro.run.read_provenance`: the
     report shows no old values beside new files)."""
-    from mpvi.repro.run import (all_reproductions, output_paths, package_of, read_records,
-                      reproduction_packages)
+    from mpvi.repro.packages import folder_of, reproduction_packages
+    from mpvi.repro.declare import all_reproductions, output_paths
+    from mpvi.repro.records import read_records
     reps = all_reproductions() if reps is None else reps
     packages = reproduction_packages() if packages is None else packages
     published = load_all_published() if published is None else published
@@ -735,7 +736,7 @@ def _check_out(out):
 def write_report(results, out, reps=None, stream=None):
     """Write the report of the outputs in ``results`` into the directory ``out``; returns
     (path of index.html, the papers)."""
-    from mpvi.repro.run import reproduction_packages
+    from mpvi.repro.packages import reproduction_packages
     t0 = time.perf_counter()
     results, out = Path(results), Path(out).resolve()
     _check_out(out)
@@ -768,7 +769,7 @@ def write_report(results, out, reps=None, stream=None):
         for growth in (g for p in papers for i in p.items for g in i.growth):
             (tmp / growth.file).parent.mkdir(parents=True, exist_ok=True)
             (tmp / growth.file).write_bytes(growth_png(growth))
-        from mpvi.repro.run import MAX_OUTPUT_BYTES
+        from mpvi.repro.records import MAX_OUTPUT_BYTES
         for name, source in copies.items():
             try:                               # no symbolic link followed, even one made now
                 data = io.read_regular(source, MAX_OUTPUT_BYTES, follow_symlinks=False)

@@ -82,7 +82,7 @@ def plot_time_series(df, columns, ylabels, title, T_tbar):
 def time_series_reproduction(rid, item, title, params, columns, ylabels):
     """A Reproduction that plots ``columns`` of exact and numerical trajectories against
     time (Figs. 2-4): ``params`` holds T_tbar, h_tbar and methods."""
-    from mpvi.repro.run import Output, Reproduction
+    from mpvi.repro.declare import Output, Reproduction
 
     def compute(run):
         p = run.params

@@ -5,7 +5,7 @@ Run: ``mpvi run axioms2024_fig04`` or ``python reproductions/axioms2024_fig04.py
 """
 from mpvi.repro.run import script_main
 
-from mpvi_papers._axioms2024 import time_series_reproduction
+from mpvi_papers.axioms2024._axioms2024 import time_series_reproduction
 
 PARAMS = {"T_tbar": "10", "h_tbar": "1/10", "methods": ["newmark", "rk4", "simpson"]}
 

@@ -3,9 +3,10 @@ exact vs Newmark vs Simpson.
 
 Run: ``mpvi run axioms2024_fig05`` or ``python reproductions/axioms2024_fig05.py``.
 """
-from mpvi.repro.run import Output, Reproduction, script_main
+from mpvi.repro.declare import Output, Reproduction
+from mpvi.repro.run import script_main
 
-from mpvi_papers._axioms2024 import PAPER, STYLE, curves, problem, run_methods
+from mpvi_papers.axioms2024._axioms2024 import PAPER, STYLE, curves, problem, run_methods
 
 PARAMS = {"T_tbar": "3", "h_tbar": "1/10", "methods": ["newmark", "simpson"]}
 

@@ -11,10 +11,11 @@ Run: ``mpvi run axioms2024_fig06`` or ``python reproductions/axioms2024_fig06.py
 import pandas as pd
 
 from mpvi import relative_energy_error, solve
-from mpvi.repro.run import Output, Reproduction, script_main
+from mpvi.repro.declare import Output, Reproduction
+from mpvi.repro.run import script_main
 from mpvi.repro.studies import numstr, steps
 
-from mpvi_papers._axioms2024 import PAPER, STYLE, certified_linear_run, problem, step
+from mpvi_papers.axioms2024._axioms2024 import PAPER, STYLE, certified_linear_run, problem, step
 
 PARAMS = {"T_tbar": "10", "h_tbar": ["1/10", "1/100"], "methods": ["rk4", "newmark", "simpson"]}
 QUICK = {"T_tbar": "4"}
@@ -59,7 +60,7 @@ NOISE = ("the recorded value is the rounding of the computed run and of H's eval
 def certify(run, out):
     """The proven digits of the energy errors and of the growth and ratio values of
     ``out`` (``mpvi run --certify``): each run of ``compute`` solved again and certified
-    (:func:`mpvi_papers._axioms2024.certified_linear_run`), e_H = |H_j - H_0| / |H_0| on its
+    (:func:`mpvi_papers.axioms2024._axioms2024.certified_linear_run`), e_H = |H_j - H_0| / |H_0| on its
     enclosures (:func:`mpvi.repro.certified.relative_energy_balls`).  Newmark's errors are
     the run's round-off (zero for the exact discrete trajectory): their published bound is
     proven for the exact discrete trajectory and said in ``not_certified``."""

@@ -12,10 +12,11 @@ import pandas as pd
 
 from mpvi import fp, solve
 from mpvi.methods.simpson import simpson_phi
-from mpvi.repro.run import Output, Reproduction, script_main
+from mpvi.repro.declare import Output, Reproduction
+from mpvi.repro.run import script_main
 from mpvi.repro.studies import numstr, steps
 
-from mpvi_papers._axioms2024 import PAPER, certified_linear_run, problem, step
+from mpvi_papers.axioms2024._axioms2024 import PAPER, certified_linear_run, problem, step
 
 PARAMS = {"T_tbar": "10", "h_tbar": ["1/10", "1/100"]}
 QUICK = {"T_tbar": "4"}
@@ -54,7 +55,7 @@ ROUNDING = ("the recorded value is round-off: phi is conserved exactly by Simpso
 
 def certify(run, out):
     """``mpvi run --certify``: the mp runs of ``compute`` solved again and certified
-    (:func:`mpvi_papers._axioms2024.certified_linear_run`) and phi = 1/2 p^T xi_s p + 1/2
+    (:func:`mpvi_papers.axioms2024._axioms2024.certified_linear_run`) and phi = 1/2 p^T xi_s p + 1/2
     q^T zeta_s q evaluated on their enclosures with xi_s, zeta_s computed on balls from the
     run's binary data and h (the exact form Prop. 7 conserves): an enclosure of
     max_j |phi_j - phi_0| of the exact discrete trajectory, [0 +/- r].  The values are

@@ -12,10 +12,11 @@ import pandas as pd
 
 from mpvi.repro.certified import least_squares_order
 from mpvi.repro.digits import proven_digits
-from mpvi.repro.run import Output, Reproduction, script_main
+from mpvi.repro.declare import Output, Reproduction
+from mpvi.repro.run import script_main
 from mpvi.repro.studies import numstr
 
-from mpvi_papers._axioms2024 import (CERTIFIED_STATEMENT, PAPER, STYLE, certified_errors,
+from mpvi_papers.axioms2024._axioms2024 import (CERTIFIED_STATEMENT, PAPER, STYLE, certified_errors,
                                        linear_pendulum_convergence, problem)
 
 PARAMS = {"T_tbar": "1", "N": [10, 16, 25, 40, 63, 100, 160, 250, 400, 630, 1000],
@@ -40,7 +41,7 @@ def compute(run):
 
 def certify(run, out):
     """The proven digits of every error and order of ``out`` (``mpvi run --certify``):
-    :func:`mpvi_papers._axioms2024.certified_errors` per N (the runs of Table 2's
+    :func:`mpvi_papers.axioms2024._axioms2024.certified_errors` per N (the runs of Table 2's
     certificate at other steps), :func:`mpvi.repro.certified.least_squares_order` per
     method and variable; the columns method, variable and N are inputs, h_tbar = 1/N
     rounded is the run's step."""

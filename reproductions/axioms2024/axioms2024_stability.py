@@ -15,10 +15,11 @@ from fractions import Fraction
 import pandas as pd
 
 from mpvi import stability_scan
-from mpvi.repro.run import Output, Reproduction, script_main
+from mpvi.repro.declare import Output, Reproduction
+from mpvi.repro.run import script_main
 from mpvi.repro.studies import numstr
 
-from mpvi_papers._axioms2024 import PAPER, STYLE
+from mpvi_papers.axioms2024._axioms2024 import PAPER, STYLE
 
 PARAMS = {"omega_h_max": 6, "points": 1200, "methods": ["simpson", "newmark", "rk4"]}
 QUICK = {"points": 300}

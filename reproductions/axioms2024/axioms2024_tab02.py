@@ -13,10 +13,11 @@ import pandas as pd
 
 from mpvi.repro.certified import least_squares_order
 from mpvi.repro.digits import proven_digits
-from mpvi.repro.run import Output, Reproduction, script_main
+from mpvi.repro.declare import Output, Reproduction
+from mpvi.repro.run import script_main
 from mpvi.repro.studies import Task, convergence_rows, numstr
 
-from mpvi_papers._axioms2024 import (CERTIFIED_STATEMENT, PAPER, STEP_SECONDS, STYLE,
+from mpvi_papers.axioms2024._axioms2024 import (CERTIFIED_STATEMENT, PAPER, STEP_SECONDS, STYLE,
                                        certified_errors,
                                        linear_pendulum_errors, linear_pendulum_grid, problem)
 
@@ -26,7 +27,7 @@ QUICK = {"T_tbar": [1, 10, 100]}
 
 
 def runs(p):
-    """The parameters of :func:`mpvi_papers._axioms2024.linear_pendulum_errors`: one study per span
+    """The parameters of :func:`mpvi_papers.axioms2024._axioms2024.linear_pendulum_errors`: one study per span
     and step (all methods against the exact solution computed once on its nodes)."""
     return [{"T_tbar": T, "N": k * T, "methods": p["methods"]}
             for T in p["T_tbar"] for k in p["meshes_per_tbar"]]
@@ -66,7 +67,7 @@ def compute(run):
 
 def certify(run, out):
     """The proven digits of every error and order of ``out`` (``mpvi run --certify``):
-    :func:`mpvi_papers._axioms2024.certified_errors` per span and step,
+    :func:`mpvi_papers.axioms2024._axioms2024.certified_errors` per span and step,
     :func:`mpvi.repro.certified.least_squares_order` per group; the columns T, method,
     variable and N are the inputs; the proven digits against time of the longest span's
     runs (T = 1000 t_bar in the full set) are the growth series."""

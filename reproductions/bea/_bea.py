@@ -34,7 +34,7 @@ from mpvi.model.mechanics import LagrangianSystem
 from mpvi.analysis.modified import (H as STEP, NotHamiltonianError, modified_equation,
                            modified_hamiltonian)
 from mpvi.model.problem import Problem
-from mpvi.repro.run import Output
+from mpvi.repro.declare import Output
 from mpvi.repro.studies import Task, fraction, numstr, steps, study
 
 PAPER = "bea"
@@ -265,7 +265,7 @@ def derivation_params(method, order, common):
 
 
 def energy_tasks(params):
-    """The :class:`Task` list of :mod:`mpvi_papers.bea_energy` (and ``bea_double``): one
+    """The :class:`Task` list of :mod:`mpvi_papers.bea.bea_energy` (and ``bea_double``): one
     derivation per method and one run per (group, step)."""
     double = params.get("system", "pendulum") != "pendulum"
     size = 40 if double else 1
@@ -293,7 +293,7 @@ KS = range(0, 40, 2)
 
 
 def energy_output(run):
-    """The table and values of :mod:`mpvi_papers.bea_energy` (and ``bea_double``): the
+    """The table and values of :mod:`mpvi_papers.bea.bea_energy` (and ``bea_double``): the
     energy error of every H~_k of every group at every step, the fitted orders, the
     smallest error; derivation times in ``extra``."""
     ctx, p = run.ctx, run.params

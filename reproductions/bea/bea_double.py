@@ -1,7 +1,7 @@
 """Backward error analysis, modified energies on the double pendulum (beyond the four
 papers): the position-dependent mass matrix M(q) = [[2, cos(q1 - q2)], [cos(q1 - q2), 1]].
 
-The study of :mod:`mpvi_papers.bea_energy` on the double pendulum with unit masses, rods
+The study of :mod:`mpvi_papers.bea.bea_energy` on the double pendulum with unit masses, rods
 and gravity, V = -2 cos q1 - cos q2, from q = (1/2, 1/2), p = 0, over [0, T]:
 
 * H~ is derived exactly by :func:`mpvi.modified_hamiltonian` (in (q, p) = (q, M(q) v);
@@ -24,9 +24,10 @@ and only H~_0 = H is drawn (order 2).
 
 Run: ``mpvi run bea_double`` or ``python reproductions/bea_double.py``.
 """
-from mpvi.repro.run import Reproduction, script_main
+from mpvi.repro.declare import Reproduction
+from mpvi.repro.run import script_main
 
-from mpvi_papers._bea import PAPER, energy_figure, energy_output, energy_tasks
+from mpvi_papers.bea._bea import PAPER, energy_figure, energy_output, energy_tasks
 
 STEPS = ["1/5", "1/10", "1/20", "1/40", "1/80", "1/160"]
 PARAMS = {

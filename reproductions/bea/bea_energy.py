@@ -23,9 +23,10 @@ rule and Mutze's method to smaller steps with H~ through h^32.
 
 Run: ``mpvi run bea_energy`` or ``python reproductions/bea_energy.py``.
 """
-from mpvi.repro.run import Reproduction, script_main
+from mpvi.repro.declare import Reproduction
+from mpvi.repro.run import script_main
 
-from mpvi_papers._bea import METHODS, PAPER, energy_figure, energy_output, energy_tasks
+from mpvi_papers.bea._bea import METHODS, PAPER, energy_figure, energy_output, energy_tasks
 
 STEPS64 = ["1/5", "1/10", "1/20", "1/40", "1/80", "1/160", "1/320"]
 STEPS128 = ["1/10", "1/20", "1/40", "1/80", "1/160", "1/320", "1/640", "1/1280"]

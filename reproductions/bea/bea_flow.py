@@ -21,10 +21,11 @@ from fractions import Fraction
 
 import pandas as pd
 
-from mpvi.repro.run import Output, Reproduction, script_main
+from mpvi.repro.declare import Output, Reproduction
+from mpvi.repro.run import script_main
 from mpvi.repro.studies import Task, numstr, steps
 
-from mpvi_papers._bea import METHODS, PAPER, asymptotic_order, modified_flow_gap, roundoff_threshold
+from mpvi_papers.bea._bea import METHODS, PAPER, asymptotic_order, modified_flow_gap, roundoff_threshold
 
 CASES = {"midpoint": [2, 4, 6], "simpson": [4, 6, 8], "lobatto": [6, 8], "mutze": [2, 4, 6],
          "rk4": [4, 5, 6]}

@@ -23,11 +23,12 @@ import sympy as sp
 
 from mpvi.ground.expressions import parse_expression
 from mpvi.analysis.modified import H, modified_equation, modified_frequency
-from mpvi.repro.run import Output, Reproduction, script_main
+from mpvi.repro.declare import Output, Reproduction
+from mpvi.repro.run import script_main
 from mpvi.repro.studies import study
 from mpvi.analysis.symbolic import Z, amplification_frequency, amplification_matrix
 
-from mpvi_papers._bea import PAPER
+from mpvi_papers.bea._bea import PAPER
 
 CASES = {
     "midpoint": {}, "simpson": {}, "simpson_v1": {}, "lobatto 2": {"points": 2},

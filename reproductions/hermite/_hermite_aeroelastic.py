@@ -39,7 +39,7 @@ from mpvi.repro.studies import Task, fraction, numstr, steps, study
 from mpvi.systems.aeroelastic import (DEFAULT_PARAMETERS, aeroelastic_section, flutter_speed,
                                       linear_matrix, max_real_part)
 
-from mpvi_papers._hermite import METHODS, PAPER, STYLE
+from mpvi_papers.hermite._hermite import METHODS, PAPER, STYLE
 
 BENCHMARK = "benchmark"
 
@@ -308,7 +308,7 @@ def compute_for(methods):
     """A ``compute(run)`` writing the long table of ``methods`` (+ the benchmark); it
     declares the shared study as its ``tasks`` (:meth:`mpvi.repro.Reproduction.declared_tasks`)."""
     def compute(run):
-        from mpvi.repro.run import Output
+        from mpvi.repro.declare import Output
         ctx, p = run.ctx, run.params
         res = run.kept["study"] = run.study(aeroelastic_runs, study_params(p))
         return Output(tables={"": frame(ctx, res, list(methods) + [BENCHMARK])},
@@ -348,7 +348,7 @@ def certified_aeroelastic(run):
     from mpvi.numbers.arb import ArbContext
     from mpvi.proof.certify import _exact_params
 
-    from mpvi_papers._hermite_certified import arb_of, certified_run
+    from mpvi_papers.hermite._hermite_certified import arb_of, certified_run
 
     ctx, p = run.ctx, run.params
     key = (repr(sorted(study_params(p).items())), ctx.dps)
@@ -409,7 +409,7 @@ def enclosed_turning_points(run, res, bench, sec, actx):
     from mpvi import get_method
     from mpvi.proof.certify import _exact_params
 
-    from mpvi_papers._hermite_certified import arb_of
+    from mpvi_papers.hermite._hermite_certified import arb_of
 
     ctx, p = run.ctx, run.params
     t = res["t"]
@@ -453,7 +453,7 @@ def certify_aeroelastic(run, out):
     from mpvi.numbers.arbref import GUARD_DIGITS, arb_precision
     from mpvi.repro.certified import ball_max
 
-    from mpvi_papers._hermite_certified import digits_of
+    from mpvi_papers.hermite._hermite_certified import digits_of
 
     ctx, p = run.ctx, run.params
     res = run.kept["study"]

@@ -95,7 +95,7 @@ def mean_abs(balls):
 
 
 def growth(balls):
-    """:func:`mpvi_papers._hermite_double_well.growth` on balls: max |.| over the second
+    """:func:`mpvi_papers.hermite._hermite_double_well.growth` on balls: max |.| over the second
     half of the nodes / max |.| over the first half (after t = 0)."""
     k = len(balls) // 2
     return sup_abs(balls[k:]) / sup_abs(balls[1:k + 1])

@@ -25,7 +25,7 @@ import pandas as pd
 
 from mpvi.repro.studies import numstr, steps, study
 
-from mpvi_papers._hermite import METHODS, PAPER, STYLE
+from mpvi_papers.hermite._hermite import METHODS, PAPER, STYLE
 
 PARAMS = {"q0": None, "v0": "0", "m": "1", "h": "0.1", "T": "100", "gbs_levels": 16}
 QUICK = {"T": "10"}
@@ -104,7 +104,7 @@ def orbit_distance(system, q, v, dE):
 
 def double_well_output(run):
     """The table, values and provenance of Fig. 3 or 4 (parameters of ``run``)."""
-    from mpvi.repro.run import Output
+    from mpvi.repro.declare import Output
 
     from mpvi.systems.double_well import double_well
 
@@ -182,7 +182,7 @@ def double_well_plot(out, p, item):
 
 def double_well_reproduction(number, q0):
     """The Reproduction of Fig. ``number`` (q(0) = ``q0``)."""
-    from mpvi.repro.run import Reproduction
+    from mpvi.repro.declare import Reproduction
 
     item = f"Fig. {number}"
     return Reproduction(
@@ -210,13 +210,13 @@ def double_well_certify(run, out):
     """``mpvi run --certify`` of Figs. 3-4: every energy-error value of the two one-step
     methods and their orbit deviation proven (:data:`CERTIFIED_STATEMENT`); the benchmark's
     and the exact solution's own values are not (the GBS benchmark is not certifiable,
-    :data:`mpvi_papers._hermite_certified.BENCHMARK_NOT_NEEDED`)."""
+    :data:`mpvi_papers.hermite._hermite_certified.BENCHMARK_NOT_NEEDED`)."""
     from mpvi.numbers.arbref import GUARD_DIGITS, arb_precision
     from mpvi.systems.double_well import double_well_problem
 
-    from mpvi_papers._hermite_certified import (BENCHMARK_NOT_NEEDED, certified_run, digits_of,
+    from mpvi_papers.hermite._hermite_certified import (BENCHMARK_NOT_NEEDED, certified_run, digits_of,
                                                 mean_abs, rational, sup_abs, velocities)
-    from mpvi_papers._hermite_certified import growth as ball_growth
+    from mpvi_papers.hermite._hermite_certified import growth as ball_growth
 
     ctx, p = run.ctx, run.params
     res = run.kept["study"]                 # the runs compute() reported

@@ -34,8 +34,8 @@ import pandas as pd
 from mpvi.numbers.arbref import exact_rational
 from mpvi.repro.studies import Task, numstr, steps, study
 
-from mpvi_papers._hermite import METHODS, PAPER, STYLE
-from mpvi_papers._hermite_double_well import col, energies, growth, sup
+from mpvi_papers.hermite._hermite import METHODS, PAPER, STYLE
+from mpvi_papers.hermite._hermite_double_well import col, energies, growth, sup
 
 PARAMS = {"alpha": "-1", "beta": "2", "x0": "0", "v0": "1", "deltas": ["0.025", "0.05", "0.1"],
           "h": "0.1", "T": "100", "gbs_levels": 16, "start": "10"}
@@ -136,7 +136,7 @@ def provenance(run, res):
 
 def trajectory_output(run):
     """Fig. 6: per delta and method, max |x - x_ref| and its ratio to max |x_ref|."""
-    from mpvi.repro.run import Output
+    from mpvi.repro.declare import Output
 
     ctx = run.ctx
     res, df, _ = duffing_data(run)
@@ -164,7 +164,7 @@ def energy_output(run):
     at least twice the start window (not the quick set), its peak at the end (last
     ``start`` time units), growth (second half / first half) and decay (end peak / start
     peak); per method whether the decay is faster for larger delta."""
-    from mpvi.repro.run import Output
+    from mpvi.repro.declare import Output
 
     ctx, p = run.ctx, run.params
     res, df, errors = duffing_data(run)
@@ -242,7 +242,7 @@ def _heading(item, p):
 
 
 def duffing_reproduction(rid, item, title, compute, plot):
-    from mpvi.repro.run import Reproduction
+    from mpvi.repro.declare import Reproduction
     return Reproduction(id=rid, paper=PAPER, item=item, title=title,
                         params=PARAMS, quick=QUICK, compute=compute, plot=plot, tasks=tasks,
                         certify=duffing_certify)
@@ -272,7 +272,7 @@ def certified_duffing(run, q):
     from mpvi import Problem
     from mpvi.systems.double_well import duffing
 
-    from mpvi_papers._hermite_certified import certified_run, rational
+    from mpvi_papers.hermite._hermite_certified import certified_run, rational
 
     key = (repr(sorted(q.items())), run.ctx.dps)
     if key in _CERTIFIED:
@@ -310,8 +310,8 @@ def duffing_certify(run, out):
     one-step methods from the benchmark proven (:data:`CERTIFIED_STATEMENT`)."""
     from mpvi.numbers.arbref import GUARD_DIGITS, arb_precision
 
-    from mpvi_papers._hermite_certified import digits_of, mean_abs, sup_abs
-    from mpvi_papers._hermite_certified import growth as ball_growth
+    from mpvi_papers.hermite._hermite_certified import digits_of, mean_abs, sup_abs
+    from mpvi_papers.hermite._hermite_certified import growth as ball_growth
 
     ctx, p = run.ctx, run.params
     values, not_certified = {}, {}

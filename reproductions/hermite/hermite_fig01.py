@@ -17,10 +17,11 @@ import pandas as pd
 import sympy as sp
 
 from mpvi.methods.quadrature import hermite_basis
-from mpvi.repro.run import Output, Reproduction, script_main
+from mpvi.repro.declare import Output, Reproduction
+from mpvi.repro.run import script_main
 from mpvi.repro.studies import numstr
 
-from mpvi_papers._hermite import PAPER
+from mpvi_papers.hermite._hermite import PAPER
 
 PARAMS = {"points": 101, "orders": [2, 3]}
 QUICK = {"points": 21}
@@ -50,7 +51,7 @@ def compute(run):
 
 def certify(run, out):
     """``mpvi run --certify``: each printed basis function (eq. 17; eqs. 27-28 for n = 2,
-    3) decided against mpvi's in exact arithmetic (:mod:`mpvi_papers._hermite_exact`:
+    3) decided against mpvi's in exact arithmetic (:mod:`mpvi_papers.hermite._hermite_exact`:
     polynomials as fmpq_poly), mpvi's polynomials checked against their defining property
     phi_(e,d)^(k)(e') = [e = e'][k = d] in fmpq arithmetic, and every CSV value of N1,
     N2/dt, N3, N4/dt proven against the exact rational value at tau = k/(points - 1)."""
@@ -59,7 +60,7 @@ def certify(run, out):
     from mpvi.numbers.arbref import GUARD_DIGITS, arb_precision
     from mpvi.repro.digits import proven_digits
 
-    from mpvi_papers import _hermite_exact as X
+    from mpvi_papers.hermite import _hermite_exact as X
     ctx, p = run.ctx, run.params
     derived = {}
     with arb_precision(ctx.dps + GUARD_DIGITS):

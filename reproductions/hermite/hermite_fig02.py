@@ -19,12 +19,13 @@ import pandas as pd
 
 from mpvi.analysis.measures import stability_scan
 from mpvi.compiled.codegen import compile_exprs
-from mpvi.repro.run import Output, Reproduction, script_main
+from mpvi.repro.declare import Output, Reproduction
+from mpvi.repro.run import script_main
 from mpvi.repro.studies import numstr
 from mpvi.analysis.symbolic import Z
 
-from mpvi_papers._hermite import PAPER, STYLE
-from mpvi_papers._hermite_analysis import ANALYSED, trace_det
+from mpvi_papers.hermite._hermite import PAPER, STYLE
+from mpvi_papers.hermite._hermite_analysis import ANALYSED, trace_det
 
 PARAMS = {"panels": [{"methods": ["hermite_galerkin", "hermite_variational"], "z_max": 9, "points": 900},
                      {"methods": ["hermite_galerkin_n3", "hermite_variational_n3"], "z_max": 21, "points": 1050}],

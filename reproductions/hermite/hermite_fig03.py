@@ -13,7 +13,7 @@ Run: ``mpvi run hermite_fig03`` or ``python reproductions/hermite_fig03.py``.
 """
 from mpvi.repro.run import script_main
 
-from mpvi_papers._hermite_double_well import double_well_reproduction
+from mpvi_papers.hermite._hermite_double_well import double_well_reproduction
 
 REPRODUCTION = double_well_reproduction(3, "0.74")
 

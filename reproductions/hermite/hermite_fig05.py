@@ -32,12 +32,13 @@ from fractions import Fraction
 import pandas as pd
 
 from mpvi import fit_order
-from mpvi.repro.run import Output, Reproduction, script_main
+from mpvi.repro.declare import Output, Reproduction
+from mpvi.repro.run import script_main
 from mpvi.repro.studies import numstr, steps, successive_orders
 from mpvi.systems.double_well import double_well_problem
 
-from mpvi_papers._hermite import PAPER, STYLE
-from mpvi_papers._hermite_double_well import energies
+from mpvi_papers.hermite._hermite import PAPER, STYLE
+from mpvi_papers.hermite._hermite_double_well import energies
 
 PARAMS = {"q0": "0.74", "v0": "0", "T": 10, "dt": ["0.2", "0.1", "0.05", "0.025", "0.0125"],
           "methods": ["hermite_variational", "hermite_galerkin", "simpson"]}
@@ -137,7 +138,7 @@ def certify(run, out):
     from mpvi.repro.certified import ball_max, least_squares_order
     from mpvi.repro.digits import proven_digits
 
-    from mpvi_papers._hermite_certified import arb_of
+    from mpvi_papers.hermite._hermite_certified import arb_of
     ctx, p = run.ctx, run.params
     values, errs, hs = {}, {}, {}
     with arb_precision(ctx.dps + GUARD_DIGITS):

@@ -11,7 +11,7 @@ Run: ``mpvi run hermite_fig06`` or ``python reproductions/hermite_fig06.py``.
 """
 from mpvi.repro.run import script_main
 
-from mpvi_papers._hermite_duffing import duffing_reproduction, trajectory_output, trajectory_plot
+from mpvi_papers.hermite._hermite_duffing import duffing_reproduction, trajectory_output, trajectory_plot
 
 REPRODUCTION = duffing_reproduction(
     "hermite_fig06", "Fig. 6", "damped Duffing oscillator: trajectories for three dampings",

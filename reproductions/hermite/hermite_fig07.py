@@ -14,7 +14,7 @@ Run: ``mpvi run hermite_fig07`` or ``python reproductions/hermite_fig07.py``.
 """
 from mpvi.repro.run import script_main
 
-from mpvi_papers._hermite_duffing import duffing_reproduction, energy_output, energy_plot
+from mpvi_papers.hermite._hermite_duffing import duffing_reproduction, energy_output, energy_plot
 
 REPRODUCTION = duffing_reproduction(
     "hermite_fig07", "Fig. 7", "damped Duffing oscillator: energy error for three dampings",

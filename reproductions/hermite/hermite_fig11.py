@@ -3,7 +3,7 @@ one-step methods and the benchmark.
 
 E = 1/2 v^T M v + V(q), kinetic plus potential energy of the corrected Lagrangian (42)
 (ERRATA [E50]); the aerodynamic and damping forces change it.  Same runs as Figs. 9-10
-(the shared study of :mod:`mpvi_papers._hermite_aeroelastic`).  Paper: "Initially there
+(the shared study of :mod:`mpvi_papers.hermite._hermite_aeroelastic`).  Paper: "Initially there
 is a sharp decrease in energy followed by an increase, and eventually when the system
 exhibits periodic motion with constant amplitude the total energy oscillates around a
 fixed value"; recorded: the relative initial drop (E0 - min E)/E0 before the LCO is
@@ -11,10 +11,11 @@ established and the rise after it, (max E - min E)/E0.
 
 Run: ``mpvi run hermite_fig11`` or ``python reproductions/hermite_fig11.py``.
 """
-from mpvi.repro.run import Reproduction, script_main
+from mpvi.repro.declare import Reproduction
+from mpvi.repro.run import script_main
 
-from mpvi_papers._hermite import METHODS
-from mpvi_papers._hermite_aeroelastic import (PAPER, PARAMS, QUICK, certify_aeroelastic,
+from mpvi_papers.hermite._hermite import METHODS
+from mpvi_papers.hermite._hermite_aeroelastic import (PAPER, PARAMS, QUICK, certify_aeroelastic,
                                                 compute_for, energy_plot)
 
 REPRODUCTION = Reproduction(

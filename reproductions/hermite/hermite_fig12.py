@@ -1,7 +1,7 @@
 """hermite Fig. 12: energy error of the one-step methods on the aeroelastic section
 (Sec. 5.3): E_method(t_j) - E_benchmark(t_j) (absolute, in J) at every node.
 
-Same runs as Figs. 9-11 (the shared study of :mod:`mpvi_papers._hermite_aeroelastic`).
+Same runs as Figs. 9-11 (the shared study of :mod:`mpvi_papers.hermite._hermite_aeroelastic`).
 Paper: "The one-step variational method has energy error magnitude around 10^-4 whereas
 the Galerkin method has energy error around 10^-6"; recorded: each method's max |error|
 over the whole run and over the established LCO (t >= the onset of the benchmark's
@@ -11,10 +11,11 @@ benchmark's while E oscillates over a cycle.
 
 Run: ``mpvi run hermite_fig12`` or ``python reproductions/hermite_fig12.py``.
 """
-from mpvi.repro.run import Reproduction, script_main
+from mpvi.repro.declare import Reproduction
+from mpvi.repro.run import script_main
 
-from mpvi_papers._hermite import METHODS
-from mpvi_papers._hermite_aeroelastic import (PAPER, PARAMS, QUICK, certify_aeroelastic,
+from mpvi_papers.hermite._hermite import METHODS
+from mpvi_papers.hermite._hermite_aeroelastic import (PAPER, PARAMS, QUICK, certify_aeroelastic,
                                                 compute_for, energy_error_plot)
 
 REPRODUCTION = Reproduction(

@@ -25,10 +25,11 @@ from decimal import Decimal
 import pandas as pd
 import sympy as sp
 
-from mpvi.repro.run import Output, Reproduction, script_main
+from mpvi.repro.declare import Output, Reproduction
+from mpvi.repro.run import script_main
 
-from mpvi_papers._hermite import PAPER
-from mpvi_papers._hermite_analysis import ANALYSED, derived, formula, trace_det
+from mpvi_papers.hermite._hermite import PAPER
+from mpvi_papers.hermite._hermite_analysis import ANALYSED, derived, formula, trace_det
 
 PARAMS = {"methods": list(ANALYSED)}
 QUICK = {"methods": ["hermite_variational", "hermite_galerkin", "midpoint"]}
@@ -70,7 +71,7 @@ STABLE_SET_STATEMENT = (
 def certify(run, out):
     """``mpvi run --certify``: every printed A(z) entry, eigenvalue, det A and stability
     limit decided against the derived one in exact arithmetic
-    (:mod:`mpvi_papers._hermite_exact`).  The stable set is found again, independently of
+    (:mod:`mpvi_papers.hermite._hermite_exact`).  The stable set is found again, independently of
     :func:`mpvi.analysis.symbolic.stable_intervals`: the positive roots of the numerators of
     tr A -+ 2 isolated by FLINT, |tr A| < 2 decided at a rational point between
     consecutive roots; it must agree with the derived intervals.  The derived eigenvalues
@@ -79,7 +80,7 @@ def certify(run, out):
     from mpvi.numbers.arbref import GUARD_DIGITS, arb_precision
     from mpvi.repro.digits import proven_digits
 
-    from mpvi_papers import _hermite_exact as X
+    from mpvi_papers.hermite import _hermite_exact as X
     ctx = run.ctx
     digits = ctx.dps + GUARD_DIGITS
     found, limits = {}, {}

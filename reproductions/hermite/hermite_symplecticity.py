@@ -21,12 +21,13 @@ import sympy as sp
 
 from mpvi.analysis.measures import fit_order, matrix_defect, one_step_jacobian
 from mpvi.model.mechanics import LagrangianSystem
-from mpvi.repro.run import Output, Reproduction, needs_mp, script_main
+from mpvi.repro.declare import needs_mp, Output, Reproduction
+from mpvi.repro.run import script_main
 from mpvi.repro.studies import numstr
 from mpvi.analysis.symbolic import DT, oscillator_map
 
-from mpvi_papers._hermite import PAPER, STYLE
-from mpvi_papers._hermite_analysis import ANALYSED, formula
+from mpvi_papers.hermite._hermite import PAPER, STYLE
+from mpvi_papers.hermite._hermite_analysis import ANALYSED, formula
 
 PARAMS = {"symbolic": ["hermite_variational", "hermite_galerkin"],
           "methods": ["hermite_variational", "hermite_galerkin", "hermite_variational_n3",
@@ -87,7 +88,7 @@ DEFECT_STATEMENT = (
 
 def certify(run, out):
     """``mpvi run --certify`` of (a): each printed Jacobian entry decided against the
-    derived one in exact arithmetic (:mod:`mpvi_papers._hermite_exact`), and
+    derived one in exact arithmetic (:mod:`mpvi_papers.hermite._hermite_exact`), and
     Phi^T J Phi - J computed from the derived Jacobian in fmpq_poly arithmetic (every
     entry a rational function of Delta t): the printed 0 is proven iff every entry is 0."""
     from flint import arb, arb_mat
@@ -98,8 +99,8 @@ def certify(run, out):
     from mpvi.repro.certified import ball_norm
     from mpvi.repro.digits import proven_digits
 
-    from mpvi_papers import _hermite_exact as X
-    from mpvi_papers._hermite_certified import step_jacobian
+    from mpvi_papers.hermite import _hermite_exact as X
+    from mpvi_papers.hermite._hermite_certified import step_jacobian
     ctx, p = run.ctx, run.params
     with arb_precision(ctx.dps + GUARD_DIGITS):
         def decide(key, printed):

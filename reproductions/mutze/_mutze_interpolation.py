@@ -407,7 +407,7 @@ def enclose_J(P, derivative=False):
     integrand is bounded on (0, TAIL] by its bound at s = 1/TAIL."""
     from flint import acb, arb
 
-    from mpvi_papers._mutze_certify import exact
+    from mpvi_papers.mutze._mutze_certify import exact
     if not (P > 0 and P < 5):
         raise ValueError(f"enclose_J: p = {P} is not proven in (0, 5)")
     s = 1 / exact(TAIL)
@@ -431,7 +431,7 @@ def enclose_p_star(p_run, digits):
     10^-6 until proven); J' is continuous in p (the integrand is smooth in (x, p) and
     dominated), so a zero lies between.  ArithmeticError if no such sign change is
     proven."""
-    from mpvi_papers._mutze_certify import exact
+    from mpvi_papers.mutze._mutze_certify import exact
     centre = Fraction(p_run)
     for d in range(digits, 5, -1):
         delta = Fraction(1, 10 ** d)

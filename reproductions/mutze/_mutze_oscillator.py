@@ -29,7 +29,7 @@ from fractions import Fraction
 
 from mpvi.repro.studies import numstr, study
 
-from mpvi_papers._mutze import PAPER
+from mpvi_papers.mutze._mutze import PAPER
 
 PARAMS = {"steps_per_period": 32, "periods": 20, "x0": "1", "v0": "0", "period": "damped",
           "g_scan": {"start": "0", "stop": "1", "count": 51}}
@@ -250,7 +250,7 @@ class BallOscillator:
     def __init__(self, params):
         from flint import arb
 
-        from mpvi_papers._mutze_certify import exact
+        from mpvi_papers.mutze._mutze_certify import exact
         period = params["period"]
         if period not in ("damped", "undamped"):
             raise ValueError(f"period must be 'damped' or 'undamped', got {period!r}")
@@ -275,7 +275,7 @@ class BallOscillator:
         or rational for the g-family solved exactly, overriding the method's)."""
         from flint import arb, arb_mat
 
-        from mpvi_papers._mutze_certify import exact
+        from mpvi_papers.mutze._mutze_certify import exact
         k, b, h = self.k, self.b, self.h
         tau = h / 2
         scheme, opts = METHODS[name]
@@ -344,7 +344,7 @@ def zero_phase_enclosure(osc, g_run, digits):
     the phase continuous between them (:meth:`BallOscillator.errors` on the ball of the
     interval proves every increment in (-pi/2, pi/2)); that it is the only zero of a
     range is :func:`monotone_phase`'s.  ArithmeticError if not proven."""
-    from mpvi_papers._mutze_certify import exact
+    from mpvi_papers.mutze._mutze_certify import exact
     centre = Fraction(g_run).limit_denominator(10 ** (2 * digits))
     for d in range(digits, 7, -1):
         delta = Fraction(1, 10 ** d)
@@ -370,7 +370,7 @@ def monotone_phase(osc, lo, hi, pieces=100, limit=2000):
     of them.  Returns that sign (+1 or -1); ArithmeticError if not proven."""
     from flint import acb, arb_mat
 
-    from mpvi_papers._mutze_certify import exact
+    from mpvi_papers.mutze._mutze_certify import exact
     k, b, h = osc.k, osc.b, osc.h
     tau = h / 2
     todo = [(Fraction(lo) + (Fraction(hi) - Fraction(lo)) * i / pieces,

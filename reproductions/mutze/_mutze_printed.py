@@ -1,5 +1,5 @@
 """The printed text of Mutze's series theorem (Sec. 5, eq. (60), and the Appendix) kept as
-data, for :mod:`mpvi_papers.mutze_theorem60`.
+data, for :mod:`mpvi_papers.mutze.mutze_theorem60`.
 
 Source: U. Mutze, "A Simple Variational Integrator for General Holonomic Mechanical
 Systems", text extracted from the PDF (``../shared/papers/002_1fd9b0ece8760466.txt``).
@@ -10,7 +10,7 @@ text (lines 902-957 of that file), including the extraction's markdown/LaTeX wra
 author's two remarks ("term manually moved ...", "higher order terms which were deleted
 manually ...").  :func:`form_expression` strips exactly those wrappers and remarks and
 returns the text after ``S =``, ``LHS =`` or ``DIFF =`` for
-:func:`mpvi_papers._mutze_series.parse_form`.  One extraction artifact is repaired
+:func:`mpvi_papers.mutze._mutze_series.parse_form`.  One extraction artifact is repaired
 there and reported by :data:`FORM_REPAIRS`: a FORM line break inside ``eDv*L`` of the
 DIFF came out as ``eDv* \\ & *L`` (a doubled ``*``).
 
@@ -18,7 +18,7 @@ DIFF came out as ``eDv* \\ & *L`` (a doubled ``*``).
 the remaining tau^2 terms of DIFF for L = T(v) - V(x), F = 0 (just before "QED"): one
 entry per printed line, (printed LaTeX of the line as extracted, power of tau, common
 factor of the bracket, my transliteration in the syntax of
-:func:`mpvi_papers._mutze_series.parse_nabla`).  In that syntax ``dt`` = partial_t, ``v.dx`` =
+:func:`mpvi_papers.mutze._mutze_series.parse_nabla`).  In that syntax ``dt`` = partial_t, ``v.dx`` =
 v.nabla_x, ``a.dv^2`` = (a.nabla_v)^2, ``dx``/``dv`` = the free-index nabla_x/nabla_v
 (contracted with e), ``e.dx`` = e.nabla_x, ``F`` = the free-index F (= e.F), ``a.F``,
 ``L``; ``?`` marks a term printed without a function.  The transliteration is literal:

@@ -542,7 +542,7 @@ def _exact_setup(p, sc, tau_text):
     sqrt(c_hi/c_lo) of the invariant form (module statement)."""
     from flint import arb
 
-    from mpvi_papers._mutze_certify import exact
+    from mpvi_papers.mutze._mutze_certify import exact
     if sc["kind"] != "gauss":
         raise ValueError("certified_outputs: only the Gaussian packet is enclosed")
     q = lambda s: Fraction(s)
@@ -582,7 +582,7 @@ def certified_outputs(p, sc, tau_text):
     ``{"step", "norm_dev", "energy_dev", "violent_mass"}`` (arb)."""
     from flint import arb
 
-    from mpvi_papers._mutze_certify import exact
+    from mpvi_papers.mutze._mutze_certify import exact
     setup = _exact_setup(p, sc, tau_text)
     xs, diag, off, tau, hb, X, V, lam_max, grow = (setup[k] for k in (
         "xs", "diag", "off", "tau", "hb", "X", "V", "lam_max", "grow"))
@@ -634,7 +634,7 @@ def certified_outputs(p, sc, tau_text):
 
 def certified_long_trend(p, sc, tau_text, steps, block):
     """Enclosures of the long run's "trend / range" statistics of the norm and the energy
-    (:func:`mpvi_papers.mutze_quantum.trend` of :func:`mpvi_papers.mutze_quantum.long_run`:
+    (:func:`mpvi_papers.mutze.mutze_quantum.trend` of :func:`mpvi_papers.mutze.mutze_quantum.long_run`:
     deviations sampled every block/10 steps, block means, the least-squares slope of the
     means against the block-end times times the time spanned, over the range of the
     samples) for the exact discrete trajectory of eq. (86) from the exact problem of the
@@ -644,7 +644,7 @@ def certified_long_trend(p, sc, tau_text, steps, block):
     trend) balls."""
     from flint import arb, arb_mat
 
-    from mpvi_papers._mutze_certify import exact
+    from mpvi_papers.mutze._mutze_certify import exact
     setup = _exact_setup(p, sc, tau_text)
     diag, off, tau, hb, X, V, lam_max, grow = (setup[k] for k in (
         "diag", "off", "tau", "hb", "X", "V", "lam_max", "grow"))

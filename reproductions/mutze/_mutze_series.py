@@ -601,7 +601,7 @@ def parse_form(text):
     ``DIFF =``: ``+ tau^2 * ( ... ) + ...`` with the tau^0 terms outside any bracket) as
     ``{power of tau: {Word: coefficient}}``.  Whitespace and line breaks are ignored;
     the text must already be free of commentary (see
-    :func:`mpvi_papers._mutze_printed.form_expression`)."""
+    :func:`mpvi_papers.mutze._mutze_printed.form_expression`)."""
     s = re.sub(r"\s+", "", text)
     out = {}
     rest = []

@@ -11,10 +11,11 @@ iterations more accurate than RK2.
 
 Run: ``mpvi run mutze_fig02`` or ``python reproductions/mutze_fig02.py``.
 """
-from mpvi.repro.run import Output, Reproduction, script_main
+from mpvi.repro.declare import Output, Reproduction
+from mpvi.repro.run import script_main
 from mpvi.repro.studies import numstr
 
-from mpvi_papers._mutze_oscillator import METHODS, PAPER, PARAMS, QUICK, long_table, plot_errors, sec7_errors
+from mpvi_papers.mutze._mutze_oscillator import METHODS, PAPER, PARAMS, QUICK, long_table, plot_errors, sec7_errors
 
 CONSIDERED = ["direct_midpoint", "g=0.34 (0.68 halved)", "midpoint_variation"]
 """The curves the text ranks: the direct midpoint method, g = 0.68 (in the paper's
@@ -50,13 +51,13 @@ def compute(run):
 def certify(run, out):
     """The proven digits of the values and of the long table (``mpvi run --certify``):
     every method's exact discrete trajectory walked on balls from the exact problem
-    (:class:`mpvi_papers._mutze_oscillator.BallOscillator`; its statement)."""
+    (:class:`mpvi_papers.mutze._mutze_oscillator.BallOscillator`; its statement)."""
     from flint import arb
 
     from mpvi.numbers.arbref import GUARD_DIGITS, arb_precision
     from mpvi.repro.certified import ball_max
     from mpvi.repro.digits import proven_digits
-    from mpvi_papers._mutze_oscillator import (CERTIFIED_STATEMENT, certified_long_table,
+    from mpvi_papers.mutze._mutze_oscillator import (CERTIFIED_STATEMENT, certified_long_table,
                                                 certified_walks, proven_rank)
     v = out.values
     values, not_certified = {}, {}

@@ -13,12 +13,13 @@ Run: ``mpvi run mutze_fig03`` or ``python reproductions/mutze_fig03.py``.
 """
 import pandas as pd
 
-from mpvi.repro.run import Output, Reproduction, script_main
+from mpvi.repro.declare import Output, Reproduction
+from mpvi.repro.run import script_main
 from mpvi.repro.studies import numstr
 
-from mpvi_papers._mutze_oscillator import (METHODS, PAPER, PARAMS, QUICK, STYLE, g_scan, long_table,
+from mpvi_papers.mutze._mutze_oscillator import (METHODS, PAPER, PARAMS, QUICK, STYLE, g_scan, long_table,
                                              plot_errors, sec7_errors, sensitivity)
-from mpvi_papers.mutze_fig02 import CONSIDERED, worst_rank
+from mpvi_papers.mutze.mutze_fig02 import CONSIDERED, worst_rank
 
 
 def compute(run):
@@ -47,16 +48,16 @@ def compute(run):
 def certify(run, out):
     """The proven digits of the values and tables (``mpvi run --certify``): every
     method's exact discrete trajectory walked on balls from the exact problem
-    (:class:`mpvi_papers._mutze_oscillator.BallOscillator`), the zero-phase g by a proven
-    sign change (:func:`mpvi_papers._mutze_oscillator.zero_phase_enclosure`)."""
+    (:class:`mpvi_papers.mutze._mutze_oscillator.BallOscillator`), the zero-phase g by a proven
+    sign change (:func:`mpvi_papers.mutze._mutze_oscillator.zero_phase_enclosure`)."""
     from fractions import Fraction
 
     from flint import arb
 
     from mpvi.numbers.arbref import GUARD_DIGITS, arb_precision
     from mpvi.repro.digits import proven_digits
-    from mpvi_papers._mutze_certify import exact
-    from mpvi_papers._mutze_oscillator import (CERTIFIED_STATEMENT, SENSITIVITY, BallOscillator,
+    from mpvi_papers.mutze._mutze_certify import exact
+    from mpvi_papers.mutze._mutze_oscillator import (CERTIFIED_STATEMENT, SENSITIVITY, BallOscillator,
                                                 certified_long_table, certified_walks,
                                                 monotone_phase, proven_rank,
                                                 zero_phase_enclosure)

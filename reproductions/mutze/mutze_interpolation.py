@@ -3,7 +3,7 @@ parameter p* that minimises the L2 norm of r''.
 
 The smooth step r(x) = rho(x, p) = 1 / (1 + exp((1/x + 1/(x - 1)) p)) on ]0, 1[ (0 left,
 1 right) and the interpolant f = sum_i w_i f_i of mutze Sec. 2 are
-:mod:`mpvi_papers._mutze_interpolation`.  This script checks the claims of the section:
+:mod:`mpvi_papers.mutze._mutze_interpolation`.  This script checks the claims of the section:
 
 * footnote 3, "the L2-norm of the second derivative of r is minimal for p = 0.810747...":
   J(p) = int_0^1 r''(x)^2 dx on a grid of p (main table), p* from J'(p) = 0
@@ -35,11 +35,12 @@ from itertools import pairwise
 import pandas as pd
 
 from mpvi.numbers.context import MPContext
-from mpvi.repro.run import Output, Reproduction, needs_mp, script_main
+from mpvi.repro.declare import needs_mp, Output, Reproduction
+from mpvi.repro.run import script_main
 from mpvi.repro.studies import numstr
 
-from mpvi_papers._mutze import PAPER
-from mpvi_papers._mutze_interpolation import (  # noqa: I001
+from mpvi_papers.mutze._mutze import PAPER
+from mpvi_papers.mutze._mutze_interpolation import (  # noqa: I001
     P_OPT,
     SmoothInterpolant,
     optimal_p,
@@ -323,7 +324,7 @@ def compute(run):
 CERTIFIED_STATEMENT = (
     "p*: J'(p) = 2 int_0^1 r'' dr''/dp dx enclosed by Arb's rigorous quadrature "
     "(acb.integral on [1/200, 1/2], the integrand even about 1/2) plus an analytic bound "
-    "of the tail (0, 1/200] (mpvi_papers._mutze_interpolation.enclose_J); J' is proven "
+    "of the tail (0, 1/200] (mpvi_papers.mutze._mutze_interpolation.enclose_J); J' is proven "
     "negative and positive at two rationals around the run's p*, so a zero of J' where J "
     "turns from decreasing to increasing (a local minimum) lies between: the enclosure.  "
     "That it is the global minimiser is not proven; the sign of J' is proven at every p of "
@@ -367,8 +368,8 @@ def certify(run, out):
     from mpvi.numbers.arbref import GUARD_DIGITS, arb_precision
     from mpvi.repro.certified import ball_max, rows_not_enclosed
     from mpvi.repro.digits import proven_digits
-    from mpvi_papers._mutze_certify import exact
-    from mpvi_papers._mutze_interpolation import (enclose_J, enclose_p_star,
+    from mpvi_papers.mutze._mutze_certify import exact
+    from mpvi_papers.mutze._mutze_interpolation import (enclose_J, enclose_p_star,
                                                     smooth_step_ball_derivatives)
     ctx, p, v = run.ctx, run.params, out.values
     values, not_certified = {}, {}

@@ -23,11 +23,12 @@ import pandas as pd
 import sympy as sp
 
 from mpvi.analysis.measures import fit_order
-from mpvi.repro.run import Output, Reproduction, script_main
+from mpvi.repro.declare import Output, Reproduction
+from mpvi.repro.run import script_main
 from mpvi.methods.mutze import TAU, parabolic_acceleration
 from mpvi.repro.studies import numstr, study
 
-from mpvi_papers._mutze import PAPER
+from mpvi_papers.mutze._mutze import PAPER
 
 PARAMS = {"T": "4", "steps": ["1/8", "1/16", "1/32", "1/64", "1/128"], "gbs_H": "1/4", "gbs_levels": 14,
           "g1_steps": 40}
@@ -128,7 +129,7 @@ CERTIFIED_STATEMENT = (
     "trajectory enclosed on Arb balls, Krawczyk for the implicit steps, from the exact "
     "problem; eq. (79), the explicit solve of eq. (72) with g = 0, through Newton's solve of "
     "the same affine equation: one exact trajectory), and the exact solution x(T), v(T) of the damped driven pendulum is "
-    "enclosed by a validated Taylor method (mpvi_papers._mutze_certify.enclose_pendulum: "
+    "enclosed by a validated Taylor method (mpvi_papers.mutze._mutze_certify.enclose_pendulum: "
     "degree-30 Taylor steps of 1/16 with the Lagrange remainder over a proven a-priori "
     "box) -- not the GBS estimate; each error max(|x - x(T)|, |v - v(T)|) is a ball and "
     "the order the least-squares slope on balls (mpvi.repro.certified."
@@ -151,7 +152,7 @@ def certify(run, out):
     from mpvi.repro.certified import least_squares_order
     from mpvi.repro.digits import proven_digits
     from mpvi.systems.damped import damped_pendulum
-    from mpvi_papers._mutze_certify import (enclose_pendulum, exact, formula_difference,
+    from mpvi_papers.mutze._mutze_certify import (enclose_pendulum, exact, formula_difference,
                                             published_formulas)
 
     ctx, p, v = run.ctx, run.params, out.values

@@ -2,7 +2,7 @@
 and the claim that norm and energy "come back to the original values with nearly the
 accuracy of the computer's number representation in all phases of calmer motion".
 
-Model (:mod:`mpvi_papers._mutze_quantum`): hbar = m = 1, H = -D2/2 + V on N interior grid
+Model (:mod:`mpvi_papers.mutze._mutze_quantum`): hbar = m = 1, H = -D2/2 + V on N interior grid
 points (Dirichlet ends), a rectangular barrier in the middle, time-independent; eq. (86)
 with psi'_0 = H psi_0 / (i hbar), run at 64 digits and in float64 from the same
 parameters.  The half step tau must satisfy tau omega_max < 1 (derived symbolically for
@@ -45,10 +45,11 @@ import numpy as np
 import pandas as pd
 
 from mpvi.numbers.context import fp
-from mpvi.repro.run import Output, Reproduction, needs_mp, script_main
+from mpvi.repro.declare import needs_mp, Output, Reproduction
+from mpvi.repro.run import script_main
 from mpvi.repro.studies import numstr
-from mpvi_papers._mutze import PAPER
-from mpvi_papers._mutze_quantum import (
+from mpvi_papers.mutze._mutze import PAPER
+from mpvi_papers.mutze._mutze_quantum import (
     ChebyshevPropagator,
     Particle,
     closed_form,
@@ -412,15 +413,15 @@ def compute(run):
 def certify(run, out):
     """The proven digits of the gauss scenario's calm-phase and whole-run norm and energy
     deviations, 64-digit and float64 rows (``mpvi run --certify``): its exact discrete
-    trajectory enclosed (:func:`mpvi_papers._mutze_quantum.certified_outputs`,
-    :data:`mpvi_papers._mutze_quantum.CERTIFIED_STATEMENT`)."""
+    trajectory enclosed (:func:`mpvi_papers.mutze._mutze_quantum.certified_outputs`,
+    :data:`mpvi_papers.mutze._mutze_quantum.CERTIFIED_STATEMENT`)."""
     from flint import arb
 
     from mpvi.numbers.arbref import GUARD_DIGITS, arb_precision, exact_rational
     from mpvi.repro.certified import ball_max, rows_not_enclosed
     from mpvi.repro.digits import proven_digits
-    from mpvi_papers._mutze_certify import exact
-    from mpvi_papers._mutze_quantum import (CERTIFIED_STATEMENT, certified_long_trend,
+    from mpvi_papers.mutze._mutze_certify import exact
+    from mpvi_papers.mutze._mutze_quantum import (CERTIFIED_STATEMENT, certified_long_trend,
                                             certified_outputs)
     ctx, p, v = run.ctx, run.params, out.values
     values, not_certified = {}, {}

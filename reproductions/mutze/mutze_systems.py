@@ -70,13 +70,14 @@ import numpy as np
 import pandas as pd
 
 from mpvi.analysis.measures import fit_order
-from mpvi.repro.run import Output, Reproduction, script_main
+from mpvi.repro.declare import Output, Reproduction
+from mpvi.repro.run import script_main
 from mpvi.repro.studies import fraction, numstr, steps
 from mpvi.methods import get_method
 from mpvi.systems.double_pendulum import nonlinear_double_pendulum
 
-from mpvi_papers._mutze import PAPER
-from mpvi_papers._top2025_top import LoopingTop
+from mpvi_papers.mutze._mutze import PAPER
+from mpvi_papers.top2025._top2025_top import LoopingTop
 
 #: key -> (registered method, options)
 METHODS = {

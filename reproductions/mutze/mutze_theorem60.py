@@ -7,7 +7,7 @@ e.D_tau S to tau^2, the tau^2 coefficient of DIFF = LHS - RHS) is printed in the
 Appendix, hand-converted into grad-notation in eqs. (69), (70) and, for L = T(v) - V(x),
 F = 0, into the list of remaining terms before "QED".
 
-This script re-derives all of it with :mod:`mpvi_papers._mutze_series` (Taylor's
+This script re-derives all of it with :mod:`mpvi_papers.mutze._mutze_series` (Taylor's
 formula on words, no FORM commutation relations) and compares, word by word, with the
 printed FORM output and with the hand conversions (the printed text is data in
 ``reproductions/_mutze_printed.py``).  Words are contractions of derivatives of L, a.F,
@@ -41,12 +41,13 @@ import pandas as pd
 import sympy as sp
 
 from mpvi.compiled.codegen import compile_exprs
-from mpvi.repro.run import Output, Reproduction, script_main
+from mpvi.repro.declare import Output, Reproduction
+from mpvi.repro.run import script_main
 from mpvi.repro.studies import numstr
 
-from mpvi_papers import _mutze_printed as printed
-from mpvi_papers import _mutze_series as ser
-from mpvi_papers._mutze import PAPER
+from mpvi_papers.mutze import _mutze_printed as printed
+from mpvi_papers.mutze import _mutze_series as ser
+from mpvi_papers.mutze._mutze import PAPER
 
 PARAMS = {
     "p": 4,                     # FORM's p: S to tau^(p+1), LHS to tau^(p-2)
@@ -450,7 +451,7 @@ FORMULA = ("a formula derived in exact rational arithmetic (Fractions on words),
 
 def _point_env(t, xs, vs, pt, n):
     """{symbol: exact ball} of the point ``pt`` (run parameters: rational strings)."""
-    from mpvi_papers._mutze_certify import exact
+    from mpvi_papers.mutze._mutze_certify import exact
     env = {t: exact(Fraction(pt["t"]))}
     env.update({x: exact(Fraction(s)) for x, s in zip(xs, pt["x"])})
     env.update({v: exact(Fraction(s)) for v, s in zip(vs, pt["v"])})
@@ -458,14 +459,14 @@ def _point_env(t, xs, vs, pt, n):
 
 
 class BallCheck:
-    """:class:`mpvi_papers._mutze_series.DirectCheck` on balls: LHS = e.D_tau S as the
+    """:class:`mpvi_papers.mutze._mutze_series.DirectCheck` on balls: LHS = e.D_tau S as the
     integral of the same integrand enclosed by ``acb.integral`` (Arb's rigorous adaptive
     Gauss-Legendre with error bounds from the integrand on complex balls), RHS =
     -e.G(t + tau, x + v tau + a tau^2 g, v + a tau, a) on balls, at an exact rational
     point (t, x, v, a, e)."""
 
     def __init__(self, L, F, t, xs, vs, pt):
-        from mpvi_papers._mutze_certify import as_sympy
+        from mpvi_papers.mutze._mutze_certify import as_sympy
         n = len(xs)
         self.t, self.xs, self.vs = t, list(xs), list(vs)
         self.a = [Fraction(s) for s in pt["a"]]
@@ -486,7 +487,7 @@ class BallCheck:
         """An enclosure (arb) of e.D_tau S at the point, tau an exact Fraction."""
         from flint import acb
 
-        from mpvi_papers._mutze_certify import ball_eval, exact
+        from mpvi_papers.mutze._mutze_certify import ball_eval, exact
         t0 = exact(Fraction(self.pt["t"]))
         x0 = [exact(Fraction(s)) for s in self.pt["x"]]
         v0 = [exact(Fraction(s)) for s in self.pt["v"]]
@@ -508,7 +509,7 @@ class BallCheck:
 
     def rhs(self, tau, g):
         """An enclosure (arb) of -e.G(t + tau, x + v tau + a tau^2 g, v + a tau, a)."""
-        from mpvi_papers._mutze_certify import ball_eval, exact
+        from mpvi_papers.mutze._mutze_certify import ball_eval, exact
         tau, g = Fraction(tau), Fraction(g)
         env = {self.t: exact(Fraction(self.pt["t"]) + tau)}
         env.update({x: exact(Fraction(xi) + Fraction(vi) * tau + ai * tau * tau * g)
@@ -548,7 +549,7 @@ def certify(run, out):
     from mpvi.numbers.arbref import GUARD_DIGITS, arb_precision
     from mpvi.repro.certified import ball_max, least_squares_order
     from mpvi.repro.digits import proven_digits
-    from mpvi_papers._mutze_certify import (ball_eval, counted, exact, formula_difference,
+    from mpvi_papers.mutze._mutze_certify import (ball_eval, counted, exact, formula_difference,
                                             published_formulas)
     p = run.params
     values, not_certified = {}, {}

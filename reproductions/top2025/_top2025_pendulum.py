@@ -6,12 +6,12 @@ import pandas as pd
 
 from mpvi import solve
 from mpvi.analysis.measures import node_errors, sup_errors
-from mpvi.repro.run import Output, Reproduction
+from mpvi.repro.declare import Output, Reproduction
 from mpvi.repro.studies import (Task, convergence_rows, convergence_sweep, energy_error_norm,
                                 fraction, numstr, state_frame, steps, study, trajectory_frame)
 from mpvi.systems.double_pendulum import nonlinear_double_pendulum
 
-from mpvi_papers._top2025 import METHODS, PAPER, STEP_SECONDS, STYLE
+from mpvi_papers.top2025._top2025 import METHODS, PAPER, STEP_SECONDS, STYLE
 
 #: Figs. 2-3 (the same parameters, so that the expensive references are one cached
 #: study).  The paper's step h = 0.1 s over 10 s; references: GBS of order 64 (levels =

@@ -15,7 +15,7 @@ from mpvi.engines.ode import gbs_step
 from mpvi.repro.studies import PROGRESS_STEPS
 from mpvi.systems.lagrange_top import table6_top
 
-from mpvi_papers._top2025_top import reference_context
+from mpvi_papers.top2025._top2025_top import reference_context
 
 GBS_LEVELS = 16
 """GBS extrapolation depth for the references (order 2 * 16 = 32, mpvi.engines.ode)."""
@@ -40,7 +40,7 @@ def reduced_problem(top):
 def cusp_exact(ctx):
     """(nutation period 2 omega_1, theta_max) of the Table 6 top from the exact Weierstrass
     solution, as numbers of ``ctx``: computed at the context's precision, or for float64
-    in :func:`mpvi_papers._top2025_top.reference_context` and rounded."""
+    in :func:`mpvi_papers.top2025._top2025_top.reference_context` and rounded."""
     mp = reference_context(ctx)
     nut = cusp_top(mp).nutation()
     return ctx.num(+nut.period), ctx.num(mp.acos(nut.roots[0]))

@@ -14,11 +14,11 @@ import pandas as pd
 
 from mpvi.analysis.measures import fit_order
 from mpvi.numbers.context import MPContext, fp
-from mpvi.repro.run import Output, Reproduction
+from mpvi.repro.declare import Output, Reproduction
 from mpvi.repro.studies import Task, study, successive_orders, sup_norm
 from mpvi.systems.lagrange_top import table3_top
 
-from mpvi_papers._top2025 import METHODS, PAPER, STEP_SECONDS, STYLE
+from mpvi_papers.top2025._top2025 import METHODS, PAPER, STEP_SECONDS, STYLE
 
 
 # ----- the Table 3 top and its exact nutation ------------------------------------------------

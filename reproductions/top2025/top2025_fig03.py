@@ -28,7 +28,7 @@ Run: ``mpvi run top2025_fig03`` or ``python reproductions/top2025_fig03.py``.
 """
 from mpvi.repro.run import script_main
 
-from mpvi_papers._top2025_pendulum import STATES_PARAMS, STATES_QUICK, states_reproduction
+from mpvi_papers.top2025._top2025_pendulum import STATES_PARAMS, STATES_QUICK, states_reproduction
 
 PARAMS = dict(STATES_PARAMS)
 QUICK = dict(STATES_QUICK)

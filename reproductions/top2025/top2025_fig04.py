@@ -24,11 +24,12 @@ largest steps and tends to 5, its order in energy (ERRATA [E16]).
 
 Run: ``mpvi run top2025_fig04`` or ``python reproductions/top2025_fig04.py``.
 """
-from mpvi.repro.run import Output, Reproduction, script_main
+from mpvi.repro.declare import Output, Reproduction
+from mpvi.repro.run import script_main
 from mpvi.repro.studies import numstr
 
-from mpvi_papers._top2025 import METHODS, PAPER, STYLE
-from mpvi_papers._top2025_pendulum import (ENERGY_STATEMENT, certified_orders,
+from mpvi_papers.top2025._top2025 import METHODS, PAPER, STYLE
+from mpvi_papers.top2025._top2025_pendulum import (ENERGY_STATEMENT, certified_orders,
                                             certify_energy_convergence, energy_convergence,
                                             energy_error_tasks, orders_digits, orders_frame)
 
@@ -53,8 +54,8 @@ def compute(run):
 def certify(run, out):
     """The proven digits of every error and order of ``out`` (``mpvi run --certify``):
     every run certified and its ||e_H||_inf enclosed
-    (:func:`mpvi_papers._top2025_pendulum.certify_energy_convergence`), the orders from
-    those balls (:func:`mpvi_papers._top2025_pendulum.certified_orders`).  The columns
+    (:func:`mpvi_papers.top2025._top2025_pendulum.certify_energy_convergence`), the orders from
+    those balls (:func:`mpvi_papers.top2025._top2025_pendulum.certified_orders`).  The columns
     method, N and h (= T/N rounded) are inputs."""
     from mpvi.numbers.arbref import GUARD_DIGITS, arb_precision
     from mpvi.repro.digits import proven_digits

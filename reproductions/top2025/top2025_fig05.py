@@ -22,11 +22,12 @@ Run: ``mpvi run top2025_fig05`` or ``python reproductions/top2025_fig05.py``.
 """
 import pandas as pd
 
-from mpvi.repro.run import Output, Reproduction, script_main
+from mpvi.repro.declare import Output, Reproduction
+from mpvi.repro.run import script_main
 from mpvi.repro.studies import energy_error, numstr
 
-from mpvi_papers._top2025 import METHODS, PAPER, STYLE
-from mpvi_papers._top2025_pendulum import (ENERGY_STATEMENT, certified_energy_errors,
+from mpvi_papers.top2025._top2025 import METHODS, PAPER, STYLE
+from mpvi_papers.top2025._top2025_pendulum import (ENERGY_STATEMENT, certified_energy_errors,
                                             double_pendulum, run_methods)
 
 PARAMS = {"T": "10", "h": "0.1", "methods": list(METHODS)}
@@ -59,7 +60,7 @@ def compute(run):
 def certify(run, out):
     """The proven digits of e_H at every node and of every value of ``out`` (``mpvi run
     --certify``): each method's run certified and e_H enclosed on it
-    (:func:`mpvi_papers._top2025_pendulum.certified_energy_errors`); maxima, growths,
+    (:func:`mpvi_papers.top2025._top2025_pendulum.certified_energy_errors`); maxima, growths,
     means and ratios from those balls.  The rows at t = 0 are 0 by definition; t and
     method are inputs."""
     from flint import arb

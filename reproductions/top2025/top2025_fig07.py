@@ -12,11 +12,12 @@ Run: ``mpvi run top2025_fig07`` or ``python reproductions/top2025_fig07.py``.
 import numpy as np
 import pandas as pd
 
-from mpvi.repro.run import Output, Reproduction, script_main
+from mpvi.repro.declare import Output, Reproduction
+from mpvi.repro.run import script_main
 from mpvi.repro.studies import numstr, sup_norm
 
-from mpvi_papers._top2025 import PAPER
-from mpvi_papers._top2025_top import (CERTIFIED_STATEMENT, LoopingTop, certified_top_nodes,
+from mpvi_papers.top2025._top2025 import PAPER
+from mpvi_papers.top2025._top2025_top import (CERTIFIED_STATEMENT, LoopingTop, certified_top_nodes,
                                       column_digits)
 
 PARAMS = {"periods": 5, "N_per_period": 100, "method": "simpson", "exact_samples_per_period": 200}
@@ -52,7 +53,7 @@ def compute(run):
 
 def certify(run, out):
     """The proven digits of the run's table and of the values (``mpvi run --certify``):
-    the run certified (:func:`mpvi_papers._top2025_top.certified_top_nodes`), x, y, z on
+    the run certified (:func:`mpvi_papers.top2025._top2025_top.certified_top_nodes`), x, y, z on
     its enclosures, the exact nutation enclosed at the run's binary times and at the
     sample times, t_bar by ``LagrangeTopNutation.enclose_period``."""
     from mpvi.numbers.arbref import GUARD_DIGITS, arb_precision

@@ -10,11 +10,12 @@ Run: ``mpvi run top2025_fig08`` or ``python reproductions/top2025_fig08.py``.
 """
 import pandas as pd
 
-from mpvi.repro.run import Output, Reproduction, script_main
+from mpvi.repro.declare import Output, Reproduction
+from mpvi.repro.run import script_main
 from mpvi.repro.studies import numstr, sup_norm
 
-from mpvi_papers._top2025 import PAPER, STYLE
-from mpvi_papers._top2025_top import (CERTIFIED_STATEMENT, LoopingTop, certified_loop_runs,
+from mpvi_papers.top2025._top2025 import PAPER, STYLE
+from mpvi_papers.top2025._top2025_top import (CERTIFIED_STATEMENT, LoopingTop, certified_loop_runs,
                                       column_digits, loop_methods_run, series_frame)
 
 PARAMS = {"periods": 1, "N_per_period": 20, "exact_samples": 400}
@@ -42,7 +43,7 @@ def compute(run):
 def certify(run, out):
     """The proven digits of the runs' theta, the exact nutation's samples and every
     value (``mpvi run --certify``): the runs certified
-    (:func:`mpvi_papers._top2025_top.certified_loop_runs`), the exact nutation enclosed
+    (:func:`mpvi_papers.top2025._top2025_top.certified_loop_runs`), the exact nutation enclosed
     at the nodes and at the sample times (the binary times the run computed,
     ``LagrangeTopNutation.enclose``)."""
     from mpvi.numbers.arbref import GUARD_DIGITS, arb_precision

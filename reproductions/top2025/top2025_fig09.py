@@ -11,7 +11,7 @@ Run: ``mpvi run top2025_fig09`` or ``python reproductions/top2025_fig09.py``.
 from mpvi.repro.run import script_main
 from mpvi.repro.studies import numstr, sup_norm
 
-from mpvi_papers._top2025_top import growth, series_reproduction
+from mpvi_papers.top2025._top2025_top import growth, series_reproduction
 
 PARAMS = {"periods": 10, "N_per_period": 20}
 QUICK = {"periods": 4}
@@ -31,7 +31,7 @@ def summarize(ctx, res):
 
 def certify_values(ctx, nodes, out):
     """The values of :func:`summarize` enclosed from the certified runs' e_H
-    (:func:`mpvi_papers._top2025_top.certified_loop_runs`)."""
+    (:func:`mpvi_papers.top2025._top2025_top.certified_loop_runs`)."""
     from mpvi.repro.certified import ball_max
     from mpvi.repro.digits import proven_digits
     values, peak = {}, {}

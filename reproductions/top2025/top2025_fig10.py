@@ -12,7 +12,7 @@ Run: ``mpvi run top2025_fig10`` or ``python reproductions/top2025_fig10.py``.
 from mpvi.repro.run import script_main
 from mpvi.repro.studies import numstr, sup_norm
 
-from mpvi_papers._top2025_top import (MOMENTUM_NOTE, RK4_MOMENTA, ZERO_FLOOR,
+from mpvi_papers.top2025._top2025_top import (MOMENTUM_NOTE, RK4_MOMENTA, ZERO_FLOOR,
                                       series_reproduction)
 
 PARAMS = {"periods": 10, "N_per_period": 20}
@@ -26,7 +26,7 @@ def summarize(ctx, res):
 
 def certify_values(ctx, nodes, out):
     """The values of :func:`summarize` enclosed as the computed runs' momentum drifts
-    (:data:`mpvi_papers._top2025_top.MOMENTUM_NOTE`); RK4's are exactly 0."""
+    (:data:`mpvi_papers.top2025._top2025_top.MOMENTUM_NOTE`); RK4's are exactly 0."""
     from mpvi.repro.certified import ball_max
     from mpvi.repro.digits import proven_digits
     values, not_certified, bounds = {}, {}, []

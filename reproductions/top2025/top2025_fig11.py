@@ -9,7 +9,7 @@ h <= t_bar/FIT_FROM_N (the asymptotic range; the large-h errors of RK4 and of th
 midpoint's relative nutation error are not yet in it, see the CSV).
 
 ``mpvi run top2025_fig11 --certify`` proves every error norm and order (:func:`certify`,
-:data:`mpvi_papers._top2025_top.CERTIFIED_STATEMENT`).
+:data:`mpvi_papers.top2025._top2025_top.CERTIFIED_STATEMENT`).
 
 Run: ``mpvi run top2025_fig11`` or ``python reproductions/top2025_fig11.py``.
 """
@@ -18,11 +18,12 @@ import pandas as pd
 from mpvi.analysis.measures import fit_order
 from mpvi.repro.certified import least_squares_order
 from mpvi.repro.digits import proven_digits
-from mpvi.repro.run import Output, Reproduction, script_main
+from mpvi.repro.declare import Output, Reproduction
+from mpvi.repro.run import script_main
 from mpvi.repro.studies import numstr, sup_norm
 
-from mpvi_papers._top2025 import METHODS, PAPER, STYLE
-from mpvi_papers._top2025_top import CERTIFIED_STATEMENT, LoopingTop, certified_top_errors
+from mpvi_papers.top2025._top2025 import METHODS, PAPER, STYLE
+from mpvi_papers.top2025._top2025_top import CERTIFIED_STATEMENT, LoopingTop, certified_top_errors
 
 PARAMS = {"N": [20, 28, 40, 57, 80, 113, 160, 226, 320, 453, 640, 905, 1280], "fit_from_N": 80}
 QUICK = {"N": [20, 40, 80, 160, 320]}
@@ -63,7 +64,7 @@ def compute(run):
 
 def certify(run, out):
     """The proven digits of every error norm and order of ``out`` (``mpvi run --certify``):
-    :func:`mpvi_papers._top2025_top.certified_top_errors` per step (one period),
+    :func:`mpvi_papers.top2025._top2025_top.certified_top_errors` per step (one period),
     :func:`mpvi.repro.certified.least_squares_order` over all h and over the tail; the
     columns method, variable, N and h_tbar (= 1/N) are the inputs."""
     from mpvi.numbers.arbref import GUARD_DIGITS, arb_precision

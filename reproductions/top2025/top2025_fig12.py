@@ -42,11 +42,12 @@ Run: ``mpvi run top2025_fig12`` or ``python reproductions/top2025_fig12.py``.
 """
 import pandas as pd
 
-from mpvi.repro.run import Output, Reproduction, script_main
+from mpvi.repro.declare import Output, Reproduction
+from mpvi.repro.run import script_main
 from mpvi.repro.studies import fraction, numstr, steps
 
-from mpvi_papers._top2025 import PAPER
-from mpvi_papers._top2025_reduced import (GBS_LEVELS, cusp_exact, cusp_top, reduced_problem,
+from mpvi_papers.top2025._top2025 import PAPER
+from mpvi_papers.top2025._top2025_reduced import (GBS_LEVELS, cusp_exact, cusp_top, reduced_problem,
                                             solve_reduced, tip_path, turning_points)
 
 PARAMS = {"T": "4", "H": "1/200", "gbs_levels": GBS_LEVELS}

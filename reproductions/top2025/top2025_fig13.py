@@ -45,11 +45,12 @@ Run: ``mpvi run top2025_fig13`` or ``python reproductions/top2025_fig13.py``.
 """
 import pandas as pd
 
-from mpvi.repro.run import Output, Reproduction, script_main
+from mpvi.repro.declare import Output, Reproduction
+from mpvi.repro.run import script_main
 from mpvi.repro.studies import fraction, numstr, steps
 
-from mpvi_papers._top2025 import METHODS, PAPER, STYLE
-from mpvi_papers._top2025_reduced import (CUSP_STATEMENT, GBS_LEVELS, certified_cusp_run,
+from mpvi_papers.top2025._top2025 import METHODS, PAPER, STYLE
+from mpvi_papers.top2025._top2025_reduced import (CUSP_STATEMENT, GBS_LEVELS, certified_cusp_run,
                                             cusp_amplitude, cusp_exact, cusp_top, max_abs_diff,
                                             reduced_problem, solve_reduced)
 
@@ -148,10 +149,10 @@ def compute(run):
 def certify(run, out):
     """The proven digits of the theta deviations and ratios (``mpvi run --certify``): the
     methods' runs at h certified on the complete top with the exact nutation at their
-    nodes (:func:`mpvi_papers._top2025_reduced.certified_cusp_run`,
+    nodes (:func:`mpvi_papers.top2025._top2025_reduced.certified_cusp_run`,
     :data:`CUSP_STATEMENT`), RK4 on the reduced system through RK4 on the complete one;
     the amplitude theta_max - theta0 enclosed
-    (:func:`mpvi_papers._top2025_reduced.cusp_amplitude`).  Deviations in phi, the
+    (:func:`mpvi_papers.top2025._top2025_reduced.cusp_amplitude`).  Deviations in phi, the
     reference checks and the long table (which mixes the RK4 reference's samples) are
     not certified, each with its reason."""
     from mpvi.numbers.arbref import GUARD_DIGITS, arb_precision

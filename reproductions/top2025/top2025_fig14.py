@@ -37,11 +37,12 @@ from fractions import Fraction
 import pandas as pd
 
 from mpvi.analysis.measures import fit_order
-from mpvi.repro.run import Output, Reproduction, script_main
+from mpvi.repro.declare import Output, Reproduction
+from mpvi.repro.run import script_main
 from mpvi.repro.studies import fraction, numstr, steps, successive_orders
 
-from mpvi_papers._top2025 import PAPER, STYLE
-from mpvi_papers._top2025_reduced import (CUSP_STATEMENT, GBS_LEVELS, certified_cusp_run,
+from mpvi_papers.top2025._top2025 import PAPER, STYLE
+from mpvi_papers.top2025._top2025_reduced import (CUSP_STATEMENT, GBS_LEVELS, certified_cusp_run,
                                             cusp_top, max_abs_diff, reduced_problem,
                                             solve_reduced)
 
@@ -118,7 +119,7 @@ def compute(run):
 def certify(run, out):
     """The proven digits of the table and values (``mpvi run --certify``): at every h,
     Simpson and RK4 certified on the complete top with the exact nutation at their nodes
-    (:func:`mpvi_papers._top2025_reduced.certified_cusp_run`, :data:`CUSP_STATEMENT`): the
+    (:func:`mpvi_papers.top2025._top2025_reduced.certified_cusp_run`, :data:`CUSP_STATEMENT`): the
     difference eps_theta of the two exact discrete trajectories and each one's error
     against the exact solution (backing the GBS reference), the successive and
     least-squares orders on balls."""

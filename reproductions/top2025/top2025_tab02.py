@@ -33,11 +33,12 @@ Run: ``mpvi run top2025_tab02`` or ``python reproductions/top2025_tab02.py``.
 """
 import pandas as pd
 
-from mpvi.repro.run import Output, Reproduction, script_main
+from mpvi.repro.declare import Output, Reproduction
+from mpvi.repro.run import script_main
 from mpvi.repro.studies import fraction, numstr, steps
 
-from mpvi_papers._top2025 import METHODS, PAPER, STYLE
-from mpvi_papers._top2025_pendulum import (ENERGY_STATEMENT, certified_orders,
+from mpvi_papers.top2025._top2025 import METHODS, PAPER, STYLE
+from mpvi_papers.top2025._top2025_pendulum import (ENERGY_STATEMENT, certified_orders,
                                             certify_energy_convergence, energy_convergence,
                                             energy_error_tasks, orders_digits, orders_frame)
 
@@ -86,8 +87,8 @@ leave the longer spans out (their rows and values are then said not certified)."
 def certify(run, out):
     """The proven digits of every error, order and growth value of ``out`` (``mpvi run
     --certify``) for T <= :data:`CERTIFIED_T_MAX`: every run certified and its
-    ||e_H||_inf enclosed (:func:`mpvi_papers._top2025_pendulum.certify_energy_convergence`),
-    the orders (:func:`mpvi_papers._top2025_pendulum.certified_orders`), growths and
+    ||e_H||_inf enclosed (:func:`mpvi_papers.top2025._top2025_pendulum.certify_energy_convergence`),
+    the orders (:func:`mpvi_papers.top2025._top2025_pendulum.certified_orders`), growths and
     spreads from those balls.  The columns T, method, N and h (= T/N rounded) are inputs;
     the longer spans' rows and values are said not certified, with the cost."""
     from mpvi.numbers.arbref import GUARD_DIGITS, arb_precision

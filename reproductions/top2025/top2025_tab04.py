@@ -13,7 +13,7 @@ Run: ``mpvi run top2025_tab04`` or ``python reproductions/top2025_tab04.py``.
 """
 from mpvi.repro.run import script_main
 
-from mpvi_papers._top2025_top import long_run_reproduction
+from mpvi_papers.top2025._top2025_top import long_run_reproduction
 
 REPRODUCTION = long_run_reproduction(4, "theta", "nutation error norms")
 
