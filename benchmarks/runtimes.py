@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 
 from mpvi.repro.report import compute_time
-from mpvi.repro.packages import folder_of, reproduction_packages
+from mpvi.repro.packages import all_folders, folder_of, reproduction_packages
 from mpvi.repro.declare import all_reproductions
 from mpvi.repro.records import read_provenance
 from mpvi.repro.runtimes import KINDS, format_seconds, record_runtimes
@@ -95,12 +95,12 @@ def main(argv=None):
         if missing:
             raise SystemExit(f"runtimes: no outputs of {', '.join(missing)} in {out}; "
                              f"nothing recorded")
-        for pkg in packages:
-            own = {rid: t for rid, t in times.items() if package_of(reps[rid], packages) == pkg}
+        for folder in all_folders(packages):
+            own = {rid: t for rid, t in times.items() if folder_of(reps[rid], packages) == folder}
             if own:
-                record_runtimes(pkg, kind, own, command, wall, args.jobs)
-                print(f"{kind}: {len(own)} reproductions of {pkg.name} recorded in "
-                      f"{os.path.relpath(pkg.runtimes)}")
+                record_runtimes(folder, kind, own, command, wall, args.jobs)
+                print(f"{kind}: {len(own)} reproductions of {folder.name} recorded in "
+                      f"{os.path.relpath(folder.runtimes)}")
         total = sum(t["seconds"] for t in times.values())
         print(f"{kind}: the command took {format_seconds(wall)}; the reproductions alone "
               f"would take {format_seconds(total)} one after another")

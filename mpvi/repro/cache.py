@@ -56,6 +56,7 @@ from pathlib import Path
 
 import numpy as np
 
+from mpvi import __version__
 from mpvi.ground import io
 
 FORMAT = 2
@@ -128,7 +129,6 @@ def identity(name, params, ctx, module_file=None):
     """What a cache entry is keyed on: the study's name and parameters, the context, mpvi's
     version and source, and the source files next to the module that defines the study (a
     study in a reproduction package is recomputed when that package's code changes)."""
-    from mpvi import __version__
     ident = {"function": name, "parameters": plain(params), "context": ctx.name,
              "digits": ctx.dps, "mpvi_version": __version__, "source": source_fingerprint(),
              "format": FORMAT}

@@ -72,6 +72,11 @@ NO_CERTIFY_HOOK = "it declares no certified computation (no certify hook)"
 """The default ``Reproduction.not_certifiable``: no more said than that there is no hook."""
 
 
+NOT_DECLARED = "not declared certifiable by the reproduction"
+"""The ``not_certified`` reason of a column or value that the reproduction's certify hook
+neither certified nor said why not (:func:`mpvi.repro.run.certified_block`)."""
+
+
 @dataclass
 class Reproduction:
     """One figure or table: ``params`` (with ``quick`` overrides), ``compute(run)`` ->

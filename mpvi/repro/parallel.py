@@ -78,6 +78,10 @@ from mpvi.repro.declare import DEFAULT_CONTEXT, default_out_dir, output_paths, R
 from mpvi.repro.records import carried_note, write_outputs
 from mpvi.repro.options import one_line
 from mpvi.repro.run import CERTIFY_NEEDS_MP, check_context, render
+# LIFTED
+import ctypes
+import logging
+# /LIFTED
 
 DASK_MISSING = "install the dask extra: pip install -e '.[dask]'"
 
@@ -136,7 +140,6 @@ def _killed_with_parent():
     thread)."""
     if not sys.platform.startswith("linux"):
         return False
-    import ctypes
     try:
         libc = ctypes.CDLL(None, use_errno=True)
         return libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) == 0
@@ -245,6 +248,7 @@ def probe_scheduler(address):
     ``host:port``, ``tls://...``) and close at once: raise :class:`ExecutorError` naming the
     cause (connection refused, unknown host, no answer) when that fails, rather than wait
     for Dask's connection timeout.  Addresses of other protocols are left to Dask."""
+    # dask.distributed loaded lazily: optional (pip install mpvi[dask])
     from distributed.comm.addressing import parse_address, parse_host_port
     scheme, location = parse_address(address)
     if scheme not in ("tcp", "tls", "ws", "wss"):
@@ -312,6 +316,7 @@ class DaskExecutor(Executor):
     def __init__(self, address, jobs=None):
         # Dask reschedules the work of a lost worker itself (worker_died stays False)
         try:
+            # dask.distributed loaded lazily: optional (pip install mpvi[dask])
             import distributed
         except ImportError as exc:
             raise ExecutorError(f"--scheduler needs Dask: {DASK_MISSING} ({exc})") from None
@@ -319,14 +324,12 @@ class DaskExecutor(Executor):
         self._cluster = self._client = None
         self._address = address
         self._workerless_since = None
-        import logging
         self._logger = logging.getLogger("distributed.client")
         self._log_level = self._logger.level
         self._logger.setLevel(logging.CRITICAL)
         try:
             if address == "local":
                 n = jobs or os.cpu_count() or 1
-                import logging
                 with _sigint_ignored():         # CRITICAL: see the class docstring
                     self._cluster = distributed.LocalCluster(
                         n_workers=n, threads_per_worker=1, processes=True,

@@ -22,7 +22,7 @@ from mpvi.numbers.arbref import arb_precision
 from mpvi.numbers.context import get_context
 from mpvi.ground import io
 from mpvi.repro import digits as _digits
-from mpvi.repro.declare import (DEFAULT_CONTEXT, Refused, all_reproductions, default_out_dir,
+from mpvi.repro.declare import (DEFAULT_CONTEXT, NOT_DECLARED, Refused, all_reproductions, default_out_dir,
                                 output_paths, unknown_id)
 from mpvi.repro.options import add_run_options, one_line, open_cache
 from mpvi.repro.records import (Rendered, json_data, read_records, record_context,
@@ -110,11 +110,6 @@ def check_context(ctx):
         raise ValueError(f"--check-digits needs a context whose precision can be raised "
                          f"(gmp or mp), not {ctx.name}")
     return type(ctx)(ctx.dps + _digits.CHECK_EXTRA)
-
-
-NOT_DECLARED = "not declared certifiable by the reproduction"
-"""The ``not_certified`` reason of a column or value that the reproduction's certify hook
-neither certified nor said why not (:func:`certified_block`)."""
 
 
 def certified_block(rep, run, out):
@@ -313,6 +308,7 @@ def render(rep, ctx, params, quick, stream=None, cache=None, check_digits=False,
     only if its outputs are byte-identical, :func:`carry_certified`)."""
     import matplotlib                  # heavy (0.3 s): loaded only when a figure is drawn
     matplotlib.use("Agg")
+    # matplotlib loaded lazily: heavy (0.3 s), and only a figure needs it
     import matplotlib.pyplot as plt
 
     run, out, wall = _compute(rep, ctx, params, quick, stream, cache)
