@@ -278,6 +278,38 @@ def _load_known(path, errata):
     return known
 
 
+ERRATA_INDEX_HEAD = """# Errata, ambiguities and conventions: the index
+
+What the papers printed, what mpvi uses, and the evidence are written in each paper's folder,
+`reproductions/<paper>/ERRATA.md`, beside the printed values (`published/`) and the
+`discrepancies.csv` whose tags `[En]` they explain (`mpvi diff` marks a published value as
+`known` only when its tag is explained in its own folder). Nothing in a `published/` folder has
+been changed: it holds what the papers printed. This index is generated from the papers'
+files (`mpvi.repro.published.errata_index`; tests/test_published.py checks that it is
+current); the tags are numbered across the papers.
+"""
+"""The opening of ``reproductions/ERRATA.md`` (:func:`errata_index`)."""
+_TAGGED_HEADING = re.compile(r"^### (\[E\d+\]) (.*)$", re.M)
+
+
+def errata_index(packages, base):
+    """The text of the errata index (``reproductions/ERRATA.md``): :data:`ERRATA_INDEX_HEAD`,
+    then, for every folder of ``packages`` with an ERRATA.md other than ``base``'s own, a
+    link to it (relative to the directory ``base``) and its tagged headings, one line each
+    (``### [En] title``), in the order written.  Nothing but the links and the headings is
+    repeated: the entries are in the papers' files."""
+    parts = [ERRATA_INDEX_HEAD]
+    for folder in all_folders(packages):
+        path = folder.errata
+        if path.resolve() == (Path(base) / "ERRATA.md").resolve() or not path.exists():
+            continue
+        rel = path.resolve().relative_to(Path(base).resolve()).as_posix()
+        parts.append(f"\n## [{folder.name.rpartition('/')[2]}]({rel})\n\n")
+        parts.extend(f"- {tag} {title.strip()}\n"
+                     for tag, title in _TAGGED_HEADING.findall(read_utf8(path)))
+    return "".join(parts)
+
+
 @dataclass
 class DiffRow:
     value: PublishedValue

@@ -14,6 +14,7 @@ import argparse
 import io as _io
 import sys
 import time
+from pathlib import Path
 
 from flint import arb
 
@@ -391,11 +392,20 @@ def execute(rep, context=DEFAULT_CONTEXT, dps=64, quick=False, out_dir=None, str
     return written
 
 
+def script_path(rep):
+    """Where ``rep``'s script is, for its ``--help``: relative to the source checkout
+    (``reproductions/<paper>/<id>.py``) when it is in one, else its file name."""
+    module = sys.modules.get(rep.module or "__main__")
+    path = Path(getattr(module, "__file__", None) or f"{rep.id}.py").resolve()
+    root = io.project_root()
+    return path.relative_to(root) if root and path.is_relative_to(root) else Path(path.name)
+
+
 def script_main(rep, argv=None):
     """Command line of a single reproduction script (exit status 0, 1 on an error, 2 on a
     bad option or an unwritable --out, 3 if it refuses the context)."""
     ap = argparse.ArgumentParser(
-        prog=f"python reproductions/{rep.id}.py",
+        prog=f"python {script_path(rep)}",
         description=f"{rep.item} of {rep.paper}: {rep.title}. Writes <out>/{rep.paper}/{rep.id}"
                     ".csv, .png and .json (provenance). Run time measured alone with "
                     f"--no-cache: {Runtimes().describe(rep)}.",
