@@ -26,7 +26,6 @@ class ProgressBar:
         if self.enabled:
             # rich (terminal tables) loaded lazily: heavy, and only for a table on a terminal
             from rich.console import Console
-            # rich (terminal tables) loaded lazily: heavy, and only for a table on a terminal
             from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
                                        TimeElapsedColumn)
             self._progress = Progress(

@@ -670,9 +670,7 @@ def format_diff(rows, reps, width, stale=None):
     full)."""
     # rich (terminal tables) loaded lazily: heavy, and only for a table on a terminal
     from rich.box import Box
-    # rich (terminal tables) loaded lazily: heavy, and only for a table on a terminal
     from rich.console import Console
-    # rich (terminal tables) loaded lazily: heavy, and only for a table on a terminal
     from rich.table import Table
     stale = stale or {}
     buffer = io.StringIO()
@@ -761,9 +759,7 @@ def format_certified(rows, reps, width, every=True):
     and the items it concerns (ids without their paper's prefix)."""
     # rich (terminal tables) loaded lazily: heavy, and only for a table on a terminal
     from rich.box import Box
-    # rich (terminal tables) loaded lazily: heavy, and only for a table on a terminal
     from rich.console import Console
-    # rich (terminal tables) loaded lazily: heavy, and only for a table on a terminal
     from rich.table import Table
     buffer = io.StringIO()
     console = Console(file=buffer, width=width, color_system=None, markup=False,

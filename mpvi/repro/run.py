@@ -307,9 +307,9 @@ def render(rep, ctx, params, quick, stream=None, cache=None, check_digits=False,
     with ``certify``, the reproduction's certified computation becomes the entry
     ``certified`` (:func:`certified_block`; a later run without ``--certify`` keeps it
     only if its outputs are byte-identical, :func:`carry_certified`)."""
-    import matplotlib                  # heavy (0.3 s): loaded only when a figure is drawn
-    matplotlib.use("Agg")
     # matplotlib loaded lazily: heavy (0.3 s), and only a figure needs it
+    import matplotlib
+    matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     run, out, wall = _compute(rep, ctx, params, quick, stream, cache)
