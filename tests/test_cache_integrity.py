@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 
 import mpvi.numbers.context
-import mpvi.repro.run
+from conftest import replace_in_framework
 from mpvi.repro import cache as _cache
 from mpvi.repro.cache import DiskCache
 from mpvi.repro.cli import main
@@ -90,7 +90,7 @@ def clean(tmp_path_factory):
 
 @pytest.fixture
 def reps(monkeypatch):
-    monkeypatch.setattr(mpvi.repro.run, "all_reproductions", lambda: REPS)
+    replace_in_framework(monkeypatch, "all_reproductions", lambda: REPS)
 
 
 def run(capsys, out, cache, *ids, jobs=None):

@@ -8,6 +8,7 @@ import pytest
 
 import mpvi.ground.io
 import mpvi.repro.run
+from conftest import replace_in_framework
 from mpvi.repro.cli import main
 from mpvi.repro.declare import all_reproductions, needs_mp, Output, Reproduction
 
@@ -156,7 +157,7 @@ def fakes(monkeypatch):
                                                              "below float64 round-off")),
             "b_fails": _fake("b_fails", boom),
             "c_runs": _fake("c_runs", _table)}
-    monkeypatch.setattr(mpvi.repro.run, "all_reproductions", lambda: reps)
+    replace_in_framework(monkeypatch, "all_reproductions", lambda: reps)
     return computed
 
 

@@ -10,6 +10,7 @@ import flint
 
 import pytest
 
+from conftest import replace_in_framework
 from mpvi.repro.cli import main
 from mpvi.repro.declare import get_reproduction
 from mpvi.repro.records import read_provenance, stamp_record
@@ -102,11 +103,9 @@ def test_verify_holds_for_an_untouched_record_and_names_a_narrowed_enclosure(cer
 
 def test_mpvi_verify_exits_1_naming_the_value(certified, tmp_path, capsys, monkeypatch):
     import shutil
-    from mpvi.repro import run as run_module
     rep, out, record, _ = certified
-    monkeypatch.setattr(run_module, "get_reproduction", lambda rid: rep)
     reps = {rep.id: rep}
-    monkeypatch.setattr(run_module, "all_reproductions", lambda: reps)
+    replace_in_framework(monkeypatch, "all_reproductions", lambda: reps)
     copy = tmp_path / "copy"
     shutil.copytree(out, copy)
     assert main(["verify", rep.id, "--results", str(copy), "-q"]) == 0
@@ -296,9 +295,8 @@ def test_verify_names_a_narrowed_enclosure_of_a_certificate(tmp_path):
 
 def test_mpvi_verify_of_a_results_directory_is_that_of_the_command(certified, monkeypatch):
     import mpvi
-    from mpvi.repro import run as run_module
     rep, out, record, _ = certified
-    monkeypatch.setattr(run_module, "all_reproductions", lambda: {rep.id: rep})
+    replace_in_framework(monkeypatch, "all_reproductions", lambda: {rep.id: rep})
     found = mpvi.verify(out)
     assert found.ok and found.checked == len(record["certified"]["values"]) + sum(
         len(c) for c in record["certified"]["columns"].values()) + len(

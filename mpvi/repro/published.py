@@ -310,6 +310,16 @@ def errata_index(packages, base):
     return "".join(parts)
 
 
+def write_errata_index(packages=None):
+    """Write the errata index (:func:`errata_index`) of each reproduction package into its
+    ``ERRATA.md`` (atomically); returns the paths written."""
+    written = []
+    for pkg in reproduction_packages() if packages is None else packages:
+        _io.write_text(pkg.errata, errata_index([pkg], pkg.root))
+        written.append(pkg.errata)
+    return written
+
+
 @dataclass
 class DiffRow:
     value: PublishedValue
