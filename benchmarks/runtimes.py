@@ -32,7 +32,7 @@ from mpvi.repro.runtimes import KINDS, format_seconds, record_runtimes
 
 def measured_times(reps, out_dir):
     """``{id: {"seconds", "compute_s"}}`` from the provenance of the outputs in ``out_dir``
-    (:func:`mpvi.repro.run.read_provenance`: only verified outputs; a forged or damaged
+    (:func:`mpvi.repro.records.read_provenance`: only verified outputs; a forged or damaged
     JSON stops the recording): the cost alone (:func:`mpvi.repro.report.compute_time`)
     and the reproduction's own computation.  Ids without outputs are left out."""
     times = {}

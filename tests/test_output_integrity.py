@@ -1,4 +1,4 @@
-"""Crash-consistent outputs and checked provenance (mpvi.repro.run.write_outputs and
+"""Crash-consistent outputs and checked provenance (mpvi.repro.records.write_outputs and
 read_provenance): an id's files are committed by its JSON, which lists their SHA-256; a
 run killed between two renames is reported by ``mpvi diff``, ``list`` and ``report`` in
 one line instead of its old values, and the next run removes the temporaries it left; a

@@ -212,8 +212,13 @@ def test_the_study_framework_imports_no_system():
 def test_reproductions_are_found_through_the_entry_point():
     (pkg,) = [p for p in reproduction_packages() if p.name == "mpvi-papers"]
     assert pkg.module == "mpvi_papers"
-    assert (pkg.root / "ERRATA.md").exists() and pkg.discrepancies.exists()
-    assert sorted(pkg.published.glob("*.csv"))
+    assert (pkg.root / "ERRATA.md").exists()                   # the index of the papers' errata
+    papers = {f.name: f for f in pkg.folders()[1:]}
+    assert set(papers) >= {f"mpvi-papers/{p}" for p in ("axioms2024", "bea", "hermite", "mutze",
+                                                         "top2025")}
+    hermite = papers["mpvi-papers/hermite"]
+    assert hermite.discrepancies.exists() and hermite.errata.exists()
+    assert sorted(hermite.published.glob("*.csv"))
     assert {"axioms2024_fig02", "top2025_tab05"} <= set(REPS)
 
 

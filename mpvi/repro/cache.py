@@ -29,7 +29,7 @@ replaced (a directory in its place cannot be: that is said in one more line).  A
 entry is never used and never fatal.  The digest guards against corruption and
 edits (one changed digit), not against someone who recomputes it.
 
-A cache directory that cannot be written is still read: :func:`mpvi.repro.run.open_cache`
+A cache directory that cannot be written is still read: :func:`mpvi.repro.options.open_cache`
 opens a directory it cannot write to as read-only, and the first write that fails
 (:meth:`DiskCache.store`) is reported once and ends the writing for the run.  Computed
 results are never lost to the cache: they are returned (and written to the outputs)

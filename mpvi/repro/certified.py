@@ -7,7 +7,7 @@
   (:func:`mpvi.fit_order`) on balls, from exact steps;
 * :func:`growth_series`: a certificate's proven digits against time, thinned to
   :data:`GROWTH_POINTS` points -- the provenance entry ``certified.growth[label]``
-  (:data:`mpvi.repro.run.PROVENANCE`), drawn by the report;
+  (:data:`mpvi.repro.records.PROVENANCE`), drawn by the report;
 * width control (:func:`certify_controlled`): a run certified, and where the wrapping
   of the enclosures (Lohner 1987: widths growing like exp(lambda t) on a chaotic orbit)
   leaves fewer proven digits than wanted or the proof fails, the run solved and certified

@@ -1,6 +1,6 @@
 """The ``mpvi`` command: list, run, diff, verify and report the reproductions.
 
-Outputs are read through :func:`mpvi.repro.run.read_provenance`: an id whose provenance
+Outputs are read through :func:`mpvi.repro.records.read_provenance`: an id whose provenance
 JSON is unreadable or of the wrong shape, or whose files do not match the digests it
 records (an interrupted run), is one line ``mpvi: <id>: ...; rerun `mpvi run <id>```
 and exit status 2 -- ``diff`` and ``report`` compare and show nothing then, ``list``
@@ -114,7 +114,7 @@ def _ids(args, reps, parser):
 
 def cmd_list(args, reps, parser):
     """One row per reproduction.  An id whose outputs cannot be used
-    (:func:`mpvi.repro.run.read_provenance`) has the status INVALID, and its one-line
+    (:func:`mpvi.repro.records.read_provenance`) has the status INVALID, and its one-line
     reason follows on stderr; the exit status is then 2."""
     results = _results_dir(args)
     runtimes = Runtimes()
@@ -353,7 +353,7 @@ def cmd_diff(args, reps, parser):
 def stale_checks(records):
     """``{id: reason}`` of the records (id -> provenance record or None) whose
     ``digits_check`` is stale: kept from an earlier run whose outputs differ
-    (:func:`mpvi.repro.run.carry_digits_check`)."""
+    (:func:`mpvi.repro.records.carry_digits_check`)."""
     return {rid: r["digits_check"].get("reason", "")
             for rid, r in records.items()
             if r is not None and r.get("digits_check", {}).get("stale")}

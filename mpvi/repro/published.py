@@ -370,10 +370,10 @@ def check_published(published, reps, ids):
 def diff(ids, out_dir, published=None, known=None, records=None):
     """Compare every published value of the reproductions ``ids`` with the values in
     ``<out_dir>/<paper>/<id>.json`` (``records``: those already read by
-    :func:`mpvi.repro.run.read_records`).  Raises :class:`PublishedDataError` for published
+    :func:`mpvi.repro.records.read_records`).  Raises :class:`PublishedDataError` for published
     data that does not fit the reproductions (:func:`check_published`, and a key that
     the reproduction does not compute: its full run has no such value) and
-    :class:`mpvi.repro.run.OutputError` for outputs that cannot be used."""
+    :class:`mpvi.repro.records.OutputError` for outputs that cannot be used."""
     published = load_all_published() if published is None else published
     known = load_known() if known is None else known
     reps = all_reproductions()
@@ -469,7 +469,7 @@ def _certified(row, reproduced, entry):
 def checked_digits(record, key):
     """The correct digits of value ``key`` that the record's ``digits_check`` measured
     (:mod:`mpvi.repro.digits`), or None if the run did not check them or its check is
-    stale (:func:`mpvi.repro.run.carry_digits_check`)."""
+    stale (:func:`mpvi.repro.records.carry_digits_check`)."""
     check = record.get("digits_check", {})
     if check.get("stale"):                   # of other numbers than these
         return None
@@ -608,7 +608,7 @@ def _absent(v, rid, record, out_dir, full, full_dir):
 def describe_outputs(ids, out_dir):
     """What ``<out_dir>`` holds for ``ids``: e.g. '24 of full runs' or '3 of quick runs,
     1 of full runs, 2 missing, 1 invalid' (from the ``quick`` flag of each JSON record;
-    invalid: :func:`mpvi.repro.run.read_provenance` refuses it)."""
+    invalid: :func:`mpvi.repro.records.read_provenance` refuses it)."""
     reps = all_reproductions()
     counts = {"of full runs": 0, "of quick runs": 0, "missing": 0, "invalid": 0}
     for rid in ids:

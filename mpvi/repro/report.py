@@ -25,10 +25,10 @@ rendered by markdown-it-py with raw HTML disabled.  The directory is built next 
 ``--out`` and renamed into place, so a failed report never leaves half a report; an
 existing ``--out`` is replaced only if it is empty or an earlier report.
 
-Outputs are read through their commit records (:func:`mpvi.repro.run.read_records`): an
+Outputs are read through their commit records (:func:`mpvi.repro.records.read_records`): an
 id shows the files its JSON lists, and if any id's files do not match their JSON (an
 interrupted run) or a JSON is malformed or changed (its digest), no report is written
-(:class:`mpvi.repro.run.OutputError`, one line per id).  A file is shown and copied only
+(:class:`mpvi.repro.records.OutputError`, one line per id).  A file is shown and copied only
 if it is a regular file inside the results directory: a symbolic link (whose target
 could be any file of the user's), a FIFO, a device, or a path leading out of the
 directory is skipped, with one line on stderr, whether or not the JSON lists it.
@@ -182,7 +182,7 @@ class Item:
     @property
     def stale_digits(self):
         """Why the run's ``digits_check`` is stale (kept from an earlier run whose outputs
-        differ, :func:`mpvi.repro.run.carry_digits_check`), or None."""
+        differ, :func:`mpvi.repro.records.carry_digits_check`), or None."""
         check = None if self.record is None else self.record.get("digits_check")
         return check["reason"] if check is not None and check.get("stale") else None
 
@@ -547,8 +547,8 @@ def collect(results, reps=None, packages=None, published=None, known=None, errat
     """The papers of the report: a list of :class:`Paper`, each with its :class:`Item`\\ s,
     from the outputs in ``results``.  Also returns the files to copy: a dict
     report-relative name -> source path.  ``errata``: folder name -> (html, anchors) of
-    its ERRATA.md (:func:`package_errata`).  Raises :class:`mpvi.repro.run.OutputError`
-    if the outputs of any id cannot be used (:func:`mpvi.repro.run.read_provenance`: the
+    its ERRATA.md (:func:`package_errata`).  Raises :class:`mpvi.repro.records.OutputError`
+    if the outputs of any id cannot be used (:func:`mpvi.repro.records.read_provenance`: the
     report shows no old values beside new files)."""
     reps = all_reproductions() if reps is None else reps
     packages = reproduction_packages() if packages is None else packages
