@@ -13,7 +13,7 @@
   state grows onto an LCO while a small perturbation decays (subcritical);
 * both Hermite methods take a few 64-digit steps on the section with converged Newton
   iterations and stay close to the GBS benchmark;
-* the turning points of the benchmark (the events of reproductions/_hermite_aeroelastic.py)
+* the turning points of the benchmark (the events of reproductions/hermite/_hermite_aeroelastic.py)
   alternate between maxima and minima, bound the neighbouring nodes, and agree between two
   GBS orders to the smaller order's accuracy.
 """

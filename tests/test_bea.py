@@ -1,4 +1,4 @@
-"""The backward error analysis reproductions (reproductions/bea_*.py, beyond the four
+"""The backward error analysis reproductions (reproductions/bea/bea_*.py, beyond the four
 papers): their quick runs, and the committed full run of bea_energy against issue 24's
 acceptance (fitted orders p, p + 2, p + 4, p + 6 within 0.2 for the four methods, a floor
 near round-off at 64 digits, a curve below 1e-100 at 128)."""

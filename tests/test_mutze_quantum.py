@@ -1,5 +1,5 @@
 """mutze Sec. 6, eq. (86): the quantum direct midpoint rule on a grid
-(reproductions/_mutze_quantum.py, reproductions/mutze_quantum.py)."""
+(reproductions/mutze/_mutze_quantum.py, reproductions/mutze/mutze_quantum.py)."""
 import mpmath
 import numpy as np
 import pytest

@@ -1,4 +1,4 @@
-"""reproductions/mutze_systems.py: Mutze's direct midpoint method on the top2025 systems.
+"""reproductions/mutze/mutze_systems.py: Mutze's direct midpoint method on the top2025 systems.
 
 Checked at reduced size: the orders on the Lagrange top against the exact nutation (2 for
 Mutze g = 0, 4 for Simpson), the reversibility of the Newton-solved g-family on both

@@ -2,7 +2,7 @@
 from the cache giving byte-identical outputs with the original wall time and Newton
 statistics, and the layering (the library never imports the reproductions, and the
 framework knows no paper's system).  The study exercised is one of a reproduction
-package (reproductions/_axioms2024.py), as every study is."""
+package (reproductions/axioms2024/_axioms2024.py), as every study is."""
 import dataclasses
 import json
 import pickle

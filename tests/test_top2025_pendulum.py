@@ -1,7 +1,7 @@
 """The double-pendulum reproductions of top2025 (Sec. 3: Figs. 2-5, Table 2).
 
 Each script runs with its quick parameters into a temporary directory and its values are
-checked against the paper's claims (reproductions/published/top2025_pendulum.csv) and
+checked against the paper's claims (reproductions/top2025/published/top2025_pendulum.csv) and
 against what we found where the paper is not reproduced (ERRATA [E14]-[E16]):
 * Figs. 2-3: Simpson follows the reference, midpoint and RK4 deviate early; both
   references agree (GBS halving, RK4 against GBS) and are one cached study, which the

@@ -3,7 +3,7 @@
 * the reduced right-hand side (eqs. 18ad-18af, 18aq) is the complete system's Hamiltonian
   field restricted to p_phi, p_psi of Table 6, to ~1e-60 at 64 digits;
 * each script's quick compute writes its outputs and its values satisfy the published
-  claims of reproductions/published/top2025_reduced.csv (orders, cusps, momenta).
+  claims of reproductions/top2025/published/top2025_reduced.csv (orders, cusps, momenta).
 """
 import importlib
 import json

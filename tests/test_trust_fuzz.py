@@ -245,9 +245,10 @@ def published(tmp_path_factory):
     """(a scratch directory, the bytes of a published CSV without formulas, of the
     discrepancies file and of ERRATA.md)."""
     pkg = reproduction_packages()[0]
+    axioms = pkg.root / "axioms2024"                 # the paper folder
     d = tmp_path_factory.mktemp("fuzz-published")
-    return (d, (pkg.published / "axioms2024_tab02.csv").read_bytes(),
-            pkg.discrepancies.read_bytes(), pkg.errata.read_bytes())
+    return (d, (axioms / "published" / "axioms2024_tab02.csv").read_bytes(),
+            (axioms / "discrepancies.csv").read_bytes(), (axioms / "ERRATA.md").read_bytes())
 
 
 @FUZZ
