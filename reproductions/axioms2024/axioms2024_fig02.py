@@ -1,7 +1,7 @@
 """axioms2024 Fig. 2: q(t) over one period.
 
 Exact, Newmark, RK4 and Simpson (variant 2) over T = 1 t_bar with h = 0.1 t_bar.
-Run: ``mpvi run axioms2024_fig02`` or ``python reproductions/axioms2024_fig02.py`` (``--help`` for options).
+Run: ``mpvi run axioms2024_fig02`` or ``python reproductions/axioms2024/axioms2024_fig02.py`` (``--help`` for options).
 """
 from mpvi.repro.run import script_main
 

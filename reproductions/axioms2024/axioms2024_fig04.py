@@ -1,7 +1,7 @@
 """axioms2024 Fig. 4: p(t) over ten periods.
 
 Generalized momenta, exact, Newmark, RK4 and Simpson over T = 10 t_bar with h = 0.1 t_bar.
-Run: ``mpvi run axioms2024_fig04`` or ``python reproductions/axioms2024_fig04.py`` (``--help`` for options).
+Run: ``mpvi run axioms2024_fig04`` or ``python reproductions/axioms2024/axioms2024_fig04.py`` (``--help`` for options).
 """
 from mpvi.repro.run import script_main
 

@@ -1,7 +1,7 @@
 """axioms2024 Fig. 5: phase portraits (q_i, p_i) over T = 3 t_bar with h = 0.1 t_bar,
 exact vs Newmark vs Simpson.
 
-Run: ``mpvi run axioms2024_fig05`` or ``python reproductions/axioms2024_fig05.py``.
+Run: ``mpvi run axioms2024_fig05`` or ``python reproductions/axioms2024/axioms2024_fig05.py``.
 """
 from mpvi.repro.declare import Output, Reproduction
 from mpvi.repro.run import script_main

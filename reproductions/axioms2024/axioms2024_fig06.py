@@ -6,7 +6,7 @@ Figs. 3-4).  Its claims, compared by ``mpvi diff``: Simpson's error is about 1e-
 h = 0.1 t_bar, four orders lower at h/10, and bounded; Newmark conserves H exactly;
 RK4's error grows.
 
-Run: ``mpvi run axioms2024_fig06`` or ``python reproductions/axioms2024_fig06.py``.
+Run: ``mpvi run axioms2024_fig06`` or ``python reproductions/axioms2024/axioms2024_fig06.py``.
 """
 import pandas as pd
 

@@ -6,7 +6,7 @@ runs in float64 and in the requested mp context (64 digits by default) side by s
 float64 curve sits near 1e-16..1e-15, the 64-digit one near 1e-64, which proves the
 paper's reading.  T = 10 t_bar (not stated in the paper), h = 0.1 and 0.01 t_bar.
 
-Run: ``mpvi run axioms2024_fig07`` or ``python reproductions/axioms2024_fig07.py``.
+Run: ``mpvi run axioms2024_fig07`` or ``python reproductions/axioms2024/axioms2024_fig07.py``.
 """
 import pandas as pd
 

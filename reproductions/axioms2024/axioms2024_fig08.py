@@ -6,7 +6,7 @@ T = 1 t_bar and h = t_bar/N for N in PARAMS["N"] (log-spaced from 10 to 1000).  
 error is e(t) = q(t) - q_ex(t) (Sec. 6.4); the p error is kept in the CSV too.
 Published claims (text and caption): orders 2, 4, 4.
 
-Run: ``mpvi run axioms2024_fig08`` or ``python reproductions/axioms2024_fig08.py``.
+Run: ``mpvi run axioms2024_fig08`` or ``python reproductions/axioms2024/axioms2024_fig08.py``.
 """
 import pandas as pd
 

@@ -8,7 +8,7 @@ stable iff X Y > 0, i.e. omega h in (0, 2 sqrt 2) U (2 sqrt 3, 2 sqrt 6).  This 
 measures the spectral radius of the one-step matrix on a fine grid and reports the
 stable intervals it finds, next to Newmark and RK4.
 
-Run: ``mpvi run axioms2024_stability`` or ``python reproductions/axioms2024_stability.py``.
+Run: ``mpvi run axioms2024_stability`` or ``python reproductions/axioms2024/axioms2024_stability.py``.
 """
 from fractions import Fraction
 

@@ -7,7 +7,7 @@ Conventions (found from the table itself, see ERRATA.md [E1]-[E2]): t_bar = 2 pi
 norm of the error vector, N = total number of steps.  The CSV is long format:
 T,method,variable,N,error,order (T in t_bar; order repeated on its group's rows).
 
-Run: ``mpvi run axioms2024_tab02`` or ``python reproductions/axioms2024_tab02.py``.
+Run: ``mpvi run axioms2024_tab02`` or ``python reproductions/axioms2024/axioms2024_tab02.py``.
 """
 import pandas as pd
 

@@ -22,7 +22,7 @@ midpoint method (g = 0) is not symplectic for a q-dependent mass matrix: its h^2
 (q, M(q) v) is not Hamiltonian, the value "mutze: H~ beyond H" gives the check's message,
 and only H~_0 = H is drawn (order 2).
 
-Run: ``mpvi run bea_double`` or ``python reproductions/bea_double.py``.
+Run: ``mpvi run bea_double`` or ``python reproductions/bea/bea_double.py``.
 """
 from mpvi.repro.declare import Reproduction
 from mpvi.repro.run import script_main

@@ -21,7 +21,7 @@ another h^2 until the method's round-off, or, at large h, the exponentially smal
 remainder of the divergent series, is reached.  The 128-digit groups run the midpoint
 rule and Mutze's method to smaller steps with H~ through h^32.
 
-Run: ``mpvi run bea_energy`` or ``python reproductions/bea_energy.py``.
+Run: ``mpvi run bea_energy`` or ``python reproductions/bea/bea_energy.py``.
 """
 from mpvi.repro.declare import Reproduction
 from mpvi.repro.run import script_main

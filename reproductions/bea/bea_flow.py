@@ -15,7 +15,7 @@ O(h^(s+1)), s the first power of h whose term f_(s+1) is not zero beyond r, so t
 over a fixed T is O(h^s): s = r + 1 for RK4, r + 2 for the symmetric methods (their odd
 terms vanish).  The fitted orders are least-squares slopes over the steps.
 
-Run: ``mpvi run bea_flow`` or ``python reproductions/bea_flow.py``.
+Run: ``mpvi run bea_flow`` or ``python reproductions/bea/bea_flow.py``.
 """
 from fractions import Fraction
 

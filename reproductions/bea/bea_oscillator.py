@@ -13,7 +13,7 @@ shows, up to the method's stability limit, the exact frequency of the amplificat
 matrix minus the series truncated after each even power k: a gap of order h^(k+2) (or
 less where the next coefficients vanish) shows the terms agree one by one.
 
-Run: ``mpvi run bea_oscillator`` or ``python reproductions/bea_oscillator.py``.
+Run: ``mpvi run bea_oscillator`` or ``python reproductions/bea/bea_oscillator.py``.
 """
 import math
 

@@ -9,7 +9,7 @@ symbolically with eq. (17) and, for n = 2 and 3, with the functions that multipl
 q^(j)(0) and q^(j)(dt) in eq. (27) with H_n,j of eq. (28) (reproductions/published/
 hermite_analysis.csv): the right-end terms of eq. (27) lack a factor (-1)^j (ERRATA [E36]).
 
-Run: ``mpvi run hermite_fig01`` or ``python reproductions/hermite_fig01.py``.
+Run: ``mpvi run hermite_fig01`` or ``python reproductions/hermite/hermite_fig01.py``.
 """
 from fractions import Fraction
 

@@ -11,7 +11,7 @@ registered 64-digit method at every ``check_every``-th grid point
 (``... max |rho derived - rho numerical|``).  The paper's Fig. 2 plots the eigenvalues;
 which stable set it shows beyond the first limits is not stated (ERRATA [E61]).
 
-Run: ``mpvi run hermite_fig02`` or ``python reproductions/hermite_fig02.py``.
+Run: ``mpvi run hermite_fig02`` or ``python reproductions/hermite/hermite_fig02.py``.
 """
 from fractions import Fraction
 

@@ -7,9 +7,9 @@ is mpvi's GBS reference (order 32, 64 digits); the exact solution A dn(A t, k),
 k^2 = 2 - 1/A^2, is in the CSV too (method ``exact``) and every error is also measured
 against it.  Paper (Sec. 5.1): the variational method's energy error is "around 1e-7",
 the Galerkin method's "around 1e-10", both bounded.  Setup and study:
-reproductions/_hermite_double_well.py.
+reproductions/hermite/_hermite_double_well.py.
 
-Run: ``mpvi run hermite_fig03`` or ``python reproductions/hermite_fig03.py``.
+Run: ``mpvi run hermite_fig03`` or ``python reproductions/hermite/hermite_fig03.py``.
 """
 from mpvi.repro.run import script_main
 

@@ -7,9 +7,9 @@ The span plotted in the paper is not printed; T = 100 here (ERRATA [E40]).  The 
 is mpvi's GBS reference (order 32, 64 digits); the exact solution A dn(A t, k) is in the
 CSV too.  Paper (Sec. 5.1): the variational method's energy error is "around 1e-5", the
 Galerkin method's "around 1e-8", both bounded (ERRATA [E42] on the Galerkin peak).  Setup
-and study: reproductions/_hermite_double_well.py.
+and study: reproductions/hermite/_hermite_double_well.py.
 
-Run: ``mpvi run hermite_fig04`` or ``python reproductions/hermite_fig04.py``.
+Run: ``mpvi run hermite_fig04`` or ``python reproductions/hermite/hermite_fig04.py``.
 """
 from mpvi.repro.run import script_main
 

@@ -22,10 +22,10 @@ quadratic at its right end, v_j+1 = (q_j - 4 q_j+1/2 + 3 q_j+1)/dt (with q_j+1/2
 solved interior point); as a third, ``simpson_midstep_energy`` keeps v = p/m but takes the
 energy at the interior points, E_j+1/2 = 1/2 m ((q_j+1 - q_j)/dt)^2 + V(q_j+1/2) (the
 slope of the quadratic at its midpoint).  The claims (text of Sec. 5.1): orders 2/4/4 in q and v and 2/4/2
-in energy (variational / Galerkin / VI), compared in reproductions/published/hermite_fig05.csv
+in energy (variational / Galerkin / VI), compared in reproductions/hermite/published/hermite_fig05.csv
 with a tolerance of 0.3 on the least-squares slope.
 
-Run: ``mpvi run hermite_fig05`` or ``python reproductions/hermite_fig05.py``.
+Run: ``mpvi run hermite_fig05`` or ``python reproductions/hermite/hermite_fig05.py``.
 """
 from fractions import Fraction
 

@@ -10,7 +10,7 @@ faster for larger delta.  Recorded per delta and method: the level (mean |.|) an
 growth (second half / first half) and the decay (end peak / start peak).  The runs are
 shared with hermite_fig06 (cached study).
 
-Run: ``mpvi run hermite_fig07`` or ``python reproductions/hermite_fig07.py``.
+Run: ``mpvi run hermite_fig07`` or ``python reproductions/hermite/hermite_fig07.py``.
 """
 from mpvi.repro.run import script_main
 

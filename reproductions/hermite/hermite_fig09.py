@@ -11,7 +11,7 @@ evidence that the LCO is subcritical (the origin is linearly stable at U, a smal
 perturbation decays), the energy errors and the Newton statistics.  Paper: "both
 one-step methods capture the subcritical limit cycle oscillations (LCOs) accurately".
 
-Run: ``mpvi run hermite_fig09`` or ``python reproductions/hermite_fig09.py``.
+Run: ``mpvi run hermite_fig09`` or ``python reproductions/hermite/hermite_fig09.py``.
 """
 from mpvi.repro.declare import Reproduction
 from mpvi.repro.run import script_main

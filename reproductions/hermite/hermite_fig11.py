@@ -9,7 +9,7 @@ exhibits periodic motion with constant amplitude the total energy oscillates aro
 fixed value"; recorded: the relative initial drop (E0 - min E)/E0 before the LCO is
 established and the rise after it, (max E - min E)/E0.
 
-Run: ``mpvi run hermite_fig11`` or ``python reproductions/hermite_fig11.py``.
+Run: ``mpvi run hermite_fig11`` or ``python reproductions/hermite/hermite_fig11.py``.
 """
 from mpvi.repro.declare import Reproduction
 from mpvi.repro.run import script_main

@@ -9,7 +9,7 @@ LCO), their ratio, and the benchmark's own error estimate E_gbs(dt) - E_gbs(dt/2
 difference grows slowly along the LCO because each method's phase drifts from the
 benchmark's while E oscillates over a cycle.
 
-Run: ``mpvi run hermite_fig12`` or ``python reproductions/hermite_fig12.py``.
+Run: ``mpvi run hermite_fig12`` or ``python reproductions/hermite/hermite_fig12.py``.
 """
 from mpvi.repro.declare import Reproduction
 from mpvi.repro.run import script_main

@@ -15,10 +15,10 @@ comparison integrator of Fig. 5).
 Outputs: ``hermite_stability.csv`` (method, z_from, z_to, exact: one row per stable
 interval, open at both ends, z_to = inf for an unbounded one), ``hermite_stability_formulas.csv``
 (A(z), eigenvalues, det A, endpoints), and a chart of the intervals.  Compared
-(reproductions/published/hermite_analysis.csv): the printed A(z) entries, eigenvalues
+(reproductions/hermite/published/hermite_analysis.csv): the printed A(z) entries, eigenvalues
 and stability limits, symbolically.  Disagreements: ERRATA [E36]-[E38].
 
-Run: ``mpvi run hermite_stability`` or ``python reproductions/hermite_stability.py``.
+Run: ``mpvi run hermite_stability`` or ``python reproductions/hermite/hermite_stability.py``.
 """
 from decimal import Decimal
 

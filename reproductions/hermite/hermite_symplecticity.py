@@ -4,7 +4,7 @@
 of the one-step map in the ordering of eq. (37) (rows p_k+1, q_k+1; columns p_k, q_k),
 derived symbolically from each method's own equations (:mod:`mpvi.analysis.symbolic`; with
 m = 1, p = v), and the check (d phi)^T J (d phi) = J, exact.  The printed Jacobians are
-compared entry by entry (reproductions/published/hermite_analysis.csv): ERRATA [E38].
+compared entry by entry (reproductions/hermite/published/hermite_analysis.csv): ERRATA [E38].
 
 (b) The nonlinear double well L = 1/2 q'^2 - 1/2 (q^4 - q^2) (eq. 38): the paper says
 neither method is symplectic.  Quantified here: the defect ||Phi^T J Phi - J||_F of the
@@ -12,7 +12,7 @@ Jacobian Phi of one 64-digit step (central differences at 2 x 64 + 10 digits,
 :func:`mpvi.analysis.measures.one_step_jacobian`) at two points, against dt, with its fitted order;
 Simpson's variational integrator as the symplectic control (defect at the 1e-64 level).
 
-Run: ``mpvi run hermite_symplecticity`` or ``python reproductions/hermite_symplecticity.py``.
+Run: ``mpvi run hermite_symplecticity`` or ``python reproductions/hermite/hermite_symplecticity.py``.
 """
 from fractions import Fraction
 

@@ -1,15 +1,15 @@
 """mutze Fig. 2: relative amplitude error over 20 oscillations of the anti-damped
 oscillator (Sec. 7), in the interaction picture (eq. 92), for every method the text
-compares (see reproductions/_mutze_oscillator.py for the problem, its unstated choices
+compares (see reproductions/mutze/_mutze_oscillator.py for the problem, its unstated choices
 and the methods).
 
-Values compared with the text (reproductions/published/mutze_fig02.csv): the growth of
+Values compared with the text (reproductions/mutze/published/mutze_fig02.csv): the growth of
 the amplitude by 1024 and the direct midpoint method's computed growth; the direct
 midpoint's least amplitude error; the midpoint variation method's worst amplitude error
 among the parabolic-path methods; RK2's errors "approximately 10 times larger"; zero
 iterations more accurate than RK2.
 
-Run: ``mpvi run mutze_fig02`` or ``python reproductions/mutze_fig02.py``.
+Run: ``mpvi run mutze_fig02`` or ``python reproductions/mutze/mutze_fig02.py``.
 """
 from mpvi.repro.declare import Output, Reproduction
 from mpvi.repro.run import script_main

@@ -1,15 +1,15 @@
 """mutze Fig. 3: phase error over 20 oscillations of the anti-damped oscillator (Sec. 7),
 in the interaction picture (eq. 92), for every method the text compares (see
-reproductions/_mutze_oscillator.py), and -- beyond the figure -- the phase error after
+reproductions/mutze/_mutze_oscillator.py), and -- beyond the figure -- the phase error after
 20 periods as a function of g and the g at which it vanishes.
 
-Values compared with the text (reproductions/published/mutze_fig03.csv): the direct
+Values compared with the text (reproductions/mutze/published/mutze_fig03.csv): the direct
 midpoint method's 11.5 degrees over 20 oscillations (abstract); g = 0.68 "makes the phase
 error nearly vanish" and which convention for g that means (ERRATA [E64]); the midpoint
 variation method's second-worst phase error; RK2 "approximately 10 times larger"; zero
 iterations more accurate than RK2.
 
-Run: ``mpvi run mutze_fig03`` or ``python reproductions/mutze_fig03.py``.
+Run: ``mpvi run mutze_fig03`` or ``python reproductions/mutze/mutze_fig03.py``.
 """
 import pandas as pd
 

@@ -24,7 +24,7 @@ The smooth step r(x) = rho(x, p) = 1 / (1 + exp((1/x + 1/(x - 1)) p)) on ]0, 1[ 
   ``knots``);
 * the interpolant and the spline on a fine grid (table ``curve``).
 
-Run: ``mpvi run mutze_interpolation`` or ``python reproductions/mutze_interpolation.py``.
+Run: ``mpvi run mutze_interpolation`` or ``python reproductions/mutze/mutze_interpolation.py``.
 """
 import math
 import random

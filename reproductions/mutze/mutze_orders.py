@@ -15,7 +15,7 @@ orders of every variant on a nonlinear forced system.
   steps.  The paper: the g-family is second order, zero iterations (a = a_0) first order
   when A depends on v (Sec. 6).
 
-Run: ``mpvi run mutze_orders`` or ``python reproductions/mutze_orders.py``.
+Run: ``mpvi run mutze_orders`` or ``python reproductions/mutze/mutze_orders.py``.
 """
 from fractions import Fraction
 

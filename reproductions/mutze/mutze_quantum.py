@@ -36,7 +36,7 @@ amplitude ~ (tau lambda)^2 / 4; the norm then oscillates about Nbar = N0 - tau^2
 doubled time 2t -- in calm and violent phases alike; the 64-digit and float64 runs give the
 same deviations to ~1e-15 (the effect is in the exact-arithmetic map, not round-off).
 
-Run: ``mpvi run mutze_quantum`` or ``python reproductions/mutze_quantum.py``.
+Run: ``mpvi run mutze_quantum`` or ``python reproductions/mutze/mutze_quantum.py``.
 """
 import math
 from fractions import Fraction

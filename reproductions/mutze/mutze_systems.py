@@ -62,7 +62,7 @@ error is 5-6 times the variational midpoint's, its cyclic momenta are not conser
 checked singular factors, the run went on through the pole to theta = -1.13 and a Newton
 failure after 35 periods: numbers without meaning.)
 
-Run: ``mpvi run mutze_systems`` or ``python reproductions/mutze_systems.py``.
+Run: ``mpvi run mutze_systems`` or ``python reproductions/mutze/mutze_systems.py``.
 """
 from fractions import Fraction
 

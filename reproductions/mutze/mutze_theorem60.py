@@ -10,7 +10,7 @@ F = 0, into the list of remaining terms before "QED".
 This script re-derives all of it with :mod:`mpvi_papers.mutze._mutze_series` (Taylor's
 formula on words, no FORM commutation relations) and compares, word by word, with the
 printed FORM output and with the hand conversions (the printed text is data in
-``reproductions/_mutze_printed.py``).  Words are contractions of derivatives of L, a.F,
+``reproductions/mutze/_mutze_printed.py``).  Words are contractions of derivatives of L, a.F,
 e.F with the vectors v, a, e, valid for any number n of degrees of freedom.
 
 Checks:
@@ -30,7 +30,7 @@ Checks:
   F with n = 1 and n = 2 and for the (damped) oscillator, tau = 2^-k: DIFF/tau^2 tends to
   the series' tau^2 coefficient and (DIFF/tau^2 - c2)/tau to the tau^3 coefficient.
 
-Run: ``mpvi run mutze_theorem60`` or ``python reproductions/mutze_theorem60.py``.
+Run: ``mpvi run mutze_theorem60`` or ``python reproductions/mutze/mutze_theorem60.py``.
 """
 from __future__ import annotations
 

@@ -6,7 +6,7 @@ the reference curve in light gray, RK4 at h = 1e-5 s.  "Early on, the Implicit m
 and RK4 (at h = 1e-1) deviate from the reference curve", while "the Simpson curves
 correctly follow the reference curve across the simulation time window of 10 s".
 
-Parameters (``STATES_PARAMS`` of reproductions/_top2025_pendulum.py, shared with Fig. 3
+Parameters (``STATES_PARAMS`` of reproductions/top2025/_top2025_pendulum.py, shared with Fig. 3
 so the references are one study, computed once and read from the cache by the other): Table 1 data with l = g/omega0^2 (ERRATA
 [E13]), T = 10 s, h = 0.1 s, 64 digits.  Two references:
 * GBS extrapolation of order 64 (levels = 32) at H = 0.05 s.  Its error is measured by a
@@ -18,13 +18,13 @@ so the references are one study, computed once and read from the cache by the ot
 Quick set: GBS of order 24 at H = 0.1 s (error ~1e-15) and RK4 at h = 2e-3 s instead
 of 1e-5 s (error ~1e-9); the claims are unaffected (deviation threshold 1e-2).
 
-Compared (reproductions/published/top2025_pendulum.csv): the deviation of each method,
+Compared (reproductions/top2025/published/top2025_pendulum.csv): the deviation of each method,
 max_j |q_j - q_ref(t_j)|_2 over [0, 10] s divided by max_j |q_ref(t_j)|_2 -- Simpson's
 stays below 1e-2 (about a line width of the figure: "follows the reference"), midpoint's
 and RK4's exceed it, first within the first half of the window ("early on"), and both
 are larger than Simpson's.
 
-Run: ``mpvi run top2025_fig02`` or ``python reproductions/top2025_fig02.py``.
+Run: ``mpvi run top2025_fig02`` or ``python reproductions/top2025/top2025_fig02.py``.
 """
 from mpvi.repro.run import script_main
 

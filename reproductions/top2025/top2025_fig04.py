@@ -15,14 +15,14 @@ CSV holds per method and N the error, the slope against the previous step
 (``order_step``) and the least-squares slope over all steps (``order``).
 Quick set: N = 400, 800 (h = 0.025, 0.0125 s), two steps in the asymptotic range.
 
-Compared (reproductions/published/top2025_pendulum.csv): ``midpoint order`` 2 +- 0.1,
+Compared (reproductions/top2025/published/top2025_pendulum.csv): ``midpoint order`` 2 +- 0.1,
 ``simpson order`` 4 +- 0.2 and ``rk4 order`` > 4.  Also recorded: ``<method> asymptotic
 order``, the slope between the two smallest steps of the run.  Full run: 1.90, 4.03,
 4.91.  The midpoint's fit depends on the range (h = 0.1 s is pre-asymptotic for it: slope
 1.45 there, 1.97-2.00 for h <= 0.025 s; ERRATA [E15]); RK4's slope is lowest at the
 largest steps and tends to 5, its order in energy (ERRATA [E16]).
 
-Run: ``mpvi run top2025_fig04`` or ``python reproductions/top2025_fig04.py``.
+Run: ``mpvi run top2025_fig04`` or ``python reproductions/top2025/top2025_fig04.py``.
 """
 from mpvi.repro.declare import Output, Reproduction
 from mpvi.repro.run import script_main

@@ -10,7 +10,7 @@ h = 0.1 s (the window and step of Figs. 2-3; the paper states 10 s, not h).  The
 takes about 2 s, so the quick set is the full set.  The CSV holds the signed e_H at
 every node; the plot shows it on a linear scale (as the paper) and |e_H| on a log scale.
 
-Compared (reproductions/published/top2025_pendulum.csv), with growth = max |e_H| over
+Compared (reproductions/top2025/published/top2025_pendulum.csv), with growth = max |e_H| over
 the second half of the run / max over the first half (nodes 1..N/2 and N/2..N; a bounded
 oscillating error gives about 1, an error growing linearly in t gives 2):
 * RK4 grows: growth >= 1.5; midpoint and Simpson do not: growth <= 1.5;
@@ -18,7 +18,7 @@ oscillating error gives about 1, an error growing linearly in t gives 2):
 Also recorded: the max |e_H| of each method and the mean of e_H over the second half
 (H_0 < 0 here, so e_H > 0 means energy lost: RK4 dissipates).
 
-Run: ``mpvi run top2025_fig05`` or ``python reproductions/top2025_fig05.py``.
+Run: ``mpvi run top2025_fig05`` or ``python reproductions/top2025/top2025_fig05.py``.
 """
 import pandas as pd
 

@@ -7,7 +7,7 @@ eq. (18aa).  Loops appear because phi' changes sign during a period; the recorde
 values are the extreme phi' of the exact solution, the range of theta (the paper:
 0 < theta <= theta0 = pi/3) and the nutation period t_bar (printed 1.84671 s).
 
-Run: ``mpvi run top2025_fig07`` or ``python reproductions/top2025_fig07.py``.
+Run: ``mpvi run top2025_fig07`` or ``python reproductions/top2025/top2025_fig07.py``.
 """
 import numpy as np
 import pandas as pd

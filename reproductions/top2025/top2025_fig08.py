@@ -6,7 +6,7 @@ portions of the nutation period t_bar, so h = 0.05 t_bar (20 steps per period) -
 same h as the first column of Tables 4-5 (ERRATA [E31]).  Recorded: each method's
 max |theta_n - theta_ex(t_n)|.  Paper: "Simpson's solution correctly follows the exact one".
 
-Run: ``mpvi run top2025_fig08`` or ``python reproductions/top2025_fig08.py``.
+Run: ``mpvi run top2025_fig08`` or ``python reproductions/top2025/top2025_fig08.py``.
 """
 import pandas as pd
 

@@ -6,7 +6,7 @@ zero, RK4 dissipates.  Recorded: max |e_H| per method, the growth factor (max ov
 second half / max over the first half) and RK4's final e_H (its sign: negative =
 dissipation).
 
-Run: ``mpvi run top2025_fig09`` or ``python reproductions/top2025_fig09.py``.
+Run: ``mpvi run top2025_fig09`` or ``python reproductions/top2025/top2025_fig09.py``.
 """
 from mpvi.repro.run import script_main
 from mpvi.repro.studies import numstr, sup_norm

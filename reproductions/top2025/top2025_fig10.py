@@ -7,7 +7,7 @@ p_phi' = p_psi' = 0 in the Hamiltonian equations: RK4 applied to (q, p), as here
 keeps them exactly too (every stage increment of p_phi and p_psi is zero) -- see
 ERRATA [E32] for what the paper's figure suggests about its RK4.
 
-Run: ``mpvi run top2025_fig10`` or ``python reproductions/top2025_fig10.py``.
+Run: ``mpvi run top2025_fig10`` or ``python reproductions/top2025/top2025_fig10.py``.
 """
 from mpvi.repro.run import script_main
 from mpvi.repro.studies import numstr, sup_norm

@@ -11,7 +11,7 @@ midpoint's relative nutation error are not yet in it, see the CSV).
 ``mpvi run top2025_fig11 --certify`` proves every error norm and order (:func:`certify`,
 :data:`mpvi_papers.top2025._top2025_top.CERTIFIED_STATEMENT`).
 
-Run: ``mpvi run top2025_fig11`` or ``python reproductions/top2025_fig11.py``.
+Run: ``mpvi run top2025_fig11`` or ``python reproductions/top2025/top2025_fig11.py``.
 """
 import pandas as pd
 

@@ -22,7 +22,7 @@ The cusps are located, not eyeballed: every sign change of xi from - to + (a sma
 theta = highest point of the axis, a "top turning point") is refined by Newton's method
 on the time, each iterate one GBS step from the preceding node.  At each such point we
 record t_k, theta - theta0, xi and phi'.  The published claims compared (file
-reproductions/published/top2025_reduced.csv):
+reproductions/top2025/published/top2025_reduced.csv):
 
 * cusps: max_k |phi'(t_k)| = 0 (within 1e-40; a looping or wavy motion has |phi'| of
   order 1 there), and phi' >= 0 along the whole run (phi' never changes sign, which
@@ -38,7 +38,7 @@ period is therefore not 1 s: the "t_bar = 1" of eq. (18ae) is the time constant
 2 pi / sqrt(A) of the gravity term, not the nutation period (Sec. 4.2 uses t_bar for the
 nutation period); see the errata draft [E17].
 
-Run: ``mpvi run top2025_fig12`` or ``python reproductions/top2025_fig12.py``.
+Run: ``mpvi run top2025_fig12`` or ``python reproductions/top2025/top2025_fig12.py``.
 """
 import pandas as pd
 

@@ -35,13 +35,13 @@ halving check (H against 2H) measures the discretization error of the 2H run.  "
 RK4 solves the reduced system" therefore gives RK4 no advantage over RK4 on the complete
 system.
 
-Published claims compared (reproductions/published/top2025_reduced.csv): Simpson is more
+Published claims compared (reproductions/top2025/published/top2025_reduced.csv): Simpson is more
 precise than RK4 (reduced) at h = 0.1 (ratio >= 1); Simpson "correctly follows" the
 reference, read as a maximum deviation below 1 % of the nutation amplitude
 theta_max - theta_0 (about a line width at the figure's scale; our reading, the paper
 gives no number).
 
-Run: ``mpvi run top2025_fig13`` or ``python reproductions/top2025_fig13.py``.
+Run: ``mpvi run top2025_fig13`` or ``python reproductions/top2025/top2025_fig13.py``.
 """
 import pandas as pd
 

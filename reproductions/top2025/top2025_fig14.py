@@ -25,12 +25,12 @@ error.  All three quantities are of order 4; the difference confirms the order, 
 which method is more accurate.  (RK4 on the complete system gives the same nodes as RK4
 on the reduced one, see top2025_fig13.)
 
-Published claims compared (reproductions/published/top2025_reduced.csv): least-squares
+Published claims compared (reproductions/top2025/published/top2025_reduced.csv): least-squares
 order of eps_theta = 4 +- 0.3; every successive alpha_k rounds to 4 (the paper's
 "closest integer" rule: max_k |alpha_k - 4| < 0.5); Simpson against GBS: order 4 +- 0.2;
 RK4 against GBS: order 4 +- 0.3.
 
-Run: ``mpvi run top2025_fig14`` or ``python reproductions/top2025_fig14.py``.
+Run: ``mpvi run top2025_fig14`` or ``python reproductions/top2025/top2025_fig14.py``.
 """
 from fractions import Fraction
 

@@ -22,14 +22,14 @@ repeated on the group's rows).  Values: ``T=<T> <method> h=<h>`` (error),
 RK4 ``rk4 growth T=<T2>/T=<T1> h=<h>`` (ratio of the error norms) and, when every T of
 the full set ran, ``<method> order spread`` (max - min of the least-squares order over T).
 
-Compared (reproductions/published/top2025_pendulum.csv): midpoint order 2 +- 0.1 and
+Compared (reproductions/top2025/published/top2025_pendulum.csv): midpoint order 2 +- 0.1 and
 Simpson order 4 +- 0.2 for every T (the tolerances of Fig. 4); RK4's error grows with T
 (each growth ratio >= 1); RK4's order fluctuates (order spread over T >= 0.5, wider than
 the +-0.2 band within which Simpson is said to hold its order).  Not reproduced at these
 steps (ERRATA [E14]): the midpoint's orders (1.56-1.59: h = 0.1 s is pre-asymptotic for
 it) and Simpson's at T = 1, 100, 1000 s (4.20-4.22).
 
-Run: ``mpvi run top2025_tab02`` or ``python reproductions/top2025_tab02.py``.
+Run: ``mpvi run top2025_tab02`` or ``python reproductions/top2025/top2025_tab02.py``.
 """
 import pandas as pd
 
@@ -134,7 +134,7 @@ def certify(run, out):
     cost = (f"a span longer than {CERTIFIED_T_MAX} s (T = {', '.join(longer)} s): its runs "
             "are not walked on balls in this certification, for their cost (T = 1000 s: "
             "70,000 steps per method, ~700 s on balls against 26 s for the plain run); "
-            "CERTIFIED_T_MAX in reproductions/top2025_tab02.py sets the span")
+            "CERTIFIED_T_MAX in reproductions/top2025/top2025_tab02.py sets the span")
     statement = ENERGY_STATEMENT + (f"  Spans certified: T <= {CERTIFIED_T_MAX} s; the rows "
                                     f"and values of T = {', '.join(longer)} s are not: their "
                                     "proven digits are left out of the columns' counts."
