@@ -1,4 +1,5 @@
-"""Measure the run times of the reproductions and record them in reproductions/runtimes.json.
+"""Measure the run times of the reproductions and record them in the runtimes.json of each
+paper folder (reproductions/<paper>/runtimes.json).
 
     python benchmarks/runtimes.py                 # both: the full run, then the quick one
     python benchmarks/runtimes.py --kind quick    # only the quick run (about a minute)

@@ -1,5 +1,5 @@
 """Measured run times of the reproductions: what ``mpvi list`` shows as the expected run
-time, what ``python reproductions/<id>.py --help`` states, and the cost hint by which a
+time, what ``python reproductions/<paper>/<id>.py --help`` states, and the cost hint by which a
 parallel run starts the longest reproduction first.
 
 The times are measured, never written by hand: ``python benchmarks/runtimes.py`` runs

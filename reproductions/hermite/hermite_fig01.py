@@ -6,7 +6,7 @@ defining property (phi_(e,d)^(k)(e') = [e = e'][k = d] for k < n, exact rational
 typed from the paper.  The CSV holds N1, N2/dt, N3, N4/dt (the paper's normalisation in
 Fig. 1) at 101 points of tau = t/dt; the JSON holds mpvi's polynomials, compared
 symbolically with eq. (17) and, for n = 2 and 3, with the functions that multiply
-q^(j)(0) and q^(j)(dt) in eq. (27) with H_n,j of eq. (28) (reproductions/published/
+q^(j)(0) and q^(j)(dt) in eq. (27) with H_n,j of eq. (28) (reproductions/hermite/published/
 hermite_analysis.csv): the right-end terms of eq. (27) lack a factor (-1)^j (ERRATA [E36]).
 
 Run: ``mpvi run hermite_fig01`` or ``python reproductions/hermite/hermite_fig01.py``.
