@@ -57,9 +57,11 @@ from __future__ import annotations
 
 import concurrent.futures
 import contextlib
+import ctypes
 import importlib
 import io as _io
 import json
+import logging
 import multiprocessing
 import os
 import signal
@@ -71,17 +73,14 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 
 from mpvi.ground import io
-from mpvi.repro.cache import DiskCache, TaskCache, key, plain
-from mpvi.repro.runtimes import Runtimes
 from mpvi.numbers.context import get_context
-from mpvi.repro.declare import DEFAULT_CONTEXT, default_out_dir, output_paths, Refused, Reproduction
-from mpvi.repro.records import carried_note, write_outputs
+from mpvi.repro.cache import DiskCache, TaskCache, key, plain
+from mpvi.repro.declare import (DEFAULT_CONTEXT, Refused, Reproduction, default_out_dir,
+                                output_paths)
 from mpvi.repro.options import one_line
+from mpvi.repro.records import carried_note, write_outputs
 from mpvi.repro.run import CERTIFY_NEEDS_MP, check_context, render
-# LIFTED
-import ctypes
-import logging
-# /LIFTED
+from mpvi.repro.runtimes import Runtimes
 
 DASK_MISSING = "install the dask extra: pip install -e '.[dask]'"
 

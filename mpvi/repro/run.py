@@ -19,16 +19,16 @@ from pathlib import Path
 from flint import arb
 
 from mpvi.drive.verification import Verification
+from mpvi.ground import io
 from mpvi.numbers.arbref import arb_precision
 from mpvi.numbers.context import get_context
-from mpvi.ground import io
 from mpvi.repro import digits as _digits
-from mpvi.repro.declare import (DEFAULT_CONTEXT, NOT_DECLARED, Refused, all_reproductions, default_out_dir,
-                                output_paths, unknown_id)
+from mpvi.repro.declare import (DEFAULT_CONTEXT, NOT_DECLARED, Refused, all_reproductions,
+                                default_out_dir, output_paths, unknown_id)
 from mpvi.repro.options import add_run_options, one_line, open_cache
-from mpvi.repro.records import (Rendered, json_data, read_records, record_context,
-                                old_tables, output_differences, recorded_parameters, shown,
-                                write_outputs, carried_note)
+from mpvi.repro.records import (Rendered, carried_note, json_data, old_tables,
+                                output_differences, read_records, record_context,
+                                recorded_parameters, shown, write_outputs)
 from mpvi.repro.runtimes import Runtimes
 from mpvi.repro.studies import Recorder
 
