@@ -59,7 +59,8 @@ def test_the_scripts_are_the_package_mpvi_papers_and_no_reproductions_is_importe
     out = _run([sys.executable, "-c", textwrap.dedent("""
         import sys
         from mpvi.repro.cli import main
-        from mpvi.repro.run import all_reproductions, reproduction_packages
+        from mpvi.repro.declare import all_reproductions
+        from mpvi.repro.packages import reproduction_packages
         assert main(["list"]) == 0
         reps = all_reproductions()
         print("PACKAGES", [p.module for p in reproduction_packages()])
