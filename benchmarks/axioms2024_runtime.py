@@ -14,7 +14,8 @@ import time
 
 import mpmath
 
-from mpvi.repro.run import all_reproductions, execute
+from mpvi.repro.declare import all_reproductions
+from mpvi.repro.run import execute
 
 
 def main():

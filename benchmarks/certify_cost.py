@@ -159,7 +159,8 @@ def measure_reproduction(rid, repeats, quick):
     (``_CERTIFIED_RUNS`` of top2025's Tables 4-5) are forgotten before each run."""
     import tempfile
 
-    from mpvi.repro.run import execute, get_reproduction
+    from mpvi.repro.declare import get_reproduction
+    from mpvi.repro.run import execute
     rep = get_reproduction(rid)
     with open(os.devnull, "w") as quiet, tempfile.TemporaryDirectory() as out:
         def run(certified):

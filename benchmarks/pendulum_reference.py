@@ -27,7 +27,7 @@ at the same precision:
     ceil(-ln(target) / 2));
   - ``--method gbs``: the Gragg-Bulirsch-Stoer extrapolation scheme "gbs", the method
     top2025's Figs. 2-3 build their reference with (``pendulum_reference`` of
-    reproductions/_top2025_pendulum.py), at step ``--gbs-H`` with ``--gbs-levels``
+    reproductions/top2025/_top2025_pendulum.py), at step ``--gbs-H`` with ``--gbs-levels``
     levels (order 2 levels).  Its rounding error is ctx.eps amplified by the Lebesgue
     constant of the extrapolation (3.6e7 at 24 levels, 2.3e10 at 32 for the harmonic
     step sequence), which limits the levels worth using: at 128 digits it cannot reach

@@ -1,4 +1,5 @@
-"""Measure the run times of the reproductions and record them in reproductions/runtimes.json.
+"""Measure the run times of the reproductions and record them in the runtimes.json of each
+paper folder (reproductions/<paper>/runtimes.json).
 
     python benchmarks/runtimes.py                 # both: the full run, then the quick one
     python benchmarks/runtimes.py --kind quick    # only the quick run (about a minute)
@@ -24,13 +25,15 @@ import time
 from pathlib import Path
 
 from mpvi.repro.report import compute_time
-from mpvi.repro.run import all_reproductions, package_of, read_provenance, reproduction_packages
+from mpvi.repro.packages import all_folders, folder_of, reproduction_packages
+from mpvi.repro.declare import all_reproductions
+from mpvi.repro.records import read_provenance
 from mpvi.repro.runtimes import KINDS, format_seconds, record_runtimes
 
 
 def measured_times(reps, out_dir):
     """``{id: {"seconds", "compute_s"}}`` from the provenance of the outputs in ``out_dir``
-    (:func:`mpvi.repro.run.read_provenance`: only verified outputs; a forged or damaged
+    (:func:`mpvi.repro.records.read_provenance`: only verified outputs; a forged or damaged
     JSON stops the recording): the cost alone (:func:`mpvi.repro.report.compute_time`)
     and the reproduction's own computation.  Ids without outputs are left out."""
     times = {}
@@ -93,12 +96,12 @@ def main(argv=None):
         if missing:
             raise SystemExit(f"runtimes: no outputs of {', '.join(missing)} in {out}; "
                              f"nothing recorded")
-        for pkg in packages:
-            own = {rid: t for rid, t in times.items() if package_of(reps[rid], packages) == pkg}
+        for folder in all_folders(packages):
+            own = {rid: t for rid, t in times.items() if folder_of(reps[rid], packages) == folder}
             if own:
-                record_runtimes(pkg, kind, own, command, wall, args.jobs)
-                print(f"{kind}: {len(own)} reproductions of {pkg.name} recorded in "
-                      f"{os.path.relpath(pkg.runtimes)}")
+                record_runtimes(folder, kind, own, command, wall, args.jobs)
+                print(f"{kind}: {len(own)} reproductions of {folder.name} recorded in "
+                      f"{os.path.relpath(folder.runtimes)}")
         total = sum(t["seconds"] for t in times.values())
         print(f"{kind}: the command took {format_seconds(wall)}; the reproductions alone "
               f"would take {format_seconds(total)} one after another")

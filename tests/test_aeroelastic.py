@@ -13,7 +13,7 @@
   state grows onto an LCO while a small perturbation decays (subcritical);
 * both Hermite methods take a few 64-digit steps on the section with converged Newton
   iterations and stay close to the GBS benchmark;
-* the turning points of the benchmark (the events of reproductions/_hermite_aeroelastic.py)
+* the turning points of the benchmark (the events of reproductions/hermite/_hermite_aeroelastic.py)
   alternate between maxima and minima, bound the neighbouring nodes, and agree between two
   GBS orders to the smaller order's accuracy.
 """
@@ -212,7 +212,7 @@ def test_more_gauss_legendre_nodes_change_nothing_on_the_section(flutter):
 # ----- the turning points of the benchmark (hermite_fig09 .. hermite_fig12) -----------------------
 
 def test_turning_points_of_the_benchmark_are_located_by_events(flutter):
-    from mpvi_papers._hermite_aeroelastic import turning_point_events, turning_points
+    from mpvi_papers.hermite._hermite_aeroelastic import turning_point_events, turning_points
     sec = aeroelastic_section(CTX, flutter[0] * CTX.num("0.9"))
     dt = CTX.num("0.02")
     events = turning_point_events(1) + turning_point_events(0)

@@ -1,4 +1,4 @@
-"""The backward error analysis reproductions (reproductions/bea_*.py, beyond the four
+"""The backward error analysis reproductions (reproductions/bea/bea_*.py, beyond the four
 papers): their quick runs, and the committed full run of bea_energy against issue 24's
 acceptance (fitted orders p, p + 2, p + 4, p + 6 within 0.2 for the four methods, a floor
 near round-off at 64 digits, a curve below 1e-100 at 128)."""
@@ -9,7 +9,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from mpvi.repro.run import all_reproductions, execute
+from mpvi.repro.declare import all_reproductions
+from mpvi.repro.run import execute
 
 REPS = all_reproductions()
 FIGURES = Path(__file__).resolve().parent.parent / "figures" / "bea"

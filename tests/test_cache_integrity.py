@@ -15,11 +15,12 @@ import pandas as pd
 import pytest
 
 import mpvi.numbers.context
-import mpvi.repro.run
+from conftest import replace_in_framework
 from mpvi.repro import cache as _cache
 from mpvi.repro.cache import DiskCache
 from mpvi.repro.cli import main
-from mpvi.repro.run import Output, Reproduction, execute
+from mpvi.repro.declare import Output, Reproduction
+from mpvi.repro.run import execute
 from mpvi.repro.studies import Task, study
 
 CONTEXT = ["--context", "mp", "--dps", "30"]
@@ -89,7 +90,7 @@ def clean(tmp_path_factory):
 
 @pytest.fixture
 def reps(monkeypatch):
-    monkeypatch.setattr(mpvi.repro.run, "all_reproductions", lambda: REPS)
+    replace_in_framework(monkeypatch, "all_reproductions", lambda: REPS)
 
 
 def run(capsys, out, cache, *ids, jobs=None):

@@ -3,8 +3,8 @@ computations: each hook family's enclosures hold a 200-digit mpmath recomputatio
 values or closed forms, and the exact decisions of printed formulas say match and
 misprint where they must.
 
-Families: the exact formulas of Secs. 4.1-4.2 and Fig. 1 (:mod:`mpvi_papers._hermite_exact`),
-the certified runs with energies on balls (:mod:`mpvi_papers._hermite_certified`, the
+Families: the exact formulas of Secs. 4.1-4.2 and Fig. 1 (:mod:`mpvi_papers.hermite._hermite_exact`),
+the certified runs with energies on balls (:mod:`mpvi_papers.hermite._hermite_certified`, the
 double well of Figs. 3-4), the exact dn solution of Fig. 5 on Arb's theta functions, and
 the symplecticity defect from the step's Jacobian on dual balls (Sec. 4.2).
 """
@@ -20,7 +20,7 @@ from mpvi import MPContext, GMPContext, solve
 from mpvi.numbers.arb import ArbContext
 from mpvi.numbers.arbref import arb_precision, exact_rational
 from mpvi.repro.published import PublishedValue, proof, parse_formula
-from mpvi_papers import _hermite_exact as X
+from mpvi_papers.hermite import _hermite_exact as X
 
 REF = 200
 RESULTS = Path(__file__).resolve().parents[1] / "figures" / "hermite"
@@ -137,11 +137,11 @@ def test_hermite_basis_printed_with_sums():
 
 def test_double_well_energy_error_holds_a_200_digit_rerun():
     """20 steps of each one-step method on the double well certified
-    (:func:`mpvi_papers._hermite_certified.certified_run`) and the energy error |E_j - E_0|
+    (:func:`mpvi_papers.hermite._hermite_certified.certified_run`) and the energy error |E_j - E_0|
     at every node enclosed; the same problem (the 64-digit run's q(0) and h as exact
     rationals) solved at 200 digits lies inside every ball."""
     from mpvi.systems.double_well import double_well_problem
-    from mpvi_papers._hermite_certified import certified_run, velocities
+    from mpvi_papers.hermite._hermite_certified import certified_run, velocities
     mpmath.mp.dps = REF
     ctx = GMPContext(64)
     problem = double_well_problem(ctx, "0.74", "0", "1")
@@ -169,7 +169,7 @@ def test_double_well_energy_error_holds_a_200_digit_rerun():
 def test_dn_solution_on_balls_against_mpmath():
     """Fig. 5's exact solution: dn, sn, cn on Arb's theta functions hold mpmath's ellipfun
     at 200 digits (k^2 = 2 - 1/0.74^2, u up to 7.4)."""
-    from mpvi_papers.hermite_fig05 import jacobi_dn_sn_cn
+    from mpvi_papers.hermite.hermite_fig05 import jacobi_dn_sn_cn
     mpmath.mp.dps = REF
     with arb_precision(REF + 20):
         A = arb("0.74")
@@ -189,8 +189,8 @@ def test_symplecticity_defect_against_central_differences():
     from mpvi.analysis.measures import matrix_defect, one_step_jacobian
     from mpvi.repro.certified import ball_norm
     from flint import arb_mat
-    from mpvi_papers._hermite_certified import step_jacobian
-    from mpvi_papers.hermite_symplecticity import double_well
+    from mpvi_papers.hermite._hermite_certified import step_jacobian
+    from mpvi_papers.hermite.hermite_symplecticity import double_well
     mpmath.mp.dps = 120
     ctx = MPContext(120)
     actx = ArbContext(84)

@@ -10,10 +10,10 @@ from mpvi.numbers.arbref import arb_precision
 
 pytest.importorskip("flint")
 
-from mpvi_papers import _mutze_series as ser  # noqa: E402
-from mpvi_papers import mutze_theorem60 as t60  # noqa: E402
-from mpvi_papers._mutze_certify import ball_eval, exact  # noqa: E402
-from mpvi_papers._mutze_oscillator import (METHODS, PARAMS, BallOscillator,  # noqa: E402
+from mpvi_papers.mutze import _mutze_series as ser  # noqa: E402
+from mpvi_papers.mutze import mutze_theorem60 as t60  # noqa: E402
+from mpvi_papers.mutze._mutze_certify import ball_eval, exact  # noqa: E402
+from mpvi_papers.mutze._mutze_oscillator import (METHODS, PARAMS, BallOscillator,  # noqa: E402
                                              errors, run_method, setup, zero_phase_enclosure)
 
 
@@ -142,7 +142,7 @@ def test_p_star_enclosure_contains_the_100_digit_value():
     """p* of footnote 3 enclosed by a proven sign change of J' (rigorous quadrature and
     tail bound) holds the 100-digit mpmath value (tanh-sinh and Gauss-Legendre agree),
     and J(p*) the 100-digit J."""
-    from mpvi_papers._mutze_interpolation import enclose_J, enclose_p_star
+    from mpvi_papers.mutze._mutze_interpolation import enclose_J, enclose_p_star
     p100 = ("0.8107469240751916851302080844278507401935660635072309457956670475470700036471"
             "742954163435125761667893")
     J100 = ("25.04088592805657930109646569543611119241336850420867277762998470336157043845"
@@ -157,7 +157,7 @@ def test_p_star_enclosure_contains_the_100_digit_value():
 
 
 def test_pendulum_enclosure_contains_mpmath_odefun():
-    from mpvi_papers._mutze_certify import enclose_pendulum
+    from mpvi_papers.mutze._mutze_certify import enclose_pendulum
     with arb_precision(60):
         X, V = enclose_pendulum(1, 1, 0, Fraction(1, 8), order=20)
     assert X.rad() < 1e-20 and V.rad() < 1e-20
@@ -171,7 +171,7 @@ def test_pendulum_enclosure_contains_mpmath_odefun():
 def test_quantum_enclosure_contains_a_200_digit_rerun():
     """Norm and energy deviations of eq. (86) on a small grid, enclosed from the exact
     problem, against the step rewritten here in mpmath at 200 digits."""
-    from mpvi_papers._mutze_quantum import certified_outputs
+    from mpvi_papers.mutze._mutze_quantum import certified_outputs
     p = {"n": 24, "dx": "1", "hbar": "1", "mass": "1", "zone": "3", "calm_mass": "0.01",
          "barrier": {"center": "12", "halfwidth": "1", "height": "0.12"}}
     sc = {"name": "gauss", "kind": "gauss", "x0": "7", "sigma": "2", "k0": "1/2",
@@ -213,7 +213,7 @@ def test_quantum_enclosure_contains_a_200_digit_rerun():
 
 
 def test_formula_difference_decides_exactly():
-    from mpvi_papers._mutze_certify import formula_difference
+    from mpvi_papers.mutze._mutze_certify import formula_difference
     same = formula_difference("-(b*v + k*(x + v*tau))/(m + tau*(b + 3*k*tau/5))",
                               "-5*(b*v + k*tau*v + k*x)/(5*b*tau + 3*k*tau**2 + 5*m)", "eq90")
     assert same.is_exact() and same == 0
@@ -227,7 +227,7 @@ def test_formula_difference_decides_exactly():
 def test_long_trend_enclosure_contains_a_100_digit_rerun():
     """The trend / range statistics of a small long run, enclosed by the M^(block/10)
     walk, against the statistic recomputed here in mpmath at 100 digits step by step."""
-    from mpvi_papers._mutze_quantum import certified_long_trend
+    from mpvi_papers.mutze._mutze_quantum import certified_long_trend
     p = {"n": 12, "dx": "1", "hbar": "1", "mass": "1",
          "barrier": {"center": "6", "halfwidth": "1", "height": "0.12"}}
     sc = {"name": "gauss", "kind": "gauss", "x0": "4", "sigma": "2", "k0": "1/2"}
@@ -280,7 +280,7 @@ def test_monotone_phase_and_its_sign_against_the_scan():
     import csv
     from pathlib import Path
 
-    from mpvi_papers._mutze_oscillator import monotone_phase
+    from mpvi_papers.mutze._mutze_oscillator import monotone_phase
     with arb_precision(90):
         osc = BallOscillator(PARAMS)
         assert monotone_phase(osc, 0, 1) == -1

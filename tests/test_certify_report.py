@@ -20,7 +20,8 @@ import pytest
 from mpvi.repro.cli import main
 from mpvi.repro.published import (PROOFS, certified_line, diff, format_certified,
                                   load_all_published)
-from mpvi.repro.run import all_reproductions, read_records, stamp_record
+from mpvi.repro.declare import all_reproductions
+from mpvi.repro.records import read_records, stamp_record
 
 ROOT = Path(__file__).resolve().parent.parent
 FIGURES = ROOT / "figures"
@@ -403,7 +404,7 @@ def test_a_certified_block_without_growth_has_no_plot(tmp_path, committed):
 
 def test_a_growth_that_cannot_be_plotted_fails_the_report_naming_it(tmp_path, committed):
     from mpvi.repro.report import ReportError, write_report
-    from mpvi.repro.run import OutputError
+    from mpvi.repro.records import OutputError
     _, records = committed
     label = next(iter(GROWTH))
     short = {label: {**GROWTH[label], "digits": GROWTH[label]["digits"][:-1]}}

@@ -11,8 +11,9 @@ import pytest
 
 from mpvi import LinearSystem, Problem, get_context, solve, sup_errors
 from mpvi.repro.published import PublishedValue, diff, format_diff, proof
-from mpvi.repro.run import (OutputError, Output, Reproduction, execute, get_reproduction,
-                            read_provenance, stamp_record)
+from mpvi.repro.declare import get_reproduction, Output, Reproduction
+from mpvi.repro.records import read_provenance, stamp_record, OutputError
+from mpvi.repro.run import execute
 
 SMALL = {"T_tbar": [1, 10], "meshes_per_tbar": [10, 20, 40]}
 """Table 2 for T = 1 and 10 t_bar: every method, step and order of the table's form, in
@@ -40,7 +41,7 @@ def test_every_certified_entry_contains_a_200_digit_rerun_of_the_same_computatio
     run's data M, K, q0 and h, read exactly) computed again at 200 digits against the
     exact solution at 200 digits -- 130 digits beyond the balls' radii."""
     from mpvi.numbers.arbref import arb_precision, exact_rational
-    from mpvi_papers._axioms2024 import certified_errors, linear_pendulum_grid, problem
+    from mpvi_papers.axioms2024._axioms2024 import certified_errors, linear_pendulum_grid, problem
     c64, c200 = get_context("gmp", 64), get_context("gmp", 200)
     prob = problem(c64)
     methods = ["newmark", "rk4", "simpson"]
@@ -135,7 +136,8 @@ def test_a_reproduction_without_a_certified_computation_says_why(tmp_path):
 
 
 def test_a_float64_run_is_not_certified(tmp_path):
-    from mpvi.repro.run import Refused, script_main
+    from mpvi.repro.declare import Refused
+    from mpvi.repro.run import script_main
     rep = get_reproduction("axioms2024_tab02")
     with pytest.raises(Refused, match="multiprecision"):
         execute(rep, context="fp", out_dir=tmp_path, certify=True)
@@ -214,7 +216,7 @@ def test_lohner_carries_its_basis_over_a_thousand_steps_of_the_linear_pendulum()
     run."""
     from mpvi import certify
     from mpvi.numbers.arbref import arb_precision
-    from mpvi_papers._axioms2024 import linear_pendulum_grid, problem
+    from mpvi_papers.axioms2024._axioms2024 import linear_pendulum_grid, problem
     c64, c200 = get_context("gmp", 64), get_context("gmp", 200)
     with c64.active():
         prob = problem(c64)

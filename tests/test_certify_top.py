@@ -10,8 +10,9 @@ from fractions import Fraction
 import pytest
 
 from mpvi import get_context, solve
-from mpvi.repro.run import (PROVENANCE, execute, get_reproduction, read_provenance,
-                            shape_problem)
+from mpvi.repro.declare import get_reproduction
+from mpvi.repro.records import PROVENANCE, read_provenance, shape_problem
+from mpvi.repro.run import execute
 
 METHODS = ["midpoint", "rk4", "simpson"]
 
@@ -28,7 +29,7 @@ def test_the_top_enclosures_contain_a_200_digit_rerun_of_the_same_computation():
     own Weierstrass P at 200 digits (not Arb's) -- 130 digits beyond the balls' radii."""
     from mpvi.numbers.arbref import arb_precision, exact_rational
     from mpvi.systems.lagrange_top import make_top
-    from mpvi_papers._top2025_top import LoopingTop, certified_top_errors
+    from mpvi_papers.top2025._top2025_top import LoopingTop, certified_top_errors
     c64, c200 = get_context("gmp", 64), get_context("gmp", 200)
     N = 20
     with c64.active():
@@ -190,7 +191,7 @@ def test_a_growth_series_is_a_thinned_lower_envelope_of_the_proven_digits():
 
 
 def test_a_growth_entry_of_the_wrong_shape_is_refused_by_the_provenance_check():
-    from mpvi.repro.run import _CERTIFIED
+    from mpvi.repro.records import _CERTIFIED
     block = {"dps": 64, "wall_time_s": 1.0, "statement": "s", "columns": {}, "values": {},
              "not_certified": {}}
     good = dict(block, growth={"a": {"t": [0.5, 1], "digits": [63.2, 60], "dps": 64,

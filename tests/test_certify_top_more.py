@@ -46,7 +46,7 @@ def test_double_pendulum_energy_errors_hold_a_200_digit_rerun_of_the_same_data()
     s holds the same runs redone at 200 digits from the 64-digit run's binary g, l and q0."""
     from mpvi.numbers.arbref import GUARD_DIGITS, arb_precision, exact_rational
     from mpvi.systems.double_pendulum import nonlinear_double_pendulum
-    from mpvi_papers._top2025_pendulum import certified_energy_errors, double_pendulum
+    from mpvi_papers.top2025._top2025_pendulum import certified_energy_errors, double_pendulum
     with C64.active():
         prob = double_pendulum(C64)
         P = {str(k): v for k, v in prob.system._params.items()}
@@ -72,7 +72,7 @@ def test_linear_pendulum_energy_newmark_exact_and_rk4_against_200_digits():
     energy errors hold a 200-digit rerun of the same binary M, K and h."""
     from mpvi.numbers.arbref import GUARD_DIGITS, arb_precision
     from mpvi.repro.certified import relative_energy_balls
-    from mpvi_papers._axioms2024 import certified_linear_run, problem, step
+    from mpvi_papers.axioms2024._axioms2024 import certified_linear_run, problem, step
     with C64.active():
         prob = problem(C64)
         h = step(C64, prob, "1/10")
@@ -128,7 +128,7 @@ def test_table6_values_are_the_closed_forms():
     """top2025 Fig. 12: p_phi = 2 pi sqrt 3, p_psi = 4 pi, A = 4 pi^2, 2 pi/sqrt(A) = 1
     (eqs. 18ab, 18ae), computed at 200 digits by mpmath, inside the enclosures from the
     exact Table 6 data; the enclosures are narrow (60 digits)."""
-    from mpvi.repro.run import get_reproduction
+    from mpvi.repro.declare import get_reproduction
     rep = get_reproduction("top2025_fig12")
     exact_table6 = rep.compute.__globals__["exact_table6"]
     found = exact_table6(64)
@@ -148,7 +148,7 @@ def test_cusp_top_nutation_is_enclosed_and_matches_quadrature_and_closed_form():
     u1,2 = 1 -+ sqrt(2 - 2 u0) (derived by hand for this top: c = I A u0, p_phi = p_psi
     u0); theta_max - theta0 (cusp_amplitude) against acos(1 - sqrt(2 - sqrt 3)) - pi/6.
     The enclosures are of the 64-digit data: equal to the exact problem's to 1e-55."""
-    from mpvi_papers._top2025_reduced import cusp_amplitude, cusp_top
+    from mpvi_papers.top2025._top2025_reduced import cusp_amplitude, cusp_top
     with C64.active():
         period = cusp_top(C64).nutation().enclose_period(64)
         amplitude = cusp_amplitude(C64)
@@ -174,7 +174,7 @@ def test_cusp_runs_hold_a_200_digit_rerun_and_the_nutation_mpvis_own():
     Weierstrass P (not Arb's) of those data."""
     from mpvi.numbers.arbref import GUARD_DIGITS, arb_precision
     from mpvi.systems.lagrange_top import make_top
-    from mpvi_papers._top2025_reduced import certified_cusp_run, cusp_top
+    from mpvi_papers.top2025._top2025_reduced import certified_cusp_run, cusp_top
     with C64.active():
         top = cusp_top(C64)
     P = top.params

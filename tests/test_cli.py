@@ -8,8 +8,9 @@ import pytest
 
 import mpvi.ground.io
 import mpvi.repro.run
+from conftest import replace_in_framework
 from mpvi.repro.cli import main
-from mpvi.repro.run import Output, Reproduction, all_reproductions, needs_mp
+from mpvi.repro.declare import all_reproductions, needs_mp, Output, Reproduction
 
 AXIOMS = ["axioms2024_fig02", "axioms2024_fig03", "axioms2024_fig04", "axioms2024_fig05",
           "axioms2024_fig06", "axioms2024_fig07", "axioms2024_fig08", "axioms2024_tab02",
@@ -156,7 +157,7 @@ def fakes(monkeypatch):
                                                              "below float64 round-off")),
             "b_fails": _fake("b_fails", boom),
             "c_runs": _fake("c_runs", _table)}
-    monkeypatch.setattr(mpvi.repro.run, "all_reproductions", lambda: reps)
+    replace_in_framework(monkeypatch, "all_reproductions", lambda: reps)
     return computed
 
 
@@ -217,7 +218,7 @@ def test_diff_json_and_csv_have_one_record_per_compared_value(capsys):
     import csv
     import io
     from mpvi.repro.published import RECORD_FIELDS, diff
-    from mpvi.repro.run import default_out_dir
+    from mpvi.repro.declare import default_out_dir
     rows = diff(list(all_reproductions()), default_out_dir(False))
     assert main(["diff", "--all", "--format", "json"]) == 0
     captured = capsys.readouterr()
@@ -253,7 +254,7 @@ def test_diff_columns_stay_aligned_whatever_the_name_lengths():
 
 def test_list_shows_item_status_and_last_run_time(tmp_path, capsys):
     from mpvi.repro.published import diff
-    from mpvi.repro.run import default_out_dir
+    from mpvi.repro.declare import default_out_dir
     assert main(["list"]) == 0
     lines = {line.split()[0]: line for line in capsys.readouterr().out.splitlines()}
     statuses = {}

@@ -16,7 +16,8 @@ import pytest
 import mpvi.ground.io
 from mpvi.repro.cli import build_parser, main
 from mpvi.repro.published import diff, rule
-from mpvi.repro.run import all_reproductions, default_out_dir, read_records
+from mpvi.repro.declare import all_reproductions, default_out_dir
+from mpvi.repro.records import read_records
 
 ROOT = Path(__file__).resolve().parent.parent
 FIGURES = ROOT / "figures"

@@ -19,8 +19,9 @@ from mpvi.repro.cli import digits_summary, main  # noqa: E402
 from mpvi.repro.parallel import ProcessExecutor, run_parallel  # noqa: E402
 from mpvi.repro.published import diff  # noqa: E402
 from mpvi.repro.report import write_report  # noqa: E402
-from mpvi.repro.run import (Output, Reproduction, all_reproductions, execute,  # noqa: E402
-                            read_provenance)
+from mpvi.repro.declare import all_reproductions, Output, Reproduction  # noqa: E402
+from mpvi.repro.records import read_provenance  # noqa: E402
+from mpvi.repro.run import execute  # noqa: E402
 
 REPS = all_reproductions()
 

@@ -64,7 +64,7 @@ def test_systems_cli_reproductions_and_benchmarks_are_complete():
     for command in ("list", "run", "diff", "report"):
         assert f".. _cli-{command}:" in cli
     assert "--check-digits" in cli and "--scheduler" in cli
-    from mpvi.repro.run import all_reproductions
+    from mpvi.repro.declare import all_reproductions
     reps = catalogues.reproductions_page()
     for rid, rep in all_reproductions().items():
         assert f"`{rid} <../../report/{rep.paper}.html#{rid}>`__" in reps

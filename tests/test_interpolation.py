@@ -1,4 +1,4 @@
-"""mpvi_papers._mutze_interpolation: Mutze's C-infinity partition-of-unity interpolation
+"""mpvi_papers.mutze._mutze_interpolation: Mutze's C-infinity partition-of-unity interpolation
 (mutze Sec. 2) and the p* of footnote 3, checked against independent references (sympy derivatives,
 mpmath finite differences, direct sums over all m terms, a natural cubic spline)."""
 import json
@@ -14,9 +14,10 @@ import sympy as sp
 
 from mpvi import GMPContext, MPContext, fp
 from mpvi.numbers.context import PrecisionError
-from mpvi.repro.run import execute, get_reproduction
+from mpvi.repro.declare import get_reproduction
+from mpvi.repro.run import execute
 
-from mpvi_papers._mutze_interpolation import (
+from mpvi_papers.mutze._mutze_interpolation import (
     P_OPT,
     SmoothInterpolant,
     optimal_p,
@@ -27,7 +28,7 @@ from mpvi_papers._mutze_interpolation import (
     smooth_step_derivatives,
     smooth_step_pair,
 )
-from mpvi_papers.mutze_interpolation import random_data
+from mpvi_papers.mutze.mutze_interpolation import random_data
 
 MP = MPContext(64)
 TOL = MP.num(10) ** -60
@@ -216,7 +217,7 @@ def test_vector_values_are_componentwise():
 
 
 def test_one_sided_derivatives_match_at_knots_unlike_a_cubic_spline():
-    from mpvi_papers.mutze_interpolation import NaturalCubicSpline
+    from mpvi_papers.mutze.mutze_interpolation import NaturalCubicSpline
     xs, ys = random_data(13, 8)
     f = SmoothInterpolant(xs, ys, ctx=MP)
     s = NaturalCubicSpline([MP.num(x) for x in xs], [MP.num(y) for y in ys], MP)

@@ -1,13 +1,13 @@
 """mutze Sec. 6, eq. (86): the quantum direct midpoint rule on a grid
-(reproductions/_mutze_quantum.py, reproductions/mutze_quantum.py)."""
+(reproductions/mutze/_mutze_quantum.py, reproductions/mutze/mutze_quantum.py)."""
 import mpmath
 import numpy as np
 import pytest
 import sympy as sp
 
 from mpvi.numbers.context import MPContext, fp
-from mpvi_papers import _mutze_quantum as mq
-from mpvi_papers.mutze_quantum import REPRODUCTION
+from mpvi_papers.mutze import _mutze_quantum as mq
+from mpvi_papers.mutze.mutze_quantum import REPRODUCTION
 
 W, T = mq.OMEGA, mq.TAU
 

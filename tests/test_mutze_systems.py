@@ -1,4 +1,4 @@
-"""reproductions/mutze_systems.py: Mutze's direct midpoint method on the top2025 systems.
+"""reproductions/mutze/mutze_systems.py: Mutze's direct midpoint method on the top2025 systems.
 
 Checked at reduced size: the orders on the Lagrange top against the exact nutation (2 for
 Mutze g = 0, 4 for Simpson), the reversibility of the Newton-solved g-family on both
@@ -13,8 +13,8 @@ from mpvi.numbers.context import MPContext
 from mpvi.repro.run import Run
 from mpvi.systems.double_pendulum import nonlinear_double_pendulum
 
-from mpvi_papers._top2025_top import LoopingTop
-from mpvi_papers.mutze_systems import (PARAMS, REPRODUCTION, energy_growth, guarded_solve,
+from mpvi_papers.top2025._top2025_top import LoopingTop
+from mpvi_papers.mutze.mutze_systems import (PARAMS, REPRODUCTION, energy_growth, guarded_solve,
                                          reversibility_defect)
 
 CTX = MPContext(64)

@@ -1,4 +1,4 @@
-"""Crash-consistent outputs and checked provenance (mpvi.repro.run.write_outputs and
+"""Crash-consistent outputs and checked provenance (mpvi.repro.records.write_outputs and
 read_provenance): an id's files are committed by its JSON, which lists their SHA-256; a
 run killed between two renames is reported by ``mpvi diff``, ``list`` and ``report`` in
 one line instead of its old values, and the next run removes the temporaries it left; a
@@ -16,8 +16,8 @@ import mpvi.ground.io
 from mpvi import MPContext
 from mpvi.ground.io import TEMPORARY, provenance, remove_stale_temporaries
 from mpvi.repro.cli import main
-from mpvi.repro.run import (OutputError, Rendered, Reproduction, read_provenance, stamp_record,
-                            write_outputs)
+from mpvi.repro.declare import Reproduction
+from mpvi.repro.records import read_provenance, stamp_record, write_outputs, OutputError, Rendered
 
 RID = "axioms2024_fig08"                   # quick: about a second, three published values
 

@@ -12,11 +12,12 @@ import sys
 import pandas as pd
 import pytest
 
-import mpvi.repro.run
+from conftest import replace_in_framework
 from mpvi.repro.cache import DiskCache
 from mpvi.repro.cli import main
 from mpvi.repro.parallel import ProcessExecutor, run_parallel
-from mpvi.repro.run import Output, Reproduction, all_reproductions, execute
+from mpvi.repro.declare import all_reproductions, Output, Reproduction
+from mpvi.repro.run import execute
 from mpvi.repro.studies import Task, study
 
 REPS = all_reproductions()
@@ -157,7 +158,7 @@ def test_a_dying_worker_does_not_hang_the_pool_nor_fail_the_other_units(tmp_path
 
 
 def test_the_command_line_runs_in_parallel_and_reports_failures(monkeypatch, tmp_path, capsys):
-    monkeypatch.setattr(mpvi.repro.run, "all_reproductions", lambda: dict(list(FAKES.items())[:3]))
+    replace_in_framework(monkeypatch, "all_reproductions", lambda: dict(list(FAKES.items())[:3]))
     assert main(["run", "--all", "--jobs", "2", "--out", str(tmp_path), "--no-cache"]) == 1
     lines = capsys.readouterr().err.splitlines()
     assert "c_compute_fails: error: ValueError: compute failed" in lines

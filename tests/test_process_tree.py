@@ -20,9 +20,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-import mpvi.repro.run
+import mpvi.repro.cli
+from conftest import replace_in_framework
 from mpvi.repro.cli import main
-from mpvi.repro.run import Output, Reproduction
+from mpvi.repro.declare import Output, Reproduction
 from mpvi.repro.studies import Task, study
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),
@@ -59,7 +60,7 @@ SLEEPY = {r.id: r for r in (_sleepy("sleeps_twice", 2), _sleepy("sleeps_once", 1
 
 def drive(argv):
     """``mpvi run argv`` on the reproductions of :data:`SLEEPY` (run in the subprocess)."""
-    mpvi.repro.run.all_reproductions = lambda: SLEEPY
+    mpvi.repro.cli.all_reproductions = lambda: SLEEPY      # what `mpvi run` lists
     return main(["run", "--no-cache"] + argv)
 
 
@@ -210,7 +211,7 @@ def test_a_local_dask_cluster_is_closed_on_sigterm_and_ctrl_c(tmp_path, kill, si
 
 def test_a_refused_dask_port_fails_at_once_naming_the_cause(monkeypatch, tmp_path, capsys):
     pytest.importorskip("distributed", reason="Dask is not installed (pip install -e '.[dask]')")
-    monkeypatch.setattr(mpvi.repro.run, "all_reproductions", lambda: SLEEPY)
+    replace_in_framework(monkeypatch, "all_reproductions", lambda: SLEEPY)
     with socket.socket() as s:                   # a port nothing listens on
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]

@@ -10,9 +10,11 @@ import flint
 
 import pytest
 
+from conftest import replace_in_framework
 from mpvi.repro.cli import main
-from mpvi.repro.run import (execute, get_reproduction, read_provenance, stamp_record,
-                            verify_record)
+from mpvi.repro.declare import get_reproduction
+from mpvi.repro.records import read_provenance, stamp_record
+from mpvi.repro.run import execute, verify_record
 
 SMALL = {"T_tbar": [1, 10], "meshes_per_tbar": [10, 20]}
 """axioms2024 Table 2 on two spans and two meshes: every method, certified in seconds."""
@@ -101,11 +103,9 @@ def test_verify_holds_for_an_untouched_record_and_names_a_narrowed_enclosure(cer
 
 def test_mpvi_verify_exits_1_naming_the_value(certified, tmp_path, capsys, monkeypatch):
     import shutil
-    from mpvi.repro import run as run_module
     rep, out, record, _ = certified
-    monkeypatch.setattr(run_module, "get_reproduction", lambda rid: rep)
     reps = {rep.id: rep}
-    monkeypatch.setattr(run_module, "all_reproductions", lambda: reps)
+    replace_in_framework(monkeypatch, "all_reproductions", lambda: reps)
     copy = tmp_path / "copy"
     shutil.copytree(out, copy)
     assert main(["verify", rep.id, "--results", str(copy), "-q"]) == 0
@@ -295,9 +295,8 @@ def test_verify_names_a_narrowed_enclosure_of_a_certificate(tmp_path):
 
 def test_mpvi_verify_of_a_results_directory_is_that_of_the_command(certified, monkeypatch):
     import mpvi
-    from mpvi.repro import run as run_module
     rep, out, record, _ = certified
-    monkeypatch.setattr(run_module, "all_reproductions", lambda: {rep.id: rep})
+    replace_in_framework(monkeypatch, "all_reproductions", lambda: {rep.id: rep})
     found = mpvi.verify(out)
     assert found.ok and found.checked == len(record["certified"]["values"]) + sum(
         len(c) for c in record["certified"]["columns"].values()) + len(
@@ -340,7 +339,7 @@ def _timed_reproduction(x="1.5"):
     unchecked), with a certify hook: cheap, for the rules of a rerun and of verify."""
     import itertools
     import pandas as pd
-    from mpvi.repro.run import Output, Reproduction
+    from mpvi.repro.declare import Output, Reproduction
     ticks = itertools.count()
 
     def compute(run):

@@ -6,13 +6,14 @@ import shutil
 import pytest
 
 import mpvi.ground.io
-import mpvi.repro.run
+from conftest import replace_in_framework
 from mpvi import MPContext
 from mpvi.ground.io import provenance
 from mpvi.repro.cli import main
 from mpvi.repro.published import (PublishedDataError, PublishedValue, diff,
-                                  load_all_published, load_known, load_published)
-from mpvi.repro.run import reproduction_packages, stamp_record
+                                  errata_index, load_all_published, load_known, load_published)
+from mpvi.repro.packages import ReproductionPackage, all_folders, reproduction_packages
+from mpvi.repro.records import stamp_record
 
 HEADER = "id,key,quantity,printed,compare,tolerance,source\n"
 
@@ -76,9 +77,29 @@ def test_every_known_discrepancy_is_explained_in_errata_and_names_a_published_va
     published = {(v.id, v.key) for v in load_all_published()}
     assert known, "discrepancies.csv should not be empty"
     assert set(known) <= published
-    errata = "".join(pkg.errata.read_text() for pkg in reproduction_packages())
-    for k in known.values():
-        assert f"### {k['errata']}" in errata
+    for folder in all_folders(reproduction_packages()):
+        own = load_known(folder.discrepancies, folder.errata) if folder.discrepancies.exists() else {}
+        errata = folder.errata.read_text(encoding="utf-8") if own else ""
+        for k in own.values():                      # explained in its own paper's folder
+            assert f"### {k['errata']}" in errata, (folder.name, k)
+
+
+def test_the_errata_index_is_current_and_keeps_no_text_twice():
+    """reproductions/ERRATA.md is generated from the papers' errata
+    (:func:`mpvi.repro.published.errata_index`): after editing a paper's ERRATA.md, write it
+    again with ``python -c "from mpvi.repro.published import write_errata_index;
+    write_errata_index()"``.  It holds links and tagged headings, no entry's text."""
+    pkg = reproduction_packages()[0]
+    index = pkg.errata.read_text(encoding="utf-8")
+    assert index == errata_index([pkg], pkg.root), "reproductions/ERRATA.md is not current"
+    folders = [f for f in pkg.folders()[1:] if f.errata.exists()]
+    assert {f.name.rpartition("/")[2] for f in folders} >= {"axioms2024", "hermite", "mutze",
+                                                             "top2025", "bea"}
+    for folder in folders:
+        assert f"]({folder.errata.relative_to(pkg.root).as_posix()})" in index
+        body = folder.errata.read_text(encoding="utf-8").split("\n## ", 1)[1]
+        paragraph = max(body.split("\n\n")[:4], key=len)     # a paragraph of its opening
+        assert len(paragraph) > 80 and paragraph not in index
 
 
 def test_known_tag_missing_from_errata_is_rejected(tmp_path):
@@ -146,8 +167,8 @@ def test_a_misspelt_key_is_an_error_not_a_skip(project):
 
 
 def test_published_files_parse_as_plain_csv():
-    paths = [p for pkg in reproduction_packages() for p in pkg.published.glob("*.csv")]
-    assert paths
+    paths = [p for f in all_folders(reproduction_packages()) for p in f.published.glob("*.csv")]
+    assert len(paths) >= 16
     for path in paths:
         with open(path, newline="") as f:
             rows = list(csv.reader(f))
@@ -158,15 +179,20 @@ def test_published_files_parse_as_plain_csv():
 
 @pytest.fixture
 def data(tmp_path, monkeypatch):
-    """A copy of the reproduction package's data files (published/, ERRATA.md,
-    discrepancies.csv) that mpvi reads instead of the package's own."""
+    """A copy of the reproduction package's data files (each paper folder's published/,
+    ERRATA.md, discrepancies.csv) that mpvi reads instead of the package's own."""
     pkg = reproduction_packages()[0]
     root = tmp_path / "pkg"
-    shutil.copytree(pkg.published, root / "published")
-    shutil.copy(pkg.errata, root / "ERRATA.md")
-    shutil.copy(pkg.discrepancies, root / "discrepancies.csv")
-    copy = mpvi.repro.run.ReproductionPackage(pkg.name, pkg.module, root)
-    monkeypatch.setattr(mpvi.repro.run, "reproduction_packages", lambda: [copy])
+    for folder in pkg.folders():
+        where = root / folder.root.relative_to(pkg.root)
+        where.mkdir(parents=True, exist_ok=True)
+        if folder.published.is_dir():
+            shutil.copytree(folder.published, where / "published")
+        for path in (folder.errata, folder.discrepancies):
+            if path.exists():
+                shutil.copy(path, where / path.name)
+    copy = ReproductionPackage(pkg.name, pkg.module, root)
+    replace_in_framework(monkeypatch, "reproduction_packages", lambda: [copy])
     return root
 
 
@@ -191,14 +217,14 @@ def test_the_copied_data_diffs_clean(data, capsys):
 
 
 def test_a_misspelt_id_in_a_published_file_is_an_error(data, capsys):
-    _edit(data / "published" / "mutze_fig02.csv", "\nmutze_fig02,", "\nmutze_fig2,")
+    _edit(data / "mutze" / "published" / "mutze_fig02.csv", "\nmutze_fig02,", "\nmutze_fig2,")
     line = _diff_error(capsys, "axioms2024_fig08")              # whichever ids are compared
     assert line == ("mpvi: malformed data: mutze_fig02.csv, line 2: 'mutze_fig2' is not a "
                     "reproduction id (did you mean 'mutze_fig02'?)")
 
 
 def test_a_misspelt_key_in_a_published_file_is_an_error(data, capsys):
-    _edit(data / "published" / "axioms2024_claims.csv", "axioms2024_fig08,simpson q order,",
+    _edit(data / "axioms2024" / "published" / "axioms2024_claims.csv", "axioms2024_fig08,simpson q order,",
           "axioms2024_fig08,simpson q ordr,")
     line = _diff_error(capsys, "axioms2024_fig08")
     assert line.startswith("mpvi: malformed data: axioms2024_claims.csv, line ")
@@ -208,18 +234,18 @@ def test_a_misspelt_key_in_a_published_file_is_an_error(data, capsys):
 @pytest.mark.parametrize("deleted", ["file", "directory"])
 def test_a_deleted_published_file_or_directory_is_an_error(data, capsys, deleted):
     if deleted == "file":
-        (data / "published" / "mutze_fig02.csv").unlink()
+        (data / "mutze" / "published" / "mutze_fig02.csv").unlink()
     else:
-        shutil.rmtree(data / "published")
+        shutil.rmtree(data / "mutze" / "published")
     line = _diff_error(capsys, "mutze_fig02")
     assert line.startswith(f"mpvi: malformed data: mutze_fig02: no published values in "
-                           f"{data / 'published'}/*.csv")
+                           f"{data / 'mutze' / 'published'}/*.csv")
     assert ("(no such directory)" in line) is (deleted == "directory")
     assert "a deleted file?" in line and "published=False" in line
 
 
 def test_published_values_of_an_id_that_declares_none_are_an_error(data, capsys):
-    with open(data / "published" / "extra.csv", "w", encoding="utf-8") as f:
+    with open(data / "axioms2024" / "published" / "extra.csv", "w", encoding="utf-8") as f:
         f.write(HEADER + "axioms2024_fig02,k,q,1.0,digit,,s\n")
     line = _diff_error(capsys, "axioms2024_fig02")
     assert line == ("mpvi: malformed data: extra.csv, line 2: a published value of "
@@ -227,7 +253,8 @@ def test_published_values_of_an_id_that_declares_none_are_an_error(data, capsys)
                     "Reproduction)")
 
 
-@pytest.mark.parametrize("name", ["published/mutze_fig02.csv", "discrepancies.csv", "ERRATA.md"])
+@pytest.mark.parametrize("name", ["mutze/published/mutze_fig02.csv", "mutze/discrepancies.csv",
+                                  "mutze/ERRATA.md"])
 def test_a_byte_that_is_not_utf8_is_named_with_its_file_and_line(data, capsys, name):
     path = data / name
     lines = path.read_bytes().split(b"\n")

@@ -14,7 +14,7 @@ import shutil
 import pytest
 
 from browsercheck import artifacts, chromium_executable, crawl, launch, math_sizes, table_widths
-from mpvi.repro.run import all_reproductions, default_out_dir
+from mpvi.repro.declare import all_reproductions, default_out_dir
 from mpvi.repro.report import write_report
 
 WINDOW = {"width": 1400, "height": 900}
@@ -37,7 +37,8 @@ def test_report_pages_load_with_every_image_and_link(browser, report):
     page = browser.new_page(viewport=WINDOW)
     found = crawl(page, out, index.name)
     assert found.problems == []
-    assert found.visited >= {"index.html", "errata-mpvi-papers.html", *(p.page for p in papers)}
+    assert found.visited >= {"index.html", "errata-mpvi-papers-hermite.html",
+                             *(p.page for p in papers)}
 
     page.goto(index.resolve().as_uri(), wait_until="load")
     overview = page.locator("#overview").inner_text()
@@ -53,7 +54,7 @@ def test_report_tables_fit_a_1400_pixel_window_and_formulas_are_mathml(browser, 
     out, _, papers = report
     page = browser.new_page(viewport=WINDOW)
     problems, widest, formulas = [], (0, None), {}
-    for name in ["index.html", "errata-mpvi-papers.html", *(p.page for p in papers)]:
+    for name in ["index.html", "errata-mpvi-papers-hermite.html", *(p.page for p in papers)]:
         page.goto((out / name).resolve().as_uri(), wait_until="load")
         found, w = table_widths(page)
         problems += [f"{name}: {p}" for p in found]

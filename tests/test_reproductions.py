@@ -12,7 +12,8 @@ import pytest
 
 from mpvi import MPContext
 from mpvi.repro.published import diff, load_all_published
-from mpvi.repro.run import Run, all_reproductions, execute
+from mpvi.repro.declare import all_reproductions
+from mpvi.repro.run import execute, Run
 
 REPS = all_reproductions()
 

@@ -8,9 +8,11 @@ from pathlib import Path
 import pytest
 
 import mpvi.ground.io
+import mpvi.repro.records
 from mpvi.repro import runtimes as rt
 from mpvi.repro.cli import main
-from mpvi.repro.run import ReproductionPackage, all_reproductions, reproduction_packages
+from mpvi.repro.packages import ReproductionPackage, all_folders, folder_of, reproduction_packages
+from mpvi.repro.declare import all_reproductions
 
 
 def test_every_reproduction_has_a_measured_full_and_quick_time():
@@ -21,8 +23,11 @@ def test_every_reproduction_has_a_measured_full_and_quick_time():
                for kind in ("full", "quick") if times.entry(rep, kind == "quick") is None]
     assert not missing, (f"{len(missing)} reproduction run times not measured (first: "
                          f"{missing[:3]}): measure them with python benchmarks/runtimes.py")
-    for pkg in packages:
-        data = rt.read_runtimes(pkg.runtimes)
+    folders = [f for f in all_folders(packages) if f.runtimes.exists()]
+    assert {f.name.rpartition("/")[2] for f in folders} >= {"axioms2024", "bea", "hermite",
+                                                             "mutze", "top2025"}
+    for folder in folders:                      # each paper folder's own runtimes.json
+        data = rt.read_runtimes(folder.runtimes)
         for kind in rt.KINDS:
             how = data["measured"][kind]
             assert how["command"].startswith("mpvi run --all") and how["wall_s"] > 0
@@ -111,9 +116,11 @@ def test_a_fifo_or_symlink_is_never_opened(package, tmp_path):
 def test_an_unusable_file_leaves_the_times_unknown_and_is_reported(monkeypatch, tmp_path):
     pkg = reproduction_packages()[0]
     broken = ReproductionPackage(pkg.name, pkg.module, tmp_path)
-    (tmp_path / "runtimes.json").write_text('{"format": 1}')
-    times = rt.Runtimes([broken])
     rep = next(iter(all_reproductions().values()))
+    where = folder_of(rep, [broken]).runtimes           # the file of the paper folder
+    where.parent.mkdir()
+    where.write_text('{"format": 1}')
+    times = rt.Runtimes([broken])
     assert times.seconds(rep, False) is None and times.describe(rep) == "not measured"
     assert len(times.problems) == 1 and "no field" in times.problems[0]
 
@@ -136,7 +143,7 @@ def test_measured_times_read_verified_outputs(tmp_path):
     record = json.loads(json_path.read_text())
     record["wall_time_s"] = 1e6                    # a forged time is not recorded
     json_path.write_text(json.dumps(record))
-    with pytest.raises(mpvi.repro.run.OutputError, match="digest"):
+    with pytest.raises(mpvi.repro.records.OutputError, match="digest"):
         _benchmark().measured_times(reps.values(), tmp_path)
 
 

@@ -1,4 +1,4 @@
-"""mpvi_papers._mutze_series: Mutze's small step action principle (eq. 60) as power
+"""mpvi_papers.mutze._mutze_series: Mutze's small step action principle (eq. 60) as power
 series in tau.
 
 * DIFF = LHS - RHS has no tau^0 and tau^1 term for general L, F and symbolic g;
@@ -18,10 +18,10 @@ import sympy as sp
 from mpvi import MPContext
 from mpvi.compiled.codegen import compile_exprs
 
-from mpvi_papers import _mutze_printed as printed
-from mpvi_papers import _mutze_series as ser
-from mpvi_papers._mutze_series import Word
-from mpvi_papers.mutze_theorem60 import (
+from mpvi_papers.mutze import _mutze_printed as printed
+from mpvi_papers.mutze import _mutze_series as ser
+from mpvi_papers.mutze._mutze_series import Word
+from mpvi_papers.mutze.mutze_theorem60 import (
     chain_rule_check,
     nonlinear_1d,
     nonlinear_2d,

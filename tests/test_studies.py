@@ -2,7 +2,7 @@
 from the cache giving byte-identical outputs with the original wall time and Newton
 statistics, and the layering (the library never imports the reproductions, and the
 framework knows no paper's system).  The study exercised is one of a reproduction
-package (reproductions/_axioms2024.py), as every study is."""
+package (reproductions/axioms2024/_axioms2024.py), as every study is."""
 import dataclasses
 import json
 import pickle
@@ -15,10 +15,12 @@ import pytest
 
 from mpvi import MPContext, fp
 from mpvi.repro.cache import CacheError, DiskCache, decode, encode
-from mpvi.repro.run import all_reproductions, execute, reproduction_packages
+from mpvi.repro.packages import reproduction_packages
+from mpvi.repro.declare import all_reproductions
+from mpvi.repro.run import execute
 from mpvi.repro.studies import Study, steps
 
-from mpvi_papers._axioms2024 import linear_pendulum_convergence
+from mpvi_papers.axioms2024._axioms2024 import linear_pendulum_convergence
 
 ROOT = Path(__file__).resolve().parents[1]
 REPS = all_reproductions()
@@ -210,8 +212,13 @@ def test_the_study_framework_imports_no_system():
 def test_reproductions_are_found_through_the_entry_point():
     (pkg,) = [p for p in reproduction_packages() if p.name == "mpvi-papers"]
     assert pkg.module == "mpvi_papers"
-    assert (pkg.root / "ERRATA.md").exists() and pkg.discrepancies.exists()
-    assert sorted(pkg.published.glob("*.csv"))
+    assert (pkg.root / "ERRATA.md").exists()                   # the index of the papers' errata
+    papers = {f.name: f for f in pkg.folders()[1:]}
+    assert set(papers) >= {f"mpvi-papers/{p}" for p in ("axioms2024", "bea", "hermite", "mutze",
+                                                         "top2025")}
+    hermite = papers["mpvi-papers/hermite"]
+    assert hermite.discrepancies.exists() and hermite.errata.exists()
+    assert sorted(hermite.published.glob("*.csv"))
     assert {"axioms2024_fig02", "top2025_tab05"} <= set(REPS)
 
 

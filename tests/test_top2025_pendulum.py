@@ -1,7 +1,7 @@
 """The double-pendulum reproductions of top2025 (Sec. 3: Figs. 2-5, Table 2).
 
 Each script runs with its quick parameters into a temporary directory and its values are
-checked against the paper's claims (reproductions/published/top2025_pendulum.csv) and
+checked against the paper's claims (reproductions/top2025/published/top2025_pendulum.csv) and
 against what we found where the paper is not reproduced (ERRATA [E14]-[E16]):
 * Figs. 2-3: Simpson follows the reference, midpoint and RK4 deviate early; both
   references agree (GBS halving, RK4 against GBS) and are one cached study, which the
@@ -26,7 +26,7 @@ from mpvi.repro.published import diff, load_all_published
 from mpvi.repro.run import execute
 
 IDS = ["top2025_fig02", "top2025_fig03", "top2025_fig04", "top2025_fig05", "top2025_tab02"]
-REPS = {rid: importlib.import_module(f"mpvi_papers.{rid}").REPRODUCTION for rid in IDS}
+REPS = {rid: importlib.import_module(f"mpvi_papers.top2025.{rid}").REPRODUCTION for rid in IDS}
 DPS = 30
 # published keys that only a full run produces
 FULL_ONLY = {"reference rk4 h=1e-5 vs gbs q", "reference rk4 h=1e-5 vs gbs p", "rk4 order spread"}

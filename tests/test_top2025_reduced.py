@@ -3,7 +3,7 @@
 * the reduced right-hand side (eqs. 18ad-18af, 18aq) is the complete system's Hamiltonian
   field restricted to p_phi, p_psi of Table 6, to ~1e-60 at 64 digits;
 * each script's quick compute writes its outputs and its values satisfy the published
-  claims of reproductions/published/top2025_reduced.csv (orders, cusps, momenta).
+  claims of reproductions/top2025/published/top2025_reduced.csv (orders, cusps, momenta).
 """
 import importlib
 import json
@@ -16,11 +16,11 @@ from mpvi import MPContext
 from mpvi.repro.published import load_all_published
 from mpvi.repro.run import execute
 
-from mpvi_papers._top2025_reduced import cusp_top
+from mpvi_papers.top2025._top2025_reduced import cusp_top
 
 IDS = ["top2025_fig12", "top2025_fig13", "top2025_fig14"]
 # imported one by one (not all_reproductions()): these tests do not depend on other scripts
-REPS = {rid: importlib.import_module(f"mpvi_papers.{rid}").REPRODUCTION for rid in IDS}
+REPS = {rid: importlib.import_module(f"mpvi_papers.top2025.{rid}").REPRODUCTION for rid in IDS}
 
 
 @pytest.fixture(scope="module")

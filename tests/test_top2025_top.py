@@ -16,7 +16,8 @@ from mpvi import MPContext
 from mpvi.analysis.measures import fit_order
 from mpvi.repro.cache import DiskCache
 from mpvi.repro.published import diff
-from mpvi.repro.run import Run, all_reproductions, execute
+from mpvi.repro.declare import all_reproductions
+from mpvi.repro.run import execute, Run
 from mpvi.repro.studies import successive_orders
 
 REPS = all_reproductions()

@@ -420,7 +420,7 @@ SLEEP_S = 0.5
 """How long each study task of the slow reproductions takes (their compute twice that)."""
 
 try:
-    from mpvi.repro.run import Output, Reproduction
+    from mpvi.repro.declare import Output, Reproduction
     from mpvi.repro.studies import Task, study
 
     @study("test_trust_cache_slow")
@@ -481,10 +481,10 @@ WORKER = textwrap.dedent("""
 
 DRIVER = textwrap.dedent("""
     import sys
-    import mpvi.repro.run
+    import mpvi.repro.cli
     import test_trust_cache
     from mpvi.repro.cli import main
-    mpvi.repro.run.all_reproductions = lambda: test_trust_cache.SLOW
+    mpvi.repro.cli.all_reproductions = lambda: test_trust_cache.SLOW
     sys.exit(main(["run", "--all", "--no-cache", "--scheduler", sys.argv[1], "--out", sys.argv[2]]))
 """)
 """``mpvi run --all --scheduler ADDRESS --out DIR`` on the slow reproductions."""

@@ -26,7 +26,8 @@ from mpvi.repro.cache import DiskCache
 from mpvi.repro.cli import main
 from mpvi.repro.published import PublishedDataError, load_known, load_published
 from mpvi.repro.report import write_report
-from mpvi.repro.run import OutputError, all_reproductions, default_out_dir, read_provenance
+from mpvi.repro.declare import all_reproductions, default_out_dir
+from mpvi.repro.records import read_provenance, OutputError
 from mpvi.repro.studies import study
 
 CTX = mpvi.GMPContext(64)

@@ -24,8 +24,9 @@ from mpvi import LagrangianSystem, Problem, SolutionFileError, load_solution, so
 from mpvi.repro.cache import DiskCache
 from mpvi.repro.published import PublishedDataError, diff, load_known, load_published
 from mpvi.repro.report import compute_time
-from mpvi.repro.run import (OutputError, all_reproductions, default_out_dir, read_provenance,
-                            reproduction_packages)
+from mpvi.repro.packages import reproduction_packages
+from mpvi.repro.declare import all_reproductions, default_out_dir
+from mpvi.repro.records import read_provenance, OutputError
 from mpvi.repro.studies import study
 
 FUZZ = settings(max_examples=120, deadline=2000, derandomize=True,
@@ -244,9 +245,10 @@ def published(tmp_path_factory):
     """(a scratch directory, the bytes of a published CSV without formulas, of the
     discrepancies file and of ERRATA.md)."""
     pkg = reproduction_packages()[0]
+    axioms = pkg.root / "axioms2024"                 # the paper folder
     d = tmp_path_factory.mktemp("fuzz-published")
-    return (d, (pkg.published / "axioms2024_tab02.csv").read_bytes(),
-            pkg.discrepancies.read_bytes(), pkg.errata.read_bytes())
+    return (d, (axioms / "published" / "axioms2024_tab02.csv").read_bytes(),
+            (axioms / "discrepancies.csv").read_bytes(), (axioms / "ERRATA.md").read_bytes())
 
 
 @FUZZ

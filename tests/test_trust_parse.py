@@ -67,7 +67,7 @@ def _plant(results, value):
     """Replace the reproduced A11 of hermite_stability's JSON in ``results`` by ``value``,
     and stamp the record anew: an attacker can recompute a digest (it guards against
     corruption and careless edits, test_trust_files.py), so the parser is what must hold."""
-    from mpvi.repro.run import stamp_record
+    from mpvi.repro.records import stamp_record
     path = results / "hermite" / "hermite_stability.json"
     record = json.loads(path.read_text(encoding="utf-8"))
     assert record["values"]["hermite_variational A11"] == A11
@@ -78,7 +78,7 @@ def _plant(results, value):
 def _a11_rows(results):
     """The diff row of A11 (None if the results are refused with a named error)."""
     from mpvi.repro.published import PublishedDataError, diff
-    from mpvi.repro.run import OutputError
+    from mpvi.repro.records import OutputError
     try:
         rows = diff(["hermite_stability"], results)
     except (PublishedDataError, OutputError):
@@ -117,7 +117,7 @@ def test_the_report_of_a_planted_results_directory_runs_nothing(hermite_copy):
     """mpvi report --results DIR: the diff it shows reads the JSON by the grammar, and the
     planted text is a cell of escaped text, not a formula."""
     from mpvi.repro.report import cell, collect
-    from mpvi.repro.run import all_reproductions
+    from mpvi.repro.declare import all_reproductions
     marker = hermite_copy / "pwned"
     text = payloads(marker, A11)[0]
     _plant(hermite_copy, text)
@@ -200,7 +200,8 @@ def test_a_method_parameter_or_stability_bound_given_as_text_is_read_by_the_gram
 
 
 def test_study_cache_texts_are_read_by_the_grammar(tmp_path):
-    from mpvi_papers import _bea, _mutze_series, bea_oscillator
+    from mpvi_papers.bea import _bea, bea_oscillator
+    from mpvi_papers.mutze import _mutze_series
     marker = tmp_path / "pwned"
     for text in payloads(marker, "p0**2/2 - cos(q)"):
         with pytest.raises(ExpressionError):
@@ -220,7 +221,7 @@ def test_modified_hamiltonian_terms_read_back_identical():
     """The study cache keeps H~ as text of the grammar; every term of the pendulum's H~
     through h^8 (midpoint) and h^6 (4-point Lobatto) reads back as the identical sympy
     expression (``==``, not merely equal in value)."""
-    from mpvi_papers import _bea
+    from mpvi_papers.bea import _bea
     S = _bea.pendulum(mpvi.GMPContext(30))
     for method, order in (("midpoint", 8), ("lobatto", 6)):
         mh = mpvi.modified_hamiltonian(method, S, order, **_bea.METHODS[method][2])

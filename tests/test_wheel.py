@@ -3,7 +3,8 @@ and used outside the repository.
 
 * The papers' scripts (the directory ``reproductions/``) install as ``mpvi_papers``:
   nothing imports a top-level package ``reproductions`` (a generic name a user's own
-  package may have), and ``python reproductions/<id>.py`` still runs.
+  package may have), a sub-package per paper folder, and ``python
+  reproductions/<paper>/<id>.py`` still runs.
 * ``python -m build`` makes the sdist and, from it, the wheel; the wheel goes into a clean
   virtual environment (its dependencies from the package registry), where the README's
   library block prints what its comments say and ``mpvi list/run/diff`` work from a
@@ -26,7 +27,10 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ("ERRATA.md", "discrepancies.csv", "runtimes.json")
+"""The data files of a paper folder (reproductions/<paper>/) beside its published/."""
 RID = "axioms2024_tab02"          # a quick run of a few seconds, with published values
+SCRIPT = f"reproductions/axioms2024/{RID}.py"
+PAPERS = sorted(p.parent.name for p in (ROOT / "reproductions").glob("*/__init__.py"))
 
 
 def _run(argv, cwd, timeout=600, **kw):
@@ -55,7 +59,8 @@ def test_the_scripts_are_the_package_mpvi_papers_and_no_reproductions_is_importe
     out = _run([sys.executable, "-c", textwrap.dedent("""
         import sys
         from mpvi.repro.cli import main
-        from mpvi.repro.run import all_reproductions, reproduction_packages
+        from mpvi.repro.declare import all_reproductions
+        from mpvi.repro.packages import reproduction_packages
         assert main(["list"]) == 0
         reps = all_reproductions()
         print("PACKAGES", [p.module for p in reproduction_packages()])
@@ -70,8 +75,8 @@ def test_the_scripts_are_the_package_mpvi_papers_and_no_reproductions_is_importe
 
 
 def test_a_script_runs_on_its_own(tmp_path):
-    out = _run([sys.executable, ROOT / "reproductions" / f"{RID}.py", "--help"], cwd=tmp_path)
-    assert f"python reproductions/{RID}.py" in out.stdout
+    out = _run([sys.executable, ROOT / SCRIPT, "--help"], cwd=tmp_path)
+    assert f"python {SCRIPT}" in out.stdout
 
 
 @pytest.fixture(scope="module")
@@ -90,9 +95,9 @@ def test_the_sdist_holds_the_tests_and_the_scripts_data(dist):
     with tarfile.open(sdist) as tar:
         names = {name.split("/", 1)[1] for name in tar.getnames() if "/" in name}
     assert {"pyproject.toml", "README.md", "tests/test_wheel.py", "tests/conftest.py",
-            "reproductions/__init__.py", f"reproductions/{RID}.py"} <= names
-    assert {f"reproductions/{name}" for name in DATA} <= names
-    assert any(re.fullmatch(r"reproductions/published/.+\.csv", n) for n in names)
+            "reproductions/__init__.py", "reproductions/ERRATA.md", SCRIPT} <= names
+    assert {f"reproductions/axioms2024/{name}" for name in DATA} <= names
+    assert any(re.fullmatch(r"reproductions/axioms2024/published/.+\.csv", n) for n in names)
 
 
 def test_the_wheel_installs_mpvi_and_mpvi_papers_with_their_data(dist):
@@ -104,9 +109,14 @@ def test_the_wheel_installs_mpvi_and_mpvi_papers_with_their_data(dist):
         assert z.read(top_level).decode().split() == ["mpvi", "mpvi_papers"]
         assert "mpvi-papers = mpvi_papers" in z.read(entry_points).decode()
     assert not any(n.startswith("reproductions/") for n in names)
-    assert {f"mpvi_papers/{name}" for name in DATA} <= names
-    published = sorted(p.name for p in (ROOT / "reproductions" / "published").glob("*.csv"))
-    assert published and {f"mpvi_papers/published/{p}" for p in published} <= names
+    assert "mpvi_papers/ERRATA.md" in names                     # the index
+    assert set(PAPERS) >= {"axioms2024", "bea", "hermite", "mutze", "top2025"}
+    for paper in PAPERS:                          # every paper folder with its data
+        assert f"mpvi_papers/{paper}/__init__.py" in names, paper
+        here = ROOT / "reproductions" / paper
+        files = [p.relative_to(here).as_posix() for p in here.rglob("*")
+                 if p.is_file() and (p.name in DATA or p.parent.name == "published")]
+        assert files and {f"mpvi_papers/{paper}/{f}" for f in files} <= names, paper
     assert "mpvi/py.typed" in names and "mpvi/repro/templates/index.html" in names
     assert {f"mpvi/compiled/csrc/{p.name}" for p in (ROOT / "mpvi" / "compiled" / "csrc").glob("*.h")} <= names
 
@@ -132,7 +142,8 @@ def test_the_wheel_in_a_clean_venv_runs_the_readme_and_the_command_line(dist, tm
     assert _run([python, "readme.py"], cwd=work).stdout.splitlines() == expected
 
     listed = _run([mpvi, "list"], cwd=work).stdout
-    ids = sorted(p.stem for p in (ROOT / "reproductions").glob("[!_]*.py"))
+    ids = sorted(p.stem for p in (ROOT / "reproductions").glob("*/[!_]*.py"))
+    assert len(ids) >= 48
     assert all(re.search(rf"^{i}\s", listed, re.M) for i in ids)
     assert "not run" in listed                 # no results outside the repository yet
 
@@ -141,5 +152,5 @@ def test_the_wheel_in_a_clean_venv_runs_the_readme_and_the_command_line(dist, tm
     diff = _run([mpvi, "diff", RID, "--quick"], cwd=work).stdout   # exit 0: no mismatch
     assert re.search(r"\b\d+ match", diff), diff
 
-    script = _run([python, ROOT / "reproductions" / f"{RID}.py", "--help"], cwd=work)
-    assert f"python reproductions/{RID}.py" in script.stdout
+    script = _run([python, ROOT / SCRIPT, "--help"], cwd=work)
+    assert f"python {RID}.py" in script.stdout     # outside the checkout: its file name

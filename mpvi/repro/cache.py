@@ -29,7 +29,7 @@ replaced (a directory in its place cannot be: that is said in one more line).  A
 entry is never used and never fatal.  The digest guards against corruption and
 edits (one changed digit), not against someone who recomputes it.
 
-A cache directory that cannot be written is still read: :func:`mpvi.repro.run.open_cache`
+A cache directory that cannot be written is still read: :func:`mpvi.repro.options.open_cache`
 opens a directory it cannot write to as read-only, and the first write that fails
 (:meth:`DiskCache.store`) is reported once and ends the writing for the run.  Computed
 results are never lost to the cache: they are returned (and written to the outputs)
@@ -56,6 +56,7 @@ from pathlib import Path
 
 import numpy as np
 
+from mpvi import __version__
 from mpvi.ground import io
 
 FORMAT = 2
@@ -128,7 +129,6 @@ def identity(name, params, ctx, module_file=None):
     """What a cache entry is keyed on: the study's name and parameters, the context, mpvi's
     version and source, and the source files next to the module that defines the study (a
     study in a reproduction package is recomputed when that package's code changes)."""
-    from mpvi import __version__
     ident = {"function": name, "parameters": plain(params), "context": ctx.name,
              "digits": ctx.dps, "mpvi_version": __version__, "source": source_fingerprint(),
              "format": FORMAT}

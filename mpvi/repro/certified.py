@@ -7,7 +7,7 @@
   (:func:`mpvi.fit_order`) on balls, from exact steps;
 * :func:`growth_series`: a certificate's proven digits against time, thinned to
   :data:`GROWTH_POINTS` points -- the provenance entry ``certified.growth[label]``
-  (:data:`mpvi.repro.run.PROVENANCE`), drawn by the report;
+  (:data:`mpvi.repro.records.PROVENANCE`), drawn by the report;
 * width control (:func:`certify_controlled`): a run certified, and where the wrapping
   of the enclosures (Lohner 1987: widths growing like exp(lambda t) on a chaotic orbit)
   leaves fewer proven digits than wanted or the proof fails, the run solved and certified
@@ -24,6 +24,12 @@ import math
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Callable
+
+from flint import arb
+
+from mpvi import certify
+from mpvi.numbers.arbref import GUARD_DIGITS, arb_precision, exact_rational
+from mpvi.proof.certify import WrongStepError, _exact_params
 
 REPRO_INPUTS = ("the reproductions' certified runs enclose the exact discrete trajectory of "
                 "the inputs as the binary numbers the run used (``certify(..., posed="
@@ -52,14 +58,12 @@ def rows_not_enclosed(out, why):
 def ball_norm(d):
     """An enclosure of the Euclidean norm of the ball vector ``d`` (a sum of squares that
     may contain 0 gives [0, sqrt(its upper bound)])."""
-    from flint import arb
     s = sum((x * x for x in d), arb(0))
     return s.sqrt() if s > 0 else arb(0).union(s.upper().sqrt())
 
 
 def ball_max(balls):
     """An enclosure of max_n |b_n| over the balls ``balls`` (a sup norm over nodes)."""
-    from flint import arb
     largest = arb(0)
     for b in balls:
         largest = largest.max(abs(b))
@@ -80,7 +84,6 @@ def least_squares_order(hs, errors):
     balls: ``hs`` exact positive rationals (the steps the runs took), ``errors`` balls
     proven positive; an enclosure of the order.  ValueError for fewer than two pairs,
     ArithmeticError for an error not proven positive."""
-    from flint import arb
     if len(hs) != len(errors) or len(hs) < 2:
         raise ValueError("least_squares_order needs at least two (h, error) pairs of equal count")
     for h, e in zip(hs, errors):
@@ -155,9 +158,6 @@ def certify_controlled(solve_at: Callable[[int], Any], dps: int, target: float, 
 
     Raises ValueError for ``attempts`` < 0, ``factor`` < 2 or ``dps`` < 1, and the last
     attempt's :class:`mpvi.WrongStepError`."""
-    from mpvi import certify
-    from mpvi.numbers.arbref import GUARD_DIGITS, arb_precision
-    from mpvi.proof.certify import WrongStepError
     if attempts < 0 or factor < 2 or dps < 1:
         raise ValueError(f"certify_controlled: attempts >= 0, factor >= 2 and dps >= 1 needed, "
                          f"got attempts={attempts}, factor={factor}, dps={dps}")
@@ -223,7 +223,6 @@ def ball_system(system, cert):
     its parameters exactly as the run had them (a value rounded to the run's digits is that
     binary number), so that a function of the state (the energy, a momentum) evaluated on
     the certificate's enclosures encloses it on the exact discrete trajectory."""
-    from mpvi.proof.certify import _exact_params
     return _exact_params(system, cert.context)
 
 
@@ -239,7 +238,6 @@ def relative_energy_balls(system, cert, what):
     """Enclosures of the signed relative energy error e_H = (H_n - H_0) / H_0 at every
     saved point of ``cert`` (:func:`energy_balls`; H_0 of the run's exact initial data;
     e_H(0) = 0 exactly).  ArithmeticError, naming ``what``, if H_0 is not proven nonzero."""
-    from flint import arb
     H = energy_balls(system, cert)
     if H[0].contains(0):
         raise ArithmeticError(f"{what}: H_0 = {H[0].str(5)} is not proven nonzero: no "
@@ -251,7 +249,6 @@ def certified_run(solution, what):
     """The certificate (:func:`mpvi.certify`) of ``solution``, proven complete:
     ArithmeticError naming ``what`` and the step not proven otherwise.  At flint's current
     precision (the caller sets it, e.g. ``arb_precision(dps + GUARD_DIGITS)``)."""
-    from mpvi import certify
     cert = certify(solution, posed=False)       # the run's numbers: REPRO_INPUTS
     if not cert.complete:
         raise ArithmeticError(f"{what}: step {cert.failed_step} not proven: {cert.why}")
@@ -262,7 +259,6 @@ def ball_slope(h0, h1, e0, e1):
     """An enclosure of log(e0 / e1) / log(h0 / h1): the convergence order between two
     exact steps ``h0`` > ``h1`` (rationals) from error enclosures ``e0``, ``e1`` proven
     positive (ArithmeticError otherwise)."""
-    from flint import arb
     for h, e in ((h0, e0), (h1, e1)):
         if not e > 0:
             raise ArithmeticError(f"the error enclosure {e.str(5)} at h = {h} is not proven "
@@ -281,9 +277,7 @@ def rounded_drift(values, start, ctx, what):
     discrete trajectory: for a quantity the scheme conserves exactly, the recorded drift
     is the run's round-off, and this encloses it.  ArithmeticError naming ``what`` if x_0
     is 0.  Flint's precision is the caller's after."""
-    from flint import arb
 
-    from mpvi.numbers.arbref import arb_precision, exact_rational
 
     def exact(x):
         r = exact_rational(x, what)
@@ -305,5 +299,4 @@ def prec_digits_of(ctx):
     """Digits enough to hold the binary numbers of ``ctx`` exactly and their quotients far
     below one rounding of ``ctx`` (:func:`rounded_drift`): twice the context's, plus guard
     digits."""
-    from mpvi.numbers.arbref import GUARD_DIGITS
     return 2 * ctx.dps + GUARD_DIGITS

@@ -1,6 +1,6 @@
 """The ``mpvi`` command: list, run, diff, verify and report the reproductions.
 
-Outputs are read through :func:`mpvi.repro.run.read_provenance`: an id whose provenance
+Outputs are read through :func:`mpvi.repro.records.read_provenance`: an id whose provenance
 JSON is unreadable or of the wrong shape, or whose files do not match the digests it
 records (an interrupted run), is one line ``mpvi: <id>: ...; rerun `mpvi run <id>```
 and exit status 2 -- ``diff`` and ``report`` compare and show nothing then, ``list``
@@ -12,14 +12,36 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import csv
+import difflib
+import io as _io
+import json
 import os
+import shutil
 import signal
 import sys
 import threading
+import textwrap
 import time
 from pathlib import Path
 
 from mpvi import __version__
+from mpvi.compiled import cbackend
+from mpvi.ground.io import DirectoryError, check_writable
+from mpvi.repro.declare import (Refused, all_reproductions, default_out_dir, output_paths,
+                                project_path, unknown_id)
+from mpvi.repro.options import (add_results_option, add_run_options, one_line, open_cache,
+                                positive_int)
+from mpvi.repro.packages import PluginError
+from mpvi.repro.parallel import ExecutorError, make_executor, run_parallel
+from mpvi.repro.progress import ProgressBar
+from mpvi.repro.published import (RECORD_FIELDS, PublishedDataError, aligned, certified_line,
+                                  count_line, describe_outputs, diff, format_certified,
+                                  format_diff, records, rule, short_number)
+from mpvi.repro.records import OutputError, carried_note, read_provenance, read_records
+from mpvi.repro.report import ReportError, compute_time, count_statuses, write_report
+from mpvi.repro.run import execute, verify_results
+from mpvi.repro.runtimes import Runtimes
 
 BROKEN_PIPE = 141
 """Exit status when the reader of stdout has gone: 128 + SIGPIPE, as the shell reports a
@@ -68,7 +90,6 @@ workers starts them all at once; more than one per CPU only adds waiting)."""
 
 def job_count(text):
     """``--jobs``: a positive integer of at most :data:`MAX_JOBS_PER_CPU` per CPU."""
-    from mpvi.repro.run import positive_int
     n = positive_int(text)
     limit = MAX_JOBS_PER_CPU * (os.cpu_count() or 1)
     if n > limit:
@@ -85,7 +106,6 @@ def _ids(args, reps, parser):
     ids = list(reps) if args.all else args.ids
     unknown = [i for i in ids if i not in reps]
     if unknown:
-        from mpvi.repro.run import unknown_id
         print("\n".join(f"{parser.prog}: {unknown_id(i, reps)}" for i in unknown),
               file=sys.stderr)
         sys.exit(2)
@@ -94,12 +114,8 @@ def _ids(args, reps, parser):
 
 def cmd_list(args, reps, parser):
     """One row per reproduction.  An id whose outputs cannot be used
-    (:func:`mpvi.repro.run.read_provenance`) has the status INVALID, and its one-line
+    (:func:`mpvi.repro.records.read_provenance`) has the status INVALID, and its one-line
     reason follows on stderr; the exit status is then 2."""
-    from mpvi.repro.published import aligned, diff
-    from mpvi.repro.run import OutputError, read_provenance
-    from mpvi.repro.report import compute_time, count_statuses
-    from mpvi.repro.runtimes import Runtimes
     results = _results_dir(args)
     runtimes = Runtimes()
     records, invalid = {}, []
@@ -135,7 +151,6 @@ def cmd_list(args, reps, parser):
 def _results_dir(args, required=False):
     """The results directory of ``list`` and ``report``: ``--results``, else figures/ or
     quick-figures/.  Checked (:func:`_check_results`) when given or ``required``."""
-    from mpvi.repro.run import default_out_dir
     if args.results is not None:
         return _check_results(args.results, "--results", args.quick)
     results = default_out_dir(args.quick)
@@ -148,7 +163,6 @@ def _results_dir(args, required=False):
 def _check_results(path, origin, quick):
     """``path`` if it is a directory, else :class:`mpvi.ground.io.DirectoryError` in one line
     naming it and ``origin`` (exit status 2): nothing was run there."""
-    from mpvi.ground.io import DirectoryError
     if Path(path).is_dir():
         return path
     what = "is not a directory" if os.path.lexists(path) else "does not exist"
@@ -158,9 +172,6 @@ def _check_results(path, origin, quick):
 
 
 def cmd_run(args, reps, parser):
-    from mpvi.compiled import cbackend
-    from mpvi.ground.io import check_writable
-    from mpvi.repro.run import default_out_dir, open_cache
     ids = _ids(args, reps, parser)
     if args.jobs is not None and args.scheduler not in (None, "local"):
         parser.error("--jobs sets the worker processes of this machine (a pool, or "
@@ -176,7 +187,6 @@ def cmd_run(args, reps, parser):
     cache = open_cache(args)
     t0 = time.perf_counter()
     if args.scheduler is not None or (args.jobs or 1) > 1:
-        from mpvi.repro.parallel import ExecutorError
         try:
             with _sigterm_raises():
                 ran, refused, failed = _run_in_parallel(args, reps, ids, out, cache)
@@ -223,8 +233,6 @@ def _run_in_parallel(args, reps, ids, out, cache):
     """The ids on the executor of --jobs / --scheduler (ExecutorError if it cannot be
     started), closed afterwards: at once after an error, Ctrl-C or SIGTERM (its pending
     units cancelled, its workers stopped).  (ran, refused, failed)."""
-    from mpvi.repro.parallel import make_executor, run_parallel
-    from mpvi.repro.progress import ProgressBar
     executor = make_executor(args.jobs, args.scheduler)
     try:
         level = _verbosity(args)
@@ -253,9 +261,6 @@ def _verbosity(args):
 def _run_serially(args, reps, ids, out, cache):
     """Each id in turn in this process (the lines of :data:`VERBOSE`, and a progress bar
     on a terminal); (ran, refused, failed)."""
-    import io as _io
-    from mpvi.repro.progress import ProgressBar
-    from mpvi.repro.run import Refused, carried_note, execute, one_line
     level = _verbosity(args)
     ran, refused, failed = [], [], []
     if level == DEFAULT:
@@ -298,11 +303,6 @@ def cmd_diff(args, reps, parser):
     (:func:`mpvi.repro.published.format_certified`), the counts of the statuses, and last
     the line of all papers (:func:`mpvi.repro.published.certified_line`); the exit status
     is the same."""
-    import shutil
-    import textwrap
-    from mpvi.repro.published import (certified_line, count_line, describe_outputs, diff,
-                            format_certified, format_diff)
-    from mpvi.repro.run import default_out_dir, read_records
     ids = _ids(args, reps, parser)
     if args.results:
         out, origin = args.results, "--results"
@@ -353,7 +353,7 @@ def cmd_diff(args, reps, parser):
 def stale_checks(records):
     """``{id: reason}`` of the records (id -> provenance record or None) whose
     ``digits_check`` is stale: kept from an earlier run whose outputs differ
-    (:func:`mpvi.repro.run.carry_digits_check`)."""
+    (:func:`mpvi.repro.records.carry_digits_check`)."""
     return {rid: r["digits_check"].get("reason", "")
             for rid, r in records.items()
             if r is not None and r.get("digits_check", {}).get("stale")}
@@ -415,20 +415,15 @@ def digits_summary(rows, records):
 
 
 def _magnitude(text):
-    from mpvi.repro.published import _short
-    return _short(text) if text is not None else "-"
+    return short_number(text) if text is not None else "-"
 
 
 def _rule(value):
-    from mpvi.repro.published import rule
     return rule(value)
 
 
 def _write_records(rows, reps, fmt):
     """``mpvi diff --format json|csv``: one record per compared value on stdout."""
-    import csv
-    import json
-    from mpvi.repro.published import RECORD_FIELDS, records
     recs = records(rows, reps)
     if fmt == "json":
         json.dump(recs, sys.stdout, indent=1, ensure_ascii=False)
@@ -470,8 +465,6 @@ or does not match its digest (as for mpvi diff), 3 none failed but some were ref
 def cmd_verify(args, reps, parser):
     """``mpvi verify``: :func:`mpvi.repro.run.verify_results` -- the failures on stdout, a
     line per id (and the progress of its computation) and a summary on stderr."""
-    import io as _io
-    from mpvi.repro.run import default_out_dir, verify_results
     ids = _ids(args, reps, parser)
     if args.results:
         out, origin = args.results, "--results"
@@ -520,8 +513,6 @@ def cmd_verify(args, reps, parser):
 
 
 def cmd_report(args, reps, parser):
-    from mpvi.repro.report import ReportError, write_report
-    from mpvi.repro.run import output_paths, project_path
     results = _results_dir(args, required=True)
     if not any(os.path.lexists(output_paths(r, results)["json"]) for r in reps.values()):
         print(f"mpvi: no outputs of `mpvi run` in the results directory {results}: nothing to "
@@ -538,8 +529,6 @@ def cmd_report(args, reps, parser):
 
 
 def build_parser():
-    from mpvi.repro.published import RECORD_FIELDS
-    from mpvi.repro.run import add_results_option, add_run_options
     ap = ToolParser(
         prog="mpvi",
         description="Reproduce the figures and tables of the mpvi papers at 64 digits "
@@ -654,7 +643,6 @@ class ToolParser(argparse.ArgumentParser):
 def unknown_argument(word, parser):
     """The message for ``word``, an argument ``parser`` does not take: the closest of its
     options (:mod:`difflib`) for a mistyped option."""
-    import difflib
     where = f"`{parser.prog}`"
     if not word.startswith("-") or word == "-":
         return f"unexpected argument {word!r} for {where}"
@@ -666,7 +654,6 @@ def unknown_argument(word, parser):
 
 
 def _add_results_options(p):
-    from mpvi.repro.run import add_results_option
     p.add_argument("--quick", action="store_true",
                    help="read the outputs of --quick runs (quick-figures/) instead of the "
                         "full results (figures/)")
@@ -675,9 +662,6 @@ def _add_results_options(p):
 
 
 def main(argv=None):
-    from mpvi.ground.io import DirectoryError
-    from mpvi.repro.published import PublishedDataError
-    from mpvi.repro.run import OutputError, PluginError, all_reproductions
     parser = build_parser()
     args = parser.parse_args(argv)
     try:

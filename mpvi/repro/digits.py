@@ -37,6 +37,10 @@ import statistics
 from decimal import Decimal, InvalidOperation, localcontext
 from fractions import Fraction
 
+from flint import arb
+
+from mpvi.numbers.arbref import MAX_EXACT_EXPONENT
+
 CHECK_EXTRA = 20
 """How many more digits the checking run carries (``--check-digits``)."""
 
@@ -206,9 +210,7 @@ def proven_digits(printed, ball):
     it -- for a printed zero, its printed digits when the ball is exactly 0, else 0: a
     zero has no relative digits), and the ball as a string.  At flint's current
     precision."""
-    from flint import arb
 
-    from mpvi.numbers.arbref import MAX_EXACT_EXPONENT
     text = ball.str(len(printed), radius=True)
     try:
         number = Decimal(printed)

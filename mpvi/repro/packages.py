@@ -1,10 +1,18 @@
-"""The installed reproduction packages: entry point group ``mpvi.reproductions``, each a
-package of scripts with its data files (published values, errata, discrepancies, measured
-run times).  A layer below :mod:`mpvi.repro.run` (which re-exports these names) and
-:mod:`mpvi.repro.runtimes`."""
+"""The installed reproduction packages and their folders: entry point group
+``mpvi.reproductions``, each a package of scripts with their data files (published
+values, errata, discrepancies, measured run times).
+
+A package's scripts live at its top level or in its *paper folders*: sub-packages
+(``reproductions/<paper>/``, e.g. ``mpvi_papers.hermite.hermite``), each holding one paper's
+scripts, shared modules (``_<paper>*.py``) and data files, so that a new figure touches
+one folder.  Every folder, the package's own directory included, is a
+:class:`ReproductionFolder`; a reproduction's data are those of the folder of its
+script (:func:`folder_of`).  The bottom module of :mod:`mpvi.repro`: it imports no
+other."""
 from __future__ import annotations
 
 import importlib.metadata
+import pkgutil
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,9 +25,10 @@ class PluginError(RuntimeError):
 
 
 @dataclass(frozen=True)
-class ReproductionPackage:
-    """An installed package of reproduction scripts: the entry point ``name``, the
-    importable ``module`` and ``root``, the directory of its data files."""
+class ReproductionFolder:
+    """A folder of reproduction scripts with their data files: ``name`` (the entry point
+    name, then ``/<paper>`` for a paper folder), the importable ``module`` and ``root``,
+    the directory of its data files."""
 
     name: str
     module: str
@@ -27,6 +36,7 @@ class ReproductionPackage:
 
     @property
     def published(self):
+        """The printed values (``published/*.csv``, :mod:`mpvi.repro.published`)."""
         return self.root / "published"
 
     @property
@@ -41,6 +51,28 @@ class ReproductionPackage:
     def runtimes(self):
         """The measured run times of its reproductions (:mod:`mpvi.repro.runtimes`)."""
         return self.root / "runtimes.json"
+
+
+@dataclass(frozen=True)
+class ReproductionPackage(ReproductionFolder):
+    """An installed package of reproduction scripts (entry point ``name``): its own
+    directory is a folder, and so is each of its sub-packages (:meth:`folders`)."""
+
+    def folders(self):
+        """This package's folders: itself, then its sub-packages not starting with ``_``
+        by name (data at ``root/<name>``)."""
+        found = [self]
+        for sub in sorted(pkgutil.iter_modules([str(p) for p in self.paths()]),
+                          key=lambda m: m.name):
+            if sub.ispkg and not sub.name.startswith("_"):
+                found.append(ReproductionFolder(f"{self.name}/{sub.name}",
+                                                f"{self.module}.{sub.name}", self.root / sub.name))
+        return found
+
+    def paths(self):
+        """The directories of the package's modules (its ``__path__``)."""
+        module = importlib.import_module(self.module)
+        return [Path(p) for p in module.__path__]
 
 
 def reproduction_packages():
@@ -68,10 +100,16 @@ def reproduction_packages():
     return packages
 
 
-def package_of(rep, packages):
-    """The package of ``packages`` (:func:`reproduction_packages`) that defines ``rep``
-    (the first one for a reproduction without a module)."""
-    for pkg in packages:
-        if rep.module and rep.module.startswith(pkg.module + "."):
-            return pkg
+def all_folders(packages):
+    """Every folder of ``packages`` (:meth:`ReproductionPackage.folders`), in order."""
+    return [f for pkg in packages for f in pkg.folders()]
+
+
+def folder_of(rep, packages):
+    """The folder of ``packages`` whose module holds ``rep``'s script (the first package
+    for a reproduction without a module)."""
+    parent = rep.module.rpartition(".")[0] if rep.module else None
+    for folder in all_folders(packages):
+        if folder.module == parent:
+            return folder
     return packages[0]

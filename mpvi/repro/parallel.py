@@ -57,9 +57,11 @@ from __future__ import annotations
 
 import concurrent.futures
 import contextlib
+import ctypes
 import importlib
 import io as _io
 import json
+import logging
 import multiprocessing
 import os
 import signal
@@ -71,12 +73,14 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 
 from mpvi.ground import io
-from mpvi.repro.cache import DiskCache, TaskCache, key, plain
-from mpvi.repro.runtimes import Runtimes
 from mpvi.numbers.context import get_context
-from mpvi.repro.run import (CERTIFY_NEEDS_MP, DEFAULT_CONTEXT, Refused, Reproduction, carried_note,
-                  check_context, default_out_dir, one_line, output_paths, render,
-                  write_outputs)
+from mpvi.repro.cache import DiskCache, TaskCache, key, plain
+from mpvi.repro.declare import (DEFAULT_CONTEXT, Refused, Reproduction, default_out_dir,
+                                output_paths)
+from mpvi.repro.options import one_line
+from mpvi.repro.records import carried_note, write_outputs
+from mpvi.repro.run import CERTIFY_NEEDS_MP, check_context, render
+from mpvi.repro.runtimes import Runtimes
 
 DASK_MISSING = "install the dask extra: pip install -e '.[dask]'"
 
@@ -135,7 +139,6 @@ def _killed_with_parent():
     thread)."""
     if not sys.platform.startswith("linux"):
         return False
-    import ctypes
     try:
         libc = ctypes.CDLL(None, use_errno=True)
         return libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) == 0
@@ -244,6 +247,7 @@ def probe_scheduler(address):
     ``host:port``, ``tls://...``) and close at once: raise :class:`ExecutorError` naming the
     cause (connection refused, unknown host, no answer) when that fails, rather than wait
     for Dask's connection timeout.  Addresses of other protocols are left to Dask."""
+    # dask.distributed loaded lazily: optional (pip install mpvi[dask])
     from distributed.comm.addressing import parse_address, parse_host_port
     scheme, location = parse_address(address)
     if scheme not in ("tcp", "tls", "ws", "wss"):
@@ -311,6 +315,7 @@ class DaskExecutor(Executor):
     def __init__(self, address, jobs=None):
         # Dask reschedules the work of a lost worker itself (worker_died stays False)
         try:
+            # dask.distributed loaded lazily: optional (pip install mpvi[dask])
             import distributed
         except ImportError as exc:
             raise ExecutorError(f"--scheduler needs Dask: {DASK_MISSING} ({exc})") from None
@@ -318,14 +323,12 @@ class DaskExecutor(Executor):
         self._cluster = self._client = None
         self._address = address
         self._workerless_since = None
-        import logging
         self._logger = logging.getLogger("distributed.client")
         self._log_level = self._logger.level
         self._logger.setLevel(logging.CRITICAL)
         try:
             if address == "local":
                 n = jobs or os.cpu_count() or 1
-                import logging
                 with _sigint_ignored():         # CRITICAL: see the class docstring
                     self._cluster = distributed.LocalCluster(
                         n_workers=n, threads_per_worker=1, processes=True,

@@ -24,6 +24,7 @@ class ProgressBar:
 
     def __enter__(self):
         if self.enabled:
+            # rich (terminal tables) loaded lazily: heavy, and only for a table on a terminal
             from rich.console import Console
             from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
                                        TimeElapsedColumn)

@@ -49,9 +49,21 @@ import difflib
 import io
 import math
 import re
+import textwrap
 from dataclasses import dataclass
 from decimal import Decimal, Inexact, InvalidOperation, localcontext
 from pathlib import Path
+
+from flint import arb
+
+from mpvi.ground import io as _io
+from mpvi.ground.expressions import ExpressionError, parse_expression
+from mpvi.numbers.arbref import arb_precision
+from mpvi.repro.declare import (NO_CERTIFY_HOOK, NOT_DECLARED, all_reproductions, default_out_dir,
+                                unknown_id)
+from mpvi.repro.digits import proven_digits
+from mpvi.repro.packages import all_folders, folder_of, reproduction_packages
+from mpvi.repro.records import OutputError, read_provenance, read_records
 
 COLUMNS = ["id", "key", "quantity", "printed", "compare", "tolerance", "source"]
 COMPARES = {"digit", "abs", "log10", "magnitude", "max", "min", "symbolic"}
@@ -158,7 +170,6 @@ def read_utf8(path):
     """The text of a data file; a :class:`PublishedDataError` naming the file and line of
     a byte that is not UTF-8 or of a NUL or other control character, or the OS error, or
     saying that it is not a regular file of at most :data:`MAX_DATA_BYTES`."""
-    from mpvi.ground import io as _io
     path = Path(path)
     try:
         data = _io.read_regular(path, MAX_DATA_BYTES)
@@ -226,12 +237,11 @@ def load_published(path):
 
 def load_all_published(directory=None):
     """Every published value in ``directory`` (``*.csv``), by default in the ``published/``
-    directories of all reproduction packages."""
+    directories of every folder of all reproduction packages (each paper folder's own)."""
     if directory is not None:
         directories = [Path(directory)]
     else:
-        from mpvi.repro.run import reproduction_packages
-        directories = [pkg.published for pkg in reproduction_packages()]
+        directories = [f.published for f in all_folders(reproduction_packages())]
     values, seen = [], set()
     for d in directories:
         for path in sorted(d.glob("*.csv")):
@@ -245,14 +255,13 @@ def load_all_published(directory=None):
 
 def load_known(path=None, errata=None):
     """``{(id, key): row}`` of the known discrepancies in ``path`` (tags checked against
-    ``errata``), by default those of all reproduction packages (each checked against its
-    own ERRATA.md)."""
+    ``errata``), by default those of every folder of all reproduction packages (each
+    checked against its own ERRATA.md: a paper folder's tags are explained in its folder)."""
     if path is not None:
         return _load_known(Path(path), Path(errata) if errata else Path(path).parent / "ERRATA.md")
-    from mpvi.repro.run import reproduction_packages
     known = {}
-    for pkg in reproduction_packages():
-        known.update(_load_known(pkg.discrepancies, pkg.errata))
+    for folder in all_folders(reproduction_packages()):
+        known.update(_load_known(folder.discrepancies, folder.errata))
     return known
 
 
@@ -267,6 +276,48 @@ def _load_known(path, errata):
                                      f"in {errata}")
         known[(r["id"], r["key"])] = r
     return known
+
+
+ERRATA_INDEX_HEAD = """# Errata, ambiguities and conventions: the index
+
+What the papers printed, what mpvi uses, and the evidence are written in each paper's folder,
+`reproductions/<paper>/ERRATA.md`, beside the printed values (`published/`) and the
+`discrepancies.csv` whose tags `[En]` they explain (`mpvi diff` marks a published value as
+`known` only when its tag is explained in its own folder). Nothing in a `published/` folder has
+been changed: it holds what the papers printed. This index is generated from the papers'
+files (`mpvi.repro.published.errata_index`; tests/test_published.py checks that it is
+current); the tags are numbered across the papers.
+"""
+"""The opening of ``reproductions/ERRATA.md`` (:func:`errata_index`)."""
+_TAGGED_HEADING = re.compile(r"^### (\[E\d+\]) (.*)$", re.M)
+
+
+def errata_index(packages, base):
+    """The text of the errata index (``reproductions/ERRATA.md``): :data:`ERRATA_INDEX_HEAD`,
+    then, for every folder of ``packages`` with an ERRATA.md other than ``base``'s own, a
+    link to it (relative to the directory ``base``) and its tagged headings, one line each
+    (``### [En] title``), in the order written.  Nothing but the links and the headings is
+    repeated: the entries are in the papers' files."""
+    parts = [ERRATA_INDEX_HEAD]
+    for folder in all_folders(packages):
+        path = folder.errata
+        if path.resolve() == (Path(base) / "ERRATA.md").resolve() or not path.exists():
+            continue
+        rel = path.resolve().relative_to(Path(base).resolve()).as_posix()
+        parts.append(f"\n## [{folder.name.rpartition('/')[2]}]({rel})\n\n")
+        parts.extend(f"- {tag} {title.strip()}\n"
+                     for tag, title in _TAGGED_HEADING.findall(read_utf8(path)))
+    return "".join(parts)
+
+
+def write_errata_index(packages=None):
+    """Write the errata index (:func:`errata_index`) of each reproduction package into its
+    ``ERRATA.md`` (atomically); returns the paths written."""
+    written = []
+    for pkg in reproduction_packages() if packages is None else packages:
+        _io.write_text(pkg.errata, errata_index([pkg], pkg.root))
+        written.append(pkg.errata)
+    return written
 
 
 @dataclass
@@ -294,7 +345,6 @@ def check_published(published, reps, ids):
     have published values if it declares some (``Reproduction.published``; a file or the
     directory deleted) and none if it does not.  Raises one :class:`PublishedDataError`
     with a line per problem."""
-    from mpvi.repro.run import package_of, reproduction_packages
     problems = []
     for v in published:
         if v.id not in reps:
@@ -305,7 +355,7 @@ def check_published(published, reps, ids):
     for rid in ids:
         rep = reps[rid]
         if rep.published and rid not in listed:
-            directory = package_of(rep, reproduction_packages()).published
+            directory = folder_of(rep, reproduction_packages()).published
             problems.append(f"{rid}: no published values in {directory}/*.csv"
                             f"{'' if directory.is_dir() else ' (no such directory)'}, though "
                             f"it declares some (a deleted file?); restore them, or set "
@@ -320,17 +370,15 @@ def check_published(published, reps, ids):
 def diff(ids, out_dir, published=None, known=None, records=None):
     """Compare every published value of the reproductions ``ids`` with the values in
     ``<out_dir>/<paper>/<id>.json`` (``records``: those already read by
-    :func:`mpvi.repro.run.read_records`).  Raises :class:`PublishedDataError` for published
+    :func:`mpvi.repro.records.read_records`).  Raises :class:`PublishedDataError` for published
     data that does not fit the reproductions (:func:`check_published`, and a key that
     the reproduction does not compute: its full run has no such value) and
-    :class:`mpvi.repro.run.OutputError` for outputs that cannot be used."""
+    :class:`mpvi.repro.records.OutputError` for outputs that cannot be used."""
     published = load_all_published() if published is None else published
     known = load_known() if known is None else known
-    from mpvi.repro.run import all_reproductions, read_records
     reps = all_reproductions()
     unknown = [rid for rid in ids if rid not in reps]
     if unknown:
-        from mpvi.repro.run import unknown_id
         raise KeyError(unknown_id(unknown[0], reps))
     check_published(published, reps, ids)
     if records is None:
@@ -377,7 +425,6 @@ def not_proven(row, record, rep):
         return f"not run: `mpvi run {rid}`"
     if row.reproduced is None:
         return "not computed by the --quick run"
-    from mpvi.repro.run import NO_CERTIFY_HOOK, NOT_DECLARED
     block = record.get("certified")
     if block is None and rep.certify is not None:
         return (f"no certified run recorded: run `mpvi run {rid}"
@@ -403,10 +450,7 @@ def _certified(row, reproduced, entry):
     recorded ``reproduced`` string against the entry's enclosure, recomputed (a recorded
     value outside its enclosure has none, and then nothing is claimed: the row's reason
     says so), and what the enclosure proves of the published value (:func:`proof`)."""
-    from flint import arb
 
-    from mpvi.numbers.arbref import arb_precision
-    from mpvi.repro.digits import proven_digits
     if row.value.compare == "symbolic":     # a formula: its entry decides it (proof())
         row.proven = entry["digits"]
         row.proof = proof(row.value, entry["enclosure"])
@@ -425,7 +469,7 @@ def _certified(row, reproduced, entry):
 def checked_digits(record, key):
     """The correct digits of value ``key`` that the record's ``digits_check`` measured
     (:mod:`mpvi.repro.digits`), or None if the run did not check them or its check is
-    stale (:func:`mpvi.repro.run.carry_digits_check`)."""
+    stale (:func:`mpvi.repro.records.carry_digits_check`)."""
     check = record.get("digits_check", {})
     if check.get("stale"):                   # of other numbers than these
         return None
@@ -439,7 +483,6 @@ def allowed(v):
     interval this function knows (``symbolic``; ``log10``, ``max``, ``min``: half-lines
     or logarithmic, not decided here).  ``digit``: printed +- one unit of the last printed
     digit; ``abs``: printed +- tolerance; ``magnitude``: the decade [10^e, 10^(e+1)]."""
-    from flint import arb
     if v.compare not in ("digit", "abs", "magnitude"):
         return None
     p = Decimal(v.printed)
@@ -473,9 +516,7 @@ def proof(v, enclosure):
     ``[0 +/- 0]`` when the two formulas are proven identical (``"proven match"``), a ball
     without 0 (their difference at a point where they are proven to differ) for
     ``"proven misprint"``; anything else decides nothing."""
-    from flint import arb
 
-    from mpvi.numbers.arbref import arb_precision
     digits = max(len(enclosure), len(v.printed), len(v.tolerance or "")) + 10
     with arb_precision(digits):
         ball = arb(enclosure)
@@ -503,7 +544,6 @@ def _proof_by_bounds(v, ball):
     printed - tol), ``log10`` (r in [p 10^-tol, p 10^tol], p > 0).  Arb's comparisons are
     true only when certain, so each answer is proven; None where the ball straddles a
     bound."""
-    from flint import arb
     p, tol = arb(v.printed), arb(v.tolerance)
     if v.compare == "max":
         lo, hi = None, p + tol
@@ -538,7 +578,6 @@ def _compare(v, reproduced, known):
 def _full_record(rep):
     """(record of ``rep``'s full run in ``figures/``, or None if there is no valid one;
     that directory)."""
-    from mpvi.repro.run import OutputError, default_out_dir, read_provenance
     full_dir = default_out_dir(False)
     try:
         full = read_provenance(rep, full_dir)
@@ -569,8 +608,7 @@ def _absent(v, rid, record, out_dir, full, full_dir):
 def describe_outputs(ids, out_dir):
     """What ``<out_dir>`` holds for ``ids``: e.g. '24 of full runs' or '3 of quick runs,
     1 of full runs, 2 missing, 1 invalid' (from the ``quick`` flag of each JSON record;
-    invalid: :func:`mpvi.repro.run.read_provenance` refuses it)."""
-    from mpvi.repro.run import OutputError, all_reproductions, read_provenance
+    invalid: :func:`mpvi.repro.records.read_provenance` refuses it)."""
     reps = all_reproductions()
     counts = {"of full runs": 0, "of quick runs": 0, "missing": 0, "invalid": 0}
     for rid in ids:
@@ -640,7 +678,7 @@ def format_diff(rows, reps, width, stale=None):
     with a pointer to ERRATA.md, its key marked ``(proven misprint)`` where the enclosure
     excludes the printed value, :func:`proof`; why a value is missing or skipped, in
     full)."""
-    import textwrap
+    # rich (terminal tables) loaded lazily: heavy, and only for a table on a terminal
     from rich.box import Box
     from rich.console import Console
     from rich.table import Table
@@ -680,8 +718,8 @@ def format_diff(rows, reps, width, stale=None):
             digits = "stale" if rid in stale else "-" if r.digits is None else str(r.digits)
             if proven:
                 digits += "/" + ("-" if r.proven is None else str(r.proven))
-            cells = [r.value.key, _short(r.value.printed), rule(r.value),
-                     "-" if r.reproduced is None else _short(r.reproduced), digits]
+            cells = [r.value.key, short_number(r.value.printed), rule(r.value),
+                     "-" if r.reproduced is None else short_number(r.reproduced), digits]
             table.add_row(*cells, status)
             key = r.value.key + (" (proven misprint)" if r.proof == "proven misprint" else "")
             if r.status == "known":
@@ -729,7 +767,7 @@ def format_certified(rows, reps, width, every=True):
     ``total``); then, per paper, why not: the reasons of
     :func:`not_proven`, grouped (the id in a reason written ``<id>``), each with its count
     and the items it concerns (ids without their paper's prefix)."""
-    import textwrap
+    # rich (terminal tables) loaded lazily: heavy, and only for a table on a terminal
     from rich.box import Box
     from rich.console import Console
     from rich.table import Table
@@ -804,7 +842,6 @@ def records(rows, reps=None):
     value, for ``mpvi diff --format json|csv``: numbers stay the exact strings of the
     published CSV and the JSON sidecar; ``rel_diff`` is a float or None."""
     if reps is None:
-        from mpvi.repro.run import all_reproductions
         reps = all_reproductions()
     out = []
     for r in rows:
@@ -822,7 +859,7 @@ def records(rows, reps=None):
     return out
 
 
-def _short(text):
+def short_number(text):
     try:
         d = Decimal(text)
     except InvalidOperation:                 # a formula
@@ -834,8 +871,8 @@ def parse_formula(text, where="formula"):
     """A printed or reproduced formula as a sympy expression with positive symbols, read
     by the closed grammar of :func:`mpvi.ground.expressions.parse_expression` (nothing in the
     text runs as code; a name that is not a function or constant is a symbol)."""
+    # sympy loaded lazily: heavy (0.5 s), and only formulas need it
     import sympy as sp
-    from mpvi.ground.expressions import ExpressionError, parse_expression
     text = str(text)
     try:
         expr = parse_expression(text, what=where, free_symbols=True)
@@ -850,6 +887,7 @@ def formulas_equal(printed, reproduced, samples=12, digits=40):
     """Whether two formulas are the same function of their (positive) symbols: the
     difference cancels to 0 (rational functions: a proof), or it vanishes to ``digits``
     digits at ``samples`` rational points (radicals)."""
+    # sympy loaded lazily: heavy (0.5 s), and only formulas need it
     import sympy as sp
     p, r = parse_formula(printed, "printed"), parse_formula(reproduced, "reproduced")
     if p == r:                               # also oo, which has no difference

@@ -25,10 +25,10 @@ rendered by markdown-it-py with raw HTML disabled.  The directory is built next 
 ``--out`` and renamed into place, so a failed report never leaves half a report; an
 existing ``--out`` is replaced only if it is empty or an earlier report.
 
-Outputs are read through their commit records (:func:`mpvi.repro.run.read_records`): an
+Outputs are read through their commit records (:func:`mpvi.repro.records.read_records`): an
 id shows the files its JSON lists, and if any id's files do not match their JSON (an
 interrupted run) or a JSON is malformed or changed (its digest), no report is written
-(:class:`mpvi.repro.run.OutputError`, one line per id).  A file is shown and copied only
+(:class:`mpvi.repro.records.OutputError`, one line per id).  A file is shown and copied only
 if it is a regular file inside the results directory: a symbolic link (whose target
 could be any file of the user's), a FIFO, a device, or a path leading out of the
 directory is skipped, with one line on stderr, whether or not the JSON lists it.
@@ -50,14 +50,18 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
-from io import StringIO
+from io import BytesIO, StringIO
 from pathlib import Path
 
 from mpvi import __version__
 from mpvi.ground import io
+from mpvi.ground.expressions import FUNCTIONS, ExpressionError, parse_expression
 from mpvi.repro import digits as _digits
-from mpvi.repro.published import (PROOFS, STATUSES, diff, errata_tags, load_all_published, load_known,
-                        read_utf8)
+from mpvi.repro.declare import all_reproductions, output_paths
+from mpvi.repro.packages import all_folders, folder_of, reproduction_packages
+from mpvi.repro.published import (PROOFS, STATUSES, diff, errata_tags, load_all_published,
+                                  load_known, read_utf8)
+from mpvi.repro.records import MAX_OUTPUT_BYTES, read_records
 
 MARKER = ".mpvi-report"
 """File that marks a directory as a report, which a later report may replace."""
@@ -178,7 +182,7 @@ class Item:
     @property
     def stale_digits(self):
         """Why the run's ``digits_check`` is stale (kept from an earlier run whose outputs
-        differ, :func:`mpvi.repro.run.carry_digits_check`), or None."""
+        differ, :func:`mpvi.repro.records.carry_digits_check`), or None."""
         check = None if self.record is None else self.record.get("digits_check")
         return check["reason"] if check is not None and check.get("stale") else None
 
@@ -289,8 +293,8 @@ _MATHML_ATTRIBUTES = {"linethickness", "mathvariant", "columnalign", "rowalign",
 def _formula_functions():
     """The functions a formula string may call: those of the closed grammar
     (:data:`mpvi.ground.expressions.FUNCTIONS`) and ``Matrix``."""
+    # sympy loaded lazily: heavy (0.5 s), and only formulas need it
     import sympy as sp
-    from mpvi.ground.expressions import FUNCTIONS
     return {**FUNCTIONS, "Matrix": sp.Matrix}
 
 
@@ -318,8 +322,8 @@ def parse_formula(text, symbolic=False):
         pass
     if not symbolic and (not _OPERATOR.search(text) or _HYPHENATED.search(text)):
         return None
+    # sympy loaded lazily: heavy (0.5 s), and only formulas need it
     import sympy as sp
-    from mpvi.ground.expressions import ExpressionError, parse_expression
     functions = _formula_functions()
     try:
         expr = parse_expression(text, what="formula", free_symbols=True, functions=functions,
@@ -335,6 +339,7 @@ def parse_formula(text, symbolic=False):
 
 
 def _mathml_printer():
+    # sympy loaded lazily: heavy (0.5 s), and only formulas need it
     from sympy.printing.mathml import MathMLPresentationPrinter
 
     class Printer(MathMLPresentationPrinter):
@@ -370,6 +375,7 @@ def formula_html(text, symbolic=False):
     """``text`` as inline MathML (a :class:`markupsafe.Markup`), or None if it is not a
     formula (:func:`parse_formula`).  The raw string is the tooltip; a long sum is one
     ``<math>`` per term so that the line can break between terms."""
+    # markupsafe loaded lazily with jinja2: only the report needs it
     from markupsafe import Markup, escape
     expr = parse_formula(text, symbolic)
     if expr is None:
@@ -413,6 +419,7 @@ def cell(value, digits=SHOWN_DIGITS, symbolic=False):
     to ``digits`` significant digits (None: as it is), a formula as MathML
     (:func:`formula_html`; ``symbolic``: see :func:`parse_formula`), other text escaped
     and cut at :data:`LONG_TEXT` characters."""
+    # markupsafe loaded lazily with jinja2: only the report needs it
     from markupsafe import Markup, escape
     if value is None:
         return Cell("text", "-")
@@ -435,11 +442,13 @@ def cell(value, digits=SHOWN_DIGITS, symbolic=False):
 
 def breakable(name):
     """A column name that may break after its underscores (``predicted_<wbr>norm_<wbr>dev``)."""
+    # markupsafe loaded lazily with jinja2: only the report needs it
     from markupsafe import Markup, escape
     return Markup(str(escape(name)).replace("_", "_<wbr>"))
 
 
 def _markdown():
+    # markdown-it loaded lazily: only the report's errata pages need it
     from markdown_it import MarkdownIt
     return MarkdownIt("commonmark", {"html": False}).enable(["table", "strikethrough"])
 
@@ -488,7 +497,6 @@ def paper_citations(errata_text):
 
 
 def read_table(path, name, file):
-    from mpvi.repro.run import MAX_OUTPUT_BYTES
     try:
         text = io.read_regular(path, MAX_OUTPUT_BYTES, follow_symlinks=False).decode("utf-8")
         rows = list(csv.reader(StringIO(text, newline="")))
@@ -520,24 +528,28 @@ def compute_time(records):
     return total
 
 
-def _errata_text(pkg):
-    return read_utf8(pkg.errata) if pkg.errata.exists() else ""
+def _errata_text(folder):
+    return read_utf8(folder.errata) if folder.errata.exists() else ""
+
+
+def errata_page(folder):
+    """The report's page of a folder's ERRATA.md: ``errata-<package>[-<paper>].html``."""
+    return f"errata-{folder.name.replace('/', '-')}.html"
 
 
 def package_errata(packages):
-    """``{package name: (html, anchors)}``: each package's ERRATA.md (:func:`errata_html`)."""
-    return {pkg.name: errata_html(_errata_text(pkg)) for pkg in packages}
+    """``{folder name: (html, anchors)}``: the ERRATA.md of every folder of ``packages``
+    (:func:`mpvi.repro.packages.all_folders`; a paper folder's own, :func:`errata_html`)."""
+    return {f.name: errata_html(_errata_text(f)) for f in all_folders(packages)}
 
 
 def collect(results, reps=None, packages=None, published=None, known=None, errata=None):
     """The papers of the report: a list of :class:`Paper`, each with its :class:`Item`\\ s,
     from the outputs in ``results``.  Also returns the files to copy: a dict
-    report-relative name -> source path.  ``errata``: package name -> (html, anchors) of
-    its ERRATA.md (:func:`package_errata`).  Raises :class:`mpvi.repro.run.OutputError`
-    if the outputs of any id cannot be used (:func:`mpvi.repro.run.read_provenance`: the
+    report-relative name -> source path.  ``errata``: folder name -> (html, anchors) of
+    its ERRATA.md (:func:`package_errata`).  Raises :class:`mpvi.repro.records.OutputError`
+    if the outputs of any id cannot be used (:func:`mpvi.repro.records.read_provenance`: the
     report shows no old values beside new files)."""
-    from mpvi.repro.run import (all_reproductions, output_paths, package_of, read_records,
-                      reproduction_packages)
     reps = all_reproductions() if reps is None else reps
     packages = reproduction_packages() if packages is None else packages
     published = load_all_published() if published is None else published
@@ -549,18 +561,18 @@ def collect(results, reps=None, packages=None, published=None, known=None, errat
         by_id.setdefault(r.value.id, []).append(r)
     errata = package_errata(packages) if errata is None else errata
     citations = {}
-    for pkg in packages:
-        citations.update(paper_citations(_errata_text(pkg)))
+    for folder in all_folders(packages):
+        citations.update(paper_citations(_errata_text(folder)))
     papers, copies = {}, {}
     others = set(reps)
     for rep in reps.values():
-        pkg = package_of(rep, packages)
-        errata_page = f"errata-{pkg.name}.html"
+        folder = folder_of(rep, packages)
+        page = errata_page(folder)
         paper = papers.setdefault(rep.paper, Paper(rep.paper, citations.get(rep.paper, ""),
-                                                   f"{rep.paper}.html", errata_page))
+                                                   f"{rep.paper}.html", page))
         paths = output_paths(rep, results)
         record = records[rep.id]
-        item = Item(rep, record, by_id.get(rep.id, []), errata_page, errata[pkg.name][1])
+        item = Item(rep, record, by_id.get(rep.id, []), page, errata[folder.name][1])
         item.counts = count_statuses(item.rows)
         module = importlib.import_module(rep.module) if rep.module else None
         item.caption, item.details = docstring_html(getattr(module, "__doc__", ""))
@@ -614,8 +626,8 @@ def growth_png(growth):
     """The plot of a :class:`Growth` as PNG bytes (matplotlib, no pyplot state): proven
     digits against t, with the run's digits as a dotted line.  A growth whose ``t`` and
     ``digits`` differ in length is a :class:`ReportError` naming it."""
-    from io import BytesIO
 
+    # matplotlib loaded lazily: heavy (0.3 s), and only a figure needs it
     from matplotlib.figure import Figure
     if len(growth.t) != len(growth.digits) or not growth.t:
         raise ReportError(f"the growth {growth.label!r} of a certified block has "
@@ -679,7 +691,9 @@ def _inside(paths, results):
 
 
 def _environment():
+    # jinja2 loaded lazily: heavy, and only the report needs it
     import jinja2
+    # markupsafe loaded lazily with jinja2: only the report needs it
     from markupsafe import Markup
     env = jinja2.Environment(loader=jinja2.PackageLoader("mpvi.repro", "templates"),
                              autoescape=jinja2.select_autoescape(["html"]),
@@ -699,6 +713,7 @@ def _environment():
 
 def _errata_links(text, page, anchors):
     """``text`` escaped, with each [En] that has an anchor a link to ``page#En``."""
+    # markupsafe loaded lazily with jinja2: only the report needs it
     from markupsafe import Markup, escape
 
     def link(m):
@@ -735,7 +750,6 @@ def _check_out(out):
 def write_report(results, out, reps=None, stream=None):
     """Write the report of the outputs in ``results`` into the directory ``out``; returns
     (path of index.html, the papers)."""
-    from mpvi.repro.run import reproduction_packages
     t0 = time.perf_counter()
     results, out = Path(results), Path(out).resolve()
     _check_out(out)
@@ -760,15 +774,16 @@ def write_report(results, out, reps=None, stream=None):
         for paper in papers:
             pages[paper.page] = env.get_template("paper.html").render(
                 **common, paper=paper, title=f"{paper.name}: mpvi reproduction report")
-        for pkg in packages:
-            pages[f"errata-{pkg.name}.html"] = env.get_template("errata.html").render(
-                **common, package=pkg.name, body=errata[pkg.name][0], title=f"Errata ({pkg.name})")
+        used = {folder_of(i.rep, packages) for p in papers for i in p.items}
+        for folder in sorted(used, key=lambda f: f.name):
+            pages[errata_page(folder)] = env.get_template("errata.html").render(
+                **common, package=folder.name, body=errata[folder.name][0],
+                title=f"Errata ({folder.name})")
         for name, text in pages.items():
             (tmp / name).write_text(text, encoding="utf-8")
         for growth in (g for p in papers for i in p.items for g in i.growth):
             (tmp / growth.file).parent.mkdir(parents=True, exist_ok=True)
             (tmp / growth.file).write_bytes(growth_png(growth))
-        from mpvi.repro.run import MAX_OUTPUT_BYTES
         for name, source in copies.items():
             try:                               # no symbolic link followed, even one made now
                 data = io.read_regular(source, MAX_OUTPUT_BYTES, follow_symlinks=False)

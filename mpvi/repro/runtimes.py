@@ -1,12 +1,12 @@
 """Measured run times of the reproductions: what ``mpvi list`` shows as the expected run
-time, what ``python reproductions/<id>.py --help`` states, and the cost hint by which a
+time, what ``python reproductions/<paper>/<id>.py --help`` states, and the cost hint by which a
 parallel run starts the longest reproduction first.
 
 The times are measured, never written by hand: ``python benchmarks/runtimes.py`` runs
 ``mpvi run --all --jobs 2 --no-cache`` (and its ``--quick`` twin) into a temporary
-directory, times each command as a whole, and records into the package's
-``runtimes.json`` (:data:`mpvi.repro.packages.ReproductionPackage.runtimes`), for every
-reproduction, the seconds its outputs' provenance records
+directory, times each command as a whole, and records into each folder's
+``runtimes.json`` (:data:`mpvi.repro.packages.ReproductionFolder.runtimes`: a paper
+folder's own), for every reproduction of the folder, the seconds its outputs' provenance records
 (:func:`mpvi.repro.report.compute_time`: its own computation plus every study it used,
 which is what ``mpvi run <id> --no-cache`` costs when run alone), and its own
 computation without the studies a parallel run computes beside it (the scheduling
@@ -26,7 +26,7 @@ import math
 import platform
 
 from mpvi.ground import io
-from mpvi.repro.packages import package_of, reproduction_packages
+from mpvi.repro.packages import all_folders, folder_of, reproduction_packages
 
 FORMAT = 1
 MAX_BYTES = 1 << 20
@@ -95,23 +95,24 @@ def read_runtimes(path):
 
 
 class Runtimes:
-    """The measured run times of the installed reproduction packages (one read of each
-    ``runtimes.json``).  ``problems`` lists the one-line reasons of files that could not
-    be used."""
+    """The measured run times of the installed reproduction packages (one read of the
+    ``runtimes.json`` of each of their folders).  ``problems`` lists the one-line reasons
+    of files that could not be used."""
 
     def __init__(self, packages=None):
         self.packages = packages if packages is not None else reproduction_packages()
         self.data, self.problems = {}, []
-        for pkg in self.packages:
+        for folder in all_folders(self.packages):
             try:
-                self.data[pkg.name] = read_runtimes(pkg.runtimes)
+                self.data[folder.name] = read_runtimes(folder.runtimes)
             except RuntimesError as exc:
                 self.problems.append(str(exc))
-                self.data[pkg.name] = None
+                self.data[folder.name] = None
 
     def entry(self, rep, quick):
-        """``{"seconds": ..., "compute_s": ...}`` measured for ``rep``, or None."""
-        data = self.data.get(package_of(rep, self.packages).name)
+        """``{"seconds": ..., "compute_s": ...}`` measured for ``rep`` (in the
+        ``runtimes.json`` of its folder), or None."""
+        data = self.data.get(folder_of(rep, self.packages).name)
         return data[("quick" if quick else "full")].get(rep.id) if data else None
 
     def seconds(self, rep, quick):
@@ -140,7 +141,8 @@ def format_seconds(s):
 
 
 def record_runtimes(pkg, kind, times, command, wall_s, cores):
-    """Replace the ``kind`` ('full' or 'quick') half of ``pkg``'s ``runtimes.json`` by
+    """Replace the ``kind`` ('full' or 'quick') half of the ``runtimes.json`` of ``pkg`` (a
+    :class:`mpvi.repro.packages.ReproductionFolder`) by
     ``times`` (``{id: {"seconds": s, "compute_s": s}}``) measured by ``command`` in ``wall_s`` seconds on
     ``cores`` workers; the other half is kept.  Written atomically, with its digest."""
     if kind not in KINDS:
