@@ -8,9 +8,9 @@ CSV, PNG or JSON behind.  The temporary of ``<name>`` is ``.<name>.mpvi-<random>
 
 One file is atomic; a set of files is not.  The outputs of a reproduction (CSVs, PNG,
 JSON) are made consistent by a *commit record*: the JSON is written last and lists the
-SHA-256 of every other file (:func:`mpvi.repro.run.write_outputs`), so that a run killed
+SHA-256 of every other file (:func:`mpvi.repro.records.write_outputs`), so that a run killed
 between two renames is detected when the outputs are read
-(:func:`mpvi.repro.run.read_provenance`).
+(:func:`mpvi.repro.records.read_provenance`).
 
 Every file mpvi reads back (a saved solution, a provenance JSON, a study cache entry, a
 published CSV) is untrusted data: :func:`read_regular` reads it only if it is a regular
