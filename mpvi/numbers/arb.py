@@ -25,6 +25,7 @@ import contextlib
 import functools
 from decimal import Decimal
 from fractions import Fraction
+from itertools import repeat
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, cast
 
 import flint
@@ -1083,6 +1084,87 @@ def _short(x):
 
 # ----- first derivatives on balls: the mean-value form of certify -------------------------------
 
+SHARE = "share"
+"""In :data:`DUAL_ARITHMETIC`: the result's derivatives are the operand's own tuple (the
+tuple shared, in C the operand's pointer: no ball computed)."""
+
+DUAL_ARITHMETIC = {
+    "add": (lambda u, w: u + w, None, None, lambda x, y: x + y, SHARE, SHARE),
+    "sub": (lambda u, w: u - w, None, None, lambda x, y: x - y, SHARE, lambda y: -y),
+    "rsub": (lambda u, w: u + -w, None, None, lambda x, y: x + -y, SHARE, lambda y: -y),
+    "mul": (lambda u, w: u * w, lambda u, w, v: w, lambda u, w, v: u,
+            lambda fa, fb, x, y: fa * x + fb * y, lambda fa, x: fa * x, lambda fb, y: fb * y),
+    "div": (lambda u, w: u / w, lambda u, w, v: 1 / w, lambda u, w, v: -v / w,
+            lambda fa, fb, x, y: fa * x + fb * y, lambda fa, x: fa * x, lambda fb, y: fb * y),
+}
+"""The arithmetic of duals, written once: per operation ``a op b`` (``rsub`` is ``n - a``
+as Python's ``__rsub__`` does it, ``n + (-a)``) its value from the value balls ``u = a.v``,
+``w = b.v``; the factors ``fa``, ``fb`` computed once per operation from ``u, w`` and the
+value ``v`` (None: the derivatives need none); the derivative ball of each seed when both
+operands carry derivatives (``x`` of a, ``y`` of b, after the factors if there are any),
+when only a does, when only b does (:data:`SHARE`: that operand's tuple itself).  The
+product rule d(uw) = w du + u dw, the quotient rule d(u/w) = du / w - (u/w) dw / w.  The
+``_Dual`` methods are made from these lambdas (:func:`_arithmetic`), and
+:mod:`mpvi.compiled.carb` translates the same lambdas' source into the C ``da_<name>`` of a
+compiled dual kernel (the grammar of :data:`DUAL_RULES`): the same Arb calls, the same
+balls."""
+
+DUAL_NEGATION = (lambda u: -u, lambda x: -x)
+"""``-a``: its value and each derivative ball (``__neg__``; C ``da_neg``, translated)."""
+
+
+def _arithmetic(name, swap=False):
+    """The ``_Dual`` method of :data:`DUAL_ARITHMETIC`'s ``name`` (``swap``: the reflected
+    method, ``other op self``); an int or ``flint.arb`` operand a constant (exact)."""
+    value, fa_of, fb_of, both, left, right = DUAL_ARITHMETIC[name]
+
+    def method(self, other):
+        t = type(other)
+        if t is _Dual:
+            o, od = other.v, other.d
+        elif t is arb or t is int:      # a constant: an int is exact in every Arb call
+            o, od = other, ()
+        else:
+            other = self._lift(other)
+            if other is NotImplemented:
+                return other
+            o, od = other.v, other.d
+        u, w, x, y = (o, self.v, od, self.d) if swap else (self.v, o, self.d, od)
+        v = value(u, w)
+        if x and y:
+            if fa_of is None:
+                d = tuple(map(both, x, y))
+            else:
+                fa, fb = fa_of(u, w, v), fb_of(u, w, v)
+                d = tuple(map(both, repeat(fa), repeat(fb), x, y))
+        elif x:
+            if left is SHARE:
+                d = x
+            elif fa_of is None:
+                d = tuple(map(left, x))
+            else:
+                fa = fa_of(u, w if type(w) is not int else arb(w), v)
+                d = tuple(map(left, repeat(fa), x))
+        elif y:
+            if right is SHARE:
+                d = y
+            elif fb_of is None:
+                d = tuple(map(right, y))
+            else:
+                fb = fb_of(u if type(u) is not int else arb(u), w, v)
+                d = tuple(map(right, repeat(fb), y))
+        else:
+            d = ()
+        return _Dual(v, d)
+    return method
+
+
+def _negation(self):
+    """``-a`` by :data:`DUAL_NEGATION`."""
+    value, each = DUAL_NEGATION
+    return _Dual(value(self.v), tuple(map(each, self.d)))
+
+
 class _Dual:
     """A ball with the balls of its first derivatives by ``m`` seed variables.
 
@@ -1116,83 +1198,16 @@ class _Dual:
         return tuple((x if fa is None else fa * x) + (y if fb is None else fb * y)
                      for x, y in zip(a.d, b.d))
 
-    def __add__(self, other):
-        # the common cases first, without _lift and _combine (the hot path of certify)
-        if type(other) is _Dual:
-            a, b = self.d, other.d
-            d = (tuple([x + y for x, y in zip(a, b)]) if a and b else a or b)
-            return _Dual(self.v + other.v, d)
-        if type(other) is arb or type(other) is int:
-            return _Dual(self.v + other, self.d)
-        o = self._lift(other)
-        if o is NotImplemented:
-            return o
-        return _Dual(self.v + o.v, self._combine(self, o, None, None))
-
-    __radd__ = __add__
-
-    def __neg__(self):
-        return _Dual(-self.v, tuple(-x for x in self.d))
+    __add__ = __radd__ = _arithmetic("add")    # x + y and y + x the same Arb calls
+    __sub__ = _arithmetic("sub")
+    __rsub__ = _arithmetic("rsub", swap=True)
+    __mul__ = __rmul__ = _arithmetic("mul")
+    __truediv__ = _arithmetic("div")
+    __rtruediv__ = _arithmetic("div", swap=True)
+    __neg__ = _negation
 
     def __pos__(self):
         return self
-
-    def __sub__(self, other):
-        if type(other) is _Dual:
-            a, b = self.d, other.d
-            if a and b:
-                d = tuple([x - y for x, y in zip(a, b)])
-            else:
-                d = a if a else tuple([-y for y in b])
-            return _Dual(self.v - other.v, d)
-        if type(other) is arb or type(other) is int:
-            return _Dual(self.v - other, self.d)
-        o = self._lift(other)
-        if o is NotImplemented:
-            return o
-        return self + (-o)
-
-    def __rsub__(self, other):
-        o = self._lift(other)
-        if o is NotImplemented:
-            return o
-        return o + (-self)
-
-    def __mul__(self, other):
-        if type(other) is _Dual:
-            u, w, a, b = self.v, other.v, self.d, other.d
-            if a and b:
-                d = tuple([w * x + u * y for x, y in zip(a, b)])
-            else:
-                d = tuple([w * x for x in a]) if a else tuple([u * y for y in b])
-            return _Dual(u * w, d)
-        if type(other) is arb or type(other) is int:
-            return _Dual(self.v * other, tuple([other * x for x in self.d]))
-        o = self._lift(other)
-        if o is NotImplemented:
-            return o
-        return _Dual(self.v * o.v, self._combine(self, o, o.v, self.v))
-
-    __rmul__ = __mul__
-
-    def __truediv__(self, other):
-        if type(other) is arb or type(other) is int:
-            r = 1 / arb(other)
-            return _Dual(self.v / other, tuple([r * x for x in self.d]))
-        o = self._lift(other)
-        if o is NotImplemented:
-            return o
-        if not o.d:
-            r = 1 / o.v
-            return _Dual(self.v / o.v, tuple([r * x for x in self.d]))
-        q = self.v / o.v
-        return _Dual(q, self._combine(self, o, 1 / o.v, -q / o.v))
-
-    def __rtruediv__(self, other):
-        o = self._lift(other)
-        if o is NotImplemented:
-            return o
-        return o / self
 
     def __pow__(self, k):
         if isinstance(k, int):

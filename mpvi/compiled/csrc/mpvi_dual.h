@@ -6,7 +6,10 @@
    defines NARGS (the duals read from the arguments, at least 1) and, after it, the
    functions of mpvi.numbers.arb.DUAL_RULES the kernel calls (da_rule_sin, ...,
    translated from the rules' Python by mpvi.compiled.carb._RuleTranslator: written once)
-   on top of da_chain and da_combine here.  A dual is a value ball
+   on top of da_chain and da_combine here, and the arithmetic it calls (da_add, da_sub,
+   da_rsub, da_mul, da_div, da_neg: mpvi.numbers.arb.DUAL_ARITHMETIC and DUAL_NEGATION,
+   translated by mpvi.compiled.carb._ArithmeticTranslator, the _Dual methods made of the
+   same lambdas).  A dual is a value ball
    v and either no derivatives (d NULL: a constant, _Dual's empty tuple) or m derivative
    balls d[0..m-1], m the same for every dual of a call (fixed by the arguments).  Every
    operation writes temporary i: its value into tv[i], its derivatives into td[i] (or
@@ -167,79 +170,6 @@ MPVI_UNUSED static int da_out(PyObject *result, Py_ssize_t i, dual a) {
     return 1;
 }
 
-/* __add__ of two duals: v = a.v + b.v; d = a.d + b.d, or the one there is */
-MPVI_UNUSED static void da_add(int i, dual a, dual b, slong prec) {
-    arb_add(tv[i], a.v, b.v, prec);
-    if (a.d && b.d) {
-        for (slong j = 0; j < m; j++) arb_add(td[i] + j, a.d + j, b.d + j, prec);
-        T[i].d = td[i];
-    } else T[i].d = a.d ? a.d : b.d;
-}
-
-/* __add__ (and __radd__) with an int n: v = a.v + n, d = a.d */
-MPVI_UNUSED static void da_add_z(int i, dual a, arb_srcptr n, slong prec) {
-    arb_add(tv[i], a.v, n, prec);
-    T[i].d = a.d;
-}
-
-/* __sub__ of two duals: v = a.v - b.v; d = a.d - b.d, a.d, or -b.d */
-MPVI_UNUSED static void da_sub(int i, dual a, dual b, slong prec) {
-    arb_sub(tv[i], a.v, b.v, prec);
-    if (a.d && b.d) {
-        for (slong j = 0; j < m; j++) arb_sub(td[i] + j, a.d + j, b.d + j, prec);
-        T[i].d = td[i];
-    } else if (a.d) T[i].d = a.d;
-    else if (b.d) {
-        for (slong j = 0; j < m; j++) arb_neg_round(td[i] + j, b.d + j, prec);
-        T[i].d = td[i];
-    } else T[i].d = NULL;
-}
-
-/* __sub__ with an int n: v = a.v - n, d = a.d */
-MPVI_UNUSED static void da_sub_z(int i, dual a, arb_srcptr n, slong prec) {
-    arb_sub(tv[i], a.v, n, prec);
-    T[i].d = a.d;
-}
-
-/* __rsub__: n - a is _Dual(n) + (-a): v = n + (-a.v), d = -a.d */
-MPVI_UNUSED static void da_z_sub(int i, arb_srcptr n, dual a, slong prec) {
-    arb_neg_round(s1, a.v, prec);
-    arb_add(tv[i], n, s1, prec);
-    if (a.d) {
-        for (slong j = 0; j < m; j++) arb_neg_round(td[i] + j, a.d + j, prec);
-        T[i].d = td[i];
-    } else T[i].d = NULL;
-}
-
-/* __mul__ of two duals: v = u w; d = w a.d + u b.d, w a.d or u b.d */
-MPVI_UNUSED static void da_mul(int i, dual a, dual b, slong prec) {
-    arb_srcptr u = a.v, w = b.v;
-    if (a.d && b.d) {
-        for (slong j = 0; j < m; j++) {
-            arb_mul(s1, w, a.d + j, prec);
-            arb_mul(s2, u, b.d + j, prec);
-            arb_add(td[i] + j, s1, s2, prec);
-        }
-        T[i].d = td[i];
-    } else if (a.d) {
-        for (slong j = 0; j < m; j++) arb_mul(td[i] + j, w, a.d + j, prec);
-        T[i].d = td[i];
-    } else if (b.d) {
-        for (slong j = 0; j < m; j++) arb_mul(td[i] + j, u, b.d + j, prec);
-        T[i].d = td[i];
-    } else T[i].d = NULL;
-    arb_mul(tv[i], u, w, prec);
-}
-
-/* __mul__ (and __rmul__) with an int n: v = a.v n, d = n a.d */
-MPVI_UNUSED static void da_mul_z(int i, dual a, arb_srcptr n, slong prec) {
-    if (a.d) {
-        for (slong j = 0; j < m; j++) arb_mul(td[i] + j, n, a.d + j, prec);
-        T[i].d = td[i];
-    } else T[i].d = NULL;
-    arb_mul(tv[i], a.v, n, prec);
-}
-
 /* _combine(a, b, fa, fb) with both factors given: fb b.d, fa a.d or fa a.d + fb b.d */
 MPVI_UNUSED static void da_combine(int i, dual a, dual b, arb_srcptr fa, arb_srcptr fb, slong prec) {
     if (!a.d && !b.d) T[i].d = NULL;
@@ -259,21 +189,6 @@ MPVI_UNUSED static void da_combine(int i, dual a, dual b, arb_srcptr fa, arb_src
     }
 }
 
-/* __truediv__ (an int operand a constant dual): q = a.v / b.v, d = _combine(a, b, 1 / b.v,
-   -q / b.v) */
-MPVI_UNUSED static void da_div(int i, dual a, dual b, slong prec) {
-    arb_t fa, fb;
-    arb_init(fa);
-    arb_init(fb);
-    arb_div(tv[i], a.v, b.v, prec);
-    arb_div(fa, one, b.v, prec);
-    arb_neg_round(fb, tv[i], prec);
-    arb_div(fb, fb, b.v, prec);
-    da_combine(i, a, b, fa, fb, prec);
-    arb_clear(fa);
-    arb_clear(fb);
-}
-
 /* __pow__ of an int k (n = k, n1 = k - 1 as exact balls): k = 0 is the constant 1; else
    v = a.v ** k, d = (k * a.v ** (k - 1)) a.d */
 MPVI_UNUSED static void da_pow_z(int i, dual a, long k, arb_srcptr n, arb_srcptr n1, slong prec) {
@@ -289,15 +204,6 @@ MPVI_UNUSED static void da_pow_z(int i, dual a, long k, arb_srcptr n, arb_srcptr
         T[i].d = td[i];
     } else T[i].d = NULL;
     arb_pow(tv[i], a.v, n, prec);
-}
-
-/* __neg__: v = -a.v, d = -a.d */
-MPVI_UNUSED static void da_neg(int i, dual a, slong prec) {
-    arb_neg_round(tv[i], a.v, prec);
-    if (a.d) {
-        for (slong j = 0; j < m; j++) arb_neg_round(td[i] + j, a.d + j, prec);
-        T[i].d = td[i];
-    } else T[i].d = NULL;
 }
 
 /* the chain rule of a function of one argument (mpvi.numbers.arb.DUAL_RULES), the value
