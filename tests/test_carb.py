@@ -439,15 +439,16 @@ def test_every_dual_rule_is_translated_from_its_one_definition():
 
 
 def test_every_dual_operation_is_translated_from_its_one_definition():
-    """DUAL_ARITHMETIC and DUAL_NEGATION are the one definition of the arithmetic on duals:
+    """DUAL_ARITHMETIC, DUAL_NEGATION and DUAL_POWER are the one definition of the
+    arithmetic on duals:
     the C of each operation is translated from the table's lambdas (a rule edited in a
     copy of the table changes the generated C), the _Dual methods compute what the
     lambdas compute (an operand's tuple shared where the table says SHARE)."""
     from mpvi.numbers import arb as arb_module
     table = carb._dual_arithmetic()
-    assert set(table) == {*arb_module.DUAL_ARITHMETIC, "neg"}
+    assert set(table) == {*arb_module.DUAL_ARITHMETIC, "neg", "pow"}
     calls = {"add": "arb_add", "sub": "arb_sub", "rsub": "arb_add", "mul": "arb_mul",
-             "div": "arb_div", "neg": "arb_neg_round"}
+             "div": "arb_div", "neg": "arb_neg_round", "pow": "arb_pow"}
     for name, entry in table.items():
         c = "\n".join(carb._ArithmeticTranslator(lambda n: f"z{n}").operation(name, entry))
         assert f"static void da_{name}(int i, dual a" in c
@@ -486,6 +487,13 @@ def test_every_dual_operation_is_translated_from_its_one_definition():
                 want = q.d if right is arb_module.SHARE else [right(*factors[1:], y) for y in q.d]
                 assert (got.d is q.d) == (right is arb_module.SHARE)
             assert len(got.d) == len(want) and all(carb.same(s, t) for s, t in zip(got.d, want))
+    value, slope = arb_module.DUAL_POWER
+    for k in (2, -3, one / 3):
+        got = a ** k
+        v = value(a.v, k)
+        s = slope(a.v, k, v)
+        assert carb.same(got.v, v) and all(carb.same(g, s * x) for g, x in zip(got.d, a.d))
+    assert a ** 1 is a and carb.same(a ** 0, _Dual(one, ()))
 
 
 def _arithmetic_expressions(count, seed):

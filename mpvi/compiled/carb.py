@@ -645,15 +645,17 @@ class _RuleTranslator:
 @functools.cache
 def _dual_arithmetic() -> dict[str, tuple[ast.expr, ...]]:
     """The entries of :data:`mpvi.numbers.arb.DUAL_ARITHMETIC` (six expressions: lambdas,
-    ``None`` or ``SHARE``) and ``"neg"``, :data:`mpvi.numbers.arb.DUAL_NEGATION` (two
-    lambdas), as ``ast`` read from that module's source (parsed, never evaluated): what
+    ``None`` or ``SHARE``), ``"neg"``, :data:`mpvi.numbers.arb.DUAL_NEGATION`, and
+    ``"pow"``, :data:`mpvi.numbers.arb.DUAL_POWER` (two lambdas each), as ``ast`` read from that module's source (parsed, never evaluated): what
     :class:`_ArithmeticTranslator` makes C of."""
     from mpvi.numbers import arb as arb_module     # flint, heavy: loaded with the duals
     tree = ast.parse(inspect.getsource(arb_module))
     found = {ast.unparse(node.targets[0]): node.value for node in tree.body
              if isinstance(node, ast.Assign) and len(node.targets) == 1}
     table, negation = found.get("DUAL_ARITHMETIC"), found.get("DUAL_NEGATION")
-    if not isinstance(table, ast.Dict) or not isinstance(negation, ast.Tuple):
+    power = found.get("DUAL_POWER")
+    if not isinstance(table, ast.Dict) or not isinstance(negation, ast.Tuple) \
+            or not isinstance(power, ast.Tuple) or len(power.elts) != 2:
         raise Unsupported("mpvi.numbers.arb.DUAL_ARITHMETIC is not one dict literal")
     entries: dict[str, tuple[ast.expr, ...]] = {}
     for key, value in zip(table.keys, table.values):
@@ -666,6 +668,7 @@ def _dual_arithmetic() -> dict[str, tuple[ast.expr, ...]]:
     if set(entries) != set(arb_module.DUAL_ARITHMETIC) or len(negation.elts) != 2:
         raise Unsupported("the source of DUAL_ARITHMETIC is not the table loaded")
     entries["neg"] = tuple(negation.elts)
+    entries["pow"] = tuple(power.elts)
     return entries
 
 
@@ -720,6 +723,19 @@ class _ArithmeticTranslator(_RuleTranslator):
         value = self._lambda(entry[0], f"the value of {name!r}")
         text = " ".join(ast.unparse(e) for e in entry).replace("*/", "* /")
         self.lines = []
+        if name == "pow":
+            self.into(value, "tv[i]", {"u": "a.v", "k": "k"})
+            body = [f"    {x}" for x in self.lines] + ["    if (a.d) {"]
+            slope = self._lambda(entry[1], "the slope of the power")
+            if [a.arg for a in slope.args.args] != ["u", "k", "v"]:
+                raise Unsupported("the slope of the power does not take u, k, v")
+            self.lines, self.names = [], {"u": "a.v", "k": "k", "v": "tv[i]"}
+            s = self.ball(slope.body)
+            body += [f"        {x}" for x in self.lines]
+            return ([f"/* mpvi.numbers.arb.DUAL_POWER: {text} */",
+                     "MPVI_UNUSED static void da_pow(int i, dual a, arb_srcptr k, slong prec) {"]
+                    + body + [f"        da_chain(i, a, {s}, prec);",
+                              "    } else T[i].d = NULL;", "}"])
         if name == "neg":
             self.into(value, "tv[i]", {"u": "a.v"})
             body = [f"    {x}" for x in self.lines] + ["    if (a.d) {"]
@@ -826,19 +842,23 @@ class _DualTranslator(_BallTranslator):
         if op is ast.Pow:
             if lk != "dual":
                 raise Unsupported(f"a power of an integer ({ast.unparse(node)[:60]})")
+            self.ops.add("pow")
             if rk == "dual":                    # _Dual.__pow__ of a dual exponent
                 # a constant exponent by the power rule, else _exp(k * _log(self))
                 i, j1, j2 = self.temp(), self.temp(), self.temp()
                 self.rules.update(("log", "exp"))
                 self.ops.add("mul")
-                self.lines.append(f"if (!da_pow_c({i}, {lv}, {rv}, prec)) {{ "
-                                  f"da_rule_log({j1}, {lv}, prec); "
+                self.lines.append(f"if ({rv}.d == NULL) da_pow({i}, {lv}, {rv}.v, prec); "
+                                  f"else {{ da_rule_log({j1}, {lv}, prec); "
                                   f"da_mul({j2}, {rv}, T[{j1}], prec); "
                                   f"da_rule_exp({i}, T[{j2}], prec); }}")
                 return "dual", f"T[{i}]"
+            if rv == 0:                         # __pow__: the constant 1
+                return "dual", f"dc({self.exact(1)})"
+            if rv == 1:                         # __pow__: the dual itself
+                return "dual", lv
             i = self.temp()
-            self.lines.append(f"da_pow_z({i}, {lv}, {rv}L, {self.exact(rv)}, "
-                              f"{self.exact(rv - 1)}, prec);")
+            self.lines.append(f"da_pow({i}, {lv}, {self.exact(rv)}, prec);")
             return "dual", f"T[{i}]"
         i = self.temp()
         name = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "div"}[op]

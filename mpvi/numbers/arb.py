@@ -1159,6 +1159,21 @@ def _arithmetic(name, swap=False):
     return method
 
 
+DUAL_POWER = (lambda u, k: u ** k, lambda u, k, v: k * u ** (k - 1))
+"""``a ** k`` for a constant exponent ``k`` (an int other than 0 and 1, which ``__pow__``
+takes as the constant 1 and ``a`` itself, or a constant dual's ball): its value and the
+slope of the power rule, d(u^k) = k u^(k-1) du, from the value ball ``u = a.v``, ``k`` and
+the value ``v`` (the grammar of :data:`DUAL_RULES`; C ``da_pow``, translated)."""
+
+
+def _power(a, k):
+    """``a ** k`` by :data:`DUAL_POWER` (the chain rule: each derivative times the slope)."""
+    value, slope = DUAL_POWER
+    v = value(a.v, k)
+    s = slope(a.v, k, v)
+    return _Dual(v, tuple([s * x for x in a.d]))
+
+
 def _negation(self):
     """``-a`` by :data:`DUAL_NEGATION`."""
     value, each = DUAL_NEGATION
@@ -1215,14 +1230,12 @@ class _Dual:
                 return _Dual(arb(1), ())
             if k == 1:
                 return self
-            slope = k * self.v ** (k - 1)
-            return _Dual(self.v ** k, tuple([slope * x for x in self.d]))
+            return _power(self, k)
         k = self._lift(k)
         if k is NotImplemented:
             return k
         if not k.d:    # a constant exponent (r**(3/2)): the power rule, as for an int
-            slope = k.v * self.v ** (k.v - 1)
-            return _Dual(self.v ** k.v, tuple([slope * x for x in self.d]))
+            return _power(self, k.v)
         return _exp(k * _log(self))
 
     def __abs__(self):

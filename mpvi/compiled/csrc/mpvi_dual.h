@@ -7,7 +7,8 @@
    functions of mpvi.numbers.arb.DUAL_RULES the kernel calls (da_rule_sin, ...,
    translated from the rules' Python by mpvi.compiled.carb._RuleTranslator: written once)
    on top of da_chain and da_combine here, and the arithmetic it calls (da_add, da_sub,
-   da_rsub, da_mul, da_div, da_neg: mpvi.numbers.arb.DUAL_ARITHMETIC and DUAL_NEGATION,
+   da_rsub, da_mul, da_div, da_neg, da_pow: mpvi.numbers.arb.DUAL_ARITHMETIC, DUAL_NEGATION
+   and DUAL_POWER,
    translated by mpvi.compiled.carb._ArithmeticTranslator, the _Dual methods made of the
    same lambdas).  A dual is a value ball
    v and either no derivatives (d NULL: a constant, _Dual's empty tuple) or m derivative
@@ -31,7 +32,7 @@ static dual A[NARGS];                      /* the arguments (values read in plac
 static dual K[NCONST];                     /* the constant table as constant duals */
 static slong m;                            /* derivatives per dual in this call */
 static slong cap = 0;                      /* the length of every td[i] and ad[i] */
-static arb_t s1, s2, one;                /* scratch; exact 1 */
+static arb_t s1, s2;                      /* scratch */
 static PyObject *name_v, *name_d;       /* the attributes of a _Dual */
 static PyTypeObject *dual_type = NULL;     /* mpvi.numbers.arb._Dual, given to setup() */
 
@@ -88,8 +89,7 @@ static int da_setup(PyObject *duals) {
 static int da_module_init(void) {
     for (int i = 0; i < NTEMPS; i++) { arb_init(tv[i]); T[i].v = tv[i]; }
     for (int i = 0; i < NCONST; i++) K[i] = dc(k[i]);
-    arb_init(s1); arb_init(s2); arb_init(one);
-    arb_set_si(one, 1);
+    arb_init(s1); arb_init(s2);
     name_v = PyUnicode_InternFromString("v");
     name_d = PyUnicode_InternFromString("d");
     return name_v != NULL && name_d != NULL && da_reserve(1);
@@ -189,23 +189,6 @@ MPVI_UNUSED static void da_combine(int i, dual a, dual b, arb_srcptr fa, arb_src
     }
 }
 
-/* __pow__ of an int k (n = k, n1 = k - 1 as exact balls): k = 0 is the constant 1; else
-   v = a.v ** k, d = (k * a.v ** (k - 1)) a.d */
-MPVI_UNUSED static void da_pow_z(int i, dual a, long k, arb_srcptr n, arb_srcptr n1, slong prec) {
-    if (k == 0) {
-        arb_set(tv[i], one);
-        T[i].d = NULL;
-        return;
-    }
-    if (a.d) {
-        arb_pow(s1, a.v, n1, prec);
-        arb_mul(s1, n, s1, prec);
-        for (slong j = 0; j < m; j++) arb_mul(td[i] + j, s1, a.d + j, prec);
-        T[i].d = td[i];
-    } else T[i].d = NULL;
-    arb_pow(tv[i], a.v, n, prec);
-}
-
 /* the chain rule of a function of one argument (mpvi.numbers.arb.DUAL_RULES), the value
    in tv[i]: d = slope a.d */
 MPVI_UNUSED static void da_chain(int i, dual a, arb_srcptr slope, slong prec) {
@@ -215,19 +198,4 @@ MPVI_UNUSED static void da_chain(int i, dual a, arb_srcptr slope, slong prec) {
     } else T[i].d = NULL;
 }
 
-/* __pow__ of a constant dual k (k.d NULL, as x ** (mpf(-3) / mpf(2))) by the power rule:
-   v = a.v ** k.v, d = (k.v * a.v ** (k.v - 1)) a.d; 0 (nothing done) for a k with
-   derivatives, which the generated part takes as _exp(k * _log(a)) */
-MPVI_UNUSED static int da_pow_c(int i, dual a, dual k, slong prec) {
-    if (k.d != NULL) return 0;
-    if (a.d) {
-        arb_sub(s1, k.v, one, prec);
-        arb_pow(s1, a.v, s1, prec);
-        arb_mul(s1, k.v, s1, prec);
-        for (slong j = 0; j < m; j++) arb_mul(td[i] + j, s1, a.d + j, prec);
-        T[i].d = td[i];
-    } else T[i].d = NULL;
-    arb_pow(tv[i], a.v, k.v, prec);
-    return 1;
-}
 #endif
