@@ -439,14 +439,20 @@ def test_every_dual_rule_is_translated_from_its_one_definition():
 
 
 def test_every_dual_operation_is_translated_from_its_one_definition():
-    """DUAL_ARITHMETIC, DUAL_NEGATION and DUAL_POWER are the one definition of the
-    arithmetic on duals:
+    """DUAL_ARITHMETIC, DUAL_NEGATION, DUAL_POWER and DUAL_CHAIN are the one definition of
+    the arithmetic on duals:
     the C of each operation is translated from the table's lambdas (a rule edited in a
     copy of the table changes the generated C), the _Dual methods compute what the
     lambdas compute (an operand's tuple shared where the table says SHARE)."""
     from mpvi.numbers import arb as arb_module
-    table = carb._dual_arithmetic()
-    assert set(table) == {*arb_module.DUAL_ARITHMETIC, "neg", "pow"}
+    table = dict(carb._dual_arithmetic())            # a copy: the cached table stays whole
+    assert set(table) == {*arb_module.DUAL_ARITHMETIC, "neg", "pow", "chain"}
+    chain = table.pop("chain")
+    c = "\n".join(carb._ArithmeticTranslator(str).chain(chain))
+    assert "static void da_chain(" in c and "static void da_combine(" in c
+    edited = (ast.parse("lambda fa, fb, x, y: fa * x - fb * y").body[0].value, *chain[1:])
+    assert "arb_sub(td[i] + j, s1, s2, prec);" in "\n".join(
+        carb._ArithmeticTranslator(str).chain(edited))
     calls = {"add": "arb_add", "sub": "arb_sub", "rsub": "arb_add", "mul": "arb_mul",
              "div": "arb_div", "neg": "arb_neg_round", "pow": "arb_pow"}
     for name, entry in table.items():

@@ -646,16 +646,18 @@ class _RuleTranslator:
 def _dual_arithmetic() -> dict[str, tuple[ast.expr, ...]]:
     """The entries of :data:`mpvi.numbers.arb.DUAL_ARITHMETIC` (six expressions: lambdas,
     ``None`` or ``SHARE``), ``"neg"``, :data:`mpvi.numbers.arb.DUAL_NEGATION`, and
-    ``"pow"``, :data:`mpvi.numbers.arb.DUAL_POWER` (two lambdas each), as ``ast`` read from that module's source (parsed, never evaluated): what
+    ``"pow"``, :data:`mpvi.numbers.arb.DUAL_POWER` (two lambdas each), and ``"chain"``,
+    :data:`mpvi.numbers.arb.DUAL_CHAIN` (three), as ``ast`` read from that module's source (parsed, never evaluated): what
     :class:`_ArithmeticTranslator` makes C of."""
     from mpvi.numbers import arb as arb_module     # flint, heavy: loaded with the duals
     tree = ast.parse(inspect.getsource(arb_module))
     found = {ast.unparse(node.targets[0]): node.value for node in tree.body
              if isinstance(node, ast.Assign) and len(node.targets) == 1}
     table, negation = found.get("DUAL_ARITHMETIC"), found.get("DUAL_NEGATION")
-    power = found.get("DUAL_POWER")
+    power, chain = found.get("DUAL_POWER"), found.get("DUAL_CHAIN")
     if not isinstance(table, ast.Dict) or not isinstance(negation, ast.Tuple) \
-            or not isinstance(power, ast.Tuple) or len(power.elts) != 2:
+            or not isinstance(power, ast.Tuple) or len(power.elts) != 2 \
+            or not isinstance(chain, ast.Tuple) or len(chain.elts) != 3:
         raise Unsupported("mpvi.numbers.arb.DUAL_ARITHMETIC is not one dict literal")
     entries: dict[str, tuple[ast.expr, ...]] = {}
     for key, value in zip(table.keys, table.values):
@@ -669,6 +671,7 @@ def _dual_arithmetic() -> dict[str, tuple[ast.expr, ...]]:
         raise Unsupported("the source of DUAL_ARITHMETIC is not the table loaded")
     entries["neg"] = tuple(negation.elts)
     entries["pow"] = tuple(power.elts)
+    entries["chain"] = tuple(chain.elts)
     return entries
 
 
@@ -717,6 +720,39 @@ class _ArithmeticTranslator(_RuleTranslator):
         self.into(self._lambda(element, "a derivative"), "td[i] + j", {**names, **operands})
         return head + [f"{indent}for (slong j = 0; j < m; j++) {{"] + \
             [f"{indent}    {x}" for x in self.lines] + [f"{indent}}}", f"{indent}T[i].d = td[i];"]
+
+    def chain(self, entry: tuple[ast.expr, ...]) -> list[str]:
+        """The C lines of ``da_chain(i, a, fa, prec)`` and ``da_combine(i, a, b, fa, fb,
+        prec)`` of :data:`mpvi.numbers.arb.DUAL_CHAIN`: the slopes given (a rule's or the
+        power's scratch balls), so the elements' scratch is ``s1, s2`` of ``mpvi_dual.h``,
+        never a ``ds[]`` holding a slope."""
+        both, left, right = (self._lambda(e, "the chain rule") for e in entry)
+        spare = iter(["s1", "s2"])
+
+        def fresh() -> str:
+            got = next(spare, None)
+            if got is None:
+                raise Unsupported("the chain rule needs more than two scratch balls")
+            return got
+        self.fresh = fresh                                  # type: ignore[method-assign]
+
+        def loop(node: ast.Lambda, names: dict[str, str]) -> list[str]:
+            self.lines = []
+            self.into(node, "td[i] + j", names)
+            return (["        for (slong j = 0; j < m; j++) {"]
+                    + [f"            {x}" for x in self.lines] + ["        }",
+                                                             "        T[i].d = td[i];"])
+        text = " ".join(ast.unparse(e) for e in entry).replace("*/", "* /")
+        x, y = {"x": "a.d + j"}, {"y": "b.d + j"}
+        chain = (["MPVI_UNUSED static void da_chain(int i, dual a, arb_srcptr fa, slong prec) {",
+                  "    if (a.d) {"] + loop(left, {"fa": "fa", **x})
+                 + ["    } else T[i].d = NULL;", "}"])
+        combine = (["MPVI_UNUSED static void da_combine(int i, dual a, dual b, arb_srcptr fa, "
+                    "arb_srcptr fb, slong prec) {", "    if (a.d && b.d) {"]
+                   + loop(both, {"fa": "fa", "fb": "fb", **x, **y}) + ["    } else if (a.d) {"]
+                   + loop(left, {"fa": "fa", **x}) + ["    } else if (b.d) {"]
+                   + loop(right, {"fb": "fb", **y}) + ["    } else T[i].d = NULL;", "}"])
+        return [f"/* mpvi.numbers.arb.DUAL_CHAIN: {text} */"] + chain + combine
 
     def operation(self, name: str, entry: tuple[ast.expr, ...]) -> list[str]:
         """The C lines of ``da_<name>``."""
@@ -778,10 +814,13 @@ class _DualTranslator(_BallTranslator):
         self.ops: set[str] = set()
 
     def rule_functions(self) -> tuple[list[str], int]:
-        """The C functions of the rules of :data:`mpvi.numbers.arb.DUAL_RULES` this kernel
-        calls (:class:`_RuleTranslator`) and the scratch balls they need."""
-        rules, lines, scratch = _dual_rules(), [], 0
+        """The C functions of the chain rule (``da_chain``, ``da_combine``), of the
+        arithmetic (:class:`_ArithmeticTranslator`) and of the rules of
+        :data:`mpvi.numbers.arb.DUAL_RULES` (:class:`_RuleTranslator`) this kernel calls, and
+        the scratch balls they need."""
+        rules, scratch = _dual_rules(), 0
         arithmetic = _dual_arithmetic()
+        lines = _ArithmeticTranslator(self.exact).chain(arithmetic["chain"])
         for name in sorted(self.ops):
             ar = _ArithmeticTranslator(self.exact)
             lines += ar.operation(name, arithmetic[name])

@@ -1159,6 +1159,32 @@ def _arithmetic(name, swap=False):
     return method
 
 
+DUAL_CHAIN = (lambda fa, fb, x, y: fa * x + fb * y, lambda fa, x: fa * x,
+              lambda fb, y: fb * y)
+"""The chain rule of a function f(a, b) of duals (or f(a)) given its slopes ``fa`` =
+df/da, ``fb`` = df/db at the value balls: each derivative ball when both a and b carry
+derivatives (``x`` of a, ``y`` of b), when only a does, when only b does.  The functions of
+:data:`DUAL_RULES` and the power apply it (:func:`_chain`, :func:`_combine`);
+:mod:`mpvi.compiled.carb` translates the same lambdas into the C ``da_chain`` and
+``da_combine``."""
+
+
+def _chain(x, fa):
+    """The derivatives of f(a) of slope ``fa``, ``x = a.d`` (:data:`DUAL_CHAIN`)."""
+    return tuple(map(DUAL_CHAIN[1], repeat(fa), x))
+
+
+def _combine(x, y, fa, fb):
+    """The derivatives of f(a, b) of slopes ``fa``, ``fb``, ``x = a.d``, ``y = b.d``
+    (:data:`DUAL_CHAIN`; () for two constants)."""
+    both, left, right = DUAL_CHAIN
+    if x and y:
+        return tuple(map(both, repeat(fa), repeat(fb), x, y))
+    if x:
+        return tuple(map(left, repeat(fa), x))
+    return tuple(map(right, repeat(fb), y))
+
+
 DUAL_POWER = (lambda u, k: u ** k, lambda u, k, v: k * u ** (k - 1))
 """``a ** k`` for a constant exponent ``k`` (an int other than 0 and 1, which ``__pow__``
 takes as the constant 1 and ``a`` itself, or a constant dual's ball): its value and the
@@ -1170,8 +1196,7 @@ def _power(a, k):
     """``a ** k`` by :data:`DUAL_POWER` (the chain rule: each derivative times the slope)."""
     value, slope = DUAL_POWER
     v = value(a.v, k)
-    s = slope(a.v, k, v)
-    return _Dual(v, tuple([s * x for x in a.d]))
+    return _Dual(v, _chain(a.d, slope(a.v, k, v)))
 
 
 def _negation(self):
@@ -1203,15 +1228,8 @@ class _Dual:
 
     @staticmethod
     def _combine(a, b, fa, fb):
-        """fa * a.d + fb * b.d, with () for a constant."""
-        if not a.d:
-            return tuple(fb * y for y in b.d) if fb is not None else b.d
-        if not b.d:
-            return tuple(fa * x for x in a.d) if fa is not None else a.d
-        if fa is None and fb is None:
-            return tuple(x + y for x, y in zip(a.d, b.d))
-        return tuple((x if fa is None else fa * x) + (y if fb is None else fb * y)
-                     for x, y in zip(a.d, b.d))
+        """fa * a.d + fb * b.d, with () for a constant (:func:`_combine`)."""
+        return _combine(a.d, b.d, fa, fb)
 
     __add__ = __radd__ = _arithmetic("add")    # x + y and y + x the same Arb calls
     __sub__ = _arithmetic("sub")
@@ -1283,7 +1301,7 @@ DUAL_RULES = {
 derivative as expressions of the argument balls (``x``; ``y, x`` for atan2) and the value
 ball ``v``.  A function of one argument is the chain rule, ``d = slope * x.d`` (the second
 entry the slope); atan2's second entry gives the factors ``(fa, fb)`` of ``d = fa * y.d +
-fb * x.d`` (:meth:`_Dual._combine`), d/dy atan2(y, x) = x / r^2, d/dx = -y / r^2.  The
+fb * x.d`` (:data:`DUAL_CHAIN`), d/dy atan2(y, x) = x / r^2, d/dx = -y / r^2.  The
 Python functions below are made from these lambdas; :mod:`mpvi.compiled.carb` translates
 the same lambdas' source (its ``ast``, never evaluated) into the C functions of a compiled
 dual kernel: one definition, the same Arb calls in the same order, the same balls.  Only
@@ -1296,7 +1314,7 @@ def _unary_rule(name, value, slope):
     def f(x):
         v = value(x.v)
         s = slope(x.v, v)
-        return _Dual(v, tuple([s * t for t in x.d]))
+        return _Dual(v, _chain(x.d, s))
     f.__name__ = f"_{name}"
     return f
 
@@ -1305,7 +1323,7 @@ def _binary_rule(name, value, factors):
     def f(y, x):
         v = value(y.v, x.v)
         fa, fb = factors(y.v, x.v, v)
-        return _Dual(v, _Dual._combine(y, x, fa, fb))
+        return _Dual(v, _combine(y.d, x.d, fa, fb))
     f.__name__ = f"_{name}"
     return f
 

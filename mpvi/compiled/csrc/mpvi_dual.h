@@ -6,11 +6,11 @@
    defines NARGS (the duals read from the arguments, at least 1) and, after it, the
    functions of mpvi.numbers.arb.DUAL_RULES the kernel calls (da_rule_sin, ...,
    translated from the rules' Python by mpvi.compiled.carb._RuleTranslator: written once)
-   on top of da_chain and da_combine here, and the arithmetic it calls (da_add, da_sub,
-   da_rsub, da_mul, da_div, da_neg, da_pow: mpvi.numbers.arb.DUAL_ARITHMETIC, DUAL_NEGATION
-   and DUAL_POWER,
-   translated by mpvi.compiled.carb._ArithmeticTranslator, the _Dual methods made of the
-   same lambdas).  A dual is a value ball
+   on top of da_chain and da_combine, and the arithmetic it calls (da_add, da_sub,
+   da_rsub, da_mul, da_div, da_neg, da_pow): mpvi.numbers.arb.DUAL_CHAIN, DUAL_ARITHMETIC,
+   DUAL_NEGATION and DUAL_POWER translated by mpvi.compiled.carb._ArithmeticTranslator,
+   the _Dual methods made of the same lambdas.  Here only the glue: storage, reading the
+   arguments, writing the results.  A dual is a value ball
    v and either no derivatives (d NULL: a constant, _Dual's empty tuple) or m derivative
    balls d[0..m-1], m the same for every dual of a call (fixed by the arguments).  Every
    operation writes temporary i: its value into tv[i], its derivatives into td[i] (or
@@ -32,7 +32,7 @@ static dual A[NARGS];                      /* the arguments (values read in plac
 static dual K[NCONST];                     /* the constant table as constant duals */
 static slong m;                            /* derivatives per dual in this call */
 static slong cap = 0;                      /* the length of every td[i] and ad[i] */
-static arb_t s1, s2;                      /* scratch */
+static arb_t s1, s2;                      /* scratch (the range check, da_combine) */
 static PyObject *name_v, *name_d;       /* the attributes of a _Dual */
 static PyTypeObject *dual_type = NULL;     /* mpvi.numbers.arb._Dual, given to setup() */
 
@@ -168,34 +168,6 @@ MPVI_UNUSED static int da_out(PyObject *result, Py_ssize_t i, dual a) {
     if (o == NULL) return 0;
     PyList_SET_ITEM(result, i, o);
     return 1;
-}
-
-/* _combine(a, b, fa, fb) with both factors given: fb b.d, fa a.d or fa a.d + fb b.d */
-MPVI_UNUSED static void da_combine(int i, dual a, dual b, arb_srcptr fa, arb_srcptr fb, slong prec) {
-    if (!a.d && !b.d) T[i].d = NULL;
-    else if (!a.d) {
-        for (slong j = 0; j < m; j++) arb_mul(td[i] + j, fb, b.d + j, prec);
-        T[i].d = td[i];
-    } else if (!b.d) {
-        for (slong j = 0; j < m; j++) arb_mul(td[i] + j, fa, a.d + j, prec);
-        T[i].d = td[i];
-    } else {
-        for (slong j = 0; j < m; j++) {
-            arb_mul(s1, fa, a.d + j, prec);
-            arb_mul(s2, fb, b.d + j, prec);
-            arb_add(td[i] + j, s1, s2, prec);
-        }
-        T[i].d = td[i];
-    }
-}
-
-/* the chain rule of a function of one argument (mpvi.numbers.arb.DUAL_RULES), the value
-   in tv[i]: d = slope a.d */
-MPVI_UNUSED static void da_chain(int i, dual a, arb_srcptr slope, slong prec) {
-    if (a.d) {
-        for (slong j = 0; j < m; j++) arb_mul(td[i] + j, slope, a.d + j, prec);
-        T[i].d = td[i];
-    } else T[i].d = NULL;
 }
 
 #endif
