@@ -58,11 +58,16 @@ elementary functions on duals are written once, in :data:`mpvi.numbers.arb.DUAL_
 (per function a lambda of the value and one of the derivative): the Python functions
 are made from those lambdas, and :class:`_RuleTranslator` translates the same lambdas'
 ``ast`` into the C function ``da_rule_<name>`` of each kernel that calls it -- the same
-Arb calls in the same order.  The arithmetic (``x + 1`` ``_Dual.__add__``, ``1 - x``
-``__rsub__`` (``_Dual(1) + (-x)``), ``x / y`` ``__truediv__`` and its ``_combine``,
-``x**k`` ``__pow__``) is the C of ``mpvi_dual.h`` doing what the ``_Dual`` method does,
-with the same Arb calls on the value and on each derivative, a constant (empty
-derivative tuple) kept apart from a dual with derivatives as the class does: the same
+Arb calls in the same order.  The arithmetic is written once too:
+:data:`mpvi.numbers.arb.DUAL_ARITHMETIC` (``x + y``, ``x - y``, ``1 - x`` as ``__rsub__``
+does it, ``x * y``, ``x / y``: per operation the value, the factors, the derivative when
+both, one or the other operand carries derivatives, or the operand's tuple shared),
+``DUAL_NEGATION``, ``DUAL_POWER`` (``x**k`` for a constant k) and ``DUAL_CHAIN`` (the
+chain rule of the functions) make the ``_Dual`` methods, and
+:class:`_ArithmeticTranslator` translates the same lambdas into the C ``da_add``, ...,
+``da_chain``, ``da_combine`` of each kernel; ``mpvi_dual.h`` holds only the glue (storage,
+reading the arguments, making the results).  A constant (empty derivative tuple) is kept
+apart from a dual with derivatives as the class does: the same
 value and derivative balls, bit for bit (``tests/test_carb.py``).  A dual's derivatives
 are read from its tuple, and its results made as new ``_Dual`` objects.
 

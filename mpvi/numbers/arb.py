@@ -1116,7 +1116,7 @@ DUAL_NEGATION = (lambda u: -u, lambda x: -x)
 def _arithmetic(name, swap=False):
     """The ``_Dual`` method of :data:`DUAL_ARITHMETIC`'s ``name`` (``swap``: the reflected
     method, ``other op self``); an int or ``flint.arb`` operand a constant (exact)."""
-    value, fa_of, fb_of, both, left, right = DUAL_ARITHMETIC[name]
+    value, fa_of, fb_of, both, left, right = cast(Any, DUAL_ARITHMETIC[name])  # lambdas
 
     def method(self, other):
         t = type(other)
