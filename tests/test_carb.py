@@ -436,3 +436,110 @@ def test_every_dual_rule_is_translated_from_its_one_definition():
             v = value(x.v)
             s = slope(x.v, v)
             assert carb.same(got.v, v) and all(carb.same(a, s * b) for a, b in zip(got.d, x.d))
+
+
+def test_every_dual_operation_is_translated_from_its_one_definition():
+    """DUAL_ARITHMETIC, DUAL_NEGATION, DUAL_POWER and DUAL_CHAIN are the one definition of
+    the arithmetic on duals:
+    the C of each operation is translated from the table's lambdas (a rule edited in a
+    copy of the table changes the generated C), the _Dual methods compute what the
+    lambdas compute (an operand's tuple shared where the table says SHARE)."""
+    from mpvi.numbers import arb as arb_module
+    table = dict(carb._dual_arithmetic())            # a copy: the cached table stays whole
+    assert set(table) == {*arb_module.DUAL_ARITHMETIC, "neg", "pow", "chain"}
+    chain = table.pop("chain")
+    c = "\n".join(carb._ArithmeticTranslator(str).chain(chain))
+    assert "static void da_chain(" in c and "static void da_combine(" in c
+    edited = (ast.parse("lambda fa, fb, x, y: fa * x - fb * y").body[0].value, *chain[1:])
+    assert "arb_sub(td[i] + j, s1, s2, prec);" in "\n".join(
+        carb._ArithmeticTranslator(str).chain(edited))
+    calls = {"add": "arb_add", "sub": "arb_sub", "rsub": "arb_add", "mul": "arb_mul",
+             "div": "arb_div", "neg": "arb_neg_round", "pow": "arb_pow"}
+    for name, entry in table.items():
+        c = "\n".join(carb._ArithmeticTranslator(lambda n: f"z{n}").operation(name, entry))
+        assert f"static void da_{name}(int i, dual a" in c
+        assert f"{calls[name]}(tv[i], " in c           # the value, into the temporary
+    mul = list(table["mul"])
+    before = "\n".join(carb._ArithmeticTranslator(str).operation("mul", tuple(mul)))
+    mul[3] = ast.parse("lambda fa, fb, x, y: fa * x - fb * y").body[0].value
+    after = "\n".join(carb._ArithmeticTranslator(str).operation("mul", tuple(mul)))
+    assert before != after and "arb_sub(td[i] + j" in after and "arb_sub(" not in before
+    sub = list(table["sub"])
+    sub[4] = ast.parse("lambda x: -x").body[0].value       # no longer shared: computed
+    assert "T[i].d = a.d;" not in "\n".join(carb._ArithmeticTranslator(str).operation(
+        "sub", tuple(sub)))
+    bad = list(table["add"])
+    bad[3] = ast.parse("lambda x, y: x.gamma()").body[0].value
+    with pytest.raises(carb.Unsupported):
+        carb._ArithmeticTranslator(str).operation("add", tuple(bad))
+    one = flint.arb(1)
+    a = _Dual(one / 3, (one / 7, one * 2))
+    b = _Dual(one * 5 / 11, (one / 13, -one))
+    c = _Dual(one / 9, ())
+    methods = {"add": "__add__", "sub": "__sub__", "mul": "__mul__", "div": "__truediv__"}
+    for name, method in methods.items():
+        value, fa, fb, both, left, right = arb_module.DUAL_ARITHMETIC[name]
+        for p, q in ((a, b), (a, c), (c, b)):
+            got = getattr(p, method)(q)
+            v = value(p.v, q.v)
+            assert carb.same(got.v, v)
+            factors = () if fa is None else (fa(p.v, q.v, v), fb(p.v, q.v, v))
+            if p.d and q.d:
+                want = [both(*factors, x, y) for x, y in zip(p.d, q.d)]
+            elif p.d:
+                want = p.d if left is arb_module.SHARE else [left(*factors[:1], x) for x in p.d]
+                assert (got.d is p.d) == (left is arb_module.SHARE)
+            else:
+                want = q.d if right is arb_module.SHARE else [right(*factors[1:], y) for y in q.d]
+                assert (got.d is q.d) == (right is arb_module.SHARE)
+            assert len(got.d) == len(want) and all(carb.same(s, t) for s, t in zip(got.d, want))
+    value, slope = arb_module.DUAL_POWER
+    for k in (2, -3, one / 3):
+        got = a ** k
+        v = value(a.v, k)
+        s = slope(a.v, k, v)
+        assert carb.same(got.v, v) and all(carb.same(g, s * x) for g, x in zip(got.d, a.d))
+    assert a ** 1 is a and carb.same(a ** 0, _Dual(one, ()))
+
+
+def _arithmetic_expressions(count, seed):
+    """Random expressions of +, -, *, /, unary minus, int operands on either side and
+    integer powers over x, y, z (seeded: the same expressions every run)."""
+    import random
+    rnd = random.Random(seed)
+    symbols = sp.symbols("x y z")
+
+    def expr(depth):
+        if depth == 0 or rnd.random() < 0.2:
+            return rnd.choice(symbols) if rnd.random() < 0.8 else sp.Integer(rnd.randint(1, 9))
+        a, b = expr(depth - 1), expr(depth - 1)
+        op = rnd.choice("+-*/n^")
+        if op == "n":
+            return -a
+        if op == "^":
+            return a ** rnd.choice([2, 3, -1, -2])
+        return {"+": a + b, "-": a - b, "*": a * b, "/": a / (b + sp.Rational(7, 3))}[op]
+    exprs = [expr(4) for _ in range(count)]
+    return symbols, [e for e in exprs if e.free_symbols]
+
+
+@pytest.mark.parametrize("dps", [8, 15, 30, 64, 130])
+def test_the_compiled_arithmetic_gives_the_python_balls_at_every_precision(dps):
+    """The generated C of DUAL_ARITHMETIC against the _Dual methods made of the same lambdas,
+    bit for bit (value and derivative balls, midpoint and radius), on many random
+    expressions, at several precisions, with derivatives on every, some or no argument
+    (wide balls: radii that differ with the precision)."""
+    ctx = _DualContext(dps)
+    symbols, exprs = _arithmetic_expressions(40, seed=dps)
+    source, table = codegen.generate_source([list(symbols)], exprs, ctx, f"arith{dps}")
+    python = codegen.function(source, table, ctx, f"arith{dps}", compiled=False)
+    compiled = carb.compile_function(python, source, ctx, table)
+    assert compiled is not None, carb.status()
+    with ctx.active():
+        points = [ctx.balls.num(t) + flint.arb(0, flint.arb(2) ** -(2 * dps))
+                  for t in ("3/10", "17/10", "-5/7")]
+        for seeds in (((1, 0, 0), (0, 1, 0), (0, 0, 1)), ((1, 1), (), (0, 1)), ((), (), ())):
+            args = [_seeded(p, s) for p, s in zip(points, seeds)]
+            got, want = compiled(args), python(args)
+            assert [type(v) for v in got] == [type(v) for v in want]
+            assert all(carb.same(g, w) for g, w in zip(got, want)), (seeds, got, want)

@@ -58,11 +58,16 @@ elementary functions on duals are written once, in :data:`mpvi.numbers.arb.DUAL_
 (per function a lambda of the value and one of the derivative): the Python functions
 are made from those lambdas, and :class:`_RuleTranslator` translates the same lambdas'
 ``ast`` into the C function ``da_rule_<name>`` of each kernel that calls it -- the same
-Arb calls in the same order.  The arithmetic (``x + 1`` ``_Dual.__add__``, ``1 - x``
-``__rsub__`` (``_Dual(1) + (-x)``), ``x / y`` ``__truediv__`` and its ``_combine``,
-``x**k`` ``__pow__``) is the C of ``mpvi_dual.h`` doing what the ``_Dual`` method does,
-with the same Arb calls on the value and on each derivative, a constant (empty
-derivative tuple) kept apart from a dual with derivatives as the class does: the same
+Arb calls in the same order.  The arithmetic is written once too:
+:data:`mpvi.numbers.arb.DUAL_ARITHMETIC` (``x + y``, ``x - y``, ``1 - x`` as ``__rsub__``
+does it, ``x * y``, ``x / y``: per operation the value, the factors, the derivative when
+both, one or the other operand carries derivatives, or the operand's tuple shared),
+``DUAL_NEGATION``, ``DUAL_POWER`` (``x**k`` for a constant k) and ``DUAL_CHAIN`` (the
+chain rule of the functions) make the ``_Dual`` methods, and
+:class:`_ArithmeticTranslator` translates the same lambdas into the C ``da_add``, ...,
+``da_chain``, ``da_combine`` of each kernel; ``mpvi_dual.h`` holds only the glue (storage,
+reading the arguments, making the results).  A constant (empty derivative tuple) is kept
+apart from a dual with derivatives as the class does: the same
 value and derivative balls, bit for bit (``tests/test_carb.py``).  A dual's derivatives
 are read from its tuple, and its results made as new ``_Dual`` objects.
 
@@ -642,6 +647,162 @@ class _RuleTranslator:
         return head + [f"    {x}" for x in self.lines] + ["}"]
 
 
+@functools.cache
+def _dual_arithmetic() -> dict[str, tuple[ast.expr, ...]]:
+    """The entries of :data:`mpvi.numbers.arb.DUAL_ARITHMETIC` (six expressions: lambdas,
+    ``None`` or ``SHARE``), ``"neg"``, :data:`mpvi.numbers.arb.DUAL_NEGATION`, and
+    ``"pow"``, :data:`mpvi.numbers.arb.DUAL_POWER` (two lambdas each), and ``"chain"``,
+    :data:`mpvi.numbers.arb.DUAL_CHAIN` (three), as ``ast`` read from that module's source (parsed, never evaluated): what
+    :class:`_ArithmeticTranslator` makes C of."""
+    from mpvi.numbers import arb as arb_module     # flint, heavy: loaded with the duals
+    tree = ast.parse(inspect.getsource(arb_module))
+    found = {ast.unparse(node.targets[0]): node.value for node in tree.body
+             if isinstance(node, ast.Assign) and len(node.targets) == 1}
+    table, negation = found.get("DUAL_ARITHMETIC"), found.get("DUAL_NEGATION")
+    power, chain = found.get("DUAL_POWER"), found.get("DUAL_CHAIN")
+    if not isinstance(table, ast.Dict) or not isinstance(negation, ast.Tuple) \
+            or not isinstance(power, ast.Tuple) or len(power.elts) != 2 \
+            or not isinstance(chain, ast.Tuple) or len(chain.elts) != 3:
+        raise Unsupported("mpvi.numbers.arb.DUAL_ARITHMETIC is not one dict literal")
+    entries: dict[str, tuple[ast.expr, ...]] = {}
+    for key, value in zip(table.keys, table.values):
+        if not (isinstance(key, ast.Constant) and isinstance(key.value, str)
+                and isinstance(value, ast.Tuple) and len(value.elts) == 6
+                and isinstance(value.elts[0], ast.Lambda)):
+            raise Unsupported("an entry of DUAL_ARITHMETIC is not name: (value, fa, fb, "
+                              "both, left, right)")
+        entries[key.value] = tuple(value.elts)
+    if set(entries) != set(arb_module.DUAL_ARITHMETIC) or len(negation.elts) != 2:
+        raise Unsupported("the source of DUAL_ARITHMETIC is not the table loaded")
+    entries["neg"] = tuple(negation.elts)
+    entries["pow"] = tuple(power.elts)
+    entries["chain"] = tuple(chain.elts)
+    return entries
+
+
+class _ArithmeticTranslator(_RuleTranslator):
+    """One operation of :data:`mpvi.numbers.arb.DUAL_ARITHMETIC` (or the negation) -> the C
+    function ``da_<name>(i, a, b, prec)`` (``da_neg(i, a, prec)``) of a compiled dual
+    kernel, doing what the ``_Dual`` method made of the same lambdas does
+    (:func:`mpvi.numbers.arb._arithmetic`): the value into ``tv[i]``; then per case (both
+    operands with derivatives, only a, only b, none) the factors once into scratch balls
+    and each derivative ball into ``td[i] + j``, or ``SHARE``: the operand's pointer, as
+    Python shares its tuple."""
+
+    @staticmethod
+    def _lambda(node: ast.expr, what: str) -> ast.Lambda:
+        if not isinstance(node, ast.Lambda):
+            raise Unsupported(f"{what} is not a lambda")
+        return node
+
+    def into(self, node: ast.Lambda, out: str, names: dict[str, str]) -> None:
+        """``node``'s body into the ball ``out``, its parameters the C operands ``names``
+        (in order: the lambda's names are its own)."""
+        params = [a.arg for a in node.args.args]
+        if len(params) != len(names):
+            raise Unsupported(f"{ast.unparse(node)!r} does not take {', '.join(names)}")
+        self.names = {p: c for p, c in zip(params, names.values())}
+        got = self.ball(node.body, out)
+        if got != out:
+            self.lines.append(f"arb_set({out}, {got});")
+
+    def derivative(self, element: ast.expr, operands: dict[str, str],
+                   factors: list[tuple[ast.expr, str]], share: str, indent: str) -> list[str]:
+        """The C lines of one case: ``share`` if ``element`` is ``SHARE``, else the factors,
+        then the loop over the seeds."""
+        if isinstance(element, ast.Name) and element.id == "SHARE":
+            return [f"{indent}T[i].d = {share};"]
+        self.lines = []
+        names: dict[str, str] = {}
+        for factor, fname in factors:
+            f = self._lambda(factor, "a factor")
+            if [a.arg for a in f.args.args] != ["u", "w", "v"]:
+                raise Unsupported(f"the factor {ast.unparse(f)!r} does not take u, w, v")
+            self.names = {"u": "a.v", "w": "b.v", "v": "tv[i]"}
+            names[fname] = self.ball(f.body)
+        head = [f"{indent}{x}" for x in self.lines]
+        self.lines = []
+        self.into(self._lambda(element, "a derivative"), "td[i] + j", {**names, **operands})
+        return head + [f"{indent}for (slong j = 0; j < m; j++) {{"] + \
+            [f"{indent}    {x}" for x in self.lines] + [f"{indent}}}", f"{indent}T[i].d = td[i];"]
+
+    def chain(self, entry: tuple[ast.expr, ...]) -> list[str]:
+        """The C lines of ``da_chain(i, a, fa, prec)`` and ``da_combine(i, a, b, fa, fb,
+        prec)`` of :data:`mpvi.numbers.arb.DUAL_CHAIN`: the slopes given (a rule's or the
+        power's scratch balls), so the elements' scratch is ``s1, s2`` of ``mpvi_dual.h``,
+        never a ``ds[]`` holding a slope."""
+        both, left, right = (self._lambda(e, "the chain rule") for e in entry)
+        spare = iter(["s1", "s2"])
+
+        def fresh() -> str:
+            got = next(spare, None)
+            if got is None:
+                raise Unsupported("the chain rule needs more than two scratch balls")
+            return got
+        self.fresh = fresh                                  # type: ignore[method-assign]
+
+        def loop(node: ast.Lambda, names: dict[str, str]) -> list[str]:
+            self.lines = []
+            self.into(node, "td[i] + j", names)
+            return (["        for (slong j = 0; j < m; j++) {"]
+                    + [f"            {x}" for x in self.lines] + ["        }",
+                                                             "        T[i].d = td[i];"])
+        text = " ".join(ast.unparse(e) for e in entry).replace("*/", "* /")
+        x, y = {"x": "a.d + j"}, {"y": "b.d + j"}
+        chain = (["MPVI_UNUSED static void da_chain(int i, dual a, arb_srcptr fa, slong prec) {",
+                  "    if (a.d) {"] + loop(left, {"fa": "fa", **x})
+                 + ["    } else T[i].d = NULL;", "}"])
+        combine = (["MPVI_UNUSED static void da_combine(int i, dual a, dual b, arb_srcptr fa, "
+                    "arb_srcptr fb, slong prec) {", "    if (a.d && b.d) {"]
+                   + loop(both, {"fa": "fa", "fb": "fb", **x, **y}) + ["    } else if (a.d) {"]
+                   + loop(left, {"fa": "fa", **x}) + ["    } else if (b.d) {"]
+                   + loop(right, {"fb": "fb", **y}) + ["    } else T[i].d = NULL;", "}"])
+        return [f"/* mpvi.numbers.arb.DUAL_CHAIN: {text} */"] + chain + combine
+
+    def operation(self, name: str, entry: tuple[ast.expr, ...]) -> list[str]:
+        """The C lines of ``da_<name>``."""
+        value = self._lambda(entry[0], f"the value of {name!r}")
+        text = " ".join(ast.unparse(e) for e in entry).replace("*/", "* /")
+        self.lines = []
+        if name == "pow":
+            self.into(value, "tv[i]", {"u": "a.v", "k": "k"})
+            body = [f"    {x}" for x in self.lines] + ["    if (a.d) {"]
+            slope = self._lambda(entry[1], "the slope of the power")
+            if [a.arg for a in slope.args.args] != ["u", "k", "v"]:
+                raise Unsupported("the slope of the power does not take u, k, v")
+            self.lines, self.names = [], {"u": "a.v", "k": "k", "v": "tv[i]"}
+            s = self.ball(slope.body)
+            body += [f"        {x}" for x in self.lines]
+            return ([f"/* mpvi.numbers.arb.DUAL_POWER: {text} */",
+                     "MPVI_UNUSED static void da_pow(int i, dual a, arb_srcptr k, slong prec) {"]
+                    + body + [f"        da_chain(i, a, {s}, prec);",
+                              "    } else T[i].d = NULL;", "}"])
+        if name == "neg":
+            self.into(value, "tv[i]", {"u": "a.v"})
+            body = [f"    {x}" for x in self.lines] + ["    if (a.d) {"]
+            body += self.derivative(entry[1], {"x": "a.d + j"}, [], "a.d", "        ")
+            return ([f"/* mpvi.numbers.arb.DUAL_NEGATION: {text} */",
+                     "MPVI_UNUSED static void da_neg(int i, dual a, slong prec) {"]
+                    + body + ["    } else T[i].d = NULL;", "}"])
+        fa, fb, both, left, right = entry[1:]
+        has = not (isinstance(fa, ast.Constant) and fa.value is None)
+        if has == (isinstance(fb, ast.Constant) and fb.value is None):
+            raise Unsupported(f"the operation {name!r} has one factor of two")
+        self.into(value, "tv[i]", {"u": "a.v", "w": "b.v"})
+        body = [f"    {x}" for x in self.lines]
+        cases = [("a.d && b.d", both, {"x": "a.d + j", "y": "b.d + j"},
+                  [(fa, "fa"), (fb, "fb")], "NULL"),
+                 ("a.d", left, {"x": "a.d + j"}, [(fa, "fa")], "a.d"),
+                 ("b.d", right, {"y": "b.d + j"}, [(fb, "fb")], "b.d")]
+        for k, (test, element, operands, factors, share) in enumerate(cases):
+            body.append(f"    {'} else if' if k else 'if'} ({test}) {{")
+            body += self.derivative(element, operands, factors if has else [], share, "        ")
+        body.append("    } else T[i].d = NULL;")
+        return ([f"/* mpvi.numbers.arb.DUAL_ARITHMETIC[{name!r}]: {text} */",
+                 f"MPVI_UNUSED static void da_{name}(int i, dual a, dual b, slong prec) {{"]
+                + body + ["}"])
+
+
 class _DualTranslator(_BallTranslator):
     """The Python source of one generated function on :class:`mpvi.numbers.arb._Dual` -> C
     statements on the duals of ``mpvi_dual.h``: each Python operation is the C function
@@ -655,11 +816,20 @@ class _DualTranslator(_BallTranslator):
         super().__init__(constants)
         self.args = 0
         self.rules: set[str] = set()
+        self.ops: set[str] = set()
 
     def rule_functions(self) -> tuple[list[str], int]:
-        """The C functions of the rules of :data:`mpvi.numbers.arb.DUAL_RULES` this kernel
-        calls (:class:`_RuleTranslator`) and the scratch balls they need."""
-        rules, lines, scratch = _dual_rules(), [], 0
+        """The C functions of the chain rule (``da_chain``, ``da_combine``), of the
+        arithmetic (:class:`_ArithmeticTranslator`) and of the rules of
+        :data:`mpvi.numbers.arb.DUAL_RULES` (:class:`_RuleTranslator`) this kernel calls, and
+        the scratch balls they need."""
+        rules, scratch = _dual_rules(), 0
+        arithmetic = _dual_arithmetic()
+        lines = _ArithmeticTranslator(self.exact).chain(arithmetic["chain"])
+        for name in sorted(self.ops):
+            ar = _ArithmeticTranslator(self.exact)
+            lines += ar.operation(name, arithmetic[name])
+            scratch = max(scratch, ar.scratch)
         for name in sorted(self.rules):
             tr = _RuleTranslator(self.exact)
             lines += tr.function(name, *rules[name])
@@ -700,6 +870,7 @@ class _DualTranslator(_BallTranslator):
             if isinstance(node.op, ast.UAdd):              # _Dual.__pos__: itself
                 return "dual", v
             i = self.temp()
+            self.ops.add("neg")
             self.lines.append(f"da_neg({i}, {v}, prec);")
             return "dual", f"T[{i}]"
         if isinstance(node, ast.BinOp) and type(node.op) in _BINARY:
@@ -715,33 +886,34 @@ class _DualTranslator(_BallTranslator):
         if op is ast.Pow:
             if lk != "dual":
                 raise Unsupported(f"a power of an integer ({ast.unparse(node)[:60]})")
+            self.ops.add("pow")
             if rk == "dual":                    # _Dual.__pow__ of a dual exponent
                 # a constant exponent by the power rule, else _exp(k * _log(self))
                 i, j1, j2 = self.temp(), self.temp(), self.temp()
                 self.rules.update(("log", "exp"))
-                self.lines.append(f"if (!da_pow_c({i}, {lv}, {rv}, prec)) {{ "
-                                  f"da_rule_log({j1}, {lv}, prec); "
+                self.ops.add("mul")
+                self.lines.append(f"if ({rv}.d == NULL) da_pow({i}, {lv}, {rv}.v, prec); "
+                                  f"else {{ da_rule_log({j1}, {lv}, prec); "
                                   f"da_mul({j2}, {rv}, T[{j1}], prec); "
                                   f"da_rule_exp({i}, T[{j2}], prec); }}")
                 return "dual", f"T[{i}]"
+            if rv == 0:                         # __pow__: the constant 1
+                return "dual", f"dc({self.exact(1)})"
+            if rv == 1:                         # __pow__: the dual itself
+                return "dual", lv
             i = self.temp()
-            self.lines.append(f"da_pow_z({i}, {lv}, {rv}L, {self.exact(rv)}, "
-                              f"{self.exact(rv - 1)}, prec);")
+            self.lines.append(f"da_pow({i}, {lv}, {self.exact(rv)}, prec);")
             return "dual", f"T[{i}]"
         i = self.temp()
         name = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "div"}[op]
-        if lk == "dual" and rk == "dual":
-            call = f"da_{name}({i}, {lv}, {rv}, prec);"
-        elif op is ast.Div:                     # an int is lifted to a constant dual
-            left = lv if lk == "dual" else f"dc({self.exact(lv)})"
-            right = rv if rk == "dual" else f"dc({self.exact(rv)})"
-            call = f"da_div({i}, {left}, {right}, prec);"
-        elif op is ast.Sub and lk == "int":     # __rsub__
-            call = f"da_z_sub({i}, {self.exact(lv)}, {rv}, prec);"
-        else:                                   # dual op int, or __radd__ / __rmul__
-            dual, n = (lv, rv) if lk == "dual" else (rv, lv)
-            call = f"da_{name}_z({i}, {dual}, {self.exact(n)}, prec);"
-        self.lines.append(call)
+        left = lv if lk == "dual" else f"dc({self.exact(lv)})"    # an int: exact, constant
+        right = rv if rk == "dual" else f"dc({self.exact(rv)})"
+        if lk == "int" and op in (ast.Add, ast.Mult):   # __radd__ is __add__, __rmul__ __mul__
+            left, right = right, left
+        elif lk == "int" and op is ast.Sub:             # __rsub__
+            name = "rsub"
+        self.ops.add(name)
+        self.lines.append(f"da_{name}({i}, {left}, {right}, prec);")
         return "dual", f"T[{i}]"
 
     def call(self, node: ast.Call) -> tuple[str, Any]:

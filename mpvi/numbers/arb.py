@@ -25,6 +25,7 @@ import contextlib
 import functools
 from decimal import Decimal
 from fractions import Fraction
+from itertools import repeat
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, cast
 
 import flint
@@ -1083,6 +1084,127 @@ def _short(x):
 
 # ----- first derivatives on balls: the mean-value form of certify -------------------------------
 
+SHARE = "share"
+"""In :data:`DUAL_ARITHMETIC`: the result's derivatives are the operand's own tuple (the
+tuple shared, in C the operand's pointer: no ball computed)."""
+
+DUAL_ARITHMETIC = {
+    "add": (lambda u, w: u + w, None, None, lambda x, y: x + y, SHARE, SHARE),
+    "sub": (lambda u, w: u - w, None, None, lambda x, y: x - y, SHARE, lambda y: -y),
+    "rsub": (lambda u, w: u + -w, None, None, lambda x, y: x + -y, SHARE, lambda y: -y),
+    "mul": (lambda u, w: u * w, lambda u, w, v: w, lambda u, w, v: u,
+            lambda fa, fb, x, y: fa * x + fb * y, lambda fa, x: fa * x, lambda fb, y: fb * y),
+    "div": (lambda u, w: u / w, lambda u, w, v: 1 / w, lambda u, w, v: -v / w,
+            lambda fa, fb, x, y: fa * x + fb * y, lambda fa, x: fa * x, lambda fb, y: fb * y),
+}
+"""The arithmetic of duals, written once: per operation ``a op b`` (``rsub`` is ``n - a``
+as Python's ``__rsub__`` does it, ``n + (-a)``) its value from the value balls ``u = a.v``,
+``w = b.v``; the factors ``fa``, ``fb`` computed once per operation from ``u, w`` and the
+value ``v`` (None: the derivatives need none); the derivative ball of each seed when both
+operands carry derivatives (``x`` of a, ``y`` of b, after the factors if there are any),
+when only a does, when only b does (:data:`SHARE`: that operand's tuple itself).  The
+product rule d(uw) = w du + u dw, the quotient rule d(u/w) = du / w - (u/w) dw / w.  The
+``_Dual`` methods are made from these lambdas (:func:`_arithmetic`), and
+:mod:`mpvi.compiled.carb` translates the same lambdas' source into the C ``da_<name>`` of a
+compiled dual kernel (the grammar of :data:`DUAL_RULES`): the same Arb calls, the same
+balls."""
+
+DUAL_NEGATION = (lambda u: -u, lambda x: -x)
+"""``-a``: its value and each derivative ball (``__neg__``; C ``da_neg``, translated)."""
+
+
+def _arithmetic(name, swap=False):
+    """The ``_Dual`` method of :data:`DUAL_ARITHMETIC`'s ``name`` (``swap``: the reflected
+    method, ``other op self``); an int or ``flint.arb`` operand a constant (exact)."""
+    value, fa_of, fb_of, both, left, right = cast(Any, DUAL_ARITHMETIC[name])  # lambdas
+
+    def method(self, other):
+        t = type(other)
+        if t is _Dual:
+            o, od = other.v, other.d
+        elif t is arb or t is int:      # a constant: an int is exact in every Arb call
+            o, od = other, ()
+        else:
+            other = self._lift(other)
+            if other is NotImplemented:
+                return other
+            o, od = other.v, other.d
+        u, w, x, y = (o, self.v, od, self.d) if swap else (self.v, o, self.d, od)
+        v = value(u, w)
+        if x and y:
+            if fa_of is None:
+                d = tuple(map(both, x, y))
+            else:
+                fa, fb = fa_of(u, w, v), fb_of(u, w, v)
+                d = tuple(map(both, repeat(fa), repeat(fb), x, y))
+        elif x:
+            if left is SHARE:
+                d = x
+            elif fa_of is None:
+                d = tuple(map(left, x))
+            else:
+                fa = fa_of(u, w if type(w) is not int else arb(w), v)
+                d = tuple(map(left, repeat(fa), x))
+        elif y:
+            if right is SHARE:
+                d = y
+            elif fb_of is None:
+                d = tuple(map(right, y))
+            else:
+                fb = fb_of(u if type(u) is not int else arb(u), w, v)
+                d = tuple(map(right, repeat(fb), y))
+        else:
+            d = ()
+        return _Dual(v, d)
+    return method
+
+
+DUAL_CHAIN = (lambda fa, fb, x, y: fa * x + fb * y, lambda fa, x: fa * x,
+              lambda fb, y: fb * y)
+"""The chain rule of a function f(a, b) of duals (or f(a)) given its slopes ``fa`` =
+df/da, ``fb`` = df/db at the value balls: each derivative ball when both a and b carry
+derivatives (``x`` of a, ``y`` of b), when only a does, when only b does.  The functions of
+:data:`DUAL_RULES` and the power apply it (:func:`_chain`, :func:`_combine`);
+:mod:`mpvi.compiled.carb` translates the same lambdas into the C ``da_chain`` and
+``da_combine``."""
+
+
+def _chain(x, fa):
+    """The derivatives of f(a) of slope ``fa``, ``x = a.d`` (:data:`DUAL_CHAIN`)."""
+    return tuple(map(DUAL_CHAIN[1], repeat(fa), x))
+
+
+def _combine(x, y, fa, fb):
+    """The derivatives of f(a, b) of slopes ``fa``, ``fb``, ``x = a.d``, ``y = b.d``
+    (:data:`DUAL_CHAIN`; () for two constants)."""
+    both, left, right = DUAL_CHAIN
+    if x and y:
+        return tuple(map(both, repeat(fa), repeat(fb), x, y))
+    if x:
+        return tuple(map(left, repeat(fa), x))
+    return tuple(map(right, repeat(fb), y))
+
+
+DUAL_POWER = (lambda u, k: u ** k, lambda u, k, v: k * u ** (k - 1))
+"""``a ** k`` for a constant exponent ``k`` (an int other than 0 and 1, which ``__pow__``
+takes as the constant 1 and ``a`` itself, or a constant dual's ball): its value and the
+slope of the power rule, d(u^k) = k u^(k-1) du, from the value ball ``u = a.v``, ``k`` and
+the value ``v`` (the grammar of :data:`DUAL_RULES`; C ``da_pow``, translated)."""
+
+
+def _power(a, k):
+    """``a ** k`` by :data:`DUAL_POWER` (the chain rule: each derivative times the slope)."""
+    value, slope = DUAL_POWER
+    v = value(a.v, k)
+    return _Dual(v, _chain(a.d, slope(a.v, k, v)))
+
+
+def _negation(self):
+    """``-a`` by :data:`DUAL_NEGATION`."""
+    value, each = DUAL_NEGATION
+    return _Dual(value(self.v), tuple(map(each, self.d)))
+
+
 class _Dual:
     """A ball with the balls of its first derivatives by ``m`` seed variables.
 
@@ -1106,93 +1228,19 @@ class _Dual:
 
     @staticmethod
     def _combine(a, b, fa, fb):
-        """fa * a.d + fb * b.d, with () for a constant."""
-        if not a.d:
-            return tuple(fb * y for y in b.d) if fb is not None else b.d
-        if not b.d:
-            return tuple(fa * x for x in a.d) if fa is not None else a.d
-        if fa is None and fb is None:
-            return tuple(x + y for x, y in zip(a.d, b.d))
-        return tuple((x if fa is None else fa * x) + (y if fb is None else fb * y)
-                     for x, y in zip(a.d, b.d))
+        """fa * a.d + fb * b.d, with () for a constant (:func:`_combine`)."""
+        return _combine(a.d, b.d, fa, fb)
 
-    def __add__(self, other):
-        # the common cases first, without _lift and _combine (the hot path of certify)
-        if type(other) is _Dual:
-            a, b = self.d, other.d
-            d = (tuple([x + y for x, y in zip(a, b)]) if a and b else a or b)
-            return _Dual(self.v + other.v, d)
-        if type(other) is arb or type(other) is int:
-            return _Dual(self.v + other, self.d)
-        o = self._lift(other)
-        if o is NotImplemented:
-            return o
-        return _Dual(self.v + o.v, self._combine(self, o, None, None))
-
-    __radd__ = __add__
-
-    def __neg__(self):
-        return _Dual(-self.v, tuple(-x for x in self.d))
+    __add__ = __radd__ = _arithmetic("add")    # x + y and y + x the same Arb calls
+    __sub__ = _arithmetic("sub")
+    __rsub__ = _arithmetic("rsub", swap=True)
+    __mul__ = __rmul__ = _arithmetic("mul")
+    __truediv__ = _arithmetic("div")
+    __rtruediv__ = _arithmetic("div", swap=True)
+    __neg__ = _negation
 
     def __pos__(self):
         return self
-
-    def __sub__(self, other):
-        if type(other) is _Dual:
-            a, b = self.d, other.d
-            if a and b:
-                d = tuple([x - y for x, y in zip(a, b)])
-            else:
-                d = a if a else tuple([-y for y in b])
-            return _Dual(self.v - other.v, d)
-        if type(other) is arb or type(other) is int:
-            return _Dual(self.v - other, self.d)
-        o = self._lift(other)
-        if o is NotImplemented:
-            return o
-        return self + (-o)
-
-    def __rsub__(self, other):
-        o = self._lift(other)
-        if o is NotImplemented:
-            return o
-        return o + (-self)
-
-    def __mul__(self, other):
-        if type(other) is _Dual:
-            u, w, a, b = self.v, other.v, self.d, other.d
-            if a and b:
-                d = tuple([w * x + u * y for x, y in zip(a, b)])
-            else:
-                d = tuple([w * x for x in a]) if a else tuple([u * y for y in b])
-            return _Dual(u * w, d)
-        if type(other) is arb or type(other) is int:
-            return _Dual(self.v * other, tuple([other * x for x in self.d]))
-        o = self._lift(other)
-        if o is NotImplemented:
-            return o
-        return _Dual(self.v * o.v, self._combine(self, o, o.v, self.v))
-
-    __rmul__ = __mul__
-
-    def __truediv__(self, other):
-        if type(other) is arb or type(other) is int:
-            r = 1 / arb(other)
-            return _Dual(self.v / other, tuple([r * x for x in self.d]))
-        o = self._lift(other)
-        if o is NotImplemented:
-            return o
-        if not o.d:
-            r = 1 / o.v
-            return _Dual(self.v / o.v, tuple([r * x for x in self.d]))
-        q = self.v / o.v
-        return _Dual(q, self._combine(self, o, 1 / o.v, -q / o.v))
-
-    def __rtruediv__(self, other):
-        o = self._lift(other)
-        if o is NotImplemented:
-            return o
-        return o / self
 
     def __pow__(self, k):
         if isinstance(k, int):
@@ -1200,14 +1248,12 @@ class _Dual:
                 return _Dual(arb(1), ())
             if k == 1:
                 return self
-            slope = k * self.v ** (k - 1)
-            return _Dual(self.v ** k, tuple([slope * x for x in self.d]))
+            return _power(self, k)
         k = self._lift(k)
         if k is NotImplemented:
             return k
         if not k.d:    # a constant exponent (r**(3/2)): the power rule, as for an int
-            slope = k.v * self.v ** (k.v - 1)
-            return _Dual(self.v ** k.v, tuple([slope * x for x in self.d]))
+            return _power(self, k.v)
         return _exp(k * _log(self))
 
     def __abs__(self):
@@ -1255,7 +1301,7 @@ DUAL_RULES = {
 derivative as expressions of the argument balls (``x``; ``y, x`` for atan2) and the value
 ball ``v``.  A function of one argument is the chain rule, ``d = slope * x.d`` (the second
 entry the slope); atan2's second entry gives the factors ``(fa, fb)`` of ``d = fa * y.d +
-fb * x.d`` (:meth:`_Dual._combine`), d/dy atan2(y, x) = x / r^2, d/dx = -y / r^2.  The
+fb * x.d`` (:data:`DUAL_CHAIN`), d/dy atan2(y, x) = x / r^2, d/dx = -y / r^2.  The
 Python functions below are made from these lambdas; :mod:`mpvi.compiled.carb` translates
 the same lambdas' source (its ``ast``, never evaluated) into the C functions of a compiled
 dual kernel: one definition, the same Arb calls in the same order, the same balls.  Only
@@ -1268,7 +1314,7 @@ def _unary_rule(name, value, slope):
     def f(x):
         v = value(x.v)
         s = slope(x.v, v)
-        return _Dual(v, tuple([s * t for t in x.d]))
+        return _Dual(v, _chain(x.d, s))
     f.__name__ = f"_{name}"
     return f
 
@@ -1277,7 +1323,7 @@ def _binary_rule(name, value, factors):
     def f(y, x):
         v = value(y.v, x.v)
         fa, fb = factors(y.v, x.v, v)
-        return _Dual(v, _Dual._combine(y, x, fa, fb))
+        return _Dual(v, _combine(y.d, x.d, fa, fb))
     f.__name__ = f"_{name}"
     return f
 

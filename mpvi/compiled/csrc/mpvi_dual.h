@@ -6,7 +6,11 @@
    defines NARGS (the duals read from the arguments, at least 1) and, after it, the
    functions of mpvi.numbers.arb.DUAL_RULES the kernel calls (da_rule_sin, ...,
    translated from the rules' Python by mpvi.compiled.carb._RuleTranslator: written once)
-   on top of da_chain and da_combine here.  A dual is a value ball
+   on top of da_chain and da_combine, and the arithmetic it calls (da_add, da_sub,
+   da_rsub, da_mul, da_div, da_neg, da_pow): mpvi.numbers.arb.DUAL_CHAIN, DUAL_ARITHMETIC,
+   DUAL_NEGATION and DUAL_POWER translated by mpvi.compiled.carb._ArithmeticTranslator,
+   the _Dual methods made of the same lambdas.  Here only the glue: storage, reading the
+   arguments, writing the results.  A dual is a value ball
    v and either no derivatives (d NULL: a constant, _Dual's empty tuple) or m derivative
    balls d[0..m-1], m the same for every dual of a call (fixed by the arguments).  Every
    operation writes temporary i: its value into tv[i], its derivatives into td[i] (or
@@ -28,7 +32,7 @@ static dual A[NARGS];                      /* the arguments (values read in plac
 static dual K[NCONST];                     /* the constant table as constant duals */
 static slong m;                            /* derivatives per dual in this call */
 static slong cap = 0;                      /* the length of every td[i] and ad[i] */
-static arb_t s1, s2, one;                /* scratch; exact 1 */
+static arb_t s1, s2;                      /* scratch (the range check, da_combine) */
 static PyObject *name_v, *name_d;       /* the attributes of a _Dual */
 static PyTypeObject *dual_type = NULL;     /* mpvi.numbers.arb._Dual, given to setup() */
 
@@ -85,8 +89,7 @@ static int da_setup(PyObject *duals) {
 static int da_module_init(void) {
     for (int i = 0; i < NTEMPS; i++) { arb_init(tv[i]); T[i].v = tv[i]; }
     for (int i = 0; i < NCONST; i++) K[i] = dc(k[i]);
-    arb_init(s1); arb_init(s2); arb_init(one);
-    arb_set_si(one, 1);
+    arb_init(s1); arb_init(s2);
     name_v = PyUnicode_InternFromString("v");
     name_d = PyUnicode_InternFromString("d");
     return name_v != NULL && name_d != NULL && da_reserve(1);
@@ -167,161 +170,4 @@ MPVI_UNUSED static int da_out(PyObject *result, Py_ssize_t i, dual a) {
     return 1;
 }
 
-/* __add__ of two duals: v = a.v + b.v; d = a.d + b.d, or the one there is */
-MPVI_UNUSED static void da_add(int i, dual a, dual b, slong prec) {
-    arb_add(tv[i], a.v, b.v, prec);
-    if (a.d && b.d) {
-        for (slong j = 0; j < m; j++) arb_add(td[i] + j, a.d + j, b.d + j, prec);
-        T[i].d = td[i];
-    } else T[i].d = a.d ? a.d : b.d;
-}
-
-/* __add__ (and __radd__) with an int n: v = a.v + n, d = a.d */
-MPVI_UNUSED static void da_add_z(int i, dual a, arb_srcptr n, slong prec) {
-    arb_add(tv[i], a.v, n, prec);
-    T[i].d = a.d;
-}
-
-/* __sub__ of two duals: v = a.v - b.v; d = a.d - b.d, a.d, or -b.d */
-MPVI_UNUSED static void da_sub(int i, dual a, dual b, slong prec) {
-    arb_sub(tv[i], a.v, b.v, prec);
-    if (a.d && b.d) {
-        for (slong j = 0; j < m; j++) arb_sub(td[i] + j, a.d + j, b.d + j, prec);
-        T[i].d = td[i];
-    } else if (a.d) T[i].d = a.d;
-    else if (b.d) {
-        for (slong j = 0; j < m; j++) arb_neg_round(td[i] + j, b.d + j, prec);
-        T[i].d = td[i];
-    } else T[i].d = NULL;
-}
-
-/* __sub__ with an int n: v = a.v - n, d = a.d */
-MPVI_UNUSED static void da_sub_z(int i, dual a, arb_srcptr n, slong prec) {
-    arb_sub(tv[i], a.v, n, prec);
-    T[i].d = a.d;
-}
-
-/* __rsub__: n - a is _Dual(n) + (-a): v = n + (-a.v), d = -a.d */
-MPVI_UNUSED static void da_z_sub(int i, arb_srcptr n, dual a, slong prec) {
-    arb_neg_round(s1, a.v, prec);
-    arb_add(tv[i], n, s1, prec);
-    if (a.d) {
-        for (slong j = 0; j < m; j++) arb_neg_round(td[i] + j, a.d + j, prec);
-        T[i].d = td[i];
-    } else T[i].d = NULL;
-}
-
-/* __mul__ of two duals: v = u w; d = w a.d + u b.d, w a.d or u b.d */
-MPVI_UNUSED static void da_mul(int i, dual a, dual b, slong prec) {
-    arb_srcptr u = a.v, w = b.v;
-    if (a.d && b.d) {
-        for (slong j = 0; j < m; j++) {
-            arb_mul(s1, w, a.d + j, prec);
-            arb_mul(s2, u, b.d + j, prec);
-            arb_add(td[i] + j, s1, s2, prec);
-        }
-        T[i].d = td[i];
-    } else if (a.d) {
-        for (slong j = 0; j < m; j++) arb_mul(td[i] + j, w, a.d + j, prec);
-        T[i].d = td[i];
-    } else if (b.d) {
-        for (slong j = 0; j < m; j++) arb_mul(td[i] + j, u, b.d + j, prec);
-        T[i].d = td[i];
-    } else T[i].d = NULL;
-    arb_mul(tv[i], u, w, prec);
-}
-
-/* __mul__ (and __rmul__) with an int n: v = a.v n, d = n a.d */
-MPVI_UNUSED static void da_mul_z(int i, dual a, arb_srcptr n, slong prec) {
-    if (a.d) {
-        for (slong j = 0; j < m; j++) arb_mul(td[i] + j, n, a.d + j, prec);
-        T[i].d = td[i];
-    } else T[i].d = NULL;
-    arb_mul(tv[i], a.v, n, prec);
-}
-
-/* _combine(a, b, fa, fb) with both factors given: fb b.d, fa a.d or fa a.d + fb b.d */
-MPVI_UNUSED static void da_combine(int i, dual a, dual b, arb_srcptr fa, arb_srcptr fb, slong prec) {
-    if (!a.d && !b.d) T[i].d = NULL;
-    else if (!a.d) {
-        for (slong j = 0; j < m; j++) arb_mul(td[i] + j, fb, b.d + j, prec);
-        T[i].d = td[i];
-    } else if (!b.d) {
-        for (slong j = 0; j < m; j++) arb_mul(td[i] + j, fa, a.d + j, prec);
-        T[i].d = td[i];
-    } else {
-        for (slong j = 0; j < m; j++) {
-            arb_mul(s1, fa, a.d + j, prec);
-            arb_mul(s2, fb, b.d + j, prec);
-            arb_add(td[i] + j, s1, s2, prec);
-        }
-        T[i].d = td[i];
-    }
-}
-
-/* __truediv__ (an int operand a constant dual): q = a.v / b.v, d = _combine(a, b, 1 / b.v,
-   -q / b.v) */
-MPVI_UNUSED static void da_div(int i, dual a, dual b, slong prec) {
-    arb_t fa, fb;
-    arb_init(fa);
-    arb_init(fb);
-    arb_div(tv[i], a.v, b.v, prec);
-    arb_div(fa, one, b.v, prec);
-    arb_neg_round(fb, tv[i], prec);
-    arb_div(fb, fb, b.v, prec);
-    da_combine(i, a, b, fa, fb, prec);
-    arb_clear(fa);
-    arb_clear(fb);
-}
-
-/* __pow__ of an int k (n = k, n1 = k - 1 as exact balls): k = 0 is the constant 1; else
-   v = a.v ** k, d = (k * a.v ** (k - 1)) a.d */
-MPVI_UNUSED static void da_pow_z(int i, dual a, long k, arb_srcptr n, arb_srcptr n1, slong prec) {
-    if (k == 0) {
-        arb_set(tv[i], one);
-        T[i].d = NULL;
-        return;
-    }
-    if (a.d) {
-        arb_pow(s1, a.v, n1, prec);
-        arb_mul(s1, n, s1, prec);
-        for (slong j = 0; j < m; j++) arb_mul(td[i] + j, s1, a.d + j, prec);
-        T[i].d = td[i];
-    } else T[i].d = NULL;
-    arb_pow(tv[i], a.v, n, prec);
-}
-
-/* __neg__: v = -a.v, d = -a.d */
-MPVI_UNUSED static void da_neg(int i, dual a, slong prec) {
-    arb_neg_round(tv[i], a.v, prec);
-    if (a.d) {
-        for (slong j = 0; j < m; j++) arb_neg_round(td[i] + j, a.d + j, prec);
-        T[i].d = td[i];
-    } else T[i].d = NULL;
-}
-
-/* the chain rule of a function of one argument (mpvi.numbers.arb.DUAL_RULES), the value
-   in tv[i]: d = slope a.d */
-MPVI_UNUSED static void da_chain(int i, dual a, arb_srcptr slope, slong prec) {
-    if (a.d) {
-        for (slong j = 0; j < m; j++) arb_mul(td[i] + j, slope, a.d + j, prec);
-        T[i].d = td[i];
-    } else T[i].d = NULL;
-}
-
-/* __pow__ of a constant dual k (k.d NULL, as x ** (mpf(-3) / mpf(2))) by the power rule:
-   v = a.v ** k.v, d = (k.v * a.v ** (k.v - 1)) a.d; 0 (nothing done) for a k with
-   derivatives, which the generated part takes as _exp(k * _log(a)) */
-MPVI_UNUSED static int da_pow_c(int i, dual a, dual k, slong prec) {
-    if (k.d != NULL) return 0;
-    if (a.d) {
-        arb_sub(s1, k.v, one, prec);
-        arb_pow(s1, a.v, s1, prec);
-        arb_mul(s1, k.v, s1, prec);
-        for (slong j = 0; j < m; j++) arb_mul(td[i] + j, s1, a.d + j, prec);
-        T[i].d = td[i];
-    } else T[i].d = NULL;
-    arb_pow(tv[i], a.v, k.v, prec);
-    return 1;
-}
 #endif
