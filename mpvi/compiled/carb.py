@@ -225,15 +225,8 @@ def _probe_library(tc: dict) -> Any:
             defines = "#define MPVI_FLINT_HEADERS 1\n" if tc.get("flint_headers") else ""
             c.write_text(defines + '#include "mpvi_flintprobe.h"\n', encoding="ascii")
             out = Path(tmp) / "probe.so"
-            cmd = [tc["cc"], "-O1", "-shared", "-fPIC", "-std=c99", str(c), "-o", str(out),
-                   f"-I{cbackend._copy_runtime(Path(tmp))}"]
-            cmd += [f"-isystem{d}" for d in tc["includes"]] + tc["link"]
-            if tc["rpath"]:
-                cmd.append(f"-Wl,-rpath,{tc['rpath']}")
-            r = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
-            if r.returncode != 0:
-                raise RuntimeError(f"{tc['cc']} failed on the layout probe ({r.returncode}): "
-                                   f"{(r.stderr or r.stdout).strip()[:2000]}")
+            cbackend.compile_c(tc, c, out, ("-O1", "-shared", "-fPIC", "-std=c99"),
+                               " on the layout probe")
             lib = ctypes.CDLL(str(out))
         for name in ("mpvi_probe_size", "mpvi_probe_rad_offset"):
             getattr(lib, name).restype = ctypes.c_long

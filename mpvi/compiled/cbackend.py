@@ -695,14 +695,7 @@ def _build(name: str, csource: str, tc: dict, target: Path):
         c = Path(tmp) / f"{name}.c"
         c.write_text(csource, encoding="utf-8")
         out = Path(tmp) / target.name
-        cmd = [tc["cc"], *_CFLAGS, str(c), "-o", str(out), f"-I{_copy_runtime(Path(tmp))}"]
-        cmd += [f"-isystem{d}" for d in tc["includes"]] + tc["link"]
-        if tc["rpath"]:
-            cmd.append(f"-Wl,-rpath,{tc['rpath']}")
-        r = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
-        if r.returncode != 0:
-            raise RuntimeError(f"{tc['cc']} failed ({r.returncode}): "
-                               f"{(r.stderr or r.stdout).strip()[:2000]}")
+        compile_c(tc, c, out, _CFLAGS)
         os.chmod(out, 0o755)                      # whatever the umask: writable by us alone
         st = _regular(out)
         digest = hashlib.sha256()
@@ -719,6 +712,20 @@ def _build(name: str, csource: str, tc: dict, target: Path):
             _report_once(f"store-error-{target}", f"the compiled kernel {target} cannot be "
                          f"stored ({exc.strerror or exc}); it is used by this process only")
     return module
+
+
+def compile_c(tc: dict, c: Path, out: Path, flags: Sequence[str], what: str = "") -> None:
+    """Compile the C file ``c`` into ``out`` with the toolchain ``tc`` and ``flags``, the
+    runtime's headers copied beside it (:func:`_copy_runtime`); RuntimeError with the
+    compiler's message (``what``: which build, for that message) if it fails."""
+    cmd = [tc["cc"], *flags, str(c), "-o", str(out), f"-I{_copy_runtime(c.parent)}"]
+    cmd += [f"-isystem{d}" for d in tc["includes"]] + tc["link"]
+    if tc["rpath"]:
+        cmd.append(f"-Wl,-rpath,{tc['rpath']}")
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    if r.returncode != 0:
+        raise RuntimeError(f"{tc['cc']} failed{what} ({r.returncode}): "
+                           f"{(r.stderr or r.stdout).strip()[:2000]}")
 
 
 def _copy_runtime(directory: Path) -> Path:
