@@ -264,7 +264,7 @@ def test_width_control_raises_the_precision_of_a_run_whose_proof_failed(monkeypa
             for name in ("t", "q", "y", "digits", "widths"):
                 setattr(cert, name, getattr(cert, name)[:40])
         return cert
-    monkeypatch.setattr(mpvi, "certify", failing_at_16)
+    monkeypatch.setattr(mpvi.repro.certified, "certify", failing_at_16)   # the name it calls
     solve_at = _chaotic(60)
     found = certify_controlled(solve_at, 16, 10, attempts=1)
     assert found.met and found.dps == 32

@@ -26,7 +26,7 @@ KERNEL = textwrap.dedent("""
     import sys
     import sympy as sp
     import mpvi
-    from mpvi import cbackend, codegen
+    from mpvi.compiled import cbackend, codegen
     x = sp.Symbol("x")
     ctx = mpvi.GMPContext(30)
     exprs = [sp.sin(x) / 3 + x**5 - sp.Rational(2, 7)]

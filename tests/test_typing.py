@@ -59,9 +59,9 @@ def test_the_strict_check_covers_the_public_modules():
     assert ignored & public == {m.rstrip(".") for m in PENDING}, ignored & public
 
 
-def test_an_import_for_the_type_checker_is_no_dependency_between_layers(tmp_path):
-    """An import under ``if TYPE_CHECKING:`` never runs: the layer scan leaves it out (the
-    same import outside the block is an edge)."""
+def test_an_import_for_the_type_checker_is_a_dependency_between_layers(tmp_path):
+    """An import under ``if TYPE_CHECKING:`` never runs, but the name an annotation reads
+    is a dependency a reader follows: the layer scan counts it like any import."""
     (tmp_path / "mpvi").mkdir()
     a = tmp_path / "mpvi" / "a.py"
     a.write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
@@ -70,7 +70,7 @@ def test_an_import_for_the_type_checker_is_no_dependency_between_layers(tmp_path
     (tmp_path / "mpvi" / "c.py").write_text("from .b import B\n", encoding="utf-8")
     files = {"mpvi.a": a, "mpvi.b": tmp_path / "mpvi" / "b.py", "mpvi.c": tmp_path / "mpvi" / "c.py"}
     graph = import_graph(files)
-    assert graph["mpvi.a"] == set()
+    assert graph["mpvi.a"] == {"mpvi.b", "mpvi.c"}
     assert graph["mpvi.c"] == {"mpvi.b"}
     tree = ast.parse(a.read_text(encoding="utf-8"))       # the fixture does import both
     assert sum(isinstance(n, (ast.Import, ast.ImportFrom)) for n in ast.walk(tree)) == 3

@@ -140,6 +140,9 @@ class Run(Protocol):
     y: Any
     steps: int
     saveat: Any
+    t0: Any
+    events: Any
+    _prepare_args: Any
 
 
 class WrongStepError(ArithmeticError):
