@@ -4,17 +4,21 @@ on the same inputs; the subset's limits are clear errors; and the C follows the 
 source (an edited copy of a routine gives other C)."""
 import random
 import textwrap
+from typing import Callable
 
 import gmpy2
 import pytest
 
 import mpvi
 from mpvi.compiled import cbackend, cmodules
-from mpvi.compiled.croutine import Unsupported, routine_c, routine_source, translate_routine
+from mpvi.compiled.croutine import (Unsupported, routine_c, routine_calls, routine_source,
+                                    translate_routine)
 from mpvi.numbers import linalg
 from mpvi.numbers.explicit import gbs_core, rk4_core
 from mpvi.numbers.linalg import (SingularMatrixError, gauss_eliminate, is_positive_definite,
-                                 ldl_positive, solve_dense)
+                                 ldl_positive, max_norm, solve_dense)
+from mpvi.ground.types import Real
+from mpvi.numbers.newton import newton_core
 
 needs_toolchain = pytest.mark.skipif(
     "error" in cbackend.toolchain(),
@@ -260,7 +264,12 @@ def test_the_generated_c_follows_the_python_source():
 
 
 def test_the_kinds_include_the_routines_they_run():
-    assert cmodules.ROUTINES["mpvi_newton.h"] == (gauss_eliminate,)
+    assert cmodules.ROUTINES["mpvi_newton.h"] == (newton_core,)
+    assert routine_calls(newton_core) == [gauss_eliminate, max_norm]
+    module = cmodules._module_source("t", "", "mpvi_newton.h", {"PREC": 53}, [])
+    first = [module.index(f"static int mpvi_{f.__name__}(")
+             for f in (gauss_eliminate, max_norm, newton_core)]
+    assert first == sorted(first) and module.count("static int mpvi_gauss_eliminate(") == 1
     assert cmodules.ROUTINES["mpvi_check.h"] == (ldl_positive,)
     assert linalg.gauss_eliminate is gauss_eliminate
 
@@ -272,7 +281,9 @@ def test_the_kinds_include_the_routines_they_run():
     ("for v in a:\n        n = 1\n    return 0", "range"),
     ("y = sqrt(a[0])\n    return 0", "sqrt"),
     ("a = a\n    return 0", "rebound"),
-    ("n = n // 2\n    return n", "FloorDiv"),
+    ("n = n // n\n    return n", "FloorDiv other than by a positive literal"),
+    ("x = a[0] ** a[1]\n    n = n ** 2\n    return n", "power of an int"),
+    ("g(n)\n    return 0", "unknown name 'g'|the call"),
     ("x = a[0]\n    x = n > 1\n    return 0", "bool bound"),
     ("if n < 3 and abs(a[n]) > 0:\n        return 1\n    return 0", "computes a number"),
     ("for i in range(n):\n        i = 2\n    return 0", "assigned in its loop"),
@@ -368,3 +379,90 @@ def test_rk4_and_gbs_steps_wrap_the_cores():
     assert gbs_core(2, _Field(-1), t, list(y), h, 3, ctx.num(1), *([None, None] for _ in range(5)),
                     [[None] * 2 for _ in range(3)], [[None] * 2 for _ in range(3)], out)
     assert same(gbs_step(field, t, y, h, 3, ctx), out)
+
+
+def _floors(n: int) -> int:
+    """Python's floor division and remainder by positive literals, of negative ints too."""
+    return (n // 3) * 100 + n % 3 * 10 + (n + 7) // 2 % 5
+
+
+def _powers(x: Real, y: Real, out: list[Real]) -> int:
+    """A number to an int literal, to an int expression and to a number."""
+    out[0] = x ** 3
+    out[1] = x ** y
+    out[2] = x ** (0 - 2)
+    return 0
+
+
+def _caller(n: int, x: Real, out: list[Real],
+            f: Callable[[Real, list[Real]], bool]) -> int:
+    """Routines called as a statement, in an int expression and a callback in a condition."""
+    _powers(x, x * 2, out)
+    if not f(x, out):
+        return -1
+    return _floors(n) - _floors(-n)
+
+
+MAIN = r"""
+#include <stdio.h>
+#define MPVI_UNUSED __attribute__((unused))
+#define PREC 53
+#include <mpfr.h>
+{routines}
+static int twice(mpfr_srcptr x, mpfr_t *out) {{ mpfr_mul_si(out[3], x, 2, MPFR_RNDN); return 1; }}
+int main(void) {{
+    mpfr_t x, out[4];
+    mpfr_init2(x, PREC);
+    for (int i = 0; i < 4; i++) mpfr_init2(out[i], PREC);
+    mpvi__floors_init(); mpvi__powers_init(); mpvi__caller_init();
+    for (long n = -9; n <= 9; n++) {{
+        mpfr_set_d(x, 0.25 + 0.375 * n, MPFR_RNDN);
+        long r = mpvi__caller(n, x, out, twice);
+        printf("%ld %ld", n, r);
+        for (int i = 0; i < 4; i++) printf(" %a", mpfr_get_d(out[i], MPFR_RNDN));
+        printf("\n");
+    }}
+    return 0;
+}}
+"""
+
+
+@needs_toolchain
+def test_calls_powers_and_floors_have_pythons_meaning(tmp_path):
+    """Routine calls (callees translated alongside, first), callbacks, x ** k, x ** y and
+    Python's // and % by a literal on negative ints: the compiled C prints what Python
+    computes, bit for bit at 53 bits."""
+    import subprocess
+    callees = {f.__name__: routine_source(f) for f in (_floors, _powers)}
+    assert routine_calls(_caller) == [_powers, _floors]
+    c = [translate_routine(routine_source(f), f"mpvi_{f.__name__}",
+                           callees if f is _caller else None)
+         for f in (_floors, _powers, _caller)]
+    source = tmp_path / "main.c"
+    source.write_text(MAIN.format(routines="\n".join(c)))
+    exe = tmp_path / "main"
+    cbackend.compile_c(cbackend.toolchain(), source, exe, ["-O1"])
+    lines = subprocess.run([str(exe)], capture_output=True, text=True, check=True).stdout.split("\n")
+    with gmpy2.context(precision=53):
+        for n, line in zip(range(-9, 10), lines):
+            x = gmpy2.mpfr(0.25 + 0.375 * n)
+            out = [None] * 4
+
+            def twice(x, out):
+                out[3] = x * 2
+                return True
+            r = _caller(n, x, out, twice)
+            got = line.split()
+            assert got[:2] == [str(n), str(r)], n
+            for text, v in zip(got[2:], out):        # the same double, nan for nan
+                c_value = float.fromhex(text) if "nan" not in text else float("nan")
+                assert repr(c_value) == repr(float(v)), (n, text, v)
+
+
+def test_a_routine_calls_only_routines():
+    with pytest.raises(Unsupported, match="not a routine"):
+        routine_calls(lambda_caller)
+
+
+def lambda_caller(n: int) -> int:
+    return len([n])

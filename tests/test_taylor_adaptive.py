@@ -4,7 +4,7 @@ Kepler's equation, a relativistic particle given by a general Lagrangian), the s
 are counted, dense output and events use the substeps' polynomials, singular factors are
 checked at every substep end, a collision is reported, and the compiled steps are the
 Python ones bit for bit."""
-import sys
+import importlib
 import types
 
 import mpmath
@@ -17,7 +17,7 @@ from mpvi.compiled import cbackend
 from mpvi.engines import kernels
 
 G64 = mpvi.GMPContext(64)
-taylor_module = sys.modules["mpvi.methods.taylor"]
+taylor_module = importlib.import_module("mpvi.methods.taylor")
 th, x, y, q, v = sp.symbols("theta x y q v")
 
 Q0 = "2"

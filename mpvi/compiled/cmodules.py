@@ -13,19 +13,29 @@ from __future__ import annotations
 import os
 from typing import Sequence
 
-from mpvi.compiled.croutine import routine_c
+from mpvi.compiled.croutine import routines_c
 from mpvi.compiled.ctranslate import _FUNCTIONS, _PERIODIC, Unsupported, _Translator, _nan_if
 from mpvi.numbers.explicit import gbs_core, rk4_core
 from mpvi.numbers.linalg import gauss_eliminate, ldl_positive
+from mpvi.numbers.newton import newton_core
+from mpvi.numbers.series import (series_adaptive, series_div, series_exp, series_horner,
+                                 series_log, series_mul, series_powc, series_sincos,
+                                 series_sqr, series_sqrt)
 
-ROUTINES = {"mpvi_newton.h": (gauss_eliminate,),
+ROUTINES = {"mpvi_newton.h": (newton_core,),
             "mpvi_explicit.h": (gauss_eliminate, rk4_core, gbs_core),
-            "mpvi_taylor.h": (gauss_eliminate,), "mpvi_check.h": (ldl_positive,)}
+            "mpvi_taylor.h": (gauss_eliminate, series_mul, series_div, series_sqr,
+                              series_sincos, series_exp, series_log, series_sqrt,
+                              series_powc, series_horner, series_adaptive),
+            "mpvi_check.h": (ldl_positive,)}
 """The numerical routines each kind of module runs, written once in Python and translated
-to C (:func:`mpvi.compiled.croutine.routine_c`) into every module of the kind, before its
+to C (:func:`mpvi.compiled.croutine.routines_c`, with the routines they call) into every
+module of the kind, before its
 header: the elimination of :func:`mpvi.numbers.linalg.solve_dense` (``mpvi_solve.h``
-glues it), the LDL^T test of :func:`mpvi.numbers.linalg.is_positive_definite` and the RK4
-and GBS steps of :mod:`mpvi.numbers.explicit`."""
+glues it), the LDL^T test of :func:`mpvi.numbers.linalg.is_positive_definite`, the
+iteration of :func:`mpvi.numbers.newton.newton_core`, the RK4 and GBS steps of
+:mod:`mpvi.numbers.explicit` and the Taylor recurrences, Horner's rule and the adaptive
+substeps of :mod:`mpvi.numbers.series`."""
 
 COUNTED_OPERATIONS = {
     "mpfr_add": "binary", "mpfr_sub": "binary", "mpfr_mul": "binary", "mpfr_div": "binary",
@@ -86,7 +96,7 @@ def _module_source(what: str, note: str, header: str, defines: dict, hooks: Sequ
     lines += [f"#define {k} {v}" for k, v in defines.items()]
     lines.append('#include "mpvi_runtime.h"')
     lines += _counting_lines() if counted else []
-    lines += [routine_c(f) for f in ROUTINES.get(header, ())]
+    lines += routines_c(ROUTINES.get(header, ()))
     lines.append(f'#include "{header}"')
     return "\n".join(lines) + "\n\n" + "\n\n".join(hooks) + "\n"
 
@@ -462,7 +472,9 @@ def _taylor_fixed(tape) -> list[str]:
 
 def _taylor_series(tape) -> list[str]:
     """C of the k-th coefficient of every series of ``tape``: one call of a recurrence
-    of ``mpvi_taylor.h`` per operation (the solve for the velocities written out)."""
+    per operation (:mod:`mpvi.numbers.series` translated, or its ``mpvi_taylor.h`` glue
+    that takes coefficient 0 of an elementary function; the solve for the velocities
+    written out)."""
     body = []
     emit = body.append
     for ins in tape.series:
@@ -491,24 +503,28 @@ def _taylor_series(tape) -> list[str]:
         D = _S(d, "k")
         if op in ("add", "sub"):
             b = ins[3]
-            emit(_series_binary(a, b, f"ts_{op}_fs({_T(d)}, {_F(a)}, {_T(b)}, k);",
-                                f"ts_{op}_sf({_T(d)}, {_T(a)}, {_F(b)}, k);",
-                                f"mpfr_{op}({D}, {_S(a, 'k')}, {_S(b, 'k')}, MPFR_RNDN);"))
+            later = "mpfr_set" if op == "add" else "mpfr_neg"     # F +- b at k > 0: +-b_k
+            emit(_series_binary(
+                a, b, f"if (k > 0) {later}({D}, {_S(b, 'k')}, MPFR_RNDN); "
+                      f"else mpfr_{op}({D}, {_F(a)}, {_S(b, '0')}, MPFR_RNDN);",
+                f"if (k > 0) mpfr_set({D}, {_S(a, 'k')}, MPFR_RNDN); "
+                f"else mpfr_{op}({D}, {_S(a, '0')}, {_F(b)}, MPFR_RNDN);",
+                f"mpfr_{op}({D}, {_S(a, 'k')}, {_S(b, 'k')}, MPFR_RNDN);"))
         elif op == "neg":
             emit(f"mpfr_neg({D}, {_S(a, 'k')}, MPFR_RNDN);")
         elif op == "mul":
             b = ins[3]
             emit(_series_binary(a, b, f"mpfr_mul({D}, {_F(a)}, {_S(b, 'k')}, MPFR_RNDN);",
                                 f"mpfr_mul({D}, {_S(a, 'k')}, {_F(b)}, MPFR_RNDN);",
-                                f"ts_mul({_T(d)}, {_T(a)}, {_T(b)}, k);"))
+                                f"mpvi_series_mul({_T(d)}, {_T(a)}, {_T(b)}, k);"))
         elif op == "div":
             b = ins[3]
             if b[0] == "f":
                 emit(f"mpfr_div({D}, {_S(a, 'k')}, {_F(b)}, MPFR_RNDN);")
             else:
-                emit(f"ts_div({_T(d)}, {_coef(a, 'k')}, {_T(b)}, k);")
+                emit(f"mpvi_series_div({_T(d)}, {_coef(a, 'k')}, {_T(b)}, k);")
         elif op == "sqr":
-            emit(f"ts_sqr({_T(d)}, {_T(a)}, k);")
+            emit(f"mpvi_series_sqr({_T(d)}, {_T(a)}, k);")
         elif op == "sincos":
             emit(f"ts_sincos({_T(d)}, {_T(ins[2])}, {_T(ins[3])}, {_T(ins[4])}, k);")
         elif op == "exp":

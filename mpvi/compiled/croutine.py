@@ -13,16 +13,20 @@ from the source of the function as it is then, so the two cannot drift apart.
 The subset (anything else is :class:`~mpvi.compiled.ctranslate.Unsupported`):
 
 * arguments annotated ``int``, ``Real`` (a number), ``list[Real]`` (a vector),
-  ``list[list[Real]]`` (a matrix, a list of rows), ``Callable[[Real, list[Real],
-  list[Real]], bool]`` (a field ``f(t, y, out)``, called only as a condition: ``if not
-  f(t, y, out): ...``); the return annotated ``int`` or ``bool``; a docstring;
+  ``list[list[Real]]`` (a matrix, a list of rows), or ``Callable[[...], bool]`` of these
+  (a callback, e.g. a field ``f(t, y, out)`` that writes f(t, y) into ``out`` and returns
+  whether it could); the return annotated ``int`` or ``bool``; a docstring;
+* calls of the callbacks and of other routines of the subset (module-level functions
+  the routine's module defines, translated alongside: ``mpvi_<name>``), as a statement,
+  a condition or an int;
 * statements: ``x = e``, ``x op= e``, ``v[i] = e``, ``m[i][j] = e``, ``r = m[i]`` (a row
   bound by reference, as Python binds the list), the swaps ``x, y = y, x`` (of rows, of
   a vector's numbers or of ints), ``for i in range(...)``, ``while``, ``if/elif/else``,
   ``break``, ``continue``, ``return``;
-* expressions: ints and their ``+ - *``, numbers and their ``+ - * /``, an int mixed
-  into a number operation (exact, as gmpy2 converts it), ``abs``, unary minus,
-  comparisons, ``not``, ``and``, ``or``.
+* expressions: ints and their ``+ - *``, ``//`` and ``%`` by a positive literal (with
+  Python's floor), numbers and their ``+ - * /``, ``x ** k`` (an int k: ``mpfr_pow_si``)
+  and ``x ** y`` (``mpfr_pow``), an int mixed into a number operation (exact, as gmpy2
+  converts it), ``abs``, unary minus, comparisons, ``not``, ``and``, ``or``.
 
 Values have Python's meaning: a number name holds its own copy (``mpfr_set`` at the same
 precision is exact, and a Python number is immutable, so a copy behaves as the bound
@@ -40,13 +44,12 @@ from typing import Any, Callable
 from mpvi.compiled.ctranslate import Unsupported
 
 _TYPES = {"int": "int", "bool": "int", "Real": "num", "list[Real]": "vec",
-          "list[list[Real]]": "mat",
-          "Callable[[Real, list[Real], list[Real]], bool]": "field"}
-"""The annotations of the subset and the kinds they declare."""
+          "list[list[Real]]": "mat"}
+"""The annotations of the subset and the kinds they declare (and ``Callable[[...],
+bool]`` of these: a callback, kind ``fn``)."""
 _C_TYPES = {"int": "long", "vec": "mpfr_t *", "mat": "mpfr_t **", "row": "mpfr_t *"}
-_FIELD = "int (*{name})(mpfr_srcptr, mpfr_t *, mpfr_t *)"
-"""The C of a field argument ``f(t, y, out) -> bool`` (writes f(t, y) into out; false
-where it cannot)."""
+_C_PARAM = {"int": "long", "num": "mpfr_srcptr", "vec": "mpfr_t *", "mat": "mpfr_t **"}
+"""The C type of an argument of each kind."""
 _NUM_OPS = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "div"}
 _INT_OPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*"}
 _CMP_NUM = {ast.Gt: "mpfr_greater_p", ast.GtE: "mpfr_greaterequal_p", ast.Lt: "mpfr_less_p",
@@ -59,11 +62,63 @@ def routine_source(func: Callable[..., Any]) -> str:
     return textwrap.dedent(inspect.getsource(func))
 
 
+class _Signature:
+    """The arguments' kinds of a routine or a callback (a callback's kinds are its
+    parameters': ``fn``), the kinds of its callback arguments, its return kind."""
+
+    def __init__(self, c: str, kinds: list[str], callbacks: dict[int, list[str]],
+                 returns: str):
+        self.c, self.kinds, self.callbacks, self.returns = c, kinds, callbacks, returns
+
+
+def _annotation_kind(where: str, arg: str, node: Any) -> tuple[str, list[str] | None]:
+    """(kind, the parameter kinds of a callback or None) of the annotation ``node``."""
+    note = ast.unparse(node).strip("'\"") if node is not None else ""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        node = ast.parse(node.value, mode="eval").body
+    if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) \
+            and node.value.id == "Callable" and isinstance(node.slice, ast.Tuple) \
+            and len(node.slice.elts) == 2 and isinstance(node.slice.elts[0], ast.List) \
+            and ast.unparse(node.slice.elts[1]) == "bool":
+        kinds = [_TYPES.get(ast.unparse(e)) for e in node.slice.elts[0].elts]
+        if all(k is not None and ast.unparse(e) != "bool"
+               for k, e in zip(kinds, node.slice.elts[0].elts)):
+            return "fn", [k for k in kinds if k is not None]
+    kind = _TYPES.get(note)
+    if kind is None or note == "bool":
+        raise Unsupported(f"{where}: the argument {arg} is annotated {note or 'nothing'} "
+                          f"(one of {sorted(_TYPES)} or Callable[[...], bool] of them)")
+    return kind, None
+
+
+def _signature(fn: ast.FunctionDef, c: str) -> _Signature:
+    """The :class:`_Signature` of the routine ``fn`` (C name ``c``)."""
+    if fn.args.vararg or fn.args.kwarg or fn.args.kwonlyargs or fn.args.defaults:
+        raise Unsupported(f"{c}: only plain arguments")
+    kinds, callbacks = [], {}
+    for i, a in enumerate(fn.args.args):
+        kind, params = _annotation_kind(c, a.arg, a.annotation)
+        kinds.append(kind)
+        if params is not None:
+            callbacks[i] = params
+    returns = ast.unparse(fn.returns).strip("'\"") if fn.returns is not None else ""
+    if returns not in ("int", "bool"):
+        raise Unsupported(f"{c}: returns {returns or 'nothing'} (int or bool)")
+    return _Signature(c, kinds, callbacks, returns)
+
+
+def _callback_c(name: str, kinds: list[str]) -> str:
+    """The C declaration of a callback argument ``name`` whose arguments are ``kinds``."""
+    return f"int (*{name})({', '.join(_C_PARAM[k] for k in kinds) or 'void'})"
+
+
 class _Routine:
     """One function of the subset -> one static C function ``name`` and its storage."""
 
-    def __init__(self, name: str):
+    def __init__(self, name: str, callees: dict[str, _Signature] | None = None):
         self.name = name
+        self.callees = dict(callees or {})    # routines it may call: Python name -> signature
+        self.callbacks: dict[str, list[str]] = {}   # callback argument -> its arguments' kinds
         self.kinds: dict[str, str] = {}       # Python name -> int, num, vec, mat, row
         self.params: list[str] = []
         self.temps = 0                        # temporaries used by the current statement
@@ -130,18 +185,23 @@ class _Routine:
                 return self.kind(node.operand)
         if isinstance(node, ast.BinOp):
             kinds = {self.kind(node.left), self.kind(node.right)}
+            if isinstance(node.op, ast.Pow):
+                if self.kind(node.left) == "num" and kinds <= {"int", "num"}:
+                    return "num"
+                raise Unsupported(f"{self.name}: a power of an int ({ast.unparse(node)})")
             if kinds == {"int"}:
                 return "int"
-            if kinds <= {"int", "num"}:
+            if kinds <= {"int", "num"} and type(node.op) in _NUM_OPS:
                 return "num"
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
                 and node.func.id == "abs" and len(node.args) == 1:
             return self.kind(node.args[0])
         if isinstance(node, (ast.Compare, ast.BoolOp)):
             return "bool"
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
-                and self.kinds.get(node.func.id) == "field":
-            return "bool"
+        called = self.signature(node.func.id) if isinstance(node, ast.Call) \
+            and isinstance(node.func, ast.Name) else None
+        if called is not None:
+            return called.returns
         raise Unsupported(f"{self.name}: {ast.unparse(node)[:60]!r} (line "
                           f"{getattr(node, 'lineno', '?')})")
 
@@ -163,16 +223,31 @@ class _Routine:
             return self.c(node.id)
         if isinstance(node, ast.UnaryOp):
             return f"(-{self.int(node.operand)})"
+        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.FloorDiv, ast.Mod)):
+            d = _literal(node.right)          # Python's floor, and no division by 0
+            if d is None or d <= 0 or any(isinstance(n, ast.Call) for n in ast.walk(node)):
+                raise Unsupported(f"{self.name}: {type(node.op).__name__} other than by a "
+                                  f"positive literal of a call-free int ({ast.unparse(node)})")
+            a = self.int(node.left)
+            if isinstance(node.op, ast.FloorDiv):
+                return f"({a} >= 0 ? {a} / {d}L : -((-{a} + {d - 1}L) / {d}L))"
+            return f"((({a} % {d}L) + {d}L) % {d}L)"
         if isinstance(node, ast.BinOp):
             op = _INT_OPS.get(type(node.op))
             if op is None:
                 raise Unsupported(f"{self.name}: int operator {type(node.op).__name__}")
             return f"({self.int(node.left)} {op} {self.int(node.right)})"
+        if isinstance(node, ast.Call):
+            return self.call(node)
         raise Unsupported(f"{self.name}: int {ast.unparse(node)!r}")
 
     def num(self, node: Any, dest: str | None = None) -> str:
         """Emit the operations of the number ``node`` (the last into ``dest`` if given) and
         return the C operand holding its value."""
+        if self.kind(node) == "int" and not isinstance(node, ast.Constant):
+            out = dest or self.temp()         # an int as a number: exact up to PREC bits
+            self.emit(f"mpfr_set_si({out}, {self.int(node)}, MPFR_RNDN);")
+            return out
         if isinstance(node, (ast.Name, ast.Subscript)):
             if self.kind(node) != "num":
                 raise Unsupported(f"{self.name}: {ast.unparse(node)!r} is not a number")
@@ -196,6 +271,15 @@ class _Routine:
                 and node.func.id == "abs" and len(node.args) == 1:
             x = self.num(node.args[0])
             self.emit(f"mpfr_abs({out}, {x}, MPFR_RNDN);")
+            return out
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Pow):
+            self.kind(node)
+            a = self.num(node.left)
+            if self.kind(node.right) == "int":
+                self.emit(f"mpfr_pow_si({out}, {a}, {self.int(node.right)}, MPFR_RNDN);")
+            else:
+                b = self.num(node.right)
+                self.emit(f"mpfr_pow({out}, {a}, {b}, MPFR_RNDN);")
             return out
         if isinstance(node, ast.BinOp) and type(node.op) in _NUM_OPS:
             op = _NUM_OPS[type(node.op)]
@@ -251,24 +335,44 @@ class _Routine:
             if {lk, rk} <= {"int", "num"}:
                 return self.compare(left, lk, right, rk, op)
             raise Unsupported(f"{self.name}: comparison of a {lk} and a {rk}")
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
-                and self.kinds.get(node.func.id) == "field":
-            return self.field_call(node)
+        if isinstance(node, ast.Call) and self.kind(node) == "bool":
+            return self.call(node)
         if self.kind(node) == "int":
             return f"({self.int(node)} != 0)"
         raise Unsupported(f"{self.name}: the condition {ast.unparse(node)[:60]!r}")
 
-    def field_call(self, node: Any) -> str:
-        """``f(t, y, out)`` of a field argument: t a number (computed first), y and out
-        vectors or rows."""
-        if len(node.args) != 3 or node.keywords:
-            raise Unsupported(f"{self.name}: a field takes (t, y, out) ({ast.unparse(node)})")
-        t, y, out = node.args
-        if self.kind(t) not in ("num",) or self.kind(y) not in ("vec", "row") \
-                or self.kind(out) not in ("vec", "row"):
-            raise Unsupported(f"{self.name}: a field takes a number and two vectors "
-                              f"({ast.unparse(node)})")
-        return f"{self.c(node.func.id)}({self.num(t)}, {self.ref(y)}, {self.ref(out)})"
+    def signature(self, name: str) -> _Signature | None:
+        """The signature of a callback argument or a routine named ``name``, or None."""
+        if name in self.callbacks:
+            return _Signature(self.c(name), self.callbacks[name], {}, "bool")
+        if name in self.kinds:
+            return None
+        return self.callees.get(name)
+
+    def call(self, node: Any) -> str:
+        """The C call of a callback or a routine (its number arguments computed first,
+        into temporaries: each argument holds its value, as Python's)."""
+        sig = self.signature(node.func.id) if isinstance(node.func, ast.Name) else None
+        if sig is None or node.keywords or len(node.args) != len(sig.kinds):
+            raise Unsupported(f"{self.name}: the call {ast.unparse(node)[:60]!r} (a callback "
+                              f"or a routine of the subset, with its "
+                              f"{len(sig.kinds) if sig else '?'} arguments by position)")
+        args = []
+        for i, (arg, kind) in enumerate(zip(node.args, sig.kinds)):
+            have = self.kind(arg)
+            if kind == "num" and have in ("num", "int"):
+                args.append(self.num(arg))
+            elif kind == "int" and have == "int":
+                args.append(self.int(arg))
+            elif kind == "vec" and have in ("vec", "row") or kind == "mat" and have == "mat":
+                args.append(self.ref(arg))
+            elif kind == "fn" and isinstance(arg, ast.Name) \
+                    and self.callbacks.get(arg.id) == sig.callbacks[i]:
+                args.append(self.c(arg.id))
+            else:
+                raise Unsupported(f"{self.name}: argument {i + 1} of "
+                                  f"{ast.unparse(node)[:60]!r} is a {have}, not a {kind}")
+        return f"{sig.c}({', '.join(args)})"
 
     def compare(self, left: Any, lk: Any, right: Any, rk: Any, op: Any) -> str:
         if lk == "int":                       # k < x is x > k
@@ -338,6 +442,8 @@ class _Routine:
             else:
                 raise Unsupported(f"{self.name}: returns a {kind} (line {stmt.lineno})")
             return None
+        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+            return self.emit(f"(void){self.call(stmt.value)};")
         if isinstance(stmt, ast.Break):
             return self.emit("break;")
         if isinstance(stmt, ast.Continue):
@@ -431,26 +537,18 @@ class _Routine:
     # -- the function -----------------------------------------------------------------
     def function(self, fn: ast.FunctionDef) -> tuple[str, str]:
         """(the C function, its storage and init) of ``fn``."""
-        if fn.args.vararg or fn.args.kwarg or fn.args.kwonlyargs or fn.args.defaults:
-            raise Unsupported(f"{self.name}: only plain arguments")
+        sig = _signature(fn, self.name)
         signature = []
-        for a in fn.args.args:
-            note = ast.unparse(a.annotation) if a.annotation is not None else ""
-            kind = _TYPES.get(note.strip("'\""))
-            if kind is None or kind == "int" and note == "bool":
-                raise Unsupported(f"{self.name}: the argument {a.arg} is annotated "
-                                  f"{note or 'nothing'} (one of {sorted(_TYPES)})")
+        for i, (a, kind) in enumerate(zip(fn.args.args, sig.kinds)):
             self.kinds[a.arg] = kind
             self.params.append(a.arg)
-            if kind == "field":
-                signature.append(_FIELD.format(name=f"v_{a.arg}"))
+            if kind == "fn":
+                self.callbacks[a.arg] = sig.callbacks[i]
+                signature.append(_callback_c(f"v_{a.arg}", sig.callbacks[i]))
                 continue
-            ctype = "mpfr_srcptr" if kind == "num" else _C_TYPES[kind]
+            ctype = _C_PARAM[kind]
             signature.append(f"{ctype} v_{a.arg}" if not ctype.endswith("*") else
                              f"{ctype}v_{a.arg}")
-        returns = ast.unparse(fn.returns) if fn.returns is not None else ""
-        if returns.strip("'\"") not in ("int", "bool"):
-            raise Unsupported(f"{self.name}: returns {returns or 'nothing'} (int or bool)")
         body = fn.body
         if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
                 and isinstance(body[0].value.value, str):
@@ -500,24 +598,72 @@ def _load(target: Any) -> Any:
     return ast.copy_location(node, target)
 
 
-def translate_routine(source: str, name: str) -> str:
+def translate_routine(source: str, name: str, callees: dict[str, str] | None = None) -> str:
     """The C of the Python function ``source`` (one ``def`` of the subset of this module):
     its storage, ``static void NAME_init(void)`` (``mpfr_init2`` at ``PREC`` of the
     storage, called once when the module loads) and ``static int NAME(...)``.  The
     arguments keep their order: an ``int`` is a ``long``, a ``Real`` an ``mpfr_srcptr``, a
     vector an ``mpfr_t *``, a matrix an ``mpfr_t **`` (row pointers: a swap of rows is a
-    swap of pointers)."""
+    swap of pointers), a callback a pointer to a function returning int.  ``callees``:
+    the Python name -> the source of each routine it calls (translated separately, as
+    ``mpvi_<name>``)."""
     tree = ast.parse(source)
     if len(tree.body) != 1 or not isinstance(tree.body[0], ast.FunctionDef):
         raise Unsupported("not one function")
-    text, setup = _Routine(name).function(tree.body[0])
+    known = {}
+    for callee, text in (callees or {}).items():
+        fn = ast.parse(text).body[0]
+        if not isinstance(fn, ast.FunctionDef):
+            raise Unsupported(f"{callee}: not a function")
+        known[callee] = _signature(fn, f"mpvi_{callee}")
+    text, setup = _Routine(name, known).function(tree.body[0])
     return setup + "\n" + text + "\n"
+
+
+def routine_calls(func: Callable[..., Any]) -> list[Callable[..., Any]]:
+    """The routines ``func`` calls: the functions of its module's globals it calls by name
+    (its own callback arguments and the builtins aside), in the order of the calls."""
+    fn = ast.parse(routine_source(func)).body[0]
+    if not isinstance(fn, ast.FunctionDef):
+        raise Unsupported(f"{func.__name__}: not a function")
+    params = {a.arg for a in fn.args.args}
+    found: list[Callable[..., Any]] = []
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
+                and node.func.id not in params and node.func.id not in ("abs", "range"):
+            target = func.__globals__.get(node.func.id)
+            if not inspect.isfunction(target):
+                raise Unsupported(f"{func.__name__}: calls {node.func.id!r}, not a routine")
+            if target not in found:
+                found.append(target)
+    return found
 
 
 def routine_c(func: Callable[..., Any], name: str | None = None) -> str:
     """:func:`translate_routine` of the current source of ``func``, named
-    ``mpvi_<function name>``."""
-    return translate_routine(routine_source(func), name or f"mpvi_{func.__name__}")
+    ``mpvi_<function name>``; the routines it calls (:func:`routine_calls`) must be
+    translated before it (as ``mpvi_<their names>``)."""
+    callees = {f.__name__: routine_source(f) for f in routine_calls(func)}
+    return translate_routine(routine_source(func), name or f"mpvi_{func.__name__}", callees)
 
 
-__all__ = ["Unsupported", "routine_c", "routine_source", "translate_routine"]
+def routines_c(funcs: Any) -> list[str]:
+    """The C of the routines ``funcs`` and, before each, of the routines it calls, each
+    once, callees first."""
+    order: list[Callable[..., Any]] = []
+
+    def visit(f: Callable[..., Any], path: tuple[Callable[..., Any], ...] = ()) -> None:
+        if f in path:
+            raise Unsupported(f"{f.__name__}: a recursive call")
+        for g in routine_calls(f):
+            visit(g, path + (f,))
+        if f not in order:
+            order.append(f)
+
+    for f in funcs:
+        visit(f)
+    return [routine_c(f) for f in order]
+
+
+__all__ = ["Unsupported", "routine_c", "routine_calls", "routine_source", "routines_c",
+           "translate_routine"]

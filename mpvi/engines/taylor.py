@@ -55,6 +55,9 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from mpvi.numbers.linalg import solve_dense
+from mpvi.numbers.series import (series_adaptive, series_div, series_exp, series_horner,
+                                 series_log, series_mul, series_powc, series_sincos,
+                                 series_sqr, series_sqrt)
 from mpvi.model.singular import SingularityCrossed
 
 
@@ -486,10 +489,19 @@ class TaylorEvaluator:
         """The Taylor coefficients y_0 .. y_order of the solution through (t, y), as a
         list of ``order + 1`` lists of 2 n numbers (``fixed``: the values of
         :meth:`fixed_values`, if already computed)."""
-        tape, ctx = self.tape, self.ctx
         F = self.fixed_values(params) if fixed is None else fixed
-        S: list = [[None] * (order + 1) for _ in range(tape.nseries)]
-        zero = ctx.zero
+        S = self._storage(order)
+        self._series(t, y, order, F, S)
+        return [[S[i][k] for i in self.tape.state] for k in range(order + 1)]
+
+    def _storage(self, order: int) -> list:
+        """The series of the tape's slots, ``order + 1`` coefficients each."""
+        return [[None] * (order + 1) for _ in range(self.tape.nseries)]
+
+    def _series(self, t, y: Sequence, order: int, F: list, S: list) -> bool:
+        """The coefficients 0 .. order of every series of the tape through (t, y) into
+        ``S`` (the state's are the solution's)."""
+        tape, zero = self.tape, self.ctx.zero
 
         def coef(o, k):
             if o[0] == "s":
@@ -499,7 +511,7 @@ class TaylorEvaluator:
         if tape.time is not None:
             S[tape.time][0] = t
             for k in range(1, order + 1):
-                S[tape.time][k] = ctx.one if k == 1 else zero
+                S[tape.time][k] = self.ctx.one if k == 1 else zero
         for i, x in zip(tape.state, y):
             S[i][0] = x
         for k in range(order):
@@ -507,43 +519,22 @@ class TaylorEvaluator:
                 self._order_k(ins, k, S, F, coef)
             for i, o in zip(tape.state, tape.outputs):
                 S[i][k + 1] = coef(o, k) / (k + 1)
-        return [[S[i][k] for i in tape.state] for k in range(order + 1)]
+        return True
 
     @staticmethod
     def horner(ys: Sequence, h) -> list:
-        """sum_k ys[k] h^k by Horner's rule (the compiled steps' order of operations)."""
-        order = len(ys) - 1
-        acc = list(ys[order])
-        for k in range(order - 1, -1, -1):
-            acc = [a * h + c for a, c in zip(acc, ys[k])]
-        return acc
-
-    def radius(self, ys: Sequence, order: int, inverses: tuple):
-        """Jorba & Zou's estimate of the radius of convergence from the coefficients
-        ``ys`` of order ``order``: min over k in {order - 1, order} of (s / |y_k|)^(1/k),
-        s = max(1, |y_0|) (max norms; ``inverses`` = (1/(order - 1), 1/order)).  None when
-        both coefficients vanish (or are nan): nothing bounds the step."""
-        scale = self.ctx.one
-        for x in ys[0]:
-            if abs(x) > scale:
-                scale = abs(x)
-        r = None
-        for k, inv in zip((order - 1, order), inverses):
-            m = self.ctx.zero
-            for x in ys[k]:
-                if abs(x) > m:
-                    m = abs(x)
-            if m > 0:
-                x = (scale / m) ** inv
-                if r is None or x < r:
-                    r = x
-        return r
+        """sum_k ys[k] h^k by Horner's rule (:func:`mpvi.numbers.series.series_horner`)."""
+        order, ny = len(ys) - 1, len(ys[0])
+        out: list = [None] * ny
+        series_horner(ny, order, [[ys[k][i] for k in range(order + 1)] for i in range(ny)],
+                      h, out)
+        return out
 
     def adaptive(self, t, y: Sequence, h, order: int, params: Sequence, factor,
                  record: bool = False) -> tuple:
         """Jorba & Zou's adaptive Taylor substeps of order ``order`` from (t, y) across
         [t, t + h] (module docstring; ``factor`` = :func:`step_factor`), the last one
-        landing on t + h.
+        landing on t + h (:func:`mpvi.numbers.series.series_adaptive`).
 
         Returns (the new y as a list, the number of substeps, None or -- with ``record``
         -- the flat list [tau_1, y(tau_1).., tau_2, ...] of the interior substep ends).
@@ -551,40 +542,33 @@ class TaylorEvaluator:
         rest of the step would need more than :data:`MAX_SUBSTEPS` at its pace."""
         ctx = self.ctx
         F = self.fixed_values(params)
-        inverses = (ctx.one / (order - 1), ctx.one / order)
-        tend = t + h
-        forward = h > 0
-        tau, y = t, list(y)
-        nsub, bounds = 0, []
-        while True:
-            ys = self.coefficients(tau, y, order, params, F)
-            rem = tend - tau
-            r = self.radius(ys, order, inverses)
-            last = r is None
-            if not last:
-                hs = r * factor
-                last = not hs < abs(rem)
-            if last:
-                hs = rem
-            else:
-                if abs(rem) > hs * (MAX_SUBSTEPS - nsub):
-                    raise substep_limit(ctx, h, tau, hs)
-                if not forward:
-                    hs = -hs
-                if tau + hs == tau:
-                    raise StepSizeCollapse(
-                        f"the adaptive Taylor substep shrank to {ctx.to_str(hs, 3)} at t = "
-                        f"{ctx.to_str(tau, 12)}, below the resolution of the time: the "
-                        f"solution's radius of convergence vanishes there (it runs into a "
-                        f"singularity)")
-            y = self.horner(ys, hs)
-            nsub += 1
-            if last:
-                return y, nsub, (bounds if record else None)
-            tau = tau + hs
+        S = self._storage(order)
+        bounds: list = []
+
+        def coefficients(tau, y):
+            return self._series(tau, y, order, F, S)
+
+        def note(tau, y):
             if record:
                 bounds.append(tau)
                 bounds.extend(y)
+            return True
+
+        y, out = list(y), [None, None]
+        nsub = series_adaptive(len(y), order, coefficients, [S[i] for i in self.tape.state],
+                               note, t, y, h, factor, MAX_SUBSTEPS, ctx.one, ctx.zero,
+                               ctx.one / (order - 1), ctx.one / order, out)
+        if nsub == -2:
+            raise substep_limit(ctx, h, out[0], out[1])
+        if nsub == -3:
+            raise StepSizeCollapse(
+                f"the adaptive Taylor substep shrank to {ctx.to_str(out[1], 3)} at t = "
+                f"{ctx.to_str(out[0], 12)}, below the resolution of the time: the "
+                f"solution's radius of convergence vanishes there (it runs into a "
+                f"singularity)")
+        if nsub < 1:                                 # pragma: no cover (no decline here)
+            raise AssertionError(f"series_adaptive: status {nsub}")
+        return y, nsub, (bounds if record else None)
 
     def _order_k(self, ins, k, S, F, coef):
         """The k-th coefficient of the result of ``ins`` (all lower ones known): the
@@ -596,7 +580,11 @@ class TaylorEvaluator:
 
     def step(self, t, y: Sequence, h, order: int, params: Sequence) -> list:
         """y(t + h) by the Taylor polynomial of degree ``order`` (Horner's rule)."""
-        return self.horner(self.coefficients(t, y, order, params), h)
+        S = self._storage(order)
+        self._series(t, y, order, self.fixed_values(params), S)
+        out: list = [None] * len(self.tape.state)
+        series_horner(len(out), order, [S[i] for i in self.tape.state], h, out)
+        return out
 
 
 # ----- the Taylor recurrences of the tape's operations ---------------------------------------
@@ -643,11 +631,7 @@ def _k_mul(tape, ins, k, S, F, coef):
     elif b[0] == "f":
         S[d][k] = S[a[1]][k] * F[b[1]]
     else:
-        A, B = S[a[1]], S[b[1]]
-        acc = A[0] * B[k]
-        for j in range(1, k + 1):
-            acc = acc + A[j] * B[k - j]
-        S[d][k] = acc
+        series_mul(S[d], S[a[1]], S[b[1]], k)
 
 
 def _k_div(tape, ins, k, S, F, coef):
@@ -655,33 +639,11 @@ def _k_div(tape, ins, k, S, F, coef):
     if b[0] == "f":
         S[d][k] = S[a[1]][k] / F[b[1]]
     else:
-        B, C = S[b[1]], S[d]
-        acc = coef(a, k)
-        for j in range(1, k + 1):
-            acc = acc - B[j] * C[k - j]
-        C[k] = acc / B[0]
+        series_div(S[d], coef(a, k), S[b[1]], k)
 
 
 def _k_sqr(tape, ins, k, S, F, coef):
-    d, A = ins[1][1], S[ins[2][1]]
-    if k == 0:
-        S[d][0] = A[0] * A[0]
-    else:
-        acc = A[0] * A[k]
-        for j in range(1, (k + 1) // 2):
-            acc = acc + A[j] * A[k - j]
-        acc = acc + acc
-        if k % 2 == 0:
-            acc = acc + A[k // 2] * A[k // 2]
-        S[d][k] = acc
-
-
-def _convolve(DA, X, k):
-    """sum_(j=1..k) DA[j] X[k-j], summed from j = 1 up (the order of the compiled tape)."""
-    acc = DA[1] * X[k - 1]
-    for j in range(2, k + 1):
-        acc = acc + DA[j] * X[k - j]
-    return acc
+    series_sqr(S[ins[1][1]], S[ins[2][1]], k)
 
 
 def _k_sincos(tape, ins, k, S, F, coef):
@@ -689,9 +651,7 @@ def _k_sincos(tape, ins, k, S, F, coef):
     if k == 0:
         s[0], c[0] = tape.ns["sin"](A[0]), tape.ns["cos"](A[0])
     else:
-        DA[k] = A[k] * k
-        s[k] = _convolve(DA, c, k) / k
-        c[k] = _convolve(DA, s, k) / (-k)
+        series_sincos(s, c, A, DA, k)
 
 
 def _k_exp(tape, ins, k, S, F, coef):
@@ -699,8 +659,7 @@ def _k_exp(tape, ins, k, S, F, coef):
     if k == 0:
         e[0] = tape.ns["exp"](A[0])
     else:
-        DA[k] = A[k] * k
-        e[k] = _convolve(DA, e, k) / k
+        series_exp(e, A, DA, k)
 
 
 def _k_log(tape, ins, k, S, F, coef):
@@ -708,13 +667,7 @@ def _k_log(tape, ins, k, S, F, coef):
     if k == 0:
         L[0] = tape.ns["log"](A[0])
     else:
-        acc = A[k]
-        if k > 1:
-            w = L[1] * A[k - 1]
-            for j in range(2, k):
-                w = w + (L[j] * j) * A[k - j]
-            acc = acc - w / k
-        L[k] = acc / A[0]
+        series_log(L, A, k)
 
 
 def _k_sqrt(tape, ins, k, S, F, coef):
@@ -722,10 +675,7 @@ def _k_sqrt(tape, ins, k, S, F, coef):
     if k == 0:
         R[0] = tape.ns["sqrt"](A[0])
     else:
-        acc = A[k]
-        for j in range(1, k):
-            acc = acc - R[j] * R[k - j]
-        R[k] = acc / (R[0] * 2)
+        series_sqrt(R, A, k)
 
 
 def _k_powc(tape, ins, k, S, F, coef):
@@ -733,11 +683,7 @@ def _k_powc(tape, ins, k, S, F, coef):
     if k == 0:
         C[0] = A[0] ** alpha
     else:
-        acc = None
-        for j in range(1, k + 1):
-            w = (alpha * j - (k - j)) * A[j] * C[k - j]
-            acc = w if acc is None else acc + w
-        C[k] = acc / (A[0] * k)
+        series_powc(C, A, alpha, k)
 
 
 _RECURRENCES = {"solve": _k_solve, "add": _k_add_sub, "sub": _k_add_sub, "neg": _k_neg,

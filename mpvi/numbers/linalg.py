@@ -212,3 +212,20 @@ def ldl_positive(n: int, a: list[list[Real]], d: list[Real], low: list[list[Real
                 s -= li[k] * lj[k] * d[k]
             li[j] = s / d[j]
     return True
+
+
+def max_norm(n: int, v: list[Real], out: list[Real]) -> bool:
+    """``out[0] = max_i |v_i|`` of the n numbers v (the first largest, as Python's
+    ``max``); False, ``out`` untouched, when a v_i is not finite (x - x is 0 exactly for a
+    finite x only).  The one max norm of Newton's stopping rule
+    (:func:`mpvi.numbers.newton.newton_core`), in every context and in its C."""
+    best = abs(v[0])
+    for i in range(n):
+        if not v[i] - v[i] == 0:
+            return False
+        w = abs(v[i])
+        if w > best:
+            best = w
+    out[0] = best
+    return True
+

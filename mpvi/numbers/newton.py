@@ -1,9 +1,12 @@
 """Newton's method for the implicit schemes, with tolerances from the number context.
 
-One implementation, used by the generated-kernel path and by the assembled reference
-path alike: :func:`solve_info` iterates  x <- x - J(x)^-1 F(x)  on plain lists (numpy
-arrays are accepted and returned as such) with the dense solve of :mod:`mpvi.numbers.linalg`,
-and stops when the update is at the round-off level of the context:
+One implementation: :func:`newton_core` iterates  x <- x - J(x)^-1 F(x)  on plain lists
+with the elimination of :mod:`mpvi.numbers.linalg`; :func:`solve_info` runs it for the
+generated-kernel path and the assembled reference path alike (numpy arrays are accepted
+and returned as such), and the compiled Newton of :mod:`mpvi.compiled` is its
+translation to MPFR C (:mod:`mpvi.compiled.croutine`: the same operations, so the same
+bits and iteration counts).  It stops when the update is at the round-off level of the
+context:
 
     ||dx||_inf <= tol,    tol = rtol * max(||x||_inf, scale),    rtol = 2^10 * ctx.eps
 
@@ -29,11 +32,14 @@ index and time.
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 
-from mpvi.numbers.linalg import SingularMatrixError, solve_dense
+from mpvi.numbers.linalg import SingularMatrixError, gauss_eliminate, max_norm, solve_dense
+
+if TYPE_CHECKING:
+    from mpvi.ground.types import Real
 
 DEFAULT_MAX_ITER = 50
 
@@ -216,9 +222,105 @@ def _norm(values):
     return m if all(v == v for v in values) else next(v for v in values if v != v)
 
 
+def newton_core(n: int, both: Callable[[list[Real], list[Real], list[list[Real]]], bool],
+                residual: Callable[[list[Real], list[Real]], bool],
+                probe: Callable[[list[Real], list[Real]], bool], x: list[Real], eps: Real,
+                rtol: Real, scale: Real, max_iter: int, slack: int, damped: int, one: Real,
+                r: list[Real], jac: list[list[Real]], a: list[list[Real]],
+                b: list[list[Real]], dx: list[list[Real]], step: list[Real],
+                trial: list[Real], fr: list[Real], out: list[Real]) -> int:
+    """Newton's method on F(x) = 0 from ``x`` (n numbers, updated in place): the one
+    iteration of mpvi, run by :func:`solve_info` in every context and translated to MPFR
+    C for the compiled modules (:mod:`mpvi.compiled.croutine`).
+
+    ``both(x, r, jac)`` writes F(x) into r and dF/dx into the rows of jac,
+    ``residual(x, r)`` F(x) alone; ``probe(x, r)`` is ``residual`` for a trial point of
+    the damping (false where F cannot be evaluated there).  Each returns false where it
+    declines (the compiled callbacks: a value the C does not take).  ``damped`` (0 or 1)
+    halves the update until the residual norm decreases (:func:`solve_info`); ``one`` is
+    the context's 1.  a, b, dx (n x n, n x 1, n x 1), step, trial and fr (n) are storage;
+    ``out`` (3 numbers) receives the results.
+
+    Returns the iterations made when converged, with the final residual norm in
+    ``out[0]`` and its bound in ``out[1]``; otherwise 0 (no convergence in ``max_iter``:
+    the last update norm in ``out[0]``), -1 (a callback declined), -2 (no update: the
+    elimination failed), -3 (a non-finite update or iterate) or -4 (converged, but the
+    residual is not finite or exceeds its bound ``out[1]``); ``out[2]`` the iteration.
+    """
+    have = 0
+    dn = one
+    for it in range(1, max_iter + 1):
+        out[2] = it
+        if not both(x, r, jac):
+            return -1
+        for i in range(n):
+            ai = a[i]
+            ji = jac[i]
+            for j in range(n):
+                ai[j] = ji[j]
+            b[i][0] = -r[i]
+        if gauss_eliminate(n, 1, a, b, dx, eps, out) != n:
+            return -2
+        for i in range(n):
+            step[i] = dx[i][0]
+        if damped != 0 and max_norm(n, r, out):
+            rn = out[0]                     # the first of 1, 1/2, ... that lowers ||F||
+            lam = one
+            half = one / 2
+            h = 0
+            while h < 64:
+                for i in range(n):
+                    trial[i] = x[i] + step[i] * lam
+                if probe(trial, fr) and max_norm(n, fr, out) and out[0] < rn:
+                    for i in range(n):
+                        step[i] = step[i] * lam
+                    break
+                lam = lam * half
+                h += 1
+        for i in range(n):
+            x[i] = x[i] + step[i]
+        if not max_norm(n, step, out):
+            return -3
+        previous = dn
+        dn = out[0]
+        if not max_norm(n, x, out):
+            return -3
+        xn = out[0]
+        if scale > xn:
+            xn = scale
+        converged = 0
+        if dn <= rtol * xn:
+            converged = 1
+        elif have == 1:                     # quadratic convergence: the next update would
+            if 2 * dn <= previous:          # be about dn^3 / previous^2
+                if dn ** 3 <= eps * xn * previous ** 2:
+                    converged = 1
+        if converged == 1:
+            if not residual(x, r):
+                return -1
+            jn = one                        # ||J||_inf, the largest row sum (from 0)
+            for i in range(n):
+                ji = jac[i]
+                s = abs(ji[0])
+                for j in range(1, n):
+                    s = s + abs(ji[j])
+                if i == 0 or s > jn:
+                    jn = s
+            bound = n * rtol * jn * xn * slack
+            out[1] = bound
+            if not max_norm(n, r, out):
+                return -4
+            if not out[0] <= bound:
+                return -4
+            return it
+        have = 1
+    out[0] = dn
+    return 0
+
+
 def solve_info(fun: Callable, x0, ctx, *, scale=None, rtol=None, max_iter=DEFAULT_MAX_ITER,
                what: str = "", diagnose: Callable | None = None, damped: bool = False):
-    """Solve F(x) = 0 by Newton's method from ``x0``.
+    """Solve F(x) = 0 by Newton's method from ``x0`` (:func:`newton_core`).
 
     Parameters
     ----------
@@ -241,8 +343,9 @@ def solve_info(fun: Callable, x0, ctx, *, scale=None, rtol=None, max_iter=DEFAUL
         iterate x (e.g. a non-finite potential there), or None.
     damped : bool
         Halve the update until the residual at the new iterate is finite and smaller in
-        norm (at most ``prec`` halvings); for equations whose Newton iteration can leave
-        the domain (a Legendre map near |v| = c).
+        norm (at most 64 halvings, else the full update: near convergence the residual
+        stalls at round-off and the stopping rule decides); for equations whose Newton
+        iteration can leave the domain (a Legendre map near |v| = c).
 
     Returns
     -------
@@ -255,49 +358,70 @@ def solve_info(fun: Callable, x0, ctx, *, scale=None, rtol=None, max_iter=DEFAUL
         return ctx.verified_solve(fun, x0, what=what)
     rtol = tolerance(ctx) if rtol is None else ctx.num(rtol)
     scale = ctx.one if scale is None else scale
-    eps = ctx.eps
     as_array = isinstance(x0, np.ndarray)
-    dtype = ctx.dtype
+    dtype, zero = ctx.dtype, ctx.zero
+    x = list(x0)
+    n = len(x)
 
     def call(x, jacobian):
-        return fun(np.array(x, dtype=dtype) if as_array else x, jacobian)
+        return fun(np.array(x, dtype=dtype) if as_array else list(x), jacobian)
 
-    def failure(message, x, residual, iterations):
+    def into(values, row, what_):
+        if len(values) != n:
+            raise ValueError(f"Newton: {what_} has {len(values)} entries for {n} unknowns")
+        for i, v in enumerate(values):          # an int entry becomes the context's number
+            row[i] = zero + v if type(v) is int else v
+
+    def both(x, r, jac):
+        res, J = call(x, True)
+        into(res, r, "the residual")
+        rows = J.tolist() if isinstance(J, np.ndarray) else J
+        into(rows, jac, "the Jacobian")
+        for row, values in zip(jac, rows):
+            into(values, row, "a Jacobian row")
+        return True
+
+    def residual(x, r):
+        into(call(x, False), r, "the residual")
+        return True
+
+    def probe(x, r):
+        try:
+            return residual(x, r)
+        except (ArithmeticError, ValueError):
+            return False
+
+    def storage(rows, m):
+        return [[None] * m for _ in range(rows)]
+
+    r, jac, out = [None] * n, storage(n, n), [None] * 3
+    code = newton_core(n, both, residual, probe, x, ctx.eps, rtol, scale, max_iter,
+                       RESIDUAL_SLACK, 1 if damped else 0, ctx.one, r, jac, storage(n, n),
+                       storage(n, 1), storage(n, 1), [None] * n, [None] * n, [None] * n, out)
+
+    def failure(message, residual_norm, iterations):
         cause = diagnose(np.array(x, dtype=dtype) if as_array else x) if diagnose else None
-        return NewtonError(message, residual=residual, iterations=iterations, what=what,
+        return NewtonError(message, residual=residual_norm, iterations=iterations, what=what,
                            cause=cause)
 
-    x = list(x0)
-    dn = None
-    for it in range(1, max_iter + 1):
-        r, J = call(x, True)
-        dx, why = _update(J, r, ctx)
-        if why is not None:
-            raise failure(why, x, _norm(r), it)
-        if damped:
-            dx = _damp(call, x, dx, _norm(r), ctx)
-        x = [a + d for a, d in zip(x, dx)]
-        previous, dn = dn, _norm(dx)
-        if not ctx.isfinite(dn):
-            message = ("the residual is not finite at the iterate" if not all(map(ctx.isfinite, r))
-                       else "the iteration produced a non-finite value")
-            raise failure(message, x, None, it)
-        xn = max(_norm(x), scale)
-        # quadratic convergence: the next update would be about dn^3 / previous^2
-        if dn <= rtol * xn or (previous is not None and 2 * dn <= previous
-                               and dn ** 3 <= eps * xn * previous ** 2):
-            residual = _norm(call(x, False))
-            x = np.array(x, dtype=dtype) if as_array else x
-            bound = _residual_bound(J, rtol, x, scale)
-            if not residual <= bound:
-                raise failure(f"the update converged but the residual {_short(residual)} "
-                              f"exceeds its bound {_short(bound)} (n rtol ||J|| max(||x||, "
-                              f"scale) {RESIDUAL_SLACK}): the iterate does not solve the "
-                              "equations", x, residual, it)
-            return x, it, residual
-    residual = _norm(call(x, False))
-    raise failure(f"no convergence to the relative tolerance {_short(rtol)} "
-                  f"(last update {_short(dn)})", x, residual, max_iter)
+    if code > 0:
+        return (np.array(x, dtype=dtype) if as_array else x), code, out[0]
+    it = out[2]
+    if code == -2:
+        raise failure(_update(jac, r, ctx)[1], _norm(r), it)
+    if code == -3:
+        raise failure("the residual is not finite at the iterate"
+                      if not all(map(ctx.isfinite, r)) else
+                      "the iteration produced a non-finite value", None, it)
+    if code == -4:
+        rn = _norm(r)
+        raise failure(f"the update converged but the residual {_short(rn)} exceeds its "
+                      f"bound {_short(out[1])} (n rtol ||J|| max(||x||, scale) "
+                      f"{RESIDUAL_SLACK}): the iterate does not solve the equations", rn, it)
+    if code == 0:
+        raise failure(f"no convergence to the relative tolerance {_short(rtol)} "
+                      f"(last update {_short(out[0])})", _norm(call(x, False)), max_iter)
+    raise AssertionError(f"newton_core: status {code}")   # pragma: no cover (no decline here)
 
 
 def _update(J, r, ctx):
@@ -309,28 +433,3 @@ def _update(J, r, ctx):
         if not all(ctx.isfinite(v) for row in J for v in row):
             return None, "the Jacobian is not finite at the iterate"
         return None, f"singular Jacobian ({e})"
-
-
-def _residual_bound(J, rtol, x, scale):
-    """What the residual of a converged iterate may be: n rtol ||J||_inf max(||x||, scale)
-    times :data:`RESIDUAL_SLACK` (J the last Jacobian, as the caller evaluated it)."""
-    jnorm = max(sum(abs(v) for v in row) for row in J)
-    return len(J) * rtol * jnorm * max(_norm(x), scale) * RESIDUAL_SLACK
-
-
-def _damp(call, x, dx, rnorm, ctx, halvings=64):
-    """The update ``dx`` times the first of 1, 1/2, 1/4, ... for which F(x + dx) is finite
-    and smaller in norm than ``rnorm``; the full update if none is (near convergence the
-    residual stalls at round-off: the stopping rule then decides, never a vanishing
-    damped step)."""
-    half, lam = ctx.one / 2, ctx.one
-    for _ in range(halvings):
-        step = [d * lam for d in dx]
-        try:
-            trial = _norm(call([a + d for a, d in zip(x, step)], False))
-        except (ArithmeticError, ValueError):
-            trial = None
-        if trial is not None and ctx.isfinite(trial) and trial < rnorm:
-            return step
-        lam = lam * half
-    return dx

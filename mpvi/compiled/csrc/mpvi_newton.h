@@ -1,6 +1,9 @@
-/* Newton's method of mpvi.numbers.newton.solve_info on a kernel of mpvi.engines.kernels, with the
-   elimination of mpvi.numbers.linalg.solve_dense, in MPFR: the same operations in the same order,
-   so the same bits and iteration counts.
+/* Newton's method of mpvi.numbers.newton on a kernel of mpvi.engines.kernels, in MPFR.  The
+   iteration itself (the update by the elimination of mpvi.numbers.linalg, the stopping
+   rule, the residual check) is generated before this header from the Python of
+   mpvi.numbers.newton.newton_core (mpvi.compiled.croutine: the same operations in the same
+   order, so the same bits and iteration counts); this header is its glue: reading the
+   arguments, the kernels as its callbacks, the storage, the Python module.
 
    The generated part defines, before this header: PREC, MPVI_MODULE, N (the unknowns), NK
    and NP (the known values and parameters; NKA, NPA: at least 1), NOUT (the outputs, at
@@ -10,20 +13,23 @@
      nw_init(): the kernels' storage and their operations on literals (module load);
      nw_pre(): binds K, P (kp, pp) and runs the operations on them alone (once per solve);
      nw_both(): binds X (xp), computes the residual rp and the Jacobian Jp;
-     nw_residual(): the residual rr at the converged X (the residual check);
-     nw_outputs(): the step's outputs oo at the converged X (empty without outputs). */
+     nw_residual(): the residual rr at X (xp);
+     nw_outputs(): the step's outputs oo at X (xp) (empty without outputs). */
 #ifndef MPVI_NEWTON_H
 #define MPVI_NEWTON_H
 #include "mpvi_runtime.h"
 #include "mpvi_module.h"
 #include "mpvi_powers.h"
-#include "mpvi_solve.h"
 #include "mpvi_number.h"
 
-static mpfr_t xo[N], bo[N], dx[N], S, W1, W2, W3, DN1, DN2, XN, JN, RN;
-static mpfr_ptr dxp[N], xp[N], bp[N], rp[N], Jp[N][N], rr[N], oo[NOUT];
+static mpfr_t xo[N], W1, ONE;
+static mpfr_ptr xp[N], rp[N], Jp[N][N], rr[N], oo[NOUT];
 static mpfr_ptr kp[NKA], pp[NPA], xin[N];
 static mpfr_t kslot[NKA], pslot[NPA], xslot[N];
+/* the storage of mpvi_newton_core: the iterate, F, J, the elimination's a, b, x, the
+   update, the damping's trial point and residual, the results */
+static mpfr_t X[N], R[N], JS[N][N], AS[N][N], BS[N][1], DS[N][1], STEP[N], TRIAL[N], FR[N], OUT[3];
+static mpfr_t *Jr[N], *Ar[N], *Br[N], *Dr[N];
 
 static int nw_tables(PyObject *tables);
 static void nw_init(void);
@@ -37,24 +43,22 @@ static PyObject *setup(PyObject *self, PyObject *tables) {
     return mpvi_setup(tables, NTABLES, nw_tables);
 }
 
-/* max_i |v_i| (the first largest, as Python's max), 0 if a value is not finite */
-static int nw_norm(mpfr_ptr *v, int count, mpfr_t out) {
-    int best = 0;
-    for (int i = 0; i < count; i++) {
-        if (!mpfr_number_p(v[i])) return 0;
-        if (i > 0 && mpfr_cmpabs(v[i], v[best]) > 0) best = i;
+/* the callbacks of the iteration: both(x, r, jac) and residual(x, r) by the kernels */
+static int nw_both_cb(mpfr_t *x, mpfr_t *r, mpfr_t **jac) {
+    for (int i = 0; i < N; i++) xp[i] = x[i];
+    nw_both();
+    for (int i = 0; i < N; i++) {
+        mpfr_set(r[i], rp[i], MPFR_RNDN);
+        for (int j = 0; j < N; j++) mpfr_set(jac[i][j], Jp[i][j], MPFR_RNDN);
     }
-    mpfr_abs(out, v[best], MPFR_RNDN);
     return 1;
 }
 
-/* mpvi.numbers.linalg.solve_dense(J, -r) */
-static int nw_solve(mpfr_srcptr eps) {
-    for (int i = 0; i < N; i++) {
-        mpfr_neg(bo[i], rp[i], MPFR_RNDN);
-        bp[i] = bo[i];
-    }
-    return dense_solve(&Jp[0][0], bp, dx, eps);
+static int nw_residual_cb(mpfr_t *x, mpfr_t *r) {
+    for (int i = 0; i < N; i++) xp[i] = x[i];
+    nw_residual();
+    for (int i = 0; i < N; i++) mpfr_set(r[i], rr[i], MPFR_RNDN);
+    return 1;
 }
 
 /* the first guess extrapolated from the previous step, as Python's
@@ -86,30 +90,12 @@ static int nw_extrapolate(PyObject *cs, PyObject *es, long m) {
     return ok;
 }
 
-/* the residual check of the converged iterate: ||r|| <= n rtol ||J||_inf max(||x||, scale)
-   slack (XN holds max(||x||, scale)) */
-static int nw_residual_ok(mpfr_srcptr rtol, long slack) {
-    if (!nw_norm(rr, N, RN)) return 0;
-    for (int i = 0; i < N; i++) {          /* ||J||_inf: row sums, from 0 as Python's sum */
-        mpfr_abs(S, Jp[i][0], MPFR_RNDN);
-        for (int j = 1; j < N; j++) {
-            mpfr_abs(W1, Jp[i][j], MPFR_RNDN);
-            mpfr_add(S, S, W1, MPFR_RNDN);
-        }
-        if (i == 0 || mpfr_greater_p(S, JN)) mpfr_set(JN, S, MPFR_RNDN);
-    }
-    mpfr_mul_si(W1, rtol, N, MPFR_RNDN);      /* n rtol ||J|| max(||x||, scale) slack */
-    mpfr_mul(W1, W1, JN, MPFR_RNDN);
-    mpfr_mul(W1, W1, XN, MPFR_RNDN);
-    mpfr_mul_si(W1, W1, slack, MPFR_RNDN);
-    return mpfr_lessequal_p(RN, W1);
-}
-
 /* (X, iterations, residual[, outputs]) of the converged iterate, or NULL */
 static PyObject *nw_converged(long it) {
     PyObject *out = NULL;
-    mpfr_ptr rn = RN;
-    PyObject *x = nw_result(xp, N), *r = x ? nw_result(&rn, 1) : NULL, *o = NULL;
+    mpfr_ptr xs[N], rn = OUT[0];
+    for (int i = 0; i < N; i++) xs[i] = X[i];
+    PyObject *x = nw_result(xs, N), *r = x ? nw_result(&rn, 1) : NULL, *o = NULL;
 #if HAS_OUTPUTS
     o = r ? nw_result(oo, NOUT) : NULL;
     if (o != NULL) out = Py_BuildValue("(OlOO)", x, it, PyList_GET_ITEM(r, 0), o);
@@ -121,7 +107,9 @@ static PyObject *nw_converged(long it) {
 }
 
 /* newton(X0, K, P, eps, rtol, scale, max_iter, slack[, C, E, m]): X0 None and the
-   extrapolation C, E, m given, the first guess is extrapolated here */
+   extrapolation C, E, m given, the first guess is extrapolated here; None (the caller
+   runs the Python iteration, which raises or takes the path the C declines) unless
+   mpvi_newton_core converged */
 static PyObject *newton(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     (void)self;
     mpfr_t es, rs, ss;
@@ -142,60 +130,46 @@ static PyObject *newton(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         ok = nw_read(args[0], N, xin, xslot);
         for (int i = 0; ok && i < N; i++) xp[i] = xin[i];
     }
-    if (!ok) goto fallback;
-    nw_pre();
-    mpfr_ptr dn = NULL, previous = NULL;
-    for (long it = 1; it <= max_iter; it++) {
-        nw_both();
-        for (int i = 0; i < N; i++) if (!mpfr_number_p(rp[i])) goto fallback;
-        if (!nw_solve(eps)) goto fallback;
-        for (int i = 0; i < N; i++) {
-            mpfr_add(xo[i], xp[i], dx[i], MPFR_RNDN);
-            xp[i] = xo[i];
-        }
-        mpfr_ptr fresh = (dn == DN1) ? DN2 : DN1;    /* previous, dn = dn, ||dx|| */
-        for (int i = 0; i < N; i++) dxp[i] = dx[i];
-        if (!nw_norm(dxp, N, fresh)) goto fallback;
-        previous = dn;
-        dn = fresh;
-        if (!nw_norm(xp, N, XN)) goto fallback;
-        if (mpfr_greater_p(scale, XN)) mpfr_set(XN, scale, MPFR_RNDN);
-        mpfr_mul(W1, rtol, XN, MPFR_RNDN);
-        int converged = mpfr_lessequal_p(dn, W1);
-        if (!converged && previous != NULL) {
-            mpfr_mul_2ui(W1, dn, 1, MPFR_RNDN);
-            if (mpfr_lessequal_p(W1, previous)) {
-                mpfr_pow_ui(W1, dn, 3, MPFR_RNDN);
-                mpfr_mul(W2, eps, XN, MPFR_RNDN);
-                mpfr_sqr(W3, previous, MPFR_RNDN);
-                mpfr_mul(W2, W2, W3, MPFR_RNDN);
-                converged = mpfr_lessequal_p(W1, W2);
-            }
-        }
-        if (!converged) continue;
-        nw_residual();
-        if (!nw_residual_ok(rtol, slack)) goto fallback;
-        nw_outputs();
-        PyObject *out = nw_converged(it);
-        mpfr_clear(es); mpfr_clear(rs); mpfr_clear(ss);
-        return out;
+    PyObject *out = NULL;
+    if (ok) {
+        for (int i = 0; i < N; i++) mpfr_set(X[i], xp[i], MPFR_RNDN);
+        nw_pre();
+        long code = mpvi_newton_core(N, nw_both_cb, nw_residual_cb, nw_residual_cb, X, eps, rtol,
+                                     scale, max_iter, slack, 0, ONE, R, Jr, Ar, Br, Dr, STEP,
+                                     TRIAL, FR, OUT);
+        if (code > 0) {
+            for (int i = 0; i < N; i++) xp[i] = X[i];
+            nw_outputs();
+            out = nw_converged(code);
+        } else ok = 0;
     }
-fallback:
     mpfr_clear(es); mpfr_clear(rs); mpfr_clear(ss);
-    return mpvi_fallback();
+    return ok ? out : mpvi_fallback();
 }
 
 /* the numbers of the module (at its init) */
 static void nw_module_numbers(void) {
     nw_init();
+    mpvi_gauss_eliminate_init();
+    mpvi_max_norm_init();
+    mpvi_newton_core_init();
     mpvi_init_array(xo, N, PREC);
     mpvi_init_array(xslot, N, 64);
-    dense_solve_init(dx);
-    mpvi_init_array(bo, N, PREC);
-    mpfr_inits2(PREC, W1, S, (mpfr_ptr)0);
+    mpfr_inits2(PREC, W1, ONE, (mpfr_ptr)0);
+    mpfr_set_si(ONE, 1, MPFR_RNDN);
     mpvi_init_array(kslot, NKA, 64);
     mpvi_init_array(pslot, NPA, 64);
-    mpfr_inits2(PREC, W2, W3, DN1, DN2, XN, JN, RN, (mpfr_ptr)0);
+    mpvi_init_array(X, N, PREC);
+    mpvi_init_array(R, N, PREC);
+    mpvi_init_array(STEP, N, PREC);
+    mpvi_init_array(TRIAL, N, PREC);
+    mpvi_init_array(FR, N, PREC);
+    mpvi_init_array(OUT, 3, PREC);
+    mpvi_init_array(&JS[0][0], N * N, PREC);
+    mpvi_init_array(&AS[0][0], N * N, PREC);
+    mpvi_init_array(&BS[0][0], N, PREC);
+    mpvi_init_array(&DS[0][0], N, PREC);
+    for (int i = 0; i < N; i++) { Jr[i] = JS[i]; Ar[i] = AS[i]; Br[i] = BS[i]; Dr[i] = DS[i]; }
 }
 
 MPVI_DEFINE_MODULE(nw_module_numbers, "the constant tables of the kernels",
