@@ -16,7 +16,7 @@ from mpvi.compiled.croutine import (Unsupported, routine_c, routine_calls, routi
 from mpvi.numbers import linalg
 from mpvi.numbers.explicit import gbs_core, rk4_core
 from mpvi.numbers.linalg import (SingularMatrixError, gauss_eliminate, is_positive_definite,
-                                 ldl_positive, max_norm, solve_dense)
+                                 ldl_positive, linear_combination, max_norm, solve_dense)
 from mpvi.ground.types import Real
 from mpvi.numbers.newton import newton_core
 
@@ -264,7 +264,7 @@ def test_the_generated_c_follows_the_python_source():
 
 
 def test_the_kinds_include_the_routines_they_run():
-    assert cmodules.ROUTINES["mpvi_newton.h"] == (newton_core,)
+    assert cmodules.ROUTINES["mpvi_newton.h"] == (newton_core, linear_combination)
     assert routine_calls(newton_core) == [gauss_eliminate, max_norm]
     module = cmodules._module_source("t", "", "mpvi_newton.h", {"PREC": 53}, [])
     first = [module.index(f"static int mpvi_{f.__name__}(")

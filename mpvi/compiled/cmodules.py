@@ -16,14 +16,15 @@ from typing import Sequence
 from mpvi.compiled.croutine import routines_c
 from mpvi.compiled.ctranslate import _FUNCTIONS, _PERIODIC, Unsupported, _Translator, _nan_if
 from mpvi.numbers.explicit import gbs_core, rk4_core
-from mpvi.numbers.linalg import gauss_eliminate, ldl_positive
+from mpvi.numbers.linalg import (gauss_eliminate, hadamard_regular, ldl_positive,
+                                 linear_combination)
 from mpvi.numbers.newton import newton_core
 from mpvi.numbers.series import (series_adaptive, series_div, series_exp, series_horner,
                                  series_log, series_mul, series_powc, series_sincos,
                                  series_sqr, series_sqrt)
 
-ROUTINES = {"mpvi_newton.h": (newton_core,),
-            "mpvi_explicit.h": (gauss_eliminate, rk4_core, gbs_core),
+ROUTINES = {"mpvi_newton.h": (newton_core, linear_combination),
+            "mpvi_explicit.h": (gauss_eliminate, hadamard_regular, rk4_core, gbs_core),
             "mpvi_taylor.h": (gauss_eliminate, series_mul, series_div, series_sqr,
                               series_sincos, series_exp, series_log, series_sqrt,
                               series_powc, series_horner, series_adaptive),

@@ -47,7 +47,7 @@ import sympy as sp
 
 from mpvi.compiled import cbackend
 from mpvi.compiled.codegen import TIME as TIME_SYMBOL, bound_source, function, generate_source, printed_source
-from mpvi.numbers.linalg import SingularMatrixError, solve_dense
+from mpvi.numbers.linalg import SingularMatrixError, hadamard_regular, solve_dense
 from mpvi.numbers.newton import DEFAULT_MAX_ITER, RESIDUAL_SLACK, solve_info, tolerance
 
 
@@ -342,7 +342,7 @@ def hamiltonian_field(system, factors: bool = False):
     params = system.param_values
     symbolic, _, funs = _field_parts(system)
     ng = len(_field_factors(system))
-    eps_n = n * ctx.eps
+    eps = ctx.eps
     # the singularity test compares numbers: a context of numbers with derivatives (the
     # duals of mpvi.numbers.arb) gives their values, the derivatives are not needed there
     plain = getattr(ctx, "plain", None)
@@ -356,11 +356,8 @@ def hamiltonian_field(system, factors: bool = False):
             out = fun([t], y[:n], y[n:], params)
         except ZeroDivisionError:                # mpmath raises where MPFR gives inf
             return reference(t, y)
-        bound = eps_n
         head = out[:1 + n * n] if plain is None else [plain(v) for v in out[:1 + n * n]]
-        for i in range(n):
-            bound *= sum(map(abs, head[1 + i * n:1 + (i + 1) * n]))
-        if not abs(head[0]) > bound:
+        if not hadamard_regular(n, head[0], head[1:], eps):
             return reference(t, y)
         return out[1 + n * n:1 + n * n + 2 * n], out[1 + n * n + 2 * n:] if ng else None
 

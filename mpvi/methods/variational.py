@@ -53,6 +53,7 @@ import sympy as sp
 from mpvi.engines import kernels
 from mpvi.methods.declarations import Discretization, GalerkinMethod, VariationalMethod
 from mpvi.engines.dense import TrialBasis
+from mpvi.numbers.linalg import linear_combination
 from mpvi.numbers.newton import check_options, solve_info
 from mpvi.model.singular import singularities
 from mpvi.methods.quadrature import gauss_legendre, gauss_lobatto, is_zero, lagrange_basis, to_context
@@ -405,16 +406,19 @@ class _TrialStepper:
 
     @cached_property
     def _extrapolation(self):
-        """(the rows E[u] of the unknown slots, flat; their common length) for the compiled
-        first guess."""
+        """(the rows E[u] of the unknown slots, flat; their common length): the first guess
+        extrapolated from the previous step's coefficients."""
         rows = [self.tables.extrapolation[u] for u in self.unknown]
         return [e for row in rows for e in row], len(rows[0]) if rows else 0
 
     def first_guess(self, t, q, y, carry):
         """Unknown coefficients from the previous step (carry) or from x + v (t - t_j)."""
-        if carry is not None:
-            E = self.tables.extrapolation
-            return [sum(x * e for e, x in zip(E[u], carry)) for u in self.unknown]
+        if carry is not None:                   # sum_i E[u][i] carry[i], as the compiled
+            E, me = self._extrapolation         # Newton's first guess
+            nu, nd, m = len(self.unknown), len(carry[0]), min(me, len(carry))
+            x: list = [None] * (nu * nd)
+            linear_combination(nu, m, nd, me, E, [v for c in carry for v in c], x)
+            return [np.array(x[u * nd:(u + 1) * nd], dtype=self.ctx.dtype) for u in range(nu)]
         v = y if self.method.state == "qv" else self.system.velocity(q, y, t)
         guess = []
         for u in self.unknown:

@@ -229,3 +229,35 @@ def max_norm(n: int, v: list[Real], out: list[Real]) -> bool:
     out[0] = best
     return True
 
+
+def hadamard_regular(n: int, det: Real, m: list[Real], eps: Real) -> bool:
+    """Whether the n x n matrix M (``m``, row by row) with determinant ``det`` is regular to
+    working precision by Hadamard's bound: |det M| > n eps prod_i sum_j |M_ij| (the row
+    sums from 0 up, one rounded product per row; false for a nan).  The one test of the
+    symbolic inverse v = adj(M) p / det M (:func:`mpvi.engines.kernels.hamiltonian_field`)
+    and of its C in the compiled explicit module."""
+    bound = n * eps
+    for i in range(n):
+        s = abs(m[i * n])
+        for j in range(1, n):
+            s = s + abs(m[i * n + j])
+        bound = bound * s
+    return abs(det) > bound
+
+
+def linear_combination(nu: int, m: int, nd: int, me: int, e: list[Real], c: list[Real],
+                       x: list[Real]) -> int:
+    """x[u nd + d] = sum_{i < m} c[i nd + d] e[u me + i] for u < nu, d < nd: ``nu``
+    combinations of the m vectors of ``nd`` numbers in c (flat), the coefficients of the
+    u-th in row u of e (flat, ``me`` per row), summed from i = 0 up.  The first guess of
+    a variational step extrapolated from the previous one
+    (``first_guess`` of the steppers of :mod:`mpvi.methods.variational`), in every context
+    and in the compiled Newton's C."""
+    for u in range(nu):
+        for d in range(nd):
+            acc = c[d] * e[u * me]
+            for i in range(1, m):
+                acc = acc + c[i * nd + d] * e[u * me + i]
+            x[u * nd + d] = acc
+    return 0
+

@@ -26,7 +26,7 @@
 #include "mpvi_signs.h"
 
 static mpfr_ptr ft_[1], fy[NY], parp[NPARA], mp[N * N], vxp[N], yin[NY];
-static mpfr_t fo[NY], vx[N], W, BOUND, SUM, ONE;
+static mpfr_t fo[NY], vx[N], W, ONE;
 static mpfr_t tslot, yslot[NY], hslot, eslot, parslot[NPARA];
 /* the dense solve of M v = p (a field whose M is not inverted symbolically) */
 MPVI_UNUSED static mpfr_ptr bp[N];
@@ -42,20 +42,12 @@ static PyObject *setup(PyObject *self, PyObject *tables) {
     return mpvi_setup(tables, NTABLES, ex_tables);
 }
 
-/* |det M| > n eps prod_i sum_j |M_ij| (Hadamard's bound), as mpvi.engines.kernels.hamiltonian_field
-   checks it: sums from Python's 0, one rounded product per row; false for a nan */
+/* mpvi.numbers.linalg.hadamard_regular(N, det, M, eps), generated before this header: M
+   (mp, pointers) copied (exactly) into its storage */
+static mpfr_t MS[N * N];
 MPVI_UNUSED static int ex_regular(mpfr_srcptr det, mpfr_srcptr eps) {
-    mpfr_mul_si(BOUND, eps, N, MPFR_RNDN);
-    for (int i = 0; i < N; i++) {
-        mpfr_abs(SUM, mp[i * N], MPFR_RNDN);
-        for (int j = 1; j < N; j++) {
-            mpfr_abs(W, mp[i * N + j], MPFR_RNDN);
-            mpfr_add(SUM, SUM, W, MPFR_RNDN);
-        }
-        mpfr_mul(BOUND, BOUND, SUM, MPFR_RNDN);
-    }
-    mpfr_abs(W, det, MPFR_RNDN);
-    return mpfr_greater_p(W, BOUND);
+    for (int i = 0; i < N * N; i++) mpfr_set(MS[i], mp[i], MPFR_RNDN);
+    return mpvi_hadamard_regular(N, det, MS, eps);
 }
 
 /* fo = f(ft_[0], fy): 0 where the Python field takes its other path, or (signs given) a
@@ -179,7 +171,9 @@ static void ex_module_numbers(void) {
     mpfr_init2(W, PREC);
     for (int i = 0; i < N; i++) vxp[i] = vx[i];
     mpvi_init_array(parslot, NPARA, 64);
-    mpfr_inits2(PREC, BOUND, SUM, ONE, (mpfr_ptr)0);
+    mpfr_init2(ONE, PREC);
+    mpvi_init_array(MS, N * N, PREC);
+    mpvi_hadamard_regular_init();
     mpfr_set_si(ONE, 1, MPFR_RNDN);
     mpvi_rk4_core_init();
     mpvi_gbs_core_init();

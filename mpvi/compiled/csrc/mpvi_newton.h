@@ -22,7 +22,7 @@
 #include "mpvi_powers.h"
 #include "mpvi_number.h"
 
-static mpfr_t xo[N], W1, ONE;
+static mpfr_t xo[N], ONE;
 static mpfr_ptr xp[N], rp[N], Jp[N][N], rr[N], oo[NOUT];
 static mpfr_ptr kp[NKA], pp[NPA], xin[N];
 static mpfr_t kslot[NKA], pslot[NPA], xslot[N];
@@ -61,30 +61,41 @@ static int nw_residual_cb(mpfr_t *x, mpfr_t *r) {
     return 1;
 }
 
-/* the first guess extrapolated from the previous step, as Python's
-   x_{u,d} = sum(c_i * e_{u,i} for i), c_i the m vectors of C, e the U x m table E:
-   0 + c_0 e_0 is c_0 e_0 exactly, then one rounded product and sum per term */
+/* the first guess extrapolated from the previous step, xo = X0 of
+   mpvi.numbers.linalg.linear_combination (generated before this header) of the m vectors
+   of C by the U x m table E: their numbers copied (exactly: at most PREC bits) into EXC
+   and EXE, grown as needed; 0 to decline */
+static mpfr_t *EXC, *EXE;
+static Py_ssize_t exc_size = 0, exe_size = 0;
+
+static int nw_grow(mpfr_t **store, Py_ssize_t *size, Py_ssize_t want) {
+    if (want <= *size) return 1;
+    mpfr_t *grown = (mpfr_t *)realloc(*store, sizeof(mpfr_t) * want);
+    if (grown == NULL) return 0;
+    for (Py_ssize_t i = *size; i < want; i++) mpfr_init2(grown[i], PREC);
+    *store = grown;
+    *size = want;
+    return 1;
+}
+
+static int nw_copy(PyObject *seq, Py_ssize_t count, mpfr_t *out) {
+    for (Py_ssize_t i = 0; i < count; i++) {
+        PyObject *x = PySequence_Fast_GET_ITEM(seq, i);
+        if (!MPFR_Check(x) || mpfr_get_prec(MPFR(x)) > PREC) return 0;
+        mpfr_set(out[i], MPFR(x), MPFR_RNDN);
+    }
+    return 1;
+}
+
 static int nw_extrapolate(PyObject *cs, PyObject *es, long m) {
     PyObject *C = PySequence_Fast(cs, "a sequence"), *E = C ? PySequence_Fast(es, "a sequence") : NULL;
     int ok = C && E && m > 0;
     Py_ssize_t lc = ok ? PySequence_Fast_GET_SIZE(C) : 0, le = ok ? PySequence_Fast_GET_SIZE(E) : 0;
-    ok = ok && lc % m == 0 && le % m == 0 && (lc / m) * (le / m) == N;
-    Py_ssize_t nd = ok ? lc / m : 0;
-    for (Py_ssize_t k = 0; ok && k < N; k++) {
-        Py_ssize_t u = k / nd, d = k % nd;
-        for (Py_ssize_t i = 0; ok && i < m; i++) {
-            PyObject *x = PySequence_Fast_GET_ITEM(C, i * nd + d), *e = PySequence_Fast_GET_ITEM(E, u * m + i);
-            ok = MPFR_Check(x) && MPFR_Check(e) && mpfr_get_prec(MPFR(x)) <= PREC
-                 && mpfr_get_prec(MPFR(e)) <= PREC;
-            if (!ok) break;
-            if (i == 0) mpfr_mul(xo[k], MPFR(x), MPFR(e), MPFR_RNDN);
-            else {
-                mpfr_mul(W1, MPFR(x), MPFR(e), MPFR_RNDN);
-                mpfr_add(xo[k], xo[k], W1, MPFR_RNDN);
-            }
-        }
-        xp[k] = xo[k];
-    }
+    ok = ok && lc % m == 0 && le % m == 0 && (lc / m) * (le / m) == N
+         && nw_grow(&EXC, &exc_size, lc) && nw_grow(&EXE, &exe_size, le)
+         && nw_copy(C, lc, EXC) && nw_copy(E, le, EXE);
+    if (ok) mpvi_linear_combination(le / m, m, lc / m, m, EXE, EXC, xo);
+    for (int k = 0; ok && k < N; k++) xp[k] = xo[k];
     Py_XDECREF(C); Py_XDECREF(E);
     if (PyErr_Occurred()) PyErr_Clear();
     return ok;
@@ -155,7 +166,8 @@ static void nw_module_numbers(void) {
     mpvi_newton_core_init();
     mpvi_init_array(xo, N, PREC);
     mpvi_init_array(xslot, N, 64);
-    mpfr_inits2(PREC, W1, ONE, (mpfr_ptr)0);
+    mpfr_init2(ONE, PREC);
+    mpvi_linear_combination_init();
     mpfr_set_si(ONE, 1, MPFR_RNDN);
     mpvi_init_array(kslot, NKA, 64);
     mpvi_init_array(pslot, NPA, 64);
