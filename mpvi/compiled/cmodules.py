@@ -21,13 +21,13 @@ from mpvi.numbers.linalg import (gauss_eliminate, hadamard_regular, ldl_positive
 from mpvi.numbers.newton import newton_core
 from mpvi.numbers.series import (series_adaptive, series_div, series_exp, series_horner,
                                  series_log, series_mul, series_powc, series_sincos,
-                                 series_sqr, series_sqrt)
+                                 series_solve_row, series_sqr, series_sqrt)
 
 ROUTINES = {"mpvi_newton.h": (newton_core, linear_combination),
             "mpvi_explicit.h": (gauss_eliminate, hadamard_regular, rk4_core, gbs_core),
             "mpvi_taylor.h": (gauss_eliminate, series_mul, series_div, series_sqr,
                               series_sincos, series_exp, series_log, series_sqrt,
-                              series_powc, series_horner, series_adaptive),
+                              series_powc, series_solve_row, series_horner, series_adaptive),
             "mpvi_check.h": (ldl_positive,)}
 """The numerical routines each kind of module runs, written once in Python and translated
 to C (:func:`mpvi.compiled.croutine.routines_c`, with the routines they call) into every
@@ -484,15 +484,12 @@ def _taylor_series(tape) -> list[str]:
         if op == "solve":
             v, M, p = ins[1], ins[2], ins[3]
             n = len(v)
-            for i in range(n):
-                emit(f"mpfr_set(RHS[{i}], {_coef(p[i], 'k')}, MPFR_RNDN);")
-                terms = [(m, M[i * n + m]) for m in range(n) if M[i * n + m][0] == "s"]
-                if terms:
-                    emit("for (long j = 1; j <= k; j++) {")
-                    for m, e in terms:
-                        emit(f"    mpfr_mul(W, {_S(e, 'j')}, {_S(v[m], 'k - j')}, MPFR_RNDN);")
-                        emit(f"    mpfr_sub(RHS[{i}], RHS[{i}], W, MPFR_RNDN);")
-                    emit("}")
+            for i in range(n):                   # mpvi.numbers.series.series_solve_row
+                terms = [m for m in range(n) if M[i * n + m][0] == "s"]
+                ms = ", ".join(_T(M[i * n + m]) for m in terms) or "NULL"
+                vs = ", ".join(_T(v[m]) for m in terms) or "NULL"
+                emit(f"{{ mpfr_t *ms[] = {{{ms}}}, *vs[] = {{{vs}}}; "
+                     f"mpvi_series_solve_row(k, {len(terms)}, ms, vs, {_coef(p[i], 'k')}, RHS, {i}); }}")
                 emit(f"rp[{i}] = RHS[{i}];")
             for i, e in enumerate(M):
                 emit(f"mp[{i}] = {_S(e, 0) if e[0] == 's' else _F(e)};")

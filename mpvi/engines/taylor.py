@@ -57,7 +57,7 @@ from typing import Any, Sequence
 from mpvi.numbers.linalg import solve_dense
 from mpvi.numbers.series import (series_adaptive, series_div, series_exp, series_horner,
                                  series_log, series_mul, series_powc, series_sincos,
-                                 series_sqr, series_sqrt)
+                                 series_solve_row, series_sqr, series_sqrt)
 from mpvi.model.singular import SingularityCrossed
 
 
@@ -595,15 +595,11 @@ class TaylorEvaluator:
 def _k_solve(tape, ins, k, S, F, coef):
     v, M, p = ins[1], ins[2], ins[3]
     n = len(v)
-    rhs = []
+    rhs: list = [None] * n
     for i in range(n):
-        acc = coef(p[i], k)
-        for j in range(1, k + 1):
-            for m in range(n):
-                e = M[i * n + m]
-                if e[0] == "s":              # a fixed entry has no j >= 1 term
-                    acc = acc - S[e[1]][j] * S[v[m][1]][k - j]
-        rhs.append(acc)
+        terms = [m for m in range(n) if M[i * n + m][0] == "s"]
+        series_solve_row(k, len(terms), [S[M[i * n + m][1]] for m in terms],
+                         [S[v[m][1]] for m in terms], coef(p[i], k), rhs, i)
     x = solve_dense([[coef(M[i * n + m], 0) for m in range(n)] for i in range(n)],
                     rhs, tape.ctx)
     for i in range(n):

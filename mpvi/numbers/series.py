@@ -20,7 +20,9 @@ The recurrences (sums from j = 1 unless stated):
 * sin, cos of a (one pair): s_k = sum j a_j c_{k-j} / k,  c_k = -sum j a_j s_{k-j} / k;
 * exp a: e_k = sum j a_j e_{k-j} / k;  log a: l_k = (a_k - sum_{j<k} j l_j a_{k-j} / k) / a_0;
 * sqrt a: r_k = (a_k - sum_{j=1..k-1} r_j r_{k-j}) / (2 r_0);
-* a^alpha (alpha fixed): d_k = sum (alpha j - (k - j)) a_j d_{k-j} / (k a_0).
+* a^alpha (alpha fixed): d_k = sum (alpha j - (k - j)) a_j d_{k-j} / (k a_0);
+* x from M x = b: M_0 x_k = b_k - sum_{j=1..k} M_j x_{k-j} (the right-hand side here, the
+  solve by :func:`mpvi.numbers.linalg.gauss_eliminate`).
 
 And the step's use of the coefficients: :func:`series_horner` (the polynomial at h),
 :func:`series_radius` (Jorba & Zou's radius of convergence) and :func:`series_adaptive`
@@ -124,6 +126,21 @@ def series_powc(d: list[Real], a: list[Real], alpha: Real, k: int) -> int:
         else:
             acc = acc + w
     d[k] = acc / (a[0] * k)
+    return 0
+
+
+def series_solve_row(k: int, count: int, ms: list[list[Real]], vs: list[list[Real]],
+                     bk: Real, out: list[Real], i: int) -> int:
+    """Row i of the right-hand side of M_0 x_k = b_k - sum_{j=1..k} M_j x_{k-j} (x from
+    M x = b order by order; ``bk`` = b_k): ``out[i]`` = b_k - sum_{j=1..k} sum_{t <
+    count} ms_t,j vs_t,k-j over the ``count`` entries of row i of M that are series
+    (``ms``; a constant entry has no term j >= 1) and the series of the unknowns they
+    multiply (``vs``), summed over j, then t."""
+    acc = bk
+    for j in range(1, k + 1):
+        for t in range(count):
+            acc = acc - ms[t][j] * vs[t][k - j]
+    out[i] = acc
     return 0
 
 

@@ -23,7 +23,7 @@
 #include "mpvi_solve.h"
 
 #define NY (2 * N)
-static mpfr_t ZERO, W, KS[NCA], RHS[N], vx[N];
+static mpfr_t ZERO, KS[NCA], RHS[N], vx[N];
 static mpfr_t FS[NF], Y[NY], yslot[NY], tslot, hslot, eslot, fslot, parslot[NPARA];
 static mpfr_t INV1, INV2, ONE, OUT[2];
 static mpfr_ptr F[NF], KC[NCA], par[NPARA], yin[NY];
@@ -252,7 +252,6 @@ static void tp_module_numbers(void) {
     for (int i = 0; i < NY; i++) { mpfr_init2(Y[i], PREC); mpfr_init2(yslot[i], 64); }
     mpvi_init_array(RHS, N, PREC);
     dense_solve_init(vx);
-    mpfr_init2(W, PREC);
     mpvi_init_array(parslot, NPARA, 64);
     mpfr_init2(ZERO, PREC);
     mpfr_inits2(PREC, INV1, INV2, ONE, (mpfr_ptr)0);
@@ -261,6 +260,7 @@ static void tp_module_numbers(void) {
     mpvi_series_mul_init(); mpvi_series_div_init(); mpvi_series_sqr_init();
     mpvi_series_convolve_init(); mpvi_series_sincos_init(); mpvi_series_exp_init();
     mpvi_series_log_init(); mpvi_series_sqrt_init(); mpvi_series_powc_init();
+    mpvi_series_solve_row_init();
     mpvi_series_horner_init(); mpvi_series_radius_init(); mpvi_series_adaptive_init();
     mpfr_inits2(64, tslot, hslot, eslot, fslot, (mpfr_ptr)0);
     mpfr_set_zero(ZERO, 1);
