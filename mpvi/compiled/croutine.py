@@ -1,9 +1,10 @@
 """A numerical routine of mpvi written once, in Python, and translated to MPFR C.
 
-The routines of the library that the compiled modules also run (the dense elimination of
-:func:`mpvi.numbers.linalg.gauss_eliminate`, the LDL^T test of
-:func:`mpvi.numbers.linalg.ldl_positive`) are Python functions in a small subset, the one
-implementation for every context (gmpy2, mpmath, float, Arb).  :func:`translate_routine`
+The routines of the library that the compiled modules also run (the dense elimination and
+the tests of :mod:`mpvi.numbers.linalg`, Newton's iteration of :mod:`mpvi.numbers.newton`,
+the RK4 and GBS steps of :mod:`mpvi.numbers.explicit`, the Taylor recurrences of
+:mod:`mpvi.numbers.series`; :data:`mpvi.compiled.cmodules.ROUTINES`) are Python functions
+in a small subset, the one implementation for every context (gmpy2, mpmath, float, Arb).  :func:`translate_routine`
 turns such a function into a static C function on ``mpfr_t``, operation by operation in
 Python's evaluation order, each operation one correctly rounded MPFR call at ``PREC``
 (the module's precision): the same bits as the Python on the gmp context, whose numbers
