@@ -66,6 +66,8 @@ import numpy as np
 
 from mpvi._version import __version__
 from mpvi.ground.io import DIGEST_PREFIX, content_digest, parse_json, read_regular
+from mpvi.model.first_order import FirstOrderSystem
+from mpvi.model.mechanics import LagrangianSystem
 from mpvi.model.problem import dump_numbers, load_numbers
 from mpvi.ground.precision import entry, entry_class
 from mpvi.methods.base import State as State            # re-exported: mpvi.State
@@ -77,8 +79,6 @@ if TYPE_CHECKING:                       # annotations only: importing mpvi loads
     from mpvi.ground.types import Array, ExactSolution, NumberLike, Real, Vector
     from mpvi.proof.certify import Certificate
     from mpvi.numbers.context import Context
-    from mpvi.model.mechanics import LagrangianSystem
-    from mpvi.model.first_order import FirstOrderSystem
     from mpvi.model.problem import Problem
 
 FORMAT = "mpvi.Solution"
@@ -848,8 +848,15 @@ def load_solution(path: str | Path, system: LagrangianSystem | FirstOrderSystem 
         A file that is not a valid saved mpvi solution: one line naming the file and
         what is wrong (a ``ValueError``).
     ValueError
-        A system that does not match the file.
+        A system that does not match the file (its text, its context's kind or digits).
+    TypeError
+        A ``system`` that is not a :class:`mpvi.LagrangianSystem` or
+        :class:`mpvi.FirstOrderSystem`.
     """
+    if system is not None and not isinstance(system, (LagrangianSystem, FirstOrderSystem)):
+        raise TypeError(f"load_solution: system should be the LagrangianSystem or "
+                        f"FirstOrderSystem the solution was computed for (or None), not "
+                        f"{type(system).__name__} {_short(repr(system))}")
     path = Path(path)
     return _Reader(path).solution(system)
 
@@ -1660,7 +1667,10 @@ def _short(value, width=40):
 
 def attach(sol: Solution, system) -> Solution:
     """Attach ``system`` to a loaded solution after checking that it is the one the file
-    was computed for (coordinates, Lagrangian, parameters, context precision)."""
+    was computed for (coordinates, Lagrangian, parameters, context kind and precision)."""
+    if not isinstance(system, (LagrangianSystem, FirstOrderSystem)):
+        raise TypeError(f"the system to attach should be a LagrangianSystem or "
+                        f"FirstOrderSystem, not {type(system).__name__}")
     want = sol._system_record
     have = _system_record(system)
     for key in ("coordinates", "lagrangian", "force", "parameters"):
@@ -1668,6 +1678,11 @@ def attach(sol: Solution, system) -> Solution:
             raise ValueError(f"the system {system.name!r} does not match the saved solution's "
                              f"{want.get('name')!r}: {key} differ ({have.get(key)!r} vs "
                              f"{want.get(key)!r})")
+    if _context_kind(system.ctx) != _context_kind(sol.ctx):
+        raise ValueError(f"the system {system.name!r} is in a context of kind "
+                         f"{_context_kind(system.ctx)!r}, the saved solution in one of kind "
+                         f"{_context_kind(sol.ctx)!r}: make the system in the solution's "
+                         f"context ({sol.ctx.name})")
     if system.ctx.dps != sol.ctx.dps:
         raise ValueError(f"the system's context has {system.ctx.dps} digits, the solution "
                          f"{sol.ctx.dps}")

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
-from decimal import Decimal
+from decimal import Decimal, InvalidOperation
 from fractions import Fraction
 from itertools import repeat
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, cast
@@ -339,7 +339,8 @@ class ArbContext(Context):
             A float, an mpmath number of another context, or a gmpy2, mpmath or sympy
             number of fewer bits than ``dps`` asks for.
         ValueError
-            A string that is not a number.
+            A string that is not a number, or whose decimal exponent is out of range
+            (more than 18 digits).
         TypeError
             A bool, a sympy expression other than rationals, Floats, pi, E, their sums,
             products and rational powers and the elementary functions of
@@ -385,7 +386,13 @@ class ArbContext(Context):
             return arb.neg_inf()
         if low.lstrip("-") == "nan":
             return arb.nan()
-        sign, digits, exponent = Decimal(text).as_tuple()
+        try:
+            sign, digits, exponent = Decimal(text).as_tuple()
+        except InvalidOperation:            # an exponent beyond decimal's (about 10^18)
+            shown = text if len(text) <= 40 else text[:37] + "..."
+            raise ValueError(f"cannot read a number from {shown!r}: its exponent is out of "
+                             f"range (a decimal exponent of at most 18 digits); write the "
+                             f"value within that range") from None
         mantissa = int("".join(map(str, digits))) * (-1 if sign else 1)
         if abs(int(exponent)) <= MAX_EXACT_EXPONENT:
             f = Fraction(mantissa) * Fraction(10) ** int(exponent)

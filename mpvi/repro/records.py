@@ -90,7 +90,15 @@ _NEWTON = {"steps": int, "mean_iterations_per_step": float, "max_iterations": in
 _AGREEMENT = {"min": int, "row": int, "median": int, "identical": bool}
 
 
-_PROVEN = {"digits": int, "enclosure": str}
+_DECIMAL = r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d{1,18})?"
+_ENCLOSURE = re.compile(rf"{_DECIMAL}|[+-]?inf|nan|\[(?:(?:{_DECIMAL}|nan) )?\+/- "
+                        rf"(?:{_DECIMAL}|inf)\]")
+"""A ball as Arb prints it (``[1.25 +/- 3.1e-20]``, ``[+/- 1e-5]``, ``0.5``, ``nan``): what a
+certified ``enclosure`` must be, checked when the record is read so that a malformed one
+is refused naming its file and field, never an Arb parse error later."""
+
+
+_PROVEN = {"digits": int, "enclosure": _ENCLOSURE}
 
 
 _GROWTH = {"t": [float], "digits": [float], "dps": int, "note": str}
@@ -132,6 +140,8 @@ _KIND_NAMES = {str: "a string", bool: "true or false", int: "an integer", float:
 
 
 def _kind_name(kind):
+    if kind is _ENCLOSURE:
+        return "a ball as Arb prints it ([midpoint +/- radius] or a decimal)"
     if isinstance(kind, re.Pattern):
         return f"a string matching {kind.pattern}"
     return _KIND_NAMES.get(kind if isinstance(kind, type) or kind is None else type(kind))
