@@ -419,9 +419,38 @@ def solve_info(fun: Callable, x0, ctx, *, scale=None, rtol=None, max_iter=DEFAUL
                       f"bound {_short(out[1])} (n rtol ||J|| max(||x||, scale) "
                       f"{RESIDUAL_SLACK}): the iterate does not solve the equations", rn, it)
     if code == 0:
-        raise failure(f"no convergence to the relative tolerance {_short(rtol)} "
-                      f"(last update {_short(out[0])})", _norm(call(x, False)), max_iter)
+        error = failure(f"no convergence to the relative tolerance {_short(rtol)} "
+                        f"(last update {_short(out[0])})", _norm(call(x, False)), max_iter)
+        if error.cause is None:
+            error.cause = _no_contraction(call, x0, out[0], max_iter, ctx)
+            error.args = (error._text(),)
+        raise error
     raise AssertionError(f"newton_core: status {code}")   # pragma: no cover (no decline here)
+
+
+def _no_contraction(call, x0, last, max_iter, ctx):
+    """The likely cause of an iteration that used its ``max_iter`` iterations: from the
+    first update (recomputed at ``x0``, on the failure path only) against the ``last``.
+    Updates that did not shrink by half per iteration on average (a contraction at least
+    as fast as bisection) are an iteration that diverges or wanders -- the step is too
+    large for the local dynamics; updates that did, but not to the tolerance, ask for more
+    iterations or a looser tolerance."""
+    try:
+        res, J = call(list(x0), True)
+        first, why = _update(J, res, ctx)
+    except (ArithmeticError, ValueError, TypeError):
+        first, why = None, "no first update"
+    first_norm = None if why is not None else _norm(first)
+    if first_norm is not None and ctx.isfinite(first_norm) and \
+            last * 2 ** (max_iter - 1) <= first_norm:
+        return (f"the Newton updates shrink (first {_short(first_norm)}, last {_short(last)}) "
+                f"but not to the tolerance in {max_iter} iterations: raise max_iter or rtol "
+                f"(newton={{'max_iter': ..., 'rtol': ...}}), or take a smaller step h")
+    shown = "" if first_norm is None else f" (first {_short(first_norm)}, last {_short(last)})"
+    verb = "grow" if first_norm is not None and last > first_norm else "do not contract"
+    return (f"the Newton updates {verb}{shown}: the iteration diverges, the step h is too "
+            f"large for the local dynamics (a fast local frequency, a stiff direction, a "
+            f"singularity approached, or an orbit that escapes); take a smaller h")
 
 
 def _update(J, r, ctx):
