@@ -69,6 +69,8 @@ from mpvi.ground.io import DIGEST_PREFIX, content_digest, parse_json, read_regul
 from mpvi.model.first_order import FirstOrderSystem
 from mpvi.model.mechanics import LagrangianSystem
 from mpvi.model.problem import dump_numbers, load_numbers
+from mpvi.numbers.linalg import NotPositiveDefiniteError, SingularMatrixError
+from mpvi.numbers.newton import OPTIONS as NEWTON_OPTIONS, NewtonError, tolerance
 from mpvi.ground.precision import entry, entry_class
 from mpvi.methods.base import State as State            # re-exported: mpvi.State
 
@@ -601,6 +603,10 @@ class Solution:
         rec["stopped"] = self.stopped
         rec["certificate"] = _certificate_record(self.certificate)
         rec["posed"] = self._posed_record_of()
+        newton = (getattr(self, "_prepare_args", None) or {}).get("newton")
+        if newton:                       # only where given: what re-steps the run on loading
+            rec["newton"] = {k: v if k == "max_iter" else d(ctx.number(v, f"Newton option {k}"))
+                             for k, v in newton.items()}
         return rec
 
     def _posed_record_of(self):
@@ -868,7 +874,18 @@ _FRACTION = re.compile(r"[+-]?\d{1,60}(?:/\d{1,60})?")
 _FIELDS = {"format", "version", "mpvi_version", "context", "system", "problem", "method",
            "params", "h", "t0", "steps", "steps_planned", "saveat", "state", "t", "q", "p", "v",
            "internal", "dense", "stats", "events", "stopped", "certificate", "posed",
-           "digest"}
+           "digest", "newton"}
+_OPTIONAL = {"newton"}
+"""The fields a file may omit: the Newton options, written only where a run was given
+them."""
+RESTEP_ALL = 64
+"""Up to this many steps (or stretches between saved nodes), :func:`load_solution`
+re-steps every one; beyond, the first, the last and :data:`RESTEP_SAMPLE` others drawn
+by a generator seeded with the file's digest."""
+RESTEP_SAMPLE = 16
+"""How many steps besides the first and the last a long run re-steps on loading."""
+RESTEP_NODES = 1024
+"""The most steps a stretch between two saved nodes (``saveat=k``) is re-stepped over."""
 _MAX_TEXT = 1 << 20
 """The longest text field (a Lagrangian as text)."""
 
@@ -903,6 +920,8 @@ class _Reader:
             if system is not None:
                 attach(sol, system)
             self.restore_problem(sol, rec)
+            if sol.system is not None:
+                self.restep(sol, rec.get("digest"))
             sol.certificate = self.certificate(rec.get("certificate"), sol,
                                                self.posed(rec.get("posed"), self.dof))
         if version == 1:
@@ -1018,7 +1037,7 @@ class _Reader:
         need = self.need
         self.max_digits = self.ctx.repr_digits + 1
         self.max_len = self.ctx.repr_digits + 16
-        required = _FIELDS - ({"p", "v"} if rec.get("state") == "y" else set()) \
+        required = _FIELDS - _OPTIONAL - ({"p", "v"} if rec.get("state") == "y" else set()) \
             - ({"digest"} if version == 1 else set()) \
             - ({"certificate", "posed"} if version < 3 else set())
         if version < 3 and (rec.get("certificate") is not None or rec.get("posed") is not None):
@@ -1130,6 +1149,17 @@ class _Reader:
                 if not isinstance(x, (int, str)) or not _FRACTION.fullmatch(str(x)) or \
                         str(x).endswith("/0") or re.search(r"/0+$", str(x)):
                     self.malformed(f"params[{k!r}]", f"should be a fraction p/q, not {_short(x)}")
+        newton = rec.get("newton")
+        if newton is not None:
+            if not m.takes_newton_options or not isinstance(newton, dict) or not newton \
+                    or not set(newton) <= set(NEWTON_OPTIONS):
+                self.malformed("newton", f"should be the Newton options ({', '.join(NEWTON_OPTIONS)}) "
+                                         f"of an implicit method, not {_short(newton)}")
+            if "max_iter" in newton:
+                self.integer(newton["max_iter"], "newton.max_iter", 1, 10 ** 6)
+            for k in ("rtol", "scale"):
+                if k in newton:
+                    self.number(newton[k], f"newton.{k}")
         return state
 
     def run_fields(self, rec, state):
@@ -1499,6 +1529,133 @@ class _Reader:
             self.node_times(cert, sol, nodes, between, posed, actx)
         return cert
 
+    # ----- the states against the method's own steps ----------------------------------------
+    def restep(self, sol, seed):
+        """The saved states satisfy the method's own step equations: steps re-taken from
+        saved states (every one up to :data:`RESTEP_ALL`, else the first, the last and
+        :data:`RESTEP_SAMPLE` drawn with ``seed``) land on the saved next state -- exactly
+        for an explicit method (the run's own operations, bit for bit), within the
+        Newton tolerance the run used (``newton.rtol``, else 2^10 eps) scaled by the
+        state, the step's 1/|h| and the number of unknowns for an implicit one (two
+        solutions of the same equations from other first guesses) -- and so do the
+        per-step internal data and trial coefficients; the other of p and v is the
+        Legendre map of the saved state at each re-stepped node."""
+        from mpvi.methods import get_method
+        import random
+        ctx, S, h, t0 = self.ctx, sol.system, sol.h, sol.t0
+        m = get_method(sol.method)
+        args = dict(sol._prepare_args)
+        if m.checks_stability:
+            args["check_stability"] = False      # the run's precondition, not the step map
+        rtol = (ctx.num(args["newton"]["rtol"]) if "rtol" in args.get("newton", {})
+                else tolerance(ctx))
+        try:
+            stepper = m._prepare(S, h, ctx, **args)
+        except (ValueError, TypeError, ArithmeticError) as exc:
+            self.malformed("method", f"{sol.method!r} cannot step its system again "
+                                     f"({type(exc).__name__}: {exc})")
+        steps, t, saveat = sol.steps, sol.t, sol.saveat
+        y = sol.y
+        width = S.dof * (1 if y is None else 2)
+        implicit = m.takes_newton_options
+        inv_h = max(ctx.one, 1 / abs(h))
+
+        def bound(k, scale):
+            return 0 if not implicit else k * width * rtol * inv_h * scale
+
+        def state(i):
+            return sol.q[i], None if y is None else y[i]
+
+        # stretches (i, i + 1) of saved nodes and their steps (k of them, from node j)
+        if saveat == "times" or steps == 0:
+            stretches = []
+        elif saveat is None:
+            last = steps if sol._tail is None else steps - 1
+            stretches = [(j, j + 1, j, 1) for j in range(last)]
+            if sol._tail is not None:
+                stretches.append((steps - 1, None, steps - 1, 1))
+        else:
+            stretches = [(i, i + 1, i * saveat, saveat) for i in range(len(t) - 1)
+                         if (i + 1) * saveat <= steps and t[i + 1] == t0 + (i + 1) * saveat * h
+                         and saveat <= RESTEP_NODES]
+        if len(stretches) > RESTEP_ALL:
+            rng = random.Random(seed or len(stretches))      # a private generator: the
+            middle = rng.sample(range(1, len(stretches) - 1), RESTEP_SAMPLE)   # user's untouched
+            stretches = [stretches[0], *(stretches[i] for i in sorted(middle)), stretches[-1]]
+        for a, b, j0, k in stretches:
+            q, yy = state(a)
+            carry, internal, dense = None, None, None
+            try:
+                for j in range(j0, j0 + k):
+                    r = stepper(t0 + j * h, q, yy, carry)
+                    q, yy, carry = r.q, r.y, r.carry
+                    internal, dense = r.internal, r.carry
+            except (NewtonError, SingularMatrixError, NotPositiveDefiniteError,
+                    ArithmeticError, ValueError) as exc:
+                self.malformed(f"q[{a}]", f"is not a state the method {sol.method!r} steps "
+                                          f"from ({type(exc).__name__}: {exc})")
+            if b is None:
+                want_q, want_y = sol._tail
+                where = "dense.tail"
+            else:
+                want_q, want_y = state(b)
+                where = f"point {b} (t = {ctx.to_str(t[b], 12)})"
+            pairs = [(x, w) for x, w in zip(q, want_q)]
+            if want_y is not None:
+                pairs += [(x, w) for x, w in zip(yy, want_y)]
+            extra = []
+            if saveat is None and k == 1:
+                if sol.internal is not None and internal is not None:
+                    extra.append(("internal", np.ravel(np.asarray(internal, dtype=object)),
+                                  np.ravel(sol.internal[j0])))
+                if sol._dense is not None and dense is not None:
+                    extra.append(("dense.coefficients",
+                                  np.ravel(np.asarray(dense, dtype=object)),
+                                  np.ravel(sol._dense[j0])))
+            for name, got, saved in [("state", [x for x, _ in pairs], [w for _, w in pairs]),
+                                     *extra]:
+                if len(got) != len(saved):
+                    self.malformed(name, f"of step {j0} has {len(saved)} numbers, the "
+                                         f"method's step {len(got)}")
+                scale = max([ctx.one] + [abs(x) for x in got] + [abs(x) for x in saved])
+                worst = max([abs(x - w) for x, w in zip(got, saved)], default=0)
+                if not worst <= bound(k, scale):
+                    self.malformed(where if name == "state" else f"{name}[{j0}]",
+                                   f"is not what the method {sol.method!r} computes from the "
+                                   f"saved state {k} step(s) before (off by "
+                                   f"{ctx.to_str(worst, 3)}, beyond the run's Newton bound "
+                                   f"{ctx.to_str(bound(k, scale), 3)}): the states were "
+                                   f"changed")
+        self.legendre(sol, sorted({i for a, b, _, _ in stretches for i in (a, b)
+                                   if i is not None}
+                                  | ({0, len(t) - 1} if y is not None else set())), rtol)
+
+    def legendre(self, sol, points, rtol):
+        """The saved other of p and v at ``points`` is the system's Legendre map of the
+        saved state: exactly where the map is explicit (a mass matrix, a Lagrangian
+        quadratic in the velocities), else within the Newton tolerance."""
+        if sol.y is None:
+            return
+        ctx, S = self.ctx, sol.system
+        other = "v" if sol.state == "qp" else "p"
+        saved = sol._converted[other]
+        exact = other == "p" or S.mass_expr is not None or S.quadratic_in_velocity
+        for i in points:
+            q, y, t = sol.q[i], sol.y[i], sol.t[i]
+            try:
+                got = S.momentum(q, y, t) if other == "p" else S.velocity(q, y, t)
+            except (NewtonError, SingularMatrixError, NotPositiveDefiniteError,
+                    ArithmeticError, ValueError) as exc:
+                self.malformed(f"{sol.state[1]}[{i}]", f"has no Legendre map "
+                                                        f"({type(exc).__name__}: {exc})")
+            scale = max([ctx.one] + [abs(x) for x in got] + [abs(x) for x in saved[i]])
+            worst = max(abs(x - w) for x, w in zip(got, saved[i]))
+            if not worst <= (0 if exact else S.dof * rtol * scale):
+                self.malformed(f"{other}[{i}]", f"is not the Legendre map of the saved "
+                                                f"{sol.state[1]} (off by "
+                                                f"{ctx.to_str(worst, 3)}): the states were "
+                                                f"changed")
+
     def certificate_ball(self, x, where):
         """A saved ball [mantissa, exponent, radius mantissa, radius exponent] of integers,
         checked, as a finite flint.arb."""
@@ -1580,6 +1737,9 @@ class _Reader:
         sol._tail = None if tail is None else (
             vec(tail[0]), None if tail[1] is None else vec(tail[1]))
         sol._prepare_args = dict(sol.params)
+        if rec.get("newton") is not None:
+            sol._prepare_args["newton"] = {k: v if k == "max_iter" else num(v)
+                                           for k, v in rec["newton"].items()}
         sol.stats = rec["stats"]
         sol.events = [EventRecord(e["index"], e["name"], num(e["t"]), vec(e["q"]),
                                   None if e["p"] is None else vec(e["p"]), vec(e["v"]),
@@ -1638,10 +1798,22 @@ class _Reader:
                 else len(t)
             for i in range(nodes):
                 k = i * stride
-                if abs(t[i] - (t0 + k * h)) > tol(k):
-                    self.malformed(f"t[{i}]", f"= {show(t[i])} is not the node t0 + {k} h = "
-                                              f"{show(t0 + k * h)} (t0 = {show(t0)}, h = "
-                                              f"{show(h)}): the step or the times were changed")
+                if t[i] != t0 + k * h:         # exactly: the run computes it so, in the context
+                    self.malformed(f"t[{i}]", f"= {ctx.dump(t[i])} is not the node t0 + {k} h "
+                                              f"= {ctx.dump(t0 + k * h)} (t0 = {ctx.dump(t0)}, "
+                                              f"h = {ctx.dump(h)}) exactly: the step or the "
+                                              f"times were changed")
+            if sol.saveat is not None:
+                # every k-th node up to the last step is held (the last node, an event's or
+                # the callback's point may follow): no fewer, no more
+                cut = sol.stopped is not None and sol.stopped.startswith("terminal event")
+                want = (steps - (1 if cut else 0)) // stride + 1
+                if not want <= len(t) <= want + 1:
+                    self.malformed("t", f"has {len(t)} points; every {stride}-th node of "
+                                        f"{steps} steps makes {want} (or one more, the end)")
+        if isinstance(sol.stats, dict) and "steps" in sol.stats and sol.stats["steps"] != steps:
+            self.malformed("stats.steps", f"= {_short(sol.stats['steps'])} is not the run's "
+                                          f"{steps} steps")
         for k, e in enumerate(sol.events):
             if not ctx.all_finite(np.asarray([e.t, *e.q, *e.v], dtype=ctx.dtype)):
                 self.malformed(f"events[{k}]", "holds a number beyond the range of the context")
