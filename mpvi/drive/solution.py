@@ -55,6 +55,7 @@ import io
 import json
 import math
 import pickle
+import random
 import re
 import warnings
 import zlib
@@ -1531,17 +1532,17 @@ class _Reader:
 
     # ----- the states against the method's own steps ----------------------------------------
     def restep(self, sol, seed):
-        """The saved states satisfy the method's own step equations: steps re-taken from
-        saved states (every one up to :data:`RESTEP_ALL`, else the first, the last and
-        :data:`RESTEP_SAMPLE` drawn with ``seed``) land on the saved next state -- exactly
-        for an explicit method (the run's own operations, bit for bit), within the
-        Newton tolerance the run used (``newton.rtol``, else 2^10 eps) scaled by the
-        state, the step's 1/|h| and the number of unknowns for an implicit one (two
-        solutions of the same equations from other first guesses) -- and so do the
-        per-step internal data and trial coefficients; the other of p and v is the
-        Legendre map of the saved state at each re-stepped node."""
+        """The saved states satisfy the method's own step equations.  A run of at most
+        :data:`RESTEP_ALL` steps (or stretches between saved nodes) is stepped again in
+        full, each step from the saved state with the carry of the step before, as the
+        run took it: every saved state, internal datum, trial coefficient and p or v must
+        be the very number the run computed.  A longer run re-steps its first, its last
+        and :data:`RESTEP_SAMPLE` stretches drawn with ``seed``, each from the saved
+        state without a carry: an explicit method lands on the same bits, an implicit one
+        within the Newton tolerance the run used (``newton.rtol``, else 2^10 eps) scaled
+        by the state, 1/|h| and the number of unknowns (two solutions of the same
+        equations from other first guesses); p or v is then checked at those nodes."""
         from mpvi.methods import get_method
-        import random
         ctx, S, h, t0 = self.ctx, sol.system, sol.h, sol.t0
         m = get_method(sol.method)
         args = dict(sol._prepare_args)
@@ -1554,14 +1555,8 @@ class _Reader:
         except (ValueError, TypeError, ArithmeticError) as exc:
             self.malformed("method", f"{sol.method!r} cannot step its system again "
                                      f"({type(exc).__name__}: {exc})")
-        steps, t, saveat = sol.steps, sol.t, sol.saveat
-        y = sol.y
+        steps, t, saveat, y = sol.steps, sol.t, sol.saveat, sol.y
         width = S.dof * (1 if y is None else 2)
-        implicit = m.takes_newton_options
-        inv_h = max(ctx.one, 1 / abs(h))
-
-        def bound(k, scale):
-            return 0 if not implicit else k * width * rtol * inv_h * scale
 
         def state(i):
             return sol.q[i], None if y is None else y[i]
@@ -1578,13 +1573,23 @@ class _Reader:
             stretches = [(i, i + 1, i * saveat, saveat) for i in range(len(t) - 1)
                          if (i + 1) * saveat <= steps and t[i + 1] == t0 + (i + 1) * saveat * h
                          and saveat <= RESTEP_NODES]
-        if len(stretches) > RESTEP_ALL:
-            rng = random.Random(seed or len(stretches))      # a private generator: the
-            middle = rng.sample(range(1, len(stretches) - 1), RESTEP_SAMPLE)   # user's untouched
+        whole = len(stretches) <= RESTEP_ALL
+        if not whole:
+            rng = random.Random(seed or len(stretches))     # a private generator
+            middle = rng.sample(range(1, len(stretches) - 1), RESTEP_SAMPLE)
             stretches = [stretches[0], *(stretches[i] for i in sorted(middle)), stretches[-1]]
+        inv_h = max(ctx.one, 1 / abs(h))
+
+        def bound(k, scale):
+            return 0 if whole or not m.takes_newton_options else \
+                k * width * rtol * inv_h * scale
+
+        carry = None
         for a, b, j0, k in stretches:
             q, yy = state(a)
-            carry, internal, dense = None, None, None
+            internal = dense = None
+            if not whole:
+                carry = None
             try:
                 for j in range(j0, j0 + k):
                     r = stepper(t0 + j * h, q, yy, carry)
@@ -1593,64 +1598,69 @@ class _Reader:
             except (NewtonError, SingularMatrixError, NotPositiveDefiniteError,
                     ArithmeticError, ValueError) as exc:
                 self.malformed(f"q[{a}]", f"is not a state the method {sol.method!r} steps "
-                                          f"from ({type(exc).__name__}: {exc})")
+                                          f"from ({type(exc).__name__}: {exc}): the states "
+                                          f"were changed")
             if b is None:
                 want_q, want_y = sol._tail
                 where = "dense.tail"
             else:
                 want_q, want_y = state(b)
                 where = f"point {b} (t = {ctx.to_str(t[b], 12)})"
-            pairs = [(x, w) for x, w in zip(q, want_q)]
-            if want_y is not None:
-                pairs += [(x, w) for x, w in zip(yy, want_y)]
-            extra = []
+            checks = [("state", [*q, *([] if want_y is None else yy)],
+                       [*want_q, *([] if want_y is None else want_y)])]
             if saveat is None and k == 1:
                 if sol.internal is not None and internal is not None:
-                    extra.append(("internal", np.ravel(np.asarray(internal, dtype=object)),
-                                  np.ravel(sol.internal[j0])))
+                    checks.append((f"internal[{j0}]",
+                                   np.ravel(np.asarray(internal, dtype=object)),
+                                   np.ravel(sol.internal[j0])))
                 if sol._dense is not None and dense is not None:
-                    extra.append(("dense.coefficients",
-                                  np.ravel(np.asarray(dense, dtype=object)),
-                                  np.ravel(sol._dense[j0])))
-            for name, got, saved in [("state", [x for x, _ in pairs], [w for _, w in pairs]),
-                                     *extra]:
+                    checks.append((f"dense.coefficients[{j0}]",
+                                   np.ravel(np.asarray(dense, dtype=object)),
+                                   np.ravel(sol._dense[j0])))
+            for name, got, saved in checks:
                 if len(got) != len(saved):
-                    self.malformed(name, f"of step {j0} has {len(saved)} numbers, the "
-                                         f"method's step {len(got)}")
+                    self.malformed(name, f"has {len(saved)} numbers, the method's step "
+                                         f"{len(got)}")
                 scale = max([ctx.one] + [abs(x) for x in got] + [abs(x) for x in saved])
                 worst = max([abs(x - w) for x, w in zip(got, saved)], default=0)
                 if not worst <= bound(k, scale):
-                    self.malformed(where if name == "state" else f"{name}[{j0}]",
+                    self.malformed(where if name == "state" else name,
                                    f"is not what the method {sol.method!r} computes from the "
                                    f"saved state {k} step(s) before (off by "
-                                   f"{ctx.to_str(worst, 3)}, beyond the run's Newton bound "
+                                   f"{ctx.to_str(worst, 3)}, beyond "
                                    f"{ctx.to_str(bound(k, scale), 3)}): the states were "
                                    f"changed")
-        self.legendre(sol, sorted({i for a, b, _, _ in stretches for i in (a, b)
-                                   if i is not None}
-                                  | ({0, len(t) - 1} if y is not None else set())), rtol)
+        if whole:
+            self.legendre(sol, range(len(t)), 0)
+        else:
+            self.legendre(sol, sorted({i for a, b, _, _ in stretches for i in (a, b)
+                                       if i is not None}), rtol)
 
     def legendre(self, sol, points, rtol):
         """The saved other of p and v at ``points`` is the system's Legendre map of the
-        saved state: exactly where the map is explicit (a mass matrix, a Lagrangian
-        quadratic in the velocities), else within the Newton tolerance."""
+        saved state: exactly as :meth:`Solution.p` and :meth:`Solution.v` compute it
+        (``rtol`` 0, every point in order), or within the Newton tolerance ``rtol``
+        where the map is an iteration (a Lagrangian not quadratic in the velocities)."""
         if sol.y is None:
             return
         ctx, S = self.ctx, sol.system
         other = "v" if sol.state == "qp" else "p"
         saved = sol._converted[other]
-        exact = other == "p" or S.mass_expr is not None or S.quadratic_in_velocity
+        explicit = other == "p" or S.mass_expr is not None or S.quadratic_in_velocity
+        prev = None
         for i in points:
             q, y, t = sol.q[i], sol.y[i], sol.t[i]
             try:
-                got = S.momentum(q, y, t) if other == "p" else S.velocity(q, y, t)
+                got = S.momentum(q, y, t) if other == "p" else \
+                    S.velocity(q, y, t) if explicit else S.velocity(q, y, t, guess=prev)
             except (NewtonError, SingularMatrixError, NotPositiveDefiniteError,
                     ArithmeticError, ValueError) as exc:
                 self.malformed(f"{sol.state[1]}[{i}]", f"has no Legendre map "
                                                         f"({type(exc).__name__}: {exc})")
+            prev = got
             scale = max([ctx.one] + [abs(x) for x in got] + [abs(x) for x in saved[i]])
             worst = max(abs(x - w) for x, w in zip(got, saved[i]))
-            if not worst <= (0 if exact else S.dof * rtol * scale):
+            if not worst <= (0 if explicit else S.dof * rtol * scale):
                 self.malformed(f"{other}[{i}]", f"is not the Legendre map of the saved "
                                                 f"{sol.state[1]} (off by "
                                                 f"{ctx.to_str(worst, 3)}): the states were "
