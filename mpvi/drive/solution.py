@@ -41,12 +41,20 @@ or ``"nan"`` never reaches a number constructor), a registered method with its o
 parameters, ``0 <= steps <= steps_planned``, the shapes (t, q, p, v rows; the number of
 coordinates; the per-step internal and dense-output data) --; the digest; then the
 consistency of the run: finite numbers, t strictly monotone in the direction of h (non-
-decreasing for requested times), the nodes at ``t0 + k h`` (every k-th node for
-``saveat=k``) to a few units of ``ctx.eps``, every saved time and event inside the run
-``[t0, t0 + steps h]``.  Any failure is one :class:`SolutionFileError` naming the file and
-what is wrong.  A file of version 1 (before the digest) passes the same checks and is
-read with a ``UserWarning`` that it could not be verified against corruption; saving it
-again writes version 3.
+decreasing for requested times), the nodes exactly ``t0 + k h`` as the run computes them in
+its context (every k-th node for ``saveat=k``, as many points as the steps save),
+``stats.steps`` the steps, every saved time and event inside the run
+``[t0, t0 + steps h]``; then, where the system is known (rebuilt or passed), the states
+against the method itself (:meth:`_Reader.restep`): a run of at most :data:`RESTEP_ALL`
+steps is stepped again in full, as the run stepped it, and must give back every saved
+state, internal datum, trial coefficient and p or v bit for bit; a longer one is
+re-stepped at its first, last and :data:`RESTEP_SAMPLE` seeded-random steps, within the
+run's Newton tolerance for an implicit method.  Any failure is one
+:class:`SolutionFileError` naming the file and what is wrong.  A file of version 1
+(before the digest) passes the same checks (an edited value is refused) and is read with
+a ``UserWarning`` that it could not be verified against corruption; saving it again
+writes version 3.  The Newton options of a run that was given them are saved
+(``newton``) so that it is re-stepped with them.
 """
 from __future__ import annotations
 
@@ -923,6 +931,10 @@ class _Reader:
             self.restore_problem(sol, rec)
             if sol.system is not None:
                 self.restep(sol, rec.get("digest"))
+            elif sol.steps:
+                warnings.warn(f"{self.path}: read without its system ({sol._unproven}): "
+                              f"its states are not checked against the method's steps",
+                              UserWarning, stacklevel=3)
             sol.certificate = self.certificate(rec.get("certificate"), sol,
                                                self.posed(rec.get("posed"), self.dof))
         if version == 1:
@@ -1308,15 +1320,16 @@ class _Reader:
         reports)."""
         from mpvi.model.problem import Problem
         P = rec["problem"]
-        if P is None:
-            sol._unproven = "the file carries no problem"
-            return
         system = sol.system
         if system is None:
             system, why = self.rebuild_system(rec["system"])
             if system is None:
                 sol._unproven = why
                 return
+        if P is None:
+            sol._unproven = "the file carries no problem"
+            sol.system = system                  # its states are still checked (restep)
+            return
         num = self.ctx.num
         posed = self.posed(rec.get("posed"), self.dof)
         sol._posed_record = rec.get("posed")
@@ -1551,7 +1564,7 @@ class _Reader:
         rtol = (ctx.num(args["newton"]["rtol"]) if "rtol" in args.get("newton", {})
                 else tolerance(ctx))
         try:
-            stepper = m._prepare(S, h, ctx, **args)
+            stepper = m.prepare(S, h, ctx, **args)
         except (ValueError, TypeError, ArithmeticError) as exc:
             self.malformed("method", f"{sol.method!r} cannot step its system again "
                                      f"({type(exc).__name__}: {exc})")
