@@ -157,6 +157,19 @@ def test_every_run_of_every_method_loads_back_identical(tmp_path):
             assert numerically_identical(back, sol), (method, kw)
 
 
+@pytest.mark.parametrize("method", ["rk4", "simpson"])
+def test_the_last_node_after_fewer_than_k_steps_is_re_stepped(tmp_path, method):
+    """saveat=5 over 12 steps saves nodes 0, 5, 10 and 12: the last stretch is 2 steps."""
+    sol = solve(Problem(PEND, ["1/2"], v0=[0]), method, h="1/20", n=12, saveat=5)
+    record = json.loads(sol.save(tmp_path / "s.json").read_text())
+    assert len(record["t"]) == 4
+    assert numerically_identical(load_solution(tmp_path / "s.json"), sol)
+    old = record["q"][3][0]
+    record["q"][3][0] = _digit(old, 10, 0 if _digit(old, 10, 0) != old else 1)
+    with pytest.raises(SolutionFileError, match=r"point 3 .* the states were changed"):
+        load_record(restamped(record), tmp_path / "bad.json")
+
+
 def test_newton_options_of_the_run_are_saved_and_re_step_it(tmp_path):
     sol = solve(Problem(PEND, ["1/2"], v0=[0]), "simpson", h="1/20", n=6,
                 newton={"rtol": "1e-20", "max_iter": 30})

@@ -1586,6 +1586,10 @@ class _Reader:
             stretches = [(i, i + 1, i * saveat, saveat) for i in range(len(t) - 1)
                          if (i + 1) * saveat <= steps and t[i + 1] == t0 + (i + 1) * saveat * h
                          and saveat <= RESTEP_NODES]
+            i = len(t) - 2                       # the last node, after fewer than k steps
+            if i >= 0 and i * saveat < steps < (i + 1) * saveat and \
+                    t[i + 1] == t0 + steps * h and steps - i * saveat <= RESTEP_NODES:
+                stretches.append((i, i + 1, i * saveat, steps - i * saveat))
         whole = len(stretches) <= RESTEP_ALL
         if not whole:
             rng = random.Random(seed or len(stretches))     # a private generator
