@@ -136,8 +136,19 @@ def test_the_count_of_points_and_the_recorded_steps_must_agree(runs, tmp_path):
     rec = copy.deepcopy(record)
     for key in ("t", "q", "p", "v"):
         del rec[key][-1]                      # a run of 12 steps saves nodes 0, 3, .., 12
-    with pytest.raises(SolutionFileError, match=r"has 4 points; every 3-th node of 12 steps "
-                                                r"makes 5"):
+    with pytest.raises(SolutionFileError, match=r"t\[3\] = .* is not the last node"):
+        load_record(restamped(rec), tmp_path / "bad.json")
+    rec["steps"] = rec["stats"]["steps"] = 9  # a prefix of the run, with nothing that ended it
+    with pytest.raises(SolutionFileError, match=r"steps = 9 of 12 planned, but nothing "
+                                                r"stopped the run"):
+        load_record(restamped(rec), tmp_path / "bad.json")
+    rec["stopped"] = "callback at t = 0.45"   # as a callback would have: a consistent file
+    back = load_record(restamped(rec), tmp_path / "bad.json")
+    assert exact(back, "q") == exact(sol, "q")[:4]
+    del rec["t"][1], rec["q"][1], rec["p"][1], rec["v"][1]
+    rec["t"][1] = record["t"][1]              # nodes 0, 3, 9: node 6 is missing
+    with pytest.raises(SolutionFileError, match=r"t has 3 points; the nodes every 3 steps of "
+                                                r"9 steps make 4"):
         load_record(restamped(rec), tmp_path / "bad.json")
     rec = copy.deepcopy(record)
     rec["stats"]["steps"] = 11
@@ -168,6 +179,23 @@ def test_the_last_node_after_fewer_than_k_steps_is_re_stepped(tmp_path, method):
     record["q"][3][0] = _digit(old, 10, 0 if _digit(old, 10, 0) != old else 1)
     with pytest.raises(SolutionFileError, match=r"point 3 .* the states were changed"):
         load_record(restamped(record), tmp_path / "bad.json")
+
+
+def test_the_last_time_of_a_sparse_run_is_its_last_node_unless_an_event_ended_it(runs,
+                                                                                tmp_path):
+    """The last saved time of a saveat=k run was only checked to lie inside the run: an
+    edit of its last digits, or a ``stopped`` edited to a terminal event that would excuse
+    it, loaded."""
+    sol, record = runs["rk4_saveat"]
+    rec = copy.deepcopy(record)
+    rec["t"][-1] = _digit(rec["t"][-1], 1, 0 if _digit(rec["t"][-1], 1, 0) != rec["t"][-1]
+                          else 1)
+    with pytest.raises(SolutionFileError, match=r"t\[4\] = .* is not the last node t0 \+ 12 h"):
+        load_record(restamped(rec), tmp_path / "bad.json")
+    rec["stopped"] = "terminal event 0 (e) at t = 0.6"
+    with pytest.raises(SolutionFileError, match=r"stopped says .*terminal event.*, but the last "
+                                                r"saved point is not that event's"):
+        load_record(restamped(rec), tmp_path / "bad.json")
 
 
 def test_newton_options_of_the_run_are_saved_and_re_step_it(tmp_path):

@@ -1831,13 +1831,30 @@ class _Reader:
                                               f"h = {ctx.dump(h)}) exactly: the step or the "
                                               f"times were changed")
             if sol.saveat is not None:
-                # every k-th node up to the last step is held (the last node, an event's or
-                # the callback's point may follow): no fewer, no more
+                # every k-th node up to the last step is held, then the last node (or, after
+                # a terminal event, the event's point): no fewer, no more
                 cut = sol.stopped is not None and sol.stopped.startswith("terminal event")
+                if not cut and t[-1] != t0 + steps * h:
+                    self.malformed(f"t[{len(t) - 1}]", f"= {ctx.dump(t[-1])} is not the last "
+                                                       f"node t0 + {steps} h = "
+                                                       f"{ctx.dump(t0 + steps * h)} exactly: "
+                                                       f"the step or the times were changed")
                 want = (steps - (1 if cut else 0)) // stride + 1
                 if not want <= len(t) <= want + 1:
-                    self.malformed("t", f"has {len(t)} points; every {stride}-th node of "
-                                        f"{steps} steps makes {want} (or one more, the end)")
+                    self.malformed("t", f"has {len(t)} points; the nodes every {stride} "
+                                        f"steps of {steps} steps make {want} (or one more, "
+                                        f"the end)")
+        cut = sol.stopped is not None and sol.stopped.startswith("terminal event")
+        if sol._tail is not None and not cut:
+            self.malformed("dense.tail", "is only saved for a run cut by a terminal event")
+        if cut and sol.saveat != "times" and not (
+                sol.events and sol.events[-1].t == t[-1]
+                and all(a == b for a, b in zip(sol.events[-1].q, sol.q[-1]))):
+            self.malformed("stopped", f"says {_short(sol.stopped)}, but the last saved point "
+                                      f"is not that event's")
+        if steps < sol.steps_planned and sol.stopped is None:
+            self.malformed("steps", f"= {steps} of {sol.steps_planned} planned, but nothing "
+                                    f"stopped the run (stopped is null)")
         if isinstance(sol.stats, dict) and "steps" in sol.stats and sol.stats["steps"] != steps:
             self.malformed("stats.steps", f"= {_short(sol.stats['steps'])} is not the run's "
                                           f"{steps} steps")
