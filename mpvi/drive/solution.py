@@ -1166,8 +1166,9 @@ class _Reader:
         if newton is not None:
             if not m.takes_newton_options or not isinstance(newton, dict) or not newton \
                     or not set(newton) <= set(NEWTON_OPTIONS):
-                self.malformed("newton", f"should be the Newton options ({', '.join(NEWTON_OPTIONS)}) "
-                                         f"of an implicit method, not {_short(newton)}")
+                names = ", ".join(NEWTON_OPTIONS)
+                self.malformed("newton", f"should be the Newton options ({names}) of an "
+                                         f"implicit method, not {_short(newton)}")
             if "max_iter" in newton:
                 self.integer(newton["max_iter"], "newton.max_iter", 1, 10 ** 6)
             for k in ("rtol", "scale"):
