@@ -6,7 +6,7 @@ of the current step, the saved points, O(1) Newton statistics and the events fou
 
 It reads as its steps: :func:`_plan` checks every argument before the first step (the
 step count, ``h`` -- validated here, once --, the method's options, the resolution at
-the initial state, ``saveat`` and the memory it needs, the events and callbacks); a
+the initial state, the resolution of the time, ``saveat`` and the memory it needs, the events and callbacks); a
 private ``_Run`` prepares the stepper and takes the steps -- each step with its guards
 (``_check``), the saved nodes and requested times (``_save_requested``), the events
 (``_events``: detection and location on the step's dense output) -- and builds the
@@ -203,6 +203,22 @@ def _step_count(problem, h, n, t1):
                          f"h = {ctx.to_str(h, 12)} from t0 = {ctx.to_str(t0, 12)} "
                          f"((t1 - t0)/h = {ctx.to_str(ratio, 12)}); choose h = (t1 - t0)/N")
     return k
+
+
+def _check_time_resolution(problem, h, steps):
+    """ValueError unless the times of the run, t0 + j h (j = 0 .. steps) and the points a
+    step evaluates between them, are resolved in the context: |h| above 4 eps (|t0| +
+    |t_end|), the rounding of t0 + j h at the run's largest time (below it t_j+1 can equal
+    t_j: a run whose time does not advance, events and saved times unlocatable)."""
+    ctx = problem.ctx
+    t0 = problem.t0
+    t_end = t0 + steps * h
+    resolution = 4 * ctx.eps * (abs(t0) + abs(t_end))
+    if abs(h) <= resolution:
+        raise ValueError(f"the step h = {ctx.to_str(h, 6)} is below the resolution of the time "
+                         f"t = {ctx.to_str(t0, 6)} at {ctx.dps} digits (4 eps (|t0| + |t_end|) = "
+                         f"{ctx.to_str(resolution, 3)}): t0 + h would not advance the time; shift "
+                         "the time origin (t0 = 0), take a larger h, or compute with more digits")
 
 
 def _check_singular(sing, signs, m, j, t, t_next, q, q1, y1, state, system):
@@ -529,6 +545,7 @@ def _plan(problem, method, h, n, t1, saveat, events, callback, newton, progress,
     posed = {"h": posed_value(h), "times": None}
     h = check_step(h, ctx)
     steps = _step_count(problem, h, n, t1)
+    _check_time_resolution(problem, h, steps)
     prepare_args = _prepare_args(m, params, newton, check_stability)
     if check_stability:
         _check_step_size(problem, m, params, h)
