@@ -6,8 +6,8 @@ of the current step, the saved points, O(1) Newton statistics and the events fou
 
 It reads as its steps: :func:`_plan` checks every argument before the first step (the
 step count, ``h`` -- validated here, once --, the method's options, the resolution at
-the initial state, the resolution of the time, ``saveat`` and the memory it needs, the events and callbacks); a
-private ``_Run`` prepares the stepper and takes the steps -- each step with its guards
+the initial state, the resolution of the time, ``saveat`` and the memory it needs, the
+events and callbacks); a private ``_Run`` prepares the stepper and takes the steps -- each step with its guards
 (``_check``), the saved nodes and requested times (``_save_requested``), the events
 (``_events``: detection and location on the step's dense output) -- and builds the
 :class:`mpvi.Solution` (``_finish``), also the partial one an error carries.
@@ -469,7 +469,8 @@ def solve(problem: Problem, method: str | Method, *, h: NumberLike | None = None
     ------
     ValueError
         Bad arguments, each naming the cause: both or neither of ``n`` and ``t1``, a
-        ``t1`` that is not a whole number of steps, a zero or non-finite ``h``, an
+        ``t1`` that is not a whole number of steps, a zero or non-finite ``h``, an ``h``
+        below the resolution of the time (t0 + h == t0), an
         unknown method or method parameter, a ``saveat`` time outside the interval, a
         mechanical method for a first-order system, ``newton`` options for an explicit
         method, ``max_growth`` not above 1, an event returning nan.
