@@ -62,10 +62,15 @@ DETERMINANT_DOF = 3
 """Up to this many degrees of freedom the factors of det M (det L_vv) are guarded."""
 
 _POLES = {sp.tan: sp.cos, sp.sec: sp.cos, sp.cot: sp.sin, sp.csc: sp.sin}
-_AT_ZERO = (sp.gamma, sp.loggamma, sp.digamma, sp.polygamma, sp.Ei, sp.Ci, sp.Chi, sp.expint,
-            sp.bessely, sp.besselk)
-"""Functions singular where their (last) argument is 0 (gamma's other poles, at the negative
-integers, are not guarded)."""
+_AT_ZERO = (sp.Ei, sp.Ci, sp.Chi, sp.expint, sp.bessely, sp.besselk)
+"""Functions singular where their (last) argument is 0."""
+_GAMMA = (sp.gamma, sp.loggamma, sp.digamma, sp.polygamma)
+"""Functions with the poles of gamma, at 0 and every negative integer: gamma of the (last)
+argument changes sign at each (and has no zero), so it is their factor."""
+_JUMPS = (sp.floor, sp.ceiling, sp.frac)
+"""Functions that jump at every integer value of their argument: (-1)^floor(x) (ceiling:
+(-1)^ceiling(x)) changes sign at each jump and is exactly +-1 between them, so a run
+started on a jump is in the cell the function gives there."""
 
 
 def _singular_bases(expr) -> list:
@@ -102,6 +107,20 @@ def _singular_bases(expr) -> list:
             out.append((x.args[0] - 1, f"the pole of {x}"))
         elif isinstance(x, _AT_ZERO):
             out.append((x.args[-1], f"the singularity at 0 of {x}"))
+        elif isinstance(x, _GAMMA):
+            out.append((sp.gamma(x.args[-1]), f"the poles of {x}"))
+        elif isinstance(x, _JUMPS):
+            jump = sp.ceiling if isinstance(x, sp.ceiling) else sp.floor
+            out.append((sp.Integer(-1) ** jump(x.args[0]), f"the jumps of {x}"))
+        elif isinstance(x, sp.Mod):
+            out.append((sp.Integer(-1) ** sp.floor(x.args[0] / x.args[1]), f"the jumps of {x}"))
+            out.append((x.args[1], f"the divisor of {x}"))
+        elif isinstance(x, (sp.Max, sp.Min)):
+            out += [(a - b, f"the kink of {x}") for i, a in enumerate(x.args) for b in x.args[i + 1:]]
+        elif isinstance(x, sp.Piecewise):
+            switches = x.atoms(sp.core.relational.Relational)
+            out += [(r.lhs - r.rhs, f"the switch of {x}")
+                    for r in sorted(switches, key=sp.default_sort_key)]
         elif isinstance(x, sp.li):
             out += [(x.args[0], f"the branch point of {x}"), (x.args[0] - 1, f"the pole of {x}")]
     return out

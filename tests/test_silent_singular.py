@@ -1,0 +1,71 @@
+"""Issue 47, silent class "singularities still crossed": every case ran through on main
+before issue 47 and returned a number; each now raises IntegrationError naming the step,
+the time and the singularity (or, for a function mpvi cannot differentiate, is refused
+when the system is built), and a run that stays on one side is left alone.
+"""
+import pytest
+import sympy as sp
+
+import mpvi
+from mpvi import IntegrationError, LagrangianSystem, Problem, solve
+
+CROSSED = "crossed a singularity"
+
+
+def one_dof(V, ctx):
+    q = sp.Symbol("q")
+    return LagrangianSystem("s", [q], sp.Matrix([[1]]), V(q), {}, ctx)
+
+
+# ----- jumps: floor, ceiling, Max/Min kinks, Piecewise switches ------------------------------
+
+JUMPS = {
+    "floor": lambda q: q ** 2 / 2 + 4 * sp.floor(q),
+    "floor of an expression": lambda q: q ** 2 / 2 + 4 * sp.floor(2 * q + sp.Rational(1, 3)),
+    "ceiling": lambda q: q ** 2 / 2 + 4 * sp.ceiling(q),
+    "Max": lambda q: q ** 2 / 2 + sp.Max(q, 1),
+    "Min": lambda q: q ** 2 / 2 + sp.Min(q, 1),
+    "Piecewise": lambda q: q ** 2 / 2 + sp.Piecewise((0, q < 1), (1, True)),
+}
+
+
+@pytest.mark.parametrize("method", ["rk4", "simpson", "midpoint", "gbs", "mutze_variation"])
+@pytest.mark.parametrize("name", sorted(JUMPS))
+def test_a_jump_or_kink_of_the_potential_is_not_run_through(name, method):
+    """floor(q) in V ran through its jump (the energy 0.5 -> 4.5): the force of a jump is a
+    Dirac comb, 0 off the integers, so nothing in a step saw it."""
+    ctx = mpvi.GMPContext(32)
+    S = one_dof(JUMPS[name], ctx)
+    with pytest.raises(IntegrationError, match=CROSSED) as info:
+        solve(Problem(S, ["1/2"], v0=["3"]), method, h="1/20", n=40, check_stability=False)
+    assert "step" in str(info.value) and "t = " in str(info.value)
+
+
+@pytest.mark.parametrize("method", ["rk4", "simpson"])
+def test_a_run_inside_one_cell_of_floor_is_left_alone(method):
+    ctx = mpvi.GMPContext(32)
+    S = one_dof(JUMPS["floor"], ctx)
+    plain = one_dof(lambda q: q ** 2 / 2, ctx)
+    a = solve(Problem(S, ["1/2"], v0=["1/10"]), method, h="1/20", n=10)
+    b = solve(Problem(plain, ["1/2"], v0=["1/10"]), method, h="1/20", n=10)
+    assert list(a.q[-1]) == list(b.q[-1])
+
+
+# ----- gamma's poles at the negative integers --------------------------------------------------
+
+@pytest.mark.parametrize("method", ["rk4", "simpson", "gbs", "hermite_variational"])
+@pytest.mark.parametrize("f", [sp.gamma, sp.digamma])
+def test_the_poles_of_gamma_at_the_negative_integers_are_guarded(f, method):
+    """V = q^2/2 - gamma(q) from q = -3/2 falls into the pole at -1 (only the pole at 0
+    was guarded); digamma has the same poles."""
+    ctx = mpvi.GMPContext(32)
+    S = one_dof(lambda q: q ** 2 / 2 - f(q), ctx)
+    with pytest.raises(IntegrationError, match="poles of"):
+        solve(Problem(S, ["-3/2"], v0=["3"]), method, h="1/20", n=40, check_stability=False)
+
+
+def test_gamma_away_from_its_poles_runs():
+    ctx = mpvi.GMPContext(32)
+    S = one_dof(lambda q: q ** 2 / 2 + sp.gamma(q), ctx)
+    sol = solve(Problem(S, ["1"], v0=["1/10"]), "rk4", h="1/20", n=10)
+    assert sol.steps == 10
