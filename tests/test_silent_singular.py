@@ -17,14 +17,12 @@ def one_dof(V, ctx):
     return LagrangianSystem("s", [q], sp.Matrix([[1]]), V(q), {}, ctx)
 
 
-# ----- jumps: floor, ceiling, Max/Min kinks, Piecewise switches ------------------------------
+# ----- jumps: floor, ceiling, Piecewise switches (Max, Min: their derivatives' Heaviside) ------------------------------
 
 JUMPS = {
     "floor": lambda q: q ** 2 / 2 + 4 * sp.floor(q),
     "floor of an expression": lambda q: q ** 2 / 2 + 4 * sp.floor(2 * q + sp.Rational(1, 3)),
     "ceiling": lambda q: q ** 2 / 2 + 4 * sp.ceiling(q),
-    "Max": lambda q: q ** 2 / 2 + sp.Max(q, 1),
-    "Min": lambda q: q ** 2 / 2 + sp.Min(q, 1),
     "Piecewise": lambda q: q ** 2 / 2 + sp.Piecewise((0, q < 1), (1, True)),
 }
 

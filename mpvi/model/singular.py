@@ -115,8 +115,6 @@ def _singular_bases(expr) -> list:
         elif isinstance(x, sp.Mod):
             out.append((sp.Integer(-1) ** sp.floor(x.args[0] / x.args[1]), f"the jumps of {x}"))
             out.append((x.args[1], f"the divisor of {x}"))
-        elif isinstance(x, (sp.Max, sp.Min)):
-            out += [(a - b, f"the kink of {x}") for i, a in enumerate(x.args) for b in x.args[i + 1:]]
         elif isinstance(x, sp.Piecewise):
             switches = x.atoms(sp.core.relational.Relational)
             out += [(r.lhs - r.rhs, f"the switch of {x}")
