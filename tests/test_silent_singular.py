@@ -67,3 +67,41 @@ def test_gamma_away_from_its_poles_runs():
     S = one_dof(lambda q: q ** 2 / 2 + sp.gamma(q), ctx)
     sol = solve(Problem(S, ["1"], v0=["1/10"]), "rk4", h="1/20", n=10)
     assert sol.steps == 10
+
+
+# ----- a mass matrix singular between nodes, any number of degrees of freedom -------------------
+
+def mass_system(ctx, dof, coupled):
+    """dof coordinates, the last w: M = 1 but for the w block, w^2 (coupled: the block of the
+    last two coordinates is [[1, x], [x, w^2 + x^2]], det w^2 still); V = x^2/2 for the others."""
+    qs = sp.symbols(f"x0:{dof - 1}") + (sp.Symbol("w"),)
+    M = sp.eye(dof)
+    w, x = qs[-1], qs[-2]
+    M[dof - 1, dof - 1] = w ** 2
+    if coupled:
+        M[dof - 2, dof - 1] = M[dof - 1, dof - 2] = x
+        M[dof - 1, dof - 1] = w ** 2 + x ** 2
+    V = sum(s ** 2 for s in qs[:-1]) / 2
+    return LagrangianSystem(f"m{dof}{coupled}", list(qs), M, V, {}, ctx)
+
+
+@pytest.mark.parametrize("method", ["rk4", "simpson", "gbs"])
+@pytest.mark.parametrize("dof, coupled", [(4, False), (6, False), (5, True)])
+def test_a_mass_matrix_singular_between_nodes_is_seen_beyond_three_dof(dof, coupled, method):
+    """M = diag(1, 1, 1, w^2) with w running through 0: M is positive definite at every node
+    (w^2 > 0 on both sides), and det M was factored only up to three degrees of freedom."""
+    ctx = mpvi.GMPContext(32)
+    S = mass_system(ctx, dof, coupled)
+    q0 = ["1/2"] + ["0"] * (dof - 2) + ["1"]
+    v0 = ["0"] * (dof - 1) + ["-1"]
+    with pytest.raises(IntegrationError, match=r"crossed a singularity") as info:
+        solve(Problem(S, q0, v0=v0), method, h="1/20", n=60, check_stability=False)
+    assert "det M" in str(info.value)
+
+
+def test_a_mass_matrix_that_stays_regular_runs():
+    ctx = mpvi.GMPContext(32)
+    S = mass_system(ctx, 4, False)
+    sol = solve(Problem(S, ["1/2", "0", "0", "1"], v0=["0", "0", "0", "1"]), "rk4", h="1/20",
+                n=20)
+    assert sol.steps == 20

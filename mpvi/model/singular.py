@@ -59,7 +59,8 @@ class SingularityCrossed(ArithmeticError):
 
 
 DETERMINANT_DOF = 3
-"""Up to this many degrees of freedom the factors of det M (det L_vv) are guarded."""
+"""The factors of det M (det L_vv) are guarded for each diagonal block of M (its connected
+components: det M is their product) of up to this many degrees of freedom."""
 
 _POLES = {sp.tan: sp.cos, sp.sec: sp.cos, sp.cot: sp.sin, sp.csc: sp.sin}
 _AT_ZERO = (sp.Ei, sp.Ci, sp.Chi, sp.expint, sp.bessely, sp.besselk)
@@ -278,14 +279,19 @@ def _singular_factors(system, values):
     if system.has_force:
         sources += [(e, "F") for e in system.force_expr]
     exprs = list(sources)
+    moving = set(q) | set(v) | {TIME}
     for e, where in sources:
         exprs += [(sp.diff(e, s), f"d{where}/d{s}") for s in q + v if e.has(s)]
-    if system.dof <= DETERMINANT_DOF and not system.constant_mass:
-        det = sp.factor(mass.det(method="berkowitz"))
-        exprs.append((1 / det, "det M" if system.mass_expr is not None else "det L_vv"))
+    if not system.constant_mass:
+        name = "det M" if system.mass_expr is not None else "det L_vv"
+        for block in mass.connected_components():     # det M: the product of the blocks'
+            sub = mass.extract(block, block)
+            if len(block) <= DETERMINANT_DOF and sub.free_symbols & moving:
+                det = sp.factor(sub.det(method="berkowitz"))
+                exprs.append((1 / det, name if len(block) == system.dof else
+                              f"{name} (its block of {', '.join(str(q[i]) for i in block)})"))
     from mpmath import iv
     env = {s: iv.mpf(x) for s, x in zip(system.param_symbols, values)}  # intervals around them
-    moving = set(q) | set(v) | {TIME}
     found, seen = [], set()
     for e, where in exprs:
         for base, what in _singular_bases(e):
