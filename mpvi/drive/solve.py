@@ -50,7 +50,7 @@ import numpy as np
 
 from mpvi.model.callables import check_literals, returned, stop_flag
 from mpvi.numbers.context import floor
-from mpvi.engines.dense import Segment, StepData, locate_root
+from mpvi.engines.dense import Segment, StepData, locate_root, max_abs_on_unit
 from mpvi.ground.expressions import as_expression
 from mpvi.engines.kernels import step_check
 from mpvi.numbers.linalg import NotPositiveDefiniteError, SingularMatrixError
@@ -648,14 +648,33 @@ class _Run:
                                            self.problem.v0 if sing.uses_velocity else q0))
             self.signs = signs if 0 in signs else tuple(signs)
             self.stepper.guard_signs = self.signs
+        self.touch = sing if sing is not None and sing.touching else None
+        self.touch_prev = self.touch_path = self.touch_reach = None
+        if self.touch is not None:
+            self.touch_prev = self.touch.touching_values(self.problem.t0, self.q0)[:-1]
+            basis = getattr(self.stepper, "trial_basis", None)
+            if basis is not None:        # the points of the trial function, weights once
+                ctx, h, pieces = self.ctx, self.h, 2 * basis.degree
+                self.touch_path = [(k * h / pieces, basis.weights(h, ctx.num(k) / pieces)[0],
+                                    ctx.zeros(len(self.q0))) for k in range(1, pieces)]
+                # q(theta) - q_j = sum_i phi_i(theta) h^d_i (c_i - [d_i = 0] q_j) where the
+                # position slots' phi_i sum to 1: by Cauchy-Schwarz |q(theta) - q_j|^2 <=
+                # (sum_i m_i) sum_i m_i |...|^2, m_i = |h|^d_i max |phi_i| on [0, 1]
+                ones = [sum(p[k] for p, d in zip(basis.polynomials, basis.powers) if d == 0
+                            and k < len(p)) for k in range(basis.degree + 1)]
+                if ones == [1] + [0] * basis.degree:
+                    reach = [abs(h) ** d * ctx.num(str(max_abs_on_unit(p)))
+                             for p, d in zip(basis.polynomials, basis.powers)]
+                    total = sum(reach)
+                    self.touch_reach = ([total * m for m in reach], [d == 0 for d in basis.powers])
 
     def run(self):
         """Take the steps: the Solution, or the step's error carrying the points saved
         before it as ``exc.solution``."""
         stepper, data, h, t0, steps = self.stepper, self.data, self.h, self.problem.t0, \
             self.plan.steps
-        fast_check, bound, signs, inside, sing = \
-            self.fast_check, self.bound, self.signs, self.inside, self.sing
+        fast_check, bound, signs, inside, sing, touch = \
+            self.fast_check, self.bound, self.signs, self.inside, self.sing, self.touch
         evs, times, progress, callback = \
             self.plan.events, self.times, self.plan.progress, self.plan.callback
         need_segment, velocity_state = bool(evs) or bool(times), self.state == "qv"
@@ -679,6 +698,8 @@ class _Run:
                     v1 = self._check(j, t, t_next, q, q1, y1, v1)
                 if sing is not None and r.guards is not None:
                     self._check_quadrature_nodes(j, t, r.guards)
+                if touch is not None:
+                    self._check_touching(j, t, t_next, q, q1, r.carry)
                 if r.iterations is not None:
                     record(r.iterations, r.residual)
                 segment = Segment(data, t, q, y, q1, y1, r.carry, v_prev, v1) if need_segment \
@@ -753,6 +774,38 @@ class _Run:
             _check_singular(self.sing, self.signs, m, j, t, t_next, None if self.inside else q,
                             q1, y1, self.state, system)
         return v1
+
+    def _check_touching(self, j, t, t_next, q, q1, carry):
+        """The singular factors that reach zero without changing sign (a squared distance,
+        :mod:`mpvi.model.singular`) do not pass through it inside the step: where the step's
+        path comes near enough (|f(q_j)| <= bound D^2, D a bound of its distance from q_j),
+        their values at the ends and midpoint of each chord of the path
+        (:meth:`mpvi.model.singular.Singularities.passes_zero`) -- the chord between the
+        nodes, or for a trial-function method the chords between 2 x its degree + 1 points
+        of its trial function (the path it computed)."""
+        touch, f0, m = self.touch, self.touch_prev, len(self.touch_prev)
+        values = touch.touching_values(t_next, q1, q)
+        self.touch_prev, D2 = values[:m], values[m]      # D^2 >= the squared distance from q_j
+        reach = self.touch_reach
+        if reach is not None:
+            D2 = touch.path_reach(reach[0], reach[1], carry, q)
+        if (self.touch_path is None or reach is not None) and \
+                all(abs(x) > touch.touching_bound * D2 for x in f0):
+            return
+        if self.touch_path is None:
+            path = ((t, q), (t_next, q1))
+        else:
+            path = [(t, q)] + [(t + dt, sum((c * w for c, w in zip(carry, ws)), zero))
+                               for dt, ws, zero in self.touch_path] + [(t_next, q1)]
+        eps = self.ctx.eps
+        for (ta, qa), (tb, qb) in zip(path, path[1:]):
+            values = touch.chord_values(ta, tb, qa, qb)
+            for i in range(m):
+                if touch.passes_zero(f0[i], values[m + i], values[i], eps):
+                    raise IntegrationError(
+                        f"{self.method.name}: step {j} at t = {_t(t)}: "
+                        f"{touch.describe_touch(i, (f0[i], values[m + i], values[i]))}")
+            f0 = values[:m]
 
     def _check_quadrature_nodes(self, j, t, guards):
         """The singular factors at the points inside the step the method reported."""

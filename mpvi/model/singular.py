@@ -175,6 +175,40 @@ def _can_change_sign(factor, env) -> bool:
     return bool(box.a < 0 < box.b) or box.a != box.a
 
 
+def _quadratic_kind(factor, coords, params):
+    """For a factor quadratic in the coordinates (parameters at their exact ``params``
+    values): ("touch", ||H/2||_F) when it is semidefinite with minimum 0 (a squared
+    distance ``(x - 1)^2 + y^2``: it reaches 0 without changing sign), "never" when it is
+    definite away from 0 (``1 + q^2``), "sign" when it can change sign; None for any other
+    factor.  H is its Hessian: |f(q)| >= (sqrt|f(q0)| - ||H/2||^(1/2) |q - q0|)^2."""
+    f = sp.expand(factor.subs(params, simultaneous=True))
+    if f.has(TIME) or not f.free_symbols <= set(coords):
+        return None
+    try:
+        poly = sp.Poly(f, *coords)
+    except sp.PolynomialError:
+        return None
+    if poly.total_degree() != 2:
+        return None
+    H = sp.hessian(f, coords)
+    if not H.is_positive_semidefinite:
+        if not (-H).is_positive_semidefinite:
+            return "sign"
+        f, H = -f, -H
+    g = sp.Matrix([sp.diff(f, c) for c in coords]).subs({c: 0 for c in coords})
+    try:
+        sol, free = H.gauss_jordan_solve(-g)              # the minimizer, when f is bounded
+    except ValueError:
+        return "sign"                                     # unbounded below along a null direction
+    low = f.subs(dict(zip(coords, sol.subs({t: 0 for t in free}))), simultaneous=True)
+    if low > 0:
+        return "never"
+    if low < 0:
+        return "sign"
+    half = H / 2                 # ||H/2||_2 <= its largest absolute row sum (symmetric)
+    return ("touch", max(sum(abs(x) for x in half.row(i)) for i in range(half.rows)))
+
+
 @entry_class
 class Singularities:
     """The factors of a system whose zeros are singularities (module doc), with what they
@@ -188,11 +222,19 @@ class Singularities:
         Each factor with a phrase saying where it comes from.
     """
 
-    def __init__(self, system: LagrangianSystem, factors: Sequence[tuple[sympy.Expr, str]]
-                 ) -> None:
+    def __init__(self, system: LagrangianSystem, factors: Sequence[tuple[sympy.Expr, str]],
+                 touching: Sequence[tuple[sympy.Expr, str, sympy.Expr]] = ()) -> None:
         self.system = system
         self.factors = [f for f, _ in factors]
         self.origins = [w for _, w in factors]
+        self.touching = [f for f, _, _ in touching]
+        self.touching_origins = [w for _, w, _ in touching]
+        bound = max((b for _, _, b in touching), default=sp.Integer(0))   # ||H/2||, rational
+        self.touching_bound = system.ctx.num(str(bound))
+        """An upper bound of ||H/2|| over the touching factors: a factor f at q0 cannot
+        reach 0 within |q - q0| <= D while |f(q0)| > touching_bound D^2."""
+        self._g = self._chord = None
+        self._reach: dict = {}
         x = set(system.coords) | {TIME}
         self.uses_velocity = any(f.has(*system.velocity_symbols) for f in self.factors)
         self.uses_time = any(f.has(TIME) for f in self.factors)
@@ -230,6 +272,69 @@ class Singularities:
                 self._f = compile_exprs(*self.exprs_args, self.system.ctx, "singular_factors")
         return self._f([t], q, v, self.system.param_values)
 
+    def touching_values(self, t: NumberLike, q: VectorLike, qa: VectorLike | None = None
+                        ) -> list[Real]:
+        """The :attr:`touching` factors at (t, q): quadratic factors of the positions that
+        reach zero without changing sign (``x^2 + y^2``), whose zero a step can pass through
+        (:meth:`passes_zero`); then, one generated function, |q - qa|^2 (qa None: q)."""
+        if self._g is None:
+            S = self.system
+            start = [sp.Dummy(f"a{i}") for i in range(len(S.coords))]
+            exprs = list(self.touching) + [sum((c - a) ** 2 for a, c in zip(start, S.coords))]
+            with cbackend.kernels_of(S.name):
+                self._g = compile_exprs([[TIME], start, S.coords, S.param_symbols], exprs,
+                                        S.ctx, "touching_factors")
+        return self._g([t], q if qa is None else qa, q, self.system.param_values)
+
+    def path_reach(self, weights: Sequence[Real], shifts: Sequence[bool],
+                   coeffs: Sequence[VectorLike], q: VectorLike) -> Real:
+        """sum_i weights_i |coeffs_i - [shifts_i] q|^2: one generated function per number of
+        coefficient vectors and shifts (the bound of a trial path's distance from q)."""
+        key = tuple(shifts)
+        f = self._reach.get(key)
+        if f is None:
+            S, n = self.system, len(self.system.coords)
+            w = [sp.Dummy(f"w{i}") for i in range(len(key))]
+            cs = [[sp.Dummy(f"c{i}_{k}") for k in range(n)] for i in range(len(key))]
+            x = [sp.Dummy(f"x{k}") for k in range(n)]
+            expr = sum(wi * sum((c - (xk if shift else 0)) ** 2 for c, xk in zip(ci, x))
+                       for wi, ci, shift in zip(w, cs, key))
+            with cbackend.kernels_of(S.name):
+                f = self._reach[key] = compile_exprs([w, *cs, x], [expr], S.ctx, "path_reach")
+        return f(weights, *coeffs, q)[0]
+
+    def chord_values(self, ta: NumberLike, tb: NumberLike, qa: VectorLike, qb: VectorLike
+                     ) -> list[Real]:
+        """The :attr:`touching` factors at the end (tb, qb) of a chord, then at its midpoint
+        ((ta + tb)/2, (qa + qb)/2): one generated function."""
+        if self._chord is None:
+            S = self.system
+            ends = [sp.Dummy(f"a{i}") for i in range(len(S.coords))]
+            ta_, tb_ = sp.Dummy("ta"), sp.Dummy("tb")
+            mid = {TIME: (ta_ + tb_) / 2, **{c: (a + c) / 2 for a, c in zip(ends, S.coords)}}
+            exprs = ([f.subs(TIME, tb_) for f in self.touching]
+                     + [f.subs(mid, simultaneous=True) for f in self.touching])
+            with cbackend.kernels_of(S.name):
+                self._chord = compile_exprs([[ta_, tb_], ends, S.coords, S.param_symbols], exprs,
+                                            S.ctx, "touching_chord")
+        return self._chord([ta, tb], qa, qb, self.system.param_values)
+
+    @staticmethod
+    @sticky
+    def passes_zero(f0: Real, fm: Real, f1: Real, eps: Real) -> bool:
+        """Whether the parabola through (0, f0), (1/2, fm), (1, f1) -- a factor at the two
+        nodes of a step and at its chord midpoint, exact for a factor quadratic in q along
+        the chord (a squared distance) -- reaches zero inside the step, to the rounding of
+        the three values (16 eps their sum); f0, f1 of one sign."""
+        f0, fm, f1 = (x if f0 > 0 or f1 > 0 else -x for x in (f0, fm, f1))   # as if >= 0
+        if 4 * fm > f0 + f1:    # at a zero inside, fm = (sqrt f0 - sqrt f1)^2 / 4: not so
+            return False
+        a = 2 * (f0 + f1) - 4 * fm           # f(s) = f0 + b s + a s^2
+        b = 4 * fm - 3 * f0 - f1
+        if not a > 0 or not (0 < -b < 2 * a):              # no minimum inside the step
+            return False
+        return f0 - b * b / (4 * a) <= 16 * eps * (abs(f0) + abs(fm) + abs(f1))
+
     @staticmethod
     @sticky                     # comparisons only, after every step: no entry-point wrapper
     def signs(values: Sequence[Real]) -> list[int]:
@@ -251,6 +356,14 @@ class Singularities:
             elif not (x > 0 if s > 0 else x < 0):
                 return i
         return None
+
+    def describe_touch(self, i: int, values: Sequence[Real]) -> str:
+        """A sentence naming touching factor ``i`` and its values at the step's nodes and
+        chord midpoint."""
+        ctx = self.system.ctx
+        return (f"{self.touching[i]} (from {self.touching_origins[i]}) is "
+                f"{', '.join(ctx.to_str(x, 5) for x in values)} at the step's start, chord "
+                "midpoint and end: the step passed through its zero, a singularity of the system")
 
     def describe(self, i: int, value: Number) -> str:
         """A sentence naming factor ``i`` (modulo their number), where it comes from and its
@@ -292,16 +405,22 @@ def _singular_factors(system, values):
                               f"{name} (its block of {', '.join(str(q[i]) for i in block)})"))
     from mpmath import iv
     env = {s: iv.mpf(x) for s, x in zip(system.param_symbols, values)}  # intervals around them
-    found, seen = [], set()
+    exact = {s: sp.Rational(x) for s, x in zip(system.param_symbols, values)}
+    found, touching, seen = [], [], set()
     for e, where in exprs:
         for base, what in _singular_bases(e):
             for f in _factors(base):
                 if not (f.free_symbols & moving) or f in seen or -f in seen:
                     continue
                 seen.add(f)
-                if _can_change_sign(f, env):
+                kind = _quadratic_kind(f, q, exact)
+                if kind is None:
+                    kind = "sign" if _can_change_sign(f, env) else "never"
+                if kind == "sign":
                     found.append((f, f"{what} in {where}"))
-    return found
+                elif kind != "never":
+                    touching.append((f, f"{what} in {where}", kind[1]))
+    return found, touching
 
 
 _CACHE: dict = {}
@@ -336,5 +455,5 @@ def singularities(system: LagrangianSystem) -> Singularities:
     found = _FACTORS.get((system.signature, values))
     if found is None:
         found = _FACTORS[system.signature, values] = _singular_factors(system, values)
-    result = _CACHE[key] = system.__dict__["_singularities"] = Singularities(system, found)
+    result = _CACHE[key] = system.__dict__["_singularities"] = Singularities(system, *found)
     return result
