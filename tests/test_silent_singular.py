@@ -105,3 +105,54 @@ def test_a_mass_matrix_that_stays_regular_runs():
     sol = solve(Problem(S, ["1/2", "0", "0", "1"], v0=["0", "0", "0", "1"]), "rk4", h="1/20",
                 n=20)
     assert sol.steps == 20
+
+
+# ----- a collision: a squared distance reaches zero without changing sign -------------------------
+
+def kepler(ctx, dim=2, centre=0):
+    qs = sp.symbols("x y z")[:dim]
+    r2 = (qs[0] - centre) ** 2 + sum(s ** 2 for s in qs[1:])
+    return LagrangianSystem(f"kepler{dim}{centre}", list(qs), sp.eye(dim), -1 / sp.sqrt(r2), {}, ctx)
+
+
+@pytest.mark.parametrize("method", ["rk4", "rk2", "hermite_variational", "hermite_galerkin",
+                                    "mutze_variation", "mutze", "gbs"])
+def test_kepler_from_rest_does_not_pass_through_the_centre(method):
+    """Kepler started at rest falls into r = 0 at t = pi/(2 sqrt 2); x^2 + y^2 only touches
+    zero, so no sign changed and the runs went through (x = 5.8 after 40 RK4 steps) or
+    jumped back with a hundredfold momentum (mutze, GBS, the Hermite VI)."""
+    ctx = mpvi.GMPContext(32)
+    with pytest.raises(IntegrationError, match="(passed through|heads through) its zero|"
+                       "heads through the zero") as info:
+        solve(Problem(kepler(ctx), [1, 0], p0=[0, 0]), method, h="1/20", n=40,
+              check_stability=False)
+    assert "x**2 + y**2" in str(info.value) and "step 2" in str(info.value)
+
+
+@pytest.mark.parametrize("q0", [["1", "1e-12"], ["1/2", "-3/4"]])
+def test_a_collision_off_the_axes_and_in_three_dimensions(q0):
+    ctx = mpvi.GMPContext(32)
+    with pytest.raises(IntegrationError, match="passed through its zero"):
+        solve(Problem(kepler(ctx), q0, p0=[0, 0]), "rk4", h="1/20", n=40)
+    with pytest.raises(IntegrationError, match="passed through its zero"):
+        solve(Problem(kepler(ctx, 3), q0 + ["1/3"], p0=[0, 0, 0]), "rk4", h="1/20", n=40)
+
+
+def test_a_collision_with_a_centre_off_the_origin():
+    """(x - 1)^2 + y^2 is expanded by factoring into x^2 - 2x + y^2 + 1, which an interval
+    cannot tell from a factor that changes sign: the quadratic is classified exactly."""
+    ctx = mpvi.GMPContext(32)
+    S = kepler(ctx, 2, 1)
+    assert [str(f) for f in mpvi.model.singular.singularities(S).touching] == \
+        ["x**2 - 2*x + y**2 + 1"]
+    with pytest.raises(IntegrationError, match="passed through its zero"):
+        solve(Problem(S, [2, 0], p0=[0, 0]), "rk4", h="1/20", n=40)
+
+
+@pytest.mark.parametrize("method", ["rk4", "simpson", "hermite_variational"])
+def test_an_eccentric_orbit_close_to_the_centre_runs(method):
+    """e = 0.98 (pericentre 0.0099): the step passes close to r = 0 but not through it."""
+    ctx = mpvi.GMPContext(32)
+    sol = solve(Problem(kepler(ctx), [1, 0], p0=[0, "1/7"]), method, h="1/400", n=600,
+                check_stability=False)
+    assert sol.steps == 600

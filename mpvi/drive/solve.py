@@ -699,7 +699,7 @@ class _Run:
                 if sing is not None and r.guards is not None:
                     self._check_quadrature_nodes(j, t, r.guards)
                 if touch is not None:
-                    self._check_touching(j, t, t_next, q, q1, r.carry)
+                    self._check_touching(j, t, t_next, q, q1, r.carry, y, y1)
                 if r.iterations is not None:
                     record(r.iterations, r.residual)
                 segment = Segment(data, t, q, y, q1, y1, r.carry, v_prev, v1) if need_segment \
@@ -775,14 +775,16 @@ class _Run:
                             q1, y1, self.state, system)
         return v1
 
-    def _check_touching(self, j, t, t_next, q, q1, carry):
+    def _check_touching(self, j, t, t_next, q, q1, carry, y, y1):
         """The singular factors that reach zero without changing sign (a squared distance,
         :mod:`mpvi.model.singular`) do not pass through it inside the step: where the step's
         path comes near enough (|f(q_j)| <= bound D^2, D a bound of its distance from q_j),
         their values at the ends and midpoint of each chord of the path
         (:meth:`mpvi.model.singular.Singularities.passes_zero`) -- the chord between the
         nodes, or for a trial-function method the chords between 2 x its degree + 1 points
-        of its trial function (the path it computed)."""
+        of its trial function (the path it computed) --, and the tangents q_j + s h v_j and
+        q_j+1 - s h v_j+1, s in [0, 1] (a step that jumps over the zero and back: the
+        velocity at a node heads through it within the step)."""
         touch, f0, m = self.touch, self.touch_prev, len(self.touch_prev)
         values = touch.touching_values(t_next, q1, q)
         self.touch_prev, D2 = values[:m], values[m]      # D^2 >= the squared distance from q_j
@@ -797,7 +799,7 @@ class _Run:
         else:
             path = [(t, q)] + [(t + dt, sum((c * w for c, w in zip(carry, ws)), zero))
                                for dt, ws, zero in self.touch_path] + [(t_next, q1)]
-        eps = self.ctx.eps
+        eps, h, start = self.ctx.eps, self.h, f0
         for (ta, qa), (tb, qb) in zip(path, path[1:]):
             values = touch.chord_values(ta, tb, qa, qb)
             for i in range(m):
@@ -806,6 +808,18 @@ class _Run:
                         f"{self.method.name}: step {j} at t = {_t(t)}: "
                         f"{touch.describe_touch(i, (f0[i], values[m + i], values[i]))}")
             f0 = values[:m]
+        system = self.system
+        for tt, qq, yy, sign, fa, where in ((t, q, y, 1, start, "start"),
+                                            (t_next, q1, y1, -1, f0, "end")):
+            v = yy if self.state == "qv" else system.velocity(qq, yy, tt)
+            values = touch.chord_values(tt, tt, qq, [a + sign * h * b for a, b in zip(qq, v)])
+            for i in range(m):
+                if touch.passes_zero(fa[i], values[m + i], values[i], eps):
+                    raise IntegrationError(
+                        f"{self.method.name}: step {j} at t = {_t(t)}: the velocity at the "
+                        f"step's {where} heads through the zero of {touch.touching[i]} (from "
+                        f"{touch.touching_origins[i]}) within the step: the step jumped over "
+                        "a singularity of the system")
 
     def _check_quadrature_nodes(self, j, t, guards):
         """The singular factors at the points inside the step the method reported."""
