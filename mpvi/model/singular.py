@@ -15,25 +15,40 @@ evaluates are compared with their signs at the initial point.
   radicals sqrt(D)), the arguments of ``log``, the poles of ``tan``, ``cot``, ``sec``,
   ``csc`` (cos or sin of the argument), the kinks of ``Abs``, ``sign``, ``Heaviside``, the
   branch points of ``atanh``, ``acoth``, ``asin``, ``acos``, ``acosh``, ``LambertW``, ``li``,
-  the pole of ``zeta``, and the singularity at 0 of ``gamma``, ``loggamma``, ``polygamma``,
-  ``Ei``, ``Ci``, ``Chi``, ``expint``, ``bessely``, ``besselk`` -- in the Lagrangian (V and M, or a general L), the force, and their
-  first derivatives (which hold what the field divides by: 1/sqrt(1 - x^2) of asin);
-* the determinant of the mass matrix (L_vv), up to :data:`DETERMINANT_DOF` degrees of
-  freedom (a 3 x 3 determinant of trigonometric entries is cheap; beyond, the mass
-  matrix is only tested for positive definiteness at the nodes);
+  the pole of ``zeta``, the singularity at 0 of ``Ei``, ``Ci``, ``Chi``, ``expint``,
+  ``bessely``, ``besselk``, the poles of ``gamma``, ``loggamma``, ``digamma``, ``polygamma``
+  at 0 and every negative integer (the factor gamma(x): it changes sign at each pole), the
+  jumps of ``floor`` and ``ceiling`` (the factor (-1)^floor(x), +-1 between the jumps) and
+  the switches of ``Piecewise`` (lhs - rhs of each condition) -- in the Lagrangian (V and M,
+  or a general L), the force, and their first derivatives (which hold what the field
+  divides by: 1/sqrt(1 - x^2) of asin);
+* the determinant of each diagonal block of the mass matrix (L_vv; the connected components
+  of its nonzero pattern, whose determinants multiply to det M) of up to
+  :data:`DETERMINANT_DOF` degrees of freedom, in a system of any size (M = diag(1, 1, 1,
+  w^2): the factor w); a larger block with entries that move is tested for positive
+  definiteness at the nodes only;
 * each split into its irreducible factors over Q (``sympy.factor_list``), so that a
   factor of even power (``M = q^2``: the factor q) is seen changing sign;
 * minus the factors whose sign cannot change: an interval evaluation (mpmath's ``iv``,
   sin and cos in [-1, 1], coordinates, velocities and time unbounded, parameters at their
-  values) that is >= 0 or <= 0 everywhere (``2 - cos(q1 - q2)^2``, ``x^2 + y^2``: they can
-  only touch zero, which the driver sees as a non-finite value).
+  values) that is >= 0 or <= 0 everywhere (``2 - cos(q1 - q2)^2``, ``1 + q^2``); a factor
+  quadratic in the coordinates is classified exactly instead (its Hessian H and minimum):
+  definite away from 0, dropped; changing sign, kept; semidefinite with minimum 0 (a
+  squared distance ``x^2 + y^2``, ``(x - 1)^2 + y^2``), a *touching* factor: it reaches
+  its zero without changing sign.
 
-The poles of gamma-type functions at the negative integers and the jumps of ``floor`` are
-not guarded.  :class:`Singularities` evaluates the factors (one generated
-function, compiled to MPFR with the rest) and compares signs; :func:`mpvi.solve` checks
-them at every node and at the points each method evaluates inside a step, and a change
-raises :class:`mpvi.IntegrationError` naming the factor, where it comes from, the step
-and the time.
+:class:`Singularities` evaluates the factors (one generated function, compiled to MPFR
+with the rest) and compares signs; :func:`mpvi.solve` checks them at every node and at the
+points each method evaluates inside a step, and a change raises
+:class:`mpvi.IntegrationError` naming the factor, where it comes from, the step and the
+time.  A touching factor f is checked along each step's path: where the path can come
+near its zero (|f(q_j)| <= ||H/2|| D^2, D a bound of the path's distance from q_j), the
+parabola through f at the ends and the midpoint of each chord of the path -- exact for a
+quadratic f -- must not reach 0 (to 16 eps), nor along the tangents q_j + s h v_j and
+q_j+1 - s h v_j+1 (a step that jumps over the zero and back).  A collision at a point
+(Kepler from rest) is seen so; a near miss that a step cannot resolve (an orbit of
+angular momentum 1e-12) is not a crossing and is not refused.  Non-quadratic touching
+factors (``1 - cos q``) are not guarded.
 """
 from __future__ import annotations
 
