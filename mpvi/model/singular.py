@@ -287,6 +287,7 @@ class Singularities:
                 self._f = compile_exprs(*self.exprs_args, self.system.ctx, "singular_factors")
         return self._f([t], q, v, self.system.param_values)
 
+    @sticky                     # the driver's hot loop, inside solve's precision
     def touching_values(self, t: NumberLike, q: VectorLike, qa: VectorLike | None = None
                         ) -> list[Real]:
         """The :attr:`touching` factors at (t, q): quadratic factors of the positions that
@@ -301,6 +302,7 @@ class Singularities:
                                         S.ctx, "touching_factors")
         return self._g([t], q if qa is None else qa, q, self.system.param_values)
 
+    @sticky                     # the driver's hot loop, inside solve's precision
     def path_reach(self, weights: Sequence[Real], shifts: Sequence[bool],
                    coeffs: Sequence[VectorLike], q: VectorLike) -> Real:
         """sum_i weights_i |coeffs_i - [shifts_i] q|^2: one generated function per number of
@@ -318,6 +320,7 @@ class Singularities:
                 f = self._reach[key] = compile_exprs([w, *cs, x], [expr], S.ctx, "path_reach")
         return f(weights, *coeffs, q)[0]
 
+    @sticky                     # the driver's hot loop, inside solve's precision
     def chord_values(self, ta: NumberLike, tb: NumberLike, qa: VectorLike, qb: VectorLike
                      ) -> list[Real]:
         """The :attr:`touching` factors at the end (tb, qb) of a chord, then at its midpoint
