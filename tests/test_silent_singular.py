@@ -156,3 +156,13 @@ def test_an_eccentric_orbit_close_to_the_centre_runs(method):
     sol = solve(Problem(kepler(ctx), [1, 0], p0=[0, "1/7"]), method, h="1/400", n=600,
                 check_stability=False)
     assert sol.steps == 600
+
+
+def test_a_near_collision_the_step_cannot_resolve_is_refused():
+    """Angular momentum 1e-12: the true orbit turns 1e-25 from the centre and comes back;
+    RK4 with h = 1/20 passed straight through (x = 5.8).  Near a collision the step must
+    still resolve the motion (|h| rho below the method's bound, as before the run)."""
+    ctx = mpvi.GMPContext(32)
+    with pytest.raises(IntegrationError, match="no longer resolves the motion") as info:
+        solve(Problem(kepler(ctx), [1, 0], p0=[0, "1e-12"]), "rk4", h="1/20", n=40)
+    assert "check_stability=False" in str(info.value) and "take |h| <" in str(info.value)

@@ -302,13 +302,19 @@ def spectral_radius(problem) -> Any:
     A(t, q, v)) at the initial state, i.e. of [[0, I], [dA/dq, dA/dv]] -- the fastest local
     frequency or growth rate (omega_max for a linear system, exactly).  Estimated in
     float64 (it decides a bound, not a result); None where it cannot be evaluated."""
-    system, ctx = problem.system, problem.ctx
+    system = problem.system
     if system.first_order:
         return None
     if system.is_linear:
         return system.omega_max()
+    return _radius_at(system, problem.t0, problem.q0, problem.v0)
+
+
+def _radius_at(system, t, q, v):
+    """:func:`spectral_radius` at the state (t, q, v) of a mechanical system."""
+    ctx = system.ctx
     try:
-        _, Aq, Av = system.acceleration_derivatives(problem.t0, problem.q0, problem.v0)
+        _, Aq, Av = system.acceleration_derivatives(t, q, v)
         n = system.dof
         J = np.zeros((2 * n, 2 * n))
         J[:n, n:] = np.eye(n)
@@ -525,6 +531,7 @@ class _Plan(NamedTuple):
     callback: Any
     progress: Any
     posed: Any = None          # h and the saveat times as the user wrote them, where exact
+    check_stability: bool = True
 
 
 def _plan(problem, method, h, n, t1, saveat, events, callback, newton, progress, check_stability,
@@ -566,7 +573,7 @@ def _plan(problem, method, h, n, t1, saveat, events, callback, newton, progress,
     elif progress is not None and not callable(progress):
         raise TypeError("progress must be None, True or a callable progress(step, total)")
     return _Plan(problem, m, params, h, steps, prepare_args, saveat, points, evs, callback,
-                 progress, posed)
+                 progress, posed, bool(check_stability))
 
 
 def _prepare_args(m, params, newton, check_stability):
@@ -649,8 +656,13 @@ class _Run:
             self.signs = signs if 0 in signs else tuple(signs)
             self.stepper.guard_signs = self.signs
         self.touch = sing if sing is not None and sing.touching else None
-        self.touch_prev = self.touch_path = self.touch_reach = None
+        self.touch_prev = self.touch_path = self.touch_reach = self.resolve_bound = None
         if self.touch is not None:
+            if self.plan.check_stability:
+                own = _stability_number(self.method, self.plan.params, self.ctx)
+                self.resolve_bound = ((own, "the method's stability bound") if own is not None
+                                      and own < self.ctx.pi else
+                                      (self.ctx.pi, "pi (fewer than two steps per period)"))
             self.touch_prev = self.touch.touching_values(self.problem.t0, self.q0)[:-1]
             basis = getattr(self.stepper, "trial_basis", None)
             if basis is not None:        # the points of the trial function, weights once
@@ -808,6 +820,7 @@ class _Run:
                         f"{self.method.name}: step {j} at t = {_t(t)}: "
                         f"{touch.describe_touch(i, (f0[i], values[m + i], values[i]))}")
             f0 = values[:m]
+        self._check_resolved_near(j, t, t_next, q1, y1)
         system = self.system
         for tt, qq, yy, sign, fa, where in ((t, q, y, 1, start, "start"),
                                             (t_next, q1, y1, -1, f0, "end")):
@@ -820,6 +833,26 @@ class _Run:
                         f"step's {where} heads through the zero of {touch.touching[i]} (from "
                         f"{touch.touching_origins[i]}) within the step: the step jumped over "
                         "a singularity of the system")
+
+    def _check_resolved_near(self, j, t, t_next, q1, y1):
+        """With ``check_stability``, a step whose path comes near a touching singular factor
+        must still resolve the motion at its end: |h| rho < min(b, pi) as before the run
+        (rho the spectral radius of the linearized equations of motion at the node), else
+        IntegrationError -- an orbit of angular momentum 1e-12 passes its pericentre, 1e-25
+        from the centre, between two RK4 nodes and comes out on the wrong side."""
+        if self.resolve_bound is None:
+            return
+        bound, what = self.resolve_bound
+        v1 = y1 if self.state == "qv" else self.system.velocity(q1, y1, t_next)
+        rho = _radius_at(self.system, t_next, q1, v1)
+        if rho is not None and abs(self.h) * rho >= bound:
+            ctx = self.ctx
+            raise IntegrationError(
+                f"{self.method.name}: step {j} at t = {_t(t)} passes near a singularity of "
+                f"the system ({self.touch.touching[0]} = 0) where the step no longer resolves "
+                f"the motion: |h| rho = {ctx.to_str(abs(self.h) * rho, 5)} >= {what} at t = "
+                f"{_t(t_next)} (rho = {ctx.to_str(rho, 5)}); take |h| < "
+                f"{ctx.to_str(bound / rho, 5)}, or pass check_stability=False")
 
     def _check_quadrature_nodes(self, j, t, guards):
         """The singular factors at the points inside the step the method reported."""
