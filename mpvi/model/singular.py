@@ -47,8 +47,8 @@ parabola through f at the ends and the midpoint of each chord of the path -- exa
 quadratic f -- must not reach 0 (to 16 eps), nor along the tangents q_j + s h v_j and
 q_j+1 - s h v_j+1 (a step that jumps over the zero and back).  A collision at a point
 (Kepler from rest) is seen so; a near miss that a step cannot resolve (an orbit of
-angular momentum 1e-12) is not a crossing and is not refused.  Non-quadratic touching
-factors (``1 - cos q``) are not guarded.
+angular momentum 1e-12) is refused by the driver's resolution check there
+(``check_stability``).  Non-quadratic touching factors (``1 - cos q``) are not guarded.
 """
 from __future__ import annotations
 
