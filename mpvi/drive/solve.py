@@ -19,6 +19,10 @@ Along the run it checks, and names step and time when something fails:
   finite and the mass matrix (L_vv) positive definite -- one generated evaluation and an
   LDL^T test of n^3/6 multiplications, skipped for a constant mass matrix with a
   polynomial potential (``IntegrationError``);
+* no singular factor of the system (:mod:`mpvi.model.singular`) changed sign at a point
+  a step evaluates, and none that reaches zero without changing sign (a squared distance)
+  was passed through along the step's path; near one, with ``check_stability``, the step
+  still resolves the motion (``IntegrationError``);
 * Newton converged, its final residual within the bound of :func:`mpvi.numbers.newton.solve_info`
   (:class:`mpvi.NewtonError` with the residual, the iterations and the likely cause where
   the method can tell: a non-finite potential or a singular mass matrix at the iterate);
@@ -29,7 +33,8 @@ Along the run it checks, and names step and time when something fails:
   (:meth:`mpvi.numbers.context.Context.namespace`), so no run hangs in the argument reduction of
   an astronomically large number.
 
-Before the run it also refuses a run whose saved points cannot fit in memory
+Before the run it also refuses a step below the resolution of the time (t0 + h == t0:
+``ValueError`` naming the remedy) and a run whose saved points cannot fit in memory
 (:class:`StorageError`, a ``MemoryError``, naming the estimate and the remedy, ``saveat``).
 
 Before the run, ``check_stability`` refuses a step beyond the method's resolution at the
