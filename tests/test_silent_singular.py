@@ -17,7 +17,7 @@ def one_dof(V, ctx):
     return LagrangianSystem("s", [q], sp.Matrix([[1]]), V(q), {}, ctx)
 
 
-# ----- jumps: floor, ceiling, Piecewise switches (Max, Min: their derivatives' Heaviside) ------------------------------
+# ----- jumps: floor, ceiling, Piecewise switches (Max, Min: their derivatives' Heaviside) ---
 
 JUMPS = {
     "floor": lambda q: q ** 2 / 2 + 4 * sp.floor(q),
@@ -112,7 +112,8 @@ def test_a_mass_matrix_that_stays_regular_runs():
 def kepler(ctx, dim=2, centre=0):
     qs = sp.symbols("x y z")[:dim]
     r2 = (qs[0] - centre) ** 2 + sum(s ** 2 for s in qs[1:])
-    return LagrangianSystem(f"kepler{dim}{centre}", list(qs), sp.eye(dim), -1 / sp.sqrt(r2), {}, ctx)
+    return LagrangianSystem(f"kepler{dim}{centre}", list(qs), sp.eye(dim), -1 / sp.sqrt(r2), {},
+                            ctx)
 
 
 @pytest.mark.parametrize("method", ["rk4", "rk2", "hermite_variational", "hermite_galerkin",

@@ -8,9 +8,10 @@ It reads as its steps: :func:`_plan` checks every argument before the first step
 step count, ``h`` -- validated here, once --, the method's options, the resolution at
 the initial state, the resolution of the time, ``saveat`` and the memory it needs, the
 events and callbacks); a private ``_Run`` prepares the stepper and takes the steps --
-each step with its guards (``_check``), the saved nodes and requested times (``_save_requested``), the events
-(``_events``: detection and location on the step's dense output) -- and builds the
-:class:`mpvi.Solution` (``_finish``), also the partial one an error carries.
+each step with its guards (``_check``), the saved nodes and requested times
+(``_save_requested``), the events (``_events``: detection and location on the step's
+dense output) -- and builds the :class:`mpvi.Solution` (``_finish``), also the partial
+one an error carries.
 
 Along the run it checks, and names step and time when something fails:
 
