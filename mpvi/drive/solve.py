@@ -803,7 +803,8 @@ class _Run:
         of its trial function (the path it computed) --, and the tangents q_j + s h v_j and
         q_j+1 - s h v_j+1, s in [0, 1] (a step that jumps over the zero and back: the
         velocity at a node heads through it within the step)."""
-        touch, f0, m = self.touch, self.touch_prev, len(self.touch_prev)
+        touch, m = self.touch, len(self.touch_prev)
+        f0: Any = self.touch_prev
         values = touch.touching_values(t_next, q1, q)
         self.touch_prev, D2 = values[:m], values[m]      # D^2 >= the squared distance from q_j
         reach = self.touch_reach
@@ -813,7 +814,7 @@ class _Run:
                 all(abs(x) > touch.touching_bound * D2 for x in f0):
             return
         if self.touch_path is None:
-            path = ((t, q), (t_next, q1))
+            path = [(t, q), (t_next, q1)]
         else:
             path = [(t, q)] + [(t + dt, sum((c * w for c, w in zip(carry, ws)), zero))
                                for dt, ws, zero in self.touch_path] + [(t_next, q1)]
