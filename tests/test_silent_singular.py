@@ -167,3 +167,13 @@ def test_a_near_collision_the_step_cannot_resolve_is_refused():
     with pytest.raises(IntegrationError, match="no longer resolves the motion") as info:
         solve(Problem(kepler(ctx), [1, 0], p0=[0, "1e-12"]), "rk4", h="1/20", n=40)
     assert "check_stability=False" in str(info.value) and "take |h| <" in str(info.value)
+
+
+@pytest.mark.parametrize("method", ["rk4", "simpson", "mutze"])
+def test_a_resolved_pericentre_passage_runs_with_the_resolution_check_on(method):
+    """e = 0.98 with h = 1/1000 (|h| rho about 1.4 at the pericentre): through the
+    pericentre to the end, nothing refused."""
+    ctx = mpvi.GMPContext(32)
+    sol = solve(Problem(kepler(ctx), [1, 0], p0=[0, "1/7"]), method, h="1/1000", n=1300)
+    assert sol.steps == 1300
+    assert min(abs(q[0]) + abs(q[1]) for q in sol.q) < ctx.num("0.012")
