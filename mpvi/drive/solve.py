@@ -6,11 +6,12 @@ of the current step, the saved points, O(1) Newton statistics and the events fou
 
 It reads as its steps: :func:`_plan` checks every argument before the first step (the
 step count, ``h`` -- validated here, once --, the method's options, the resolution at
-the initial state, ``saveat`` and the memory it needs, the events and callbacks); a
-private ``_Run`` prepares the stepper and takes the steps -- each step with its guards
-(``_check``), the saved nodes and requested times (``_save_requested``), the events
-(``_events``: detection and location on the step's dense output) -- and builds the
-:class:`mpvi.Solution` (``_finish``), also the partial one an error carries.
+the initial state, the resolution of the time, ``saveat`` and the memory it needs, the
+events and callbacks); a private ``_Run`` prepares the stepper and takes the steps --
+each step with its guards (``_check``), the saved nodes and requested times
+(``_save_requested``), the events (``_events``: detection and location on the step's
+dense output) -- and builds the :class:`mpvi.Solution` (``_finish``), also the partial
+one an error carries.
 
 Along the run it checks, and names step and time when something fails:
 
@@ -19,6 +20,10 @@ Along the run it checks, and names step and time when something fails:
   finite and the mass matrix (L_vv) positive definite -- one generated evaluation and an
   LDL^T test of n^3/6 multiplications, skipped for a constant mass matrix with a
   polynomial potential (``IntegrationError``);
+* no singular factor of the system (:mod:`mpvi.model.singular`) changed sign at a point
+  a step evaluates, and none that reaches zero without changing sign (a squared distance)
+  was passed through along the step's path; near one, with ``check_stability``, the step
+  still resolves the motion (``IntegrationError``);
 * Newton converged, its final residual within the bound of :func:`mpvi.numbers.newton.solve_info`
   (:class:`mpvi.NewtonError` with the residual, the iterations and the likely cause where
   the method can tell: a non-finite potential or a singular mass matrix at the iterate);
@@ -29,7 +34,8 @@ Along the run it checks, and names step and time when something fails:
   (:meth:`mpvi.numbers.context.Context.namespace`), so no run hangs in the argument reduction of
   an astronomically large number.
 
-Before the run it also refuses a run whose saved points cannot fit in memory
+Before the run it also refuses a step below the resolution of the time (t0 + h == t0:
+``ValueError`` naming the remedy) and a run whose saved points cannot fit in memory
 (:class:`StorageError`, a ``MemoryError``, naming the estimate and the remedy, ``saveat``).
 
 Before the run, ``check_stability`` refuses a step beyond the method's resolution at the
@@ -50,7 +56,7 @@ import numpy as np
 
 from mpvi.model.callables import check_literals, returned, stop_flag
 from mpvi.numbers.context import floor
-from mpvi.engines.dense import Segment, StepData, locate_root
+from mpvi.engines.dense import Segment, StepData, locate_root, max_abs_on_unit
 from mpvi.ground.expressions import as_expression
 from mpvi.engines.kernels import step_check
 from mpvi.numbers.linalg import NotPositiveDefiniteError, SingularMatrixError
@@ -205,6 +211,22 @@ def _step_count(problem, h, n, t1):
     return k
 
 
+def _check_time_resolution(problem, h, steps):
+    """ValueError unless the times of the run, t0 + j h (j = 0 .. steps) and the points a
+    step evaluates between them, are resolved in the context: |h| above 4 eps (|t0| +
+    |t_end|), the rounding of t0 + j h at the run's largest time (below it t_j+1 can equal
+    t_j: a run whose time does not advance, events and saved times unlocatable)."""
+    ctx = problem.ctx
+    t0 = problem.t0
+    t_end = t0 + steps * h
+    resolution = 4 * ctx.eps * (abs(t0) + abs(t_end))
+    if abs(h) <= resolution:
+        raise ValueError(f"the step h = {ctx.to_str(h, 6)} is below the resolution of the time "
+                         f"t = {ctx.to_str(t0, 6)} at {ctx.dps} digits (4 eps (|t0| + |t_end|) = "
+                         f"{ctx.to_str(resolution, 3)}): t0 + h would not advance the time; shift "
+                         "the time origin (t0 = 0), take a larger h, or compute with more digits")
+
+
 def _check_singular(sing, signs, m, j, t, t_next, q, q1, y1, state, system):
     """The singular factors keep their signs at the new node and, unless ``q`` is None (a
     method that checks the points inside its steps), at the chord midpoint
@@ -286,13 +308,19 @@ def spectral_radius(problem) -> Any:
     A(t, q, v)) at the initial state, i.e. of [[0, I], [dA/dq, dA/dv]] -- the fastest local
     frequency or growth rate (omega_max for a linear system, exactly).  Estimated in
     float64 (it decides a bound, not a result); None where it cannot be evaluated."""
-    system, ctx = problem.system, problem.ctx
+    system = problem.system
     if system.first_order:
         return None
     if system.is_linear:
         return system.omega_max()
+    return _radius_at(system, problem.t0, problem.q0, problem.v0)
+
+
+def _radius_at(system, t, q, v):
+    """:func:`spectral_radius` at the state (t, q, v) of a mechanical system."""
+    ctx = system.ctx
     try:
-        _, Aq, Av = system.acceleration_derivatives(problem.t0, problem.q0, problem.v0)
+        _, Aq, Av = system.acceleration_derivatives(t, q, v)
         n = system.dof
         J = np.zeros((2 * n, 2 * n))
         J[:n, n:] = np.eye(n)
@@ -453,7 +481,8 @@ def solve(problem: Problem, method: str | Method, *, h: NumberLike | None = None
     ------
     ValueError
         Bad arguments, each naming the cause: both or neither of ``n`` and ``t1``, a
-        ``t1`` that is not a whole number of steps, a zero or non-finite ``h``, an
+        ``t1`` that is not a whole number of steps, a zero or non-finite ``h``, an ``h``
+        below the resolution of the time (t0 + h == t0), an
         unknown method or method parameter, a ``saveat`` time outside the interval, a
         mechanical method for a first-order system, ``newton`` options for an explicit
         method, ``max_growth`` not above 1, an event returning nan.
@@ -508,6 +537,7 @@ class _Plan(NamedTuple):
     callback: Any
     progress: Any
     posed: Any = None          # h and the saveat times as the user wrote them, where exact
+    check_stability: bool = True
 
 
 def _plan(problem, method, h, n, t1, saveat, events, callback, newton, progress, check_stability,
@@ -529,6 +559,7 @@ def _plan(problem, method, h, n, t1, saveat, events, callback, newton, progress,
     posed = {"h": posed_value(h), "times": None}
     h = check_step(h, ctx)
     steps = _step_count(problem, h, n, t1)
+    _check_time_resolution(problem, h, steps)
     prepare_args = _prepare_args(m, params, newton, check_stability)
     if check_stability:
         _check_step_size(problem, m, params, h)
@@ -548,7 +579,7 @@ def _plan(problem, method, h, n, t1, saveat, events, callback, newton, progress,
     elif progress is not None and not callable(progress):
         raise TypeError("progress must be None, True or a callable progress(step, total)")
     return _Plan(problem, m, params, h, steps, prepare_args, saveat, points, evs, callback,
-                 progress, posed)
+                 progress, posed, bool(check_stability))
 
 
 def _prepare_args(m, params, newton, check_stability):
@@ -630,14 +661,38 @@ class _Run:
                                            self.problem.v0 if sing.uses_velocity else q0))
             self.signs = signs if 0 in signs else tuple(signs)
             self.stepper.guard_signs = self.signs
+        self.touch = sing if sing is not None and sing.touching else None
+        self.touch_prev = self.touch_path = self.touch_reach = self.resolve_bound = None
+        if self.touch is not None:
+            if self.plan.check_stability:
+                own = _stability_number(self.method, self.plan.params, self.ctx)
+                self.resolve_bound = ((own, "the method's stability bound") if own is not None
+                                      and own < self.ctx.pi else
+                                      (self.ctx.pi, "pi (fewer than two steps per period)"))
+            self.touch_prev = self.touch.touching_values(self.problem.t0, self.q0)[:-1]
+            basis = getattr(self.stepper, "trial_basis", None)
+            if basis is not None:        # the points of the trial function, weights once
+                ctx, h, pieces = self.ctx, self.h, 2 * basis.degree
+                self.touch_path = [(k * h / pieces, basis.weights(h, ctx.num(k) / pieces)[0],
+                                    ctx.zeros(len(self.q0))) for k in range(1, pieces)]
+                # q(theta) - q_j = sum_i phi_i(theta) h^d_i (c_i - [d_i = 0] q_j) where the
+                # position slots' phi_i sum to 1: by Cauchy-Schwarz |q(theta) - q_j|^2 <=
+                # (sum_i m_i) sum_i m_i |...|^2, m_i = |h|^d_i max |phi_i| on [0, 1]
+                ones = [sum(p[k] for p, d in zip(basis.polynomials, basis.powers) if d == 0
+                            and k < len(p)) for k in range(basis.degree + 1)]
+                if ones == [1] + [0] * basis.degree:
+                    reach = [abs(h) ** d * ctx.num(str(max_abs_on_unit(p)))
+                             for p, d in zip(basis.polynomials, basis.powers)]
+                    total = sum(reach)
+                    self.touch_reach = ([total * m for m in reach], [d == 0 for d in basis.powers])
 
     def run(self):
         """Take the steps: the Solution, or the step's error carrying the points saved
         before it as ``exc.solution``."""
         stepper, data, h, t0, steps = self.stepper, self.data, self.h, self.problem.t0, \
             self.plan.steps
-        fast_check, bound, signs, inside, sing = \
-            self.fast_check, self.bound, self.signs, self.inside, self.sing
+        fast_check, bound, signs, inside, sing, touch = \
+            self.fast_check, self.bound, self.signs, self.inside, self.sing, self.touch
         evs, times, progress, callback = \
             self.plan.events, self.times, self.plan.progress, self.plan.callback
         need_segment, velocity_state = bool(evs) or bool(times), self.state == "qv"
@@ -661,6 +716,8 @@ class _Run:
                     v1 = self._check(j, t, t_next, q, q1, y1, v1)
                 if sing is not None and r.guards is not None:
                     self._check_quadrature_nodes(j, t, r.guards)
+                if touch is not None:
+                    self._check_touching(j, t, t_next, q, q1, r.carry, y, y1)
                 if r.iterations is not None:
                     record(r.iterations, r.residual)
                 segment = Segment(data, t, q, y, q1, y1, r.carry, v_prev, v1) if need_segment \
@@ -735,6 +792,74 @@ class _Run:
             _check_singular(self.sing, self.signs, m, j, t, t_next, None if self.inside else q,
                             q1, y1, self.state, system)
         return v1
+
+    def _check_touching(self, j, t, t_next, q, q1, carry, y, y1):
+        """The singular factors that reach zero without changing sign (a squared distance,
+        :mod:`mpvi.model.singular`) do not pass through it inside the step: where the step's
+        path comes near enough (|f(q_j)| <= bound D^2, D a bound of its distance from q_j),
+        their values at the ends and midpoint of each chord of the path
+        (:meth:`mpvi.model.singular.Singularities.passes_zero`) -- the chord between the
+        nodes, or for a trial-function method the chords between 2 x its degree + 1 points
+        of its trial function (the path it computed) --, and the tangents q_j + s h v_j and
+        q_j+1 - s h v_j+1, s in [0, 1] (a step that jumps over the zero and back: the
+        velocity at a node heads through it within the step)."""
+        touch, m = self.touch, len(self.touch_prev)
+        f0: Any = self.touch_prev
+        values = touch.touching_values(t_next, q1, q)
+        self.touch_prev, D2 = values[:m], values[m]      # D^2 >= the squared distance from q_j
+        reach = self.touch_reach
+        if reach is not None:
+            D2 = touch.path_reach(reach[0], reach[1], carry, q)
+        if (self.touch_path is None or reach is not None) and \
+                all(abs(x) > touch.touching_bound * D2 for x in f0):
+            return
+        if self.touch_path is None:
+            path = [(t, q), (t_next, q1)]
+        else:
+            path = [(t, q)] + [(t + dt, sum((c * w for c, w in zip(carry, ws)), zero))
+                               for dt, ws, zero in self.touch_path] + [(t_next, q1)]
+        eps, h, start = self.ctx.eps, self.h, f0
+        for (ta, qa), (tb, qb) in zip(path, path[1:]):
+            values = touch.chord_values(ta, tb, qa, qb)
+            for i in range(m):
+                if touch.passes_zero(f0[i], values[m + i], values[i], eps):
+                    raise IntegrationError(
+                        f"{self.method.name}: step {j} at t = {_t(t)}: "
+                        f"{touch.describe_touch(i, (f0[i], values[m + i], values[i]))}")
+            f0 = values[:m]
+        self._check_resolved_near(j, t, t_next, q1, y1)
+        system = self.system
+        for tt, qq, yy, sign, fa, where in ((t, q, y, 1, start, "start"),
+                                            (t_next, q1, y1, -1, f0, "end")):
+            v = yy if self.state == "qv" else system.velocity(qq, yy, tt)
+            values = touch.chord_values(tt, tt, qq, [a + sign * h * b for a, b in zip(qq, v)])
+            for i in range(m):
+                if touch.passes_zero(fa[i], values[m + i], values[i], eps):
+                    raise IntegrationError(
+                        f"{self.method.name}: step {j} at t = {_t(t)}: the velocity at the "
+                        f"step's {where} heads through the zero of {touch.touching[i]} (from "
+                        f"{touch.touching_origins[i]}) within the step: the step jumped over "
+                        "a singularity of the system")
+
+    def _check_resolved_near(self, j, t, t_next, q1, y1):
+        """With ``check_stability``, a step whose path comes near a touching singular factor
+        must still resolve the motion at its end: |h| rho < min(b, pi) as before the run
+        (rho the spectral radius of the linearized equations of motion at the node), else
+        IntegrationError -- an orbit of angular momentum 1e-12 passes its pericentre, 1e-25
+        from the centre, between two RK4 nodes and comes out on the wrong side."""
+        if self.resolve_bound is None:
+            return
+        bound, what = self.resolve_bound
+        v1 = y1 if self.state == "qv" else self.system.velocity(q1, y1, t_next)
+        rho = _radius_at(self.system, t_next, q1, v1)
+        if rho is not None and abs(self.h) * rho >= bound:
+            ctx = self.ctx
+            raise IntegrationError(
+                f"{self.method.name}: step {j} at t = {_t(t)} passes near a singularity of "
+                f"the system ({self.touch.touching[0]} = 0) where the step no longer resolves "
+                f"the motion: |h| rho = {ctx.to_str(abs(self.h) * rho, 5)} >= {what} at t = "
+                f"{_t(t_next)} (rho = {ctx.to_str(rho, 5)}); take |h| < "
+                f"{ctx.to_str(bound / rho, 5)}, or pass check_stability=False")
 
     def _check_quadrature_nodes(self, j, t, guards):
         """The singular factors at the points inside the step the method reported."""

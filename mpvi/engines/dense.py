@@ -115,6 +115,28 @@ class HermiteBasis:
         return x, dx / h
 
 
+@lru_cache(maxsize=None)
+def max_abs_on_unit(coeffs: tuple, levels: int = 4) -> Fraction:
+    """An upper bound of max |p(theta)| on [0, 1], p = sum_k coeffs[k] theta^k (exact
+    rationals): the largest |Bernstein coefficient| over 2^levels halves of [0, 1] (the
+    convex hull property; de Casteljau's subdivision, exact)."""
+    a = [Fraction(c) for c in coeffs] or [Fraction(0)]
+    n = len(a) - 1
+    pieces = [[sum((Fraction(comb(j, k), comb(n, k)) * a[k] for k in range(j + 1)), Fraction(0))
+               for j in range(n + 1)]]
+    for _ in range(levels):
+        halves = []
+        for b in pieces:
+            left, right, row = [], [], list(b)
+            for _ in range(n + 1):
+                left.append(row[0])
+                right.append(row[-1])
+                row = [(x + y) / 2 for x, y in zip(row, row[1:])]
+            halves += [left, right[::-1]]
+        pieces = halves
+    return max(abs(x) for b in pieces for x in b)
+
+
 class TrialBasis:
     """A trial basis as polynomials in theta with context coefficients:
     ``value(coeffs, h, theta)`` -> (x, x') of sum_i phi_i(theta) h^(d_i) c_i.

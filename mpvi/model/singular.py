@@ -15,25 +15,40 @@ evaluates are compared with their signs at the initial point.
   radicals sqrt(D)), the arguments of ``log``, the poles of ``tan``, ``cot``, ``sec``,
   ``csc`` (cos or sin of the argument), the kinks of ``Abs``, ``sign``, ``Heaviside``, the
   branch points of ``atanh``, ``acoth``, ``asin``, ``acos``, ``acosh``, ``LambertW``, ``li``,
-  the pole of ``zeta``, and the singularity at 0 of ``gamma``, ``loggamma``, ``polygamma``,
-  ``Ei``, ``Ci``, ``Chi``, ``expint``, ``bessely``, ``besselk`` -- in the Lagrangian (V and M, or a general L), the force, and their
-  first derivatives (which hold what the field divides by: 1/sqrt(1 - x^2) of asin);
-* the determinant of the mass matrix (L_vv), up to :data:`DETERMINANT_DOF` degrees of
-  freedom (a 3 x 3 determinant of trigonometric entries is cheap; beyond, the mass
-  matrix is only tested for positive definiteness at the nodes);
+  the pole of ``zeta``, the singularity at 0 of ``Ei``, ``Ci``, ``Chi``, ``expint``,
+  ``bessely``, ``besselk``, the poles of ``gamma``, ``loggamma``, ``digamma``, ``polygamma``
+  at 0 and every negative integer (the factor gamma(x): it changes sign at each pole), the
+  jumps of ``floor`` and ``ceiling`` (the factor (-1)^floor(x), +-1 between the jumps) and
+  the switches of ``Piecewise`` (lhs - rhs of each condition) -- in the Lagrangian (V and M,
+  or a general L), the force, and their first derivatives (which hold what the field
+  divides by: 1/sqrt(1 - x^2) of asin);
+* the determinant of each diagonal block of the mass matrix (L_vv; the connected components
+  of its nonzero pattern, whose determinants multiply to det M) of up to
+  :data:`DETERMINANT_DOF` degrees of freedom, in a system of any size (M = diag(1, 1, 1,
+  w^2): the factor w); a larger block with entries that move is tested for positive
+  definiteness at the nodes only;
 * each split into its irreducible factors over Q (``sympy.factor_list``), so that a
   factor of even power (``M = q^2``: the factor q) is seen changing sign;
 * minus the factors whose sign cannot change: an interval evaluation (mpmath's ``iv``,
   sin and cos in [-1, 1], coordinates, velocities and time unbounded, parameters at their
-  values) that is >= 0 or <= 0 everywhere (``2 - cos(q1 - q2)^2``, ``x^2 + y^2``: they can
-  only touch zero, which the driver sees as a non-finite value).
+  values) that is >= 0 or <= 0 everywhere (``2 - cos(q1 - q2)^2``, ``1 + q^2``); a factor
+  quadratic in the coordinates is classified exactly instead (its Hessian H and minimum):
+  definite away from 0, dropped; changing sign, kept; semidefinite with minimum 0 (a
+  squared distance ``x^2 + y^2``, ``(x - 1)^2 + y^2``), a *touching* factor: it reaches
+  its zero without changing sign.
 
-The poles of gamma-type functions at the negative integers and the jumps of ``floor`` are
-not guarded.  :class:`Singularities` evaluates the factors (one generated
-function, compiled to MPFR with the rest) and compares signs; :func:`mpvi.solve` checks
-them at every node and at the points each method evaluates inside a step, and a change
-raises :class:`mpvi.IntegrationError` naming the factor, where it comes from, the step
-and the time.
+:class:`Singularities` evaluates the factors (one generated function, compiled to MPFR
+with the rest) and compares signs; :func:`mpvi.solve` checks them at every node and at the
+points each method evaluates inside a step, and a change raises
+:class:`mpvi.IntegrationError` naming the factor, where it comes from, the step and the
+time.  A touching factor f is checked along each step's path: where the path can come
+near its zero (|f(q_j)| <= ||H/2|| D^2, D a bound of the path's distance from q_j), the
+parabola through f at the ends and the midpoint of each chord of the path -- exact for a
+quadratic f -- must not reach 0 (to 16 eps), nor along the tangents q_j + s h v_j and
+q_j+1 - s h v_j+1 (a step that jumps over the zero and back).  A collision at a point
+(Kepler from rest) is seen so; a near miss that a step cannot resolve (an orbit of
+angular momentum 1e-12) is refused by the driver's resolution check there
+(``check_stability``).  Non-quadratic touching factors (``1 - cos q``) are not guarded.
 """
 from __future__ import annotations
 
@@ -59,13 +74,19 @@ class SingularityCrossed(ArithmeticError):
 
 
 DETERMINANT_DOF = 3
-"""Up to this many degrees of freedom the factors of det M (det L_vv) are guarded."""
+"""The factors of det M (det L_vv) are guarded for each diagonal block of M (its connected
+components: det M is their product) of up to this many degrees of freedom."""
 
 _POLES = {sp.tan: sp.cos, sp.sec: sp.cos, sp.cot: sp.sin, sp.csc: sp.sin}
-_AT_ZERO = (sp.gamma, sp.loggamma, sp.digamma, sp.polygamma, sp.Ei, sp.Ci, sp.Chi, sp.expint,
-            sp.bessely, sp.besselk)
-"""Functions singular where their (last) argument is 0 (gamma's other poles, at the negative
-integers, are not guarded)."""
+_AT_ZERO = (sp.Ei, sp.Ci, sp.Chi, sp.expint, sp.bessely, sp.besselk)
+"""Functions singular where their (last) argument is 0."""
+_GAMMA = (sp.gamma, sp.loggamma, sp.digamma, sp.polygamma)
+"""Functions with the poles of gamma, at 0 and every negative integer: gamma of the (last)
+argument changes sign at each (and has no zero), so it is their factor."""
+_JUMPS = (sp.floor, sp.ceiling, sp.frac)
+"""Functions that jump at every integer value of their argument: (-1)^floor(x) (ceiling:
+(-1)^ceiling(x)) changes sign at each jump and is exactly +-1 between them, so a run
+started on a jump is in the cell the function gives there."""
 
 
 def _singular_bases(expr) -> list:
@@ -102,6 +123,18 @@ def _singular_bases(expr) -> list:
             out.append((x.args[0] - 1, f"the pole of {x}"))
         elif isinstance(x, _AT_ZERO):
             out.append((x.args[-1], f"the singularity at 0 of {x}"))
+        elif isinstance(x, _GAMMA):
+            out.append((sp.gamma(x.args[-1]), f"the poles of {x}"))
+        elif isinstance(x, _JUMPS):
+            jump = sp.ceiling if isinstance(x, sp.ceiling) else sp.floor
+            out.append((sp.Integer(-1) ** jump(x.args[0]), f"the jumps of {x}"))
+        elif isinstance(x, sp.Mod):
+            out.append((sp.Integer(-1) ** sp.floor(x.args[0] / x.args[1]), f"the jumps of {x}"))
+            out.append((x.args[1], f"the divisor of {x}"))
+        elif isinstance(x, sp.Piecewise):
+            switches = x.atoms(sp.core.relational.Relational)
+            out += [(r.lhs - r.rhs, f"the switch of {x}")
+                    for r in sorted(switches, key=sp.default_sort_key)]
         elif isinstance(x, sp.li):
             out += [(x.args[0], f"the branch point of {x}"), (x.args[0] - 1, f"the pole of {x}")]
     return out
@@ -157,6 +190,40 @@ def _can_change_sign(factor, env) -> bool:
     return bool(box.a < 0 < box.b) or box.a != box.a
 
 
+def _quadratic_kind(factor, coords, params):
+    """For a factor quadratic in the coordinates (parameters at their exact ``params``
+    values): ("touch", ||H/2||_F) when it is semidefinite with minimum 0 (a squared
+    distance ``(x - 1)^2 + y^2``: it reaches 0 without changing sign), "never" when it is
+    definite away from 0 (``1 + q^2``), "sign" when it can change sign; None for any other
+    factor.  H is its Hessian: |f(q)| >= (sqrt|f(q0)| - ||H/2||^(1/2) |q - q0|)^2."""
+    f = sp.expand(factor.subs(params, simultaneous=True))
+    if f.has(TIME) or not f.free_symbols <= set(coords):
+        return None
+    try:
+        poly = sp.Poly(f, *coords)
+    except sp.PolynomialError:
+        return None
+    if poly.total_degree() != 2:
+        return None
+    H = sp.hessian(f, coords)
+    if not H.is_positive_semidefinite:
+        if not (-H).is_positive_semidefinite:
+            return "sign"
+        f, H = -f, -H
+    g = sp.Matrix([sp.diff(f, c) for c in coords]).subs({c: 0 for c in coords})
+    try:
+        sol, free = H.gauss_jordan_solve(-g)              # the minimizer, when f is bounded
+    except ValueError:
+        return "sign"                                     # unbounded below along a null direction
+    low = f.subs(dict(zip(coords, sol.subs({t: 0 for t in free}))), simultaneous=True)
+    if low > 0:
+        return "never"
+    if low < 0:
+        return "sign"
+    half = H / 2                 # ||H/2||_2 <= its largest absolute row sum (symmetric)
+    return ("touch", max(sum(abs(x) for x in half.row(i)) for i in range(half.rows)))
+
+
 @entry_class
 class Singularities:
     """The factors of a system whose zeros are singularities (module doc), with what they
@@ -170,11 +237,19 @@ class Singularities:
         Each factor with a phrase saying where it comes from.
     """
 
-    def __init__(self, system: LagrangianSystem, factors: Sequence[tuple[sympy.Expr, str]]
-                 ) -> None:
+    def __init__(self, system: LagrangianSystem, factors: Sequence[tuple[sympy.Expr, str]],
+                 touching: Sequence[tuple[sympy.Expr, str, sympy.Expr]] = ()) -> None:
         self.system = system
         self.factors = [f for f, _ in factors]
         self.origins = [w for _, w in factors]
+        self.touching = [f for f, _, _ in touching]
+        self.touching_origins = [w for _, w, _ in touching]
+        bound = max((b for _, _, b in touching), default=sp.Integer(0))   # ||H/2||, rational
+        self.touching_bound = system.ctx.num(str(bound))
+        """An upper bound of ||H/2|| over the touching factors: a factor f at q0 cannot
+        reach 0 within |q - q0| <= D while |f(q0)| > touching_bound D^2."""
+        self._g = self._chord = None
+        self._reach: dict = {}
         x = set(system.coords) | {TIME}
         self.uses_velocity = any(f.has(*system.velocity_symbols) for f in self.factors)
         self.uses_time = any(f.has(TIME) for f in self.factors)
@@ -212,6 +287,72 @@ class Singularities:
                 self._f = compile_exprs(*self.exprs_args, self.system.ctx, "singular_factors")
         return self._f([t], q, v, self.system.param_values)
 
+    @sticky                     # the driver's hot loop, inside solve's precision
+    def touching_values(self, t: NumberLike, q: VectorLike, qa: VectorLike | None = None
+                        ) -> list[Real]:
+        """The :attr:`touching` factors at (t, q): quadratic factors of the positions that
+        reach zero without changing sign (``x^2 + y^2``), whose zero a step can pass through
+        (:meth:`passes_zero`); then, one generated function, |q - qa|^2 (qa None: q)."""
+        if self._g is None:
+            S = self.system
+            start = [sp.Dummy(f"a{i}") for i in range(len(S.coords))]
+            exprs = list(self.touching) + [sum((c - a) ** 2 for a, c in zip(start, S.coords))]
+            with cbackend.kernels_of(S.name):
+                self._g = compile_exprs([[TIME], start, S.coords, S.param_symbols], exprs,
+                                        S.ctx, "touching_factors")
+        return self._g([t], q if qa is None else qa, q, self.system.param_values)
+
+    @sticky                     # the driver's hot loop, inside solve's precision
+    def path_reach(self, weights: Sequence[Real], shifts: Sequence[bool],
+                   coeffs: Sequence[VectorLike], q: VectorLike) -> Real:
+        """sum_i weights_i |coeffs_i - [shifts_i] q|^2: one generated function per number of
+        coefficient vectors and shifts (the bound of a trial path's distance from q)."""
+        key = tuple(shifts)
+        f = self._reach.get(key)
+        if f is None:
+            S, n = self.system, len(self.system.coords)
+            w = [sp.Dummy(f"w{i}") for i in range(len(key))]
+            cs = [[sp.Dummy(f"c{i}_{k}") for k in range(n)] for i in range(len(key))]
+            x = [sp.Dummy(f"x{k}") for k in range(n)]
+            expr = sum(wi * sum((c - (xk if shift else 0)) ** 2 for c, xk in zip(ci, x))
+                       for wi, ci, shift in zip(w, cs, key))
+            with cbackend.kernels_of(S.name):
+                f = self._reach[key] = compile_exprs([w, *cs, x], [expr], S.ctx, "path_reach")
+        return f(weights, *coeffs, q)[0]
+
+    @sticky                     # the driver's hot loop, inside solve's precision
+    def chord_values(self, ta: NumberLike, tb: NumberLike, qa: VectorLike, qb: VectorLike
+                     ) -> list[Real]:
+        """The :attr:`touching` factors at the end (tb, qb) of a chord, then at its midpoint
+        ((ta + tb)/2, (qa + qb)/2): one generated function."""
+        if self._chord is None:
+            S = self.system
+            ends = [sp.Dummy(f"a{i}") for i in range(len(S.coords))]
+            ta_, tb_ = sp.Dummy("ta"), sp.Dummy("tb")
+            mid = {TIME: (ta_ + tb_) / 2, **{c: (a + c) / 2 for a, c in zip(ends, S.coords)}}
+            exprs = ([f.subs(TIME, tb_) for f in self.touching]
+                     + [f.subs(mid, simultaneous=True) for f in self.touching])
+            with cbackend.kernels_of(S.name):
+                self._chord = compile_exprs([[ta_, tb_], ends, S.coords, S.param_symbols], exprs,
+                                            S.ctx, "touching_chord")
+        return self._chord([ta, tb], qa, qb, self.system.param_values)
+
+    @staticmethod
+    @sticky
+    def passes_zero(f0: Real, fm: Real, f1: Real, eps: Real) -> bool:
+        """Whether the parabola through (0, f0), (1/2, fm), (1, f1) -- a factor at the two
+        nodes of a step and at its chord midpoint, exact for a factor quadratic in q along
+        the chord (a squared distance) -- reaches zero inside the step, to the rounding of
+        the three values (16 eps their sum); f0, f1 of one sign."""
+        f0, fm, f1 = (x if f0 > 0 or f1 > 0 else -x for x in (f0, fm, f1))   # as if >= 0
+        if 4 * fm > f0 + f1:    # at a zero inside, fm = (sqrt f0 - sqrt f1)^2 / 4: not so
+            return False
+        a = 2 * (f0 + f1) - 4 * fm           # f(s) = f0 + b s + a s^2
+        b = 4 * fm - 3 * f0 - f1
+        if not a > 0 or not (0 < -b < 2 * a):              # no minimum inside the step
+            return False
+        return f0 - b * b / (4 * a) <= 16 * eps * (abs(f0) + abs(fm) + abs(f1))
+
     @staticmethod
     @sticky                     # comparisons only, after every step: no entry-point wrapper
     def signs(values: Sequence[Real]) -> list[int]:
@@ -233,6 +374,14 @@ class Singularities:
             elif not (x > 0 if s > 0 else x < 0):
                 return i
         return None
+
+    def describe_touch(self, i: int, values: Sequence[Real]) -> str:
+        """A sentence naming touching factor ``i`` and its values at the step's nodes and
+        chord midpoint."""
+        ctx = self.system.ctx
+        return (f"{self.touching[i]} (from {self.touching_origins[i]}) is "
+                f"{', '.join(ctx.to_str(x, 5) for x in values)} at the step's start, chord "
+                "midpoint and end: the step passed through its zero, a singularity of the system")
 
     def describe(self, i: int, value: Number) -> str:
         """A sentence naming factor ``i`` (modulo their number), where it comes from and its
@@ -261,24 +410,35 @@ def _singular_factors(system, values):
     if system.has_force:
         sources += [(e, "F") for e in system.force_expr]
     exprs = list(sources)
+    moving = set(q) | set(v) | {TIME}
     for e, where in sources:
         exprs += [(sp.diff(e, s), f"d{where}/d{s}") for s in q + v if e.has(s)]
-    if system.dof <= DETERMINANT_DOF and not system.constant_mass:
-        det = sp.factor(mass.det(method="berkowitz"))
-        exprs.append((1 / det, "det M" if system.mass_expr is not None else "det L_vv"))
+    if not system.constant_mass:
+        name = "det M" if system.mass_expr is not None else "det L_vv"
+        for block in mass.connected_components():     # det M: the product of the blocks'
+            sub = mass.extract(block, block)
+            if len(block) <= DETERMINANT_DOF and sub.free_symbols & moving:
+                det = sp.factor(sub.det(method="berkowitz"))
+                exprs.append((1 / det, name if len(block) == system.dof else
+                              f"{name} (its block of {', '.join(str(q[i]) for i in block)})"))
     from mpmath import iv
     env = {s: iv.mpf(x) for s, x in zip(system.param_symbols, values)}  # intervals around them
-    moving = set(q) | set(v) | {TIME}
-    found, seen = [], set()
+    exact = {s: sp.Rational(x) for s, x in zip(system.param_symbols, values)}
+    found, touching, seen = [], [], set()
     for e, where in exprs:
         for base, what in _singular_bases(e):
             for f in _factors(base):
                 if not (f.free_symbols & moving) or f in seen or -f in seen:
                     continue
                 seen.add(f)
-                if _can_change_sign(f, env):
+                kind = _quadratic_kind(f, q, exact)
+                if kind is None:
+                    kind = "sign" if _can_change_sign(f, env) else "never"
+                if kind == "sign":
                     found.append((f, f"{what} in {where}"))
-    return found
+                elif kind != "never":
+                    touching.append((f, f"{what} in {where}", kind[1]))
+    return found, touching
 
 
 _CACHE: dict = {}
@@ -313,5 +473,5 @@ def singularities(system: LagrangianSystem) -> Singularities:
     found = _FACTORS.get((system.signature, values))
     if found is None:
         found = _FACTORS[system.signature, values] = _singular_factors(system, values)
-    result = _CACHE[key] = system.__dict__["_singularities"] = Singularities(system, found)
+    result = _CACHE[key] = system.__dict__["_singularities"] = Singularities(system, *found)
     return result

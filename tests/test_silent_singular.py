@@ -1,0 +1,179 @@
+"""Issue 47, silent class "singularities still crossed": every case ran through on main
+before issue 47 and returned a number; each now raises IntegrationError naming the step,
+the time and the singularity (or, for a function mpvi cannot differentiate, is refused
+when the system is built), and a run that stays on one side is left alone.
+"""
+import pytest
+import sympy as sp
+
+import mpvi
+from mpvi import IntegrationError, LagrangianSystem, Problem, solve
+
+CROSSED = "crossed a singularity"
+
+
+def one_dof(V, ctx):
+    q = sp.Symbol("q")
+    return LagrangianSystem("s", [q], sp.Matrix([[1]]), V(q), {}, ctx)
+
+
+# ----- jumps: floor, ceiling, Piecewise switches (Max, Min: their derivatives' Heaviside) ---
+
+JUMPS = {
+    "floor": lambda q: q ** 2 / 2 + 4 * sp.floor(q),
+    "floor of an expression": lambda q: q ** 2 / 2 + 4 * sp.floor(2 * q + sp.Rational(1, 3)),
+    "ceiling": lambda q: q ** 2 / 2 + 4 * sp.ceiling(q),
+    "Piecewise": lambda q: q ** 2 / 2 + sp.Piecewise((0, q < 1), (1, True)),
+}
+
+
+@pytest.mark.parametrize("method", ["rk4", "simpson", "midpoint", "gbs", "mutze_variation"])
+@pytest.mark.parametrize("name", sorted(JUMPS))
+def test_a_jump_or_kink_of_the_potential_is_not_run_through(name, method):
+    """floor(q) in V ran through its jump (the energy 0.5 -> 4.5): the force of a jump is a
+    Dirac comb, 0 off the integers, so nothing in a step saw it."""
+    ctx = mpvi.GMPContext(32)
+    S = one_dof(JUMPS[name], ctx)
+    with pytest.raises(IntegrationError, match=CROSSED) as info:
+        solve(Problem(S, ["1/2"], v0=["3"]), method, h="1/20", n=40, check_stability=False)
+    assert "step" in str(info.value) and "t = " in str(info.value)
+
+
+@pytest.mark.parametrize("method", ["rk4", "simpson"])
+def test_a_run_inside_one_cell_of_floor_is_left_alone(method):
+    ctx = mpvi.GMPContext(32)
+    S = one_dof(JUMPS["floor"], ctx)
+    plain = one_dof(lambda q: q ** 2 / 2, ctx)
+    a = solve(Problem(S, ["1/2"], v0=["1/10"]), method, h="1/20", n=10)
+    b = solve(Problem(plain, ["1/2"], v0=["1/10"]), method, h="1/20", n=10)
+    assert list(a.q[-1]) == list(b.q[-1])
+
+
+# ----- gamma's poles at the negative integers --------------------------------------------------
+
+@pytest.mark.parametrize("method", ["rk4", "simpson", "gbs", "hermite_variational"])
+@pytest.mark.parametrize("f", [sp.gamma, sp.digamma])
+def test_the_poles_of_gamma_at_the_negative_integers_are_guarded(f, method):
+    """V = q^2/2 - gamma(q) from q = -3/2 falls into the pole at -1 (only the pole at 0
+    was guarded); digamma has the same poles."""
+    ctx = mpvi.GMPContext(32)
+    S = one_dof(lambda q: q ** 2 / 2 - f(q), ctx)
+    with pytest.raises(IntegrationError, match="poles of"):
+        solve(Problem(S, ["-3/2"], v0=["3"]), method, h="1/20", n=40, check_stability=False)
+
+
+def test_gamma_away_from_its_poles_runs():
+    ctx = mpvi.GMPContext(32)
+    S = one_dof(lambda q: q ** 2 / 2 + sp.gamma(q), ctx)
+    sol = solve(Problem(S, ["1"], v0=["1/10"]), "rk4", h="1/20", n=10)
+    assert sol.steps == 10
+
+
+# ----- a mass matrix singular between nodes, any number of degrees of freedom -------------------
+
+def mass_system(ctx, dof, coupled):
+    """dof coordinates, the last w: M = 1 but for the w block, w^2 (coupled: the block of the
+    last two coordinates is [[1, x], [x, w^2 + x^2]], det w^2 still); V = x^2/2 for the others."""
+    qs = sp.symbols(f"x0:{dof - 1}") + (sp.Symbol("w"),)
+    M = sp.eye(dof)
+    w, x = qs[-1], qs[-2]
+    M[dof - 1, dof - 1] = w ** 2
+    if coupled:
+        M[dof - 2, dof - 1] = M[dof - 1, dof - 2] = x
+        M[dof - 1, dof - 1] = w ** 2 + x ** 2
+    V = sum(s ** 2 for s in qs[:-1]) / 2
+    return LagrangianSystem(f"m{dof}{coupled}", list(qs), M, V, {}, ctx)
+
+
+@pytest.mark.parametrize("method", ["rk4", "simpson", "gbs"])
+@pytest.mark.parametrize("dof, coupled", [(4, False), (6, False), (5, True)])
+def test_a_mass_matrix_singular_between_nodes_is_seen_beyond_three_dof(dof, coupled, method):
+    """M = diag(1, 1, 1, w^2) with w running through 0: M is positive definite at every node
+    (w^2 > 0 on both sides), and det M was factored only up to three degrees of freedom."""
+    ctx = mpvi.GMPContext(32)
+    S = mass_system(ctx, dof, coupled)
+    q0 = ["1/2"] + ["0"] * (dof - 2) + ["1"]
+    v0 = ["0"] * (dof - 1) + ["-1"]
+    with pytest.raises(IntegrationError, match=r"crossed a singularity") as info:
+        solve(Problem(S, q0, v0=v0), method, h="1/20", n=60, check_stability=False)
+    assert "det M" in str(info.value)
+
+
+def test_a_mass_matrix_that_stays_regular_runs():
+    ctx = mpvi.GMPContext(32)
+    S = mass_system(ctx, 4, False)
+    sol = solve(Problem(S, ["1/2", "0", "0", "1"], v0=["0", "0", "0", "1"]), "rk4", h="1/20",
+                n=20)
+    assert sol.steps == 20
+
+
+# ----- a collision: a squared distance reaches zero without changing sign -------------------------
+
+def kepler(ctx, dim=2, centre=0):
+    qs = sp.symbols("x y z")[:dim]
+    r2 = (qs[0] - centre) ** 2 + sum(s ** 2 for s in qs[1:])
+    return LagrangianSystem(f"kepler{dim}{centre}", list(qs), sp.eye(dim), -1 / sp.sqrt(r2), {},
+                            ctx)
+
+
+@pytest.mark.parametrize("method", ["rk4", "rk2", "hermite_variational", "hermite_galerkin",
+                                    "mutze_variation", "mutze", "gbs"])
+def test_kepler_from_rest_does_not_pass_through_the_centre(method):
+    """Kepler started at rest falls into r = 0 at t = pi/(2 sqrt 2); x^2 + y^2 only touches
+    zero, so no sign changed and the runs went through (x = 5.8 after 40 RK4 steps) or
+    jumped back with a hundredfold momentum (mutze, GBS, the Hermite VI)."""
+    ctx = mpvi.GMPContext(32)
+    with pytest.raises(IntegrationError, match="(passed through|heads through) its zero|"
+                       "heads through the zero") as info:
+        solve(Problem(kepler(ctx), [1, 0], p0=[0, 0]), method, h="1/20", n=40,
+              check_stability=False)
+    assert "x**2 + y**2" in str(info.value) and "step 2" in str(info.value)
+
+
+@pytest.mark.parametrize("q0", [["1", "1e-12"], ["1/2", "-3/4"]])
+def test_a_collision_off_the_axes_and_in_three_dimensions(q0):
+    ctx = mpvi.GMPContext(32)
+    with pytest.raises(IntegrationError, match="passed through its zero"):
+        solve(Problem(kepler(ctx), q0, p0=[0, 0]), "rk4", h="1/20", n=40)
+    with pytest.raises(IntegrationError, match="passed through its zero"):
+        solve(Problem(kepler(ctx, 3), q0 + ["1/3"], p0=[0, 0, 0]), "rk4", h="1/20", n=40)
+
+
+def test_a_collision_with_a_centre_off_the_origin():
+    """(x - 1)^2 + y^2 is expanded by factoring into x^2 - 2x + y^2 + 1, which an interval
+    cannot tell from a factor that changes sign: the quadratic is classified exactly."""
+    ctx = mpvi.GMPContext(32)
+    S = kepler(ctx, 2, 1)
+    assert [str(f) for f in mpvi.model.singular.singularities(S).touching] == \
+        ["x**2 - 2*x + y**2 + 1"]
+    with pytest.raises(IntegrationError, match="passed through its zero"):
+        solve(Problem(S, [2, 0], p0=[0, 0]), "rk4", h="1/20", n=40)
+
+
+@pytest.mark.parametrize("method", ["rk4", "simpson", "hermite_variational"])
+def test_an_eccentric_orbit_close_to_the_centre_runs(method):
+    """e = 0.98 (pericentre 0.0099): the step passes close to r = 0 but not through it."""
+    ctx = mpvi.GMPContext(32)
+    sol = solve(Problem(kepler(ctx), [1, 0], p0=[0, "1/7"]), method, h="1/400", n=600,
+                check_stability=False)
+    assert sol.steps == 600
+
+
+def test_a_near_collision_the_step_cannot_resolve_is_refused():
+    """Angular momentum 1e-12: the true orbit turns 1e-25 from the centre and comes back;
+    RK4 with h = 1/20 passed straight through (x = 5.8).  Near a collision the step must
+    still resolve the motion (|h| rho below the method's bound, as before the run)."""
+    ctx = mpvi.GMPContext(32)
+    with pytest.raises(IntegrationError, match="no longer resolves the motion") as info:
+        solve(Problem(kepler(ctx), [1, 0], p0=[0, "1e-12"]), "rk4", h="1/20", n=40)
+    assert "check_stability=False" in str(info.value) and "take |h| <" in str(info.value)
+
+
+@pytest.mark.parametrize("method", ["rk4", "simpson", "mutze"])
+def test_a_resolved_pericentre_passage_runs_with_the_resolution_check_on(method):
+    """e = 0.98 with h = 1/1000 (|h| rho about 1.4 at the pericentre): through the
+    pericentre to the end, nothing refused."""
+    ctx = mpvi.GMPContext(32)
+    sol = solve(Problem(kepler(ctx), [1, 0], p0=[0, "1/7"]), method, h="1/1000", n=1300)
+    assert sol.steps == 1300
+    assert min(abs(q[0]) + abs(q[1]) for q in sol.q) < ctx.num("0.012")
