@@ -1,0 +1,92 @@
+"""Issue 47, part 2: observables, analysis entry points, user callables and the run certify
+reads return the right number or mpvi's own named error, never a silent one or a raw
+traceback.  Each test failed on main before the issue (its reproducer is in it).
+
+1. floats in an observable follow V's rule in every context; 2. what an observable accepts
+(a real, finite sympy expression in t, q, v and the parameters); 3. relative_energy_error and
+error_norms; 4. one_step_matrix, modified_equation and its siblings; 5. user callables get
+copies; 6. boolean options and integer parameters; 7. certify checks the run it reads.
+"""
+import gmpy2
+import numpy as np
+import pytest
+import sympy as sp
+
+import mpvi
+from mpvi import LagrangianSystem, PrecisionError, Problem, TIME, solve
+
+q = sp.Symbol("q")
+CONTEXTS = [mpvi.GMPContext(32), mpvi.MPContext(32), mpvi.FPContext()]
+
+
+def pendulum(ctx):
+    return LagrangianSystem("pendulum", [q], sp.Matrix([[1]]), -sp.cos(q), {}, ctx)
+
+
+def run(ctx, method="rk4", n=5):
+    return solve(Problem(pendulum(ctx), ["1/2"], v0=[0]), method, h="1/10", n=n)
+
+
+# ----- 1. floats in an observable: V's rule ------------------------------------------------------
+
+@pytest.mark.parametrize("ctx", CONTEXTS[:2], ids=lambda c: c.name)
+@pytest.mark.parametrize("make", [lambda v: sp.Float(0.1) * v, lambda v: sp.Float(1.0),
+                                  lambda v: sp.Float(0.5) * v ** 2 - sp.cos(q)],
+                         ids=["0.1*v", "1.0", "energy"])
+def test_a_float_in_an_observable_is_refused_like_in_V(ctx, make):
+    """mp: 0.1*v was off by 2.2e-18 with no word; gmp: TypeError from mpfr().  The same
+    float in V is a PrecisionError: so is it in an observable."""
+    sol = run(ctx)
+    v = sol.system.velocity_symbols[0]
+    with pytest.raises(PrecisionError, match="observable: float literal"):
+        sol.observable(make(v))
+    with pytest.raises(PrecisionError, match="float literal"):    # the rule of V
+        LagrangianSystem("p", [q], sp.eye(1), sp.Float(1.0) * q ** 2, {}, ctx).with_context(ctx)
+    assert sol.observable("0.1*_v0")[3] == sol.observable(v / 10)[3]  # text reads 0.1 exactly
+
+
+# ----- 2. what an observable accepts -------------------------------------------------------------
+
+BAD = {
+    "Derivative(q, t)": (lambda: sp.Derivative(q, TIME), "partial derivative by t"),
+    "Derivative(q**2, t)": (lambda: sp.Derivative(q ** 2 + TIME, TIME), "partial derivative"),
+    "dict": (lambda: {q: 1}, "Dict, not an expression"),
+    "set": (lambda: {q}, "not an expression"),
+    "relation": (lambda: sp.Eq(q, 1), "not an expression"),
+    "nan": (lambda: sp.nan, "nan is not a finite"),
+    "nan*q": (lambda: sp.nan * q, "nan is not a finite"),
+    "oo": (lambda: sp.oo * q, "oo is not a finite"),
+    "-oo": (lambda: -sp.oo, "oo is not a finite"),
+    "zoo": (lambda: sp.zoo, "zoo is not a finite"),
+    "log(0)": (lambda: sp.log(0) + q, "zoo is not a finite"),
+    "Sum": (lambda: sp.Sum(q ** sp.Symbol("k"), (sp.Symbol("k"), 0, 3)), "Sum"),
+    "Integral": (lambda: sp.Integral(q * TIME, (TIME, 0, 1)), "Integral"),
+    "sqrt(-1-q**2)": (lambda: sp.sqrt(-1 - q ** 2), "at t = "),
+    "log(q-1)": (lambda: sp.log(q - 1), "at t = "),
+    "pole at q0": (lambda: 1 / (q - sp.Rational(1, 2)), "at t = "),
+    "gamma pole": (lambda: sp.gamma(q - sp.Rational(1, 2)), "at t = "),
+    "complex": (lambda: sp.I * q, "complex"),
+    "EulerGamma": (lambda: q + sp.EulerGamma, "cannot evaluate"),
+}
+
+
+@pytest.mark.parametrize("ctx", CONTEXTS, ids=lambda c: c.name)
+@pytest.mark.parametrize("case", sorted(BAD))
+def test_an_observable_that_is_not_real_and_finite_is_refused(ctx, case):
+    """Derivative(q, t) returned zeros, {q: 1} and {q} arrays of dicts and sets,
+    sqrt(-1 - q**2) nan; nan, oo, zoo, Sum, log(0) raised NameError or KeyError."""
+    make, message = BAD[case]
+    sol = run(ctx)
+    with pytest.raises(ValueError, match=message):
+        sol.observable(make())
+    with pytest.raises(ValueError, match=message):            # in a list as alone
+        sol.observable([q, make()])
+
+
+@pytest.mark.parametrize("ctx", CONTEXTS, ids=lambda c: c.name)
+def test_a_real_finite_observable_still_evaluates(ctx):
+    sol = run(ctx)
+    v = sol.system.velocity_symbols[0]
+    assert list(sol.observable(sp.Derivative(sp.cos(q), q))) == list(sol.observable(-sp.sin(q)))
+    assert list(sol.observable(sp.Derivative(TIME ** 2, TIME))) == list(2 * sol.t)
+    assert sol.observable([q, v, sp.Piecewise((q, q > 0), (-q, True))]).shape == (6, 3)
