@@ -90,3 +90,40 @@ def test_a_real_finite_observable_still_evaluates(ctx):
     assert list(sol.observable(sp.Derivative(sp.cos(q), q))) == list(sol.observable(-sp.sin(q)))
     assert list(sol.observable(sp.Derivative(TIME ** 2, TIME))) == list(2 * sol.t)
     assert sol.observable([q, v, sp.Piecewise((q, q > 0), (-q, True))]).shape == (6, 3)
+
+
+# ----- 3. relative_energy_error, error_norms ------------------------------------------------------
+
+@pytest.mark.parametrize("ctx", CONTEXTS, ids=lambda c: c.name)
+def test_relative_energy_error_with_zero_initial_energy_is_refused(ctx):
+    """E0 = 0 returned nan (0/0) then inf at every point without a word."""
+    S = LagrangianSystem("well", [q], sp.eye(1), q ** 2 / 2, {}, ctx)
+    sol = solve(Problem(S, [0], v0=[0]), "rk4", h="1/10", n=5)       # H = 0 exactly
+    with pytest.raises(ValueError, match="initial energy H_0 is 0"):
+        mpvi.relative_energy_error(S, sol)
+    moving = solve(Problem(S, ["1/2"], v0=[0]), "rk4", h="1/10", n=5)
+    assert mpvi.relative_energy_error(S, moving)[0] == 0
+
+
+@pytest.mark.parametrize("ctx", CONTEXTS, ids=lambda c: c.name)
+def test_error_norms_against_an_exact_solution_that_turns_nan_is_refused(ctx):
+    """error_norms returned nan without a word when the exact solution turned nan."""
+    S = pendulum(ctx)
+    half = ctx.num("1/2")
+
+    def exact(t):                                       # a closed form that leaves its domain
+        return [half if t < ctx.num("3/10") else ctx.num("nan")], [ctx.zero]
+    sol = solve(Problem(S, ["1/2"], v0=[0], exact=exact), "rk4", h="1/10", n=5)
+    with pytest.raises(ValueError, match=r"exact solution is not finite at t = .*saved point 3"):
+        mpvi.error_norms(sol)
+    with pytest.raises(ValueError, match="saved point 3"):
+        sol.error()
+
+
+@pytest.mark.parametrize("ctx", CONTEXTS, ids=lambda c: c.name)
+def test_sup_errors_against_a_nan_reference_is_refused(ctx):
+    sol = run(ctx)
+    ref_q = [list(x) for x in sol.q]
+    ref_q[2] = [ctx.num("nan")]
+    with pytest.raises(ValueError, match="saved point 2 is nan"):
+        mpvi.sup_errors(sol, ref_q, sol.p)

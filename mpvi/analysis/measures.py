@@ -62,23 +62,26 @@ def error_norms(sol: Solution, exact: ExactSolution | None = None) -> dict[str, 
     Returns
     -------
     dict
-        ``{'q': max_j |q_j - q_ex(t_j)|_2, 'p': ..., 'v': ...}`` (first order: ``{'y': ...}``);
-        nan when any error is nan (a nan is never dropped by the maximum).
+        ``{'q': max_j |q_j - q_ex(t_j)|_2, 'p': ..., 'v': ...}`` (first order: ``{'y': ...}``).
 
     Raises
     ------
     ValueError
-        As :meth:`mpvi.Solution.error`: no exact solution, or no problem attached.
+        As :meth:`mpvi.Solution.error`: no exact solution, an exact solution that is nan
+        or infinite at a saved point (named), or no problem attached; a nan error (never
+        dropped by the maximum, never returned).
     """
     return {k: _largest(sol.ctx, v) for k, v in sol.error(exact).items()}
 
 
 def _largest(ctx, values):
-    """max(values), nan if any is nan (Python's max keeps or drops a nan by its position)."""
+    """max(values); a nan is refused, naming its point (Python's max keeps or drops a nan
+    by its position, and a nan maximum would be a silent answer)."""
     values = list(values)
-    for x in values:
+    for j, x in enumerate(values):
         if x != x:
-            return x
+            raise ValueError(f"the error at saved point {j} is nan (a nan state or reference):"
+                             " the largest error is undefined; check the run and the reference")
     return max(values)
 
 
@@ -210,8 +213,23 @@ def relative_energy_error(system: LagrangianSystem, sol: Solution) -> Vector:
     -------
     numpy.ndarray
         The relative errors, context numbers (the first is 0).
+
+    Raises
+    ------
+    ValueError
+        H_0 = 0 (the relative error is undefined: use ``energy(system, sol) - H_0``, the
+        absolute error), or an energy that is nan or infinite (naming its point).
     """
     H = energy(system, sol)
+    ctx = sol.ctx
+    for j, x in enumerate(H):
+        if not ctx.isfinite(x):
+            raise ValueError(f"relative_energy_error: the energy at saved point {j} is {x}: "
+                             "the run (or the system given) is not finite there")
+    if H[0] == 0:
+        raise ValueError("relative_energy_error: the initial energy H_0 is 0, so |H_j - H_0| / "
+                         "|H_0| is undefined; use the absolute error energy(system, sol) - H_0 "
+                         "or shift V by a constant")
     return np.array([abs(x - H[0]) / abs(H[0]) for x in H], dtype=sol.ctx.dtype)
 
 

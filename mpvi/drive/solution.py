@@ -514,7 +514,8 @@ class Solution:
         Raises
         ------
         ValueError
-            No exact solution, an ``exact`` that does not match the initial data, or no
+            No exact solution, an ``exact`` that does not match the initial data, an
+            ``exact`` that is nan or infinite at a saved point (named), or no
             problem attached (a solution read by :func:`load_solution`, even with
             ``exact`` given).
 
@@ -532,6 +533,10 @@ class Solution:
         values = {"q": self.q} if self.state == "y" else {"q": self.q, "p": self.p, "v": self.v}
         for j, t in enumerate(self.t):
             qe, pe, ve = problem.exact_state(t)
+            if not ctx.all_finite([*qe] if self.state == "y" else [*qe, *pe, *ve]):
+                raise ValueError(f"the exact solution is not finite at t = {ctx.to_str(t, 8)} "
+                                 f"(saved point {j}): its errors are undefined there; pass an "
+                                 "exact solution defined on the whole run")
             if self.state == "y":
                 out["y"].append(ctx.norm2(values["q"][j] - qe))
                 continue
