@@ -127,3 +127,61 @@ def test_sup_errors_against_a_nan_reference_is_refused(ctx):
     ref_q[2] = [ctx.num("nan")]
     with pytest.raises(ValueError, match="saved point 2 is nan"):
         mpvi.sup_errors(sol, ref_q, sol.p)
+
+
+# ----- 4. one_step_matrix, modified_equation and its siblings ------------------------------------
+
+@pytest.mark.parametrize("V", [-sp.cos(q), q ** 2 / 2 + q, q ** 4],
+                         ids=["pendulum", "affine", "quartic"])
+@pytest.mark.parametrize("method", ["simpson", "rk4", "midpoint"])
+def test_one_step_matrix_refuses_a_nonlinear_system(V, method):
+    """one_step_matrix('simpson', pend, ...) returned a matrix for a nonlinear system."""
+    ctx = mpvi.GMPContext(32)
+    S = LagrangianSystem("nonlinear", [q], sp.eye(1), V, {}, ctx)
+    with pytest.raises(ValueError, match="nonlinear is not linear.*one_step_jacobian"):
+        mpvi.one_step_matrix(method, S, ctx.num("1/10"), ctx)
+    with pytest.raises(ValueError, match="not linear"):
+        mpvi.symplecticity_defect(method, S, ctx.num("1/10"), ctx)
+
+
+def test_one_step_matrix_of_a_linear_lagrangian_system_is_the_linear_systems():
+    ctx = mpvi.GMPContext(32)
+    k = sp.Symbol("k")
+    S = LagrangianSystem("spring", [q], sp.eye(1), k * q ** 2 / 2 + 7, {k: 1}, ctx)
+    phi = mpvi.one_step_matrix("simpson", S, ctx.num("1/10"), ctx)
+    ref = mpvi.one_step_matrix("simpson", mpvi.LinearSystem([[1]], [[1]], ctx), ctx.num("1/10"), ctx)
+    assert ctx.norm_fro(phi - ref) < ctx.sqrt(ctx.eps)          # Newton converged vs closed form
+
+
+@pytest.mark.parametrize("V", [sp.I * q ** 2, q ** 2 + sp.I * sp.cos(q)], ids=["I*q**2", "I*cos"])
+def test_modified_equation_refuses_a_complex_potential(V):
+    """modified_equation of V = I*q**2 returned complex terms."""
+    S = LagrangianSystem("complex", [q], sp.eye(1), V, {}, mpvi.FPContext())
+    with pytest.raises(ValueError, match="imaginary unit I"):
+        mpvi.modified_equation("midpoint", S, 2)
+    with pytest.raises(ValueError, match="imaginary unit I"):
+        mpvi.modified_hamiltonian("midpoint", S, 2)
+
+
+def test_modified_equation_of_a_piecewise_potential_is_a_named_error():
+    """Piecewise in modified_equation: sympy AttributeError ('ExprCondPair' ... 'expand')."""
+    S = LagrangianSystem("piecewise", [q], sp.eye(1),
+                         sp.Piecewise((q ** 2, q > 0), (q ** 4, True)), {}, mpvi.GMPContext(32))
+    with pytest.raises(mpvi.analysis.jets.UnsupportedExpression, match="Piecewise.*smooth"):
+        mpvi.modified_equation("midpoint", S, 2)
+
+
+@pytest.mark.parametrize("call, argument", [
+    (lambda: mpvi.modified_equation("midpoint", 3, 2), "system must be"),
+    (lambda: mpvi.modified_equation("midpoint", "pendulum", 2), "system must be"),
+    (lambda: mpvi.modified_hamiltonian("midpoint", None, 2), "system must be"),
+    (lambda: mpvi.modified_lagrangian("midpoint", 3, 2), "system must be"),
+    (lambda: mpvi.check_hamiltonian(3), "check_hamiltonian: me must be a ModifiedEquation"),
+    (lambda: mpvi.modified_frequency(3), "modified_frequency: me must be a ModifiedEquation"),
+    (lambda: mpvi.modified_frequency(None), "me must be"),
+], ids=["me-3", "me-str", "mh-None", "ml-3", "ch-3", "mf-3", "mf-None"])
+def test_analysis_entry_points_name_a_wrong_argument(call, argument):
+    """modified_equation(..., 3, 2), check_hamiltonian(3), modified_frequency(3):
+    AttributeError."""
+    with pytest.raises(TypeError, match=argument):
+        call()

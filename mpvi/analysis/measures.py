@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 
 import numpy as np
+import sympy as sp
 
 from mpvi.numbers.context import MPContext
 from mpvi.methods import get_method
@@ -265,10 +266,16 @@ def one_step_matrix(scheme: str | Method, system: LinearSystem, h: NumberLike, c
     Raises
     ------
     ValueError
-        An unknown method.
+        An unknown method; a system whose equations of motion are not linear and
+        homogeneous in (q, v, q'') (the one-step map is then no matrix).
+    TypeError
+        What is not a mechanical system.
     """
     method = get_method(scheme)
+    if not hasattr(system, "first_order"):
+        _check_linear(system, "one_step_matrix")          # not a system: TypeError by name
     stepper = method.prepare(system, h, ctx, **options)
+    _check_linear(system, "one_step_matrix")
     n = system.dof
     phi = ctx.zeros((2 * n, 2 * n))
     eye = ctx.eye(2 * n)
@@ -276,6 +283,31 @@ def one_step_matrix(scheme: str | Method, system: LinearSystem, h: NumberLike, c
     for k in range(2 * n):
         phi[:n, k], phi[n:, k] = step_pq(method, stepper, system, t, h, eye[k, n:], eye[k, :n])
     return phi
+
+
+def _check_linear(system, what):
+    """Refuse a system whose one-step map is not linear: every component of its residual
+    M(q) q'' - r(t, q, v) (with the force) must be a polynomial of degree one, homogeneous, in
+    the coordinates, velocities and accelerations (the coefficients may depend on t and the
+    parameters); a :class:`mpvi.LinearSystem` is linear by construction."""
+    if isinstance(system, LinearSystem):
+        return
+    model = getattr(system, "model", None)
+    if getattr(system, "first_order", True) or not hasattr(model, "symbolic"):
+        raise TypeError(f"{what}: system must be a linear mechanical system (mpvi.LinearSystem"
+                        f" or a LagrangianSystem with linear equations), got "
+                        f"{type(system).__name__}")
+    syms = [*system.coords, *system.velocity_symbols, *model.acceleration_symbols]
+    for r in model.symbolic("residual")[0]:
+        r = sp.expand(r)
+        if r == 0:
+            continue
+        if not (r.is_polynomial(*syms) and sp.Poly(r, *syms).is_homogeneous
+                and sp.Poly(r, *syms).total_degree() == 1):
+            raise ValueError(f"{what}: {system.name} is not linear (its equation of motion "
+                             f"{r} = 0 is not linear and homogeneous in q, v, q''): the one-"
+                             "step map is a matrix only on a linear system; use "
+                             "one_step_jacobian for its Jacobian at a point")
 
 
 def step_pq(method, stepper, system, t, h, q, p):
