@@ -185,3 +185,46 @@ def test_analysis_entry_points_name_a_wrong_argument(call, argument):
     AttributeError."""
     with pytest.raises(TypeError, match=argument):
         call()
+
+
+# ----- 6. boolean options, integer parameters ------------------------------------------------------
+
+@pytest.mark.parametrize("option", ["certify", "check_stability"])
+@pytest.mark.parametrize("value", ["no", "False", 0, 1, None, [], sp.true], ids=repr)
+def test_a_boolean_option_takes_only_a_bool(option, value):
+    """certify='no' certified (a truthy string taken as True)."""
+    P = Problem(pendulum(mpvi.GMPContext(20)), ["1/2"], v0=[0])
+    with pytest.raises(TypeError, match=f"{option} must be True or False, got"):
+        solve(P, "rk4", h="1/10", n=3, **{option: value})
+
+
+def test_numpy_bools_are_bools():
+    P = Problem(pendulum(mpvi.GMPContext(20)), ["1/2"], v0=[0])
+    sol = solve(P, "rk4", h="1/10", n=3, certify=np.bool_(False), check_stability=np.bool_(True))
+    assert sol.certificate is None
+    with pytest.raises(TypeError, match="angle_addition must be True or False, got 'no'"):
+        mpvi.systems.pendulums.n_link_pendulum(mpvi.GMPContext(20), 2, angle_addition="no")
+    with pytest.raises(TypeError, match="reuse must be True or False, got 1"):
+        mpvi.certify(sol, reuse=1)
+
+
+INTEGERS = [sp.Integer(2), gmpy2.mpz(2)]          # 2 and np.int64(2) were already integers
+
+
+@pytest.mark.parametrize("two", INTEGERS, ids=lambda x: type(x).__name__)
+def test_integers_of_every_integer_type_are_integers(two):
+    """Gauss refused sp.Integer(2) and gmpy2.mpz(2) points while accepting 2."""
+    P = Problem(pendulum(mpvi.GMPContext(20)), ["1/2"], v0=[0])
+    ref = solve(P, "gauss", h="1/10", n=4, points=2)
+    sol = solve(P, "gauss", h="1/10", n=two + 2, points=two, saveat=two)
+    assert list(sol.q[-1]) == list(ref.q[-1]) and len(sol.t) == 3
+    assert list(solve(P, "lobatto", h="1/10", n=2, points=two + 1).q[-1]) == \
+        list(solve(P, "lobatto", h="1/10", n=2, points=3).q[-1])
+
+
+@pytest.mark.parametrize("bad", [True, np.bool_(True), 2.0, sp.Float(2), "2", sp.Rational(3, 2)],
+                         ids=repr)
+def test_bools_and_non_integers_are_not_integers(bad):
+    P = Problem(pendulum(mpvi.GMPContext(20)), ["1/2"], v0=[0])
+    with pytest.raises(ValueError, match="must be an integer"):
+        solve(P, "gauss", h="1/10", n=2, points=bad)

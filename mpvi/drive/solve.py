@@ -56,7 +56,7 @@ from mpvi.engines.kernels import step_check
 from mpvi.numbers.linalg import NotPositiveDefiniteError, SingularMatrixError
 from mpvi.numbers.newton import NewtonError, NewtonStats
 from mpvi.model.problem import Problem, posed_value
-from mpvi.methods.base import StabilityError, check_step, get_method
+from mpvi.methods.base import StabilityError, check_flag, check_step, get_method, integer
 from mpvi.model.singular import SingularityCrossed, singularities
 from mpvi.drive.solution import EventRecord, Solution
 from mpvi.ground.precision import entry, entry_class
@@ -180,9 +180,9 @@ def _step_count(problem, h, n, t1):
     if n is not None and t1 is not None:
         raise ValueError("give either the number of steps n or the final time t1, not both")
     if n is not None:
-        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+        if integer(n) is None or integer(n) < 1:
             raise ValueError(f"the number of steps n must be a positive integer, got {n!r}")
-        return _bounded_steps(int(n))
+        return _bounded_steps(integer(n))
     t1 = problem.t1 if t1 is None else ctx.number(t1, "final time t1")
     if t1 is None:
         raise ValueError("give the number of steps n or the final time t1 (or Problem(..., t1=...))")
@@ -258,10 +258,10 @@ def _saveat(problem, saveat, h, n):
     ctx = problem.ctx
     if saveat is None:
         return None
-    if isinstance(saveat, (int, np.integer)) and not isinstance(saveat, bool):
-        if saveat < 1:
+    if integer(saveat) is not None:
+        if integer(saveat) < 1:
             raise ValueError(f"saveat = {saveat}: an integer saveat (every k-th node) must be >= 1")
-        return ("every", int(saveat))
+        return ("every", integer(saveat))
     if isinstance(saveat, (str, bytes)) or not isinstance(saveat, Iterable):
         raise TypeError(f"saveat must be None, an integer k (every k-th node) or a sequence "
                         f"of times, got {saveat!r}")
@@ -478,6 +478,8 @@ def solve(problem: Problem, method: str | Method, *, h: NumberLike | None = None
     Problem : The initial-value problem.
     METHODS : The registered methods.
     """
+    certify = check_flag(certify, "solve: certify")
+    check_stability = check_flag(check_stability, "solve: check_stability")
     plan = _plan(problem, method, h, n, t1, saveat, events, callback, newton, progress,
                  check_stability, method_params)
     solution = _Run(plan, max_growth).run()

@@ -121,6 +121,7 @@ from mpvi.numbers.newton import tolerance
 from mpvi.ground.precision import entry, entry_class
 from mpvi.model.problem import posed_text, posed_value
 from mpvi.methods import get_method
+from mpvi.methods.base import check_flag
 
 if TYPE_CHECKING:
     from mpvi.model.mechanics import LagrangianSystem
@@ -392,10 +393,8 @@ def certify(solution: Run, dps: int | None = None, propagation: str = "lohner", 
     nodes, between = _saved_nodes(solution)
     if propagation not in ("lohner", "box"):
         raise ValueError(f"certify: propagation must be 'lohner' or 'box', got {propagation!r}")
-    if not isinstance(reuse, bool):
-        raise TypeError(f"certify: reuse must be True or False, got {reuse!r}")
-    if not isinstance(posed, bool):
-        raise TypeError(f"certify: posed must be True or False, got {posed!r}")
+    reuse = check_flag(reuse, "certify: reuse")
+    posed = check_flag(posed, "certify: posed")
     ctx = ArbContext(run_ctx.dps if dps is None else dps)
     method = get_method(solution.method)
     cert = Certificate(method.name, ctx, nodes)
