@@ -14,6 +14,7 @@ import sympy as sp
 
 import mpvi
 from mpvi import LagrangianSystem, PrecisionError, Problem, TIME, solve
+from mpvi.proof.certify import RunMismatchError
 
 q = sp.Symbol("q")
 CONTEXTS = [mpvi.GMPContext(32), mpvi.MPContext(32), mpvi.FPContext()]
@@ -228,3 +229,40 @@ def test_bools_and_non_integers_are_not_integers(bad):
     P = Problem(pendulum(mpvi.GMPContext(20)), ["1/2"], v0=[0])
     with pytest.raises(ValueError, match="must be an integer"):
         solve(P, "gauss", h="1/10", n=2, points=bad)
+
+
+# ----- 7. certify checks the run it reads -----------------------------------------------------------
+
+def _edit_t10(s):
+    s.t[10] = s.t[10] + s.ctx.num("1/1000")
+
+
+def _steps_29_stopped(s):
+    s.steps, s.stopped = 29, "a callback"
+    s.stats.pop("steps")
+
+
+EDITS = {
+    "t[10] moved": (_edit_t10, "t\\[10\\] = .* is not node 10"),
+    "steps = 29": (lambda s: setattr(s, "steps", 29), "29 steps of 30 planned"),
+    "steps = 29, stopped": (_steps_29_stopped, "t\\[30\\] = .* is outside the run"),
+    "h changed": (lambda s: setattr(s, "h", s.ctx.num("1/5")), "is not the step it was posed"),
+    "steps = '30'": (lambda s: setattr(s, "steps", "30"), "are not integers"),
+    "steps = 30.0": (lambda s: setattr(s, "steps", 30.0), "are not integers"),
+    "steps = -1": (lambda s: setattr(s, "steps", -1), "are not integers"),
+    "q nan": (lambda s: s.q.__setitem__(5, [s.ctx.num("nan")]), "saved q\\[5\\] is not finite"),
+    "saveat = 'x'": (lambda s: setattr(s, "saveat", "x"), "saveat = 'x' is neither"),
+    "stats '29'": (lambda s: s.stats.__setitem__("steps", "29"), "statistics count 29"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(EDITS))
+def test_certify_refuses_a_run_that_is_not_its_own(case):
+    """certify(sol) after sol.t[10] was changed certified it; with sol.steps = 29 on 31
+    points it reported "30/30"; a non-integer steps, a nan state: raw TypeError, IndexError,
+    ValueError from FLINT."""
+    edit, message = EDITS[case]
+    sol = solve(Problem(pendulum(mpvi.GMPContext(20)), ["1/2"], v0=[0]), "rk4", h="1/10", n=30)
+    edit(sol)
+    with pytest.raises(RunMismatchError, match=message):
+        mpvi.certify(sol)
