@@ -266,3 +266,29 @@ def test_certify_refuses_a_run_that_is_not_its_own(case):
     edit(sol)
     with pytest.raises(RunMismatchError, match=message):
         mpvi.certify(sol)
+
+
+# ----- 5. user callables get copies -------------------------------------------------------------------
+
+@pytest.mark.parametrize("ctx", CONTEXTS[::2], ids=lambda c: c.name)
+@pytest.mark.parametrize("method", ["rk4", "simpson", "midpoint"])
+@pytest.mark.parametrize("saveat", [None, 2])
+def test_a_callable_that_writes_into_its_state_changes_no_saved_state(ctx, method, saveat):
+    """An event function writing q_.__setitem__(0, ctx.num(5)) changed every saved q, t0
+    included; a callback likewise."""
+    P = Problem(pendulum(ctx), ["1/2"], v0=[0])
+    ref = solve(P, method, h="1/10", n=6, saveat=saveat)
+
+    def event(t, q_, v_):
+        q_.__setitem__(0, ctx.num(5))
+        v_[0] = ctx.num(7)
+        return ctx.one
+
+    def callback(t, q_, y_):
+        q_[0], y_[0] = ctx.num(5), ctx.num(9)
+    for kwargs in ({"events": [event]}, {"callback": callback},
+                   {"events": [mpvi.Event(event)], "callback": callback}):
+        sol = solve(P, method, h="1/10", n=6, saveat=saveat, **kwargs)
+        assert [list(x) for x in sol.q] == [list(x) for x in ref.q]
+        assert [list(x) for x in sol.y] == [list(x) for x in ref.y]
+        assert list(P.q0) == [ctx.num("1/2")]

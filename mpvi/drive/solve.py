@@ -41,6 +41,7 @@ the fastest oscillation: no method resolves it.  (:class:`mpvi.StabilityError`.)
 """
 from __future__ import annotations
 
+import copy
 import sys
 import time
 import weakref
@@ -690,7 +691,8 @@ class _Run:
                 j_done = j + 1
                 if progress is not None and (j % PROGRESS_EVERY == 0 or j + 1 == steps):
                     progress(j + 1, steps)
-                if callback is not None and stop_flag(callback(t_next, q1, y1), "callback"):
+                if callback is not None and stop_flag(callback(t_next, _own(q1), _own(y1)),
+                                                      "callback"):
                     stopped = f"callback at t = {_t(t_next)}"
                     if every_k and not node_saved:
                         save(t_next, q1, y1)
@@ -917,8 +919,15 @@ def _cause(system, t, q, v):
     return f"; {found}" if found else ""
 
 
+def _own(x):
+    """A copy of a state for a user's callable: what it writes into the vector it is given
+    stays in its copy, never in the run's saved states (the run's arrays are shared with
+    them)."""
+    return None if x is None else copy.copy(x)
+
+
 def _event_value(e, t, q, v, ctx):
-    value = returned(ctx, e(t, q, v), f"event {e.name!r} at t = {_t(t)}")
+    value = returned(ctx, e(t, _own(q), _own(v)), f"event {e.name!r} at t = {_t(t)}")
     if value != value:                         # nan
         raise ValueError(f"event {e.name!r} returned nan at t = {_t(t)}")
     return value
