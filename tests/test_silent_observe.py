@@ -46,6 +46,16 @@ def test_a_float_in_an_observable_is_refused_like_in_V(ctx, make):
     assert sol.observable("0.1*_v0")[3] == sol.observable(v / 10)[3]  # text reads 0.1 exactly
 
 
+def test_a_float_in_a_float64_observable_is_its_number():
+    """float64: any sympy Float in an observable raised TypeError (float() of mpf's tuple)."""
+    sol = run(mpvi.FPContext())
+    v = sol.system.velocity_symbols[0]
+    assert list(sol.observable(sp.Float(0.1) * v)) == list(sol.observable(v / 10))
+    assert list(sol.observable(sp.Float(0.5) * v ** 2 - sp.cos(q))) == \
+        list(sol.observable(v ** 2 / 2 - sp.cos(q)))
+    assert list(sol.observable(sp.Float(1.0))) == [1.0] * len(sol.t)
+
+
 # ----- 2. what an observable accepts -------------------------------------------------------------
 
 BAD = {

@@ -467,6 +467,8 @@ class Solution:
                  for e in (list(expr) if many else [expr])]
         for e in exprs:
             _check_observable(e, S, self.ctx)
+        if not self.ctx.is_mp:          # float64: a Float is its number (exact as a ratio)
+            exprs = [e.xreplace({f: sp.Rational(f) for f in e.atoms(sp.Float)}) for e in exprs]
         free = set().union(*(e.free_symbols for e in exprs)) - allowed
         if free:
             raise ValueError(f"observable: symbols {sorted(map(str, free))} are neither t, the "
