@@ -262,6 +262,7 @@ EDITS = {
     "steps = -1": (lambda s: setattr(s, "steps", -1), "are not integers"),
     "q nan": (lambda s: s.q.__setitem__(5, [s.ctx.num("nan")]), "saved q\\[5\\] is not finite"),
     "saveat = 'x'": (lambda s: setattr(s, "saveat", "x"), "saveat = 'x' is neither"),
+    "saveat = 0": (lambda s: setattr(s, "saveat", 0), "saveat = 0 is neither"),
     "stats '29'": (lambda s: s.stats.__setitem__("steps", "29"), "statistics count 29"),
 }
 

@@ -777,7 +777,7 @@ class RunMismatchError(ValueError):
 def _check_fields(solution):
     """Refuse a run whose fields cannot be a run's (:class:`RunMismatchError`), before any
     is used: ``steps`` and ``steps_planned`` integers with 0 <= steps <= steps_planned,
-    ``saveat`` None, an integer >= 1 or a sequence of times, the step h finite and not 0,
+    ``saveat`` None, an integer >= 1 or ``"times"`` (saved at requested times), the step h finite and not 0,
     as many saved states as times, every saved time and state finite."""
     where = "certify: the solution does not match its own run"
     steps, planned = solution.steps, getattr(solution, "steps_planned", solution.steps)
@@ -786,9 +786,9 @@ def _check_fields(solution):
                                "not integers with 0 <= steps <= steps_planned")
     saveat = solution.saveat
     if not (saveat is None or (integer(saveat) or 0) >= 1
-            or (isinstance(saveat, (list, tuple)) and integer(saveat) is None)):
+            or (isinstance(saveat, str) and saveat == "times")):
         raise RunMismatchError(f"{where}: saveat = {saveat!r} is neither None, an integer >= 1 "
-                               "nor a list of times")
+                               "nor 'times'")
     ctx = solution.ctx
     if not ctx.is_number(solution.h) or not ctx.isfinite(solution.h) or solution.h == 0:
         raise RunMismatchError(f"{where}: its step h = {solution.h!r} is not a finite nonzero "
