@@ -303,3 +303,39 @@ def test_a_callable_that_writes_into_its_state_changes_no_saved_state(ctx, metho
         assert [list(x) for x in sol.q] == [list(x) for x in ref.q]
         assert [list(x) for x in sol.y] == [list(x) for x in ref.y]
         assert list(P.q0) == [ctx.num("1/2")]
+
+
+@pytest.fixture(scope="module")
+def pendulum_run():
+    ctx = mpvi.GMPContext(20)
+    S = pendulum(ctx)
+    return ctx, S, solve(Problem(S, ["1/2"], v0=[0]), "rk4", h="1/10", n=3)
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda ctx, S, sol: mpvi.energy(3, sol), "energy: system must be"),
+    (lambda ctx, S, sol: mpvi.energy(S, 3), "energy: sol must be an mpvi.Solution"),
+    (lambda ctx, S, sol: mpvi.relative_energy_error(S, None), "sol must be an mpvi.Solution"),
+    (lambda ctx, S, sol: mpvi.error_norms(3), "error_norms: sol must be"),
+    (lambda ctx, S, sol: mpvi.sup_errors(3, [], []), "sup_errors: sol must be"),
+    (lambda ctx, S, sol: mpvi.node_errors(3, sol.q, sol.q), "node_errors: ctx must be"),
+    (lambda ctx, S, sol: mpvi.fit_order(3, [1, 2], [1, 2]), "fit_order: ctx must be"),
+    (lambda ctx, S, sol: mpvi.one_step_matrix("rk4", mpvi.LinearSystem([[1]], [[1]], ctx),
+                                              "1/10", 3), "one_step_matrix: ctx must be"),
+    (lambda ctx, S, sol: mpvi.one_step_matrix("rk4", 3, "1/10", ctx), "system must be"),
+    (lambda ctx, S, sol: mpvi.stability_scan("rk4", 3, ctx), "omega_h must be a sequence"),
+], ids=["energy-system", "energy-sol", "ree-sol", "error_norms", "sup_errors", "node_errors",
+        "fit_order", "osm-ctx", "osm-system", "stability_scan"])
+def test_measures_name_a_wrong_argument(pendulum_run, call, message):
+    """Each raised AttributeError ('int' object has no attribute 'energy', 'q', 'error',
+    'ctx', 'norm2', 'name') or a bare 'int' object is not iterable."""
+    with pytest.raises(TypeError, match=message):
+        call(*pendulum_run)
+
+
+def test_a_modified_hamiltonian_truncated_beyond_its_order_is_a_named_error():
+    """mh.energy(3) of an order-2 derivation raised IndexError."""
+    mh = mpvi.modified_hamiltonian("midpoint", pendulum(mpvi.GMPContext(20)), 2)
+    with pytest.raises(ValueError, match="upto must be an integer from 0 to 2"):
+        mh.energy(3)
+    assert mh.energy(sp.Integer(2)) == mh.energy(2) == mh.energy()

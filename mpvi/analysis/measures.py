@@ -11,17 +11,16 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 import numpy as np
 import sympy as sp
 
-from mpvi.numbers.context import MPContext
+from mpvi.drive.solution import Solution
+from mpvi.model.mechanics import LagrangianSystem
+from mpvi.numbers.context import Context, MPContext
 from mpvi.methods import get_method
 from mpvi.ground.precision import entry
 from mpvi.systems.linear import LinearSystem
 
 if TYPE_CHECKING:
     from mpvi.ground.types import Array, ExactSolution, Matrix, NumberLike, Real, Vector, VectorLike
-    from mpvi.numbers.context import Context
-    from mpvi.model.mechanics import LagrangianSystem
     from mpvi.methods.base import Method
-    from mpvi.drive.solution import Solution
 
 
 @entry
@@ -43,6 +42,7 @@ def node_errors(ctx: Context, values: Sequence[VectorLike], reference: Sequence[
     numpy.ndarray
         The norms ``|values[j] - reference[j]|_2``.
     """
+    _check_context(ctx, "node_errors")
     return np.array([ctx.norm2(v - r) for v, r in zip(values, reference)], dtype=ctx.dtype)
 
 
@@ -72,7 +72,29 @@ def error_norms(sol: Solution, exact: ExactSolution | None = None) -> dict[str, 
         or infinite at a saved point (named), or no problem attached; a nan error (never
         dropped by the maximum, never returned).
     """
+    _check_solution(sol, "error_norms")
     return {k: _largest(sol.ctx, v) for k, v in sol.error(exact).items()}
+
+
+def _check_solution(sol, what):
+    """Refuse what is not a :class:`mpvi.Solution` (a TypeError naming the argument)."""
+    if not isinstance(sol, Solution):
+        raise TypeError(f"{what}: sol must be an mpvi.Solution (from mpvi.solve or "
+                        f"mpvi.load_solution), got {type(sol).__name__}")
+
+
+def _check_context(ctx, what):
+    """Refuse what is not a number context (a TypeError naming the argument)."""
+    if not isinstance(ctx, Context):
+        raise TypeError(f"{what}: ctx must be a number context (mpvi.GMPContext, "
+                        f"mpvi.MPContext, mpvi.FPContext), got {type(ctx).__name__}")
+
+
+def _check_mechanical(system, what):
+    """Refuse what is not a mechanical system (a TypeError naming the argument)."""
+    if not isinstance(system, LagrangianSystem):
+        raise TypeError(f"{what}: system must be an mpvi.LagrangianSystem, got "
+                        f"{type(system).__name__}")
 
 
 def _largest(ctx, values):
@@ -108,6 +130,7 @@ def sup_errors(sol: Solution, q_ref: Sequence[VectorLike], p_ref: Sequence[Vecto
     dict
         ``{'q': max_j |q_j - q_ref[j]|_2, 'p': max_j |p_j - p_ref[j]|_2}``.
     """
+    _check_solution(sol, "sup_errors")
     ctx = sol.ctx
     return {"q": _largest(ctx, node_errors(ctx, sol.q, q_ref)),
             "p": _largest(ctx, node_errors(ctx, sol.p, p_ref))}
@@ -136,6 +159,7 @@ def fit_order(ctx: Context, hs: Sequence[NumberLike], errors: Sequence[NumberLik
     ValueError
         Fewer than two pairs, unequal lengths, or an error that is not positive.
     """
+    _check_context(ctx, "fit_order")
     if len(hs) != len(errors) or len(hs) < 2:
         raise ValueError("fit_order needs at least two (h, error) pairs of equal count")
     if any(not e > 0 for e in errors):
@@ -196,6 +220,8 @@ def energy(system: LagrangianSystem, sol: Solution) -> Vector:
     numpy.ndarray
         The energies, context numbers.
     """
+    _check_mechanical(system, "energy")
+    _check_solution(sol, "energy")
     return np.array([system.energy(q, p) for q, p in zip(sol.q, sol.p)], dtype=sol.ctx.dtype)
 
 
@@ -272,6 +298,7 @@ def one_step_matrix(scheme: str | Method, system: LinearSystem, h: NumberLike, c
         What is not a mechanical system.
     """
     method = get_method(scheme)
+    _check_context(ctx, "one_step_matrix")
     if not hasattr(system, "first_order"):
         _check_linear(system, "one_step_matrix")          # not a system: TypeError by name
     stepper = method.prepare(system, h, ctx, **options)
@@ -466,6 +493,10 @@ def stability_scan(scheme: str | Method, omega_h: Iterable[NumberLike], ctx: Con
         ``stable`` means rho <= 1 + sqrt(eps) and distinct eigenvalues (a double
         eigenvalue on the unit circle is a Jordan block: linear growth).
     """
+    _check_context(ctx, "stability_scan")
+    if isinstance(omega_h, (str, bytes)) or not isinstance(omega_h, Iterable):
+        raise TypeError(f"stability_scan: omega_h must be a sequence of numbers, got "
+                        f"{omega_h!r}")
     osc = LinearSystem([[1]], [[1]], ctx, name="scalar oscillator")
     tol = ctx.sqrt(ctx.eps)
     if get_method(scheme).checks_stability:

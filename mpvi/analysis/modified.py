@@ -110,6 +110,7 @@ from mpvi.model.first_order import FirstOrderSystem
 from mpvi.model.mechanics import TIME, LagrangianSystem
 from mpvi.methods.quadrature import _TAU
 from mpvi.methods import get_method
+from mpvi.methods.base import integer
 
 if TYPE_CHECKING:
     from mpvi.methods.quadrature import Quadrature
@@ -1508,8 +1509,12 @@ def check_hamiltonian(me: ModifiedEquation) -> list:
 
 
 def _series_sum(terms, upto, h):
-    """sum_(k <= upto) h^k terms[k] (upto None: all)."""
-    upto = len(terms) - 1 if upto is None else upto
+    """sum_(k <= upto) h^k terms[k] (upto None: all); ValueError naming ``upto`` beyond
+    the order derived, or not an integer."""
+    if upto is not None and (integer(upto) is None or not 0 <= integer(upto) < len(terms)):
+        raise ValueError(f"upto must be an integer from 0 to {len(terms) - 1} (the order "
+                         f"derived), got {upto!r}: derive to a higher order for more terms")
+    upto = len(terms) - 1 if upto is None else integer(upto)
     return sp.Add(*[h ** k * terms[k] for k in range(upto + 1)])
 
 
