@@ -41,6 +41,11 @@ def node_errors(ctx: Context, values: Sequence[VectorLike], reference: Sequence[
     -------
     numpy.ndarray
         The norms ``|values[j] - reference[j]|_2``.
+
+    Raises
+    ------
+    TypeError
+        ``ctx`` not a number context.
     """
     _check_context(ctx, "node_errors")
     return np.array([ctx.norm2(v - r) for v, r in zip(values, reference)], dtype=ctx.dtype)
@@ -71,6 +76,8 @@ def error_norms(sol: Solution, exact: ExactSolution | None = None) -> dict[str, 
         As :meth:`mpvi.Solution.error`: no exact solution, an exact solution that is nan
         or infinite at a saved point (named), or no problem attached; a nan error (never
         dropped by the maximum, never returned).
+    TypeError
+        ``sol`` not a :class:`mpvi.Solution`.
     """
     _check_solution(sol, "error_norms")
     return {k: _largest(sol.ctx, v) for k, v in sol.error(exact).items()}
@@ -129,6 +136,13 @@ def sup_errors(sol: Solution, q_ref: Sequence[VectorLike], p_ref: Sequence[Vecto
     -------
     dict
         ``{'q': max_j |q_j - q_ref[j]|_2, 'p': max_j |p_j - p_ref[j]|_2}``.
+
+    Raises
+    ------
+    TypeError
+        ``sol`` not a :class:`mpvi.Solution`.
+    ValueError
+        A nan error (a nan reference), naming its point.
     """
     _check_solution(sol, "sup_errors")
     ctx = sol.ctx
@@ -158,6 +172,8 @@ def fit_order(ctx: Context, hs: Sequence[NumberLike], errors: Sequence[NumberLik
     ------
     ValueError
         Fewer than two pairs, unequal lengths, or an error that is not positive.
+    TypeError
+        ``ctx`` not a number context.
     """
     _check_context(ctx, "fit_order")
     if len(hs) != len(errors) or len(hs) < 2:
@@ -219,6 +235,12 @@ def energy(system: LagrangianSystem, sol: Solution) -> Vector:
     -------
     numpy.ndarray
         The energies, context numbers.
+
+    Raises
+    ------
+    TypeError
+        ``system`` not a :class:`mpvi.LagrangianSystem` or ``sol`` not a
+        :class:`mpvi.Solution`.
     """
     _check_mechanical(system, "energy")
     _check_solution(sol, "energy")
@@ -246,6 +268,8 @@ def relative_energy_error(system: LagrangianSystem, sol: Solution) -> Vector:
     ValueError
         H_0 = 0 (the relative error is undefined: use ``energy(system, sol) - H_0``, the
         absolute error), or an energy that is nan or infinite (naming its point).
+    TypeError
+        As :func:`energy`.
     """
     H = energy(system, sol)
     ctx = sol.ctx
@@ -492,6 +516,11 @@ def stability_scan(scheme: str | Method, omega_h: Iterable[NumberLike], ctx: Con
     list of rows ``(omega_h, rho, half_trace, stable)``
         ``stable`` means rho <= 1 + sqrt(eps) and distinct eigenvalues (a double
         eigenvalue on the unit circle is a Jordan block: linear growth).
+
+    Raises
+    ------
+    TypeError
+        ``omega_h`` not a sequence, ``ctx`` not a number context.
     """
     _check_context(ctx, "stability_scan")
     if isinstance(omega_h, (str, bytes)) or not isinstance(omega_h, Iterable):
