@@ -343,7 +343,7 @@ def _check_linear(system, what):
     parameters); a :class:`mpvi.LinearSystem` is linear by construction."""
     if isinstance(system, LinearSystem):
         return
-    model = getattr(system, "model", None)
+    model: Any = getattr(system, "model", None)
     if getattr(system, "first_order", True) or not hasattr(model, "symbolic"):
         raise TypeError(f"{what}: system must be a linear mechanical system (mpvi.LinearSystem"
                         f" or a LagrangianSystem with linear equations), got "

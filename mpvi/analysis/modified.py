@@ -1328,7 +1328,10 @@ def modified_equation(method: str | Method, system: LagrangianSystem, order: int
     Raises
     ------
     ValueError
-        A first-order system, a negative order, a linear-only method on a nonlinear system.
+        A first-order system, a negative order, a linear-only method on a nonlinear system,
+        the imaginary unit in L or F.
+    TypeError
+        ``system`` not a :class:`mpvi.LagrangianSystem`.
     NotImplementedError
         Newmark's family on (q, p) without p = M v (M constant), a method without a
         declaration, a function of the system whose derivatives do not close.
@@ -1371,6 +1374,8 @@ def modified_frequency(me: ModifiedEquation, values: dict | None = None) -> tupl
     ------
     ValueError
         A system that is not linear or not of one degree of freedom.
+    TypeError
+        ``me`` not a :class:`ModifiedEquation`.
     """
     _check_equation(me, "modified_frequency")
     if len(me.symbols) != 2:
@@ -1490,6 +1495,8 @@ def check_hamiltonian(me: ModifiedEquation) -> list:
     NotImplementedError
         A system whose Lagrangian is not quadratic in the velocities (no closed-form
         (q, p) form).
+    TypeError
+        ``me`` not a :class:`ModifiedEquation`.
     """
     _check_equation(me, "check_hamiltonian")
     q, p, alg = me.model.q, me.model.p, me.algebra
@@ -1511,10 +1518,11 @@ def check_hamiltonian(me: ModifiedEquation) -> list:
 def _series_sum(terms, upto, h):
     """sum_(k <= upto) h^k terms[k] (upto None: all); ValueError naming ``upto`` beyond
     the order derived, or not an integer."""
-    if upto is not None and (integer(upto) is None or not 0 <= integer(upto) < len(terms)):
+    last = len(terms) - 1 if upto is None else integer(upto)
+    if last is None or not 0 <= last < len(terms):
         raise ValueError(f"upto must be an integer from 0 to {len(terms) - 1} (the order "
                          f"derived), got {upto!r}: derive to a higher order for more terms")
-    upto = len(terms) - 1 if upto is None else integer(upto)
+    upto = last
     return sp.Add(*[h ** k * terms[k] for k in range(upto + 1)])
 
 

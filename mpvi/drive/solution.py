@@ -535,7 +535,7 @@ class Solution:
         values = {"q": self.q} if self.state == "y" else {"q": self.q, "p": self.p, "v": self.v}
         for j, t in enumerate(self.t):
             qe, pe, ve = problem.exact_state(t)
-            if not ctx.all_finite([*qe] if self.state == "y" else [*qe, *pe, *ve]):
+            if not ctx.all_finite([qe] if self.state == "y" else [qe, pe, ve]):
                 raise ValueError(f"the exact solution is not finite at t = {ctx.to_str(t, 8)} "
                                  f"(saved point {j}): its errors are undefined there; pass an "
                                  "exact solution defined on the whole run")

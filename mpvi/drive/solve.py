@@ -181,9 +181,10 @@ def _step_count(problem, h, n, t1):
     if n is not None and t1 is not None:
         raise ValueError("give either the number of steps n or the final time t1, not both")
     if n is not None:
-        if integer(n) is None or integer(n) < 1:
+        count = integer(n)
+        if count is None or count < 1:
             raise ValueError(f"the number of steps n must be a positive integer, got {n!r}")
-        return _bounded_steps(integer(n))
+        return _bounded_steps(count)
     t1 = problem.t1 if t1 is None else ctx.number(t1, "final time t1")
     if t1 is None:
         raise ValueError("give the number of steps n or the final time t1 (or Problem(..., t1=...))")
@@ -259,10 +260,11 @@ def _saveat(problem, saveat, h, n):
     ctx = problem.ctx
     if saveat is None:
         return None
-    if integer(saveat) is not None:
-        if integer(saveat) < 1:
+    every = integer(saveat)
+    if every is not None:
+        if every < 1:
             raise ValueError(f"saveat = {saveat}: an integer saveat (every k-th node) must be >= 1")
-        return ("every", integer(saveat))
+        return ("every", every)
     if isinstance(saveat, (str, bytes)) or not isinstance(saveat, Iterable):
         raise TypeError(f"saveat must be None, an integer k (every k-th node) or a sequence "
                         f"of times, got {saveat!r}")
