@@ -67,6 +67,7 @@ import numpy as np
 from mpvi._version import __version__
 from mpvi.ground.io import DIGEST_PREFIX, content_digest, parse_json, read_regular
 from mpvi.model.problem import dump_numbers, load_numbers
+from mpvi.numbers.context import PrecisionError
 from mpvi.ground.precision import entry, entry_class
 from mpvi.methods.base import State as State            # re-exported: mpvi.State
 
@@ -736,10 +737,11 @@ def _check_observable(e, S, ctx) -> None:
     sympy expression, a float literal in an mp context (the rule of V,
     :meth:`mpvi.model.derivation.Model.check_context`), ``nan``/``oo``/``zoo``, a sum,
     product or integral, a derivative by t of the state, a function ``ctx`` lacks."""
-    import sympy as sp                              # heavy: loaded with the first observable
+    # sympy and the code generator (which imports it) are heavy: loaded with the first
+    # observable, as in Solution.observable
+    import sympy as sp
     from sympy.concrete.expr_with_limits import ExprWithLimits
     from mpvi.compiled.codegen import TIME, check_functions
-    from mpvi.numbers.context import PrecisionError
     if not isinstance(e, sp.Expr):
         raise ValueError(f"observable: {_short(e)} is a {type(e).__name__}, not an "
                          "expression; give a sympy expression in t, the coordinates, the "
