@@ -339,3 +339,20 @@ def test_a_modified_hamiltonian_truncated_beyond_its_order_is_a_named_error():
     with pytest.raises(ValueError, match="upto must be an integer from 0 to 2"):
         mh.energy(3)
     assert mh.energy(sp.Integer(2)) == mh.energy(2) == mh.energy()
+
+
+@pytest.mark.parametrize("method", ["rk4", "gbs"])
+def test_a_first_order_event_that_writes_into_its_state_changes_no_saved_state(method):
+    ctx = mpvi.GMPContext(20)
+    S = mpvi.FirstOrderSystem.from_expressions("osc", ["x", "y"], ["y", "-x"], ctx)
+    P = Problem(S, [1, 0])
+    ref = solve(P, method, h="1/10", n=5)
+
+    def event(t, y, dy):
+        y[0], dy[1] = ctx.num(5), ctx.num(6)
+        return ctx.one
+
+    def callback(t, y, _):
+        y[1] = ctx.num(8)
+    sol = solve(P, method, h="1/10", n=5, events=[event], callback=callback)
+    assert [list(x) for x in sol.q] == [list(x) for x in ref.q]
