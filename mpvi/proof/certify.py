@@ -793,10 +793,12 @@ def _check_fields(solution):
     if not ctx.is_number(solution.h) or not ctx.isfinite(solution.h) or solution.h == 0:
         raise RunMismatchError(f"{where}: its step h = {solution.h!r} is not a finite nonzero "
                                f"number of {ctx.name}")
-    if len(solution.q) != len(solution.t) or len(solution.y) != len(solution.t):
+    ys = [] if solution.y is None else solution.y     # a first-order run keeps its state in q
+    if len(solution.q) != len(solution.t) or (solution.y is not None
+                                              and len(ys) != len(solution.t)):
         raise RunMismatchError(f"{where}: {len(solution.t)} saved times, {len(solution.q)} "
-                               f"saved q and {len(solution.y)} saved {'y' if solution.state == 'y' else 'p or v'}")
-    for name, rows in (("t", [[x] for x in solution.t]), ("q", solution.q), ("y", solution.y)):
+                               f"saved q and {len(ys)} saved p or v")
+    for name, rows in (("t", [[x] for x in solution.t]), ("q", solution.q), ("y", ys)):
         for i, row in enumerate(rows):
             if not ctx.all_finite(row):
                 raise RunMismatchError(f"{where}: its saved {name}[{i}] is not finite")
