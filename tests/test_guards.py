@@ -136,7 +136,7 @@ def _calls(ctx):
     sol = solve(P, "simpson", h="1/10", n=20)
     sol(ctx.num("1.05"))
     mpvi.relative_energy_error(S, sol)
-    mpvi.symplecticity_defect("rk4", S, ctx.num("1/10"), ctx)
+    mpvi.symplecticity_defect("rk4", mpvi.LinearSystem([[1]], [[1]], ctx), ctx.num("1/10"), ctx)
     ctx.num("1/3"), ctx.sqrt(ctx.num(2)), ctx.pi, ctx.eps
     if ctx.is_mp:
         with ctx.workdps(ctx.dps + 10):

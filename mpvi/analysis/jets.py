@@ -333,6 +333,11 @@ class Algebra:
         if e.is_NumberSymbol or e.is_number:
             self._register(e, "constant")
             return
+        if isinstance(e, sp.Function) and not all(isinstance(a, sp.Expr) for a in e.args):
+            raise UnsupportedExpression(f"{type(e).__name__} in an expression of the derivation "
+                                        f"({e}): its arguments are not expressions (a piecewise "
+                                        "function's conditions); the derivation expands smooth "
+                                        "functions only: write one smooth piece per system")
         if isinstance(e, sp.Function):
             expanded = _angle_addition(e) if self.expand_angles else None
             if expanded is not None:
@@ -447,6 +452,11 @@ class Algebra:
                                                     "not in the derivation's algebra")
                     out = out * self._gen[self._atom_symbols[self._atom_index[atom]]] ** power
                 return out
+        if isinstance(e, sp.Function) and not all(isinstance(a, sp.Expr) for a in e.args):
+            raise UnsupportedExpression(f"{type(e).__name__} in an expression of the derivation "
+                                        f"({e}): its arguments are not expressions (a piecewise "
+                                        "function's conditions); the derivation expands smooth "
+                                        "functions only: write one smooth piece per system")
         if isinstance(e, sp.Function):
             expanded = _angle_addition(e) if self.expand_angles else None
             if expanded is not None:

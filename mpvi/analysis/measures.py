@@ -9,18 +9,18 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 
 import numpy as np
+import sympy as sp
 
-from mpvi.numbers.context import MPContext
+from mpvi.drive.solution import Solution
+from mpvi.model.mechanics import LagrangianSystem
+from mpvi.numbers.context import Context, MPContext
 from mpvi.methods import get_method
 from mpvi.ground.precision import entry
 from mpvi.systems.linear import LinearSystem
 
 if TYPE_CHECKING:
     from mpvi.ground.types import Array, ExactSolution, Matrix, NumberLike, Real, Vector, VectorLike
-    from mpvi.numbers.context import Context
-    from mpvi.model.mechanics import LagrangianSystem
     from mpvi.methods.base import Method
-    from mpvi.drive.solution import Solution
 
 
 @entry
@@ -41,7 +41,13 @@ def node_errors(ctx: Context, values: Sequence[VectorLike], reference: Sequence[
     -------
     numpy.ndarray
         The norms ``|values[j] - reference[j]|_2``.
+
+    Raises
+    ------
+    TypeError
+        ``ctx`` not a number context.
     """
+    _check_context(ctx, "node_errors")
     return np.array([ctx.norm2(v - r) for v, r in zip(values, reference)], dtype=ctx.dtype)
 
 
@@ -62,23 +68,50 @@ def error_norms(sol: Solution, exact: ExactSolution | None = None) -> dict[str, 
     Returns
     -------
     dict
-        ``{'q': max_j |q_j - q_ex(t_j)|_2, 'p': ..., 'v': ...}`` (first order: ``{'y': ...}``);
-        nan when any error is nan (a nan is never dropped by the maximum).
+        ``{'q': max_j |q_j - q_ex(t_j)|_2, 'p': ..., 'v': ...}`` (first order: ``{'y': ...}``).
 
     Raises
     ------
     ValueError
-        As :meth:`mpvi.Solution.error`: no exact solution, or no problem attached.
+        As :meth:`mpvi.Solution.error`: no exact solution, an exact solution that is nan
+        or infinite at a saved point (named), or no problem attached; a nan error (never
+        dropped by the maximum, never returned).
+    TypeError
+        ``sol`` not a :class:`mpvi.Solution`.
     """
+    _check_solution(sol, "error_norms")
     return {k: _largest(sol.ctx, v) for k, v in sol.error(exact).items()}
 
 
+def _check_solution(sol, what):
+    """Refuse what is not a :class:`mpvi.Solution` (a TypeError naming the argument)."""
+    if not isinstance(sol, Solution):
+        raise TypeError(f"{what}: sol must be an mpvi.Solution (from mpvi.solve or "
+                        f"mpvi.load_solution), got {type(sol).__name__}")
+
+
+def _check_context(ctx, what):
+    """Refuse what is not a number context (a TypeError naming the argument)."""
+    if not isinstance(ctx, Context):
+        raise TypeError(f"{what}: ctx must be a number context (mpvi.GMPContext, "
+                        f"mpvi.MPContext, mpvi.FPContext), got {type(ctx).__name__}")
+
+
+def _check_mechanical(system, what):
+    """Refuse what is not a mechanical system (a TypeError naming the argument)."""
+    if not isinstance(system, LagrangianSystem):
+        raise TypeError(f"{what}: system must be an mpvi.LagrangianSystem, got "
+                        f"{type(system).__name__}")
+
+
 def _largest(ctx, values):
-    """max(values), nan if any is nan (Python's max keeps or drops a nan by its position)."""
+    """max(values); a nan is refused, naming its point (Python's max keeps or drops a nan
+    by its position, and a nan maximum would be a silent answer)."""
     values = list(values)
-    for x in values:
+    for j, x in enumerate(values):
         if x != x:
-            return x
+            raise ValueError(f"the error at saved point {j} is nan (a nan state or reference):"
+                             " the largest error is undefined; check the run and the reference")
     return max(values)
 
 
@@ -103,7 +136,15 @@ def sup_errors(sol: Solution, q_ref: Sequence[VectorLike], p_ref: Sequence[Vecto
     -------
     dict
         ``{'q': max_j |q_j - q_ref[j]|_2, 'p': max_j |p_j - p_ref[j]|_2}``.
+
+    Raises
+    ------
+    TypeError
+        ``sol`` not a :class:`mpvi.Solution`.
+    ValueError
+        A nan error (a nan reference), naming its point.
     """
+    _check_solution(sol, "sup_errors")
     ctx = sol.ctx
     return {"q": _largest(ctx, node_errors(ctx, sol.q, q_ref)),
             "p": _largest(ctx, node_errors(ctx, sol.p, p_ref))}
@@ -131,7 +172,10 @@ def fit_order(ctx: Context, hs: Sequence[NumberLike], errors: Sequence[NumberLik
     ------
     ValueError
         Fewer than two pairs, unequal lengths, or an error that is not positive.
+    TypeError
+        ``ctx`` not a number context.
     """
+    _check_context(ctx, "fit_order")
     if len(hs) != len(errors) or len(hs) < 2:
         raise ValueError("fit_order needs at least two (h, error) pairs of equal count")
     if any(not e > 0 for e in errors):
@@ -191,7 +235,15 @@ def energy(system: LagrangianSystem, sol: Solution) -> Vector:
     -------
     numpy.ndarray
         The energies, context numbers.
+
+    Raises
+    ------
+    TypeError
+        ``system`` not a :class:`mpvi.LagrangianSystem` or ``sol`` not a
+        :class:`mpvi.Solution`.
     """
+    _check_mechanical(system, "energy")
+    _check_solution(sol, "energy")
     return np.array([system.energy(q, p) for q, p in zip(sol.q, sol.p)], dtype=sol.ctx.dtype)
 
 
@@ -210,8 +262,25 @@ def relative_energy_error(system: LagrangianSystem, sol: Solution) -> Vector:
     -------
     numpy.ndarray
         The relative errors, context numbers (the first is 0).
+
+    Raises
+    ------
+    ValueError
+        H_0 = 0 (the relative error is undefined: use ``energy(system, sol) - H_0``, the
+        absolute error), or an energy that is nan or infinite (naming its point).
+    TypeError
+        As :func:`energy`.
     """
     H = energy(system, sol)
+    ctx = sol.ctx
+    for j, x in enumerate(H):
+        if not ctx.isfinite(x):
+            raise ValueError(f"relative_energy_error: the energy at saved point {j} is {x}: "
+                             "the run (or the system given) is not finite there")
+    if H[0] == 0:
+        raise ValueError("relative_energy_error: the initial energy H_0 is 0, so |H_j - H_0| / "
+                         "|H_0| is undefined; use the absolute error energy(system, sol) - H_0 "
+                         "or shift V by a constant")
     return np.array([abs(x - H[0]) / abs(H[0]) for x in H], dtype=sol.ctx.dtype)
 
 
@@ -247,10 +316,17 @@ def one_step_matrix(scheme: str | Method, system: LinearSystem, h: NumberLike, c
     Raises
     ------
     ValueError
-        An unknown method.
+        An unknown method; a system whose equations of motion are not linear and
+        homogeneous in (q, v, q'') (the one-step map is then no matrix).
+    TypeError
+        What is not a mechanical system.
     """
     method = get_method(scheme)
+    _check_context(ctx, "one_step_matrix")
+    if not hasattr(system, "first_order"):
+        _check_linear(system, "one_step_matrix")          # not a system: TypeError by name
     stepper = method.prepare(system, h, ctx, **options)
+    _check_linear(system, "one_step_matrix")
     n = system.dof
     phi = ctx.zeros((2 * n, 2 * n))
     eye = ctx.eye(2 * n)
@@ -258,6 +334,31 @@ def one_step_matrix(scheme: str | Method, system: LinearSystem, h: NumberLike, c
     for k in range(2 * n):
         phi[:n, k], phi[n:, k] = step_pq(method, stepper, system, t, h, eye[k, n:], eye[k, :n])
     return phi
+
+
+def _check_linear(system, what):
+    """Refuse a system whose one-step map is not linear: every component of its residual
+    M(q) q'' - r(t, q, v) (with the force) must be a polynomial of degree one, homogeneous, in
+    the coordinates, velocities and accelerations (the coefficients may depend on t and the
+    parameters); a :class:`mpvi.LinearSystem` is linear by construction."""
+    if isinstance(system, LinearSystem):
+        return
+    model: Any = getattr(system, "model", None)
+    if getattr(system, "first_order", True) or not hasattr(model, "symbolic"):
+        raise TypeError(f"{what}: system must be a linear mechanical system (mpvi.LinearSystem"
+                        f" or a LagrangianSystem with linear equations), got "
+                        f"{type(system).__name__}")
+    syms = [*system.coords, *system.velocity_symbols, *model.acceleration_symbols]
+    for r in model.symbolic("residual")[0]:
+        r = sp.expand(r)
+        if r == 0:
+            continue
+        if not (r.is_polynomial(*syms) and sp.Poly(r, *syms).is_homogeneous
+                and sp.Poly(r, *syms).total_degree() == 1):
+            raise ValueError(f"{what}: {system.name} is not linear (its equation of motion "
+                             f"{r} = 0 is not linear and homogeneous in q, v, q''): the one-"
+                             "step map is a matrix only on a linear system; use "
+                             "one_step_jacobian for its Jacobian at a point")
 
 
 def step_pq(method, stepper, system, t, h, q, p):
@@ -415,7 +516,16 @@ def stability_scan(scheme: str | Method, omega_h: Iterable[NumberLike], ctx: Con
     list of rows ``(omega_h, rho, half_trace, stable)``
         ``stable`` means rho <= 1 + sqrt(eps) and distinct eigenvalues (a double
         eigenvalue on the unit circle is a Jordan block: linear growth).
+
+    Raises
+    ------
+    TypeError
+        ``omega_h`` not a sequence, ``ctx`` not a number context.
     """
+    _check_context(ctx, "stability_scan")
+    if isinstance(omega_h, (str, bytes)) or not isinstance(omega_h, Iterable):
+        raise TypeError(f"stability_scan: omega_h must be a sequence of numbers, got "
+                        f"{omega_h!r}")
     osc = LinearSystem([[1]], [[1]], ctx, name="scalar oscillator")
     tol = ctx.sqrt(ctx.eps)
     if get_method(scheme).checks_stability:

@@ -106,12 +106,13 @@ from mpvi.methods.declarations import EXACT  # noqa: F401  (mpvi.analysis.modifi
 from mpvi.ground.expressions import as_expression
 from mpvi.analysis.jets import Algebra, Jet, UnsupportedExpression, current_backend, evaluate
 from mpvi.ground.precision import entry, entry_class
-from mpvi.model.mechanics import TIME
+from mpvi.model.first_order import FirstOrderSystem
+from mpvi.model.mechanics import TIME, LagrangianSystem
 from mpvi.methods.quadrature import _TAU
 from mpvi.methods import get_method
+from mpvi.methods.base import integer
 
 if TYPE_CHECKING:
-    from mpvi.model.mechanics import LagrangianSystem
     from mpvi.methods.quadrature import Quadrature
     from mpvi.methods import Method
 
@@ -1036,10 +1037,38 @@ class _Derivation:
         return self.exprs[kind, k]
 
 
+def _check_system(system, what):
+    """Refuse what is not a system (by name, a TypeError) and a system with the imaginary
+    unit in L or F (its modified equation would have complex terms)."""
+    if not isinstance(system, (LagrangianSystem, FirstOrderSystem)):
+        raise TypeError(f"{what}: system must be a mpvi.LagrangianSystem, got "
+                        f"{type(system).__name__} {_brief(system)}")
+    if getattr(system, "first_order", False):
+        return                                  # refused by _Model, naming the system
+    for e in [system.lagrangian_expr, *system.force_expr]:
+        if sp.sympify(e, strict=True).has(sp.I):
+            raise ValueError(f"{what}: {system.name}'s Lagrangian or force has the imaginary "
+                             f"unit I ({_brief(e)}): a mechanical system is real; write it "
+                             "with real functions (cos, sin)")
+
+
+def _check_equation(me, what):
+    """Refuse what is not a :class:`ModifiedEquation`, naming the argument."""
+    if not isinstance(me, ModifiedEquation):
+        raise TypeError(f"{what}: me must be a ModifiedEquation (from "
+                        f"mpvi.modified_equation), got {type(me).__name__} {_brief(me)}")
+
+
+def _brief(x, width=60):
+    text = repr(x)
+    return text if len(text) <= width else text[:width - 3] + "..."
+
+
 def _derivation(method, system, params) -> _Derivation:
     """The :class:`_Derivation` of ``method`` on ``system``: the one kept for an equal
     call, or a new one (kept, the least recently used beyond :data:`MEMO_SIZE` dropped)."""
-    m = get_method(method) if isinstance(method, str) else method
+    m = get_method(method)
+    _check_system(system, "modified equations")
     decl_of = getattr(m, "declaration", None)
     if decl_of is None:
         raise NotImplementedError(f"modified equations: method {m.name!r} declares no "
@@ -1299,7 +1328,10 @@ def modified_equation(method: str | Method, system: LagrangianSystem, order: int
     Raises
     ------
     ValueError
-        A first-order system, a negative order, a linear-only method on a nonlinear system.
+        A first-order system, a negative order, a linear-only method on a nonlinear system,
+        the imaginary unit in L or F.
+    TypeError
+        ``system`` not a :class:`mpvi.LagrangianSystem`.
     NotImplementedError
         Newmark's family on (q, p) without p = M v (M constant), a method without a
         declaration, a function of the system whose derivatives do not close.
@@ -1342,7 +1374,10 @@ def modified_frequency(me: ModifiedEquation, values: dict | None = None) -> tupl
     ------
     ValueError
         A system that is not linear or not of one degree of freedom.
+    TypeError
+        ``me`` not a :class:`ModifiedEquation`.
     """
+    _check_equation(me, "modified_frequency")
     if len(me.symbols) != 2:
         raise ValueError(f"modified_frequency: {me.method}'s equation has {len(me.symbols)} "
                          "state components; a linear oscillator has 2")
@@ -1460,7 +1495,10 @@ def check_hamiltonian(me: ModifiedEquation) -> list:
     NotImplementedError
         A system whose Lagrangian is not quadratic in the velocities (no closed-form
         (q, p) form).
+    TypeError
+        ``me`` not a :class:`ModifiedEquation`.
     """
+    _check_equation(me, "check_hamiltonian")
     q, p, alg = me.model.q, me.model.p, me.algebra
     me.model.need_qp("check_hamiltonian")
     done = me.derivation.defects if me.derivation is not None else {}
@@ -1478,8 +1516,13 @@ def check_hamiltonian(me: ModifiedEquation) -> list:
 
 
 def _series_sum(terms, upto, h):
-    """sum_(k <= upto) h^k terms[k] (upto None: all)."""
-    upto = len(terms) - 1 if upto is None else upto
+    """sum_(k <= upto) h^k terms[k] (upto None: all); ValueError naming ``upto`` beyond
+    the order derived, or not an integer."""
+    last = len(terms) - 1 if upto is None else integer(upto)
+    if last is None or not 0 <= last < len(terms):
+        raise ValueError(f"upto must be an integer from 0 to {len(terms) - 1} (the order "
+                         f"derived), got {upto!r}: derive to a higher order for more terms")
+    upto = last
     return sp.Add(*[h ** k * terms[k] for k in range(upto + 1)])
 
 

@@ -78,6 +78,7 @@ from mpvi.ground.io import DIGEST_PREFIX, content_digest, parse_json, read_regul
 from mpvi.model.first_order import FirstOrderSystem
 from mpvi.model.mechanics import LagrangianSystem
 from mpvi.model.problem import dump_numbers, load_numbers
+from mpvi.numbers.context import PrecisionError
 from mpvi.numbers.linalg import NotPositiveDefiniteError, SingularMatrixError
 from mpvi.numbers.newton import OPTIONS as NEWTON_OPTIONS, NewtonError, tolerance
 from mpvi.ground.precision import entry, entry_class
@@ -452,9 +453,17 @@ class Solution:
         ValueError
             Unknown symbols, a first-order system, or no system attached; text that is
             not an expression in the names above
-            (:class:`mpvi.ground.expressions.ExpressionError`).
+            (:class:`mpvi.ground.expressions.ExpressionError`); what is not a sympy
+            expression (a dict, a set, a relation); ``nan``, ``oo``, ``zoo`` (``log(0)``);
+            a sum, product or integral (write it out: ``.doit()``); a derivative by t of
+            the coordinates or velocities (they are independent symbols: write ``v`` for
+            dq/dt); a function mpvi cannot evaluate; a value that is complex, nan or
+            infinite (or a division by zero) at a saved point, naming its time.
+        PrecisionError
+            A float literal (``0.1``, even ``1.0``) in an mp context, as in the system's
+            V: it would cap the digits at 53 bits.
         """
-        import sympy as sp
+        import sympy as sp                          # heavy: loaded with the first observable
         from mpvi.compiled.codegen import TIME, compile_exprs
         from mpvi.ground.expressions import as_expression
         S = self.system
@@ -468,14 +477,36 @@ class Solution:
                  if isinstance(s, sp.Symbol)}          # as printed: the velocities are _v0, ...
         exprs = [as_expression(e, names, what="observable")
                  for e in (list(expr) if many else [expr])]
+        for e in exprs:
+            _check_observable(e, S, self.ctx)
+        if not self.ctx.is_mp:          # float64: a Float is its number (exact as a ratio)
+            exprs = [e.xreplace({f: sp.Rational(f) for f in e.atoms(sp.Float)}) for e in exprs]
         free = set().union(*(e.free_symbols for e in exprs)) - allowed
         if free:
             raise ValueError(f"observable: symbols {sorted(map(str, free))} are neither t, the "
                              f"coordinates {S.coord_names}, the velocities "
                              f"{[str(v) for v in S.velocity_symbols]} nor parameters")
-        f = compile_exprs([TIME, S.coords, S.velocity_symbols, S.param_symbols], exprs, self.ctx,
-                          "observable")
-        rows = [f(t, q, v, S.param_values) for t, q, v in zip(self.t, self.q, self.v)]
+        try:
+            f = compile_exprs([TIME, S.coords, S.velocity_symbols, S.param_symbols], exprs,
+                              self.ctx, "observable")
+        except (KeyError, NameError, AttributeError, TypeError, NotImplementedError) as exc:
+            raise ValueError(f"observable {_short(exprs)}: mpvi cannot evaluate it in "
+                             f"{self.ctx.name} ({type(exc).__name__}: {exc}); write it with "
+                             "the functions of the system's V") from None
+        rows = []
+        for t, q, v in zip(self.t, self.q, self.v):
+            try:
+                row = f(t, q, v, S.param_values)
+            except NameError as exc:            # a constant the context lacks (EulerGamma)
+                raise ValueError(f"observable {_short(exprs)}: mpvi cannot evaluate it in "
+                                 f"{self.ctx.name} ({exc})") from None
+            except (ArithmeticError, ValueError, TypeError) as exc:
+                raise ValueError(f"observable {_short(exprs)} cannot be evaluated at t = "
+                                 f"{self.ctx.to_str(t, 8)} ({type(exc).__name__}: {exc}): it "
+                                 "must be real and finite on the run") from None
+            for e, x in zip(exprs, row):
+                _check_value(self.ctx, e, x, t)
+            rows.append(row)
         out = np.array(rows, dtype=self.ctx.dtype)
         return out if many else out[:, 0]
 
@@ -497,7 +528,8 @@ class Solution:
         Raises
         ------
         ValueError
-            No exact solution, an ``exact`` that does not match the initial data, or no
+            No exact solution, an ``exact`` that does not match the initial data, an
+            ``exact`` that is nan or infinite at a saved point (named), or no
             problem attached (a solution read by :func:`load_solution`, even with
             ``exact`` given).
 
@@ -515,6 +547,10 @@ class Solution:
         values = {"q": self.q} if self.state == "y" else {"q": self.q, "p": self.p, "v": self.v}
         for j, t in enumerate(self.t):
             qe, pe, ve = problem.exact_state(t)
+            if not ctx.all_finite([qe] if self.state == "y" else [qe, pe, ve]):
+                raise ValueError(f"the exact solution is not finite at t = {ctx.to_str(t, 8)} "
+                                 f"(saved point {j}): its errors are undefined there; pass an "
+                                 "exact solution defined on the whole run")
             if self.state == "y":
                 out["y"].append(ctx.norm2(values["q"][j] - qe))
                 continue
@@ -709,6 +745,53 @@ class Solution:
         if self.stopped:
             parts.append(f"stopped: {self.stopped}")
         return f"<Solution {', '.join(parts)}>"
+
+
+def _check_observable(e, S, ctx) -> None:
+    """Refuse an observable that is not a real expression mpvi evaluates in ``ctx``: not a
+    sympy expression, a float literal in an mp context (the rule of V,
+    :meth:`mpvi.model.derivation.Model.check_context`), ``nan``/``oo``/``zoo``, a sum,
+    product or integral, a derivative by t of the state, a function ``ctx`` lacks."""
+    # sympy and the code generator (which imports it) are heavy: loaded with the first
+    # observable, as in Solution.observable
+    import sympy as sp
+    from sympy.concrete.expr_with_limits import ExprWithLimits
+    from mpvi.compiled.codegen import TIME, check_functions
+    if not isinstance(e, sp.Expr):
+        raise ValueError(f"observable: {_short(e)} is a {type(e).__name__}, not an "
+                         "expression; give a sympy expression in t, the coordinates, the "
+                         "velocities and the parameters (or a list of them)")
+    floats = sorted({str(x) for x in e.atoms(sp.Float)})
+    if floats and ctx.is_mp:
+        raise PrecisionError(f"observable: float literal(s) {', '.join(floats)} would cap a "
+                             f"{ctx.dps}-digit computation at 53 bits; write sp.Rational(1, 10)"
+                             " or the text '0.1' (read exactly)")
+    infinite = [str(x) for x in (sp.nan, sp.oo, sp.zoo) if e.has(x)] + (
+        ["-oo"] if e.has(sp.S.NegativeInfinity) else [])
+    if infinite:
+        raise ValueError(f"observable {_short(e)}: {', '.join(infinite)} is not a finite "
+                         "real number (log(0) is zoo); an observable must be real and finite")
+    limits = [a for a in sp.preorder_traversal(e) if isinstance(a, (ExprWithLimits, sp.Limit))]
+    if limits:
+        raise ValueError(f"observable: {_short(limits[0])} ({type(limits[0]).__name__}) is not "
+                         "evaluated by mpvi; write it out (e.g. with .doit())")
+    state = set(S.coords) | set(S.velocity_symbols)
+    for d in e.atoms(sp.Derivative):
+        if TIME in d.variables and d.expr.free_symbols & state:
+            raise ValueError(f"observable: {d} would be the partial derivative by t, 0 for "
+                             "the coordinates and velocities (independent symbols), not the "
+                             "rate along the run; write the velocities for dq/dt")
+    check_functions([e], "observable", ctx, order=0)
+
+
+def _check_value(ctx, e, x, t) -> None:
+    """Refuse a value of observable ``e`` at time ``t`` that is complex, nan or infinite."""
+    if ctx.is_complex(x) or isinstance(x, complex):
+        raise ValueError(f"observable {_short(e)} is complex ({x}) at t = {ctx.to_str(t, 8)}: "
+                         "it must be real on the run")
+    if not ctx.isfinite(x):
+        raise ValueError(f"observable {_short(e)} is {x} at t = {ctx.to_str(t, 8)} (outside "
+                         "its domain or at a pole): it must be finite on the run")
 
 
 class _StepperView:

@@ -47,6 +47,7 @@ the fastest oscillation: no method resolves it.  (:class:`mpvi.StabilityError`.)
 """
 from __future__ import annotations
 
+import copy
 import sys
 import time
 import weakref
@@ -62,7 +63,7 @@ from mpvi.engines.kernels import step_check
 from mpvi.numbers.linalg import NotPositiveDefiniteError, SingularMatrixError
 from mpvi.numbers.newton import NewtonError, NewtonStats
 from mpvi.model.problem import Problem, posed_value
-from mpvi.methods.base import StabilityError, check_step, get_method
+from mpvi.methods.base import StabilityError, check_flag, check_step, get_method, integer
 from mpvi.model.singular import SingularityCrossed, singularities
 from mpvi.drive.solution import EventRecord, Solution
 from mpvi.ground.precision import entry, entry_class
@@ -186,9 +187,10 @@ def _step_count(problem, h, n, t1):
     if n is not None and t1 is not None:
         raise ValueError("give either the number of steps n or the final time t1, not both")
     if n is not None:
-        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+        count = integer(n)
+        if count is None or count < 1:
             raise ValueError(f"the number of steps n must be a positive integer, got {n!r}")
-        return _bounded_steps(int(n))
+        return _bounded_steps(count)
     t1 = problem.t1 if t1 is None else ctx.number(t1, "final time t1")
     if t1 is None:
         raise ValueError("give the number of steps n or the final time t1 (or Problem(..., t1=...))")
@@ -280,10 +282,11 @@ def _saveat(problem, saveat, h, n):
     ctx = problem.ctx
     if saveat is None:
         return None
-    if isinstance(saveat, (int, np.integer)) and not isinstance(saveat, bool):
-        if saveat < 1:
+    every = integer(saveat)
+    if every is not None:
+        if every < 1:
             raise ValueError(f"saveat = {saveat}: an integer saveat (every k-th node) must be >= 1")
-        return ("every", int(saveat))
+        return ("every", every)
     if isinstance(saveat, (str, bytes)) or not isinstance(saveat, Iterable):
         raise TypeError(f"saveat must be None, an integer k (every k-th node) or a sequence "
                         f"of times, got {saveat!r}")
@@ -507,6 +510,8 @@ def solve(problem: Problem, method: str | Method, *, h: NumberLike | None = None
     Problem : The initial-value problem.
     METHODS : The registered methods.
     """
+    certify = check_flag(certify, "solve: certify")
+    check_stability = check_flag(check_stability, "solve: check_stability")
     plan = _plan(problem, method, h, n, t1, saveat, events, callback, newton, progress,
                  check_stability, method_params)
     solution = _Run(plan, max_growth).run()
@@ -745,7 +750,8 @@ class _Run:
                 j_done = j + 1
                 if progress is not None and (j % PROGRESS_EVERY == 0 or j + 1 == steps):
                     progress(j + 1, steps)
-                if callback is not None and stop_flag(callback(t_next, q1, y1), "callback"):
+                if callback is not None and stop_flag(callback(t_next, _own(q1), _own(y1)),
+                                                      "callback"):
                     stopped = f"callback at t = {_t(t_next)}"
                     if every_k and not node_saved:
                         save(t_next, q1, y1)
@@ -1040,8 +1046,15 @@ def _cause(system, t, q, v):
     return f"; {found}" if found else ""
 
 
+def _own(x):
+    """A copy of a state for a user's callable: what it writes into the vector it is given
+    stays in its copy, never in the run's saved states (the run's arrays are shared with
+    them)."""
+    return None if x is None else copy.copy(x)
+
+
 def _event_value(e, t, q, v, ctx):
-    value = returned(ctx, e(t, q, v), f"event {e.name!r} at t = {_t(t)}")
+    value = returned(ctx, e(t, _own(q), _own(v)), f"event {e.name!r} at t = {_t(t)}")
     if value != value:                         # nan
         raise ValueError(f"event {e.name!r} returned nan at t = {_t(t)}")
     return value

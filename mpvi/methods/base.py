@@ -38,6 +38,7 @@ of the method's order through the node values and the exact flow's derivatives).
 from __future__ import annotations
 
 import functools
+import operator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Mapping, NamedTuple
 
@@ -424,6 +425,26 @@ def get_method(name: str | Method) -> Method:
                          f"{', '.join(sorted(METHODS))}") from None
 
 
+def integer(value: object) -> int | None:
+    """``value`` as an int when it is an integer of any integer type -- int, a numpy
+    integer, a sympy Integer, a gmpy2 mpz: what has ``__index__`` --, else None (a bool, a
+    numpy bool, a float, a string are not integers)."""
+    if isinstance(value, (bool, np.bool_)):
+        return None
+    try:
+        return operator.index(value)            # type: ignore[arg-type]
+    except TypeError:
+        return None
+
+
+def check_flag(value: object, name: str) -> bool:
+    """A boolean option: True or False (a Python or numpy bool), else a TypeError naming
+    ``name`` (``"no"`` is a truthy string, not False; 0 and 1 are numbers)."""
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    raise TypeError(f"{name} must be True or False, got {value!r}")
+
+
 def check_count(value: object, name: str, low: int, high: int, why: str) -> int:
     """An integer method parameter from ``low`` to ``high``, or ValueError naming it.
 
@@ -431,8 +452,10 @@ def check_count(value: object, name: str, low: int, high: int, why: str) -> int:
     (the measured cost that sets it) is part of the message, so a value beyond it is
     refused before any work instead of hanging.
     """
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+    count = integer(value)
+    if count is None:
         raise ValueError(f"{name} must be an integer from {low} to {high}, got {value!r}")
+    value = count
     if not low <= value <= high:
         raise ValueError(f"{name} must be an integer from {low} to {high}, got {value}"
                          + (f": {why}" if value > high else ""))

@@ -64,7 +64,7 @@ from mpvi.ground.expressions import as_expression
 from mpvi.model.mechanics import TIME
 from mpvi.numbers.newton import check_options, solve_info
 from mpvi.methods.quadrature import gauss_legendre, to_context
-from mpvi.methods.base import Method, StepResult, check_count, register
+from mpvi.methods.base import Method, StepResult, check_count, integer, register
 
 SOLVERS = ("newton", "explicit", "iterate")
 VARIANTS = ("damped", "simple")
@@ -122,8 +122,9 @@ def prepare_g(system, h, ctx, g=0, solver="newton", iterations=1, variant="dampe
         raise ValueError(f"mutze: unknown solver {solver!r}; use one of {', '.join(SOLVERS)}")
     if variant not in VARIANTS:
         raise ValueError(f"mutze: unknown iteration variant {variant!r}; use one of {', '.join(VARIANTS)}")
-    if isinstance(iterations, bool) or not isinstance(iterations, (int, np.integer)) or iterations < 0:
+    if integer(iterations) is None or integer(iterations) < 0:
         raise ValueError(f"mutze: iterations must be a non-negative integer, got {iterations!r}")
+    iterations = integer(iterations)
     gc = _number(g, "g", ctx)
     newton = check_options(newton, ctx)
     if solver == "explicit" and not _affine_in_a(system, gc == 0):

@@ -121,6 +121,7 @@ from mpvi.numbers.newton import tolerance
 from mpvi.ground.precision import entry, entry_class
 from mpvi.model.problem import posed_text, posed_value
 from mpvi.methods import get_method
+from mpvi.methods.base import check_flag, integer
 
 if TYPE_CHECKING:
     from mpvi.model.mechanics import LagrangianSystem
@@ -389,13 +390,12 @@ def certify(solution: Run, dps: int | None = None, propagation: str = "lohner", 
                          "evaluated on balls: give the field as expressions (FirstOrderSystem."
                          "from_expressions) or as rhs(t, y, ctx) computing with ctx's "
                          "operations")
+    _check_fields(solution)
     nodes, between = _saved_nodes(solution)
     if propagation not in ("lohner", "box"):
         raise ValueError(f"certify: propagation must be 'lohner' or 'box', got {propagation!r}")
-    if not isinstance(reuse, bool):
-        raise TypeError(f"certify: reuse must be True or False, got {reuse!r}")
-    if not isinstance(posed, bool):
-        raise TypeError(f"certify: posed must be True or False, got {posed!r}")
+    reuse = check_flag(reuse, "certify: reuse")
+    posed = check_flag(posed, "certify: posed")
     ctx = ArbContext(run_ctx.dps if dps is None else dps)
     method = get_method(solution.method)
     cert = Certificate(method.name, ctx, nodes)
@@ -774,6 +774,36 @@ class RunMismatchError(ValueError):
     match its h, t0 and steps (changed after the run).  A ``ValueError``."""
 
 
+def _check_fields(solution):
+    """Refuse a run whose fields cannot be a run's (:class:`RunMismatchError`), before any
+    is used: ``steps`` and ``steps_planned`` integers with 0 <= steps <= steps_planned,
+    ``saveat`` None, an integer >= 1 or ``"times"`` (saved at requested times), the step h finite and not 0,
+    as many saved states as times, every saved time and state finite."""
+    where = "certify: the solution does not match its own run"
+    steps, planned = solution.steps, getattr(solution, "steps_planned", solution.steps)
+    if integer(steps) is None or integer(planned) is None or not 0 <= steps <= planned:
+        raise RunMismatchError(f"{where}: steps = {steps!r} of steps_planned = {planned!r} are "
+                               "not integers with 0 <= steps <= steps_planned")
+    saveat = solution.saveat
+    if not (saveat is None or (integer(saveat) or 0) >= 1
+            or (isinstance(saveat, str) and saveat == "times")):
+        raise RunMismatchError(f"{where}: saveat = {saveat!r} is neither None, an integer >= 1 "
+                               "nor 'times'")
+    ctx = solution.ctx
+    if not ctx.is_number(solution.h) or not ctx.isfinite(solution.h) or solution.h == 0:
+        raise RunMismatchError(f"{where}: its step h = {solution.h!r} is not a finite nonzero "
+                               f"number of {ctx.name}")
+    ys = [] if solution.y is None else solution.y     # a first-order run keeps its state in q
+    if len(solution.q) != len(solution.t) or (solution.y is not None
+                                              and len(ys) != len(solution.t)):
+        raise RunMismatchError(f"{where}: {len(solution.t)} saved times, {len(solution.q)} "
+                               f"saved q and {len(ys)} saved p or v")
+    for name, rows in (("t", [[x] for x in solution.t]), ("q", solution.q), ("y", ys)):
+        for i, row in enumerate(rows):
+            if not ctx.all_finite(row):
+                raise RunMismatchError(f"{where}: its saved {name}[{i}] is not finite")
+
+
 def _check_run(solution, problem, nodes, h, t0, ctx, between=frozenset()):
     """Refuse a solution whose bookkeeping is not that of its own run
     (:class:`RunMismatchError`): t0 the problem's; 0 <= steps <= steps_planned, steps ==
@@ -791,7 +821,7 @@ def _check_run(solution, problem, nodes, h, t0, ctx, between=frozenset()):
         raise RunMismatchError(f"{where}: {steps} steps of {planned} planned, and it did not "
                                f"stop early")
     counted = solution.stats.get("steps") if isinstance(solution.stats, dict) else None
-    if isinstance(counted, int) and counted != steps:
+    if counted is not None and counted != steps:
         raise RunMismatchError(f"{where}: {steps} steps, its statistics count {counted}")
     n, extra = len(solution.t), 1 if solution.stopped is not None else 0
     if not len(nodes) <= n <= len(nodes) + extra or len(solution.q) != n:
@@ -799,6 +829,19 @@ def _check_run(solution, problem, nodes, h, t0, ctx, between=frozenset()):
                                f"for the {len(nodes)} saved nodes of {steps} steps (saveat = "
                                f"{solution.saveat})")
     eps = _exact(solution.ctx.eps, ctx)
+    h_gap = abs(_exact(solution.h, ctx) - h)
+    if not h_gap <= 2 * eps * abs(h):
+        raise RunMismatchError(f"{where}: its h = {solution.ctx.to_str(solution.h, 20)} is not "
+                               f"the step it was posed with, {ctx.to_str(h, 20)}")
+    end = t0 + steps * h
+    lo, hi = (t0, end) if h > 0 else (end, t0)
+    slack = 2 * eps * (abs(t0) + 2 * abs(steps * h))
+    for i, t in enumerate(solution.t):
+        ti = _exact(t, ctx)
+        if not (ti >= lo - slack and ti <= hi + slack):
+            raise RunMismatchError(
+                f"{where}: t[{i}] = {solution.ctx.to_str(t, 20)} is outside the run "
+                f"[t0, t0 + {steps} h] = [{ctx.to_str(lo, 20)}, {ctx.to_str(hi, 20)}]")
     for i, k in enumerate(nodes):
         if i in between:
             continue

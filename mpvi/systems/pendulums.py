@@ -29,6 +29,7 @@ import sympy as sp
 from mpvi.model.mechanics import LagrangianSystem
 from mpvi.model.problem import Problem
 from mpvi.ground.precision import entry
+from mpvi.methods.base import check_flag
 
 if TYPE_CHECKING:
     import sympy
@@ -139,7 +140,7 @@ def n_link_pendulum(ctx: Context, n: int, m: NumberLike = 1, length: NumberLike 
     M_, L_, G_ = sp.symbols("m l g", positive=True)
     mass = sp.Matrix(n, n, lambda j, k: M_ * (n - max(j, k)) * L_ ** 2 * sp.cos(q[j] - q[k]))
     V = -sum(G_ * L_ * M_ * (n - i) * sp.cos(q[i]) for i in range(n))
-    if angle_addition:                  # counted with V: its cos q_i are shared
+    if check_flag(angle_addition, "n_link_pendulum: angle_addition"):  # counted with V: its cos q_i are shared
         *entries, V = _expand(list(mass) + [V])[0]
         mass = sp.Matrix(n, n, entries)
     name = f"{n}-link pendulum"
