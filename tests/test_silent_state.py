@@ -59,3 +59,63 @@ def test_files_written_while_other_threads_create_files_keep_the_umask(tmp_path)
             assert stat.S_IMODE((tmp_path / f"w{k}.txt").stat().st_mode) == 0o640
     finally:
         os.umask(mask)
+
+
+# ----- every MPVI_* environment variable is validated ---------------------------------------------
+
+from mpvi.compiled import cbackend, cmodules  # noqa: E402
+from mpvi.ground import environment  # noqa: E402
+
+READERS = {"MPVI_COMPILED": cbackend.enabled, "MPVI_COMPILED_BALLS": cbackend.balls_enabled,
+           "MPVI_COUNT_OPERATIONS": cmodules.counting, "MPVI_KERNEL_CACHE": cbackend.cache_dir,
+           "MPVI_COMPILE_AFTER": cbackend.compile_after}
+
+
+@pytest.mark.parametrize("name, value", [
+    ("MPVI_COMPILED", "abc"), ("MPVI_COMPILED", "2"), ("MPVI_COMPILED", "of"),
+    ("MPVI_COMPILED_BALLS", "abc"), ("MPVI_COUNT_OPERATIONS", "yes please"),
+    ("MPVI_COUNT_OPERATIONS", "2"), ("MPVI_KERNEL_CACHE", "relative/dir"),
+    ("MPVI_COMPILE_AFTER", "1e3")])
+def test_a_value_outside_what_a_variable_accepts_is_refused_naming_it(monkeypatch, name, value):
+    monkeypatch.setenv(name, value)
+    with pytest.raises(environment.EnvironmentSettingError) as info:
+        READERS[name]()
+    message = str(info.value)
+    assert message.startswith(f"{name}={value!r}") and "\n" not in message
+    assert isinstance(info.value, ValueError)
+
+
+@pytest.mark.parametrize("value, on", [("1", True), (" On ", True), ("TRUE", True), ("yes", True),
+                                       ("0", False), ("off", False), ("False", False),
+                                       ("no", False)])
+def test_every_flag_reads_the_same_spellings(monkeypatch, value, on):
+    for name in ("MPVI_COMPILED", "MPVI_COMPILED_BALLS", "MPVI_COUNT_OPERATIONS"):
+        monkeypatch.setenv(name, value)
+    assert cbackend.enabled() is on and cmodules.counting() is on
+    monkeypatch.setenv("MPVI_COMPILED", "1")
+    assert cbackend.balls_enabled() is on
+
+
+def test_a_bad_switch_stops_a_solve_with_the_named_error(monkeypatch):
+    import sympy as sp
+    q = sp.Symbol("q")
+    ctx = mpvi.GMPContext(32)
+    pend = mpvi.LagrangianSystem("pend", [q], [[1]], -sp.cos(q), {}, ctx)
+    monkeypatch.setenv("MPVI_COMPILED", "abc")
+    with pytest.raises(ValueError, match=r"^MPVI_COMPILED='abc' is not a flag"):
+        mpvi.solve(mpvi.Problem(pend, ["1/2"], v0=[0]), "simpson", h="1/10", n=3)
+
+
+def test_mpvi_reads_its_variables_only_through_the_validating_helper():
+    """A new MPVI_* variable read with os.environ directly would be read unvalidated."""
+    import re
+    from pathlib import Path
+    root = Path(mpvi.__file__).parent
+    for path in root.rglob("*.py"):
+        if path.name == "environment.py":
+            continue
+        text = path.read_text(encoding="utf-8")
+        for m in re.finditer(r"(?:os\.environ\.get|os\.getenv|os\.environ\[)\(?\s*([A-Za-z_.\"']+)",
+                             text):
+            arg = m.group(1)
+            assert "MPVI" not in arg and not arg.startswith("ENV_"), (path, m.group(0))

@@ -109,7 +109,6 @@ import importlib.machinery
 import importlib.resources
 import importlib.util
 import os
-import re
 import shutil
 import stat
 import subprocess
@@ -123,6 +122,7 @@ from typing import Any, Callable, Sequence
 from mpvi.compiled.cmodules import (COUNTED_OPERATIONS, ENV_COUNT, counting, translate,  # noqa: F401
                        translate_check, translate_explicit, translate_newton, translate_taylor)
 from mpvi.compiled.ctranslate import Unsupported
+from mpvi.ground import environment
 from mpvi.ground.io import file_kind
 
 ENV_SWITCH = "MPVI_COMPILED"
@@ -173,7 +173,7 @@ def _stays_in_python(what: str, exc: "Unsupported") -> None:
 
 def enabled() -> bool:
     """Whether compiled kernels may be used (``MPVI_COMPILED`` is not ``0``)."""
-    return os.environ.get(ENV_SWITCH, "1").strip().lower() not in ("0", "no", "false", "off")
+    return environment.flag(ENV_SWITCH, True)
 
 
 def active(ctx: Any) -> bool:
@@ -191,8 +191,7 @@ alone (``MPVI_COMPILED=0`` turns every compiled kernel off)."""
 def balls_enabled() -> bool:
     """Whether compiled Arb ball kernels may be used (neither ``MPVI_COMPILED`` nor
     ``MPVI_COMPILED_BALLS`` is ``0``)."""
-    return enabled() and os.environ.get(ENV_BALLS, "1").strip().lower() not in (
-        "0", "no", "false", "off")
+    return enabled() and environment.flag(ENV_BALLS, True)
 
 
 def balls_active(ctx: Any) -> bool:
@@ -204,8 +203,7 @@ def balls_active(ctx: Any) -> bool:
 
 def cache_dir() -> Path:
     """The directory of compiled kernels: ``$MPVI_KERNEL_CACHE`` or ``~/.cache/mpvi/kernels``."""
-    env = os.environ.get(ENV_CACHE)
-    return Path(env) if env else Path.home() / ".cache" / "mpvi" / "kernels"
+    return environment.directory(ENV_CACHE, Path.home() / ".cache" / "mpvi" / "kernels")
 
 
 # ----- the toolchain -------------------------------------------------------------------------
@@ -790,13 +788,8 @@ def compile_after() -> int:
         ``MPVI_COMPILE_AFTER`` is set to something else than a non-negative integer in
         decimal digits; the message names the variable and its value.
     """
-    raw = os.environ.get(ENV_COMPILE_AFTER)
-    if raw is None:
-        return COMPILE_AFTER
-    if not re.fullmatch(r"[0-9]+", raw.strip()):
-        raise ValueError(f"{ENV_COMPILE_AFTER}={raw!r}: must be a non-negative integer (the "
-                         f"calls of a kernel before it is compiled; default {COMPILE_AFTER})")
-    return int(raw.strip())
+    return environment.count(ENV_COMPILE_AFTER, COMPILE_AFTER,
+                             "the calls of a kernel before it is compiled")
 
 
 def _usable() -> dict | None:
