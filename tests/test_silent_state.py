@@ -119,3 +119,86 @@ def test_mpvi_reads_its_variables_only_through_the_validating_helper():
                              text):
             arg = m.group(1)
             assert "MPVI" not in arg and not arg.startswith("ENV_"), (path, m.group(0))
+
+
+# ----- raw at construction: a wrong type, a non-finite constant, an object mpvi cannot evaluate ---
+
+import sympy as sp  # noqa: E402
+
+Q = sp.Symbol("q")
+K = sp.Symbol("k")
+CTX32 = mpvi.GMPContext(32)
+
+
+def pendulum(ctx=CTX32):
+    return mpvi.LagrangianSystem("pend", [Q], [[1]], -sp.cos(Q), {}, ctx)
+
+
+def test_a_problem_of_something_else_than_a_system_is_a_named_type_error():
+    for system in (object(), 3, "pend", None):
+        with pytest.raises(TypeError, match=r"^Problem: system must be a mpvi.LagrangianSystem "
+                                            r"or a mpvi.FirstOrderSystem"):
+            mpvi.Problem(system, ["1/2"], v0=[0])
+
+
+@pytest.mark.parametrize("build", [
+    lambda ctx: mpvi.FirstOrderSystem("f", lambda t, y: y, 1, ctx),
+    lambda ctx: mpvi.FirstOrderSystem.from_expressions("f", ["y"], ["-y"], ctx),
+    lambda ctx: mpvi.LagrangianSystem("f", [Q], [[1]], Q**2 / 2, {}, ctx),
+    lambda ctx: mpvi.LagrangianSystem.from_lagrangian("f", [Q], [K], K**2 / 2 - Q**2 / 2, {},
+                                                      ctx),
+], ids=["FirstOrderSystem", "from_expressions", "LagrangianSystem", "from_lagrangian"])
+@pytest.mark.parametrize("ctx", ["gmp", 64, None, __import__("mpmath").mp],
+                         ids=["str", "int", "None", "mpmath"])
+def test_something_else_than_a_context_is_a_named_type_error(build, ctx):
+    with pytest.raises(TypeError, match=r"^f: ctx must be an mpvi number context") as info:
+        build(ctx)
+    assert "\n" not in str(info.value)
+    if ctx == "gmp":
+        assert "mpvi.get_context('gmp', dps)" in str(info.value)
+
+
+NON_FINITE = {"nan*q": sp.nan * Q, "nan": sp.nan, "oo*q": sp.oo * Q, "q + oo": Q + sp.oo,
+              "-oo*q**2": -sp.oo * Q**2, "zoo*q": sp.zoo * Q, "log(0)*q": sp.log(0) * Q,
+              "cos(q) + 1/0": sp.cos(Q) + sp.Integer(1) / 0}
+UNSUPPORTED = {"Sum": sp.Sum(Q**K, (K, 0, 3)), "Product": sp.Product(Q + K, (K, 1, 2)),
+               "Integral": sp.Integral(Q, Q), "Limit": sp.Limit(sp.sin(Q * K) / K, K, 0),
+               "MatrixSymbol": sp.MatrixSymbol("A", 1, 1)[0, 0] * Q}
+
+
+@pytest.mark.parametrize("V", list(NON_FINITE.values()) + list(UNSUPPORTED.values()),
+                         ids=list(NON_FINITE) + list(UNSUPPORTED))
+def test_a_potential_with_a_non_finite_constant_or_an_unsupported_object_is_refused(V):
+    """nan * q was integrated by rk4 as if V were 0; zoo, Sum were a KeyError or NameError
+    at the first step."""
+    with pytest.raises(ValueError, match=r"^s: M or V: ") as info:
+        system = mpvi.LagrangianSystem("s", [Q], [[1]], V, {}, CTX32)
+        mpvi.solve(mpvi.Problem(system, ["1"], v0=[0]), "rk4", h="1/10", n=3)
+    message = str(info.value)
+    assert "\n" not in message and ("finite" in message or "cannot be evaluated" in message)
+
+
+@pytest.mark.parametrize("build, where", [
+    (lambda e: mpvi.LagrangianSystem("s", [Q], [[1 + e]], Q**2, {}, CTX32), "s: M or V"),
+    (lambda e: mpvi.LagrangianSystem("s", [Q], [[1]], Q**2, {}, CTX32, force=[e]), "s: F"),
+    (lambda e: mpvi.LagrangianSystem.from_lagrangian("s", [Q], [K], K**2 / 2 + e, {}, CTX32),
+     "s: L"),
+    (lambda e: mpvi.FirstOrderSystem.from_expressions("s", [Q], [e], CTX32), "s: the field"),
+    (lambda e: mpvi.LagrangianSystem("s", [Q], [[1]], str(e).replace("zoo", "oo"), {}, CTX32),
+     "s: M or V"),
+], ids=["M", "force", "L", "field", "text"])
+@pytest.mark.parametrize("e", [sp.nan * Q, sp.zoo * Q, sp.oo * Q, sp.Sum(Q**K, (K, 0, 2))],
+                         ids=["nan", "zoo", "oo", "Sum"])
+def test_every_expression_of_a_system_gets_the_same_rule(build, where, e):
+    with pytest.raises(ValueError) as info:
+        build(e)
+    text = str(info.value)
+    assert text.startswith(where) or text.startswith("s: potential"), text
+    assert "\n" not in text
+
+
+def test_finite_expressions_are_still_accepted():
+    pw = sp.Piecewise((Q**2, Q > 0), (Q**4, True))
+    for V in (-sp.cos(Q), Q**2 / 2 + sp.pi, sp.Max(Q, 0)**2 + sp.Abs(Q)**3, pw,
+              sp.Sum(Q**K, (K, 0, 3)).doit()):
+        mpvi.LagrangianSystem("s", [Q], [[1]], V, {}, CTX32)

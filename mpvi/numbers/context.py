@@ -1880,6 +1880,36 @@ class GMPContext(MPContext):
         return [self._from_m(z) for z in super().eigvals(a)]
 
 
+def require_context(ctx: object, what: str) -> Context:
+    """``ctx`` if it is an mpvi number context, else a TypeError naming ``what``, what was
+    given and how to make one (a name such as ``'gmp'`` is not a context).
+
+    Parameters
+    ----------
+    ctx : object
+        What was given as a context.
+    what : str
+        Who asks (a system's name), for the message.
+
+    Returns
+    -------
+    Context
+        ``ctx``.
+
+    Raises
+    ------
+    TypeError
+        Anything but a :class:`Context` (a str, a number, an mpmath context).
+    """
+    if isinstance(ctx, Context):
+        return ctx
+    shown = repr(ctx)
+    shown = shown if len(shown) <= 40 else shown[:37] + "..."
+    hint = (f" (for a name, mpvi.get_context({ctx!r}, dps))" if isinstance(ctx, str) else "")
+    raise TypeError(f"{what}: ctx must be an mpvi number context such as mpvi.GMPContext(64), "
+                    f"mpvi.MPContext(64) or mpvi.fp, got {type(ctx).__name__} {shown}{hint}")
+
+
 class FPContext(Context):
     """Compute in IEEE double precision with numpy: quick runs and cross-checks.
 
