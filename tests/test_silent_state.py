@@ -202,3 +202,63 @@ def test_finite_expressions_are_still_accepted():
     for V in (-sp.cos(Q), Q**2 / 2 + sp.pi, sp.Max(Q, 0)**2 + sp.Abs(Q)**3, pw,
               sp.Sum(Q**K, (K, 0, 3)).doit()):
         mpvi.LagrangianSystem("s", [Q], [[1]], V, {}, CTX32)
+
+
+# ----- bare arithmetic never drops below the precision of the contexts made --------------------------
+
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+
+import gmpy2  # noqa: E402
+import mpmath  # noqa: E402
+
+
+def _error_of_bare_arithmetic(ctx64):
+    h = ctx64.num(2) * ctx64.pi / 96
+    return abs(ctx64.to_mpmath(h, mpmath.mp.clone()) - mpmath.mpf(2) * mpmath.pi / 96)
+
+
+@pytest.mark.parametrize("make_low", [lambda: mpvi.GMPContext(30),
+                                      lambda: mpvi.get_context("gmp", 10),
+                                      lambda: mpvi.GMPContext(64).with_dps(20)],
+                         ids=["GMPContext(30)", "get_context", "with_dps"])
+def test_a_context_made_later_never_lowers_the_precision_of_bare_arithmetic(make_low):
+    """After GMPContext(30), ctx64.num(2) * ctx64.pi / 96 was good to 1e-33 only."""
+    caller = gmpy2.get_context()
+    gmpy2.set_context(gmpy2.context())
+    try:
+        ctx64 = mpvi.GMPContext(64)
+        make_low()
+        assert gmpy2.get_context().precision == ctx64.prec
+        with mpmath.workdps(100):
+            assert _error_of_bare_arithmetic(ctx64) < mpmath.mpf(10) ** -63
+        assert (ctx64.num(1) / 3).precision == ctx64.prec
+        low = mpvi.GMPContext(16)
+        with low.active():                  # the explicit switch, downwards
+            assert (ctx64.num(1) / 3).precision == low.prec
+        assert (ctx64.num(1) / 3).precision == ctx64.prec
+        high = mpvi.GMPContext(100)           # upwards: a new context raises it
+        assert (ctx64.num(1) / 3).precision == high.prec
+    finally:
+        gmpy2.set_context(caller)
+
+
+def test_a_callers_own_higher_precision_is_kept_by_a_new_context():
+    caller = gmpy2.get_context()
+    mine = gmpy2.context(precision=500)
+    gmpy2.set_context(mine)
+    try:
+        mpvi.GMPContext(30)
+        assert gmpy2.get_context() is mine and mine.precision == 500
+    finally:
+        gmpy2.set_context(caller)
+
+
+def test_a_fresh_process_sees_the_same_rule():
+    code = ("import gmpy2, mpvi\n"
+            "a = mpvi.GMPContext(64); b = mpvi.GMPContext(30)\n"
+            "print(gmpy2.get_context().precision, (a.num(1) / 3).precision, a.prec)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["216", "216", "216"]

@@ -1325,12 +1325,13 @@ class GMPContext(MPContext):
     (MPFR), so the two contexts agree to a few units of eps per operation.
 
     **The precision rule.**  gmpy2 rounds every operation to the precision of the calling
-    thread's gmpy2 context, not to that of its operands.  Creating a context makes its
-    precision the thread's, as ``mp.dps = 64`` does in mpmath: right after
-    ``ctx = GMPContext(64)``, bare arithmetic such as ``ctx.num(2) * ctx.pi / 96`` or an
-    error computed by hand from ``sol.q`` carries 64 digits.  The context created last
-    sets it (create the one you compute with last, or use ``with ctx.active():`` to run a
-    block at another context's precision).  Every other call into mpvi (any public
+    thread's gmpy2 context, not to that of its operands.  Creating a context raises the
+    thread's precision to its own if it is lower: right after ``ctx = GMPContext(64)``,
+    bare arithmetic such as ``ctx.num(2) * ctx.pi / 96`` or an error computed by hand from
+    ``sol.q`` carries (at least) 64 digits, and a context of fewer digits created later
+    does not lower it, so bare arithmetic never drops below the precision of the contexts
+    made so far.  ``with ctx.active():`` runs a block at exactly one context's precision
+    (lower or higher) and restores the caller's on exit.  Every other call into mpvi (any public
     function or method: :func:`mpvi.ground.precision.boundary`) computes at its own context's
     precision and leaves the caller's gmpy2 context as it found it; a context created
     inside such a call changes nothing for the caller.
