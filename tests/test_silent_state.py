@@ -262,3 +262,39 @@ def test_a_fresh_process_sees_the_same_rule():
                          timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["216", "216", "216"]
+
+
+# ----- the repro entry point leaves the caller's process-wide state alone ----------------------------
+
+import decimal  # noqa: E402
+import random  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+
+def _state():
+    context = gmpy2.get_context()
+    return (context, context.precision, mpmath.mp.prec, random.getstate(),
+            str(np.random.get_state()), decimal.getcontext().flags.copy(),
+            decimal.getcontext().prec)
+
+
+def test_run_and_diff_in_process_leave_gmpy2_decimal_and_random_as_they_were(tmp_path, capsys):
+    """main(['run', ...]) left gmpy2 at the run's 216 bits, main(['diff', ...]) set
+    decimal's InvalidOperation flag and advanced random."""
+    from mpvi.repro.cli import main
+    caller = gmpy2.get_context()
+    mine = gmpy2.context(precision=70)
+    gmpy2.set_context(mine)
+    try:
+        random.seed(47)
+        before = _state()
+        assert main(["run", "axioms2024_fig08", "--quick", "--dps", "64", "--out",
+                     str(tmp_path), "--no-cache", "-q"]) == 0
+        assert _state() == before
+        assert main(["diff", "axioms2024_fig08", "--out", str(tmp_path)]) == 0
+        assert _state() == before
+        assert gmpy2.get_context() is mine and mine.precision == 70
+    finally:
+        gmpy2.set_context(caller)
+        capsys.readouterr()
