@@ -298,3 +298,108 @@ def test_run_and_diff_in_process_leave_gmpy2_decimal_and_random_as_they_were(tmp
     finally:
         gmpy2.set_context(caller)
         capsys.readouterr()
+
+
+# ----- a planted kernel with a record it wrote itself is not loaded ------------------------------------
+
+import hashlib  # noqa: E402
+import shutil  # noqa: E402
+
+from test_trust_cache import (KERNEL, mpvi_lines, needs_toolchain, plant,  # noqa: E402
+                              run_kernel)
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory):
+    cache = tmp_path_factory.mktemp("store") / "kernels"
+    r, out = run_kernel(cache)
+    assert r.returncode == 0, r.stderr
+    name, = [p.name for p in cache.iterdir() if p.name.startswith("mpvi_k")
+             and not p.name.endswith(".sha256")]
+    return cache, name, out[0].split()[2]
+
+
+@pytest.fixture
+def planted(store, tmp_path):
+    """A copy of the store with a planted module at the cached name: (directory, module,
+    the value, the marker the planted module would write)."""
+    directory = tmp_path / "kernels"
+    shutil.copytree(store[0], directory)
+    module = directory / store[1]
+    marker = tmp_path / "marker"
+    plant(module, marker)
+    return directory, module, store[2], marker
+
+
+def _fields(record):
+    return dict(line.split(" ", 1) for line in record.read_text().splitlines() if " " in line)
+
+
+def _record_by_the_public_format(module, key=None, source=None):
+    data = module.read_bytes()
+    record = module.with_name(module.name + ".sha256")
+    old = _fields(record)
+    digest = hashlib.sha256(data).hexdigest()
+    if key is None:                 # the format of mpvi 0.2 (file, size, sha256): no key
+        text = (f"mpvi compiled kernel record 1\nfile {module.name}\nsize {len(data)}\n"
+                f"sha256 {digest}\n")
+    else:
+        text = cbackend._record_text(module.name, len(data), digest,
+                                     source or old.get("source", "0" * 64), key)
+    record.write_text(text)
+
+
+def _refused(directory, module, value, marker, why):
+    r, out = run_kernel(directory)
+    assert r.returncode == 0, r.stderr
+    assert not marker.exists(), "the planted module was loaded"
+    assert out[0].split() == ["builtin_function_or_method", "True", value]
+    lines = mpvi_lines(r.stderr)
+    assert len(lines) == 1 and str(module) in lines[0] and why in lines[0], r.stderr
+    assert cbackend._module_problem(module) is None          # rebuilt by mpvi
+
+
+@needs_toolchain
+def test_a_planted_module_with_a_record_written_from_the_public_format_is_not_loaded(planted):
+    """A module planted in the user's cache with a digest record of the documented format
+    (file, size, SHA-256: anyone can compute it) was loaded."""
+    directory, module, value, marker = planted
+    _record_by_the_public_format(module)
+    _refused(directory, module, value, marker, "malformed digest record")
+
+
+@needs_toolchain
+def test_a_record_made_under_another_stores_key_is_not_loaded(planted):
+    """A module and its record copied from another cache (another key) vouch for nothing."""
+    directory, module, value, marker = planted
+    _record_by_the_public_format(module, key=b"\x01" * 32)
+    _refused(directory, module, value, marker, "did not write")
+
+
+@needs_toolchain
+def test_a_record_of_another_generating_source_is_not_loaded(planted):
+    directory, module, value, marker = planted
+    key = cbackend._store_key(directory, create=False)
+    _record_by_the_public_format(module, key=key, source="f" * 64)
+    _refused(directory, module, value, marker, "another source")
+
+
+@needs_toolchain
+def test_the_store_key_is_private_and_one_per_store(store, tmp_path):
+    directory = store[0]
+    key = directory / ".mpvi-store-key"
+    assert stat.S_IMODE(key.stat().st_mode) == 0o600
+    assert len(cbackend._store_key(directory, create=False)) == 32
+    other = tmp_path / "other"
+    other.mkdir(mode=0o700)
+    assert cbackend._store_key(other, create=True) != cbackend._store_key(directory, False)
+    os.chmod(other / ".mpvi-store-key", 0o644)
+    with pytest.raises(cbackend._Rejected, match="readable by group or others"):
+        cbackend._store_key(other, create=False)
+
+
+@pytest.mark.parametrize("name", sorted(READERS))
+def test_an_empty_variable_is_refused_naming_it(monkeypatch, name):
+    monkeypatch.setenv(name, " ")
+    with pytest.raises(environment.EnvironmentSettingError, match=rf"^{name}=' '"):
+        READERS[name]()

@@ -2,7 +2,8 @@
 
 A value that is not one of the accepted spellings is an :class:`EnvironmentSettingError`
 naming the variable, the value and what is accepted -- never silently read as on or off
-(``MPVI_COMPILED=abc`` used to mean on).  An empty value is the same as an unset one.
+(``MPVI_COMPILED=abc`` used to mean on); so is an empty value (unset the variable for the
+default).
 """
 from __future__ import annotations
 
@@ -22,23 +23,27 @@ class EnvironmentSettingError(ValueError):
     ``ValueError``; the message names the variable, its value and the accepted values."""
 
 
-def _raw(name: str) -> str | None:
-    """The stripped value of ``name``, or None if it is unset or empty."""
+def _raw(name: str, accepted: str) -> str | None:
+    """The stripped value of ``name``, or None if it is unset; an empty value is an
+    :class:`EnvironmentSettingError` (``accepted``: what is, for the message)."""
     raw = os.environ.get(name)
-    if raw is None or not raw.strip():
+    if raw is None:
         return None
+    if not raw.strip():
+        raise EnvironmentSettingError(f"{name}={raw!r} is empty: set it to {accepted}, or "
+                                      "unset it for the default")
     return raw.strip()
 
 
 def flag(name: str, default: bool) -> bool:
-    """The on/off environment variable ``name`` (``default`` if unset or empty).
+    """The on/off environment variable ``name`` (``default`` if unset).
 
     Raises
     ------
     EnvironmentSettingError
-        A value that is none of :data:`ON` or :data:`OFF`.
+        A value that is none of :data:`ON` or :data:`OFF` (an empty one included).
     """
-    raw = _raw(name)
+    raw = _raw(name, f"one of {', '.join(OFF + ON)}")
     if raw is None:
         return default
     if raw.lower() in ON:
@@ -51,15 +56,19 @@ def flag(name: str, default: bool) -> bool:
 
 
 def count(name: str, default: int, what: str) -> int:
-    """The non-negative integer environment variable ``name`` (``default`` if unset or
-    empty); ``what`` says what it counts, for the message.
+    """The non-negative integer environment variable ``name`` (``default`` if unset);
+    ``what`` says what it counts, for the message.
 
     Raises
     ------
     EnvironmentSettingError
-        Anything but decimal digits.
+        Anything but decimal digits (an empty value included).
     """
-    raw = _raw(name)
+    if name in os.environ and not os.environ[name].strip():
+        raw = os.environ[name]
+        raise EnvironmentSettingError(f"{name}={raw!r}: must be a non-negative integer "
+                                      f"({what}; default {default})")
+    raw = _raw(name, "a non-negative integer")
     if raw is None:
         return default
     if not re.fullmatch(r"[0-9]+", raw, re.ASCII):
@@ -70,15 +79,15 @@ def count(name: str, default: int, what: str) -> int:
 
 
 def directory(name: str, default: Path) -> Path:
-    """The directory environment variable ``name`` (``default`` if unset or empty).
+    """The directory environment variable ``name`` (``default`` if unset).
 
     Raises
     ------
     EnvironmentSettingError
-        A relative path (it would name another directory in every working directory) or
-        one with a NUL character.
+        A relative path (it would name another directory in every working directory), an
+        empty one or one with a NUL character.
     """
-    raw = _raw(name)
+    raw = _raw(name, "an absolute directory path")
     if raw is None:
         return default
     if "\0" in raw or not os.path.isabs(raw):
