@@ -64,13 +64,10 @@ def count(name: str, default: int, what: str) -> int:
     EnvironmentSettingError
         Anything but decimal digits (an empty value included).
     """
-    if name in os.environ and not os.environ[name].strip():
-        raw = os.environ[name]
-        raise EnvironmentSettingError(f"{name}={raw!r}: must be a non-negative integer "
-                                      f"({what}; default {default})")
-    raw = _raw(name, "a non-negative integer")
-    if raw is None:
+    given = os.environ.get(name)
+    if given is None:
         return default
+    raw = given.strip()
     if not re.fullmatch(r"[0-9]+", raw, re.ASCII):
         raise EnvironmentSettingError(
             f"{name}={os.environ[name]!r}: must be a non-negative integer ({what}; default "
