@@ -10,14 +10,28 @@
 """
 from __future__ import annotations
 
+import decimal
+import hashlib
 import os
+import random
+import re
+import shutil
 import stat
+import subprocess
+import sys
 import threading
+from pathlib import Path
 
+import gmpy2
+import mpmath
+import numpy as np
 import pytest
+import sympy as sp
 
 import mpvi
-from mpvi.ground import io
+from mpvi.compiled import cbackend, cmodules
+from mpvi.ground import environment, io
+from test_trust_cache import mpvi_lines, needs_toolchain, plant, run_kernel
 
 
 # ----- files are created with the mode decided before --------------------------------------------
@@ -63,8 +77,6 @@ def test_files_written_while_other_threads_create_files_keep_the_umask(tmp_path)
 
 # ----- every MPVI_* environment variable is validated ---------------------------------------------
 
-from mpvi.compiled import cbackend, cmodules  # noqa: E402
-from mpvi.ground import environment  # noqa: E402
 
 READERS = {"MPVI_COMPILED": cbackend.enabled, "MPVI_COMPILED_BALLS": cbackend.balls_enabled,
            "MPVI_COUNT_OPERATIONS": cmodules.counting, "MPVI_KERNEL_CACHE": cbackend.cache_dir,
@@ -97,7 +109,6 @@ def test_every_flag_reads_the_same_spellings(monkeypatch, value, on):
 
 
 def test_a_bad_switch_stops_a_solve_with_the_named_error(monkeypatch):
-    import sympy as sp
     q = sp.Symbol("q")
     ctx = mpvi.GMPContext(32)
     pend = mpvi.LagrangianSystem("pend", [q], [[1]], -sp.cos(q), {}, ctx)
@@ -108,8 +119,6 @@ def test_a_bad_switch_stops_a_solve_with_the_named_error(monkeypatch):
 
 def test_mpvi_reads_its_variables_only_through_the_validating_helper():
     """A new MPVI_* variable read with os.environ directly would be read unvalidated."""
-    import re
-    from pathlib import Path
     root = Path(mpvi.__file__).parent
     for path in root.rglob("*.py"):
         if path.name == "environment.py":
@@ -123,7 +132,6 @@ def test_mpvi_reads_its_variables_only_through_the_validating_helper():
 
 # ----- raw at construction: a wrong type, a non-finite constant, an object mpvi cannot evaluate ---
 
-import sympy as sp  # noqa: E402
 
 Q = sp.Symbol("q")
 K = sp.Symbol("k")
@@ -206,12 +214,6 @@ def test_finite_expressions_are_still_accepted():
 
 # ----- bare arithmetic never drops below the precision of the contexts made --------------------------
 
-import subprocess  # noqa: E402
-import sys  # noqa: E402
-
-import gmpy2  # noqa: E402
-import mpmath  # noqa: E402
-
 
 def _error_of_bare_arithmetic(ctx64):
     h = ctx64.num(2) * ctx64.pi / 96
@@ -266,11 +268,6 @@ def test_a_fresh_process_sees_the_same_rule():
 
 # ----- the repro entry point leaves the caller's process-wide state alone ----------------------------
 
-import decimal  # noqa: E402
-import random  # noqa: E402
-
-import numpy as np  # noqa: E402
-
 
 def _state():
     context = gmpy2.get_context()
@@ -301,12 +298,6 @@ def test_run_and_diff_in_process_leave_gmpy2_decimal_and_random_as_they_were(tmp
 
 
 # ----- a planted kernel with a record it wrote itself is not loaded ------------------------------------
-
-import hashlib  # noqa: E402
-import shutil  # noqa: E402
-
-from test_trust_cache import (KERNEL, mpvi_lines, needs_toolchain, plant,  # noqa: E402
-                              run_kernel)
 
 
 @pytest.fixture(scope="module")
