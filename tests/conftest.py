@@ -1,7 +1,46 @@
 """Helpers shared by the test modules (pytest puts this directory on sys.path, so a
-module imports them with ``from conftest import time_limit``)."""
+module imports them with ``from conftest import time_limit``), and the isolation of the
+thread's gmpy2 precision between tests (:func:`_module_precision`)."""
 import signal
 from contextlib import contextmanager
+
+import gmpy2
+import pytest
+
+_PRECISION = {}
+"""The thread's gmpy2 context each test module left at its import (a copy), by path."""
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_make_collect_report(collector):
+    """Import each test module from gmpy2's default context and keep the context its
+    module-level code left (a context created at the top of the module sets the bare
+    precision of its tests): what the module would see if it were the only one."""
+    module = isinstance(collector, pytest.Module)
+    if module:
+        caller = gmpy2.get_context()
+        gmpy2.set_context(gmpy2.context())
+    try:
+        return (yield)
+    finally:
+        if module:
+            _PRECISION[str(collector.path)] = gmpy2.get_context().copy()
+            gmpy2.set_context(caller)
+
+
+@pytest.fixture(autouse=True)
+def _module_precision(request):
+    """Start every test from the gmpy2 context its module left at import, whatever ran
+    before in this process (another test's context would otherwise set the precision of
+    this test's bare arithmetic: the order of tests, the files a worker of ``pytest -n``
+    got, would change its numbers), and put the caller's back after it."""
+    caller = gmpy2.get_context()
+    saved = _PRECISION.get(str(request.node.path))
+    gmpy2.set_context(saved.copy() if saved is not None else gmpy2.context())
+    try:
+        yield
+    finally:
+        gmpy2.set_context(caller)
 
 
 @contextmanager

@@ -16,6 +16,7 @@ import pytest
 
 import mpvi.numbers.context
 from conftest import replace_in_framework
+from mpvi.ground import io as mpvi_io
 from mpvi.repro import cache as _cache
 from mpvi.repro.cache import DiskCache
 from mpvi.repro.cli import main
@@ -267,11 +268,17 @@ def lock(monkeypatch):
     refuses them).  Unlocked afterwards."""
     locked = set()
     real_mkstemp = tempfile.mkstemp
+    real_create = mpvi_io.create_file
 
     def mkstemp(*args, dir=None, **kwargs):
         if dir is not None and Path(dir).resolve() in locked:
             raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(dir))
         return real_mkstemp(*args, dir=dir, **kwargs)
+
+    def create_file(directory, *args, **kwargs):        # the temporaries of atomic writes
+        if Path(directory).resolve() in locked:
+            raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(directory))
+        return real_create(directory, *args, **kwargs)
 
     def lock_(directory):
         directory.chmod(0o555)
@@ -279,6 +286,7 @@ def lock(monkeypatch):
 
     if os.geteuid() == 0:
         monkeypatch.setattr(tempfile, "mkstemp", mkstemp)
+        monkeypatch.setattr(mpvi_io, "create_file", create_file)
     yield lock_
     for d in locked:
         d.chmod(0o755)

@@ -1,6 +1,6 @@
 """The compiled MPFR kernels (mpvi/compiled/cbackend.py) are bit-identical to the Python kernels,
 fall back to Python when no compiler is found or when switched off, and say so once."""
-import sys
+import importlib
 
 import gmpy2
 import pytest
@@ -315,7 +315,7 @@ def test_compiled_explicit_steps_are_bit_for_bit(name, method, options, monkeypa
                 return out
             return run
         return tuple(map(watch, steps))
-    monkeypatch.setattr(sys.modules["mpvi.methods.rk4"], "explicit_steps", counting)
+    monkeypatch.setattr(importlib.import_module("mpvi.methods.rk4"), "explicit_steps", counting)
     runs = []
     for switch in ("0", "1"):
         monkeypatch.setenv(cbackend.ENV_SWITCH, switch)

@@ -4,6 +4,7 @@ what the general one does: a step Jacobian enclosed once over a hull of the run 
 is checked against a 200-digit rerun of the same run (exact data and h: the 64- and the
 200-digit runs are the same computation); the hull is refused where it must be
 (nonlinear, time-dependent or implicit steps) and made again when the state leaves it."""
+import importlib
 from fractions import Fraction
 
 import flint
@@ -177,8 +178,7 @@ def test_an_ill_conditioned_basis_is_orthonormalized_and_any_basis_proves(monkey
     passes BASIS_CONDITION, then B's columns are orthonormalized: here it happens (the
     saddle of the inverted pendulum, 7.5 time units), and with the switch off (a basis of
     any condition) the enclosures are proven too: both contain the 200-digit rerun."""
-    import sys
-    module = sys.modules["mpvi.proof.certify"]
+    module = importlib.import_module("mpvi.proof.certify")
     calls = []
     real = module._orthonormal
 
@@ -200,8 +200,7 @@ def test_a_point_root_outside_the_box_tests_ball_is_refused(monkeypatch):
     the point step's solution must lie in the box test's Krawczyk ball.  A point step
     whose recorded solution is moved away (by 1, far beyond the ball) fails the step,
     naming why."""
-    import sys
-    module = sys.modules["mpvi.proof.certify"]
+    module = importlib.import_module("mpvi.proof.certify")
     real = module._hand_over
 
     def moved(balls, duals):

@@ -71,7 +71,12 @@ it built, from a directory nobody else can write.
   reuse.
 * Next to each module ``<file>`` mpvi writes its digest record ``<file>.sha256`` (after
   the module, each by an atomic rename): the module's file name (its module name, cache
-  key and ABI), its size and its SHA-256.  Before a module is loaded, ``lstat`` checks
+  key and ABI), its size, its SHA-256 and the SHA-256 of its generating C source, sealed
+  by an HMAC-SHA256 under the store's secret key (``.mpvi-store-key``, mode 0600, made once
+  per store: :func:`_store_key`), so that a module planted with a record computed from
+  this public format, or copied with its record from another store, is refused.  Whatever
+  runs as this user can read the key and forge a record -- and could run code as the
+  user anyway: the key stops files copied in, not the user's own processes.  Before a module is loaded, ``lstat`` checks
   that it and its record are regular files (not a symbolic link, FIFO, device or
   directory) of this user that group and others cannot write -- so a FIFO is never
   opened, and nothing hangs -- and then its bytes are read (without following a link, on
@@ -105,11 +110,13 @@ from __future__ import annotations
 import atexit
 import contextlib
 import hashlib
+import hmac
 import importlib.machinery
 import importlib.resources
 import importlib.util
 import os
 import re
+import secrets
 import shutil
 import stat
 import subprocess
@@ -123,6 +130,7 @@ from typing import Any, Callable, Sequence
 from mpvi.compiled.cmodules import (COUNTED_OPERATIONS, ENV_COUNT, counting, translate,  # noqa: F401
                        translate_check, translate_explicit, translate_newton, translate_taylor)
 from mpvi.compiled.ctranslate import Unsupported
+from mpvi.ground import environment
 from mpvi.ground.io import file_kind
 
 ENV_SWITCH = "MPVI_COMPILED"
@@ -173,7 +181,7 @@ def _stays_in_python(what: str, exc: "Unsupported") -> None:
 
 def enabled() -> bool:
     """Whether compiled kernels may be used (``MPVI_COMPILED`` is not ``0``)."""
-    return os.environ.get(ENV_SWITCH, "1").strip().lower() not in ("0", "no", "false", "off")
+    return environment.flag(ENV_SWITCH, True)
 
 
 def active(ctx: Any) -> bool:
@@ -191,8 +199,7 @@ alone (``MPVI_COMPILED=0`` turns every compiled kernel off)."""
 def balls_enabled() -> bool:
     """Whether compiled Arb ball kernels may be used (neither ``MPVI_COMPILED`` nor
     ``MPVI_COMPILED_BALLS`` is ``0``)."""
-    return enabled() and os.environ.get(ENV_BALLS, "1").strip().lower() not in (
-        "0", "no", "false", "off")
+    return enabled() and environment.flag(ENV_BALLS, True)
 
 
 def balls_active(ctx: Any) -> bool:
@@ -204,8 +211,7 @@ def balls_active(ctx: Any) -> bool:
 
 def cache_dir() -> Path:
     """The directory of compiled kernels: ``$MPVI_KERNEL_CACHE`` or ``~/.cache/mpvi/kernels``."""
-    env = os.environ.get(ENV_CACHE)
-    return Path(env) if env else Path.home() / ".cache" / "mpvi" / "kernels"
+    return environment.directory(ENV_CACHE, Path.home() / ".cache" / "mpvi" / "kernels")
 
 
 # ----- the toolchain -------------------------------------------------------------------------
@@ -340,8 +346,15 @@ _MISSING = "is missing"
 _RECORD_SUFFIX = ".sha256"
 """The digest record of a module ``<file>`` is ``<file>.sha256``, next to it."""
 
-_RECORD_HEADER = "mpvi compiled kernel record 1"
+_RECORD_HEADER = "mpvi compiled kernel record 2"
 _RECORD_MAX_BYTES = 1024
+
+_KEY_NAME = ".mpvi-store-key"
+"""The store's secret key (32 random bytes in hex, mode 0600, made once by the first
+process that stores a module): every digest record carries an HMAC under it, so a module
+and a record copied from elsewhere (another cache, another machine, a record written by
+hand from the public format) do not vouch for each other here."""
+_KEY_BYTES = 32
 
 _store_lock = threading.Lock()
 _stores: dict = {}        # configured cache directory -> the directory used, or None: private
@@ -486,16 +499,71 @@ def _read_checked(path: Path, st: os.stat_result, chunk: Callable[[bytes], None]
         os.close(fd)
 
 
-def _record_text(file_name: str, size: int, digest: str) -> str:
+def _store_key(directory: Path, create: bool) -> bytes | None:
+    """The secret key of the store ``directory`` (:data:`_KEY_NAME`): read if it is a
+    regular file of this user that nobody else can read or write, made (atomically: a new
+    file linked to the name, so that two processes agree on one key) if it is missing and
+    ``create``; None if it is missing and not ``create``.  :class:`_Rejected` for a key
+    file that cannot be trusted or read."""
+    path = directory / _KEY_NAME
+    for _ in range(2):
+        try:
+            st = _regular(path)
+        except FileNotFoundError:
+            if not create:
+                return None
+            _make_key(path)
+            continue
+        if st.st_mode & 0o077:
+            raise _Rejected(f"{path} is readable by group or others "
+                            f"(mode {stat.S_IMODE(st.st_mode):04o})")
+        data = bytearray()
+        _read_checked(path, st, data.extend)
+        text = bytes(data).decode("ascii", "replace").strip()
+        if not re.fullmatch(r"[0-9a-f]{%d}" % (2 * _KEY_BYTES), text):
+            raise _Rejected(f"{path} is not a key mpvi wrote")
+        return bytes.fromhex(text)
+    raise _Rejected(f"{path} cannot be made")    # pragma: no cover - removed while made
+
+
+def _make_key(path: Path) -> None:
+    """Write a new random key at ``path`` unless one is there: a file of mode 0600 made
+    under another name, then hard-linked to ``path`` (which fails if another process made
+    it first: its key is then used)."""
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
+    try:
+        os.write(fd, (secrets.token_hex(_KEY_BYTES) + "\n").encode("ascii"))
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    try:
+        os.link(tmp, path)
+    except FileExistsError:
+        pass
+    finally:
+        os.unlink(tmp)
+
+
+def _record_text(file_name: str, size: int, digest: str, source: str, key: bytes) -> str:
     """The digest record of a module: it binds the module's file name (its module name,
-    cache key and ABI), its size and its SHA-256."""
-    return f"{_RECORD_HEADER}\nfile {file_name}\nsize {size}\nsha256 {digest}\n"
+    cache key and ABI), its size, its SHA-256 and the SHA-256 of the C source it was
+    generated from, under an HMAC-SHA256 with the store's key (:func:`_store_key`)."""
+    body = (f"{_RECORD_HEADER}\nfile {file_name}\nsize {size}\nsha256 {digest}\n"
+            f"source {source}\n")
+    return body + f"hmac {hmac.new(key, body.encode('ascii'), hashlib.sha256).hexdigest()}\n"
 
 
-def _module_problem(path: Path) -> str | None:
+def _source_digest(csource: str) -> str:
+    """The SHA-256 of a module's generating C source, as its record holds it."""
+    return hashlib.sha256(csource.encode("utf-8")).hexdigest()
+
+
+def _module_problem(path: Path, source: str | None = None) -> str | None:
     """Why the module at ``path`` must not be loaded (:data:`_MISSING` if there is none),
     or None: it and its digest record are regular files of this user that nobody else
-    can write, and the record names this file, its size and its SHA-256."""
+    can write, and the record names this file, its size, its SHA-256 and (if given) the
+    SHA-256 ``source`` of its generating C source, under the HMAC of the store's key."""
     try:
         st = _regular(path)
     except FileNotFoundError:
@@ -526,21 +594,37 @@ def _module_problem(path: Path) -> str | None:
         return str(exc)
     except OSError as exc:
         return f"cannot be read ({exc.strerror})"
-    return _record_problem(bytes(data), path.name, st.st_size, digest.hexdigest())
+    try:
+        key = _store_key(path.parent, create=False)
+    except _Rejected as exc:
+        return f"cannot be checked: the store's key {exc}"
+    except OSError as exc:
+        return f"cannot be checked: the store's key cannot be read ({exc.strerror})"
+    if key is None:
+        return "has a digest record but the store has no key (not written by this mpvi)"
+    return _record_problem(bytes(data), path.name, st.st_size, digest.hexdigest(), key, source)
 
 
-def _record_problem(data: bytes, file_name: str, size: int, digest: str) -> str | None:
+def _record_problem(data: bytes, file_name: str, size: int, digest: str, key: bytes,
+                    source: str | None = None) -> str | None:
     """Why the digest record ``data`` does not vouch for the module ``file_name`` of
-    ``size`` bytes and SHA-256 ``digest``, or None."""
+    ``size`` bytes and SHA-256 ``digest`` generated from the source of SHA-256 ``source``
+    (None: any) in the store of ``key``, or None."""
     try:
         lines = data.decode("ascii").split("\n")
     except UnicodeDecodeError:
         lines = []
     fields = dict(line.split(" ", 1) for line in lines[1:] if " " in line)
-    if (not lines or lines[0] != _RECORD_HEADER or set(fields) != {"file", "size", "sha256"}
-            or data.decode("ascii") != _record_text(fields["file"], fields["size"],
-                                                    fields["sha256"])):
+    if (not lines or lines[0] != _RECORD_HEADER
+            or set(fields) != {"file", "size", "sha256", "source", "hmac"}):
         return "has a malformed digest record"
+    expected = _record_text(fields["file"], fields["size"], fields["sha256"], fields["source"],
+                            key)
+    if not hmac.compare_digest(data.decode("ascii"), expected):
+        return ("has a digest record this store did not write (its HMAC does not match the "
+                "store's key: copied from elsewhere or written by hand)")
+    if source is not None and fields["source"] != source:
+        return "has the digest record of a module of another source"
     if fields["file"] != file_name:
         return f"has the digest record of another module ({fields['file']})"
     if fields["size"] != str(size):
@@ -702,8 +786,15 @@ def _build(name: str, csource: str, tc: dict, target: Path):
         _read_checked(out, st, digest.update)
         module = _load(name, out)
         record = Path(tmp) / (target.name + _RECORD_SUFFIX)
-        record.write_text(_record_text(target.name, st.st_size, digest.hexdigest()),
-                          encoding="ascii")
+        try:
+            key = _store_key(target.parent, create=True)
+        except (_Rejected, OSError) as exc:
+            _report_once(f"store-key-{target.parent}", f"the kernel store {target.parent} "
+                         f"has no usable key ({exc}); compiled kernels are used by this "
+                         f"process only")
+            return module
+        record.write_text(_record_text(target.name, st.st_size, digest.hexdigest(),
+                                       _source_digest(csource), key), encoding="ascii")
         os.chmod(record, 0o644)
         try:
             os.replace(out, target)               # atomic: another process may race us
@@ -753,7 +844,7 @@ def _load_or_build(name: str, csource: str, tc: dict):
     (:func:`_build`).  A module that fails the check is never loaded: it is removed and
     rebuilt, in one line on stderr."""
     target = _cached_path(name, csource, tc)
-    problem = _module_problem(target)
+    problem = _module_problem(target, _source_digest(csource))
     if problem is None:
         return _load(name, target)
     if problem != _MISSING:
@@ -790,13 +881,8 @@ def compile_after() -> int:
         ``MPVI_COMPILE_AFTER`` is set to something else than a non-negative integer in
         decimal digits; the message names the variable and its value.
     """
-    raw = os.environ.get(ENV_COMPILE_AFTER)
-    if raw is None:
-        return COMPILE_AFTER
-    if not re.fullmatch(r"[0-9]+", raw.strip()):
-        raise ValueError(f"{ENV_COMPILE_AFTER}={raw!r}: must be a non-negative integer (the "
-                         f"calls of a kernel before it is compiled; default {COMPILE_AFTER})")
-    return int(raw.strip())
+    return environment.count(ENV_COMPILE_AFTER, COMPILE_AFTER,
+                             "the calls of a kernel before it is compiled")
 
 
 def _usable() -> dict | None:

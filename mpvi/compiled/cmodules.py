@@ -10,11 +10,11 @@ step) and :func:`translate_taylor` (the Taylor steps).
 """
 from __future__ import annotations
 
-import os
 from typing import Sequence
 
 from mpvi.compiled.croutine import routines_c
 from mpvi.compiled.ctranslate import _FUNCTIONS, _PERIODIC, Unsupported, _Translator, _nan_if
+from mpvi.ground import environment
 from mpvi.numbers.explicit import gbs_core, rk4_core
 from mpvi.numbers.linalg import (gauss_eliminate, hadamard_regular, ldl_positive,
                                  linear_combination)
@@ -83,7 +83,7 @@ def _counting_lines() -> list[str]:
 
 def counting() -> bool:
     """Whether the modules built now count their MPFR operations (:data:`ENV_COUNT`)."""
-    return os.environ.get(ENV_COUNT, "0").strip() == "1"
+    return environment.flag(ENV_COUNT, False)
 
 
 def _module_source(what: str, note: str, header: str, defines: dict, hooks: Sequence[str],

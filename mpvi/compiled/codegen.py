@@ -261,6 +261,55 @@ def function_calls(exprs: Sequence, variables: Sequence | None = None, order: in
     return found
 
 
+_NON_FINITE = {sp.nan: "nan (not a number)", sp.oo: "oo (infinity)", -sp.oo: "-oo (infinity)",
+               sp.zoo: "zoo (complex infinity: sympy's value of log(0), 1/0, tan(pi/2), ...)"}
+"""The non-finite sympy constants, with what to call them in a message."""
+
+_STRUCTURE = (sp.Symbol, sp.Number, sp.NumberSymbol, sp.core.numbers.ImaginaryUnit,
+              sp.logic.boolalg.BooleanAtom, sp.Add, sp.Mul, sp.Pow, sp.Function, sp.Derivative,
+              sp.Subs, sp.Tuple, sp.core.relational.Relational,
+              sp.logic.boolalg.BooleanFunction, sp.functions.elementary.piecewise.ExprCondPair,
+              sp.functions.elementary.miscellaneous.MinMaxBase)
+"""The kinds of sympy node generated code evaluates: numbers, symbols and constants, the
+arithmetic, function calls (each checked by :func:`check_calls`), the derivatives and
+substitutions :func:`evaluable` resolves, and Piecewise's conditions."""
+
+
+def check_expressions(exprs: Sequence, what: str) -> None:
+    """Refuse a non-finite constant (``nan``, ``oo``, ``zoo`` -- what sympy makes of
+    ``log(0)``) or a sympy object that generated code cannot evaluate (``Sum``,
+    ``Integral``, ``Limit``, a matrix symbol, ...) anywhere in ``exprs``: context-free,
+    at construction, before any number is computed (``nan * q`` in V was integrated as if
+    V were 0, ``zoo`` or ``Sum`` failed later with sympy's KeyError or a NameError).
+
+    Parameters
+    ----------
+    exprs : sequence of sympy expressions
+        E.g. a potential, the entries of a mass matrix, the components of a force.
+    what : str
+        Whose expressions they are, for the message.
+
+    Raises
+    ------
+    ValueError
+        Naming ``what``, the offending object and the remedy.
+    """
+    for e in exprs:
+        for node in sp.preorder_traversal(sp.sympify(e, strict=True)):
+            if isinstance(node, sp.Atom) and node in _NON_FINITE:
+                raise ValueError(f"{what}: the constant {_NON_FINITE[node]} in {_short(e)} leaves "
+                                 "it undefined: write a finite expression")
+            if not isinstance(node, _STRUCTURE):
+                raise ValueError(f"{what}: {type(node).__name__} ({_short(node)}) cannot be "
+                                 "evaluated by mpvi: write it out as a formula (for a Sum or an "
+                                 "Integral with known limits, sympy's .doit())")
+
+
+def _short(e, width=60):
+    text = str(e)
+    return text if len(text) <= width else text[:width - 3] + "..."
+
+
 def check_calls(calls: Sequence, what: str, ctx: Any) -> None:
     """Refuse the first of ``calls`` (from :func:`function_calls`) that ``ctx`` cannot
     evaluate.

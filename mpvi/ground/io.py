@@ -29,6 +29,7 @@ import math
 import os
 import platform
 import re
+import secrets
 import stat
 import subprocess
 import tempfile
@@ -37,10 +38,36 @@ from pathlib import Path
 from mpvi._version import __version__
 
 
-def _umask():
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
+def _create(directory, prefix, suffix, make):
+    """Create a new file or directory of a random name ``<prefix><random><suffix>`` in
+    ``directory`` with ``make(path)`` (which must fail with FileExistsError if the name is
+    taken), and return its path.  The mode is the one given to ``os.open``/``os.mkdir``
+    there, filtered by the umask by the kernel at creation: never changed after, and the
+    process umask is never read nor set (``os.umask`` is process-wide, so reading it by
+    setting it races with every other thread creating a file)."""
+    for _ in range(100):
+        path = os.path.join(directory, f"{prefix}{secrets.token_hex(6)}{suffix}")
+        try:
+            make(path)
+        except FileExistsError:
+            continue
+        return path
+    raise FileExistsError(f"no free temporary name in {directory}")  # pragma: no cover
+
+
+def create_file(directory, prefix, suffix, mode=0o666):
+    """A new empty regular file ``<prefix><random><suffix>`` in ``directory``, created
+    with ``mode`` (less the umask, applied by the kernel): see :func:`_create`."""
+    def make(path):
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL
+                         | getattr(os, "O_NOFOLLOW", 0), mode))
+    return _create(directory, prefix, suffix, make)
+
+
+def create_directory(directory, prefix, suffix="", mode=0o777):
+    """A new empty directory ``<prefix><random><suffix>`` in ``directory``, created with
+    ``mode`` (less the umask, applied by the kernel): see :func:`_create`."""
+    return _create(directory, prefix, suffix, lambda path: os.mkdir(path, mode))
 
 
 TEMPORARY = re.compile(r"\..+\.mpvi-[a-z0-9_]+\.tmp")
@@ -52,14 +79,13 @@ def atomic_path(path):
     """Yield a temporary path next to ``path`` (``.<name>.mpvi-<random>.tmp``, see
     :data:`TEMPORARY`); on success rename it to ``path``, on failure delete it and leave
     ``path`` untouched.  A killed process cannot delete it:
-    :func:`remove_stale_temporaries`."""
+    :func:`remove_stale_temporaries`.  The temporary is created with mode 0666 less the
+    umask (:func:`create_file`), the mode of any new file, and is never chmod-ed."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.mpvi-", suffix=".tmp")
-    os.close(fd)
+    tmp = create_file(path.parent, f".{path.name}.mpvi-", ".tmp")   # 0666 less the umask
     try:
         yield Path(tmp)
-        os.chmod(tmp, 0o666 & ~_umask())      # mkstemp makes 0600; give the usual mode
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):

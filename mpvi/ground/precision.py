@@ -14,11 +14,16 @@ context uses ``with ctx.active():``, as :mod:`mpvi.repro` does for each reproduc
 study).  (mpmath's global ``mpmath.mp`` is never changed: every mpvi context
 computes in a private mpmath context.)
 
-One call changes it on purpose: **creating a context** (``GMPContext(64)``,
-``get_context("gmp", 64)``) makes the thread's gmpy2 precision that context's, as
-``mp.dps = 64`` does in mpmath, so that ``ctx.num(2) * ctx.pi / 96`` right after it carries
-64 digits (:func:`request_handoff`).  A context created inside another mpvi call (a
-``--check-digits`` rerun, ``ctx.with_dps``) changes nothing for the caller.  This module
+One call changes it on purpose, and only upwards: **creating a context**
+(``GMPContext(64)``, ``get_context("gmp", 64)``) raises the thread's gmpy2 precision to that
+context's if it is lower, so that ``ctx.num(2) * ctx.pi / 96`` right after it carries 64
+digits (:func:`request_handoff`), and never lowers it: after ``GMPContext(30)``, bare
+arithmetic on the numbers of a 64-digit context made before still carries 64 digits (it
+followed the context made last, and was good to 30 digits only).  Bare arithmetic thus
+never drops below the precision of the contexts made so far; ``with ctx.active():`` is the
+explicit switch to one context's precision, lower or higher, for a block.  A context
+created inside another mpvi call (a ``--check-digits`` rerun, ``ctx.with_dps``) changes
+nothing for the caller.  This module
 depends on nothing else of mpvi, so that every module, :mod:`mpvi.numbers.linalg` included, can
 use it.
 """
@@ -71,8 +76,9 @@ def _restore_flint(prec):
 
 def request_handoff(gmpy2_context: Any) -> None:
     """Ask the outermost entry point, if it is a context constructor (``handoff=True``), to
-    leave ``gmpy2_context`` as the thread's context instead of restoring the caller's:
-    what :class:`mpvi.GMPContext` does when it is created (module doc)."""
+    leave ``gmpy2_context`` as the thread's context instead of restoring the caller's, if
+    the caller's precision is not higher: what :class:`mpvi.GMPContext` does when it is
+    created (module doc)."""
     _depth.handoff = gmpy2_context
 
 
@@ -101,7 +107,8 @@ def boundary(f: _F, own: bool = False, find: bool = True, handoff: bool = False)
     when it returns or raises, and python-flint's global precision if flint is loaded (the
     Arb context sets it) -- except an outermost ``handoff=True`` entry point (a
     context constructor) that returns normally after :func:`request_handoff`: it leaves
-    the requested context, at the new context's precision.  (The global ``mpmath.mp`` is
+    the requested context, at the new context's precision, unless the caller's precision
+    is higher (a new context never lowers it).  (The global ``mpmath.mp`` is
     never changed: every mpvi context computes in a private mpmath context.)"""
     if gmpy2 is None:                   # pragma: no cover - gmpy2 is a dependency
         return f
@@ -111,7 +118,8 @@ def boundary(f: _F, own: bool = False, find: bool = True, handoff: bool = False)
         _restore_flint(flint_prec)
         target = getattr(_depth, "handoff", None) if (handoff and done) else None
         _depth.handoff = None
-        target = caller if target is None else target
+        if target is None or caller.precision > target.precision:
+            target = caller             # a new context never lowers the bare precision
         if gmpy2.get_context() is not target:
             gmpy2.set_context(target)
 

@@ -19,7 +19,7 @@ from functools import cached_property
 
 import sympy as sp
 
-from mpvi.compiled.codegen import TIME, function_calls
+from mpvi.compiled.codegen import TIME, check_expressions, function_calls
 
 __all__ = ["Model", "mass_model", "lagrangian_model", "DERIVATIONS"]
 
@@ -99,7 +99,9 @@ class Model:
     ------
     ValueError
         A mass matrix of the wrong shape or not symmetric, symbols that are neither
-        coordinates, velocities, time nor parameters.
+        coordinates, velocities, time nor parameters, a non-finite constant or a sympy
+        object generated code cannot evaluate
+        (:func:`mpvi.compiled.codegen.check_expressions`).
     """
 
     def __init__(self, name, coords, velocities, params, mass, potential, lagrangian, force):
@@ -110,6 +112,10 @@ class Model:
         self.param_symbols = list(params)
         n = self.dof = len(self.coords)
         x, v, t = self.coords, self.velocity_symbols, TIME
+        check_expressions([lagrangian] if mass is None else [*mass, potential],
+                          f"{name}: {'L' if mass is None else 'M or V'}")
+        if force is not None:
+            check_expressions(list(force), f"{name}: F")
         if mass is not None:
             if mass.shape != (n, n):
                 raise ValueError(f"{name}: mass matrix is {mass.shape[0]}x{mass.shape[1]}, "

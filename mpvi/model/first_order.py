@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence, cast
 import numpy as np
 
 from mpvi.model.callables import check_literals, returned_vector
+from mpvi.numbers.context import require_context
 from mpvi.ground.precision import entry_class
 
 if TYPE_CHECKING:
@@ -68,6 +69,7 @@ class FirstOrderSystem:
     is_linear = False
 
     def __post_init__(self):
+        require_context(self.ctx, str(self.name))
         if isinstance(self.dim, bool) or not isinstance(self.dim, (int, np.integer)) or self.dim < 1:
             raise ValueError(f"{self.name}: dim must be a positive integer, got {self.dim!r}")
         if not callable(self.rhs):
@@ -125,8 +127,9 @@ class FirstOrderSystem:
         """
         import sympy as sp
 
-        from mpvi.compiled.codegen import TIME, check_functions
+        from mpvi.compiled.codegen import TIME, check_expressions, check_functions
         from mpvi.ground.expressions import as_expression
+        require_context(ctx, str(name))
         symbols = [v if isinstance(v, sp.Symbol) else sp.Symbol(_identifier(v, name))
                    for v in variables]
         values = {}
@@ -148,6 +151,7 @@ class FirstOrderSystem:
         if unknown:
             raise ValueError(f"{name}: the field uses {', '.join(unknown)}, which are neither "
                              "variables, parameters nor the time t")
+        check_expressions(exprs, f"{name}: the field")
         check_functions(exprs, f"{name}: the field", ctx)
         return cls._bound(name, (tuple(symbols), tuple(exprs)), values, ctx,
                           tuple(labels) or tuple(str(x) for x in symbols))

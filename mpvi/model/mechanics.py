@@ -60,7 +60,7 @@ import sympy as sp
 
 from mpvi.compiled import cbackend
 from mpvi.compiled.codegen import TIME, compile_exprs
-from mpvi.numbers.context import PrecisionError
+from mpvi.numbers.context import PrecisionError, require_context
 from mpvi.ground.expressions import as_expression, as_matrix
 from mpvi.numbers.linalg import NotPositiveDefiniteError, SingularMatrixError, is_positive_definite
 from mpvi.model.derivation import lagrangian_model, mass_model
@@ -263,7 +263,7 @@ class LagrangianSystem:
     # ----- construction ------------------------------------------------------------
     def _init_common(self, name, coords, velocities, params, ctx):
         self.name = name
-        self.ctx = ctx
+        self.ctx = require_context(ctx, name)
         self.coords = list(coords)
         n = self.dof = len(self.coords)
         if n < 1:

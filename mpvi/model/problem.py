@@ -25,6 +25,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from mpvi.model.callables import check_literals, returned_vector
+from mpvi.model.first_order import FirstOrderSystem
+from mpvi.model.mechanics import LagrangianSystem
 from mpvi.ground.precision import entry_class
 
 if TYPE_CHECKING:
@@ -32,8 +34,6 @@ if TYPE_CHECKING:
 
     from mpvi.ground.types import ExactSolution, NumberLike, ProblemChanges, Vector, VectorLike
     from mpvi.numbers.context import Context
-    from mpvi.model.mechanics import LagrangianSystem
-    from mpvi.model.first_order import FirstOrderSystem
 
 __all__ = ["Problem"]
 
@@ -151,6 +151,12 @@ class Problem:
                  p0: VectorLike | None = None, v0: VectorLike | None = None,
                  t0: NumberLike = 0, t1: NumberLike | None = None,
                  exact: ExactSolution | None = None, name: str | None = None) -> None:
+        if not isinstance(system, (LagrangianSystem, FirstOrderSystem)):
+            shown = repr(system)
+            shown = shown if len(shown) <= 40 else shown[:37] + "..."
+            raise TypeError(f"{name or 'Problem'}: system must be a mpvi.LagrangianSystem or a "
+                            f"mpvi.FirstOrderSystem (or one of mpvi.systems), got "
+                            f"{type(system).__name__} {shown}")
         ctx = system.ctx
         self.system = system
         self.name = name if name is not None else system.name

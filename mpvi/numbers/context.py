@@ -1325,12 +1325,13 @@ class GMPContext(MPContext):
     (MPFR), so the two contexts agree to a few units of eps per operation.
 
     **The precision rule.**  gmpy2 rounds every operation to the precision of the calling
-    thread's gmpy2 context, not to that of its operands.  Creating a context makes its
-    precision the thread's, as ``mp.dps = 64`` does in mpmath: right after
-    ``ctx = GMPContext(64)``, bare arithmetic such as ``ctx.num(2) * ctx.pi / 96`` or an
-    error computed by hand from ``sol.q`` carries 64 digits.  The context created last
-    sets it (create the one you compute with last, or use ``with ctx.active():`` to run a
-    block at another context's precision).  Every other call into mpvi (any public
+    thread's gmpy2 context, not to that of its operands.  Creating a context raises the
+    thread's precision to its own if it is lower: right after ``ctx = GMPContext(64)``,
+    bare arithmetic such as ``ctx.num(2) * ctx.pi / 96`` or an error computed by hand from
+    ``sol.q`` carries (at least) 64 digits, and a context of fewer digits created later
+    does not lower it, so bare arithmetic never drops below the precision of the contexts
+    made so far.  ``with ctx.active():`` runs a block at exactly one context's precision
+    (lower or higher) and restores the caller's on exit.  Every other call into mpvi (any public
     function or method: :func:`mpvi.ground.precision.boundary`) computes at its own context's
     precision and leaves the caller's gmpy2 context as it found it; a context created
     inside such a call changes nothing for the caller.
@@ -1878,6 +1879,36 @@ class GMPContext(MPContext):
             The n eigenvalues as gmpy2 numbers (``mpc`` where they are complex).
         """
         return [self._from_m(z) for z in super().eigvals(a)]
+
+
+def require_context(ctx: object, what: str) -> Context:
+    """``ctx`` if it is an mpvi number context, else a TypeError naming ``what``, what was
+    given and how to make one (a name such as ``'gmp'`` is not a context).
+
+    Parameters
+    ----------
+    ctx : object
+        What was given as a context.
+    what : str
+        Who asks (a system's name), for the message.
+
+    Returns
+    -------
+    Context
+        ``ctx``.
+
+    Raises
+    ------
+    TypeError
+        Anything but a :class:`Context` (a str, a number, an mpmath context).
+    """
+    if isinstance(ctx, Context):
+        return ctx
+    shown = repr(ctx)
+    shown = shown if len(shown) <= 40 else shown[:37] + "..."
+    hint = (f" (for a name, mpvi.get_context({ctx!r}, dps))" if isinstance(ctx, str) else "")
+    raise TypeError(f"{what}: ctx must be an mpvi number context such as mpvi.GMPContext(64), "
+                    f"mpvi.MPContext(64) or mpvi.fp, got {type(ctx).__name__} {shown}{hint}")
 
 
 class FPContext(Context):

@@ -13,10 +13,12 @@ from __future__ import annotations
 import argparse
 import contextlib
 import csv
+import decimal
 import difflib
 import io as _io
 import json
 import os
+import random
 import shutil
 import signal
 import sys
@@ -24,6 +26,10 @@ import threading
 import textwrap
 import time
 from pathlib import Path
+
+import gmpy2
+import mpmath
+import numpy as np
 
 from mpvi import __version__
 from mpvi.compiled import cbackend
@@ -661,7 +667,42 @@ def _add_results_options(p):
                           "overrides figures/ or quick-figures/)", alias=False)
 
 
+@contextlib.contextmanager
+def callers_state():
+    """Leave the process-wide state of an in-process caller as it was: the thread's gmpy2
+    context (the object, its precision and rounding: a run creates its context, which
+    raises the bare precision), python-flint's and mpmath's global precision, decimal's
+    context (a failed conversion of ``diff`` set its InvalidOperation flag) and the state
+    of the ``random`` and ``numpy.random`` generators (which a run's study or figure may
+    draw from)."""
+    context = gmpy2.get_context()
+    gmp = (context.precision, context.round)
+    mp = mpmath.mp.prec
+    flint = sys.modules.get("flint")
+    flint = None if flint is None else flint.ctx.prec
+    rand, nprand = random.getstate(), np.random.get_state()
+    try:
+        with decimal.localcontext():         # any change to decimal's context stays inside
+            yield
+    finally:
+        gmpy2.set_context(context)
+        context.precision, context.round = gmp
+        mpmath.mp.prec = mp
+        module = sys.modules.get("flint")      # imported inside: its default is 53 bits
+        if module is not None and module.ctx.prec != (53 if flint is None else flint):
+            module.ctx.prec = 53 if flint is None else flint
+        random.setstate(rand)
+        np.random.set_state(nprand)
+
+
 def main(argv=None):
+    """The ``mpvi`` command: ``main(["run", ...])`` in-process returns its exit status and
+    leaves the caller's process-wide state as it was (:func:`callers_state`)."""
+    with callers_state():
+        return _main(argv)
+
+
+def _main(argv):
     parser = build_parser()
     args = parser.parse_args(argv)
     try:

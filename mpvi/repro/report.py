@@ -765,7 +765,7 @@ def write_report(results, out, reps=None, stream=None):
                            .strftime("%Y-%m-%d %H:%M UTC"),
               "papers": papers, "statuses": STATUSES, "proofs": PROOFS}
     out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}.tmp-"))
+    tmp = Path(io.create_directory(out.parent, f".{out.name}.tmp-"))   # 0777 less the umask
     try:
         pages = {"index.html": env.get_template("index.html").render(
             **common, title="mpvi reproduction report",
@@ -793,7 +793,6 @@ def write_report(results, out, reps=None, stream=None):
             (tmp / name).parent.mkdir(parents=True, exist_ok=True)
             (tmp / name).write_bytes(data)
         (tmp / MARKER).write_text(f"mpvi {__version__} report of {results}\n", encoding="utf-8")
-        os.chmod(tmp, 0o777 & ~io._umask())
         _replace_dir(tmp, out)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
