@@ -356,3 +356,16 @@ def test_a_first_order_event_that_writes_into_its_state_changes_no_saved_state(m
         y[1] = ctx.num(8)
     sol = solve(P, method, h="1/10", n=5, events=[event], callback=callback)
     assert [list(x) for x in sol.q] == [list(x) for x in ref.q]
+
+
+def test_a_float_in_a_float64_potential_is_its_number():
+    """In the float64 context a float literal in V is its value (the generated code's
+    ``mpf`` of a sympy Float): the same run as with the exact ratio, not a TypeError."""
+    import sympy as sp
+    x = sp.Symbol("x")
+    runs = []
+    for half in (sp.Float(0.5), sp.Rational(1, 2)):
+        system = mpvi.LagrangianSystem("osc", [x], sp.eye(1), half * x ** 2 + sp.Float("0.1") * x,
+                                       {}, mpvi.fp)
+        runs.append(mpvi.solve(mpvi.Problem(system, ["1"], v0=["0"]), "rk4", h="1/10", n=5).q)
+    assert (runs[0] == runs[1]).all()

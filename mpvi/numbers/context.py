@@ -2052,7 +2052,17 @@ class FPContext(Context):
                     acosh=self._real_valued(math.acosh), floor=floor, ceil=ceil)
     key = "fp"
     _lib = math
-    _lib_mpf = float
+
+    @staticmethod
+    def _lib_mpf(x: Any) -> float:
+        """``mpf(...)`` of generated code as a float: an int, or the ``(sign, mantissa,
+        exponent, bits)`` a sympy Float prints as (a float literal in L, M, V or F, allowed
+        in float64: one rounding of its value)."""
+        if isinstance(x, tuple):
+            sign, mantissa, exponent = x[0], x[1], x[2]
+            value = Fraction(-mantissa if sign else mantissa) * Fraction(2) ** exponent
+            return float(value)                     # correctly rounded, once
+        return float(x)
 
     def fsum(self, terms: Iterable[Number]) -> float:
         """Sum floats with a single rounding (:func:`math.fsum`).
