@@ -1628,6 +1628,31 @@ class _Reader:
         return cert
 
     # ----- the states against the method's own steps ----------------------------------------
+    @staticmethod
+    def stretches(sol):
+        """[(a, b, j, k)]: the stretches from saved point a to saved point b (None: the
+        dense tail of a run cut by a terminal event) over the k steps from node j that
+        :meth:`restep` can step again (every step of a run saving every node; the strides
+        of ``saveat`` = k of at most :data:`RESTEP_NODES` steps; none for requested
+        times)."""
+        steps, t, saveat, h, t0 = sol.steps, sol.t, sol.saveat, sol.h, sol.t0
+        if saveat == "times" or steps == 0:
+            return []
+        if saveat is None:
+            last = steps if sol._tail is None else steps - 1
+            stretches = [(j, j + 1, j, 1) for j in range(last)]
+            if sol._tail is not None:
+                stretches.append((steps - 1, None, steps - 1, 1))
+            return stretches
+        stretches = [(i, i + 1, i * saveat, saveat) for i in range(len(t) - 1)
+                     if (i + 1) * saveat <= steps and t[i + 1] == t0 + (i + 1) * saveat * h
+                     and saveat <= RESTEP_NODES]
+        i = len(t) - 2                           # the last node, after fewer than k steps
+        if i >= 0 and i * saveat < steps < (i + 1) * saveat and \
+                t[i + 1] == t0 + steps * h and steps - i * saveat <= RESTEP_NODES:
+            stretches.append((i, i + 1, i * saveat, steps - i * saveat))
+        return stretches
+
     def restep(self, sol, seed):
         """The saved states satisfy the method's own step equations.  A run of at most
         :data:`RESTEP_ALL` steps (or stretches between saved nodes) is stepped again in
@@ -1652,28 +1677,13 @@ class _Reader:
         except (ValueError, TypeError, ArithmeticError) as exc:
             self.malformed("method", f"{sol.method!r} cannot step its system again "
                                      f"({type(exc).__name__}: {exc})")
-        steps, t, saveat, y = sol.steps, sol.t, sol.saveat, sol.y
+        t, saveat, y = sol.t, sol.saveat, sol.y
         width = S.dof * (1 if y is None else 2)
 
         def state(i):
             return sol.q[i], None if y is None else y[i]
 
-        # stretches (i, i + 1) of saved nodes and their steps (k of them, from node j)
-        if saveat == "times" or steps == 0:
-            stretches = []
-        elif saveat is None:
-            last = steps if sol._tail is None else steps - 1
-            stretches = [(j, j + 1, j, 1) for j in range(last)]
-            if sol._tail is not None:
-                stretches.append((steps - 1, None, steps - 1, 1))
-        else:
-            stretches = [(i, i + 1, i * saveat, saveat) for i in range(len(t) - 1)
-                         if (i + 1) * saveat <= steps and t[i + 1] == t0 + (i + 1) * saveat * h
-                         and saveat <= RESTEP_NODES]
-            i = len(t) - 2                       # the last node, after fewer than k steps
-            if i >= 0 and i * saveat < steps < (i + 1) * saveat and \
-                    t[i + 1] == t0 + steps * h and steps - i * saveat <= RESTEP_NODES:
-                stretches.append((i, i + 1, i * saveat, steps - i * saveat))
+        stretches = self.stretches(sol)
         whole = len(stretches) <= RESTEP_ALL
         if not whole:
             rng = random.Random(seed or len(stretches))     # a private generator
@@ -1686,7 +1696,7 @@ class _Reader:
                 k * width * rtol * inv_h * scale
 
         carry = None
-        for a, b, j0, k in stretches:
+        for a, b, j0, k in stretches:       # from saved node a, k steps from node j0, to b
             q, yy = state(a)
             internal = dense = None
             if not whole:
@@ -1719,23 +1729,28 @@ class _Reader:
                                    np.ravel(np.asarray(dense, dtype=object)),
                                    np.ravel(sol._dense[j0])))
             for name, got, saved in checks:
-                if len(got) != len(saved):
-                    self.malformed(name, f"has {len(saved)} numbers, the method's step "
-                                         f"{len(got)}")
-                scale = max([ctx.one] + [abs(x) for x in got] + [abs(x) for x in saved])
-                worst = max([abs(x - w) for x, w in zip(got, saved)], default=0)
-                if not worst <= bound(k, scale):
-                    self.malformed(where if name == "state" else name,
-                                   f"is not what the method {sol.method!r} computes from the "
-                                   f"saved state {k} step(s) before (off by "
-                                   f"{ctx.to_str(worst, 3)}, beyond "
-                                   f"{ctx.to_str(bound(k, scale), 3)}): the states were "
-                                   f"changed")
+                self.same_step(sol, where if name == "state" else name, got, saved, k,
+                               lambda scale: bound(k, scale))
         if whole:
             self.legendre(sol, range(len(t)), 0)
         else:
             self.legendre(sol, sorted({i for a, b, _, _ in stretches for i in (a, b)
                                        if i is not None}), rtol)
+
+    def same_step(self, sol, where, got, saved, k, bound):
+        """The numbers ``got`` by stepping again are the ``saved`` ones, within
+        ``bound(scale)`` (scale: the largest of 1 and their magnitudes), else the file is
+        refused naming ``where``."""
+        ctx = self.ctx
+        if len(got) != len(saved):
+            self.malformed(where, f"has {len(saved)} numbers, the method's step {len(got)}")
+        scale = max([ctx.one] + [abs(x) for x in got] + [abs(x) for x in saved])
+        worst = max([abs(x - w) for x, w in zip(got, saved)], default=0)
+        if not worst <= bound(scale):
+            self.malformed(where, f"is not what the method {sol.method!r} computes from the "
+                                  f"saved state {k} step(s) before (off by "
+                                  f"{ctx.to_str(worst, 3)}, beyond "
+                                  f"{ctx.to_str(bound(scale), 3)}): the states were changed")
 
     def legendre(self, sol, points, rtol):
         """The saved other of p and v at ``points`` is the system's Legendre map of the
@@ -1902,32 +1917,7 @@ class _Reader:
                 self.malformed(f"t[{i}]", f"= {show(t[i])} is outside the run [{show(t0)}, "
                                           f"{show(end)}] of {steps} steps of h = {show(h)}")
         if sol.saveat != "times":
-            stride = 1 if sol.saveat is None else sol.saveat
-            # every saved time but the last is a node t0 + i k h (the last may be where a
-            # terminal event, the callback or a failure ended the run)
-            nodes = len(t) - 1 if sol.saveat is not None or sol._tail is not None \
-                else len(t)
-            for i in range(nodes):
-                k = i * stride
-                if t[i] != t0 + k * h:         # exactly: the run computes it so, in the context
-                    self.malformed(f"t[{i}]", f"= {ctx.dump(t[i])} is not the node t0 + {k} h "
-                                              f"= {ctx.dump(t0 + k * h)} (t0 = {ctx.dump(t0)}, "
-                                              f"h = {ctx.dump(h)}) exactly: the step or the "
-                                              f"times were changed")
-            if sol.saveat is not None:
-                # every k-th node up to the last step is held, then the last node (or, after
-                # a terminal event, the event's point): no fewer, no more
-                cut = sol.stopped is not None and sol.stopped.startswith("terminal event")
-                if not cut and t[-1] != t0 + steps * h:
-                    self.malformed(f"t[{len(t) - 1}]", f"= {ctx.dump(t[-1])} is not the last "
-                                                       f"node t0 + {steps} h = "
-                                                       f"{ctx.dump(t0 + steps * h)} exactly: "
-                                                       f"the step or the times were changed")
-                want = (steps - (1 if cut else 0)) // stride + 1
-                if not want <= len(t) <= want + 1:
-                    self.malformed("t", f"has {len(t)} points; the nodes every {stride} "
-                                        f"steps of {steps} steps make {want} (or one more, "
-                                        f"the end)")
+            self.nodes(sol)
         cut = sol.stopped is not None and sol.stopped.startswith("terminal event")
         if sol._tail is not None and not cut:
             self.malformed("dense.tail", "is only saved for a run cut by a terminal event")
@@ -1954,6 +1944,36 @@ class _Reader:
             for c in block:
                 if not ctx.all_finite(np.asarray(c, dtype=ctx.dtype)):
                     self.malformed(name, "holds a number beyond the range of the context")
+
+
+    def nodes(self, sol):
+        """Every saved time of a run that saves nodes is a node t0 + i k h, exactly (the
+        last may be where a terminal event, the callback or a failure ended it); with
+        ``saveat`` = k, every k-th node up to the last step is held, then the last node
+        (or, after a terminal event, the event's point): no fewer, no more."""
+        ctx, t, t0, h, steps = self.ctx, sol.t, sol.t0, sol.h, sol.steps
+        stride = 1 if sol.saveat is None else sol.saveat
+        nodes = len(t) - 1 if sol.saveat is not None or sol._tail is not None \
+            else len(t)
+        for i in range(nodes):
+            k = i * stride
+            if t[i] != t0 + k * h:         # exactly: the run computes it so, in the context
+                self.malformed(f"t[{i}]", f"= {ctx.dump(t[i])} is not the node t0 + {k} h "
+                                          f"= {ctx.dump(t0 + k * h)} (t0 = {ctx.dump(t0)}, "
+                                          f"h = {ctx.dump(h)}) exactly: the step or the "
+                                          f"times were changed")
+        if sol.saveat is not None:
+            cut = sol.stopped is not None and sol.stopped.startswith("terminal event")
+            if not cut and t[-1] != t0 + steps * h:
+                self.malformed(f"t[{len(t) - 1}]", f"= {ctx.dump(t[-1])} is not the last "
+                                                   f"node t0 + {steps} h = "
+                                                   f"{ctx.dump(t0 + steps * h)} exactly: "
+                                                   f"the step or the times were changed")
+            want = (steps - (1 if cut else 0)) // stride + 1
+            if not want <= len(t) <= want + 1:
+                self.malformed("t", f"has {len(t)} points; the nodes every {stride} "
+                                    f"steps of {steps} steps make {want} (or one more, "
+                                    f"the end)")
 
 
 def _short(value, width=40):

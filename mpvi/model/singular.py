@@ -419,7 +419,9 @@ def _singular_factors(system, values):
             sub = mass.extract(block, block)
             if len(block) <= DETERMINANT_DOF and sub.free_symbols & moving:
                 det = sp.factor(sub.det(method="berkowitz"))
-                exprs.append((1 / det, name if len(block) == system.dof else
+                # a factor of a block's det is det M's: named so up to DETERMINANT_DOF
+                # degrees of freedom (as before blocks), by its block beyond
+                exprs.append((1 / det, name if system.dof <= DETERMINANT_DOF else
                               f"{name} (its block of {', '.join(str(q[i]) for i in block)})"))
     from mpmath import iv
     env = {s: iv.mpf(x) for s, x in zip(system.param_symbols, values)}  # intervals around them
