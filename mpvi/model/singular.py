@@ -42,7 +42,7 @@ with the rest) and compares signs; :func:`mpvi.solve` checks them at every node 
 points each method evaluates inside a step, and a change raises
 :class:`mpvi.IntegrationError` naming the factor, where it comes from, the step and the
 time.  A touching factor f is checked along each step's path: where the path can come
-near its zero (|f(q_j)| <= ||H/2|| D^2, D a bound of the path's distance from q_j), the
+near its zero (``|f(q_j)| <= ||H/2|| D^2``, D a bound of the path's distance from q_j), the
 parabola through f at the ends and the midpoint of each chord of the path -- exact for a
 quadratic f -- must not reach 0 (to 16 eps), nor along the tangents q_j + s h v_j and
 q_j+1 - s h v_j+1 (a step that jumps over the zero and back).  A collision at a point
@@ -195,7 +195,7 @@ def _quadratic_kind(factor, coords, params):
     values): ("touch", ||H/2||_F) when it is semidefinite with minimum 0 (a squared
     distance ``(x - 1)^2 + y^2``: it reaches 0 without changing sign), "never" when it is
     definite away from 0 (``1 + q^2``), "sign" when it can change sign; None for any other
-    factor.  H is its Hessian: |f(q)| >= (sqrt|f(q0)| - ||H/2||^(1/2) |q - q0|)^2."""
+    factor.  H is its Hessian: ``|f(q)| >= (sqrt|f(q0)| - ||H/2||^(1/2) |q - q0|)^2``."""
     f = sp.expand(factor.subs(params, simultaneous=True))
     if f.has(TIME) or not f.free_symbols <= set(coords):
         return None
@@ -247,7 +247,7 @@ class Singularities:
         bound = max((b for _, _, b in touching), default=sp.Integer(0))   # ||H/2||, rational
         self.touching_bound = system.ctx.num(str(bound))
         """An upper bound of ||H/2|| over the touching factors: a factor f at q0 cannot
-        reach 0 within |q - q0| <= D while |f(q0)| > touching_bound D^2."""
+        reach 0 within ``|q - q0| <= D`` while ``|f(q0)| > touching_bound D^2``."""
         self._g = self._chord = None
         self._reach: dict = {}
         x = set(system.coords) | {TIME}
