@@ -292,7 +292,7 @@ class Singularities:
                         ) -> list[Real]:
         """The :attr:`touching` factors at (t, q): quadratic factors of the positions that
         reach zero without changing sign (``x^2 + y^2``), whose zero a step can pass through
-        (:meth:`passes_zero`); then, one generated function, |q - qa|^2 (qa None: q)."""
+        (:meth:`passes_zero`); then, one generated function, ``|q - qa|^2`` (qa None: q)."""
         if self._g is None:
             S = self.system
             start = [sp.Dummy(f"a{i}") for i in range(len(S.coords))]
@@ -305,7 +305,7 @@ class Singularities:
     @sticky                     # the driver's hot loop, inside solve's precision
     def path_reach(self, weights: Sequence[Real], shifts: Sequence[bool],
                    coeffs: Sequence[VectorLike], q: VectorLike) -> Real:
-        """sum_i weights_i |coeffs_i - [shifts_i] q|^2: one generated function per number of
+        """``sum_i weights_i |coeffs_i - [shifts_i] q|^2``: one generated function per number of
         coefficient vectors and shifts (the bound of a trial path's distance from q)."""
         key = tuple(shifts)
         f = self._reach.get(key)
