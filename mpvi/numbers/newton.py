@@ -376,9 +376,10 @@ def solve_info(fun: Callable, x0, ctx, *, scale=None, rtol=None, max_iter=DEFAUL
         res, J = call(x, True)
         into(res, r, "the residual")
         rows = J.tolist() if isinstance(J, np.ndarray) else J
-        into(rows, jac, "the Jacobian")
-        for row, values in zip(jac, rows):
-            into(values, row, "a Jacobian row")
+        if len(rows) != n:
+            raise ValueError(f"Newton: the Jacobian has {len(rows)} rows for {n} unknowns")
+        for row, values in zip(jac, rows):       # into the core's rows: the caller's J is
+            into(values, row, "a Jacobian row")  # neither kept nor changed
         return True
 
     def residual(x, r):
