@@ -369,3 +369,12 @@ def test_a_float_in_a_float64_potential_is_its_number():
                                        {}, mpvi.fp)
         runs.append(mpvi.solve(mpvi.Problem(system, ["1"], v0=["0"]), "rk4", h="1/10", n=5).q)
     assert (runs[0] == runs[1]).all()
+
+
+@pytest.mark.parametrize("option, value", [("free_symbols", "no"), ("evaluate", 1),
+                                           ("tuples", None), ("max_depth", "3"),
+                                           ("max_length", -1), ("max_digits", 2.0)])
+def test_parse_expression_options_take_their_types(option, value):
+    """free_symbols='no' read free symbols (a truthy string taken as True)."""
+    with pytest.raises(TypeError, match=f"parse_expression: {option} must be"):
+        mpvi.ground.expressions.parse_expression("q + 1", **{"free_symbols": True, option: value})

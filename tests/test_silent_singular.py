@@ -107,6 +107,52 @@ def test_a_mass_matrix_that_stays_regular_runs():
     assert sol.steps == 20
 
 
+def rotated_mass_system(ctx, d2):
+    """Four coordinates a, b, c, d; M = R diag(1, 1, 1, d2) R^T with R a product of plane
+    rotations (3/5, 4/5) mixing a-b, b-c, c-d: one dense 4 x 4 block, det M = d2."""
+    qs = sp.symbols("a b c d")
+    R = sp.eye(4)
+    for i in range(3):
+        G = sp.eye(4)
+        G[i, i] = G[i + 1, i + 1] = sp.Rational(3, 5)
+        G[i, i + 1], G[i + 1, i] = -sp.Rational(4, 5), sp.Rational(4, 5)
+        R = R * G
+    M = sp.simplify(R * sp.diag(1, 1, 1, d2(qs[3])) * R.T)
+    return LagrangianSystem("dense4", list(qs), M, (qs[0] ** 2 + qs[1] ** 2 + qs[2] ** 2) / 2,
+                            {}, ctx)
+
+
+@pytest.mark.parametrize("method", ["rk4", "simpson", "midpoint"])
+def test_a_dense_block_of_four_whose_determinant_touches_zero_is_seen(method):
+    """Every entry of the block moves with d and det M = d^2 only touches zero: the block
+    was tested for positive definiteness at the nodes only, and rk4, simpson and midpoint
+    ran through d = 0 (d = -12.1 after 20 RK4 steps)."""
+    ctx = mpvi.GMPContext(32)
+    S = rotated_mass_system(ctx, lambda d: d ** 2)
+    with pytest.raises(IntegrationError, match=r"d \(from the denominator d\*\*2 in det M "
+                       r"\(its block of a, b, c, d\)\) changed sign"):
+        solve(Problem(S, ["0", "0", "0", "1/2"], v0=["0", "0", "0", "-1"]), method, h="1/10",
+              n=20, check_stability=False)
+
+
+def test_a_dense_block_that_stays_regular_runs_and_larger_blocks_are_named():
+    """det M = 1 + d^2 cannot vanish: nothing guarded, the run goes on.  A moving block of
+    more than DETERMINANT_DOF coordinates is a warning naming it when the singularities are
+    found (its det is not factored: a 6 x 6 trigonometric block's has 1218 terms)."""
+    ctx = mpvi.GMPContext(32)
+    S = rotated_mass_system(ctx, lambda d: 1 + d ** 2)
+    sol = solve(Problem(S, ["0", "0", "0", "1/2"], v0=["0", "0", "0", "-1"]), "rk4", h="1/10",
+                n=20)
+    assert sol.steps == 20 and len(mpvi.model.singular.singularities(S)) == 0
+    n = mpvi.model.singular.DETERMINANT_DOF + 1
+    qs = sp.symbols(f"q0:{n}")
+    M = sp.Matrix(n, n, lambda i, j: 3 * n if i == j else sp.cos(qs[i] - qs[j]))
+    big = LagrangianSystem("dense6", list(qs), M, sum(x ** 2 for x in qs) / 2, {}, ctx)
+    with pytest.warns(mpvi.model.singular.UnguardedSingularityWarning,
+                      match=f"block of q0, .*, q{n - 1} \\({n} coordinates"):
+        mpvi.model.singular.singularities(big)
+
+
 # ----- a collision: a squared distance reaches zero without changing sign -------------------------
 
 def kepler(ctx, dim=2, centre=0):
@@ -177,3 +223,30 @@ def test_a_resolved_pericentre_passage_runs_with_the_resolution_check_on(method)
     sol = solve(Problem(kepler(ctx), [1, 0], p0=[0, "1/7"]), method, h="1/1000", n=1300)
     assert sol.steps == 1300
     assert min(abs(q[0]) + abs(q[1]) for q in sol.q) < ctx.num("0.012")
+
+
+# ----- a touching factor that is not quadratic: 1 - cos q ----------------------------------------
+
+@pytest.mark.parametrize("method", ["rk4", "simpson", "gbs", "mutze_variation",
+                                    "hermite_variational"])
+def test_a_touching_factor_that_is_not_quadratic_is_guarded_along_the_path(method):
+    """V = -1/(1 - cos q) attracts q into 0, where 1 - cos q touches zero without changing
+    sign (its interval is [0, 2]): the factor was dropped as one that cannot change sign and
+    every method ran through the collision."""
+    ctx = mpvi.GMPContext(32)
+    S = one_dof(lambda q: -1 / (1 - sp.cos(q)), ctx)
+    assert [str(f) for f in mpvi.model.singular.singularities(S).touching] == ["cos(q) - 1"]
+    with pytest.raises(IntegrationError, match=r"cos\(q\) - 1 \(from the denominator"):
+        solve(Problem(S, ["1/2"], v0=["-1"]), method, h="1/20", n=60, check_stability=False)
+
+
+@pytest.mark.parametrize("V", [lambda q: 1 / (1 - sp.cos(q)),
+                               lambda q: q ** 2 / 2 - sp.log(1 - sp.cos(q))], ids=["pole", "log"])
+def test_a_barrier_that_touches_zero_is_left_alone(V):
+    """Repelled by q = 0 (and 2 pi), the orbit turns before it (at q = 0.554 and 0.0789,
+    h = 1/200): every step runs, the guard refuses nothing."""
+    ctx = mpvi.GMPContext(32)
+    S = one_dof(V, ctx)
+    for method in ["rk4", "simpson"]:
+        sol = solve(Problem(S, ["1"], v0=["-3"]), method, h="1/20", n=60)
+        assert sol.steps == 60 and min(x[0] for x in sol.q) > ctx.num("0.05")   # turns at 0.079, 0.554

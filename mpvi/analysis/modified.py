@@ -110,7 +110,7 @@ from mpvi.model.first_order import FirstOrderSystem
 from mpvi.model.mechanics import TIME, LagrangianSystem
 from mpvi.methods.quadrature import _TAU
 from mpvi.methods import get_method
-from mpvi.methods.base import integer
+from mpvi.ground.checks import integer
 
 if TYPE_CHECKING:
     from mpvi.methods.quadrature import Quadrature

@@ -63,7 +63,8 @@ from mpvi.engines.kernels import step_check
 from mpvi.numbers.linalg import NotPositiveDefiniteError, SingularMatrixError
 from mpvi.numbers.newton import NewtonError, NewtonStats
 from mpvi.model.problem import Problem, posed_value
-from mpvi.methods.base import StabilityError, check_flag, check_step, get_method, integer
+from mpvi.ground.checks import check_flag, integer
+from mpvi.methods.base import StabilityError, check_step, get_method
 from mpvi.model.singular import SingularityCrossed, singularities
 from mpvi.drive.solution import EventRecord, Solution
 from mpvi.ground.precision import entry, entry_class
@@ -827,8 +828,9 @@ class _Run:
         eps, h, start = self.ctx.eps, self.h, f0
         for (ta, qa), (tb, qb) in zip(path, path[1:]):
             values = touch.chord_values(ta, tb, qa, qb)
+            chord2 = sum((a - b) ** 2 for a, b in zip(qa, qb))
             for i in range(m):
-                if touch.passes_zero(f0[i], values[m + i], values[i], eps):
+                if touch.reaches_zero(i, f0[i], values[m + i], values[i], chord2, eps):
                     raise IntegrationError(
                         f"{self.method.name}: step {j} at t = {_t(t)}: "
                         f"{touch.describe_touch(i, (f0[i], values[m + i], values[i]))}")
@@ -839,8 +841,9 @@ class _Run:
                                             (t_next, q1, y1, -1, f0, "end")):
             v = yy if self.state == "qv" else system.velocity(qq, yy, tt)
             values = touch.chord_values(tt, tt, qq, [a + sign * h * b for a, b in zip(qq, v)])
+            chord2 = h * h * sum(b * b for b in v)
             for i in range(m):
-                if touch.passes_zero(fa[i], values[m + i], values[i], eps):
+                if touch.reaches_zero(i, fa[i], values[m + i], values[i], chord2, eps):
                     raise IntegrationError(
                         f"{self.method.name}: step {j} at t = {_t(t)}: the velocity at the "
                         f"step's {where} heads through the zero of {touch.touching[i]} (from "

@@ -49,6 +49,8 @@ import re
 from typing import TYPE_CHECKING, Callable, Mapping
 
 import sympy as sp
+
+from mpvi.ground.checks import check_flag, integer
 from mpvi.ground.precision import entry
 
 if TYPE_CHECKING:
@@ -484,9 +486,20 @@ def parse_expression(text: str, names: Mapping[str, sympy.Basic] | None = None, 
         The text is not of the grammar (an unexpected character or token, an unknown name
         or function, a dunder name, a Python keyword, invalid arguments) or exceeds a
         limit; the message names ``what``, the cause and the place.
+    TypeError
+        A flag that is not True or False (``"no"`` is not False), a limit that is not a
+        non-negative integer.
     """
     if not isinstance(text, str):
         raise ExpressionError(what, f"expected text, got a {type(text).__name__}")
+    for flag, value in (("free_symbols", free_symbols), ("evaluate", evaluate), ("tuples", tuples)):
+        check_flag(value, f"parse_expression: {flag}")
+    for limit, value in (("max_length", max_length), ("max_depth", max_depth),
+                         ("max_digits", max_digits), ("max_exponent", max_exponent),
+                         ("max_bits", max_bits)):
+        if integer(value) is None or value < 0:
+            raise TypeError(f"parse_expression: {limit} must be a non-negative integer, "
+                            f"got {value!r}")
     if len(text) > max_length:
         raise ExpressionError(what, f"{len(text)} characters, more than the {max_length} "
                                     f"read")

@@ -38,12 +38,12 @@ of the method's order through the node values and the exact flow's derivatives).
 from __future__ import annotations
 
 import functools
-import operator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Mapping, NamedTuple
 
 import numpy as np
 
+from mpvi.ground.checks import check_flag, integer
 from mpvi.numbers.context import PrecisionError
 from mpvi.ground.precision import entry, entry_class
 
@@ -423,26 +423,6 @@ def get_method(name: str | Method) -> Method:
     except (KeyError, TypeError):
         raise ValueError(f"unknown method {name!r}; known methods: "
                          f"{', '.join(sorted(METHODS))}") from None
-
-
-def integer(value: object) -> int | None:
-    """``value`` as an int when it is an integer of any integer type -- int, a numpy
-    integer, a sympy Integer, a gmpy2 mpz: what has ``__index__`` --, else None (a bool, a
-    numpy bool, a float, a string are not integers)."""
-    if isinstance(value, (bool, np.bool_)):
-        return None
-    try:
-        return operator.index(value)            # type: ignore[arg-type]
-    except TypeError:
-        return None
-
-
-def check_flag(value: object, name: str) -> bool:
-    """A boolean option: True or False (a Python or numpy bool), else a TypeError naming
-    ``name`` (``"no"`` is a truthy string, not False; 0 and 1 are numbers)."""
-    if isinstance(value, (bool, np.bool_)):
-        return bool(value)
-    raise TypeError(f"{name} must be True or False, got {value!r}")
 
 
 def check_count(value: object, name: str, low: int, high: int, why: str) -> int:

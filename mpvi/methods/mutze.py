@@ -64,7 +64,8 @@ from mpvi.ground.expressions import as_expression
 from mpvi.model.mechanics import TIME
 from mpvi.numbers.newton import check_options, solve_info
 from mpvi.methods.quadrature import gauss_legendre, to_context
-from mpvi.methods.base import Method, StepResult, check_count, integer, register
+from mpvi.ground.checks import integer
+from mpvi.methods.base import Method, StepResult, check_count, register
 
 SOLVERS = ("newton", "explicit", "iterate")
 VARIANTS = ("damped", "simple")

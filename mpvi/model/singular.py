@@ -25,17 +25,21 @@ evaluates are compared with their signs at the initial point.
 * the determinant of each diagonal block of the mass matrix (L_vv; the connected components
   of its nonzero pattern, whose determinants multiply to det M) of up to
   :data:`DETERMINANT_DOF` degrees of freedom, in a system of any size (M = diag(1, 1, 1,
-  w^2): the factor w); a larger block with entries that move is tested for positive
+  w^2): the factor w; a dense 4 x 4 block R diag(1, 1, 1, d^2) R^T: the factor d), beyond
+  three by elimination over the polynomial ring of the block's atoms; a larger block with
+  entries that move is an :class:`UnguardedSingularityWarning` and is tested for positive
   definiteness at the nodes only;
 * each split into its irreducible factors over Q (``sympy.factor_list``), so that a
   factor of even power (``M = q^2``: the factor q) is seen changing sign;
-* minus the factors whose sign cannot change: an interval evaluation (mpmath's ``iv``,
-  sin and cos in [-1, 1], coordinates, velocities and time unbounded, parameters at their
-  values) that is >= 0 or <= 0 everywhere (``2 - cos(q1 - q2)^2``, ``1 + q^2``); a factor
-  quadratic in the coordinates is classified exactly instead (its Hessian H and minimum):
-  definite away from 0, dropped; changing sign, kept; semidefinite with minimum 0 (a
-  squared distance ``x^2 + y^2``, ``(x - 1)^2 + y^2``), a *touching* factor: it reaches
-  its zero without changing sign.
+* minus the factors that cannot reach zero: an interval evaluation (mpmath's ``iv``, sin
+  and cos in [-1, 1], coordinates, velocities and time unbounded, parameters at their
+  values) that excludes 0 (``2 - cos(q1 - q2)^2``, ``1 + q^2``); a factor quadratic in the
+  coordinates is classified exactly instead (its Hessian H and minimum): definite away
+  from 0, dropped; changing sign, kept; semidefinite with minimum 0 (a squared distance
+  ``x^2 + y^2``, ``(x - 1)^2 + y^2``), a *touching* factor: it reaches its zero without
+  changing sign.  So is a factor of the coordinates whose interval reaches 0 at one end
+  (``1 - cos q`` in [0, 2]) and whose Hessian's interval bounds ||H/2||; one without such
+  a bound (``q^4 + y^2``) or with velocities is kept for its sign only.
 
 :class:`Singularities` evaluates the factors (one generated function, compiled to MPFR
 with the rest) and compares signs; :func:`mpvi.solve` checks them at every node and at the
@@ -48,13 +52,19 @@ quadratic f -- must not reach 0 (to 16 eps), nor along the tangents q_j + s h v_
 q_j+1 - s h v_j+1 (a step that jumps over the zero and back).  A collision at a point
 (Kepler from rest) is seen so; a near miss that a step cannot resolve (an orbit of
 angular momentum 1e-12) is refused by the driver's resolution check there
-(``check_stability``).  Non-quadratic touching factors (``1 - cos q``) are not guarded.
+(``check_stability``).  For a touching factor that is not quadratic (``1 - cos q``) the
+parabola is not exact; there sqrt |f| is Lipschitz along a chord of length l with constant
+sqrt(||H/2||) l, and the chord must be covered by the cones of its three points
+(:meth:`Singularities.reaches_zero`): a step that comes within about a quarter of its
+length of the zero is refused.
 """
 from __future__ import annotations
 
+import warnings
 from typing import TYPE_CHECKING, Any, Sequence
 
 import sympy as sp
+from sympy.polys.matrices import DomainMatrix
 
 from mpvi.compiled import cbackend
 from mpvi.compiled.codegen import TIME, compile_exprs
@@ -73,9 +83,17 @@ class SingularityCrossed(ArithmeticError):
     step and the time)."""
 
 
-DETERMINANT_DOF = 3
+DETERMINANT_DOF = 5
 """The factors of det M (det L_vv) are guarded for each diagonal block of M (its connected
-components: det M is their product) of up to this many degrees of freedom."""
+components: det M is their product) of up to this many degrees of freedom; a larger block
+that moves is an :class:`UnguardedSingularityWarning` when the system's singularities are
+found."""
+
+
+class UnguardedSingularityWarning(UserWarning):
+    """A singularity of the system that :func:`singularities` cannot guard between nodes (a
+    block of the mass matrix beyond :data:`DETERMINANT_DOF` coordinates): runs go on, tested
+    at the nodes only."""
 
 _POLES = {sp.tan: sp.cos, sp.sec: sp.cos, sp.cot: sp.sin, sp.csc: sp.sin}
 _AT_ZERO = (sp.Ei, sp.Ci, sp.Chi, sp.expint, sp.bessely, sp.besselk)
@@ -140,6 +158,21 @@ def _singular_bases(expr) -> list:
     return out
 
 
+def _block_det(block):
+    """The determinant of a diagonal block of M: Berkowitz's, factored, up to three
+    coordinates; beyond, by elimination over the polynomial ring whose generators are the
+    block's symbols and non-polynomial atoms (``cos(q1 - q2)``, ``sqrt(q)``: a 5 x 5 block
+    of trigonometric entries in a tenth of a second, where sympy's EX domain takes 30 s)."""
+    if block.rows <= 3:
+        return sp.factor(block.det(method="berkowitz"))
+    atoms = block.atoms(sp.Function) | {p for p in block.atoms(sp.Pow)
+                                          if not (p.exp.is_Integer and p.exp > 0)}
+    atoms = sorted(atoms, key=sp.default_sort_key)
+    gens = [sp.Dummy(f"g{i}") for i in range(len(atoms))]
+    matrix = DomainMatrix.from_Matrix(block.xreplace(dict(zip(atoms, gens))))
+    return matrix.domain.to_sympy(matrix.det()).xreplace(dict(zip(gens, atoms)))
+
+
 def _factors(base):
     try:
         _, factors = sp.factor_list(base)
@@ -183,11 +216,32 @@ def _interval(e, env):
     return None
 
 
-def _can_change_sign(factor, env) -> bool:
+def _interval_kind(factor, env, coords):
+    """For a factor that is not quadratic: "sign" when its interval over all states (module
+    doc) can change sign or is not known, "never" when it excludes 0; ("touch", b, False)
+    when it reaches 0 at an end of its range (``1 - cos q`` in [0, 2]) and depends on the
+    coordinates only, b >= ||H/2|| everywhere (the interval of its Hessian); "sign" again
+    for such a factor whose curvature has no bound (``q^4 + y^2``) or that reads the
+    velocities or the time (kept at the points a step evaluates, not along its path)."""
+    from mpmath import inf
+    from mpmath.libmp import to_rational
     box = _interval(factor, env)
-    if box is None:
-        return True
-    return bool(box.a < 0 < box.b) or box.a != box.a
+    if box is None or box.a != box.a or box.a < 0 < box.b:
+        return "sign"
+    if box.a > 0 or box.b < 0:
+        return "never"
+    if factor.has(TIME) or not factor.free_symbols <= set(coords) | set(env):
+        return "sign"
+    bound = 0
+    for a in coords:
+        row = 0
+        for b in coords:
+            h = _interval(sp.diff(factor, a, b), env)
+            if h is None or h.a != h.a or not -inf < h.a <= h.b < inf:
+                return "sign"
+            row += max(abs(sp.Rational(*map(int, to_rational(end)))) for end in h._mpi_)
+        bound = max(bound, row)        # ||H|| <= its largest absolute row sum (symmetric)
+    return ("touch", bound / 2, False)
 
 
 def _quadratic_kind(factor, coords, params):
@@ -221,7 +275,7 @@ def _quadratic_kind(factor, coords, params):
     if low < 0:
         return "sign"
     half = H / 2                 # ||H/2||_2 <= its largest absolute row sum (symmetric)
-    return ("touch", max(sum(abs(x) for x in half.row(i)) for i in range(half.rows)))
+    return ("touch", max(sum(abs(x) for x in half.row(i)) for i in range(half.rows)), True)
 
 
 @entry_class
@@ -242,12 +296,20 @@ class Singularities:
         self.system = system
         self.factors = [f for f, _ in factors]
         self.origins = [w for _, w in factors]
-        self.touching = [f for f, _, _ in touching]
-        self.touching_origins = [w for _, w, _ in touching]
-        bound = max((b for _, _, b in touching), default=sp.Integer(0))   # ||H/2||, rational
-        self.touching_bound = system.ctx.num(str(bound))
-        """An upper bound of ||H/2|| over the touching factors: a factor f at q0 cannot
-        reach 0 within ``|q - q0| <= D`` while ``|f(q0)| > touching_bound D^2``."""
+        touching = [(*x, True)[:4] for x in touching]     # (factor, origin, bound, quadratic)
+        self.touching = [x[0] for x in touching]
+        self.touching_origins = [x[1] for x in touching]
+        ctx = system.ctx
+        bound = max((x[2] for x in touching), default=sp.Integer(0))   # ||H/2||, rational
+        self.touching_bound = ctx.num(str(bound))
+        """An upper bound of ||H/2|| over the touching factors: a factor f >= 0 at q0 cannot
+        reach 0 within ``|q - q0| <= D`` while ``|f(q0)| > touching_bound D^2`` (sqrt f is
+        Lipschitz with constant sqrt ||H/2||: exactly for a quadratic f, and for any f >= 0
+        since ``|grad f|^2 <= 2 ||H|| f``)."""
+        self.touching_roots = [None if x[3] else ctx.sqrt(ctx.num(str(x[2])))
+                               for x in touching]
+        """Per touching factor: None for a quadratic one (:meth:`passes_zero` is exact along
+        a chord), else sqrt of its ||H/2|| bound (:meth:`reaches_zero`)."""
         self._g = self._chord = None
         self._reach: dict = {}
         x = set(system.coords) | {TIME}
@@ -353,6 +415,23 @@ class Singularities:
             return False
         return f0 - b * b / (4 * a) <= 16 * eps * (abs(f0) + abs(fm) + abs(f1))
 
+    @sticky
+    def reaches_zero(self, i: int, f0: Real, fm: Real, f1: Real, chord2: Real, eps: Real) -> bool:
+        """Whether touching factor ``i`` can reach zero along a chord of squared length
+        ``chord2``, given its values at the ends and midpoint: :meth:`passes_zero` (exact) for
+        a quadratic factor; for another (``1 - cos q``), sqrt |f| is Lipschitz along the chord
+        with constant c = sqrt(||H/2|| chord2), so the chord is clear when the three points'
+        cones cover it, sqrt|f0| + sqrt|fm| > c/2 and sqrt|fm| + sqrt|f1| > c/2 (with 16 eps to
+        spare); else it may pass through the zero and is refused (it comes within about a
+        quarter of its length of it, which the step does not resolve)."""
+        root = self.touching_roots[i]
+        if root is None:
+            return self.passes_zero(f0, fm, f1, eps)
+        sqrt = self.system.ctx.sqrt
+        half = root * sqrt(chord2) * (1 + 16 * eps) / 2
+        rm = sqrt(abs(fm))
+        return not (sqrt(abs(f0)) + rm > half and rm + sqrt(abs(f1)) > half)
+
     @staticmethod
     @sticky                     # comparisons only, after every step: no entry-point wrapper
     def signs(values: Sequence[Real]) -> list[int]:
@@ -417,12 +496,20 @@ def _singular_factors(system, values):
         name = "det M" if system.mass_expr is not None else "det L_vv"
         for block in mass.connected_components():     # det M: the product of the blocks'
             sub = mass.extract(block, block)
-            if len(block) <= DETERMINANT_DOF and sub.free_symbols & moving:
-                det = sp.factor(sub.det(method="berkowitz"))
-                # a factor of a block's det is det M's: named so up to DETERMINANT_DOF
-                # degrees of freedom (as before blocks), by its block beyond
-                exprs.append((1 / det, name if system.dof <= DETERMINANT_DOF else
-                              f"{name} (its block of {', '.join(str(q[i]) for i in block)})"))
+            if not sub.free_symbols & moving:
+                continue
+            coords = ", ".join(str(q[i]) for i in block)
+            if len(block) > DETERMINANT_DOF:
+                warnings.warn(UnguardedSingularityWarning(
+                    f"{system.name}: the mass matrix's block of {coords} ({len(block)} "
+                    f"coordinates, more than {DETERMINANT_DOF}) is tested for positive "
+                    "definiteness at the nodes only: a determinant that reaches zero between "
+                    "two nodes is not seen"), stacklevel=2)
+                continue
+            # a factor of a block's det is det M's: named so up to three degrees of
+            # freedom (as before blocks), by its block beyond
+            exprs.append((1 / _block_det(sub), name if system.dof <= 3 else
+                          f"{name} (its block of {coords})"))
     from mpmath import iv
     env = {s: iv.mpf(x) for s, x in zip(system.param_symbols, values)}  # intervals around them
     exact = {s: sp.Rational(x) for s, x in zip(system.param_symbols, values)}
@@ -435,11 +522,11 @@ def _singular_factors(system, values):
                 seen.add(f)
                 kind = _quadratic_kind(f, q, exact)
                 if kind is None:
-                    kind = "sign" if _can_change_sign(f, env) else "never"
+                    kind = _interval_kind(f, env, q)
                 if kind == "sign":
                     found.append((f, f"{what} in {where}"))
                 elif kind != "never":
-                    touching.append((f, f"{what} in {where}", kind[1]))
+                    touching.append((f, f"{what} in {where}", *kind[1:]))
     return found, touching
 
 

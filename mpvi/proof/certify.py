@@ -121,7 +121,7 @@ from mpvi.numbers.newton import tolerance
 from mpvi.ground.precision import entry, entry_class
 from mpvi.model.problem import posed_text, posed_value
 from mpvi.methods import get_method
-from mpvi.methods.base import check_flag, integer
+from mpvi.ground.checks import check_flag, integer
 
 if TYPE_CHECKING:
     from mpvi.model.mechanics import LagrangianSystem

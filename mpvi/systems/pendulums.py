@@ -29,7 +29,7 @@ import sympy as sp
 from mpvi.model.mechanics import LagrangianSystem
 from mpvi.model.problem import Problem
 from mpvi.ground.precision import entry
-from mpvi.methods.base import check_flag
+from mpvi.ground.checks import check_flag
 
 if TYPE_CHECKING:
     import sympy
