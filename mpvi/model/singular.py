@@ -53,7 +53,7 @@ q_j+1 - s h v_j+1 (a step that jumps over the zero and back).  A collision at a 
 (Kepler from rest) is seen so; a near miss that a step cannot resolve (an orbit of
 angular momentum 1e-12) is refused by the driver's resolution check there
 (``check_stability``).  For a touching factor that is not quadratic (``1 - cos q``) the
-parabola is not exact; there sqrt |f| is Lipschitz along a chord of length l with constant
+parabola is not exact; there ``sqrt(abs(f))`` is Lipschitz along a chord of length l with constant
 sqrt(||H/2||) l, and the chord must be covered by the cones of its three points
 (:meth:`Singularities.reaches_zero`): a step that comes within about a quarter of its
 length of the zero is refused.
@@ -419,11 +419,12 @@ class Singularities:
     def reaches_zero(self, i: int, f0: Real, fm: Real, f1: Real, chord2: Real, eps: Real) -> bool:
         """Whether touching factor ``i`` can reach zero along a chord of squared length
         ``chord2``, given its values at the ends and midpoint: :meth:`passes_zero` (exact) for
-        a quadratic factor; for another (``1 - cos q``), sqrt |f| is Lipschitz along the chord
-        with constant c = sqrt(||H/2|| chord2), so the chord is clear when the three points'
-        cones cover it, sqrt|f0| + sqrt|fm| > c/2 and sqrt|fm| + sqrt|f1| > c/2 (with 16 eps to
-        spare); else it may pass through the zero and is refused (it comes within about a
-        quarter of its length of it, which the step does not resolve)."""
+        a quadratic factor; for another (``1 - cos q``), ``sqrt(abs(f))`` is Lipschitz along
+        the chord with constant c = sqrt(||H/2|| chord2), so the chord is clear when the three
+        points' cones cover it, ``sqrt(abs(f0)) + sqrt(abs(fm)) > c/2`` and ``sqrt(abs(fm)) +
+        sqrt(abs(f1)) > c/2`` (with 16 eps to spare); else it may pass through the zero and is
+        refused (it comes within about a quarter of its length of it, which the step does not
+        resolve)."""
         root = self.touching_roots[i]
         if root is None:
             return self.passes_zero(f0, fm, f1, eps)
