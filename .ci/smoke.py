@@ -7,9 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-import sympy as sp
-
-import mpvi
+import mpvi                     # first: a broken install fails here, naming mpvi
+import sympy as sp              # one of mpvi's dependencies
 
 where = Path(mpvi.__file__).resolve()
 assert where.is_relative_to(Path(sys.prefix).resolve()), f"mpvi imported from {where}"
