@@ -5,7 +5,8 @@ and used outside the repository.
   nothing imports a top-level package ``reproductions`` (a generic name a user's own
   package may have), a sub-package per paper folder, and ``python
   reproductions/<paper>/<id>.py`` still runs.
-* ``python -m build`` makes the sdist and, from it, the wheel; the wheel goes into a clean
+* ``python -m build`` makes the sdist and, from it, the wheel; both carry LICENSE, the
+  wheel's metadata the classifiers, project URLs and extras; the wheel goes into a clean
   virtual environment (its dependencies from the package registry), where the README's
   library block prints what its comments say and ``mpvi list/run/diff`` work from a
   directory outside the repository, with the data files (published values, errata, run
@@ -98,6 +99,32 @@ def test_the_sdist_holds_the_tests_and_the_scripts_data(dist):
             "reproductions/__init__.py", "reproductions/ERRATA.md", SCRIPT} <= names
     assert {f"reproductions/axioms2024/{name}" for name in DATA} <= names
     assert any(re.fullmatch(r"reproductions/axioms2024/published/.+\.csv", n) for n in names)
+    assert {"LICENSE", "constraints/dev.txt", "tox.ini"} <= names
+
+
+def test_the_wheel_carries_the_license_classifiers_and_project_urls(dist):
+    """The metadata a package index shows: the license file and expression (PEP 639), the
+    classifiers, the project URLs and the extras, each as pyproject.toml declares it."""
+    _, wheel = dist
+    with zipfile.ZipFile(wheel) as z:
+        names = set(z.namelist())
+        (metadata,) = [n for n in names if n.endswith(".dist-info/METADATA")]
+        info = metadata.rsplit("/", 1)[0]
+        assert z.read(f"{info}/licenses/LICENSE") == (ROOT / "LICENSE").read_bytes()
+        head = z.read(metadata).decode().split("\n\n", 1)[0]
+    fields = {}
+    for line in head.splitlines():
+        key, _, value = line.partition(": ")
+        fields.setdefault(key, []).append(value)
+    assert fields["License-Expression"] == ["MIT"] and fields["License-File"] == ["LICENSE"]
+    assert fields["Requires-Python"] == [">=3.10"]
+    assert {f"Programming Language :: Python :: 3.{m}" for m in (10, 11, 12, 13)} <= \
+        set(fields["Classifier"])
+    assert "Intended Audience :: Science/Research" in fields["Classifier"]
+    urls = dict(u.split(", ", 1) for u in fields["Project-URL"])
+    assert set(urls) == {"Homepage", "Documentation", "Source", "Issues"}
+    assert all(u.startswith("https://github.com/mpvi-project/mpvi") for u in urls.values())
+    assert sorted(fields["Provides-Extra"]) == ["bench", "dask", "docs", "test"]
 
 
 def test_the_wheel_installs_mpvi_and_mpvi_papers_with_their_data(dist):

@@ -51,12 +51,12 @@ if TYPE_CHECKING:
 
     from mpvi.ground.types import Array, Matrix, Number, NumberLike, Real, Vector
 
-try:                                    # optional: the fast context (extra "fast")
+try:                                    # the fast context: a dependency of mpvi
     import gmpy2
     _mpfr_type = type(gmpy2.mpfr(0))
     _mpc_type = type(gmpy2.mpc(0))
     _GMP_REAL = (_mpfr_type,)
-except ImportError:                     # pragma: no cover - gmpy2 is in the test extras
+except ImportError:                     # pragma: no cover - gmpy2 is a dependency
     gmpy2 = None
     _mpfr_type = _mpc_type = _GMP_REAL = ()
 
@@ -1369,8 +1369,8 @@ class GMPContext(MPContext):
 
     def __init__(self, dps: int = 64):
         if gmpy2 is None:
-            raise ImportError("the gmp context needs gmpy2: pip install gmpy2 (mpvi's extra "
-                              "'fast': pip install -e '.[fast]')")
+            raise ImportError("the gmp context needs gmpy2, a dependency of mpvi: "
+                              "pip install gmpy2 (or reinstall mpvi)")
         dps = check_dps(dps)
         self._m = _PrivateMath()                # the delegate for special functions
         self._m.dps = dps

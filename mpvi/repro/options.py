@@ -33,6 +33,16 @@ def open_cache(args):
         return None
 
 
+def add_note(exc, note):
+    """Add ``note`` to ``exc`` as ``BaseException.add_note`` does (Python 3.11+); on Python
+    3.10, which has no ``add_note``, the same ``__notes__`` list, which :func:`one_line`
+    reads."""
+    if sys.version_info >= (3, 11):
+        exc.add_note(note)
+    else:
+        exc.__notes__ = [*getattr(exc, "__notes__", []), note]
+
+
 def one_line(exc):
     """An exception's message and its notes (``add_note``) on one line."""
     text = " ".join([str(exc), *getattr(exc, "__notes__", [])])

@@ -25,7 +25,7 @@ from mpvi.numbers.context import get_context
 from mpvi.repro import digits as _digits
 from mpvi.repro.declare import (DEFAULT_CONTEXT, NOT_DECLARED, Refused, all_reproductions,
                                 default_out_dir, output_paths, unknown_id)
-from mpvi.repro.options import add_run_options, one_line, open_cache
+from mpvi.repro.options import add_note, add_run_options, one_line, open_cache
 from mpvi.repro.records import (Rendered, carried_note, json_data, old_tables,
                                 output_differences, read_records, record_context,
                                 recorded_parameters, shown, write_outputs)
@@ -90,8 +90,8 @@ def _compute(rep, ctx, params, quick, stream, cache, label=""):
     except Exception as exc:                 # name the cache if compute used values from it
         cached = [s["cache_file"] for s in run.studies if s["from_cache"]]
         if cached:
-            exc.add_note(f"({rep.id} used {len(cached)} study result(s) read from the cache, "
-                         f"e.g. {cached[0]}; --no-cache recomputes them)")
+            add_note(exc, f"({rep.id} used {len(cached)} study result(s) read from the "
+                          f"cache, e.g. {cached[0]}; --no-cache recomputes them)")
         raise
     return run, out, time.perf_counter() - t0
 
