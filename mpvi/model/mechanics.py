@@ -999,6 +999,26 @@ class LagrangianSystem:
 
     energy = hamiltonian
 
+    def energy_obstacle(self) -> str | None:
+        """Tell why the energy H = p^T v - L is not conserved along the motion, or None.
+
+        The one rule of which systems have an energy (:meth:`mpvi.Solution.energy_drift`):
+        an autonomous Lagrangian (no :data:`TIME` in L) and no force.  A force (damping, a
+        drive) or a time-dependent L exchanges energy with the outside.
+
+        Returns
+        -------
+        str or None
+            The reason, naming the system, or None when H is a constant of the motion.
+        """
+        if self.has_force:
+            return (f"{self.name} has a generalized force F(t, q, v), which does work: its "
+                    "energy H = p.v - L is not conserved")
+        if self.time_dependent:
+            return (f"{self.name} has a Lagrangian that depends on the time t: its energy "
+                    "H = p.v - L is not conserved")
+        return None
+
     def hamiltonian_rhs(self, q: VectorLike, p: VectorLike,
                         t: NumberLike | None = None) -> tuple[Array, ...]:
         """Evaluate Hamilton's equations: (q', p') = (v, dL/dq + F) at v = velocity(q, p).
