@@ -307,4 +307,4 @@ taylor = register(Method(
     symplectic=False, implicit=False, params={"degree": None, "tol": "eps"},
     reference="Jorba & Zou, Exp. Math. 14 (2005) 99-117 (Taylor series by automatic "
               "differentiation, adaptive step and order)", prepare=prepare, doc=__doc__,
-    declaration=_declaration))
+    declaration=_declaration, order_parameter=("degree", 1, MAX_DEGREE)))
