@@ -122,3 +122,114 @@ def test_energy_drift_of_a_first_order_system_says_why():
     sol = mpvi.solve(mpvi.Problem(F, ["1", "0"]), "rk4", h="1/10", n=5)
     with pytest.raises(ValueError, match="first-order system"):
         sol.energy_drift()
+
+
+# ----- 2. order= chooses the family member ------------------------------------------------
+
+def _pendulum(dps=30):
+    ctx = mpvi.GMPContext(dps)
+    S = mpvi.Lagrangian(vx**2 / 2 + sp.cos(x), [x], [vx], ctx=ctx, name="pendulum")
+    return mpvi.Problem(S, ["1/2"], v0=["0"], t1=1)
+
+
+@pytest.mark.parametrize("method, order, member", [
+    ("lobatto", 6, {"points": 4}), ("lobatto", 10, {"points": 6}), ("gauss", 6, {"points": 3}),
+    ("hermite_variational", 4, {"hermite_n": 3}), ("hermite_galerkin", 8, {"hermite_n": 3}),
+    ("gbs", 12, {"levels": 6}), ("taylor", 20, {"degree": 20}),
+])
+def test_order_chooses_the_family_member(method, order, member):
+    m = mpvi.get_method(method)
+    params = m.parameters_for_order(order)
+    assert {k: params[k] for k in member} == member and m.order_for(**params) == order
+    extra = {"tol": None} if method == "taylor" else {}
+    sol = mpvi.solve(_pendulum(), method, h="1/4", order=order, **extra)
+    assert {k: sol.params[k] for k in member} == member
+
+
+def test_order_a_family_cannot_give_lists_the_orders_it_can():
+    with pytest.raises(ValueError, match=r"no order 5: its orders are 2, 4, \.\.\., 46 \(points "
+                                         r"from 2 to 24\)"):
+        mpvi.solve(_pendulum(), "lobatto", h="1/4", order=5)
+    with pytest.raises(ValueError, match=r"its orders are 4, 8, \.\.\., 28"):
+        mpvi.solve(_pendulum(), "hermite_galerkin", h="1/4", order=6)
+    with pytest.raises(ValueError, match="order must be a positive integer"):
+        mpvi.solve(_pendulum(), "lobatto", h="1/4", order="6")
+
+
+def test_order_and_a_contradicting_member_parameter_is_an_error():
+    with pytest.raises(ValueError, match=r"points=3 gives order 4, not order=6"):
+        mpvi.solve(_pendulum(), "lobatto", h="1/4", order=6, points=3)
+    sol = mpvi.solve(_pendulum(), "lobatto", h="1/4", order=6, points=4)     # agrees
+    assert sol.params["points"] == 4
+
+
+def test_a_fixed_method_accepts_its_own_order_only():
+    assert mpvi.solve(_pendulum(), "simpson", h="1/4", order=4).method == "simpson"
+    with pytest.raises(ValueError, match=r"'simpson' is of order 4, not order=6; methods that "
+                                         r"give order 6: .*lobatto"):
+        mpvi.solve(_pendulum(), "simpson", h="1/4", order=6)
+    with pytest.raises(ValueError, match="'newmark_family' is of order 1, not order=2"):
+        mpvi.solve(_pendulum(), "newmark_family", h="1/4", order=2, gamma="3/4")
+
+
+# ----- 4. the step from a tolerance ---------------------------------------------------------
+
+@pytest.mark.parametrize("method, params, tol", [
+    ("lobatto", {"order": 6}, "1e-14"), ("simpson", {}, "1e-10"), ("rk4", {}, "1e-10"),
+    ("midpoint", {}, "1e-7"), ("hermite_galerkin", {}, "1e-12"),
+])
+def test_tol_chooses_a_constant_whole_step_that_meets_it(method, params, tol):
+    P = _pendulum()
+    ctx = P.ctx
+    sol = mpvi.solve(P, method, tol=tol, **params)
+    st = sol.stats["tolerance"]
+    N = st["steps"]
+    assert sol.steps == N and sol.posed["h"] == Fraction(1, N) and st["h"] == sol.h
+    assert len(sol.t) == N + 1 and st["error_estimate"] <= ctx.num(tol)
+    # the true error, against a run four times finer, is within tol (the scale is ~1)
+    ref = mpvi.solve(P, method, h=Fraction(1, 4 * N), saveat=4, **params)
+    ctx.activate()
+    err = max(abs(a - b) for r, s in zip(ref.q, sol.q) for a, b in zip(r, s))
+    assert err <= ctx.num(tol)
+    # not wastefully many: half the steps would miss tol by the method's order
+    assert err * 2 ** st["order"] > ctx.num(tol) / 8
+
+
+def test_tol_keeps_a_symplectic_method_symplectic_and_the_users_options():
+    P = _pendulum()
+    sol = mpvi.solve(P, "lobatto", order=6, tol="1e-16", saveat=["1/3", "1"])
+    assert len(sol.t) == 2 and sol.stats["tolerance"]["runs"] >= 3
+    assert mpvi.get_method("lobatto").symplectic_for(**sol.params)
+    assert sol.t[1] == P.ctx.one
+
+
+def test_tol_bad_input_names_the_remedy():
+    P = _pendulum()
+    with pytest.raises(ValueError, match="without h or n"):
+        mpvi.solve(P, "simpson", tol="1e-8", h="1/10")
+    with pytest.raises(ValueError, match="more digits"):
+        mpvi.solve(P, "simpson", tol="1e-40")
+    with pytest.raises(ValueError, match="between 0 and 1"):
+        mpvi.solve(P, "simpson", tol="2")
+    with pytest.raises(ValueError, match="give t1"):
+        mpvi.solve(mpvi.Problem(P.system, ["1/2"], v0=["0"]), "simpson", tol="1e-8")
+
+
+def test_no_step_names_both_remedies_and_n_over_the_span_gives_h():
+    P = _pendulum()
+    with pytest.raises(TypeError, match=r"step size h, or tol=\.\.\."):
+        mpvi.solve(mpvi.Problem(P.system, ["1/2"], v0=["0"]), "lobatto", t1=10, points=4)
+    sol = mpvi.solve(P, "simpson", n=8)
+    assert sol.posed["h"] == Fraction(1, 8) and sol.steps == 8
+    with pytest.raises(TypeError, match="tol is its own"):
+        mpvi.solve(P, "taylor", tol=None, t1=1)
+
+
+def test_taylors_refusal_of_a_fixed_degree_names_tol_none_and_its_tol_is_unchanged():
+    P = _pendulum()
+    with pytest.raises(ValueError, match=r"tol=None for one fixed step of degree 6"):
+        mpvi.solve(P, "taylor", h="1/10", degree=6)
+    fixed = mpvi.solve(P, "taylor", h="1/10", degree=6, tol=None)
+    assert fixed.stats["substeps"] == 10
+    adaptive = mpvi.solve(P, "taylor", h="1/2", tol="1e-20")
+    assert adaptive.params["tol"] == "1e-20" and "tolerance" not in adaptive.stats

@@ -755,6 +755,10 @@ def _plan(problem, method, h, n, t1, saveat, events, callback, newton, progress,
         raise ValueError(f"method {m.name!r} integrates mechanical systems; {problem.name!r} is a "
                          "first-order system (use rk4, gbs or rk2)")
     if h is None:
+        if "tol" in m.params:
+            raise TypeError(f"solve needs the step size h: {m.name}'s tol is its own (the "
+                            "tolerance of its adaptive substeps), it does not choose h; or "
+                            "give n=... steps over (t0, t1)")
         raise TypeError("solve needs the step size h, or tol=... to choose it from the "
                         "method's order and an error estimate (solve(problem, method, "
                         "tol='1e-20', t1=...)); or n=... steps over (t0, t1)")
