@@ -233,3 +233,21 @@ def test_taylors_refusal_of_a_fixed_degree_names_tol_none_and_its_tol_is_unchang
     assert fixed.stats["substeps"] == 10
     adaptive = mpvi.solve(P, "taylor", h="1/2", tol="1e-20")
     assert adaptive.params["tol"] == "1e-20" and "tolerance" not in adaptive.stats
+
+
+# ----- 5. the newcomer's script, as printed in docs/guide/library.md -------------------------
+
+def test_the_first_hour_script_runs_as_printed(tmp_path, monkeypatch, capsys):
+    text = (ROOT / "docs" / "guide" / "library.md").read_text(encoding="utf-8")
+    section = text[text.index("## The first hour"):text.index("## The library in detail")]
+    code = re.search(r"^```\{code-block\} python\n(.*?)^```", section, re.S | re.M).group(1)
+    printed = re.search(r"^```text\n(.*?)^```", section, re.S | re.M).group(1)
+    lines = [line for line in code.splitlines() if line.strip() and not line.startswith("#")]
+    assert len(lines) <= 12
+    for words in ("mpvi.Lagrangian(", "order=", "tol=\"1e-40\"", "energy_drift()", ".save(",
+                  "load_solution(", "certify=True", "min_digits"):
+        assert words in code
+    monkeypatch.chdir(tmp_path)
+    exec(compile(code, "library.md: the first hour", "exec"), {"__name__": "first_hour"})
+    assert capsys.readouterr().out == printed
+    assert (tmp_path / "henon-heiles.json").exists()
