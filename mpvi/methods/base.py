@@ -257,8 +257,10 @@ class Method:
         return self.order(self.parameters(**params)) if callable(self.order) else self.order
 
     def orders(self, **params: object) -> list[int]:
-        """Return the orders the method gives: every member of a family
-        (:attr:`order_parameter`), else its one order for these parameters.
+        """Return the orders the method gives, ascending.
+
+        Every member's of a family (:attr:`order_parameter`), else its one order for
+        these parameters.
 
         Parameters
         ----------
