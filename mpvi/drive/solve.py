@@ -513,9 +513,12 @@ def solve(problem: Problem, method: str | Method, *, h: NumberLike | None = None
         below the resolution of the time (t0 + h == t0), an
         unknown method or method parameter, a ``saveat`` time outside the interval, a
         mechanical method for a first-order system, ``newton`` options for an explicit
-        method, ``max_growth`` not above 1, an event returning nan.
+        method, ``max_growth`` not above 1, an event returning nan; an ``order`` the
+        method cannot give (listing those it can) or that its member parameter
+        contradicts; ``tol`` outside (0, 1), within 100 eps of the rounding, given with
+        ``h`` or ``n``, without a final time, or not reached in :data:`TOL_ROUNDS` rounds.
     TypeError
-        Not a :class:`mpvi.Problem`, no ``h``, a ``saveat``, event, callback or progress
+        Not a :class:`mpvi.Problem`, no ``h`` (nor ``tol`` or ``n``), a ``saveat``, event, callback or progress
         of the wrong type, an event returning something that is not a number.
     PrecisionError
         A number (h, t1, saveat times, max_growth) that would cap the precision.
@@ -695,9 +698,16 @@ def _solve_to_tolerance(problem, m, tol, t1, params, options):
     reuse = options["saveat"] is None and not options["events"] and options["callback"] is None
     coarse = _pilot_count(problem, m, params, t_end)
     target, pilot, runs = tol / 2, coarse, 0
-    for _ in range(TOL_ROUNDS):
-        fine, estimate = _doubling(problem, m, t_end, posed_end, coarse, params, options, reuse)
-        runs += 2
+    for round_ in range(TOL_ROUNDS):
+        try:
+            fine, estimate = _doubling(problem, m, t_end, posed_end, coarse, params, options,
+                                       reuse)
+        except (NewtonError, IntegrationError):
+            if coarse > pilot or round_ + 1 == TOL_ROUNDS:    # not the pilot's: it fails
+                raise
+            coarse, pilot = 2 * coarse, 2 * pilot      # the pilot's step was too coarse
+            continue
+        runs, at = runs + 2, 2 * coarse
         if estimate <= tol:
             break
         ratio = ctx.exp(ctx.log(estimate / target) / p)
@@ -708,7 +718,7 @@ def _solve_to_tolerance(problem, m, tol, t1, params, options):
     else:
         raise ValueError(
             f"solve: {m.name} did not reach tol = {ctx.to_str(tol, 5)} in {TOL_ROUNDS} rounds "
-            f"of step doubling (the estimate at {2 * coarse} steps: "
+            f"of step doubling (the estimate at {at} steps: "
             f"{ctx.to_str(estimate, 5)}); the run's rounding ({ctx.dps} digits) or a solution "
             "that is not smooth may decide it: take a larger tol or more digits")
     if not reuse:
