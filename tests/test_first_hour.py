@@ -251,3 +251,18 @@ def test_the_first_hour_script_runs_as_printed(tmp_path, monkeypatch, capsys):
     exec(compile(code, "library.md: the first hour", "exec"), {"__name__": "first_hour"})
     assert capsys.readouterr().out == printed
     assert (tmp_path / "henon-heiles.json").exists()
+
+
+def test_tol_on_a_first_order_system_and_exact_symbolic_times():
+    ctx = mpvi.GMPContext(40)
+    F = mpvi.FirstOrderSystem.from_expressions("osc", ["a", "b"], ["b", "-a"], ctx)
+    sol = mpvi.solve(mpvi.Problem(F, ["1", "0"], t1=3), "rk4", tol="1e-12")
+    ctx.activate()
+    assert abs(sol.q[-1][0] - ctx.cos(ctx.num(3))) <= ctx.num("1e-12")
+    P = _pendulum(40).replace(t0=1, t1=sp.pi)            # h = (pi - 1)/N, exact
+    sol = mpvi.solve(P, "gauss", order=4, tol="1e-12")
+    N = sol.stats["tolerance"]["steps"]
+    assert sp.simplify(sol.posed["h"] - (sp.pi - 1) / N) == 0
+    assert sol.t[-1] == ctx.pi
+    back = mpvi.solve(P.replace(t0="1/2", t1="-3/2"), "simpson", tol="1e-10")  # backwards
+    assert back.h < 0 and back.t[-1] == ctx.num("-1.5")
