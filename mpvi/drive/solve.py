@@ -540,6 +540,7 @@ def solve(problem: Problem, method: str | Method, *, h: NumberLike | None = None
     """
     certify = check_flag(certify, "solve: certify")
     check_stability = check_flag(check_stability, "solve: check_stability")
+    _check_problem(problem)
     m = get_method(method)
     tol = method_params.pop("tol", None) if "tol" not in m.params else None
     if order is not None:
@@ -553,7 +554,7 @@ def solve(problem: Problem, method: str | Method, *, h: NumberLike | None = None
         solution = _solve_to_tolerance(problem, m, tol, t1, method_params, options)
     else:
         if h is None and n is not None:
-            h, t1 = _step_of_count(problem, n, t1, m), None
+            h, t1 = _step_of_count(problem, n, t1), None
         solution = _run_once(problem, m, h, n, t1, method_params, options)
     if certify:
         from mpvi.proof.certify import certify as prove
@@ -563,6 +564,12 @@ def solve(problem: Problem, method: str | Method, *, h: NumberLike | None = None
             exc.solution = solution           # type: ignore[attr-defined]
             raise
     return solution
+
+
+def _check_problem(problem):
+    if not isinstance(problem, Problem):
+        raise TypeError(f"solve takes an mpvi.Problem, got {type(problem).__name__} (build one "
+                        "with mpvi.Problem(system, q0, p0=... or v0=...))")
 
 
 def _run_once(problem, m, h, n, t1, method_params, options):
@@ -595,7 +602,7 @@ def _span_end(problem, t1):
     if problem.t1 is None:
         raise ValueError("a step chosen from tol or from n needs the span: give t1 (or "
                          "Problem(..., t1=...))")
-    return problem.t1, problem.posed.get("t1")
+    return problem.t1, (getattr(problem, "posed", None) or {}).get("t1")
 
 
 def _exact(value):
@@ -614,13 +621,13 @@ def _exact(value):
 def _step_over(problem, t_end, posed_end, count):
     """h = (t_end - t0)/count, exact (a Fraction or sympy number) where t0 and t_end were
     posed exactly, else a context number."""
-    a, b = _exact(problem.posed.get("t0")), _exact(posed_end)
+    a, b = _exact((getattr(problem, "posed", None) or {}).get("t0")), _exact(posed_end)
     if a is not None and b is not None:
         return (b - a) / count
     return (t_end - problem.t0) / count
 
 
-def _step_of_count(problem, n, t1, m):
+def _step_of_count(problem, n, t1):
     """``solve(problem, method, n=N)`` without h: h = (t1 - t0)/N."""
     count = integer(n)
     if count is None or count < 1:
@@ -688,8 +695,6 @@ def _doubling(problem, m, t_end, posed_end, coarse_steps, params, options, reuse
 
 def _solve_to_tolerance(problem, m, tol, t1, params, options):
     """:func:`solve` with the step chosen from ``tol`` (the docstring of :func:`solve`)."""
-    if not isinstance(problem, Problem):
-        raise TypeError(f"solve takes an mpvi.Problem, got {type(problem).__name__}")
     ctx = problem.ctx
     tol = _tolerance(tol, ctx)
     params = m.parameters(**params)
@@ -755,9 +760,7 @@ def _plan(problem, method, h, n, t1, saveat, events, callback, newton, progress,
     """The arguments of :func:`solve` checked, in the order of its documented errors: the
     method, the step (validated here, once), the step count, the options, the resolution,
     the saved points and the memory they need, the events and callbacks."""
-    if not isinstance(problem, Problem):
-        raise TypeError(f"solve takes an mpvi.Problem, got {type(problem).__name__} (build one "
-                        "with mpvi.Problem(system, q0, p0=... or v0=...))")
+    _check_problem(problem)
     m = get_method(method)
     params = m.parameters(**method_params)
     ctx = problem.ctx
