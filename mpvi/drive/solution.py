@@ -198,7 +198,9 @@ class Solution:
         Steps taken.
     stats : dict
         Wall time, steps, Newton statistics (solves, mean/max/min iterations, largest
-        final residual).
+        final residual); for a step chosen from a tolerance (``solve(..., tol=...)``),
+        ``tolerance``: the tolerance, the order, the steps N, the step h, the error
+        estimate, the first run's steps and the runs taken.
     events : list of EventRecord
         The events located (time, state, direction).
     stopped : str or None

@@ -250,7 +250,8 @@ class LagrangianSystem:
         ValueError
             As the constructor; also a number of velocity symbols other than n.
         TypeError
-            A force that is neither a callable nor a sequence or matrix of expressions.
+            A force that is neither a callable nor a sequence or matrix of expressions; a
+            Lagrangian that is not one scalar expression (a matrix, a relation).
         PrecisionError
             A float literal in L or F in an mp context.
         """
