@@ -10,7 +10,7 @@ A high-precision study in five lines::
 
 The public surface: number contexts (:class:`GMPContext` -- fast, MPFR --,
 :class:`MPContext` -- the mpmath reference --, :class:`FPContext` -- float64), systems
-(:class:`LagrangianSystem`, :class:`LinearSystem`, :class:`FirstOrderSystem`), the problem
+(:func:`Lagrangian`, :class:`LagrangianSystem`, :class:`LinearSystem`, :class:`FirstOrderSystem`), the problem
 (:class:`Problem`), the driver (:func:`solve`) and its result (:class:`Solution`,
 :func:`load_solution`), the method registry (:data:`METHODS`, :class:`Method`,
 :func:`register`, :func:`get_method`), analysis functions, backward error analysis
@@ -37,7 +37,7 @@ _WHERE = {
     "GMPContext": "numbers.context", "MPContext": "numbers.context", "FPContext": "numbers.context",
     "mp": "numbers.context", "fp": "numbers.context", "get_context": "numbers.context", "ArbContext": "numbers.arb",
     # systems and problems
-    "LagrangianSystem": "model.mechanics", "LinearSystem": "systems.linear",
+    "LagrangianSystem": "model.mechanics", "Lagrangian": "model.mechanics", "LinearSystem": "systems.linear",
     "FirstOrderSystem": "model.first_order", "TIME": "compiled.codegen", "Problem": "model.problem",
     # the driver and its result
     "solve": "drive.solve", "Solution": "drive.solution", "State": "drive.solution",
@@ -81,7 +81,7 @@ if TYPE_CHECKING:
     from mpvi.compiled.codegen import TIME
     from mpvi.numbers.context import FPContext, GMPContext, MPContext, PrecisionError, fp, get_context, mp
     from mpvi.numbers.linalg import NotPositiveDefiniteError, SingularMatrixError
-    from mpvi.model.mechanics import LagrangianSystem
+    from mpvi.model.mechanics import Lagrangian, LagrangianSystem
     from mpvi.analysis.modified import (ModifiedEquation, ModifiedHamiltonian, ModifiedLagrangian,
                            NotHamiltonianError, check_hamiltonian, modified_equation,
                            modified_frequency, modified_hamiltonian, modified_lagrangian)

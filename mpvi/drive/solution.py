@@ -198,7 +198,9 @@ class Solution:
         Steps taken.
     stats : dict
         Wall time, steps, Newton statistics (solves, mean/max/min iterations, largest
-        final residual).
+        final residual); for a step chosen from a tolerance (``solve(..., tol=...)``),
+        ``tolerance``: the tolerance, the order, the steps N, the step h, the error
+        estimate, the first run's steps and the runs taken.
     events : list of EventRecord
         The events located (time, state, direction).
     stopped : str or None
@@ -463,6 +465,15 @@ class Solution:
             A float literal (``0.1``, even ``1.0``) in an mp context, as in the system's
             V: it would cap the digits at 53 bits.
         """
+        f, exprs, many = self._observable_function(expr)
+        rows = [self._observable_row(f, exprs, t, q, v)
+                for t, q, v in zip(self.t, self.q, self.v)]
+        out = np.array(rows, dtype=self.ctx.dtype)
+        return out if many else out[:, 0]
+
+    def _observable_function(self, expr):
+        """(the compiled function of the observable(s), the expressions, whether a list was
+        given): the checks of :meth:`observable`."""
         import sympy as sp                          # heavy: loaded with the first observable
         from mpvi.compiled.codegen import TIME, compile_exprs
         from mpvi.ground.expressions import as_expression
@@ -493,22 +504,99 @@ class Solution:
             raise ValueError(f"observable {_short(exprs)}: mpvi cannot evaluate it in "
                              f"{self.ctx.name} ({type(exc).__name__}: {exc}); write it with "
                              "the functions of the system's V") from None
-        rows = []
-        for t, q, v in zip(self.t, self.q, self.v):
-            try:
-                row = f(t, q, v, S.param_values)
-            except NameError as exc:            # a constant the context lacks (EulerGamma)
-                raise ValueError(f"observable {_short(exprs)}: mpvi cannot evaluate it in "
-                                 f"{self.ctx.name} ({exc})") from None
-            except (ArithmeticError, ValueError, TypeError) as exc:
-                raise ValueError(f"observable {_short(exprs)} cannot be evaluated at t = "
-                                 f"{self.ctx.to_str(t, 8)} ({type(exc).__name__}: {exc}): it "
-                                 "must be real and finite on the run") from None
-            for e, x in zip(exprs, row):
-                _check_value(self.ctx, e, x, t)
-            rows.append(row)
-        out = np.array(rows, dtype=self.ctx.dtype)
-        return out if many else out[:, 0]
+        return f, exprs, many
+
+    def _observable_row(self, f, exprs, t, q, v):
+        """The observables ``f`` at one state, checked (:meth:`observable`)."""
+        try:
+            row = f(t, q, v, self.system.param_values)
+        except NameError as exc:            # a constant the context lacks (EulerGamma)
+            raise ValueError(f"observable {_short(exprs)}: mpvi cannot evaluate it in "
+                             f"{self.ctx.name} ({exc})") from None
+        except (ArithmeticError, ValueError, TypeError) as exc:
+            raise ValueError(f"observable {_short(exprs)} cannot be evaluated at t = "
+                             f"{self.ctx.to_str(t, 8)} ({type(exc).__name__}: {exc}): it "
+                             "must be real and finite on the run") from None
+        for e, x in zip(exprs, row):
+            _check_value(self.ctx, e, x, t)
+        return row
+
+    def _initial_point(self, what):
+        """(t0, q0, p0, v0): the saved point 0 when it is the initial time, else the
+        problem's initial state; ValueError naming ``what`` where neither is known."""
+        if len(self.t) and self.t[0] == self.t0:
+            return self.t[0], self.q[0], self.p[0], self.v[0]
+        P = self.problem
+        if P is None:
+            raise ValueError(f"{what}: this solution saved no point at t0 and has no problem "
+                             "to take the initial state from")
+        return P.t0, P.q0, P.p0, P.v0
+
+    def drift(self, expr: sympy.Basic | str | Sequence[sympy.Basic | str]) -> Real | Vector:
+        """Compute the largest change of an observable from its initial value.
+
+        ``max_j |expr(t_j, q_j, v_j) - expr(t0, q0, v0)|`` over the saved points, the
+        value at t0 taken from the initial state (a conserved quantity drifts by the
+        method's error and the rounding).
+
+        Parameters
+        ----------
+        expr : sympy expression or str, or a list of them
+            Any observable :meth:`observable` accepts.
+
+        Returns
+        -------
+        number or numpy.ndarray
+            A context number (one per expression for a list).
+
+        Raises
+        ------
+        ValueError
+            As :meth:`observable`; a solution whose initial state is unknown (no point
+            saved at t0 and no problem).
+        PrecisionError
+            As :meth:`observable`.
+        """
+        f, exprs, many = self._observable_function(expr)
+        t0, q0, _, v0 = self._initial_point("drift")
+        start = self._observable_row(f, exprs, t0, q0, v0)
+        values = self.observable(list(exprs))
+        out = [max(abs(row[i] - start[i]) for row in values) for i in range(len(exprs))]
+        return np.array(out, dtype=self.ctx.dtype) if many else out[0]
+
+    def energy_drift(self) -> Real:
+        """Compute the largest change of the energy from its initial value.
+
+        ``max_j |H(q_j, p_j) - H(q0, p0)|`` over the saved points, H = p.v - L the
+        system's energy (:meth:`mpvi.LagrangianSystem.energy`, as :func:`mpvi.energy`
+        computes it): for a system that has one, an autonomous Lagrangian with no force
+        (:meth:`mpvi.LagrangianSystem.energy_obstacle`, the one rule).
+
+        Returns
+        -------
+        number
+            A context number.
+
+        Raises
+        ------
+        ValueError
+            A system without a conserved energy (a force, a time-dependent L: the message
+            says which), a first-order system, no system attached (``load_solution(path,
+            system=...)``).
+        """
+        S = self.system
+        if S is None:
+            raise ValueError("energy_drift needs the system: load_solution(path, system=...)")
+        if S.first_order:
+            raise ValueError(f"energy_drift: {S.name} is a first-order system y' = f(t, y): "
+                             "it has no Lagrangian energy; use drift(expr) of a quantity of "
+                             "your own")
+        why = S.energy_obstacle()
+        if why is not None:
+            raise ValueError(f"energy_drift: {why}; use drift(expr) for a quantity that is")
+        _, q0, p0, _ = self._initial_point("energy_drift")
+        H0 = S.energy(q0, p0)
+        return max(abs(S.energy(q, p) - H0) for q, p in zip(self.q, self.p))
 
     def error(self, exact: ExactSolution | None = None) -> dict[str, Vector]:
         """Compute the errors at the saved points against the exact solution.

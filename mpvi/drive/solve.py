@@ -49,6 +49,7 @@ from __future__ import annotations
 
 import copy
 import sys
+from fractions import Fraction
 import time
 import weakref
 from typing import TYPE_CHECKING, Any, Iterable, Mapping, NamedTuple, Sequence, TextIO
@@ -398,7 +399,7 @@ def _check_step_size(problem, method, params, h):
 
 @entry
 def solve(problem: Problem, method: str | Method, *, h: NumberLike | None = None,
-          n: int | None = None, t1: NumberLike | None = None,
+          n: int | None = None, t1: NumberLike | None = None, order: int | None = None,
           saveat: int | Sequence[NumberLike] | None = None,
           events: EventFunction | Event | Sequence[EventFunction | Event] | None = None,
           callback: StepCallback | None = None,
@@ -423,6 +424,21 @@ def solve(problem: Problem, method: str | Method, *, h: NumberLike | None = None
     within its residual bound, and every state component below ``max_growth`` times the
     scale of the initial data.
 
+    **Steps from a tolerance.**  ``solve(problem, method, tol="1e-40")`` (no ``h``) chooses
+    a constant step h = (t1 - t0)/N, a whole number N of steps over the span, so that the
+    estimated global error of the run is at most ``tol``, relative to max(1, the largest
+    component of the state): runs of M and 2M steps (M from the resolution at the
+    initial state, at least :data:`PILOT_STEPS`) give, by step doubling (Richardson
+    extrapolation with the method's order p), the error E of the 2M run -- the largest
+    difference of the two at their common nodes over (2^p - 1); N = 2M (E/(tol/2))^(1/p),
+    and the pair N/2, N estimates the error again, until it is within ``tol`` (at most
+    :data:`TOL_ROUNDS` rounds).  The step stays constant, so a symplectic method stays
+    symplectic.  ``sol.stats["tolerance"]`` reports the tolerance, the order, the steps N,
+    the step h, the error estimate of the run returned and the runs taken; ``sol.h`` is
+    h, exact ((t1 - t0)/N as posed) where t0 and t1 are.  ``taylor`` keeps its own
+    ``tol`` (its adaptive substeps): give it ``h``.  Without ``h`` and ``tol``, ``n``
+    steps over (t0, t1) give h = (t1 - t0)/n.
+
     Parameters
     ----------
     problem : Problem
@@ -431,13 +447,19 @@ def solve(problem: Problem, method: str | Method, *, h: NumberLike | None = None
     method : str or Method
         A name of :data:`mpvi.METHODS` (``"simpson"``, ``"lobatto"``, ``"rk4"``, ...) or a
         :class:`mpvi.Method`.
-    h : number
+    h : number, optional
         The step (a string, int, Fraction, sympy number or context number); negative
-        integrates backwards.  Required.
+        integrates backwards.  Without it, ``tol`` chooses it, or ``n`` steps over
+        (t0, t1) do.
     n : int, optional
         Number of steps.  Give ``n`` or ``t1`` (default: the problem's ``t1``).
     t1 : number, optional
         Final time; (t1 - t0)/h must be a whole number (else ``ValueError`` naming both).
+    order : int, optional
+        The order wanted: chooses the member of a method family
+        (:meth:`mpvi.Method.parameters_for_order`: ``lobatto`` ``points``, ``gauss``
+        ``points``, ``hermite_*`` ``hermite_n``, ``gbs`` ``levels``, ``taylor``
+        ``degree``); a method of one order accepts its own only.
     saveat : None, int or sequence of times
         None: every node; an integer k: every k-th node and the last; a sequence of times
         (in the integration interval): those times, between nodes through the dense
@@ -474,7 +496,9 @@ def solve(problem: Problem, method: str | Method, *, h: NumberLike | None = None
         ``exc.solution``, as a failing step does: the run is never lost.
     **method_params
         The method's parameters (``points=6`` for ``lobatto``, ``beta``/``gamma`` for
-        ``newmark_family``, ``levels`` for ``gbs``, ...).
+        ``newmark_family``, ``levels`` for ``gbs``, ...), and ``tol``: for a method with
+        no ``tol`` of its own, the tolerance the step is chosen from (above; a number in
+        (0, 1) above the context's rounding, with no ``h`` nor ``n``).
 
     Returns
     -------
@@ -489,9 +513,12 @@ def solve(problem: Problem, method: str | Method, *, h: NumberLike | None = None
         below the resolution of the time (t0 + h == t0), an
         unknown method or method parameter, a ``saveat`` time outside the interval, a
         mechanical method for a first-order system, ``newton`` options for an explicit
-        method, ``max_growth`` not above 1, an event returning nan.
+        method, ``max_growth`` not above 1, an event returning nan; an ``order`` the
+        method cannot give (listing those it can) or that its member parameter
+        contradicts; ``tol`` outside (0, 1), within 100 eps of the rounding, given with
+        ``h`` or ``n``, without a final time, or not reached in :data:`TOL_ROUNDS` rounds.
     TypeError
-        Not a :class:`mpvi.Problem`, no ``h``, a ``saveat``, event, callback or progress
+        Not a :class:`mpvi.Problem`, no ``h`` (nor ``tol`` or ``n``), a ``saveat``, event, callback or progress
         of the wrong type, an event returning something that is not a number.
     PrecisionError
         A number (h, t1, saveat times, max_growth) that would cap the precision.
@@ -513,9 +540,22 @@ def solve(problem: Problem, method: str | Method, *, h: NumberLike | None = None
     """
     certify = check_flag(certify, "solve: certify")
     check_stability = check_flag(check_stability, "solve: check_stability")
-    plan = _plan(problem, method, h, n, t1, saveat, events, callback, newton, progress,
-                 check_stability, method_params)
-    solution = _Run(plan, max_growth).run()
+    _check_problem(problem)
+    m = get_method(method)
+    tol = method_params.pop("tol", None) if "tol" not in m.params else None
+    if order is not None:
+        method_params = m.parameters_for_order(order, **method_params)
+    options = dict(saveat=saveat, events=events, callback=callback, newton=newton,
+                   progress=progress, check_stability=check_stability, max_growth=max_growth)
+    if tol is not None:
+        if h is not None or n is not None:
+            raise ValueError("tol chooses the step: give tol with t1 (or Problem(..., t1=...)), "
+                             "without h or n")
+        solution = _solve_to_tolerance(problem, m, tol, t1, method_params, options)
+    else:
+        if h is None and n is not None:
+            h, t1 = _step_of_count(problem, n, t1), None
+        solution = _run_once(problem, m, h, n, t1, method_params, options)
     if certify:
         from mpvi.proof.certify import certify as prove
         try:
@@ -524,6 +564,175 @@ def solve(problem: Problem, method: str | Method, *, h: NumberLike | None = None
             exc.solution = solution           # type: ignore[attr-defined]
             raise
     return solution
+
+
+def _check_problem(problem):
+    if not isinstance(problem, Problem):
+        raise TypeError(f"solve takes an mpvi.Problem, got {type(problem).__name__} (build one "
+                        "with mpvi.Problem(system, q0, p0=... or v0=...))")
+
+
+def _run_once(problem, m, h, n, t1, method_params, options):
+    """One run of :func:`solve` with a given step."""
+    o = options
+    plan = _plan(problem, m, h, n, t1, o["saveat"], o["events"], o["callback"], o["newton"],
+                 o["progress"], o["check_stability"], method_params)
+    return _Run(plan, o["max_growth"]).run()
+
+
+# ----- the step from a tolerance -------------------------------------------------------------------
+
+PILOT_STEPS = 8
+"""The fewest steps of the first (coarse) run of a step chosen from a tolerance."""
+TOL_ROUNDS = 4
+"""The most pairs of runs (step doubling) a step chosen from a tolerance takes."""
+TOL_FLOOR = 100
+"""A tolerance must exceed this many times the context's eps: below it the rounding of
+the runs, not the method's error, would decide the estimate."""
+COMPARED_POINTS = 64
+"""About how many common nodes two runs of the step doubling are compared at (memory
+O(this), not O(steps))."""
+
+
+def _span_end(problem, t1):
+    """(t1 as a context number, t1 as posed or None): the final time given or the
+    problem's; ValueError where there is none."""
+    if t1 is not None:
+        return problem.ctx.number(t1, "final time t1"), posed_value(t1)
+    if problem.t1 is None:
+        raise ValueError("a step chosen from tol or from n needs the span: give t1 (or "
+                         "Problem(..., t1=...))")
+    return problem.t1, (getattr(problem, "posed", None) or {}).get("t1")
+
+
+def _exact(value):
+    """A posed value (int, Fraction, decimal or 'p/q' text, sympy number) as a Fraction or
+    a sympy number; None where it is not exact."""
+    if value is None or isinstance(value, (int, Fraction)):
+        return None if value is None else Fraction(value)
+    if isinstance(value, str):
+        try:
+            return Fraction(value)
+        except ValueError:
+            return as_expression(value, what="a time")
+    return value
+
+
+def _step_over(problem, t_end, posed_end, count):
+    """h = (t_end - t0)/count, exact (a Fraction or sympy number) where t0 and t_end were
+    posed exactly, else a context number."""
+    a, b = _exact((getattr(problem, "posed", None) or {}).get("t0")), _exact(posed_end)
+    if a is not None and b is not None:
+        return (b - a) / count
+    return (t_end - problem.t0) / count
+
+
+def _step_of_count(problem, n, t1):
+    """``solve(problem, method, n=N)`` without h: h = (t1 - t0)/N."""
+    count = integer(n)
+    if count is None or count < 1:
+        raise ValueError(f"the number of steps n must be a positive integer, got {n!r}")
+    t_end, posed_end = _span_end(problem, t1)
+    return _step_over(problem, t_end, posed_end, count)
+
+
+def _tolerance(tol, ctx):
+    """``tol`` as a context number in (TOL_FLOOR eps, 1), or ValueError naming the remedy."""
+    value = ctx.number(tol, "tol")
+    if not (ctx.isfinite(value) and 0 < value < 1):
+        raise ValueError(f"tol must be a number between 0 and 1, got {tol!r}")
+    if value <= TOL_FLOOR * ctx.eps:
+        raise ValueError(f"tol = {ctx.to_str(value, 5)} is within {TOL_FLOOR} eps of the "
+                         f"rounding of {ctx.name} ({ctx.dps} digits): no run can be verified "
+                         "to it; compute with more digits (a context of more dps) or take a "
+                         "larger tol")
+    return value
+
+
+def _pilot_count(problem, m, params, t_end):
+    """The first run's steps: :data:`PILOT_STEPS`, or more where the step would be beyond
+    half the method's resolution at the initial state (:func:`_check_step_size`)."""
+    ctx = problem.ctx
+    rho = _initial_spectral_radius(problem)
+    if rho is None or not rho > 0:
+        return PILOT_STEPS
+    own = _stability_number(m, params, ctx)
+    bound = own if own is not None and own < ctx.pi else ctx.pi
+    return max(PILOT_STEPS, int(floor(abs(t_end - problem.t0) * rho * 2 / bound)) + 1)
+
+
+def _difference(coarse, fine, every_node):
+    """The largest difference of two runs at their common nodes, relative to max(1, the
+    largest component of the finer run's state there)."""
+    ctx = coarse.ctx
+    rows = zip(coarse.q, fine.q[::2] if every_node else fine.q)
+    ys = [] if coarse.y is None else zip(coarse.y, fine.y[::2] if every_node else fine.y)
+    diff, scale = ctx.zero, ctx.one
+    for pairs in (rows, ys):
+        for a, b in pairs:
+            for u, w in zip(a, b):
+                diff, scale = max(diff, abs(u - w)), max(scale, abs(w))
+    return diff / scale
+
+
+def _doubling(problem, m, t_end, posed_end, coarse_steps, params, options, reuse):
+    """Runs of M and 2M steps: (the 2M run, the estimate of its error).
+    ``reuse``: the 2M run is made with the caller's options (every node saved), to be
+    returned; else both save about :data:`COMPARED_POINTS` common nodes."""
+    stride = max(1, coarse_steps // COMPARED_POINTS)
+    quiet = dict(options, events=None, callback=None, progress=None)
+    coarse_options = dict(quiet, saveat=None if reuse else stride)
+    fine_options = options if reuse else dict(quiet, saveat=2 * stride)
+    runs = []
+    for steps, o in ((coarse_steps, coarse_options), (2 * coarse_steps, fine_options)):
+        h = _step_over(problem, t_end, posed_end, steps)
+        runs.append(_run_once(problem, m, h, None, t_end if posed_end is None else posed_end,
+                              params, o))
+    p = m.order_for(**params)
+    diff = _difference(runs[0], runs[1], reuse)
+    return runs[1], diff / (2 ** p - 1)
+
+
+def _solve_to_tolerance(problem, m, tol, t1, params, options):
+    """:func:`solve` with the step chosen from ``tol`` (the docstring of :func:`solve`)."""
+    ctx = problem.ctx
+    tol = _tolerance(tol, ctx)
+    params = m.parameters(**params)
+    t_end, posed_end = _span_end(problem, t1)
+    p = m.order_for(**params)
+    reuse = options["saveat"] is None and not options["events"] and options["callback"] is None
+    coarse = _pilot_count(problem, m, params, t_end)
+    target, pilot, runs = tol / 2, coarse, 0
+    for round_ in range(TOL_ROUNDS):
+        try:
+            fine, estimate = _doubling(problem, m, t_end, posed_end, coarse, params, options,
+                                       reuse)
+        except (NewtonError, IntegrationError):
+            if coarse > pilot or round_ + 1 == TOL_ROUNDS:    # not the pilot's: it fails
+                raise
+            coarse, pilot = 2 * coarse, 2 * pilot      # the pilot's step was too coarse
+            continue
+        runs, at = runs + 2, 2 * coarse
+        if estimate <= tol:
+            break
+        ratio = ctx.exp(ctx.log(estimate / target) / p)
+        steps = int(floor(2 * coarse * ratio)) + 1
+        coarse = max(coarse + 1, (steps + 1) // 2)
+        _bounded_steps(2 * coarse, f" (order {p} to tol = {ctx.to_str(tol, 5)}: take a higher "
+                       "order, order=..., or a larger tol)")
+    else:
+        raise ValueError(
+            f"solve: {m.name} did not reach tol = {ctx.to_str(tol, 5)} in {TOL_ROUNDS} rounds "
+            f"of step doubling (the estimate at {at} steps: "
+            f"{ctx.to_str(estimate, 5)}); the run's rounding ({ctx.dps} digits) or a solution "
+            "that is not smooth may decide it: take a larger tol or more digits")
+    if not reuse:
+        fine = _run_once(problem, m, _step_over(problem, t_end, posed_end, 2 * coarse), None,
+                         t_end if posed_end is None else posed_end, params, options)
+        runs += 1
+    fine.stats["tolerance"] = {"tol": tol, "order": p, "steps": 2 * coarse, "h": fine.h,
+                               "error_estimate": estimate, "pilot_steps": pilot, "runs": runs}
+    return fine
 
 
 # ----- plan: every argument checked before the first step ------------------------------------------
@@ -551,9 +760,7 @@ def _plan(problem, method, h, n, t1, saveat, events, callback, newton, progress,
     """The arguments of :func:`solve` checked, in the order of its documented errors: the
     method, the step (validated here, once), the step count, the options, the resolution,
     the saved points and the memory they need, the events and callbacks."""
-    if not isinstance(problem, Problem):
-        raise TypeError(f"solve takes an mpvi.Problem, got {type(problem).__name__} (build one "
-                        "with mpvi.Problem(system, q0, p0=... or v0=...))")
+    _check_problem(problem)
     m = get_method(method)
     params = m.parameters(**method_params)
     ctx = problem.ctx
@@ -561,7 +768,13 @@ def _plan(problem, method, h, n, t1, saveat, events, callback, newton, progress,
         raise ValueError(f"method {m.name!r} integrates mechanical systems; {problem.name!r} is a "
                          "first-order system (use rk4, gbs or rk2)")
     if h is None:
-        raise TypeError("solve needs the step size h")
+        if "tol" in m.params:
+            raise TypeError(f"solve needs the step size h: {m.name}'s tol is its own (the "
+                            "tolerance of its adaptive substeps), it does not choose h; or "
+                            "give n=... steps over (t0, t1)")
+        raise TypeError("solve needs the step size h, or tol=... to choose it from the "
+                        "method's order and an error estimate (solve(problem, method, "
+                        "tol='1e-20', t1=...)); or n=... steps over (t0, t1)")
     posed = {"h": posed_value(h), "times": None}
     h = check_step(h, ctx)
     steps = _step_count(problem, h, n, t1)

@@ -169,6 +169,11 @@ class Method:
     checks_stability : bool, default False
         Whether ``prepare`` takes ``check_stability`` and refuses a step beyond a bound of
         its own (Simpson's linear forms); :func:`mpvi.solve` passes its flag on.
+    order_parameter : tuple (str, int, int), optional
+        ``(name, low, high)``: the integer parameter that chooses the family member, hence
+        the order, and the values it takes (Lobatto's ``points``, Taylor's ``degree``);
+        :meth:`parameters_for_order` (``solve(..., order=6)``) reads it.  None for a
+        method of one order.
 
     Raises
     ------
@@ -192,6 +197,7 @@ class Method:
     declaration: Callable[[Mapping[str, Any]], object] | None = field(default=None, repr=False)
     takes_newton_options: bool | None = None   # None: as ``implicit``
     checks_stability: bool = False
+    order_parameter: tuple[str, int, int] | None = None
 
     def __post_init__(self):
         if self.state not in STATE_KINDS:
@@ -249,6 +255,82 @@ class Method:
             An unknown parameter name.
         """
         return self.order(self.parameters(**params)) if callable(self.order) else self.order
+
+    def orders(self, **params: object) -> list[int]:
+        """Return the orders the method gives, ascending.
+
+        Every member's of a family (:attr:`order_parameter`), else its one order for
+        these parameters.
+
+        Parameters
+        ----------
+        **params
+            Parameter values (the defaults for the others; the member parameter is
+            ignored for a family).
+
+        Returns
+        -------
+        list of int
+            The orders, ascending.
+        """
+        if self.order_parameter is None:
+            return [self.order_for(**params)]
+        name, low, high = self.order_parameter
+        return sorted({self.order_for(**{**params, name: k}) for k in range(low, high + 1)})
+
+    def parameters_for_order(self, order: object, **given: object) -> dict[str, object]:
+        """Return the parameters of the family member of order ``order``.
+
+        The member parameter (:attr:`order_parameter`: Lobatto's ``points``, Gauss's
+        ``points``, Hermite's ``hermite_n``, GBS's ``levels``, Taylor's ``degree``) is
+        chosen, its smallest value that gives the order; given as well, it must agree.
+        A method of one order accepts its own order only.
+
+        Parameters
+        ----------
+        order : int
+            The order wanted.
+        **given
+            The other parameters (as :meth:`parameters`).
+
+        Returns
+        -------
+        dict
+            Every parameter with its value.
+
+        Raises
+        ------
+        ValueError
+            An order that is not a positive integer, one the method cannot give (listing
+            the orders it can, and for a method of one order the families that give it),
+            or a member parameter given that contradicts it.
+        """
+        wanted = integer(order)
+        if wanted is None or wanted < 1 or isinstance(order, bool):
+            raise ValueError(f"order must be a positive integer, got {order!r}")
+        params = self.parameters(**given)
+        if self.order_parameter is None:
+            own = self.order_for(**params)
+            if own != wanted:
+                others = [m.name for m in METHODS.values()
+                          if m.order_parameter is not None and wanted in m.orders()]
+                raise ValueError(
+                    f"method {self.name!r} is of order {own}, not order={wanted}"
+                    + (f"; methods that give order {wanted}: {', '.join(others)}" if others
+                       else "") + f" (solve(problem, name, order={wanted}))")
+            return params
+        name, low, high = self.order_parameter
+        if name in given:
+            own = self.order_for(**params)
+            if own != wanted:
+                raise ValueError(f"method {self.name!r}: {name}={given[name]!r} gives order "
+                                 f"{own}, not order={wanted}; give one of the two")
+            return params
+        for k in range(low, high + 1):
+            if self.order_for(**{**params, name: k}) == wanted:
+                return {**params, name: k}
+        raise ValueError(f"method {self.name!r} gives no order {wanted}: its orders are "
+                         f"{_progression(self.orders(**given))} ({name} from {low} to {high})")
 
     def symplectic_for(self, **params: object) -> bool:
         """Tell whether the method is symplectic for these parameters.
@@ -339,6 +421,14 @@ class Method:
         if r.iterations is not None:
             info["newton_iterations"], info["newton_residual"] = r.iterations, r.residual
         return (State(r.q, None, r.y) if self.state == "qv" else State(r.q, r.y)), info
+
+
+def _progression(values):
+    """Ascending integers as text, an arithmetic run of more than four shortened:
+    ``2, 4, ..., 46``."""
+    if len(values) > 4 and len({b - a for a, b in zip(values, values[1:])}) == 1:
+        return f"{values[0]}, {values[1]}, ..., {values[-1]}"
+    return ", ".join(map(str, values))
 
 
 def _door(prepare, name):

@@ -56,4 +56,5 @@ gauss = register(Method(
     reference="Marsden & West 2001 Sec. 2.6, HLW Sec. VI.6.4 (not in the four papers); "
               "points = 1 is top2025 App. B",
     prepare=prepare, internal="internal points", doc=__doc__,
-    declaration=lambda p: lagrange_variational(discretization(p["points"]))))
+    declaration=lambda p: lagrange_variational(discretization(p["points"])),
+    order_parameter=("points", 1, MAX_GAUSS_POINTS)))

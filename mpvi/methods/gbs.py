@@ -13,12 +13,15 @@ from mpvi.engines.ode import gbs_step
 from mpvi.methods.base import Method, check_count, register
 from mpvi.methods.rk4 import explicit_stepper
 
+MAX_LEVELS = 64
+"""The most extrapolation levels (order 128)."""
+
 
 def prepare(system, h, ctx, levels=16):
     """Prepare a Gragg-Bulirsch-Stoer step of order 2 levels (Hairer, Norsett & Wanner, Sec. II.9).
 
     ``levels``: extrapolation levels (order 2 levels)."""
-    levels = check_count(levels, "levels", 1, 64, "a step costs 1 + levels^2 field evaluations, "
+    levels = check_count(levels, "levels", 1, MAX_LEVELS, "a step costs 1 + levels^2 field evaluations, "
                          "and rounding grows with the extrapolation's Lebesgue constant (2.3e10 "
                          "at 32 levels): beyond 64 nothing is gained at any precision")
     stepper = explicit_stepper(system, ctx, lambda f, t, y: gbs_step(f, t, y, h, levels, ctx),
@@ -37,4 +40,5 @@ gbs = register(Method(
     name="gbs", label="GBS reference", state="qp", order=lambda p: 2 * p["levels"],
     symplectic=False, implicit=False, params={"levels": 16},
     reference="Hairer-Norsett-Wanner, Solving ODEs I, Sec. II.9 (reference solutions)",
-    prepare=prepare, doc=__doc__, first_order=True, declaration=_declaration))
+    prepare=prepare, doc=__doc__, first_order=True, declaration=_declaration,
+    order_parameter=("levels", 1, MAX_LEVELS)))

@@ -119,11 +119,13 @@ hermite_variational = register(Method(
     order=lambda p: 2 * p["hermite_n"] - 2, symplectic=False, implicit=True,
     reference="hermite eqs. (17)-(25); (27)-(30) for n >= 3", prepare=_prepare(variational_spec),
     internal="higher derivatives", doc=__doc__,
-    declaration=lambda p: variational_spec(p["hermite_n"], _check_nodes(p["nodes"], p["hermite_n"]))))
+    declaration=lambda p: variational_spec(p["hermite_n"], _check_nodes(p["nodes"], p["hermite_n"])),
+    order_parameter=("hermite_n", 2, MAX_N)))
 
 hermite_galerkin = register(Method(
     name="hermite_galerkin", label="One-step Galerkin", state="qv", params={"hermite_n": 2, "nodes": None},
     order=lambda p: 4 * p["hermite_n"] - 4, symplectic=False, implicit=True,
     reference="hermite eqs. (17), (26); (27)-(29), (31) for n >= 3", prepare=_prepare(galerkin_spec),
     internal="higher derivatives", doc=__doc__,
-    declaration=lambda p: galerkin_spec(p["hermite_n"], _check_nodes(p["nodes"], p["hermite_n"]))))
+    declaration=lambda p: galerkin_spec(p["hermite_n"], _check_nodes(p["nodes"], p["hermite_n"])),
+    order_parameter=("hermite_n", 2, MAX_N)))

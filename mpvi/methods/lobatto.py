@@ -18,7 +18,8 @@ default) is of order 6.  Internal data of a step: the s - 2 internal points.
 import sympy as sp
 
 from mpvi.methods.base import Method, register
-from mpvi.methods.variational import lagrange_variational, lobatto as lobatto_discretization, prepare_rule
+from mpvi.methods.variational import (MAX_LOBATTO_POINTS, lagrange_variational,
+                                      lobatto as lobatto_discretization, prepare_rule)
 
 
 def prepare(system, h, ctx, points=4, newton=None):
@@ -40,4 +41,5 @@ lobatto = register(Method(
     order=lambda p: 2 * p["points"] - 2, symplectic=True, implicit=True,
     reference="Marsden & West 2001 Sec. 2.6 (not in the four papers); points = 3 is top2025 App. A",
     prepare=prepare, internal="internal points", doc=__doc__, stability_bound=_stability_bound,
-    declaration=lambda p: lagrange_variational(lobatto_discretization(p["points"]))))
+    declaration=lambda p: lagrange_variational(lobatto_discretization(p["points"])),
+    order_parameter=("points", 2, MAX_LOBATTO_POINTS)))

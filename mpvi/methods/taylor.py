@@ -122,7 +122,8 @@ def _degree_and_factor(degree, tol, ctx):
                 f"taylor: degree {degree} is too low for tol = {ctx.to_str(tol, 5)}: each "
                 f"substep would be below e^-{SLOWEST} of the solution's radius of "
                 f"convergence (tol^(1/degree)), millions of substeps; give degree >= {low}, "
-                f"or no degree for Jorba & Zou's {jorba_zou_order(tol, ctx)}")
+                f"no degree for Jorba & Zou's {jorba_zou_order(tol, ctx)}, or tol=None for "
+                f"one fixed step of degree {degree} per step h (no substeps, no tolerance)")
     return degree, step_factor(degree, tol, ctx)
 
 
@@ -307,4 +308,4 @@ taylor = register(Method(
     symplectic=False, implicit=False, params={"degree": None, "tol": "eps"},
     reference="Jorba & Zou, Exp. Math. 14 (2005) 99-117 (Taylor series by automatic "
               "differentiation, adaptive step and order)", prepare=prepare, doc=__doc__,
-    declaration=_declaration))
+    declaration=_declaration, order_parameter=("degree", 1, MAX_DEGREE)))

@@ -60,11 +60,11 @@ import sympy as sp
 
 from mpvi.compiled import cbackend
 from mpvi.compiled.codegen import TIME, compile_exprs
-from mpvi.numbers.context import PrecisionError, require_context
+from mpvi.numbers.context import GMPContext, PrecisionError, require_context
 from mpvi.ground.expressions import as_expression, as_matrix
 from mpvi.numbers.linalg import NotPositiveDefiniteError, SingularMatrixError, is_positive_definite
 from mpvi.model.derivation import lagrangian_model, mass_model
-from mpvi.ground.precision import entry_class
+from mpvi.ground.precision import entry, entry_class
 
 if TYPE_CHECKING:
     import sympy
@@ -73,7 +73,11 @@ if TYPE_CHECKING:
                          NumberLike, Vector, VectorLike)
     from mpvi.numbers.context import Context
 
-__all__ = ["LagrangianSystem", "TIME"]
+__all__ = ["LagrangianSystem", "Lagrangian", "TIME", "DEFAULT_DPS"]
+
+DEFAULT_DPS = 64
+"""The digits of the context :func:`Lagrangian` builds a system in when given none
+(``mpvi.GMPContext(64)``)."""
 
 
 def _flat(m):
@@ -246,7 +250,8 @@ class LagrangianSystem:
         ValueError
             As the constructor; also a number of velocity symbols other than n.
         TypeError
-            A force that is neither a callable nor a sequence or matrix of expressions.
+            A force that is neither a callable nor a sequence or matrix of expressions; a
+            Lagrangian that is not one scalar expression (a matrix, a relation).
         PrecisionError
             A float literal in L or F in an mp context.
         """
@@ -255,6 +260,10 @@ class LagrangianSystem:
         L = as_expression(lagrangian, _names(self.coords, self.velocity_symbols,
                                              self.param_symbols, [TIME]),
                           what=f"{name}: Lagrangian")
+        if not isinstance(L, sp.Expr) or isinstance(L, sp.MatrixBase):
+            raise TypeError(f"{name}: the Lagrangian must be one sympy expression L(t, q, v) "
+                            f"(a scalar), got {type(lagrangian).__name__} {_short(lagrangian)}; "
+                            "write it as one expression in the coordinates and velocities")
         self._bind(lagrangian_model(name, self.coords, self.velocity_symbols,
                                     self.param_symbols, L,
                                     self._force_expr(force, velocities=True)))
@@ -991,6 +1000,26 @@ class LagrangianSystem:
 
     energy = hamiltonian
 
+    def energy_obstacle(self) -> str | None:
+        """Tell why the energy H = p^T v - L is not conserved along the motion, or None.
+
+        The one rule of which systems have an energy (:meth:`mpvi.Solution.energy_drift`):
+        an autonomous Lagrangian (no :data:`TIME` in L) and no force.  A force (damping, a
+        drive) or a time-dependent L exchanges energy with the outside.
+
+        Returns
+        -------
+        str or None
+            The reason, naming the system, or None when H is a constant of the motion.
+        """
+        if self.has_force:
+            return (f"{self.name} has a generalized force F(t, q, v), which does work: its "
+                    "energy H = p.v - L is not conserved")
+        if self.time_dependent:
+            return (f"{self.name} has a Lagrangian that depends on the time t: its energy "
+                    "H = p.v - L is not conserved")
+        return None
+
     def hamiltonian_rhs(self, q: VectorLike, p: VectorLike,
                         t: NumberLike | None = None) -> tuple[Array, ...]:
         """Evaluate Hamilton's equations: (q', p') = (v, dL/dq + F) at v = velocity(q, p).
@@ -1207,6 +1236,87 @@ class LagrangianSystem:
         if not is_positive_definite(rows):
             return f"the mass matrix is not positive definite at {where}"
         return None
+
+
+def _short(value, width=60):
+    shown = repr(value)
+    return shown if len(shown) <= width else shown[:width - 3] + "..."
+
+
+@entry
+def Lagrangian(L: ExprLike, q: Sequence[sympy.Symbol] | sympy.Symbol,
+               v: Sequence[sympy.Symbol] | sympy.Symbol,
+               params: Mapping[sympy.Symbol, NumberLike] | None = None,
+               ctx: Context | None = None, name: str | None = None) -> LagrangianSystem:
+    """Build a mechanical system from its Lagrangian in one line.
+
+    ``mpvi.Lagrangian(L, [x, y], [vx, vy])`` is
+    :meth:`LagrangianSystem.from_lagrangian` with the arguments in the order one writes
+    them and defaults for the rest: any L(t, q, v) written as one sympy expression in the
+    coordinates ``q``, the velocity symbols ``v`` (the symbols you wrote q' as), the
+    parameters and the time :data:`mpvi.TIME`.  Without ``ctx`` the system computes in a
+    64-digit MPFR context, ``mpvi.GMPContext(64)`` (:data:`DEFAULT_DPS`).
+
+    Parameters
+    ----------
+    L : sympy expression or str
+        The Lagrangian L(t, q, v); text is read by
+        :func:`mpvi.ground.expressions.parse_expression` (nothing in it runs as code).
+    q : sequence of sympy.Symbol, or one Symbol
+        The coordinates (their names label the outputs).
+    v : sequence of sympy.Symbol, or one Symbol
+        The velocity symbols, one per coordinate, in the same order.
+    params : mapping, optional
+        Parameter symbols to values (strings, ints, Fractions, sympy numbers or context
+        numbers; floats are refused in the mp contexts).
+    ctx : Context, optional
+        The number context; default ``mpvi.GMPContext(64)``.
+    name : str, optional
+        The system's name; default ``L(q1, q2, ...)`` from the coordinates.
+
+    Returns
+    -------
+    LagrangianSystem
+        The system (its equations of motion d/dt dL/dv - dL/dq = 0).
+
+    Raises
+    ------
+    TypeError
+        ``L`` that is not one expression (a list, a matrix, a function), ``q`` or ``v``
+        not a sequence of symbols, ``params`` not a mapping.
+    ValueError
+        A velocity or coordinate that is not a sympy Symbol, as many velocities as
+        coordinates not given, symbols that clash, symbols in L that are neither
+        coordinates, velocities, parameters nor ``t``.
+    PrecisionError
+        A float literal in L (or a float parameter value) in an mp context: write
+        ``sympy.Rational(1, 10)`` or ``"1/10"``.
+
+    See Also
+    --------
+    LagrangianSystem.from_lagrangian : The same, with every argument explicit.
+    """
+    coords, velocities = _symbol_list(q, "q (the coordinates)"), _symbol_list(v, "v (the velocities)")
+    if params is None:
+        params = {}
+    if not isinstance(params, Mapping):
+        raise TypeError(f"Lagrangian: params must be a mapping of sympy symbols to values, got "
+                        f"{type(params).__name__}")
+    if name is None:
+        name = f"L({', '.join(str(c) for c in coords)})"
+    if ctx is None:
+        ctx = GMPContext(DEFAULT_DPS)
+    return LagrangianSystem.from_lagrangian(name, coords, velocities, L, dict(params), ctx)
+
+
+def _symbol_list(value, what):
+    """One symbol as a list of it; a sequence as a list; else TypeError naming ``what``."""
+    if isinstance(value, sp.Symbol):
+        return [value]
+    if isinstance(value, (str, bytes, sp.Basic)) or not isinstance(value, (Sequence, sp.MatrixBase)):
+        raise TypeError(f"Lagrangian: {what} must be a list of sympy Symbols, got "
+                        f"{type(value).__name__} {_short(value)}")
+    return list(value)
 
 
 def _rebuild_system(cls, name, coords, velocities, mass, potential, lagrangian, params, ctx,
