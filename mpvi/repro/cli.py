@@ -41,13 +41,14 @@ from mpvi.repro.options import (add_results_option, add_run_options, one_line, o
 from mpvi.repro.packages import PluginError
 from mpvi.repro.parallel import ExecutorError, make_executor, run_parallel
 from mpvi.repro.progress import ProgressBar
-from mpvi.repro.published import (RECORD_FIELDS, PublishedDataError, aligned, certified_line,
+from mpvi.repro.published import (RECORD_FIELDS, PublishedDataError, certified_line,
                                   count_line, describe_outputs, diff, format_certified,
                                   format_diff, records, rule, short_number)
 from mpvi.repro.records import OutputError, carried_note, read_provenance, read_records
 from mpvi.repro.report import ReportError, compute_time, count_statuses, write_report
 from mpvi.repro.run import execute, verify_results
 from mpvi.repro.runtimes import Runtimes
+from mpvi.repro.terminal import HelpFormatter, WrappedStream, fit_table, terminal_width, wrap
 
 BROKEN_PIPE = 141
 """Exit status when the reader of stdout has gone: 128 + SIGPIPE, as the shell reports a
@@ -84,6 +85,7 @@ Each id either runs, is refused, or fails; the run always goes on with the next 
   <id>: refused in <context>: <reason>   the reproduction declared, before computing,
                                          that it cannot run in that number context
   <id>: error: <Type>: <message>         any other error, on one line
+
 Refusals and failures are listed again at the end.  Exit status: 0 if every id ran,
 1 if any id failed, 3 if none failed but some were refused (nothing was computed for
 them), 2 for a bad option, an unwritable --results, or malformed published data."""
@@ -147,10 +149,11 @@ def cmd_list(args, reps, parser):
                 status += " (quick)"
             last = f"{compute_time([record]):.1f} s, {record['created_utc'][:10]}"
         table.append((r.id, r.paper, r.item, status, last, runtimes.describe(r), r.title))
-    print(f"results: {results}", file=sys.stderr)
-    print(aligned(table))
+    width = terminal_width()
+    print(wrap(f"results: {results}", width), file=sys.stderr)
+    print(fit_table(table, width, truncate={len(table[0]) - 1}, keep={0}, min_cell=6))
     for line in invalid + runtimes.problems:
-        print(f"mpvi: {line}", file=sys.stderr)
+        print(wrap(f"mpvi: {line}", width), file=sys.stderr)
     return 2 if invalid else 0
 
 
@@ -536,7 +539,7 @@ def cmd_report(args, reps, parser):
 
 def build_parser():
     ap = ToolParser(
-        prog="mpvi",
+        prog="mpvi", formatter_class=HelpFormatter,
         description="Reproduce the figures and tables of the mpvi papers at 64 digits "
                     "(or any precision) and diff every published number.",
         epilog="Examples: mpvi list | mpvi run axioms2024_tab02 | mpvi run --all --quick | "
@@ -546,7 +549,8 @@ def build_parser():
                "is malformed are reported in one line each (exit status 2); exit status "
                f"{BROKEN_PIPE} if stdout is closed early (| head).")
     ap.add_argument("--version", action="version", version=f"mpvi {__version__}")
-    sub = ap.add_subparsers(dest="command", metavar="{list,run,diff,verify,report}")
+    sub = ap.add_subparsers(dest="command", metavar="{list,run,diff,verify,report}",
+                            parser_class=_SubParser)
     sub.required = True
     p_list = sub.add_parser(
         "list", help="list every reproduction: paper, item, status of its published values "
@@ -556,7 +560,7 @@ def build_parser():
     _add_results_options(p_list)
     p_list.set_defaults(func=cmd_list, parser=p_list)
     p_run = sub.add_parser("run", help="run reproductions, writing CSV + PNG + provenance JSON",
-                           epilog=RUN_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+                           epilog=RUN_EPILOG, formatter_class=HelpFormatter)
     p_run.add_argument("ids", nargs="*", help="reproduction ids (see `mpvi list`)")
     p_run.add_argument("--all", action="store_true", help="run every reproduction")
     add_run_options(p_run)
@@ -607,7 +611,7 @@ def build_parser():
                        "recorded inputs; exit 1 naming each value whose recorded enclosure "
                        "does not contain the recomputed one",
         description=VERIFY_DESCRIPTION, epilog=VERIFY_EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter)
+        formatter_class=HelpFormatter)
     p_verify.add_argument("ids", nargs="*", help="reproduction ids (see `mpvi list`)")
     p_verify.add_argument("--all", action="store_true",
                           help="every reproduction whose record has a certified block")
@@ -636,14 +640,40 @@ def build_parser():
 class ToolParser(argparse.ArgumentParser):
     """The parser of ``mpvi``: an option that no parser knows is reported by the
     subcommand it was given to, with that subcommand's usage and the closest option
-    (``unknown option --quik for `mpvi run`; did you mean --quick?``), exit status 2."""
+    (``unknown option --quik for `mpvi run`; did you mean --quick?``), exit status 2; an
+    unknown command is one line with the closest command (``unknown command 'rn'; did you
+    mean 'run'?``), exit status 2."""
 
     def parse_args(self, args=None, namespace=None):
-        args, extras = self.parse_known_args(args, namespace)
+        argv = sys.argv[1:] if args is None else list(args)
+        self._check_command(argv)
+        args, extras = self.parse_known_args(argv, namespace)
         if extras:
             sub = getattr(args, "parser", None) or self
             sub.error(unknown_argument(extras[0], sub))
         return args
+
+    def _check_command(self, argv):
+        """Exit with one line if the first word of ``argv`` that is not an option (the
+        top-level options take no value) is not a command."""
+        commands = [name for action in self._actions
+                    if isinstance(action, argparse._SubParsersAction)
+                    for name in action.choices]
+        word = next((a for a in argv if not a.startswith("-")), None)
+        if word is None or word in commands or not commands:
+            return
+        close = difflib.get_close_matches(word, commands, n=1)
+        hint = (f"did you mean {close[0]!r}?" if close else
+                f"the commands are {', '.join(commands)} (`{self.prog} --help`)")
+        self.exit(2, wrap(f"{self.prog}: unknown command {word!r}; {hint}", terminal_width())
+                  + "\n")
+
+
+class _SubParser(argparse.ArgumentParser):
+    """The parser of a subcommand: its ``--help`` within 80 columns (:class:`HelpFormatter`)."""
+
+    def __init__(self, *args, formatter_class=HelpFormatter, **kwargs):
+        super().__init__(*args, formatter_class=formatter_class, **kwargs)
 
 
 def unknown_argument(word, parser):
