@@ -41,7 +41,7 @@ from mpvi.repro.options import (add_results_option, add_run_options, one_line, o
 from mpvi.repro.packages import PluginError
 from mpvi.repro.parallel import ExecutorError, make_executor, run_parallel
 from mpvi.repro.progress import ProgressBar
-from mpvi.repro.published import (RECORD_FIELDS, PublishedDataError, certified_line,
+from mpvi.repro.published import (RECORD_FIELDS, STATUSES, PublishedDataError, certified_line,
                                   count_line, describe_outputs, diff, format_certified,
                                   format_diff, records, rule, short_number)
 from mpvi.repro.records import OutputError, carried_note, read_provenance, read_records
@@ -82,9 +82,11 @@ bar on a terminal); --verbose (-v) also every task and the progress lines of eac
 computation, --quiet (-q) only errors, refusals and the summary.
 
 Each id either runs, is refused, or fails; the run always goes on with the next id:
-  <id>: refused in <context>: <reason>   the reproduction declared, before computing,
-                                         that it cannot run in that number context
-  <id>: error: <Type>: <message>         any other error, on one line
+  <id>: refused in <context>: <reason>
+      the reproduction declared, before computing, that it cannot run in that
+      number context
+  <id>: error: <Type>: <message>
+      any other error, on one line
 
 Refusals and failures are listed again at the end.  Exit status: 0 if every id ran,
 1 if any id failed, 3 if none failed but some were refused (nothing was computed for
@@ -106,18 +108,33 @@ def job_count(text):
     return n
 
 
+def papers_of(reps):
+    """Paper name -> the ids of its reproductions (in the order of ``reps``), from the
+    declared reproductions."""
+    papers = {}
+    for r in reps.values():
+        papers.setdefault(r.paper, []).append(r.id)
+    return papers
+
+
 def _ids(args, reps, parser):
+    """The ids the words of the command line select: ``--all``, or each word an id or a
+    paper (every reproduction of it, :func:`papers_of`), without repeats.  An unknown
+    word is one line with the closest id or paper, exit status 2."""
     if args.all and args.ids:
         parser.error("give reproduction ids or --all, not both")
     if not args.all and not args.ids:
-        parser.error("give at least one reproduction id, or --all (see `mpvi list`)")
-    ids = list(reps) if args.all else args.ids
-    unknown = [i for i in ids if i not in reps]
+        parser.error("give at least one reproduction id or paper, or --all (see `mpvi list`)")
+    if args.all:
+        return list(reps)
+    papers = papers_of(reps)
+    unknown = [w for w in args.ids if w not in reps and w not in papers]
     if unknown:
-        print("\n".join(f"{parser.prog}: {unknown_id(i, reps)}" for i in unknown),
-              file=sys.stderr)
+        print("\n".join(wrap(f"{parser.prog}: {unknown_id(w, reps, papers)}", terminal_width())
+                        for w in unknown), file=sys.stderr)
         sys.exit(2)
-    return ids
+    return list(dict.fromkeys(rid for w in args.ids
+                              for rid in ([w] if w in reps else papers[w])))
 
 
 def cmd_list(args, reps, parser):
@@ -313,6 +330,9 @@ def cmd_diff(args, reps, parser):
     the line of all papers (:func:`mpvi.repro.published.certified_line`); the exit status
     is the same."""
     ids = _ids(args, reps, parser)
+    if args.summary and (args.certify or args.format != "text"):
+        parser.error("--summary is a view of the text table, not of --certify or --format "
+                     f"{args.format} (--failures selects records there too)")
     if args.results:
         out, origin = args.results, "--results"
     elif args.quick:
@@ -321,28 +341,28 @@ def cmd_diff(args, reps, parser):
         out, origin = default_out_dir(False), "full results, the default; --quick for quick-figures/"
     _check_results(out, origin, args.quick)
     text = args.format == "text"
-    width = max(40, shutil.get_terminal_size().columns)
+    width = terminal_width()
     summary = sys.stdout if text else sys.stderr
 
     def say(line):
         """A line of text, wrapped at the width (a long path is broken anywhere)."""
-        print("\n".join(textwrap.wrap(line, width, subsequent_indent="  ",
-                                      break_on_hyphens=False)), file=summary)
+        print(wrap(line, width), file=summary)
 
     say(f"mpvi diff: {out} ({origin}); outputs found: {describe_outputs(ids, out)}")
     records = read_records([reps[rid] for rid in ids], out)
     rows = diff(ids, out, records=records)
+    shown = [r for r in rows if r.status not in SETTLED] if args.failures else rows
     if not text:
-        _write_records(rows, reps, args.format)
+        _write_records(shown, reps, args.format)
     elif not rows:
-        print("no published values for: " + ", ".join(ids) + " (their papers print none)")
+        print(wrap("no published values for: " + ", ".join(ids) + " (their papers print none)",
+                   width))
         return 0
     elif args.certify:
-        print(format_certified(rows, reps, width, set(ids) == set(reps)))
+        print(format_certified(shown, reps, width, set(ids) == set(reps)))
         print()
     else:
-        print(format_diff(rows, reps, width, stale_checks(records)))
-        print()
+        _print_diff(rows, shown, reps, width, records, args.summary)
     skipped = sum(r.status == "skipped" for r in rows)
     if skipped:
         say(f"{skipped} value(s) skipped by --quick runs: run those reproductions without "
@@ -357,6 +377,47 @@ def cmd_diff(args, reps, parser):
                 "MISSING)")
         say(certified_line(rows, set(ids) == set(reps)))
     return 1 if failed else 0
+
+
+SETTLED = ("match", "known")
+"""The statuses ``mpvi diff --failures`` leaves out: the value matches, or its discrepancy
+is a known one, explained in the paper's errata."""
+
+UNEXPLAINED = ("MISMATCH", "MISSING")
+"""The statuses ``mpvi diff --summary`` shows below its counts: a discrepancy no erratum
+explains, a value the outputs do not have."""
+
+
+def _print_diff(rows, shown, reps, width, records, summary):
+    """The text of ``mpvi diff``: the tables of the ``shown`` rows (all, or those of
+    ``--failures``), after the counts per paper with ``summary`` (:func:`summary_table`),
+    which then shows only the rows of :data:`UNEXPLAINED` status."""
+    if summary:
+        print(summary_table(rows, reps, width))
+        shown = [r for r in shown if r.status in UNEXPLAINED]
+    if shown:
+        print(format_diff(shown, reps, width, stale_checks(records)))
+    elif not summary:
+        print(wrap("no value that is not a match or a known discrepancy", width))
+    print()
+
+
+def summary_table(rows, reps, width):
+    """``mpvi diff --summary``: a line per paper with how many of its compared values
+    (the rows of :func:`mpvi.repro.published.diff`) have each status and how many are
+    proven (``mpvi run --certify``), and a last line of the total, at most ``width``
+    columns wide."""
+    papers = {}
+    for r in rows:
+        rep = reps.get(r.value.id)
+        papers.setdefault(rep.paper if rep is not None else r.value.id, []).append(r)
+    table = [("paper", "values", "match", "known", "mismatch", "missing", "skipped",
+              "proven")]
+    for paper, group in [*papers.items(), ("total", rows)]:
+        counts = [sum(r.status == s for r in group) for s in STATUSES]
+        table.append((paper, str(len(group)), *map(str, counts),
+                      str(sum(r.proof is not None for r in group))))
+    return fit_table(table, width, right=set(range(1, len(table[0]))))
 
 
 def stale_checks(records):
@@ -561,7 +622,9 @@ def build_parser():
     p_list.set_defaults(func=cmd_list, parser=p_list)
     p_run = sub.add_parser("run", help="run reproductions, writing CSV + PNG + provenance JSON",
                            epilog=RUN_EPILOG, formatter_class=HelpFormatter)
-    p_run.add_argument("ids", nargs="*", help="reproduction ids (see `mpvi list`)")
+    p_run.add_argument("ids", nargs="*", metavar="ID|PAPER",
+                       help="reproduction ids, or papers (every reproduction of the paper: "
+                            "axioms2024 runs them all); see `mpvi list`")
     p_run.add_argument("--all", action="store_true", help="run every reproduction")
     add_run_options(p_run)
     p_run.add_argument("--jobs", type=job_count, default=None, metavar="N",
@@ -585,7 +648,8 @@ def build_parser():
                                          "(values a --quick run skipped are listed, not "
                                          "failed), 2 on outputs that do not match their "
                                          "provenance or malformed published data")
-    p_diff.add_argument("ids", nargs="*", help="reproduction ids")
+    p_diff.add_argument("ids", nargs="*", metavar="ID|PAPER",
+                        help="reproduction ids, or papers (every reproduction of the paper)")
     p_diff.add_argument("--all", action="store_true", help="every reproduction")
     p_diff.add_argument("--quick", action="store_true",
                         help="compare the outputs of --quick runs (quick-figures/) instead of "
@@ -605,6 +669,13 @@ def build_parser():
                              "matched or misprinted, and why the others are not certifiable "
                              "(it reads the records, it proves nothing itself); the last "
                              "line counts all papers")
+    p_diff.add_argument("--summary", action="store_true",
+                        help="one line per paper with the counts of its values (match, known, "
+                             "mismatch, missing, skipped, proven), then only the values that "
+                             "are a mismatch or missing; the same exit status")
+    p_diff.add_argument("--failures", action="store_true",
+                        help="show only the values that are not a match or a known "
+                             "discrepancy (text, json and csv); the same exit status")
     p_diff.set_defaults(func=cmd_diff, parser=p_diff)
     p_verify = sub.add_parser(
         "verify", help="prove the certified blocks of `mpvi run --certify` again from their "
@@ -612,7 +683,8 @@ def build_parser():
                        "does not contain the recomputed one",
         description=VERIFY_DESCRIPTION, epilog=VERIFY_EPILOG,
         formatter_class=HelpFormatter)
-    p_verify.add_argument("ids", nargs="*", help="reproduction ids (see `mpvi list`)")
+    p_verify.add_argument("ids", nargs="*", metavar="ID|PAPER",
+                          help="reproduction ids, or papers (see `mpvi list`)")
     p_verify.add_argument("--all", action="store_true",
                           help="every reproduction whose record has a certified block")
     _add_results_options(p_verify)

@@ -141,13 +141,17 @@ class HelpFormatter(argparse.HelpFormatter):
     def _fill_text(self, text, width, indent):
         paragraphs = []
         for para in text.split("\n\n"):
-            lines = para.splitlines()
-            if any(line.startswith(" ") for line in lines[1:]):    # a block: line by line
-                paragraphs.append("\n".join(wrap(indent + line, width + len(indent), " " * 4)
-                                            for line in lines))
-            else:
-                paragraphs.append(textwrap.fill(" ".join(para.split()), width,
-                                                initial_indent=indent,
-                                                subsequent_indent=indent,
-                                                break_on_hyphens=False))
+            out, prose = [], []
+            for line in para.splitlines() + [" "]:
+                if not line.startswith(" "):
+                    prose.append(line)
+                    continue
+                if prose:                                # the lines of prose so far: filled
+                    out.append(textwrap.fill(" ".join(" ".join(prose).split()), width,
+                                             initial_indent=indent, subsequent_indent=indent,
+                                             break_on_hyphens=False))
+                    prose = []
+                if line.strip():                         # an indented line: kept, wrapped
+                    out.append(wrap(indent + line, width + len(indent)))
+            paragraphs.append("\n".join(out))
         return "\n\n".join(paragraphs)
