@@ -545,32 +545,32 @@ def cmd_verify(args, reps, parser):
     quiet = args.quiet
     t0 = time.perf_counter()
     started = {}
+    err = WrappedStream(sys.stderr, terminal_width())     # its lines at the terminal's width
 
     def report(event, k, n, rid, detail):
         if event == "start":
             started[rid] = time.perf_counter()
             if not quiet:
-                print(f"[{k}/{n}] {rid}: computing again and certifying ...", file=sys.stderr,
+                print(f"[{k}/{n}] {rid}: computing again and certifying ...", file=err,
                       flush=True)
         elif event == "refused":
-            print(detail, file=sys.stderr, flush=True)
+            print(detail, file=err, flush=True)
         else:
             for line in detail:
                 print(f"FAILED {line}", flush=True)
             if not quiet:
                 verdict = f"{len(detail)} claim(s) FAILED" if detail else "every claim holds"
                 print(f"[{k}/{n}] {rid}: {verdict} ({time.perf_counter() - started[rid]:.1f} s)",
-                      file=sys.stderr, flush=True)
+                      file=err, flush=True)
 
     if not quiet:
-        print(f"mpvi verify: {out} ({origin})", file=sys.stderr, flush=True)
-    result = verify_results(out, ids, stream=_io.StringIO() if quiet else sys.stderr,
-                            report=report)
+        print(f"mpvi verify: {out} ({origin})", file=err, flush=True)
+    result = verify_results(out, ids, stream=_io.StringIO() if quiet else err, report=report)
     if not args.all:
         for rid in result.skipped:
             print(f"mpvi verify: {rid}: no certified value or column there: nothing to "
                   f"verify (`mpvi run {rid} --certify` records them, where it has a certify "
-                  f"hook)", file=sys.stderr)
+                  f"hook)", file=err)
     failed = sorted({line.split(":", 1)[0] for line in result.failures})
     done = len(ids) - len(result.skipped) - len(result.refused)
     print(f"verified {done - len(failed)} of {done} certified record(s) in "
@@ -578,7 +578,7 @@ def cmd_verify(args, reps, parser):
           + (f"; FAILED: {', '.join(failed)}" if failed else "")
           + (f"; refused: {', '.join(result.refused)}" if result.refused else "")
           + (f"; {len(result.skipped)} id(s) without certified claims" if result.skipped
-             else ""), file=sys.stderr)
+             else ""), file=err, flush=True)
     return 1 if failed else (3 if result.refused else 0)
 
 
@@ -589,12 +589,16 @@ def cmd_report(args, reps, parser):
               f"report", file=sys.stderr)
         return 2
     out = args.out or project_path("quick-report" if args.quick else "report")
+    width = terminal_width()
+    err = WrappedStream(sys.stderr, width)
     try:
-        index, papers = write_report(results, out, reps, stream=sys.stderr)
+        index, papers = write_report(results, out, reps, stream=err)
     except ReportError as exc:
-        print(f"mpvi: {exc}", file=sys.stderr)
+        print(wrap(f"mpvi: {exc}", width), file=sys.stderr)
         return 2
-    print(index)
+    finally:
+        err.flush()
+    print(wrap(str(index), width, indent=""))
     return 0
 
 
