@@ -5,15 +5,18 @@ progress bar knows its total and an ETA from the recorded run times.
 
 Everything reads the committed figures/; the runs are of stand-in reproductions."""
 import dataclasses
+import io
 import json
 import subprocess
 import sys
+import types
 from pathlib import Path
 
 import pytest
 
-from mpvi.repro import terminal
+from mpvi.repro import cli, parallel, progress, terminal
 from mpvi.repro.cli import main, papers_of
+from mpvi.repro.runtimes import Runtimes
 from mpvi.repro.declare import all_reproductions, default_out_dir
 from mpvi.repro.published import diff
 
@@ -220,3 +223,110 @@ def test_summary_is_refused_with_certify_or_json(capsys):
             main(["diff", "--all", "--summary", *argv])
         assert exc.value.code == 2
         assert "--summary is a view of the text table" in capsys.readouterr().err
+
+
+# ----- 6. progress: a total from the plan, an ETA from the recorded run times ------------
+
+class Terminal(io.StringIO):
+    def isatty(self):
+        return True
+
+
+def test_eta_counts_down_the_running_part_and_holds_at_the_rest():
+    assert progress.eta(None, 5, 1) is None
+    assert progress.eta(60, 30, 10) == 80
+    assert progress.eta(60, 30, 100) == 60                 # slower than measured: the rest
+    assert [progress.format_eta(s) for s in (None, 0, 42.4, 3723)] == [
+        "ETA ?", "ETA 0:00", "ETA 0:42", "ETA 1:02:03"]
+
+
+def test_the_bar_shows_the_total_the_eta_and_the_step_on_a_terminal_only():
+    for stream, shown in [(Terminal(), True), (io.StringIO(), False)]:
+        with progress.ProgressBar(3, "mpvi run", stream=stream) as bar:
+            bar.update(0, label="a", remaining=60, running=30)
+            bar.step("a: simpson n=100000: step 5000/100000 (5%)")
+            assert 89 < bar.seconds_left() <= 90
+            bar._progress.refresh() if shown else None
+            text = stream.getvalue()
+            bar.update(3, label="c", remaining=None)
+        assert ("ETA 1:30" in text and "0/3" in text and "a: simpson n=1000" in text) is shown
+        assert (stream.getvalue() == "") is not shown
+    forced = io.StringIO()                  # the terminal flag forced: shown on any stream
+    with progress.ProgressBar(2, "mpvi run", stream=forced, enabled=True) as bar:
+        bar.update(1, label="b")
+    assert "ETA ?" in forced.getvalue() and "1/2" in forced.getvalue()
+
+
+def test_the_step_stream_hands_each_line_to_the_bar():
+    steps = []
+    bar = type("Bar", (), {"step": lambda self, text: steps.append(text)})()
+    out = progress.StepStream(bar, "top2025_tab04: ")
+    out.write("  [    1.2 s] top2025_tab04: Table 4 of top2025\n  [   3.0 s] simpson n=10")
+    out.write("0\n  simpson n=100: step 5/100 (5%)\n\n")
+    assert steps == ["top2025_tab04: Table 4 of top2025", "top2025_tab04: simpson n=100",
+                     "top2025_tab04: simpson n=100: step 5/100 (5%)"]
+
+
+class Recorder:
+    """A stand-in ProgressBar keeping every update."""
+
+    updates = []
+
+    def __init__(self, total, description, stream=None, enabled=None):
+        self.total = total
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def update(self, completed, total=None, label="", remaining=None, running=None):
+        Recorder.updates.append((completed, total or self.total, label, remaining, running))
+
+    def step(self, label):
+        pass
+
+
+@pytest.mark.parametrize("jobs", [[], ["--jobs", "2"]])
+def test_a_run_knows_its_total_from_the_start_and_estimates_from_the_runtimes(
+        monkeypatch, capsys, tmp_path, jobs):
+    monkeypatch.setattr("mpvi.repro.cli.ProgressBar", Recorder)
+    Recorder.updates = []
+    ids = ["axioms2024_fig08", "axioms2024_tab02"]
+    assert main(["run", *ids, "--quick", "--no-cache", "--results", str(tmp_path), *jobs]) == 0
+    first, last = Recorder.updates[0], Recorder.updates[-1]
+    assert first[0] == 0 and first[1] is not None and first[1] >= len(ids)
+    assert first[3] is not None and first[3] + first[4] > 0          # an ETA at once
+    assert last[0] == last[1]
+    if not jobs:                            # serial: the recorded seconds of the ids left
+        runtimes = Runtimes()
+        seconds = [runtimes.seconds(REPS[rid], True) for rid in ids]
+        assert first[3:] == (seconds[1], seconds[0]) and last[3:] == (0, 0.0)
+
+
+def test_a_reproduction_from_shared_studies_says_where_they_were_computed():
+    computed_by = {}
+    own = [{"study": "s", "from_cache": False, "cache_file": "/c/1.json"}]
+    assert cli.shared_note(own, computed_by, "top2025_tab04") is None
+    reused = [{"study": "s", "from_cache": True, "cache_file": "/c/1.json"},
+              {"study": "t", "from_cache": True, "cache_file": "/c/2.json"}]
+    assert cli.shared_note(reused, computed_by, "top2025_tab05") == (
+        "from the shared studies (2 of 2) computed with top2025_tab04 and 1 read from the "
+        "cache")
+    assert cli.shared_note(reused[1:], {}, "x") == \
+        "from the shared study (1 of 1) read from the cache"
+
+
+def test_a_parallel_reproduction_says_where_its_studies_ran():
+    run = object.__new__(parallel._ParallelRun)
+    job = types.SimpleNamespace(from_cache=False, entry={"wall_time_s": 41.25},
+                                needed_by=["top2025_tab04", "top2025_tab05"])
+    cached = types.SimpleNamespace(from_cache=True, entry={}, needed_by=["top2025_tab05"])
+    run.jobs = {"k1": job, "k2": cached}
+    unit = types.SimpleNamespace(keys=["k1", "k2"], rep=types.SimpleNamespace(id="top2025_tab05"))
+    assert run.where_done(unit, 0.01) == (
+        "from its 1 study task(s) of this run (41.2 s, shared with top2025_tab04) and from 1 "
+        "study result(s) of the cache")
+    assert run.where_done(unit, 1.26).startswith("in 1.3 s, from its 1 study task(s)")
+    assert run.where_done(types.SimpleNamespace(keys=[], rep=unit.rep), 0.04) == "in 0.0 s"

@@ -40,7 +40,7 @@ from mpvi.repro.options import (add_results_option, add_run_options, one_line, o
                                 positive_int)
 from mpvi.repro.packages import PluginError
 from mpvi.repro.parallel import ExecutorError, make_executor, run_parallel
-from mpvi.repro.progress import ProgressBar
+from mpvi.repro.progress import ProgressBar, StepStream
 from mpvi.repro.published import (RECORD_FIELDS, STATUSES, PublishedDataError, certified_line,
                                   count_line, describe_outputs, diff, format_certified,
                                   format_diff, records, rule, short_number)
@@ -266,7 +266,8 @@ def _run_in_parallel(args, reps, ids, out, cache):
             result = run_parallel(
                 reps, ids, executor, args.context, args.dps, args.quick, out, cache,
                 check_digits=args.check_digits, certify=args.certify, verbosity=level,
-                on_progress=lambda done, total, label: bar.update(done, total, label))
+                on_progress=lambda done, total, label, **estimate: bar.update(
+                    done, total, label, **estimate))
     except BaseException:
         executor.close(cancel=True)
         raise
@@ -289,27 +290,31 @@ def _run_serially(args, reps, ids, out, cache):
     on a terminal); (ran, refused, failed)."""
     level = _verbosity(args)
     ran, refused, failed = [], [], []
+    computed_by = {}                     # cache file -> the id whose run computed that study
     if level == DEFAULT:
         print(f"mpvi run: {len(ids)} reproduction(s) in {args.context}"
               f"{'' if args.context == 'fp' else str(args.dps)}"
               f"{' (quick)' if args.quick else ''} -> {out}", file=sys.stderr, flush=True)
+    expected = expected_seconds(reps, ids, args)
     with ProgressBar(len(ids), "mpvi run", enabled=None if level else False) as bar:
         for k, rid in enumerate(ids, 1):
             if level == VERBOSE:
                 print(f"[{k}/{len(ids)}] {rid}", file=sys.stderr, flush=True)
-            bar.update(k - 1, label=rid)
+            bar.update(k - 1, label=rid, **_estimate(expected, k - 1))
             t0 = time.perf_counter()
             try:
                 paths = execute(reps[rid], args.context, args.dps, args.quick, out,
                                 cache=cache, check_digits=args.check_digits,
                                 certify=args.certify,
-                                stream=None if level == VERBOSE else _io.StringIO())
+                                stream=None if level == VERBOSE else StepStream(bar, f"{rid}: "))
                 ran.append(rid)
+                shared = shared_note(paths["studies"], computed_by, rid)
                 if level == DEFAULT:
-                    print(f"{rid}: done in {time.perf_counter() - t0:.1f} s -> {paths['dir']}"
-                          f"{carried_note(paths['digits_check'], paths['certified'])}",
-                          file=sys.stderr,
-                          flush=True)
+                    print(f"{rid}: "
+                          + (f"done -> {paths['dir']}, {shared}" if shared else
+                             f"done in {time.perf_counter() - t0:.1f} s -> {paths['dir']}")
+                          + carried_note(paths['digits_check'], paths['certified']),
+                          file=sys.stderr, flush=True)
             except Refused as exc:
                 print(exc, file=sys.stderr, flush=True)
                 refused.append(rid)
@@ -317,8 +322,50 @@ def _run_serially(args, reps, ids, out, cache):
                 print(f"{rid}: error: {type(exc).__name__}: {one_line(exc)}", file=sys.stderr,
                       flush=True)
                 failed.append(rid)
-            bar.update(k, label=rid)
+            bar.update(k, label=rid, **_estimate(expected, k))
     return ran, refused, failed
+
+
+def expected_seconds(reps, ids, args):
+    """The recorded run time of each id (:class:`mpvi.repro.runtimes.Runtimes`: what it
+    cost alone, full or ``--quick``), doubled with ``--check-digits`` (a second run with
+    more digits); None where none is recorded."""
+    runtimes = Runtimes()
+    factor = 2 if args.check_digits else 1
+    return [None if s is None else factor * s
+            for s in (runtimes.seconds(reps[rid], args.quick) for rid in ids)]
+
+
+def _estimate(expected, done):
+    """The estimate of a serial run's progress bar after ``done`` ids: the recorded
+    seconds of the one starting (``running``) and of those after it (``remaining``);
+    unknown if any of them has none."""
+    left = expected[done:]
+    if any(s is None for s in left):
+        return {"remaining": None, "running": None}
+    return {"remaining": sum(left[1:]), "running": left[0] if left else 0.0}
+
+
+def shared_note(studies, computed_by, rid):
+    """Where the studies of a finished run of ``rid`` were computed, when not all in it:
+    ``from the shared studies computed with top2025_tab04`` (an id earlier in this
+    run), ``... read from the cache``; None if it computed them all.  ``studies``: its
+    provenance entries (:class:`mpvi.repro.studies.StudyResult`); ``computed_by`` (cache
+    file -> id) learns the ones it computed."""
+    for s in studies:
+        if not s["from_cache"] and s.get("cache_file"):
+            computed_by[s["cache_file"]] = rid
+    elsewhere = [s for s in studies if s["from_cache"]]
+    if not elsewhere:
+        return None
+    ids = sorted({computed_by[s["cache_file"]] for s in elsewhere
+                  if s.get("cache_file") in computed_by})
+    cached = sum(s.get("cache_file") not in computed_by for s in elsewhere)
+    parts = ([f"computed with {', '.join(ids)}"] if ids else []) + \
+        ([f"{cached} read from the cache" if ids else "read from the cache"] if cached else [])
+    n = len(elsewhere)
+    return (f"from the shared stud{'y' if n == 1 else 'ies'} "
+            f"({n} of {len(studies)}) " + " and ".join(parts))
 
 
 def cmd_diff(args, reps, parser):

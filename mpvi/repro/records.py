@@ -388,6 +388,7 @@ def write_outputs(rep, rendered, ctx, params, quick, out_dir, extra=None):
         with contextlib.suppress(FileNotFoundError):
             (paths["dir"] / name).unlink()
     paths["digits_check"], paths["certified"] = carried, certified
+    paths["studies"] = rendered.extra.get("studies", [])     # where its studies came from
     return paths
 
 
