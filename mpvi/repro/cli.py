@@ -130,8 +130,8 @@ def _ids(args, reps, parser):
     papers = papers_of(reps)
     unknown = [w for w in args.ids if w not in reps and w not in papers]
     if unknown:
-        print("\n".join(wrap(f"{parser.prog}: {unknown_id(w, reps, papers)}", terminal_width())
-                        for w in unknown), file=sys.stderr)
+        print("\n".join(f"{parser.prog}: {unknown_id(w, reps, papers)}" for w in unknown),
+              file=sys.stderr)                # one line each, whatever the width (a grep)
         sys.exit(2)
     return list(dict.fromkeys(rid for w in args.ids
                               for rid in ([w] if w in reps else papers[w])))
@@ -788,8 +788,7 @@ class ToolParser(argparse.ArgumentParser):
         close = difflib.get_close_matches(word, commands, n=1)
         hint = (f"did you mean {close[0]!r}?" if close else
                 f"the commands are {', '.join(commands)} (`{self.prog} --help`)")
-        self.exit(2, wrap(f"{self.prog}: unknown command {word!r}; {hint}", terminal_width())
-                  + "\n")
+        self.exit(2, f"{self.prog}: unknown command {word!r}; {hint}\n")     # one line
 
 
 class _SubParser(argparse.ArgumentParser):
