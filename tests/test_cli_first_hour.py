@@ -146,7 +146,8 @@ def test_diff_of_a_paper_compares_every_reproduction_of_it(monkeypatch, capsys):
 def test_run_of_a_paper_runs_each_of_its_reproductions(monkeypatch, capsys, tmp_path):
     ran = []
     monkeypatch.setattr("mpvi.repro.cli.execute", lambda rep, *a, **k: ran.append(rep.id) or
-                        {"dir": tmp_path, "digits_check": None, "certified": None})
+                        {"dir": tmp_path, "digits_check": None, "certified": None,
+                         "studies": []})
     assert main(["run", "axioms2024", "--quick", "--results", str(tmp_path), "--no-cache"]) == 0
     assert ran == papers_of(REPS)["axioms2024"]
 

@@ -55,11 +55,11 @@ class ProgressBar:
         if self.enabled:
             # rich (terminal tables) loaded lazily: heavy, and only for a table on a terminal
             from rich.console import Console
-            from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
-                                       TimeElapsedColumn)
             from rich.progress_bar import ProgressBar as Bar
             from rich.table import Column
             from rich.text import Text
+            from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
+                                       TimeElapsedColumn)
             bar = self
 
             class TimeBar(BarColumn):

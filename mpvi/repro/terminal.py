@@ -50,9 +50,10 @@ def fit_table(rows, width, right=(), truncate=(), keep=(), min_cell=8):
     padded) of at most ``width`` columns.
 
     When the natural widths do not fit, the columns in ``truncate`` are narrowed first
-    (their cells end in an ellipsis), then the widest of the others, one column at a
-    time, down to ``min_cell`` (their cells wrap at words onto further lines of their
-    row); the columns in ``keep`` are never narrowed.  Columns in ``right`` are
+    to twice ``min_cell`` (their cells end in an ellipsis), then the widest of the
+    others, one column at a time, down to ``min_cell`` or their longest word (their
+    cells wrap at words onto further lines of their row), and last the columns in
+    ``truncate`` down to ``min_cell``; the columns in ``keep`` are never narrowed.  Columns in ``right`` are
     right-justified.  A table that fits is the same text as without a width; a line
     that still does not fit (too many columns for the width) ends in an ellipsis.
 
@@ -76,8 +77,11 @@ def fit_table(rows, width, right=(), truncate=(), keep=(), min_cell=8):
     """
     n = len(rows[0])
     widths = [max(len(row[k]) for row in rows) for k in range(n)]
-    for k in truncate:
-        widths[k] = max(min(widths[k], min_cell), widths[k] - (sum(widths) + n - 1 - width))
+    def cut_columns(least):
+        for k in truncate:
+            widths[k] = max(min(widths[k], least), widths[k] - (sum(widths) + n - 1 - width))
+
+    cut_columns(2 * min_cell)                   # first to twice the narrowest,
     floor = [min(widths[k], max([min_cell] + [len(w) for row in rows for w in row[k].split()]))
              for k in range(n)]                 # a word is not broken
     narrow = [i for i in range(n) if i not in keep and i not in truncate]
@@ -89,6 +93,7 @@ def fit_table(rows, width, right=(), truncate=(), keep=(), min_cell=8):
         second = max((widths[i] for i in left if i != k), default=0)
         target = max(floor[k], widths[k] - (sum(widths) + n - 1 - width), second)
         widths[k] = target if target < widths[k] else widths[k] - 1
+    cut_columns(min_cell)                       # then, if the others are at their floor, on
     lines = []
     for row in rows:
         cells = [[cut(c, w)] if k in truncate or len(c) <= w else
