@@ -3,7 +3,8 @@ the terminal, a mistyped command gets a suggestion, ``python -m mpvi`` works, a 
 name selects its reproductions, ``mpvi diff --summary`` and ``--failures``, and the
 progress bar knows its total and an ETA from the recorded run times.
 
-Everything reads the committed figures/; the runs are of stand-in reproductions."""
+Everything reads the committed figures/; the runs are quick runs of two axioms2024 ids
+(a few seconds) or of a stand-in ``execute``."""
 import dataclasses
 import io
 import json
@@ -247,7 +248,8 @@ def test_the_bar_shows_the_total_the_eta_and_the_step_on_a_terminal_only():
             bar.update(0, label="a", remaining=60, running=30)
             bar.step("a: simpson n=100000: step 5000/100000 (5%)")
             assert 89 < bar.seconds_left() <= 90
-            bar._progress.refresh() if shown else None
+            if shown:
+                bar._progress.refresh()
             text = stream.getvalue()
             bar.update(3, label="c", remaining=None)
         assert ("ETA 1:30" in text and "0/3" in text and "a: simpson n=1000" in text) is shown

@@ -694,6 +694,41 @@ def build_parser():
     chatter.add_argument("-q", "--quiet", action="store_true",
                          help="print only errors, refusals and the summary")
     p_run.set_defaults(func=cmd_run, parser=p_run)
+    _add_diff_parser(sub)
+    p_verify = sub.add_parser(
+        "verify", help="prove the certified blocks of `mpvi run --certify` again from their "
+                       "recorded inputs; exit 1 naming each value whose recorded enclosure "
+                       "does not contain the recomputed one",
+        description=VERIFY_DESCRIPTION, epilog=VERIFY_EPILOG,
+        formatter_class=HelpFormatter)
+    p_verify.add_argument("ids", nargs="*", metavar="ID|PAPER",
+                          help="reproduction ids, or papers (see `mpvi list`)")
+    p_verify.add_argument("--all", action="store_true",
+                          help="every reproduction whose record has a certified block")
+    _add_results_options(p_verify)
+    p_verify.add_argument("-q", "--quiet", action="store_true",
+                          help="print only the failures and the summary (default: a line "
+                               "per id and the progress of each computation on stderr)")
+    p_verify.set_defaults(func=cmd_verify, parser=p_verify)
+    p_report = sub.add_parser(
+        "report", help="write a static HTML report of the results (open its index.html in a "
+                       "browser): every figure with its caption, parameters, published and "
+                       "reproduced values, errata and provenance",
+        description="Write a self-contained HTML report (no server, no network: open "
+                    "index.html from disk) of the outputs of `mpvi run`: an overview with "
+                    "one row per paper, one page per paper with every figure or table, and "
+                    "the errata.  It shows the statuses of `mpvi diff`.")
+    _add_results_options(p_report)
+    p_report.add_argument("--out", type=Path, default=None, metavar="DIR",
+                          help="report directory (default: report/ of the source checkout, "
+                               "quick-report/ with --quick); replaced as a whole, and refused "
+                               "if it exists and holds anything but an earlier report")
+    p_report.set_defaults(func=cmd_report, parser=p_report)
+    return ap
+
+
+def _add_diff_parser(sub):
+    """The parser of ``mpvi diff`` (:func:`cmd_diff`)."""
     p_diff = sub.add_parser("diff", help="compare published numbers with reproduced ones; "
                                          "exit 1 on any MISMATCH or MISSING value "
                                          "(values a --quick run skipped are listed, not "
@@ -728,36 +763,6 @@ def build_parser():
                         help="show only the values that are not a match or a known "
                              "discrepancy (text, json and csv); the same exit status")
     p_diff.set_defaults(func=cmd_diff, parser=p_diff)
-    p_verify = sub.add_parser(
-        "verify", help="prove the certified blocks of `mpvi run --certify` again from their "
-                       "recorded inputs; exit 1 naming each value whose recorded enclosure "
-                       "does not contain the recomputed one",
-        description=VERIFY_DESCRIPTION, epilog=VERIFY_EPILOG,
-        formatter_class=HelpFormatter)
-    p_verify.add_argument("ids", nargs="*", metavar="ID|PAPER",
-                          help="reproduction ids, or papers (see `mpvi list`)")
-    p_verify.add_argument("--all", action="store_true",
-                          help="every reproduction whose record has a certified block")
-    _add_results_options(p_verify)
-    p_verify.add_argument("-q", "--quiet", action="store_true",
-                          help="print only the failures and the summary (default: a line "
-                               "per id and the progress of each computation on stderr)")
-    p_verify.set_defaults(func=cmd_verify, parser=p_verify)
-    p_report = sub.add_parser(
-        "report", help="write a static HTML report of the results (open its index.html in a "
-                       "browser): every figure with its caption, parameters, published and "
-                       "reproduced values, errata and provenance",
-        description="Write a self-contained HTML report (no server, no network: open "
-                    "index.html from disk) of the outputs of `mpvi run`: an overview with "
-                    "one row per paper, one page per paper with every figure or table, and "
-                    "the errata.  It shows the statuses of `mpvi diff`.")
-    _add_results_options(p_report)
-    p_report.add_argument("--out", type=Path, default=None, metavar="DIR",
-                          help="report directory (default: report/ of the source checkout, "
-                               "quick-report/ with --quick); replaced as a whole, and refused "
-                               "if it exists and holds anything but an earlier report")
-    p_report.set_defaults(func=cmd_report, parser=p_report)
-    return ap
 
 
 class ToolParser(argparse.ArgumentParser):

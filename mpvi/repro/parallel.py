@@ -734,7 +734,7 @@ class _ParallelRun:
         """How long a finished reproduction took, and where its studies were computed:
         ``in 12.3 s`` (all in its own task), else e.g. ``in 0.4 s, from its 3 study
         task(s) of this run (41.2 s, shared with top2025_tab05)``, ``from 2 study
-        result(s) from the cache`` -- never "in 0.0 s" for tables assembled from studies
+        result(s) of the cache`` -- never "in 0.0 s" for tables assembled from studies
         computed elsewhere."""
         jobs = [self.jobs[k] for k in dict.fromkeys(unit.keys)]
         if not jobs:
