@@ -333,3 +333,10 @@ def test_a_parallel_reproduction_says_where_its_studies_ran():
         "study result(s) of the cache")
     assert run.where_done(unit, 1.26).startswith("in 1.3 s, from its 1 study task(s)")
     assert run.where_done(types.SimpleNamespace(keys=[], rep=unit.rep), 0.04) == "in 0.0 s"
+
+
+def test_list_of_an_empty_results_directory_says_not_run_on_one_line(monkeypatch, capsys,
+                                                                      tmp_path):
+    _, lines = _output(monkeypatch, capsys, 80, ["list", "--results", str(tmp_path)])
+    rows = [line for line in lines if line.split()[:1] and line.split()[0] in REPS]
+    assert len(rows) == len(REPS) and all(" not run " in line for line in rows)

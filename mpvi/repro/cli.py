@@ -168,7 +168,8 @@ def cmd_list(args, reps, parser):
         table.append((r.id, r.paper, r.item, status, last, runtimes.describe(r), r.title))
     width = terminal_width()
     print(wrap(f"results: {results}", width), file=sys.stderr)
-    print(fit_table(table, width, truncate={len(table[0]) - 1}, keep={0}, min_cell=6))
+    # the ids whole, the titles cut, cells of at least 7 columns ("not run" on one line)
+    print(fit_table(table, width, truncate={len(table[0]) - 1}, keep={0}, min_cell=7))
     for line in invalid + runtimes.problems:
         print(wrap(f"mpvi: {line}", width), file=sys.stderr)
     return 2 if invalid else 0
