@@ -48,7 +48,7 @@ def test_list(capsys):
     (["run", "axioms2024_fig02", "--context", "quad"], "invalid choice"),
     (["run", "axioms2024_fig02", "--cache", "x", "--no-cache"], "not allowed with"),
     (["diff", "nope"], "unknown reproduction "),
-    (["frobnicate"], "invalid choice"),
+    (["frobnicate"], "unknown command 'frobnicate'"),
 ])
 def test_bad_arguments_exit_2_with_a_message(capsys, argv, message):
     with pytest.raises(SystemExit) as exc:
@@ -252,9 +252,10 @@ def test_diff_columns_stay_aligned_whatever_the_name_lengths():
     assert len(starts) == 1
 
 
-def test_list_shows_item_status_and_last_run_time(tmp_path, capsys):
+def test_list_shows_item_status_and_last_run_time(tmp_path, capsys, monkeypatch):
     from mpvi.repro.published import diff
     from mpvi.repro.declare import default_out_dir
+    monkeypatch.setenv("COLUMNS", "1000")              # a row per line (narrower: wrapped)
     assert main(["list"]) == 0
     lines = {line.split()[0]: line for line in capsys.readouterr().out.splitlines()}
     statuses = {}

@@ -23,8 +23,8 @@ def library_modules():
     out = {}
     for p in sorted((ROOT / "mpvi").rglob("*.py")):
         rel = p.relative_to(ROOT).with_suffix("")
-        if rel.parts[:2] == ("mpvi", "repro"):
-            continue
+        if rel.parts[:2] == ("mpvi", "repro") or rel.parts == ("mpvi", "__main__"):
+            continue                 # the framework, and `python -m mpvi` (the command)
         name = ".".join(rel.parts)
         out[name[:-len(".__init__")] if name.endswith(".__init__") else name] = p
     return out

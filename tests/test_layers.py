@@ -46,8 +46,8 @@ def library_files(root=ROOT):
     out = {}
     for p in sorted((root / "mpvi").rglob("*.py")):
         rel = p.relative_to(root).with_suffix("")
-        if rel.parts[:2] == ("mpvi", "repro"):
-            continue
+        if rel.parts[:2] == ("mpvi", "repro") or rel.parts == ("mpvi", "__main__"):
+            continue                 # the framework, and `python -m mpvi` (the command)
         name = ".".join(rel.parts)
         out[name[:-len(".__init__")] if name.endswith(".__init__") else name] = p
     return out
@@ -164,7 +164,8 @@ def test_the_imports_form_no_circle():
 def test_the_top_level_holds_only_the_face_the_version_and_the_layer_packages():
     top = sorted(p.name for p in (ROOT / "mpvi").iterdir()
                  if p.suffix == ".py" or (p.is_dir() and (p / "__init__.py").exists()))
-    allowed = {"__init__.py", "_version.py", "repro"} | {pkg.split(".")[1] for pkg in PACKAGES}
+    allowed = {"__init__.py", "__main__.py", "_version.py", "repro"} | {
+        pkg.split(".")[1] for pkg in PACKAGES}           # __main__: `python -m mpvi`
     assert set(top) <= allowed, f"top-level modules outside a layer package: {set(top) - allowed}"
     assert set(top) == allowed, f"layer packages missing: {allowed - set(top)}"
 

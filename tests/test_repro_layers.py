@@ -16,6 +16,7 @@ from test_layers import ROOT, circle, import_graph
 
 ORDER = (
     ("mpvi.repro", "the package: a docstring"),
+    ("mpvi.repro.terminal", "text that fits the terminal: wrapped lines, tables, help"),
     ("mpvi.repro.packages", "the installed reproduction packages and their paper folders"),
     ("mpvi.repro.cache", "the disk cache of the studies"),
     ("mpvi.repro.progress", "the progress bar"),

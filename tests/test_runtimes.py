@@ -147,7 +147,8 @@ def test_measured_times_read_verified_outputs(tmp_path):
         _benchmark().measured_times(reps.values(), tmp_path)
 
 
-def test_list_shows_the_measured_time(capsys):
+def test_list_shows_the_measured_time(capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "1000")              # a row per line (narrower: wrapped)
     reps = all_reproductions()
     times = rt.Runtimes()
     assert main(["list"]) == 0

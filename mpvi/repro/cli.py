@@ -40,14 +40,15 @@ from mpvi.repro.options import (add_results_option, add_run_options, one_line, o
                                 positive_int)
 from mpvi.repro.packages import PluginError
 from mpvi.repro.parallel import ExecutorError, make_executor, run_parallel
-from mpvi.repro.progress import ProgressBar
-from mpvi.repro.published import (RECORD_FIELDS, PublishedDataError, aligned, certified_line,
+from mpvi.repro.progress import ProgressBar, StepStream
+from mpvi.repro.published import (RECORD_FIELDS, STATUSES, PublishedDataError, certified_line,
                                   count_line, describe_outputs, diff, format_certified,
                                   format_diff, records, rule, short_number)
 from mpvi.repro.records import OutputError, carried_note, read_provenance, read_records
 from mpvi.repro.report import ReportError, compute_time, count_statuses, write_report
 from mpvi.repro.run import execute, verify_results
 from mpvi.repro.runtimes import Runtimes
+from mpvi.repro.terminal import HelpFormatter, WrappedStream, fit_table, terminal_width, wrap
 
 BROKEN_PIPE = 141
 """Exit status when the reader of stdout has gone: 128 + SIGPIPE, as the shell reports a
@@ -81,9 +82,12 @@ bar on a terminal); --verbose (-v) also every task and the progress lines of eac
 computation, --quiet (-q) only errors, refusals and the summary.
 
 Each id either runs, is refused, or fails; the run always goes on with the next id:
-  <id>: refused in <context>: <reason>   the reproduction declared, before computing,
-                                         that it cannot run in that number context
-  <id>: error: <Type>: <message>         any other error, on one line
+  <id>: refused in <context>: <reason>
+      the reproduction declared, before computing, that it cannot run in that
+      number context
+  <id>: error: <Type>: <message>
+      any other error, on one line
+
 Refusals and failures are listed again at the end.  Exit status: 0 if every id ran,
 1 if any id failed, 3 if none failed but some were refused (nothing was computed for
 them), 2 for a bad option, an unwritable --results, or malformed published data."""
@@ -104,18 +108,33 @@ def job_count(text):
     return n
 
 
+def papers_of(reps):
+    """Paper name -> the ids of its reproductions (in the order of ``reps``), from the
+    declared reproductions."""
+    papers = {}
+    for r in reps.values():
+        papers.setdefault(r.paper, []).append(r.id)
+    return papers
+
+
 def _ids(args, reps, parser):
+    """The ids the words of the command line select: ``--all``, or each word an id or a
+    paper (every reproduction of it, :func:`papers_of`), without repeats.  An unknown
+    word is one line with the closest id or paper, exit status 2."""
     if args.all and args.ids:
         parser.error("give reproduction ids or --all, not both")
     if not args.all and not args.ids:
-        parser.error("give at least one reproduction id, or --all (see `mpvi list`)")
-    ids = list(reps) if args.all else args.ids
-    unknown = [i for i in ids if i not in reps]
+        parser.error("give at least one reproduction id or paper, or --all (see `mpvi list`)")
+    if args.all:
+        return list(reps)
+    papers = papers_of(reps)
+    unknown = [w for w in args.ids if w not in reps and w not in papers]
     if unknown:
-        print("\n".join(f"{parser.prog}: {unknown_id(i, reps)}" for i in unknown),
-              file=sys.stderr)
+        print("\n".join(f"{parser.prog}: {unknown_id(w, reps, papers)}" for w in unknown),
+              file=sys.stderr)                # one line each, whatever the width (a grep)
         sys.exit(2)
-    return ids
+    return list(dict.fromkeys(rid for w in args.ids
+                              for rid in ([w] if w in reps else papers[w])))
 
 
 def cmd_list(args, reps, parser):
@@ -147,10 +166,12 @@ def cmd_list(args, reps, parser):
                 status += " (quick)"
             last = f"{compute_time([record]):.1f} s, {record['created_utc'][:10]}"
         table.append((r.id, r.paper, r.item, status, last, runtimes.describe(r), r.title))
-    print(f"results: {results}", file=sys.stderr)
-    print(aligned(table))
+    width = terminal_width()
+    print(wrap(f"results: {results}", width), file=sys.stderr)
+    # the ids whole, the titles cut, cells of at least 7 columns ("not run" on one line)
+    print(fit_table(table, width, truncate={len(table[0]) - 1}, keep={0}, min_cell=7))
     for line in invalid + runtimes.problems:
-        print(f"mpvi: {line}", file=sys.stderr)
+        print(wrap(f"mpvi: {line}", width), file=sys.stderr)
     return 2 if invalid else 0
 
 
@@ -246,7 +267,8 @@ def _run_in_parallel(args, reps, ids, out, cache):
             result = run_parallel(
                 reps, ids, executor, args.context, args.dps, args.quick, out, cache,
                 check_digits=args.check_digits, certify=args.certify, verbosity=level,
-                on_progress=lambda done, total, label: bar.update(done, total, label))
+                on_progress=lambda done, total, label, **estimate: bar.update(
+                    done, total, label, **estimate))
     except BaseException:
         executor.close(cancel=True)
         raise
@@ -269,27 +291,31 @@ def _run_serially(args, reps, ids, out, cache):
     on a terminal); (ran, refused, failed)."""
     level = _verbosity(args)
     ran, refused, failed = [], [], []
+    computed_by = {}                     # cache file -> the id whose run computed that study
     if level == DEFAULT:
         print(f"mpvi run: {len(ids)} reproduction(s) in {args.context}"
               f"{'' if args.context == 'fp' else str(args.dps)}"
               f"{' (quick)' if args.quick else ''} -> {out}", file=sys.stderr, flush=True)
+    expected = expected_seconds(reps, ids, args)
     with ProgressBar(len(ids), "mpvi run", enabled=None if level else False) as bar:
         for k, rid in enumerate(ids, 1):
             if level == VERBOSE:
                 print(f"[{k}/{len(ids)}] {rid}", file=sys.stderr, flush=True)
-            bar.update(k - 1, label=rid)
+            bar.update(k - 1, label=rid, **_estimate(expected, k - 1))
             t0 = time.perf_counter()
             try:
                 paths = execute(reps[rid], args.context, args.dps, args.quick, out,
                                 cache=cache, check_digits=args.check_digits,
                                 certify=args.certify,
-                                stream=None if level == VERBOSE else _io.StringIO())
+                                stream=None if level == VERBOSE else StepStream(bar, f"{rid}: "))
                 ran.append(rid)
+                shared = shared_note(paths["studies"], computed_by, rid)
                 if level == DEFAULT:
-                    print(f"{rid}: done in {time.perf_counter() - t0:.1f} s -> {paths['dir']}"
-                          f"{carried_note(paths['digits_check'], paths['certified'])}",
-                          file=sys.stderr,
-                          flush=True)
+                    print(f"{rid}: "
+                          + (f"done -> {paths['dir']}, {shared}" if shared else
+                             f"done in {time.perf_counter() - t0:.1f} s -> {paths['dir']}")
+                          + carried_note(paths['digits_check'], paths['certified']),
+                          file=sys.stderr, flush=True)
             except Refused as exc:
                 print(exc, file=sys.stderr, flush=True)
                 refused.append(rid)
@@ -297,8 +323,50 @@ def _run_serially(args, reps, ids, out, cache):
                 print(f"{rid}: error: {type(exc).__name__}: {one_line(exc)}", file=sys.stderr,
                       flush=True)
                 failed.append(rid)
-            bar.update(k, label=rid)
+            bar.update(k, label=rid, **_estimate(expected, k))
     return ran, refused, failed
+
+
+def expected_seconds(reps, ids, args):
+    """The recorded run time of each id (:class:`mpvi.repro.runtimes.Runtimes`: what it
+    cost alone, full or ``--quick``), doubled with ``--check-digits`` (a second run with
+    more digits); None where none is recorded."""
+    runtimes = Runtimes()
+    factor = 2 if args.check_digits else 1
+    return [None if s is None else factor * s
+            for s in (runtimes.seconds(reps[rid], args.quick) for rid in ids)]
+
+
+def _estimate(expected, done):
+    """The estimate of a serial run's progress bar after ``done`` ids: the recorded
+    seconds of the one starting (``running``) and of those after it (``remaining``);
+    unknown if any of them has none."""
+    left = expected[done:]
+    if any(s is None for s in left):
+        return {"remaining": None, "running": None}
+    return {"remaining": sum(left[1:]), "running": left[0] if left else 0.0}
+
+
+def shared_note(studies, computed_by, rid):
+    """Where the studies of a finished run of ``rid`` were computed, when not all in it:
+    ``from the shared studies computed with top2025_tab04`` (an id earlier in this
+    run), ``... read from the cache``; None if it computed them all.  ``studies``: its
+    provenance entries (:class:`mpvi.repro.studies.StudyResult`); ``computed_by`` (cache
+    file -> id) learns the ones it computed."""
+    for s in studies:
+        if not s["from_cache"] and s.get("cache_file"):
+            computed_by[s["cache_file"]] = rid
+    elsewhere = [s for s in studies if s["from_cache"]]
+    if not elsewhere:
+        return None
+    ids = sorted({computed_by[s["cache_file"]] for s in elsewhere
+                  if s.get("cache_file") in computed_by})
+    cached = sum(s.get("cache_file") not in computed_by for s in elsewhere)
+    parts = ([f"computed with {', '.join(ids)}"] if ids else []) + \
+        ([f"{cached} read from the cache" if ids else "read from the cache"] if cached else [])
+    n = len(elsewhere)
+    return (f"from the shared stud{'y' if n == 1 else 'ies'} "
+            f"({n} of {len(studies)}) " + " and ".join(parts))
 
 
 def cmd_diff(args, reps, parser):
@@ -310,6 +378,9 @@ def cmd_diff(args, reps, parser):
     the line of all papers (:func:`mpvi.repro.published.certified_line`); the exit status
     is the same."""
     ids = _ids(args, reps, parser)
+    if args.summary and (args.certify or args.format != "text"):
+        parser.error("--summary is a view of the text table, not of --certify or --format "
+                     f"{args.format} (--failures selects records there too)")
     if args.results:
         out, origin = args.results, "--results"
     elif args.quick:
@@ -318,28 +389,28 @@ def cmd_diff(args, reps, parser):
         out, origin = default_out_dir(False), "full results, the default; --quick for quick-figures/"
     _check_results(out, origin, args.quick)
     text = args.format == "text"
-    width = max(40, shutil.get_terminal_size().columns)
+    width = terminal_width()
     summary = sys.stdout if text else sys.stderr
 
     def say(line):
         """A line of text, wrapped at the width (a long path is broken anywhere)."""
-        print("\n".join(textwrap.wrap(line, width, subsequent_indent="  ",
-                                      break_on_hyphens=False)), file=summary)
+        print(wrap(line, width), file=summary)
 
     say(f"mpvi diff: {out} ({origin}); outputs found: {describe_outputs(ids, out)}")
     records = read_records([reps[rid] for rid in ids], out)
     rows = diff(ids, out, records=records)
+    shown = [r for r in rows if r.status not in SETTLED] if args.failures else rows
     if not text:
-        _write_records(rows, reps, args.format)
+        _write_records(shown, reps, args.format)
     elif not rows:
-        print("no published values for: " + ", ".join(ids) + " (their papers print none)")
+        print(wrap("no published values for: " + ", ".join(ids) + " (their papers print none)",
+                   width))
         return 0
     elif args.certify:
-        print(format_certified(rows, reps, width, set(ids) == set(reps)))
+        print(format_certified(shown, reps, width, set(ids) == set(reps)))
         print()
     else:
-        print(format_diff(rows, reps, width, stale_checks(records)))
-        print()
+        _print_diff(rows, shown, reps, width, records, args.summary)
     skipped = sum(r.status == "skipped" for r in rows)
     if skipped:
         say(f"{skipped} value(s) skipped by --quick runs: run those reproductions without "
@@ -354,6 +425,47 @@ def cmd_diff(args, reps, parser):
                 "MISSING)")
         say(certified_line(rows, set(ids) == set(reps)))
     return 1 if failed else 0
+
+
+SETTLED = ("match", "known")
+"""The statuses ``mpvi diff --failures`` leaves out: the value matches, or its discrepancy
+is a known one, explained in the paper's errata."""
+
+UNEXPLAINED = ("MISMATCH", "MISSING")
+"""The statuses ``mpvi diff --summary`` shows below its counts: a discrepancy no erratum
+explains, a value the outputs do not have."""
+
+
+def _print_diff(rows, shown, reps, width, records, summary):
+    """The text of ``mpvi diff``: the tables of the ``shown`` rows (all, or those of
+    ``--failures``), after the counts per paper with ``summary`` (:func:`summary_table`),
+    which then shows only the rows of :data:`UNEXPLAINED` status."""
+    if summary:
+        print(summary_table(rows, reps, width))
+        shown = [r for r in shown if r.status in UNEXPLAINED]
+    if shown:
+        print(format_diff(shown, reps, width, stale_checks(records)))
+    elif not summary:
+        print(wrap("no value that is not a match or a known discrepancy", width))
+    print()
+
+
+def summary_table(rows, reps, width):
+    """``mpvi diff --summary``: a line per paper with how many of its compared values
+    (the rows of :func:`mpvi.repro.published.diff`) have each status and how many are
+    proven (``mpvi run --certify``), and a last line of the total, at most ``width``
+    columns wide."""
+    papers = {}
+    for r in rows:
+        rep = reps.get(r.value.id)
+        papers.setdefault(rep.paper if rep is not None else r.value.id, []).append(r)
+    table = [("paper", "values", "match", "known", "mismatch", "missing", "skipped",
+              "proven")]
+    for paper, group in [*papers.items(), ("total", rows)]:
+        counts = [sum(r.status == s for r in group) for s in STATUSES]
+        table.append((paper, str(len(group)), *map(str, counts),
+                      str(sum(r.proof is not None for r in group))))
+    return fit_table(table, width, right=set(range(1, len(table[0]))))
 
 
 def stale_checks(records):
@@ -481,32 +593,32 @@ def cmd_verify(args, reps, parser):
     quiet = args.quiet
     t0 = time.perf_counter()
     started = {}
+    err = WrappedStream(sys.stderr, terminal_width())     # its lines at the terminal's width
 
     def report(event, k, n, rid, detail):
         if event == "start":
             started[rid] = time.perf_counter()
             if not quiet:
-                print(f"[{k}/{n}] {rid}: computing again and certifying ...", file=sys.stderr,
+                print(f"[{k}/{n}] {rid}: computing again and certifying ...", file=err,
                       flush=True)
         elif event == "refused":
-            print(detail, file=sys.stderr, flush=True)
+            print(detail, file=err, flush=True)
         else:
             for line in detail:
                 print(f"FAILED {line}", flush=True)
             if not quiet:
                 verdict = f"{len(detail)} claim(s) FAILED" if detail else "every claim holds"
                 print(f"[{k}/{n}] {rid}: {verdict} ({time.perf_counter() - started[rid]:.1f} s)",
-                      file=sys.stderr, flush=True)
+                      file=err, flush=True)
 
     if not quiet:
-        print(f"mpvi verify: {out} ({origin})", file=sys.stderr, flush=True)
-    result = verify_results(out, ids, stream=_io.StringIO() if quiet else sys.stderr,
-                            report=report)
+        print(f"mpvi verify: {out} ({origin})", file=err, flush=True)
+    result = verify_results(out, ids, stream=_io.StringIO() if quiet else err, report=report)
     if not args.all:
         for rid in result.skipped:
             print(f"mpvi verify: {rid}: no certified value or column there: nothing to "
                   f"verify (`mpvi run {rid} --certify` records them, where it has a certify "
-                  f"hook)", file=sys.stderr)
+                  f"hook)", file=err)
     failed = sorted({line.split(":", 1)[0] for line in result.failures})
     done = len(ids) - len(result.skipped) - len(result.refused)
     print(f"verified {done - len(failed)} of {done} certified record(s) in "
@@ -514,7 +626,7 @@ def cmd_verify(args, reps, parser):
           + (f"; FAILED: {', '.join(failed)}" if failed else "")
           + (f"; refused: {', '.join(result.refused)}" if result.refused else "")
           + (f"; {len(result.skipped)} id(s) without certified claims" if result.skipped
-             else ""), file=sys.stderr)
+             else ""), file=err, flush=True)
     return 1 if failed else (3 if result.refused else 0)
 
 
@@ -525,18 +637,22 @@ def cmd_report(args, reps, parser):
               f"report", file=sys.stderr)
         return 2
     out = args.out or project_path("quick-report" if args.quick else "report")
+    width = terminal_width()
+    err = WrappedStream(sys.stderr, width)
     try:
-        index, papers = write_report(results, out, reps, stream=sys.stderr)
+        index, papers = write_report(results, out, reps, stream=err)
     except ReportError as exc:
-        print(f"mpvi: {exc}", file=sys.stderr)
+        print(wrap(f"mpvi: {exc}", width), file=sys.stderr)
         return 2
-    print(index)
+    finally:
+        err.flush()
+    print(wrap(str(index), width, indent=""))
     return 0
 
 
 def build_parser():
     ap = ToolParser(
-        prog="mpvi",
+        prog="mpvi", formatter_class=HelpFormatter,
         description="Reproduce the figures and tables of the mpvi papers at 64 digits "
                     "(or any precision) and diff every published number.",
         epilog="Examples: mpvi list | mpvi run axioms2024_tab02 | mpvi run --all --quick | "
@@ -546,7 +662,8 @@ def build_parser():
                "is malformed are reported in one line each (exit status 2); exit status "
                f"{BROKEN_PIPE} if stdout is closed early (| head).")
     ap.add_argument("--version", action="version", version=f"mpvi {__version__}")
-    sub = ap.add_subparsers(dest="command", metavar="{list,run,diff,verify,report}")
+    sub = ap.add_subparsers(dest="command", metavar="{list,run,diff,verify,report}",
+                            parser_class=_SubParser)
     sub.required = True
     p_list = sub.add_parser(
         "list", help="list every reproduction: paper, item, status of its published values "
@@ -556,8 +673,10 @@ def build_parser():
     _add_results_options(p_list)
     p_list.set_defaults(func=cmd_list, parser=p_list)
     p_run = sub.add_parser("run", help="run reproductions, writing CSV + PNG + provenance JSON",
-                           epilog=RUN_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p_run.add_argument("ids", nargs="*", help="reproduction ids (see `mpvi list`)")
+                           epilog=RUN_EPILOG, formatter_class=HelpFormatter)
+    p_run.add_argument("ids", nargs="*", metavar="ID|PAPER",
+                       help="reproduction ids, or papers (every reproduction of the paper: "
+                            "axioms2024 runs them all); see `mpvi list`")
     p_run.add_argument("--all", action="store_true", help="run every reproduction")
     add_run_options(p_run)
     p_run.add_argument("--jobs", type=job_count, default=None, metavar="N",
@@ -576,39 +695,15 @@ def build_parser():
     chatter.add_argument("-q", "--quiet", action="store_true",
                          help="print only errors, refusals and the summary")
     p_run.set_defaults(func=cmd_run, parser=p_run)
-    p_diff = sub.add_parser("diff", help="compare published numbers with reproduced ones; "
-                                         "exit 1 on any MISMATCH or MISSING value "
-                                         "(values a --quick run skipped are listed, not "
-                                         "failed), 2 on outputs that do not match their "
-                                         "provenance or malformed published data")
-    p_diff.add_argument("ids", nargs="*", help="reproduction ids")
-    p_diff.add_argument("--all", action="store_true", help="every reproduction")
-    p_diff.add_argument("--quick", action="store_true",
-                        help="compare the outputs of --quick runs (quick-figures/) instead of "
-                             "the full results (figures/)")
-    add_results_option(p_diff, "where the reproductions wrote their files (`mpvi run "
-                               "--results`; overrides the default figures/ or, with --quick, "
-                               "quick-figures/)")
-    p_diff.add_argument("--format", choices=["text", "json", "csv"], default="text",
-                        help="text: an aligned table for reading (default); json: a list with "
-                             "one record per compared value; csv: the same records as rows.  "
-                             "The records have the fields " + ", ".join(RECORD_FIELDS) +
-                             "; numbers are the exact strings.  With json or csv, stdout has "
-                             "only the records (the summary goes to stderr)")
-    p_diff.add_argument("--certify", action="store_true",
-                        help="instead of the table of values: per paper, how many published "
-                             "values the enclosures recorded by `mpvi run --certify` prove "
-                             "matched or misprinted, and why the others are not certifiable "
-                             "(it reads the records, it proves nothing itself); the last "
-                             "line counts all papers")
-    p_diff.set_defaults(func=cmd_diff, parser=p_diff)
+    _add_diff_parser(sub)
     p_verify = sub.add_parser(
         "verify", help="prove the certified blocks of `mpvi run --certify` again from their "
                        "recorded inputs; exit 1 naming each value whose recorded enclosure "
                        "does not contain the recomputed one",
         description=VERIFY_DESCRIPTION, epilog=VERIFY_EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter)
-    p_verify.add_argument("ids", nargs="*", help="reproduction ids (see `mpvi list`)")
+        formatter_class=HelpFormatter)
+    p_verify.add_argument("ids", nargs="*", metavar="ID|PAPER",
+                          help="reproduction ids, or papers (see `mpvi list`)")
     p_verify.add_argument("--all", action="store_true",
                           help="every reproduction whose record has a certified block")
     _add_results_options(p_verify)
@@ -633,17 +728,80 @@ def build_parser():
     return ap
 
 
+def _add_diff_parser(sub):
+    """The parser of ``mpvi diff`` (:func:`cmd_diff`)."""
+    p_diff = sub.add_parser("diff", help="compare published numbers with reproduced ones; "
+                                         "exit 1 on any MISMATCH or MISSING value "
+                                         "(values a --quick run skipped are listed, not "
+                                         "failed), 2 on outputs that do not match their "
+                                         "provenance or malformed published data")
+    p_diff.add_argument("ids", nargs="*", metavar="ID|PAPER",
+                        help="reproduction ids, or papers (every reproduction of the paper)")
+    p_diff.add_argument("--all", action="store_true", help="every reproduction")
+    p_diff.add_argument("--quick", action="store_true",
+                        help="compare the outputs of --quick runs (quick-figures/) instead of "
+                             "the full results (figures/)")
+    add_results_option(p_diff, "where the reproductions wrote their files (`mpvi run "
+                               "--results`; overrides the default figures/ or, with --quick, "
+                               "quick-figures/)")
+    p_diff.add_argument("--format", choices=["text", "json", "csv"], default="text",
+                        help="text: an aligned table for reading (default); json: a list with "
+                             "one record per compared value; csv: the same records as rows.  "
+                             "The records have the fields " + ", ".join(RECORD_FIELDS) +
+                             "; numbers are the exact strings.  With json or csv, stdout has "
+                             "only the records (the summary goes to stderr)")
+    p_diff.add_argument("--certify", action="store_true",
+                        help="instead of the table of values: per paper, how many published "
+                             "values the enclosures recorded by `mpvi run --certify` prove "
+                             "matched or misprinted, and why the others are not certifiable "
+                             "(it reads the records, it proves nothing itself); the last "
+                             "line counts all papers")
+    p_diff.add_argument("--summary", action="store_true",
+                        help="one line per paper with the counts of its values (match, known, "
+                             "mismatch, missing, skipped, proven), then only the values that "
+                             "are a mismatch or missing; the same exit status")
+    p_diff.add_argument("--failures", action="store_true",
+                        help="show only the values that are not a match or a known "
+                             "discrepancy (text, json and csv); the same exit status")
+    p_diff.set_defaults(func=cmd_diff, parser=p_diff)
+
+
 class ToolParser(argparse.ArgumentParser):
     """The parser of ``mpvi``: an option that no parser knows is reported by the
     subcommand it was given to, with that subcommand's usage and the closest option
-    (``unknown option --quik for `mpvi run`; did you mean --quick?``), exit status 2."""
+    (``unknown option --quik for `mpvi run`; did you mean --quick?``), exit status 2; an
+    unknown command is one line with the closest command (``unknown command 'rn'; did you
+    mean 'run'?``), exit status 2."""
 
     def parse_args(self, args=None, namespace=None):
-        args, extras = self.parse_known_args(args, namespace)
+        argv = sys.argv[1:] if args is None else list(args)
+        self._check_command(argv)
+        args, extras = self.parse_known_args(argv, namespace)
         if extras:
             sub = getattr(args, "parser", None) or self
             sub.error(unknown_argument(extras[0], sub))
         return args
+
+    def _check_command(self, argv):
+        """Exit with one line if the first word of ``argv`` that is not an option (the
+        top-level options take no value) is not a command."""
+        commands = [name for action in self._actions
+                    if isinstance(action, argparse._SubParsersAction)
+                    for name in action.choices]
+        word = next((a for a in argv if not a.startswith("-")), None)
+        if word is None or word in commands or not commands:
+            return
+        close = difflib.get_close_matches(word, commands, n=1)
+        hint = (f"did you mean {close[0]!r}?" if close else
+                f"the commands are {', '.join(commands)} (`{self.prog} --help`)")
+        self.exit(2, f"{self.prog}: unknown command {word!r}; {hint}\n")     # one line
+
+
+class _SubParser(argparse.ArgumentParser):
+    """The parser of a subcommand: its ``--help`` within 80 columns (:class:`HelpFormatter`)."""
+
+    def __init__(self, *args, formatter_class=HelpFormatter, **kwargs):
+        super().__init__(*args, formatter_class=formatter_class, **kwargs)
 
 
 def unknown_argument(word, parser):

@@ -185,10 +185,11 @@ def get_reproduction(rid):
     return reps[rid]
 
 
-def unknown_id(rid, reps):
-    """One line for an id that is not one of ``reps``: the closest id (:mod:`difflib`), or
+def unknown_id(rid, reps, papers=()):
+    """One line for an id that is not one of ``reps`` (nor one of ``papers``, the names
+    that select a paper's reproductions): the closest id or paper (:mod:`difflib`), or
     where to find the ids, never the list of all of them."""
-    close = difflib.get_close_matches(rid, list(reps), n=1)
+    close = difflib.get_close_matches(rid, [*reps, *papers], n=1)
     hint = f"did you mean {close[0]!r}?" if close else "`mpvi list` lists the ids"
     return f"unknown reproduction {rid!r}; {hint}"
 

@@ -343,7 +343,8 @@ def write_outputs(rep, rendered, ctx, params, quick, out_dir, extra=None):
     """Write the files of a :class:`Rendered` and then its provenance JSON (``extra``:
     further entries) into ``out_dir``; returns the paths (:func:`output_paths`) and, under
     ``digits_check``, the check a run without ``--check-digits`` kept from the previous
-    record or None (:func:`carry_digits_check`).
+    record or None (:func:`carry_digits_check`), and under ``studies`` the provenance
+    entries of its studies (where each was computed: ``mpvi run`` says so).
 
     The commit record rule (module docstring): each file is written atomically, then the
     JSON, listing the SHA-256 of each file under ``files``, replaces the old one; only
@@ -388,6 +389,7 @@ def write_outputs(rep, rendered, ctx, params, quick, out_dir, extra=None):
         with contextlib.suppress(FileNotFoundError):
             (paths["dir"] / name).unlink()
     paths["digits_check"], paths["certified"] = carried, certified
+    paths["studies"] = rendered.extra.get("studies", [])     # where its studies came from
     return paths
 
 
