@@ -217,3 +217,39 @@ def math_sizes(page):
       return [sized.length, sized.filter(m => m.querySelector('mfrac'))
                                    .map(m => m.getBoundingClientRect().height / lineHeight)];
     }""")
+
+
+_BROKEN_WORDS = r"""(selector) => {
+  document.querySelectorAll('details').forEach(d => d.open = true);
+  const out = [];
+  for (const el of document.querySelectorAll(selector)) {
+    if (!el.getClientRects().length) continue;                 // not displayed
+    const nodes = [], walker = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
+    let text = '';
+    for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+      nodes.push([n, text.length]); text += n.data; }
+    const at = i => { let k = nodes.length - 1;
+                      while (k > 0 && nodes[k][1] > i) k--; return [nodes[k][0], i - nodes[k][1]]; };
+    const label = text.trim().replace(/\s+/g, ' ').slice(0, 60);
+    for (const m of text.matchAll(/[\p{L}\p{N}]+/gu)) {
+      const r = document.createRange(), [a, ao] = at(m.index),
+            [b, bo] = at(m.index + m[0].length - 1);
+      r.setStart(a, ao); r.setEnd(b, bo + 1);
+      const lines = new Set(Array.from(r.getClientRects()).filter(x => x.width > 0)
+                                 .map(x => Math.round(x.top)));
+      if (lines.size > 1) out.push(`"${label}": the word "${m[0]}" breaks over ${lines.size} lines`);
+    }
+    if (el.scrollWidth > el.clientWidth + 1)
+      out.push(`"${label}": its text is ${el.scrollWidth} px wide, its box ${el.clientWidth} px`);
+  }
+  return out;
+}"""
+
+
+def broken_words(page, selector="th"):
+    """The cells ``selector`` of the page loaded in ``page`` (every ``<details>`` opened)
+    in which a word -- a run of letters and digits: ``comparison``, not
+    ``predicted_norm`` broken after its ``_`` -- is laid out over more than one line
+    (measured on the rendered text: the line boxes of the word's range), or whose text
+    spills out of its box; one line each."""
+    return page.evaluate(_BROKEN_WORDS, selector)
