@@ -16,6 +16,7 @@ Environment:
 * ``MPVI_ARTIFACTS``: where screenshots go (default ``test-artifacts/``).
 """
 import os
+import re
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -253,3 +254,34 @@ def broken_words(page, selector="th"):
     (measured on the rendered text: the line boxes of the word's range), or whose text
     spills out of its box; one line each."""
     return page.evaluate(_BROKEN_WORDS, selector)
+
+
+INTERNAL_WORDING = (r"\bissues?\s*#?\d+|(?<![\w&#/=-])#\d+\b|\b(?:the|this|that) issue\b|"
+                    r"\bissue'?s? (?:acceptance|increment|item)|\bacceptance \d")
+"""What a reader of the docs or the report must not meet (case-insensitive): the project's
+internal bookkeeping -- an issue number (``issue 47``, ``#46``), "the issue" a change
+came from, an issue's acceptance or increment."""
+
+_READ_TEXT = """() => {
+  document.querySelectorAll('details').forEach(d => d.open = true);
+  const attrs = Array.from(document.querySelectorAll('[title], img[alt]'))
+                     .map(e => (e.getAttribute('title') || '') + ' ' + (e.getAttribute('alt') || ''));
+  return document.body.innerText + '\\n' + attrs.join('\\n');
+}"""
+
+
+def internal_wording(page, pattern=INTERNAL_WORDING):
+    """The internal wording (:data:`INTERNAL_WORDING`) in what the page loaded in ``page``
+    shows a reader: its rendered text with every ``<details>`` opened, and its tooltips
+    and image descriptions; each match with 40 characters either side."""
+    text = " ".join(page.evaluate(_READ_TEXT).split())
+    return [text[max(0, m.start() - 40):m.end() + 40]
+            for m in re.finditer(pattern, text, re.IGNORECASE)]
+
+
+def site_pages(site):
+    """Every HTML page of the built site ``site`` a reader can open (not the theme's
+    ``_static`` files), relative paths."""
+    site = Path(site)
+    return sorted(str(p.relative_to(site)) for p in site.rglob("*.html")
+                  if not {"_static", "_sources", "_images"} & set(p.relative_to(site).parts))

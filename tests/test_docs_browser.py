@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from browsercheck import artifacts, crawl, launch
+from browsercheck import artifacts, crawl, internal_wording, launch, site_pages
 
 ROOT = Path(__file__).resolve().parent.parent
 EXTERNAL_OK = ("https://www.sphinx-doc.org/", "https://pradyunsg.me/",
@@ -123,3 +123,15 @@ def test_the_docs_check_reports_a_broken_link_image_anchor_and_a_raised_cell(
     expected = ("no-such-page.html", "#no-such-anchor", "missing-image.png", "ZeroDivisionError",
                 "https://example.org/x")
     assert all(any(e in p for e in expected) for p in problems), text   # nothing else
+
+
+def test_no_internal_wording_on_any_page(browser, docs_html):
+    # "issue 45" in the errata, "issue 35" in the guides, "issue 39's increment" in the
+    # benchmarks: every page of the site, the report inside it included
+    page = browser.new_page(viewport=WINDOW)
+    pages, found = site_pages(docs_html), []
+    for rel in pages:
+        page.goto((docs_html / rel).resolve().as_uri(), wait_until="load")
+        found += [f"{rel}: ...{w}..." for w in internal_wording(page)]
+    assert len(pages) > 30 and "guide/errata.html" in pages and "report/index.html" in pages
+    assert found == []

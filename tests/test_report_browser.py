@@ -15,8 +15,8 @@ import shutil
 
 import pytest
 
-from browsercheck import (artifacts, broken_words, chromium_executable, crawl, launch, math_sizes,
-                          table_widths)
+from browsercheck import (artifacts, broken_words, chromium_executable, crawl, internal_wording,
+                          launch, math_sizes, table_widths)
 from mpvi.repro.declare import all_reproductions, default_out_dir
 from mpvi.repro.report import write_report
 
@@ -134,6 +134,20 @@ def test_proofs_are_counted_only_where_published_values_were_proven(browser, rep
         assert not re.match(r"0 match, 0 misprint", cells[name]), (name, cells[name])
     match, misprint = map(sum, zip(*totals.values()))
     assert cells["total"] == f"{match} match, {misprint} misprint"
+
+
+def test_no_internal_wording_in_the_report(browser, report):
+    # "issue 45" in an errata heading, "issue acceptance" as where a value is printed
+    out, _, papers = report
+    page = browser.new_page(viewport=WINDOW)
+    found = []
+    for name in _pages(out, papers):
+        page.goto((out / name).resolve().as_uri(), wait_until="load")
+        found += [f"{name}: ...{w}..." for w in internal_wording(page)]
+    assert found == []
+    page.set_content("<p>fixed in issue 47 (#46)</p><details><summary>s</summary>the "
+                     "issue's acceptance</details><img alt='a' title='see issue 3'>")
+    assert len(internal_wording(page)) == 4
 
 
 def test_the_browser_check_catches_broken_images_links_and_anchors(browser, report, tmp_path):
