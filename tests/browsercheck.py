@@ -285,3 +285,31 @@ def site_pages(site):
     site = Path(site)
     return sorted(str(p.relative_to(site)) for p in site.rglob("*.html")
                   if not {"_static", "_sources", "_images"} & set(p.relative_to(site).parts))
+
+
+_HIDDEN_OVERFLOW = r"""() => {
+  document.querySelectorAll('details').forEach(d => d.open = true);
+  const out = [], W = document.documentElement.clientWidth;
+  if (document.documentElement.scrollWidth > W)
+    out.push(`the page is ${document.documentElement.scrollWidth} px wide, wider than the ${W} px window`);
+  for (const el of document.body.querySelectorAll('*')) {
+    const s = getComputedStyle(el);
+    if (!['auto', 'scroll', 'hidden', 'clip'].includes(s.overflowX)) continue;
+    if (el.clientHeight === 0 || el.scrollWidth <= el.clientWidth + 1) continue;
+    const section = el.closest('section[id]');
+    const what = (el.querySelector('table, pre') || el).innerText.trim().replace(/\s+/g, ' ').slice(0, 50);
+    out.push(`${el.tagName.toLowerCase()}${el.className ? '.' + String(el.className).trim().split(/\s+/).join('.') : ''}`
+             + (section ? ` in #${section.id}` : '') + `: ${el.scrollWidth - el.clientWidth} px of `
+             + `${el.scrollWidth} hidden sideways (overflow-x ${s.overflowX}): "${what}"`);
+  }
+  return out;
+}"""
+
+
+def hidden_overflow(page):
+    """What the page loaded in ``page`` (every ``<details>`` opened) hides sideways: each
+    element whose content is wider than its box and is cut or scrolled
+    (``overflow-x`` auto, scroll, hidden or clip: a table in a scrolling wrapper, a code
+    or output block), and a page wider than the window; one line each, naming the element,
+    its section and the start of its text."""
+    return page.evaluate(_HIDDEN_OVERFLOW)
