@@ -492,14 +492,16 @@ def parse_expression(text: str, names: Mapping[str, sympy.Basic] | None = None, 
     """
     if not isinstance(text, str):
         raise ExpressionError(what, f"expected text, got a {type(text).__name__}")
-    for flag, value in (("free_symbols", free_symbols), ("evaluate", evaluate), ("tuples", tuples)):
-        check_flag(value, f"parse_expression: {flag}")
-    for limit, value in (("max_length", max_length), ("max_depth", max_depth),
+    for flag, setting in (("free_symbols", free_symbols), ("evaluate", evaluate),
+                          ("tuples", tuples)):
+        check_flag(setting, f"parse_expression: {flag}")
+    for limit, bound in (("max_length", max_length), ("max_depth", max_depth),
                          ("max_digits", max_digits), ("max_exponent", max_exponent),
                          ("max_bits", max_bits)):
-        if integer(value) is None or value < 0:
+        count = integer(bound)
+        if count is None or count < 0:
             raise TypeError(f"parse_expression: {limit} must be a non-negative integer, "
-                            f"got {value!r}")
+                            f"got {bound!r}")
     if len(text) > max_length:
         raise ExpressionError(what, f"{len(text)} characters, more than the {max_length} "
                                     f"read")

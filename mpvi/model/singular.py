@@ -429,9 +429,9 @@ class Singularities:
         if root is None:
             return self.passes_zero(f0, fm, f1, eps)
         sqrt = self.system.ctx.sqrt
-        half = root * sqrt(chord2) * (1 + 16 * eps) / 2
-        rm = sqrt(abs(fm))
-        return not (sqrt(abs(f0)) + rm > half and rm + sqrt(abs(f1)) > half)
+        half: Any = root * sqrt(chord2) * (1 + 16 * eps) / 2
+        r0, rm, r1 = (sqrt(abs(x)) for x in (f0, fm, f1))
+        return not (r0 + rm > half and rm + r1 > half)
 
     @staticmethod
     @sticky                     # comparisons only, after every step: no entry-point wrapper
