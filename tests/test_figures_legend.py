@@ -25,6 +25,7 @@ def _draw(rid):
 
 @pytest.mark.parametrize("rid", ["top2025_tab04", "top2025_tab05"])
 def test_the_legend_of_a_long_run_table_covers_no_data(rid):
+    # pyplot loaded lazily, after the Agg backend is chosen above
     import matplotlib.pyplot as plt
     fig, record = _draw(rid)
     try:
@@ -39,6 +40,7 @@ def test_the_legend_of_a_long_run_table_covers_no_data(rid):
 
 
 def test_the_check_sees_a_legend_over_a_line_and_over_points():
+    # matplotlib loaded lazily: heavy, and skipped above where it is missing
     from matplotlib.figure import Figure
     fig = Figure(figsize=(4, 3))
     ax = fig.add_subplot()

@@ -6,6 +6,7 @@ import re
 from collections import Counter
 from html.parser import HTMLParser
 from pathlib import Path
+from types import SimpleNamespace
 from urllib.parse import unquote, urlsplit
 
 import pytest
@@ -14,8 +15,8 @@ import mpvi.repro.report
 from mpvi.repro.cli import main
 from mpvi.repro.published import STATUSES, diff
 from mpvi.repro.declare import all_reproductions, default_out_dir
-from mpvi.repro.report import (MARKER, ReportError, cell, errata_html, formula_html,
-                               parse_formula, short_number, write_report)
+from mpvi.repro.report import (MARKER, Item, Paper, ReportError, _environment, cell, errata_html,
+                               formula_html, parse_formula, short_number, write_report)
 
 FIGURES = default_out_dir(False)
 
@@ -276,9 +277,6 @@ def test_the_report_shows_printed_and_reproduced_formulas_as_mathml(report):
 def _certified_paper(rows, values):
     """A paper of one certified item whose certified block encloses ``values`` and
     whose published-value rows are ``rows`` (name-spaces: status, proof, proven, value)."""
-    from types import SimpleNamespace
-
-    from mpvi.repro.report import Item, Paper
     rep = SimpleNamespace(id="p_fig01", item="Fig. 1", title="t", paper="p")
     cert = {"values": values, "columns": {"": {"x": {"min": 60, "median": 62}}},
             "not_certified": {"t": "an input"}}
@@ -289,9 +287,6 @@ def _certified_paper(rows, values):
 
 
 def test_no_proof_count_where_no_published_value_was_proven():
-    from types import SimpleNamespace
-
-    from mpvi.repro.report import _environment
     value = SimpleNamespace(key="k", id="p_fig01")
     unproven = SimpleNamespace(status="known", proof=None, proven=None, value=value)
     proven = SimpleNamespace(status="match", proof="proven match", proven=40, value=value)
