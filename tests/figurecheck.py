@@ -19,8 +19,8 @@ the segment is straight): a line crossing the legend between its markers counts.
 def committed_output(rep, out_dir):
     """The :class:`mpvi.repro.declare.Output` of ``rep`` as its committed outputs in
     ``out_dir`` hold it: the CSV tables (cells as written: full-precision strings; a column
-    of integers as integers, as the computation made it) and the JSON's values and extra
-    entries -- what its ``plot(output, params)`` draws, without computing anything."""
+    of integers as integers, as the computation made it) and the JSON's values -- what
+    its ``plot(output, params)`` draws, without computing anything -- and the JSON record."""
     import pandas as pd                  # pandas loaded lazily: only the figure tests need it
     paths = output_paths(rep, out_dir)
     record = json.loads(paths["json"].read_text(encoding="utf-8"))
