@@ -1,5 +1,5 @@
-"""What proving a run's digits costs (issue 39: "the certified run costs at most 5x the plain
-run"): :func:`mpvi.certify` against the plain run it certifies, timed in one process.
+"""What proving a run's digits costs (the target: a certified run costs at most 5x the plain
+run): :func:`mpvi.certify` against the plain run it certifies, timed in one process.
 
     python benchmarks/certify_cost.py                     # 300 steps, best of 3
     python benchmarks/certify_cost.py --steps 100 --json
@@ -23,7 +23,7 @@ asserted by a test.  ``--python-balls`` also times each certify with the
 kernels on balls and duals in Python (``MPVI_COMPILED_BALLS=0``: mpvi.compiled.carb off; the
 plain run still compiled), alternating with the compiled ones in the same process.
 
-Measured (CPU time, 300 steps, best of 3, 2 shared cores; issue 39's increment "perf"),
+Measured (CPU time, 300 steps, best of 3, 2 shared cores; before and after the compiled ball kernels),
 ratio certify / plain before -> after (same proven digits in every case):
 
     midpoint / pendulum          10.7 -> 8.7     newmark / linear pendulum  14.6 -> 5.5
@@ -34,7 +34,7 @@ ratio certify / plain before -> after (same proven digits in every case):
     rk4 / double pendulum        13.9 -> 12.3    simpson / top              21.1 -> 12.4
 
 Three bodies in the plane (``--systems "three bodies" --steps 20``; V = -sum 1/r_ij: duals
-to the power -3/2, six degrees of freedom), issue 45: 61-64x before the compiled dual power
+to the power -3/2, six degrees of freedom): 61-64x before the compiled dual power
 and the generated field's inverse of a mass matrix of numbers, 8.4x (rk4), 10.0x (midpoint)
 and 11.6x (simpson) after, measured on a shared machine (the certify of rk4 0.22 s -> 0.04 s).
 
@@ -154,8 +154,8 @@ ACCEPTANCE = ("axioms2024_tab02", "top2025_fig11")
 def measure_reproduction(rid, repeats, quick):
     """One reproduction run plain and with --certify in this process (``execute``, the
     function behind ``mpvi run``; no study cache, outputs to a temporary directory): the
-    CPU time of each, the best of ``repeats``, and their ratio -- the issue's "certified
-    run" against "the plain run".  The certified runs a reproduction keeps for its process
+    CPU time of each, the best of ``repeats``, and their ratio -- the certified
+    run against the plain run.  The certified runs a reproduction keeps for its process
     (``_CERTIFIED_RUNS`` of top2025's Tables 4-5) are forgotten before each run."""
     import tempfile
 
@@ -190,8 +190,8 @@ def main(argv=None):
                     help="print the cProfile of one certify of this case instead")
     ap.add_argument("--reproductions", nargs="*", metavar="ID",
                     help="instead: time whole reproductions plain and with --certify in this "
-                         f"process (default {' and '.join(ACCEPTANCE)}, issue 39's "
-                         "acceptance 2), full parameter sets unless --quick")
+                         f"process (default {' and '.join(ACCEPTANCE)}, the two the 5x "
+                         "target names), full parameter sets unless --quick")
     ap.add_argument("--quick", action="store_true", help="with --reproductions: the quick sets")
     args = ap.parse_args(argv)
     if args.reproductions is not None:

@@ -127,7 +127,7 @@ def default_context_name(dps):
 
 
 def default_target(dps):
-    """10^-(dps - 9): 1e-55 at 64 digits, the accuracy the issue asks of the reference."""
+    """10^-(dps - 9): 1e-55 at 64 digits, the accuracy asked of the reference."""
     return f"1e-{dps - 9}"
 
 

@@ -1,8 +1,8 @@
-"""What the checks of issue 35 (singular factors at every node, chord midpoint, quadrature
+"""What the input checks of docs/guide/trust.md (singular factors at every node, chord midpoint, quadrature
 node and stage; the values of user callables) cost: this tree against a base commit,
 measured alternately in one run.
 
-    python benchmarks/trust_cost.py                      # against a2875d9 (before issue 35)
+    python benchmarks/trust_cost.py                      # against a2875d9 (before the checks)
     python benchmarks/trust_cost.py --base HEAD~3 --rounds 7
 
 Each round times, in a fresh process per tree, ``--steps`` compiled steps (MPFR kernels,
@@ -67,7 +67,7 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0],
                                  epilog="Example: python benchmarks/trust_cost.py --rounds 5")
     ap.add_argument("--base", default="a2875d9",
-                    help="the commit to compare with (default a2875d9, before issue 35)")
+                    help="the commit to compare with (default a2875d9, before the checks)")
     ap.add_argument("--steps", type=int, default=300, help="steps per timing (default 300)")
     ap.add_argument("--repeats", type=int, default=3, help="timings per process (default 3)")
     ap.add_argument("--rounds", type=int, default=4,

@@ -38,7 +38,9 @@ root_doc = "index"
 # CDN), readable at a glance and with a light and a dark scheme.
 html_theme = "furo"
 html_title = f"mpvi {release}"
-html_static_path = []
+html_static_path = ["_static"]
+# _static/mpvi.css: long lines and table cells wrap, so that nothing is cut at 1280 px
+html_css_files = ["mpvi.css"]
 html_last_updated_fmt = None
 html_copy_source = False
 html_show_sourcelink = False

@@ -16,6 +16,7 @@ Environment:
 * ``MPVI_ARTIFACTS``: where screenshots go (default ``test-artifacts/``).
 """
 import os
+import re
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -217,3 +218,98 @@ def math_sizes(page):
       return [sized.length, sized.filter(m => m.querySelector('mfrac'))
                                    .map(m => m.getBoundingClientRect().height / lineHeight)];
     }""")
+
+
+_BROKEN_WORDS = r"""(selector) => {
+  document.querySelectorAll('details').forEach(d => d.open = true);
+  const out = [];
+  for (const el of document.querySelectorAll(selector)) {
+    if (!el.getClientRects().length) continue;                 // not displayed
+    const nodes = [], walker = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
+    let text = '';
+    for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+      nodes.push([n, text.length]); text += n.data; }
+    const at = i => { let k = nodes.length - 1;
+                      while (k > 0 && nodes[k][1] > i) k--; return [nodes[k][0], i - nodes[k][1]]; };
+    const label = text.trim().replace(/\s+/g, ' ').slice(0, 60);
+    for (const m of text.matchAll(/[\p{L}\p{N}]+/gu)) {
+      const r = document.createRange(), [a, ao] = at(m.index),
+            [b, bo] = at(m.index + m[0].length - 1);
+      r.setStart(a, ao); r.setEnd(b, bo + 1);
+      const lines = new Set(Array.from(r.getClientRects()).filter(x => x.width > 0)
+                                 .map(x => Math.round(x.top)));
+      if (lines.size > 1) out.push(`"${label}": the word "${m[0]}" breaks over ${lines.size} lines`);
+    }
+    if (el.scrollWidth > el.clientWidth + 1)
+      out.push(`"${label}": its text is ${el.scrollWidth} px wide, its box ${el.clientWidth} px`);
+  }
+  return out;
+}"""
+
+
+def broken_words(page, selector="th"):
+    """The cells ``selector`` of the page loaded in ``page`` (every ``<details>`` opened)
+    in which a word -- a run of letters and digits: ``comparison``, not
+    ``predicted_norm`` broken after its ``_`` -- is laid out over more than one line
+    (measured on the rendered text: the line boxes of the word's range), or whose text
+    spills out of its box; one line each."""
+    return page.evaluate(_BROKEN_WORDS, selector)
+
+
+INTERNAL_WORDING = (r"\bissues?\s*#?\d+|(?<![\w&#/=-])#\d+\b|\b(?:the|this|that) issue\b|"
+                    r"\bissue'?s? (?:acceptance|increment|item)|\bacceptance \d")
+"""What a reader of the docs or the report must not meet (case-insensitive): the project's
+internal bookkeeping -- an issue number (``issue 47``, ``#46``), "the issue" a change
+came from, an issue's acceptance or increment."""
+
+_READ_TEXT = """() => {
+  document.querySelectorAll('details').forEach(d => d.open = true);
+  const attrs = Array.from(document.querySelectorAll('[title], img[alt]'))
+                     .map(e => (e.getAttribute('title') || '') + ' ' + (e.getAttribute('alt') || ''));
+  return document.body.innerText + '\\n' + attrs.join('\\n');
+}"""
+
+
+def internal_wording(page, pattern=INTERNAL_WORDING):
+    """The internal wording (:data:`INTERNAL_WORDING`) in what the page loaded in ``page``
+    shows a reader: its rendered text with every ``<details>`` opened, and its tooltips
+    and image descriptions; each match with 40 characters either side."""
+    text = " ".join(page.evaluate(_READ_TEXT).split())
+    return [text[max(0, m.start() - 40):m.end() + 40]
+            for m in re.finditer(pattern, text, re.IGNORECASE)]
+
+
+def site_pages(site):
+    """Every HTML page of the built site ``site`` a reader can open (not the theme's
+    ``_static`` files), relative paths."""
+    site = Path(site)
+    return sorted(str(p.relative_to(site)) for p in site.rglob("*.html")
+                  if not {"_static", "_sources", "_images"} & set(p.relative_to(site).parts))
+
+
+_HIDDEN_OVERFLOW = r"""() => {
+  document.querySelectorAll('details').forEach(d => d.open = true);
+  const out = [], W = document.documentElement.clientWidth;
+  if (document.documentElement.scrollWidth > W)
+    out.push(`the page is ${document.documentElement.scrollWidth} px wide, wider than the ${W} px window`);
+  for (const el of document.body.querySelectorAll('*')) {
+    const s = getComputedStyle(el);
+    if (!['auto', 'scroll', 'hidden', 'clip'].includes(s.overflowX)) continue;
+    if (el.clientHeight === 0 || el.scrollWidth <= el.clientWidth + 1) continue;
+    const section = el.closest('section[id]');
+    const what = (el.querySelector('table, pre') || el).innerText.trim().replace(/\s+/g, ' ').slice(0, 50);
+    out.push(`${el.tagName.toLowerCase()}${el.className ? '.' + String(el.className).trim().split(/\s+/).join('.') : ''}`
+             + (section ? ` in #${section.id}` : '') + `: ${el.scrollWidth - el.clientWidth} px of `
+             + `${el.scrollWidth} hidden sideways (overflow-x ${s.overflowX}): "${what}"`);
+  }
+  return out;
+}"""
+
+
+def hidden_overflow(page):
+    """What the page loaded in ``page`` (every ``<details>`` opened) hides sideways: each
+    element whose content is wider than its box and is cut or scrolled
+    (``overflow-x`` auto, scroll, hidden or clip: a table in a scrolling wrapper, a code
+    or output block), and a page wider than the window; one line each, naming the element,
+    its section and the start of its text."""
+    return page.evaluate(_HIDDEN_OVERFLOW)

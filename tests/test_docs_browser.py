@@ -21,7 +21,10 @@ from pathlib import Path
 
 import pytest
 
-from browsercheck import artifacts, crawl, launch
+from browsercheck import (artifacts, broken_words, crawl, hidden_overflow, internal_wording,
+                          launch, site_pages, table_widths)
+
+import mpvi
 
 ROOT = Path(__file__).resolve().parent.parent
 EXTERNAL_OK = ("https://www.sphinx-doc.org/", "https://pradyunsg.me/",
@@ -30,6 +33,11 @@ EXTERNAL_OK = ("https://www.sphinx-doc.org/", "https://pradyunsg.me/",
 @pradyunsg's Furo").  Any other external link fails the test: the docs hold what they
 cite, so that they read offline."""
 WINDOW = {"width": 1400, "height": 900}
+NARROW = {"width": 1280, "height": 800}
+"""A laptop's window: every table and every code or output block fits it."""
+API_PAGE_HEIGHT = 25_000
+"""The tallest API page allowed, in CSS pixels at :data:`NARROW` (the single API page was
+about 108,000 px)."""
 
 
 @pytest.fixture(scope="session")
@@ -123,3 +131,56 @@ def test_the_docs_check_reports_a_broken_link_image_anchor_and_a_raised_cell(
     expected = ("no-such-page.html", "#no-such-anchor", "missing-image.png", "ZeroDivisionError",
                 "https://example.org/x")
     assert all(any(e in p for e in expected) for p in problems), text   # nothing else
+
+
+def test_no_internal_wording_on_any_page(browser, docs_html):
+    # "issue 45" in the errata, "issue 35" in the guides, "issue 39's increment" in the
+    # benchmarks: every page of the site, the report inside it included
+    page = browser.new_page(viewport=WINDOW)
+    pages, found = site_pages(docs_html), []
+    for rel in pages:
+        page.goto((docs_html / rel).resolve().as_uri(), wait_until="load")
+        found += [f"{rel}: ...{w}..." for w in internal_wording(page)]
+    assert len(pages) > 30 and "guide/errata.html" in pages and "report/index.html" in pages
+    assert found == []
+
+
+def _docs_pages(site):
+    """The pages of the site proper (the report inside it has its own test at 1400 px)."""
+    return [p for p in site_pages(site) if not p.startswith("report/")]
+
+
+def test_every_table_and_block_fits_a_1280_pixel_window(browser, docs_html):
+    # the method catalogue's reference column behind a scroll bar 2,700 px down, the
+    # tutorials' outputs cut: nothing wider than its box, on any page, at 1280 px
+    page = browser.new_page(viewport=NARROW)
+    problems, blocks = [], 0
+    for rel in _docs_pages(docs_html):
+        page.goto((docs_html / rel).resolve().as_uri(), wait_until="load")
+        blocks += page.locator("article table, article pre").count()
+        found, _ = table_widths(page)
+        problems += [f"{rel}: {p}" for p in found + hidden_overflow(page)
+                     + broken_words(page, "article th")]
+    assert blocks > 300
+    assert problems == []
+
+
+def test_the_api_reference_is_a_page_per_group_each_documenting_its_names(browser, docs_html):
+    page = browser.new_page(viewport=NARROW)
+    api = sorted(p for p in site_pages(docs_html) if p.startswith("reference/api"))
+    assert "reference/api.html" in api and len(api) >= 8, api
+    heights, documented = {}, set()
+    for rel in api:
+        page.goto((docs_html / rel).resolve().as_uri(), wait_until="load")
+        heights[rel] = page.evaluate("document.documentElement.scrollHeight")
+        documented |= set(page.evaluate(
+            "Array.from(document.querySelectorAll('dt[id^=\"mpvi.\"]')).map(e => e.id)"))
+    print(f"API pages at {NARROW['width']} px: " + ", ".join(
+        f"{r.removeprefix('reference/')} {h} px" for r, h in heights.items()))
+    assert {r: h for r, h in heights.items() if h > API_PAGE_HEIGHT} == {}
+    assert [n for n in mpvi.__all__ if f"mpvi.{n}" not in documented] == []
+    # the index links every page of the group
+    page.goto((docs_html / "reference" / "api.html").resolve().as_uri(), wait_until="load")
+    links = set(page.evaluate("Array.from(document.querySelectorAll('article a.reference')).map("
+                              "a => a.getAttribute('href').split('#')[0])"))
+    assert {f"api/{r.rsplit('/', 1)[1]}" for r in api if r != "reference/api.html"} <= links

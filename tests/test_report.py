@@ -6,6 +6,7 @@ import re
 from collections import Counter
 from html.parser import HTMLParser
 from pathlib import Path
+from types import SimpleNamespace
 from urllib.parse import unquote, urlsplit
 
 import pytest
@@ -14,8 +15,8 @@ import mpvi.repro.report
 from mpvi.repro.cli import main
 from mpvi.repro.published import STATUSES, diff
 from mpvi.repro.declare import all_reproductions, default_out_dir
-from mpvi.repro.report import (MARKER, ReportError, cell, errata_html, formula_html,
-                               parse_formula, short_number, write_report)
+from mpvi.repro.report import (MARKER, Item, Paper, ReportError, _environment, cell, errata_html,
+                               formula_html, parse_formula, short_number, write_report)
 
 FIGURES = default_out_dir(False)
 
@@ -271,3 +272,38 @@ def test_the_report_shows_printed_and_reproduced_formulas_as_mathml(report):
     assert "2*tau**3-3*tau**2+1</td>" not in row                        # not shown raw
     mutze = (out / "mutze.html").read_text(encoding="utf-8")
     assert mutze.count('<span class="term">') > 100                    # FORM's long sums wrap
+
+
+def _certified_paper(rows, values):
+    """A paper of one certified item whose certified block encloses ``values`` and
+    whose published-value rows are ``rows`` (name-spaces: status, proof, proven, value)."""
+    rep = SimpleNamespace(id="p_fig01", item="Fig. 1", title="t", paper="p")
+    cert = {"values": values, "columns": {"": {"x": {"min": 60, "median": 62}}},
+            "not_certified": {"t": "an input"}}
+    item = Item(rep, {"certified": cert, "quick": False, "wall_time_s": 1.0}, rows,
+                "errata.html")
+    paper = Paper("p", "", "p.html", "errata.html", [item])
+    return paper, item
+
+
+def test_no_proof_count_where_no_published_value_was_proven():
+    value = SimpleNamespace(key="k", id="p_fig01")
+    unproven = SimpleNamespace(status="known", proof=None, proven=None, value=value)
+    proven = SimpleNamespace(status="match", proof="proven match", proven=40, value=value)
+    for rows, values in (([], {}), ([unproven], {}), ([unproven], {"k": [0, "x"]})):
+        paper, item = _certified_paper(rows, values)
+        assert item.proofs is None and paper.proofs is None and paper.certified == 1
+        html = _environment().get_template("index.html").render(
+            papers=[paper], statuses=STATUSES, proofs=("proven match", "proven misprint"),
+            total=paper.counts, total_time=1.0, title="t", version="v", commit="c",
+            results="r", generated="g")
+        assert "no published values in its certified runs" in html
+        assert not re.search(r">\s*0 match, 0 misprint", html), html
+    assert item.certified_summary == "1 compared value(s) and 1 column(s) with proven " \
+                                     "digits, 1 not certified"
+    paper, item = _certified_paper([proven, unproven], {"k": [40, "x"]})
+    assert item.proofs == {"proven match": 1, "proven misprint": 0} == paper.proofs
+    paper, item = _certified_paper([], {})
+    item.certified["columns"] = {}
+    assert item.certified_summary == ("no published value or data column among its "
+                                      "enclosures, 1 not certified")

@@ -3,17 +3,20 @@
 fails on any image that does not display, any request that fails and any link to a
 missing file or anchor or outside the report (the shared check: browsercheck.py); every
 table fits a 1400-pixel window (a wide CSV data table scrolls inside its own box, which
-fits); formulas are MathML the browser renders; and a screenshot of the overview goes to
+fits); no table header breaks inside a word; proofs are counted only where a certified
+run proved digits of published values; formulas are MathML the browser renders; and a screenshot of the overview goes to
 ``test-artifacts/report-overview.png`` (or ``$MPVI_ARTIFACTS/``) for a reviewer.
 
 Skipped, with the reason, when Playwright or a Chromium executable is missing (set
 ``MPVI_CHROMIUM`` to use another Chromium build; ``MPVI_REQUIRE_BROWSER=1`` makes a
 missing browser a failure)."""
+import re
 import shutil
 
 import pytest
 
-from browsercheck import artifacts, chromium_executable, crawl, launch, math_sizes, table_widths
+from browsercheck import (artifacts, broken_words, chromium_executable, crawl, internal_wording,
+                          launch, math_sizes, table_widths)
 from mpvi.repro.declare import all_reproductions, default_out_dir
 from mpvi.repro.report import write_report
 
@@ -71,6 +74,82 @@ def test_report_tables_fit_a_1400_pixel_window_and_formulas_are_mathml(browser, 
         assert fractions and max(fractions) > 1.8, (name, fractions[:5])
 
 
+def _pages(out, papers):
+    return ["index.html", *sorted(p.name for p in out.glob("errata-*.html")),
+            *(p.page for p in papers)]
+
+
+@pytest.mark.parametrize("width", [1400, 1024])
+def test_no_report_table_header_breaks_inside_a_word(browser, report, width):
+    # "compariso n": a header broken inside a word, in every published-values table
+    out, _, papers = report
+    page = browser.new_page(viewport={"width": width, "height": 900})
+    problems, headers = [], 0
+    for name in _pages(out, papers):
+        page.goto((out / name).resolve().as_uri(), wait_until="load")
+        headers += page.locator("th").count()
+        problems += [f"{name}: {p}" for p in broken_words(page, "th")]
+    assert headers > 100
+    assert problems == []
+
+
+_PROOFS = """() => Array.from(document.querySelectorAll('section.item')).map(s => ({
+  id: s.id,
+  meta: Array.from(s.querySelectorAll(':scope > p.meta .proof')).map(e => e.innerText.trim()),
+  enclosed: Array.from(s.querySelectorAll('table.values span.proven'))
+                 .filter(e => /\\d/.test(e.innerText)).length,
+  proofs: Array.from(s.querySelectorAll('table.values div.proof')).map(e => e.innerText.trim()),
+  summary: Array.from(s.querySelectorAll('.certified p.meta')).map(e => e.innerText).join(' '),
+}))"""
+
+
+def test_proofs_are_counted_only_where_published_values_were_proven(browser, report):
+    # "0 proven match, 0 proven misprint" on a figure whose certified run encloses none of
+    # its published values: the page says nothing about proofs there
+    out, index, papers = report
+    page = browser.new_page(viewport=WINDOW)
+    totals, certified = {}, 0
+    for paper in papers:
+        page.goto((out / paper.page).resolve().as_uri(), wait_until="load")
+        match = misprint = 0
+        for s in page.evaluate(_PROOFS):
+            counts = [s["proofs"].count("proven match"), s["proofs"].count("proven misprint")]
+            if s["enclosed"]:
+                assert s["meta"] == [f"{counts[0]} proven match",
+                                     f"{counts[1]} proven misprint"], s
+            else:
+                assert s["meta"] == [] and counts == [0, 0], s
+            assert not re.search(r"\b0 (compared value|column)", s["summary"]), s
+            certified += bool(s["summary"])
+            match, misprint = match + counts[0], misprint + counts[1]
+        totals[paper.name] = (match, misprint)
+    assert certified > 10 and any(totals.values())
+    page.goto(index.resolve().as_uri(), wait_until="load")
+    cells = page.evaluate("""() => Object.fromEntries(Array.from(
+        document.querySelectorAll('#overview tr')).map(r => [r.dataset.paper || 'total',
+        r.cells[r.cells.length - 2].innerText.trim()]))""")
+    for name, (match, misprint) in totals.items():
+        assert cells[name] == (f"{match} match, {misprint} misprint" if match + misprint
+                               else cells[name]), (name, cells[name])
+        assert not re.match(r"0 match, 0 misprint", cells[name]), (name, cells[name])
+    match, misprint = map(sum, zip(*totals.values()))
+    assert cells["total"] == f"{match} match, {misprint} misprint"
+
+
+def test_no_internal_wording_in_the_report(browser, report):
+    # "issue 45" in an errata heading, "issue acceptance" as where a value is printed
+    out, _, papers = report
+    page = browser.new_page(viewport=WINDOW)
+    found = []
+    for name in _pages(out, papers):
+        page.goto((out / name).resolve().as_uri(), wait_until="load")
+        found += [f"{name}: ...{w}..." for w in internal_wording(page)]
+    assert found == []
+    page.set_content("<p>fixed in issue 47 (#46)</p><details><summary>s</summary>the "
+                     "issue's acceptance</details><img alt='a' title='see issue 3'>")
+    assert len(internal_wording(page)) == 4
+
+
 def test_the_browser_check_catches_broken_images_links_and_anchors(browser, report, tmp_path):
     out, _, _ = report
     bad = tmp_path / "bad"
@@ -91,6 +170,14 @@ def test_the_browser_check_catches_broken_images_links_and_anchors(browser, repo
     page.goto(index.resolve().as_uri(), wait_until="load")
     problems, _ = table_widths(page)
     assert any("beyond the 1400 px window" in p for p in problems), problems
+    # a header broken inside a word, and one whose word spills out of its cell
+    page.set_content('<table style="width: 14em"><tr><th style="overflow-wrap: anywhere">a '
+                     'incomprehensibilities</th><th style="width: 2em; max-width: 2em; '
+                     'overflow: hidden">unbreakable</th><th>predicted_<wbr>norm</th>'
+                     '<td>x</td></tr></table>')
+    found = broken_words(page, "th")
+    assert len(found) == 2 and "the word \"incomprehensibilities\" breaks" in found[0] and \
+        "unbreakable" in found[1], found
 
 
 def test_a_missing_browser_skips_unless_required(monkeypatch):

@@ -159,8 +159,29 @@ class Item:
     @property
     def proofs(self):
         """``{proof: n}`` over its compared values: how many their enclosures prove
-        matched or misprinted (:func:`mpvi.repro.published.proof`)."""
+        matched or misprinted (:func:`mpvi.repro.published.proof`); None if its run was
+        not certified or its certified run proves no digit of any of its published values
+        (nothing was compared: the page says nothing about proofs rather than "0 proven
+        match")."""
+        if self.certified is None or all(r.proven is None for r in self.rows):
+            return None
         return {p: sum(r.proof == p for r in self.rows) for p in PROOFS}
+
+    @property
+    def certified_summary(self):
+        """What its certified run proved, in words: the compared values enclosed, the
+        columns with proven digits, what was not certified; a count only where it is not
+        zero (the block's statement, above it, says what its enclosures prove)."""
+        cert = self.certified
+        n_values = len(cert["values"])
+        n_columns = sum(len(c) for c in cert["columns"].values())
+        proven = [f"{n} {what}" for n, what in ((n_values, "compared value(s)"),
+                                                (n_columns, "column(s) with proven digits"))
+                  if n]
+        text = " and ".join(proven) or \
+            "no published value or data column among its enclosures"
+        n_not = len(cert["not_certified"])
+        return f"{text}, {n_not} not certified" if n_not else text
 
     @property
     def anchor(self):
@@ -226,10 +247,16 @@ class Paper:
     @property
     def proofs(self):
         """``{proof: n}`` over its items' compared values (:attr:`Item.proofs`), or None if
-        no item's run was certified (``mpvi run --certify``)."""
-        if not any(i.certified is not None for i in self.items):
+        no certified item (``mpvi run --certify``) compares a published value."""
+        proven = [i.proofs for i in self.items if i.proofs is not None]
+        if not proven:
             return None
-        return {p: sum(i.proofs[p] for i in self.items) for p in PROOFS}
+        return {p: sum(counts[p] for counts in proven) for p in PROOFS}
+
+    @property
+    def certified(self):
+        """How many of its items were run with ``--certify``."""
+        return sum(i.certified is not None for i in self.items)
 
     @property
     def checked(self):

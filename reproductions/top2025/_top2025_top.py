@@ -535,6 +535,10 @@ def plot_long_run_table(out, p, variable, title):
                   label=f"{st['label']}, T = {T}" + r" $\bar t$" + f" (order {float(g['ls_order'].iloc[0]):.2f})")
     ax.set_xlabel(r"$h$ [$\bar t$]")
     ax.set_ylabel(r"$\|e_\theta\|_\infty$" if variable == "theta" else r"$\|e_H\|_\infty$")
-    ax.grid(alpha=0.3, which="both"); ax.legend(fontsize=6, ncol=2)
+    ax.grid(alpha=0.3, which="both")
+    # the legend below the axes: its twelve entries cover some data wherever inside they go
+    # (tests/test_figures_legend.py measures it)
+    ax.legend(fontsize=7, ncol=2, loc="upper center", bbox_to_anchor=(0.5, -0.14),
+              frameon=False)
     ax.set_title(title, fontsize=10)
     return fig
