@@ -170,8 +170,8 @@ def cmd_list(args, reps, parser):
     print(wrap(f"results: {results}", width), file=sys.stderr)
     # the ids whole, the titles cut, cells of at least 7 columns ("not run" on one line)
     print(fit_table(table, width, truncate={len(table[0]) - 1}, keep={0}, min_cell=7))
-    for line in invalid + runtimes.problems:
-        print(wrap(f"mpvi: {line}", width), file=sys.stderr)
+    for line in invalid + runtimes.problems:    # one line each, as every command's errors
+        print(f"mpvi: {line}", file=sys.stderr)
     return 2 if invalid else 0
 
 
