@@ -642,11 +642,11 @@ def cmd_report(args, reps, parser):
     try:
         index, papers = write_report(results, out, reps, stream=err)
     except ReportError as exc:
-        print(wrap(f"mpvi: {exc}", width), file=sys.stderr)
+        print(f"mpvi: {exc}", file=sys.stderr)         # one line, as every command's errors
         return 2
     finally:
         err.flush()
-    print(wrap(str(index), width, indent=""))
+    print(index)                     # the path on stdout, whole: a script reads it
     return 0
 
 
