@@ -122,6 +122,75 @@ def test_a_kernel_is_compiled_after_its_first_calls_unless_cached(monkeypatch, t
     assert type(again).__name__ == "builtin_function_or_method"
 
 
+class _Clock:
+    """A perf_counter that moves only when told."""
+    def __init__(self):
+        self.now = 100.0
+
+    def __call__(self):
+        return self.now
+
+
+def test_the_rental_compiles_when_the_python_time_reaches_the_compile_time(monkeypatch):
+    """The default rule (MPVI_COMPILE_AFTER unset): a kernel is compiled once the time spent
+    in its Python calls reaches its expected compile time, whatever the number of calls."""
+    clock = _Clock()
+    monkeypatch.setattr(cbackend.time, "perf_counter", clock)
+    monkeypatch.setattr(cbackend, "expected_compile_seconds", lambda csource: 1.0)
+
+    def slow(x):                 # a Python kernel that takes 0.3 s
+        clock.now += 0.3
+        return x + 1
+
+    rental = cbackend.Rental("source", None)
+    assert [rental.call(slow, (k,)) for k in range(4)] == [(False, 1), (False, 2), (False, 3),
+                                                         (False, 4)]
+    assert rental.call(slow, (9,)) == (True, None)        # 1.2 s spent >= 1.0 s
+    cheap = cbackend.Rental("source", None)
+    for _ in range(1000):                                  # 1000 calls of 0.5 ms: 0.5 s
+        clock.now += 0.0005
+        assert cheap.call(lambda: None, ()) == (False, None)
+
+
+def test_the_rental_charges_a_kernel_run_by_its_caller_the_shortest_interval(monkeypatch):
+    """Where the caller runs the Python step itself (the kernel returns None until built),
+    each call is charged the shortest interval seen between two calls: a long pause
+    between two runs is not counted as time in the kernel."""
+    clock = _Clock()
+    monkeypatch.setattr(cbackend.time, "perf_counter", clock)
+    monkeypatch.setattr(cbackend, "expected_compile_seconds", lambda csource: 1.0)
+    rental = cbackend.Rental("source", None)
+    for gap in (0.1, 50.0, 0.1, 50.0, 0.1):               # 5 calls; pauses of 50 s between
+        assert rental.call(cbackend._not_compiled, ()) == (False, None)
+        clock.now += gap
+    assert rental.spent == pytest.approx(0.4)              # 4 intervals charged 0.1 s each
+    for _ in range(7):                                     # 0.4 + 0.7 s > 1 s
+        rental.call(cbackend._not_compiled, ())
+        clock.now += 0.1
+    assert rental.call(cbackend._not_compiled, ()) == (True, None)
+
+
+def test_the_expected_compile_time_learns_from_this_process_builds(monkeypatch):
+    monkeypatch.setattr(cbackend, "_built", {"seconds": 0.0, "kb": 0.0, "count": 0})
+    prior = cbackend.expected_compile_seconds("x" * 2048)
+    assert prior == pytest.approx(cbackend.COMPILE_SECONDS_FIXED
+                                  + 2 * cbackend.COMPILE_SECONDS_PER_KB)
+    monkeypatch.setattr(cbackend, "_built", {"seconds": 3 * prior, "kb": 2.0, "count": 1})
+    assert cbackend.expected_compile_seconds("x" * 2048) == pytest.approx(3 * prior)
+
+
+def test_a_short_run_with_a_cold_cache_compiles_nothing(monkeypatch, tmp_path):
+    """Ten RK4 steps of the pendulum spend far less in Python than a compilation takes: no
+    module is built (a long run's kernels are: test_a_kernel_is_compiled_...)."""
+    monkeypatch.setenv(cbackend.ENV_CACHE, str(tmp_path))
+    monkeypatch.delenv("MPVI_COMPILE_AFTER", raising=False)
+    monkeypatch.setattr(cbackend, "_MODULES", {})
+    q = sp.Symbol("q")
+    pend = mpvi.LagrangianSystem("pend", [q], sp.eye(1), -sp.cos(q), {}, G64)
+    sol = mpvi.solve(mpvi.Problem(pend, ["1/2"], v0=[0]), "rk4", h="1/10", n=10)
+    assert len(sol.t) == 11 and not list(tmp_path.glob("mpvi_*"))
+
+
 def test_no_compiler_falls_back_to_python_and_says_so(monkeypatch, capsys):
     monkeypatch.setattr(cbackend, "_status", {})
     monkeypatch.setenv("CC", "/nonexistent/cc")

@@ -413,7 +413,8 @@ def test_mpvi_run_with_a_bad_compile_after_is_one_line(monkeypatch, tmp_path, ca
     assert capsys.readouterr().err.splitlines() == [
         "mpvi: error: EnvironmentSettingError: MPVI_COMPILE_AFTER='abc': must be a "
         "non-negative integer "
-        "(the calls of a kernel before it is compiled; default 1000)"]
+        "(the calls of a kernel before it is compiled; unset: when its time in Python "
+        "reaches its expected compile time)"]
     assert not (tmp_path / "o").exists()
 
 

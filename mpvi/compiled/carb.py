@@ -47,7 +47,7 @@ declares, ``mpvi_arb.h`` holds the storage and helpers, ``mpvi_dual.h`` the dual
 
 Build, cache and trust: those of :mod:`mpvi.compiled.cbackend` (the same store, keyed by the
 SHA-256 of the C source and the runtime files ``mpvi/compiled/csrc``, mode 0700, loaded only if
-mpvi built it; built after :data:`mpvi.compiled.cbackend.COMPILE_AFTER` calls unless already in
+mpvi built it; built when :class:`mpvi.compiled.cbackend.Rental` says so unless already in
 the store).
 
 Duals.  :func:`mpvi.certify`'s Jacobian walk (Lohner's method) runs the same kernels
@@ -1066,30 +1066,31 @@ def compile_function(python: Callable[..., Any], source: str, ctx: Any, table: d
 def accelerated(python: Callable[..., Any], source: str, ctx: Any, table: dict
                 ) -> Callable[..., Any]:
     """``python`` or its compiled counterpart, the same balls either way: compiled at once
-    when its module is in the store, else after :func:`mpvi.compiled.cbackend.compile_after` calls
-    (``python`` meanwhile, and for good if building or the probe fails)."""
+    when its module is in the store, else when its :class:`mpvi.compiled.cbackend.Rental` says
+    so (``python`` meanwhile, and for good if building or the probe fails)."""
     plan = _plan(source, ctx, table)
     if plan is None:
         return python
     name, csource, tc = plan[:3]
+    after = cbackend.compile_after()
     with _lock:
         loaded = name in _MODULES
     path = None if loaded else cbackend._cached_path(name, csource, tc, create=False)
-    if loaded or (path is not None and os.path.lexists(path)) or cbackend.compile_after() == 0:
+    if loaded or (path is not None and os.path.lexists(path)) or after == 0:
         module = _module(plan)
         return python if module is None else _bind(python, module.f)
-    after = cbackend.compile_after()
-    state: dict[str, Any] = {"calls": 0, "f": None}
+    rental = cbackend.Rental(csource, after)
+    state: dict[str, Any] = {"f": None}
 
     def lazy(*groups: Any) -> Any:
         f = state["f"]
         if f is not None:
             return f(*groups)
-        state["calls"] += 1
-        if state["calls"] >= after:
-            module = _module(plan)
-            state["f"] = f = python if module is None else _bind(python, module.f)
-            return f(*groups)
-        return python(*groups)
+        due, value = rental.call(python, groups)
+        if not due:
+            return value
+        module = _module(plan)
+        state["f"] = f = python if module is None else _bind(python, module.f)
+        return f(*groups)
     lazy.__name__ = getattr(python, "__name__", "kernel")
     return lazy

@@ -124,6 +124,7 @@ import sys
 import sysconfig
 import tempfile
 import threading
+import time
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
@@ -327,7 +328,7 @@ def step_check(source: str, table: dict, prec: int, n: int, guard: tuple | None 
     ``check(t, q, y, params, bound)`` (with ``guard`` = (source, table) of the singular
     factors: ``check(t, q, y, params, bound, signs, qprev)``) -> True when all pass (False:
     run the Python checks), or None when compiled kernels are off or unavailable.  Compiled
-    after :data:`COMPILE_AFTER` calls unless in the disk cache (False meanwhile)."""
+    when its :class:`Rental` says so unless in the disk cache (False meanwhile)."""
     tables = [table] if guard is None else [table, guard[1]]
     plan = _tables_plan("mpvi_c", "step check", tables, lambda names, note, exact:
                         translate_check("mpvi_module", source, names[0], prec, n, note,
@@ -738,7 +739,7 @@ def taylor_step(tape, prec: int):
         order, params, eps)`` -> the flat list of the coefficients, bit-identical to
         :meth:`mpvi.engines.taylor.TaylorEvaluator.step`, ``adaptive`` and ``coefficients``, or
         None where the caller must run the Python step (which then raises its error);
-        before the module is built (after :data:`COMPILE_AFTER` calls weighted by the
+        before the module is built (when its :class:`Rental` says so; calls weighted by the
         order, unless it is in the disk cache) they return None too.
     """
     exact = {f"c{i:06d}": c for i, c in enumerate(tape.constants)}   # sorted = tape order
@@ -779,7 +780,12 @@ def _build(name: str, csource: str, tc: dict, target: Path):
         c = Path(tmp) / f"{name}.c"
         c.write_text(csource, encoding="utf-8")
         out = Path(tmp) / target.name
+        start = time.perf_counter()
         compile_c(tc, c, out, _CFLAGS)
+        with _lock:
+            _built["seconds"] += time.perf_counter() - start
+            _built["kb"] += len(csource) / 1024
+            _built["count"] += 1
         os.chmod(out, 0o755)                      # whatever the umask: writable by us alone
         st = _regular(out)
         digest = hashlib.sha256()
@@ -856,24 +862,91 @@ def _load_or_build(name: str, csource: str, tc: dict):
 
 _MODULES: dict = {}
 
-COMPILE_AFTER = 1000
+COMPILE_AFTER: int | None = None
 """Calls of a kernel after which it is compiled when its module is not yet in the disk
-cache (``MPVI_COMPILE_AFTER`` overrides; 0 compiles at the first call): compiling takes 0.1-3 s, a compiled call saves
-about 0.1 ms, so a kernel used for a few steps stays in Python.  A kernel whose module is
-already cached is loaded at once."""
+cache, or None (the default): compile once the time the kernel has spent in Python
+reaches the time its compilation is expected to take (:class:`Rental`).
+``MPVI_COMPILE_AFTER`` sets a number of calls instead (0: compiled at the first call).  A
+kernel whose module is already cached is loaded at once."""
 
 ENV_COMPILE_AFTER = "MPVI_COMPILE_AFTER"
-"""The environment variable that overrides :data:`COMPILE_AFTER` (a non-negative integer)."""
+"""The environment variable that sets :data:`COMPILE_AFTER` (a non-negative integer)."""
+
+COMPILE_SECONDS_PER_KB = 0.01
+"""The prior of the expected compile time of a module per kB of generated C, before this
+process has built one (a least-squares fit over the 42 modules of three quick
+reproductions, 1-60 kB of C at -O2: 0.23 s + 0.008 s per kB, on 2 busy cores)."""
+
+COMPILE_SECONDS_FIXED = 0.2
+"""The part of the prior compile time that does not grow with the source (the compiler's
+start and the runtime headers every module includes)."""
+
+_built = {"seconds": 0.0, "kb": 0.0, "count": 0}     # this process's builds, for the estimate
 
 
-def compile_after() -> int:
+def expected_compile_seconds(csource: str) -> float:
+    """How long compiling the module of ``csource`` is expected to take: the prior
+    (:data:`COMPILE_SECONDS_FIXED` + :data:`COMPILE_SECONDS_PER_KB` per kB) scaled by what
+    this process's builds so far took against the same prior."""
+    kb = len(csource) / 1024
+    prior = COMPILE_SECONDS_FIXED + COMPILE_SECONDS_PER_KB * kb
+    with _lock:
+        if not _built["count"]:
+            return prior
+        expected = COMPILE_SECONDS_FIXED * _built["count"] + COMPILE_SECONDS_PER_KB * _built["kb"]
+        return prior * _built["seconds"] / expected
+
+
+class Rental:
+    """When a kernel that is not in the disk cache is compiled: the ski-rental rule.
+
+    Running the Python kernel is renting, compiling is buying.  With ``after`` None the
+    kernel is compiled once the time spent in its Python calls reaches the expected
+    compile time (:func:`expected_compile_seconds`): whatever the number of calls still to
+    come, the kernel then costs at most about twice what the best choice in hindsight
+    would have (a short run stays in Python, a long run compiles early).  A kernel whose
+    Python side runs in its caller (``python`` is :func:`_not_compiled`: the caller runs
+    the Python step when it gets None) is charged, per call, the shortest interval seen
+    between two of its calls (a pause between two runs is not charged).  With ``after`` an
+    integer (``MPVI_COMPILE_AFTER``), after that many calls, each counted as
+    ``weight(*args)`` (default 1).  The result is bit-identical either way; only the time
+    differs."""
+
+    def __init__(self, csource: str, after: int | None, weight: Callable | None = None):
+        self.after, self.weight, self.spent = after, weight, 0.0
+        self.budget = expected_compile_seconds(csource) if after is None else float(after)
+        self.last: float | None = None
+        self.least: float | None = None
+
+    def call(self, python: Callable, args: tuple) -> tuple[bool, Any]:
+        """(True, None) when it is time to compile (``python`` not called), else
+        (False, ``python(*args)``), the call's time or weight counted."""
+        if self.after is not None:
+            self.spent += 1 if self.weight is None else self.weight(*args)
+            return (True, None) if self.spent >= self.budget else (False, python(*args))
+        if self.spent >= self.budget:
+            return True, None
+        start = time.perf_counter()
+        if python is _not_compiled:
+            if self.last is not None:
+                gap = start - self.last
+                self.least = gap if self.least is None else min(self.least, gap)
+                self.spent += self.least
+            self.last = start
+            return False, None
+        value = python(*args)
+        self.spent += time.perf_counter() - start
+        return False, value
+
+
+def compile_after() -> int | None:
     """The calls of a kernel after which it is compiled: ``$MPVI_COMPILE_AFTER`` if set,
-    else :data:`COMPILE_AFTER`.
+    else :data:`COMPILE_AFTER` (None: by time, :class:`Rental`).
 
     Returns
     -------
-    int
-        A non-negative number of calls (0: compiled at the first call).
+    int or None
+        A non-negative number of calls (0: compiled at the first call), or None.
 
     Raises
     ------
@@ -881,8 +954,9 @@ def compile_after() -> int:
         ``MPVI_COMPILE_AFTER`` is set to something else than a non-negative integer in
         decimal digits; the message names the variable and its value.
     """
-    return environment.count(ENV_COMPILE_AFTER, COMPILE_AFTER,
-                             "the calls of a kernel before it is compiled")
+    return environment.count(ENV_COMPILE_AFTER, COMPILE_AFTER, "the calls of a kernel "
+                             "before it is compiled", "unset: when its time in Python "
+                             "reaches its expected compile time")
 
 
 def _usable() -> dict | None:
@@ -1001,35 +1075,37 @@ def compile_function(source: str, prec: int, constants: dict) -> Callable | None
 
 def _lazy(plan, attribute: str, python: Callable, weight: Callable | None = None) -> Callable:
     """``module.<attribute>`` of ``plan``: at once when its module is loaded or in the disk
-    cache, else ``python`` until :data:`COMPILE_AFTER` calls (each counted as ``weight(*args)``
-    calls, default 1) and then the compiled one (``python`` for good if building fails)."""
+    cache, else ``python`` until its :class:`Rental` says to compile (calls counted as
+    ``weight(*args)`` under ``MPVI_COMPILE_AFTER``), then the compiled one (``python`` for
+    good if building fails)."""
     name, csource, tc, _ = plan
     after = compile_after()
     with _lock:
         loaded = name in _MODULES
     path = None if loaded else _cached_path(name, csource, tc, create=False)
-    if loaded or (path is not None and os.path.lexists(path)):
+    if loaded or (path is not None and os.path.lexists(path)) or after == 0:
         module = _module(plan)
         return getattr(module, attribute) if module is not None else python
-    state = {"calls": 0, "f": None}
+    rental = Rental(csource, after, weight)
+    state: dict[str, Any] = {"f": None}
 
     def lazy(*args):
         f = state["f"]
         if f is not None:
             return f(*args)
-        state["calls"] += 1 if weight is None else weight(*args)
-        if state["calls"] >= after:
-            module = _module(plan)
-            state["f"] = f = getattr(module, attribute) if module is not None else python
-            return f(*args)
-        return python(*args)
+        due, value = rental.call(python, args)
+        if not due:
+            return value
+        module = _module(plan)
+        state["f"] = f = getattr(module, attribute) if module is not None else python
+        return f(*args)
     lazy.__name__ = getattr(python, "__name__", attribute)
     return lazy
 
 
 def accelerated(python: Callable, source: str, prec: int, constants: dict) -> Callable:
     """``python`` or its compiled counterpart, bit-identical either way: the compiled one at
-    once when its module is in the disk cache, else after :data:`COMPILE_AFTER` calls (the
+    once when its module is in the disk cache, else when its :class:`Rental` says so (the
     Python function meanwhile); ``python`` itself when compiled kernels are unavailable."""
     plan = _plan(source, prec, constants)
     return python if plan is None else _lazy(plan, "f", python)
@@ -1058,7 +1134,7 @@ def newton_function(sources: Sequence[str], tables: Sequence[dict], prec: int, n
         ``newton(X0, K, P, eps, rtol, scale, max_iter, slack)`` -> ``(X, iterations,
         residual[, outputs])`` bit-identical to :func:`mpvi.numbers.newton.solve_info` (and the
         outputs function), or None where the caller must run the Python iteration (which
-        then raises its error); before the module is built (:data:`COMPILE_AFTER` solves,
+        then raises its error); before the module is built (:class:`Rental`,
         unless it is in the disk cache) it returns None too.
     """
     plan = _newton_plan(sources, tables, prec, n, nk, np_)
@@ -1066,7 +1142,7 @@ def newton_function(sources: Sequence[str], tables: Sequence[dict], prec: int, n
 
 
 FIELD_EVALUATIONS_PER_CALL = 5
-"""Field evaluations counted as one call towards :data:`COMPILE_AFTER` (a Newton solve
+"""Field evaluations counted as one call towards ``MPVI_COMPILE_AFTER`` (a Newton solve
 evaluates its kernel about five times): an RK4 step weighs 4/5, a GBS step of 24 levels
 577/5."""
 
@@ -1093,7 +1169,7 @@ def explicit_steps(sources: Sequence[str], tables: Sequence[dict], prec: int, n:
         y as a list, bit-identical to :func:`mpvi.engines.ode.rk4_step` and
         :func:`mpvi.engines.ode.gbs_step` on the Python field, or None where the caller must run
         the Python step (the field's other path; also before the module is built, after
-        :data:`COMPILE_AFTER` calls of :data:`FIELD_EVALUATIONS_PER_CALL` evaluations,
+        its :class:`Rental` (:data:`FIELD_EVALUATIONS_PER_CALL` evaluations a call),
         unless it is in the disk cache).
     """
     plan = _tables_plan("mpvi_e", "explicit field", tables, lambda names, note, exact:

@@ -388,7 +388,7 @@ def generate(arg_groups: Sequence, exprs: Sequence, ctx: Any, name: str = "kerne
         In the gmp context, whether to return the function compiled to C against MPFR
         (:mod:`mpvi.compiled.cbackend`: bit-identical, faster).  Default (None): compiled when
         available and not switched off (``MPVI_COMPILED=0``) -- at once if its module is
-        in the disk cache, else after :data:`mpvi.compiled.cbackend.COMPILE_AFTER` calls; True:
+        in the disk cache, else when its :class:`mpvi.compiled.cbackend.Rental` says so; True:
         compiled now; False: the Python function.
 
     Returns

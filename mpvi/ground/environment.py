@@ -55,9 +55,10 @@ def flag(name: str, default: bool) -> bool:
         f"or {', '.join(ON)} (on), or unset it (default {'on' if default else 'off'})")
 
 
-def count(name: str, default: int, what: str) -> int:
+def count(name: str, default: int | None, what: str, unset: str = "") -> int | None:
     """The non-negative integer environment variable ``name`` (``default`` if unset);
-    ``what`` says what it counts, for the message.
+    ``what`` says what it counts and ``unset`` what happens without it (default: "default
+    ``default``"), for the message.
 
     Raises
     ------
@@ -70,8 +71,8 @@ def count(name: str, default: int, what: str) -> int:
     raw = given.strip()
     if not re.fullmatch(r"[0-9]+", raw, re.ASCII):
         raise EnvironmentSettingError(
-            f"{name}={os.environ[name]!r}: must be a non-negative integer ({what}; default "
-            f"{default})")
+            f"{name}={os.environ[name]!r}: must be a non-negative integer ({what}; "
+            f"{unset or f'default {default}'})")
     return int(raw)
 
 
