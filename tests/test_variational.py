@@ -514,3 +514,40 @@ def test_damped_double_pendulum_power_balance():
     sol = solve(free, "simpson", h=T / 80, n=80)
     H = energy(free.system, sol)
     assert abs(H[-1] - H[0]) < 1e-5
+
+
+# ----- exact tables at algebraic nodes ---------------------------------------------------
+
+@pytest.mark.parametrize("rule, basis", [
+    ("gauss_legendre", "hermite_basis"), ("gauss_lobatto", "lagrange_basis")])
+def test_basis_values_at_algebraic_nodes_are_the_exact_values_reduced(rule, basis):
+    """Basis.values composes and reduces in Q[r]: each value is the same number as the
+    expression tree of Basis.value (to 80 digits), a polynomial in the node's root of
+    lower degree than its minimal polynomial, and literally 0 only where it is 0."""
+    from mpvi.methods import quadrature as qd
+    quad = getattr(qd, rule)(6)
+    b = qd.hermite_basis(3) if basis == "hermite_basis" else qd.lagrange_basis(
+        (0, Fraction(1, 3), Fraction(1, 2), 1))
+    algebraic = [tau for tau in quad.nodes if tau.atoms(sp.CRootOf)]
+    assert algebraic
+    for tau in algebraic:
+        (root,) = tau.atoms(sp.CRootOf)
+        for d in range(3):
+            for i, fast in enumerate(b.values(tau, d)):
+                tree = b.value(i, tau, d)
+                assert abs(sp.N(fast - tree, 80)) < sp.Float("1e-75", 80)
+                g = sp.Poly(fast.xreplace({root: sp.Dummy("r")}))
+                assert fast == 0 or g.degree() < sp.degree(root.poly)
+
+
+def test_a_polynomial_of_its_root_reduces_to_zero_and_its_digits_come_from_arb():
+    from mpvi.methods import quadrature as qd
+    x = sp.Symbol("x")
+    P = sp.legendre(7, x)
+    factor = sp.factor_list(P)[1][-1][0]              # the irreducible factor of degree 6
+    r = sp.CRootOf(factor, 2)
+    assert qd.reduce_algebraic(factor.subs(x, r) * (r ** 3 + sp.Rational(2, 7))) == 0
+    value = (r + 1) ** 9 / 5 - r ** 4
+    text = qd._arb_digits(value, 60)
+    assert text is not None and abs(sp.Float(text, 60) - sp.N(value, 70)) < sp.Float("1e-57")
+    assert qd._digits(value, 60) == text

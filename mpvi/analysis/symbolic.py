@@ -43,14 +43,13 @@ OMEGA = sp.Symbol("omega", positive=True)
 def _integrate(expr, quad):
     """int_0^1 expr(tau) dtau by the quadrature rule, exactly (the exact integral when
     the rule is exact for this polynomial, the weighted sum over the exact nodes otherwise)."""
-    expr = sp.expand(expr)
-    degree = sp.Poly(expr, _TAU).degree() if expr.has(_TAU) else 0
-    if degree <= quad.degree:
-        return sp.integrate(expr, (_TAU, 0, 1))
+    poly = sp.Poly(sp.expand(expr), _TAU)
+    if poly.degree() <= quad.degree:         # int_0^1 tau^m dtau = 1/(m + 1), term by term
+        return sp.Add(*[coeff / (m + 1) for (m,), coeff in poly.terms()])
     # the weighted sum over the exact nodes, power by power: sum_k w_k tau_k^m is a number
     # (rational for the symmetric rules), so the node arithmetic never meets the symbols
     total = sp.Integer(0)
-    for (m,), coeff in sp.Poly(expr, _TAU).terms():
+    for (m,), coeff in poly.terms():
         moment = sp.radsimp(sp.expand(sum(w * x ** m for x, w in zip(quad.nodes, quad.weights))))
         total += coeff * moment
     return total

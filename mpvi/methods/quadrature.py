@@ -50,6 +50,24 @@ class Basis:
         """phi_i^(derivative)(tau), exact (tau exact)."""
         return sp.diff(self.poly(i), _TAU, derivative).subs(_TAU, tau)
 
+    def values(self, tau, derivative=0):
+        """[phi_i^(derivative)(tau) for every slot i], exact and in a form where a zero is
+        literally 0: at a node that is a polynomial in one algebraic root r, as
+        :func:`reduce_algebraic` writes it (polynomials composed and reduced in Q[r], no
+        expression trees), else expanded (radicals multiplied out)."""
+        found = _in_root(sp.sympify(tau))
+        if found is None:
+            return [sp.expand(self.value(i, tau, derivative)) for i in range(len(self))]
+        node, root = found
+        modulus = sp.Poly(root.poly.as_expr().subs(root.poly.gens[0], _ROOT), _ROOT, domain="QQ")
+        out = []
+        for i in range(len(self)):
+            phi = sp.Poly.from_list([sp.Rational(c.numerator, c.denominator)
+                                     for c in reversed(self.coeffs[i])], _ROOT, domain="QQ")
+            g = phi.diff((_ROOT, derivative)).compose(node).rem(modulus)
+            out.append(sp.Add(*[c * root ** m for (m,), c in g.terms()]))
+        return out
+
     def __len__(self):
         return len(self.slots)
 
@@ -158,14 +176,99 @@ def gauss_lobatto(k):
     return Quadrature(f"gauss-lobatto{k}", tuple(nodes), tuple(weights), 2 * k - 3)
 
 
-def is_zero(value):
-    """Exact test (sympy numbers; radicals are expanded first)."""
-    return sp.expand(value) == 0
+_ROOT = sp.Dummy("r")
+
+
+def _in_root(value):
+    """(g, r) with ``value`` = g(r) exactly, r its one ``CRootOf`` and g a polynomial with
+    rational coefficients of degree below r's (irreducible) defining polynomial P, or None
+    when ``value`` is not a polynomial in one such root."""
+    roots = value.atoms(sp.CRootOf)
+    if len(roots) != 1:
+        return None
+    (root,) = roots
+    expr = value.xreplace({root: _ROOT})
+    if not expr.is_polynomial(_ROOT):
+        return None
+    P = root.poly.as_expr().subs(root.poly.gens[0], _ROOT)
+    try:
+        g = sp.Poly(sp.expand(expr), _ROOT, domain="QQ")
+    except sp.polys.polyerrors.PolynomialError:
+        return None
+    return g.rem(sp.Poly(P, _ROOT, domain="QQ")), root
+
+
+def reduce_algebraic(value):
+    """``value`` with the powers of its one algebraic root reduced, as an exact sympy number.
+
+    A polynomial with rational coefficients in one ``CRootOf`` r (a node or weight of
+    :func:`gauss_legendre` or :func:`gauss_lobatto`, or a basis polynomial at such a node)
+    is returned as sum_(j < deg P) g_j r^j, g = the polynomial modulo r's defining
+    polynomial P (irreducible: sympy keeps the factor r is a root of).  The same number;
+    it is zero exactly when g is the zero polynomial (a nonzero g of lower degree than the
+    minimal polynomial cannot vanish at r), and compact, so that a zero test and
+    :func:`to_context` need not expand a product of sums of roots.  Anything else is
+    returned unchanged."""
+    value = sp.sympify(value)
+    found = _in_root(value)
+    if found is None:
+        return value
+    g, root = found
+    return sp.Add(*[c * root ** m for (m,), c in g.terms()])
+
+
+@lru_cache(maxsize=None)
+def _real_roots(poly_coeffs, prec):
+    """The real roots, ascending, of the rational polynomial with ``poly_coeffs`` (highest
+    degree first), as Arb balls at ``prec`` bits; None if flint cannot separate them."""
+    import flint
+    old = flint.ctx.prec
+    try:
+        flint.ctx.prec = prec
+        poly = flint.fmpq_poly([flint.fmpq(int(c.p), int(c.q)) for c in reversed(poly_coeffs)])
+        roots = [r for r, _ in poly.complex_roots()]
+    finally:
+        flint.ctx.prec = old
+    if not all(r.imag == 0 or not r.imag.contains(0) for r in roots):
+        return None
+    return sorted((r.real for r in roots if r.imag == 0), key=lambda x: x.mid())
+
+
+def _arb_digits(value, digits):
+    """``value`` (a polynomial in one real ``CRootOf``) to ``digits`` significant digits,
+    from an Arb enclosure whose radius is below a hundredth of the last digit (the
+    precision doubled until it is), or None where this does not apply."""
+    found = _in_root(value)
+    if found is None or not found[1].is_real:
+        return None
+    import flint
+    g, root = found
+    coeffs = tuple(root.poly.all_coeffs())
+    prec = 4 * digits + 64
+    for _ in range(6):
+        roots = _real_roots(coeffs, prec)
+        if roots is None or len(roots) <= root.index:
+            return None
+        old = flint.ctx.prec
+        try:
+            flint.ctx.prec = prec
+            r, total = roots[root.index], flint.arb(0)
+            for c in g.all_coeffs():                          # Horner, highest first
+                total = total * r + flint.arb(flint.fmpq(int(c.p), int(c.q)))
+            if not total.contains(0) and total.rad() < abs(total.mid()) * flint.arb(10) ** -(digits + 2):
+                return total.mid().str(digits, radius=False)
+            if total.is_exact() and total == 0:
+                return "0"
+        finally:
+            flint.ctx.prec = old
+        prec *= 2
+    return None
 
 
 @lru_cache(maxsize=4096)
 def _digits(value, digits):
-    return str(sp.N(value, digits))
+    text = _arb_digits(value, digits)
+    return str(sp.N(value, digits)) if text is None else text
 
 
 def to_context(value, ctx):

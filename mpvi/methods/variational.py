@@ -56,7 +56,8 @@ from mpvi.engines.dense import TrialBasis
 from mpvi.numbers.linalg import linear_combination
 from mpvi.numbers.newton import check_options, solve_info
 from mpvi.model.singular import singularities
-from mpvi.methods.quadrature import gauss_legendre, gauss_lobatto, is_zero, lagrange_basis, to_context
+from mpvi.methods.quadrature import (gauss_legendre, gauss_lobatto, lagrange_basis,
+                                     reduce_algebraic, to_context)
 from mpvi.methods.base import StepResult, check_count
 
 
@@ -91,14 +92,14 @@ def _exact_tables(disc, second_derivatives):
     basis, quad = disc.basis, disc.quadrature
     slots = range(len(basis))
 
-    def nz(x):
-        return None if is_zero(x) else x
+    def nz(x):                                 # x from Basis.values: zero is literally 0
+        return None if x == 0 else x
     rows = []
     for w, tau in zip(quad.weights, quad.nodes):
-        a = [nz(basis.value(i, tau)) for i in slots]
-        b = [nz(basis.value(i, tau, 1)) for i in slots]
-        wb = [None if x is None else w * x for x in b]
-        e = [nz(basis.value(i, tau, 2)) for i in slots] if second_derivatives else None
+        a = [nz(x) for x in basis.values(tau)]
+        b = [nz(x) for x in basis.values(tau, 1)]
+        wb = [None if x is None else reduce_algebraic(w * x) for x in b]
+        e = [nz(x) for x in basis.values(tau, 2)] if second_derivatives else None
         rows.append((a, b, wb, e))
     ext = [[basis.value(i, 1 + u.tau, u.derivative) for i in slots] for u in basis.slots]
     return tuple(quad.weights), tuple(quad.nodes), rows, ext
