@@ -36,7 +36,10 @@ def committed_output(rep, out_dir):
                 frame[column] = frame[column].astype(int)
         key = "" if name == f"{rep.id}.csv" else name[len(rep.id) + 1:-len(".csv")]
         tables[key] = frame
-    return Output(tables=tables, values=record["values"]), record
+    # the extra entries (out.extra) are in the record beside the provenance fields: all of
+    # the record but its values, files and digest (a plot reads only the keys it set)
+    extra = {k: v for k, v in record.items() if k not in ("values", "files", "digest")}
+    return Output(tables=tables, values=record["values"], extra=extra), record
 
 
 def _segments(xy):

@@ -508,7 +508,7 @@ def plot(out, p):
         return np.abs(pd.to_numeric(d[c], errors="coerce").to_numpy(float))
 
     def shade(ax, d, t):
-        viol = d["calm"].to_numpy() == "0"
+        viol = d["calm"].astype(str).to_numpy() == "0"   # "0" as computed, 0 as read back
         for i in range(len(t)):
             if viol[i]:
                 ax.axvspan(t[max(i - 1, 0)] if i else t[0], t[i], color="0.88", lw=0)
