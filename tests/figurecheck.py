@@ -19,8 +19,11 @@ the segment is straight): a line crossing the legend between its markers counts.
 def committed_output(rep, out_dir):
     """The :class:`mpvi.repro.declare.Output` of ``rep`` as its committed outputs in
     ``out_dir`` hold it: the CSV tables (cells as written: full-precision strings; a column
-    of integers as integers, as the computation made it) and the JSON's values -- what
-    its ``plot(output, params)`` draws, without computing anything -- and the JSON record."""
+    of integers as integers, as most computations made it: a plot that compares one with
+    strings converts it), the JSON's values and its extra entries (``Output.extra``, which
+    ``mpvi run`` writes beside the provenance fields: here the whole record but its values,
+    files and digest; a plot reads only the keys it set) -- what its ``plot(output,
+    params)`` draws, without computing anything -- and the JSON record."""
     import pandas as pd                  # pandas loaded lazily: only the figure tests need it
     paths = output_paths(rep, out_dir)
     record = json.loads(paths["json"].read_text(encoding="utf-8"))
@@ -36,7 +39,8 @@ def committed_output(rep, out_dir):
                 frame[column] = frame[column].astype(int)
         key = "" if name == f"{rep.id}.csv" else name[len(rep.id) + 1:-len(".csv")]
         tables[key] = frame
-    return Output(tables=tables, values=record["values"]), record
+    extra = {k: v for k, v in record.items() if k not in ("values", "files", "digest")}
+    return Output(tables=tables, values=record["values"], extra=extra), record
 
 
 def _segments(xy):
@@ -61,7 +65,9 @@ def legend_overlaps(fig):
         # matplotlib's Agg canvas loaded lazily, as the figure itself
         from matplotlib.backends.backend_agg import FigureCanvasAgg
         FigureCanvasAgg(fig)
-    fig.canvas.draw()
+    # laid out as drawn (3D projections, tight layout, legend placement) but not rasterized:
+    # the window extents are those of a full draw, at a third of the time
+    fig.draw_without_rendering()
     renderer = fig.canvas.get_renderer()
     found = []
     for ax in fig.axes:

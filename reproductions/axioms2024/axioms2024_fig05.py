@@ -28,10 +28,12 @@ def plot(out, p):
         ax.set_xlabel(f"$q_{i}$ [rad]")
         ax.set_ylabel(f"$p_{i}$ [kg m$^2$/s]")
         ax.grid(alpha=0.3)
-    axes[0].legend(fontsize=8)
+    # the legend below both portraits: inside, the curves fill every corner
+    fig.legend(*axes[0].get_legend_handles_labels(), loc="lower center", ncol=3, fontsize=8,
+               frameon=False)
     fig.suptitle(f"axioms2024 Fig. 5: phase portraits, T = {p['T_tbar']} " + r"$\bar t$, h = "
                  + p["h_tbar"] + r" $\bar t$", fontsize=10)
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0.06, 1, 1))
     return fig
 
 

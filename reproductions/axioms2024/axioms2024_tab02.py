@@ -125,9 +125,11 @@ def plot(out, p):
         ax.set_title(f"$\\|e\\|_\\infty$ of {var}", fontsize=9)
         ax.grid(alpha=0.3, which="both")
     axes[0].set_ylabel(r"$\max_j |e_j|_2$")
-    axes[1].legend(fontsize=6, ncol=2, loc="lower left")
+    # the legend below both panels: its twelve entries cover some points wherever inside
+    fig.legend(*axes[1].get_legend_handles_labels(), loc="lower center", ncol=4, fontsize=7,
+               frameon=False)
     fig.suptitle("axioms2024 Table 2: error norms against simulation length", fontsize=10)
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0.13, 1, 1))
     return fig
 
 

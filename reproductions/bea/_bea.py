@@ -345,7 +345,7 @@ def energy_figure(out, title):
     df = out.tables[""]
     methods = list(dict.fromkeys(df["method"]))
     rows = sorted(set(df["digits"]))
-    fig, axes = plt.subplots(len(rows), len(methods), figsize=(4.2 * len(methods), 3.8 * len(rows)),
+    fig, axes = plt.subplots(len(rows), len(methods), figsize=(4.2 * len(methods), 4.9 * len(rows)),
                              squeeze=False)
     cmap = plt.get_cmap("viridis")
     for r, digits in enumerate(rows):
@@ -370,7 +370,10 @@ def energy_figure(out, title):
             ax.set_xlabel("h")
             ax.set_ylabel(r"max$_j\,|\tilde H_k(y_j) - \tilde H_k(y_0)|$")
             ax.grid(alpha=0.3, which="both")
-            ax.legend(fontsize=5.5, ncol=2, loc="lower right")
+            # the legend below its panel (taller panels make the room): inside, the
+            # curves of the largest k run through the lower right corner
+            ax.legend(fontsize=5.5, ncol=3, loc="upper center", bbox_to_anchor=(0.5, -0.16),
+                      frameon=False)
     fig.suptitle(f"{title}: energy error of the modified Hamiltonian truncated "
                  "after h^(p+k-2) (fitted order in brackets; dashed: round-off threshold)",
                  fontsize=10)

@@ -639,7 +639,11 @@ def energy_error_plot(out, p):
     if onset is not None:
         ax.axvline(onset, color="k", lw=0.8, ls=":", label=f"LCO established (t = {onset:.2f} s)")
     ax.set_xlabel("t [s]"); ax.set_ylabel(r"$|E_{method}(t) - E_{benchmark}(t)|$ [J]")
-    ax.grid(alpha=0.3, which="both"); ax.legend(fontsize=8, loc="lower right")
+    ax.grid(alpha=0.3, which="both")
+    # the legend below the axes: in the lower right corner it covered the one-step
+    # Galerkin curve and the LCO onset line
+    ax.legend(fontsize=8, ncol=2, loc="upper center", bbox_to_anchor=(0.5, -0.14),
+              frameon=False)
     ax.set_title(f"hermite Fig. 12: energy error, U = {p['U_over_Uf']} U_f, dt = {p['dt']} s",
                  fontsize=10)
     fig.tight_layout()

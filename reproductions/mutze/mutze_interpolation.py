@@ -480,7 +480,10 @@ def plot(out, params):
     ax.plot(d.x.astype(float), d.y.astype(float), "ko", ms=4, label="data")
     ax.set_xlabel("x")
     ax.set_title(r"(b) $C^\infty$ interpolant and cubic spline", fontsize=10)
-    ax.legend(fontsize=9)
+    # panels (b) and (c): the legend below the axes (inside, it covered the curves of (b)
+    # and the jumps of the smooth interpolant in (c))
+    ax.legend(fontsize=9, ncol=2, loc="upper center", bbox_to_anchor=(0.5, -0.13),
+              frameon=False)
     ax.grid(alpha=0.3)
 
     ax = axes[2]
@@ -501,7 +504,8 @@ def plot(out, params):
     ax.set_ylabel(r"$\log_{10}\max_i|f^{(k)}(x_i+\delta)-f^{(k)}(x_i-\delta)|$")
     ax.set_title(f"(c) derivative jumps across the inner knots (clipped at 1e{FLOOR})",
                  fontsize=10)
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=8, ncol=3, loc="upper center", bbox_to_anchor=(0.5, -0.13),
+              frameon=False)
     ax.grid(alpha=0.3)
     fig.tight_layout()
     return fig

@@ -498,7 +498,11 @@ def certify(run, out):
 def plot(out, p):
     import matplotlib.pyplot as plt
     df = out.tables[""]
-    fig, axes = plt.subplots(3, 2, figsize=(12, 11))
+    # the left column's legends below their panels (inside, they covered the energy
+    # deviations, a point of the errors against the exact solution and the float64 long
+    # run's band): the figure is taller to make the room
+    fig, axes = plt.subplots(3, 2, figsize=(12, 13.5))
+    below = dict(loc="upper center", bbox_to_anchor=(0.5, -0.12), frameon=False)
 
     def sel(name, cname):
         d = df[(df["scenario"] == name) & (df["context"] == cname)]
@@ -508,7 +512,7 @@ def plot(out, p):
         return np.abs(pd.to_numeric(d[c], errors="coerce").to_numpy(float))
 
     def shade(ax, d, t):
-        viol = d["calm"].to_numpy() == "0"
+        viol = d["calm"].astype(str).to_numpy() == "0"   # "0" as computed, 0 as read back
         for i in range(len(t)):
             if viol[i]:
                 ax.axvspan(t[max(i - 1, 0)] if i else t[0], t[i], color="0.88", lw=0)
@@ -533,7 +537,7 @@ def plot(out, p):
     ax.set_xlabel("t")
     ax.set_title("gauss: relative deviations from the initial values (grey: violent phases)", fontsize=10)
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=7, loc="lower right", ncol=2)
+    ax.legend(fontsize=7, ncol=3, **below)
     ax = axes[0, 1]
     shade(ax, dm, tm)
     for d, t, c, ls, lab in ((dm, tm, "C0", "-", mpname), (df_, tf, "C1", "-", "float64")):
@@ -559,7 +563,7 @@ def plot(out, p):
     ax.set_xlabel("t")
     ax.set_title(f"{mpname}, all scenarios", fontsize=10)
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=7, ncol=1)
+    ax.legend(fontsize=7, ncol=3, **below)
     ax = axes[1, 1]
     dens = out.tables["density"]
     if len(dens):
@@ -586,7 +590,7 @@ def plot(out, p):
     ax.set_title(f"float64 long run ({out.values.get('long fp steps')} steps): bounded, no trend; "
                  f"max |Q dev| = {out.values.get('long fp max |Q dev|')}", fontsize=9)
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=7)
+    ax.legend(fontsize=7, ncol=3, **below)
     ax = axes[2, 1]
     sf = out.tables["tauscan"]
     tau = sf["tau"].astype(float)

@@ -459,7 +459,11 @@ def plot(out, p):
     import matplotlib.pyplot as plt
     from matplotlib.ticker import NullFormatter
     df, en = out.tables[""], out.tables["energy"]
-    fig, axes = plt.subplots(2, 2, figsize=(12, 8.5))
+    # every panel's legend below it (inside, those of the energy panels covered the faint
+    # window maxima and Simpson's running maximum, those of the error panels come close to
+    # Simpson's points); the figure is taller to make the room
+    fig, axes = plt.subplots(2, 2, figsize=(12, 12))
+    below = dict(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.12), frameon=False)
     for col, sk in enumerate(SYSTEMS):
         ax = axes[0, col]
         var, ylabel = ORDER_VARIABLE[sk]
@@ -479,7 +483,7 @@ def plot(out, p):
         ax.set_ylabel(ylabel)
         ax.set_title(f"{TITLES[sk]}: error at T = {float(d['T'].iloc[0]):.4g} s", fontsize=9)
         ax.grid(alpha=0.3, which="both")
-        ax.legend(fontsize=7)
+        ax.legend(ncol=1, **below)     # long labels: one column
         ax = axes[1, col]
         d = en[en["system"] == sk]
         d = d[d["run"] == d["run"].iloc[0]]
@@ -500,7 +504,7 @@ def plot(out, p):
         ax.set_ylabel(r"$|H - H_0|/|H_0|$: running max (bold), window max (faint)")
         ax.set_title(f"{TITLES[sk]}: energy error, h = {float(d['h'].iloc[0]):.4g} s", fontsize=9)
         ax.grid(alpha=0.3, which="both")
-        ax.legend(fontsize=7)
+        ax.legend(ncol=2, **below)
     fig.suptitle("Mutze's direct midpoint method (g = 0) on the top2025 systems, beyond the paper",
                  fontsize=11)
     fig.tight_layout()

@@ -639,7 +639,11 @@ def certify(run, out):
 def plot(out, p):
     import matplotlib.pyplot as plt
     df = out.tables["numeric"]
-    fig, (ax1, ax2, ax3) = plt.subplots(1, 3, figsize=(15, 4.6))
+    # each panel's legend below it (inside, they covered the curves of (a) and (b) and the
+    # slope guides); the figure is taller to make the room
+    fig, (ax1, ax2, ax3) = plt.subplots(1, 3, figsize=(15, 5.8))
+    below = dict(fontsize=6.5, ncol=2, loc="upper center", bbox_to_anchor=(0.5, -0.13),
+                 frameon=False)
     styles = {"nonlinear n=1": "o-", "nonlinear n=2": "s-", "oscillator": "^--",
               "damped oscillator": "v:"}
     zeros = []
@@ -671,17 +675,17 @@ def plot(out, p):
     if zeros:
         ax1.text(0.02, 0.98, "identically 0 (round-off):\n" + "\n".join(zeros),
                  transform=ax1.transAxes, fontsize=6.5, va="top")
-    ax1.legend(fontsize=6.5, loc="lower right")
+    ax1.legend(**below)
     ax1.grid(alpha=0.3, which="both")
     ax2.set_xlabel(r"$\tau$")
     ax2.set_ylabel(r"$\mathrm{DIFF}/\tau^2$")
     ax2.set_title("(b) bounded; black bars: the series' tau^2 coefficient c2", fontsize=8.5)
-    ax2.legend(fontsize=6.5)
+    ax2.legend(**below)
     ax2.grid(alpha=0.3, which="both")
     ax3.set_xlabel(r"$\tau$")
     ax3.set_ylabel(r"$(\mathrm{DIFF}/\tau^2 - c_2)/\tau$")
     ax3.set_title("(c) tends to the series' tau^3 coefficient c3 (dashed)", fontsize=8.5)
-    ax3.legend(fontsize=6.5)
+    ax3.legend(**below)
     ax3.grid(alpha=0.3, which="both")
     fig.suptitle("mutze eq. (60): D_tau S = -G(t + tau, x + v tau + a tau^2 g, v + a tau, a)"
                  " + O(tau^2), checked at 64 digits", fontsize=10)

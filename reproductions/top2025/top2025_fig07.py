@@ -127,7 +127,10 @@ def plot(out, p):
     t = df["t"].astype(float)
     ax2.plot(t, df["theta_exact"].astype(float), color="0.6", lw=3, alpha=0.6, label=r"$\theta$ exact (18aa)")
     ax2.plot(t, df["theta"].astype(float), "g-", lw=0.9, label=r"$\theta$ Simpson")
-    ax2.set_xlabel("t [s]"); ax2.set_ylabel(r"$\theta$ [rad]"); ax2.legend(fontsize=8); ax2.grid(alpha=0.3)
+    ax2.set_xlabel("t [s]"); ax2.set_ylabel(r"$\theta$ [rad]"); ax2.grid(alpha=0.3)
+    # the legend below the axes: the nutation fills them, the legend covered both curves
+    ax2.legend(fontsize=8, ncol=2, loc="upper center", bbox_to_anchor=(0.5, -0.16),
+               frameon=False)
     fig.suptitle(f"top2025 Fig. 7: Lagrange top, Table 3, {p['periods']} nutation periods "
                  f"(Simpson, h = t_bar/{p['N_per_period']})", fontsize=10)
     fig.tight_layout()

@@ -220,7 +220,9 @@ def plot(out, p):
     ax.set_aspect("equal")
     ax.set_xlabel("x"), ax.set_ylabel("y")
     ax.set_title("seen from above (projection on the XY plane)", fontsize=9)
-    ax.legend(fontsize=7, loc="lower left")
+    # the legend right of the axes: in the lower left corner it covered the path and the
+    # circle of sin(theta_max), which fill the square axes
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1), frameon=False)
     ax = fig.add_subplot(2, 2, 3)
     ax.plot(t, th, color="tab:green")
     ax.axhline(th[0], color="0.6", ls=":", lw=0.8)

@@ -159,7 +159,8 @@ def plot(out, p):
     markers = ["o", "s", "^", "D", "v"]
     for ax, m in zip(axes, p["methods"]):
         for k, T in enumerate(p["T"]):
-            g = df[(df["T"] == T) & (df["method"] == m)]
+            # T as the computation wrote it (a string) or as a CSV read back (an integer)
+            g = df[(df["T"].astype(str) == str(T)) & (df["method"] == m)]
             ax.loglog(g["h"].astype(float), g["error"].astype(float), color=STYLE[m]["color"],
                       marker=markers[k % len(markers)], ms=4, lw=0.9,
                       alpha=0.45 + 0.55 * (k + 1) / len(p["T"]),
