@@ -45,7 +45,7 @@ exits 2.  Systems (``--systems``):
   *Geometric Numerical Integration* (2006), Sec. I.2.4, Table 2.2 (18 degrees of freedom;
   masses relative to the Sun, which carries the inner planets; AU, days;
   G = 2.95912208286e-4), L = sum m_i |v_i|^2 / 2 + G sum_(i<j) m_i m_j / |q_i - q_j|,
-  T = 2000 days.
+  T = 20000 days (about 4.6 orbits of Jupiter).
 """
 from __future__ import annotations
 
@@ -162,7 +162,7 @@ def outer_solar_system(ctx):
                                       for i, body in enumerate(OUTER_SOLAR_SYSTEM)}}
     q0 = [ctx.num(x) for body in OUTER_SOLAR_SYSTEM for x in body[1]]
     v0 = [ctx.num(x) for body in OUTER_SOLAR_SYSTEM for x in body[2]]
-    return Posed("outer_solar_system", kinetic + G * potential, q, v, params, q0, v0, 2000,
+    return Posed("outer_solar_system", kinetic + G * potential, q, v, params, q0, v0, 20000,
                  ctx)
 
 
