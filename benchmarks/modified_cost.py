@@ -119,7 +119,8 @@ def bea(args, ctx):
 
         def run():
             mh = mpvi.modified_hamiltonian(method, system, 4, **PARAMS.get(method, {}))
-            sizes[:] = [len(sp.Add.make_args(mh.terms[-1]))]
+            # a term is stored as (a sum) / (a common denominator): count the sum's terms
+            sizes[:] = [len(sp.Add.make_args(mh.terms[-1].as_numer_denom()[0]))]
         row = record({"system": label, "method": method, "order": 4},
                      "hamiltonian_s", timed(args.bea_backends, args.repeats, run))
         row["last_term_terms"] = sizes[0]
