@@ -1083,10 +1083,10 @@ def _lazy(plan, attribute: str, python: Callable, weight: Callable | None = None
     with _lock:
         loaded = name in _MODULES
     path = None if loaded else _cached_path(name, csource, tc, create=False)
-    if loaded or (path is not None and os.path.lexists(path)) or after == 0:
+    if loaded or (path is not None and os.path.lexists(path)):
         module = _module(plan)
         return getattr(module, attribute) if module is not None else python
-    rental = Rental(csource, after, weight)
+    rental = Rental(csource, after, weight)         # after = 0: due at the first call
     state: dict[str, Any] = {"f": None}
 
     def lazy(*args):
