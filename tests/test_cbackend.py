@@ -485,3 +485,15 @@ def test_the_driver_reports_the_same_irregularity_with_the_compiled_check(monkey
             mpvi.solve(mpvi.Problem(system, ["0"], p0=["-1"]), "rk4", h="1/10", n=200)
         messages.append(str(err.value).replace(f"({switch})", ""))
     assert messages[0] == messages[1]
+
+
+def test_a_stage_no_expression_needs_is_not_computed():
+    """A kernel variant that reads only some of its stages computes only those (their MPFR
+    operations were done for nothing, and the C compiler warned: set but not used)."""
+    x, y, s0, s1, s2 = sp.symbols("x y s0 s1 s2")
+    stages = [(s0, x * y), (s1, s0 + 3), (s2, x ** 2 - y)]
+    source, _ = codegen.generate_source([[x, y]], [s1 * 2], G64, stages=stages)
+    assert "_s1" in source and "_s0" in source and "_s2" not in source
+    f = codegen.generate([[x, y]], [s1 * 2, s2 * 0 + 1], G64, stages=stages, compiled=False)
+    with G64.active():
+        assert f([G64.num(2), G64.num(5)]) == [26, 1]

@@ -383,7 +383,8 @@ def generate(arg_groups: Sequence, exprs: Sequence, ctx: Any, name: str = "kerne
     name : the function's name (shown in tracebacks)
     stages : sequence of (symbol, expression)
         Assignments evaluated in order after the arguments are unpacked and before the
-        CSE'd body; each expression may use the arguments and earlier stages.
+        CSE'd body; each expression may use the arguments and earlier stages.  A stage
+        that no expression needs, directly or through a later stage, is left out.
     compiled : bool, optional
         In the gmp context, whether to return the function compiled to C against MPFR
         (:mod:`mpvi.compiled.cbackend`: bit-identical, faster).  Default (None): compiled when
@@ -490,6 +491,15 @@ def _print_source(groups, subs, staged, exprs, name):
     if free:
         raise ValueError(f"generate {name}: symbols {sorted(map(str, free))} are not "
                          "arguments (or collide with the generated names _a*, _c*, _r*, _s*, _w*)")
+    # a stage no expression needs (not even through a later stage) is not computed: a
+    # kernel's variant may read only some of its nodes (C compilers warned "set but not used")
+    needed = set().union(set(), *(e.free_symbols for e in exprs))
+    kept = []
+    for sym, e in reversed(staged):
+        if sym in needed:
+            kept.append((sym, e))
+            needed |= e.free_symbols
+    staged = kept[::-1]
     constants = {}
     staged = [(s, _hoist_rationals(e, constants)) for s, e in staged]
     exprs = [_hoist_rationals(e, constants) for e in exprs]
