@@ -157,15 +157,6 @@ def test_run_of_a_paper_runs_each_of_its_reproductions(monkeypatch, capsys, tmp_
     assert ran == papers_of(REPS)["axioms2024"]
 
 
-@pytest.mark.parametrize("command", ["run", "diff"])
-def test_a_mistyped_paper_gets_the_closest_paper(capsys, command):
-    with pytest.raises(SystemExit) as exc:
-        main([command, "axiom2024"])
-    assert exc.value.code == 2
-    assert capsys.readouterr().err == (f"mpvi {command}: unknown reproduction 'axiom2024'; "
-                                       f"did you mean 'axioms2024'?\n")
-
-
 # ----- 4. diff --summary and --failures ---------------------------------------------------
 
 def test_summary_is_a_line_per_paper_then_only_the_unexplained(monkeypatch, capsys):

@@ -108,13 +108,15 @@ def test_the_digits_summary_tells_round_off_from_correct_digits(monkeypatch, cap
 
 # ----- 3. did you mean -------------------------------------------------------------------
 
+@pytest.mark.parametrize("typo, closest", [("axioms2024_fg02", "axioms2024_fig02"),
+                                            ("axiom2024", "axioms2024")])   # an id, a paper
 @pytest.mark.parametrize("command", ["run", "diff"])
-def test_a_mistyped_id_gets_one_line_with_the_closest(capsys, command):
+def test_a_mistyped_id_gets_one_line_with_the_closest(capsys, command, typo, closest):
     with pytest.raises(SystemExit) as exc:
-        main([command, "axioms2024_fg02"])
+        main([command, typo])
     assert exc.value.code == 2
     assert capsys.readouterr().err == (f"mpvi {command}: unknown reproduction "
-                                       f"'axioms2024_fg02'; did you mean 'axioms2024_fig02'?\n")
+                                       f"'{typo}'; did you mean '{closest}'?\n")
 
 
 @pytest.mark.parametrize("argv, said", [

@@ -55,11 +55,11 @@ class Basis:
         literally 0: at a node that is a polynomial in one algebraic root r, as
         :func:`reduce_algebraic` writes it (polynomials composed and reduced in Q[r], no
         expression trees), else expanded (radicals multiplied out)."""
-        found = _in_root(sp.sympify(tau))
+        found = _in_root(sp.sympify(tau, strict=True))
         if found is None:
             return [sp.expand(self.value(i, tau, derivative)) for i in range(len(self))]
         node, root = found
-        modulus = sp.Poly(root.poly.as_expr().subs(root.poly.gens[0], _ROOT), _ROOT, domain="QQ")
+        modulus = _minimal(root)
         out = []
         for i in range(len(self)):
             phi = sp.Poly.from_list([sp.Rational(c.numerator, c.denominator)
@@ -179,6 +179,12 @@ def gauss_lobatto(k):
 _ROOT = sp.Dummy("r")
 
 
+def _minimal(root):
+    """The defining polynomial of the ``CRootOf`` ``root`` (irreducible: sympy keeps the
+    factor the root belongs to) in the variable of :func:`_in_root`."""
+    return sp.Poly(root.poly.as_expr().subs(root.poly.gens[0], _ROOT), _ROOT, domain="QQ")
+
+
 def _in_root(value):
     """(g, r) with ``value`` = g(r) exactly, r its one ``CRootOf`` and g a polynomial with
     rational coefficients of degree below r's (irreducible) defining polynomial P, or None
@@ -190,12 +196,11 @@ def _in_root(value):
     expr = value.xreplace({root: _ROOT})
     if not expr.is_polynomial(_ROOT):
         return None
-    P = root.poly.as_expr().subs(root.poly.gens[0], _ROOT)
     try:
         g = sp.Poly(sp.expand(expr), _ROOT, domain="QQ")
     except sp.polys.polyerrors.PolynomialError:
         return None
-    return g.rem(sp.Poly(P, _ROOT, domain="QQ")), root
+    return g.rem(_minimal(root)), root
 
 
 def reduce_algebraic(value):
@@ -209,7 +214,7 @@ def reduce_algebraic(value):
     minimal polynomial cannot vanish at r), and compact, so that a zero test and
     :func:`to_context` need not expand a product of sums of roots.  Anything else is
     returned unchanged."""
-    value = sp.sympify(value)
+    value = sp.sympify(value, strict=True)            # a sympy number, never text
     found = _in_root(value)
     if found is None:
         return value
