@@ -107,19 +107,23 @@ def test_a_mass_matrix_that_stays_regular_runs():
     assert sol.steps == 20
 
 
-def rotated_mass_system(ctx, d2):
-    """Four coordinates a, b, c, d; M = R diag(1, 1, 1, d2) R^T with R a product of plane
-    rotations (3/5, 4/5) mixing a-b, b-c, c-d: one dense 4 x 4 block, det M = d2."""
-    qs = sp.symbols("a b c d")
-    R = sp.eye(4)
-    for i in range(3):
-        G = sp.eye(4)
+def rotated_mass_system(ctx, d2, n=4):
+    """n coordinates, the last d; M = R diag(1, ..., 1, d2) R^T with R a product of plane
+    rotations (3/5, 4/5) mixing each coordinate with the next: one dense n x n block,
+    det M = d2."""
+    qs = sp.symbols("a b c d") if n == 4 else sp.symbols(f"q0:{n}")
+    R = sp.eye(n)
+    for i in range(n - 1):
+        G = sp.eye(n)
         G[i, i] = G[i + 1, i + 1] = sp.Rational(3, 5)
         G[i, i + 1], G[i + 1, i] = -sp.Rational(4, 5), sp.Rational(4, 5)
         R = R * G
-    M = sp.simplify(R * sp.diag(1, 1, 1, d2(qs[3])) * R.T)
-    return LagrangianSystem("dense4", list(qs), M, (qs[0] ** 2 + qs[1] ** 2 + qs[2] ** 2) / 2,
-                            {}, ctx)
+    M = (R * sp.diag(*[1] * (n - 1), d2(qs[-1])) * R.T).applyfunc(sp.expand)
+    return LagrangianSystem(f"dense{n}", list(qs), M, sum(x ** 2 for x in qs[:-1]) / 2, {}, ctx)
+
+
+def from_d(n, d0, v0):
+    return [["0"] * (n - 1) + [d0], ["0"] * (n - 1) + [v0]]
 
 
 @pytest.mark.parametrize("method", ["rk4", "simpson", "midpoint"])
@@ -135,22 +139,89 @@ def test_a_dense_block_of_four_whose_determinant_touches_zero_is_seen(method):
               n=20, check_stability=False)
 
 
-def test_a_dense_block_that_stays_regular_runs_and_larger_blocks_are_named():
-    """det M = 1 + d^2 cannot vanish: nothing guarded, the run goes on.  A moving block of
-    more than DETERMINANT_DOF coordinates is a warning naming it when the singularities are
-    found (its det is not factored: a 6 x 6 trigonometric block's has 1218 terms)."""
+@pytest.mark.parametrize("extra", [1, 3])
+@pytest.mark.parametrize("method", ["rk4", "simpson", "midpoint", "hermite_variational"])
+def test_a_larger_dense_block_whose_determinant_touches_zero_is_seen(method, extra):
+    """Beyond DETERMINANT_DOF coordinates det M is not factored; the block is shown positive
+    definite along each step's path instead.  Before, these runs went through d = 0 with an
+    UnguardedSingularityWarning only.  The singularity is real: RK4 at h = 1/1000 stops
+    at t = 0.293, h = 1/10 between t = 0.2 and 0.3."""
+    n = mpvi.model.singular.DETERMINANT_DOF + extra
+    ctx = mpvi.GMPContext(32)
+    S = rotated_mass_system(ctx, lambda d: d ** 2, n)
+    q0, v0 = from_d(n, "1/2", "-1")
+    with pytest.raises(IntegrationError, match=r"step [23] at t = 0\.[23]: the mass matrix's "
+                       rf"block of q0, q1, \.\.\., q{n - 1} \({n} coordinates\) is not shown "
+                       "positive definite on the step's path"):
+        solve(Problem(S, q0, v0=v0), method, h="1/10", n=20, check_stability=False)
+
+
+def test_a_dense_block_that_stays_regular_runs():
+    """det M = 1 + d^2 cannot vanish: nothing guarded, the run goes on; beyond
+    DETERMINANT_DOF coordinates the block is checked along the path and the run is the same
+    to the bit as without the check."""
     ctx = mpvi.GMPContext(32)
     S = rotated_mass_system(ctx, lambda d: 1 + d ** 2)
     sol = solve(Problem(S, ["0", "0", "0", "1/2"], v0=["0", "0", "0", "-1"]), "rk4", h="1/10",
                 n=20)
     assert sol.steps == 20 and len(mpvi.model.singular.singularities(S)) == 0
     n = mpvi.model.singular.DETERMINANT_DOF + 1
-    qs = sp.symbols(f"q0:{n}")
-    M = sp.Matrix(n, n, lambda i, j: 3 * n if i == j else sp.cos(qs[i] - qs[j]))
-    big = LagrangianSystem("dense6", list(qs), M, sum(x ** 2 for x in qs) / 2, {}, ctx)
+    big = rotated_mass_system(ctx, lambda d: 1 + d ** 2, n)
+    q0, v0 = from_d(n, "1/2", "-1")
+    sing = mpvi.model.singular.singularities(big)
+    assert sing.blocks == [list(range(n))]
+    sol = solve(Problem(big, q0, v0=v0), "simpson", h="1/10", n=20)
+    sing.blocks = []
+    try:
+        plain = solve(Problem(big, q0, v0=v0), "simpson", h="1/10", n=20)
+    finally:
+        sing.blocks = [list(range(n))]
+    assert sol.steps == 20 and list(sol.q[-1]) == list(plain.q[-1])
+
+
+@pytest.mark.parametrize("method, h", [("rk4", "1/10"), ("simpson", "1/20"), ("midpoint", "1/10")])
+def test_a_chain_of_six_pendulums_runs_without_a_false_alarm(method, h):
+    """A planar chain of six pendulums (M_ik = (6 - max(i, k)) cos(q_i - q_k), a Gram
+    matrix, positive definite everywhere) from a large displacement: its 6 x 6 block is
+    checked at every step and never refused."""
+    q = sp.symbols("q1:7")
+    M = sp.Matrix(6, 6, lambda i, k: (6 - max(i, k)) * sp.cos(q[i] - q[k]))
+    ctx = mpvi.GMPContext(32)
+    S = LagrangianSystem("chain6", list(q), M, -sum((6 - i) * sp.cos(q[i]) for i in range(6)),
+                         {}, ctx)
+    assert mpvi.model.singular.singularities(S).blocks == [list(range(6))]
+    sol = solve(Problem(S, ["1", "-1/2", "1/3", "1", "-1", "1/2"], v0=["0"] * 6), method, h=h,
+                n=40)
+    assert sol.steps == 40
+
+
+def test_a_larger_block_that_reads_the_velocities_is_named():
+    """A block of L_vv beyond DETERMINANT_DOF coordinates whose entries read the velocities
+    cannot be checked along a path of positions: a warning naming it when the singularities
+    are found."""
+    n = mpvi.model.singular.DETERMINANT_DOF + 1
+    qs, vs = sp.symbols(f"q0:{n}"), sp.symbols(f"v0:{n}")
+    L = sum(v ** 2 for v in vs) / 2 + sum(vs) ** 4 / 12 - sum(x ** 2 for x in qs) / 2
+    S = LagrangianSystem.from_lagrangian("vdense", list(qs), list(vs), L, {}, mpvi.GMPContext(32))
     with pytest.warns(mpvi.model.singular.UnguardedSingularityWarning,
-                      match=f"block of q0, .*, q{n - 1} \\({n} coordinates"):
-        mpvi.model.singular.singularities(big)
+                      match=f"block of q0, .*, q{n - 1} \\({n} coordinates, more than "
+                      f"{n - 1}, reading the velocities"):
+        mpvi.model.singular.singularities(S)
+
+
+def test_the_definiteness_test_is_a_bound():
+    """_indefinite_block: a ball matrix whose midpoint minus the Frobenius norm of its radii
+    is positive definite passes; the same midpoint with radii past its least eigenvalue, or
+    an indefinite midpoint, fails; blocks are told apart by index."""
+    from flint import arb
+
+    from mpvi.model.singular import _indefinite_block
+    two = [arb(2), arb(1), arb(2)]             # [[2, 1], [1, 2]]: eigenvalues 1 and 3
+    assert _indefinite_block([[0, 1]], two) is None
+    assert _indefinite_block([[0, 1]], [arb(2, "0.3"), arb(1, "0.3"), arb(2, "0.3")]) is None
+    assert _indefinite_block([[0, 1]], [arb(2, "0.6"), arb(1, "0.6"), arb(2, "0.6")]) == 0
+    assert _indefinite_block([[0, 1], [2, 3]], two + [arb(1), arb(2), arb(1)]) == 1
+    assert _indefinite_block([[0]], [arb("nan")]) == 0
 
 
 # ----- a collision: a squared distance reaches zero without changing sign -------------------------

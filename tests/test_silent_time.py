@@ -68,3 +68,18 @@ def test_a_step_above_the_resolution_runs():
     sol = solve(Problem(pendulum(ctx), ["1/2"], v0=[0], t0="1e20"), "rk4", h="1e-10", n=5)
     t = list(sol.t)
     assert all(b > a for a, b in zip(t, t[1:]))
+
+
+def test_a_ball_context_resolves_the_time_at_its_working_precision():
+    """ArbContext(32) works at 142 bits (106 + its guard bits): t0 = 1e40 with h = 1 is
+    resolved there, and each time is the exact node t0 + j (python-flint's own repr, at its
+    default 53 bits, shows them as [1e40 +/- 1e21]; they are exact balls).  At 1e50 the
+    step is below the resolution of the time and refused as in the other contexts."""
+    from flint import arb
+
+    ctx = mpvi.ArbContext(32)
+    sol = solve(Problem(pendulum(ctx), ["1/2"], v0=[0], t0="1e40"), "rk4", h="1", n=5)
+    for j, t in enumerate(sol.t):
+        assert t.rad() == 0 and t.mid() == arb(10 ** 40 + j)
+    with pytest.raises(ValueError, match=RESOLUTION):
+        solve(Problem(pendulum(ctx), ["1/2"], v0=[0], t0="1e50"), "rk4", h="1", n=5)

@@ -881,7 +881,13 @@ class _Run:
             self.signs = signs if 0 in signs else tuple(signs)
             self.stepper.guard_signs = self.signs
         self.touch = sing if sing is not None and sing.touching else None
+        self.blocks = sing if sing is not None and sing.blocks else None
         self.touch_prev = self.touch_path = self.touch_reach = self.resolve_bound = None
+        basis = getattr(self.stepper, "trial_basis", None)
+        if basis is not None and (self.touch is not None or self.blocks is not None):
+            ctx, h, pieces = self.ctx, self.h, 2 * basis.degree    # the trial function's
+            self.touch_path = [(k * h / pieces, basis.weights(h, ctx.num(k) / pieces)[0],
+                                ctx.zeros(len(self.q0))) for k in range(1, pieces)]  # points
         if self.touch is not None:
             if self.plan.check_stability:
                 own = _stability_number(self.method, self.plan.params, self.ctx)
@@ -889,11 +895,8 @@ class _Run:
                                       and own < self.ctx.pi else
                                       (self.ctx.pi, "pi (fewer than two steps per period)"))
             self.touch_prev = self.touch.touching_values(self.problem.t0, self.q0)[:-1]
-            basis = getattr(self.stepper, "trial_basis", None)
-            if basis is not None:        # the points of the trial function, weights once
-                ctx, h, pieces = self.ctx, self.h, 2 * basis.degree
-                self.touch_path = [(k * h / pieces, basis.weights(h, ctx.num(k) / pieces)[0],
-                                    ctx.zeros(len(self.q0))) for k in range(1, pieces)]
+            if basis is not None:
+                ctx, h = self.ctx, self.h
                 # q(theta) - q_j = sum_i phi_i(theta) h^d_i (c_i - [d_i = 0] q_j) where the
                 # position slots' phi_i sum to 1: by Cauchy-Schwarz |q(theta) - q_j|^2 <=
                 # (sum_i m_i) sum_i m_i |...|^2, m_i = |h|^d_i max |phi_i| on [0, 1]
@@ -910,8 +913,8 @@ class _Run:
         before it as ``exc.solution``."""
         stepper, data, h, t0, steps = self.stepper, self.data, self.h, self.problem.t0, \
             self.plan.steps
-        fast_check, bound, signs, inside, sing, touch = \
-            self.fast_check, self.bound, self.signs, self.inside, self.sing, self.touch
+        fast_check, bound, signs, inside, sing, touch, blocks = self.fast_check, self.bound, \
+            self.signs, self.inside, self.sing, self.touch, self.blocks
         evs, times, progress, callback = \
             self.plan.events, self.times, self.plan.progress, self.plan.callback
         need_segment, velocity_state = bool(evs) or bool(times), self.state == "qv"
@@ -937,6 +940,8 @@ class _Run:
                     self._check_quadrature_nodes(j, t, r.guards)
                 if touch is not None:
                     self._check_touching(j, t, t_next, q, q1, r.carry, y, y1)
+                if blocks is not None:
+                    self._check_blocks(j, t, t_next, q, q1, r.carry, y, y1)
                 if r.iterations is not None:
                     record(r.iterations, r.residual)
                 segment = Segment(data, t, q, y, q1, y1, r.carry, v_prev, v1) if need_segment \
@@ -1033,12 +1038,8 @@ class _Run:
         if (self.touch_path is None or reach is not None) and \
                 all(abs(x) > touch.touching_bound * D2 for x in f0):
             return
-        if self.touch_path is None:
-            path = [(t, q), (t_next, q1)]
-        else:
-            path = [(t, q)] + [(t + dt, sum((c * w for c, w in zip(carry, ws)), zero))
-                               for dt, ws, zero in self.touch_path] + [(t_next, q1)]
-        eps, h, start = self.ctx.eps, self.h, f0
+        path = self._step_path(t, t_next, q, q1, carry)
+        eps, start = self.ctx.eps, f0
         for (ta, qa), (tb, qb) in zip(path, path[1:]):
             values = touch.chord_values(ta, tb, qa, qb)
             chord2 = sum((a - b) ** 2 for a, b in zip(qa, qb))
@@ -1049,12 +1050,10 @@ class _Run:
                         f"{touch.describe_touch(i, (f0[i], values[m + i], values[i]))}")
             f0 = values[:m]
         self._check_resolved_near(j, t, t_next, q1, y1)
-        system = self.system
-        for tt, qq, yy, sign, fa, where in ((t, q, y, 1, start, "start"),
-                                            (t_next, q1, y1, -1, f0, "end")):
-            v = yy if self.state == "qv" else system.velocity(qq, yy, tt)
-            values = touch.chord_values(tt, tt, qq, [a + sign * h * b for a, b in zip(qq, v)])
-            chord2 = h * h * sum(b * b for b in v)
+        for (tt, qq, tip), fa, where in zip(self._tangents(t, t_next, q, q1, y, y1),
+                                            (start, f0), ("start", "end")):
+            values = touch.chord_values(tt, tt, qq, tip)
+            chord2 = sum((a - b) ** 2 for a, b in zip(qq, tip))
             for i in range(m):
                 if touch.reaches_zero(i, fa[i], values[m + i], values[i], chord2, eps):
                     raise IntegrationError(
@@ -1062,6 +1061,35 @@ class _Run:
                         f"step's {where} heads through the zero of {touch.touching[i]} (from "
                         f"{touch.touching_origins[i]}) within the step: the step jumped over "
                         "a singularity of the system")
+
+    def _step_path(self, t, t_next, q, q1, carry):
+        """The points (t, q) of a step's path: its nodes, and between them, for a
+        trial-function method, 2 x its degree - 1 points of its trial function."""
+        if self.touch_path is None:
+            return [(t, q), (t_next, q1)]
+        return [(t, q)] + [(t + dt, sum((c * w for c, w in zip(carry, ws)), zero))
+                           for dt, ws, zero in self.touch_path] + [(t_next, q1)]
+
+    def _tangents(self, t, t_next, q, q1, y, y1):
+        """The tangents of a step at its nodes, (t, q_j, q_j + h v_j) and (t_j+1, q_j+1,
+        q_j+1 - h v_j+1): a step that jumps over a singularity and back has a node velocity
+        heading through it."""
+        out, h = [], self.h
+        for tt, qq, yy, sign in ((t, q, y, 1), (t_next, q1, y1, -1)):
+            v = yy if self.state == "qv" else self.system.velocity(qq, yy, tt)
+            out.append((tt, qq, [a + sign * h * b for a, b in zip(qq, v)]))
+        return out
+
+    def _check_blocks(self, j, t, t_next, q, q1, carry, y, y1):
+        """The blocks of M too large to factor (:mod:`mpvi.model.singular`) are positive
+        definite along the step's path (its chords) and its tangents at the nodes, else
+        IntegrationError naming the block, the step and the time."""
+        path = self._step_path(t, t_next, q, q1, carry)
+        segments = [(ta, qa, tb, qb) for (ta, qa), (tb, qb) in zip(path, path[1:])]
+        segments += [(tt, qq, tt, tip) for tt, qq, tip in self._tangents(t, t_next, q, q1, y, y1)]
+        failure = self.blocks.block_failure(segments)
+        if failure is not None:
+            raise IntegrationError(f"{self.method.name}: step {j} at t = {_t(t)}: {failure}")
 
     def _check_resolved_near(self, j, t, t_next, q1, y1):
         """With ``check_stability``, a step whose path comes near a touching singular factor

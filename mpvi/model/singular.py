@@ -26,9 +26,14 @@ evaluates are compared with their signs at the initial point.
   of its nonzero pattern, whose determinants multiply to det M) of up to
   :data:`DETERMINANT_DOF` degrees of freedom, in a system of any size (M = diag(1, 1, 1,
   w^2): the factor w; a dense 4 x 4 block R diag(1, 1, 1, d^2) R^T: the factor d), beyond
-  three by elimination over the polynomial ring of the block's atoms; a larger block with
-  entries that move is an :class:`UnguardedSingularityWarning` and is tested for positive
-  definiteness at the nodes only;
+  three by elimination over the polynomial ring of the block's atoms.  A larger block whose
+  entries move with the coordinates and the time (its determinant is too costly to factor:
+  a dense 7 x 7 block of cos(q_i - q_j) takes 43 s) is instead shown positive definite
+  along each step's path (:meth:`Singularities.block_failure`: the block over a box around
+  each segment of the path, in ball arithmetic, its midpoint matrix minus the Frobenius
+  norm of its radii factored by Cholesky); one whose entries read the velocities is an
+  :class:`UnguardedSingularityWarning` and is tested for positive definiteness at the nodes
+  only;
 * each split into its irreducible factors over Q (``sympy.factor_list``), so that a
   factor of even power (``M = q^2``: the factor q) is seen changing sign;
 * minus the factors that cannot reach zero: an interval evaluation (mpmath's ``iv``, sin
@@ -64,6 +69,7 @@ import warnings
 from typing import TYPE_CHECKING, Any, Sequence
 
 import sympy as sp
+from flint import arb
 from sympy.polys.matrices import DomainMatrix
 
 from mpvi.compiled import cbackend
@@ -86,14 +92,24 @@ class SingularityCrossed(ArithmeticError):
 DETERMINANT_DOF = 5
 """The factors of det M (det L_vv) are guarded for each diagonal block of M (its connected
 components: det M is their product) of up to this many degrees of freedom; a larger block
-that moves is an :class:`UnguardedSingularityWarning` when the system's singularities are
-found."""
+that moves is shown positive definite along each step's path
+(:meth:`Singularities.block_failure`), or, if it reads the velocities, is an
+:class:`UnguardedSingularityWarning` when the system's singularities are found."""
+
+BLOCK_DIGITS = 30
+"""The digits of the ball arithmetic in which a large block of M is shown positive definite
+along a step's path (a bound, not a result: the run keeps its own precision)."""
+
+BLOCK_DEPTH = 12
+"""A segment of a step's path over which a large block of M is not shown positive definite
+at once is halved, down to pieces of 2^-BLOCK_DEPTH of its length; a piece that still fails
+is a singularity the step may cross (:meth:`Singularities.block_failure`)."""
 
 
 class UnguardedSingularityWarning(UserWarning):
     """A singularity of the system that :func:`singularities` cannot guard between nodes (a
-    block of the mass matrix beyond :data:`DETERMINANT_DOF` coordinates): runs go on, tested
-    at the nodes only."""
+    block of the mass matrix beyond :data:`DETERMINANT_DOF` coordinates whose entries read
+    the velocities): runs go on, tested at the nodes only."""
 
 _POLES = {sp.tan: sp.cos, sp.sec: sp.cos, sp.cot: sp.sin, sp.csc: sp.sin}
 _AT_ZERO = (sp.Ei, sp.Ci, sp.Chi, sp.expint, sp.bessely, sp.besselk)
@@ -292,8 +308,14 @@ class Singularities:
     """
 
     def __init__(self, system: LagrangianSystem, factors: Sequence[tuple[sympy.Expr, str]],
-                 touching: Sequence[tuple[sympy.Expr, str, sympy.Expr]] = ()) -> None:
+                 touching: Sequence[tuple[sympy.Expr, str, sympy.Expr]] = (),
+                 blocks: Sequence[Sequence[int]] = ()) -> None:
         self.system = system
+        self.blocks = [list(b) for b in blocks]
+        """The diagonal blocks of M (lists of coordinate indices) beyond
+        :data:`DETERMINANT_DOF` coordinates whose entries move: shown positive definite
+        along each step's path (:meth:`block_failure`)."""
+        self._block_f: Any = None
         self.factors = [f for f, _ in factors]
         self.origins = [w for _, w in factors]
         touching = [(*x, True)[:4] for x in touching]     # (factor, origin, bound, quadratic)
@@ -471,6 +493,126 @@ class Singularities:
         return (f"{self.factors[i]} (from {self.origins[i]}) changed sign to "
                 f"{ctx.to_str(value, 5)}: the step crossed a singularity of the system")
 
+    def _block_kernel(self) -> tuple[Any, Any, list[Any]]:
+        """(ball context, f, parameter balls): ``f([t], q, params)`` gives the upper triangles
+        of :attr:`blocks`, row by row, in balls (one generated function)."""
+        if self._block_f is None:
+            from mpvi.numbers.arb import ArbContext
+            S = self.system
+            mass = sp.Matrix(S.mass_expr) if S.mass_expr is not None else sp.Matrix(S._Lvv)
+            exprs = [mass[b[i], b[k]] for b in self.blocks for i in range(len(b))
+                     for k in range(i, len(b))]
+            balls = ArbContext(BLOCK_DIGITS)
+            with cbackend.kernels_of(S.name):
+                f = compile_exprs([[TIME], S.coords, S.param_symbols], exprs, balls,
+                                  "mass_blocks")
+            self._block_f = (balls, f, [_ball(balls, x) for x in S.param_values])
+        return self._block_f
+
+    @sticky                     # the driver's loop, inside solve's precision
+    def block_failure(self, segments: Sequence[tuple[NumberLike, VectorLike, NumberLike,
+                                                     VectorLike]]) -> str | None:
+        """Whether every block of :attr:`blocks` is positive definite along the segments
+        (ta, qa, tb, qb) of a step's path: None, or a sentence naming the first block and
+        piece where that could not be shown.
+
+        Over the box that holds a piece (each coordinate the ball joining its ends, the
+        time likewise) the block's entries are balls, so every matrix the block takes there
+        is A = C + E with C the symmetric matrix of their midpoints and ``abs(E_ik) <= r_ik``
+        their radii: ``lambda_min(A) >= lambda_min(C) - ||r||_F``, so A is positive definite
+        where C - ``||r||_F`` I has a Cholesky factor, every pivot a ball above 0.  A piece
+        that fails is halved, down to 2^-:data:`BLOCK_DEPTH` of its segment."""
+        if not self.blocks:
+            return None
+        balls, f, params = self._block_kernel()
+
+        def indefinite(t: Any, q: Sequence[Any]) -> int | None:
+            entries = f([t], q, params)
+            return _indefinite_block(self.blocks, [_ball(balls, x) for x in entries])
+
+        with balls.active():
+            # first the box holding the whole path: two balls a coordinate
+            times = [x for seg in segments for x in (seg[0], seg[2])]
+            coords = zip(*[x for seg in segments for x in (seg[1], seg[3])])
+            if indefinite(_box(balls, times), [_box(balls, c) for c in coords]) is None:
+                return None
+            pieces = [((_ball(balls, ta), [_ball(balls, x) for x in qa]),
+                       (_ball(balls, tb), [_ball(balls, x) for x in qb]), 0)
+                      for ta, qa, tb, qb in segments]
+            while pieces:
+                (t0, q0), (t1, q1), depth = pieces.pop()
+                k = indefinite(t0.union(t1), [a.union(b) for a, b in zip(q0, q1)])
+                if k is None:
+                    continue
+                if depth == BLOCK_DEPTH:
+                    return self._describe_block(k, t0.union(t1))
+                mid = ((t0 + t1) / 2, [(a + b) / 2 for a, b in zip(q0, q1)])
+                pieces += [((t0, q0), mid, depth + 1), (mid, (t1, q1), depth + 1)]
+        return None
+
+    def _describe_block(self, k: int, t: Any) -> str:
+        """A sentence naming block ``k`` and the time ``t`` (a ball) where it failed."""
+        S, block = self.system, self.blocks[k]
+        names = [str(S.coords[i]) for i in block]
+        if len(names) > 4:
+            names = names[:2] + ["...", names[-1]]
+        return (f"the mass matrix's block of {', '.join(names)} ({len(block)} coordinates) is "
+                f"not shown positive definite on the step's path near t = {t.mid().str(6)}: "
+                "the step reaches a singularity of the system (det M = 0) or comes too close "
+                f"to one to tell (within 2^-{BLOCK_DEPTH} of a segment of its path); take a "
+                "smaller h")
+
+
+def _ball(balls: Any, x: Any) -> Any:
+    """``x`` (a number of any context) as a ball of the context ``balls``."""
+    if isinstance(x, arb):
+        return x
+    if isinstance(x, float):
+        return arb(x)
+    return balls.num(x)
+
+
+def _box(balls: Any, values: Sequence[Any]) -> Any:
+    """A ball holding every number of ``values`` (numbers of one context)."""
+    if isinstance(values[0], arb):
+        box = values[0]
+        for x in values[1:]:
+            box = box.union(x)
+        return box
+    return _ball(balls, min(values)).union(_ball(balls, max(values)))
+
+
+def _indefinite_block(blocks: Sequence[Sequence[int]], entries: Sequence[Any]) -> int | None:
+    """The index of the first block whose entries (upper triangles in balls, row by row)
+    are not shown positive definite (:meth:`Singularities.block_failure`), or None."""
+    at = 0
+    for k, block in enumerate(blocks):
+        n = len(block)
+        C = [[arb(0)] * n for _ in range(n)]
+        spread = arb(0)
+        for i in range(n):
+            for m in range(i, n):
+                e = entries[at]
+                at += 1
+                if not e.is_finite():
+                    return k
+                C[i][m] = C[m][i] = arb(e.mid())
+                r = arb(e.rad())
+                spread += r * r if i == m else 2 * r * r
+        shift = spread.sqrt()
+        L = [[arb(0)] * n for _ in range(n)]
+        for i in range(n):
+            for m in range(i + 1):
+                x = C[i][m] - sum((L[i][p] * L[m][p] for p in range(m)), arb(0))
+                if i == m:
+                    x -= shift
+                    if not x > 0:
+                        return k
+                    L[i][i] = x.sqrt()
+                else:
+                    L[i][m] = x / L[m][m]
+    return None
+
 
 _FACTORS: dict = {}
 """The singular factors per (system signature, parameter values to 30 digits): the sympy
@@ -478,8 +620,9 @@ work is context-free, so a system bound to another context finds them again here
 
 
 def _singular_factors(system, values):
-    """[(factor, origin)] of :func:`singularities`, the parameters in intervals around
-    ``values`` (30-digit strings)."""
+    """([(factor, origin)], [(touching factor, origin, bound, quadratic)], [large block])
+    of :func:`singularities`, the parameters in intervals around ``values`` (30-digit
+    strings)."""
     q, v = list(system.coords), list(system.velocity_symbols)
     sources = [(system.lagrangian_expr, "L")]
     if system.mass_expr is not None:
@@ -489,7 +632,7 @@ def _singular_factors(system, values):
         mass = sp.Matrix(system._Lvv)
     if system.has_force:
         sources += [(e, "F") for e in system.force_expr]
-    exprs = list(sources)
+    exprs, blocks = list(sources), []
     moving = set(q) | set(v) | {TIME}
     for e, where in sources:
         exprs += [(sp.diff(e, s), f"d{where}/d{s}") for s in q + v if e.has(s)]
@@ -501,11 +644,14 @@ def _singular_factors(system, values):
                 continue
             coords = ", ".join(str(q[i]) for i in block)
             if len(block) > DETERMINANT_DOF:
+                if not sub.free_symbols & set(v):
+                    blocks.append(block)          # shown definite along each step's path
+                    continue
                 warnings.warn(UnguardedSingularityWarning(
                     f"{system.name}: the mass matrix's block of {coords} ({len(block)} "
-                    f"coordinates, more than {DETERMINANT_DOF}) is tested for positive "
-                    "definiteness at the nodes only: a determinant that reaches zero between "
-                    "two nodes is not seen"), stacklevel=2)
+                    f"coordinates, more than {DETERMINANT_DOF}, reading the velocities) is "
+                    "tested for positive definiteness at the nodes only: a determinant that "
+                    "reaches zero between two nodes is not seen"), stacklevel=2)
                 continue
             # a factor of a block's det is det M's: named so up to three degrees of
             # freedom (as before blocks), by its block beyond
@@ -528,7 +674,7 @@ def _singular_factors(system, values):
                     found.append((f, f"{what} in {where}"))
                 elif kind != "never":
                     touching.append((f, f"{what} in {where}", *kind[1:]))
-    return found, touching
+    return found, touching, blocks
 
 
 _CACHE: dict = {}
