@@ -7,6 +7,7 @@ one run.
     python benchmarks/modified_cost.py --orders 4 8 12 16 20 --methods midpoint lobatto
     python benchmarks/modified_cost.py --dof 1 2 3 --dof-order 4 --json
     python benchmarks/modified_cost.py --bea                   # bea_double's derivations
+    python benchmarks/modified_cost.py --nbody                 # Sun-Jupiter, 3D, h^2
     python benchmarks/modified_cost.py --backends flint        # FLINT only (no ratios)
 
 Each derivation is timed on every ring backend of ``--backends`` (:func:`mpvi.analysis.jets.ring_backend`:
@@ -26,8 +27,13 @@ of freedom with M(q) = 1/(1 + q^2), V = q^2/2, through ``--mq-order`` (0: skip).
 ``--bea``, the modified Hamiltonians of ``bea_double`` instead: the midpoint VI's and
 Simpson's on the double pendulum through h^4 and the midpoint VI's with M(q) = 1/(1 + q^2)
 through h^4 (``--bea-backends``: sympy's ring takes 17 minutes for Simpson's, so by default
-FLINT only).  Each figure is the best of ``--repeats`` runs.  The machine is noisy:
-compare the ratios of one run.
+FLINT only).  With ``--nbody``, the midpoint VI's modified equation and modified
+Hamiltonian through h^2 of N bodies in space (``--bodies``, default 2: Sun and Jupiter,
+6 dof, V = -G m1 m2 / r, masses and G symbols), CPU seconds from scratch, each H_k checked
+to generate its term of the modified field at two rational points (40 digits) and to be
+finite; for N > 2 the equation only (three bodies' H~ falls back to sympy's integrate).
+Each figure is the best of ``--repeats`` runs.  The machine is noisy: compare the ratios
+of one run.
 """
 from __future__ import annotations
 
@@ -129,6 +135,74 @@ def bea(args, ctx):
     return rows
 
 
+def bodies(n, ctx):
+    """(system, parameter values): n bodies in space, V = -sum G m_i m_j / r_ij (Sun and
+    Jupiter first: m = 1, 1/1047)."""
+    import itertools
+    qs = [sp.symbols(f"x{i} y{i} z{i}") for i in range(n)]
+    ms = sp.symbols(f"m0:{n}", positive=True)
+    G = sp.Symbol("G", positive=True)
+    V = -sum(G * ms[i] * ms[j] / sp.sqrt(sum((a - b) ** 2 for a, b in zip(qs[i], qs[j])))
+             for i, j in itertools.combinations(range(n), 2))
+    masses = ["1", "1/1047", "1/3498", "1/22903"] + ["1/19412"] * n
+    values = {**{m: sp.Rational(x) for m, x in zip(ms, masses)}, G: sp.Integer(1)}
+    return mpvi.LagrangianSystem(f"{n} bodies", [c for q in qs for c in q],
+                                 sp.diag(*[m for m in ms for _ in range(3)]), V, values,
+                                 ctx), values
+
+
+def generates(mh, values):
+    """The largest |(dH_k/dp, -dH_k/dq) - f_(k+1)| over the terms and two rational points
+    (sympy's derivatives, 40 digits: independent of the ring)."""
+    from mpvi.analysis.modified import _qp_ring_terms
+    me, y = mh.equation, list(mh.q) + list(mh.p)
+    fields = [[me.algebra.to_expr(e) for e in row] for row in _qp_ring_terms(me)]
+    worst = sp.Integer(0)
+    for k, (Hk, f) in enumerate(zip(mh.terms, fields)):
+        if Hk.has(sp.zoo, sp.oo, sp.nan):
+            raise SystemExit(f"H_{k} is not finite")
+        grad = [sp.diff(Hk, s) for s in mh.p] + [-sp.diff(Hk, s) for s in mh.q]
+        for shift in (0, 1):
+            point = {s: sp.Rational(3 * i + 1 + shift, 7 + 2 * i) * (-1) ** i
+                     for i, s in enumerate(y)}
+            worst = max([worst] + [abs(sp.N((a - b).xreplace({**values, **point}), 40))
+                                   for a, b in zip(grad, f)])
+    return worst
+
+
+def nbody(args, ctx):
+    """--nbody (module doc): rows of CPU seconds."""
+    rows = []
+    for n in args.bodies:
+        system, values = bodies(n, ctx)
+        best = {"equation_s": math.inf, "hamiltonian_s": math.inf}
+        for _ in range(args.repeats):
+            forget_derivations()
+            t0 = time.process_time()
+            mpvi.modified_equation("midpoint", system, 2)
+            t1 = time.process_time()
+            best["equation_s"] = min(best["equation_s"], t1 - t0)
+            if n == 2:
+                forget_derivations()
+                t1 = time.process_time()
+                mh = mpvi.modified_hamiltonian("midpoint", system, 2)
+                best["hamiltonian_s"] = min(best["hamiltonian_s"], time.process_time() - t1)
+        row = {"bodies": n, "dof": 3 * n, "equation_s": best["equation_s"]}
+        if n == 2:
+            row["hamiltonian_s"] = best["hamiltonian_s"]
+            row["defect"] = float(generates(mh, values))
+        rows.append(row)
+    return rows
+
+
+def dumped(args, key, rows):
+    """With --json, ``{key: rows}`` on stdout (True); else nothing (False)."""
+    if args.json:
+        json.dump({key: rows}, sys.stdout, indent=1)
+        print()
+    return args.json
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -146,6 +220,9 @@ def main(argv=None):
                     help="bea_double's modified Hamiltonians through h^4 instead")
     ap.add_argument("--bea-backends", nargs="+", default=["flint"], choices=BACKENDS,
                     help="ring backends of --bea (sympy's takes about 20 minutes)")
+    ap.add_argument("--nbody", action="store_true",
+                    help="N bodies in space (--bodies): the midpoint VI through h^2")
+    ap.add_argument("--bodies", nargs="+", type=int, default=[2])
     ap.add_argument("--repeats", type=int, default=1)
     ap.add_argument("--json", action="store_true", help="one JSON object on stdout")
     args = ap.parse_args(argv)
@@ -157,11 +234,22 @@ def main(argv=None):
     for option in ("backends", "bea_backends"):        # FLINT first: the ratios' reference
         setattr(args, option, sorted(set(getattr(args, option)), key=BACKENDS.index))
     ctx = mpvi.GMPContext(30)
+    if args.nbody:
+        if any(n < 2 for n in args.bodies):
+            ap.error("--bodies: at least 2")
+        rows = nbody(args, ctx)
+        if dumped(args, "nbody", rows):
+            return 0
+        print("CPU seconds through h^2, the midpoint VI (N bodies in space)")
+        for r in rows:
+            extra = (f", modified_hamiltonian {r['hamiltonian_s']:.2f} s (it generates the "
+                     f"field to {r['defect']:.1e})" if "hamiltonian_s" in r else "")
+            print(f"{r['bodies']} bodies ({r['dof']} dof): modified_equation "
+                  f"{r['equation_s']:.2f} s{extra}")
+        return 0
     if args.bea:
         rows = bea(args, ctx)
-        if args.json:
-            json.dump({"bea": rows}, sys.stdout, indent=1)
-            print()
+        if dumped(args, "bea", rows):
             return 0
         print("seconds of modified_hamiltonian through h^4 (sympy / FLINT in brackets)")
         for r in rows:

@@ -63,6 +63,15 @@ def test_modified_cost_runs_and_fits_the_growth():
     assert set(report["fits"]) == {"midpoint", "rk4"}
 
 
+def test_modified_cost_nbody_derives_sun_and_jupiter():
+    """--nbody: the two bodies' modified equation and H~ through h^2, each H_k finite and
+    generating its term of the field exactly at the check's points (no time asserted)."""
+    report = json.loads(run(BENCH / "modified_cost.py", "--nbody", "--json"))
+    (row,) = report["nbody"]
+    assert row["bodies"] == 2 and row["dof"] == 6 and row["defect"] == 0
+    assert row["equation_s"] > 0 and row["hamiltonian_s"] > 0
+
+
 def test_certify_cost_runs_and_proves_the_digits():
     report = json.loads(run(BENCH / "certify_cost.py", "--json", "--steps", "4", "--repeats",
                             "1", "--methods", "simpson", "rk4", "--systems", "pendulum"))

@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import itertools
 from contextlib import contextmanager
+from functools import lru_cache
 from math import factorial
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping, Sequence
 
@@ -147,6 +148,21 @@ def _primitive(e):
     if P.could_extract_minus_sign():
         c, P = -c, -P
     return c, P
+
+
+@lru_cache(maxsize=None)
+def _prime_radicand(D):
+    """Whether the root D^(1/n) is independent of the other atoms of a canonical algebra:
+    D a polynomial in symbols only, irreducible over Q and primitive with its sign fixed
+    (:func:`_primitive`), so that 1, D^(1/n), ..., D^((n-1)/n) are linearly independent
+    over the rational functions, also with other such roots of non-associate radicands
+    (each is a prime of Q[symbols]: the valuations tell the monomials apart)."""
+    if not D.is_polynomial(*D.free_symbols) or not D.free_symbols:
+        return False
+    if _primitive(D) != (1, D):
+        return False
+    c, factors = sp.factor_list(D)
+    return c == 1 and len(factors) == 1 and factors[0][1] == 1
 
 
 def _rational_parts(x):
@@ -303,6 +319,14 @@ class Algebra:
             return factor, out
         num, den = int(ex.p), int(ex.q)
         base = _canonical(base)
+        if num < 0 and self.expand_angles:
+            # the canonical form: D^(-p/n) = D^(k/n) (1/D)^m, m = ceil(p/n), a root with its
+            # rule (D^(1/n))^n = D and reciprocals, whose zero test is exact (decidable)
+            m = -(num // den)
+            factor, out = self._atom_of_power(base, sp.Integer(-m))
+            if m * den + num:
+                out.append((sp.Pow(base, sp.Rational(1, den), evaluate=False), m * den + num))
+            return factor, out
         sign = 1 if num > 0 else -1
         atom = sp.Pow(base, sp.Rational(sign, den), evaluate=False)
         return sp.Integer(1), [(atom, abs(num))]
@@ -555,10 +579,12 @@ class Algebra:
         reciprocal atom 1/D it contains (a its highest power: this clears the relation
         D (1/D) = 1) and reduced again.  The atoms sin(x), cos(x) of distinct variables, polynomials in
         the variables and the reciprocals of polynomials in them are algebraically
-        independent up to sin^2 + cos^2 = 1, so a non-zero result proves c != 0 when only
-        such atoms occur; with any other atom (exp, a root of a non-constant polynomial,
-        a root of a non-constant polynomial), a non-zero result is None ("cannot tell"),
-        for the caller to simplify.  The test runs in the algebra's canonical form (sines
+        independent up to sin^2 + cos^2 = 1, and so are the roots D^(1/n) of irreducible
+        polynomials D in them with (D^(1/n))^n = D applied (the canonical algebra writes
+        D^(-k/n) as such a root times reciprocals), so a non-zero result proves c != 0 when
+        only such atoms occur; with any other atom (exp, a root of a reducible
+        polynomial), a non-zero result is None ("cannot tell"), for the caller to
+        simplify.  The test runs in the algebra's canonical form (sines
         and cosines of sums expanded, ``expand_angles``).
 
         Parameters
@@ -571,13 +597,9 @@ class Algebra:
         bool or None
             Whether c is zero; None when undecided.
         """
-        c = self.reduce(self.coerce(c))
+        c = self.lower_reciprocals(self.reduce(self.coerce(c)))
         if not c:
             return True
-        for i in self.reciprocal_degrees([c]):
-            c = self.reduce(self._remainder(c, self.atom_gen(i) * self.reciprocal_base(i) - 1))
-            if not c:
-                return True
         if not self.expand_angles:
             C = self.canonical()
             return C.is_zero(C.convert(c, self))
@@ -636,6 +658,16 @@ class Algebra:
                     out[i] = max(out.get(i, 0), d)
         return out
 
+    def lower_reciprocals(self, c: RingElement) -> RingElement:
+        """c reduced modulo (1/D) D - 1 for every reciprocal atom 1/D in it, one after the
+        other: the same function, the powers of 1/D lowered where a factor D meets them
+        (the derivations' products leave (1/D)^8 D^5 where (1/D)^3 is meant)."""
+        for i in self.reciprocal_degrees([c]):
+            if not c:
+                break
+            c = self.reduce(self._remainder(c, self.atom_gen(i) * self.reciprocal_base(i) - 1))
+        return c
+
     def reciprocal_base(self, i: int) -> RingElement:
         """D for the reciprocal atom 1/D of index ``i`` (an element of the ring)."""
         return self.coerce(self._atoms[i][1][1])
@@ -658,8 +690,9 @@ class Algebra:
 
     def decidable(self, c: RingElement) -> bool:
         """Whether c's atoms are independent up to the relations :meth:`reduce` applies (in
-        the canonical algebra: sines and cosines of the variables, reciprocals,
-        radicals of rationals), so that a reduced non-zero c is not zero."""
+        the canonical algebra: sines and cosines of the variables, reciprocals, radicals of
+        rationals, roots D^(1/n) of irreducible polynomials D), so that a reduced non-zero c
+        is not zero once its reciprocals are cleared."""
         ns = self._ns
         return all(self._canonical_atom(atom, kind) for (atom, kind), d
                    in zip(self._atoms, self.degrees(c)[ns:]) if d)
@@ -670,7 +703,19 @@ class Algebra:
             return atom.is_Pow and atom.base.is_Rational and atom.exp.is_Rational
         if kind == "function":
             return atom.func in (sp.sin, sp.cos) and atom.args[0].is_Symbol
-        return kind[2] == -1
+        return kind[2] == -1 or (kind[2].p == 1 and _prime_radicand(kind[1]))
+
+    def root_reciprocals(self) -> set[int]:
+        """The indices of the reciprocal atoms 1/f of the irreducible factors f of every
+        root atom's radicand D (D^(1/n): its derivative is D^(1/n) D'/(n D))."""
+        out = set()
+        for atom, kind in self._atoms:
+            if isinstance(kind, tuple) and kind[2].is_Rational and kind[2].p == 1 \
+                    and kind[2].q > 1:
+                for a, _ in self._atom_of_power(kind[1], sp.Integer(-1))[1]:
+                    if a in self._atom_index:
+                        out.add(self._atom_index[a])
+        return out
 
     # ----- the backend's operations (:class:`_FlintAlgebra`, :class:`_PolyRingAlgebra`) --
     def number(self, c: RingElement) -> sympy.Rational | None:
@@ -1202,7 +1247,8 @@ class Jet:
                 if e:
                     base = base * base
             return result
-        return apply(lambda x: x ** e, self)
+        power = _power(self, sp.Rational(e))
+        return power if power is not None else apply(lambda x: x ** e, self)
 
     def diff(self, symbol: sympy.Symbol) -> Jet:
         """d/d symbol, coefficient by coefficient."""
@@ -1252,6 +1298,38 @@ def _exp(a: Jet) -> Jet:
     return Jet(dict(enumerate(E)), n, alg)
 
 
+def _power(a: Jet, e: sympy.Rational) -> Jet | None:
+    """a^e for a rational e by the recurrence of Taylor-mode differentiation, a_0 k b_k =
+    sum_(j=1..k) (e j - (k - j)) a_j b_(k-j) (from a b' = e a' b: O(N^2) products where
+    Taylor's formula takes O(N^3)), when 1/a_0 is in the algebra (as (a_0^(-1/q))^q, q the
+    denominator of e: Kepler's atom D^(-1/2) gives 1/D) and a_0^e, a_0^(e - 1), ... are
+    the powers of one atom; None otherwise.  The same coefficients as :func:`apply`'s, term
+    by term: both are then the formal expansion in that atom's powers."""
+    alg, n = a.alg, a.hi
+    if a.lo != 0 or not e.is_Rational:
+        return None
+    A = _coefficients(a)
+    a0e = alg.to_expr(A[0])
+    try:
+        inv = alg.coerce(sp.Pow(a0e, sp.Rational(-1, e.q))) ** int(e.q)
+        B = [alg.coerce(sp.Pow(a0e, e))]
+        # Taylor's formula's coefficients a_0^(e - k) must be B_0 (1/a_0)^k in the ring (one
+        # atom for both: D^(-3/2) = (D^(-1/2))^3), else the two write them differently
+        if any(alg.coerce(sp.Pow(a0e, e - k)) != B[0] * inv ** k for k in (1, 2)):
+            return None
+    except UnsupportedExpression:
+        return None
+    for k in range(1, n):
+        acc = None
+        for j in range(1, k + 1):
+            c = e * j - (k - j)
+            if A[j] and c:
+                t = A[j] * B[k - j] * alg.rational(int(c.p), int(c.q))
+                acc = t if acc is None else acc + t
+        B.append(acc * inv * alg.rational(1, k) if acc is not None else alg.zero)
+    return Jet(dict(enumerate(B)), n, alg)
+
+
 def apply(f, a: Jet) -> Jet:
     """f(a) for a sympy function ``f`` of one argument (a lambda on a sympy expression),
     by Taylor's formula at the constant term of ``a`` (whose lowest power must be >= 0);
@@ -1282,11 +1360,23 @@ def apply(f, a: Jet) -> Jet:
 
 
 @entry
-def evaluate(expr: sympy.Expr, env: Mapping[sympy.Symbol, Jet | RingElement], hi: int,
-             alg: Algebra) -> Jet | RingElement:
-    """``expr`` (sympy) with the jets of ``env`` for its symbols, as a jet to O(h^hi) (an
-    element of ``alg`` when no jet enters)."""
+def evaluate_all(exprs: Iterable[sympy.Expr], env: Mapping[sympy.Symbol, Jet | RingElement],
+                 hi: int, alg: Algebra) -> list[Jet | RingElement]:
+    """:func:`evaluate` of each of ``exprs``, a subexpression they share computed once (the
+    components of a field: the power r^(-3/2) of a pair distance in all six components of
+    two bodies' forces)."""
     cache: dict = {}
+    return [evaluate(e, env, hi, alg, cache) for e in exprs]
+
+
+@entry
+def evaluate(expr: sympy.Expr, env: Mapping[sympy.Symbol, Jet | RingElement], hi: int,
+             alg: Algebra, cache: dict | None = None) -> Jet | RingElement:
+    """``expr`` (sympy) with the jets of ``env`` for its symbols, as a jet to O(h^hi) (an
+    element of ``alg`` when no jet enters); ``cache`` holds the subexpressions found, for
+    later calls with the same ``env``, ``hi`` and ``alg`` (:func:`evaluate_all`)."""
+    if cache is None:
+        cache = {}
     names = set(env)
 
     def ev(e):

@@ -44,7 +44,14 @@ A one-step method y_(j+1) = Phi_h(y_j) is, to any order, the exact time-h flow o
    the solution of a linear system over Q for the numerator of an ansatz
    N / prod D^(a-1) over the reciprocals 1/D of the field (:func:`_gradient_potential`;
    a q-dependent mass matrix such as the double pendulum's gives 1/(2 - cos^2(q1 - q2))),
-   with sympy's ``integrate`` only where no such potential exists.  Each H_j is
+   first with the bare coordinates to the degree H has them, then as a function of
+   distances (:func:`_invariant_potential`: N in the powers of the reciprocals' bases D and
+   the roots D^(1/n), its coefficients in the parameters: Kepler, N bodies), then with the
+   bare coordinates to any degree; sympy's ``integrate`` only where no such potential
+   exists.  Roots are exact in the canonical algebra (D^(-1/2) = D^(1/2) (1/D) with
+   (D^(1/2))^2 = D, D irreducible: :meth:`mpvi.analysis.jets.Algebra.decidable`).  H_j(0,
+   0) = 0 where H_j is finite at the origin; where the origin is a singularity of H_j
+   (Kepler's 1/r) its constant is the one the construction gives.  Each H_j is
    returned over a common denominator, its numerator reduced: a zero term is 0.
 
 4. **The modified Lagrangian** (:func:`modified_lagrangian`): the Legendre transform of
@@ -88,6 +95,7 @@ order reads them; either gives what a derivation from scratch gives, term by ter
 """
 from __future__ import annotations
 
+import itertools
 import time
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -104,7 +112,8 @@ from mpvi.methods.declarations import (ButcherTableau, GalerkinMethod, LinearOnl
                            VariationalMethod)
 from mpvi.methods.declarations import EXACT  # noqa: F401  (mpvi.analysis.modified.EXACT: its public path before)
 from mpvi.ground.expressions import as_expression
-from mpvi.analysis.jets import Algebra, Jet, UnsupportedExpression, current_backend, evaluate
+from mpvi.analysis.jets import (Algebra, Jet, UnsupportedExpression, current_backend, evaluate,
+                                evaluate_all)
 from mpvi.ground.precision import entry, entry_class
 from mpvi.model.first_order import FirstOrderSystem
 from mpvi.model.mechanics import TIME, LagrangianSystem
@@ -381,7 +390,7 @@ def _field_on_jets(exprs, symbols, hi, alg, time=None):
         env = {s: (x.truncate(hi) if isinstance(x, Jet) else x) for s, x in zip(symbols, y)}
         if time is not None:
             env[time] = t.truncate(hi)
-        return [evaluate(e, env, hi, alg) for e in exprs]
+        return evaluate_all(exprs, env, hi, alg)
     return f
 
 
@@ -398,7 +407,7 @@ def _velocity_from_momentum(model, q1, p1, t1, hi, alg):
         env.update(zip(model.v, V))
         if t1 is not None:
             env[model.t] = t1
-        R = [evaluate(e, env, hi, alg) - p for e, p in zip(model.P, p1)]
+        R = [e - p for e, p in zip(evaluate_all(model.P, env, hi, alg), p1)]
         V = [(V[r] - sum((R[c] * Minv[r][c] for c in range(n)), _zero(hi, alg)))
              .map(lambda c: _normalized(c, alg)) for r in range(n)]
     return V
@@ -425,7 +434,7 @@ def _field_fn(model, form, hi, alg):
             env.update(zip(model.v, V))
             if t is not None:
                 env[model.t] = t
-            return V + [evaluate(g + F, env, hi, alg) for g, F in zip(model.G, model.F)]
+            return V + evaluate_all([g + F for g, F in zip(model.G, model.F)], env, hi, alg)
         return f
     return _field_on_jets(model.field(form), model.state(form), hi, alg, model.t)
 
@@ -834,9 +843,10 @@ def _series_variational(spec, model, hi, memo=None):
         """i -> dS_d/dc_i times 1/h (a common factor dropped)."""
         hinv = Jet({-1: alg.one}, EXACT_HI, alg)
         hd, val, dval, _, env = trial.path(U, alg, hi)
-        Pt = [evaluate(e, env, hi, alg) for e in model.P]
-        # dL/dq + F: the discrete Lagrange-d'Alembert principle's integrand
-        Gt = [evaluate(e + f, env, hi, alg) for e, f in zip(model.G, model.F)]
+        # dL/dv and dL/dq + F (the discrete Lagrange-d'Alembert principle's integrand) in
+        # one evaluation: their shared subexpressions once
+        both = evaluate_all([*model.P, *(e + f for e, f in zip(model.G, model.F))], env, hi, alg)
+        Pt, Gt = both[:n], both[n:]
 
         def dS(i):
             out = []
@@ -882,7 +892,7 @@ def _series_galerkin(spec, model, hi, memo=None):
         _, _, _, combine, env = trial.path(U, alg, hi)
         ddval = [alg.coerce(sp.diff(p, _TAU, 2)) for p in trial.phi]
         env.update(zip(a_sym, [combine(ddval, g) * hinv * hinv for g in range(n)]))
-        Rt = [evaluate(e, env, hi, alg) for e in R]
+        Rt = evaluate_all(R, env, hi, alg)
         return [trial.quadrature(Rt[g] * alg.coerce(psi), alg) for psi in tests for g in range(n)]
     U, alg = trial.solve(residual, hi + 2, memo)
     return trial.new_state(U, alg)
@@ -1609,22 +1619,140 @@ def _gradient_potential(g, q, C, bare):
     if not any(g):
         return C.zero
     K = C.reciprocal_degrees(g)
+    for i in C.root_reciprocals():            # d D^(1/n) = D^(1/n) dD / (n D): 1/D in dR
+        K.setdefault(i, 1)
     D = {i: C.reciprocal_base(i) for i in K}
     G = [C.reduce(C.clear_reciprocals(e, K)) for e in g]
     if not any(G):                            # g = 0, written with reciprocals
         return C.zero
     P, Q = _ansatz_factors(q, C, D, K)
     basis = _ansatz_basis(G, q, C, bare)
+    once = dict.fromkeys(K, 1)                # dR/dq_j prod D, its reciprocals cleared
     cols = []
     for mono in basis:
         b = C.from_terms({mono: 1})
-        cols.append([C.reduce(C.diff(b, qj) * P - b * Qj) for qj, Qj in zip(q, Q)])
+        cols.append([C.reduce(C.clear_reciprocals(C.diff(b, qj), once) - b * Qj)
+                     for qj, Qj in zip(q, Q)])
     sol = _solve_exact(cols, [C.terms(e) for e in G], basis, C)
     if sol is None:
         return None
     for i, a in K.items():
         sol *= C.atom_gen(i) ** (a - 1)
     return sol
+
+
+ANSATZ_BUDGET = 10 ** 6
+"""The largest (ansatz functions) x (terms of a numerator) :func:`_invariant_potential`
+takes on: two bodies need 4 x 4, three 1760 x 48402 (tens of GB in the linear system)."""
+
+
+def _invariant_potential(g, q, C):
+    """c(q) with dc/dq_j = g_j exactly in the form of a potential of distances, or None.
+
+    The ansatz is c = R / prod D^(a - 1) as in :func:`_gradient_potential`, but R a
+    polynomial in the bases D of the reciprocal atoms and the radicands' roots D^(1/n)
+    (not in the bare coordinates), its coefficients polynomials in what does not move with
+    the coordinates (the parameters and their reciprocals 1/m): the form of H_j(q, 0) for
+    a system of pair potentials (Kepler's 1/r, N bodies), a function of the distances.  The
+    unknowns are the coefficients of a few products of D's and roots; one linear system over
+    Q, with a right-hand side for each monomial of the fixed generators in g (they are
+    constants for d/dq: the columns are the same for all)."""
+    ns, qset = len(C.symbols), set(q)
+    g = [C.lower_reciprocals(e) for e in g]
+    moving = {ns + i for i, (a, _) in enumerate(C._atoms) if a.free_symbols & qset}
+    moving |= {C.symbols.index(x) for x in q}
+    K = {i: a for i, a in C.reciprocal_degrees(g).items() if ns + i in moving}
+    for i in C.root_reciprocals():            # d D^(1/n) = D^(1/n) dD / (n D): 1/D in dR
+        K.setdefault(i, 1)
+    if not K:
+        return None
+    # the reciprocals of parameters (1/m) are cleared too: the fixed part of each term is
+    # then a monomial of independent parameters
+    fixed_K = {i: a for i, a in C.reciprocal_degrees(g).items() if ns + i not in moving}
+    D = {i: C.reciprocal_base(i) for i in K}
+    G = [C.reduce(C.clear_reciprocals(e, {**K, **fixed_K})) for e in g]
+    if not any(G):
+        return C.zero
+    qidx = [C.symbols.index(x) for x in q]
+
+    def degree(e):                            # the total degree in the coordinates
+        return max(sum(m[i] for i in qidx) for m, _ in C.terms(e))
+    top = max(degree(e) for e in G if e)
+    degrees = [max(1, degree(d)) for d in D.values()]
+    size = max(len(C.terms(e)) for e in G)
+    roots = [ns + i for i, (_, kind) in enumerate(C._atoms) if ns + i in C._rules
+             and isinstance(kind, tuple) and kind[2].is_Rational and kind[2].p == 1]
+    elements = []                 # R's degree in the coordinates at most one more than G's
+    for powers in itertools.product(*[range(top // d + 2) for d in degrees]):
+        if sum(k * d for k, d in zip(powers, degrees)) > top + 1:
+            continue
+        b = C.one
+        for d, k in zip(D.values(), powers):
+            b *= d ** k
+        for rs in itertools.product(*[range(C._rules[r][0]) for r in roots]):
+            t = b
+            for r, k in zip(roots, rs):
+                t *= C._gens[r] ** k
+            elements.append(C.reduce(t))
+        if len(elements) * size > ANSATZ_BUDGET:
+            return None
+    P, Q = _ansatz_factors(q, C, D, K)
+    once = dict.fromkeys(K, 1)                # dR/dq_j prod D, its reciprocals cleared
+    cols = [[C.reduce(C.clear_reciprocals(C.diff(b, qj), once) - b * Qj)
+             for qj, Qj in zip(q, Q)] for b in elements]
+    fixed = [i for i in range(ns + len(C._atoms)) if i not in moving]
+    sides: dict = {}
+    for j, e in enumerate(G):
+        for m, v in C.terms(e):
+            key = tuple(m[i] for i in fixed)
+            rest = tuple(0 if i in fixed else x for i, x in enumerate(m))
+            sides.setdefault(key, {})[j, rest] = v
+    solved = _solve_sides(cols, sides, C)
+    if solved is None:
+        return None
+    c = C.zero
+    for key, xs in solved.items():
+        mono = [0] * (ns + len(C._atoms))
+        for i, k in zip(fixed, key):
+            mono[i] = k
+        part = C.zero
+        for x, b in zip(xs, elements):
+            if x:
+                part += b * C.rational(int(x.numerator), int(x.denominator))
+        c += C.from_terms({tuple(mono): 1}) * part
+    for i, a in K.items():
+        c *= C.atom_gen(i) ** (a - 1)
+    for i, a in fixed_K.items():
+        c *= C.atom_gen(i) ** a
+    return C.reduce(c)
+
+
+def _solve_sides(cols, sides, C):
+    """{key: the coefficients x_k with sum_k x_k cols[k] = sides[key]} (each side a dict
+    (equation j, monomial) -> rational), one Gauss-Jordan elimination over Q for all the
+    sides; None when one has no solution."""
+    rows: dict = {}
+    A: dict = {}
+    for k, col in enumerate(cols):
+        for j, e in enumerate(col):
+            for m, v in C.terms(e):
+                A.setdefault(rows.setdefault((j, m), len(rows)), {})[k] = _qq(v)
+    n, keys = len(cols), list(sides)
+    for r, key in enumerate(keys):
+        for jm, v in sides[key].items():
+            A.setdefault(rows.setdefault(jm, len(rows)), {})[n + r] = _qq(v)
+    from sympy.polys.matrices import DomainMatrix
+    R, pivots = DomainMatrix(A, (len(rows), n + len(keys)), QQ).rref(method="GJ")
+    if any(p >= n for p in pivots):
+        return None
+    Rd = R.to_sdm()
+    out = {}
+    for r, key in enumerate(keys):
+        xs = [QQ(0)] * n
+        for row, piv in enumerate(pivots):
+            xs[piv] = Rd.get(row, {}).get(n + r, QQ(0))
+        out[key] = xs
+    return out
 
 
 def _ansatz_factors(q, C, D, K):
@@ -1724,15 +1852,24 @@ def _over_common_denominator(c, C):
 
 def _at_origin(c, symbols, C):
     """c at ``symbols`` = 0, in the ring C (its atoms at their values there), or, when a
-    value is not in the ring (sqrt(2 + q^2) at q = 0 without sqrt(2)), as a sympy number."""
+    value is not in the ring (sqrt(2 + q^2) at q = 0 without sqrt(2)), as a sympy number;
+    None where the origin is a singularity of c (an atom 1/D or D^(-1/2) with D(0) = 0:
+    Kepler's 1/r)."""
+    origin = {x: 0 for x in symbols}
+    if any(isinstance(kind, tuple) and (kind[2] < 0 or not kind[2].is_integer)
+           and kind[1].subs(origin) == 0 for (_, kind), d
+           in zip(C._atoms, C.degrees(c)[len(C.symbols):]) if d):
+        return None
     try:
-        return C.at(c, {x: 0 for x in symbols})
+        return C.at(c, origin)
     except UnsupportedExpression:
-        return C.to_expr(c).subs({x: 0 for x in symbols})
+        value = C.to_expr(c).subs(origin)
+        return value if value.is_finite else None
 
 
 def _potential(term, q, p, alg, bare):
-    """H with (dH/dp, -dH/dq) = term, H(0, 0) = 0: integrated along p at fixed q (in the
+    """H with (dH/dp, -dH/dq) = term, H(0, 0) = 0 where H is finite at the origin (else the
+    constant the construction gives): integrated along p at fixed q (in the
     ring: polynomials in p), then H(q, 0), whose gradient is -term_q at p = 0, by
     :func:`_gradient_potential` in the canonical algebra (H an element of it), or else
     along q at p = 0 by sympy (H a sympy expression)."""
@@ -1744,18 +1881,27 @@ def _potential(term, q, p, alg, bare):
         e = C.drop(term[i], p[i + 1:]) if i + 1 < n else term[i]
         Hp += C.integrate(e, p[i])
     g = [-C.drop(term[n + i], p) for i in range(n)]
-    c = _gradient_potential(g, q, C, bare)
-    if c is None:           # a numerator of higher degree in the bare coordinates than H
-        c = _gradient_potential(g, q, C, None)     # has (M(q) = 1/(1 + q^2))
+    if C.root_reciprocals():     # roots of the coordinates (1/r: Kepler, N bodies): as a
+        # function of distances; the ansatz in the bare coordinates is not tried (its common
+        # denominator multiplies every distance's powers: three bodies took 15 GB)
+        c = _invariant_potential(g, q, C) if all(C.decidable(e) for e in g if e) else None
+    else:
+        c = _gradient_potential(g, q, C, bare)
+        if c is None:       # a numerator of higher degree in the bare coordinates than H
+            c = _gradient_potential(g, q, C, None)     # has (M(q) = 1/(1 + q^2))
     if c is not None:
         H = _over_common_denominator(C.reduce(Hp + c), C)
         H0 = _at_origin(H, q + p, C)
+        if H0 is None:                       # singular at the origin: the ansatz's constant
+            return H
         return H - H0 if not isinstance(H0, sp.Basic) else C.to_expr(H) - H0
     Hq = sp.Integer(0)
     for i in range(n):                       # along q_i at p = 0, the later q at 0
         e = C.to_expr(g[i]).subs({q[j]: 0 for j in range(i + 1, n)})
         s = sp.Dummy("s")
-        Hq += sp.integrate(sp.expand(e.subs(q[i], s)), (s, 0, q[i]))
+        F = sp.integrate(sp.expand(e.subs(q[i], s)), s)
+        F0 = F.subs(s, 0)                    # from 0 where F is finite there, else F itself
+        Hq += F.subs(s, q[i]) - (F0 if F0.is_finite else 0)
     return sp.expand(C.to_expr(C.reduce(Hp)) + Hq)
 
 
