@@ -44,11 +44,11 @@ A one-step method y_(j+1) = Phi_h(y_j) is, to any order, the exact time-h flow o
    the solution of a linear system over Q for the numerator of an ansatz
    N / prod D^(a-1) over the reciprocals 1/D of the field (:func:`_gradient_potential`;
    a q-dependent mass matrix such as the double pendulum's gives 1/(2 - cos^2(q1 - q2))),
-   first with the bare coordinates to the degree H has them, then as a function of
-   distances (:func:`_invariant_potential`: N in the powers of the reciprocals' bases D and
-   the roots D^(1/n), its coefficients in the parameters: Kepler, N bodies), then with the
-   bare coordinates to any degree; sympy's ``integrate`` only where no such potential
-   exists.  Roots are exact in the canonical algebra (D^(-1/2) = D^(1/2) (1/D) with
+   with the bare coordinates to the degree H has them, then to any degree; for a system
+   with roots of the coordinates (Kepler's 1/r, N bodies) as a function of distances
+   instead (:func:`_invariant_potential`: N in the powers of the reciprocals' bases D and
+   the roots D^(1/n), its coefficients in the parameters); sympy's ``integrate`` only where
+   no such potential is found.  Roots are exact in the canonical algebra (D^(-1/2) = D^(1/2) (1/D) with
    (D^(1/2))^2 = D, D irreducible: :meth:`mpvi.analysis.jets.Algebra.decidable`).  H_j(0,
    0) = 0 where H_j is finite at the origin; where the origin is a singularity of H_j
    (Kepler's 1/r) its constant is the one the construction gives.  Each H_j is
@@ -1742,6 +1742,7 @@ def _solve_sides(cols, sides, C):
         for jm, v in sides[key].items():
             A.setdefault(rows.setdefault(jm, len(rows)), {})[n + r] = _qq(v)
     from sympy.polys.matrices import DomainMatrix
+    # Gauss-Jordan over Q: the system is sparse (the fraction-free default was 9 times slower)
     R, pivots = DomainMatrix(A, (len(rows), n + len(keys)), QQ).rref(method="GJ")
     if any(p >= n for p in pivots):
         return None
@@ -1808,36 +1809,11 @@ def _ansatz_basis(G, q, C, bare):
 def _solve_exact(cols, terms, basis, C):
     """The element sum_k x_k basis[k] of C whose columns ``cols`` (per equation j, the
     image of basis[k]) sum to the right-hand sides ``terms``, solved exactly over Q as a
-    sparse system; None if there is none."""
-    rows: dict = {}
-
-    def row(j, m):
-        return rows.setdefault((j, m), len(rows))
-    A: dict = {}
-    for k, col in enumerate(cols):
-        for j, e in enumerate(col):
-            for m, v in C.terms(e):
-                A.setdefault(row(j, m), {})[k] = _qq(v)
-    rhs = {}
-    for j, t in enumerate(terms):
-        for m, v in t:
-            rhs[row(j, m)] = _qq(v)
-    n = len(basis)
-    for r, v in rhs.items():
-        A.setdefault(r, {})[n] = v
-    from sympy.polys.matrices import DomainMatrix
-    M = DomainMatrix(A, (len(rows), n + 1), QQ)
-    R, pivots = M.rref(method="GJ")      # Gauss-Jordan over Q: the system is sparse (the
-                                          # fraction-free default was 9 times slower)
-    if n in pivots:
+    sparse system (:func:`_solve_sides`); None if there is none."""
+    solved = _solve_sides(cols, {(): {(j, m): v for j, t in enumerate(terms) for m, v in t}}, C)
+    if solved is None:
         return None
-    Rd = R.to_sdm()
-    sol = {}
-    for r, piv in enumerate(pivots):
-        v = Rd.get(r, {}).get(n)
-        if v:
-            sol[basis[piv]] = v
-    return C.from_terms(sol)
+    return C.from_terms({basis[k]: x for k, x in enumerate(solved[()]) if x})
 
 
 def _over_common_denominator(c, C):
@@ -1853,12 +1829,11 @@ def _over_common_denominator(c, C):
 def _at_origin(c, symbols, C):
     """c at ``symbols`` = 0, in the ring C (its atoms at their values there), or, when a
     value is not in the ring (sqrt(2 + q^2) at q = 0 without sqrt(2)), as a sympy number;
-    None where the origin is a singularity of c (an atom 1/D or D^(-1/2) with D(0) = 0:
-    Kepler's 1/r)."""
+    None where the origin is a singularity of c (an atom 1/D with D(0) = 0: Kepler's
+    1/r)."""
     origin = {x: 0 for x in symbols}
-    if any(isinstance(kind, tuple) and (kind[2] < 0 or not kind[2].is_integer)
-           and kind[1].subs(origin) == 0 for (_, kind), d
-           in zip(C._atoms, C.degrees(c)[len(C.symbols):]) if d):
+    if any(isinstance(kind, tuple) and kind[2] < 0 and kind[1].subs(origin) == 0
+           for (_, kind), d in zip(C._atoms, C.degrees(c)[len(C.symbols):]) if d):
         return None
     try:
         return C.at(c, origin)
