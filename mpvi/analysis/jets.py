@@ -1359,7 +1359,6 @@ def apply(f, a: Jet) -> Jet:
     return result
 
 
-@entry
 def evaluate_all(exprs: Iterable[sympy.Expr], env: Mapping[sympy.Symbol, Jet | RingElement],
                  hi: int, alg: Algebra) -> list[Jet | RingElement]:
     """:func:`evaluate` of each of ``exprs``, a subexpression they share computed once (the
