@@ -1619,20 +1619,16 @@ def _gradient_potential(g, q, C, bare):
     if not any(g):
         return C.zero
     K = C.reciprocal_degrees(g)
-    for i in C.root_reciprocals():            # d D^(1/n) = D^(1/n) dD / (n D): 1/D in dR
-        K.setdefault(i, 1)
     D = {i: C.reciprocal_base(i) for i in K}
     G = [C.reduce(C.clear_reciprocals(e, K)) for e in g]
     if not any(G):                            # g = 0, written with reciprocals
         return C.zero
     P, Q = _ansatz_factors(q, C, D, K)
     basis = _ansatz_basis(G, q, C, bare)
-    once = dict.fromkeys(K, 1)                # dR/dq_j prod D, its reciprocals cleared
     cols = []
     for mono in basis:
         b = C.from_terms({mono: 1})
-        cols.append([C.reduce(C.clear_reciprocals(C.diff(b, qj), once) - b * Qj)
-                     for qj, Qj in zip(q, Q)])
+        cols.append([C.reduce(C.diff(b, qj) * P - b * Qj) for qj, Qj in zip(q, Q)])
     sol = _solve_exact(cols, [C.terms(e) for e in G], basis, C)
     if sol is None:
         return None
