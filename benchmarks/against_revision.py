@@ -5,7 +5,8 @@
 
 Runs ``benchmarks/step_speed.py --json`` (the Simpson step of the Lagrange top and of the
 Kepler problem: mpmath, the gmp Python kernels and the compiled ones) and ``benchmarks/scaling.py
---json`` (Simpson and RK4 on pendulum chains, Python and compiled) of this checkout and
+--json`` (Simpson, Gauss-Legendre with 2 points and RK4 on pendulum chains of 2 to 16
+pendulums, Python and compiled) of this checkout and
 those of the other revision, each with its own ``mpvi`` (``PYTHONPATH`` set to its
 checkout), alternately for ``--rounds`` rounds, keeps the best time of each, and prints for every timing this/base: a ratio above 1 is a
 slowdown.  Both sides must give bit-identical steps (step_speed's ``bit_identical``).
@@ -23,8 +24,8 @@ ROOT = Path(__file__).resolve().parent.parent
 
 BENCHMARKS = {
     "step_speed": ["step_speed.py", "--json", "--steps", "200", "--repeats", "3"],
-    "scaling": ["scaling.py", "--json", "--family", "chain", "--n", "2", "4", "8",
-                "--methods", "simpson", "rk4", "--steps", "50", "--repeats", "3"],
+    "scaling": ["scaling.py", "--json", "--family", "chain", "--n", "2", "4", "8", "16",
+                "--methods", "simpson", "gauss", "rk4", "--steps", "50", "--repeats", "3"],
 }
 
 

@@ -497,3 +497,34 @@ def test_a_stage_no_expression_needs_is_not_computed():
     f = codegen.generate([[x, y]], [s1 * 2, s2 * 0 + 1], G64, stages=stages, compiled=False)
     with G64.active():
         assert f([G64.num(2), G64.num(5)]) == [26, 1]
+
+
+@pytest.mark.parametrize("case", ["coupled", "hilbert", "tiny"])
+def test_compiled_newton_solves_in_doubles_as_python_does(monkeypatch, case):
+    """Systems of 6 and more unknowns solve their updates in doubles
+    (mpvi.numbers.newton.refined_update, translated with the elimination on doubles): the
+    compiled iteration gives Python's bits and iteration counts on a coupled nonlinear
+    system of 8 unknowns, on Hilbert's 9 x 9 matrix (condition 5e11: doubles give four
+    digits, refined as far as the iteration needs) and on equations scaled by 1e-400 (J
+    below a double's range: the context's elimination, in both)."""
+    monkeypatch.setenv("MPVI_COMPILE_AFTER", "1")
+    n = 9 if case == "hilbert" else 8
+    xs, ks = sp.symbols(f"x0:{n}"), sp.symbols("k0:2")
+    if case == "hilbert":
+        res = [sum(sp.Rational(1, i + j + 1) * xs[j] for j in range(n)) - ks[0]
+               + xs[i] ** 3 / 10 ** 6 for i in range(n)]
+    else:
+        scale = sp.Rational(1, 10 ** 400) if case == "tiny" else 1
+        res = [scale * (xs[i] ** 2 + sp.sin(xs[(i + 1) % n]) * ks[0] - ks[1] + xs[i - 1] / 5)
+               for i in range(n)]
+    kernel = mpvi.engines.kernels.Kernel(list(xs), list(ks), [], res, G64)
+    assert kernel.newton is not None
+    with G64.active():
+        K = [G64.num("0.4"), G64.num("1.3")]
+        X0 = [G64.num(1) + G64.num(i) / 10 for i in range(n)]
+    c, python = run_both(kernel, X0, K, [])
+    assert c is not None and not isinstance(python, Exception)
+    assert bits_equal(c[0], python[0]) and c[1] == python[1]
+    with G64.active():
+        assert max(abs(v) for v in kernel.equations(K, [])(c[0], False)) < G64.num(10) ** -55 * (
+            G64.num(10) ** -400 if case == "tiny" else 1)

@@ -18,7 +18,7 @@ from mpvi.numbers.explicit import gbs_core, rk4_core
 from mpvi.numbers.linalg import (SingularMatrixError, gauss_eliminate, is_positive_definite,
                                  ldl_positive, linear_combination, max_norm, solve_dense)
 from mpvi.ground.types import Real
-from mpvi.numbers.newton import newton_core
+from mpvi.numbers.newton import newton_core, refined_update
 
 needs_toolchain = pytest.mark.skipif(
     "error" in cbackend.toolchain(),
@@ -76,6 +76,35 @@ static PyObject *gauss(PyObject *self, PyObject *args) {{
     return Py_BuildValue("lNN", status, hx_numbers(&X[0][0], n * m, NMAX, m), hx_numbers(O, 2, 2, 2));
 }}
 
+/* gaussd(n, m, a, b, eps): (status, x, out) of the elimination generated on doubles */
+static double DA[NMAX][NMAX], DB[NMAX][NMAX], DX[NMAX][NMAX], DO[2];
+static double *DAr[NMAX], *DBr[NMAX], *DXr[NMAX];
+static int hx_doubles(PyObject *seq, Py_ssize_t count, double *out, Py_ssize_t width) {{
+    PyObject *s = PySequence_Fast(seq, "a sequence");
+    if (s == NULL) return 0;
+    for (Py_ssize_t i = 0; i < count && i < PySequence_Fast_GET_SIZE(s); i++)
+        out[(i / width) * NMAX + i % width] = PyFloat_AsDouble(PySequence_Fast_GET_ITEM(s, i));
+    Py_DECREF(s);
+    return !PyErr_Occurred();
+}}
+static PyObject *hx_floats(double *v, Py_ssize_t count, Py_ssize_t stride, Py_ssize_t width) {{
+    PyObject *list = PyList_New(count);
+    for (Py_ssize_t i = 0; list && i < count; i++)
+        PyList_SET_ITEM(list, i, PyFloat_FromDouble(v[(i / width) * stride + i % width]));
+    return list;
+}}
+static PyObject *gaussd(PyObject *self, PyObject *args) {{
+    (void)self;
+    long n, m; PyObject *a, *b; double eps;
+    if (!PyArg_ParseTuple(args, "llOOd", &n, &m, &a, &b, &eps)) return NULL;
+    if (n < 1 || n > NMAX || m < 1 || m > NMAX) {{ PyErr_SetString(PyExc_ValueError, "n, m"); return NULL; }}
+    if (!hx_doubles(a, n * n, &DA[0][0], n) || !hx_doubles(b, n * m, &DB[0][0], m)) return NULL;
+    DO[0] = DO[1] = NAN;
+    for (int i = 0; i < NMAX; i++) {{ DAr[i] = DA[i]; DBr[i] = DB[i]; DXr[i] = DX[i]; }}
+    long status = mpvi_gauss_eliminate_d(n, m, DAr, DBr, DXr, eps, DO);
+    return Py_BuildValue("lNN", status, hx_floats(&DX[0][0], n * m, NMAX, m), hx_floats(DO, 2, 2, 2));
+}}
+
 /* ldl(n, a): the generated LDL^T test and its pivots d */
 static PyObject *ldl(PyObject *self, PyObject *args) {{
     (void)self;
@@ -119,6 +148,7 @@ static PyObject *step(PyObject *self, PyObject *args) {{
 static PyMethodDef methods[] = {{
     {{"step", step, METH_VARARGS, "the generated RK4 and GBS steps"}},
     {{"gauss", gauss, METH_VARARGS, "the generated elimination"}},
+    {{"gaussd", gaussd, METH_VARARGS, "the generated elimination on doubles"}},
     {{"ldl", ldl, METH_VARARGS, "the generated LDL^T test"}},
     {{NULL, NULL, 0, NULL}}
 }};
@@ -130,6 +160,7 @@ PyMODINIT_FUNC MPVI_INIT(void) {{
     mpvi_init_limit();
     ready = 1;
     mpvi_gauss_eliminate_init();
+    mpvi_gauss_eliminate_d_init();
     mpvi_ldl_positive_init();
     mpvi_init_array(&A[0][0], NMAX * NMAX, PREC); mpvi_init_array(&B[0][0], NMAX * NMAX, PREC);
     mpvi_init_array(&X[0][0], NMAX * NMAX, PREC); mpvi_init_array(&L[0][0], NMAX * NMAX, PREC);
@@ -146,8 +177,8 @@ PyMODINIT_FUNC MPVI_INIT(void) {{
 
 def harness(prec: int):
     """The compiled harness at ``prec`` bits, the routines generated from today's Python."""
-    routines = (routine_c(gauss_eliminate) + routine_c(ldl_positive) + routine_c(rk4_core)
-                + routine_c(gbs_core))
+    routines = (routine_c(gauss_eliminate) + routine_c(gauss_eliminate, doubles=True)
+                + routine_c(ldl_positive) + routine_c(rk4_core) + routine_c(gbs_core))
     name = f"mpvi_xroutines{prec}"
     source = HARNESS.format(prec=prec, name=name, nmax=NMAX, routines=routines)
     return cbackend._load_or_build(name, source, cbackend.toolchain())
@@ -212,6 +243,63 @@ def test_generated_elimination_gives_the_python_bits(dps):
 
 
 @needs_toolchain
+def test_the_elimination_generated_on_doubles_gives_pythons_float_bits():
+    """The same Python elimination run on floats and translated to C doubles
+    (``routine_c(..., doubles=True)``: one IEEE operation per Python operation, no fused
+    multiply-add): the same status, x and pivot numbers, bit for bit, on random,
+    pivoting, singular, nan and zero systems."""
+    module = harness(53)
+    rng = random.Random(7)
+    statuses = set()
+    for n in range(1, 8):
+        for kind in ("random", "spd", "swap", "singular", "nan", "zero"):
+            for m in (1, 2):
+                ctx = mpvi.GMPContext(15)
+                a = [[float(v) for v in row] for row in matrix(rng, ctx, n, kind)] \
+                    if kind != "zero" else [[0.0] * n for _ in range(n)]
+                b = [[rng.uniform(-1, 1) for _ in range(m)] for _ in range(n)]
+                x = [[0.0] * m for _ in range(n)]
+                out = [float("nan")] * 2
+                eps = 2.0 ** -52
+                status = gauss_eliminate(n, m, [list(r) for r in a], [list(r) for r in b], x,
+                                         eps, out)
+                c_status, c_x, c_out = module.gaussd(n, m, [v for r in a for v in r],
+                                                     [v for r in b for v in r], eps)
+                assert c_status == status, (n, kind, m)
+                statuses.add("solved" if status == n else "zero" if status < 0 else "pivot")
+                got = c_x if status == n else c_out[:1 if status < 0 else 2]
+                want = [v for r in x for v in r] if status == n else out[:len(got)]
+                assert [v.hex() for v in got] == [v.hex() for v in want], (n, kind, m)
+    assert statuses == {"solved", "zero", "pivot"}
+
+
+def test_floats_mix_with_numbers_as_python_mixes_them():
+    """float(x) is MPFR's round-to-nearest double, a number with a float one correctly
+    rounded MPFR operation on the float converted exactly (as gmpy2 and mpmath do), float
+    arithmetic C's doubles; what Python would do otherwise is refused."""
+    source = textwrap.dedent("""
+        def f(n: int, v: list[Real], d: list[float], x: Real) -> int:
+            y = float(v[0] / x)
+            if y - y == 0 and abs(y) > 2:
+                d[0] = y * n - d[1]
+            v[1] = x * d[0] + v[1]
+            v[2] = d[1] - x
+            v[3] = d[1] / v[2]
+            return 0
+    """)
+    c = translate_routine(source, "f")
+    assert "mpfr_get_d(" in c and "fabs(v_y)" in c and "((v_y * ((double)v_n)) - v_d[1L])" in c
+    assert "mpfr_mul_d(" in c and "mpfr_d_sub(" in c and "mpfr_d_div(" in c
+    for body, message in (("v[0] = d[0]", "a flt stored among nums"),
+                          ("d[0] = v[0]", "a num stored among flts"),
+                          ("y = d[0] ** 2", "power"),
+                          ("y = d[0]\n    if y > n:\n        return 1", "comparison of a flt")):
+        with pytest.raises(Unsupported, match=message):
+            translate_routine(f"def f(n: int, v: list[Real], d: list[float]) -> int:\n"
+                              f"    {body}\n    return 0\n", "f")
+
+
+@needs_toolchain
 @pytest.mark.parametrize("dps", [15, 64])
 def test_generated_ldl_gives_the_python_answer_and_pivots(dps):
     """Positive definite, indefinite, random and nan matrices: the same answer and the same
@@ -265,11 +353,14 @@ def test_the_generated_c_follows_the_python_source():
 
 def test_the_kinds_include_the_routines_they_run():
     assert cmodules.ROUTINES["mpvi_newton.h"] == (newton_core, linear_combination)
-    assert routine_calls(newton_core) == [gauss_eliminate, max_norm]
+    assert routine_calls(newton_core) == [max_norm, refined_update, gauss_eliminate]
+    assert routine_calls(refined_update) == [max_norm, gauss_eliminate]
     module = cmodules._module_source("t", "", "mpvi_newton.h", {"PREC": 53}, [])
-    first = [module.index(f"static int mpvi_{f.__name__}(")
-             for f in (gauss_eliminate, max_norm, newton_core)]
+    first = [module.index(f"static int mpvi_{name}(") for name in
+             ("max_norm", "gauss_eliminate", "gauss_eliminate_d", "refined_update", "newton_core")]
     assert first == sorted(first) and module.count("static int mpvi_gauss_eliminate(") == 1
+    # the elimination also on floats (refined_update's solves), once, in doubles
+    assert module.count("static int mpvi_gauss_eliminate_d(long v_n, long v_m, double **v_a") == 1
     assert cmodules.ROUTINES["mpvi_check.h"] == (ldl_positive,)
     assert linalg.gauss_eliminate is gauss_eliminate
 

@@ -268,3 +268,108 @@ def test_newton_options_reach_the_solver_through_solve():
     assert sol.stats["newton"]["solves"] == 3
     with pytest.raises(ValueError, match="unknown Newton option"):
         mpvi.solve(top, "simpson", h=h, n=3, newton={"maxiter": 2})
+
+
+def _linear_system(ctx, a_rows, rhs):
+    """F(x) = A x - b with A's rows ``a_rows`` (the context's numbers): Newton's first
+    update is the exact solve, so its accuracy is the linear solve's."""
+    n = len(a_rows)
+
+    def fun(X, jacobian):
+        r = [sum((a_rows[i][j] * X[j] for j in range(n)), ctx.zero) - rhs[i] for i in range(n)]
+        return (r, [list(row) for row in a_rows]) if jacobian else r
+    return fun
+
+
+@pytest.mark.parametrize("dps", [30, 64, 300])
+def test_updates_solved_in_doubles_reach_the_contexts_precision(dps, monkeypatch):
+    """The update is solved in doubles and refined (refined_update): the root is right to
+    the context's precision (not to a double's), and the context's elimination is not run
+    for a well-conditioned J."""
+    ctx = mpvi.get_context("gmp", dps)
+    monkeypatch.setattr(mpvi.numbers.newton, "DOUBLES_FROM", 2)
+    eliminations = []
+    real = mpvi.numbers.newton.gauss_eliminate
+
+    def counted(n, m, a, b, x, eps, out):
+        eliminations.append(type(eps) is float)
+        return real(n, m, a, b, x, eps, out)
+    monkeypatch.setattr(mpvi.numbers.newton, "gauss_eliminate", counted)
+    fun, root = circle_hyperbola(ctx)
+    x, iterations, _ = solve_info(lambda X, jac: fun(np.array(X, dtype=object), jac),
+                                  [ctx.num(2), ctx.num(1) / 2], ctx)
+    err = max(abs(a - b) for a, b in zip(x, root))
+    assert err <= 8 * ctx.eps, (dps, err)
+    assert eliminations and all(eliminations)        # every solve in doubles
+    assert iterations <= 6 + dps // 50                # still quadratic
+
+
+def test_an_ill_conditioned_jacobian_falls_back_to_the_contexts_elimination(monkeypatch):
+    """Hilbert's 12 x 12 matrix (condition 1.7e16): doubles cannot solve with it, the
+    refinement stops shrinking, and the context's elimination gives the exact solution
+    of H x = H 1 (x = 1) to 64 digits."""
+    ctx = mpvi.get_context("gmp", 64)
+    n = 12
+    hilbert = [[ctx.one / (i + j + 1) for j in range(n)] for i in range(n)]
+    rhs = [sum(row, ctx.zero) for row in hilbert]
+    kinds = []
+    real = mpvi.numbers.newton.gauss_eliminate
+
+    def counted(n_, m, a, b, x, eps, out):
+        kinds.append("double" if type(eps) is float else "context")
+        return real(n_, m, a, b, x, eps, out)
+    monkeypatch.setattr(mpvi.numbers.newton, "gauss_eliminate", counted)
+    x, _, _ = solve_info(_linear_system(ctx, hilbert, rhs), [ctx.zero] * n, ctx)
+    assert "context" in kinds
+    assert max(abs(v - 1) for v in x) < ctx.num(10) ** -45     # cond 1.7e16 of 1e-64
+
+
+def test_only_systems_of_six_unknowns_or_more_solve_their_updates_in_doubles(monkeypatch):
+    """Below DOUBLES_FROM unknowns the context's elimination is the cheaper one; from it on
+    the updates are solved in doubles, in Python and in the compiled C alike (the C's
+    DOUBLES is doubles_for(N))."""
+    from mpvi.compiled import cmodules
+    assert [mpvi.numbers.newton.doubles_for(n) for n in (1, 4, 5, 6, 32)] == [0, 0, 0, 1, 1]
+    for n in (5, 6):
+        source = cmodules.translate_newton("probe", *_kernel_sources(n), 216, n, 0, 0)
+        assert f"#define DOUBLES {int(n >= 6)}" in source
+    kinds = []
+    real = mpvi.numbers.newton.gauss_eliminate
+
+    def counted(n, m, a, b, x, eps, out):
+        kinds.append((n, type(eps) is float))
+        return real(n, m, a, b, x, eps, out)
+    monkeypatch.setattr(mpvi.numbers.newton, "gauss_eliminate", counted)
+    ctx = mpvi.get_context("gmp", 30)
+    for n in (5, 6):
+        a_rows = [[ctx.num(n + 1 if i == j else 1) for j in range(n)] for i in range(n)]
+        rhs = [sum(row, ctx.zero) for row in a_rows]
+        x, _, _ = solve_info(_linear_system(ctx, a_rows, rhs), [ctx.zero] * n, ctx)
+        assert max(abs(v - 1) for v in x) <= 8 * ctx.eps
+    assert {k for k in kinds if k[0] == 5} == {(5, False)}
+    assert {k for k in kinds if k[0] == 6} == {(6, True)}
+
+
+def _kernel_sources(n):
+    """(sources, constant names) of the Newton kernel of x_i^2 = 2, i < n."""
+    xs = sp.symbols(f"x0:{n}")
+    kernel = mpvi.engines.kernels.Kernel(list(xs), [], [], [x ** 2 - 2 for x in xs],
+                                         mpvi.GMPContext(64))
+    return kernel.sources, kernel.constant_names
+
+
+@pytest.mark.parametrize("scale, j_out_of_range", [("1e-400", True), ("1e400", True),
+                                              ("1e-400", False), ("1e400", False)])
+def test_updates_in_doubles_keep_the_contexts_exponent_range(scale, j_out_of_range, monkeypatch):
+    """Residuals far outside a double's range (1e-400, 1e400): with J of order 1 the
+    right-hand side is scaled by its norm before it is rounded to doubles (unscaled, 1e-400
+    would round to 0 and "converge" at once); with J itself out of range, the context
+    eliminates.  Either way the root s (1, 1) is found to the context's precision."""
+    monkeypatch.setattr(mpvi.numbers.newton, "DOUBLES_FROM", 2)
+    ctx = mpvi.get_context("gmp", 64)
+    s = ctx.num(scale)
+    k = s if j_out_of_range else ctx.one
+    a_rows = [[2 * k, k], [k, 3 * k]]
+    rhs = [3 * k * s, 4 * k * s]                  # root (s, s)
+    x, _, _ = solve_info(_linear_system(ctx, a_rows, rhs), [ctx.zero, ctx.zero], ctx)
+    assert max(abs(v / s - 1) for v in x) <= 8 * ctx.eps

@@ -651,7 +651,8 @@ def _discard(path: Path) -> bool:
 
 # ----- building and loading ------------------------------------------------------------------
 
-_CFLAGS = ("-O2", "-fno-plt", "-shared", "-fPIC", "-std=c99", "-Wall", "-Wextra")
+_CFLAGS = ("-O2", "-fno-plt", "-ffp-contract=off", "-shared", "-fPIC", "-std=c99", "-Wall",
+           "-Wextra")
 """The compiler's flags (part of a module's cache key).  ``-fno-plt`` calls MPFR through
 the GOT directly: the modules make thousands of MPFR calls per step (1-2 % faster).
 Warnings are on (the runtime and the generated code compile without any under ``-Wall

@@ -18,7 +18,7 @@ from mpvi.ground import environment
 from mpvi.numbers.explicit import gbs_core, rk4_core
 from mpvi.numbers.linalg import (gauss_eliminate, hadamard_regular, ldl_positive,
                                  linear_combination)
-from mpvi.numbers.newton import newton_core
+from mpvi.numbers.newton import doubles_for, newton_core
 from mpvi.numbers.series import (series_adaptive, series_div, series_exp, series_horner,
                                  series_log, series_mul, series_powc, series_sincos,
                                  series_solve_row, series_sqr, series_sqrt)
@@ -208,7 +208,8 @@ def translate_newton(name: str, sources: Sequence[str], constants: Sequence[Sequ
     outputs = []
     if len(parts) > 2:
         outputs = evaluate[2] + [f"oo[{i}] = {r};" for i, r in enumerate(results[2])]
-    defines = {"PREC": prec, "MPVI_MODULE": name, "N": n, "NK": nk, "NP": np_,
+    defines = {"PREC": prec, "MPVI_MODULE": name, "N": n, "DOUBLES": doubles_for(n),
+               "NK": nk, "NP": np_,
                "NKA": max(nk, 1), "NPA": max(np_, 1),
                "NOUT": max(len(results[2]) if len(parts) > 2 else 0, 1),
                "HAS_OUTPUTS": int(len(parts) > 2), "NTABLES": len(parts)}

@@ -14,7 +14,8 @@ from the source of the function as it is then, so the two cannot drift apart.
 The subset (anything else is :class:`~mpvi.compiled.ctranslate.Unsupported`):
 
 * arguments annotated ``int``, ``Real`` (a number), ``list[Real]`` (a vector),
-  ``list[list[Real]]`` (a matrix, a list of rows), or ``Callable[[...], bool]`` of these
+  ``list[list[Real]]`` (a matrix, a list of rows), ``float``, ``list[float]`` and
+  ``list[list[float]]`` (doubles), or ``Callable[[...], bool]`` of these
   (a callback, e.g. a field ``f(t, y, out)`` that writes f(t, y) into ``out`` and returns
   whether it could); the return annotated ``int`` or ``bool``; a docstring;
 * calls of the callbacks and of other routines of the subset (module-level functions
@@ -27,7 +28,15 @@ The subset (anything else is :class:`~mpvi.compiled.ctranslate.Unsupported`):
 * expressions: ints and their ``+ - *``, ``//`` and ``%`` by a positive literal (with
   Python's floor), numbers and their ``+ - * /``, ``x ** k`` (an int k: ``mpfr_pow_si``)
   and ``x ** y`` (``mpfr_pow``), an int mixed into a number operation (exact, as gmpy2
-  converts it), ``abs``, unary minus, comparisons, ``not``, ``and``, ``or``.
+  converts it), ``abs``, unary minus, comparisons, ``not``, ``and``, ``or``;
+* doubles: ``float(x)`` of a number (``mpfr_get_d``, to nearest, as gmpy2's ``float``),
+  their ``+ - * /`` and ``abs`` (one IEEE operation each: the modules are built with
+  ``-ffp-contract=off``), a number with a float (``mpfr_add_d`` and its kin: the float
+  converted exactly and the result rounded once, as gmpy2 and mpmath do), comparisons
+  with floats and int literals.  A routine of the subset called on floats is also
+  translated with its numbers as doubles (``mpvi_<name>_d``): the same Python function
+  run on Python floats (:func:`mpvi.numbers.newton.refined_update` solves with
+  :func:`mpvi.numbers.linalg.gauss_eliminate` so).
 
 Values have Python's meaning: a number name holds its own copy (``mpfr_set`` at the same
 precision is exact, and a Python number is immutable, so a copy behaves as the bound
@@ -45,12 +54,23 @@ from typing import Any, Callable
 from mpvi.compiled.ctranslate import Unsupported
 
 _TYPES = {"int": "int", "bool": "int", "Real": "num", "list[Real]": "vec",
-          "list[list[Real]]": "mat"}
+          "list[list[Real]]": "mat", "float": "flt", "list[float]": "fvec",
+          "list[list[float]]": "fmat"}
 """The annotations of the subset and the kinds they declare (and ``Callable[[...],
 bool]`` of these: a callback, kind ``fn``)."""
-_C_TYPES = {"int": "long", "vec": "mpfr_t *", "mat": "mpfr_t **", "row": "mpfr_t *"}
-_C_PARAM = {"int": "long", "num": "mpfr_srcptr", "vec": "mpfr_t *", "mat": "mpfr_t **"}
+_DOUBLES = {"num": "flt", "vec": "fvec", "mat": "fmat", "row": "frow"}
+"""The kinds of a routine's numbers translated in doubles (:func:`translate_routine`
+with ``doubles``): a ``Real`` becomes a ``float``."""
+_C_TYPES = {"int": "long", "vec": "mpfr_t *", "mat": "mpfr_t **", "row": "mpfr_t *",
+            "flt": "double", "fvec": "double *", "fmat": "double **", "frow": "double *"}
+_C_PARAM = {"int": "long", "num": "mpfr_srcptr", "vec": "mpfr_t *", "mat": "mpfr_t **",
+            "flt": "double", "fvec": "double *", "fmat": "double **"}
 """The C type of an argument of each kind."""
+_FLOATS = ("flt", "fvec", "fmat", "frow")
+_MIXED = {"add": ("mpfr_add_d", "mpfr_add_d"), "sub": ("mpfr_sub_d", "mpfr_d_sub"),
+          "mul": ("mpfr_mul_d", "mpfr_mul_d"), "div": ("mpfr_div_d", "mpfr_d_div")}
+"""A number and a float: (number op float, float op number); the float is converted
+exactly, as gmpy2 and mpmath convert it, and the result rounded once."""
 _NUM_OPS = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "div"}
 _INT_OPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*"}
 _CMP_NUM = {ast.Gt: "mpfr_greater_p", ast.GtE: "mpfr_greaterequal_p", ast.Lt: "mpfr_less_p",
@@ -72,8 +92,19 @@ class _Signature:
         self.c, self.kinds, self.callbacks, self.returns = c, kinds, callbacks, returns
 
 
-def _annotation_kind(where: str, arg: str, node: Any) -> tuple[str, list[str] | None]:
-    """(kind, the parameter kinds of a callback or None) of the annotation ``node``."""
+def _annotation_kind(where: str, arg: str, node: Any,
+                     doubles: bool = False) -> tuple[str, list[str] | None]:
+    """(kind, the parameter kinds of a callback or None) of the annotation ``node``; with
+    ``doubles``, a ``Real`` is a ``float`` (and a callback refused)."""
+    kind, params = _annotation(where, arg, node)
+    if not doubles:
+        return kind, params
+    if params is not None:
+        raise Unsupported(f"{where}: the callback {arg} in a routine translated in doubles")
+    return _DOUBLES.get(kind, kind), None
+
+
+def _annotation(where: str, arg: str, node: Any) -> tuple[str, list[str] | None]:
     note = ast.unparse(node).strip("'\"") if node is not None else ""
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         node = ast.parse(node.value, mode="eval").body
@@ -92,13 +123,14 @@ def _annotation_kind(where: str, arg: str, node: Any) -> tuple[str, list[str] | 
     return kind, None
 
 
-def _signature(fn: ast.FunctionDef, c: str) -> _Signature:
-    """The :class:`_Signature` of the routine ``fn`` (C name ``c``)."""
+def _signature(fn: ast.FunctionDef, c: str, doubles: bool = False) -> _Signature:
+    """The :class:`_Signature` of the routine ``fn`` (C name ``c``; its numbers doubles
+    with ``doubles``)."""
     if fn.args.vararg or fn.args.kwarg or fn.args.kwonlyargs or fn.args.defaults:
         raise Unsupported(f"{c}: only plain arguments")
     kinds, callbacks = [], {}
     for i, a in enumerate(fn.args.args):
-        kind, params = _annotation_kind(c, a.arg, a.annotation)
+        kind, params = _annotation_kind(c, a.arg, a.annotation, doubles)
         kinds.append(kind)
         if params is not None:
             callbacks[i] = params
@@ -116,11 +148,15 @@ def _callback_c(name: str, kinds: list[str]) -> str:
 class _Routine:
     """One function of the subset -> one static C function ``name`` and its storage."""
 
-    def __init__(self, name: str, callees: dict[str, _Signature] | None = None):
+    def __init__(self, name: str, callees: dict[str, _Signature] | None = None,
+                 double_callees: dict[str, _Signature] | None = None):
         self.name = name
         self.callees = dict(callees or {})    # routines it may call: Python name -> signature
+        self.double_callees = dict(double_callees or {})    # ... translated in doubles
+        self.used_doubles: list[str] = []     # the routines it calls in doubles
         self.callbacks: dict[str, list[str]] = {}   # callback argument -> its arguments' kinds
-        self.kinds: dict[str, str] = {}       # Python name -> int, num, vec, mat, row
+        self.kinds: dict[str, str] = {}       # Python name -> int, num, vec, mat, row, flt,
+        #                                       fvec, fmat, frow
         self.params: list[str] = []
         self.temps = 0                        # temporaries used by the current statement
         self.max_temps = 0
@@ -174,10 +210,10 @@ class _Routine:
             if self.kind(node.slice) != "int":
                 raise Unsupported(f"{self.name}: an index that is not an int "
                                   f"({ast.unparse(node)})")
-            if base == "mat":
-                return "row"
-            if base in ("vec", "row"):
-                return "num"
+            if base in ("mat", "fmat"):
+                return "row" if base == "mat" else "frow"
+            if base in ("vec", "row", "fvec", "frow"):
+                return "num" if base in ("vec", "row") else "flt"
             raise Unsupported(f"{self.name}: subscript of a {base} ({ast.unparse(node)})")
         if isinstance(node, ast.UnaryOp):
             if isinstance(node.op, ast.Not):
@@ -192,11 +228,16 @@ class _Routine:
                 raise Unsupported(f"{self.name}: a power of an int ({ast.unparse(node)})")
             if kinds == {"int"}:
                 return "int"
-            if kinds <= {"int", "num"} and type(node.op) in _NUM_OPS:
-                return "num"
+            if type(node.op) in _NUM_OPS:     # a float with a number: a number
+                if kinds <= {"int", "num"} or kinds == {"num", "flt"}:
+                    return "num"
+                if kinds <= {"int", "flt"}:
+                    return "flt"
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
                 and node.func.id == "abs" and len(node.args) == 1:
             return self.kind(node.args[0])
+        if self._to_float(node):
+            return "flt"
         if isinstance(node, (ast.Compare, ast.BoolOp)):
             return "bool"
         called = self.signature(node.func.id) if isinstance(node, ast.Call) \
@@ -204,6 +245,40 @@ class _Routine:
         if called is not None:
             return called.returns
         raise Unsupported(f"{self.name}: {ast.unparse(node)[:60]!r} (line "
+                          f"{getattr(node, 'lineno', '?')})")
+
+    def _to_float(self, node: Any) -> bool:
+        """Whether ``node`` is ``float(x)`` of a number x (rounded to nearest: gmpy2's
+        ``float`` of an ``mpfr``, MPFR's ``mpfr_get_d``)."""
+        return (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                and node.func.id == "float" and "float" not in self.kinds
+                and len(node.args) == 1 and not node.keywords
+                and self.kind(node.args[0]) == "num")
+
+    def flt(self, node: Any) -> str:
+        """The C (double) expression of a float ``node`` or of an int operand mixed into
+        one (converted as Python converts it); numbers it reads (``float(x)``) are
+        computed first.  Each Python operation is one IEEE operation of C (built with
+        ``-ffp-contract=off``: no fused multiply-add), so the same bits."""
+        kind = self.kind(node)
+        if kind == "int":
+            return f"((double){self.int(node)})"
+        if kind != "flt":
+            raise Unsupported(f"{self.name}: {ast.unparse(node)[:60]!r} is a {kind}, not a "
+                              f"float")
+        if isinstance(node, (ast.Name, ast.Subscript)):
+            return self.ref(node)
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+            return f"(-{self.flt(node.operand)})"
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
+                and node.func.id == "abs":
+            return f"fabs({self.flt(node.args[0])})"
+        if isinstance(node, ast.Call):       # float(x)
+            return f"mpfr_get_d({self.num(node.args[0])}, MPFR_RNDN)"
+        if isinstance(node, ast.BinOp) and type(node.op) in _NUM_OPS:
+            op = {"add": "+", "sub": "-", "mul": "*", "div": "/"}[_NUM_OPS[type(node.op)]]
+            return f"({self.flt(node.left)} {op} {self.flt(node.right)})"
+        raise Unsupported(f"{self.name}: the float {ast.unparse(node)[:60]!r} (line "
                           f"{getattr(node, 'lineno', '?')})")
 
     def ref(self, node: Any) -> str:
@@ -245,6 +320,9 @@ class _Routine:
     def num(self, node: Any, dest: str | None = None) -> str:
         """Emit the operations of the number ``node`` (the last into ``dest`` if given) and
         return the C operand holding its value."""
+        if self.kind(node) == "flt":          # Python would store the float itself
+            raise Unsupported(f"{self.name}: the float {ast.unparse(node)[:60]!r} where a "
+                              f"number is wanted (a number times it is one)")
         if self.kind(node) == "int" and not isinstance(node, ast.Constant):
             out = dest or self.temp()         # an int as a number: exact up to PREC bits
             self.emit(f"mpfr_set_si({out}, {self.int(node)}, MPFR_RNDN);")
@@ -288,6 +366,13 @@ class _Routine:
             if lk == "int" and rk == "int":
                 raise Unsupported(f"{self.name}: int arithmetic used as a number "
                                   f"({ast.unparse(node)})")
+            if {lk, rk} == {"num", "flt"}:    # the float converted exactly, one rounding
+                a = self.num(node.left) if lk == "num" else self.num(node.right)
+                d = self.flt(node.right) if lk == "num" else self.flt(node.left)
+                self.emit(f"{_MIXED[op][0 if lk == 'num' else 1]}({out}, "
+                          + (f"{a}, {d}" if lk == "num" or op in ("add", "mul") else f"{d}, {a}")
+                          + ", MPFR_RNDN);")
+                return out
             if lk == "int":                   # an int is exact in gmpy2's operation
                 b = self.num(node.right)
                 a = self.int(node.left)
@@ -335,6 +420,9 @@ class _Routine:
                 return f"({self.int(left)} {_CMP_C[op]} {self.int(right)})"
             if {lk, rk} <= {"int", "num"}:
                 return self.compare(left, lk, right, rk, op)
+            if "flt" in (lk, rk) and {lk, rk} <= {"int", "flt"} and all(
+                    k == "flt" or _literal(n) is not None for n, k in ((left, lk), (right, rk))):
+                return f"({self.flt(left)} {_CMP_C[op]} {self.flt(right)})"   # nan: as Python
             raise Unsupported(f"{self.name}: comparison of a {lk} and a {rk}")
         if isinstance(node, ast.Call) and self.kind(node) == "bool":
             return self.call(node)
@@ -354,6 +442,15 @@ class _Routine:
         """The C call of a callback or a routine (its number arguments computed first,
         into temporaries: each argument holds its value, as Python's)."""
         sig = self.signature(node.func.id) if isinstance(node.func, ast.Name) else None
+        double = self.double_callees.get(node.func.id) if sig is not None \
+            and sig.c.startswith("mpvi_") else None
+        if double is not None and len(node.args) == len(double.kinds) and all(
+                self.kind(a) in (k, "frow" if k == "fvec" else k)
+                for a, k in zip(node.args, double.kinds)) and any(
+                k in _FLOATS for k in double.kinds):
+            sig = double                      # the routine on floats: its doubles' C
+            if node.func.id not in self.used_doubles:
+                self.used_doubles.append(node.func.id)
         if sig is None or node.keywords or len(node.args) != len(sig.kinds):
             raise Unsupported(f"{self.name}: the call {ast.unparse(node)[:60]!r} (a callback "
                               f"or a routine of the subset, with its "
@@ -365,8 +462,11 @@ class _Routine:
                 args.append(self.num(arg))
             elif kind == "int" and have == "int":
                 args.append(self.int(arg))
-            elif kind == "vec" and have in ("vec", "row") or kind == "mat" and have == "mat":
+            elif kind == "vec" and have in ("vec", "row") or kind == "mat" and have == "mat" \
+                    or kind == "fvec" and have in ("fvec", "frow") or kind == have == "fmat":
                 args.append(self.ref(arg))
+            elif kind == have == "flt":
+                args.append(self.flt(arg))
             elif kind == "fn" and isinstance(arg, ast.Name) \
                     and self.callbacks.get(arg.id) == sig.callbacks[i]:
                 args.append(self.c(arg.id))
@@ -469,14 +569,23 @@ class _Routine:
                 self.emit(f"{self.c(target.id)} = {self.int(value)};")
             elif kind == "num":
                 self.num(value, self.c(target.id))
-            elif kind == "row":
+            elif kind in ("row", "frow"):
                 self.emit(f"{self.c(target.id)} = {self.ref(value)};")
+            elif kind == "flt":
+                self.emit(f"{self.c(target.id)} = {self.flt(value)};")
             else:
                 raise Unsupported(f"{self.name}: a {kind} bound to {target.id!r}")
             return
         if isinstance(target, ast.Subscript) and self.kind(target) == "num" and kind in ("num", "int"):
             self.num(value, self.ref(target))
             return
+        if isinstance(target, ast.Subscript) and self.kind(target) == "flt" and kind == "flt":
+            self.emit(f"{self.ref(target)} = {self.flt(value)};")
+            return
+        if isinstance(target, ast.Subscript) and {self.kind(target), kind} == {"num", "flt"}:
+            raise Unsupported(f"{self.name}: a {kind} stored among {self.kind(target)}s "
+                              f"({ast.unparse(stmt)[:60]}): a number times a float is a "
+                              f"number, float(x) a float")
         raise Unsupported(f"{self.name}: assignment {ast.unparse(stmt)[:60]!r} (line "
                           f"{stmt.lineno})")
 
@@ -491,8 +600,8 @@ class _Routine:
         x, y = target.elts
         kind = self.kind(x)
         names = isinstance(x, ast.Name) and isinstance(y, ast.Name)
-        if kind != self.kind(y) or kind not in ("row", "num", "int") and not (
-                names and kind in ("vec", "mat")):
+        if kind != self.kind(y) or kind not in ("row", "num", "int", "frow", "flt") and not (
+                names and kind in ("vec", "mat", "fvec", "fmat")):
             raise Unsupported(f"{self.name}: a swap of {kind}s ({ast.unparse(stmt)[:60]})")
         a, b = self.ref(x), self.ref(y)
         if kind == "num":
@@ -536,9 +645,10 @@ class _Routine:
         self.emit("}")
 
     # -- the function -----------------------------------------------------------------
-    def function(self, fn: ast.FunctionDef) -> tuple[str, str]:
-        """(the C function, its storage and init) of ``fn``."""
-        sig = _signature(fn, self.name)
+    def function(self, fn: ast.FunctionDef, doubles: bool = False) -> tuple[str, str]:
+        """(the C function, its storage and init) of ``fn`` (its numbers doubles with
+        ``doubles``)."""
+        sig = _signature(fn, self.name, doubles)
         signature = []
         for i, (a, kind) in enumerate(zip(fn.args.args, sig.kinds)):
             self.kinds[a.arg] = kind
@@ -569,6 +679,9 @@ class _Routine:
         if ints:
             decl.append(f"long {', '.join(ints)};")
         decl += [f"mpfr_t *{self.c(n)};" for n in locals_ if self.kinds[n] == "row"]
+        floats = [self.c(n) for n in locals_ if self.kinds[n] == "flt"]
+        decl += [f"double {', '.join(floats)};"] if floats else []
+        decl += [f"double *{self.c(n)};" for n in locals_ if self.kinds[n] == "frow"]
         nums = [self.c(n) for n in locals_ if self.kinds[n] == "num"]
         nt = max(self.max_temps, 1)
         storage = [f"static mpfr_t {self.name}_t[{nt}];"]
@@ -599,26 +712,41 @@ def _load(target: Any) -> Any:
     return ast.copy_location(node, target)
 
 
-def translate_routine(source: str, name: str, callees: dict[str, str] | None = None) -> str:
+def translate_routine(source: str, name: str, callees: dict[str, str] | None = None,
+                      doubles: bool = False) -> str:
     """The C of the Python function ``source`` (one ``def`` of the subset of this module):
     its storage, ``static void NAME_init(void)`` (``mpfr_init2`` at ``PREC`` of the
     storage, called once when the module loads) and ``static int NAME(...)``.  The
     arguments keep their order: an ``int`` is a ``long``, a ``Real`` an ``mpfr_srcptr``, a
     vector an ``mpfr_t *``, a matrix an ``mpfr_t **`` (row pointers: a swap of rows is a
-    swap of pointers), a callback a pointer to a function returning int.  ``callees``:
-    the Python name -> the source of each routine it calls (translated separately, as
-    ``mpvi_<name>``)."""
+    swap of pointers), a ``float`` a ``double`` (``list[float]`` a ``double *``, and so
+    on), a callback a pointer to a function returning int.  ``callees``: the Python name
+    -> the source of each routine it calls (translated separately, as ``mpvi_<name>``,
+    and as ``mpvi_<name>_d`` where it is called on floats).  With ``doubles`` the
+    routine's numbers are floats: its C works on doubles (the same function run on
+    Python floats)."""
+    return _translate(source, name, callees, doubles)[0]
+
+
+def _translate(source: str, name: str, callees: dict[str, str] | None,
+               doubles: bool) -> tuple[str, list[str]]:
+    """(:func:`translate_routine`, the callees it calls on floats)."""
     tree = ast.parse(source)
     if len(tree.body) != 1 or not isinstance(tree.body[0], ast.FunctionDef):
         raise Unsupported("not one function")
-    known = {}
+    known, known_d = {}, {}
     for callee, text in (callees or {}).items():
         fn = ast.parse(text).body[0]
         if not isinstance(fn, ast.FunctionDef):
             raise Unsupported(f"{callee}: not a function")
         known[callee] = _signature(fn, f"mpvi_{callee}")
-    text, setup = _Routine(name, known).function(tree.body[0])
-    return setup + "\n" + text + "\n"
+        try:
+            known_d[callee] = _signature(fn, f"mpvi_{callee}_d", doubles=True)
+        except Unsupported:                   # a callback: no version on floats
+            pass
+    routine = _Routine(name, known, known_d)
+    text, setup = routine.function(tree.body[0], doubles)
+    return setup + "\n" + text + "\n", routine.used_doubles
 
 
 def routine_calls(func: Callable[..., Any]) -> list[Callable[..., Any]]:
@@ -631,7 +759,7 @@ def routine_calls(func: Callable[..., Any]) -> list[Callable[..., Any]]:
     found: list[Callable[..., Any]] = []
     for node in ast.walk(fn):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
-                and node.func.id not in params and node.func.id not in ("abs", "range"):
+                and node.func.id not in params and node.func.id not in ("abs", "range", "float"):
             target = func.__globals__.get(node.func.id)
             if not inspect.isfunction(target):
                 raise Unsupported(f"{func.__name__}: calls {node.func.id!r}, not a routine")
@@ -640,30 +768,45 @@ def routine_calls(func: Callable[..., Any]) -> list[Callable[..., Any]]:
     return found
 
 
-def routine_c(func: Callable[..., Any], name: str | None = None) -> str:
+def routine_c(func: Callable[..., Any], name: str | None = None, doubles: bool = False) -> str:
     """:func:`translate_routine` of the current source of ``func``, named
-    ``mpvi_<function name>``; the routines it calls (:func:`routine_calls`) must be
-    translated before it (as ``mpvi_<their names>``)."""
+    ``mpvi_<function name>`` (``..._d`` with ``doubles``); the routines it calls
+    (:func:`routine_calls`) must be translated before it (as ``mpvi_<their names>``, or
+    ``..._d`` where it calls them on floats: :func:`routines_c` does)."""
+    return _routine_c(func, name, doubles)[0]
+
+
+def _routine_c(func: Callable[..., Any], name: str | None,
+               doubles: bool) -> tuple[str, list[str]]:
     callees = {f.__name__: routine_source(f) for f in routine_calls(func)}
-    return translate_routine(routine_source(func), name or f"mpvi_{func.__name__}", callees)
+    default = f"mpvi_{func.__name__}" + ("_d" if doubles else "")
+    return _translate(routine_source(func), name or default, callees, doubles)
 
 
 def routines_c(funcs: Any) -> list[str]:
-    """The C of the routines ``funcs`` and, before each, of the routines it calls, each
-    once, callees first."""
-    order: list[Callable[..., Any]] = []
+    """The C of the routines ``funcs`` and, before each, of the routines it calls (on
+    numbers, or on floats: in doubles), each once, callees first."""
+    done: dict[tuple[Callable[..., Any], bool], None] = {}
+    out: list[str] = []
 
-    def visit(f: Callable[..., Any], path: tuple[Callable[..., Any], ...] = ()) -> None:
+    def visit(f: Callable[..., Any], doubles: bool,
+              path: tuple[Callable[..., Any], ...] = ()) -> None:
         if f in path:
             raise Unsupported(f"{f.__name__}: a recursive call")
+        if (f, doubles) in done:
+            return
         for g in routine_calls(f):
-            visit(g, path + (f,))
-        if f not in order:
-            order.append(f)
+            visit(g, doubles, path + (f,))
+        text, on_floats = _routine_c(f, None, doubles)
+        for name in on_floats:               # the callees it runs on floats, before it
+            visit(f.__globals__[name], True, path + (f,))
+        if (f, doubles) not in done:
+            done[(f, doubles)] = None
+            out.append(text)
 
     for f in funcs:
-        visit(f)
-    return [routine_c(f) for f in order]
+        visit(f, False)
+    return out
 
 
 __all__ = ["Unsupported", "routine_c", "routine_calls", "routine_source", "routines_c",

@@ -5,8 +5,14 @@ with the elimination of :mod:`mpvi.numbers.linalg`; :func:`solve_info` runs it f
 generated-kernel path and the assembled reference path alike (numpy arrays are accepted
 and returned as such), and the compiled Newton of :mod:`mpvi.compiled` is its
 translation to MPFR C (:mod:`mpvi.compiled.croutine`: the same operations, so the same
-bits and iteration counts).  It stops when the update is at the round-off level of the
-context:
+bits and iteration counts).  Each update J^-1 F is solved in doubles and refined at the
+context's precision as far as the iteration needs it (:func:`refined_update`: mixed-
+precision iterative refinement), so the elimination costs O(n^3) double operations and
+O(n^2) of the context's per refinement instead of O(n^3) of the context's; where doubles
+cannot give the update (J outside their range, too ill conditioned, singular) the
+context's elimination does.  The iterates are the same to the context's precision and
+the iteration counts those of Newton's method.  It stops when the update is at the
+round-off level of the context:
 
     ||dx||_inf <= tol,    tol = rtol * max(||x||_inf, scale),    rtol = 2^10 * ctx.eps
 
@@ -32,6 +38,7 @@ index and time.
 """
 from __future__ import annotations
 
+import sys
 from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
@@ -177,6 +184,21 @@ still right to about 61 of 64 digits, which ``mpvi run --check-digits`` measures
 falsely converged iterate misses the bound by far more (0.5 against 1e-58, 1e42)."""
 
 
+DOUBLES_FROM = 6
+"""The fewest unknowns whose Newton updates are solved in doubles (:func:`refined_update`).
+Below, the context's elimination is cheaper than converting J to doubles and refining:
+measured alternately against the elimination in the context (``benchmarks/
+against_revision.py``, compiled, 64 digits), 4 unknowns (Kepler's Simpson step) took 1.07
+times as long in doubles, 6 (the Lagrange top) 0.87 times, 8 (a chain of 4 pendulums)
+0.85-0.90 times, 32 (16 pendulums) 0.42-0.47 times."""
+
+
+def doubles_for(n: int) -> int:
+    """1 where the updates of n unknowns are solved in doubles (:data:`DOUBLES_FROM`), else
+    0: the ``doubles`` of :func:`newton_core`, the same in Python and in its C."""
+    return 1 if n >= DOUBLES_FROM else 0
+
+
 def tolerance(ctx):
     """Relative update tolerance 2^10 eps of the context."""
     return ctx.eps * 1024
@@ -222,13 +244,121 @@ def _norm(values):
     return m if all(v == v for v in values) else next(v for v in values if v != v)
 
 
+def refined_update(n: int, r: list[Real], jac: list[list[Real]], prior: Real, floor: Real,
+                   feps: float, step: list[Real], res: list[Real], jd: list[list[float]],
+                   ad: list[list[float]], bd: list[list[float]], xd: list[list[float]],
+                   fo: list[float], out: list[Real]) -> int:
+    """The Newton update ``step`` = -J^-1 r solved in doubles and refined in the context
+    (mixed-precision iterative refinement): J rounded to doubles once (``jd``), each
+    solve an elimination of doubles (:func:`mpvi.numbers.linalg.gauss_eliminate` run on
+    floats, O(n^3) double operations), each refinement the residual -r - J step at the
+    context's precision (n^2 of its operations, where an elimination at that precision
+    costs n^3 / 3).  The right-hand side is scaled by its norm before it is rounded to
+    doubles, so no precision or exponent range of the context is lost.
+
+    The update is refined until its estimated error is below the accuracy the iteration
+    needs: Newton's next error, ||step||^3 / ``prior``^2 for the previous update norm
+    ``prior`` (the quadratic model of :func:`newton_core`), and never below ``floor``
+    (eps max(||x||, scale)); a first update (``prior`` 0) is not refined.  The error of
+    the first solve is estimated as ``feps`` ||step|| times the condition number estimated
+    from the elimination (max |J_ij| / min |pivot|), that of a refined one from the last
+    two corrections.
+    ``res`` (n numbers) and ``jd``, ``ad``, ``bd``, ``xd`` (n x n, n x n, n x 1, n x 1
+    floats), ``fo`` (2 floats) are storage.  Returns 1 with the update in ``step``, or 0
+    where doubles cannot give it: J not finite in doubles, singular or too ill conditioned
+    for doubles (that estimate above 2^-10 feps^-1), a residual that is not finite, or
+    corrections that stop shrinking: the caller then eliminates at the context's
+    precision.
+    """
+    top = abs(float(jac[0][0]))
+    for i in range(n):
+        ji = jac[i]
+        di = jd[i]
+        for j in range(n):
+            v = float(ji[j])
+            if not v - v == 0:
+                return 0
+            di[j] = v
+            if abs(v) > top:
+                top = abs(v)
+    for i in range(n):
+        res[i] = -r[i]
+    k = 0
+    first = floor
+    last = floor
+    target = floor
+    rounding = feps
+    while k < 64:
+        if not max_norm(n, res, out):
+            return 0
+        s = out[0]
+        if s == 0:
+            if k > 0:                         # the refined update is exact
+                return 1
+            s = s + 1                         # F = 0: the elimination still finds a singular J
+        inv = 1 / s
+        for i in range(n):
+            ai = ad[i]
+            di = jd[i]
+            for j in range(n):
+                ai[j] = di[j]
+            bd[i][0] = float(res[i] * inv)
+        if gauss_eliminate(n, 1, ad, bd, xd, feps, fo) != n:
+            return 0
+        if k == 0:                            # max |J| / min |pivot|: a condition number
+            low = abs(ad[0][0])               # of J (a lower bound for U's)
+            for i in range(n):
+                if abs(ad[i][i]) < low:
+                    low = abs(ad[i][i])
+            rounding = feps * (top / low)
+            if not rounding * 1024 <= 1:      # doubles would give under 3 digits
+                return 0
+        big = abs(xd[0][0])
+        for i in range(n):
+            w = abs(xd[i][0])
+            if w > big:
+                big = w
+            c = s * xd[i][0]
+            if k == 0:
+                step[i] = c
+            else:
+                step[i] = step[i] + c
+        cn = s * big
+        if k == 0:
+            first = cn
+            if prior > 0:
+                target = cn * cn * cn / (prior * prior)
+                if target < floor:
+                    target = floor
+            else:
+                return 1
+            estimate = cn * rounding
+        else:
+            if not 2 * cn <= last:
+                return 0
+            estimate = cn * cn / last
+        if estimate <= target or not first > floor:
+            return 1
+        last = cn
+        for i in range(n):
+            ji = jac[i]
+            acc = -r[i]
+            for j in range(n):
+                acc = acc - ji[j] * step[j]
+            res[i] = acc
+        k += 1
+    return 0
+
+
 def newton_core(n: int, both: Callable[[list[Real], list[Real], list[list[Real]]], bool],
                 residual: Callable[[list[Real], list[Real]], bool],
                 probe: Callable[[list[Real], list[Real]], bool], x: list[Real], eps: Real,
                 rtol: Real, scale: Real, max_iter: int, slack: int, damped: int, one: Real,
                 r: list[Real], jac: list[list[Real]], a: list[list[Real]],
                 b: list[list[Real]], dx: list[list[Real]], step: list[Real],
-                trial: list[Real], fr: list[Real], out: list[Real]) -> int:
+                trial: list[Real], fr: list[Real], out: list[Real], doubles: int,
+                feps: float, res: list[Real], jd: list[list[float]], ad: list[list[float]],
+                bd: list[list[float]], xd: list[list[float]], fo: list[float]) -> int:
     """Newton's method on F(x) = 0 from ``x`` (n numbers, updated in place): the one
     iteration of mpvi, run by :func:`solve_info` in every context and translated to MPFR
     C for the compiled modules (:mod:`mpvi.compiled.croutine`).
@@ -241,6 +371,14 @@ def newton_core(n: int, both: Callable[[list[Real], list[Real], list[list[Real]]
     the context's 1.  a, b, dx (n x n, n x 1, n x 1), step, trial and fr (n) are storage;
     ``out`` (3 numbers) receives the results.
 
+    With ``doubles`` 1 each update is solved in doubles and refined to the accuracy the
+    iteration needs (:func:`refined_update`, ``feps`` the doubles' epsilon 2^-52, ``res``,
+    ``jd``, ``ad``, ``bd``, ``xd``, ``fo`` its storage), so that the elimination costs
+    double operations instead of the context's; where doubles cannot give the update
+    the iteration eliminates at the context's precision from then on.  The iterates are
+    the same to the context's precision, and the stopping rule and residual check below
+    are unchanged.
+
     Returns the iterations made when converged, with the final residual norm in
     ``out[0]`` and its bound in ``out[1]``; otherwise 0 (no convergence in ``max_iter``:
     the last update norm in ``out[0]``), -1 (a callback declined), -2 (no update: the
@@ -249,20 +387,38 @@ def newton_core(n: int, both: Callable[[list[Real], list[Real], list[list[Real]]
     """
     have = 0
     dn = one
+    low = doubles
+    if damped != 0:
+        low = 0
     for it in range(1, max_iter + 1):
         out[2] = it
         if not both(x, r, jac):
             return -1
-        for i in range(n):
-            ai = a[i]
-            ji = jac[i]
-            for j in range(n):
-                ai[j] = ji[j]
-            b[i][0] = -r[i]
-        if gauss_eliminate(n, 1, a, b, dx, eps, out) != n:
-            return -2
-        for i in range(n):
-            step[i] = dx[i][0]
+        solved = 0
+        if low == 1:
+            if have == 0:                     # else xn is the last iteration's
+                if not max_norm(n, x, out):
+                    return -3
+                xn = out[0]
+                if scale > xn:
+                    xn = scale
+            prior = dn * have
+            if refined_update(n, r, jac, prior, eps * xn, feps, step, res, jd, ad, bd, xd, fo,
+                              out) == 1:
+                solved = 1
+            else:
+                low = 0
+        if solved == 0:
+            for i in range(n):
+                ai = a[i]
+                ji = jac[i]
+                for j in range(n):
+                    ai[j] = ji[j]
+                b[i][0] = -r[i]
+            if gauss_eliminate(n, 1, a, b, dx, eps, out) != n:
+                return -2
+            for i in range(n):
+                step[i] = dx[i][0]
         if damped != 0 and max_norm(n, r, out):
             rn = out[0]                     # the first of 1, 1/2, ... that lowers ||F||
             lam = one
@@ -395,10 +551,16 @@ def solve_info(fun: Callable, x0, ctx, *, scale=None, rtol=None, max_iter=DEFAUL
     def storage(rows, m):
         return [[None] * m for _ in range(rows)]
 
+    def doubles(rows, m):
+        return [[float(0)] * m for _ in range(rows)]
+
     r, jac, out = [None] * n, storage(n, n), [None] * 3
     code = newton_core(n, both, residual, probe, x, ctx.eps, rtol, scale, max_iter,
                        RESIDUAL_SLACK, 1 if damped else 0, ctx.one, r, jac, storage(n, n),
-                       storage(n, 1), storage(n, 1), [None] * n, [None] * n, [None] * n, out)
+                       storage(n, 1), storage(n, 1), [None] * n, [None] * n, [None] * n, out,
+                       doubles_for(n), sys.float_info.epsilon, [None] * n, doubles(n, n),
+                       doubles(n, n),
+                       doubles(n, 1), doubles(n, 1), [float(0)] * 2)
 
     def failure(message, residual_norm, iterations):
         cause = diagnose(np.array(x, dtype=dtype) if as_array else x) if diagnose else None

@@ -5,7 +5,8 @@
    order, so the same bits and iteration counts); this header is its glue: reading the
    arguments, the kernels as its callbacks, the storage, the Python module.
 
-   The generated part defines, before this header: PREC, MPVI_MODULE, N (the unknowns), NK
+   The generated part defines, before this header: PREC, MPVI_MODULE, N (the unknowns),
+   DOUBLES (1 where the updates are solved in doubles: mpvi.numbers.newton.doubles_for), NK
    and NP (the known values and parameters; NKA, NPA: at least 1), NOUT (the outputs, at
    least 1), HAS_OUTPUTS (0 or 1) and NTABLES (the constant tables setup() takes); and,
    after it, the hooks:
@@ -30,6 +31,11 @@ static mpfr_t kslot[NKA], pslot[NPA], xslot[N];
    update, the damping's trial point and residual, the results */
 static mpfr_t X[N], R[N], JS[N][N], AS[N][N], BS[N][1], DS[N][1], STEP[N], TRIAL[N], FR[N], OUT[3];
 static mpfr_t *Jr[N], *Ar[N], *Br[N], *Dr[N];
+/* ... and of its updates solved in doubles (mpvi_refined_update): the refined residual, J
+   in doubles, the elimination's a, b, x in doubles, its results */
+static mpfr_t RES[N];
+static double JD[N][N], AD[N][N], BD[N][1], XD[N][1], FO[2];
+static double *JDr[N], *ADr[N], *BDr[N], *XDr[N];
 
 static int nw_tables(PyObject *tables);
 static void nw_init(void);
@@ -147,7 +153,7 @@ static PyObject *newton(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         nw_pre();
         long code = mpvi_newton_core(N, nw_both_cb, nw_residual_cb, nw_residual_cb, X, eps, rtol,
                                      scale, max_iter, slack, 0, ONE, R, Jr, Ar, Br, Dr, STEP,
-                                     TRIAL, FR, OUT);
+                                     TRIAL, FR, OUT, DOUBLES, DBL_EPSILON, RES, JDr, ADr, BDr, XDr, FO);
         if (code > 0) {
             for (int i = 0; i < N; i++) xp[i] = X[i];
             nw_outputs();
@@ -162,7 +168,9 @@ static PyObject *newton(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 static void nw_module_numbers(void) {
     nw_init();
     mpvi_gauss_eliminate_init();
+    mpvi_gauss_eliminate_d_init();
     mpvi_max_norm_init();
+    mpvi_refined_update_init();
     mpvi_newton_core_init();
     mpvi_init_array(xo, N, PREC);
     mpvi_init_array(xslot, N, 64);
@@ -181,7 +189,9 @@ static void nw_module_numbers(void) {
     mpvi_init_array(&AS[0][0], N * N, PREC);
     mpvi_init_array(&BS[0][0], N, PREC);
     mpvi_init_array(&DS[0][0], N, PREC);
+    mpvi_init_array(RES, N, PREC);
     for (int i = 0; i < N; i++) { Jr[i] = JS[i]; Ar[i] = AS[i]; Br[i] = BS[i]; Dr[i] = DS[i]; }
+    for (int i = 0; i < N; i++) { JDr[i] = JD[i]; ADr[i] = AD[i]; BDr[i] = BD[i]; XDr[i] = XD[i]; }
 }
 
 MPVI_DEFINE_MODULE(nw_module_numbers, "the constant tables of the kernels",

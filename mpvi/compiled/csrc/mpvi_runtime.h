@@ -16,6 +16,8 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stdlib.h>
+#include <math.h>
+#include <float.h>
 #include <gmp.h>
 #include <mpfr.h>
 #include <mpc.h>
