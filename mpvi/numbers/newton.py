@@ -189,8 +189,8 @@ DOUBLES_FROM = 6
 Below, the context's elimination is cheaper than converting J to doubles and refining:
 measured alternately against the elimination in the context (``benchmarks/
 against_revision.py``, compiled, 64 digits), 4 unknowns (Kepler's Simpson step) took 1.07
-times as long in doubles, 6 (the Lagrange top) 0.87 times, 8 (a chain of 4 pendulums)
-0.85-0.90 times, 32 (16 pendulums) 0.42-0.47 times."""
+times as long in doubles, 6 (the Lagrange top) 0.86 times, 8 (a chain of 4 pendulums,
+Simpson and Gauss-Legendre) 0.88-0.93 times, 32 (16 pendulums) 0.42-0.47 times."""
 
 
 def doubles_for(n: int) -> int:
