@@ -14,7 +14,7 @@ kernels and with the compiled ones (each the best of ``--repeats`` runs of ``--s
 steps after a one-step run that builds the kernels, reported apart), their ratio, and for
 Simpson the special-function calls of one evaluation of the Newton kernel (residual and
 Jacobian): ``calls_python`` (each sin and cos of the Python kernel), ``calls_compiled``
-(sin and cos of one argument fused into one ``mpfr_sin_cos``) and ``calls_loop`` (those
+(sin and cos of one argument fused into one ``mpvi_sin_cos``) and ``calls_loop`` (those
 left inside the Newton loop after the ones of the step's known values are hoisted).
 The last lines fit ms per step ~ N^p over the sizes run (least squares on the logs) for
 each (family, method, path) and the calls ~ N^p.  Progress goes to stderr.  The machine
@@ -70,8 +70,8 @@ def special_calls(problem):
                                   found[-1].prec, found[-1].n, found[-1].nk, found[-1].np)
     loop = c[c.index("static void nw_both(void)"):c.index("rp[0] =")]      # every iteration
     pre = c[c.index("static void nw_pre(void)"):c.index("static void nw_both(void)")]  # once
-    fused_loop = len(re.findall(r"mpfr_sin_cos\(|mpfr_sin\(|mpfr_cos\(", loop))
-    fused_pre = len(re.findall(r"mpfr_sin_cos\(b_|mpfr_sin\(b_|mpfr_cos\(b_", pre))
+    fused_loop = len(re.findall(r"mpvi_sin_cos\(|mpvi_sin\(|mpvi_cos\(", loop))
+    fused_pre = len(re.findall(r"mpvi_sin_cos\(b_|mpvi_sin\(b_|mpvi_cos\(b_", pre))
     return python, fused_loop + fused_pre, fused_loop
 
 

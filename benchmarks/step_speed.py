@@ -172,6 +172,7 @@ _FLOOR_C = r"""
 #include <time.h>
 #include <gmp.h>
 #include <mpfr.h>
+#include "mpvi_trig.h"
 static mpfr_t a[64], b[64], r[64], c[64];
 static unsigned char ia[65536], ib[65536];     /* the operands of call i: a[ia[i]], b[ib[i]] */
 static double now(void) {
@@ -200,6 +201,7 @@ static double timed(const char *name) {
 }
 int main(int argc, char **argv) {
     gmp_randstate_t st; gmp_randinit_default(st); gmp_randseed_ui(st, 36);
+    mpvi_trig_init();
     for (int j = 0; j < 64; j++) {
         mpfr_inits2(%(prec)d, a[j], b[j], r[j], c[j], (mpfr_ptr)0);
         mpfr_urandomb(a[j], st); mpfr_mul_d(a[j], a[j], 0.8, MPFR_RNDN); mpfr_add_d(a[j], a[j], 0.1, MPFR_RNDN);
@@ -240,7 +242,12 @@ def floor_program(prec, directory):
     source.write_text(_FLOOR_C % {"loops": "\n".join(loops), "table": "\n".join(table),
                                   "prec": prec})
     exe = Path(directory) / "floor"
-    cmd = [tc["cc"], "-O2", "-std=c99", str(source), "-o", str(exe)]
+    runtime = Path(directory) / "csrc"            # mpvi_trig.h: the modules' sin and cos
+    runtime.mkdir()
+    for name, data in cbackend.runtime_files().items():
+        (runtime / name).write_bytes(data)
+    cmd = [tc["cc"], "-O2", "-std=c99", f"-DPREC={prec}", *tc.get("defines", ()), str(source),
+           "-o", str(exe), f"-I{runtime}"]
     cmd += [f"-I{d}" for d in tc["includes"]] + tc["link"]
     if tc["rpath"]:
         cmd.append(f"-Wl,-rpath,{tc['rpath']}")

@@ -45,7 +45,7 @@ def test_a_counting_build_counts_every_mpfr_call(monkeypatch, tmp_path):
             f([G64.num("0.5"), G64.num("1.25")])
     counts = {k: v for k, v in cbackend.operation_counts(reset=True).items() if v}
     assert counts == {"mpfr_mul": 6, "mpfr_add": 3, "mpfr_sub": 3, "mpfr_mul_2si": 3,
-                      "mpfr_sin": 3, "mpfr_set": 3}        # set: the result's new mpfr
+                      "mpvi_sin": 3, "mpfr_set": 3}        # set: the result's new mpfr
     assert cbackend.operation_counts() == dict.fromkeys(cbackend.COUNTED_OPERATIONS, 0)
     monkeypatch.delenv(cbackend.ENV_COUNT)
     monkeypatch.setattr(cbackend, "_MODULES", {})
@@ -91,6 +91,6 @@ def test_step_speed_floor_reports_the_ratio_and_the_kepler_step():
         assert r["bit_identical"] is True
         its = r["newton_iterations"]
         assert its["fast"] == its["compiled"]
-    assert report["operations_per_step"]["mpfr_sin_cos"] > 0      # the top's angles
+    assert report["operations_per_step"]["mpvi_sin_cos"] > 0      # the top's angles
     assert report["kepler"]["method"] == "simpson (Kepler)"
-    assert "mpfr_sin_cos" not in report["kepler"]["operations_per_step"]
+    assert "mpvi_sin_cos" not in report["kepler"]["operations_per_step"]

@@ -99,6 +99,12 @@ Balls.  The kernels an :class:`mpvi.ArbContext` runs on Arb balls are compiled b
 :mod:`mpvi.compiled.carb` (against the libflint python-flint loaded, the same balls bit for bit),
 with this module's build, store and trust rules.
 
+Trigonometry.  Where python-flint is installed and its libflint passes the ball kernels'
+layout probe (:func:`mpvi.compiled.carb.toolchain`), the modules are also linked to that
+libflint and compute sin and cos by Arb where Arb's ball decides the correctly rounded
+value (``mpvi_trig.h``: Ziv's test on a ball 32 bits wider, else MPFR): MPFR's bits at
+about a third of its cost.  ``MPVI_ARB_TRIG=0`` keeps every sin and cos in MPFR.
+
 Fallback.  Without a C compiler or MPFR headers, or with
 ``MPVI_COMPILED=0`` in the environment, :func:`compile_function` returns None and mpvi
 computes with the Python kernels; the reason is reported once per process on stderr.
@@ -136,6 +142,9 @@ from mpvi.ground.io import file_kind
 
 ENV_SWITCH = "MPVI_COMPILED"
 """``MPVI_COMPILED=0`` turns the compiled kernels off (the Python kernels are used)."""
+ENV_TRIG = "MPVI_ARB_TRIG"
+"""``MPVI_ARB_TRIG=0`` builds the modules without Arb's sin and cos (``mpvi_trig.h``): every
+sin and cos by MPFR, the same values (a benchmark's baseline)."""
 ENV_CACHE = "MPVI_KERNEL_CACHE"
 """The directory of compiled kernels (default ``~/.cache/mpvi/kernels``)."""
 
@@ -237,9 +246,9 @@ def toolchain() -> dict:
     with _lock:
         if "toolchain" in _status:
             return _status["toolchain"]
-        info = _find_toolchain()
-        _status["toolchain"] = info
-        return info
+    info = _find_toolchain()        # not under the lock: the layout probe builds a module
+    with _lock:
+        return _status.setdefault("toolchain", info)
 
 
 def compiler() -> dict:
@@ -270,9 +279,34 @@ def _find_toolchain() -> dict:
         return {"error": "gmpy2 ships no gmpy2.h/mpfr.h (a gmpy2 built without its headers)"}
     link = [str(p) for p in libs] if len(libs) == 2 else ["-lmpfr", "-lgmp"]
     import gmpy2
-    return {"cc": cc, "version": version, "includes": [str(p) for p in includes] + [python_include],
-            "link": link, "rpath": str(libs_dir) if libs else None,
-            "mpfr": gmpy2.mpfr_version(), "abi": sysconfig.get_config_var("EXT_SUFFIX")}
+    tc = {"cc": cc, "version": version, "includes": [str(p) for p in includes] + [python_include],
+          "link": link, "rpath": str(libs_dir) if libs else None,
+          "mpfr": gmpy2.mpfr_version(), "abi": sysconfig.get_config_var("EXT_SUFFIX"),
+          "defines": []}
+    flint = _arb_trig()
+    if flint is not None:                     # after MPFR's: the modules' mpfr_* are gmpy2's
+        tc["link"] = link + flint["link"]
+        tc["rpath"] = ":".join(filter(None, [tc["rpath"], flint["rpath"]]))
+        tc["includes"] += [flint["flint_headers"]] if flint.get("flint_headers") else []
+        tc["defines"] = ["-DMPVI_ARB_TRIG=1"] + (["-DMPVI_FLINT_HEADERS=1"]
+                                                 if flint.get("flint_headers") else [])
+        tc["mpfr"] += f" + {flint['mpfr']} sin_cos"
+    return tc
+
+
+def _arb_trig() -> dict | None:
+    """The ball kernels' toolchain (:func:`mpvi.compiled.carb.toolchain`: python-flint's
+    libflint, its layout probed) for Arb's sin and cos in the MPFR modules, or None:
+    ``MPVI_ARB_TRIG=0``, python-flint not installed, or its libflint not usable (then
+    MPFR computes every sin and cos, the same values)."""
+    if not environment.flag(ENV_TRIG, True):
+        return None
+    try:
+        from mpvi.compiled import carb
+        tc = carb.toolchain()
+    except ImportError:
+        return None
+    return None if "error" in tc else tc
 
 
 def _report_once(key: str, message: str) -> None:
@@ -761,7 +795,8 @@ def _file_name(name: str, csource: str, tc: dict, runtime: str | None = None) ->
     if runtime is None:
         runtime = _runtime()[1]
     key = hashlib.sha256("\0".join([csource, runtime, tc["version"], tc["mpfr"], tc["abi"],
-                                    " ".join(tc["link"]), " ".join(_CFLAGS)]).encode()).hexdigest()[:24]
+                                    " ".join(tc["link"]), " ".join(tc.get("defines", ())),
+                                    " ".join(_CFLAGS)]).encode()).hexdigest()[:24]
     return f"{name}_{key}{tc['abi']}"
 
 
@@ -816,7 +851,8 @@ def compile_c(tc: dict, c: Path, out: Path, flags: Sequence[str], what: str = ""
     """Compile the C file ``c`` into ``out`` with the toolchain ``tc`` and ``flags``, the
     runtime's headers copied beside it (:func:`_copy_runtime`); RuntimeError with the
     compiler's message (``what``: which build, for that message) if it fails."""
-    cmd = [tc["cc"], *flags, str(c), "-o", str(out), f"-I{_copy_runtime(c.parent)}"]
+    cmd = [tc["cc"], *flags, *tc.get("defines", ()), str(c), "-o", str(out),
+           f"-I{_copy_runtime(c.parent)}"]
     cmd += [f"-isystem{d}" for d in tc["includes"]] + tc["link"]
     if tc["rpath"]:
         cmd.append(f"-Wl,-rpath,{tc['rpath']}")

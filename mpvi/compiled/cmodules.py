@@ -45,7 +45,7 @@ COUNTED_OPERATIONS = {
     "mpfr_si_sub": "si_first", "mpfr_si_div": "si_first",
     "mpfr_mul_2ui": "ui", "mpfr_div_2ui": "ui", "mpfr_mul_2si": "si", "mpfr_pow_ui": "ui",
     "mpfr_pow_si": "si",
-    "mpfr_sin_cos": "sin_cos", "mpfr_sin": "unary", "mpfr_cos": "unary", "mpfr_tan": "unary",
+    "mpvi_sin_cos": "sin_cos", "mpvi_sin": "unary", "mpvi_cos": "unary", "mpfr_tan": "unary",
     "mpfr_exp": "unary", "mpfr_log": "unary", "mpfr_sqrt": "unary", "mpfr_rec_sqrt": "unary",
     "mpfr_cbrt": "unary", "mpfr_pow": "binary", "mpfr_atan": "unary", "mpfr_atan2": "binary",
     "mpfr_sinh": "unary", "mpfr_cosh": "unary", "mpfr_tanh": "unary", "mpfr_asin": "unary",
@@ -56,7 +56,9 @@ COUNTED_OPERATIONS = {
 """The MPFR functions an operation-counting build counts (:func:`operation_counts`), with
 the shape of their arguments: "binary" (out, a, b), "unary" (out, a), "si" (out, a,
 long), "si_first" (out, long, a), "ui" (out, a, unsigned long), "sin_cos" (sin, cos, a),
-"copy" (out, a) and "set_si" (out, long) -- the copies, not arithmetic."""
+"copy" (out, a) and "set_si" (out, long) -- the copies, not arithmetic.  Sin and cos are
+the runtime's ``mpvi_sin_cos``, ``mpvi_sin`` and ``mpvi_cos`` (``mpvi_trig.h``: MPFR's
+values, by Arb where it decides them)."""
 
 ENV_COUNT = "MPVI_COUNT_OPERATIONS"
 """``MPVI_COUNT_OPERATIONS=1`` (set before the first kernel is built) builds the compiled

@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 from typing import Any, Sequence
 
-_FUNCTIONS = {"sin": "mpfr_sin", "cos": "mpfr_cos", "tan": "mpfr_tan", "exp": "mpfr_exp",
+_FUNCTIONS = {"sin": "mpvi_sin", "cos": "mpvi_cos", "tan": "mpfr_tan", "exp": "mpfr_exp",
               "log": "mpfr_log", "sqrt": "mpfr_sqrt", "atan": "mpfr_atan",
               "sinh": "mpfr_sinh", "cosh": "mpfr_cosh", "tanh": "mpfr_tanh",
               "asin": "mpfr_asin", "acos": "mpfr_acos", "fabs": "mpfr_abs", "abs": "mpfr_abs",
@@ -21,7 +21,9 @@ _FUNCTIONS = {"sin": "mpfr_sin", "cos": "mpfr_cos", "tan": "mpfr_tan", "exp": "m
               "floor": "mpfr_rint_floor", "ceil": "mpfr_rint_ceil", "ei": "mpfr_eint",
               "airyai": "mpfr_ai"}
 """The one-argument functions of generated code and their MPFR counterparts (the context's
-``namespace``: the same MPFR functions, through gmpy2)."""
+``namespace``: the same MPFR functions, through gmpy2; sin and cos the runtime's
+``mpvi_sin`` and ``mpvi_cos``, MPFR's values by Arb where it decides them,
+``mpvi_trig.h``)."""
 _NAN_UNLESS_POSITIVE = {"loggamma": "mpfr_lngamma({out}, {x}, MPFR_RNDN)",
                         "bessely": "mpfr_yn({out}, {n}L, {x}, MPFR_RNDN)"}
 """Functions of generated code that are nan for x <= 0 (the context's loggamma, and bessely
@@ -114,7 +116,7 @@ class _Translator:
     64-bit temporary).  C names carry ``prefix`` (several functions share a module).
 
     Two rewrites keep the bits and lower the cost.  ``sin(x)`` and ``cos(x)`` of the same
-    operand are one ``mpfr_sin_cos`` (both correctly rounded, as the two calls are), and
+    operand are one ``mpvi_sin_cos`` (both correctly rounded, as the two calls are), and
     ``x**2`` is ``mpfr_sqr``.  With ``varying`` (the argument groups that change between
     calls, e.g. Newton's unknowns), every operation that depends on none of them goes to
     :attr:`pre`, run once per Newton solve instead of at every iteration: the trigonometry
@@ -387,7 +389,7 @@ class _Translator:
         return key, self.shared.get(key)
 
     def sin_cos(self, node) -> dict:
-        """{"sin": temp, "cos": temp} of the operand of ``node``: one ``mpfr_sin_cos`` at its
+        """{"sin": temp, "cos": temp} of the operand of ``node``: one ``mpvi_sin_cos`` at its
         first use (nan beyond 2^prec, as the context's sin and cos)."""
         key = ast.unparse(node.args[0])
         region = self.region(node)
@@ -399,7 +401,7 @@ class _Translator:
             s, c = self.temp(), self.temp()
             self.region(node).append(
                 f"if (mpfr_nan_p({x}) || mpfr_cmpabs({x}, limit) >= 0) {{ mpfr_set_nan({s}); "
-                f"mpfr_set_nan({c}); }} else mpfr_sin_cos({s}, {c}, {x}, MPFR_RNDN);")
+                f"mpfr_set_nan({c}); }} else mpvi_sin_cos({s}, {c}, {x}, MPFR_RNDN);")
             self.fused[key] = {"sin": s, "cos": c}
             if skey:
                 self.shared[f"sincos:{skey}"] = self.fused[key]

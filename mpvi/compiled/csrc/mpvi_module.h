@@ -20,6 +20,13 @@ MPVI_UNUSED static PyObject *mpvi_setup(PyObject *tables, Py_ssize_t count,
     Py_RETURN_NONE;
 }
 
+/* trig_counts(): (sin and cos calls Arb decided, calls MPFR computed) since load
+   (mpvi_trig.h) */
+static PyObject *trig_counts(PyObject *self, PyObject *unused) {
+    (void)self; (void)unused;
+    return Py_BuildValue("(KK)", mpvi_trig_arb, mpvi_trig_mpfr);
+}
+
 static struct PyModuleDef mpvi_module_def = {
     .m_base = PyModuleDef_HEAD_INIT, .m_name = MPVI_STR(MPVI_MODULE), .m_size = -1,
 };
@@ -29,6 +36,7 @@ static struct PyModuleDef mpvi_module_def = {
 static PyObject *mpvi_module_create(PyMethodDef *methods, void (*init)(void)) {
     if (import_gmpy2() < 0) return NULL;
     mpvi_init_limit();
+    mpvi_trig_init();
     init();
     mpvi_module_def.m_methods = methods;
     return PyModule_Create(&mpvi_module_def);
@@ -41,6 +49,7 @@ static PyObject *mpvi_module_create(PyMethodDef *methods, void (*init)(void)) {
     static PyMethodDef methods[] = {                                                    \
         __VA_ARGS__,                                                                    \
         {"setup", (PyCFunction)setup, METH_O, setup_doc},                               \
+        {"trig_counts", (PyCFunction)trig_counts, METH_NOARGS, "sin, cos: Arb's, MPFR's"}, \
         MPVI_COUNT_METHOD                                                               \
         {NULL, NULL, 0, NULL}                                                           \
     };                                                                                  \

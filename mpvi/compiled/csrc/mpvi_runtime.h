@@ -26,6 +26,7 @@
 #ifndef PREC
 #error "PREC (the precision in bits of every operation) must be defined"
 #endif
+#include "mpvi_trig.h"
 
 #if defined(__GNUC__) || defined(__clang__)
 #define MPVI_UNUSED __attribute__((unused))
