@@ -101,6 +101,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from mpvi.compiled import cbackend
+from mpvi.compiled.cbackend import _libflint, _library_version
 from mpvi.compiled.ctranslate import Unsupported
 
 VERIFIED_FLINT = "3.6.0"
@@ -153,32 +154,6 @@ def _report_once(key: str, message: str) -> None:
 
 
 # ----- the toolchain and the layout ---------------------------------------------------------
-
-def _libflint() -> Path | None:
-    """The libflint file python-flint loaded: from ``/proc/self/maps`` (Linux), else the
-    one bundled in python-flint's wheel; None if neither is found."""
-    import flint
-    maps = Path("/proc/self/maps")
-    if maps.exists():
-        for line in maps.read_text(errors="replace").splitlines():
-            path = line.split(None, 5)[-1] if line.count(" ") >= 5 else ""
-            name = Path(path).name
-            if name.startswith("libflint") and ".so" in name and Path(path).is_file():
-                return Path(path)
-    libs = Path(flint.__file__).resolve().parent.parent / "python_flint.libs"
-    found = sorted(libs.glob("libflint*.so*")) if libs.is_dir() else []
-    return found[0] if len(found) == 1 else None
-
-
-def _library_version(lib: Path) -> str:
-    """The version string ``flint_version`` of the library file ``lib`` (already loaded by
-    python-flint: the same instance), or "unknown"."""
-    try:
-        text = (ctypes.c_char * 64).in_dll(ctypes.CDLL(str(lib)), "flint_version").value
-    except (OSError, ValueError):
-        return "unknown"
-    return text.decode("ascii", "replace")
-
 
 def toolchain() -> dict:
     """The compiler, headers and libflint to build ball kernels with, or ``{"error":

@@ -99,9 +99,8 @@ Balls.  The kernels an :class:`mpvi.ArbContext` runs on Arb balls are compiled b
 :mod:`mpvi.compiled.carb` (against the libflint python-flint loaded, the same balls bit for bit),
 with this module's build, store and trust rules.
 
-Trigonometry.  Where python-flint is installed and its libflint passes the ball kernels'
-layout probe (:func:`mpvi.compiled.carb.toolchain`), the modules are also linked to that
-libflint and compute sin and cos by Arb where Arb's ball decides the correctly rounded
+Trigonometry.  Where python-flint is installed, the modules are also linked to the
+libflint it loaded and compute sin and cos by Arb where Arb's ball decides the correctly rounded
 value (``mpvi_trig.h``: Ziv's test on a ball 32 bits wider, else MPFR): MPFR's bits at
 about a third of its cost.  ``MPVI_ARB_TRIG=0`` keeps every sin and cos in MPFR.
 
@@ -115,6 +114,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import ctypes
 import hashlib
 import hmac
 import importlib.machinery
@@ -287,26 +287,55 @@ def _find_toolchain() -> dict:
     if flint is not None:                     # after MPFR's: the modules' mpfr_* are gmpy2's
         tc["link"] = link + flint["link"]
         tc["rpath"] = ":".join(filter(None, [tc["rpath"], flint["rpath"]]))
-        tc["includes"] += [flint["flint_headers"]] if flint.get("flint_headers") else []
-        tc["defines"] = ["-DMPVI_ARB_TRIG=1"] + (["-DMPVI_FLINT_HEADERS=1"]
-                                                 if flint.get("flint_headers") else [])
+        tc["defines"] = ["-DMPVI_ARB_TRIG=1"]
         tc["mpfr"] += f" + {flint['mpfr']} sin_cos"
     return tc
 
 
 def _arb_trig() -> dict | None:
-    """The ball kernels' toolchain (:func:`mpvi.compiled.carb.toolchain`: python-flint's
-    libflint, its layout probed) for Arb's sin and cos in the MPFR modules, or None:
-    ``MPVI_ARB_TRIG=0``, python-flint not installed, or its libflint not usable (then
-    MPFR computes every sin and cos, the same values)."""
+    """The libflint python-flint loaded, to link for Arb's sin and cos in the MPFR modules
+    (``mpvi_trig.h``, which reaches balls through FLINT's functions only, so no layout of
+    FLINT's types is assumed), or None: ``MPVI_ARB_TRIG=0``, python-flint not installed,
+    or its libflint not found (then MPFR computes every sin and cos, the same values)."""
     if not environment.flag(ENV_TRIG, True):
         return None
     try:
-        from mpvi.compiled import carb
-        tc = carb.toolchain()
+        import flint  # noqa: F401  (python-flint loads its libflint)
     except ImportError:
         return None
-    return None if "error" in tc else tc
+    lib = _libflint()
+    if lib is None:
+        return None
+    return {"link": [str(lib)], "rpath": str(lib.parent),
+            "mpfr": f"FLINT {_library_version(lib)}"}
+
+
+def _libflint() -> Path | None:
+    """The libflint file python-flint loaded: from ``/proc/self/maps`` (Linux), else the
+    one bundled in python-flint's wheel; None if neither is found."""
+    import flint
+    maps = Path("/proc/self/maps")
+    if maps.exists():
+        for line in maps.read_text(errors="replace").splitlines():
+            path = line.split(None, 5)[-1] if line.count(" ") >= 5 else ""
+            name = Path(path).name
+            if name.startswith("libflint") and ".so" in name and Path(path).is_file():
+                return Path(path)
+    libs = Path(flint.__file__).resolve().parent.parent / "python_flint.libs"
+    found = sorted(libs.glob("libflint*.so*")) if libs.is_dir() else []
+    return found[0] if len(found) == 1 else None
+
+
+def _library_version(lib: Path) -> str:
+    """The version string ``flint_version`` of the library file ``lib`` (already loaded by
+    python-flint: the same instance), or "unknown"."""
+    try:
+        text = (ctypes.c_char * 64).in_dll(ctypes.CDLL(str(lib)), "flint_version").value
+    except (OSError, ValueError):
+        return "unknown"
+    return text.decode("ascii", "replace")
+
+
 
 
 def _report_once(key: str, message: str) -> None:

@@ -3,7 +3,7 @@
    kernels'), bit for bit, faster where Arb decides them.
 
    With MPVI_ARB_TRIG defined (mpvi.compiled.cbackend links the module to the libflint
-   python-flint loaded, whose ball layout mpvi.compiled.carb has probed), sin and cos of
+   python-flint loaded), sin and cos of
    an argument 2^-MPVI_TRIG_TINY <= |x| < 2^MPVI_TRIG_HUGE are first computed by Arb
    (arb_sin_cos, about 4.6 times faster than mpfr_sin_cos at 216 bits) as balls at
    PREC + MPVI_TRIG_GUARD bits; where a ball certainly rounds to one PREC-bit number
@@ -37,23 +37,27 @@
 static unsigned long long mpvi_trig_arb = 0, mpvi_trig_mpfr = 0;   /* calls each path decided */
 
 #ifdef MPVI_ARB_TRIG
-#include "mpvi_flint.h"
-void arf_set_mpfr(arf_struct *x, const __mpfr_struct *y);
-int arf_get_mpfr(__mpfr_struct *x, const arf_struct *y, mpfr_rnd_t rnd);
-void arb_sin_cos(arb_ptr s, arb_ptr c, arb_srcptr x, slong prec);
+/* FLINT's functions, declared on untyped balls: a ball is reached only through them (made
+   by _arb_vec_init, its midpoint the arf at its start -- arb_struct's first member in
+   every FLINT and Arb), so no other layout of FLINT's types is assumed */
+void *_arb_vec_init(long n);
+void arb_sin_cos(void *s, void *c, const void *x, long prec);
+void arb_get_rad_arb(void *z, const void *x);
+void arf_set_mpfr(void *x, const __mpfr_struct *y);
+int arf_get_mpfr(__mpfr_struct *x, const void *y, mpfr_rnd_t rnd);
 
 static int mpvi_trig_ok = 0;                          /* the load-time check passed */
-static arb_t mpvi_tx, mpvi_ts, mpvi_tc, mpvi_tr;      /* the argument, sin, cos, a radius */
+static void *mpvi_tx, *mpvi_ts, *mpvi_tc, *mpvi_tr;   /* the argument, sin, cos, a radius */
 static mpfr_t mpvi_tm[2], mpvi_trad;                  /* the two midpoints, a radius */
 
 /* 1 with the midpoint of b in mpvi_tm[k] if b certainly rounds to nearest at PREC bits to
    the rounding of that midpoint, else 0 */
-static int mpvi_trig_decided(arb_srcptr b, int k) {
+static int mpvi_trig_decided(const void *b, int k) {
     mpfr_ptr m = mpvi_tm[k];
-    if (arf_get_mpfr(m, &b->mid, MPFR_RNDN) != 0 || !mpfr_regular_p(m))
+    if (arf_get_mpfr(m, b, MPFR_RNDN) != 0 || !mpfr_regular_p(m))
         return 0;                                     /* not exact at PREC + GUARD bits, or 0 */
     arb_get_rad_arb(mpvi_tr, b);
-    arf_get_mpfr(mpvi_trad, &mpvi_tr->mid, MPFR_RNDU);   /* an upper bound of the radius */
+    arf_get_mpfr(mpvi_trad, mpvi_tr, MPFR_RNDU);      /* an upper bound of the radius */
     if (mpfr_zero_p(mpvi_trad)) return 1;             /* an exact ball */
     if (!mpfr_regular_p(mpvi_trad)) return 0;
     /* |value - m| <= rad < 2^EXP(rad) = 2^(EXP(m) - err) */
@@ -73,7 +77,7 @@ static int mpvi_trig_arb_both(mpfr_srcptr x) {
     if (!mpvi_trig_ok || !mpfr_regular_p(x) || mpfr_get_exp(x) > MPVI_TRIG_HUGE
             || mpfr_get_exp(x) < -MPVI_TRIG_TINY)
         return 0;
-    arf_set_mpfr(&mpvi_tx->mid, x);                   /* the radius stays 0: x exact */
+    arf_set_mpfr(mpvi_tx, x);                         /* the radius stays 0: x exact */
     arb_sin_cos(mpvi_ts, mpvi_tc, mpvi_tx, PREC + MPVI_TRIG_GUARD);
     return mpvi_trig_decided(mpvi_ts, 0) && mpvi_trig_decided(mpvi_tc, 1);
 }
@@ -127,7 +131,8 @@ static void mpvi_trig_init(void) {
                                        "3.1415926535897932384626433832795028", "-2.75",
                                        "1e-5", "777.125", "0.7853981633974483096156608458198757"};
     mpfr_t x, s, c;
-    arb_init(mpvi_tx); arb_init(mpvi_ts); arb_init(mpvi_tc); arb_init(mpvi_tr);
+    mpvi_tx = _arb_vec_init(1); mpvi_ts = _arb_vec_init(1);
+    mpvi_tc = _arb_vec_init(1); mpvi_tr = _arb_vec_init(1);
     mpfr_init2(mpvi_tm[0], PREC + MPVI_TRIG_GUARD);
     mpfr_init2(mpvi_tm[1], PREC + MPVI_TRIG_GUARD);
     mpfr_init2(mpvi_trad, 64);
