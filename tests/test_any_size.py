@@ -7,7 +7,9 @@ M_ij = (N - max(i, j)) cos(q_i - q_j), V = -sum (N - i) cos q_i (unit masses and
 -- beyond the 3 degrees of freedom where the Hamiltonian field stops inverting M
 symbolically.  The linear-only forms (axioms2024's Newmark and Simpson variants) run on a
 chain of N coupled oscillators.  Both paths must take the same Newton iterations and agree
-to a few units of eps per step.
+to a few units of eps per step: the kernels' start in doubles is off here
+(``MPVI_NEWTON_START=0``), the reference path having none (tests/test_cdouble.py tests the
+start).
 """
 import numpy as np
 import pytest
@@ -17,6 +19,15 @@ import mpvi
 from mpvi import LagrangianSystem, LinearSystem, Problem, solve
 
 DOF = range(1, 9)
+
+
+@pytest.fixture(autouse=True)
+def _no_start_in_doubles(monkeypatch):
+    """Kernels bound without Newton's start in doubles, none reused from other tests."""
+    from mpvi.engines import kernels
+    monkeypatch.setenv(kernels.ENV_START, "0")
+    monkeypatch.setattr(kernels, "_KERNELS", {})
+    monkeypatch.setattr(kernels, "_ANY_CONTEXT", {})
 STEPS = 2
 LINEAR_ONLY = {"newmark", "simpson_v1"}
 # method parameters of the runs (a cheaper quadrature where a method has one to choose)

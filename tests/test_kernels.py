@@ -3,11 +3,15 @@
 Both paths run in the same mpmath context (``ctx.kernels`` chooses), so any difference is
 the kernel's: they must take the same Newton iterations and agree to a few units of eps
 per step.  The gmp context (kernels on by default) is compared with the mp reference too.
+The kernels' start in doubles is off here (``MPVI_NEWTON_START=0``): the reference path
+has none, and equal iteration counts are the check (tests/test_cdouble.py tests the
+start).
 """
 import numpy as np
 import pytest
 
 from mpvi import Problem, get_context, solve
+from mpvi.engines import kernels as kernel_cache
 from mpvi.numbers.context import MPContext
 from mpvi.numbers.linalg import SingularMatrixError
 from mpvi.numbers.linalg import solve_dense
@@ -15,6 +19,14 @@ from mpvi.systems.damped import damped_pendulum
 from mpvi.systems.lagrange_top import table3_top
 
 T_BAR = "1.8472389815089258840562322083988766"
+
+
+@pytest.fixture(autouse=True)
+def _no_start_in_doubles(monkeypatch):
+    """Kernels bound without Newton's start in doubles, none reused from other tests."""
+    monkeypatch.setenv(kernel_cache.ENV_START, "0")
+    monkeypatch.setattr(kernel_cache, "_KERNELS", {})
+    monkeypatch.setattr(kernel_cache, "_ANY_CONTEXT", {})
 
 # (scheme, params): every implicit scheme that has a kernel
 IMPLICIT = [("simpson", {}), ("midpoint", {}), ("lobatto", {"points": 4}),

@@ -1089,11 +1089,11 @@ def _tables_plan(stem: str, what: str, tables: Sequence[dict], make: Callable):
 
 
 def _newton_plan(sources: Sequence[str], tables: Sequence[dict], prec: int, n: int, nk: int,
-                 np_: int):
+                 np_: int, start: bool):
     """The plan (as :func:`_plan`) of a compiled Newton module, or None."""
     return _tables_plan("mpvi_n", "Newton iteration", tables, lambda names, note, exact:
                         translate_newton("mpvi_module", sources, names, prec, n, nk, np_,
-                                         note, exact))
+                                         note, exact, start))
 
 
 def _module(plan):
@@ -1182,7 +1182,7 @@ def _not_compiled(*args):
 
 
 def newton_function(sources: Sequence[str], tables: Sequence[dict], prec: int, n: int,
-                    nk: int, np_: int) -> Callable | None:
+                    nk: int, np_: int, start: bool = True) -> Callable | None:
     """Newton's method on a generated kernel, compiled (:func:`translate_newton`), or None
     when compiled kernels are off or unavailable.
 
@@ -1193,6 +1193,8 @@ def newton_function(sources: Sequence[str], tables: Sequence[dict], prec: int, n
     tables : their constant tables (name -> ``mpfr``).
     prec : the context's precision in bits.
     n, nk, np_ : the lengths of X, K and P.
+    start : whether the iteration starts in doubles where the kernel has a twin in doubles
+        (:func:`mpvi.numbers.newton.double_start`; the Python iteration's choice).
 
     Returns
     -------
@@ -1203,7 +1205,7 @@ def newton_function(sources: Sequence[str], tables: Sequence[dict], prec: int, n
         then raises its error); before the module is built (:class:`Rental`,
         unless it is in the disk cache) it returns None too.
     """
-    plan = _newton_plan(sources, tables, prec, n, nk, np_)
+    plan = _newton_plan(sources, tables, prec, n, nk, np_, start)
     return None if plan is None else _lazy(plan, "newton", _not_compiled)
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
+from mpvi.compiled import cdouble
 from mpvi.compiled.croutine import routines_c
 from mpvi.compiled.ctranslate import _FUNCTIONS, _PERIODIC, Unsupported, _Translator, _nan_if
 from mpvi.ground import environment
@@ -170,7 +171,7 @@ def _storage(tr: "_Translator") -> tuple[list[str], list[str]]:
 
 def translate_newton(name: str, sources: Sequence[str], constants: Sequence[Sequence[str]],
                      prec: int, n: int, nk: int, np_: int, note: str = "",
-                     values: Sequence[dict] | None = None) -> str:
+                     values: Sequence[dict] | None = None, start: bool = True) -> str:
     """The C source of an extension module ``name`` whose ``newton(X0, K, P, eps, rtol,
     scale, max_iter, slack)`` runs :func:`mpvi.numbers.newton.solve_info` on a generated kernel
     entirely in C: ``sources`` are the Python sources of (residual_and_jacobian, residual[,
@@ -180,7 +181,9 @@ def translate_newton(name: str, sources: Sequence[str], constants: Sequence[Sequ
     ``(X, iterations, residual[, outputs])``, or None wherever the Python iteration would
     raise or could take a path the C one does not follow (a non-finite number, a singular
     pivot, the iteration limit, an argument wider than the context): the caller then runs
-    the Python iteration, which raises its own error (or, rarely, succeeds)."""
+    the Python iteration, which raises its own error (or, rarely, succeeds).  With
+    ``start`` (the Python iteration's choice), the iteration starts in doubles where the
+    kernel has a twin in doubles (:mod:`mpvi.compiled.cdouble`)."""
     parts, shared = [], {}
     for src, consts, prefix, scope in zip(sources, constants, ("b_", "r_", "o_"),
                                          (None, "final", "final")):
@@ -210,7 +213,16 @@ def translate_newton(name: str, sources: Sequence[str], constants: Sequence[Sequ
     outputs = []
     if len(parts) > 2:
         outputs = evaluate[2] + [f"oo[{i}] = {r};" for i, r in enumerate(results[2])]
+    try:                      # the kernel in doubles of Newton's start (mpvi.compiled.cdouble)
+        doubled = cdouble.c_kernel(sources[0], constants[0], ["x", "d_kp", "d_pp"]) \
+            if start else None
+    except Unsupported:
+        doubled = None
+    nc0 = len(parts[0][0].constants)
+    if doubled is not None:
+        setups += [f"for (int j = 0; j < {nc0}; j++) d_k[j] = mpfr_get_d(b_k[j], MPFR_RNDN);"]
     defines = {"PREC": prec, "MPVI_MODULE": name, "N": n, "DOUBLES": doubles_for(n),
+               "STARTING": int(doubled is not None), "NDK": max(nc0, 1),
                "NK": nk, "NP": np_,
                "NKA": max(nk, 1), "NPA": max(np_, 1),
                "NOUT": max(len(results[2]) if len(parts) > 2 else 0, 1),
@@ -221,7 +233,9 @@ def translate_newton(name: str, sources: Sequence[str], constants: Sequence[Sequ
              _hook("void nw_pre(void)", pres),
              _hook("void nw_both(void)", evaluate[0] + fill),
              _hook("void nw_residual(void)", evaluate[1] + rfill),
-             _hook("void nw_outputs(void)", outputs)]
+             _hook("void nw_outputs(void)", outputs),
+             _hook("int nw_both_d(const double *x)", doubled or ["(void)x;"],
+                   "0" if doubled is None else "1")]
     return _module_source("Newton's method of mpvi.numbers.newton.solve_info on a kernel of "
                           "mpvi.engines.kernels, with the elimination of mpvi.numbers.linalg.solve_dense, "
                           "in MPFR", note, "mpvi_newton.h", defines, hooks)

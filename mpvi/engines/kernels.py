@@ -45,10 +45,18 @@ from typing import Any, Callable, NamedTuple, Sequence
 import numpy as np
 import sympy as sp
 
-from mpvi.compiled import cbackend
+from mpvi.compiled import cbackend, cdouble
+from mpvi.ground import environment
 from mpvi.compiled.codegen import TIME as TIME_SYMBOL, bound_source, function, generate_source, printed_source
 from mpvi.numbers.linalg import SingularMatrixError, hadamard_regular, solve_dense
 from mpvi.numbers.newton import DEFAULT_MAX_ITER, RESIDUAL_SLACK, solve_info, tolerance
+
+
+ENV_START = "MPVI_NEWTON_START"
+"""``MPVI_NEWTON_START=0`` (read when a kernel is bound to a context) turns Newton's start in
+doubles off (:func:`mpvi.numbers.newton.double_start`): every iteration at the context's
+precision, as the assembled reference path iterates (``tests/test_kernels.py`` compares
+their iteration counts)."""
 
 
 class Kernel:
@@ -93,6 +101,17 @@ class Kernel:
         self.both, self.residual, *rest = [function(source, table, ctx, name) for
                                            name, (source, table) in zip(self.names, sources)]
         self.outputs = rest[0] if rest else None
+        # the residual and Jacobian in doubles, Newton's start (the compiled iteration
+        # makes the same decision from the same source: mpvi.compiled.cdouble)
+        self.double = None
+        if not getattr(ctx, "verified", False) and environment.flag(ENV_START, True) \
+                and cdouble.supported(sources[0][0]):
+            try:
+                constants = {name: float(v) for name, v in sources[0][1].items()}
+            except (ArithmeticError, ValueError, TypeError):
+                constants = None
+            if constants is not None:
+                self.double = cdouble.python_kernel(sources[0][0], constants)
         # what the compiled iteration is made of (benchmarks/scaling.py counts its calls)
         self.sources = [s for s, _ in sources]
         self.constant_names = [sorted(t) for _, t in sources]
@@ -100,7 +119,8 @@ class Kernel:
         self.newton, self._tolerance = None, (None, None)
         if cbackend.active(ctx):
             self.newton = cbackend.newton_function(
-                self.sources, [t for _, t in sources], ctx.prec, self.n, self.nk, self.np)
+                self.sources, [t for _, t in sources], ctx.prec, self.n, self.nk, self.np,
+                start=self.double is not None)
 
     def in_context(self, ctx: Any) -> "Kernel":
         """This kernel in another number context: the same printed code, its constants
@@ -109,6 +129,23 @@ class Kernel:
         new = copy.copy(self)
         new._bind(ctx)
         return new
+
+    def start(self, K, P) -> Callable | None:
+        """``start(xs)`` -> (residual, Jacobian rows) in doubles at the floats ``xs``, the
+        step's inputs ``K`` and parameters ``P`` rounded to doubles (Newton's start,
+        :func:`mpvi.numbers.newton.double_start`); None without a kernel in doubles."""
+        double, n = self.double, self.n
+        if double is None:
+            return None
+        try:
+            kd, pd = [float(v) for v in K], [float(v) for v in P]
+        except (ArithmeticError, ValueError, TypeError):
+            return None
+
+        def start(xs):
+            out = double(xs, kd, pd)
+            return out[:n], [out[n + i * n:n + (i + 1) * n] for i in range(n)]
+        return start
 
     def equations(self, K, P):
         """``fun(X, jacobian)`` for :func:`mpvi.numbers.newton.solve_info`: (residual, Jacobian
@@ -151,7 +188,7 @@ class Kernel:
                     return out[:3]
                 return out if self.outputs is not None else (*out, None)
         X, iterations, residual = solve_info(self.equations(K, P), X0() if callable(X0) else X0,
-                                             ctx, **newton)
+                                             ctx, start=self.start(K, P), **newton)
         if outputs:
             return X, iterations, residual, self.outputs(X, K, P) if self.outputs else None
         return X, iterations, residual

@@ -6,7 +6,9 @@
    arguments, the kernels as its callbacks, the storage, the Python module.
 
    The generated part defines, before this header: PREC, MPVI_MODULE, N (the unknowns),
-   DOUBLES (1 where the updates are solved in doubles: mpvi.numbers.newton.doubles_for), NK
+   DOUBLES (1 where the updates are solved in doubles: mpvi.numbers.newton.doubles_for),
+   STARTING (1 where the kernel has a twin in doubles for Newton's start,
+   mpvi.compiled.cdouble; NDK the size of its constant table), NK
    and NP (the known values and parameters; NKA, NPA: at least 1), NOUT (the outputs, at
    least 1), HAS_OUTPUTS (0 or 1) and NTABLES (the constant tables setup() takes); and,
    after it, the hooks:
@@ -15,13 +17,16 @@
      nw_pre(): binds K, P (kp, pp) and runs the operations on them alone (once per solve);
      nw_both(): binds X (xp), computes the residual rp and the Jacobian Jp;
      nw_residual(): the residual rr at X (xp);
-     nw_outputs(): the step's outputs oo at X (xp) (empty without outputs). */
+     nw_outputs(): the step's outputs oo at X (xp) (empty without outputs);
+     nw_both_d(x): the residual and Jacobian in doubles at x into d_out, from d_kp, d_pp
+       and the constants d_k (0 where Python raises; empty without STARTING). */
 #ifndef MPVI_NEWTON_H
 #define MPVI_NEWTON_H
 #include "mpvi_runtime.h"
 #include "mpvi_module.h"
 #include "mpvi_powers.h"
 #include "mpvi_number.h"
+#include "mpvi_double.h"
 
 static mpfr_t xo[N], ONE;
 static mpfr_ptr xp[N], rp[N], Jp[N][N], rr[N], oo[NOUT];
@@ -36,6 +41,11 @@ static mpfr_t *Jr[N], *Ar[N], *Br[N], *Dr[N];
 static mpfr_t RES[N];
 static double JD[N][N], AD[N][N], BD[N][1], XD[N][1], FO[2];
 static double *JDr[N], *ADr[N], *BDr[N], *XDr[N];
+/* ... and of its start in doubles (mpvi_double_start): the kernel's constants, inputs,
+   parameters and results in doubles, the iterate, residual and Jacobian */
+MPVI_UNUSED static double d_k[NDK], d_kp[NKA], d_pp[NPA];
+static double d_out[N + N * N], XS[N], RS[N], JSD[N][N];
+static double *JSDr[N];
 
 static int nw_tables(PyObject *tables);
 static void nw_init(void);
@@ -43,6 +53,8 @@ static void nw_pre(void);
 static void nw_both(void);
 static void nw_residual(void);
 static void nw_outputs(void);
+static int nw_both_d(const double *x);
+
 
 static PyObject *setup(PyObject *self, PyObject *tables) {
     (void)self;
@@ -64,6 +76,16 @@ static int nw_residual_cb(mpfr_t *x, mpfr_t *r) {
     for (int i = 0; i < N; i++) xp[i] = x[i];
     nw_residual();
     for (int i = 0; i < N; i++) mpfr_set(r[i], rr[i], MPFR_RNDN);
+    return 1;
+}
+
+/* the callback of the start in doubles: start(x, r, jac) by nw_both_d */
+static int nw_start_cb(double *x, double *r, double **jac) {
+    if (!nw_both_d(x)) return 0;
+    for (int i = 0; i < N; i++) {
+        r[i] = d_out[i];
+        for (int j = 0; j < N; j++) jac[i][j] = d_out[N + i * N + j];
+    }
     return 1;
 }
 
@@ -150,10 +172,15 @@ static PyObject *newton(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     PyObject *out = NULL;
     if (ok) {
         for (int i = 0; i < N; i++) mpfr_set(X[i], xp[i], MPFR_RNDN);
+#if STARTING
+        for (int i = 0; i < NK; i++) d_kp[i] = mpfr_get_d(kp[i], MPFR_RNDN);
+        for (int i = 0; i < NP; i++) d_pp[i] = mpfr_get_d(pp[i], MPFR_RNDN);
+#endif
         nw_pre();
         long code = mpvi_newton_core(N, nw_both_cb, nw_residual_cb, nw_residual_cb, X, eps, rtol,
                                      scale, max_iter, slack, 0, ONE, R, Jr, Ar, Br, Dr, STEP,
-                                     TRIAL, FR, OUT, DOUBLES, DBL_EPSILON, RES, JDr, ADr, BDr, XDr, FO);
+                                     TRIAL, FR, OUT, DOUBLES, DBL_EPSILON, RES, JDr, ADr, BDr, XDr, FO,
+                                     nw_start_cb, STARTING, XS, RS, JSDr);
         if (code > 0) {
             for (int i = 0; i < N; i++) xp[i] = X[i];
             nw_outputs();
@@ -169,8 +196,11 @@ static void nw_module_numbers(void) {
     nw_init();
     mpvi_gauss_eliminate_init();
     mpvi_gauss_eliminate_d_init();
+    mpvi_newton_update_init();
+    mpvi_newton_update_d_init();
     mpvi_max_norm_init();
     mpvi_refined_update_init();
+    mpvi_double_start_init();
     mpvi_newton_core_init();
     mpvi_init_array(xo, N, PREC);
     mpvi_init_array(xslot, N, 64);
@@ -192,6 +222,7 @@ static void nw_module_numbers(void) {
     mpvi_init_array(RES, N, PREC);
     for (int i = 0; i < N; i++) { Jr[i] = JS[i]; Ar[i] = AS[i]; Br[i] = BS[i]; Dr[i] = DS[i]; }
     for (int i = 0; i < N; i++) { JDr[i] = JD[i]; ADr[i] = AD[i]; BDr[i] = BD[i]; XDr[i] = XD[i]; }
+    for (int i = 0; i < N; i++) JSDr[i] = JSD[i];
 }
 
 MPVI_DEFINE_MODULE(nw_module_numbers, "the constant tables of the kernels",

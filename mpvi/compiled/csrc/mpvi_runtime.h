@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <math.h>
 #include <float.h>
+#include <errno.h>
 #include <gmp.h>
 #include <mpfr.h>
 #include <mpc.h>
