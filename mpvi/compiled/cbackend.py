@@ -102,7 +102,7 @@ with this module's build, store and trust rules.
 Trigonometry.  Where python-flint is installed, the modules are also linked to the
 libflint it loaded and compute sin and cos by Arb where Arb's ball decides the correctly rounded
 value (``mpvi_trig.h``: Ziv's test on a ball 32 bits wider, else MPFR): MPFR's bits at
-about a third of its cost.  ``MPVI_ARB_TRIG=0`` keeps every sin and cos in MPFR.
+about a fifth of its cost (0.49 against 2.26 us at 216 bits).  ``MPVI_ARB_TRIG=0`` keeps every sin and cos in MPFR.
 
 Fallback.  Without a C compiler or MPFR headers, or with
 ``MPVI_COMPILED=0`` in the environment, :func:`compile_function` returns None and mpvi

@@ -15,9 +15,9 @@
    paths against each other on a few arguments when it loads (mpvi_trig_init) and keeps
    to MPFR if they differ.
 
-   Without MPVI_ARB_TRIG these are MPFR's functions.  The counting build
-   (MPVI_COUNT) counts the calls Arb decided and those it left to MPFR
-   (mpvi_trig_counts). */
+   Without MPVI_ARB_TRIG these are MPFR's functions.  Every module counts the calls Arb
+   decided and those MPFR computed (mpvi_trig_arb, mpvi_trig_mpfr: the module's
+   trig_counts()). */
 #ifndef MPVI_TRIG_H
 #define MPVI_TRIG_H
 #include <mpfr.h>
