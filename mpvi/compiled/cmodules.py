@@ -547,7 +547,7 @@ def _taylor_series(tape) -> list[str]:
         elif op in ("log", "sqrt"):
             emit(f"ts_{op}({_T(d)}, {_T(a)}, k);")
         elif op == "powc":
-            emit(f"ts_powc({_T(d)}, {_T(a)}, {_F(ins[3])}, k);")
+            emit(f"ts_powc({_T(d)}, {_T(a)}, {_T(ins[4])}, {_F(ins[3])}, k);")
         else:
             raise Unsupported(f"series tape operation {op}")
     return body
@@ -575,6 +575,8 @@ def translate_taylor(name: str, tape, prec: int, note: str = "") -> str:
                "NCA": max(len(tape.constants), 1), "NPAR": nparams,
                "NPARA": max(nparams, 1), "MAX_SUBSTEPS": f"{tape.max_substeps}L",
                "MPVI_STATE": ", ".join(map(str, tape.state)),
+               "MPVI_COPIES": ", ".join(map(str, tape.copies or tape.state)),
+               "NCOPIES": len(tape.copies or tape.state),
                "MPVI_TIME": -1 if tape.time is None else tape.time}
     hooks = [_hook("void tp_fixed(void)", fixed),
              _hook("int tp_order(long k, mpfr_srcptr eps)", ["(void)k;", "(void)eps;"] + body, "1"),

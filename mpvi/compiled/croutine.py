@@ -694,6 +694,13 @@ class _Routine:
         text = "\n".join([head] + [f"    {d}" for d in decl] + self.out + ["}"])
         setup = "\n".join(storage + [f"MPVI_UNUSED static void {self.name}_init(void) {{"]
                           + [f"    {x}" for x in init] + ["}"])
+        # the working precision of the storage (at most PREC, so never reallocated; the
+        # values are lost): a routine run on numbers of fewer bits, as the same Python
+        # under a context of that precision (the Taylor recurrences' tiers)
+        prec = [f"for (int i = 0; i < {nt}; i++) mpfr_set_prec({self.name}_t[i], p);"]
+        prec += [f"mpfr_set_prec({n}, p);" for n in nums]
+        setup += "\n".join(["", f"MPVI_UNUSED static void {self.name}_prec(mpfr_prec_t p) {{"]
+                            + [f"    {x}" for x in prec] + ["}"])
         return text, setup
 
 
@@ -716,7 +723,10 @@ def translate_routine(source: str, name: str, callees: dict[str, str] | None = N
                       doubles: bool = False) -> str:
     """The C of the Python function ``source`` (one ``def`` of the subset of this module):
     its storage, ``static void NAME_init(void)`` (``mpfr_init2`` at ``PREC`` of the
-    storage, called once when the module loads) and ``static int NAME(...)``.  The
+    storage, called once when the module loads), ``static void NAME_prec(mpfr_prec_t p)``
+    (the storage set to ``p`` <= ``PREC`` bits: the routine then rounds every operation
+    to ``p`` bits, as its Python under a context of that precision) and ``static int
+    NAME(...)``.  The
     arguments keep their order: an ``int`` is a ``long``, a ``Real`` an ``mpfr_srcptr``, a
     vector an ``mpfr_t *``, a matrix an ``mpfr_t **`` (row pointers: a swap of rows is a
     swap of pointers), a ``float`` a ``double`` (``list[float]`` a ``double *``, and so

@@ -458,8 +458,9 @@ class TaylorSteps(NamedTuple):
     form : "qp" (an M, V system, on y = (q, p)) or "qv" (a general Lagrangian, on
         y = (q, v)).
     python : the steps in Python: ``step(t, y, h, order)`` -> the new y as a list,
-        ``adaptive(t, y, h, order, factor, record)`` -> (the new y, substeps, the interior
-        substep ends or None), ``coefficients(t, y, order)`` -> the list of the
+        ``adaptive(t, y, h, order, factor, record, tiers=True)`` -> (the new y, substeps,
+        the interior substep ends or None, whether the tiers held),
+        ``coefficients(t, y, order)`` -> the list of the
         coefficients y_0 .. y_order (lists of 2 n numbers)
         (:class:`mpvi.engines.taylor.TaylorEvaluator`).
     compiled : the same compiled (:func:`mpvi.compiled.cbackend.taylor_step`, bit-identical; each
@@ -508,21 +509,23 @@ def taylor_steps(system):
     params, eps = list(system.param_values), ctx.eps
     python = SimpleNamespace(
         step=lambda t, y, h, order: evaluator.step(t, y, h, order, params),
-        adaptive=lambda t, y, h, order, factor, record:
-            evaluator.adaptive(t, y, h, order, params, factor, record),
+        adaptive=lambda t, y, h, order, factor, record, tiers=True:
+            evaluator.adaptive(t, y, h, order, params, factor, record, tiers),
         coefficients=lambda t, y, order: evaluator.coefficients(t, y, order, params))
     if compiled is None:
         return TaylorSteps(form, python, None)
     step, adaptive, coefficients = compiled
     ny = 2 * n
+    allowed = evaluator.allowed()
 
     def coefficients_lists(t, y, order):
         flat = coefficients(t, y, order, params, eps)
         return None if flat is None else [flat[k * ny:(k + 1) * ny] for k in range(order + 1)]
     return TaylorSteps(form, python, SimpleNamespace(
         step=lambda t, y, h, order: step(t, y, h, order, params, eps),
-        adaptive=lambda t, y, h, order, factor, record:
-            adaptive(t, y, h, order, params, eps, factor, record),
+        adaptive=lambda t, y, h, order, factor, record, tiers=True:
+            adaptive(t, y, h, order, params, eps, factor, record,
+                     evaluator.schedule(order, factor) if tiers else None, allowed),
         coefficients=coefficients_lists))
 
 

@@ -30,6 +30,21 @@ tolerance tol is P = ceil(-ln(tol) / 2 + 1) (:func:`jorba_zou_order`; then tol^(
 about e^-2).  The last substep is cut to land exactly on t + h.  A substep that no longer
 moves the time (the solution runs into a singularity) raises :class:`StepSizeCollapse`.
 
+**The tiers** (:func:`precision_schedule`).  In an adaptive substep the k-th term y_k tau^k
+is about s (tau / rho)^k = s ``factor``^k, so order k needs the context's relative accuracy
+times ``factor``^-k only: in a context that allows it (the gmp context: ``ctx.tiers``) order
+k is computed at prec + 24 - k log2(1 / factor) bits, raised to the next tier of 64 m - 1
+bits (where MPFR's operations on numbers of equal precision take their fast paths), each
+coefficient kept as computed for the substep and rounded into the tiers below for the
+later orders.  At 64 digits and tol 1e-57 the 68 orders are 18 at 216 bits, 22 at 191,
+23 at 127 and 5 at 63 (at 128 digits, 142 orders from 429 bits down to 63); the sums of
+products, most of a substep, cost about half.  The assumption is checked once the
+substep size is known (:func:`mpvi.numbers.series.series_tiers_hold`: sum_k |y_k| tau^k
+2^-p_k at most 2^-8 eps s); where it fails (the lower orders above the envelope the last
+two imply: an entire solution), the substep and the rest of the step are computed at the
+context's precision, and the run takes its next steps without tiers
+(:data:`mpvi.methods.taylor.TIER_PAUSE`).
+
 The recurrences (c = a op b; a_k the k-th coefficient; sums from j = 1 unless stated):
 
 * a +- b, -a, a * fixed: coefficient by coefficient;
@@ -39,7 +54,8 @@ The recurrences (c = a op b; a_k the k-th coefficient; sums from j = 1 unless st
 * sin, cos of a (one pair): s_k = sum j a_j c_{k-j} / k,  c_k = -sum j a_j s_{k-j} / k;
 * exp a: e_k = sum j a_j e_{k-j} / k;  log a: l_k = (a_k - sum_{j<k} j l_j a_{k-j} / k) / a_0;
 * sqrt a: r_k = (a_k - sum_{j=1..k-1} r_j r_{k-j}) / (2 r_0);
-* a^alpha (alpha fixed): c_k = sum (alpha j - (k - j)) a_j c_{k-j} / (k a_0);
+* a^alpha (alpha fixed): c_k = sum (alpha j - (k - j)) a_j c_{k-j} / (k a_0), summed as
+  ((alpha + 1) sum j a_j c_{k-j} - k sum a_j c_{k-j}) / (k a_0);
   integer powers of a series by products, negative ones by a division;
 * x from M x = b (v from M v = p beyond three degrees of freedom; v' from L_vv v' = r):
   M_0 x_k = b_k - sum_{j=1..k} M_j x_{k-j} by :func:`mpvi.numbers.linalg.solve_dense`.
@@ -131,7 +147,7 @@ class Tape:
     series : instructions run at every order k: ``(op, d, a, b)`` for add, sub, mul, div,
         ``("neg", d, a)``, ``("sqr", d, a)``, ``("sincos", s, c, a, da)``,
         ``("exp", d, a, da)``, ``("log", d, a)``, ``("sqrt", d, a)``, ``("powc", d, a,
-        alpha)``, ``("solve", x, M, b)`` (x n series slots, M n x n operands row by row,
+        alpha, da)``, ``("solve", x, M, b)`` (x n series slots, M n x n operands row by row,
         b n operands: M x = b).  ``da`` is a series slot holding j a_j.
     outputs : the 2 n operands of y' = f.
     constants : the numbers of the generated functions' constant tables, in slot order
@@ -141,6 +157,8 @@ class Tape:
     max_substeps : the most adaptive substeps of one step (:data:`MAX_SUBSTEPS`; carried by
         the tape so that the compiled step, :func:`mpvi.compiled.cbackend.translate_taylor`, needs
         no import of this module).
+    copies : the series slots whose coefficients the tiers round into the lower levels
+        (the state and the slots a recurrence reads at later orders, :func:`_convolved`).
     """
 
     n: int
@@ -154,6 +172,7 @@ class Tape:
     constants: list = field(default_factory=list)
     form: str = "qp"
     max_substeps: int = MAX_SUBSTEPS
+    copies: list = field(default_factory=list)
 
 
 class _Builder:
@@ -297,7 +316,9 @@ class _Builder:
             d = self.new_fixed()
             self.fixed.append(("pow", d, a, b))
             return d
-        return self.emit("powc", a, b)
+        d = self.new_series()
+        self.series.append(("powc", d, a, b, self.new_series()))
+        return d
 
     def integer_power(self, a: tuple, e: int) -> tuple:
         """a^e (e >= 1) of a series by squarings and products, the bits of e from the top."""
@@ -385,10 +406,220 @@ def build_tape(sources: Sequence[str], tables: Sequence[dict], n: int, npar: int
         outputs = v + b.function(sources[1], [[time], q, v, params], tables[1])
     else:
         raise TaylorUnsupported(f"a Hamiltonian field of {len(sources)} functions")
+    outputs = _simplify(b, outputs)
     used = time in outputs or any(time in operands(ins) for ins in b.series)
+    state = [s[1] for s in q + p]
     return Tape(n=n, nseries=b.nseries, nfixed=b.nfixed, time=time[1] if used else None,
-                state=[s[1] for s in q + p], fixed=b.fixed, series=b.series,
-                outputs=outputs, constants=b.constants, form=form)
+                state=state, fixed=b.fixed, series=b.series,
+                outputs=outputs, constants=b.constants, form=form,
+                copies=sorted(set(state) | _convolved(b.series)))
+
+
+def _convolved(series: list) -> set:
+    """The series slots whose lower coefficients a recurrence reads at a later order: the
+    ones the tiers round into the levels below (:meth:`TaylorEvaluator._tiered`).  A sum,
+    a negation or a product by a constant reads the k-th coefficient at order k only;
+    the others read (:mod:`mpvi.numbers.series`): a product both series, a square its
+    operand, a quotient the divisor and itself, sin/cos themselves and j a_j, exp itself
+    and j a_j, log itself and its operand, sqrt itself, a power itself, its operand and
+    j a_j, a solve the matrix's series and the unknowns."""
+    out = set()
+    for ins in series:
+        op = ins[0]
+        if op == "mul" and ins[2][0] == "s" and ins[3][0] == "s":
+            found = [ins[2], ins[3]]
+        elif op == "sqr":
+            found = [ins[2]]
+        elif op == "div" and ins[3][0] == "s":
+            found = [ins[1], ins[3]]
+        elif op == "sincos":
+            found = [ins[1], ins[2], ins[4]]
+        elif op == "exp":
+            found = [ins[1], ins[3]]
+        elif op == "log":
+            found = [ins[1], ins[2]]
+        elif op == "sqrt":
+            found = [ins[1]]
+        elif op == "powc":
+            found = [ins[1], ins[2], ins[4]]
+        elif op == "solve":
+            found = list(ins[1]) + list(ins[2])
+        else:
+            found = []
+        out.update(o[1] for o in found if o[0] == "s")
+    return out
+
+
+def _writes(ins) -> list:
+    """The series slots an instruction sets."""
+    op = ins[0]
+    if op == "solve":
+        return list(ins[1])
+    if op == "sincos":
+        return [ins[1], ins[2], ins[4]]
+    if op in ("exp", "powc"):
+        return [ins[1], ins[-1]]
+    return [ins[1]]
+
+
+def _reads(ins) -> list:
+    """The operands an instruction reads (its own j a_j series aside)."""
+    op = ins[0]
+    if op == "solve":
+        return list(ins[2]) + list(ins[3])
+    if op in ("sincos", "exp"):
+        return [ins[3] if op == "sincos" else ins[2]]
+    if op == "powc":
+        return [ins[2], ins[3]]
+    return [x for x in ins[2:] if isinstance(x, tuple)]
+
+
+def _linear_key(form: dict) -> tuple:
+    """(the linear form made canonical -- its terms sorted, the first coefficient positive
+    -- , the sign that gives it back)."""
+    terms = tuple(sorted((a, c) for a, c in form.items() if c != 0))
+    sign = 1 if not terms or terms[0][1] > 0 else -1
+    return tuple((a, c * sign) for a, c in terms), sign
+
+
+def _simplify(b: "_Builder", outputs: list) -> list:
+    """Rewrite the series instructions of ``b`` so that each product of two series, each
+    square and each quotient of a constant by a power is computed once and cheaply, the
+    generated field being written as a sympy expression prints: the forces of the N-body
+    problem say (x_i - x_j) r_ij^-3 for body i and (x_j - x_i) r_ij^-3 for body j, and
+    G m_i m_j / (r_ij^2)^(3/2) for the common factor.
+
+    * Sums, differences and negations are followed as linear forms of the other slots
+      (integer coefficients): two slots with the same form up to its sign are one series,
+      the second a negation of the first (an operation per order instead of a product of
+      series: a sum over the orders).
+    * A product of two series, or a square, of operands known up to their signs is computed
+      once for each pair of operands, the others its negation; any other operation
+      repeated on the same operands is computed once.
+    * A constant over a power a^alpha read nowhere else becomes the constant times
+      a^-alpha (one recurrence instead of a power and a quotient).
+    * Operations whose results nothing reads are dropped.
+
+    The tape stays the one both the Python steps and the compiled ones run.  Returns
+    ``outputs`` with the slots renamed."""
+    uses: dict = {}
+    for ins in b.series:
+        for o in _reads(ins):
+            uses[o] = uses.get(o, 0) + 1
+    for o in outputs:
+        uses[o] = uses.get(o, 0) + 1
+    defined = {}
+    alias: dict = {}
+    forms: dict = {}               # a slot of a sum -> its linear form
+    canon: dict = {}               # canonical form -> (slot, tau): the slot is tau * form
+    seen: dict = {}                # (op, operands) -> the slot computed
+    new: list = []
+
+    def get(o):
+        while o in alias:
+            o = alias[o]
+        return o
+
+    def form_of(o):
+        o = get(o)
+        return forms.get(o, {o: 1})
+
+    def rep(o):
+        """(slot r, sign): the value of o is sign times that of r."""
+        o = get(o)
+        key, sign = _linear_key(form_of(o))
+        if key not in canon:
+            return o, 1
+        r, tau = canon[key]
+        return r, sign * tau
+
+    def register(d):
+        key, sign = _linear_key(form_of(d))
+        if key not in canon:
+            canon[key] = (d, sign)
+
+    def product_of(d, key, ra, rb, sign):
+        if key in seen:
+            m = seen[key]
+        else:
+            m = d if sign == 1 else b.new_series()
+            new.append(("mul", m, ra, rb) if key[0] == "mul" else ("sqr", m, ra))
+            seen[key] = m
+            register(m)
+        if sign == 1:
+            if m != d:
+                alias[d] = m
+        else:
+            new.append(("neg", d, m))
+            forms[d] = {m: -1}
+            register(d)
+
+    for ins in b.series:
+        op = ins[0]
+        if op == "solve":
+            new.append(("solve", ins[1], [get(o) for o in ins[2]], [get(o) for o in ins[3]]))
+            continue
+        d = ins[1]
+        args = [get(x) if isinstance(x, tuple) else x for x in ins[2:]]
+        if op in ("add", "sub", "neg"):
+            fa = form_of(args[0])
+            if op == "neg":
+                f = {a: -c for a, c in fa.items()}
+            else:
+                f = dict(fa)
+                for a, c in form_of(args[1]).items():
+                    f[a] = f.get(a, 0) + (c if op == "add" else -c)
+            key, sign = _linear_key(f)
+            if key in canon and canon[key][1] == sign:
+                alias[d] = canon[key][0]
+                continue
+            new.append((op, d, *args))
+            forms[d] = {a: c for a, c in f.items() if c != 0}
+            register(d)
+            continue
+        if op == "mul" and args[0][0] == "s" and args[1][0] == "s":
+            (ra, sa), (rb, sb) = rep(args[0]), rep(args[1])
+            ra, rb = min(ra, rb), max(ra, rb)
+            product_of(d, ("mul", ra, rb), ra, rb, sa * sb)
+            continue
+        if op == "sqr":
+            ra, _ = rep(args[0])
+            product_of(d, ("sqr", ra), ra, ra, 1)
+            continue
+        if op == "div" and args[0][0] == "f" and args[1][0] == "s" and uses.get(args[1]) == 1 \
+                and defined.get(args[1], ("",))[0] == "powc":
+            power = defined[args[1]]
+            new.remove(power)
+            minus = b.new_fixed()
+            b.fixed.append(("neg", minus, power[3]))
+            inverse = b.new_series()
+            new.append(("powc", inverse, power[2], minus, power[4]))
+            new.append(("mul", d, args[0], inverse))
+            continue
+        key = (op, *args)
+        if key in seen and op != "sincos":
+            alias[d] = seen[key]
+            continue
+        if op == "sincos":
+            if key in seen:
+                s0, c0 = seen[key]
+                alias[ins[1]], alias[ins[2]] = s0, c0
+                continue
+            seen[key] = (ins[1], ins[2])
+        else:
+            seen[key] = d
+        rebuilt = (op, d, *args)
+        defined[d] = rebuilt
+        new.append(rebuilt)
+    outputs = [get(o) for o in outputs]
+    live = set(outputs)
+    kept = []
+    for ins in reversed(new):
+        if ins[0] == "solve" or any(w in live for w in _writes(ins)):
+            kept.append(ins)
+            live.update(o for o in _reads(ins) if o[0] == "s")
+    b.series[:] = kept[::-1]
+    return outputs
 
 
 def operands(ins) -> list:
@@ -448,6 +679,61 @@ def step_factor(order: int, tol: Any, ctx: Any) -> Any:
     """
     with ctx.active():
         return tol ** (ctx.one / order) * ctx.exp(ctx.num(-7) / (10 * (order - 1)))
+
+
+TIER_GUARD = 24
+"""Bits above the need of the schedule (:func:`precision_schedule`): the k-th order is
+computed with 2^-24 of the context's eps relative to s tol^(k/P), the size the adaptive
+step gives its contribution."""
+
+TIER_ALLOWED = 8
+"""The tiered coefficients of a substep are kept where their estimated error is at most
+2^-8 eps s (:func:`mpvi.numbers.series.series_tiers_hold`); else the substep and the rest
+of the step are computed at the context's precision."""
+
+LIMB_BITS = 64
+"""MPFR's limb (GMP_NUMB_BITS on 64-bit machines): the tiers are 64 m - 1 bits, below a
+limb boundary, where MPFR's arithmetic on operands of equal precision takes its fast
+paths (mpfr_mul_1, _2, _3 and their kin)."""
+
+
+def precision_schedule(prec: int, order: int, factor: Any) -> list[int]:
+    """The working precision of each order k = 0 .. ``order`` of an adaptive Taylor
+    substep at the context's precision ``prec`` (bits): the tiers of the recurrences.
+
+    The adaptive step makes the k-th term of the substep about s ``factor``^k (``factor``
+    = :func:`step_factor`, the substep over the radius of convergence), so order k needs
+    the context's relative accuracy times ``factor``^-k only: prec + :data:`TIER_GUARD` -
+    k log2(1 / factor) bits, raised to the next tier 64 m - 1 (:data:`LIMB_BITS`), or
+    ``prec`` where that reaches it.  Order 0 is at ``prec``; the list does not increase.
+    Where a series grows faster than the schedule assumes (the lower orders larger than
+    its radius of convergence implies: an entire solution), the substep's check finds it
+    (:func:`mpvi.numbers.series.series_tiers_hold`) and recomputes at ``prec``.
+
+    Parameters
+    ----------
+    prec : int
+        The context's precision in bits.
+    order : int
+        The Taylor order P.
+    factor : number
+        The step factor, in (0, 1).
+
+    Returns
+    -------
+    list of int
+        ``order + 1`` precisions in bits, from ``prec`` down.
+    """
+    import math
+    decay = -math.log2(float(factor))
+    out = []
+    for k in range(order + 1):
+        need = prec + TIER_GUARD - math.floor(k * decay)
+        bits = prec
+        if need < prec:
+            bits = min(prec, LIMB_BITS * max(1, -(-(need + 1) // LIMB_BITS)) - 1)
+        out.append(min(bits, out[-1]) if out else bits)
+    return out
 
 
 class TaylorEvaluator:
@@ -531,21 +817,40 @@ class TaylorEvaluator:
         return out
 
     def adaptive(self, t, y: Sequence, h, order: int, params: Sequence, factor,
-                 record: bool = False) -> tuple:
+                 record: bool = False, tiers: bool = True) -> tuple:
         """Jorba & Zou's adaptive Taylor substeps of order ``order`` from (t, y) across
         [t, t + h] (module docstring; ``factor`` = :func:`step_factor`), the last one
         landing on t + h (:func:`mpvi.numbers.series.series_adaptive`).
 
+        With ``tiers`` (and a context that has them) the orders are computed at the
+        precisions of :meth:`schedule`, each substep checked
+        (:func:`mpvi.numbers.series.series_tiers_hold`).
+
         Returns (the new y as a list, the number of substeps, None or -- with ``record``
-        -- the flat list [tau_1, y(tau_1).., tau_2, ...] of the interior substep ends).
+        -- the flat list [tau_1, y(tau_1).., tau_2, ...] of the interior substep ends,
+        whether the tiers held: False where a substep had to be recomputed at the
+        context's precision).
         Raises :class:`StepSizeCollapse` where a substep no longer moves the time or the
         rest of the step would need more than :data:`MAX_SUBSTEPS` at its pace."""
         ctx = self.ctx
         F = self.fixed_values(params)
         S = self._storage(order)
         bounds: list = []
+        precisions = self.schedule(order, factor) if tiers else None
+        tiered = 1 if precisions is not None else 0
+        if tiered:
+            levels = sorted(set(precisions), reverse=True)
+            tier = [levels.index(p) for p in precisions]
+            ST = [S] + [self._storage(order) for _ in levels[1:]]
+            FT = [F] + [[ctx.rounded(x, p) for x in F] for p in levels[1:]]
+            lost = [ctx.zero if p == ctx.prec else ctx.two_power(-p) for p in precisions]
+        else:
+            levels, tier, ST, FT, lost = [], [], [], [], [ctx.zero] * (order + 1)
 
         def coefficients(tau, y):
+            return self._tiered(tau, y, order, FT, ST, precisions, levels, tier)
+
+        def exact(tau, y):
             return self._series(tau, y, order, F, S)
 
         def note(tau, y):
@@ -554,8 +859,9 @@ class TaylorEvaluator:
                 bounds.extend(y)
             return True
 
-        y, out = list(y), [None, None]
-        nsub = series_adaptive(len(y), order, coefficients, [S[i] for i in self.tape.state],
+        y, out = list(y), [None, None, None]
+        nsub = series_adaptive(len(y), order, coefficients, exact, tiered, lost,
+                               self.allowed(), [S[i] for i in self.tape.state],
                                note, t, y, h, factor, MAX_SUBSTEPS, ctx.one, ctx.zero,
                                ctx.one / (order - 1), ctx.one / order, out)
         if nsub == -2:
@@ -568,7 +874,71 @@ class TaylorEvaluator:
                 f"singularity)")
         if nsub < 1:                                 # pragma: no cover (no decline here)
             raise AssertionError(f"series_adaptive: status {nsub}")
-        return y, nsub, (bounds if record else None)
+        return y, nsub, (bounds if record else None), out[2] == 0
+
+    def schedule(self, order: int, factor) -> list[int] | None:
+        """The precisions of the orders of an adaptive substep (:func:`precision_schedule`),
+        or None where every order is computed at the context's precision: a context
+        without tiers (``ctx.tiers``; mpmath, Arb balls, floats), or a schedule that never
+        goes below it.  The compiled step takes the same list."""
+        ctx = self.ctx
+        if not getattr(ctx, "tiers", False):
+            return None
+        precisions = precision_schedule(ctx.prec, order, factor)
+        return precisions if precisions[-1] < ctx.prec else None
+
+    def allowed(self):
+        """The error of the tiered coefficients a substep allows, relative to s: 2^-8 eps
+        (:data:`TIER_ALLOWED`)."""
+        return self.ctx.eps / 2 ** TIER_ALLOWED
+
+    def _tiered(self, t, y: Sequence, order: int, FT: list, ST: list, precisions: list,
+                levels: list, tier: list) -> bool:
+        """:meth:`_series` with order k computed at ``precisions[k]`` bits: on the
+        series ``ST[tier[k]]`` and fixed numbers ``FT[tier[k]]`` of that level (``levels``
+        the distinct precisions, from the context's down), every operation rounded to it.
+        The state's coefficient k + 1, computed at order k, is kept as it is in ``ST[0]``
+        (the series the substep and its radius read); it and the coefficient k of every
+        series a later order reads (``tape.copies``) are rounded into the lower levels."""
+        tape, ctx = self.tape, self.ctx
+        zero, one = ctx.zero, ctx.one
+        state = set(tape.state)
+        copies = [slot for slot in tape.copies if slot != tape.time]
+
+        def coef_of(S, F):
+            def coef(o, k):
+                if o[0] == "s":
+                    return S[o[1]][k]
+                return F[o[1]] if k == 0 else zero
+            return coef
+
+        coefs = [coef_of(S, F) for S, F in zip(ST, FT)]
+        for level, S in enumerate(ST):
+            bits = levels[level]
+            if tape.time is not None:
+                S[tape.time][0] = t if level == 0 else ctx.rounded(t, bits)
+                for k in range(1, order + 1):
+                    S[tape.time][k] = one if k == 1 else zero
+            for i, x in zip(tape.state, y):
+                S[i][0] = x if level == 0 else ctx.rounded(x, bits)
+        for k in range(order):
+            lv = tier[k]
+            S, F, coef = ST[lv], FT[lv], coefs[lv]
+            with ctx.rounding_at(precisions[k]):
+                for ins in tape.series:
+                    self._order_k(ins, k, S, F, coef)
+                for i, o in zip(tape.state, tape.outputs):
+                    S[i][k + 1] = coef(o, k) / (k + 1)
+            for slot in copies:
+                kk = k + 1 if slot in state else k
+                x = S[slot][kk]
+                if x is None:                # j a_j at j = 0: never set, never read
+                    continue
+                if lv > 0 and slot in state:
+                    ST[0][slot][kk] = x
+                for lower in range(lv + 1, len(ST)):
+                    ST[lower][slot][kk] = ctx.rounded(x, levels[lower])
+        return True
 
     def _order_k(self, ins, k, S, F, coef):
         """The k-th coefficient of the result of ``ins`` (all lower ones known): the
@@ -675,11 +1045,11 @@ def _k_sqrt(tape, ins, k, S, F, coef):
 
 
 def _k_powc(tape, ins, k, S, F, coef):
-    C, A, alpha = S[ins[1][1]], S[ins[2][1]], F[ins[3][1]]
+    C, A, alpha, DA = S[ins[1][1]], S[ins[2][1]], F[ins[3][1]], S[ins[4][1]]
     if k == 0:
         C[0] = A[0] ** alpha
     else:
-        series_powc(C, A, alpha, k)
+        series_powc(C, A, DA, alpha, k)
 
 
 _RECURRENCES = {"solve": _k_solve, "add": _k_add_sub, "sub": _k_add_sub, "neg": _k_neg,

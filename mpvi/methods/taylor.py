@@ -127,6 +127,16 @@ def _degree_and_factor(degree, tol, ctx):
     return degree, step_factor(degree, tol, ctx)
 
 
+TIER_PAUSE = 8
+"""Steps of a run computed at the context's precision after a step whose tiered
+coefficients did not hold (:meth:`mpvi.engines.taylor.TaylorEvaluator.adaptive`): a
+solution growing faster than the schedule assumes (an entire one) would otherwise pay the
+tiered coefficients and the exact ones at every substep.  Doubled at each such step in a
+row, up to :data:`TIER_PAUSE_MAX`; back to 8 after a step whose tiers held."""
+
+TIER_PAUSE_MAX = 1024
+
+
 class _TaylorStepper:
     """The stepper :func:`prepare` returns: ``stepper(t, q, y)`` is one step of h (in
     substeps of Jorba & Zou's size when ``factor`` is not None), ``substeps_of`` its dense
@@ -146,6 +156,7 @@ class _TaylorStepper:
         self.guard_signs = None
         self.substeps = 0
         self.schedule = None
+        self.tier_skip, self.tier_pause = 0, TIER_PAUSE
 
     def stats(self):
         return {"substeps": self.substeps}
@@ -167,13 +178,22 @@ class _TaylorStepper:
         if factor is None:
             out = compiled.step(t, y0, h, degree) if compiled is not None else None
             return (python.step(t, y0, h, degree) if out is None else out), 1, None
-        out = (compiled.adaptive(t, y0, h, degree, factor, record) if compiled is not None
-               else None)
+        tiers = self.tier_skip == 0
+        out = (compiled.adaptive(t, y0, h, degree, factor, record, tiers)
+               if compiled is not None else None)
         if out is None:
-            return python.adaptive(t, y0, h, degree, factor, record)
-        if out[0] is None:                      # the compiled steps' substep limit
+            out = python.adaptive(t, y0, h, degree, factor, record, tiers)
+        elif out[0] is None:                    # the compiled steps' substep limit
             raise substep_limit(self.ctx, h, *out[2])
-        return out
+        y, nsub, bounds, held = out
+        if not tiers:
+            self.tier_skip -= 1
+        elif held:
+            self.tier_pause = TIER_PAUSE
+        else:                                   # the next steps at the context's precision
+            self.tier_skip = self.tier_pause
+            self.tier_pause = min(2 * self.tier_pause, TIER_PAUSE_MAX)
+        return y, nsub, bounds
 
     def _scheduled(self, t, y, record):
         """The step from t along the given substep ends (``schedule``), the last landing

@@ -1473,6 +1473,46 @@ class GMPContext(MPContext):
             self._g.precision = old
             gmpy2.set_context(caller)
 
+    tiers = True
+    """Arithmetic may be rounded to fewer bits than the context's for a block
+    (:meth:`rounding_at`, :meth:`rounded`): the tiers of the adaptive Taylor steps
+    (:func:`mpvi.engines.taylor.precision_schedule`), compiled bit for bit alike."""
+
+    @contextlib.contextmanager
+    def rounding_at(self, bits: int) -> Iterator[GMPContext]:
+        """Round bare arithmetic on gmpy2 numbers to ``bits`` (at most the context's
+        precision) inside a block, as MPFR rounds into a variable of ``bits`` bits; the
+        caller's gmpy2 context is restored on exit.
+
+        Parameters
+        ----------
+        bits : int
+            The working precision in bits, 2 to the context's.
+
+        Yields
+        ------
+        GMPContext
+            The context itself (its own precision unchanged).
+        """
+        if not 2 <= bits <= self._g.precision:
+            raise ValueError(f"rounding_at: {bits} bits is not in 2 .. {self._g.precision}")
+        caller = gmpy2.get_context()
+        gmpy2.set_context(self._g.copy() if bits == self._g.precision else
+                          gmpy2.context(self._g, precision=bits))
+        try:
+            yield self
+        finally:
+            gmpy2.set_context(caller)
+
+    def rounded(self, x: Real, bits: int) -> Real:
+        """``x`` rounded to nearest (ties to even) to ``bits`` bits, as ``mpfr_set`` into a
+        variable of ``bits`` bits."""
+        return gmpy2.mpfr(x, bits)
+
+    def two_power(self, e: int) -> Real:
+        """2^e exactly."""
+        return gmpy2.mul_2exp(self.one, e)
+
     def with_dps(self, dps: int) -> GMPContext:
         """Make a new independent context of the same kind at ``dps`` digits.
 

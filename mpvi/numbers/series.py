@@ -20,7 +20,8 @@ The recurrences (sums from j = 1 unless stated):
 * sin, cos of a (one pair): s_k = sum j a_j c_{k-j} / k,  c_k = -sum j a_j s_{k-j} / k;
 * exp a: e_k = sum j a_j e_{k-j} / k;  log a: l_k = (a_k - sum_{j<k} j l_j a_{k-j} / k) / a_0;
 * sqrt a: r_k = (a_k - sum_{j=1..k-1} r_j r_{k-j}) / (2 r_0);
-* a^alpha (alpha fixed): d_k = sum (alpha j - (k - j)) a_j d_{k-j} / (k a_0);
+* a^alpha (alpha fixed): d_k = sum (alpha j - (k - j)) a_j d_{k-j} / (k a_0), summed
+  as ((alpha + 1) sum j a_j d_{k-j} - k sum a_j d_{k-j}) / (k a_0);
 * x from M x = b: M_0 x_k = b_k - sum_{j=1..k} M_j x_{k-j} (the right-hand side here, the
   solve by :func:`mpvi.numbers.linalg.gauss_eliminate`).
 
@@ -116,16 +117,19 @@ def series_sqrt(d: list[Real], a: list[Real], k: int) -> int:
     return 0
 
 
-def series_powc(d: list[Real], a: list[Real], alpha: Real, k: int) -> int:
-    """d = a^alpha, alpha a constant, at k >= 1:
-    d_k = sum_{j=1..k} (alpha j - (k - j)) a_j d_{k-j} / (k a_0)."""
-    for j in range(1, k + 1):
-        w = (alpha * j - (k - j)) * a[j] * d[k - j]
-        if j == 1:
-            acc = w
-        else:
-            acc = acc + w
-    d[k] = acc / (a[0] * k)
+def series_powc(d: list[Real], a: list[Real], da: list[Real], alpha: Real, k: int) -> int:
+    """d = a^alpha, alpha a constant, at k >= 1 (``da``: the series j a_j, its k-th set
+    here): d_k = sum_{j=1..k} (alpha j - (k - j)) a_j d_{k-j} / (k a_0), summed as
+    ((alpha + 1) sum_j j a_j d_{k-j} - k sum_j a_j d_{k-j}) / (k a_0) -- two sums of
+    products, each term a multiplication and an addition, where the weight alpha j - (k -
+    j) of each term cost two more operations."""
+    da[k] = a[k] * k
+    acc = da[1] * d[k - 1]
+    plain = a[1] * d[k - 1]
+    for j in range(2, k + 1):
+        acc = acc + da[j] * d[k - j]
+        plain = plain + a[j] * d[k - j]
+    d[k] = ((alpha + 1) * acc - plain * k) / (a[0] * k)
     return 0
 
 
@@ -183,21 +187,58 @@ def series_radius(ny: int, order: int, c: list[list[Real]], one: Real, zero: Rea
     return have == 1
 
 
+def series_tiers_hold(ny: int, order: int, c: list[list[Real]], hs: Real, lost: list[Real],
+                      allowed: Real, one: Real, zero: Real) -> int:
+    """1 where the coefficients c (``ny`` series of ``order + 1``), order k computed to
+    the relative accuracy ``lost[k]`` (2^-p_k for an order computed at p_k bits below the
+    context's precision, 0 at its precision), err by at most ``allowed`` s in the
+    substep ``hs``: sum_k max_i |c_i,k| |hs|^k lost[k] <= allowed s, s = max(1,
+    max_i |c_i,0|); else 0 (the coefficients grow faster than the schedule of the
+    precisions assumed: :func:`mpvi.engines.taylor.precision_schedule`)."""
+    scale = one
+    for i in range(ny):
+        if abs(c[i][0]) > scale:
+            scale = abs(c[i][0])
+    a = abs(hs)
+    power = one
+    err = zero
+    for k in range(1, order + 1):
+        power = power * a
+        if lost[k] > 0:
+            m = zero
+            for i in range(ny):
+                if abs(c[i][k]) > m:
+                    m = abs(c[i][k])
+            err = err + m * power * lost[k]
+    if err <= allowed * scale:
+        return 1
+    return 0
+
+
 def series_adaptive(ny: int, order: int,
-                    coefficients: Callable[[Real, list[Real]], bool], c: list[list[Real]],
+                    coefficients: Callable[[Real, list[Real]], bool],
+                    exact: Callable[[Real, list[Real]], bool], tiered: int,
+                    lost: list[Real], allowed: Real, c: list[list[Real]],
                     record: Callable[[Real, list[Real]], bool], t: Real, y: list[Real],
                     h: Real, factor: Real, max_substeps: int, one: Real, zero: Real,
                     inv1: Real, inv2: Real, out: list[Real]) -> int:
     """Jorba & Zou's adaptive substeps of order ``order`` from (t, y) across [t, t + h]
     (:mod:`mpvi.engines.taylor`), the last one landing on t + h; y (``ny`` numbers) is
-    updated in place.  ``coefficients(tau, y)`` computes the series of the solution through
-    (tau, y) into the rows c (``ny`` series of ``order + 1``); ``record(tau, y)`` is
-    called at every interior substep end; either returns false where it declines.
+    updated in place.  ``exact(tau, y)`` computes the series of the solution through
+    (tau, y) into the rows c (``ny`` series of ``order + 1``) at the context's precision;
+    ``coefficients(tau, y)``, with ``tiered`` 1, the same with order k at the precision
+    whose relative accuracy is ``lost[k]`` (0: the context's).  A substep from tiered
+    coefficients is taken where :func:`series_tiers_hold` finds their error within
+    ``allowed`` s; where it does not, that substep and the rest of the step are computed
+    by ``exact``.  ``record(tau, y)`` is called at every interior substep end; each
+    callback returns false where it declines.
 
-    Returns the number of substeps; -1 where a callback declined; -2 where the rest of the
+    Returns the number of substeps (``out[2]`` ``one`` where the tiers did not hold
+    for a substep, else ``zero``); -1 where a callback declined; -2 where the rest of the
     step would need more than ``max_substeps`` at the pace of the substep; -3 where a
     substep no longer moves the time (both with the time in ``out[0]`` and the substep in
     ``out[1]``)."""
+    out[2] = zero
     tend = t + h
     forward = 0
     if h > 0:
@@ -205,7 +246,10 @@ def series_adaptive(ny: int, order: int,
     tau = t
     nsub = 0
     while True:
-        if not coefficients(tau, y):
+        if tiered == 1:
+            if not coefficients(tau, y):
+                return -1
+        elif not exact(tau, y):
             return -1
         rem = tend - tau
         last = 0
@@ -217,7 +261,12 @@ def series_adaptive(ny: int, order: int,
                 last = 1
         if last == 1:
             hs = rem
-        else:
+        if tiered == 1:
+            if series_tiers_hold(ny, order, c, hs, lost, allowed, one, zero) == 0:
+                tiered = 0
+                out[2] = one
+                continue
+        if last == 0:
             if abs(rem) > hs * (max_substeps - nsub):
                 out[0] = tau
                 out[1] = hs

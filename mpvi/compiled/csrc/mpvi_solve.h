@@ -35,4 +35,18 @@ MPVI_UNUSED static void dense_solve_init(mpfr_t *x) {
     mpvi_init_array(sv_out, 2, PREC);
     mpvi_init_array(x, N, PREC);
 }
+
+/* the storage of the solve and x (N numbers) at p <= PREC bits (values lost): the solve
+   then rounds every operation to p bits (the Taylor tiers, mpvi_taylor.h) */
+MPVI_UNUSED static void dense_solve_prec(mpfr_prec_t p, mpfr_t *x) {
+    mpvi_gauss_eliminate_prec(p);
+    for (int i = 0; i < N; i++) {
+        for (int j = 0; j < N; j++) mpfr_set_prec(sv_a[i][j], p);
+        mpfr_set_prec(sv_b[i][0], p);
+        mpfr_set_prec(sv_x[i][0], p);
+        mpfr_set_prec(x[i], p);
+    }
+    mpfr_set_prec(sv_out[0], p);
+    mpfr_set_prec(sv_out[1], p);
+}
 #endif
