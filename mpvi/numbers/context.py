@@ -1480,9 +1480,11 @@ class GMPContext(MPContext):
 
     @contextlib.contextmanager
     def rounding_at(self, bits: int) -> Iterator[GMPContext]:
-        """Round bare arithmetic on gmpy2 numbers to ``bits`` (at most the context's
-        precision) inside a block, as MPFR rounds into a variable of ``bits`` bits; the
-        caller's gmpy2 context is restored on exit.
+        """Round bare arithmetic on gmpy2 numbers to ``bits`` bits inside a block.
+
+        Each operation is rounded as MPFR rounds into a variable of ``bits`` bits; the
+        caller's gmpy2 context is restored on exit, and the context's own precision is
+        unchanged.
 
         Parameters
         ----------
@@ -1492,7 +1494,12 @@ class GMPContext(MPContext):
         Yields
         ------
         GMPContext
-            The context itself (its own precision unchanged).
+            The context itself.
+
+        Raises
+        ------
+        ValueError
+            ``bits`` outside 2 .. the context's precision.
         """
         if not 2 <= bits <= self._g.precision:
             raise ValueError(f"rounding_at: {bits} bits is not in 2 .. {self._g.precision}")
@@ -1505,12 +1512,37 @@ class GMPContext(MPContext):
             gmpy2.set_context(caller)
 
     def rounded(self, x: Real, bits: int) -> Real:
-        """``x`` rounded to nearest (ties to even) to ``bits`` bits, as ``mpfr_set`` into a
-        variable of ``bits`` bits."""
+        """Round ``x`` to nearest (ties to even) to ``bits`` bits.
+
+        As ``mpfr_set`` into a variable of ``bits`` bits.
+
+        Parameters
+        ----------
+        x : number
+            A number of this context.
+        bits : int
+            The precision in bits.
+
+        Returns
+        -------
+        number
+            ``x`` rounded, a number of ``bits`` bits.
+        """
         return gmpy2.mpfr(x, bits)
 
     def two_power(self, e: int) -> Real:
-        """2^e exactly."""
+        """Return 2^e exactly.
+
+        Parameters
+        ----------
+        e : int
+            The exponent.
+
+        Returns
+        -------
+        number
+            2^e, a number of this context.
+        """
         return gmpy2.mul_2exp(self.one, e)
 
     def with_dps(self, dps: int) -> GMPContext:
