@@ -218,3 +218,48 @@ def test_a_run_pauses_the_tiers_after_a_step_whose_tiers_failed():
     no = [False]
     assert asked[:37] == [True] + no * 8 + [True, True] + no * 8 + [True] + no * 16 + [True]
     assert asked[37:47] == [True] + no * 8 + [True]
+
+
+def three_bodies(ctx):
+    """Three bodies in the plane, L = sum m_i |v_i|^2 / 2 + G sum_(i<j) m_i m_j / |q_i - q_j|
+    (a general Lagrangian: the (q, v) form), as an N-body potential prints."""
+    qs = sp.symbols("x0 y0 x1 y1 x2 y2")
+    vs = sp.symbols("u0 w0 u1 w1 u2 w2")
+    m = sp.symbols("m0 m1 m2")
+    G = sp.Symbol("G")
+    kinetic = sum(m[i] * (vs[2 * i] ** 2 + vs[2 * i + 1] ** 2) for i in range(3)) / 2
+    potential = sum(m[i] * m[j] / sp.sqrt((qs[2 * i] - qs[2 * j]) ** 2
+                                          + (qs[2 * i + 1] - qs[2 * j + 1]) ** 2)
+                    for i in range(3) for j in range(i + 1, 3))
+    params = {G: ctx.num("0.7"), m[0]: ctx.num(3), m[1]: ctx.num("1/2"), m[2]: ctx.num("1/7")}
+    system = mpvi.Lagrangian(kinetic + G * potential, list(qs), list(vs), params=params, ctx=ctx,
+                             name="three bodies")
+    state = [ctx.num(x) for x in ("0", "0", "1", "0.2", "-0.4", "1.3",
+                                  "0", "0.01", "0.1", "1.1", "-0.8", "-0.3")]
+    return system, state
+
+
+def test_the_tape_computes_each_pair_force_once_and_gives_the_field():
+    """The N-body forces print (x_i - x_j) r_ij^-3 for body i and (x_j - x_i) r_ij^-3 for
+    body j, and c / (r_ij^2)^(3/2): the tape keeps one product per pair and component, no
+    quotient of series, and divides by the masses instead of solving with their diagonal
+    matrix at every order; its first coefficients are the field (q' = v, v' = the acceleration
+    solved from the equations of motion), at 64 digits to a few eps."""
+    ctx = mpvi.GMPContext(64)
+    system, state = three_bodies(ctx)
+    steps = steps_of(system)
+
+    def unbuilt():
+        raise AssertionError("the Taylor steps should be cached")
+    evaluator, _ = kernels.cached_kernel(system, ("taylor", "qv"), unbuilt)
+    ops = [ins[0] + ("_" + ins[2][0] + ins[3][0] if ins[0] in ("mul", "div") else "")
+           for ins in evaluator.tape.series]
+    assert ops.count("mul_ss") == 3 * 2 and ops.count("powc") == 3 and "div_ss" not in ops
+    assert ops.count("sqr") == 3 * 2
+    assert "solve" not in ops and ops.count("div_sf") == 6     # the masses' diagonal
+    y1 = steps.python.coefficients(ctx.zero, state, 1)[1]
+    q, v = state[:6], state[6:]
+    a = kernels.acceleration(system, ctx.zero, q, v)
+    scale = max(abs(x) for x in a)
+    assert y1[:6] == v
+    assert max(abs(x - y) for x, y in zip(y1[6:], a)) <= 16 * ctx.eps * scale

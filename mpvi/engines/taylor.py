@@ -498,6 +498,9 @@ def _simplify(b: "_Builder", outputs: list) -> list:
       repeated on the same operands is computed once.
     * A constant over a power a^alpha read nowhere else becomes the constant times
       a^-alpha (one recurrence instead of a power and a quotient).
+    * A solve with a constant diagonal matrix (the equations of motion of L = |v|^2 / 2
+      - V, of point masses) becomes a quotient by the diagonal, x_i = b_i where it is 1:
+      the numbers the elimination gives, without an elimination at every order.
     * Operations whose results nothing reads are dropped.
 
     The tape stays the one both the Python steps and the compiled ones run.  Returns
@@ -513,6 +516,7 @@ def _simplify(b: "_Builder", outputs: list) -> list:
     forms: dict = {}               # a slot of a sum -> its linear form
     canon: dict = {}               # canonical form -> (slot, tau): the slot is tau * form
     seen: dict = {}                # (op, operands) -> the slot computed
+    targets: set = set()           # the slots others were made aliases of
     new: list = []
 
     def get(o):
@@ -549,15 +553,29 @@ def _simplify(b: "_Builder", outputs: list) -> list:
         if sign == 1:
             if m != d:
                 alias[d] = m
+                targets.add(m)
         else:
             new.append(("neg", d, m))
             forms[d] = {m: -1}
             register(d)
 
+    ints = {ins[1]: ins[2] for ins in b.fixed if ins[0] == "int"}
     for ins in b.series:
         op = ins[0]
         if op == "solve":
-            new.append(("solve", ins[1], [get(o) for o in ins[2]], [get(o) for o in ins[3]]))
+            xs, M, rhs = ins[1], [get(o) for o in ins[2]], [get(o) for o in ins[3]]
+            n = len(xs)
+            if all(M[i * n + j][0] == "f" and (i == j or ints.get(M[i * n + j]) == 0)
+                   for i in range(n) for j in range(n)):
+                for i in range(n):           # a constant diagonal M: x_i = b_i / M_ii, the
+                    mii = M[i * n + i]       # elimination's own rounding (x_i = b_i at 1)
+                    if ints.get(mii) == 1 and rhs[i][0] == "s":
+                        alias[xs[i]] = rhs[i]
+                        targets.add(rhs[i])
+                    else:
+                        new.append(("div", xs[i], rhs[i], mii))
+                continue
+            new.append(("solve", xs, M, rhs))
             continue
         d = ins[1]
         args = [get(x) if isinstance(x, tuple) else x for x in ins[2:]]
@@ -572,6 +590,7 @@ def _simplify(b: "_Builder", outputs: list) -> list:
             key, sign = _linear_key(f)
             if key in canon and canon[key][1] == sign:
                 alias[d] = canon[key][0]
+                targets.add(alias[d])
                 continue
             new.append((op, d, *args))
             forms[d] = {a: c for a, c in f.items() if c != 0}
@@ -587,7 +606,7 @@ def _simplify(b: "_Builder", outputs: list) -> list:
             product_of(d, ("sqr", ra), ra, ra, 1)
             continue
         if op == "div" and args[0][0] == "f" and args[1][0] == "s" and uses.get(args[1]) == 1 \
-                and defined.get(args[1], ("",))[0] == "powc":
+                and args[1] not in targets and defined.get(args[1], ("",))[0] == "powc":
             power = defined[args[1]]
             new.remove(power)
             minus = b.new_fixed()
@@ -596,18 +615,24 @@ def _simplify(b: "_Builder", outputs: list) -> list:
             new.append(("powc", inverse, power[2], minus, power[4]))
             new.append(("mul", d, args[0], inverse))
             continue
-        key = (op, *args)
-        if key in seen and op != "sincos":
-            alias[d] = seen[key]
-            continue
-        if op == "sincos":
-            if key in seen:
+        if op == "sincos":                # (s, c, a, da): one pair per argument
+            key = (op, args[1])
+        elif op == "exp":                 # (d, a, da)
+            key = (op, args[0])
+        elif op == "powc":                # (d, a, alpha, da)
+            key = (op, args[0], args[1])
+        else:
+            key = (op, *args)
+        if key in seen:
+            if op == "sincos":
                 s0, c0 = seen[key]
                 alias[ins[1]], alias[ins[2]] = s0, c0
-                continue
-            seen[key] = (ins[1], ins[2])
-        else:
-            seen[key] = d
+                targets.update((s0, c0))
+            else:
+                alias[d] = seen[key]
+                targets.add(seen[key])
+            continue
+        seen[key] = (ins[1], ins[2]) if op == "sincos" else d
         rebuilt = (op, d, *args)
         defined[d] = rebuilt
         new.append(rebuilt)
