@@ -40,13 +40,22 @@ def weighted(ctx):
     return system, [ctx.num("1/2"), ctx.num("1/3")]
 
 
+def driven(ctx):
+    """A forced oscillator with sin of the time, exp and log in its Lagrangian (the (q, v)
+    form, the time a series of the tape)."""
+    L = (vx ** 2 / 2 - x ** 2 / 2 + x * sp.sin(2 * mpvi.TIME) + sp.exp(-x ** 2) / 3
+         + sp.log(2 + sp.cos(x)) / 5)
+    return mpvi.Lagrangian(L, [x], [vx], ctx=ctx, name="driven"), [ctx.num("0.3"), ctx.num("-0.2")]
+
+
 def oscillator(ctx):
     """q'' = -4 q: an entire solution, its coefficients falling faster than any radius."""
     system = mpvi.LagrangianSystem("oscillator", [q], sp.Matrix([[1]]), 2 * q ** 2, {}, ctx)
     return system, [ctx.one, ctx.zero]
 
 
-SYSTEMS = {"kepler": kepler, "double pendulum": double_pendulum, "weighted": weighted}
+SYSTEMS = {"kepler": kepler, "double pendulum": double_pendulum, "weighted": weighted,
+           "driven": driven}
 
 
 def steps_of(system):
@@ -85,8 +94,8 @@ def test_no_tiers_where_the_context_has_none_or_needs_none():
     assert T.TaylorEvaluator(None, gmp).schedule(3, gmp.num("1/2")) is None
 
 
-CASES = [(64, "double pendulum"), (64, "kepler"), (64, "weighted"), (120, "kepler"),
-         (120, "weighted")]
+CASES = [(64, "double pendulum"), (64, "kepler"), (64, "weighted"), (64, "driven"),
+         (120, "kepler"), (120, "weighted"), (120, "driven")]
 """(digits, system): the double pendulum's field (the inverse of M(q) written out) is
 the costliest in Python, so it runs at 64 digits only."""
 
@@ -100,8 +109,9 @@ def test_tiered_substeps_agree_with_exact_ones_to_a_few_eps(name, dps):
     order, factor = order_and_factor(ctx, ctx.eps * 10 ** 8)
     py = steps_of(system).python
     h = ctx.num(2)
-    tiered = py.adaptive(ctx.zero, state, h, order, factor, False, True)
-    exact = py.adaptive(ctx.zero, state, h, order, factor, False, False)
+    t0 = ctx.num("1/3")                           # a time the lower tiers round
+    tiered = py.adaptive(t0, state, h, order, factor, False, True)
+    exact = py.adaptive(t0, state, h, order, factor, False, False)
     assert tiered[1] == exact[1] >= 3 and tiered[3] and exact[3]
     scale = max(max(abs(v) for v in exact[0]), ctx.one)
     diff = max(abs(a - b) for a, b in zip(tiered[0], exact[0])) / scale
@@ -164,8 +174,8 @@ def test_the_compiled_tiers_are_the_python_ones_bit_for_bit(name, dps, built):
     order, factor = order_and_factor(ctx, ctx.eps * 10 ** 8)
     h = ctx.num(20) if name == "oscillator" else ctx.num(2)
     for tiers in (True, False):
-        c = steps.compiled.adaptive(ctx.zero, state, h, order, factor, True, tiers)
-        p = steps.python.adaptive(ctx.zero, state, h, order, factor, True, tiers)
+        c = steps.compiled.adaptive(ctx.num("1/3"), state, h, order, factor, True, tiers)
+        p = steps.python.adaptive(ctx.num("1/3"), state, h, order, factor, True, tiers)
         assert c is not None
         assert c[0] == p[0] and [z.precision for z in c[0]] == [z.precision for z in p[0]]
         assert c[1] == p[1] and c[2] == p[2] and c[3] == p[3]
