@@ -67,6 +67,7 @@ operations in the same order, the adaptive rule included, so they give the same 
 from __future__ import annotations
 
 import ast
+import math
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
@@ -749,7 +750,6 @@ def precision_schedule(prec: int, order: int, factor: Any) -> list[int]:
     list of int
         ``order + 1`` precisions in bits, from ``prec`` down.
     """
-    import math
     decay = -math.log2(float(factor))
     out = []
     for k in range(order + 1):
@@ -770,6 +770,7 @@ class TaylorEvaluator:
     def __init__(self, tape: Tape, ctx: Any):
         self.tape, self.ctx = tape, ctx
         self.ns = ctx.namespace()
+        self._schedule: tuple = (None, None, None)     # (order, factor, schedule) last made
 
     def fixed_values(self, params: Sequence) -> list:
         ctx, ns = self.ctx, self.ns
@@ -909,8 +910,10 @@ class TaylorEvaluator:
         ctx = self.ctx
         if not getattr(ctx, "tiers", False):
             return None
-        precisions = precision_schedule(ctx.prec, order, factor)
-        return precisions if precisions[-1] < ctx.prec else None
+        if self._schedule[:2] != (order, factor):      # a run asks at every step: made once
+            precisions = precision_schedule(ctx.prec, order, factor)
+            self._schedule = (order, factor, precisions if precisions[-1] < ctx.prec else None)
+        return self._schedule[2]
 
     def allowed(self):
         """The error of the tiered coefficients a substep allows, relative to s: 2^-8 eps

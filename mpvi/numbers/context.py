@@ -1504,8 +1504,7 @@ class GMPContext(MPContext):
         if not 2 <= bits <= self._g.precision:
             raise ValueError(f"rounding_at: {bits} bits is not in 2 .. {self._g.precision}")
         caller = gmpy2.get_context()
-        gmpy2.set_context(self._g.copy() if bits == self._g.precision else
-                          gmpy2.context(self._g, precision=bits))
+        gmpy2.set_context(gmpy2.context(self._g, precision=bits))
         try:
             yield self
         finally:
