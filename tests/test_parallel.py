@@ -190,3 +190,22 @@ def test_dask_is_imported_only_when_asked_for():
             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('dask', 'distributed')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_the_head_of_the_longest_chain_starts_first():
+    """A short run whose reproduction is long starts before a longer run that only a short
+    reproduction waits for, and before a ready reproduction shorter than that chain; a
+    run whose reproductions are all done counts its own cost only."""
+    from types import SimpleNamespace
+    from mpvi.repro.parallel import _Job, _ParallelRun, _Rep
+
+    run = _ParallelRun.__new__(_ParallelRun)
+    job = lambda name, cost, *needed: _Job(SimpleNamespace(cost=cost), {}, name, None,  # noqa: E731
+                                           needed_by=list(needed))
+    run.jobs = {"short": job("short", 10, "long_rep"), "long": job("long", 50, "short_rep"),
+                "orphan": job("orphan", 55, "done_rep", "short_rep")}
+    run.todo = {"long_rep": _Rep(None, ["short"], 100), "short_rep": _Rep(None, ["long"], 1),
+                "ready_rep": _Rep(None, [], 60), "done_rep": _Rep(None, [], 500, state="done")}
+    order = [u.key if isinstance(u, _Job) else u.cost for u in run.ready()]
+    assert order == ["short", 60, "orphan", "long"]
+    assert run.chain(run.jobs["orphan"]) == 56          # done_rep does not wait for it

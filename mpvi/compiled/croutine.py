@@ -47,6 +47,7 @@ the routine reads must already be at ``PREC`` (the compiled modules' numbers are
 from __future__ import annotations
 
 import ast
+import functools
 import inspect
 import textwrap
 from typing import Any, Callable
@@ -79,7 +80,13 @@ _CMP_C = {ast.Gt: ">", ast.GtE: ">=", ast.Lt: "<", ast.LtE: "<=", ast.Eq: "==", 
 
 
 def routine_source(func: Callable[..., Any]) -> str:
-    """The source of ``func`` (a module-level function), dedented."""
+    """The source of ``func`` (a module-level function), dedented: read once per code
+    object (a function defined again has a new one)."""
+    return _source_of_code(func.__code__, func)
+
+
+@functools.lru_cache(maxsize=None)
+def _source_of_code(code: Any, func: Callable[..., Any]) -> str:
     return textwrap.dedent(inspect.getsource(func))
 
 
@@ -740,12 +747,21 @@ def translate_routine(source: str, name: str, callees: dict[str, str] | None = N
 
 def _translate(source: str, name: str, callees: dict[str, str] | None,
                doubles: bool) -> tuple[str, list[str]]:
-    """(:func:`translate_routine`, the callees it calls on floats)."""
+    """(:func:`translate_routine`, the callees it calls on floats): a function of the
+    texts only, so translated once per process for each (source, name, callees, doubles)
+    -- every generated module carries the same routines."""
+    text, on_floats = _translated(source, name, tuple((callees or {}).items()), doubles)
+    return text, list(on_floats)
+
+
+@functools.lru_cache(maxsize=None)
+def _translated(source: str, name: str, callees: tuple[tuple[str, str], ...],
+                doubles: bool) -> tuple[str, tuple[str, ...]]:
     tree = ast.parse(source)
     if len(tree.body) != 1 or not isinstance(tree.body[0], ast.FunctionDef):
         raise Unsupported("not one function")
     known, known_d = {}, {}
-    for callee, text in (callees or {}).items():
+    for callee, text in callees:
         fn = ast.parse(text).body[0]
         if not isinstance(fn, ast.FunctionDef):
             raise Unsupported(f"{callee}: not a function")
@@ -756,26 +772,34 @@ def _translate(source: str, name: str, callees: dict[str, str] | None,
             pass
     routine = _Routine(name, known, known_d)
     text, setup = routine.function(tree.body[0], doubles)
-    return setup + "\n" + text + "\n", routine.used_doubles
+    return setup + "\n" + text + "\n", tuple(routine.used_doubles)
 
 
 def routine_calls(func: Callable[..., Any]) -> list[Callable[..., Any]]:
     """The routines ``func`` calls: the functions of its module's globals it calls by name
     (its own callback arguments and the builtins aside), in the order of the calls."""
+    found: list[Callable[..., Any]] = []
+    for name in _called_names(func.__code__, func):
+        target = func.__globals__.get(name)
+        if not inspect.isfunction(target):
+            raise Unsupported(f"{func.__name__}: calls {name!r}, not a routine")
+        if target not in found:
+            found.append(target)
+    return found
+
+
+@functools.lru_cache(maxsize=None)
+def _called_names(code: Any, func: Callable[..., Any]) -> tuple[str, ...]:
+    """The names ``func`` calls (not its parameters, not ``abs``/``range``/``float``), in
+    the order of the calls, read once per code object."""
     fn = ast.parse(routine_source(func)).body[0]
     if not isinstance(fn, ast.FunctionDef):
         raise Unsupported(f"{func.__name__}: not a function")
     params = {a.arg for a in fn.args.args}
-    found: list[Callable[..., Any]] = []
-    for node in ast.walk(fn):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
-                and node.func.id not in params and node.func.id not in ("abs", "range", "float"):
-            target = func.__globals__.get(node.func.id)
-            if not inspect.isfunction(target):
-                raise Unsupported(f"{func.__name__}: calls {node.func.id!r}, not a routine")
-            if target not in found:
-                found.append(target)
-    return found
+    return tuple(node.func.id for node in ast.walk(fn)
+                 if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                 and node.func.id not in params
+                 and node.func.id not in ("abs", "range", "float"))
 
 
 def routine_c(func: Callable[..., Any], name: str | None = None, doubles: bool = False) -> str:

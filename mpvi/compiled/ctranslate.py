@@ -145,6 +145,7 @@ class _Translator:
         self.fusable: set[str] = set()
         self.fused: dict = {}
         self.scalars: set[str] = set()            # the arguments that are not unpacked
+        self._reads: dict = {}                    # node -> the names it reads (reads())
 
     def temp(self) -> str:
         self.temps += 1
@@ -155,13 +156,35 @@ class _Translator:
         loaded) when ``node`` reads no name at all (``mpf(-3)/mpf(2)``, the exponent of a
         rational power), :attr:`pre` when hoisting and ``node`` reads no varying name, else
         :attr:`lines`."""
-        called = {id(c.func) for c in ast.walk(node) if isinstance(c, ast.Call)}
-        names = [m.id for m in ast.walk(node) if isinstance(m, ast.Name) and id(m) not in called]
+        names = self.reads(node)
         if not names:
             return self.init
         if self.hoisting and not any(n in self.varying for n in names):
             return self.pre
         return self.lines
+
+    def reads(self, node) -> frozenset:
+        """The names ``node`` reads (a called function's name aside), found once per node
+        of the tree (a walk of the subtree at every operation would be quadratic in the
+        depth of an expression)."""
+        memo = self._reads
+        if node in memo:
+            return memo[node]
+        stack = [(node, False)]                   # post-order, without recursion
+        while stack:
+            n, children_done = stack.pop()
+            if n in memo:
+                continue
+            skip = n.func if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) else None
+            kids = [c for c in ast.iter_child_nodes(n) if c is not skip]
+            if isinstance(n, ast.Name):
+                memo[n] = frozenset((n.id,))
+            elif children_done:
+                memo[n] = frozenset().union(*(memo[c] for c in kids))
+            else:
+                stack.append((n, True))
+                stack.extend((c, False) for c in kids if c not in memo)
+        return memo[node]
 
     def value(self, node) -> tuple[str, Any]:
         """``("mpfr", c_expression)`` for an mpfr operand, ``("int", n)`` for an integer."""

@@ -70,7 +70,8 @@ Parallel runs: --jobs N computes on N worker processes of this machine, --schedu
 ADDRESS on a Dask cluster (tcp://host:8786; "local" starts one here with --jobs workers,
 default one per CPU; needs the dask extra: pip install -e '.[dask]').  The independent
 runs the reproductions declare (step sizes, spans, methods) are computed first, the
-most expensive first, then each reproduction's tables and plot; one line per finished
+head of the longest chain (a run and the costliest reproduction waiting for it) first,
+then each reproduction's tables and plot; one line per finished
 unit with --verbose.  The files are the same bytes as those of a serial run.  Ctrl-C
 (exit status 130) or SIGTERM (143) stops the workers too, and they die with a killed
 mpvi run; a scheduler address where nothing listens fails at once (exit status 2); a

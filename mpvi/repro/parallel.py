@@ -16,9 +16,11 @@ The units of work are pure functions of picklable arguments:
 :func:`run_parallel` plans every selected reproduction (refusals first, as a serial
 run), deduplicates the study tasks by cache key (Tables 4 and 5 of top2025 share their
 runs), reads those it can from the cache, and then keeps every worker busy: whenever a
-worker is free it starts the most expensive ready unit (the tasks' ``cost`` hints; a
+worker is free it starts the ready unit that heads the longest remaining chain (a study
+task's ``cost`` hint plus the costliest waiting reproduction that needs it; a
 reproduction's cost is the wall time its last JSON recorded, else its measured time,
-:mod:`mpvi.repro.runtimes`).  A reproduction becomes
+:mod:`mpvi.repro.runtimes`), so that a long task whose reproduction is long too starts
+before a longer task that nothing long waits for.  A reproduction becomes
 ready when all its study tasks are done.  The parent process alone writes files: the
 results of study tasks go into the cache (unless it cannot be written:
 :meth:`mpvi.repro.cache.DiskCache.store` then reports it once and stores nothing more,
@@ -507,7 +509,7 @@ def reproduction_cost(rep, out_dir, quick, study_names, runtimes=None):
     ``out_dir``, else in the default directory of full or quick runs) without the studies
     it computed that are now separate tasks (``study_names``), else its own computation
     as measured (:class:`mpvi.repro.runtimes.Runtimes`), else 0.  Only the order matters
-    (the longest starts first)."""
+    (:meth:`_ParallelRun.chain`)."""
     for d in (out_dir, default_out_dir(quick)):
         path = output_paths(rep, d)["json"]
         try:
@@ -640,13 +642,24 @@ class _ParallelRun:
         self.t_start = time.perf_counter()
 
     def ready(self):
-        """The units that can start, the most expensive first."""
+        """The units that can start, the head of the longest remaining chain first
+        (:meth:`chain`)."""
         todo = self.todo
         units = [j for j in self.jobs.values() if j.state == "waiting" and
                  any(todo[r].state == "waiting" for r in j.needed_by if r in todo)]
         units += [r for r in todo.values() if r.state == "waiting" and
                   all(self.jobs[k].state == "done" for k in r.keys)]
-        return sorted(units, key=lambda u: -u.cost)
+        return sorted(units, key=lambda u: -self.chain(u))
+
+    def chain(self, unit):
+        """The expected seconds from ``unit``'s start to the end of what waits on it: a
+        reproduction's cost, a study task's cost plus that of the costliest waiting
+        reproduction that needs it (which starts, at the earliest, when it ends)."""
+        if isinstance(unit, _Rep):
+            return unit.cost
+        after = [self.todo[r].cost for r in unit.needed_by
+                 if r in self.todo and self.todo[r].state == "waiting"]
+        return unit.cost + max(after, default=0.0)
 
     def start(self, unit):
         unit.state = "running"
