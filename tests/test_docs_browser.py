@@ -52,7 +52,7 @@ def docs_html(tmp_path_factory):
         pytest.importorskip(module, reason=f"{module} is not installed: the docs extra "
                                            f"(pip install -e '.[docs]') builds the site")
     out = tmp_path_factory.mktemp("docs") / "html"
-    run = subprocess.run([sys.executable, "-m", "sphinx", "-W", "-q", "-b", "html",
+    run = subprocess.run([sys.executable, "-m", "sphinx", "-W", "-q", "-j", "2", "-b", "html",
                           str(ROOT / "docs"), str(out)], cwd=ROOT, capture_output=True,
                          text=True, timeout=1200)
     assert run.returncode == 0, ("sphinx-build -W -b html docs failed:\n"

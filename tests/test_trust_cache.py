@@ -488,12 +488,16 @@ WORKER = textwrap.dedent("""
 DRIVER = textwrap.dedent("""
     import sys
     import mpvi.repro.cli
+    import mpvi.repro.parallel
     import test_trust_cache
     from mpvi.repro.cli import main
     mpvi.repro.cli.all_reproductions = lambda: test_trust_cache.SLOW
+    mpvi.repro.parallel.WORKERLESS_S = test_trust_cache.WORKERLESS_S
     sys.exit(main(["run", "--all", "--no-cache", "--scheduler", sys.argv[1], "--out", sys.argv[2]]))
 """)
-"""``mpvi run --all --scheduler ADDRESS --out DIR`` on the slow reproductions."""
+"""``mpvi run --all --scheduler ADDRESS --out DIR`` on the slow reproductions, waiting
+:data:`WORKERLESS_S` for a worker instead of the 20 s of a real run."""
+WORKERLESS_S = 3.0
 
 
 def start(code, *args):
@@ -557,7 +561,7 @@ def test_a_dask_run_whose_cluster_goes_away_ends_in_one_line(processes, tmp_path
     assert "Traceback" not in err and "CancelledError" not in err, err
     lines = [x for x in err.splitlines() if "the run stops after" in x]
     cause = ("the Dask scheduler " + address + " is gone" if what == "the scheduler dies" else
-             f"the Dask scheduler {address} has had no worker for 20 s")
+             f"the Dask scheduler {address} has had no worker for {WORKERLESS_S:g} s")
     assert len(lines) == 1 and lines[0].startswith(cause), err
     assert "whose results are kept; not finished: slow_" in lines[0]
     assert set(kept) <= set(written(out)) and len(written(out)) < len(SLOW)
