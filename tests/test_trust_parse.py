@@ -9,6 +9,7 @@ Python (as ``sympy.sympify`` did); the marker must never appear, and the outcome
 named error or a mismatch, never a match.
 """
 import json
+from fractions import Fraction
 import os
 import pickle
 import shutil
@@ -203,33 +204,54 @@ def test_study_cache_texts_are_read_by_the_grammar(tmp_path):
     from mpvi_papers.bea import _bea, bea_oscillator
     from mpvi_papers.mutze import _mutze_series
     marker = tmp_path / "pwned"
+
+    def ring(generators, terms=((([0], "1/1"),),), q=("q",)):
+        return {"q": list(q), "p": ["p0"], "generators": list(generators),
+                "terms": [[[list(m), c] for m, c in t] for t in terms]}
     for text in payloads(marker, "p0**2/2 - cos(q)"):
         with pytest.raises(ExpressionError):
-            _bea.parsed_terms({"q": ["q"], "p": ["p0"], "terms": [text]})
+            _bea.parsed_terms(ring([text]))
         with pytest.raises(ExpressionError):
             bea_oscillator._read(text, "trace")
         with pytest.raises(ExpressionError):
             _mutze_series.parse_nabla("dt L", text)
     with pytest.raises(ExpressionError):                 # the old srepr form is code
-        _bea.parsed_terms({"q": ["q"], "p": ["p0"], "terms": [sp.srepr(sp.cos(sp.Symbol("q")))]})
+        _bea.parsed_terms(ring([sp.srepr(sp.cos(sp.Symbol("q")))]))
     with pytest.raises(ExpressionError):
-        _bea.parsed_terms({"q": ["__import__"], "p": ["p0"], "terms": ["1"]})
+        _bea.parsed_terms(ring(["p0"], q=["__import__"]))
     assert not marker.exists()
+    # the monomials are data, checked before use: exponents ints >= 0, one per generator,
+    # coefficients "n/d" in lowest terms
+    for bad in [([-1], "1/1"), ([1, 0], "1/1"), ([True], "1/1"), ([1.0], "1/1"),
+                ([1], "2/4"), ([1], "1e3/1"), ([1], "1/0"), ([1], 3), ([1], "__import__")]:
+        with pytest.raises(ValueError, match="monomial of term 0"):
+            _bea.parsed_terms(ring(["cos(q)"], [[bad]]))
+    q, p, gens, terms = _bea.parsed_terms(ring(["cos(q)", "p0"], [[([2, 0], "-3/7")]]))
+    assert gens == [sp.cos(q[0]), p[0]] and terms == [[((2, 0), Fraction(-3, 7))]]
 
 
 def test_modified_hamiltonian_terms_read_back_identical():
-    """The study cache keeps H~ as text of the grammar; every term of the pendulum's H~
-    through h^8 (midpoint) and h^6 (4-point Lobatto) reads back as the identical sympy
-    expression (``==``, not merely equal in value)."""
+    """The study cache keeps H~ as the ring holds it: its generators as text of the grammar
+    (read back identical, ``==``) and its terms as monomials; written back as sympy, every
+    term of the pendulum's H~ through h^8 (midpoint) and h^6 (4-point Lobatto) is the
+    function :attr:`ModifiedHamiltonian.terms` gives (equal at a rational point, exactly,
+    and their difference simplifies to zero)."""
     from mpvi_papers.bea import _bea
     S = _bea.pendulum(mpvi.GMPContext(30))
+    rec = types.SimpleNamespace(ctx=S.ctx, progress=lambda message: None)
     for method, order in (("midpoint", 8), ("lobatto", 6)):
         mh = mpvi.modified_hamiltonian(method, S, order, **_bea.METHODS[method][2])
-        value = {"q": [x.name for x in mh.q], "p": [x.name for x in mh.p],
-                 "terms": [_bea.term_text(t, mh.q, mh.p) for t in mh.terms]}
-        q, p, terms = _bea.parsed_terms(json.loads(json.dumps(value)))
-        assert q == list(mh.q) and p == list(mh.p)
-        assert terms == list(mh.terms) and any(t.has(sp.cos) for t in terms[2:])
+        value = _bea.modified_hamiltonian_terms.compute(
+            rec, {"method": method, "order": order})
+        q, p, gens, terms = _bea.parsed_terms(json.loads(json.dumps(value)))
+        assert q == list(mh.q) and p == list(mh.p) and len(terms) == len(mh.terms)
+        assert any(g.has(sp.cos) for g in gens)
+        point = {q[0]: sp.Rational(3, 7), p[0]: sp.Rational(-5, 4)}
+        for term, expected in zip(terms, mh.terms):
+            written = sp.Add(*[sp.Rational(c.numerator, c.denominator)
+                               * sp.Mul(*[g ** e for g, e in zip(gens, m)]) for m, c in term])
+            assert sp.simplify(written - expected) == 0
+            assert abs(sp.N((written - expected).subs(point), 50)) < 1e-45
 
 
 def test_numbers_are_exact_and_caret_is_a_power():

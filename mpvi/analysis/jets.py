@@ -731,6 +731,17 @@ class Algebra:
         """(exponents: symbols then atoms, coefficient) of every term of ``c``."""
         raise NotImplementedError
 
+    def generators(self) -> list[sympy.Expr]:
+        """Return the generators as sympy expressions, in the order of :meth:`terms`'
+        exponents.
+
+        Returns
+        -------
+        list of sympy expressions
+            The symbols, then the atoms written out (``sin(q1)``, ``1/(2 - cos(q1)**2)``).
+        """
+        return list(self._exprs)
+
     def from_terms(self, terms: Mapping[tuple[int, ...], RingScalar]) -> RingElement:
         """The element sum coefficient * monomial of {exponents (symbols then atoms):
         coefficient}."""

@@ -100,6 +100,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from fractions import Fraction
 from functools import lru_cache
 from math import factorial
 from typing import TYPE_CHECKING, Any
@@ -112,7 +113,8 @@ from mpvi.methods.declarations import (ButcherTableau, GalerkinMethod, LinearOnl
                            VariationalMethod)
 from mpvi.methods.declarations import EXACT  # noqa: F401  (mpvi.analysis.modified.EXACT: its public path before)
 from mpvi.ground.expressions import as_expression
-from mpvi.analysis.jets import (Algebra, Jet, UnsupportedExpression, current_backend, evaluate,
+from mpvi.analysis.jets import (Algebra, Jet, UnsupportedExpression, _rational_parts,
+                                current_backend, evaluate,
                                 evaluate_all)
 from mpvi.ground.precision import entry, entry_class
 from mpvi.model.first_order import FirstOrderSystem
@@ -1585,6 +1587,50 @@ class ModifiedHamiltonian:
             H~ truncated.
         """
         return _series_sum(self.terms, upto, self.h if h is None else h)
+
+    def polynomials(self) -> tuple[list[sp.Expr], list[list[tuple[tuple[int, ...], Fraction]]]]:
+        """Return the terms as polynomials of the derivation's ring.
+
+        They have rational coefficients in a few generators (the momenta, sines and
+        cosines of the coordinates, reciprocal atoms) and skip the sympy form of
+        :attr:`terms`.  Evaluating them needs no code generated from a large expression (the double
+        pendulum's H_5 of Simpson's VI has tens of thousands of monomials), and they are
+        the same functions as :attr:`terms` (a term of :attr:`terms` is its polynomial
+        written over a common denominator).
+
+        Returns
+        -------
+        generators : list of sympy expressions
+            The generators the terms use, in the order of the exponents.
+        terms : list of lists of (exponents, Fraction)
+            The monomials of the coefficient of h^k (``terms[k]``), sorted.
+
+        Raises
+        ------
+        ValueError
+            The modified Hamiltonian was not made by :func:`modified_hamiltonian`.
+        """
+        if self.equation is None or self.equation.derivation is None:
+            raise ValueError(f"{self.method}: this modified Hamiltonian has no derivation "
+                             "to take its ring form from (made by modified_hamiltonian)")
+        C = self.equation.algebra.canonical()
+        potentials = self.equation.derivation.potentials
+        elements = [C.coerce(self.equation.model.H)]
+        for k in range(1, len(self.terms)):
+            H = potentials[k]
+            elements.append(C.coerce(H) if isinstance(H, sp.Basic) else H)
+        return ring_polynomials(C, elements)
+
+
+def ring_polynomials(alg: Algebra, elements: Sequence) -> tuple[list[sp.Expr], list[list]]:
+    """The elements of ``alg`` as (generators they use, [sorted [(exponents, Fraction)]]):
+    :meth:`ModifiedHamiltonian.polynomials`."""
+    monomials = [sorted((tuple(map(int, m)), Fraction(*_rational_parts(v))) for m, v in alg.terms(c))
+                 for c in elements]
+    used = sorted({i for terms in monomials for m, _ in terms for i, e in enumerate(m) if e})
+    generators = alg.generators()
+    return ([generators[i] for i in used],
+            [[(tuple(m[i] for i in used), v) for m, v in terms] for terms in monomials])
 
 
 def _qq(v):

@@ -22,17 +22,19 @@ Hamiltonian; Thm. IX.8.1: the modified energy is conserved up to exponentially s
 terms over exponentially long times).
 """
 import math
+import re
 import time
 from fractions import Fraction
 
 import mpmath
+import numpy as np
 import pandas as pd
 import sympy as sp
 
 from mpvi.ground.expressions import parse_expression
 from mpvi.model.mechanics import LagrangianSystem
 from mpvi.analysis.modified import (H as STEP, NotHamiltonianError, modified_equation,
-                           modified_hamiltonian)
+                                   modified_hamiltonian, ring_polynomials)
 from mpvi.model.problem import Problem
 from mpvi.repro.declare import Output
 from mpvi.repro.studies import Task, fraction, numstr, steps, study
@@ -99,11 +101,14 @@ def truncation_power(p, k):
 @study("bea_modified_hamiltonian")
 def modified_hamiltonian_terms(rec, params):
     """H~ of ``params["method"]`` (its :data:`METHODS` parameters) on ``params["system"]``
-    (:data:`SYSTEMS`, default the pendulum) through h^``params["order"]``: the
-    coefficients of h^0 .. h^order as text of the closed grammar of
-    :mod:`mpvi.ground.expressions` (:func:`term_text`; coordinates q, momenta p: lists of their
-    names), and the derivation's wall time in seconds (a string).  A method whose
-    modified field is not Hamiltonian there has only H itself as terms and the reason
+    (:data:`SYSTEMS`, default the pendulum) through h^``params["order"]``, as the derivation's
+    ring holds it (:meth:`mpvi.ModifiedHamiltonian.polynomials`): the generators as text of
+    the closed grammar of :mod:`mpvi.ground.expressions` (:func:`term_text`; coordinates q,
+    momenta p: lists of their names) and the coefficients of h^0 .. h^order as lists of
+    monomials ``[exponents, "numerator/denominator"]``; and the derivation's wall time in
+    seconds (a string).  No term goes through sympy or its printer: the double pendulum's
+    terms run to tens of thousands of monomials.  A method whose modified field is not
+    Hamiltonian there has only H itself as terms and the reason
     (:class:`mpvi.NotHamiltonianError`'s message) as ``not_hamiltonian``."""
     name = params["method"]
     system = system_of(params, rec.ctx)
@@ -113,13 +118,18 @@ def modified_hamiltonian_terms(rec, params):
     try:
         mh = modified_hamiltonian(name, system, int(params["order"]), **METHODS[name][2])
     except NotHamiltonianError as e:
-        model = modified_equation(name, system, 0, **METHODS[name][2]).model
-        q, p, terms, reason = model.q, model.p, [model.H], str(e)
+        me = modified_equation(name, system, 0, **METHODS[name][2])
+        C = me.algebra.canonical()
+        q, p, reason = me.model.q, me.model.p, str(e)
+        generators, terms = ring_polynomials(C, [C.coerce(me.model.H)])
     else:
-        q, p, terms, reason = mh.q, mh.p, mh.terms, None
+        q, p, reason = mh.q, mh.p, None
+        generators, terms = mh.polynomials()
     return {"q": [_symbol_name(x) for x in q], "p": [_symbol_name(x) for x in p],
-            "terms": [term_text(t, q, p) for t in terms], "not_hamiltonian": reason,
-            "seconds": f"{time.perf_counter() - start:.2f}"}
+            "generators": [term_text(g, q, p) for g in generators],
+            "terms": [[[list(m), f"{c.numerator}/{c.denominator}"] for m, c in term]
+                      for term in terms],
+            "not_hamiltonian": reason, "seconds": f"{time.perf_counter() - start:.2f}"}
 
 
 def _symbol_name(x):
@@ -130,29 +140,54 @@ def _symbol_name(x):
 
 
 def term_text(term, q, p):
-    """A term of H~ in the symbols ``q``, ``p`` as text that :func:`parsed_terms` reads
-    back (by :func:`mpvi.ground.expressions.parse_expression`, never as code) to the identical
-    expression -- checked here, so that a term that would not is an error, not a silently
-    different H~."""
+    """An expression in the symbols ``q``, ``p`` (a generator of H~'s ring) as text that
+    :func:`parsed_terms` reads back (by :func:`mpvi.ground.expressions.parse_expression`,
+    never as code) to the identical expression -- checked here, so that one that would not
+    is an error, not a silently different H~."""
     text = sp.StrPrinter({"order": "none"}).doprint(term)
     if _parse_term(text, {_symbol_name(x): x for x in [*q, *p]}) != term:
-        raise ValueError(f"bea: the text of a term of H~ does not read back to the term "
+        raise ValueError(f"bea: the text of a generator of H~ does not read back to it "
                          f"({text[:80]}...)")
     return text
 
 
 def _parse_term(text, names):
-    return parse_expression(text, names, what="bea: a term of H~ in the study cache")
+    return parse_expression(text, names, what="bea: a generator of H~ in the study cache")
+
+
+_RATIONAL = re.compile(r"-?[0-9]+/[0-9]+")
 
 
 def parsed_terms(value):
-    """(q, p, terms) of a :data:`modified_hamiltonian_terms` value as sympy objects (parsed
-    once per derivation: a double-pendulum term runs to tens of kilobytes), read by the
-    closed grammar of :mod:`mpvi.ground.expressions` in the names of q and p only."""
+    """(q, p, generators, terms) of a :data:`modified_hamiltonian_terms` value: the
+    symbols and generators as sympy objects, read by the closed grammar of
+    :mod:`mpvi.ground.expressions` in the names of q and p only, and each term a list of
+    (exponents, Fraction), every exponent a non-negative int, one per generator, every
+    coefficient ``numerator/denominator`` (anything else is a ValueError naming it)."""
     q = [_cached_symbol(x) for x in value["q"]]
     p = [_cached_symbol(x) for x in value["p"]]
     names = {x.name: x for x in [*q, *p]}
-    return q, p, [_parse_term(t, names) for t in value["terms"]]
+    generators = [_parse_term(t, names) for t in value["generators"]]
+    terms = []
+    for k, term in enumerate(value["terms"]):
+        if not isinstance(term, list):
+            raise ValueError(f"bea: term {k} of H~ in the study cache is not a list of monomials")
+        monomials = []
+        for m in term:
+            ok = (isinstance(m, list) and len(m) == 2 and isinstance(m[0], list)
+                  and len(m[0]) == len(generators)
+                  and all(type(e) is int and e >= 0 for e in m[0])
+                  and isinstance(m[1], str) and _RATIONAL.fullmatch(m[1]))
+            if ok:
+                num, den = map(int, m[1].split("/"))
+                ok = den > 0 and math.gcd(num, den) == 1
+            if not ok:
+                raise ValueError(f"bea: a monomial of term {k} of H~ in the study cache is not "
+                                 f"[{len(generators)} exponents, \"n/d\" in lowest terms]: "
+                                 f"{str(m)[:80]}")
+            monomials.append((tuple(m[0]), Fraction(num, den)))
+        terms.append(monomials)
+    return q, p, generators, terms
 
 
 def _cached_symbol(name):
@@ -164,13 +199,51 @@ def _cached_symbol(name):
     return x
 
 
-def term_values(parsed, ctx):
-    """The terms H_1 .. of :func:`parsed_terms` as one generated function of (q, p) (lists)
-    in context ``ctx`` (:func:`mpvi.compiled.codegen.compile_exprs`): it returns the list of the
-    terms' values."""
+def term_values(parsed, ctx, states):
+    """The terms of :func:`parsed_terms` at each of ``states`` ([(q, p)] of lists of
+    numbers of ``ctx``): one list of values per term.  The generators are one generated
+    function of (q, p) (:func:`mpvi.compiled.codegen.compile_exprs`, a few small
+    expressions); the polynomials are summed by :func:`polynomial_values`, all states at
+    once."""
     from mpvi.compiled.codegen import compile_exprs
-    q, p, exprs = parsed
-    return compile_exprs([q, p], exprs, ctx, f"bea_modified_hamiltonian_{len(exprs)}")
+    q, p, generators, terms = parsed
+    g = compile_exprs([q, p], generators, ctx, f"bea_generators_{len(generators)}")
+    columns = list(zip(*(g(a, b) for a, b in states))) or [()] * len(generators)
+    values = [np.array(c, dtype=object) for c in columns]
+    return [list(polynomial_values(t, values, ctx, len(states))) for t in terms]
+
+
+def polynomial_values(monomials, values, ctx, n):
+    """sum c m(x) over ``monomials`` [(exponents, Fraction)] at ``n`` points: ``values``
+    one array of ``n`` numbers of ``ctx`` per variable.  Horner's rule on the trie of the
+    exponents (variable by variable), so that a product shared by monomials is taken once;
+    every operation acts on all points at once."""
+    powers = [[None] for _ in values]
+
+    def power(i, e):
+        row = powers[i]
+        while len(row) <= e:
+            row.append(values[i] if len(row) == 1 else row[-1] * values[i])
+        return row[e]
+
+    def level(terms, i):
+        if i == len(values):
+            return ctx.num(sum(c for _, c in terms))
+        groups = {}
+        for m, c in terms:
+            groups.setdefault(m[i], []).append((m, c))
+        total = None
+        for e in sorted(groups):
+            part = level(groups[e], i + 1)
+            part = power(i, e) * part if e else part          # (an array on the left)
+            total = part if total is None else (
+                part + total if isinstance(part, np.ndarray) else total + part)
+        return total
+
+    zero = np.array([ctx.num(0)] * n, dtype=object)
+    if not monomials:
+        return zero
+    return zero + level(monomials, 0)
 
 
 def context_for(base, digits):
@@ -206,14 +279,15 @@ def energy_errors(run_value, parsed, h, powers, base):
     :data:`modified_hamiltonian_terms` value), evaluated in a context of the kind of
     ``base`` with the run's digits + 10; mpmath numbers."""
     ctx = type(base)(run_value["digits"] + 10)
-    f = term_values(parsed, ctx)
     with ctx.active():
         hv = ctx.num(fraction(h))
         hk = [ctx.num(1)]
         for _ in range(max(powers)):
             hk.append(hk[-1] * hv)
-        values = [f([ctx.num(x) for x in a], [ctx.num(x) for x in b])
+        states = [([ctx.num(x) for x in a], [ctx.num(x) for x in b])
                   for a, b in zip(run_value["q"], run_value["p"])]
+        columns = term_values(parsed, ctx, states)
+        values = list(zip(*columns))
         out = {}
         for top in powers:
             E = [ctx.fsum(v[j] * hk[j] for j in range(top + 1)) for v in values]
@@ -270,12 +344,12 @@ def energy_tasks(params):
     double = params.get("system", "pendulum") != "pendulum"
     size = 40 if double else 1
     # derivations (measured, FLINT's ring): the pendulum's about 5e-5 order^3 s (the
-    # midpoint VI through h^32 1.6 s); the double pendulum's through h^4 2500 times that,
-    # Simpson's 4 times more (the midpoint VI 8 s, Simpson's 35 s, with their text)
+    # midpoint VI through h^32 1.6 s); the double pendulum's through h^4 1100 times that,
+    # Simpson's 4 times more (the midpoint VI 2 s, Simpson's 15 s)
     factor = {"lobatto": 1.5, "simpson": 4 if double else 1}
     tasks = [Task(modified_hamiltonian_terms, derivation_params(m, o, params),
                   label=f"bea H~ of {m} through h^{o}",
-                  cost=(2500 if double else 1) * 5e-5 * max(o, 2) ** 3 * factor.get(m, 1))
+                  cost=(1100 if double else 1) * 5e-5 * max(o, 2) ** 3 * factor.get(m, 1))
              for m, o in derivation_orders(params["groups"]).items()]
     for g in params["groups"]:
         for h in g["steps"]:
@@ -316,8 +390,8 @@ def energy_output(run):
         for h in g["steps"]:
             res = run.study(sampled_run, run_params(g, h, p))
             digits = res["digits"]
-            q, mom, exprs = parsed[m]
-            errs = energy_errors(res, (q, mom, exprs[:order + 1]), h, powers, ctx)
+            q, mom, generators, polys = parsed[m]
+            errs = energy_errors(res, (q, mom, generators, polys[:order + 1]), h, powers, ctx)
             for k, top in zip(ks, powers):
                 per_k[k].append(errs[top])
         threshold = roundoff_threshold(digits)

@@ -13,11 +13,14 @@ and gravity, V = -2 cos q1 - cos q2, from q = (1/2, 1/2), p = 0, over [0, T]:
 
 What the run derives here (the terms are large: H_5 has 8 047 monomials for the midpoint
 VI, 37 894 for Simpson's): the midpoint VI's and Simpson's H~ through h^4 (the midpoint
-VI's H~_0, H~_2, H~_4: orders 2, 4, 6; Simpson's H~_0, H~_2: 4, 6), about 8 and 35 s
-on FLINT's ring with the text of their terms; the 4-point Lobatto VI's H~_0 = H only
-(order 6).  The next terms are beyond the run's time: Simpson's H~ through h^6 takes
-200 s to derive and its H_7 has 128 276 monomials (12 MB of text, more than the study
-cache reads back).  Mutze's direct
+VI's H~_0, H~_2, H~_4: orders 2, 4, 6; Simpson's H~_0, H~_2: 4, 6), about 2 and 15 s
+on FLINT's ring; the 4-point Lobatto VI's H~_0 = H only (order 6).  The terms stay in
+the ring's form from the derivation to the energies: the study cache keeps their
+monomials as data (:meth:`mpvi.ModifiedHamiltonian.polynomials`), and they are summed by
+Horner's rule on all sampled states at once (:func:`mpvi_papers.bea._bea.polynomial_values`),
+with no sympy expression, no printed text and no code generated from them.  The next
+terms are beyond the run's time: Simpson's H~ through h^6 takes 200 s to derive and its
+H_7 has 128 276 monomials.  Mutze's direct
 midpoint method (g = 0) is not symplectic for a q-dependent mass matrix: its h^2 term in
 (q, M(q) v) is not Hamiltonian, the value "mutze: H~ beyond H" gives the check's message,
 and only H~_0 = H is drawn (order 2).
