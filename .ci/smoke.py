@@ -67,7 +67,8 @@ if len(sys.argv) > 1:
     Path("readme.py").write_text(block, encoding="utf-8")
     expected = [line[2:] for line in block.splitlines() if line.startswith("# ")]
     assert len(expected) >= 4
-    assert run(sys.executable, "readme.py").splitlines() == expected, "the README's block"
+    printed = run(sys.executable, "readme.py").splitlines()
+    assert printed == expected, f"the README's block printed {printed}, its comments say {expected}"
     ids = sorted(p.stem for p in (checkout / "reproductions").glob("*/[!_]*.py"))
     assert len(ids) >= 48 and all(re.search(rf"^{i}\s", listed, re.M) for i in ids)
     assert "not run" in listed                 # no results outside the repository yet

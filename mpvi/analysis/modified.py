@@ -114,8 +114,7 @@ from mpvi.methods.declarations import (ButcherTableau, GalerkinMethod, LinearOnl
 from mpvi.methods.declarations import EXACT  # noqa: F401  (mpvi.analysis.modified.EXACT: its public path before)
 from mpvi.ground.expressions import as_expression
 from mpvi.analysis.jets import (Algebra, Jet, UnsupportedExpression, _rational_parts,
-                                current_backend, evaluate,
-                                evaluate_all)
+                                current_backend, evaluate, evaluate_all)
 from mpvi.ground.precision import entry, entry_class
 from mpvi.model.first_order import FirstOrderSystem
 from mpvi.model.mechanics import TIME, LagrangianSystem

@@ -240,10 +240,8 @@ def polynomial_values(monomials, values, ctx, n):
                 part + total if isinstance(part, np.ndarray) else total + part)
         return total
 
-    zero = np.array([ctx.num(0)] * n, dtype=object)
-    if not monomials:
-        return zero
-    return zero + level(monomials, 0)
+    total = level(monomials, 0) if monomials else ctx.num(0)
+    return total if isinstance(total, np.ndarray) else np.array([total] * n, dtype=object)
 
 
 def context_for(base, digits):
