@@ -78,6 +78,20 @@ def test_the_first_correction_is_at_the_methods_order(method, params, order):
     assert me.leading_order() == order
 
 
+def test_which_terms_vanish_is_decided_in_the_ring_as_sympy_decides():
+    """ModifiedEquation.vanishes (the ring's exact zero test) against sympy's simplify of
+    every component, for a symmetric method of order 2 (the odd terms zero) and RK4 (h^1 ..
+    h^3 zero); a power not derived is an IndexError."""
+    zero = {"midpoint": [1, 3, 5], "rk4": [1, 2, 3]}
+    for method, powers in zero.items():
+        me = modified_equation(method, pendulum(), 6)
+        by_sympy = [all(sp.simplify(e) == 0 for e in me.terms[k]) for k in range(7)]
+        assert [me.vanishes(k) for k in range(7)] == by_sympy
+        assert [k for k in range(7) if by_sympy[k]] == powers
+    with pytest.raises(IndexError, match="h\\^7"):
+        me.vanishes(7)
+
+
 def _amplification(decl):
     """The one-step map of the oscillator q'' = -q on (q, y), computed without jets: the
     trial-function methods by mpvi.analysis.symbolic, the tableaus and Newmark by solving their

@@ -219,3 +219,19 @@ def test_gbs_scheme_is_the_hamiltonian_field_plus_the_ode_steps(dp_gbs):
     direct = solve(hform, "rk4", h=h, n=n)
     assert C64.norm_inf(direct.q[:, :2] - rk.q) <= 1e-60
     assert C64.norm_inf(direct.q[:, 2:] - rk.p) <= 1e-60
+
+
+def test_a_field_given_as_expressions_returns_the_contexts_numbers():
+    """The field of a system given as expressions skips the checks of a user's callable:
+    its constant components (generated code returns the integer 0 for a zero component)
+    still come back as numbers of the context, and the values are those of the checked
+    path."""
+    from mpvi import GMPContext
+    from mpvi.model.callables import returned_vector
+    for ctx in (C40, GMPContext(40)):
+        system = FirstOrderSystem.from_expressions("drift", ["x", "y"], ["0", "-sin(x) + 1/3"], ctx)
+        y = [ctx.num(1), ctx.num(2)]
+        out = system.field()(ctx.num(0), y)
+        assert all(ctx.is_number(v) for v in out) and out[0] == 0
+        assert out == returned_vector(ctx, system.rhs(ctx.num(0), y), 2, "drift")
+        assert out[1] == -ctx.sin(y[0]) + ctx.num(1) / 3

@@ -1270,10 +1270,41 @@ class ModifiedEquation:
         int or None
             The power of h of the first correction; None if every derived term vanishes.
         """
-        for k in range(1, len(self.terms)):
-            if any(sp.simplify(e) != 0 for e in self.terms[k]):
-                return k
-        return None
+        return next((k for k in range(1, len(self.terms)) if not self.vanishes(k)), None)
+
+    def vanishes(self, k: int) -> bool:
+        """Return whether the term f_(k+1), the coefficient of h^k, is zero.
+
+        Decided exactly in the derivation's ring
+        (:meth:`mpvi.analysis.jets.Algebra.is_zero`); a component the ring cannot decide
+        on (atoms other than sines and cosines of the variables, reciprocals and roots
+        of polynomials), or an equation made without its ring, by sympy's ``simplify``.
+
+        Parameters
+        ----------
+        k : int
+            The power of h, 0 <= k <= :attr:`order`.
+
+        Returns
+        -------
+        bool
+            True when every component of the term is zero.
+
+        Raises
+        ------
+        IndexError
+            A ``k`` outside 0 .. :attr:`order`.
+        """
+        if not 0 <= k <= self.order:
+            raise IndexError(f"{self.method}: no term h^{k} (derived through h^{self.order})")
+        alg, ring = self.algebra, self.ring_terms
+        if alg is None or ring is None:
+            return all(sp.simplify(e) == 0 for e in self.terms[k])
+        for c, e in enumerate(ring[k]):
+            zero = alg.is_zero(e)
+            if zero is False or (zero is None and sp.simplify(self.terms[k][c]) != 0):
+                return False
+        return True
 
 
 def _modified_field(d, y, alg, f, G, jac, norm=None):

@@ -21,7 +21,6 @@ instead, which is the same number without summing over algebraic nodes.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import TYPE_CHECKING
 
 import sympy as sp
@@ -111,8 +110,10 @@ def oscillator_map(spec: VariationalMethod | GalerkinMethod, h: sympy.Expr | int
     else:
         S_q1 = sp.diff(S, c[slots.index((1, 0))])
         y1 = S_q1.subs(sol)
-    rows = [y1, q1]
-    return sp.Matrix([[sp.factor(sp.cancel(sp.diff(r, v))) for v in (y0, q0)] for r in rows])
+    # the step equations are linear and homogeneous in (c, y0, q0), so y1 and q1 are linear
+    # forms in (y0, q0): their coefficients are their values at the unit vectors
+    units = ({y0: 1, q0: 0}, {y0: 0, q0: 1})
+    return sp.Matrix([[sp.factor(sp.cancel(r.xreplace(u))) for u in units] for r in (y1, q1)])
 
 
 @entry
@@ -139,11 +140,12 @@ def amplification_matrix(spec: VariationalMethod | GalerkinMethod) -> sympy.Matr
     return oscillator_map(spec, h=Z, omega=sp.Integer(1))
 
 
-@lru_cache(maxsize=None)
 def _acos_squared(terms):
-    """arccos(1 - u)^2 = 2 u + u^2/3 + 4 u^3/45 + ... (analytic at u = 0) through u^(terms - 1)."""
-    u = sp.Symbol("u")
-    return sp.Poly(sp.series(sp.acos(1 - u) ** 2, u, 0, terms).removeO(), u)
+    """arccos(1 - u)^2 = 2 u + u^2/3 + 4 u^3/45 + ... (analytic at u = 0) through
+    u^(terms - 1), as {k: coefficient}: arccos(1 - u) = 2 arcsin(sqrt(u/2)) and
+    arcsin(x)^2 = sum_(k >= 1) (2x)^(2k) / (2 k^2 binomial(2k, k)), so the coefficient of
+    u^k is 2^(k+1) / (k^2 binomial(2k, k))."""
+    return {k: sp.Rational(2 ** (k + 1), k * k * sp.binomial(2 * k, k)) for k in range(1, terms)}
 
 
 @entry
@@ -184,9 +186,8 @@ def amplification_frequency(A: sympy.Matrix, order: int) -> tuple[sympy.Expr, sy
     c = rs.rs_mul(tr, rs.rs_series_inversion(2 * rs.rs_nth_root(det, 2, z, n), z, n), z, n)
     u = 1 - c                                           # O(z^2)
     theta2 = R(0)
-    for (k,), coeff in _acos_squared(n // 2 + 2).terms():
-        if k:
-            theta2 += rs.rs_pow(u, k, z, n) * QQ(int(coeff.p), int(coeff.q))
+    for k, coeff in _acos_squared(n // 2 + 2).items():
+        theta2 += rs.rs_pow(u, k, z, n) * QQ(int(coeff.p), int(coeff.q))
     omega2 = R({(m - 2,): v for (m,), v in theta2.items() if m >= 2})   # / z^2
     omega = rs.rs_nth_root(omega2, 2, z, order + 1)
     damping = R({(m - 1,): v / 2 for (m,), v in rs.rs_log(det, z, order + 2).items() if m >= 1})

@@ -236,9 +236,13 @@ class FirstOrderSystem:
     def field(self) -> Callable[[Real, Sequence[Real]], list[Real]]:
         """Return the right-hand side on lists, as the RK4 and GBS steps use it.
 
-        Every value ``rhs`` returns is checked like initial data
+        Every value a user's ``rhs`` returns is checked like initial data
         (:func:`mpvi.model.callables.returned`): a float or a number of fewer bits than the
-        context raises :class:`mpvi.PrecisionError` naming the system.
+        context raises :class:`mpvi.PrecisionError` naming the system.  A field given as
+        expressions (:meth:`from_expressions`) is generated code computing with the
+        context's own operations: its values are the context's numbers, and the
+        constants it returns as they are (the integer 0 of a zero component) are made
+        numbers of the context, without the checks.
 
         Returns
         -------
@@ -247,6 +251,9 @@ class FirstOrderSystem:
         """
         rhs, ctx, dtype, n = self.rhs, self.ctx, self.ctx.dtype, self.dim
         what = f"{self.name}: the right-hand side"
+        if self._model is not None:
+            number, num = ctx.is_number, ctx.num
+            return lambda t, y: [x if number(x) else num(x) for x in rhs(t, y)]
         if self._takes_ctx:
             given = cast("Callable[..., Any]", rhs)
             return lambda t, y: returned_vector(ctx, given(t, np.array(y, dtype=dtype), ctx=ctx),

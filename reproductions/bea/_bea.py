@@ -468,14 +468,13 @@ def modified_flow_gap(rec, params):
     (the same at ``gbs_h``/2) for each r, and the first power s > r whose term is not
     zero (derived through h^(max r + 2)).  Returns {"gaps": {r: ..}, "checks": {r: ..},
     "first_omitted": {r: s}}."""
-    from mpvi.compiled.codegen import compile_exprs
     from mpvi.model.first_order import FirstOrderSystem
     ctx = rec.ctx
     name = params["method"]
     options = METHODS[name][2] if name in METHODS else {}
     order = max(params["truncations"]) + 2
     me = modified_equation(name, pendulum(ctx), order, **options)
-    nonzero = [k for k, t in enumerate(me.terms) if any(sp.simplify(e) != 0 for e in t)]
+    nonzero = [k for k in range(me.order + 1) if not me.vanishes(k)]
     first_omitted = {str(r): next((k for k in nonzero if k > r), None)
                      for r in params["truncations"]}
     y = me.symbols
@@ -489,9 +488,8 @@ def modified_flow_gap(rec, params):
     gaps, checks = {}, {}
     for r in params["truncations"]:
         field = [sp.expand(e.subs(STEP, h)) for e in me.field(r)]
-        f = compile_exprs([y], field, ctx, f"bea_modified_{name}_{r}")
-        system = FirstOrderSystem(f"{name} modified equation through h^{r}",
-                                  lambda t, z, f=f: f(list(z)), len(y), ctx)
+        system = FirstOrderSystem.from_expressions(
+            f"{name} modified equation through h^{r}", y, field, ctx)
         ends = []
         for H in (fraction(params["gbs_h"]), fraction(params["gbs_h"]) / 2):
             rec.progress(f"{name}: GBS on the modified equation through h^{r}, H = {H}")
