@@ -361,6 +361,31 @@ def test_refuses_a_float_literal_in_the_expressions():
         LagrangianSystem("osc", [Q1], sp.Matrix([[sp.Float("1.5")]]), Q1 ** 2 / 2, {}, C64)
 
 
+@pytest.mark.parametrize("name", ALL)
+@pytest.mark.parametrize("ctx", [C64, mpvi.GMPContext(64)], ids=["mp", "gmp"])
+def test_energies_are_the_hamiltonian_at_every_point_bit_for_bit(name, ctx):
+    """LagrangianSystem.energies (every row at once) gives hamiltonian's numbers, the same
+    bits, on each kind of system (M, V form; a general Lagrangian); a singular point among
+    them raises as hamiltonian does; rows of another count are refused."""
+    S = system(name, ctx) if ctx is C64 else SYSTEMS[name](ctx)
+    q = np.array([ctx.asarray(x) for x, _ in points(name)] * 2, dtype=object)
+    p = np.array([ctx.asarray(v) for _, v in points(name)] * 2, dtype=object)
+    p[2] = p[2] * 3
+    expected = [S.hamiltonian(x, y) for x, y in zip(q, p)]
+    got = S.energies(q, p)
+    assert len(got) == 4 and all(a == b and repr(a) == repr(b) for a, b in zip(got, expected))
+    with pytest.raises(ValueError, match="3 momenta"):
+        S.energies(q, p[:3])
+
+
+def test_energies_raise_at_a_singular_point_as_hamiltonian_does():
+    top = system("top_table3", C64)
+    q = np.array([C64.asarray([0, 1, 0]), C64.asarray([0, 0, 0])], dtype=object)
+    p = np.array([C64.asarray([1, 0, 1])] * 2, dtype=object)
+    with pytest.raises(SingularMatrixError, match="singular at q"):
+        top.energies(q, p)
+
+
 def test_singular_mass_matrix_raises_from_velocity():
     top = system("top_table3", C64)
     q = C64.asarray([0, 0, 0])       # theta = 0: the phi and psi axes coincide

@@ -244,6 +244,9 @@ def energy(system: LagrangianSystem, sol: Solution) -> Vector:
     """
     _check_mechanical(system, "energy")
     _check_solution(sol, "energy")
+    energies = getattr(system, "energies", None)      # a LagrangianSystem's, all points at once
+    if energies is not None:
+        return energies(sol.q, sol.p)
     return np.array([system.energy(q, p) for q, p in zip(sol.q, sol.p)], dtype=sol.ctx.dtype)
 
 

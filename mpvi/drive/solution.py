@@ -596,7 +596,10 @@ class Solution:
             raise ValueError(f"energy_drift: {why}; use drift(expr) for a quantity that is")
         _, q0, p0, _ = self._initial_point("energy_drift")
         H0 = S.energy(q0, p0)
-        return max(abs(S.energy(q, p) - H0) for q, p in zip(self.q, self.p))
+        energies = getattr(S, "energies", None)
+        H = energies(self.q, self.p) if energies is not None else \
+            [S.energy(q, p) for q, p in zip(self.q, self.p)]
+        return max(abs(x - H0) for x in H)
 
     def error(self, exact: ExactSolution | None = None) -> dict[str, Vector]:
         """Compute the errors at the saved points against the exact solution.

@@ -62,7 +62,8 @@ from mpvi.compiled import cbackend
 from mpvi.compiled.codegen import TIME, compile_exprs
 from mpvi.numbers.context import GMPContext, PrecisionError, require_context
 from mpvi.ground.expressions import as_expression, as_matrix
-from mpvi.numbers.linalg import NotPositiveDefiniteError, SingularMatrixError, is_positive_definite
+from mpvi.numbers.linalg import (NotPositiveDefiniteError, SingularMatrixError, is_positive_definite,
+                                 solve_dense)
 from mpvi.model.derivation import lagrangian_model, mass_model
 from mpvi.ground.precision import entry, entry_class
 
@@ -575,11 +576,21 @@ class LagrangianSystem:
         TypeError
             For a system given by a general Lagrangian (no V).
         """
-        return self._mv_piece("potential", [self.potential_expr])(q, self.param_values)[0]
+        return self._mv_piece("potential", lambda: [self.potential_expr])(q, self.param_values)[0]
 
     def _mv_piece(self, key, exprs):
+        """The generated function ``key`` of (q, params) returning ``exprs()``, made once per
+        system and kind of kernel (:func:`mpvi.compiled.cbackend.active`): an energy at every
+        node of a long run looks it up, where making its cache key (hashing the
+        expressions) cost more than evaluating it."""
         self._mv_form(key)
-        return self._compile([self.coords, self.param_symbols], exprs, key)
+        ctx = self.ctx
+        memo = (key, cbackend.active(ctx), cbackend.balls_active(ctx))
+        pieces = self.__dict__.setdefault("_pieces", {})
+        f = pieces.get(memo)
+        if f is None:
+            f = pieces[memo] = self._compile([self.coords, self.param_symbols], exprs(), key)
+        return f
 
     def dmass(self, q: VectorLike) -> Array:
         """Evaluate the first derivatives of the mass matrix.
@@ -601,7 +612,7 @@ class LagrangianSystem:
         """
         n, M = self.dof, self.mass_expr
         self._mv_form("dM")
-        f = self._mv_piece("dmass", [e for xg in self.coords for e in sp.diff(M, xg)])
+        f = self._mv_piece("dmass", lambda: [e for xg in self.coords for e in sp.diff(M, xg)])
         return self._arr(f(q, self.param_values), (n, n, n))
 
     def d2mass(self, q: VectorLike) -> Array:
@@ -624,7 +635,8 @@ class LagrangianSystem:
         """
         n, M, x = self.dof, self.mass_expr, self.coords
         self._mv_form("d2M")
-        f = self._mv_piece("d2mass", [e for xg in x for xd in x for e in sp.diff(M, xd, xg)])
+        f = self._mv_piece("d2mass",
+                           lambda: [e for xg in x for xd in x for e in sp.diff(M, xd, xg)])
         return self._arr(f(q, self.param_values), (n, n, n, n))
 
     def grad_potential(self, q: VectorLike) -> Vector:
@@ -646,7 +658,8 @@ class LagrangianSystem:
             For a system given by a general Lagrangian (no V).
         """
         self._mv_form("grad V")
-        f = self._mv_piece("grad_potential", [sp.diff(self.potential_expr, xi) for xi in self.coords])
+        f = self._mv_piece("grad_potential",
+                           lambda: [sp.diff(self.potential_expr, xi) for xi in self.coords])
         return self._arr(f(q, self.param_values), (self.dof,))
 
     def hess_potential(self, q: VectorLike) -> Matrix:
@@ -669,7 +682,7 @@ class LagrangianSystem:
         """
         self._mv_form("hess V")
         V, x = self.potential_expr, self.coords
-        f = self._mv_piece("hess_potential", [sp.diff(V, a, b) for a in x for b in x])
+        f = self._mv_piece("hess_potential", lambda: [sp.diff(V, a, b) for a in x for b in x])
         n = self.dof
         return self._arr(f(q, self.param_values), (n, n))
 
@@ -999,6 +1012,55 @@ class LagrangianSystem:
         return p @ v - self.lagrangian(q, v, t)
 
     energy = hamiltonian
+
+    def energies(self, q: Matrix, p: Matrix, t: NumberLike | None = None) -> Vector:
+        """Compute the Hamiltonian at many points: row j of ``q`` and ``p``.
+
+        The numbers of :meth:`hamiltonian` at each point, by the same operations (for the
+        M, V form v = M(q)^-1 p by :func:`mpvi.numbers.linalg.solve_dense`, then
+        p^T v / 2 + V(q)); the generated functions are looked up once, not at every point
+        (an energy error along a run of 80,000 nodes).
+
+        Parameters
+        ----------
+        q : array_like
+            Positions, one point per row.
+        p : array_like
+            Momenta, one point per row.
+        t : number, optional
+            Time (default 0), the same at every point.
+
+        Returns
+        -------
+        numpy.ndarray
+            H at each point.
+
+        Raises
+        ------
+        SingularMatrixError, NewtonError
+            As :meth:`hamiltonian`, at the first point where it raises.
+        ValueError
+            ``q`` and ``p`` with different numbers of points.
+        """
+        if len(q) != len(p):
+            raise ValueError(f"{self.name}: energies of {len(q)} positions and {len(p)} momenta")
+        ctx, dtype = self.ctx, self.ctx.dtype
+        own = type(self).hamiltonian is LagrangianSystem.hamiltonian and \
+            type(self).energy is LagrangianSystem.energy          # not a subclass's own
+        if self.mass_expr is None or not own:
+            return np.array([self.hamiltonian(x, y, t) for x, y in zip(q, p)], dtype=dtype)
+        mass, params, n = self._mass, self.param_values, self.dof
+        potential = self._mv_piece("potential", lambda: [self.potential_expr])
+        out = []
+        for x, y in zip(q, p):
+            y = np.asarray(y, dtype=dtype)
+            m = mass(x, params)
+            try:
+                v = solve_dense([m[i * n:(i + 1) * n] for i in range(n)], y.tolist(), ctx)
+            except SingularMatrixError:
+                return self.hamiltonian(x, y, t)        # raises, naming the point
+            out.append((y @ np.array(v, dtype=dtype)) / 2 + potential(x, params)[0])
+        return np.array(out, dtype=dtype)
 
     def energy_obstacle(self) -> str | None:
         """Tell why the energy H = p^T v - L is not conserved along the motion, or None.

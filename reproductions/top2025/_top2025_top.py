@@ -119,7 +119,7 @@ class LoopingTop:
         ctx, S = self.ctx, self.system
         th_ex = self.theta_exact(sol.t)
         e_th = (sol.q[:, 1] - th_ex) / th_ex
-        e_H = np.array([(S.hamiltonian(q, p) - self.H0) / self.H0 for q, p in zip(sol.q, sol.p)],
+        e_H = np.array([(H - self.H0) / self.H0 for H in S.energies(sol.q, sol.p)],
                        dtype=ctx.dtype)
         p0 = self.top.p0
         e_pphi = (sol.p[:, 0] - p0[0]) / p0[0]
