@@ -206,15 +206,20 @@ class Particle:
     def solve(self, b):
         """H^-1 b along the last axis (Thomas algorithm)."""
         n, off, piv = self.n, self.off, self._piv
-        y = np.empty_like(b)
-        y[..., 0] = b[..., 0]
-        for i in range(1, n):
-            y[..., i] = b[..., i] - off / piv[i - 1] * y[..., i - 1]
-        out = np.empty_like(b)
-        out[..., n - 1] = y[..., n - 1] / piv[n - 1]
-        for i in range(n - 2, -1, -1):
-            out[..., i] = (y[..., i] - off * out[..., i + 1]) / piv[i]
-        return out
+        ratio = self.__dict__.get("_ratio")
+        if ratio is None:               # off / piv[i], the same numbers at every call
+            ratio = self._ratio = [off / p for p in piv]
+        rows = b.reshape(-1, n)
+        out = np.empty_like(rows)
+        for r in range(rows.shape[0]):  # one row at a time, on lists: no numpy per number
+            y = rows[r].tolist()
+            for i in range(1, n):
+                y[i] = y[i] - ratio[i - 1] * y[i - 1]
+            y[n - 1] = y[n - 1] / piv[n - 1]
+            for i in range(n - 2, -1, -1):
+                y[i] = (y[i] - off * y[i + 1]) / piv[i]
+            out[r] = y
+        return out.reshape(b.shape)
 
     # ---- inner products --------------------------------------------------------------
     def dot(self, a, b):
