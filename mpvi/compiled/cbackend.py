@@ -135,7 +135,9 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from mpvi.compiled.cmodules import (COUNTED_OPERATIONS, ENV_COUNT, counting, translate,  # noqa: F401
-                       translate_check, translate_explicit, translate_newton, translate_taylor)
+                       translate_check, translate_energy, translate_explicit, translate_newton,
+                       translate_taylor)
+from mpvi.compiled.cdouble import MATH_1
 from mpvi.compiled.ctranslate import Unsupported
 from mpvi.ground import environment
 from mpvi.ground.io import file_kind
@@ -714,10 +716,22 @@ def _discard(path: Path) -> bool:
 
 # ----- building and loading ------------------------------------------------------------------
 
-_CFLAGS = ("-O2", "-fno-plt", "-ffp-contract=off", "-shared", "-fPIC", "-std=c99", "-Wall",
-           "-Wextra")
+MATH_BUILTINS_OFF = tuple(f"-fno-builtin-{f}" for f in (*MATH_1, "pow"))
+"""The math functions of the kernels in doubles (:mod:`mpvi.compiled.cdouble`) the compiler
+must call as they are written, each the C library's function that Python's :mod:`math` and
+float power call.  As a builtin GCC folds ``pow(x, 2.0)`` into ``x * x``, which differs
+from the library's ``pow`` in the last bit at about one argument in 1,200: the start of
+Newton's iteration in doubles then differed from Python's, and so, in the last digits,
+did the step (Mutze's method on the double pendulum at h = 1/50: 2 of 1,000 steps), and a
+run's numbers depended on when its kernels were compiled.  It may likewise join a sin
+and a cos of one argument into one ``sincos``."""
+
+_CFLAGS = ("-O2", "-fno-plt", "-ffp-contract=off", *MATH_BUILTINS_OFF, "-shared", "-fPIC",
+           "-std=c99", "-Wall", "-Wextra")
 """The compiler's flags (part of a module's cache key).  ``-fno-plt`` calls MPFR through
 the GOT directly: the modules make thousands of MPFR calls per step (1-2 % faster).
+``-ffp-contract=off`` and :data:`MATH_BUILTINS_OFF` keep every operation in doubles the
+one IEEE operation or library call Python makes.
 Warnings are on (the runtime and the generated code compile without any under ``-Wall
 -Wextra -Werror``, ``tests/test_csrc.py``) but not errors: a newer compiler's new warning
 must not stop a build.  The headers of Python, GMP, MPFR and gmpy2 are included as system
@@ -1207,6 +1221,34 @@ def newton_function(sources: Sequence[str], tables: Sequence[dict], prec: int, n
     """
     plan = _newton_plan(sources, tables, prec, n, nk, np_, start)
     return None if plan is None else _lazy(plan, "newton", _not_compiled)
+
+
+def energy_function(sources: Sequence[str], tables: Sequence[dict], prec: int, n: int,
+                    npar: int) -> Callable | None:
+    """The energies of an M, V system at many points, compiled (:func:`translate_energy`),
+    or None when compiled kernels are off or unavailable.
+
+    Parameters
+    ----------
+    sources : the Python sources of the generated ``M(q, params)`` and
+        ``potential(q, params)``.
+    tables : their constant tables (name -> ``mpfr``).
+    prec : the context's precision in bits.
+    n, npar : degrees of freedom, number of parameters.
+
+    Returns
+    -------
+    callable or None
+        ``energies(q_rows, p_rows, params, eps)`` -> the list of H = p^T M(q)^-1 p / 2 +
+        V(q) of the leading rows the C takes, bit-identical to
+        :meth:`mpvi.LagrangianSystem.energies` (the caller computes the rest, where Python
+        raises), or None before the module is built (:class:`Rental`, unless it is in the
+        disk cache): the caller then computes them all.
+    """
+    plan = _tables_plan("mpvi_h", "energy", tables, lambda names, note, exact:
+                        translate_energy("mpvi_module", sources, names, prec, n, npar, note,
+                                         exact))
+    return None if plan is None else _lazy(plan, "energies", _not_compiled)
 
 
 FIELD_EVALUATIONS_PER_CALL = 5

@@ -29,7 +29,8 @@ ROUTINES = {"mpvi_newton.h": (newton_core, linear_combination),
             "mpvi_taylor.h": (gauss_eliminate, series_mul, series_div, series_sqr,
                               series_sincos, series_exp, series_log, series_sqrt,
                               series_powc, series_solve_row, series_horner, series_adaptive),
-            "mpvi_check.h": (ldl_positive,)}
+            "mpvi_check.h": (ldl_positive,),
+            "mpvi_energy.h": (gauss_eliminate,)}
 """The numerical routines each kind of module runs, written once in Python and translated
 to C (:func:`mpvi.compiled.croutine.routines_c`, with the routines they call) into every
 module of the kind, before its
@@ -346,6 +347,55 @@ def translate_explicit(name: str, sources: Sequence[str], constants: Sequence[Se
              _hook("int ex_guards(void)", guards, "1")]
     return _module_source("the RK4 and GBS steps of mpvi.engines.ode on a Hamiltonian field of "
                           "mpvi.engines.kernels, in MPFR", note, "mpvi_explicit.h", defines, hooks)
+
+
+def translate_energy(name: str, sources: Sequence[str], constants: Sequence[Sequence[str]],
+                     prec: int, n: int, npar: int, note: str = "",
+                     values: Sequence[dict] | None = None) -> str:
+    """The C source of an extension module ``name`` whose ``energies(q, p, params, eps)``
+    computes :meth:`mpvi.LagrangianSystem.energies` of an M, V system in MPFR, row by row:
+    v = M(q)^-1 p by the elimination of :func:`mpvi.numbers.linalg.solve_dense`, then
+    H = p^T v / 2 + V(q), operation by operation, so the same bits (``mpvi_energy.h``).
+    ``sources``: the generated ``M(q, params)`` and ``potential(q, params)``.  It returns
+    the energies of the rows before the first one the C does not take (M singular to
+    working precision, a number wider than the context): the caller computes from there."""
+    if len(sources) != 2:
+        raise Unsupported(f"energies of {len(sources)} functions (M and V are needed)")
+    specs = [("m_", (0,), ("qp", "parp")), ("u_", (0,), ("qp", "parp"))]
+    parts = []
+    for c, (src, consts, (prefix, varying, args)) in enumerate(zip(sources, constants, specs)):
+        tr = _Translator(consts, prefix, varying=varying, values=values[c] if values else None)
+        info = tr.function(src)
+        if len(info["groups"]) != 2:
+            raise Unsupported("an energy kernel without the arguments (q, params)")
+        results = [tr.exact_int(v) if kind == "int" else v for kind, v in info["results"]]
+        parts.append((tr, info, args, results))
+    mres, vres = parts[0][3], parts[1][3]
+    if len(mres) != n * n or len(vres) != 1:
+        raise Unsupported(f"a mass matrix of {len(mres)} and a potential of {len(vres)} values "
+                          f"for {n} degrees of freedom")
+    decls, inits, binds, fixed, evaluate = [], [], [], [], []
+    for c, (tr, info, args, results) in enumerate(parts):
+        d, i = _storage(tr)
+        decls += d
+        inits += i
+        binds.append(f"if (!nw_set_table(tables, {c}, {tr.prefix}k, {len(tr.constants)})) return 0;")
+        varying = {info["groups"][i] for i in (tr.varying_groups or ())}
+        fixed += _bind(tr, info, [a if g not in varying else None
+                                  for g, a in zip(info["groups"], args)]) + tr.pre
+        evaluate.append(_bind(tr, info, [a if g in varying else None
+                                          for g, a in zip(info["groups"], args)]) + tr.lines)
+    defines = {"PREC": prec, "MPVI_MODULE": name, "N": n, "NPAR": npar,
+               "NPARA": max(npar, 1), "NTABLES": 2}
+    hooks = ["\n".join(decls),
+             _hook("int en_tables(PyObject *tables)", binds, "1"),
+             _hook("void en_init(void)", inits),
+             _hook("void en_fixed(void)", fixed),
+             _hook("void en_mass(void)",
+                   evaluate[0] + [f"mp[{i}] = {r};" for i, r in enumerate(mres)]),
+             _hook("mpfr_srcptr en_potential(void)", evaluate[1], vres[0])]
+    return _module_source("the energies of mpvi.LagrangianSystem.energies, in MPFR", note,
+                          "mpvi_energy.h", defines, hooks)
 
 
 def translate_check(name: str, source: str, constants: Sequence[str], prec: int, n: int,

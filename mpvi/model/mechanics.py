@@ -59,7 +59,7 @@ import sympy as sp
 
 
 from mpvi.compiled import cbackend
-from mpvi.compiled.codegen import TIME, compile_exprs
+from mpvi.compiled.codegen import TIME, compile_exprs, generate_source
 from mpvi.numbers.context import GMPContext, PrecisionError, require_context
 from mpvi.ground.expressions import as_expression, as_matrix
 from mpvi.numbers.linalg import (NotPositiveDefiniteError, SingularMatrixError, is_positive_definite,
@@ -1051,8 +1051,12 @@ class LagrangianSystem:
             return np.array([self.hamiltonian(x, y, t) for x, y in zip(q, p)], dtype=dtype)
         mass, params, n = self._mass, self.param_values, self.dof
         potential = self._mv_piece("potential", lambda: [self.potential_expr])
+        compiled = self._energy_kernel()
         out = []
-        for x, y in zip(q, p):
+        if compiled is not None:            # the rows the C takes, the same bits
+            out = compiled(np.asarray(q).tolist(), np.asarray(p).tolist(), list(params),
+                           ctx.eps) or []
+        for x, y in zip(q[len(out):], p[len(out):]):
             y = np.asarray(y, dtype=dtype)
             m = mass(x, params)
             try:
@@ -1061,6 +1065,26 @@ class LagrangianSystem:
                 return self.hamiltonian(x, y, t)        # raises, naming the point
             out.append((y @ np.array(v, dtype=dtype)) / 2 + potential(x, params)[0])
         return np.array(out, dtype=dtype)
+
+    def _energy_kernel(self):
+        """The compiled :meth:`energies` of an M, V system in a gmp context
+        (:func:`mpvi.compiled.cbackend.energy_function`, from the sources of the M and V
+        functions :meth:`mass` and :meth:`potential` run), made once per system and kind of
+        kernel; None where there is none."""
+        ctx = self.ctx
+        if not cbackend.active(ctx):
+            return None
+        memo = ("energies", True, cbackend.balls_active(ctx))
+        pieces = self.__dict__.setdefault("_pieces", {})
+        if memo not in pieces:
+            args = [self.coords, self.param_symbols]
+            parts = [generate_source(args, list(self.mass_expr), ctx, "M"),
+                     generate_source(args, [self.potential_expr], ctx, "potential")]
+            with cbackend.kernels_of(self.name):
+                pieces[memo] = cbackend.energy_function(
+                    [src for src, _ in parts], [table for _, table in parts], ctx.prec,
+                    self.dof, len(self.param_symbols))
+        return pieces[memo]
 
     def energy_obstacle(self) -> str | None:
         """Tell why the energy H = p^T v - L is not conserved along the motion, or None.
