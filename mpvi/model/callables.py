@@ -213,7 +213,16 @@ def returned_vector(ctx: Context, values: object, n: int, what: str) -> list[Rea
         raise ValueError(f"{what} returned {values!r}, not a vector of {n} numbers")
     if len(values) != n:
         raise ValueError(f"{what} returned {len(values)} values, expected {n}")
-    return [returned(ctx, x, f"{what}[{i}]") for i, x in enumerate(values)]
+    # the common case inline (a number of the context at its precision: kept as it is,
+    # as returned() keeps it); anything else goes through returned(), which names it
+    is_number, prec = ctx.is_number, ctx.prec if ctx.is_mp else None
+    out = []
+    for i, x in enumerate(values):
+        if is_number(x) and (prec is None or getattr(x, "precision", prec) >= prec):
+            out.append(x)
+        else:
+            out.append(returned(ctx, x, f"{what}[{i}]"))
+    return out
 
 
 @entry
