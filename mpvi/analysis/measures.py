@@ -6,7 +6,7 @@ the error vector over all nodes j = 0..N.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence, cast
 
 import numpy as np
 import sympy as sp
@@ -246,7 +246,7 @@ def energy(system: LagrangianSystem, sol: Solution) -> Vector:
     _check_solution(sol, "energy")
     energies = getattr(system, "energies", None)      # a LagrangianSystem's, all points at once
     if energies is not None:
-        return energies(sol.q, sol.p)
+        return cast("Vector", energies(sol.q, sol.p))
     return np.array([system.energy(q, p) for q, p in zip(sol.q, sol.p)], dtype=sol.ctx.dtype)
 
 

@@ -1062,7 +1062,8 @@ class LagrangianSystem:
             try:
                 v = solve_dense([m[i * n:(i + 1) * n] for i in range(n)], y.tolist(), ctx)
             except SingularMatrixError:
-                return self.hamiltonian(x, y, t)        # raises, naming the point
+                self.hamiltonian(x, y, t)               # raises, naming the point
+                raise
             out.append((y @ np.array(v, dtype=dtype)) / 2 + potential(x, params)[0])
         return np.array(out, dtype=dtype)
 
