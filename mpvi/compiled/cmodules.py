@@ -257,6 +257,44 @@ def _bind(tr: "_Translator", info: dict, sources: Sequence[str]) -> list[str]:
     return lines
 
 
+def _parts(sources: Sequence[str], constants: Sequence[Sequence[str]], specs: Sequence[tuple],
+           values: Sequence[dict] | None) -> list[tuple]:
+    """The generated functions ``sources`` of a module translated, each by its spec
+    (prefix, varying argument groups, the C arrays of its arguments): [(translator, info,
+    the C arrays, the C operands of its results)]."""
+    parts = []
+    for c, (src, consts, (prefix, varying, args)) in enumerate(zip(sources, constants, specs)):
+        tr = _Translator(consts, prefix, varying=varying, values=values[c] if values else None)
+        info = tr.function(src)
+        results = [tr.exact_int(v) if kind == "int" else v for kind, v in info["results"]]
+        parts.append((tr, info, args, results))
+    return parts
+
+
+def _parts_c(parts: Sequence[tuple]) -> tuple[list[str], list[str], list[str], list[str],
+                                               list[list[str]]]:
+    """The C of translated functions (:func:`_parts`): their declarations, module-init
+    lines, constant-table bindings (table c for part c), the lines binding the fixed
+    arguments and running the operations on them alone, and per part the lines binding
+    the varying arguments and evaluating it."""
+    decls: list[str] = []
+    inits: list[str] = []
+    binds: list[str] = []
+    fixed: list[str] = []
+    evaluate: list[list[str]] = []
+    for c, (tr, info, args, _) in enumerate(parts):
+        d, i = _storage(tr)
+        decls += d
+        inits += i
+        binds.append(f"if (!nw_set_table(tables, {c}, {tr.prefix}k, {len(tr.constants)})) return 0;")
+        varying = {info["groups"][i] for i in (tr.varying_groups or ())}
+        fixed += _bind(tr, info, [a if g not in varying else None
+                                  for g, a in zip(info["groups"], args)]) + tr.pre
+        evaluate.append(_bind(tr, info, [a if g in varying else None
+                                          for g, a in zip(info["groups"], args)]) + tr.lines)
+    return decls, inits, binds, fixed, evaluate
+
+
 def _explicit_field(parts, evaluate, n: int, ng: int) -> tuple[list[str], list[str]]:
     """(C of the field fo = f(t, y) from the translated ``parts`` and their ``evaluate``
     lines, the C operands of the ``ng`` singular factors): by the symbolic inverse of M
@@ -314,24 +352,8 @@ def translate_explicit(name: str, sources: Sequence[str], constants: Sequence[Se
         specs = [("m_", (0,), ("fy", "parp")), ("g_", (0, 1, 2), ("ft_", "fy", "vxp", "parp"))]
     else:
         raise Unsupported(f"an explicit field of {len(sources)} functions")
-    parts = []
-    for c, (src, consts, (prefix, varying, args)) in enumerate(zip(sources, constants, specs)):
-        tr = _Translator(consts, prefix, varying=varying, values=values[c] if values else None)
-        info = tr.function(src)
-        results = [tr.exact_int(v) if kind == "int" else v for kind, v in info["results"]]
-        parts.append((tr, info, args, results))
-    decls, inits, binds, fixed, evaluate = [], [], [], [], []
-    for c, (tr, info, args, results) in enumerate(parts):
-        p, nc = tr.prefix, len(tr.constants)
-        d, i = _storage(tr)
-        decls += d
-        inits += i
-        binds.append(f"if (!nw_set_table(tables, {c}, {p}k, {nc})) return 0;")
-        varying = {info["groups"][i] for i in (tr.varying_groups or ())}
-        fixed_args = [a if g not in varying else None for g, a in zip(info["groups"], args)]
-        moving_args = [a if g in varying else None for g, a in zip(info["groups"], args)]
-        fixed += _bind(tr, info, fixed_args) + tr.pre
-        evaluate.append(_bind(tr, info, moving_args) + tr.lines)
+    parts = _parts(sources, constants, specs, values)
+    decls, inits, binds, fixed, evaluate = _parts_c(parts)
     body, factors = _explicit_field(parts, evaluate, n, ng)
     guards = []
     if ng:
@@ -362,29 +384,14 @@ def translate_energy(name: str, sources: Sequence[str], constants: Sequence[Sequ
     if len(sources) != 2:
         raise Unsupported(f"energies of {len(sources)} functions (M and V are needed)")
     specs = [("m_", (0,), ("qp", "parp")), ("u_", (0,), ("qp", "parp"))]
-    parts = []
-    for c, (src, consts, (prefix, varying, args)) in enumerate(zip(sources, constants, specs)):
-        tr = _Translator(consts, prefix, varying=varying, values=values[c] if values else None)
-        info = tr.function(src)
-        if len(info["groups"]) != 2:
-            raise Unsupported("an energy kernel without the arguments (q, params)")
-        results = [tr.exact_int(v) if kind == "int" else v for kind, v in info["results"]]
-        parts.append((tr, info, args, results))
+    parts = _parts(sources, constants, specs, values)
+    if any(len(info["groups"]) != 2 for _, info, _, _ in parts):
+        raise Unsupported("an energy kernel without the arguments (q, params)")
     mres, vres = parts[0][3], parts[1][3]
     if len(mres) != n * n or len(vres) != 1:
         raise Unsupported(f"a mass matrix of {len(mres)} and a potential of {len(vres)} values "
                           f"for {n} degrees of freedom")
-    decls, inits, binds, fixed, evaluate = [], [], [], [], []
-    for c, (tr, info, args, results) in enumerate(parts):
-        d, i = _storage(tr)
-        decls += d
-        inits += i
-        binds.append(f"if (!nw_set_table(tables, {c}, {tr.prefix}k, {len(tr.constants)})) return 0;")
-        varying = {info["groups"][i] for i in (tr.varying_groups or ())}
-        fixed += _bind(tr, info, [a if g not in varying else None
-                                  for g, a in zip(info["groups"], args)]) + tr.pre
-        evaluate.append(_bind(tr, info, [a if g in varying else None
-                                          for g, a in zip(info["groups"], args)]) + tr.lines)
+    decls, inits, binds, fixed, evaluate = _parts_c(parts)
     defines = {"PREC": prec, "MPVI_MODULE": name, "N": n, "NPAR": npar,
                "NPARA": max(npar, 1), "NTABLES": 2}
     hooks = ["\n".join(decls),

@@ -168,10 +168,10 @@ def returned(ctx: Context, value: object, what: str) -> Real:
     TypeError
         Not a number (a string, a bool, None, a sequence).
     """
-    if ctx.is_number(value):
-        if ctx.is_mp and getattr(value, "precision", ctx.prec) < ctx.prec:
-            return ctx.number(value, what)       # a gmpy2 number of fewer bits: refused
+    if _as_is(ctx, value):
         return value
+    if ctx.is_number(value):                     # a gmpy2 number of fewer bits: refused
+        return ctx.number(value, what)
     if isinstance(value, (str, bytes, bool, np.bool_)) or value is None:
         raise TypeError(f"{what} returned {value!r}, not a number")
     try:
@@ -213,16 +213,17 @@ def returned_vector(ctx: Context, values: object, n: int, what: str) -> list[Rea
         raise ValueError(f"{what} returned {values!r}, not a vector of {n} numbers")
     if len(values) != n:
         raise ValueError(f"{what} returned {len(values)} values, expected {n}")
-    # the common case inline (a number of the context at its precision: kept as it is,
-    # as returned() keeps it); anything else goes through returned(), which names it
-    is_number, prec = ctx.is_number, ctx.prec if ctx.is_mp else None
-    out = []
-    for i, x in enumerate(values):
-        if is_number(x) and (prec is None or getattr(x, "precision", prec) >= prec):
-            out.append(x)
-        else:
-            out.append(returned(ctx, x, f"{what}[{i}]"))
-    return out
+    # a number of the context at its precision kept as it is without returned()'s entry
+    # point and message; anything else goes through returned(), which names it
+    return [x if _as_is(ctx, x) else returned(ctx, x, f"{what}[{i}]")
+            for i, x in enumerate(values)]
+
+
+def _as_is(ctx: Context, value: object) -> bool:
+    """Whether a returned ``value`` is a number of ``ctx`` at (at least) its precision,
+    kept as it is by :func:`returned`."""
+    return ctx.is_number(value) and not (
+        ctx.is_mp and getattr(value, "precision", ctx.prec) < ctx.prec)
 
 
 @entry

@@ -584,13 +584,18 @@ class LagrangianSystem:
         node of a long run looks it up, where making its cache key (hashing the
         expressions) cost more than evaluating it."""
         self._mv_form(key)
+        return self._kept(key, lambda: self._compile([self.coords, self.param_symbols],
+                                                     exprs(), key))
+
+    def _kept(self, key, build):
+        """``build()`` made once per system and kind of kernel (compiled or not, on balls
+        or not: :func:`mpvi.compiled.cbackend.active`, ``balls_active``) and kept."""
         ctx = self.ctx
         memo = (key, cbackend.active(ctx), cbackend.balls_active(ctx))
-        pieces = self.__dict__.setdefault("_pieces", {})
-        f = pieces.get(memo)
-        if f is None:
-            f = pieces[memo] = self._compile([self.coords, self.param_symbols], exprs(), key)
-        return f
+        kept = self.__dict__.setdefault("_kept_pieces", {})
+        if memo not in kept:
+            kept[memo] = build()
+        return kept[memo]
 
     def dmass(self, q: VectorLike) -> Array:
         """Evaluate the first derivatives of the mass matrix.
@@ -1075,17 +1080,16 @@ class LagrangianSystem:
         ctx = self.ctx
         if not cbackend.active(ctx):
             return None
-        memo = ("energies", True, cbackend.balls_active(ctx))
-        pieces = self.__dict__.setdefault("_pieces", {})
-        if memo not in pieces:
+
+        def build():
             args = [self.coords, self.param_symbols]
             parts = [generate_source(args, list(self.mass_expr), ctx, "M"),
                      generate_source(args, [self.potential_expr], ctx, "potential")]
             with cbackend.kernels_of(self.name):
-                pieces[memo] = cbackend.energy_function(
+                return cbackend.energy_function(
                     [src for src, _ in parts], [table for _, table in parts], ctx.prec,
                     self.dof, len(self.param_symbols))
-        return pieces[memo]
+        return self._kept("energies", build)
 
     def energy_obstacle(self) -> str | None:
         """Tell why the energy H = p^T v - L is not conserved along the motion, or None.
