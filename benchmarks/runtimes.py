@@ -24,6 +24,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from mpvi.ground.io import git_commit
 from mpvi.repro.report import compute_time
 from mpvi.repro.packages import all_folders, folder_of, reproduction_packages
 from mpvi.repro.declare import all_reproductions
@@ -83,6 +84,7 @@ def main(argv=None):
         ap.error("--from DIR records one run: give --kind full or --kind quick")
     reps = all_reproductions()
     packages = reproduction_packages()
+    commit = git_commit()                # before the first runtimes.json is rewritten
     for kind in (KINDS if args.kind == "both" else (args.kind,)):
         with tempfile.TemporaryDirectory(prefix="mpvi-runtimes-") as tmp:
             if args.source is None:
@@ -99,7 +101,7 @@ def main(argv=None):
         for folder in all_folders(packages):
             own = {rid: t for rid, t in times.items() if folder_of(reps[rid], packages) == folder}
             if own:
-                record_runtimes(folder, kind, own, command, wall, args.jobs)
+                record_runtimes(folder, kind, own, command, wall, args.jobs, commit)
                 print(f"{kind}: {len(own)} reproductions of {folder.name} recorded in "
                       f"{os.path.relpath(folder.runtimes)}")
         total = sum(t["seconds"] for t in times.values())

@@ -65,6 +65,17 @@ def test_record_then_read_round_trip_keeps_the_other_half(package):
     assert not list(package.root.glob(".*.tmp"))          # written atomically
 
 
+def test_the_commit_measured_is_the_one_given(package, monkeypatch):
+    # benchmarks/runtimes.py reads the commit once, before it rewrites the first of the
+    # five files: read after, the tree would show that file changed
+    monkeypatch.setattr(rt.io, "git_commit", lambda: "dirty (with uncommitted changes)")
+    assert _record(package)["measured"]["full"]["commit"] == "dirty (with uncommitted changes)"
+    data = rt.record_runtimes(package, "quick", {"a_fig01": {"seconds": 1.0, "compute_s": 1.0}},
+                              "mpvi run --all --quick", 3.0, 2, commit="0123abc")
+    assert data["measured"]["quick"]["commit"] == "0123abc"
+    assert rt.read_runtimes(package.runtimes)["measured"]["quick"]["commit"] == "0123abc"
+
+
 def test_missing_file_is_not_measured(package):
     assert rt.read_runtimes(package.runtimes) is None
 

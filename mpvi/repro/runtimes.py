@@ -140,11 +140,14 @@ def format_seconds(s):
     return f"{s / 60:.1f} min"
 
 
-def record_runtimes(pkg, kind, times, command, wall_s, cores):
+def record_runtimes(pkg, kind, times, command, wall_s, cores, commit=None):
     """Replace the ``kind`` ('full' or 'quick') half of the ``runtimes.json`` of ``pkg`` (a
     :class:`mpvi.repro.packages.ReproductionFolder`) by
     ``times`` (``{id: {"seconds": s, "compute_s": s}}``) measured by ``command`` in ``wall_s`` seconds on
-    ``cores`` workers; the other half is kept.  Written atomically, with its digest."""
+    ``cores`` workers; the other half is kept.  Written atomically, with its digest.
+    ``commit``: the revision measured (default :func:`mpvi.ground.io.git_commit` now; a
+    caller recording several files reads it before writing the first, which would
+    otherwise make the tree read as changed)."""
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS}, not {kind!r}")
     try:
@@ -157,7 +160,7 @@ def record_runtimes(pkg, kind, times, command, wall_s, cores):
     data["measured"][kind] = {
         "command": command, "wall_s": round(wall_s, 1), "cores": cores,
         "utc": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "commit": io.git_commit(), "machine": f"{platform.machine()} {platform.system()}, "
+        "commit": io.git_commit() if commit is None else commit, "machine": f"{platform.machine()} {platform.system()}, "
                                               f"Python {platform.python_version()}"}
     data[kind] = dict(sorted(times.items()))
     data["digest"] = io.content_digest(data)
