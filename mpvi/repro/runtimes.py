@@ -160,8 +160,8 @@ def record_runtimes(pkg, kind, times, command, wall_s, cores, commit=None):
     data["measured"][kind] = {
         "command": command, "wall_s": round(wall_s, 1), "cores": cores,
         "utc": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "commit": io.git_commit() if commit is None else commit, "machine": f"{platform.machine()} {platform.system()}, "
-                                              f"Python {platform.python_version()}"}
+        "commit": io.git_commit() if commit is None else commit,
+        "machine": f"{platform.machine()} {platform.system()}, Python {platform.python_version()}"}
     data[kind] = dict(sorted(times.items()))
     data["digest"] = io.content_digest(data)
     io.write_json(data, pkg.runtimes)
