@@ -71,6 +71,7 @@ run, not absolute times across runs.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import os
@@ -189,14 +190,35 @@ def rhs_evaluations(levels):
     return 1 + levels ** 2
 
 
+@contextlib.contextmanager
+def compiled_at_first_call():
+    """``MPVI_COMPILE_AFTER=0`` for the duration unless it is set: the steps are compiled at
+    their first call, in the setup time.  Put back afterwards, so that a caller in the
+    same process (a test running :func:`main`) keeps its own rule: left set, it had every
+    later kernel of that process compiled at its first call."""
+    saved = os.environ.get(ENV_COMPILE_AFTER)
+    if saved is None:
+        os.environ[ENV_COMPILE_AFTER] = "0"
+    try:
+        yield
+    finally:
+        if saved is None:
+            os.environ.pop(ENV_COMPILE_AFTER, None)
+
+
 def mpvi_reference(ctx, T, method, H, order_param, check, tol=None):
     """mpvi's reference over [0, T] by ``method`` ("taylor": ``order_param`` is the order,
     None for Jorba & Zou's from ``tol``, and ``tol`` the tolerance of the adaptive step or
     None for fixed steps; "gbs": the levels) and, if ``check``, its error estimate from a
     second run (a tighter tolerance, or H/2).  Returns a dict of plain values and the end
-    state (q, p) in ``ctx``."""
+    state (q, p) in ``ctx``.  The steps are compiled at their first call
+    (:func:`compiled_at_first_call`)."""
+    with compiled_at_first_call():
+        return _mpvi_reference(ctx, T, method, H, order_param, check, tol)
+
+
+def _mpvi_reference(ctx, T, method, H, order_param, check, tol):
     t0 = time.perf_counter()
-    os.environ.setdefault(ENV_COMPILE_AFTER, "0")      # compiled at the first call: below
     prob = nonlinear_double_pendulum(ctx)
     prob.system.hamiltonian_rhs(prob.q0, prob.p0)      # sympy derivation + lambdify, once
     n = steps(T, H)

@@ -1,6 +1,8 @@
 """Helpers shared by the test modules (pytest puts this directory on sys.path, so a
-module imports them with ``from conftest import time_limit``), and the isolation of the
-thread's gmpy2 precision between tests (:func:`_module_precision`)."""
+module imports them with ``from conftest import time_limit``), the isolation of the
+thread's gmpy2 precision between tests (:func:`_module_precision`), and the check that no
+test leaves an ``MPVI_`` environment variable changed (:func:`_mpvi_environment`)."""
+import os
 import signal
 from contextlib import contextmanager
 
@@ -41,6 +43,28 @@ def _module_precision(request):
         yield
     finally:
         gmpy2.set_context(caller)
+
+
+@pytest.fixture(autouse=True)
+def _mpvi_environment():
+    """Fail a test that leaves an ``MPVI_`` environment variable other than it found it
+    (``monkeypatch.setenv`` is undone before this check).  A leaked
+    ``MPVI_COMPILE_AFTER=0`` (a benchmark's ``main`` run in-process set it) made every
+    later test of that worker compile each kernel at its first call: the property test of
+    tests/test_properties.py took 190 s instead of 25 whenever xdist gave it that worker."""
+    before = {k: v for k, v in os.environ.items() if k.startswith("MPVI_")}
+    yield
+    after = {k: v for k, v in os.environ.items() if k.startswith("MPVI_")}
+    if after != before:
+        changed = sorted(k for k in before.keys() | after.keys() if before.get(k) != after.get(k))
+        for k in changed:                       # put it back: one failure, not a cascade
+            if k in before:
+                os.environ[k] = before[k]
+            else:
+                os.environ.pop(k, None)
+        pytest.fail("the test left the environment changed: "
+                    + ", ".join(f"{k}={after.get(k)!r} (was {before.get(k)!r})" for k in changed),
+                    pytrace=False)
 
 
 @contextmanager
