@@ -71,7 +71,6 @@ run, not absolute times across runs.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import math
 import os
@@ -80,6 +79,7 @@ import sys
 import time
 from decimal import Decimal, InvalidOperation
 from fractions import Fraction
+from unittest import mock
 
 import numpy as np
 
@@ -190,20 +190,12 @@ def rhs_evaluations(levels):
     return 1 + levels ** 2
 
 
-@contextlib.contextmanager
 def compiled_at_first_call():
     """``MPVI_COMPILE_AFTER=0`` for the duration unless it is set: the steps are compiled at
-    their first call, in the setup time.  Put back afterwards, so that a caller in the
-    same process (a test running :func:`main`) keeps its own rule: left set, it had every
-    later kernel of that process compiled at its first call."""
-    saved = os.environ.get(ENV_COMPILE_AFTER)
-    if saved is None:
-        os.environ[ENV_COMPILE_AFTER] = "0"
-    try:
-        yield
-    finally:
-        if saved is None:
-            os.environ.pop(ENV_COMPILE_AFTER, None)
+    their first call, in the setup time.  The environment is put back afterwards, so that
+    a caller in the same process (a test running :func:`main`) keeps its own rule: left
+    set, it had every later kernel of that process compiled at its first call."""
+    return mock.patch.dict(os.environ, {ENV_COMPILE_AFTER: os.environ.get(ENV_COMPILE_AFTER, "0")})
 
 
 def mpvi_reference(ctx, T, method, H, order_param, check, tol=None):

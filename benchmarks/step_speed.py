@@ -39,6 +39,7 @@ import tempfile
 import time
 from fractions import Fraction
 from pathlib import Path
+from unittest import mock
 
 import sympy as sp
 
@@ -99,16 +100,9 @@ def run(ctx, system_name, scheme, params, steps, repeats):
 def kernels(compiled):
     """The gmp context's kernels in Python (``compiled=False``) or compiled to C against
     MPFR from their first call (:mod:`mpvi.compiled.cbackend`); the kernel caches are keyed by it."""
-    saved = {k: os.environ.get(k) for k in ("MPVI_COMPILED", "MPVI_COMPILE_AFTER")}
-    os.environ.update(MPVI_COMPILED="1" if compiled else "0", MPVI_COMPILE_AFTER="1")
-    try:
+    with mock.patch.dict(os.environ, MPVI_COMPILED="1" if compiled else "0",
+                         MPVI_COMPILE_AFTER="1"):
         yield
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
 
 
 def same_bits(a, b):
