@@ -95,6 +95,11 @@ it built, from a directory nobody else can write.
 * The check reads each module once, when it is loaded (once per process): the cost of a
   step does not change.
 
+Programs.  :func:`program_runner` is the one module whose C is all fixed (``mpvi_poly.h``): a
+program of products and sums of :mod:`mpvi.analysis.horner` (a sparse polynomial by Horner's
+rule) run at many points, one module per precision, the program an argument checked
+before it runs.
+
 Balls.  The kernels an :class:`mpvi.ArbContext` runs on Arb balls are compiled by
 :mod:`mpvi.compiled.carb` (against the libflint python-flint loaded, the same balls bit for bit),
 with this module's build, store and trust rules.
@@ -1151,6 +1156,20 @@ def compile_function(source: str, prec: int, constants: dict) -> Callable | None
     plan = _plan(source, prec, constants)
     module = _module(plan) if plan is not None else None
     return module.f if module is not None else None
+
+
+def program_runner(prec: int) -> Callable | None:
+    """``run`` of the module of programs of products and sums at ``prec`` bits
+    (``mpvi_poly.h``: :func:`mpvi.analysis.horner.run_program` in C, the same bits), built
+    now if it is not in the store; None where compiled kernels are off or unavailable
+    (said once on stderr).  One module per precision: the program is an argument."""
+    tc = _usable()
+    if tc is None:
+        return None
+    body = f"#define PREC {int(prec)}\n#define MPVI_MODULE mpvi_module\n#include \"mpvi_poly.h\"\n"
+    name = f"mpvi_p{hashlib.sha256(body.encode()).hexdigest()[:16]}"
+    module = _module((name, body.replace("mpvi_module", name), tc, ()))
+    return module.run if module is not None else None
 
 
 def _lazy(plan, attribute: str, python: Callable, weight: Callable | None = None) -> Callable:

@@ -27,7 +27,6 @@ import time
 from fractions import Fraction
 
 import mpmath
-import numpy as np
 import pandas as pd
 import sympy as sp
 
@@ -36,6 +35,7 @@ from mpvi.model.mechanics import LagrangianSystem
 from mpvi.analysis.modified import (H as STEP, NotHamiltonianError, modified_equation,
                                    modified_hamiltonian, ring_polynomials)
 from mpvi.model.problem import Problem
+from mpvi.analysis.horner import horner_program, run_program
 from mpvi.repro.declare import Output
 from mpvi.repro.studies import Task, fraction, numstr, steps, study
 
@@ -203,45 +203,33 @@ def term_values(parsed, ctx, states):
     """The terms of :func:`parsed_terms` at each of ``states`` ([(q, p)] of lists of
     numbers of ``ctx``): one list of values per term.  The generators are one generated
     function of (q, p) (:func:`mpvi.compiled.codegen.compile_exprs`, a few small
-    expressions); the polynomials are summed by :func:`polynomial_values`, all states at
-    once."""
+    expressions); each term is summed by Horner's rule on the trie of its exponents
+    (:func:`mpvi.analysis.horner.horner_program`, made once per term:
+    :func:`term_programs`), all states by one run (:func:`mpvi.analysis.horner.run_program`:
+    compiled in the gmp context)."""
     from mpvi.compiled.codegen import compile_exprs
     q, p, generators, terms = parsed
     g = compile_exprs([q, p], generators, ctx, f"bea_generators_{len(generators)}")
     columns = list(zip(*(g(a, b) for a, b in states))) or [()] * len(generators)
-    values = [np.array(c, dtype=object) for c in columns]
-    return [list(polynomial_values(t, values, ctx, len(states))) for t in terms]
+    return [run_program(program, columns, ctx, len(states))
+            for program in term_programs(terms, len(generators))]
 
 
-def polynomial_values(monomials, values, ctx, n):
-    """sum c m(x) over ``monomials`` [(exponents, Fraction)] at ``n`` points: ``values``
-    one array of ``n`` numbers of ``ctx`` per variable.  Horner's rule on the trie of the
-    exponents (variable by variable), so that a product shared by monomials is taken once;
-    every operation acts on all points at once."""
-    powers = [[None] for _ in values]
+_PROGRAMS: dict = {}
+"""{id(term): (term, its program)}: the programs of the terms of this process's H~ (the
+term kept, so that its id is not reused)."""
 
-    def power(i, e):
-        row = powers[i]
-        while len(row) <= e:
-            row.append(values[i] if len(row) == 1 else row[-1] * values[i])
-        return row[e]
 
-    def level(terms, i):
-        if i == len(values):
-            return ctx.num(sum(c for _, c in terms))
-        groups = {}
-        for m, c in terms:
-            groups.setdefault(m[i], []).append((m, c))
-        total = None
-        for e in sorted(groups):
-            part = level(groups[e], i + 1)
-            part = power(i, e) * part if e else part          # (an array on the left)
-            total = part if total is None else (
-                part + total if isinstance(part, np.ndarray) else total + part)
-        return total
-
-    total = level(monomials, 0) if monomials else ctx.num(0)
-    return total if isinstance(total, np.ndarray) else np.array([total] * n, dtype=object)
+def term_programs(terms, variables):
+    """The :func:`mpvi.analysis.horner.horner_program` of each term (a list of monomials),
+    made once per term object."""
+    out = []
+    for t in terms:
+        found = _PROGRAMS.get(id(t))
+        if found is None or found[0] is not t:
+            found = _PROGRAMS[id(t)] = (t, horner_program(t, variables))
+        out.append(found[1])
+    return out
 
 
 def context_for(base, digits):

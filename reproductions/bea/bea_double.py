@@ -17,7 +17,8 @@ VI's H~_0, H~_2, H~_4: orders 2, 4, 6; Simpson's H~_0, H~_2: 4, 6), about 2 and 
 on FLINT's ring; the 4-point Lobatto VI's H~_0 = H only (order 6).  The terms stay in
 the ring's form from the derivation to the energies: the study cache keeps their
 monomials as data (:meth:`mpvi.ModifiedHamiltonian.polynomials`), and they are summed by
-Horner's rule on all sampled states at once (:func:`mpvi_papers.bea._bea.polynomial_values`),
+Horner's rule on the trie of their exponents (:func:`mpvi.analysis.horner.horner_program`,
+run on all sampled states at once, compiled in the gmp context),
 with no sympy expression, no printed text and no code generated from them.  The next
 terms are beyond the run's time: Simpson's H~ through h^6 takes 200 s to derive and its
 H_7 has 128 276 monomials.  Mutze's direct
