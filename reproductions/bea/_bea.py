@@ -199,37 +199,25 @@ def _cached_symbol(name):
     return x
 
 
-def term_values(parsed, ctx, states):
+def term_values(parsed, ctx, states, programs):
     """The terms of :func:`parsed_terms` at each of ``states`` ([(q, p)] of lists of
     numbers of ``ctx``): one list of values per term.  The generators are one generated
     function of (q, p) (:func:`mpvi.compiled.codegen.compile_exprs`, a few small
-    expressions); each term is summed by Horner's rule on the trie of its exponents
-    (:func:`mpvi.analysis.horner.horner_program`, made once per term:
-    :func:`term_programs`), all states by one run (:func:`mpvi.analysis.horner.run_program`:
-    compiled in the gmp context)."""
+    expressions); each term is summed by its program of ``programs`` (Horner's rule on the
+    trie of its exponents: :func:`term_programs`), all states by one run
+    (:func:`mpvi.analysis.horner.run_program`: compiled in the gmp context)."""
     from mpvi.compiled.codegen import compile_exprs
-    q, p, generators, terms = parsed
+    q, p, generators, _ = parsed
     g = compile_exprs([q, p], generators, ctx, f"bea_generators_{len(generators)}")
     columns = list(zip(*(g(a, b) for a, b in states))) or [()] * len(generators)
-    return [run_program(program, columns, ctx, len(states))
-            for program in term_programs(terms, len(generators))]
+    return [run_program(program, columns, ctx, len(states)) for program in programs]
 
 
-_PROGRAMS: dict = {}
-"""{id(term): (term, its program)}: the programs of the terms of this process's H~ (the
-term kept, so that its id is not reused)."""
-
-
-def term_programs(terms, variables):
-    """The :func:`mpvi.analysis.horner.horner_program` of each term (a list of monomials),
-    made once per term object."""
-    out = []
-    for t in terms:
-        found = _PROGRAMS.get(id(t))
-        if found is None or found[0] is not t:
-            found = _PROGRAMS[id(t)] = (t, horner_program(t, variables))
-        out.append(found[1])
-    return out
+def term_programs(parsed):
+    """The :func:`mpvi.analysis.horner.horner_program` of each term of :func:`parsed_terms`
+    (made once per H~, run at the sampled states of every run)."""
+    _, _, generators, terms = parsed
+    return [horner_program(t, len(generators)) for t in terms]
 
 
 def context_for(base, digits):
@@ -259,10 +247,11 @@ def sampled_run(rec, params):
                 "p": [[ctx.to_str(x) for x in row] for row in sol.p], "digits": ctx.dps}
 
 
-def energy_errors(run_value, parsed, h, powers, base):
+def energy_errors(run_value, parsed, h, powers, base, programs):
     """max_j |H~(y_j) - H~(y_0)| over the sampled states of a :data:`sampled_run` value
     for H~ summed through each power of ``powers`` (``parsed``: :func:`parsed_terms` of a
-    :data:`modified_hamiltonian_terms` value), evaluated in a context of the kind of
+    :data:`modified_hamiltonian_terms` value, ``programs`` its terms' programs:
+    :func:`term_programs`), evaluated in a context of the kind of
     ``base`` with the run's digits + 10; mpmath numbers."""
     ctx = type(base)(run_value["digits"] + 10)
     with ctx.active():
@@ -272,7 +261,7 @@ def energy_errors(run_value, parsed, h, powers, base):
             hk.append(hk[-1] * hv)
         states = [([ctx.num(x) for x in a], [ctx.num(x) for x in b])
                   for a, b in zip(run_value["q"], run_value["p"])]
-        columns = term_values(parsed, ctx, states)
+        columns = term_values(parsed, ctx, states, programs)
         values = list(zip(*columns))
         out = {}
         for top in powers:
@@ -365,6 +354,7 @@ def energy_output(run):
             values[f"{m}: H~ beyond H"] = v["not_hamiltonian"]
     seconds = {f"{m} through h^{len(v['terms']) - 1}": float(v["seconds"]) for m, v in terms.items()}
     parsed = {m: parsed_terms(v) for m, v in terms.items()}
+    programs = {m: term_programs(v) for m, v in parsed.items()}
     for g in p["groups"]:
         m = g["method"]
         order = min(int(g["order"]), len(terms[m]["terms"]) - 1)
@@ -377,7 +367,8 @@ def energy_output(run):
             res = run.study(sampled_run, run_params(g, h, p))
             digits = res["digits"]
             q, mom, generators, polys = parsed[m]
-            errs = energy_errors(res, (q, mom, generators, polys[:order + 1]), h, powers, ctx)
+            errs = energy_errors(res, (q, mom, generators, polys[:order + 1]), h, powers, ctx,
+                                 programs[m][:order + 1])
             for k, top in zip(ks, powers):
                 per_k[k].append(errs[top])
         threshold = roundoff_threshold(digits)
