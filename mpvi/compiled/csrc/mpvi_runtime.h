@@ -3,7 +3,8 @@
    A compiled module is one C file that mpvi.compiled.cbackend writes: the sizes and the name of
    the module as macros (PREC, N, ..., MPVI_MODULE), then this header, then the header of
    its kind (mpvi_function.h, mpvi_newton.h, mpvi_explicit.h, mpvi_check.h,
-   mpvi_taylor.h), then the translated expressions of its kernels as a few static
+   mpvi_energy.h, mpvi_taylor.h; mpvi_poly.h, whose module has no generated part but
+   PREC), then the translated expressions of its kernels as a few static
    functions the kind's header declares (the hooks).  The routines Python also runs (the
    dense elimination, the LDL^T test, the RK4 and GBS steps) are generated from their
    Python source before the kind's header (mpvi.compiled.croutine); everything else fixed
