@@ -18,7 +18,8 @@ round-off level of the context:
 
 (about 2e-61 at 64 digits, 2e-13 in float64), or -- saving one iteration -- when the
 iteration is contracting (||dx_k|| <= ||dx_k-1|| / 2) and the quadratic model predicts
-the next update ||dx_k||^3 / ||dx_k-1||^2 <= eps * max(||x||_inf, scale).  The residual
+the next update ||dx_k||^3 / ||dx_k-1||^2 <= eps * max(||x||_inf, scale); an update
+that the model says is the last one reuses the previous Jacobian (:func:`newton_core`).  The residual
 at the returned point is evaluated (one more F call), returned, and compared with the
 bound that an update at that tolerance allows,
 
@@ -244,10 +245,10 @@ def _norm(values):
     return m if all(v == v for v in values) else next(v for v in values if v != v)
 
 
-def refined_update(n: int, r: list[Real], jac: list[list[Real]], prior: Real, floor: Real,
-                   feps: float, step: list[Real], res: list[Real], jd: list[list[float]],
-                   ad: list[list[float]], bd: list[list[float]], xd: list[list[float]],
-                   fo: list[float], out: list[Real]) -> int:
+def refined_update(n: int, r: list[Real], jac: list[list[Real]], fresh: int, prior: Real,
+                   floor: Real, feps: float, step: list[Real], res: list[Real],
+                   jd: list[list[float]], ad: list[list[float]], bd: list[list[float]],
+                   xd: list[list[float]], fo: list[float], out: list[Real]) -> int:
     """The Newton update ``step`` = -J^-1 r solved in doubles and refined in the context
     (mixed-precision iterative refinement): J rounded to doubles once (``jd``), each
     solve an elimination of doubles (:func:`mpvi.numbers.linalg.gauss_eliminate` run on
@@ -263,22 +264,29 @@ def refined_update(n: int, r: list[Real], jac: list[list[Real]], prior: Real, fl
     the first solve is estimated as ``feps`` ||step|| times the condition number estimated
     from the elimination (max |J_ij| / min |pivot|), that of a refined one from the last
     two corrections.
-    ``res`` (n numbers) and ``jd``, ``ad``, ``bd``, ``xd`` (n x n, n x n, n x 1, n x 1
+    With ``fresh`` 1, ``jac`` is rounded to doubles into ``jd``; with ``fresh`` 0, ``jd``
+    already holds it (the last call's: :func:`newton_core`'s last update reuses the
+    Jacobian of the one before).
+    ``res`` (n numbers) and ``ad``, ``bd``, ``xd`` (n x n, n x 1, n x 1
     floats), ``fo`` (2 floats) are storage.  Returns 1 with the update in ``step``, or 0
     where doubles cannot give it: J not finite in doubles, singular or too ill conditioned
     for doubles (that estimate above 2^-10 feps^-1), a residual that is not finite, or
     corrections that stop shrinking: the caller then eliminates at the context's
     precision.
     """
-    top = abs(float(jac[0][0]))
+    if fresh == 1:
+        for i in range(n):
+            ji = jac[i]
+            di = jd[i]
+            for j in range(n):
+                di[j] = float(ji[j])
+    top = abs(jd[0][0])
     for i in range(n):
-        ji = jac[i]
         di = jd[i]
         for j in range(n):
-            v = float(ji[j])
+            v = di[j]
             if not v - v == 0:
                 return 0
-            di[j] = v
             if abs(v) > top:
                 top = abs(v)
     for i in range(n):
@@ -457,6 +465,18 @@ def newton_core(n: int, both: Callable[[list[Real], list[Real], list[list[Real]]
     over 80,000 midpoint steps drifted to 3e-53 relative) -- where the iteration without
     the start overshoots eps by chance.
 
+    The last update needs no new Jacobian.  Where the iteration contracts and the
+    update ``dn`` after ``previous`` predicts that an update by this same J (about
+    ``dn``^5 / ``previous``^4 off Newton's: the error of J's point, ``dn``, times that
+    of the next iterate, ``dn``^3 / ``previous``^2, over ``previous``^2) ends within the
+    stopping rule's target, the next iteration evaluates the residual alone and reuses
+    J (its factors in doubles, or the context's elimination of it), and it stops on the
+    model of such an update, the next one about ``dn``^2 / ``previous``: from a start in
+    doubles at 64 digits (1e-16, 1e-32, then 1e-64 by the J of the 1e-32 iterate) one
+    evaluation of J in three is saved; the final iterate is Newton's to about
+    ``dn``^5 / ``previous``^4, far below eps ||x||.  Where that update does not pass the
+    stopping rule the next one evaluates J again.
+
     Returns the iterations made when converged, with the final residual norm in
     ``out[0]`` and its bound in ``out[1]``; otherwise 0 (no convergence in ``max_iter``:
     the last update norm in ``out[0]``), -1 (a callback declined), -2 (no update: the
@@ -465,19 +485,33 @@ def newton_core(n: int, both: Callable[[list[Real], list[Real], list[list[Real]]
     """
     have = 0
     dn = one
+    xn = one                                # max(||x||, scale) after the first update
     low = doubles
     if damped != 0:
         low = 0
     model = one                             # the quadratic model's margin
+    reuse = 0                               # 1: this update by the last Jacobian
     if starting == 1 and damped == 0:
         if double_start(n, start, x, one, feps, xs, rs, js, ad, bd, xd, fo) > 0:
             model = one / 1048576
     for it in range(1, max_iter + 1):
         out[2] = it
-        if not both(x, r, jac):
-            return -1
-        solved = 0
-        if low == 1:
+        chord = 0                           # 1: this update by a Jacobian of another point
+        if reuse == 1:
+            if not residual(x, r):
+                return -1
+            if low == 1:                    # jd is the last J in doubles
+                chord = refined_update(n, r, jac, 0, dn, eps * xn, feps, step, res, jd, ad, bd,
+                                       xd, fo, out)
+            elif newton_update(n, jac, r, a, b, dx, eps, out) == n:
+                for i in range(n):
+                    step[i] = dx[i][0]
+                chord = 1
+        solved = chord
+        if solved == 0:
+            if not both(x, r, jac):
+                return -1
+        if solved == 0 and low == 1:
             if have == 0:                     # else xn is the last iteration's
                 if not max_norm(n, x, out):
                     return -3
@@ -485,8 +519,8 @@ def newton_core(n: int, both: Callable[[list[Real], list[Real], list[list[Real]]
                 if scale > xn:
                     xn = scale
             prior = dn * have
-            if refined_update(n, r, jac, prior, eps * xn, feps, step, res, jd, ad, bd, xd, fo,
-                              out) == 1:
+            if refined_update(n, r, jac, 1, prior, eps * xn, feps, step, res, jd, ad, bd, xd,
+                              fo, out) == 1:
                 solved = 1
             else:
                 low = 0
@@ -524,8 +558,11 @@ def newton_core(n: int, both: Callable[[list[Real], list[Real], list[list[Real]]
         if dn <= rtol * xn:
             converged = 1
         elif have == 1:                     # quadratic convergence: the next update would
-            if 2 * dn <= previous:          # be about dn^3 / previous^2
-                if dn ** 3 <= eps * xn * previous ** 2 * model:
+            if 2 * dn <= previous:          # be about dn^3 / previous^2; after an update
+                if chord == 1:              # by an older J about dn^2 / previous
+                    if dn * dn <= eps * xn * previous * model:
+                        converged = 1
+                elif dn ** 3 <= eps * xn * previous ** 2 * model:
                     converged = 1
         if converged == 1:
             if not residual(x, r):
@@ -545,6 +582,11 @@ def newton_core(n: int, both: Callable[[list[Real], list[Real], list[list[Real]]
             if not out[0] <= bound:
                 return -4
             return it
+        reuse = 0                           # the next update by this J (about
+        if chord == 0 and damped == 0 and have == 1:    # dn^5 / previous^4 off Newton's)
+            if 2 * dn <= previous:
+                if dn ** 5 <= eps * xn * previous ** 4 * model:
+                    reuse = 1
         have = 1
     out[0] = dn
     return 0
