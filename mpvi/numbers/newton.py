@@ -274,16 +274,13 @@ def refined_update(n: int, r: list[Real], jac: list[list[Real]], fresh: int, pri
     corrections that stop shrinking: the caller then eliminates at the context's
     precision.
     """
-    if fresh == 1:
-        for i in range(n):
-            ji = jac[i]
-            di = jd[i]
-            for j in range(n):
-                di[j] = float(ji[j])
-    top = abs(jd[0][0])
+    top = feps * 0
     for i in range(n):
+        ji = jac[i]
         di = jd[i]
         for j in range(n):
+            if fresh == 1:
+                di[j] = float(ji[j])
             v = di[j]
             if not v - v == 0:
                 return 0
@@ -511,19 +508,19 @@ def newton_core(n: int, both: Callable[[list[Real], list[Real], list[list[Real]]
         if solved == 0:
             if not both(x, r, jac):
                 return -1
-        if solved == 0 and low == 1:
-            if have == 0:                     # else xn is the last iteration's
-                if not max_norm(n, x, out):
-                    return -3
-                xn = out[0]
-                if scale > xn:
-                    xn = scale
-            prior = dn * have
-            if refined_update(n, r, jac, 1, prior, eps * xn, feps, step, res, jd, ad, bd, xd,
-                              fo, out) == 1:
-                solved = 1
-            else:
-                low = 0
+            if low == 1:
+                if have == 0:                 # else xn is the last iteration's
+                    if not max_norm(n, x, out):
+                        return -3
+                    xn = out[0]
+                    if scale > xn:
+                        xn = scale
+                prior = dn * have
+                if refined_update(n, r, jac, 1, prior, eps * xn, feps, step, res, jd, ad, bd,
+                                  xd, fo, out) == 1:
+                    solved = 1
+                else:
+                    low = 0
         if solved == 0:
             if newton_update(n, jac, r, a, b, dx, eps, out) != n:
                 return -2
