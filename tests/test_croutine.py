@@ -8,6 +8,7 @@ from typing import Callable
 
 import gmpy2
 import pytest
+from charness import module_tail
 
 import mpvi
 from mpvi.compiled import cbackend, cmodules
@@ -145,18 +146,10 @@ static PyObject *step(PyObject *self, PyObject *args) {{
     return Py_BuildValue("ONl", ok ? Py_True : Py_False, hx_numbers(OUT, 2, 1, 1), field_calls);
 }}
 
-static PyMethodDef methods[] = {{
-    {{"step", step, METH_VARARGS, "the generated RK4 and GBS steps"}},
-    {{"gauss", gauss, METH_VARARGS, "the generated elimination"}},
-    {{"gaussd", gaussd, METH_VARARGS, "the generated elimination on doubles"}},
-    {{"ldl", ldl, METH_VARARGS, "the generated LDL^T test"}},
-    {{NULL, NULL, 0, NULL}}
-}};
-static struct PyModuleDef def = {{PyModuleDef_HEAD_INIT, MPVI_STR(MPVI_MODULE), NULL, -1, methods,
-                                  NULL, NULL, NULL, NULL}};
-PyMODINIT_FUNC MPVI_INIT(void);
-PyMODINIT_FUNC MPVI_INIT(void) {{
-    if (import_gmpy2() < 0) return NULL;
+"""
+
+
+HARNESS_INIT = """\
     mpvi_init_limit();
     ready = 1;
     mpvi_gauss_eliminate_init();
@@ -169,10 +162,7 @@ PyMODINIT_FUNC MPVI_INIT(void) {{
     mpfr_inits2(PREC, W1, W2, ONE, T, H, (mpfr_ptr)0); mpfr_set_si(ONE, 1, MPFR_RNDN);
     mpvi_init_array(Y, 2, PREC); mpvi_init_array(OUT, 2, PREC);
     mpvi_init_array(&K[0][0], 8, PREC); mpvi_init_array(&Z[0][0], 8, PREC);
-    mpvi_init_array(&ROWS[0][0][0], 2 * 64 * 2, PREC);
-    return PyModule_Create(&def);
-}}
-"""
+    mpvi_init_array(&ROWS[0][0][0], 2 * 64 * 2, PREC);"""
 
 
 def harness(prec: int):
@@ -180,7 +170,11 @@ def harness(prec: int):
     routines = (routine_c(gauss_eliminate) + routine_c(gauss_eliminate, doubles=True)
                 + routine_c(ldl_positive) + routine_c(rk4_core) + routine_c(gbs_core))
     name = f"mpvi_xroutines{prec}"
-    source = HARNESS.format(prec=prec, name=name, nmax=NMAX, routines=routines)
+    source = HARNESS.format(prec=prec, name=name, nmax=NMAX, routines=routines) + module_tail(
+        [("step", "step", "the generated RK4 and GBS steps"),
+         ("gauss", "gauss", "the generated elimination"),
+         ("gaussd", "gaussd", "the generated elimination on doubles"),
+         ("ldl", "ldl", "the generated LDL^T test")], HARNESS_INIT)
     return cbackend._load_or_build(name, source, cbackend.toolchain())
 
 

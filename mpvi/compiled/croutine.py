@@ -775,10 +775,26 @@ def _translated(source: str, name: str, callees: tuple[tuple[str, str], ...],
     return setup + "\n" + text + "\n", tuple(routine.used_doubles)
 
 
+NATIVE_ROUTINES = {("mpvi.numbers.series", "series_dot"): "mpvi_dot.h"}
+"""The routines of the subset whose C is written by hand, (module, name) -> the header of
+``csrc`` that defines ``mpvi_<name>``: their signature is read from the Python as any
+routine's, their body is not translated (:func:`mpvi.numbers.series.series_dot`, the
+correctly rounded sum of products, works on the significands with GMP's mpn functions).
+:func:`routines_c` includes the header where the translated routines first call it."""
+
+
+def native_header(func: Callable[..., Any]) -> str | None:
+    """The header of ``func``'s hand-written C (:data:`NATIVE_ROUTINES`), or None."""
+    return NATIVE_ROUTINES.get((func.__module__, func.__name__))
+
+
 def routine_calls(func: Callable[..., Any]) -> list[Callable[..., Any]]:
     """The routines ``func`` calls: the functions of its module's globals it calls by name
-    (its own callback arguments and the builtins aside), in the order of the calls."""
+    (its own callback arguments and the builtins aside), in the order of the calls; none
+    for a routine written in C by hand (:data:`NATIVE_ROUTINES`)."""
     found: list[Callable[..., Any]] = []
+    if native_header(func) is not None:
+        return found
     for name in _called_names(func.__code__, func):
         target = func.__globals__.get(name)
         if not inspect.isfunction(target):
@@ -829,6 +845,13 @@ def routines_c(funcs: Any) -> list[str]:
             raise Unsupported(f"{f.__name__}: a recursive call")
         if (f, doubles) in done:
             return
+        header = native_header(f)
+        if header is not None:
+            if doubles:
+                raise Unsupported(f"{f.__name__}: written in C on numbers, not on floats")
+            done[(f, doubles)] = None
+            out.append(f'#include "{header}"')
+            return
         for g in routine_calls(f):
             visit(g, doubles, path + (f,))
         text, on_floats = _routine_c(f, None, doubles)
@@ -843,5 +866,5 @@ def routines_c(funcs: Any) -> list[str]:
     return out
 
 
-__all__ = ["Unsupported", "routine_c", "routine_calls", "routine_source", "routines_c",
-           "translate_routine"]
+__all__ = ["NATIVE_ROUTINES", "Unsupported", "native_header", "routine_c", "routine_calls",
+           "routine_source", "routines_c", "translate_routine"]

@@ -60,6 +60,11 @@ The recurrences (c = a op b; a_k the k-th coefficient; sums from j = 1 unless st
 * x from M x = b (v from M v = p beyond three degrees of freedom; v' from L_vv v' = r):
   M_0 x_k = b_k - sum_{j=1..k} M_j x_{k-j} by :func:`mpvi.numbers.linalg.solve_dense`.
 
+Each sum of products is rounded once (:func:`mpvi.numbers.series.series_dot`: the exact
+sum rounded to nearest, not a rounding per product and per addition); in the compiled
+modules the products of the significands are accumulated exactly in GMP limbs, about
+twice as fast as MPFR's multiplication and addition per term.
+
 Operations on the parameters and constants alone are done once per step.  The Python
 evaluation here and the compiled one (:func:`mpvi.compiled.cbackend.translate_taylor`) run the same
 operations in the same order, the adaptive rule included, so they give the same bits.

@@ -31,52 +31,147 @@ And the step's use of the coefficients: :func:`series_horner` (the polynomial at
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 if TYPE_CHECKING:
     from mpvi.ground.types import Real
 
 
-def series_mul(d: list[Real], a: list[Real], b: list[Real], k: int) -> int:
-    """d = a b: d_k = sum_{j=0..k} a_j b_{k-j}, summed from j = 0 up."""
-    acc = a[0] * b[k]
-    for j in range(1, k + 1):
+def series_dot(out: list[Real], i: int, start: Real, a: list[Real], b: list[Real], lo: int,
+               hi: int, k: int, s: int) -> int:
+    """``out[i]`` = start + s sum_{j=lo..hi} a_j b_{k-j} (s = 1 or -1), or the sum alone
+    (s = 0: ``start`` not read), rounded once: the exact value rounded to nearest, ties to
+    even, at the context's precision; an exact zero is +0.  Every sum of products of the
+    recurrences is one such rounding, not one per product and one per addition.
+
+    A correctly rounded sum is one number whoever computes it: the gmp context computes
+    it here as MPFR's ``mpfr_sum`` of the exact products, the mp context with integers
+    (the products of the significands shifted to a common exponent, added, rounded once),
+    the compiled Taylor modules with GMP's mpn functions (``mpvi_dot.h``: this
+    function's C is written by hand, :data:`mpvi.compiled.croutine.NATIVE_ROUTINES`), and
+    they give the same bits.
+    Numbers of another kind (floats, Arb balls) and sums with a nan or an infinity are
+    summed in order, one operation at a time, as the recurrences did before."""
+    out[i] = _dot(start, a, b, lo, hi, k, s)
+    return 0
+
+
+def _dot(start: Any, a: Any, b: Any, lo: int, hi: int, k: int, s: int) -> Any:
+    """The value :func:`series_dot` stores."""
+    first = start if s != 0 else (a[lo] if lo <= hi else None)
+    if first is None:
+        return _loop_dot(start, a, b, lo, hi, k, 0)
+    kind = type(first)
+    if kind not in _SPLITTERS:
+        _SPLITTERS[kind] = _splitter(first)
+    split = _SPLITTERS[kind]
+    if split is not None:
+        try:
+            exact = split(start, a, b, lo, hi, k, s)
+        except (AttributeError, TypeError):           # a number of another kind among them
+            exact = None
+        if exact is not None:
+            return exact
+    return _loop_dot(start, a, b, lo, hi, k, s)
+
+
+def _loop_dot(start: Any, a: Any, b: Any, lo: int, hi: int, k: int, s: int) -> Any:
+    """The sum in order, an operation at a time (floats, balls, nans and infinities)."""
+    if lo > hi:
+        return start if s != 0 else abs(start) * 0
+    acc = a[lo] * b[k - lo]
+    for j in range(lo + 1, hi + 1):
         acc = acc + a[j] * b[k - j]
-    d[k] = acc
+    if s == 0:
+        return acc
+    return start + acc if s > 0 else start - acc
+
+
+def _gmpy2_dot(start: Any, a: Any, b: Any, lo: int, hi: int, k: int, s: int) -> Any:
+    """The products exact (each at the sum of its factors' precisions), summed by
+    ``fsum`` (MPFR's ``mpfr_sum``: rounded once at the context's precision), as the
+    compiled sum's slow path does; an exact zero +0."""
+    import gmpy2
+    pairs = [(a[j], b[k - j]) for j in range(lo, hi + 1)]
+    outer = gmpy2.get_context()
+    terms = []
+    if pairs:
+        wide = max(x.precision + y.precision for x, y in pairs)
+        with gmpy2.context(outer, precision=wide):
+            terms = [x * y for x, y in pairs] if s >= 0 else [-(x * y) for x, y in pairs]
+    if s != 0:
+        terms.append(start)
+    total = gmpy2.fsum(terms)
+    return total if total else gmpy2.mpfr(0)
+
+
+def _mpmath_dot(start: Any, a: Any, b: Any, lo: int, hi: int, k: int, s: int) -> Any:
+    """The products of the integer significands shifted to a common exponent and added,
+    then rounded once (``from_man_exp`` at the context's precision, to nearest); None
+    where a number is not finite."""
+    from mpmath.libmp import from_man_exp
+    terms = []
+    values = [(start, None)] if s != 0 else []
+    values += [(a[j], b[k - j]) for j in range(lo, hi + 1)]
+    for x, y in values:
+        m, e = 1, 0
+        for z in (x, y) if y is not None else (x,):
+            sign, man, exp, _ = z._mpf_
+            if not man:
+                if exp:                               # an infinity or a nan
+                    return None
+                m = 0
+                break
+            m, e = m * (-man if sign else man), e + exp
+        if m:
+            terms.append((-m if s < 0 and y is not None else m, e))
+    ctx = (start if s != 0 else a[lo]).context
+    if not terms:
+        return ctx.zero
+    low = min(e for _, e in terms)
+    return ctx.make_mpf(from_man_exp(sum(m << (e - low) for m, e in terms), low, ctx.prec,
+                                     "n"))
+
+
+_SPLITTERS: dict[type, Callable[..., Any] | None] = {}
+"""The exact dot of each number type met (None: summed in order)."""
+
+
+def _splitter(x: Any) -> Callable[..., Any] | None:
+    """The exact dot of numbers of the type of ``x``: gmpy2's mpfr, mpmath's mpf, or None."""
+    kind = type(x)
+    if getattr(kind, "__module__", "").startswith("gmpy2") and kind.__name__ == "mpfr":
+        return _gmpy2_dot
+    if hasattr(x, "_mpf_") and hasattr(x, "context"):
+        return _mpmath_dot
+    return None
+
+
+def series_mul(d: list[Real], a: list[Real], b: list[Real], k: int) -> int:
+    """d = a b: d_k = sum_{j=0..k} a_j b_{k-j}, rounded once (:func:`series_dot`)."""
+    series_dot(d, k, a[0], a, b, 0, k, k, 0)
     return 0
 
 
 def series_div(d: list[Real], ak: Real, b: list[Real], k: int) -> int:
     """d = a / b (``ak``: the k-th coefficient of a, a series' or a constant's):
-    d_k = (a_k - sum_{j=1..k} b_j d_{k-j}) / b_0."""
-    acc = ak
-    for j in range(1, k + 1):
-        acc = acc - b[j] * d[k - j]
-    d[k] = acc / b[0]
+    d_k = (a_k - sum_{j=1..k} b_j d_{k-j}) / b_0, the numerator rounded once."""
+    series_dot(d, k, ak, b, d, 1, k, k, -1)
+    d[k] = d[k] / b[0]
     return 0
 
 
 def series_sqr(d: list[Real], a: list[Real], k: int) -> int:
-    """d = a^2: twice the products below the middle, plus the middle square."""
-    if k == 0:
-        d[0] = a[0] * a[0]
-        return 0
-    acc = a[0] * a[k]
-    for j in range(1, (k + 1) // 2):
-        acc = acc + a[j] * a[k - j]
-    acc = acc + acc
-    if k % 2 == 0:
-        acc = acc + a[k // 2] * a[k // 2]
-    d[k] = acc
+    """d = a^2: d_k = sum_{j=0..k} a_j a_{k-j}, rounded once (the compiled sum folds the
+    pairs j, k - j into one product counted twice)."""
+    series_dot(d, k, a[0], a, a, 0, k, k, 0)
     return 0
 
 
 def series_convolve(d: list[Real], da: list[Real], other: list[Real], k: int, div: int) -> int:
-    """d_k = sum_{j=1..k} da_j other_{k-j} / div (da_j = j a_j), summed from j = 1 up."""
-    acc = da[1] * other[k - 1]
-    for j in range(2, k + 1):
-        acc = acc + da[j] * other[k - j]
-    d[k] = acc / div
+    """d_k = sum_{j=1..k} da_j other_{k-j} / div (da_j = j a_j), the sum rounded once."""
+    series_dot(d, k, da[1], da, other, 1, k, k, 0)
+    d[k] = d[k] / div
     return 0
 
 
@@ -109,11 +204,10 @@ def series_log(d: list[Real], a: list[Real], k: int) -> int:
 
 
 def series_sqrt(d: list[Real], a: list[Real], k: int) -> int:
-    """d = sqrt a at k >= 1: d_k = (a_k - sum_{j=1..k-1} d_j d_{k-j}) / (2 d_0)."""
-    acc = a[k]
-    for j in range(1, k):
-        acc = acc - d[j] * d[k - j]
-    d[k] = acc / (d[0] * 2)
+    """d = sqrt a at k >= 1: d_k = (a_k - sum_{j=1..k-1} d_j d_{k-j}) / (2 d_0), the
+    numerator rounded once."""
+    series_dot(d, k, a[k], d, d, 1, k - 1, k, -1)
+    d[k] = d[k] / (d[0] * 2)
     return 0
 
 
@@ -121,14 +215,13 @@ def series_powc(d: list[Real], a: list[Real], da: list[Real], alpha: Real, k: in
     """d = a^alpha, alpha a constant, at k >= 1 (``da``: the series j a_j, its k-th set
     here): d_k = sum_{j=1..k} (alpha j - (k - j)) a_j d_{k-j} / (k a_0), summed as
     ((alpha + 1) sum_j j a_j d_{k-j} - k sum_j a_j d_{k-j}) / (k a_0) -- two sums of
-    products, each term a multiplication and an addition, where the weight alpha j - (k -
-    j) of each term cost two more operations."""
+    products (each rounded once, :func:`series_dot`), where the weight alpha j - (k - j)
+    of each term cost two more operations."""
     da[k] = a[k] * k
-    acc = da[1] * d[k - 1]
-    plain = a[1] * d[k - 1]
-    for j in range(2, k + 1):
-        acc = acc + da[j] * d[k - j]
-        plain = plain + a[j] * d[k - j]
+    series_dot(d, k, da[1], da, d, 1, k, k, 0)
+    acc = d[k]
+    series_dot(d, k, a[1], a, d, 1, k, k, 0)
+    plain = d[k]
     d[k] = ((alpha + 1) * acc - plain * k) / (a[0] * k)
     return 0
 
@@ -139,12 +232,11 @@ def series_solve_row(k: int, count: int, ms: list[list[Real]], vs: list[list[Rea
     M x = b order by order; ``bk`` = b_k): ``out[i]`` = b_k - sum_{j=1..k} sum_{t <
     count} ms_t,j vs_t,k-j over the ``count`` entries of row i of M that are series
     (``ms``; a constant entry has no term j >= 1) and the series of the unknowns they
-    multiply (``vs``), summed over j, then t."""
-    acc = bk
-    for j in range(1, k + 1):
-        for t in range(count):
-            acc = acc - ms[t][j] * vs[t][k - j]
-    out[i] = acc
+    multiply (``vs``): the sum over j of each entry t rounded once (:func:`series_dot`),
+    the entries in turn."""
+    out[i] = bk
+    for t in range(count):
+        series_dot(out, i, out[i], ms[t], vs[t], 1, k, k, -1)
     return 0
 
 
