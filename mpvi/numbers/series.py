@@ -49,9 +49,10 @@ def series_dot(out: list[Real], i: int, start: Real, a: list[Real], b: list[Real
     (the products of the significands shifted to a common exponent, added, rounded once),
     the compiled Taylor modules with GMP's mpn functions (``mpvi_dot.h``: this
     function's C is written by hand, :data:`mpvi.compiled.croutine.NATIVE_ROUTINES`), and
-    they give the same bits.
-    Numbers of another kind (floats, Arb balls) and sums with a nan or an infinity are
-    summed in order, one operation at a time, as the recurrences did before."""
+    they give the same bits (with a nan or an infinity among the terms, both give what
+    ``mpfr_sum`` gives).  Numbers of another kind (floats, Arb balls), and mpmath's with
+    a nan or an infinity, are summed in order, one operation at a time, as the
+    recurrences did before."""
     out[i] = _dot(start, a, b, lo, hi, k, s)
     return 0
 
