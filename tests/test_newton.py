@@ -409,3 +409,124 @@ def test_the_last_update_reuses_the_jacobian_and_keeps_the_root(n, dps):
         got = [mp.mpf(v.as_integer_ratio()[0]) / v.as_integer_ratio()[1] for v in x]
         assert max(abs(got[i] - exact[i]) / abs(exact[i]) for i in range(n)) \
             <= 4 * mp.mpf(2) ** -ctx.prec
+
+
+def _cubic_chain(ctx, n, calls, d=1):
+    """x_i^3 / d + x_i + x_{i+1} / 4 = (2 + i) / 3 (indices mod n) in the context ``ctx``,
+    as ``fun(X, jacobian)``, and in doubles as a ``start``, each counting its calls into
+    ``calls`` (True: with J, False: the residual alone, "start": in doubles)."""
+    c = [ctx.num(2 + i) / 3 for i in range(n)]
+
+    def fun(X, jacobian):
+        calls[bool(jacobian)] += 1
+        r = [X[i] ** 3 / d + X[i] + X[(i + 1) % n] / 4 - c[i] for i in range(n)]
+        if not jacobian:
+            return r
+        J = [[ctx.zero] * n for _ in range(n)]
+        for i in range(n):
+            J[i][i] = 3 * X[i] ** 2 / d + 1
+            J[i][(i + 1) % n] += ctx.num(1) / 4
+        return r, J
+
+    def start(xs):
+        calls["start"] += 1
+        r = [xs[i] ** 3 / d + xs[i] + xs[(i + 1) % n] / 4 - (2 + i) / 3 for i in range(n)]
+        J = [[0.0] * n for _ in range(n)]
+        for i in range(n):
+            J[i][i] = 3 * xs[i] ** 2 / d + 1
+            J[i][(i + 1) % n] += 0.25
+        return r, J
+    return fun, start
+
+
+def _cubic_root(n, dps, d=1):
+    """The root of :func:`_cubic_chain` by mpmath's findroot at ``dps`` digits."""
+    with mp.workdps(dps):
+        return mp.findroot(lambda *X: [X[i] ** 3 / d + X[i] + X[(i + 1) % n] / 4
+                                       - mp.mpf(2 + i) / 3 for i in range(n)],
+                           [mp.mpf(1) / 2] * n)
+
+
+def _near(ctx, exact):
+    """A first guess 0.1 % to 0.6 % off ``exact``."""
+    return [ctx.num(str(v * (1 + mp.mpf(i + 1) / 1000))) for i, v in enumerate(exact)]
+
+
+@pytest.mark.parametrize("dps", [30, 64, 150])
+def test_the_first_update_after_a_start_in_doubles_is_by_the_starts_jacobian(dps):
+    """After Newton's start in doubles (double_start) the first update at the context's
+    precision is by the start's Jacobian in doubles (start_update) where Newton's own
+    first update would be solved in doubles unrefined (6 unknowns): one evaluation per
+    iteration (J, or the residual alone) and the final check, J at most iterations - 1
+    times; at 64 digits J once in three iterations (1e-16 by the start, 1e-32 by its J,
+    1e-64 by J, the last update by that J).  The root is mpmath's findroot at twice the
+    digits to within a few eps, as from Newton's own updates."""
+    n, ctx = 6, mpvi.get_context("gmp", dps)
+    exact = _cubic_root(n, 2 * dps)
+    calls = {True: 0, False: 0, "start": 0}
+    fun, start = _cubic_chain(ctx, n, calls)
+    x, iterations, _ = solve_info(fun, _near(ctx, exact), ctx, start=start)
+    assert calls["start"] >= 2                     # the start converged in doubles
+    assert calls[True] + calls[False] == iterations + 1
+    assert 1 <= calls[True] <= iterations - 1
+    if dps == 64:
+        assert (iterations, calls[True], calls[False]) == (3, 1, 3)
+    with mp.workdps(2 * dps):
+        got = [mp.mpf(v.as_integer_ratio()[0]) / v.as_integer_ratio()[1] for v in x]
+        assert max(abs(got[i] - exact[i]) / abs(exact[i]) for i in range(n)) \
+            <= 4 * mp.mpf(2) ** -ctx.prec
+
+
+@pytest.mark.parametrize("d, by_start", [(1, True), (100, True), (10 ** 4, False)])
+def test_few_unknowns_take_the_starts_jacobian_unless_newtons_update_ends_sooner(
+        d, by_start, monkeypatch):
+    """With 3 unknowns Newton's first update is exact (the context's elimination): it
+    takes an error e to about C e^2, the start's J to about 1e-16 e.  The start's J is
+    taken unless Newton's update would end the iteration one update earlier (C^3 e^4
+    below the stopping target, C the quadratic constant the start measured): the cubic
+    chain (C about 1) and one with the cubic term 100 times smaller take it (Newton from
+    the start needs three iterations on both, two of them with J), one with the cubic term
+    10^4 times smaller (a nearly linear field, as Kepler's) evaluates J for its first
+    update, as before, and converges in two.  Either way the root is findroot's to a few
+    eps at 64 digits."""
+    n, ctx = 3, mpvi.get_context("gmp", 64)
+    exact = _cubic_root(n, 128, d)
+    calls = {True: 0, False: 0, "start": 0}
+    fun, start = _cubic_chain(ctx, n, calls, d)
+    used = []
+    real = mpvi.numbers.newton.start_update
+    monkeypatch.setattr(mpvi.numbers.newton, "start_update",
+                        lambda *a: used.append(1) or real(*a))
+    x, iterations, _ = solve_info(fun, _near(ctx, exact), ctx, start=start)
+    assert calls["start"] >= 2 and len(used) == int(by_start)
+    if by_start:
+        assert (iterations, calls[True], calls[False]) == (3, 1, 3)
+    else:
+        assert (iterations, calls[True], calls[False]) == (2, 2, 1)
+    with mp.workdps(128):
+        got = [mp.mpf(v.as_integer_ratio()[0]) / v.as_integer_ratio()[1] for v in x]
+        assert max(abs(got[i] - exact[i]) / abs(exact[i]) for i in range(n)) \
+            <= 4 * mp.mpf(2) ** -ctx.prec
+
+
+def test_a_root_the_start_in_doubles_finds_exactly_needs_no_jacobian(monkeypatch):
+    """A root that doubles represent exactly (A x = b, x = (1, 2), the updates in doubles
+    from 2 unknowns): the start finds it, the residual there is 0, the update by the
+    start's J is 0, and the solve converges after one iteration without evaluating J at
+    the context's precision; the residual bound uses the norm of the start's J (the
+    residual 0 meets it)."""
+    monkeypatch.setattr(mpvi.numbers.newton, "DOUBLES_FROM", 2)
+    ctx = mpvi.get_context("gmp", 64)
+    k = ctx.one
+    linear = _linear_system(ctx, [[2 * k, k], [k, 3 * k]], [4 * k, 7 * k])
+    calls = {True: 0, False: 0}
+
+    def fun(X, jacobian):
+        calls[bool(jacobian)] += 1
+        return linear(X, jacobian)
+
+    def start(xs):
+        return [2 * xs[0] + xs[1] - 4, xs[0] + 3 * xs[1] - 7], [[2.0, 1.0], [1.0, 3.0]]
+    x, iterations, residual = solve_info(fun, [ctx.zero, ctx.zero], ctx, start=start)
+    assert x == [1, 2] and iterations == 1 and residual == 0
+    assert calls == {True: 0, False: 2}

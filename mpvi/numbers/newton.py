@@ -19,7 +19,8 @@ round-off level of the context:
 (about 2e-61 at 64 digits, 2e-13 in float64), or -- saving one iteration -- when the
 iteration is contracting (||dx_k|| <= ||dx_k-1|| / 2) and the quadratic model predicts
 the next update ||dx_k||^3 / ||dx_k-1||^2 <= eps * max(||x||_inf, scale); an update
-that the model says is the last one reuses the previous Jacobian (:func:`newton_core`).  The residual
+that the model says is the last one reuses the previous Jacobian, and the first after a
+start in doubles uses the start's Jacobian (:func:`newton_core`).  The residual
 at the returned point is evaluated (one more F call), returned, and compared with the
 bound that an update at that tolerance allows,
 
@@ -370,10 +371,41 @@ def newton_update(n: int, jac: list[list[Real]], r: list[Real], a: list[list[Rea
     return gauss_eliminate(n, 1, a, b, dx, eps, out)
 
 
+def start_update(n: int, r: list[Real], js: list[list[float]], feps: float,
+                 step: list[Real], ad: list[list[float]], bd: list[list[float]],
+                 xd: list[list[float]], fo: list[float], out: list[Real]) -> int:
+    """The update ``step`` = -Js^-1 r by the Jacobian in doubles ``js`` of Newton's start
+    (:func:`double_start`'s last, at a point within its last update of the iterate): r
+    scaled by its norm, rounded to doubles and eliminated in doubles
+    (:func:`mpvi.numbers.linalg.gauss_eliminate` on floats), then scaled back.  A chord
+    update: Js is J to about the doubles' precision, so the update takes an iterate from
+    the start's accuracy e to about e^2 (e ~ 1e-16: 1e-32), as Newton's own update does,
+    without the Jacobian at the context's precision.  ``ad``, ``bd``, ``xd``, ``fo``:
+    storage (n x n, n x 1, n x 1, 2 floats).  Returns 1 with the update in ``step``, or 0
+    where doubles cannot give it (r not finite, Js singular)."""
+    if not max_norm(n, r, out):
+        return 0
+    s = out[0]
+    if s == 0:
+        s = s + 1                             # F = 0: the update is 0
+    inv = 1 / s
+    for i in range(n):
+        ai = ad[i]
+        ji = js[i]
+        for j in range(n):
+            ai[j] = ji[j]
+        bd[i][0] = float(-r[i] * inv)
+    if gauss_eliminate(n, 1, ad, bd, xd, feps, fo) != n:
+        return 0
+    for i in range(n):
+        step[i] = s * xd[i][0]
+    return 1
+
+
 def double_start(n: int, start: Callable[[list[float], list[float], list[list[float]]], bool],
                  x: list[Real], one: Real, feps: float, xs: list[float], rs: list[float],
                  js: list[list[float]], ad: list[list[float]], bd: list[list[float]],
-                 xd: list[list[float]], fo: list[float]) -> int:
+                 xd: list[list[float]], fo: list[float], dq: list[float]) -> int:
     """Newton's first iterations in doubles: ``start(xs, rs, js)`` writes the kernel's
     residual and Jacobian at ``xs`` in doubles (:mod:`mpvi.compiled.cdouble`; false where
     it cannot be evaluated there), each update an elimination of doubles
@@ -384,7 +416,11 @@ def double_start(n: int, start: Callable[[list[float], list[float], list[list[fl
     ``one``) and the count of iterations is returned; otherwise (the updates stop
     shrinking first, a value is not finite, the kernel or the elimination fails) ``x`` is
     left as it was and 0 is returned.  ``xs``, ``rs`` (n floats), ``js``, ``ad`` (n x n),
-    ``bd``, ``xd`` (n x 1) and ``fo`` (2) are storage."""
+    ``bd``, ``xd`` (n x 1) and ``fo`` (2) are storage; ``dq`` (2 floats) receives the
+    iteration's quadratic constant C (u_k = C u_{k-1}^2 for the last two updates u both
+    above 2^20 ``feps`` of the iterate, 0 where no such pair) and its last update."""
+    dq[0] = feps * 0
+    dq[1] = feps * 0
     for i in range(n):
         v = float(x[i])
         if not v - v == 0:
@@ -409,6 +445,9 @@ def double_start(n: int, start: Callable[[list[float], list[float], list[list[fl
             if abs(v) > xn:
                 xn = abs(v)
         k += 1
+        if k > 1 and dn > 1048576 * feps * xn:      # both updates above the doubles' noise
+            dq[0] = dn / (last * last)
+        dq[1] = dn
         if dn <= 1024 * feps * xn:
             for i in range(n):
                 x[i] = one * xs[i]
@@ -430,7 +469,7 @@ def newton_core(n: int, both: Callable[[list[Real], list[Real], list[list[Real]]
                 bd: list[list[float]], xd: list[list[float]], fo: list[float],
                 start: Callable[[list[float], list[float], list[list[float]]], bool],
                 starting: int, xs: list[float], rs: list[float],
-                js: list[list[float]]) -> int:
+                js: list[list[float]], dq: list[float]) -> int:
     """Newton's method on F(x) = 0 from ``x`` (n numbers, updated in place): the one
     iteration of mpvi, run by :func:`solve_info` in every context and translated to MPFR
     C for the compiled modules (:mod:`mpvi.compiled.croutine`).
@@ -455,7 +494,21 @@ def newton_core(n: int, both: Callable[[list[Real], list[Real], list[list[Real]]
     kernel ``start`` (:func:`double_start`, ``xs``, ``rs``, ``js`` its storage): where
     that converges, the iteration at the context's precision starts from its result and
     needs only its last iterations (the iterations counted are those at the context's
-    precision).  Its quadratic model then stops only with the next update predicted
+    precision).  Its first update is by the start's Jacobian in doubles
+    (:func:`start_update`), J to about a double's precision at a point within the
+    start's last update: from the start's error e (about 1e-16) that update gives about
+    1e-16 e, with the residual alone at the context's precision, one evaluation of J
+    saved.  It is taken where Newton's own first update would be solved in doubles
+    unrefined (``low`` 1: no more accurate), and with fewer unknowns (the context's exact
+    elimination, C e^2 for the quadratic constant C the start measured in ``dq``) unless
+    Newton's update would end the iteration one update earlier: C^3 e^4 within the
+    stopping target below while (64 ``feps``)^3 e is not (e the start's last update, an
+    upper bound of its error, so that the doubt goes to the start's J, which costs at
+    most one evaluation of the residual).  Where it cannot be taken (``js`` singular, a
+    residual not finite) J is evaluated.  Where that update already passes the stopping
+    rule (a root the doubles found exactly) no J is evaluated, and the residual bound
+    takes the norm of ``js``.  The
+    quadratic model then stops only with the next update predicted
     below 2^-20 eps ||x||: from a start in doubles (1e-16, 1e-32, 1e-64 at 64 digits) the
     model alone would stop with it predicted at eps ||x||, an iterate right to eps ||x||
     only -- an error the steps of a long run accumulate (the momenta of top2025 Table 5
@@ -488,13 +541,35 @@ def newton_core(n: int, both: Callable[[list[Real], list[Real], list[list[Real]]
         low = 0
     model = one                             # the quadratic model's margin
     reuse = 0                               # 1: this update by the last Jacobian
+    started = 0                             # 1: the first update by the start's J
+    fresh = 0                               # 1: jac holds a Jacobian of this solve
+    wn = one
     if starting == 1 and damped == 0:
-        if double_start(n, start, x, one, feps, xs, rs, js, ad, bd, xd, fo) > 0:
+        if double_start(n, start, x, one, feps, xs, rs, js, ad, bd, xd, fo, dq) > 0:
             model = one / 1048576
+            if low == 1:                    # Newton's first update, unrefined in doubles,
+                started = 1                 # would be no more accurate than the start's
+            elif max_norm(n, x, out):       # the start's J unless Newton's exact first
+                wn = out[0]                 # update would end the iteration one update
+                if scale > wn:              # earlier: the next update predicted below
+                    wn = scale              # the stopping target after it (C^3 e^4), but
+                cq = dq[0]                  # not after the start's (about (64 feps)^3 e)
+                eq = dq[1]
+                rq = 64 * feps
+                target = eps * wn * model
+                if one * (rq * rq * rq * eq) <= target:
+                    started = 1
+                elif one * (cq * cq * cq * (eq * eq) * (eq * eq)) > target:
+                    started = 1
     for it in range(1, max_iter + 1):
         out[2] = it
         chord = 0                           # 1: this update by a Jacobian of another point
-        if reuse == 1:
+        if started == 1:
+            started = 0
+            if not residual(x, r):
+                return -1
+            chord = start_update(n, r, js, feps, step, ad, bd, xd, fo, out)
+        elif reuse == 1:
             if not residual(x, r):
                 return -1
             if low == 1:                    # jd is the last J in doubles
@@ -508,6 +583,7 @@ def newton_core(n: int, both: Callable[[list[Real], list[Real], list[list[Real]]
         if solved == 0:
             if not both(x, r, jac):
                 return -1
+            fresh = 1
             if low == 1:
                 if have == 0:                 # else xn is the last iteration's
                     if not max_norm(n, x, out):
@@ -565,13 +641,24 @@ def newton_core(n: int, both: Callable[[list[Real], list[Real], list[list[Real]]
             if not residual(x, r):
                 return -1
             jn = one                        # ||J||_inf, the largest row sum (from 0)
-            for i in range(n):
-                ji = jac[i]
-                s = abs(ji[0])
-                for j in range(1, n):
-                    s = s + abs(ji[j])
-                if i == 0 or s > jn:
-                    jn = s
+            if fresh == 1:
+                for i in range(n):
+                    ji = jac[i]
+                    s = abs(ji[0])
+                    for j in range(1, n):
+                        s = s + abs(ji[j])
+                    if i == 0 or s > jn:
+                        jn = s
+            else:                           # converged by the start's J alone: its norm
+                big = feps * 0
+                for i in range(n):
+                    di = js[i]
+                    w = abs(di[0])
+                    for j in range(1, n):
+                        w = w + abs(di[j])
+                    if w > big:
+                        big = w
+                jn = one * big
             bound = n * rtol * jn * xn * slack
             out[1] = bound
             if not max_norm(n, r, out):
@@ -701,7 +788,7 @@ def solve_info(fun: Callable, x0, ctx, *, scale=None, rtol=None, max_iter=DEFAUL
                        doubles(n, 1), doubles(n, 1), [float(0)] * 2,
                        started if start is not None else _no_start,
                        1 if start is not None else 0, [float(0)] * n, [float(0)] * n,
-                       doubles(n, n))
+                       doubles(n, n), [float(0)] * 2)
 
     def failure(message, residual_norm, iterations):
         cause = diagnose(np.array(x, dtype=dtype) if as_array else x) if diagnose else None

@@ -42,9 +42,10 @@ static mpfr_t RES[N];
 static double JD[N][N], AD[N][N], BD[N][1], XD[N][1], FO[2];
 static double *JDr[N], *ADr[N], *BDr[N], *XDr[N];
 /* ... and of its start in doubles (mpvi_double_start): the kernel's constants, inputs,
-   parameters and results in doubles, the iterate, residual and Jacobian */
+   parameters and results in doubles, the iterate, residual and Jacobian, and its
+   quadratic constant and last update */
 MPVI_UNUSED static double d_k[NDK], d_kp[NKA], d_pp[NPA];
-static double d_out[N + N * N], XS[N], RS[N], JSD[N][N];
+static double d_out[N + N * N], XS[N], RS[N], JSD[N][N], DQ[2];
 static double *JSDr[N];
 
 static int nw_tables(PyObject *tables);
@@ -180,7 +181,7 @@ static PyObject *newton(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         long code = mpvi_newton_core(N, nw_both_cb, nw_residual_cb, nw_residual_cb, X, eps, rtol,
                                      scale, max_iter, slack, 0, ONE, R, Jr, Ar, Br, Dr, STEP,
                                      TRIAL, FR, OUT, DOUBLES, DBL_EPSILON, RES, JDr, ADr, BDr, XDr, FO,
-                                     nw_start_cb, STARTING, XS, RS, JSDr);
+                                     nw_start_cb, STARTING, XS, RS, JSDr, DQ);
         if (code > 0) {
             for (int i = 0; i < N; i++) xp[i] = X[i];
             nw_outputs();
@@ -201,6 +202,7 @@ static void nw_module_numbers(void) {
     mpvi_max_norm_init();
     mpvi_refined_update_init();
     mpvi_double_start_init();
+    mpvi_start_update_init();
     mpvi_newton_core_init();
     mpvi_init_array(xo, N, PREC);
     mpvi_init_array(xslot, N, 64);
