@@ -379,8 +379,9 @@ def start_update(n: int, r: list[Real], js: list[list[float]], feps: float,
     scaled by its norm, rounded to doubles and eliminated in doubles
     (:func:`mpvi.numbers.linalg.gauss_eliminate` on floats), then scaled back.  A chord
     update: Js is J to about the doubles' precision, so the update takes an iterate from
-    the start's accuracy e to about e^2 (e ~ 1e-16: 1e-32), as Newton's own update does,
-    without the Jacobian at the context's precision.  ``ad``, ``bd``, ``xd``, ``fo``:
+    the start's error e to about 1e-16 e (from the start's 1e-16: 1e-32), without the
+    Jacobian at the context's precision (:func:`newton_core` says where it is taken).
+    ``ad``, ``bd``, ``xd``, ``fo``:
     storage (n x n, n x 1, n x 1, 2 floats).  Returns 1 with the update in ``step``, or 0
     where doubles cannot give it (r not finite, Js singular)."""
     if not max_norm(n, r, out):
