@@ -20,7 +20,7 @@ from mpvi.numbers.linalg import (SingularMatrixError, gauss_eliminate, is_positi
                                  ldl_positive, linear_combination, max_norm, solve_dense)
 from mpvi.ground.types import Real
 from mpvi.numbers.newton import (double_start, newton_core, newton_update, refined_update,
-                                 start_update)
+                                 scaled_solve, start_update)
 
 needs_toolchain = pytest.mark.skipif(
     "error" in cbackend.toolchain(),
@@ -350,14 +350,16 @@ def test_the_kinds_include_the_routines_they_run():
     assert cmodules.ROUTINES["mpvi_newton.h"] == (newton_core, linear_combination)
     assert routine_calls(newton_core) == [double_start, start_update, max_norm,
                                           newton_update, refined_update]
-    assert routine_calls(refined_update) == [max_norm, gauss_eliminate]
-    assert routine_calls(start_update) == [max_norm, gauss_eliminate]
+    assert routine_calls(refined_update) == [max_norm, scaled_solve]
+    assert routine_calls(start_update) == [max_norm, scaled_solve]
+    assert routine_calls(scaled_solve) == [gauss_eliminate]
     assert routine_calls(double_start) == [newton_update]
     assert routine_calls(newton_update) == [gauss_eliminate]
     module = cmodules._module_source("t", "", "mpvi_newton.h", {"PREC": 53}, [])
     first = [module.index(f"static int mpvi_{name}(") for name in
              ("gauss_eliminate", "newton_update", "gauss_eliminate_d", "newton_update_d",
-              "double_start", "max_norm", "start_update", "refined_update", "newton_core")]
+              "double_start", "max_norm", "scaled_solve", "start_update", "refined_update",
+              "newton_core")]
     assert first == sorted(first) and module.count("static int mpvi_gauss_eliminate(") == 1
     # the elimination also on floats (refined_update's solves), once, in doubles
     assert module.count("static int mpvi_gauss_eliminate_d(long v_n, long v_m, double **v_a") == 1

@@ -246,6 +246,25 @@ def _norm(values):
     return m if all(v == v for v in values) else next(v for v in values if v != v)
 
 
+def scaled_solve(n: int, jd: list[list[float]], v: list[Real], scale: Real,
+                 ad: list[list[float]], bd: list[list[float]], xd: list[list[float]],
+                 feps: float, fo: list[float]) -> int:
+    """Solve ``jd`` x = ``v`` ``scale`` in doubles into ``xd`` (n x 1): jd (n x n floats)
+    copied into ``ad`` and eliminated there (:func:`mpvi.numbers.linalg.gauss_eliminate`
+    on floats), each v_i ``scale`` rounded to a double once into ``bd``; ``feps``, ``fo``
+    as gauss_eliminate, whose rank it returns.  The right-hand side is scaled before it is
+    rounded (``scale`` the reciprocal of its norm), so no precision or exponent range of
+    the context is lost: the one solve in doubles of :func:`refined_update` and
+    :func:`start_update`."""
+    for i in range(n):
+        ai = ad[i]
+        di = jd[i]
+        for j in range(n):
+            ai[j] = di[j]
+        bd[i][0] = float(v[i] * scale)
+    return gauss_eliminate(n, 1, ad, bd, xd, feps, fo)
+
+
 def refined_update(n: int, r: list[Real], jac: list[list[Real]], fresh: int, prior: Real,
                    floor: Real, feps: float, step: list[Real], res: list[Real],
                    jd: list[list[float]], ad: list[list[float]], bd: list[list[float]],
@@ -302,14 +321,7 @@ def refined_update(n: int, r: list[Real], jac: list[list[Real]], fresh: int, pri
             if k > 0:                         # the refined update is exact
                 return 1
             s = s + 1                         # F = 0: the elimination still finds a singular J
-        inv = 1 / s
-        for i in range(n):
-            ai = ad[i]
-            di = jd[i]
-            for j in range(n):
-                ai[j] = di[j]
-            bd[i][0] = float(res[i] * inv)
-        if gauss_eliminate(n, 1, ad, bd, xd, feps, fo) != n:
+        if scaled_solve(n, jd, res, 1 / s, ad, bd, xd, feps, fo) != n:
             return 0
         if k == 0:                            # max |J| / min |pivot|: a condition number
             low = abs(ad[0][0])               # of J (a lower bound for U's)
@@ -389,14 +401,7 @@ def start_update(n: int, r: list[Real], js: list[list[float]], feps: float,
     s = out[0]
     if s == 0:
         s = s + 1                             # F = 0: the update is 0
-    inv = 1 / s
-    for i in range(n):
-        ai = ad[i]
-        ji = js[i]
-        for j in range(n):
-            ai[j] = ji[j]
-        bd[i][0] = float(-r[i] * inv)
-    if gauss_eliminate(n, 1, ad, bd, xd, feps, fo) != n:
+    if scaled_solve(n, js, r, -1 / s, ad, bd, xd, feps, fo) != n:
         return 0
     for i in range(n):
         step[i] = s * xd[i][0]

@@ -200,6 +200,7 @@ static void nw_module_numbers(void) {
     mpvi_newton_update_init();
     mpvi_newton_update_d_init();
     mpvi_max_norm_init();
+    mpvi_scaled_solve_init();
     mpvi_refined_update_init();
     mpvi_double_start_init();
     mpvi_start_update_init();
