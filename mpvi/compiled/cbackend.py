@@ -136,6 +136,7 @@ import sysconfig
 import tempfile
 import threading
 import time
+import types
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
@@ -1199,7 +1200,20 @@ def _lazy(plan, attribute: str, python: Callable, weight: Callable | None = None
         state["f"] = f = getattr(module, attribute) if module is not None else python
         return f(*args)
     lazy.__name__ = getattr(python, "__name__", attribute)
+    lazy.loaded = lambda: state["f"] if state["f"] is not python else None  # type: ignore[attr-defined]
     return lazy
+
+
+def module_function(f: Callable | None, attribute: str) -> Callable | None:
+    """``attribute`` of the compiled module behind ``f`` (a module's function, or the
+    :func:`_lazy` wrapper of one once its module is loaded), or None: a module not loaded
+    yet is not built here."""
+    probe = getattr(f, "loaded", None)
+    if probe is not None:
+        f = probe()
+    if not isinstance(f, types.BuiltinFunctionType):
+        return None
+    return getattr(f.__self__, attribute, None)
 
 
 def accelerated(python: Callable, source: str, prec: int, constants: dict) -> Callable:

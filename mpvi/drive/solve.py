@@ -11,7 +11,11 @@ events and callbacks); a private ``_Run`` prepares the stepper and takes the ste
 each step with its guards (``_check``), the saved nodes and requested times
 (``_save_requested``), the events (``_events``: detection and location on the step's
 dense output) -- and builds the :class:`mpvi.Solution` (``_finish``), also the partial
-one an error carries.
+one an error carries.  Where nothing between two steps needs Python (a compiled
+variational or Galerkin step with its compiled check, no events, requested times or
+callback), the steps up to the next progress report are taken in C in one call
+(``_steps_in_c``), with the same checks after each, and give the same numbers; a step
+that fails there is taken again here, which raises its error.
 
 Along the run it checks, and names step and time when something fails:
 
@@ -83,6 +87,10 @@ compiled on one degree of freedom) a billion steps take more than five hours."""
 
 PROGRESS_EVERY = 256
 """A progress callback is called every this many steps (and after the last)."""
+
+BATCH_MISSES = 3
+"""After this many batches in a row that took no step (the compiled steps declined the
+first), a run takes its steps one by one."""
 
 
 class IntegrationError(ArithmeticError):
@@ -847,6 +855,7 @@ class _Run:
         self._singular_signs()
         self.inside = getattr(self.stepper, "checks_inside", False)   # else: the chord midpoint too
         self.stats = NewtonStats()
+        self.misses = 0                            # batches in a row that took no step
         self.found, self.tail, self.g_prev = [], None, None
         first_order = system.first_order
         self.check_regular = not first_order and system.needs_regularity_check
@@ -922,8 +931,15 @@ class _Run:
         every_k = self.saves_nodes and not every_node
         record, save, T, Q, Y = self.stats.record, self._save, self.T, self.Q, self.Y
         q, y, t, carry, v_prev, j_done, stopped = self.q0, self.y0, t0, None, None, 0, None
+        batch, j = self._batchable(need_segment, touch, blocks, callback), 0
         try:
-            for j in range(steps):
+            while j < steps:
+                taken = self._steps_in_c(j, t, q, y, carry) if batch and carry is not None else None
+                if taken is not None:              # steps j, j + 1, ... taken in C
+                    j = j_done = taken[0]
+                    _, t, q, y, carry = taken
+                    continue
+                batch = batch and self.misses < BATCH_MISSES
                 try:
                     r = stepper(t, q, y, carry)
                 except (NewtonError, SingularMatrixError, NotPositiveDefiniteError,
@@ -975,6 +991,7 @@ class _Run:
                     if every_k and not node_saved:
                         save(t_next, q1, y1)
                     break
+                j += 1
         except (NewtonError, IntegrationError) as exc:
             # nothing computed is lost: the points saved before the failing step travel with
             # the error (exc.solution), ending at the last good node
@@ -983,6 +1000,64 @@ class _Run:
             exc.solution = self._finish(j_done, f"failed at step {j_done}: {type(exc).__name__}")
             raise
         return self._finish(j_done, stopped)
+
+    # ----- steps in C: a batch of steps with no Python between them ------------------------------
+
+    def _batchable(self, need_segment, touch, blocks, callback):
+        """Whether steps may be taken in batches by the compiled module
+        (:meth:`mpvi.methods.variational._TrialStepper.many`): a trial-function stepper, the
+        nodes saved (all or every k-th), no events, requested times, callback, touching
+        factor or block check (what those need runs in Python after each step), and the
+        checks after a step compiled with every sign known."""
+        return (hasattr(self.stepper, "many") and self.saves_nodes and not need_segment
+                and touch is None and blocks is None and callback is None
+                and self.fast_check is not None and not isinstance(self.signs, list))
+
+    def _steps_in_c(self, j, t, q, y, carry):
+        """Steps j, j + 1, ... up to the next progress report, taken by the compiled module
+        with the checks after each step (the compiled check, the signs at the quadrature
+        nodes) and saved as :meth:`run` saves them; (the next j, t, q, y, carry), or None
+        where it took none (not compiled yet, or the step j declined or failed: :meth:`run`
+        takes it its own way, which raises with the message where it fails)."""
+        steps, h, t0 = self.plan.steps, self.h, self.problem.t0
+        check = self.fast_check.compiled()
+        if check is None:
+            return None
+        mark = -(-j // PROGRESS_EVERY) * PROGRESS_EVERY       # the next progress report
+        count = min(steps, mark + 1) - j
+        ends = [t0 + (j + 1 + i) * h for i in range(count)]
+        signs = self.signs
+        head: tuple = (self.fast_check.params, self.bound)
+        if signs is not None:
+            head += (signs, None if self.inside else ...)
+        got = self.stepper.many([t] + ends[:-1], ends, q, y, carry, check, head, signs)
+        if got is None:
+            return None
+        done, Qs, Ys, internal, coeffs, iterations, residuals, last = got
+        if not done:
+            self.misses += 1
+            return None
+        self.misses = 0
+        self.stats.record_all(iterations, residuals)
+        if self.every_node:
+            self.T.extend(ends[:done])
+            self.Q.extend(Qs)
+            self.Y.extend(Ys)
+            if internal is not None:
+                self.internal.extend(internal)
+            if self.keep_dense:
+                self.dense.extend(coeffs[:-1])
+                self.dense.append(last)
+        else:
+            for i in range(done):
+                if (j + i + 1) % self.stride == 0 or j + i + 1 == steps:
+                    self._save(ends[i], Qs[i], Ys[i])
+        progress = self.plan.progress
+        if progress is not None:
+            for k in range(j, j + done):
+                if k % PROGRESS_EVERY == 0 or k + 1 == steps:
+                    progress(k + 1, steps)
+        return j + done, ends[done - 1], Qs[-1], Ys[-1], last
 
     # ----- step: the errors of a step and the guards after it -------------------------------------
 

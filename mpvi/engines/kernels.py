@@ -170,18 +170,8 @@ class Kernel:
         for i < m)`` (the extrapolation of a step's trial function; ``X0()`` must compute
         the same, for the Python iteration)."""
         if self.newton is not None and not newton.get("damped"):
-            rtol, scale = newton.get("rtol"), newton.get("scale")
-            eps = ctx.eps
-            if rtol is None:                      # 2^10 eps, computed once per precision
-                if self._tolerance[0] is not eps:
-                    self._tolerance = (eps, tolerance(ctx))
-                rtol = self._tolerance[1]
-            else:
-                rtol = ctx.num(rtol)
             head = (None if extrapolate is not None else (X0() if callable(X0) else X0), K, P,
-                    eps, rtol,
-                    ctx.one if scale is None else scale,
-                    newton.get("max_iter", DEFAULT_MAX_ITER), RESIDUAL_SLACK)
+                    *self.iteration_options(ctx, newton))
             out = self.newton(*head, *extrapolate) if extrapolate is not None else self.newton(*head)
             if out is not None:
                 if not outputs:
@@ -192,6 +182,29 @@ class Kernel:
         if outputs:
             return X, iterations, residual, self.outputs(X, K, P) if self.outputs else None
         return X, iterations, residual
+
+
+    def iteration_options(self, ctx, newton):
+        """(eps, rtol, scale, max_iter, slack) of the compiled iteration for the Newton
+        options ``newton`` (:func:`mpvi.numbers.newton.solve_info`'s defaults where unset)."""
+        rtol, scale = newton.get("rtol"), newton.get("scale")
+        eps = ctx.eps
+        if rtol is None:                          # 2^10 eps, computed once per precision
+            if self._tolerance[0] is not eps:
+                self._tolerance = (eps, tolerance(ctx))
+            rtol = self._tolerance[1]
+        else:
+            rtol = ctx.num(rtol)
+        return (eps, rtol, ctx.one if scale is None else scale,
+                newton.get("max_iter", DEFAULT_MAX_ITER), RESIDUAL_SLACK)
+
+    def batch(self, newton):
+        """The compiled module's ``steps`` (several steps of a trial-function stepper with
+        no Python between them: ``mpvi_newton.h``), or None: not compiled, not loaded yet,
+        or a damped iteration (Python's)."""
+        if newton.get("damped"):
+            return None
+        return cbackend.module_function(self.newton, "steps")
 
 
 class Equations:
@@ -557,7 +570,13 @@ def step_check(system):
         return None
     params = list(system.param_values)
     if not len(sing):
-        return lambda t, q, y, bound, signs, qprev: check(t, _entries(q), _entries(y), params,
-                                                          bound)
-    return lambda t, q, y, bound, signs, qprev: check(t, _entries(q), _entries(y), params, bound,
-                                                      signs, _entries(qprev))
+        def checked(t, q, y, bound, signs, qprev):
+            return check(t, _entries(q), _entries(y), params, bound)
+    else:
+        def checked(t, q, y, bound, signs, qprev):
+            return check(t, _entries(q), _entries(y), params, bound, signs, _entries(qprev))
+    # for steps taken in C (mpvi.methods.variational): the module's check once it is
+    # loaded, and its parameters
+    checked.compiled = lambda: cbackend.module_function(check, "check")  # type: ignore[attr-defined]
+    checked.params = params                # type: ignore[attr-defined]
+    return checked

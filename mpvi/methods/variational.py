@@ -476,6 +476,68 @@ class _TrialStepper:
         return StepResult(coeffs[self.q1], y1, np.array(internal, dtype=object) if internal else None,
                           iterations, residual, coeffs, guards)
 
+    time_inputs = False
+    """Whether the kernel's inputs include the step's quadrature node times."""
+
+    @cached_property
+    def _batch_layout(self):
+        """Where :meth:`many`'s compiled steps read a step's known inputs and write its
+        coefficients and y: (ksrc, fsrc, ysrc, outputs offset of the guards) of
+        ``mpvi_newton.h``'s ``steps``.  A step's state is [its coefficients flat, its y]."""
+        n, nf = self.n, len(self.slots) * self.n
+        q = [self.q1 * n + d for d in range(n)]
+        y = [nf + d for d in range(n)]
+        ksrc = q + (y if len(self.known) == 2 else [])          # known_values: [q] or [q, y]
+        if any(getattr(self, "momentum", ())):                   # p_j on the left end's rows
+            ksrc += y
+        nkd, fsrc = len(ksrc), []
+        for i in range(len(self.slots)):
+            if i in self.known:
+                fsrc += [self.known.index(i) * n + d for d in range(n)]
+            else:
+                fsrc += [nkd + self.unknown.index(i) * n + d for d in range(n)]
+        qp = self.method.state == "qp"
+        ysrc = [nf + d for d in range(n)] if qp else [self.v1 * n + d for d in range(n)]
+        return tuple(ksrc), tuple(fsrc), tuple(ysrc), n if qp else 0
+
+    def many(self, starts, ends, q, y, carry, check=None, head=(), signs=None):
+        """Steps from (q, y) at ``starts[0]`` by the compiled module with no Python between
+        them (:meth:`mpvi.engines.kernels.Kernel.batch`), each the step :meth:`__call__`
+        takes after ``carry`` (the same numbers), until ``len(ends)`` steps are done or one
+        fails, declines or fails a check -- the compiled ``check(ends[i], q, y, *head)``
+        (``...`` in ``head``: the q before) or the signs ``signs`` of its singular factors at
+        its nodes --: that step is left to :meth:`__call__`.  Returns None where no step
+        can be taken so (not compiled, no carry to extrapolate), else (steps done, their q
+        rows, y rows, internal coefficients or None, coefficients (steps x slots x n),
+        Newton iterations, final residuals, the last coefficients: the next carry) as object
+        arrays and lists (the arrays None where no step was done)."""
+        kernel = self.kernel
+        steps = None if kernel is None else kernel.batch(self.newton)
+        E, m = self._extrapolation
+        if steps is None or carry is None or carry is not self._carried[0] or m != len(carry):
+            return None
+        ctx, n = self.ctx.activate(), self.n
+        ksrc, fsrc, ysrc, goff = self._batch_layout
+        times = [x for t in starts for x in self.tables.node_times(t)] if self.time_inputs else []
+        known = [kernels._entries(c) for c in self.known_values(q, y)]
+        K = self.kernel_inputs(starts[0], q, y, known)
+        flat = self._carried[1]
+        got = steps(len(ends), K, self.system.param_values,
+                    *kernel.iteration_options(ctx, self.newton), flat + kernels._entries(y),
+                    E, m, ksrc, fsrc, ysrc, self.q1, times, len(times) // len(starts), ends,
+                    check, head, signs, goff)
+        done, numbers, ys, iterations, residuals = got
+        if not done:
+            return 0, None, None, None, None, iterations, residuals, None
+        # fromiter: an object array from a list without np.array's test of each item for
+        # a sequence (9 times faster)
+        F = np.fromiter(numbers, dtype=object, count=len(numbers)).reshape(done, len(self.slots), n)
+        last = F[-1]
+        self._carried = (last, numbers[-len(fsrc):])
+        internal = self._internal_rows
+        return (done, F[:, self.q1], np.fromiter(ys, dtype=object, count=len(ys)).reshape(done, n),
+                None if internal is None else F[:, internal], F, iterations, residuals, last)
+
 
 class _VariationalStepper(_TrialStepper):
     def __init__(self, method, system, h, ctx, newton):
@@ -540,6 +602,10 @@ class _VariationalStepper(_TrialStepper):
             sym for table in (xt, gt, Gt, Pt) for terms in table for _, sym in terms]
         return kernels.Kernel(X, K, sys.param_symbols, res, self.ctx, out,
                               jacobian=self._jacobian_blocks(self.rows, blocks), stages=stages)
+
+    @property
+    def time_inputs(self):
+        return self.timed
 
     def kernel_inputs(self, t, q, y, known):
         K = [x for c in known for x in c]
@@ -621,6 +687,8 @@ class _GalerkinStepper(_TrialStepper):
                               self._guard_outputs(nodes, times),
                               jacobian=self._jacobian_blocks(range(len(wt)), blocks),
                               stages=stages)
+
+    time_inputs = True
 
     def kernel_inputs(self, t, q, y, known):
         return [x for c in known for x in c] + self.tables.node_times(t) + self._K_tail

@@ -159,6 +159,20 @@ class NewtonStats:
         if self.max_residual is None or r > self.max_residual:
             self.max_residual = r
 
+    def record_all(self, iterations, residuals):
+        """:meth:`record` of each (iterations, residual) in turn, in bulk (``max`` keeps the
+        first of equal residuals and skips a nan after the first, as :meth:`record` does)."""
+        if not iterations:
+            return
+        self.solves += len(iterations)
+        self.total += sum(iterations)
+        lo, hi = min(iterations), max(iterations)
+        self.min = lo if self.min is None else min(self.min, lo)
+        self.max = hi if self.max is None else max(self.max, hi)
+        r = max(map(abs, residuals))
+        if self.max_residual is None or r > self.max_residual:
+            self.max_residual = r
+
     def summary(self):
         """``{"solves": 0}``, or solves, total/mean/max/min iterations, max final residual."""
         if not self.solves:
@@ -171,8 +185,7 @@ class NewtonStats:
 def summarize(iterations, residuals):
     """:meth:`NewtonStats.summary` of sequences of iteration counts and final residuals."""
     stats = NewtonStats()
-    for i, r in zip(iterations, residuals):
-        stats.record(i, r)
+    stats.record_all(iterations, residuals)
     return stats.summary()
 
 

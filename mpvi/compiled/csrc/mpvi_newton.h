@@ -192,6 +192,199 @@ static PyObject *newton(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     return ok ? out : mpvi_fallback();
 }
 
+/* steps(count, K, P, eps, rtol, scale, max_iter, slack, state, E, m, ksrc, fsrc, ysrc, q1,
+         times, ntimes, ts, check, head, signs, goff): up to count steps of a trial-function
+   stepper (mpvi.methods.variational.TrialStepper.many), each one solve of newton() from
+   the previous step's coefficients, with no Python between them.  The state of a step is
+   [its coefficients flat (S n: the slots in order), its y (ny)]; the step reads the first
+   entries of K from the state before it (K[i] = state[ksrc[i]] for i < len(ksrc)), the next
+   ntimes entries from the list times (ntimes per step), the rest from K as given; it
+   extrapolates its first guess from the state's coefficients by E (m vectors); its own
+   coefficients are fsrc[f] < len(ksrc) ? K[fsrc[f]] : X[fsrc[f] - len(ksrc)], its y
+   ysrc[d] into [coefficients, outputs].  After each step the kernel's outputs from goff
+   on keep the signs `signs` (a tuple of +1 and -1; None: no such check), and
+   check(ts[i], q, y, *head) (None: none) must return True, q its coefficients of slot q1.
+   A step that fails, declines (Newton did not converge here: the caller takes it its own
+   way) or fails a check ends the batch before it, as do inputs that are not the module's
+   numbers.  Returns (done, coefficients, ys, iterations, residuals): new lists of the done
+   steps' numbers, one after the other. */
+static mpfr_t *SF, *SY, *KD;
+static Py_ssize_t sf_size = 0, sy_size = 0, kd_size = 0;
+
+static int st_sources(PyObject *obj, Py_ssize_t count, Py_ssize_t limit, long *out) {
+    if (!PyTuple_Check(obj) || PyTuple_GET_SIZE(obj) != count) return 0;
+    for (Py_ssize_t i = 0; i < count; i++) {
+        long v = PyLong_AsLong(PyTuple_GET_ITEM(obj, i));
+        if (v < 0 || v >= limit) { PyErr_Clear(); return 0; }
+        out[i] = v;
+    }
+    return 1;
+}
+
+static PyObject *st_number(mpfr_srcptr x) {
+    PyObject *o = (PyObject *)GMPy_MPFR_New(mpfr_get_prec(x), NULL);
+    if (o != NULL) mpfr_set(MPFR(o), x, MPFR_RNDN);
+    return o;
+}
+
+static PyObject *steps(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
+    if (!ready) { PyErr_SetString(PyExc_RuntimeError, "compiled Newton used before setup"); return NULL; }
+    if (nargs != 22) {
+        PyErr_Format(PyExc_TypeError, "steps takes 22 arguments, got %zd", nargs);
+        return NULL;
+    }
+    long count = PyLong_AsLong(args[0]), max_iter = PyLong_AsLong(args[6]),
+         slack = PyLong_AsLong(args[7]), m = PyLong_AsLong(args[10]), q1 = PyLong_AsLong(args[14]),
+         ntimes = PyLong_AsLong(args[16]), goff = PyLong_AsLong(args[21]);
+    if (PyErr_Occurred()) return NULL;
+    PyObject *state = args[8], *E = args[9], *times = args[15], *ts = args[17], *check = args[18],
+             *head = args[19], *signs = args[20];
+    if (!PyList_Check(state) || !PyList_Check(E) || !PyList_Check(times) || !PyList_Check(ts)
+        || !PyTuple_Check(head) || PyTuple_GET_SIZE(head) > 8 || !PyTuple_Check(args[12])
+        || !PyTuple_Check(args[11]) || !PyTuple_Check(args[13]) || count < 0 || m <= 0
+        || PyList_GET_SIZE(ts) < count || (signs != Py_None && !PyTuple_Check(signs))) {
+        PyErr_SetString(PyExc_TypeError, "steps: malformed arguments");
+        return NULL;
+    }
+    Py_ssize_t nf = PyTuple_GET_SIZE(args[12]), nkd = PyTuple_GET_SIZE(args[11]),
+               ny = PyTuple_GET_SIZE(args[13]), le = PyList_GET_SIZE(E),
+               nsig = signs == Py_None ? 0 : PyTuple_GET_SIZE(signs);
+    Py_ssize_t n = nf / m;
+    if (nf % m || le % m || (le / m) * n != N || nf + ny != PyList_GET_SIZE(state)
+        || nkd + ntimes > NK || n < 1 || q1 < 0 || (q1 + 1) * n > nf || ntimes < 0
+        || PyList_GET_SIZE(times) < count * ntimes || goff < 0 || goff > NOUT
+        || (nsig && (NOUT - goff) % nsig)) {
+        PyErr_SetString(PyExc_ValueError, "steps: inconsistent layout");
+        return NULL;
+    }
+    long *src = (long *)malloc(sizeof(long) * (nkd + nf + ny + nsig + 1));
+    int *sg = (int *)malloc(sizeof(int) * (nsig + 1));
+    if (src == NULL || sg == NULL) { free(src); free(sg); return PyErr_NoMemory(); }
+    long *ksrc = src, *fsrc = src + nkd, *ysrc = src + nkd + nf;
+    mpfr_t es, rs, ss;
+    mpfr_init2(es, 64); mpfr_init2(rs, 64); mpfr_init2(ss, 64);
+    mpfr_ptr eps = nw_number(args[3], es), rtol = nw_number(args[4], rs), scale = nw_number(args[5], ss);
+    int ok = eps && rtol && scale && st_sources(args[11], nkd, nf + ny, ksrc)
+             && st_sources(args[12], nf, nkd + N, fsrc) && st_sources(args[13], ny, nf + NOUT, ysrc)
+             && nw_read(args[1], NK, kp, kslot) && nw_read(args[2], NP, pp, pslot)
+             && nw_grow(&SF, &sf_size, nf) && nw_grow(&SY, &sy_size, ny)
+             && nw_grow(&KD, &kd_size, nkd + 1) && nw_grow(&EXE, &exe_size, le)
+             && nw_grow(&EXC, &exc_size, nf)
+             && nw_copy(state, nf, SF) && nw_copy(E, le, EXE);
+    for (Py_ssize_t i = 0; ok && i < ny; i++) {
+        PyObject *x = PyList_GET_ITEM(state, nf + i);
+        ok = MPFR_Check(x) && mpfr_get_prec(MPFR(x)) <= PREC;
+        if (ok) mpfr_set(SY[i], MPFR(x), MPFR_RNDN);
+    }
+    for (Py_ssize_t i = 0; ok && i < nsig; i++) {
+        long v = PyLong_AsLong(PyTuple_GET_ITEM(signs, i));
+        ok = v == 1 || v == -1;
+        sg[i] = (int)v;
+    }
+    PyObject *coeffs = ok ? PyList_New(count * nf) : NULL, *ys = coeffs ? PyList_New(count * ny) : NULL,
+             *its = ys ? PyList_New(count) : NULL, *res = its ? PyList_New(count) : NULL;
+    PyObject *qprev = NULL, *call[11];
+    Py_ssize_t kept = 0;
+    if (PyErr_Occurred()) PyErr_Clear();
+    int failed = ok && res == NULL;
+    if (res != NULL && check != Py_None) {        /* the previous step's q, for the check */
+        qprev = PyList_New(n);
+        for (Py_ssize_t d = 0; qprev && d < n; d++) {
+            PyObject *x = st_number(SF[q1 * n + d]);
+            if (x == NULL) { Py_CLEAR(qprev); break; }
+            PyList_SET_ITEM(qprev, d, x);
+        }
+        failed = qprev == NULL;
+    }
+    for (; res != NULL && !failed && kept < count; kept++) {
+        for (Py_ssize_t i = 0; i < nkd; i++) {
+            long s = ksrc[i];
+            mpfr_set(KD[i], s < nf ? SF[s] : SY[s - nf], MPFR_RNDN);
+            kp[i] = KD[i];
+        }
+        int good = 1;
+        for (long i = 0; good && i < ntimes; i++) {
+            PyObject *x = PyList_GET_ITEM(times, kept * ntimes + i);
+            good = MPFR_Check(x) && mpfr_get_prec(MPFR(x)) <= PREC;
+            if (good) kp[nkd + i] = MPFR(x);
+        }
+        if (!good) break;
+        for (Py_ssize_t i = 0; i < nf; i++) mpfr_set(EXC[i], SF[i], MPFR_RNDN);
+        mpvi_linear_combination(le / m, m, n, m, EXE, EXC, xo);
+        for (int i = 0; i < N; i++) mpfr_set(X[i], xo[i], MPFR_RNDN);
+#if STARTING
+        for (int i = 0; i < NK; i++) d_kp[i] = mpfr_get_d(kp[i], MPFR_RNDN);
+        for (int i = 0; i < NP; i++) d_pp[i] = mpfr_get_d(pp[i], MPFR_RNDN);
+#endif
+        nw_pre();
+        long code = mpvi_newton_core(N, nw_both_cb, nw_residual_cb, nw_residual_cb, X, eps, rtol,
+                                     scale, max_iter, slack, 0, ONE, R, Jr, Ar, Br, Dr, STEP,
+                                     TRIAL, FR, OUT, DOUBLES, DBL_EPSILON, RES, JDr, ADr, BDr, XDr, FO,
+                                     nw_start_cb, STARTING, XS, RS, JSDr, DQ);
+        if (code <= 0 || PyErr_Occurred()) break;
+        for (int i = 0; i < N; i++) xp[i] = X[i];
+        nw_outputs();
+        for (Py_ssize_t i = 0; good && nsig && i < NOUT - goff; i++) {
+            int s = mpfr_sgn(oo[goff + i]);
+            good = !mpfr_nan_p(oo[goff + i]) && (sg[i % nsig] > 0 ? s > 0 : s < 0);
+        }
+        if (!good) break;
+        /* this step's coefficients, y, iterations and residual as new numbers (a step
+           that is not kept leaves items the lists lose below) */
+        Py_ssize_t base = kept * nf;
+        for (Py_ssize_t f = 0; !failed && f < nf; f++) {
+            long s = fsrc[f];
+            PyObject *o = st_number(s < nkd ? (mpfr_srcptr)kp[s] : (mpfr_srcptr)X[s - nkd]);
+            if (o == NULL) failed = 1; else PyList_SET_ITEM(coeffs, base + f, o);
+        }
+        for (Py_ssize_t d = 0; !failed && d < ny; d++) {
+            long s = ysrc[d];
+            PyObject *o = st_number(s < nf ? MPFR(PyList_GET_ITEM(coeffs, base + s)) : oo[s - nf]);
+            if (o == NULL) failed = 1; else PyList_SET_ITEM(ys, kept * ny + d, o);
+        }
+        PyObject *it = failed ? NULL : PyLong_FromLong(code), *r = it ? st_number(OUT[0]) : NULL;
+        if (r == NULL) { Py_XDECREF(it); failed = 1; break; }
+        PyList_SET_ITEM(its, kept, it);
+        PyList_SET_ITEM(res, kept, r);
+        if (check != Py_None) {
+            PyObject *q = PyList_GetSlice(coeffs, base + q1 * n, base + (q1 + 1) * n),
+                     *y = q ? PyList_GetSlice(ys, kept * ny, (kept + 1) * ny) : NULL, *verdict = NULL;
+            if (y != NULL) {
+                Py_ssize_t k = 0;
+                call[k++] = PyList_GET_ITEM(ts, kept); call[k++] = q; call[k++] = y;
+                for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(head); i++) {
+                    PyObject *h = PyTuple_GET_ITEM(head, i);
+                    call[k++] = h == Py_Ellipsis ? qprev : h;
+                }
+                verdict = PyObject_Vectorcall(check, call, k, NULL);
+            }
+            good = verdict == Py_True;
+            Py_XDECREF(verdict); Py_XDECREF(y);
+            if (PyErr_Occurred()) PyErr_Clear();  /* the caller's own step meets it again */
+            if (good) Py_XSETREF(qprev, q); else Py_XDECREF(q);
+            if (!good) break;
+        }
+        for (Py_ssize_t f = 0; f < nf; f++) mpfr_set(SF[f], MPFR(PyList_GET_ITEM(coeffs, base + f)), MPFR_RNDN);
+        for (Py_ssize_t d = 0; d < ny; d++) mpfr_set(SY[d], MPFR(PyList_GET_ITEM(ys, kept * ny + d)), MPFR_RNDN);
+    }
+    Py_XDECREF(qprev);
+    mpfr_clear(es); mpfr_clear(rs); mpfr_clear(ss);
+    free(src); free(sg);
+    PyObject *out = NULL;
+    if (res != NULL && !failed
+        && PyList_SetSlice(coeffs, kept * nf, count * nf, NULL) == 0
+        && PyList_SetSlice(ys, kept * ny, count * ny, NULL) == 0
+        && PyList_SetSlice(its, kept, count, NULL) == 0
+        && PyList_SetSlice(res, kept, count, NULL) == 0)
+        out = Py_BuildValue("(nOOOO)", kept, coeffs, ys, its, res);
+    Py_XDECREF(coeffs); Py_XDECREF(ys); Py_XDECREF(its); Py_XDECREF(res);
+    if (!ok && !PyErr_Occurred())                  /* numbers it cannot read: none taken here */
+        return Py_BuildValue("(n[][][][])", (Py_ssize_t)0);
+    if (out == NULL && !PyErr_Occurred()) PyErr_NoMemory();
+    return out;
+}
+
 /* the numbers of the module (at its init) */
 static void nw_module_numbers(void) {
     nw_init();
@@ -229,5 +422,6 @@ static void nw_module_numbers(void) {
 }
 
 MPVI_DEFINE_MODULE(nw_module_numbers, "the constant tables of the kernels",
-    {"newton", (PyCFunction)(void (*)(void))newton, METH_FASTCALL, "Newton's method in MPFR"})
+    {"newton", (PyCFunction)(void (*)(void))newton, METH_FASTCALL, "Newton's method in MPFR"},
+    {"steps", (PyCFunction)(void (*)(void))steps, METH_FASTCALL, "steps of a trial-function stepper"})
 #endif
