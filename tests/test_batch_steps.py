@@ -159,3 +159,40 @@ def test_malformed_layout_is_refused(compiled):
     with pytest.raises(ValueError, match="inconsistent layout"):
         steps(1, [], [], one, one, one, 5, 2, [one] * 5, [one] * 4, 2, (), (0,) * 4, (0,),
               0, [], 0, [one], None, (), None, 0)
+
+
+def test_the_table_numbers_are_computed_from_once_per_batch(compiled):
+    """What depends on a step's table numbers and the parameters alone is the module's
+    ``nw_steady``, run once per batch; a layout whose per-step inputs reach into those
+    entries is refused (its values would be stale)."""
+    ctx = get_context("gmp", 64)
+    problem = table3_top(ctx)
+    h = ctx.num(T_BAR / 20)
+    seen = []
+    original = _TrialStepper.many
+
+    def many(self, *args):
+        seen.append((self, args))
+        return original(self, *args)
+    with mock.patch.object(_TrialStepper, "many", many):
+        solve(problem, "simpson", h=h, n=5)
+    stepper, (starts, ends, q, y, carry, check, head, signs) = seen[-1]
+    kernel = stepper.kernel
+    assert 0 < kernel.steady == len(stepper._K_tail) < kernel.nk
+    from mpvi.compiled import cmodules
+    source = cmodules.translate_newton("m", kernel.sources, kernel.constant_names, ctx.prec,
+                                       kernel.n, kernel.nk, kernel.np, steady=kernel.steady)
+    steady = source[source.index("void nw_steady(void)"):source.index("void nw_pre(void)")]
+    assert steady.count("mpfr_mul(") > 10
+    steps = kernel.batch({})
+    ksrc, fsrc, ysrc, goff = stepper._batch_layout
+    E, m = stepper._extrapolation
+    known = [list(c) for c in stepper.known_values(q, y)]
+    K = stepper.kernel_inputs(starts[0], q, y, known)
+    args = [1, K, stepper.system.param_values,
+            *kernel.iteration_options(ctx, stepper.newton), stepper._carried[1] + list(y), E, m,
+            ksrc, fsrc, ysrc, stepper.q1, [], 0, ends[:1], None, (), None, goff]
+    assert steps(*args)[0] == 1
+    args[11] = ksrc + (0,) * (kernel.nk - kernel.steady - len(ksrc) + 1)
+    with pytest.raises(ValueError, match="inconsistent layout"):
+        steps(*args)

@@ -1109,11 +1109,11 @@ def _tables_plan(stem: str, what: str, tables: Sequence[dict], make: Callable):
 
 
 def _newton_plan(sources: Sequence[str], tables: Sequence[dict], prec: int, n: int, nk: int,
-                 np_: int, start: bool):
+                 np_: int, start: bool, steady: int = 0):
     """The plan (as :func:`_plan`) of a compiled Newton module, or None."""
     return _tables_plan("mpvi_n", "Newton iteration", tables, lambda names, note, exact:
                         translate_newton("mpvi_module", sources, names, prec, n, nk, np_,
-                                         note, exact, start))
+                                         note, exact, start, steady))
 
 
 def _module(plan):
@@ -1229,7 +1229,7 @@ def _not_compiled(*args):
 
 
 def newton_function(sources: Sequence[str], tables: Sequence[dict], prec: int, n: int,
-                    nk: int, np_: int, start: bool = True) -> Callable | None:
+                    nk: int, np_: int, start: bool = True, steady: int = 0) -> Callable | None:
     """Newton's method on a generated kernel, compiled (:func:`translate_newton`), or None
     when compiled kernels are off or unavailable.
 
@@ -1242,6 +1242,8 @@ def newton_function(sources: Sequence[str], tables: Sequence[dict], prec: int, n
     n, nk, np_ : the lengths of X, K and P.
     start : whether the iteration starts in doubles where the kernel has a twin in doubles
         (:func:`mpvi.numbers.newton.double_start`; the Python iteration's choice).
+    steady : how many of K's last entries stay through a run of steps (computed from once
+        per batch of the module's ``steps``).
 
     Returns
     -------
@@ -1252,7 +1254,7 @@ def newton_function(sources: Sequence[str], tables: Sequence[dict], prec: int, n
         then raises its error); before the module is built (:class:`Rental`,
         unless it is in the disk cache) it returns None too.
     """
-    plan = _newton_plan(sources, tables, prec, n, nk, np_, start)
+    plan = _newton_plan(sources, tables, prec, n, nk, np_, start, steady)
     return None if plan is None else _lazy(plan, "newton", _not_compiled)
 
 

@@ -172,7 +172,8 @@ def _storage(tr: "_Translator") -> tuple[list[str], list[str]]:
 
 def translate_newton(name: str, sources: Sequence[str], constants: Sequence[Sequence[str]],
                      prec: int, n: int, nk: int, np_: int, note: str = "",
-                     values: Sequence[dict] | None = None, start: bool = True) -> str:
+                     values: Sequence[dict] | None = None, start: bool = True,
+                     steady: int = 0) -> str:
     """The C source of an extension module ``name`` whose ``newton(X0, K, P, eps, rtol,
     scale, max_iter, slack)`` runs :func:`mpvi.numbers.newton.solve_info` on a generated kernel
     entirely in C: ``sources`` are the Python sources of (residual_and_jacobian, residual[,
@@ -184,19 +185,23 @@ def translate_newton(name: str, sources: Sequence[str], constants: Sequence[Sequ
     pivot, the iteration limit, an argument wider than the context): the caller then runs
     the Python iteration, which raises its own error (or, rarely, succeeds).  With
     ``start`` (the Python iteration's choice), the iteration starts in doubles where the
-    kernel has a twin in doubles (:mod:`mpvi.compiled.cdouble`)."""
+    kernel has a twin in doubles (:mod:`mpvi.compiled.cdouble`).  The last ``steady``
+    entries of K stay through a run of steps (a step's table numbers): what is computed from
+    them and P alone is ``nw_steady``, run once per solve and once per batch of ``steps``,
+    the rest of what the unknowns do not change ``nw_pre``, once per step."""
     parts, shared = [], {}
     for src, consts, prefix, scope in zip(sources, constants, ("b_", "r_", "o_"),
                                          (None, "final", "final")):
         tr = _Translator(consts, prefix, varying=(0,), shared=shared, scope=scope,
-                         values=values[len(parts)] if values else None)
+                         values=values[len(parts)] if values else None,
+                         stepping=(1, nk - steady))
         parts.append((tr, tr.function(src)))
     results = [[tr.exact_int(v) if kind == "int" else v for kind, v in info["results"]]
                for tr, info in parts]
     if len(results[0]) != n + n * n or len(results[1]) != n:
         raise Unsupported(f"a Newton kernel of {n} unknowns returns {len(results[0])} and "
                           f"{len(results[1])} values")
-    decls, inits, pres, setups, evaluate = [], [], [], [], []
+    decls, inits, steadies, pres, setups, evaluate = [], [], [], [], [], []
     for c, (tr, info) in enumerate(parts):
         p, nc = tr.prefix, len(tr.constants)
         d, i = _storage(tr)
@@ -204,8 +209,9 @@ def translate_newton(name: str, sources: Sequence[str], constants: Sequence[Sequ
         inits += i
         setups.append(f"if (!nw_set_table(tables, {c}, {p}k, {nc})) return 0;")
         X, K, P = (info["unpack"].get(g, ()) for g in info["groups"])
-        pres += [f"{p}v_{m} = kp[{j}];" for j, m in enumerate(K)]
-        pres += [f"{p}v_{m} = pp[{j}];" for j, m in enumerate(P)] + tr.pre
+        steadies += [f"{p}v_{m} = kp[{j}];" for j, m in enumerate(K) if j >= nk - steady]
+        steadies += [f"{p}v_{m} = pp[{j}];" for j, m in enumerate(P)] + tr.steady
+        pres += [f"{p}v_{m} = kp[{j}];" for j, m in enumerate(K) if j < nk - steady] + tr.pre
         evaluate.append([f"{p}v_{m} = xp[{j}];" for j, m in enumerate(X)] + tr.lines)
     both, res = results[0], results[1]
     fill = [f"rp[{i}] = {r};" for i, r in enumerate(both[:n])]
@@ -224,13 +230,14 @@ def translate_newton(name: str, sources: Sequence[str], constants: Sequence[Sequ
         setups += [f"for (int j = 0; j < {nc0}; j++) d_k[j] = mpfr_get_d(b_k[j], MPFR_RNDN);"]
     defines = {"PREC": prec, "MPVI_MODULE": name, "N": n, "DOUBLES": doubles_for(n),
                "STARTING": int(doubled is not None), "NDK": max(nc0, 1),
-               "NK": nk, "NP": np_,
+               "NK": nk, "NP": np_, "NSTEADY": steady,
                "NKA": max(nk, 1), "NPA": max(np_, 1),
                "NOUT": max(len(results[2]) if len(parts) > 2 else 0, 1),
                "HAS_OUTPUTS": int(len(parts) > 2), "NTABLES": len(parts)}
     hooks = ["\n".join(decls),
              _hook("int nw_tables(PyObject *tables)", setups, "1"),
              _hook("void nw_init(void)", inits),
+             _hook("void nw_steady(void)", steadies),
              _hook("void nw_pre(void)", pres),
              _hook("void nw_both(void)", evaluate[0] + fill),
              _hook("void nw_residual(void)", evaluate[1] + rfill),

@@ -125,7 +125,8 @@ class _Translator:
     """
 
     def __init__(self, constants: Sequence[str], prefix: str = "", varying=None,
-                 shared: dict | None = None, scope: str | None = None, values: dict | None = None):
+                 shared: dict | None = None, scope: str | None = None, values: dict | None = None,
+                 stepping: tuple[int, int] | None = None):
         self.shared, self.scope = shared, scope   # values of other functions (see share())
         self.values = values or {}                # constant name -> its exact value
         self.canon: dict = {}                     # name -> canonical id of its value
@@ -136,6 +137,13 @@ class _Translator:
         self.temps = 0
         self.init: list[str] = []                 # operations on literals alone (module load)
         self.pre: list[str] = []                  # operations on the fixed arguments only
+        # with ``stepping`` = (group, count): the first ``count`` members of that argument
+        # group change from one step of a run to the next, the other fixed arguments stay
+        # through the run; operations on those alone go to ``steady`` (run once per run
+        # of steps), the rest of the fixed ones to ``pre`` (once per step)
+        self.stepping_spec = stepping
+        self.steady: list[str] = []
+        self.stepping: set[str] = set()           # names whose values depend on a step's inputs
         self.lines: list[str] = []                # the rest (everything without hoisting)
         self.names: set[str] = set()
         self.ints: dict = {}
@@ -160,6 +168,8 @@ class _Translator:
         if not names:
             return self.init
         if self.hoisting and not any(n in self.varying for n in names):
+            if self.stepping_spec is not None and not any(n in self.stepping for n in names):
+                return self.steady
             return self.pre
         return self.lines
 
@@ -403,7 +413,7 @@ class _Translator:
         converged step).  None when not computed yet (or nothing is shared)."""
         if self.shared is None or region is self.init:
             return "", None
-        scope = "pre" if region is self.pre else self.scope
+        scope = "pre" if region is self.pre or region is self.steady else self.scope
         if scope is None:
             return "", None
         ids = self.shared.setdefault("#ids", {})   # keys interned: they stay short
@@ -454,6 +464,10 @@ class _Translator:
         self.scalars = {g for g in groups if g not in unpacked}
         self.names.update(self.scalars)                               # scalar arguments
         self.varying.update(groups[i] for i in self.varying_groups if i < len(groups))
+        stepping_group = None
+        if self.stepping_spec is not None and self.stepping_spec[0] < len(groups):
+            stepping_group = groups[self.stepping_spec[0]]
+            self.stepping.add(stepping_group)     # the group read whole
         for stmt in body:
             if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1):
                 raise Unsupported(f"statement {ast.unparse(stmt)[:60]}")
@@ -464,14 +478,19 @@ class _Translator:
                 self.names.update(t.id for t in target.elts)
                 if value.id in self.varying:
                     self.varying.update(t.id for t in target.elts)
+                if value.id == stepping_group:
+                    self.stepping.update(t.id for t in target.elts[:self.stepping_spec[1]])
                 continue
             if not isinstance(target, ast.Name):
                 raise Unsupported(f"assignment to {ast.unparse(target)}")
             region = self.region(value)
             if region is self.init:               # a literal's value, bound where it is used
-                region = self.pre if self.hoisting else self.lines
+                region = self.lines if not self.hoisting else (
+                    self.pre if self.stepping_spec is None else self.steady)
             if region is self.lines:
                 self.varying.add(target.id)
+            elif region is self.pre and self.stepping_spec is not None:
+                self.stepping.add(target.id)
             skey, known = self.share(value, region)
             if known is not None:                 # the same value, computed by another function
                 self.canon[target.id] = skey

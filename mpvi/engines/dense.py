@@ -137,6 +137,10 @@ def max_abs_on_unit(coeffs: tuple, levels: int = 4) -> Fraction:
     return max(abs(x) for b in pieces for x in b)
 
 
+_TRIAL_BASES: dict = {}
+"""(id of a basis, context key) -> (the basis, its :class:`TrialBasis`): :meth:`TrialBasis.of`."""
+
+
 class TrialBasis:
     """A trial basis as polynomials in theta with context coefficients:
     ``value(coeffs, h, theta)`` -> (x, x') of sum_i phi_i(theta) h^(d_i) c_i.
@@ -153,8 +157,14 @@ class TrialBasis:
 
     @classmethod
     def of(cls, basis, ctx):
-        """The :class:`mpvi.methods.quadrature.Basis` of a discretization."""
-        return cls(basis.coeffs, [s.derivative for s in basis.slots], ctx)
+        """The :class:`mpvi.methods.quadrature.Basis` of a discretization, made once per
+        basis and context (a solve's fixed cost: its numbers are not changed after)."""
+        key = (id(basis), ctx.key)
+        kept = _TRIAL_BASES.get(key)
+        if kept is None or kept[0] is not basis:     # kept with the basis: its id stays its own
+            kept = _TRIAL_BASES[key] = (basis, cls(basis.coeffs, [s.derivative for s in basis.slots],
+                                                   ctx))
+        return kept[1]
 
     def weights(self, h, theta):
         """(phi_i(theta) h^(d_i), phi_i'(theta) h^(d_i - 1)) for every slot i."""

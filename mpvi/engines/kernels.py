@@ -73,10 +73,13 @@ class Kernel:
     ctx : number context.
     outputs : expressions of the converged step.
     stages : (symbol, expression) pairs computed before the rest (node values).
+    steady : how many of K's last entries stay the same through a run of steps (a step's
+        table numbers): the compiled module computes what depends on them alone once per
+        batch of steps.
     """
 
     def __init__(self, X: Sequence, K: Sequence, P: Sequence, residual: Sequence, ctx: Any,
-                 outputs: Sequence = (), jacobian=None, stages: Sequence = ()):
+                 outputs: Sequence = (), jacobian=None, stages: Sequence = (), steady: int = 0):
         self.n = len(X)
         if len(residual) != self.n:
             raise ValueError(f"a kernel needs as many equations as unknowns, got "
@@ -93,6 +96,9 @@ class Kernel:
         self.names = [name for name, _ in parts]
         self.printed = [printed_source(args, exprs, name, stages) for name, exprs in parts]
         self.nk, self.np = len(K), len(P)
+        if not 0 <= steady <= self.nk:
+            raise ValueError(f"steady = {steady}: K has {self.nk} entries")
+        self.steady = steady
         self._bind(ctx)
 
     def _bind(self, ctx):
@@ -120,7 +126,7 @@ class Kernel:
         if cbackend.active(ctx):
             self.newton = cbackend.newton_function(
                 self.sources, [t for _, t in sources], ctx.prec, self.n, self.nk, self.np,
-                start=self.double is not None)
+                start=self.double is not None, steady=self.steady)
 
     def in_context(self, ctx: Any) -> "Kernel":
         """This kernel in another number context: the same printed code, its constants

@@ -598,10 +598,11 @@ class _VariationalStepper(_TrialStepper):
             res.extend([yi + gi for yi, gi in zip(y, grad[e])] if mom else grad[e])
         out = list(grad[self.q1]) if self.method.state == "qp" else []
         out += self._guard_outputs(nodes, times)
-        K = known + y + (times if self.timed else []) + [
-            sym for table in (xt, gt, Gt, Pt) for terms in table for _, sym in terms]
+        tail = [sym for table in (xt, gt, Gt, Pt) for terms in table for _, sym in terms]
+        K = known + y + (times if self.timed else []) + tail
         return kernels.Kernel(X, K, sys.param_symbols, res, self.ctx, out,
-                              jacobian=self._jacobian_blocks(self.rows, blocks), stages=stages)
+                              jacobian=self._jacobian_blocks(self.rows, blocks), stages=stages,
+                              steady=len(tail))
 
     @property
     def time_inputs(self):
@@ -681,12 +682,12 @@ class _GalerkinStepper(_TrialStepper):
                     for j, c in terms:
                         if j in unknown:
                             self._add_block(blocks, (m, j), wk * c, D)
-        K = known + times + [sym for table in (xt, gt, et, wt) for terms in table
-                             for _, sym in terms]
+        tail = [sym for table in (xt, gt, et, wt) for terms in table for _, sym in terms]
+        K = known + times + tail
         return kernels.Kernel(X, K, sys.param_symbols, [e for v in res for e in v], self.ctx,
                               self._guard_outputs(nodes, times),
                               jacobian=self._jacobian_blocks(range(len(wt)), blocks),
-                              stages=stages)
+                              stages=stages, steady=len(tail))
 
     time_inputs = True
 

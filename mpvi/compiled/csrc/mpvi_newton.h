@@ -9,12 +9,16 @@
    DOUBLES (1 where the updates are solved in doubles: mpvi.numbers.newton.doubles_for),
    STARTING (1 where the kernel has a twin in doubles for Newton's start,
    mpvi.compiled.cdouble; NDK the size of its constant table), NK
-   and NP (the known values and parameters; NKA, NPA: at least 1), NOUT (the outputs, at
+   and NP (the known values and parameters; NKA, NPA: at least 1; NSTEADY: how many of K's
+   last entries stay through a run of steps), NOUT (the outputs, at
    least 1), HAS_OUTPUTS (0 or 1) and NTABLES (the constant tables setup() takes); and,
    after it, the hooks:
      nw_tables(tables): the constant tables into the kernels' k arrays (0: error set);
      nw_init(): the kernels' storage and their operations on literals (module load);
-     nw_pre(): binds K, P (kp, pp) and runs the operations on them alone (once per solve);
+     nw_steady(): binds the entries of K that stay through a run of steps (its last ones)
+       and P, and runs the operations on them alone (once per solve, once per batch);
+     nw_pre(): binds the other entries of K (kp) and runs the operations on K and P alone
+       that read them (once per solve);
      nw_both(): binds X (xp), computes the residual rp and the Jacobian Jp;
      nw_residual(): the residual rr at X (xp);
      nw_outputs(): the step's outputs oo at X (xp) (empty without outputs);
@@ -50,6 +54,7 @@ static double *JSDr[N];
 
 static int nw_tables(PyObject *tables);
 static void nw_init(void);
+static void nw_steady(void);
 static void nw_pre(void);
 static void nw_both(void);
 static void nw_residual(void);
@@ -177,6 +182,7 @@ static PyObject *newton(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         for (int i = 0; i < NK; i++) d_kp[i] = mpfr_get_d(kp[i], MPFR_RNDN);
         for (int i = 0; i < NP; i++) d_pp[i] = mpfr_get_d(pp[i], MPFR_RNDN);
 #endif
+        nw_steady();
         nw_pre();
         long code = mpvi_newton_core(N, nw_both_cb, nw_residual_cb, nw_residual_cb, X, eps, rtol,
                                      scale, max_iter, slack, 0, ONE, R, Jr, Ar, Br, Dr, STEP,
@@ -252,7 +258,7 @@ static PyObject *steps(PyObject *self, PyObject *const *args, Py_ssize_t nargs) 
                nsig = signs == Py_None ? 0 : PyTuple_GET_SIZE(signs);
     Py_ssize_t n = nf / m;
     if (nf % m || le % m || (le / m) * n != N || nf + ny != PyList_GET_SIZE(state)
-        || nkd + ntimes > NK || n < 1 || q1 < 0 || (q1 + 1) * n > nf || ntimes < 0
+        || nkd + ntimes > NK - NSTEADY || n < 1 || q1 < 0 || (q1 + 1) * n > nf || ntimes < 0
         || PyList_GET_SIZE(times) < count * ntimes || goff < 0 || goff > NOUT
         || (nsig && (NOUT - goff) % nsig)) {
         PyErr_SetString(PyExc_ValueError, "steps: inconsistent layout");
@@ -297,6 +303,7 @@ static PyObject *steps(PyObject *self, PyObject *const *args, Py_ssize_t nargs) 
         }
         failed = qprev == NULL;
     }
+    if (res != NULL && !failed) nw_steady();       /* K's last entries and P: the whole batch */
     for (; res != NULL && !failed && kept < count; kept++) {
         for (Py_ssize_t i = 0; i < nkd; i++) {
             long s = ksrc[i];
