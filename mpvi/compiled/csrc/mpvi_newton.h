@@ -135,6 +135,20 @@ static int nw_extrapolate(PyObject *cs, PyObject *es, long m) {
     return ok;
 }
 
+/* mpvi_newton_core from X, with K and P bound (kp, pp) and nw_steady run: its code (the
+   iterations, or 0 and below where it declines) */
+static long nw_solve(mpfr_ptr eps, mpfr_ptr rtol, mpfr_ptr scale, long max_iter, long slack) {
+#if STARTING
+    for (int i = 0; i < NK; i++) d_kp[i] = mpfr_get_d(kp[i], MPFR_RNDN);
+    for (int i = 0; i < NP; i++) d_pp[i] = mpfr_get_d(pp[i], MPFR_RNDN);
+#endif
+    nw_pre();
+    return mpvi_newton_core(N, nw_both_cb, nw_residual_cb, nw_residual_cb, X, eps, rtol,
+                            scale, max_iter, slack, 0, ONE, R, Jr, Ar, Br, Dr, STEP,
+                            TRIAL, FR, OUT, DOUBLES, DBL_EPSILON, RES, JDr, ADr, BDr, XDr, FO,
+                            nw_start_cb, STARTING, XS, RS, JSDr, DQ);
+}
+
 /* (X, iterations, residual[, outputs]) of the converged iterate, or NULL */
 static PyObject *nw_converged(long it) {
     PyObject *out = NULL;
@@ -178,16 +192,8 @@ static PyObject *newton(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     PyObject *out = NULL;
     if (ok) {
         for (int i = 0; i < N; i++) mpfr_set(X[i], xp[i], MPFR_RNDN);
-#if STARTING
-        for (int i = 0; i < NK; i++) d_kp[i] = mpfr_get_d(kp[i], MPFR_RNDN);
-        for (int i = 0; i < NP; i++) d_pp[i] = mpfr_get_d(pp[i], MPFR_RNDN);
-#endif
         nw_steady();
-        nw_pre();
-        long code = mpvi_newton_core(N, nw_both_cb, nw_residual_cb, nw_residual_cb, X, eps, rtol,
-                                     scale, max_iter, slack, 0, ONE, R, Jr, Ar, Br, Dr, STEP,
-                                     TRIAL, FR, OUT, DOUBLES, DBL_EPSILON, RES, JDr, ADr, BDr, XDr, FO,
-                                     nw_start_cb, STARTING, XS, RS, JSDr, DQ);
+        long code = nw_solve(eps, rtol, scale, max_iter, slack);
         if (code > 0) {
             for (int i = 0; i < N; i++) xp[i] = X[i];
             nw_outputs();
@@ -320,15 +326,7 @@ static PyObject *steps(PyObject *self, PyObject *const *args, Py_ssize_t nargs) 
         for (Py_ssize_t i = 0; i < nf; i++) mpfr_set(EXC[i], SF[i], MPFR_RNDN);
         mpvi_linear_combination(le / m, m, n, m, EXE, EXC, xo);
         for (int i = 0; i < N; i++) mpfr_set(X[i], xo[i], MPFR_RNDN);
-#if STARTING
-        for (int i = 0; i < NK; i++) d_kp[i] = mpfr_get_d(kp[i], MPFR_RNDN);
-        for (int i = 0; i < NP; i++) d_pp[i] = mpfr_get_d(pp[i], MPFR_RNDN);
-#endif
-        nw_pre();
-        long code = mpvi_newton_core(N, nw_both_cb, nw_residual_cb, nw_residual_cb, X, eps, rtol,
-                                     scale, max_iter, slack, 0, ONE, R, Jr, Ar, Br, Dr, STEP,
-                                     TRIAL, FR, OUT, DOUBLES, DBL_EPSILON, RES, JDr, ADr, BDr, XDr, FO,
-                                     nw_start_cb, STARTING, XS, RS, JSDr, DQ);
+        long code = nw_solve(eps, rtol, scale, max_iter, slack);
         if (code <= 0 || PyErr_Occurred()) break;
         for (int i = 0; i < N; i++) xp[i] = X[i];
         nw_outputs();
