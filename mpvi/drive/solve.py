@@ -1020,7 +1020,8 @@ class _Run:
         where it took none (not compiled yet, or the step j declined or failed: :meth:`run`
         takes it its own way, which raises with the message where it fails)."""
         steps, h, t0 = self.plan.steps, self.h, self.problem.t0
-        check = self.fast_check.compiled()
+        compiled = getattr(self.fast_check, "compiled", None)   # step_check's, once loaded
+        check = None if compiled is None else compiled()
         if check is None:
             return None
         mark = -(-j // PROGRESS_EVERY) * PROGRESS_EVERY       # the next progress report
