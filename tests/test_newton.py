@@ -530,3 +530,20 @@ def test_a_root_the_start_in_doubles_finds_exactly_needs_no_jacobian(monkeypatch
     x, iterations, residual = solve_info(fun, [ctx.zero, ctx.zero], ctx, start=start)
     assert x == [1, 2] and iterations == 1 and residual == 0
     assert calls == {True: 0, False: 2}
+
+
+def test_record_all_is_record_in_turn():
+    """NewtonStats.record_all (a batch of compiled steps) gives record's summary, a nan
+    residual and a larger one after it included."""
+    import gmpy2
+    from mpvi.numbers.newton import NewtonStats
+    nan = gmpy2.mpfr("nan")
+    for its, res in [([3, 2, 4], [gmpy2.mpfr(1), nan, gmpy2.mpfr(7)]), ([1], [nan]),
+                     ([2, 3], [gmpy2.mpfr(5), gmpy2.mpfr(-9)]), ([], [])]:
+        bulk, one = NewtonStats(), NewtonStats()
+        for stats in (bulk, one):
+            stats.record(5, gmpy2.mpfr(5))
+        bulk.record_all(its, res)
+        for i, r in zip(its, res):
+            one.record(i, r)
+        assert bulk.summary() == one.summary()

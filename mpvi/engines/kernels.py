@@ -189,7 +189,6 @@ class Kernel:
             return X, iterations, residual, self.outputs(X, K, P) if self.outputs else None
         return X, iterations, residual
 
-
     def iteration_options(self, ctx, newton):
         """(eps, rtol, scale, max_iter, slack) of the compiled iteration for the Newton
         options ``newton`` (:func:`mpvi.numbers.newton.solve_info`'s defaults where unset)."""

@@ -160,8 +160,7 @@ class NewtonStats:
             self.max_residual = r
 
     def record_all(self, iterations, residuals):
-        """:meth:`record` of each (iterations, residual) in turn, in bulk (``max`` keeps the
-        first of equal residuals and skips a nan after the first, as :meth:`record` does)."""
+        """:meth:`record` of each (iterations, residual) in turn, the counts in bulk."""
         if not iterations:
             return
         self.solves += len(iterations)
@@ -169,9 +168,11 @@ class NewtonStats:
         lo, hi = min(iterations), max(iterations)
         self.min = lo if self.min is None else min(self.min, lo)
         self.max = hi if self.max is None else max(self.max, hi)
-        r = max(map(abs, residuals))
-        if self.max_residual is None or r > self.max_residual:
-            self.max_residual = r
+        largest = self.max_residual
+        for r in map(abs, residuals):             # record's comparison, so a nan alike
+            if largest is None or r > largest:
+                largest = r
+        self.max_residual = largest
 
     def summary(self):
         """``{"solves": 0}``, or solves, total/mean/max/min iterations, max final residual."""
