@@ -152,22 +152,50 @@ def test_the_rental_compiles_when_the_python_time_reaches_the_compile_time(monke
         assert cheap.call(lambda: None, ()) == (False, None)
 
 
-def test_the_rental_charges_a_kernel_run_by_its_caller_the_shortest_interval(monkeypatch):
-    """Where the caller runs the Python step itself (the kernel returns None until built),
-    each call is charged the shortest interval seen between two calls: a long pause
-    between two runs is not counted as time in the kernel."""
+@pytest.mark.parametrize("fallback, answer", [("_not_compiled", None), ("_not_checked", False)])
+def test_the_rental_charges_a_kernel_run_by_its_caller_the_shortest_interval(monkeypatch,
+                                                                            fallback, answer):
+    """Where the caller runs the Python step (the kernel returns None until built) or its
+    Python checks (the step check returns False) itself, each call is charged the shortest
+    interval seen between two calls: a long pause between two runs is not counted as time
+    in the kernel."""
     clock = _Clock()
     monkeypatch.setattr(cbackend.time, "perf_counter", clock)
     monkeypatch.setattr(cbackend, "expected_compile_seconds", lambda csource: 1.0)
+    python = getattr(cbackend, fallback)
     rental = cbackend.Rental("source", None)
     for gap in (0.1, 50.0, 0.1, 50.0, 0.1):               # 5 calls; pauses of 50 s between
-        assert rental.call(cbackend._not_compiled, ()) == (False, None)
+        assert rental.call(python, ()) == (False, answer)
         clock.now += gap
     assert rental.spent == pytest.approx(0.4)              # 4 intervals charged 0.1 s each
     for _ in range(7):                                     # 0.4 + 0.7 s > 1 s
-        rental.call(cbackend._not_compiled, ())
+        rental.call(python, ())
         clock.now += 0.1
-    assert rental.call(cbackend._not_compiled, ()) == (True, None)
+    assert rental.call(python, ()) == (True, None)
+
+
+def test_the_step_check_of_a_long_run_is_compiled_under_the_default_rule(monkeypatch, tmp_path):
+    """The checks after a step run in the caller's Python until the step check is compiled;
+    that time is charged to it, so a long run compiles it (its own call, which only
+    returns False, costs nothing: charged that, it was never compiled)."""
+    monkeypatch.setenv(cbackend.ENV_CACHE, str(tmp_path))
+    monkeypatch.delenv("MPVI_COMPILE_AFTER", raising=False)
+    monkeypatch.setattr(cbackend, "_MODULES", {})
+    monkeypatch.setattr(mpvi.engines.kernels, "_KERNELS", {})
+    clock = _Clock()
+    monkeypatch.setattr(cbackend.time, "perf_counter", clock)
+    monkeypatch.setattr(cbackend, "expected_compile_seconds", lambda csource: 0.05)
+    q = sp.Symbol("q")
+    pend = mpvi.LagrangianSystem("pend", [q], sp.Matrix([[2 + sp.cos(q)]]), -sp.cos(q), {}, G64)
+    check = mpvi.engines.kernels.step_check(pend)
+    with G64.active():
+        point = [G64.num("0.5")], [G64.num("0.25")]
+        answers = []
+        for _ in range(60):                                # 1 ms of Python checks after each
+            answers.append(check(G64.num(1), *point, None, None, None))
+            clock.now += 0.001
+    assert answers[0] is False and answers[-1] is True     # compiled after about 50 calls
+    assert check.compiled() is not None
 
 
 def test_the_expected_compile_time_learns_from_this_process_builds(monkeypatch):

@@ -992,8 +992,10 @@ class Rental:
     come, the kernel then costs at most about twice what the best choice in hindsight
     would have (a short run stays in Python, a long run compiles early).  A kernel whose
     Python side runs in its caller (``python`` is :func:`_not_compiled`: the caller runs
-    the Python step when it gets None) is charged, per call, the shortest interval seen
-    between two of its calls (a pause between two runs is not charged).  With ``after`` an
+    the Python step when it gets None; or :func:`_not_checked`: the caller runs its Python
+    checks when it gets False) is charged, per call, the shortest interval seen between two
+    of its calls (a pause between two runs is not charged; for a check that interval holds
+    the step too, so it is compiled sooner than the rule asks, never later).  With ``after`` an
     integer (``MPVI_COMPILE_AFTER``), after that many calls, each counted as
     ``weight(*args)`` (default 1).  The result is bit-identical either way; only the time
     differs."""
@@ -1013,13 +1015,13 @@ class Rental:
         if self.spent >= self.budget:
             return True, None
         start = time.perf_counter()
-        if python is _not_compiled:
+        if python is _not_compiled or python is _not_checked:
             if self.last is not None:
                 gap = start - self.last
                 self.least = gap if self.least is None else min(self.least, gap)
                 self.spent += self.least
             self.last = start
-            return False, None
+            return False, python(*args)
         value = python(*args)
         self.spent += time.perf_counter() - start
         return False, value
