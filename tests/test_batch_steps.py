@@ -1,6 +1,7 @@
 """Steps taken in C in batches (``steps`` of ``mpvi_newton.h``, called by
-``_TrialStepper.many`` from :func:`mpvi.solve`): the same numbers, saved points, Newton
-statistics, progress reports and errors as the steps taken one by one."""
+``_TrialStepper.many``, and ``rk4_steps`` of ``mpvi_explicit.h``, called by RK4's stepper,
+from :func:`mpvi.solve`): the same numbers, saved points, Newton statistics, progress
+reports and errors as the steps taken one by one."""
 from fractions import Fraction
 from unittest import mock
 
@@ -35,14 +36,14 @@ def _run(problem, scheme, batched, **kw):
     """(solution or the error's partial one, the error's text, progress calls, steps taken
     in C) of a run with steps in batches or one by one."""
     taken, calls = [], []
-    original = _TrialStepper.many
+    original = driver._Run._steps_in_c
 
-    def many(self, *args):
-        got = original(self, *args)
+    def steps_in_c(self, j, *args):
+        got = original(self, j, *args)
         if got is not None:
-            taken.append(got[0])
+            taken.append(got[0] - j)
         return got
-    with mock.patch.object(_TrialStepper, "many", many):
+    with mock.patch.object(driver._Run, "_steps_in_c", steps_in_c):
         with mock.patch.object(driver._Run, "_batchable", driver._Run._batchable if batched
                                else (lambda *a: False)):
             try:
@@ -133,7 +134,7 @@ def test_the_signs_at_the_nodes_are_checked_in_c(compiled):
     original = _TrialStepper.many
 
     def many(self, starts, ends, q, y, carry, check=None, head=(), signs=None):
-        if signs is not None:
+        if signs is not None and carry is not None:      # none to extrapolate: no batch
             turned = tuple(-s for s in signs)
             seen.append((original(self, starts, ends, q, y, carry, check, head, turned)[0],
                          original(self, starts, ends, q, y, carry, check, head, signs)[0]))
@@ -201,3 +202,62 @@ def test_the_table_numbers_are_computed_from_once_per_batch(compiled):
     args[11] = ksrc + (0,) * (kernel.nk - kernel.steady - len(ksrc) + 1)
     with pytest.raises(ValueError, match="inconsistent layout"):
         steps(*args)
+
+
+# ----- RK4 (rk4_steps of mpvi_explicit.h) --------------------------------------------------------
+
+@pytest.mark.parametrize("system", ["top", "double pendulum"])
+def test_rk4_steps_in_c_are_the_steps_one_by_one(compiled, system):
+    """RK4 on the top (its singular factors checked at every stage) and on the double
+    pendulum: every node, with saveat too, and the progress reports; most steps in C."""
+    from mpvi.systems.double_pendulum import nonlinear_double_pendulum
+    ctx = get_context("gmp", 64)
+    problem = table3_top(ctx) if system == "top" else nonlinear_double_pendulum(ctx)
+    h = ctx.num(T_BAR / 40) if system == "top" else ctx.num("1/100")
+    for kw in ({"n": 300}, {"n": 300, "saveat": 7}):
+        sol, err, taken = _both(problem, "rk4", h=h, **kw)
+        assert err is None and taken >= 290
+
+
+def test_a_failing_rk4_step_inside_a_batch_raises_as_one_by_one(compiled):
+    """The growth guard, a blow-up (which the guard meets first) and a singular factor (x in
+    det M = x) that changes sign at a stage, met inside a batch: the same error after the
+    same saved points."""
+    ctx = get_context("gmp", 40)
+    x = sp.symbols("x")
+    unstable = LagrangianSystem("unstable", [x], sp.eye(1), -x ** 2 / 2 - x ** 4 / 100, {}, ctx)
+    _, err, taken = _both(Problem(unstable, ["1/1000"], v0=["0"]), "rk4", h="1/10", n=400,
+                          max_growth="1000")
+    # (the first steps, before the RK4 module is compiled, are Python's)
+    assert "step 101 at t = 10.1: the run diverged" in err and taken >= 95
+    blowup = LagrangianSystem("blowup", [x], sp.eye(1), -x ** 4 / 4, {}, ctx)
+    _, err, taken = _both(Problem(blowup, ["1"], v0=["0"]), "rk4", h="1/100", n=400)
+    assert "step 186 at t = 1.86: the run diverged" in err and taken >= 180
+    mass = LagrangianSystem("mass x", [x], sp.Matrix([[x]]), x, {}, ctx)
+    _, err, taken = _both(Problem(mass, ["1"], v0=["0"]), "rk4", h="1/100", n=400)
+    assert "step 111 at t = 1.11: at a stage of the step" in err and "changed sign" in err
+    assert taken >= 100
+
+
+def test_rk4_steps_refuse_malformed_arguments(compiled):
+    """The compiled RK4 steps check their arguments: a wrong count or shape raises, naming
+    it; numbers they do not take (wider than the module) take no step."""
+    from mpvi.compiled import cbackend
+    from mpvi.engines import kernels
+    from mpvi.systems.double_pendulum import nonlinear_double_pendulum
+    ctx = get_context("gmp", 64)
+    problem = nonlinear_double_pendulum(ctx)
+    solve(problem, "rk4", h="1/100", n=3)
+    batch = kernels.explicit_batch(problem.system)
+    one, y = ctx.one, [ctx.one] * 4
+    h = ctx.num("1/100")
+    done, ys = batch([0, one], [one, 2 * one], y, h, None, (), None)
+    assert done == 2 and len(ys) == 8
+    wide = get_context("gmp", 80).num(1)
+    ctx.activate()
+    assert batch([wide], [one], y, h, None, (), None) == (0, [])
+    with pytest.raises(TypeError, match="malformed"):
+        batch([one], [one, one], y, h, None, (), None)
+    steps = cbackend.module_function(kernels._explicit_module(problem.system)[0][0], "rk4_steps")
+    with pytest.raises(TypeError, match="8 arguments"):
+        steps(1)

@@ -934,7 +934,7 @@ class _Run:
         batch, j = self._batchable(need_segment, touch, blocks, callback), 0
         try:
             while j < steps:
-                taken = self._steps_in_c(j, t, q, y, carry) if batch and carry is not None else None
+                taken = self._steps_in_c(j, t, q, y, carry) if batch else None
                 if taken is not None:              # steps j, j + 1, ... taken in C
                     j = j_done = taken[0]
                     _, t, q, y, carry = taken
@@ -1005,8 +1005,8 @@ class _Run:
 
     def _batchable(self, need_segment, touch, blocks, callback):
         """Whether steps may be taken in batches by the compiled module
-        (:meth:`mpvi.methods.variational._TrialStepper.many`): a trial-function stepper, the
-        nodes saved (all or every k-th), no events, requested times, callback, touching
+        (:meth:`mpvi.methods.variational._TrialStepper.many`, and RK4's of
+        :func:`mpvi.methods.rk4.explicit_stepper`): a stepper that has them, the nodes saved (all or every k-th), no events, requested times, callback, touching
         factor or block check (what those need runs in Python after each step), and the
         checks after a step compiled with every sign known."""
         return (hasattr(self.stepper, "many") and self.saves_nodes and not need_segment
@@ -1039,7 +1039,8 @@ class _Run:
             self.misses += 1
             return None
         self.misses = 0
-        self.stats.record_all(iterations, residuals)
+        if iterations is not None:                         # an implicit step's
+            self.stats.record_all(iterations, residuals)
         if self.every_node:
             self.T.extend(ends[:done])
             self.Q.extend(Qs)

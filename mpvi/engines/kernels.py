@@ -444,6 +444,47 @@ def explicit_steps(system):
     of :func:`mpvi.model.singular.singularities`, None: not checked --, or not compiled yet).
     None when compiled kernels are not active in the system's context, the system is not
     of the M, V form, or a singular factor depends on the velocities."""
+    module = _explicit_module(system)
+    if module is None:
+        return None
+    (rk4, gbs), factors = module
+    params, eps = list(system.param_values), system.ctx.eps
+    if not factors:
+        return (lambda t, y, h, signs: rk4(t, y, h, params, eps),
+                lambda t, y, H, levels, signs: gbs(t, y, H, levels, params, eps))
+    return (lambda t, y, h, signs: rk4(t, y, h, params, eps, signs),
+            lambda t, y, H, levels, signs: gbs(t, y, H, levels, params, eps, signs))
+
+
+def explicit_batch(system):
+    """RK4 steps in a batch, with no Python between them, by the module of
+    :func:`explicit_steps` once it is loaded (``mpvi_explicit.h``, ``rk4_steps``), bound to
+    the system's parameters: ``batch(starts, ends, y, h, check, head, signs)`` -> None (the
+    module is not loaded yet) or (steps done, their y flat): step i from (starts[i], the y
+    before) as :func:`explicit_steps`' rk4 takes it (the same bits), followed by the
+    compiled step check ``check(ends[i], q, p, *head)`` (``...`` in head: the q before);
+    the batch ends before a step that declines or fails the check.  None where
+    :func:`explicit_steps` is."""
+    module = _explicit_module(system)
+    if module is None:
+        return None
+    (rk4, _), factors = module
+    params, eps = list(system.param_values), system.ctx.eps
+
+    def batch(starts, ends, y, h, check, head, signs):
+        steps = cbackend.module_function(rk4, "rk4_steps")
+        if steps is None:
+            return None
+        if not factors:
+            return steps(starts, ends, y, h, params, eps, check, head)
+        return steps(starts, ends, y, h, params, eps, check, head, signs)
+    return batch
+
+
+def _explicit_module(system):
+    """((rk4, gbs) of :func:`mpvi.compiled.cbackend.explicit_steps`, the singular factors
+    of the field), or None: compiled kernels not active, not an M, V system, or a singular
+    factor that depends on the velocities."""
     ctx = system.ctx
     if getattr(system, "mass_expr", None) is None or not cbackend.active(ctx):
         return None
@@ -457,15 +498,7 @@ def explicit_steps(system):
                                                   [t for _, t, _ in parts], ctx.prec,
                                                   system.dof, len(system.param_symbols),
                                                   len(factors)))
-    if steps is None:
-        return None
-    rk4, gbs = steps
-    params, eps = list(system.param_values), ctx.eps
-    if not factors:
-        return (lambda t, y, h, signs: rk4(t, y, h, params, eps),
-                lambda t, y, H, levels, signs: gbs(t, y, H, levels, params, eps))
-    return (lambda t, y, h, signs: rk4(t, y, h, params, eps, signs),
-            lambda t, y, H, levels, signs: gbs(t, y, H, levels, params, eps, signs))
+    return None if steps is None else (steps, factors)
 
 
 class TaylorSteps(NamedTuple):

@@ -14,19 +14,22 @@ import numpy as np
 import sympy as sp
 
 from mpvi.methods.declarations import StepFunction
-from mpvi.engines.kernels import explicit_steps
+from mpvi.engines.kernels import explicit_batch, explicit_steps
 from mpvi.engines.ode import field_with_factors, hamiltonian_field, rk4_step
 from mpvi.model.singular import SingularityCrossed, singularities
 from mpvi.methods.base import Method, StepResult, register
 
 
-def explicit_stepper(system, ctx, one_step, compiled=None):
+def explicit_stepper(system, ctx, one_step, compiled=None, batched=None):
     """A stepper applying ``one_step(f, t, y)`` (y a list) to the Hamiltonian field of a
     mechanical system on y = (q, p), or to the right-hand side of a first-order system.
 
     ``compiled(steps, t, y, signs)``: the same step by the compiled steps of
     :func:`mpvi.engines.kernels.explicit_steps` (bit-identical), tried first where they exist;
-    its None means the Python step.  With ``stepper.guard_signs`` set (by
+    its None means the Python step.  ``batched(batch, starts, ends, y, check, head,
+    signs)``: the same steps in a batch by :func:`mpvi.engines.kernels.explicit_batch`,
+    given to :func:`mpvi.solve` as ``stepper.many`` (the interface of
+    :meth:`mpvi.methods.variational._TrialStepper.many`).  With ``stepper.guard_signs`` set (by
     :func:`mpvi.solve`: the signs of the system's singular factors at the initial point,
     :mod:`mpvi.model.singular`) every evaluation of the field checks them at its stage, and a
     change raises :class:`mpvi.model.singular.SingularityCrossed` naming the factor."""
@@ -63,6 +66,19 @@ def explicit_stepper(system, ctx, one_step, compiled=None):
         return StepResult(np.array(out[:n], dtype=dtype), np.array(out[n:], dtype=dtype))
     stepper.guard_signs = None
     stepper.checks_inside = True          # every stage, when guard_signs is set
+    batch = explicit_batch(system) if steps is not None and batched is not None else None
+    if batch is not None:
+        def many(starts, ends, q, y, carry, check=None, head=(), signs=None):
+            ctx.activate()
+            got = batched(batch, starts, ends, [*q, *y], check, head, signs)
+            if got is None:
+                return None
+            done, flat = got
+            if not done:
+                return 0, None, None, None, None, None, None, None
+            Y = np.fromiter(flat, dtype=object, count=len(flat)).reshape(done, 2, n)
+            return done, Y[:, 0], Y[:, 1], None, None, None, None, None
+        stepper.many = many
     return stepper
 
 
@@ -71,7 +87,9 @@ def prepare(system, h, ctx):
 
     Its stability bound (omega h < 2 sqrt 2) is checked by :func:`mpvi.solve`."""
     return explicit_stepper(system, ctx, lambda f, t, y: rk4_step(f, t, y, h),
-                            lambda steps, t, y, signs: steps[0](t, y, h, signs))
+                            lambda steps, t, y, signs: steps[0](t, y, h, signs),
+                            lambda batch, starts, ends, y, check, head, signs:
+                            batch(starts, ends, y, h, check, head, signs))
 
 
 def _declaration():

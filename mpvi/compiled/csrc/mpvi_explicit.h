@@ -112,6 +112,75 @@ fallback:
     return mpvi_fallback();
 }
 
+/* rk4_steps(starts, ends, y, h, params, eps, check, head[, signs]): up to len(ends) steps
+   of rk4() with no Python between them (mpvi.drive.solve: steps in batches), step i from
+   (starts[i], the y before), each followed by check(ends[i], q, p, *head) (None: none),
+   which must return True (`...` in head: the q before the step).  A step that declines
+   (the Python step's other path, a singular factor that left its sign at a stage) or fails
+   the check ends the batch before it, as do inputs that are not the module's numbers.
+   Returns (done, ys): the done steps' y, NY new numbers per step, one after the other. */
+static PyObject *rk4_steps(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
+    mpfr_ptr eps, h;
+    if (nargs != 8 + NA) {
+        PyErr_Format(PyExc_TypeError, "rk4_steps takes %d arguments, got %zd", 8 + NA, nargs);
+        return NULL;
+    }
+    PyObject *starts = args[0], *ends = args[1], *check = args[6], *head = args[7];
+    if (!PyList_Check(starts) || !PyList_Check(ends) || !PyTuple_Check(head)
+        || PyTuple_GET_SIZE(head) > 8 || PyList_GET_SIZE(starts) < PyList_GET_SIZE(ends)) {
+        PyErr_SetString(PyExc_TypeError, "rk4_steps: malformed arguments");
+        return NULL;
+    }
+    Py_ssize_t size = PyList_GET_SIZE(ends), count = size, done = 0;
+    PyObject *ys = PyList_New(size * NY), *qprev = NULL;
+    if (ys == NULL) return NULL;
+    if (!count || !ex_read(PyList_GET_ITEM(starts, 0), args[2], args[4], args[5], &eps)
+        || !(h = nw_number(args[3], hslot)) || (NA && !sg_read(args[8]))) {
+        if (PyErr_Occurred()) { Py_DECREF(ys); return NULL; }
+        count = 0;                                 /* numbers it cannot read: none taken here */
+    } else {
+        ex_eps = eps;
+        for (int i = 0; i < NY; i++) mpfr_set(Y[i], yin[i], MPFR_RNDN);
+    }
+    int failed = 0;
+    if (count && check != Py_None) {               /* the q before the first step */
+        mpfr_ptr q0[N];
+        for (int i = 0; i < N; i++) q0[i] = Y[i];
+        failed = (qprev = nw_result(q0, N)) == NULL;
+    }
+    for (; !failed && done < count; done++) {
+        mpfr_ptr t = nw_number(PyList_GET_ITEM(starts, done), tslot);
+        if (t == NULL || !mpvi_rk4_core(NY, ex_write, t, Y, h, K[0], K[1], K[2], K[3], Z[0], OUT))
+            break;
+        PyObject *q = PyList_New(N), *p = q ? PyList_New(N) : NULL;
+        for (int i = 0; p != NULL && i < NY; i++) {
+            PyObject *o = nw_new_number(OUT[i]);
+            if (o == NULL) { Py_CLEAR(p); break; }
+            PyList_SET_ITEM(i < N ? q : p, i % N, o);
+        }
+        if (p == NULL) { Py_XDECREF(q); failed = 1; break; }
+        int good = check == Py_None || nw_check(check, PyList_GET_ITEM(ends, done), q, p, head, qprev);
+        if (good)
+            for (int i = 0; i < NY; i++) {
+                PyObject *o = PyList_GET_ITEM(i < N ? q : p, i % N);
+                Py_INCREF(o);
+                PyList_SET_ITEM(ys, done * NY + i, o);
+                mpfr_set(Y[i], OUT[i], MPFR_RNDN);
+            }
+        Py_DECREF(p);
+        if (good) Py_XSETREF(qprev, q); else Py_DECREF(q);
+        if (!good) break;
+    }
+    Py_XDECREF(qprev);
+    if (failed || PyList_SetSlice(ys, done * NY, size * NY, NULL) < 0) {
+        Py_DECREF(ys);
+        if (!PyErr_Occurred()) PyErr_NoMemory();
+        return NULL;
+    }
+    return Py_BuildValue("(nN)", done, ys);
+}
+
 static mpfr_t *rows[2];         /* two rows of the extrapolation tableau: levels x NY each */
 static mpfr_t **rowp[2];        /* their row pointers */
 static long capacity = 0;
@@ -183,5 +252,6 @@ static void ex_module_numbers(void) {
 MPVI_DEFINE_MODULE(ex_module_numbers, "the constant tables of the field's functions",
     {"field", (PyCFunction)(void (*)(void))field, METH_FASTCALL, "the Hamiltonian field"},
     {"rk4", (PyCFunction)(void (*)(void))rk4, METH_FASTCALL, "one RK4 step"},
+    {"rk4_steps", (PyCFunction)(void (*)(void))rk4_steps, METH_FASTCALL, "RK4 steps in a batch"},
     {"gbs", (PyCFunction)(void (*)(void))gbs, METH_FASTCALL, "one GBS step"})
 #endif

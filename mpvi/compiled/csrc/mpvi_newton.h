@@ -233,12 +233,6 @@ static int st_sources(PyObject *obj, Py_ssize_t count, Py_ssize_t limit, long *o
     return 1;
 }
 
-static PyObject *st_number(mpfr_srcptr x) {
-    PyObject *o = (PyObject *)GMPy_MPFR_New(mpfr_get_prec(x), NULL);
-    if (o != NULL) mpfr_set(MPFR(o), x, MPFR_RNDN);
-    return o;
-}
-
 static PyObject *steps(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     (void)self;
     if (!ready) { PyErr_SetString(PyExc_RuntimeError, "compiled Newton used before setup"); return NULL; }
@@ -296,14 +290,14 @@ static PyObject *steps(PyObject *self, PyObject *const *args, Py_ssize_t nargs) 
     }
     PyObject *coeffs = ok ? PyList_New(count * nf) : NULL, *ys = coeffs ? PyList_New(count * ny) : NULL,
              *its = ys ? PyList_New(count) : NULL, *res = its ? PyList_New(count) : NULL;
-    PyObject *qprev = NULL, *call[11];
+    PyObject *qprev = NULL;
     Py_ssize_t kept = 0;
     if (PyErr_Occurred()) PyErr_Clear();
     int failed = ok && res == NULL;
     if (res != NULL && check != Py_None) {        /* the previous step's q, for the check */
         qprev = PyList_New(n);
         for (Py_ssize_t d = 0; qprev && d < n; d++) {
-            PyObject *x = st_number(SF[q1 * n + d]);
+            PyObject *x = nw_new_number(SF[q1 * n + d]);
             if (x == NULL) { Py_CLEAR(qprev); break; }
             PyList_SET_ITEM(qprev, d, x);
         }
@@ -340,33 +334,24 @@ static PyObject *steps(PyObject *self, PyObject *const *args, Py_ssize_t nargs) 
         Py_ssize_t base = kept * nf;
         for (Py_ssize_t f = 0; !failed && f < nf; f++) {
             long s = fsrc[f];
-            PyObject *o = st_number(s < nkd ? (mpfr_srcptr)kp[s] : (mpfr_srcptr)X[s - nkd]);
+            PyObject *o = nw_new_number(s < nkd ? (mpfr_srcptr)kp[s] : (mpfr_srcptr)X[s - nkd]);
             if (o == NULL) failed = 1; else PyList_SET_ITEM(coeffs, base + f, o);
         }
         for (Py_ssize_t d = 0; !failed && d < ny; d++) {
             long s = ysrc[d];
-            PyObject *o = st_number(s < nf ? MPFR(PyList_GET_ITEM(coeffs, base + s)) : oo[s - nf]);
+            PyObject *o = nw_new_number(s < nf ? MPFR(PyList_GET_ITEM(coeffs, base + s)) : oo[s - nf]);
             if (o == NULL) failed = 1; else PyList_SET_ITEM(ys, kept * ny + d, o);
         }
-        PyObject *it = failed ? NULL : PyLong_FromLong(code), *r = it ? st_number(OUT[0]) : NULL;
+        PyObject *it = failed ? NULL : PyLong_FromLong(code), *r = it ? nw_new_number(OUT[0]) : NULL;
         if (r == NULL) { Py_XDECREF(it); failed = 1; break; }
         PyList_SET_ITEM(its, kept, it);
         PyList_SET_ITEM(res, kept, r);
         if (check != Py_None) {
             PyObject *q = PyList_GetSlice(coeffs, base + q1 * n, base + (q1 + 1) * n),
-                     *y = q ? PyList_GetSlice(ys, kept * ny, (kept + 1) * ny) : NULL, *verdict = NULL;
-            if (y != NULL) {
-                Py_ssize_t k = 0;
-                call[k++] = PyList_GET_ITEM(ts, kept); call[k++] = q; call[k++] = y;
-                for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(head); i++) {
-                    PyObject *h = PyTuple_GET_ITEM(head, i);
-                    call[k++] = h == Py_Ellipsis ? qprev : h;
-                }
-                verdict = PyObject_Vectorcall(check, call, k, NULL);
-            }
-            good = verdict == Py_True;
-            Py_XDECREF(verdict); Py_XDECREF(y);
-            if (PyErr_Occurred()) PyErr_Clear();  /* the caller's own step meets it again */
+                     *y = q ? PyList_GetSlice(ys, kept * ny, (kept + 1) * ny) : NULL;
+            if (PyErr_Occurred()) PyErr_Clear();
+            good = y != NULL && nw_check(check, PyList_GET_ITEM(ts, kept), q, y, head, qprev);
+            Py_XDECREF(y);
             if (good) Py_XSETREF(qprev, q); else Py_XDECREF(q);
             if (!good) break;
         }

@@ -1,5 +1,5 @@
-/* Reading and returning numbers: shared by the Newton, explicit, check and Taylor
-   modules. */
+/* Reading and returning numbers, and the check after a step of a batch: shared by the
+   Newton, explicit, check and Taylor modules. */
 #ifndef MPVI_NUMBER_H
 #define MPVI_NUMBER_H
 #include "mpvi_runtime.h"
@@ -63,5 +63,32 @@ MPVI_UNUSED static PyObject *nw_result(mpfr_ptr *v, int count) {
         PyList_SET_ITEM(list, i, o);
     }
     return list;
+}
+
+/* a new mpfr equal to x, at its precision */
+MPVI_UNUSED static PyObject *nw_new_number(mpfr_srcptr x) {
+    PyObject *o = (PyObject *)GMPy_MPFR_New(mpfr_get_prec(x), NULL);
+    if (o != NULL) mpfr_set(MPFR(o), x, MPFR_RNDN);
+    return o;
+}
+
+/* check(t, q, y, *head) is True, with qprev for each `...` of head (at most 8 items): the
+   check after a step of a batch (mpvi.drive.solve: the compiled step check).  0 for any
+   other answer or an error (cleared: the caller's own step meets it again). */
+MPVI_UNUSED static int nw_check(PyObject *check, PyObject *t, PyObject *q, PyObject *y,
+                                PyObject *head, PyObject *qprev) {
+    PyObject *call[11];
+    Py_ssize_t k = 0, nh = PyTuple_GET_SIZE(head);
+    if (nh > 8) return 0;
+    call[k++] = t; call[k++] = q; call[k++] = y;
+    for (Py_ssize_t i = 0; i < nh; i++) {
+        PyObject *h = PyTuple_GET_ITEM(head, i);
+        call[k++] = h == Py_Ellipsis ? qprev : h;
+    }
+    PyObject *verdict = PyObject_Vectorcall(check, call, k, NULL);
+    int good = verdict == Py_True;
+    Py_XDECREF(verdict);
+    if (PyErr_Occurred()) PyErr_Clear();
+    return good;
 }
 #endif
