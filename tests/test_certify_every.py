@@ -263,9 +263,9 @@ def test_the_modes_of_a_linear_system_on_balls_enclose_the_200_digit_ones():
         assert all(contains(b, sign * r, error) for b, r in zip(column, ref)), k
 
 
-def test_the_reduced_top_of_top2025_certifies_through_its_rhs_with_ctx():
-    # reduced_top's rhs(t, y, ctx) takes the run's constants exactly into the context it is
-    # called with: on balls for certify, at 200 digits for the rerun (the same map)
+def test_the_reduced_top_of_top2025_certifies_through_its_expressions():
+    # reduced_top is given as expressions whose parameters are the run's numbers: certify
+    # takes them exactly onto balls, and the rerun at 200 digits lifts them (the same map)
     from mpvi.systems.lagrange_top import table3_top
     G, R = mpvi.GMPContext(64), mpvi.GMPContext(REF)
     with G.active():
@@ -274,7 +274,8 @@ def test_the_reduced_top_of_top2025_certifies_through_its_rhs_with_ctx():
     sol = mpvi.solve(mpvi.Problem(system, y0), "rk4", h="1/200", n=20)
     cert = certify(sol)
     with R.active():
-        twin = mpvi.Problem(system.with_context(R), [R.lift(x) for x in y0])
+        lifted = {k: R.lift(v) for k, v in system.parameters.items()}
+        twin = mpvi.Problem(system.with_context(R, params=lifted), [R.lift(x) for x in y0])
     rerun = mpvi.solve(twin, "rk4", h=step(sol), n=20)
     assert_encloses_rerun(sol, cert, rerun)
 

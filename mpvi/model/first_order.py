@@ -224,6 +224,12 @@ class FirstOrderSystem:
         return FirstOrderSystem._bound(self.name, self._model, values, ctx, self.labels)
 
     @property
+    def parameters(self) -> dict[Any, Any]:
+        """The parameters of a system given as expressions, {symbol: number of the
+        context} (a copy: :meth:`with_context` takes replacements); empty for an ``rhs``."""
+        return dict(self._params) if self._model is not None else {}
+
+    @property
     def dof(self) -> int:
         """The dimension of the state (as ``dim``; the name mechanical systems use)."""
         return self.dim

@@ -120,25 +120,22 @@ def table6_top(ctx: Context, g: NumberLike = "9.81") -> LagrangeTop:
 @entry
 def reduced_top(ctx: Context, params: Mapping[str, Real], p_phi: Real, p_psi: Real
                 ) -> FirstOrderSystem:
-    """First-order reduced top (eqs. (18ad)-(18af); (18aq) for Table 6).
+    """First-order reduced top (eqs. (18ad)-(18af); (18aq) for Table 6): y = (phi, theta,
+    xi = theta'),
 
-    Its right-hand side ``rhs(t, y, ctx)`` computes in the context it is given (the
-    system's by default), its constants taken there exactly: the same system runs on Arb
-    balls (:meth:`mpvi.FirstOrderSystem.with_context`, :func:`mpvi.certify`)."""
-    own = ctx
+        phi' = (p_phi - p_psi cos theta) / (I sin^2 theta),   theta' = xi,
+        xi'  = (A + phi'^2 cos theta - k phi') sin theta,      A = m g l / I,  k = p_psi / I.
+
+    Given as expressions (:meth:`mpvi.FirstOrderSystem.from_expressions`), its constants
+    the run's numbers: the field is generated code (compiled to MPFR in the gmp context),
+    and the same system runs on Arb balls (:meth:`mpvi.FirstOrderSystem.with_context`,
+    :func:`mpvi.certify`), the constants taken there exactly."""
+    phi, theta, xi = sp.symbols("phi theta xi")
+    inertia, A, k, pphi, ppsi = sp.symbols("inertia A k p_phi p_psi")
+    phidot = (pphi - ppsi * sp.cos(theta)) / (inertia * sp.sin(theta) ** 2)
+    field = [phidot, xi, (A + phidot ** 2 * sp.cos(theta) - k * phidot) * sp.sin(theta)]
     I = params["I"]
-    A = params["m_top"] * params["g"] * params["ell"] / I
-    k = p_psi / I
-
-    def rhs(t, y, ctx=own):
-        if ctx is own:
-            I_, A_, k_, pphi, ppsi = I, A, k, p_phi, p_psi
-        else:                       # the run's numbers, exactly, in the other context
-            I_, A_, k_, pphi, ppsi = (ctx.lift(x) for x in (I, A, k, p_phi, p_psi))
-        th, xi = y[1], y[2]
-        s, c = ctx.sin(th), ctx.cos(th)
-        phidot = (pphi - ppsi * c) / (I_ * s * s)
-        return np.array([phidot, xi, (A_ + phidot * phidot * c - k_ * phidot) * s],
-                        dtype=ctx.dtype)
-    return FirstOrderSystem(name="reduced Lagrange top", rhs=rhs, dim=3, ctx=ctx,
-                            labels=("phi", "theta", "xi"))
+    values = {inertia: I, A: params["m_top"] * params["g"] * params["ell"] / I, k: p_psi / I,
+              pphi: p_phi, ppsi: p_psi}
+    return FirstOrderSystem.from_expressions("reduced Lagrange top", [phi, theta, xi], field,
+                                             ctx, params=values, labels=("phi", "theta", "xi"))
