@@ -1006,9 +1006,10 @@ class _Run:
     def _batchable(self, need_segment, touch, blocks, callback):
         """Whether steps may be taken in batches by the compiled module
         (:meth:`mpvi.methods.variational._TrialStepper.many`, and RK4's of
-        :func:`mpvi.methods.rk4.explicit_stepper`): a stepper that has them, the nodes saved (all or every k-th), no events, requested times, callback, touching
-        factor or block check (what those need runs in Python after each step), and the
-        checks after a step compiled with every sign known."""
+        :func:`mpvi.methods.rk4.explicit_stepper`): a stepper that has them, the nodes
+        saved (all or every k-th), no events, requested times, callback, touching factor or
+        block check (what those need runs in Python after each step), and the checks after
+        a step compiled with every sign known."""
         return (hasattr(self.stepper, "many") and self.saves_nodes and not need_segment
                 and touch is None and blocks is None and callback is None
                 and self.fast_check is not None and not isinstance(self.signs, list))
