@@ -225,8 +225,11 @@ class FirstOrderSystem:
 
     @property
     def parameters(self) -> dict[Any, Any]:
-        """The parameters of a system given as expressions, {symbol: number of the
-        context} (a copy: :meth:`with_context` takes replacements); empty for an ``rhs``."""
+        """The parameters of a system given as expressions.
+
+        {symbol: number of the context}, a copy (:meth:`with_context` takes replacements);
+        empty for a system given by an ``rhs``.
+        """
         return dict(self._params) if self._model is not None else {}
 
     @property
