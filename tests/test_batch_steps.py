@@ -261,3 +261,26 @@ def test_rk4_steps_refuse_malformed_arguments(compiled):
     steps = cbackend.module_function(kernels._explicit_module(problem.system)[0][0], "rk4_steps")
     with pytest.raises(TypeError, match="8 arguments"):
         steps(1)
+
+
+def test_a_stepper_not_ready_to_batch_costs_no_step_times(compiled):
+    """Until the batch module is loaded (or with no carry to extrapolate) the run asks the
+    stepper first and builds no step times: ``many`` is not called, and the run's numbers
+    are those of the steps one by one."""
+    from mpvi.engines import kernels
+    ctx = get_context("gmp", 64)
+    problem = table3_top(ctx)
+    h = ctx.num(T_BAR / 20)
+    calls = []
+    original = _TrialStepper.many
+
+    def many(self, *args):
+        calls.append(args)
+        return original(self, *args)
+    with mock.patch.object(_TrialStepper, "many", many):
+        a = solve(problem, "simpson", h=h, n=40)
+        assert calls and all(args[4] is not None for args in calls)     # a carry each time
+        calls.clear()
+        with mock.patch.object(kernels.Kernel, "batch", lambda self, newton: None):
+            b = solve(problem, "simpson", h=h, n=40)
+    assert calls == [] and _same(a, b)

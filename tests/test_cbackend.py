@@ -426,6 +426,7 @@ def test_compiled_explicit_steps_are_bit_for_bit(name, method, options, monkeypa
             if got is not None:
                 compiled_steps.extend(args[0][:got[0]])
             return got
+        run.ready = batch.ready
         return run
     rk4 = importlib.import_module("mpvi.methods.rk4")
     monkeypatch.setattr(rk4, "explicit_steps", counting)

@@ -12,7 +12,7 @@ each step with its guards (``_check``), the saved nodes and requested times
 (``_save_requested``), the events (``_events``: detection and location on the step's
 dense output) -- and builds the :class:`mpvi.Solution` (``_finish``), also the partial
 one an error carries.  Where nothing between two steps needs Python (a compiled
-variational or Galerkin step with its compiled check, no events, requested times or
+variational, Galerkin or RK4 step with its compiled check, no events, requested times or
 callback), the steps up to the next progress report are taken in C in one call
 (``_steps_in_c``), with the same checks after each, and give the same numbers; a step
 that fails there is taken again here, which raises its error.
@@ -1010,7 +1010,7 @@ class _Run:
         saved (all or every k-th), no events, requested times, callback, touching factor or
         block check (what those need runs in Python after each step), and the checks after
         a step compiled with every sign known."""
-        return (hasattr(self.stepper, "many") and self.saves_nodes and not need_segment
+        return (hasattr(self.stepper, "batch_ready") and self.saves_nodes and not need_segment
                 and touch is None and blocks is None and callback is None
                 and self.fast_check is not None and not isinstance(self.signs, list))
 
@@ -1023,7 +1023,7 @@ class _Run:
         steps, h, t0 = self.plan.steps, self.h, self.problem.t0
         compiled = getattr(self.fast_check, "compiled", None)   # step_check's, once loaded
         check = None if compiled is None else compiled()
-        if check is None:
+        if check is None or not self.stepper.batch_ready(carry):   # before the step times
             return None
         mark = -(-j // PROGRESS_EVERY) * PROGRESS_EVERY       # the next progress report
         count = min(steps, mark + 1) - j

@@ -459,26 +459,38 @@ def explicit_steps(system):
 def explicit_batch(system):
     """RK4 steps in a batch, with no Python between them, by the module of
     :func:`explicit_steps` once it is loaded (``mpvi_explicit.h``, ``rk4_steps``), bound to
-    the system's parameters: ``batch(starts, ends, y, h, check, head, signs)`` -> None (the
-    module is not loaded yet) or (steps done, their y flat): step i from (starts[i], the y
-    before) as :func:`explicit_steps`' rk4 takes it (the same bits), followed by the
-    compiled step check ``check(ends[i], q, p, *head)`` (``...`` in head: the q before);
-    the batch ends before a step that declines or fails the check.  None where
-    :func:`explicit_steps` is."""
+    the system's parameters: an :class:`ExplicitBatch`, or None where
+    :func:`explicit_steps` is None."""
     module = _explicit_module(system)
     if module is None:
         return None
     (rk4, _), factors = module
-    params, eps = list(system.param_values), system.ctx.eps
+    return ExplicitBatch(rk4, bool(factors), list(system.param_values), system.ctx.eps)
 
-    def batch(starts, ends, y, h, check, head, signs):
-        steps = cbackend.module_function(rk4, "rk4_steps")
+
+class ExplicitBatch:
+    """RK4 steps in a batch (:func:`explicit_batch`).
+
+    ``batch(starts, ends, y, h, check, head, signs)`` -> None (the module is not loaded
+    yet) or (steps done, their y flat): step i from (starts[i], the y before) as
+    :func:`explicit_steps`' rk4 takes it (the same bits), followed by the compiled step
+    check ``check(ends[i], q, p, *head)`` (``...`` in head: the q before); the batch ends
+    before a step that declines or fails the check.  :meth:`ready`: the module is loaded.
+    """
+
+    def __init__(self, rk4, signed: bool, params: list, eps) -> None:
+        self.rk4, self.signed, self.params, self.eps = rk4, signed, params, eps
+
+    def ready(self) -> bool:
+        return cbackend.module_function(self.rk4, "rk4_steps") is not None
+
+    def __call__(self, starts, ends, y, h, check, head, signs):
+        steps = cbackend.module_function(self.rk4, "rk4_steps")
         if steps is None:
             return None
-        if not factors:
-            return steps(starts, ends, y, h, params, eps, check, head)
-        return steps(starts, ends, y, h, params, eps, check, head, signs)
-    return batch
+        if not self.signed:
+            return steps(starts, ends, y, h, self.params, self.eps, check, head)
+        return steps(starts, ends, y, h, self.params, self.eps, check, head, signs)
 
 
 def _explicit_module(system):

@@ -28,8 +28,8 @@ def explicit_stepper(system, ctx, one_step, compiled=None, batched=None):
     :func:`mpvi.engines.kernels.explicit_steps` (bit-identical), tried first where they exist;
     its None means the Python step.  ``batched(batch, starts, ends, y, check, head,
     signs)``: the same steps in a batch by :func:`mpvi.engines.kernels.explicit_batch`,
-    given to :func:`mpvi.solve` as ``stepper.many`` (the interface of
-    :meth:`mpvi.methods.variational._TrialStepper.many`).  With ``stepper.guard_signs`` set (by
+    given to :func:`mpvi.solve` as ``stepper.many`` and ``stepper.batch_ready`` (the
+    interface of :meth:`mpvi.methods.variational._TrialStepper.many`).  With ``stepper.guard_signs`` set (by
     :func:`mpvi.solve`: the signs of the system's singular factors at the initial point,
     :mod:`mpvi.model.singular`) every evaluation of the field checks them at its stage, and a
     change raises :class:`mpvi.model.singular.SingularityCrossed` naming the factor."""
@@ -79,6 +79,7 @@ def explicit_stepper(system, ctx, one_step, compiled=None, batched=None):
             Y = np.fromiter(flat, dtype=object, count=len(flat)).reshape(done, 2, n)
             return done, Y[:, 0], Y[:, 1], None, None, None, None, None
         stepper.many = many
+        stepper.batch_ready = lambda carry: batch.ready()
     return stepper
 
 

@@ -500,6 +500,13 @@ class _TrialStepper:
         ysrc = [nf + d for d in range(n)] if qp else [self.v1 * n + d for d in range(n)]
         return tuple(ksrc), tuple(fsrc), tuple(ysrc), n if qp else 0
 
+    def batch_ready(self, carry):
+        """Whether :meth:`many` can take steps after ``carry`` now: its module loaded and
+        the carry the last step's (the caller then computes the step times)."""
+        kernel = self.kernel
+        return (kernel is not None and kernel.batch(self.newton) is not None
+                and carry is not None and carry is self._carried[0])
+
     def many(self, starts, ends, q, y, carry, check=None, head=(), signs=None):
         """Steps from (q, y) at ``starts[0]`` by the compiled module with no Python between
         them (:meth:`mpvi.engines.kernels.Kernel.batch`), each the step :meth:`__call__`
@@ -512,10 +519,10 @@ class _TrialStepper:
         Newton iterations, final residuals, the last coefficients: the next carry) as object
         arrays and lists (the arrays None where no step was done)."""
         kernel = self.kernel
-        steps = None if kernel is None else kernel.batch(self.newton)
         E, m = self._extrapolation
-        if steps is None or carry is None or carry is not self._carried[0] or m != len(carry):
+        if not self.batch_ready(carry) or m != len(carry):
             return None
+        steps = kernel.batch(self.newton)
         ctx, n = self.ctx.activate(), self.n
         ksrc, fsrc, ysrc, goff = self._batch_layout
         times = [x for t in starts for x in self.tables.node_times(t)] if self.time_inputs else []
