@@ -117,7 +117,7 @@ class Crawl:
     external: dict = field(default_factory=dict)
 
 
-def crawl(page, site, start="index.html", external_ok=()):
+def crawl(page, site, start="index.html", external_ok=(), visit=None):
     """Load in ``page`` every page of the static site in the directory ``site`` reachable
     by links from ``start`` (a page, relative to ``site``, or a list of them); a
     :class:`Crawl`.
@@ -128,7 +128,8 @@ def crawl(page, site, start="index.html", external_ok=()):
     that raised (:data:`ERROR_OUTPUTS`), an uncaught script error, and a link outside the
     site unless its URL starts with one of ``external_ok`` (nothing outside is loaded:
     the check runs offline; a request the page itself makes to the network is aborted
-    and is a problem)."""
+    and is a problem).  ``visit(rel)``, if given, is called with each page still loaded in
+    ``page``, after its facts were read (a test's own checks, without loading it again)."""
     site = Path(site).resolve()
     root = site.as_uri() + "/"
     out = Crawl()
@@ -154,6 +155,8 @@ def crawl(page, site, start="index.html", external_ok=()):
         for text in facts["errors"]:
             out.problems.append(f"{rel}: cell raised: {text}")
         anchors[rel] = set(facts["ids"])
+        if visit is not None:
+            visit(rel)
         for href in facts["links"]:
             target, fragment = urldefrag(href)
             target = urlsplit(target)._replace(query="").geturl()

@@ -1,6 +1,7 @@
-"""Every registered method on systems of 1 to 8 degrees of freedom in the gmp context, the
-fast path (generated kernels, generated Hamiltonian field) against the reference path
-(assembled Newton systems, the reference field) in the same context.
+"""Every registered method on systems of 1 to 6 degrees of freedom (and 8 under ``-m
+slow``) in the gmp context, the fast path (generated kernels, generated Hamiltonian field)
+against the reference path (assembled Newton systems, the reference field) in the same
+context.
 
 The nonlinear methods run on an N-link pendulum -- a q-dependent dense mass matrix
 M_ij = (N - max(i, j)) cos(q_i - q_j), V = -sum (N - i) cos q_i (unit masses and lengths)
@@ -22,10 +23,12 @@ from mpvi.engines.kernels import SYMBOLIC_INVERSE_DOF
 from mpvi.model.singular import DETERMINANT_DOF
 
 DOF = sorted({1, 2, SYMBOLIC_INVERSE_DOF, SYMBOLIC_INVERSE_DOF + 1, DETERMINANT_DOF,
-              DETERMINANT_DOF + 1, 8})
-"""1 to 8 degrees of freedom: both sides of each size where the code changes its way (the
-field's symbolic inverse of M up to 3 dof, the singular factors' determinants up to 5) and
-the largest; 7, where nothing changes, is left out (a fifth of the test's time)."""
+              DETERMINANT_DOF + 1})
+"""Both sides of each size where the code changes its way (the field's symbolic inverse of M
+up to 3 dof, the singular factors' determinants up to 5): 1 to 6 degrees of freedom."""
+LARGEST = 8
+"""The largest size, where nothing changes any more (``-m slow``: it is 40 % of the time of
+all sizes, the generated kernels of an 8-link pendulum; 7 is left out altogether)."""
 
 
 @pytest.fixture(autouse=True)
@@ -65,9 +68,8 @@ def run(method, n, fast):
     return solve(Problem(system, q0, **given), method, h="1/40", n=STEPS, **PARAMS.get(method, {}))
 
 
-@pytest.mark.parametrize("method", sorted(mpvi.METHODS))
-def test_every_method_runs_on_1_to_8_dof_and_the_fast_path_equals_the_reference(method):
-    for n in DOF:
+def check_sizes(method, sizes):
+    for n in sizes:
         fast, ref = run(method, n, True), run(method, n, False)
         ctx = fast.ctx
         assert fast.q.shape == (STEPS + 1, n) and ctx.is_number(fast.q[-1][0])
@@ -79,6 +81,17 @@ def test_every_method_runs_on_1_to_8_dof_and_the_fast_path_equals_the_reference(
         assert diff <= 200 * STEPS * ctx.eps * scale, (n, float(diff))
         # and the run is not trivial: the state moved
         assert ctx.norm_inf(fast.q[-1] - fast.q[0]) > ctx.num("1e-4")
+
+
+@pytest.mark.parametrize("method", sorted(mpvi.METHODS))
+def test_every_method_runs_on_1_to_6_dof_and_the_fast_path_equals_the_reference(method):
+    check_sizes(method, DOF)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("method", sorted(mpvi.METHODS))
+def test_every_method_runs_on_8_dof_and_the_fast_path_equals_the_reference(method):
+    check_sizes(method, [LARGEST])
 
 
 @pytest.mark.parametrize("kind", ["variation", "parabolic_el"])

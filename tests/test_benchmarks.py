@@ -2,6 +2,8 @@
 must not leave them broken until someone next measures.  (Their numbers are never
 asserted: the machine is noisy.)  benchmarks/pendulum_reference.py has its own test."""
 import json
+import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -33,10 +35,31 @@ def test_top2025_step_runs():
     assert "rk4" in out
 
 
-def test_compare_outputs_finds_no_difference_between_a_directory_and_itself():
+def test_compare_outputs_finds_no_difference_in_a_copy_and_the_one_it_is_given(tmp_path):
+    """Two committed reproductions (their CSV and JSON) against a copy: no difference;
+    then one digit of the copy's CSV changed at the 1e-30 level: that reproduction
+    differs, the other does not, and the exit status is 1."""
     figures = BENCH.parent / "figures"
-    out = run(BENCH / "compare_outputs.py", figures, figures)
-    assert "0 with differences" in out
+    left, right = tmp_path / "left", tmp_path / "right"
+    for d in (left, right):
+        (d / "bea").mkdir(parents=True)
+        for rid in ("bea_flow", "bea_oscillator"):
+            for ext in ("csv", "json"):
+                shutil.copy(figures / "bea" / f"{rid}.{ext}", d / "bea" / f"{rid}.{ext}")
+    out = run(BENCH / "compare_outputs.py", left, right)
+    assert "2 reproductions, 0 with differences" in out
+    csv = right / "bea" / "bea_flow.csv"
+    head, row, rest = csv.read_text().split("\n", 2)
+    cells = row.split(",")
+    gap = cells[3]                                   # 2.64...e-7, 64 digits
+    cells[3] = gap[:30] + str((int(gap[30]) + 1) % 10) + gap[31:]
+    csv.write_text("\n".join([head, ",".join(cells), rest]))
+    done = subprocess.run([sys.executable, BENCH / "compare_outputs.py", left, right],
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "2 reproductions, 1 with differences" in done.stdout
+    assert re.search(r"^bea_flow .* 1 DIFFER$", done.stdout, re.M), done.stdout
+    assert "bea_flow.csv row 0 column gap" in done.stdout, done.stdout
 
 
 def test_scaling_runs_and_counts_the_special_functions():

@@ -17,6 +17,7 @@ import re
 import shutil
 import subprocess
 import sys
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
@@ -71,15 +72,62 @@ def starts(site):
     return ["index.html", *(p for p in ("search.html", "genindex.html") if (site / p).is_file())]
 
 
-def test_docs_pages_load_with_every_link_image_and_cell(browser, docs_html):
-    page = browser.new_page(viewport=WINDOW)
-    found = crawl(page, docs_html, starts(docs_html), external_ok=EXTERNAL_OK)
+@dataclass
+class Tour:
+    """What one pass over the site found: the crawl from :func:`starts` (its problems, the
+    pages it reached), and for every page of the site (:func:`site_pages`, the report
+    inside it included) what the checks below read from it, each page loaded once."""
+    found: object
+    wording: dict = field(default_factory=dict)
+    layout: dict = field(default_factory=dict)
+    blocks: dict = field(default_factory=dict)
+    heights: dict = field(default_factory=dict)
+    documented: set = field(default_factory=set)
+    api_links: set = field(default_factory=set)
+
+
+@pytest.fixture(scope="module")
+def tour(browser, docs_html):
+    """Every page of the site loaded once, at :data:`NARROW`: the crawl of
+    :func:`browsercheck.crawl` reads links, images, anchors and cells, and on the same load
+    the API facts (before any ``<details>`` is opened: the page's height), the internal
+    wording and, on the site proper, the layout (tables, blocks, header words)."""
+    page = browser.new_page(viewport=NARROW)
+    tour = Tour(found=None)
+
+    def visit(rel):
+        if rel.startswith("reference/api"):
+            tour.heights[rel] = page.evaluate("document.documentElement.scrollHeight")
+            tour.documented |= set(page.evaluate(
+                "Array.from(document.querySelectorAll('dt[id^=\"mpvi.\"]')).map(e => e.id)"))
+            if rel == "reference/api.html":
+                tour.api_links = set(page.evaluate(
+                    "Array.from(document.querySelectorAll('article a.reference')).map("
+                    "a => a.getAttribute('href').split('#')[0])"))
+        tour.wording[rel] = internal_wording(page)
+        if not rel.startswith("report/"):
+            tour.blocks[rel] = page.locator("article table, article pre").count()
+            found, _ = table_widths(page)
+            tour.layout[rel] = found + hidden_overflow(page) + broken_words(page, "article th")
+
+    tour.found = crawl(page, docs_html, starts(docs_html), external_ok=EXTERNAL_OK, visit=visit)
+    for rel in site_pages(docs_html):
+        if rel not in tour.wording:                      # a page no link reaches
+            page.goto((docs_html / rel).resolve().as_uri(), wait_until="load")
+            visit(rel)
+    page.close()
+    return tour
+
+
+def test_docs_pages_load_with_every_link_image_and_cell(browser, docs_html, tour):
+    found = tour.found
     assert found.problems == []
     tutorials = {p for p in found.visited if p.startswith("tutorials/")}
     assert "tutorials/index.html" in tutorials and len(tutorials) > 1, sorted(found.visited)
     built = {str(p.relative_to(docs_html)) for p in docs_html.glob("tutorials/*.html")}
     assert built <= found.visited, f"tutorials no link reaches: {sorted(built - found.visited)}"
 
+    page = browser.new_page(viewport=WINDOW)
     page.goto((docs_html / "tutorials" / "index.html").resolve().as_uri(), wait_until="load")
     shot = artifacts() / "docs-tutorials.png"
     page.screenshot(path=str(shot), full_page=True)
@@ -133,54 +181,32 @@ def test_the_docs_check_reports_a_broken_link_image_anchor_and_a_raised_cell(
     assert all(any(e in p for e in expected) for p in problems), text   # nothing else
 
 
-def test_no_internal_wording_on_any_page(browser, docs_html):
+def test_no_internal_wording_on_any_page(tour, docs_html):
     # "issue 45" in the errata, "issue 35" in the guides, "issue 39's increment" in the
     # benchmarks: every page of the site, the report inside it included
-    page = browser.new_page(viewport=WINDOW)
-    pages, found = site_pages(docs_html), []
-    for rel in pages:
-        page.goto((docs_html / rel).resolve().as_uri(), wait_until="load")
-        found += [f"{rel}: ...{w}..." for w in internal_wording(page)]
+    pages = site_pages(docs_html)
+    assert sorted(tour.wording) == pages
     assert len(pages) > 30 and "guide/errata.html" in pages and "report/index.html" in pages
-    assert found == []
+    assert [f"{rel}: ...{w}..." for rel in pages for w in tour.wording[rel]] == []
 
 
-def _docs_pages(site):
-    """The pages of the site proper (the report inside it has its own test at 1400 px)."""
-    return [p for p in site_pages(site) if not p.startswith("report/")]
-
-
-def test_every_table_and_block_fits_a_1280_pixel_window(browser, docs_html):
+def test_every_table_and_block_fits_a_1280_pixel_window(tour, docs_html):
     # the method catalogue's reference column behind a scroll bar 2,700 px down, the
-    # tutorials' outputs cut: nothing wider than its box, on any page, at 1280 px
-    page = browser.new_page(viewport=NARROW)
-    problems, blocks = [], 0
-    for rel in _docs_pages(docs_html):
-        page.goto((docs_html / rel).resolve().as_uri(), wait_until="load")
-        blocks += page.locator("article table, article pre").count()
-        found, _ = table_widths(page)
-        problems += [f"{rel}: {p}" for p in found + hidden_overflow(page)
-                     + broken_words(page, "article th")]
-    assert blocks > 300
-    assert problems == []
+    # tutorials' outputs cut: nothing wider than its box, on any page of the site proper
+    # (the report inside it has its own test at 1400 px), at 1280 px
+    pages = [p for p in site_pages(docs_html) if not p.startswith("report/")]
+    assert sorted(tour.layout) == pages
+    assert sum(tour.blocks.values()) > 300
+    assert [f"{rel}: {p}" for rel in pages for p in tour.layout[rel]] == []
 
 
-def test_the_api_reference_is_a_page_per_group_each_documenting_its_names(browser, docs_html):
-    page = browser.new_page(viewport=NARROW)
-    api = sorted(p for p in site_pages(docs_html) if p.startswith("reference/api"))
+def test_the_api_reference_is_a_page_per_group_each_documenting_its_names(tour):
+    api = sorted(tour.heights)
     assert "reference/api.html" in api and len(api) >= 8, api
-    heights, documented = {}, set()
-    for rel in api:
-        page.goto((docs_html / rel).resolve().as_uri(), wait_until="load")
-        heights[rel] = page.evaluate("document.documentElement.scrollHeight")
-        documented |= set(page.evaluate(
-            "Array.from(document.querySelectorAll('dt[id^=\"mpvi.\"]')).map(e => e.id)"))
     print(f"API pages at {NARROW['width']} px: " + ", ".join(
-        f"{r.removeprefix('reference/')} {h} px" for r, h in heights.items()))
-    assert {r: h for r, h in heights.items() if h > API_PAGE_HEIGHT} == {}
-    assert [n for n in mpvi.__all__ if f"mpvi.{n}" not in documented] == []
+        f"{r.removeprefix('reference/')} {h} px" for r, h in tour.heights.items()))
+    assert {r: h for r, h in tour.heights.items() if h > API_PAGE_HEIGHT} == {}
+    assert [n for n in mpvi.__all__ if f"mpvi.{n}" not in tour.documented] == []
     # the index links every page of the group
-    page.goto((docs_html / "reference" / "api.html").resolve().as_uri(), wait_until="load")
-    links = set(page.evaluate("Array.from(document.querySelectorAll('article a.reference')).map("
-                              "a => a.getAttribute('href').split('#')[0])"))
-    assert {f"api/{r.rsplit('/', 1)[1]}" for r in api if r != "reference/api.html"} <= links
+    assert {f"api/{r.rsplit('/', 1)[1]}" for r in api if r != "reference/api.html"} \
+        <= tour.api_links
