@@ -237,11 +237,18 @@ def test_a_wheel_that_does_not_install_or_does_not_run_fails_the_step(tmp_path):
     assert not list(tmp_path.glob("mpvi-py*")), "the step leaves its environments behind"
 
 
-def test_ci_builds_the_wheel_and_runs_the_step_after_the_tests():
+def test_ci_builds_the_wheel_and_runs_the_step_and_fails_with_it_before_the_tests():
+    # the step runs in the background while the documentation builds; CI waits for it,
+    # prints its lines and stops on its failure before the tests start
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
-    tests = next(i for i, line in enumerate(ci) if "python -m pytest" in line)
-    build = next(i for i, line in enumerate(ci) if "python -m build --wheel" in line)
-    step = next(i for i, line in enumerate(ci) if "bash .ci/python-versions" in line)
-    assert tests < build < step
+    line = {key: next(i for i, text in enumerate(ci) if key in text)
+            for key in ("python -m build --wheel", "bash .ci/python-versions",
+                        "wheel_step >", "sphinx-build", 'wait "$wheel_pid"',
+                        '[ "$wheel_ok" = 0 ] || {', "python -m pytest")}
+    order = sorted(line, key=line.get)
+    assert order == ["python -m build --wheel", "bash .ci/python-versions", "wheel_step >",
+                     "sphinx-build", 'wait "$wheel_pid"', '[ "$wheel_ok" = 0 ] || {',
+                     "python -m pytest"], order
+    assert "exit 1" in ci[line['[ "$wheel_ok" = 0 ] || {']]
     assert re.search(r"^MPVI_CI_PYTHONS:-3\.10 3\.13|versions=\$\{MPVI_CI_PYTHONS:-3\.10 3\.13\}",
                      SCRIPT.read_text(encoding="utf-8"), re.M)

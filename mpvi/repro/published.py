@@ -880,7 +880,7 @@ def parse_formula(text, where="formula"):
         shown = text if len(text) <= 60 else text[:57] + "..."
         raise PublishedDataError(f"{where}: {shown!r} is not a formula mpvi can read "
                                  f"({exc.reason})") from None
-    return expr.subs({s: sp.Symbol(s.name, positive=True) for s in expr.free_symbols})
+    return expr.xreplace({s: sp.Symbol(s.name, positive=True) for s in expr.free_symbols})
 
 
 def formulas_equal(printed, reproduced, samples=12, digits=40):
