@@ -183,6 +183,18 @@ def crawl(page, site, start="index.html", external_ok=(), visit=None):
     return out
 
 
+def crawl_all(page, site, start, pages, visit, external_ok=()):
+    """:func:`crawl` from ``start`` with ``visit``, then each of ``pages`` (relative to
+    ``site``) that no link reached loaded and visited: every page loaded once, each check
+    of a test run on that load.  The crawl's :class:`Crawl`."""
+    found = crawl(page, site, start, external_ok=external_ok, visit=visit)
+    for rel in pages:
+        if rel not in found.visited:
+            page.goto((Path(site) / rel).resolve().as_uri(), wait_until="load")
+            visit(rel)
+    return found
+
+
 def table_widths(page):
     """The tables of the page loaded in ``page`` (every ``<details>`` opened) against its
     width: ``(problems, widest)``.  A table must end inside the viewport

@@ -22,8 +22,8 @@ from pathlib import Path
 
 import pytest
 
-from browsercheck import (artifacts, broken_words, crawl, hidden_overflow, internal_wording,
-                          launch, site_pages, table_widths)
+from browsercheck import (artifacts, broken_words, crawl, crawl_all, hidden_overflow,
+                          internal_wording, launch, site_pages, table_widths)
 
 import mpvi
 
@@ -110,11 +110,8 @@ def tour(browser, docs_html):
             found, _ = table_widths(page)
             tour.layout[rel] = found + hidden_overflow(page) + broken_words(page, "article th")
 
-    tour.found = crawl(page, docs_html, starts(docs_html), external_ok=EXTERNAL_OK, visit=visit)
-    for rel in site_pages(docs_html):
-        if rel not in tour.wording:                      # a page no link reaches
-            page.goto((docs_html / rel).resolve().as_uri(), wait_until="load")
-            visit(rel)
+    tour.found = crawl_all(page, docs_html, starts(docs_html), site_pages(docs_html), visit,
+                           external_ok=EXTERNAL_OK)
     page.close()
     return tour
 

@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from browsercheck import (artifacts, broken_words, chromium_executable, crawl, internal_wording,
-                          launch, math_sizes, table_widths)
+from browsercheck import (artifacts, broken_words, chromium_executable, crawl, crawl_all,
+                          internal_wording, launch, math_sizes, table_widths)
 from mpvi.repro.declare import all_reproductions, default_out_dir
 from mpvi.repro.report import write_report
 
@@ -80,11 +80,7 @@ def tour(browser, report):
         tour.headers[name] = (page.locator("th").count(), broken_words(page, "th"))
         tour.wording[name] = internal_wording(page)
 
-    tour.found = crawl(page, out, index.name, visit=visit)
-    for name in _pages(out, papers):
-        if name not in tour.wording:                    # a page no link reaches
-            page.goto((out / name).resolve().as_uri(), wait_until="load")
-            visit(name)
+    tour.found = crawl_all(page, out, index.name, _pages(out, papers), visit)
     page.close()
     return tour
 
