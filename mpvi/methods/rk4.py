@@ -29,10 +29,11 @@ def explicit_stepper(system, ctx, one_step, compiled=None, batched=None):
     its None means the Python step.  ``batched(batch, starts, ends, y, check, head,
     signs)``: the same steps in a batch by :func:`mpvi.engines.kernels.explicit_batch`,
     given to :func:`mpvi.solve` as ``stepper.many`` and ``stepper.batch_ready`` (the
-    interface of :meth:`mpvi.methods.variational._TrialStepper.many`).  With ``stepper.guard_signs`` set (by
-    :func:`mpvi.solve`: the signs of the system's singular factors at the initial point,
-    :mod:`mpvi.model.singular`) every evaluation of the field checks them at its stage, and a
-    change raises :class:`mpvi.model.singular.SingularityCrossed` naming the factor."""
+    interface of :meth:`mpvi.methods.variational._TrialStepper.many`).  With
+    ``stepper.guard_signs`` set (by :func:`mpvi.solve`: the signs of the system's singular
+    factors at the initial point, :mod:`mpvi.model.singular`) every evaluation of the field
+    checks them at its stage, and a change raises
+    :class:`mpvi.model.singular.SingularityCrossed` naming the factor."""
     dtype = ctx.dtype
     if system.first_order:
         f = system.field()
